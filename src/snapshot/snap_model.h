@@ -1,0 +1,253 @@
+#ifndef SNAPVIEW_SNAPSHOT_SNAP_MODEL_H
+#define SNAPVIEW_SNAPSHOT_SNAP_MODEL_H
+/*
+ * The snapshot model: plain, compact records for everything a PyTorch
+ * memory snapshot holds, whatever its format version.
+ *
+ * This struct is THE interface every layer above reads events through.
+ * Its arrays are either owned heap arrays (built by snap_load from a
+ * pickle, or by tests through the snap_build_* calls) or borrowed views
+ * into a memory-mapped index (filled by index/). Readers never care which.
+ *
+ * Strings (file names, function names, annotation names, ...) are interned
+ * once: a string id indexes strs; id 0 is the empty string. Frames are
+ * interned by content; a stack is a sequence of frame ids, innermost first
+ * (index 0 = the function that allocated), interned by content; stack id 0
+ * is the empty stack.
+ *
+ * Trace events are columns per device (struct snap_trace): event i of a
+ * device is (action[i], addr[i], size[i], stream[i], time_us[i],
+ * stack[i]). Events are numbered from 0 per device in file order.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+/* X-macro: enum id, name in the file. Order is stable: it is stored in
+ * the index. */
+#define SNAP_ACTION_INFO(_)                                                    \
+	_(SNAP_ALLOC, "alloc")                                                 \
+	_(SNAP_FREE_REQUESTED, "free_requested")                               \
+	_(SNAP_FREE_COMPLETED, "free_completed")                               \
+	_(SNAP_SEGMENT_ALLOC, "segment_alloc")                                 \
+	_(SNAP_SEGMENT_FREE, "segment_free")                                   \
+	_(SNAP_SEGMENT_MAP, "segment_map")                                     \
+	_(SNAP_SEGMENT_UNMAP, "segment_unmap")                                 \
+	_(SNAP_SNAPSHOT, "snapshot")                                           \
+	_(SNAP_OOM, "oom")                                                     \
+	_(SNAP_WORKSPACE_SNAPSHOT, "workspace_snapshot")
+
+enum snap_action {
+#define SNAP_ACTION_ENUM(id, name) id,
+	SNAP_ACTION_INFO(SNAP_ACTION_ENUM)
+#undef SNAP_ACTION_ENUM
+	SNAP_ACTION_COUNT
+	/* Values >= SNAP_ACTION_COUNT are unknown actions: value
+	 * SNAP_ACTION_COUNT + k names snapshot.unknown_actions[k]. */
+};
+#define SNAP_MAX_UNKNOWN_ACTIONS 64
+
+/* Name of a known action, or NULL for an unknown value. */
+const char *snap_action_name(unsigned action);
+
+enum snap_block_state {
+	SNAP_BLOCK_INACTIVE,
+	SNAP_BLOCK_ACTIVE_ALLOCATED,
+	SNAP_BLOCK_ACTIVE_PENDING_FREE,
+	SNAP_BLOCK_UNKNOWN_STATE
+};
+
+/* Format features seen in the file (snapshot.features). */
+enum snap_feature {
+	SNAP_F_LEGACY_LIST = 1u << 0,    /* 1.13: top level is a segment list */
+	SNAP_F_DICT = 1u << 1,           /* 2.0+: top level dict */
+	SNAP_F_DEVICE_TRACES = 1u << 2,  /* device_traces key present */
+	SNAP_F_BLOCK_ADDRESS = 1u << 3,  /* blocks carry address (2.1+) */
+	SNAP_F_BLOCK_FRAMES = 1u << 4,   /* blocks carry frames (2.1+) */
+	SNAP_F_HISTORY = 1u << 5,        /* blocks carry legacy history */
+	SNAP_F_REQUESTED = 1u << 6,      /* requested_size present (2.0+) */
+	SNAP_F_TIME_US = 1u << 7,        /* trace entries carry time_us (2.2+) */
+	SNAP_F_SETTINGS = 1u << 8,       /* allocator_settings (2.3+) */
+	SNAP_F_ANNOTATIONS = 1u << 9,    /* external_annotations (2.5+) */
+	SNAP_F_COMPILE_CONTEXT = 1u << 10, /* compile_context (2.8+) */
+	SNAP_F_USER_METADATA = 1u << 11, /* user_metadata (newest) */
+	SNAP_F_POOL_ID = 1u << 12,       /* segment_pool_id */
+	SNAP_F_EXPANDABLE = 1u << 13,    /* is_expandable key */
+	SNAP_F_TRACE_FRAMES = 1u << 14,  /* some trace entry has frames */
+	SNAP_F_NPU = 1u << 15,           /* torch_npu style (workspace events,
+					    pool id before segment_type) */
+	SNAP_F_CATEGORY = 1u << 16       /* profiler-derived: category key */
+};
+
+struct snap_frame {
+	uint32_t name;     /* string id */
+	uint32_t filename; /* string id */
+	uint64_t line;     /* 2^64-1 appears for C++ frames with no line */
+};
+
+struct snap_block {
+	uint64_t addr;           /* given, or derived from the segment */
+	uint64_t size;
+	uint64_t requested_size; /* stale for inactive blocks */
+	uint32_t stack;          /* alloc stack (history[0] for legacy) */
+	uint8_t state;           /* enum snap_block_state */
+	uint8_t flags;           /* SNAP_BLOCK_F_* */
+	uint16_t pad;
+};
+#define SNAP_BLOCK_F_ADDR_DERIVED 0x01 /* no address key: computed */
+#define SNAP_BLOCK_F_NO_REQUESTED 0x02 /* no requested_size key */
+
+struct snap_segment {
+	uint64_t addr;
+	uint64_t total_size;
+	uint64_t allocated_size; /* as stored in the file */
+	uint64_t active_size;    /* as stored in the file */
+	uint64_t requested_size; /* as stored in the file (0 if absent) */
+	uint64_t stream;         /* raw cudaStream_t value */
+	int64_t pool_id[2];      /* segment_pool_id; (0,0) = default pool */
+	uint32_t device;
+	uint32_t stack;          /* cudaMalloc stack, 0 if none */
+	uint32_t first_block;    /* index into snapshot.blocks */
+	uint32_t n_blocks;
+	uint8_t is_large;        /* segment_type == "large" */
+	uint8_t is_expandable;
+	uint8_t pad[6];
+};
+
+struct snap_trace {
+	uint32_t device;
+	uint32_t pad;
+	uint64_t n;              /* number of events */
+	uint8_t *action;         /* enum snap_action or unknown index */
+	uint64_t *addr;          /* block/segment address; device_free for oom */
+	uint64_t *size;
+	uint64_t *stream;
+	int64_t *time_us;        /* NULL when no event has time_us */
+	uint32_t *stack;         /* stack id per event, 0 = none */
+	uint32_t *compile_context; /* string id per event, NULL if absent */
+	uint32_t *user_metadata;   /* string id per event, NULL if absent */
+	uint64_t cap;            /* builder capacity (owned arrays only) */
+};
+
+enum snap_stage { SNAP_STAGE_START, SNAP_STAGE_END, SNAP_STAGE_OTHER };
+
+struct snap_annotation {
+	uint32_t name;   /* string id */
+	uint32_t device;
+	int64_t time_us;
+	uint8_t stage;   /* enum snap_stage */
+	uint8_t pad[7];
+};
+
+/* One allocator_settings entry, value rendered as text (e.g. "-1",
+ * "True", "0.0", "{'1': 0, ...}"). */
+struct snap_setting {
+	uint32_t key;   /* string id */
+	uint32_t value; /* string id */
+};
+
+struct snap_strtab {
+	char *data;        /* all strings, each NUL-terminated */
+	uint64_t len, cap;
+	uint64_t *off;     /* off[id] = offset of string id in data */
+	uint32_t n, cap_n;
+	/* content hash table (builder only; NULL in index views) */
+	uint32_t *hash;
+	uint32_t hash_cap;
+};
+
+struct snapshot {
+	uint32_t features;       /* enum snap_feature bits */
+	int protocol;            /* pickle protocol, 0 if none */
+	uint64_t source_size;    /* bytes of the source file */
+
+	struct snap_strtab strs;
+
+	struct snap_frame *frames;
+	uint32_t n_frames, cap_frames;
+
+	uint32_t *stack_off;     /* n_stacks + 1 offsets into stack_frames */
+	uint32_t *stack_frames;  /* frame ids, innermost first */
+	uint32_t n_stacks, cap_stacks;
+	uint64_t n_stack_frames, cap_stack_frames;
+
+	struct snap_segment *segments; /* file order: per device by address */
+	uint32_t n_segments, cap_segments;
+	struct snap_block *blocks;
+	uint32_t n_blocks, cap_blocks;
+
+	struct snap_trace *traces; /* traces[d] for device d, may be n = 0 */
+	uint32_t n_traces;
+
+	struct snap_annotation *annotations;
+	uint32_t n_annotations, cap_annotations;
+
+	struct snap_setting *settings;
+	uint32_t n_settings, cap_settings;
+
+	uint32_t unknown_actions[SNAP_MAX_UNKNOWN_ACTIONS]; /* string ids */
+	uint32_t n_unknown_actions;
+	uint64_t unknown_keys;    /* dict keys ignored while loading */
+
+	/* Private: how the arrays are backed. */
+	void *backing;
+	void (*backing_free)(struct snapshot *);
+	void *stack_hash;         /* builder only */
+	void *frame_hash;         /* builder only */
+};
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* String for id (borrowed, NUL-terminated); "" for an out-of-range id. */
+const char *snap_str(const struct snapshot *s, uint32_t id);
+
+/* Frames of a stack (borrowed): *n receives the count; innermost first. */
+const uint32_t *snap_stack(const struct snapshot *s, uint32_t stack,
+    uint32_t *n);
+
+/* Trace of device d, or NULL if the file has no trace list for d. */
+const struct snap_trace *snap_trace_of(const struct snapshot *s, uint32_t d);
+
+/* Number of devices with data: max(device of any segment, trace index)+1. */
+uint32_t snap_device_count(const struct snapshot *s);
+
+/* Device with the most trace events (ties: lowest); else the lowest device
+ * owning a segment; else 0 (as memory_viz picks it). */
+uint32_t snap_default_device(const struct snapshot *s);
+
+/* Human label for the detected format, e.g. "2.1+", "1.13 (legacy list)". */
+const char *snap_format_label(const struct snapshot *s);
+
+/* Frees everything; NULL is a no-op. */
+void snap_free(struct snapshot *s);
+
+/* ---- building (snap_load and tests) ----------------------------------- */
+
+struct snapshot *snap_new(void);
+uint32_t snap_intern_str(struct snapshot *s, const char *p, size_t len);
+uint32_t snap_intern_frame(struct snapshot *s, uint32_t name,
+    uint32_t filename, uint64_t line);
+/* Interns the stack of n frame ids; n == 0 gives stack 0. */
+uint32_t snap_intern_stack(struct snapshot *s, const uint32_t *frames,
+    uint32_t n);
+/* Returns the trace of device d, creating empty traces up to d. */
+struct snap_trace *snap_trace_get(struct snapshot *s, uint32_t d);
+/* Appends one event; time_us/ctx/meta columns are created on first use
+ * (earlier events get INT64_MIN / 0). Returns the event index. */
+uint64_t snap_trace_push(struct snapshot *s, struct snap_trace *t,
+    unsigned action, uint64_t addr, uint64_t size, uint64_t stream,
+    uint32_t stack);
+void snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us);
+void snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
+    uint32_t meta);
+/* Appends a segment (first_block/n_blocks must be set by the caller) and
+ * blocks. */
+struct snap_segment *snap_push_segment(struct snapshot *s);
+struct snap_block *snap_push_block(struct snapshot *s);
+void snap_push_annotation(struct snapshot *s, const struct snap_annotation *a);
+void snap_push_setting(struct snapshot *s, uint32_t key, uint32_t value);
+/* Maps an action name to its value (known, or a new/old unknown index). */
+unsigned snap_action_lookup(struct snapshot *s, const char *name, size_t len);
+/* Drops builder-only hash tables once loading is done. */
+void snap_finish(struct snapshot *s);
+
+#endif
