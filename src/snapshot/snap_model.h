@@ -128,6 +128,8 @@ struct snap_trace {
 	uint64_t cap;            /* builder capacity (owned arrays only) */
 };
 
+#define SNAP_NO_TIME INT64_MIN /* time_us column value when absent */
+
 enum snap_stage { SNAP_STAGE_START, SNAP_STAGE_END, SNAP_STAGE_OTHER };
 
 struct snap_annotation {

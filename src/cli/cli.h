@@ -1,0 +1,71 @@
+#ifndef SNAPVIEW_CLI_CLI_H
+#define SNAPVIEW_CLI_CLI_H
+/*
+ * Command line: common options, the subcommand table, and the helpers
+ * every command uses to open a snapshot and report errors.
+ *
+ * Each subcommand lives in its own cmd_<name>.c and is one row of the
+ * CLI_COMMANDS X-macro below. A command returns the process exit status
+ * (design.md §4: 0 ok, 1 usage, 2 bad input, 3 I/O, 4 inconsistent).
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_USAGE 1
+#define CLI_EXIT_INPUT 2
+#define CLI_EXIT_IO 3
+#define CLI_EXIT_INCONSISTENT 4
+
+struct cli_opts {
+	const char *cmd;        /* subcommand name; NULL = TUI */
+	const char *file;       /* first positional argument */
+	const char *file2;      /* second positional (diff) */
+	int json;               /* --json */
+	int quiet;              /* --quiet */
+	int no_cache;           /* --no-cache */
+	const char *cache_dir;  /* --cache-dir */
+	int64_t device;         /* --device, -1 = default */
+	int has_at;
+	int64_t at;             /* --at N (-1 = start) */
+	int has_from, has_to;
+	int64_t from, to;       /* --from / --to */
+	int64_t frames;         /* --frames K, 0 = default */
+	const char *site_regex; /* --site-regex */
+	int64_t limit;          /* --limit N, 0 = default */
+};
+
+/* The loaded input: the snapshot plus anything the index provides. */
+struct cli_input {
+	struct snapshot *snap;  /* owned */
+	void *index;            /* opaque index handle when opened through it */
+};
+
+/* Opens o->file as a snapshot (through the index when available). On
+ * failure prints `snapview: FILE: byte N: reason` and returns the exit
+ * status (non-zero); 0 on success. */
+int cli_open(const struct cli_opts *o, const char *path, struct cli_input *in);
+void cli_close(struct cli_input *in);
+
+/* Prints `snapview: PATH: [byte N: ]msg` on stderr; returns the status. */
+int cli_report(const char *path, const struct sv_error *err);
+
+/* Resolves --device (default: snap_default_device). Returns -1 and prints
+ * a message when the device has no data. */
+int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
+
+/* X-macro: name, function, one-line summary. */
+#define CLI_COMMANDS(_)                                                        \
+	_(stats, cmd_stats, "summary of segments, events and the peak")
+
+#define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
+
+/* Entry point for main(): parses argv and runs a command or the TUI. */
+int cli_main(int argc, char **argv);
+
+#endif

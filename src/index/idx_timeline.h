@@ -1,0 +1,72 @@
+#ifndef SNAPVIEW_INDEX_IDX_TIMELINE_H
+#define SNAPVIEW_INDEX_IDX_TIMELINE_H
+/*
+ * Derived per-device data: the alloc<->free pairing of every allocation
+ * ("elements", as memory_viz's Active Memory Timeline defines them,
+ * snapshot-format.md §10.2), running totals after every event, and the
+ * peak. Built in one pass from a struct snapshot; the index stores it so
+ * a reopen needs no pass at all.
+ *
+ * Element semantics (memory_viz §10.2):
+ *   - an `alloc` starts an element (size = requested bytes);
+ *   - the matching `free_completed` (same address, most recent alloc)
+ *     ends it; a pending free still counts as allocated;
+ *   - a `free_completed` with no alloc before it is an element alive from
+ *     the start (IDX_ELEM_PRE), its size and stack from the free event;
+ *   - an active_allocated block of the final segments whose address is not
+ *     live at the end of the trace is alive for the whole trace
+ *     (IDX_ELEM_GHOST), size = its requested_size.
+ * Event numbers: "after event i" means event i has been applied; -1 is the
+ * state before the first event.
+ */
+#include <stdint.h>
+
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+#define IDX_ELEM_PRE 0x1   /* freed in the trace, allocated before it */
+#define IDX_ELEM_GHOST 0x2 /* alive in the final segments, never seen */
+#define IDX_NO_EVENT (-1)
+
+struct idx_elem {
+	uint64_t addr;
+	uint64_t size;     /* requested bytes */
+	uint64_t stream;
+	int64_t alloc_ev;  /* alloc event, or -1 when alive before the trace */
+	int64_t free_ev;   /* free_completed event, or -1 when alive at end */
+	uint32_t stack;    /* alloc stack (free stack for IDX_ELEM_PRE) */
+	uint32_t flags;
+};
+
+struct idx_timeline {
+	uint32_t device;
+	uint64_t n_events;
+	/* Elements in creation order: trace allocs and pre-trace frees in
+	 * event order, then ghosts in segment/address order. */
+	struct idx_elem *elems;
+	uint64_t n_elems;
+	/* Per event i: the element that event i starts or ends, or
+	 * UINT64_MAX. */
+	uint64_t *ev_elem;
+	/* Per event i: Active Memory Timeline total after event i (sum of
+	 * requested bytes of live elements). */
+	uint64_t *total;
+	/* Per event i: reserved bytes (sum of segment sizes) after event i,
+	 * derived backwards from the final segments. */
+	uint64_t *reserved;
+	uint64_t base_total;    /* total before event 0 */
+	uint64_t base_reserved; /* reserved before event 0 */
+	uint64_t peak;          /* max total over events (base if none) */
+	int64_t peak_ev;        /* first event reaching peak, -1 if none */
+	uint64_t n_pre;         /* frees without alloc (ring buffer wrapped) */
+	uint64_t n_ghost;       /* final blocks never allocated in trace */
+	int owned;              /* arrays are heap-owned (else borrowed) */
+};
+
+/* Builds tl for device d of s. Returns 0, or -1 with err set. The caller
+ * owns tl's arrays: free with idx_timeline_destroy(). */
+int idx_timeline_build(const struct snapshot *s, uint32_t d,
+    struct idx_timeline *tl, struct sv_error *err);
+void idx_timeline_destroy(struct idx_timeline *tl);
+
+#endif

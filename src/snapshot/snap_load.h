@@ -1,0 +1,33 @@
+#ifndef SNAPVIEW_SNAPSHOT_SNAP_LOAD_H
+#define SNAPVIEW_SNAPSHOT_SNAP_LOAD_H
+/*
+ * Loads a snapshot pickle into the model (snap_model.h), streaming: one
+ * record (segment, block, trace event) at a time, never the whole file as
+ * a value tree. Knows every format version (snapshot-format.md §2-§6 and
+ * §16); unknown keys are counted and ignored, unknown actions kept.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+struct snap_load_opts {
+	/* Called now and then with bytes consumed and total; a non-zero
+	 * return cancels the load (SV_ERR_CANCELLED). May be NULL. */
+	int (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/* Loads path. On success *out is a new snapshot the caller frees with
+ * snap_free(). On failure returns -1 with err set (byte offset of the
+ * fault where known). opts may be NULL. */
+int snap_load_file(const char *path, const struct snap_load_opts *opts,
+    struct snapshot **out, struct sv_error *err);
+
+/* Same for an in-memory buffer (borrowed for the duration of the call). */
+int snap_load_buffer(const uint8_t *buf, size_t len,
+    const struct snap_load_opts *opts, struct snapshot **out,
+    struct sv_error *err);
+
+#endif

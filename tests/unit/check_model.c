@@ -1,0 +1,126 @@
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot/snap_model.h"
+
+START_TEST(test_model_intern_str)
+{
+	struct snapshot *s = snap_new();
+	uint32_t a = snap_intern_str(s, "train.py", 8);
+	uint32_t b = snap_intern_str(s, "model.py", 8);
+	uint32_t c = snap_intern_str(s, "train.py!", 8);
+	int i;
+
+	ck_assert_uint_eq(snap_intern_str(s, "", 0), 0);
+	ck_assert_uint_ne(a, b);
+	ck_assert_uint_eq(a, c);
+	ck_assert_str_eq(snap_str(s, a), "train.py");
+	for (i = 0; i < 5000; i++) {
+		char buf[32];
+		int n = snprintf(buf, sizeof buf, "s%d", i);
+
+		snap_intern_str(s, buf, (size_t)n);
+	}
+	ck_assert_uint_eq(snap_intern_str(s, "model.py", 8), b);
+	ck_assert_str_eq(snap_str(s, 999999), "");
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_model_intern_stack)
+{
+	struct snapshot *s = snap_new();
+	uint32_t f1 = snap_intern_frame(s, 1, 2, 10);
+	uint32_t f2 = snap_intern_frame(s, 1, 2, 11);
+	uint32_t fr[3] = {f1, f2, f1};
+	uint32_t n, st, i;
+	const uint32_t *got;
+
+	ck_assert_uint_eq(snap_intern_frame(s, 1, 2, 10), f1);
+	ck_assert_uint_eq(snap_intern_stack(s, fr, 0), 0);
+	st = snap_intern_stack(s, fr, 3);
+	ck_assert_uint_ne(st, 0);
+	ck_assert_uint_eq(snap_intern_stack(s, fr, 3), st);
+	ck_assert_uint_ne(snap_intern_stack(s, fr, 2), st);
+	got = snap_stack(s, st, &n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_mem_eq(got, fr, sizeof fr);
+	for (i = 0; i < 3000; i++) {
+		uint32_t x[2] = {f1, snap_intern_frame(s, 3, 4, i)};
+
+		snap_intern_stack(s, x, 2);
+	}
+	ck_assert_uint_eq(snap_intern_stack(s, fr, 3), st);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_model_trace_columns)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 2);
+	uint64_t i;
+
+	ck_assert_uint_eq(s->n_traces, 3);
+	for (i = 0; i < 3000; i++) {
+		uint64_t k = snap_trace_push(s, t, SNAP_ALLOC, i * 512, i, 0, 0);
+
+		if (i == 2000)
+			snap_trace_set_time(t, k, 1700000000000000LL);
+	}
+	ck_assert_uint_eq(t->n, 3000);
+	ck_assert_ptr_nonnull(t->time_us);
+	ck_assert(t->time_us[0] == SNAP_NO_TIME);
+	ck_assert(t->time_us[2000] == 1700000000000000LL);
+	ck_assert(t->time_us[2999] == SNAP_NO_TIME);
+	ck_assert_uint_eq(t->addr[2999], 2999 * 512);
+	ck_assert_uint_eq(snap_default_device(s), 2);
+	ck_assert_uint_eq(snap_device_count(s), 3);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_model_actions)
+{
+	struct snapshot *s = snap_new();
+
+	ck_assert_uint_eq(snap_action_lookup(s, "free_completed", 14),
+	    SNAP_FREE_COMPLETED);
+	ck_assert_uint_eq(snap_action_lookup(s, "mystery", 7),
+	    SNAP_ACTION_COUNT);
+	ck_assert_uint_eq(snap_action_lookup(s, "mystery", 7),
+	    SNAP_ACTION_COUNT);
+	ck_assert_str_eq(snap_action_name(SNAP_OOM), "oom");
+	ck_assert_ptr_null(snap_action_name(SNAP_ACTION_COUNT));
+	snap_free(s);
+}
+END_TEST
+
+static Suite *
+model_suite(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("intern");
+
+	tcase_add_test(tc, test_model_intern_str);
+	tcase_add_test(tc, test_model_intern_stack);
+	tcase_add_test(tc, test_model_trace_columns);
+	tcase_add_test(tc, test_model_actions);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(model_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
