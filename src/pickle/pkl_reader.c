@@ -38,6 +38,9 @@ struct cont {
 	uint32_t refs;
 	uint32_t memo;   /* memo slot that references it, or NO_MEMO */
 	uint64_t count;  /* items ever added (lists: index of the next) */
+	uint8_t taken;   /* the sink consumed it (PKL_DROP or an id) */
+	uint8_t id_cls;
+	uint64_t id;     /* the id it was replaced by */
 	struct pkl_value *items;
 	size_t n, cap;
 };
@@ -158,6 +161,7 @@ cont_new(struct pkl_reader *r, uint8_t kind, uint8_t cls)
 	c->memo = NO_MEMO;
 	c->count = 0;
 	c->n = 0;
+	c->taken = 0;
 	if (++r->live_conts > r->st.containers_peak)
 		r->st.containers_peak = r->live_conts;
 	memset(&v, 0, sizeof v);
@@ -499,6 +503,15 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 			cont_push(pc, child);
 		return 0;
 	}
+	if (c->taken) {
+		/* a second reference to a consumed container (held on the
+		 * stack since before it was taken): same answer as the first */
+		t = c->taken;
+		id = c->id;
+		id_cls = c->id_cls;
+		decref(r, child);
+		goto stored;
+	}
 	t = r->sink->take(r->ctx, r, pcls, parent, key, index, child, &id,
 	    &id_cls, err);
 	if (t < 0) {
@@ -528,7 +541,11 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 						 : memo_encode(r, &idv);
 		c->refs--;
 	}
+	c->taken = (uint8_t)t;
+	c->id = id;
+	c->id_cls = id_cls;
 	decref(r, child);
+stored:
 	if (t == PKL_ID_REPLACE && pc != NULL) {
 		struct pkl_value idv;
 
