@@ -1199,8 +1199,10 @@ def enc_get(i):
 
 class PickleWriter:
     """Writes protocol 4/5 pickles the way CPython's C pickler does:
-    memo by identity, batches of 1000, FRAME committed at the end of the
-    first save() that leaves >= 64 KiB in the current frame."""
+    memo by identity, batches of 1000, and the current frame committed at
+    the start of any save() (of any object, memo hits included) once it
+    holds >= 64 KiB.  Opcodes written between saves (MARK, APPENDS,
+    SETITEMS, TUPLEn) never start a frame."""
 
     def __init__(self, f, proto):
         assert proto >= 4
@@ -1229,6 +1231,7 @@ class PickleWriter:
         self.n += 1
 
     def save(self, obj):
+        self.boundary()
         buf = self.buf
         t = type(obj)
         if obj is None:
@@ -1269,7 +1272,6 @@ class PickleWriter:
                 self.batch(list(obj.items()), b's', b'u', self.save_pair)
             else:
                 raise TypeError(t)
-        self.boundary()
 
     def save_pair(self, kv):
         self.save(kv[0])
@@ -1289,14 +1291,14 @@ class PickleWriter:
             self.buf += many
 
     def chunks(self, chunks):
-        """Append pre-encoded bytes; each chunk ends at a save() boundary."""
+        """Append pre-encoded bytes; each chunk starts with a save()."""
         data = b''.join(chunks)
         if len(self.buf) + len(data) < FRAME_TARGET:
             self.buf += data
             return
         for c in chunks:
-            self.buf += c
             self.boundary()
+            self.buf += c
 
 
 class EventEncoder:
@@ -1352,7 +1354,7 @@ class EventEncoder:
             if refs is None:
                 return self.slow(ev)
         K = self.keys
-        c = [b'}\x94(' + K['action'], enc_get(am[0]), K['addr'], enc_int(addr),
+        c = [b'}\x94(', K['action'], enc_get(am[0]), K['addr'], enc_int(addr),
              K['size'], enc_int(size), K['stream'], enc_int(stream)]
         w.n += 1                                   # the entry dict
         if self.has_time:
@@ -1371,12 +1373,12 @@ class EventEncoder:
                 if not refs:
                     c.append(b']\x94')
                 elif len(refs) == 1:
-                    c += (b']\x94' + refs[0], b'a')
+                    c += (b']\x94', refs[0] + b'a')
                 else:
-                    c.append(b']\x94(' + refs[0])
-                    c.extend(refs[1:])
-                    c.append(b'e')
-        c.append(b'u')
+                    c.append(b']\x94(')
+                    c.extend(refs)
+                    c[-1] += b'e'
+        c[-1] += b'u'
         w.chunks(c)
 
     def slow(self, ev):
@@ -1403,6 +1405,7 @@ class EventEncoder:
 
     def _save_entry(self, obj):
         w = self.w
+        w.boundary()
         w.buf += b'}'
         w.memoize(obj)
         items = list(obj.items())
@@ -1410,12 +1413,11 @@ class EventEncoder:
         for k, v in items:
             w.save(k)
             if isinstance(v, _MemoRef):
-                w.buf += enc_get(v.idx)
                 w.boundary()
+                w.buf += enc_get(v.idx)
             else:
                 w.save(v)
         w.buf += b'u'
-        w.boundary()
 
     def release(self, serial):
         self.smemo.pop(serial, None)
@@ -1617,6 +1619,7 @@ def generate_streaming(p, out_path, truth_path):
         w = PickleWriter(f, p.proto)
         enc = EventEncoder(w, objs)
         top = {}
+        w.boundary()
         w.buf += b'}'
         w.memoize(top)
         w.buf += b'('
@@ -1629,6 +1632,7 @@ def generate_streaming(p, out_path, truth_path):
                 enc.smemo[serial] = m[0]
         w.save('device_traces')
         dt = []
+        w.boundary()
         w.buf += b']'
         w.memoize(dt)
         if ndev > 1:
@@ -1636,25 +1640,23 @@ def generate_streaming(p, out_path, truth_path):
         sink = StreamSink(enc, wcounts, [0] * ndev, [tracker.observe_all])
         for d in range(ndev):
             lst = []
+            w.boundary()
             w.buf += b']'
             w.memoize(lst)
             if d == 0:
                 sink.skip = skip + [0] * (ndev - len(skip))
                 sim2, info2, ws2 = run_scenario(p, sink, tracker)
                 sink.close_list(0)
-            w.boundary()
         if ndev > 1:
             w.buf += b'e'
         else:
             w.buf += b'a'
-        w.boundary()
         if p.fmt == 'newest' and not p.npu:
             w.save('allocator_settings')
             w.save(allocator_settings(p.expandable, p.max_split))
             w.save('external_annotations')
             w.save([annotation_obj(a) for a in sink.annotations])
         w.buf += b'u'
-        w.boundary()
         w.finish()
     assert sink.seen[0] == counts[0], 'pass mismatch'
     dt_s = time.time() - t0
