@@ -640,6 +640,63 @@ CPP_DISPATCH = [
      '&at::(anonymous namespace)::wrapper_CUDA_%s>>>::call' % i,
      '??', 0) for i in ('empty', 'mm', 'relu', 'layer_norm', 'sdpa', 'add')
 ]
+CPP_AUTOGRAD = [
+    ('at::_ops::%s::redispatch(c10::DispatchKeySet, c10::ArrayRef<c10::SymInt>)'
+     % k, 'Operators_%d.cpp' % (i % 5), 0)
+    for i, k in enumerate(('empty_memory_format', 'mm', 'addmm', 'relu',
+                           'native_layer_norm', 'add_Tensor'))
+] + [
+    ('torch::autograd::VariableType::(anonymous namespace)::%s(c10::'
+     'DispatchKeySet, at::Tensor const&, at::Tensor const&)' % k,
+     'VariableType_%d.cpp' % i, 0)
+    for i, k in enumerate(('mm', 'addmm', 'relu', 'layer_norm'))
+] + [
+    ('c10::impl::BoxedKernelWrapper<at::Tensor (at::Tensor const&), void>::call'
+     '(c10::BoxedKernel const&, c10::OperatorHandle const&, '
+     'c10::DispatchKeySet)', '??', U64_MAX),
+    ('c10::Dispatcher::callBoxed(c10::OperatorHandle const&, '
+     'std::vector<c10::IValue>*) const', 'Dispatcher.h', 0),
+    ('torch::autograd::autogradNotImplementedFallbackImpl(c10::OperatorHandle '
+     'const&, c10::DispatchKeySet, std::vector<c10::IValue>*)',
+     'autograd_not_implemented_fallback.cpp', 0),
+    ('torch::ADInplaceOrView::(anonymous namespace)::wrapper(c10::'
+     'DispatchKeySet, at::Tensor const&)', 'ADInplaceOrViewType_0.cpp', 0),
+    ('at::functionalization::impl::functionalize_op_helper', '??', 0),
+    ('torch::jit::invokeOperatorFromPython(std::vector<std::shared_ptr<'
+     'torch::jit::Operator>> const&, pybind11::args, pybind11::kwargs const&, '
+     'std::optional<c10::DispatchKey>)', 'pybind_utils.cpp', 0),
+    ('pybind11::cpp_function::dispatcher(_object*, _object*, _object*)', '??',
+     U64_MAX),
+]
+CPP_PYBIND = [
+    ('torch::PythonArgParser::raw_parse(_object*, _object*, _object*, '
+     '_object**)', 'python_arg_parser.cpp', 0),
+    ('torch::handle_torch_function_no_python_arg_parser(c10::ArrayRef<'
+     'pybind11::handle>, _object*, _object*, char const*, _object*, char const*, '
+     'torch::TorchFunctionName)', 'python_arg_parser.cpp', 0),
+    ('THPFunction_apply(_object*, _object*)', 'python_function.cpp', 0),
+    ('torch::autograd::Engine::execute(std::vector<torch::autograd::Edge> '
+     'const&, std::vector<at::Tensor> const&, bool, bool, bool, '
+     'std::vector<torch::autograd::Edge> const&)', 'engine.cpp', 0),
+    ('torch::autograd::python::PythonEngine::execute(std::vector<torch::'
+     'autograd::Edge> const&, std::vector<at::Tensor> const&, bool, bool, bool, '
+     'std::vector<torch::autograd::Edge> const&)', 'python_engine.cpp', 0),
+    ('c10::detail::_str_wrapper<char const*>::call(char const*)', '??', 0),
+    ('at::native::structured_mm_out_cuda::impl(at::Tensor const&, at::Tensor '
+     'const&, at::Tensor const&)', 'Blas.cpp', 0),
+    ('at::native::(anonymous namespace)::addmm_out_cuda_impl(at::Tensor&, '
+     'at::Tensor const&, at::Tensor const&, at::Tensor const&, c10::Scalar '
+     'const&, c10::Scalar const&, at::native::Activation)', 'Blas.cpp', 0),
+    ('at::cuda::blas::gemm<float>(char, char, long, long, long, float, float '
+     'const*, long, float const*, long, float, float*, long)', '??', U64_MAX),
+    ('at::(anonymous namespace)::structured_mm_out_cuda_functional::set_output'
+     '_raw_strided(long, c10::ArrayRef<long>, c10::ArrayRef<long>, '
+     'c10::TensorOptions, c10::ArrayRef<at::Dimname>)', 'RegisterCUDA.cpp', 0),
+    ('at::meta::structured_mm::meta(at::Tensor const&, at::Tensor const&)',
+     'LinearAlgebra.cpp', 0),
+    ('at::TensorIteratorBase::build(at::TensorIteratorConfig&)',
+     'TensorIterator.cpp', 0),
+]
 CPP_TAIL = [
     ('at::_ops::%s::call(c10::ArrayRef<c10::SymInt>, '
      'std::optional<c10::ScalarType>)', 'Operators_2.cpp', 0),
@@ -650,6 +707,8 @@ CPP_TAIL = [
 ]
 CPYTHON = [
     ('_PyEval_EvalFrameDefault', 'Python/ceval.c', 0),
+    ('_PyEval_Vector', 'Python/ceval.c', 0),
+    ('_PyVectorcall_Call', 'Objects/call.c', 0),
     ('_PyFunction_Vectorcall', '??', U64_MAX),
     ('PyObject_Call', 'Objects/call.c', 0),
     ('method_vectorcall', 'Objects/classobject.c', 0),
@@ -689,9 +748,11 @@ class StackFactory:
         idx = sum(map(ord, op)) % len(CPP_DISPATCH)
         frames = list(CPP_COMMON)
         frames += CPP_DISPATCH[idx:] + CPP_DISPATCH[:idx]
+        frames += CPP_AUTOGRAD[idx:] + CPP_AUTOGRAD[:idx]
+        frames += CPP_PYBIND[idx % 3:]
         frames += [(n % op if '%s' in n else n, f, l) for n, f, l in CPP_TAIL]
         for j, fr in enumerate(py):
-            frames += CPYTHON[:3 + (j % 4)]
+            frames += CPYTHON + CPYTHON[2:4 + j % 3]
             frames.append(fr)
         frames += CPP_ROOT
         return tuple(frames)
@@ -734,11 +795,11 @@ class Ctx:
     def malloc(self, req, op, user, dev=0, stream=0, pool=DEFAULT_POOL,
                uses=()):
         stk = self.sim.new_stack(self.stacks.get(op, user))
-        self.sim.clock.advance(self.rng.randrange(2, 40))
+        self.sim.clock.advance(2 + int(self.rng.random() * 38))
         return self.sim.devs[dev].malloc(req, stream, stk, pool, uses)
 
     def free(self, blk, dev=0, delay=2):
-        self.sim.clock.advance(self.rng.randrange(1, 20))
+        self.sim.clock.advance(1 + int(self.rng.random() * 19))
         self.sim.devs[dev].free(blk, delay)
 
     def empty_cache(self, dev=0):
@@ -1182,12 +1243,21 @@ def annotation_obj(a):
 FRAME_TARGET = 64 * 1024
 
 
+_K = [b'K' + bytes((i,)) for i in range(256)]
+
+
 def enc_int(x):
-    if 0 <= x < 256:
-        return b'K' + bytes((x,))
-    if 0 <= x < 65536:
-        return b'M' + struct.pack('<H', x)
-    if -2 ** 31 <= x < 2 ** 31:
+    """BININT1/BININT2/BININT/LONG1 exactly as save_long chooses them."""
+    if x >= 0:
+        if x < 256:
+            return _K[x]
+        if x < 65536:
+            return b'M' + x.to_bytes(2, 'little')
+        if x < 2 ** 31:
+            return b'J' + x.to_bytes(4, 'little')
+        n = (x.bit_length() >> 3) + 1
+        return b'\x8a' + bytes((n,)) + x.to_bytes(n, 'little')
+    if x >= -2 ** 31:
         return b'J' + struct.pack('<i', x)
     data = pickle.encode_long(x)
     return b'\x8a' + bytes((len(data),)) + data
@@ -1615,6 +1685,7 @@ def generate_streaming(p, out_path, truth_path):
     segrecs = final_segments(sim1, ws1)
     segs = [objs.segment(r) for r in segrecs]
     tracker = TruthTracker(p)
+    observers = [tracker.observe_all] if truth_path else []
     with open(out_path, 'wb') as f:
         w = PickleWriter(f, p.proto)
         enc = EventEncoder(w, objs)
@@ -1637,7 +1708,7 @@ def generate_streaming(p, out_path, truth_path):
         w.memoize(dt)
         if ndev > 1:
             w.buf += b'('
-        sink = StreamSink(enc, wcounts, [0] * ndev, [tracker.observe_all])
+        sink = StreamSink(enc, wcounts, [0] * ndev, observers)
         for d in range(ndev):
             lst = []
             w.boundary()
