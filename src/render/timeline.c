@@ -130,6 +130,9 @@ build_drawn(struct tl_model *m, uint32_t max_drawn)
 		m->color_alloc[j] = (uint8_t)(hash64(e->addr * 31 +
 		    (uint64_t)e->alloc_ev) % UIC_NBANDS);
 		m->color_site[j] = (uint8_t)(hash64(site) % UIC_NBANDS);
+		/* Neighbours in the stack differ, so bands stay apart. */
+		if (j > 0 && m->color_alloc[j] == m->color_alloc[j - 1])
+			m->color_alloc[j] = (m->color_alloc[j] + 1) % UIC_NBANDS;
 	}
 	m->n_drawn = n;
 	free(kd);
@@ -448,7 +451,7 @@ struct band {
 };
 
 static const uint32_t pat_utf8[] = {0x2588, 0x2593, 0x2592, 0x2591};
-static const char pat_ascii[] = "#%@=+*ox";
+static const char pat_ascii[] = "#%=+ox&$";
 static const uint32_t eighths[] = {' ', 0x2581, 0x2582, 0x2583, 0x2584,
     0x2585, 0x2586, 0x2587, 0x2588};
 
@@ -458,7 +461,7 @@ band_glyph(const struct tl_view *v, const struct band *b)
 	if (b->summary)
 		return v->utf8 ? 0x2591 : ':';
 	if (b->hilite)
-		return v->utf8 ? (v->mono ? 0x2588 : 0x2588) : '*';
+		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
 	if (!v->mono)
 		return v->utf8 ? 0x2588 : '#';
 	return v->utf8 ? pat_utf8[b->color % 4] : (uint32_t)pat_ascii[b->color];
@@ -541,7 +544,7 @@ draw_column(const struct tl_model *m, const struct tl_view *v,
 		}
 	}
 	rr = (int)((double)res / row_bytes);
-	if (res > 0 && rr >= 0) {
+	if (res > 0 && rr >= 0 && (rr < ph || res <= (uint64_t)(row_bytes * ph))) {
 		struct cell *c;
 
 		if (rr >= ph)
