@@ -32,10 +32,11 @@ elem_life(struct app *a, uint64_t e, char *buf, size_t size)
 		snprintf(al, sizeof al, "before trace");
 	else
 		fmt_event(al, sizeof al, el->alloc_ev);
-	if (el->free_ev < 0)
-		snprintf(fr, sizeof fr, "never freed");
-	else
-		fmt_event(fr, sizeof fr, el->free_ev);
+	if (el->free_ev < 0) {
+		snprintf(buf, size, "alloc %s, never freed", al);
+		return;
+	}
+	fmt_event(fr, sizeof fr, el->free_ev);
 	snprintf(buf, size, "alloc %s, free %s", al, fr);
 }
 

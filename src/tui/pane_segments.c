@@ -23,10 +23,11 @@ seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_size_short(fi, sizeof fi, t->free_internal);
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
-	snprintf(title, sizeof title, "Allocator state @ %s%s - reserved %s "
-	    "alloc %s - free int %s ext %s - largest %s - %u segs", at,
-	    state_exact(&a->src, a->view.cursor) ? "" : " (final state)", res,
-	    al, fi, fe, lf, t->n_segments);
+	snprintf(title, sizeof title, "%s @ %s%s - reserved %s alloc %s - "
+	    "free int %s ext %s - largest %s - %u segs",
+	    r->w >= 110 ? "Allocator state" : "State", at,
+	    state_exact(&a->src, a->view.cursor) ? "" : " (final)", res, al,
+	    fi, fe, lf, t->n_segments);
 	pane_title(a, cb, r, focused, title);
 	if (a->sv.sel_seg != SEGMAP_NONE && rows > 0) {
 		if (a->sv.sel_seg < a->sv.first)

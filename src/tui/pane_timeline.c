@@ -20,9 +20,10 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);
 	fmt_event(cur, sizeof cur, a->view.cursor);
 	fmt_size(tot, sizeof tot, tl_total_at(&a->tm, a->view.cursor));
-	snprintf(t, sizeof t, "Active Memory Timeline - dev %u - events %s - "
-	    "peak %s @ %s - %s %s%s", a->device, n, pk, pe, cur, tot,
-	    a->view.time_axis && a->tm.time_ok ? " - time" : "");
+	snprintf(t, sizeof t, "%s - dev %u - %s %s - peak %s @ %s - %s "
+	    "events%s", r->w >= 110 ? "Active Memory Timeline" : "Timeline",
+	    a->device, cur, tot, pk, pe, n,
+	    a->view.time_axis && a->tm.time_ok ? " - time axis" : "");
 	pane_title(a, cb, r, focused, t);
 	tl_render(&a->tm, &a->view, cb, r->x, r->y + 1, r->w, r->h - 1);
 }

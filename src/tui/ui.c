@@ -171,8 +171,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		return;
 	}
 	left = app.msg[0] != '\0' ? app.msg :
-	    "<-/-> move  +/- zoom  Tab pane  Enter stack  p peak  o OOM  "
-	    "/ search  ? help  q quit";
+	    "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  q quit";
 	fmt_event(cur, sizeof cur, app.view.cursor);
 	fmt_count(n, sizeof n, app.tl.n_events);
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
