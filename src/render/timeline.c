@@ -186,6 +186,19 @@ build_jumps(struct tl_model *m)
 			}
 }
 
+static const struct idx_timeline *cmp_tl;
+
+static int
+cmp_addr(const void *a, const void *b)
+{
+	const struct idx_elem *x = &cmp_tl->elems[*(const uint64_t *)a];
+	const struct idx_elem *y = &cmp_tl->elems[*(const uint64_t *)b];
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+}
+
 void
 tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn)
@@ -201,6 +214,11 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	build_drawn(m, max_drawn);
 	build_lod(m);
 	build_jumps(m);
+	m->by_addr = xcalloc(tl->n_elems + 1, sizeof *m->by_addr);
+	for (i = 0; i < tl->n_elems; i++)
+		m->by_addr[i] = i;
+	cmp_tl = tl;
+	qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
 	m->time_ok = m->trace != NULL && m->trace->time_us != NULL &&
 	    tl->n_events > 0;
 	for (i = 0; m->time_ok && i < tl->n_events; i++)
@@ -243,19 +261,6 @@ tl_reserved_at(const struct tl_model *m, int64_t ev)
 	return m->tl->reserved[ev];
 }
 
-static const struct idx_timeline *cmp_tl;
-
-static int
-cmp_addr(const void *a, const void *b)
-{
-	const struct idx_elem *x = &cmp_tl->elems[*(const uint64_t *)a];
-	const struct idx_elem *y = &cmp_tl->elems[*(const uint64_t *)b];
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
-}
-
 static int
 live_at(const struct idx_elem *e, int64_t at)
 {
@@ -263,18 +268,11 @@ live_at(const struct idx_elem *e, int64_t at)
 }
 
 uint64_t
-tl_model_find_elem(struct tl_model *m, uint64_t addr, int64_t at)
+tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 {
 	const struct idx_timeline *tl = m->tl;
 	uint64_t lo = 0, hi = tl->n_elems, i;
 
-	if (m->by_addr == NULL) {
-		m->by_addr = xcalloc(tl->n_elems + 1, sizeof *m->by_addr);
-		for (i = 0; i < tl->n_elems; i++)
-			m->by_addr[i] = i;
-		cmp_tl = tl;
-		qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
-	}
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 

@@ -43,7 +43,7 @@ struct tl_model {
 	uint64_t *blk_maxres;
 	uint64_t n_blk;
 	int time_ok;                     /* time_us present, non-decreasing */
-	uint64_t *by_addr;               /* lazily: elements by (addr, id) */
+	uint64_t *by_addr;               /* elements by (addr, id) */
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
 	uint64_t n_jumps[3];
 };
@@ -84,7 +84,8 @@ int tl_event_col(const struct tl_model *m, const struct tl_view *v, int pw,
     int64_t ev);
 
 /* The element with address addr alive after event at, or TL_NO_ELEM. */
-uint64_t tl_model_find_elem(struct tl_model *m, uint64_t addr, int64_t at);
+uint64_t tl_model_find_elem(const struct tl_model *m, uint64_t addr,
+    int64_t at);
 
 /* Next (dir > 0) or previous (dir < 0) event of kind j strictly after or
  * before from; -2 when there is none. */
