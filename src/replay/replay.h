@@ -108,6 +108,8 @@ struct replay_info {
 	uint64_t n_unknown;       /* events with an unknown action, skipped */
 	uint64_t n_oom, n_snapshot;
 	uint64_t n_undo_anomalies; /* events the backward pass could not undo */
+	uint64_t n_aligned;       /* allocs at a 16 KiB boundary inside a free
+				     block (torch_npu expandable quirk) */
 	int npu_rounding;         /* block sizes round (req + 32) to 512 */
 	int legacy_no_trace;      /* no trace: the state at the end only */
 	uint64_t k;               /* checkpoint interval */
@@ -151,7 +153,7 @@ void replay_check_destroy(struct replay_check *c);
  *
  *   "SVRPCK01"  u32 version (1)  u32 device
  *   u64 n_events, k, n_ckpt, n_refs, n_learned, n_attrs, arena_len
- *   replay_info counts (12 x u64)
+ *   replay_info counts (12 x u64; see info_put in replay_ckpt.c)
  *   n_ckpt x {u64 first_ref, u64 n_refs}        segment blobs per checkpoint
  *   n_refs x {u64 off, u64 len}                 into the arena
  *   n_learned x {u64 ev, u64 size}              exact block size of an alloc

@@ -279,7 +279,7 @@ info_put(struct wb *w, const struct replay_info *in)
 	wb_u64(w, (uint64_t)in->npu_rounding);
 	wb_u64(w, (uint64_t)in->legacy_no_trace);
 	wb_u64(w, in->checkpoint_bytes);
-	wb_u64(w, 0);
+	wb_u64(w, in->n_aligned);
 }
 
 int
@@ -379,7 +379,7 @@ load_tables(struct replay *r, struct rb *b)
 	r->info.npu_rounding = (int)rb_u64(b);
 	r->info.legacy_no_trace = (int)rb_u64(b);
 	r->info.checkpoint_bytes = rb_u64(b);
-	(void)rb_u64(b);
+	r->info.n_aligned = rb_u64(b);
 	if (!rb_fits(b, n_ck, 2) || n_ck == 0 ||
 	    n_ck != (r->n ? (r->n - 1) / r->k + 1 : 1))
 		return -1;
