@@ -66,6 +66,7 @@
 #define REPLAY_K 4096
 #define LOG_MAX (4 * REPLAY_K)
 #define ALIGN_QUIRK 16384
+#define MAX_PASSES 4
 
 /* ---- issues -------------------------------------------------------------- */
 
@@ -663,6 +664,42 @@ range_remove(struct replay *r, struct rstate *st, uint64_t i, uint64_t a,
 
 /* ---- forward events ---------------------------------------------------------- */
 
+static const struct learned *
+fix_find(const struct replay *r, uint64_t addr)
+{
+	uint64_t k;
+
+	for (k = 0; k < r->n_fix; k++)
+		if (r->fix[k].ev == addr)
+			return &r->fix[k];
+	return NULL;
+}
+
+/* An alloc at a landed inside free block bi. If the block before it is a
+ * pre-trace block whose size was guessed, it really reached up to a. */
+static void
+learn_fix(struct replay *r, const struct rseg *sg, int32_t bi, uint64_t a)
+{
+	const struct replay_block *p;
+
+	if (bi == 0)
+		return;
+	p = &sg->b[bi - 1];
+	if (p->state == SNAP_BLOCK_INACTIVE || p->alloc_ev >= 0 ||
+	    fix_find(r, p->addr) != NULL)
+		return;
+	if (r->n_fix == r->cap_fix) {
+		size_t cap = r->cap_fix;
+
+		r->fix = xgrow(r->fix, &cap, r->n_fix + 1, sizeof *r->fix);
+		r->cap_fix = cap;
+	}
+	r->fix[r->n_fix].ev = p->addr;
+	r->fix[r->n_fix].size = a - p->addr;
+	r->n_fix++;
+	r->n_fix_new++;
+}
+
 static void
 fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
@@ -704,11 +741,15 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 		/* torch_npu (expandable segments) starts large blocks at a
 		 * 16 KiB boundary and leaves the free part below it free: the
 		 * NPU fixture shows 15872-byte free blocks before them. */
-		if (a % ALIGN_QUIRK == 0 && a - fb.addr < ALIGN_QUIRK)
+		if (r->npu_round && a % ALIGN_QUIRK == 0 &&
+		    a - fb.addr < ALIGN_QUIRK)
 			r->info.n_aligned += (uint64_t)r->collect;
-		else
+		else {
 			ANOM(r, i, a, "alloc: inside a free block, not at "
 			    "its start");
+			if (r->collect)
+				learn_fix(r, sg, bi, a);
+		}
 		blk_insert(sg, k, 1);
 		sg->b[k].size = a - fb.addr;
 		sg->b[k].last_ev = (int64_t)i;
@@ -1051,6 +1092,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 {
 	uint64_t a = r->t->addr[i], req = r->t->size[i], avail, bs;
 	int32_t si = rstate_find_seg(st, a), bi;
+	const struct learned *fx;
 	struct rseg *sg;
 	struct replay_block fb;
 	uint32_t k;
@@ -1059,7 +1101,23 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 		return -1;
 	sg = &st->seg[si];
 	bi = blk_find(sg, a);
-	if (bi < 0 || sg->b[bi].state != SNAP_BLOCK_INACTIVE)
+	if (bi < 0)
+		return -1;
+	if (sg->b[bi].state != SNAP_BLOCK_INACTIVE &&
+	    (sg->b[bi].pad[0] & GUESSED) && sg->b[bi].addr < a) {
+		/* a guessed pre-trace block took the whole free run, but a
+		 * block started at a: the guess was too large */
+		uint64_t end = sg->b[bi].addr + sg->b[bi].size;
+
+		sg->b[bi].size = a - sg->b[bi].addr;
+		blk_insert(sg, (uint32_t)bi + 1, 1);
+		blk_free_init(&sg->b[bi + 1], a, end - a, -1);
+		bi++;
+		if ((uint32_t)bi + 1 < sg->n &&
+		    sg->b[bi + 1].state == SNAP_BLOCK_INACTIVE)
+			blk_merge(sg, (uint32_t)bi, -1);
+	}
+	if (sg->b[bi].state != SNAP_BLOCK_INACTIVE)
 		return -1;
 	fb = sg->b[bi];
 	k = (uint32_t)bi;
@@ -1070,6 +1128,8 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 	}
 	avail = fb.addr + fb.size - a;
 	bs = split_size(sg, round_size(r, req), avail);
+	if ((fx = fix_find(r, a)) != NULL && fx->size > bs)
+		bs = fx->size < avail ? fx->size : avail;
 	if (bs < avail) {
 		blk_insert(sg, k + 1, 1);
 		blk_free_init(&sg->b[k + 1], a + bs, avail - bs, -1);
@@ -1377,10 +1437,39 @@ replay_alloc(const struct snapshot *s, uint32_t d)
 	return r;
 }
 
+/* Forgets everything a build learned except the fixes. */
+static void
+reset_build(struct replay *r)
+{
+	struct replay_info keep = r->info;
+
+	ckpt_free(r);
+	r->arena = NULL;
+	r->arena_len = r->arena_cap = 0;
+	r->ref_off = r->ref_len = NULL;
+	r->n_refs = r->cap_refs = 0;
+	r->ck_first = r->ck_n = NULL;
+	r->n_ck = r->cap_ck = 0;
+	r->ck_refs = NULL;
+	r->n_ck_refs = r->cap_ck_refs = 0;
+	r->n_learned = 0;
+	r->n_attrs = 0;
+	free(r->fwd_issues);
+	r->fwd_issues = NULL;
+	r->n_fwd_issues = r->n_fwd_kept = 0;
+	memset(&r->info, 0, sizeof r->info);
+	r->info.n_events = keep.n_events;
+	r->info.k = keep.k;
+	r->info.legacy_no_trace = keep.legacy_no_trace;
+	r->info.npu_rounding = keep.npu_rounding;
+	r->info.n_workspace = keep.n_workspace;
+}
+
 struct replay *
 replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 {
 	struct replay *r;
+	int pass;
 
 	if (s == NULL) {
 		sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET, "no snapshot");
@@ -1388,10 +1477,16 @@ replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 	}
 	r = replay_alloc(s, d);
 	find_workspace(r);
-	replay_final_state(r, &r->cur, 1);
-	backward(r, &r->cur);
-	count_start(r);
-	build_forward(r);
+	for (pass = 0;; pass++) {
+		r->n_fix_new = 0;
+		replay_final_state(r, &r->cur, 1);
+		backward(r, &r->cur);
+		count_start(r);
+		build_forward(r);
+		if (r->n_fix_new == 0 || pass == MAX_PASSES - 1)
+			break;
+		reset_build(r);
+	}
 	r->info.n_checkpoints = r->n_ck;
 	r->info.checkpoint_bytes = r->arena_len +
 	    r->n_ck_refs * sizeof *r->ck_refs + r->n_refs * 16 + r->n_ck * 16 +
@@ -1422,6 +1517,7 @@ replay_free(struct replay *r)
 	ckpt_free(r);
 	free(r->learned);
 	free(r->attrs);
+	free(r->fix);
 	free(r->workspace);
 	free(r->log);
 	free(r->blk_pool);

@@ -96,6 +96,12 @@ struct replay {
 
 	int npu_round;
 
+	/* pre-trace block sizes learned from a forward pass (addr -> size):
+	 * an alloc that landed inside the free space after such a block
+	 * proves the block reached up to the alloc */
+	struct learned *fix;
+	uint64_t n_fix, cap_fix, n_fix_new;
+
 	/* flat view */
 	struct replay_state view;
 	struct replay_segment *vseg;
