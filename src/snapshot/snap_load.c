@@ -134,6 +134,7 @@ struct loader {
 	uint64_t root_segments;  /* dict items seen in a list root */
 	int saw_segments, saw_traces;
 	int root_kind;
+	int root_taken;
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
 };
 
@@ -260,6 +261,7 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		if (kind != PKL_LIST || key != NULL || index > UINT16_MAX)
 			return 0;
 		L->cur_device = (uint32_t)index;
+		snap_trace_get(L->s, L->cur_device);
 		return C_TRACE;
 	case C_SEGMENT:
 		if (key == NULL)
@@ -806,6 +808,7 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	(void)index;
 	L->r = r;
 	if (parent == NULL) {
+		L->root_taken = 1;
 		if (child->cls != C_ROOT)
 			return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(r),
 			    "not a memory snapshot: the top level is not a "
@@ -891,6 +894,10 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
 	L->total = len;
 	L->s->source_size = len;
 	rc = pkl_run(buf, len, &sink, L, &r, err);
+	if (rc == 0 && !L->root_taken)
+		rc = sv_error_set(err, SV_ERR_FORMAT, len,
+		    "not a memory snapshot: the top level is not a dict or a "
+		    "list");
 	if (rc == 0) {
 		L->s->protocol = pkl_protocol(r);
 		snap_finish(L->s);
