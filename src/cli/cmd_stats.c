@@ -1,19 +1,266 @@
 /*
- * snapview stats: placeholder until the loader lands.
+ * snapview stats: format, events by action, segments, reserved vs
+ * allocated, free split internal/external, largest free block, frees
+ * without alloc, the Active Memory Timeline peak, per device.
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/stats.h"
 #include "cli/cli.h"
+#include "index/idx.h"
+#include "index/idx_timeline.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+/* Does device d have anything to report? */
+static int
+device_has_data(const struct snapshot *s, uint32_t d)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	uint32_t i;
+
+	if (t != NULL && t->n > 0)
+		return 1;
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device == d)
+			return 1;
+	return 0;
+}
+
+static double
+pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void
+print_text_device(const struct snapshot *s, const struct an_stats *st)
+{
+	char a[32], b[32], c[32];
+	unsigned i;
+	int first = 1;
+
+	printf("\nDevice %u\n", st->device);
+	printf("  events:        %s", sv_fmt_count(a, sizeof a, st->events));
+	for (i = 0; i <= SNAP_ACTION_COUNT; i++) {
+		const char *name = i < SNAP_ACTION_COUNT ? snap_action_name(i)
+							 : "unknown";
+
+		if (st->by_action[i] == 0)
+			continue;
+		printf("%s%s %s", first ? " (" : ", ", name,
+		    sv_fmt_count(a, sizeof a, st->by_action[i]));
+		first = 0;
+	}
+	printf("%s\n", first ? "" : ")");
+	printf("  segments:      %" PRIu64 " (%" PRIu64 " blocks, %" PRIu64
+	       " streams%s)\n",
+	    st->seg.segments, st->seg.blocks, st->streams,
+	    st->seg.expandable ? ", expandable" : "");
+	printf("  reserved:      %s\n",
+	    sv_fmt_size(a, sizeof a, st->seg.reserved));
+	printf("  allocated:     %s (requested; %s in blocks)\n",
+	    sv_fmt_size(a, sizeof a, st->seg.allocated),
+	    sv_fmt_size(b, sizeof b, st->seg.allocated_blocks));
+	printf("  active:        %s (%s pending free)\n",
+	    sv_fmt_size(a, sizeof a, st->seg.active),
+	    sv_fmt_size(b, sizeof b, st->seg.pending_free));
+	printf("  free:          %s (%.1f%% of reserved): internal %s, "
+	       "external %s\n",
+	    sv_fmt_size(a, sizeof a,
+		st->seg.internal_free + st->seg.external_free),
+	    pct(st->seg.internal_free + st->seg.external_free,
+		st->seg.reserved),
+	    sv_fmt_size(b, sizeof b, st->seg.internal_free),
+	    sv_fmt_size(c, sizeof c, st->seg.external_free));
+	printf("  largest free:  %s\n",
+	    sv_fmt_size(a, sizeof a, st->seg.largest_free));
+	if (st->events > 0) {
+		printf("  peak:          %s at event #%s (Active Memory "
+		       "Timeline)\n",
+		    sv_fmt_size(a, sizeof a, st->peak),
+		    st->peak_ev < 0 ? "-" : sv_fmt_count(b, sizeof b,
+							 (uint64_t)st->peak_ev));
+		printf("  before trace:  %" PRIu64 " frees without alloc "
+		       "(ring buffer wrapped), %" PRIu64
+		       " live blocks never allocated in the trace\n",
+		    st->frees_without_alloc, st->ghost_blocks);
+	} else {
+		printf("  trace:         none (state at the end only)\n");
+	}
+	if (st->has_time)
+		printf("  time span:     %.3f s (time_us %" PRId64 " .. %" PRId64
+		       ")\n",
+		    (double)(st->time_last - st->time_first) / 1e6,
+		    st->time_first, st->time_last);
+	(void)s;
+}
+
+static void
+json_device(struct json *j, const struct an_stats *st)
+{
+	unsigned i;
+
+	json_obj_begin(j);
+	json_kv_u64(j, "device", st->device);
+	json_kv_u64(j, "events", st->events);
+	json_key(j, "actions");
+	json_obj_begin(j);
+	for (i = 0; i <= SNAP_ACTION_COUNT; i++)
+		if (st->by_action[i] > 0)
+			json_kv_u64(j,
+			    i < SNAP_ACTION_COUNT ? snap_action_name(i)
+						  : "unknown",
+			    st->by_action[i]);
+	json_obj_end(j);
+	json_kv_u64(j, "segments", st->seg.segments);
+	json_kv_u64(j, "blocks", st->seg.blocks);
+	json_kv_u64(j, "streams", st->streams);
+	json_kv_u64(j, "expandable_segments", st->seg.expandable);
+	json_kv_u64(j, "private_pool_segments", st->seg.private_pool);
+	json_kv_u64(j, "reserved", st->seg.reserved);
+	json_kv_u64(j, "allocated", st->seg.allocated);
+	json_kv_u64(j, "allocated_blocks", st->seg.allocated_blocks);
+	json_kv_u64(j, "active", st->seg.active);
+	json_kv_u64(j, "pending_free", st->seg.pending_free);
+	json_kv_u64(j, "free_internal", st->seg.internal_free);
+	json_kv_u64(j, "free_external", st->seg.external_free);
+	json_kv_u64(j, "largest_free_block", st->seg.largest_free);
+	json_kv_u64(j, "frees_without_alloc", st->frees_without_alloc);
+	json_kv_u64(j, "blocks_before_trace", st->ghost_blocks);
+	json_kv_u64(j, "peak", st->peak);
+	json_kv_i64(j, "peak_event", st->peak_ev);
+	json_key(j, "time_us");
+	if (st->has_time) {
+		json_obj_begin(j);
+		json_kv_i64(j, "first", st->time_first);
+		json_kv_i64(j, "last", st->time_last);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
+	json_obj_end(j);
+}
+
+static void
+json_header(struct json *j, const struct cli_opts *o, const struct snapshot *s)
+{
+	uint32_t i;
+
+	json_kv_str(j, "file", o->file);
+	json_kv_str(j, "format", snap_format_label(s));
+	json_kv_i64(j, "protocol", s->protocol);
+	json_kv_u64(j, "source_bytes", s->source_size);
+	json_kv_u64(j, "frames", s->n_frames);
+	json_kv_u64(j, "stacks", s->n_stacks ? s->n_stacks - 1 : 0);
+	json_kv_u64(j, "annotations", s->n_annotations);
+	json_kv_u64(j, "unknown_keys", s->unknown_keys);
+	json_key(j, "unknown_actions");
+	json_arr_begin(j);
+	for (i = 0; i < s->n_unknown_actions; i++)
+		json_str(j, snap_str(s, s->unknown_actions[i]));
+	json_arr_end(j);
+	json_key(j, "allocator_settings");
+	json_obj_begin(j);
+	for (i = 0; i < s->n_settings; i++)
+		json_kv_str(j, snap_str(s, s->settings[i].key),
+		    snap_str(s, s->settings[i].value));
+	json_obj_end(j);
+}
+
+static void
+text_header(const struct cli_opts *o, const struct snapshot *s)
+{
+	char a[32];
+	uint32_t i;
+
+	printf("File:     ");
+	sv_escape_fputs(stdout, o->file);
+	printf("\nFormat:   %s, pickle protocol %d, %s\n", snap_format_label(s),
+	    s->protocol, sv_fmt_size(a, sizeof a, s->source_size));
+	printf("Stacks:   %u distinct stacks over %u distinct frames\n",
+	    s->n_stacks ? s->n_stacks - 1 : 0, s->n_frames);
+	if (s->n_annotations > 0)
+		printf("Annotations: %u\n", s->n_annotations);
+	if (s->n_unknown_actions > 0) {
+		printf("Unknown actions:");
+		for (i = 0; i < s->n_unknown_actions; i++) {
+			printf(" ");
+			sv_escape_fputs(stdout, snap_str(s, s->unknown_actions[i]));
+		}
+		printf("\n");
+	}
+	for (i = 0; i < s->n_settings; i++) {
+		printf("%s", i == 0 ? "Settings: " : "          ");
+		sv_escape_fputs(stdout, snap_str(s, s->settings[i].key));
+		printf(" = ");
+		sv_escape_fputs(stdout, snap_str(s, s->settings[i].value));
+		printf("\n");
+	}
+}
 
 int
 cmd_stats(const struct cli_opts *o)
 {
 	struct cli_input in;
+	struct json j;
+	uint32_t d, n_dev;
+	int64_t only = -1;
 	int r = cli_open(o, o->file, &in);
 
 	if (r != 0)
 		return r;
-	printf("segments: %u\n", in.snap->n_segments);
+	if (o->device >= 0 && (only = cli_device(o, in.snap)) < 0) {
+		cli_close(&in);
+		return CLI_EXIT_USAGE;
+	}
+	n_dev = snap_device_count(in.snap);
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		json_header(&j, o, in.snap);
+		json_key(&j, "devices");
+		json_arr_begin(&j);
+	} else {
+		text_header(o, in.snap);
+	}
+	for (d = 0; d < n_dev; d++) {
+		struct idx_timeline tl;
+		const struct idx_timeline *itl;
+		struct an_stats st;
+		struct sv_error err;
+
+		if ((only >= 0 && d != only) ||
+		    (only < 0 && !device_has_data(in.snap, d)))
+			continue;
+		/* The index holds the timeline; build it only without one. */
+		memset(&tl, 0, sizeof tl);
+		itl = in.index != NULL ? idx_timeline(in.index, d) : NULL;
+		if (itl == NULL) {
+			if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+				r = cli_report(o->file, &err);
+				break;
+			}
+			itl = &tl;
+		}
+		an_stats(in.snap, d, itl, &st);
+		if (o->json)
+			json_device(&j, &st);
+		else
+			print_text_device(in.snap, &st);
+		idx_timeline_destroy(&tl);
+	}
+	if (o->json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	} else if (n_dev == 0) {
+		printf("\nNo device holds any segment or trace event.\n");
+	}
 	cli_close(&in);
-	return 0;
+	return r;
 }

@@ -1803,13 +1803,14 @@ idx_open(const char *path, const struct idx_opts *opts,
 
 		if (try_open(cand[i], &key, out, &kind, why, sizeof why) == 0) {
 			r = 0;
+			(*out)->path = xstrdup(cand[i]);
 			if (missing_extensions(*out, o))
 				r = extend_file(out, cand[i], path, &key, o,
 				    err);
 			goto done;
 		}
 		if (kind == IDX_FOREIGN) {
-			warnf(o, "%s: not an index (%s), left alone", cand[i],
+			warnf(o, "%s: %s, left alone", cand[i],
 			    why);
 			usable[i] = 0;
 		} else if (kind != IDX_OK) {

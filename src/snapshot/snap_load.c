@@ -1,24 +1,939 @@
+/*
+ * The snapshot schema on top of the streaming pickle reader: classifies
+ * containers by where they sit (segments[i].blocks[j], device_traces[d][i],
+ * ...), turns each completed record into model rows, and interns frames
+ * and stacks (a frame list becomes a stack id the first time it is taken,
+ * so its later memo references cost nothing).
+ *
+ * Every key is decided per record, never by position or order (§16.6);
+ * unknown keys are counted, unknown actions kept. Legacy blocks use
+ * history[0] for their stack and, when requested_size is absent, its
+ * real_size (as memory_viz's annotate_snapshot does).
+ */
 #include "config.h"
 
 #include "snapshot/snap_load.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle/pkl_reader.h"
+#include "util/mapfile.h"
+#include "util/xalloc.h"
+
+/* Container classes (pkl_sink classify). 0 = unknown. */
+enum {
+	C_NONE,
+	C_ROOT,
+	C_SEGMENTS,
+	C_SEGMENT,
+	C_BLOCKS,
+	C_BLOCK,
+	C_HISTORY,
+	C_HIST,
+	C_FRAMES,
+	C_FRAME,
+	C_TRACES,
+	C_TRACE,
+	C_EVENT,
+	C_SETTINGS,
+	C_ANNOTATIONS,
+	C_ANNOTATION,
+	C_POOL,
+	C_OTHER
+};
+
+/* Id classes (PKL_ID values). */
+enum { ID_FRAME = 1, ID_STACK };
+
+/* Dict keys the schema knows. */
+#define KEY_INFO(_)                                                            \
+	_(K_ACTION, "action")                                                  \
+	_(K_ADDR, "addr")                                                      \
+	_(K_SIZE, "size")                                                      \
+	_(K_STREAM, "stream")                                                  \
+	_(K_TIME_US, "time_us")                                                \
+	_(K_FRAMES, "frames")                                                  \
+	_(K_DEVICE_FREE, "device_free")                                        \
+	_(K_COMPILE_CONTEXT, "compile_context")                                \
+	_(K_USER_METADATA, "user_metadata")                                    \
+	_(K_CATEGORY, "category")                                              \
+	_(K_POOL_ID, "pool_id")                                                \
+	_(K_FORWARD_FRAMES, "forward_frames")                                  \
+	_(K_DEVICE, "device")                                                  \
+	_(K_ADDRESS, "address")                                                \
+	_(K_TOTAL_SIZE, "total_size")                                          \
+	_(K_ALLOCATED_SIZE, "allocated_size")                                  \
+	_(K_ACTIVE_SIZE, "active_size")                                        \
+	_(K_REQUESTED_SIZE, "requested_size")                                  \
+	_(K_SEGMENT_TYPE, "segment_type")                                      \
+	_(K_SEGMENT_POOL_ID, "segment_pool_id")                                \
+	_(K_IS_EXPANDABLE, "is_expandable")                                    \
+	_(K_BLOCKS, "blocks")                                                  \
+	_(K_STATE, "state")                                                    \
+	_(K_HISTORY, "history")                                                \
+	_(K_REAL_SIZE, "real_size")                                            \
+	_(K_NAME, "name")                                                      \
+	_(K_FILENAME, "filename")                                              \
+	_(K_LINE, "line")                                                      \
+	_(K_STAGE, "stage")                                                    \
+	_(K_SEGMENTS, "segments")                                              \
+	_(K_DEVICE_TRACES, "device_traces")                                    \
+	_(K_ALLOCATOR_SETTINGS, "allocator_settings")                          \
+	_(K_EXTERNAL_ANNOTATIONS, "external_annotations")                      \
+	_(K_CPP_FRAMES, "cpp_frames")
+
+enum key {
+	K_UNKNOWN,
+#define KEY_ENUM(id, name) id,
+	KEY_INFO(KEY_ENUM)
+#undef KEY_ENUM
+	K_COUNT
+};
+
+static const char *const key_names[] = {
+    "",
+#define KEY_NAME(id, name) name,
+    KEY_INFO(KEY_NAME)
+#undef KEY_NAME
+};
+
+/* A direct-mapped cache from a string's offset in the file to a small
+ * code: memo-shared key and action strings always sit at one offset, so
+ * the string compare happens once per distinct string object. */
+#define SCACHE_BITS 10
+struct scache {
+	uint64_t off[1u << SCACHE_BITS]; /* offset + 1, 0 = empty */
+	uint16_t code[1u << SCACHE_BITS];
+};
+
+/* A block range or first-history entry waiting for its parent dict. */
+struct pending {
+	uint64_t parent_ref;
+	int kind;  /* C_BLOCKS or C_HISTORY */
+	uint32_t first, n;           /* C_BLOCKS: block range */
+	uint64_t addr, real_size;    /* C_HISTORY: history[0] */
+	uint32_t stack;
+};
+
+struct loader {
+	struct snapshot *s;
+	struct pkl_reader *r;
+	const struct snap_load_opts *opts;
+	struct mapfile *map;
+	uint64_t total;
+	struct scache keys;
+	struct scache actions;
+	uint32_t cur_device;     /* device of the trace being filled */
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	uint32_t *frame_buf;
+	size_t cap_frame_buf;
+	uint64_t root_segments;  /* dict items seen in a list root */
+	int saw_segments, saw_traces;
+	int root_kind;
+	int root_taken;
+	uint32_t blocks_claimed; /* blocks before this belong to a list */
+};
+
+static uint16_t
+scache_get(struct scache *c, uint64_t off, int *hit)
+{
+	uint32_t h = (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
+
+	*hit = c->off[h] == off + 1;
+	return c->code[h];
+}
+
+static void
+scache_put(struct scache *c, uint64_t off, uint16_t code)
+{
+	uint32_t h = (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
+
+	c->off[h] = off + 1;
+	c->code[h] = code;
+}
+
+static enum key
+key_of(struct loader *L, const struct pkl_value *k)
+{
+	const char *p;
+	size_t len;
+	int hit, i;
+	uint16_t code;
+
+	if (k == NULL || k->kind != PKL_STR)
+		return K_UNKNOWN;
+	code = scache_get(&L->keys, k->v.off, &hit);
+	if (hit)
+		return (enum key)code;
+	p = pkl_str(L->r, k, &len);
+	code = K_UNKNOWN;
+	for (i = 1; i < K_COUNT; i++)
+		if (strlen(key_names[i]) == len && memcmp(key_names[i], p, len) == 0) {
+			code = (uint16_t)i;
+			break;
+		}
+	scache_put(&L->keys, k->v.off, code);
+	return (enum key)code;
+}
+
+/* ---- scalar helpers ---------------------------------------------------- */
+
+static int
+as_u64(const struct pkl_value *v, uint64_t *out)
+{
+	if (v->kind == PKL_INT || v->kind == PKL_BOOL) {
+		*out = v->v.u;
+		return 0;
+	}
+	return -1;
+}
+
+static uint32_t
+intern_value_str(struct loader *L, const struct pkl_value *v)
+{
+	const char *p;
+	size_t len;
+
+	if (v->kind != PKL_STR)
+		return 0;
+	p = pkl_str(L->r, v, &len);
+	return snap_intern_str(L->s, p, len);
+}
+
+static uint32_t
+stack_of(const struct pkl_value *v)
+{
+	if (v->kind == PKL_ID && v->cls == ID_STACK)
+		return (uint32_t)v->v.id;
+	return 0;
+}
+
+static int
+bad(struct loader *L, struct sv_error *err, const char *what,
+    const char *key)
+{
+	return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
+	    "%s: '%s' has the wrong type", what, key);
+}
+
+/* ---- classify ---------------------------------------------------------- */
+
+static uint8_t
+classify(void *ctx, struct pkl_reader *r, uint8_t parent,
+    const struct pkl_value *key, uint64_t index, uint8_t kind)
+{
+	struct loader *L = ctx;
+	enum key k;
+
+	L->r = r;
+	k = key_of(L, key);
+	switch (parent) {
+	case C_NONE:
+		if (key == NULL && index == 0 &&
+		    (kind == PKL_LIST || kind == PKL_DICT) && L->root_kind == 0) {
+			L->root_kind = kind;
+			return C_ROOT;
+		}
+		return 0;
+	case C_ROOT:
+		if (key == NULL)
+			return kind == PKL_DICT ? C_SEGMENT : 0;
+		switch (k) {
+		case K_SEGMENTS: return kind == PKL_LIST ? C_SEGMENTS : 0;
+		case K_DEVICE_TRACES: return kind == PKL_LIST ? C_TRACES : 0;
+		case K_ALLOCATOR_SETTINGS: return kind == PKL_DICT ? C_SETTINGS : 0;
+		case K_EXTERNAL_ANNOTATIONS:
+			return kind == PKL_LIST ? C_ANNOTATIONS : 0;
+		default: return C_OTHER;
+		}
+	case C_SEGMENTS: return kind == PKL_DICT && key == NULL ? C_SEGMENT : 0;
+	case C_BLOCKS: return kind == PKL_DICT && key == NULL ? C_BLOCK : 0;
+	case C_HISTORY: return kind == PKL_DICT && key == NULL ? C_HIST : 0;
+	case C_FRAMES: return kind == PKL_DICT && key == NULL ? C_FRAME : 0;
+	case C_TRACE: return kind == PKL_DICT && key == NULL ? C_EVENT : 0;
+	case C_ANNOTATIONS:
+		return kind == PKL_DICT && key == NULL ? C_ANNOTATION : 0;
+	case C_TRACES:
+		if (kind != PKL_LIST || key != NULL || index > UINT16_MAX)
+			return 0;
+		L->cur_device = (uint32_t)index;
+		snap_trace_get(L->s, L->cur_device);
+		return C_TRACE;
+	case C_SEGMENT:
+		if (key == NULL)
+			return 0;
+		if (k == K_BLOCKS)
+			return kind == PKL_LIST ? C_BLOCKS : 0;
+		if (k == K_FRAMES)
+			return kind == PKL_LIST ? C_FRAMES : 0;
+		if (k == K_SEGMENT_POOL_ID)
+			return C_POOL;
+		return C_OTHER;
+	case C_BLOCK:
+		if (key == NULL)
+			return 0;
+		if (k == K_FRAMES)
+			return kind == PKL_LIST ? C_FRAMES : 0;
+		if (k == K_HISTORY)
+			return kind == PKL_LIST ? C_HISTORY : 0;
+		return C_OTHER;
+	case C_HIST:
+	case C_EVENT:
+		if (key == NULL)
+			return 0;
+		if (k == K_FRAMES)
+			return kind == PKL_LIST ? C_FRAMES : 0;
+		return C_OTHER;
+	case C_FRAME:
+	case C_SETTINGS:
+	case C_ANNOTATION:
+	case C_POOL:
+	case C_OTHER:
+		return C_OTHER;
+	default:
+		return 0;
+	}
+}
+
+/* ---- records ----------------------------------------------------------- */
+
+static struct pending *
+pending_add(struct loader *L, const struct pkl_value *parent, int kind)
+{
+	struct pending *p;
+
+	XGROW(L->pend, L->cap_pend, L->n_pend + 1);
+	p = &L->pend[L->n_pend++];
+	memset(p, 0, sizeof *p);
+	p->parent_ref = parent != NULL ? parent->v.ref : UINT64_MAX;
+	p->kind = kind;
+	return p;
+}
+
+/* Removes and returns (by copy) the pending entry of kind for this dict. */
+static int
+pending_take(struct loader *L, const struct pkl_value *dict, int kind,
+    struct pending *out)
+{
+	size_t i;
+
+	for (i = 0; i < L->n_pend; i++)
+		if (L->pend[i].parent_ref == dict->v.ref &&
+		    L->pend[i].kind == kind) {
+			*out = L->pend[i];
+			memmove(&L->pend[i], &L->pend[i + 1],
+			    (L->n_pend - i - 1) * sizeof *L->pend);
+			L->n_pend--;
+			return 1;
+		}
+	return 0;
+}
+
+static int
+take_frame(struct loader *L, const struct pkl_value *d, uint64_t *id)
+{
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	uint32_t name = 0, file = 0;
+	uint64_t line = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+
+		switch (key_of(L, &it[2 * i])) {
+		case K_NAME: name = intern_value_str(L, v); break;
+		case K_FILENAME: file = intern_value_str(L, v); break;
+		case K_LINE: as_u64(v, &line); break;
+		default: break;
+		}
+	}
+	*id = snap_intern_frame(L->s, name, file, line);
+	return PKL_ID_REPLACE;
+}
+
+static int
+take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
+{
+	size_t n, i, k = 0;
+	const struct pkl_value *it = pkl_items(L->r, list, &n);
+
+	if (n > L->cap_frame_buf) {
+		L->cap_frame_buf = n;
+		L->frame_buf = xreallocarray(L->frame_buf, n, sizeof *L->frame_buf);
+	}
+	for (i = 0; i < n; i++)
+		if (it[i].kind == PKL_ID && it[i].cls == ID_FRAME)
+			L->frame_buf[k++] = (uint32_t)it[i].v.id;
+	*id = snap_intern_stack(L->s, L->frame_buf, (uint32_t)k);
+	return PKL_ID_REPLACE;
+}
+
+static int
+take_event(struct loader *L, const struct pkl_value *d, struct sv_error *err)
+{
+	struct snapshot *s = L->s;
+	struct snap_trace *t = snap_trace_get(s, L->cur_device);
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	unsigned action = SNAP_ACTION_COUNT + SNAP_MAX_UNKNOWN_ACTIONS;
+	uint64_t addr = 0, size = 0, stream = 0, ev;
+	int64_t time_us = SNAP_NO_TIME;
+	uint32_t stack = 0, ctx = 0, meta = 0;
+	int has_time = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+		enum key k = key_of(L, &it[2 * i]);
+
+		switch (k) {
+		case K_ACTION: {
+			int hit;
+			uint16_t code;
+
+			if (v->kind != PKL_STR)
+				return bad(L, err, "trace entry", "action");
+			code = scache_get(&L->actions, v->v.off, &hit);
+			if (!hit) {
+				size_t len;
+				const char *p = pkl_str(L->r, v, &len);
+
+				code = (uint16_t)snap_action_lookup(s, p, len);
+				scache_put(&L->actions, v->v.off, code);
+			}
+			action = code;
+			break;
+		}
+		case K_ADDR:
+		case K_DEVICE_FREE:
+			if (as_u64(v, &addr) != 0)
+				return bad(L, err, "trace entry", key_names[k]);
+			break;
+		case K_SIZE:
+			if (as_u64(v, &size) != 0)
+				return bad(L, err, "trace entry", "size");
+			break;
+		case K_STREAM:
+			if (as_u64(v, &stream) != 0)
+				return bad(L, err, "trace entry", "stream");
+			break;
+		case K_TIME_US:
+			if (v->kind == PKL_INT) {
+				time_us = v->v.i;
+				has_time = 1;
+			}
+			break;
+		case K_FRAMES:
+			stack = stack_of(v);
+			s->features |= SNAP_F_TRACE_FRAMES;
+			break;
+		case K_COMPILE_CONTEXT:
+			ctx = intern_value_str(L, v);
+			s->features |= SNAP_F_COMPILE_CONTEXT;
+			break;
+		case K_USER_METADATA:
+			meta = intern_value_str(L, v);
+			s->features |= SNAP_F_USER_METADATA;
+			break;
+		case K_CATEGORY:
+			s->features |= SNAP_F_CATEGORY;
+			break;
+		case K_POOL_ID:
+		case K_FORWARD_FRAMES:
+			break;
+		default:
+			s->unknown_keys++;
+			break;
+		}
+	}
+	if (action == SNAP_ACTION_COUNT + SNAP_MAX_UNKNOWN_ACTIONS)
+		return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
+		    "trace entry without an action");
+	if (t->n >= UINT32_MAX * 16ull)
+		return sv_error_set(err, SV_ERR_LIMIT, pkl_offset(L->r),
+		    "too many trace events");
+	ev = snap_trace_push(s, t, action, addr, size, stream, stack);
+	if (has_time) {
+		snap_trace_set_time(t, ev, time_us);
+		s->features |= SNAP_F_TIME_US;
+	}
+	if (ctx != 0 || meta != 0 || t->compile_context != NULL ||
+	    t->user_metadata != NULL)
+		snap_trace_set_ctx(t, ev, ctx, meta);
+	if (action == SNAP_WORKSPACE_SNAPSHOT)
+		s->features |= SNAP_F_NPU;
+	return PKL_DROP;
+}
+
+static enum snap_block_state
+state_of(struct loader *L, const struct pkl_value *v)
+{
+	const char *p;
+	size_t len;
+
+	p = pkl_str(L->r, v, &len);
+	if (len == 16 && memcmp(p, "active_allocated", 16) == 0)
+		return SNAP_BLOCK_ACTIVE_ALLOCATED;
+	if ((len == 19 && memcmp(p, "active_pending_free", 19) == 0) ||
+	    (len == 20 && memcmp(p, "active_awaiting_free", 20) == 0))
+		return SNAP_BLOCK_ACTIVE_PENDING_FREE;
+	if (len == 8 && memcmp(p, "inactive", 8) == 0)
+		return SNAP_BLOCK_INACTIVE;
+	return SNAP_BLOCK_UNKNOWN_STATE;
+}
+
+static int
+take_block(struct loader *L, const struct pkl_value *d, struct sv_error *err)
+{
+	struct snapshot *s = L->s;
+	struct snap_block b;
+	struct pending hist;
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	int has_addr = 0, has_req = 0;
+
+	memset(&b, 0, sizeof b);
+	b.state = SNAP_BLOCK_UNKNOWN_STATE;
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+		enum key k = key_of(L, &it[2 * i]);
+
+		switch (k) {
+		case K_ADDRESS:
+			if (as_u64(v, &b.addr) != 0)
+				return bad(L, err, "block", "address");
+			has_addr = 1;
+			break;
+		case K_SIZE:
+			if (as_u64(v, &b.size) != 0)
+				return bad(L, err, "block", "size");
+			break;
+		case K_REQUESTED_SIZE:
+			if (as_u64(v, &b.requested_size) != 0)
+				return bad(L, err, "block", "requested_size");
+			has_req = 1;
+			break;
+		case K_STATE:
+			if (v->kind != PKL_STR)
+				return bad(L, err, "block", "state");
+			b.state = (uint8_t)state_of(L, v);
+			break;
+		case K_FRAMES:
+			b.stack = stack_of(v);
+			s->features |= SNAP_F_BLOCK_FRAMES;
+			break;
+		case K_HISTORY:
+			s->features |= SNAP_F_HISTORY;
+			break;
+		default:
+			s->unknown_keys++;
+			break;
+		}
+	}
+	if (pending_take(L, d, C_HISTORY, &hist)) {
+		if (b.stack == 0)
+			b.stack = hist.stack;
+		if (!has_req)
+			b.requested_size = hist.real_size;
+	}
+	if (has_addr)
+		s->features |= SNAP_F_BLOCK_ADDRESS;
+	else
+		b.flags |= SNAP_BLOCK_F_ADDR_DERIVED;
+	if (has_req)
+		s->features |= SNAP_F_REQUESTED;
+	else if (b.requested_size == 0)
+		b.flags |= SNAP_BLOCK_F_NO_REQUESTED;
+	if (s->n_blocks == UINT32_MAX)
+		return sv_error_set(err, SV_ERR_LIMIT, pkl_offset(L->r),
+		    "too many blocks");
+	*snap_push_block(s) = b;
+	return PKL_DROP;
+}
+
+static int
+take_hist(struct loader *L, const struct pkl_value *parent,
+    const struct pkl_value *d)
+{
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	struct pending *p;
+
+	/* only history[0] matters: the list's first entry */
+	if (parent != NULL && pkl_count(L->r, parent) > 1)
+		return PKL_DROP;
+	p = pending_add(L, NULL, C_HIST);
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+
+		switch (key_of(L, &it[2 * i])) {
+		case K_ADDR: as_u64(v, &p->addr); break;
+		case K_REAL_SIZE: as_u64(v, &p->real_size); break;
+		case K_FRAMES: p->stack = stack_of(v); break;
+		default: break;
+		}
+	}
+	return PKL_DROP;
+}
+
+static int
+take_segment(struct loader *L, const struct pkl_value *d, struct sv_error *err)
+{
+	struct snapshot *s = L->s;
+	struct snap_segment g;
+	struct pending blocks;
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	int saw_type = 0;
+	uint64_t off;
+
+	memset(&g, 0, sizeof g);
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+		enum key k = key_of(L, &it[2 * i]);
+		uint64_t u = 0;
+
+		switch (k) {
+		case K_DEVICE:
+			if (as_u64(v, &u) != 0 || u > UINT16_MAX)
+				return bad(L, err, "segment", "device");
+			g.device = (uint32_t)u;
+			break;
+		case K_ADDRESS:
+			if (as_u64(v, &g.addr) != 0)
+				return bad(L, err, "segment", "address");
+			break;
+		case K_TOTAL_SIZE:
+			if (as_u64(v, &g.total_size) != 0)
+				return bad(L, err, "segment", "total_size");
+			break;
+		case K_ALLOCATED_SIZE: as_u64(v, &g.allocated_size); break;
+		case K_ACTIVE_SIZE: as_u64(v, &g.active_size); break;
+		case K_REQUESTED_SIZE: as_u64(v, &g.requested_size); break;
+		case K_STREAM: as_u64(v, &g.stream); break;
+		case K_SEGMENT_TYPE: {
+			size_t len;
+			const char *p = pkl_str(L->r, v, &len);
+
+			g.is_large = len == 5 && memcmp(p, "large", 5) == 0;
+			saw_type = 1;
+			break;
+		}
+		case K_SEGMENT_POOL_ID: {
+			size_t m;
+			const struct pkl_value *pi = pkl_items(L->r, v, &m);
+
+			if (m >= 2) {
+				g.pool_id[0] = pi[0].v.i;
+				g.pool_id[1] = pi[1].v.i;
+			}
+			if (!saw_type)
+				s->features |= SNAP_F_NPU;
+			s->features |= SNAP_F_POOL_ID;
+			break;
+		}
+		case K_IS_EXPANDABLE:
+			g.is_expandable = v->kind == PKL_BOOL && v->v.u != 0;
+			s->features |= SNAP_F_EXPANDABLE;
+			break;
+		case K_FRAMES: g.stack = stack_of(v); break;
+		case K_BLOCKS: break;
+		default: s->unknown_keys++; break;
+		}
+	}
+	g.first_block = s->n_blocks;
+	if (pending_take(L, d, C_BLOCKS, &blocks)) {
+		g.first_block = blocks.first;
+		g.n_blocks = blocks.n;
+	}
+	/* blocks without an address key (2.0 and older) follow each other
+	 * from the segment start */
+	off = g.addr;
+	for (i = 0; i < g.n_blocks; i++) {
+		struct snap_block *b = &s->blocks[g.first_block + i];
+
+		if (b->flags & SNAP_BLOCK_F_ADDR_DERIVED)
+			b->addr = off;
+		off = b->addr + b->size;
+	}
+	if (s->n_segments == UINT32_MAX)
+		return sv_error_set(err, SV_ERR_LIMIT, pkl_offset(L->r),
+		    "too many segments");
+	*snap_push_segment(s) = g;
+	return PKL_DROP;
+}
+
+static void
+setting_text(struct loader *L, const struct pkl_value *v, char *buf,
+    size_t size)
+{
+	const char *p;
+	size_t len, n, i, used;
+	const struct pkl_value *it;
+
+	switch (v->kind) {
+	case PKL_NONE: snprintf(buf, size, "None"); return;
+	case PKL_BOOL: snprintf(buf, size, v->v.u ? "True" : "False"); return;
+	case PKL_INT:
+		if (v->flags & PKL_F_UNSIGNED)
+			snprintf(buf, size, "%" PRIu64, v->v.u);
+		else
+			snprintf(buf, size, "%" PRId64, v->v.i);
+		return;
+	case PKL_FLOAT: snprintf(buf, size, "%g", v->v.f); return;
+	case PKL_STR:
+		p = pkl_str(L->r, v, &len);
+		snprintf(buf, size, "%.*s", (int)(len > 1000 ? 1000 : len), p);
+		return;
+	case PKL_DICT:
+		it = pkl_items(L->r, v, &n);
+		used = (size_t)snprintf(buf, size, "{");
+		for (i = 0; i < n && used + 1 < size; i++) {
+			char k[64], val[64];
+
+			setting_text(L, &it[2 * i], k, sizeof k);
+			setting_text(L, &it[2 * i + 1], val, sizeof val);
+			used += (size_t)snprintf(buf + used, size - used,
+			    "%s%s: %s", i ? ", " : "", k, val);
+		}
+		if (used + 1 < size)
+			snprintf(buf + used, size - used, "}");
+		return;
+	default: snprintf(buf, size, "?"); return;
+	}
+}
+
+static int
+take_settings(struct loader *L, const struct pkl_value *d)
+{
+	size_t n, i;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	char buf[1024];
+
+	L->s->features |= SNAP_F_SETTINGS;
+	for (i = 0; i < n && i < 256; i++) {
+		uint32_t key = intern_value_str(L, &it[2 * i]);
+
+		setting_text(L, &it[2 * i + 1], buf, sizeof buf);
+		snap_push_setting(L->s, key,
+		    snap_intern_str(L->s, buf, strlen(buf)));
+	}
+	return PKL_DROP;
+}
+
+static int
+take_annotation(struct loader *L, const struct pkl_value *d)
+{
+	struct snap_annotation a;
+	size_t n, i, len;
+	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	const char *p;
+	uint64_t u;
+
+	memset(&a, 0, sizeof a);
+	a.time_us = SNAP_NO_TIME;
+	a.stage = SNAP_STAGE_OTHER;
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *v = &it[2 * i + 1];
+
+		switch (key_of(L, &it[2 * i])) {
+		case K_NAME: a.name = intern_value_str(L, v); break;
+		case K_STAGE:
+			p = pkl_str(L->r, v, &len);
+			if (len == 5 && memcmp(p, "START", 5) == 0)
+				a.stage = SNAP_STAGE_START;
+			else if (len == 3 && memcmp(p, "END", 3) == 0)
+				a.stage = SNAP_STAGE_END;
+			break;
+		case K_DEVICE:
+			if (as_u64(v, &u) == 0 && u <= UINT16_MAX)
+				a.device = (uint32_t)u;
+			break;
+		case K_TIME_US:
+			if (v->kind == PKL_INT)
+				a.time_us = v->v.i;
+			break;
+		default: break;
+		}
+	}
+	L->s->features |= SNAP_F_ANNOTATIONS;
+	snap_push_annotation(L->s, &a);
+	return PKL_DROP;
+}
+
+static int
+take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
+{
+	struct snapshot *s = L->s;
+	size_t n, i;
+	const struct pkl_value *it;
+
+	if (root->kind == PKL_LIST) {
+		s->features |= SNAP_F_LEGACY_LIST;
+		if (pkl_count(L->r, root) > 0 && s->n_segments == 0)
+			return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
+			    "not a memory snapshot: a list that holds no "
+			    "segment dicts");
+		return PKL_DROP;
+	}
+	it = pkl_items(L->r, root, &n);
+	for (i = 0; i < n; i++)
+		switch (key_of(L, &it[2 * i])) {
+		case K_SEGMENTS: L->saw_segments = 1; break;
+		case K_DEVICE_TRACES: L->saw_traces = 1; break;
+		default: break;
+		}
+	if (!L->saw_segments && !L->saw_traces)
+		return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
+		    "not a memory snapshot: no 'segments' or 'device_traces' "
+		    "key");
+	s->features |= SNAP_F_DICT;
+	if (L->saw_traces)
+		s->features |= SNAP_F_DEVICE_TRACES;
+	return PKL_DROP;
+}
+
+static int
+take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *parent, const struct pkl_value *key,
+    uint64_t index, const struct pkl_value *child, uint64_t *id,
+    uint8_t *id_cls, struct sv_error *err)
+{
+	struct loader *L = ctx;
+	struct pending *p;
+
+	(void)index;
+	L->r = r;
+	if (parent == NULL) {
+		L->root_taken = 1;
+		if (child->cls != C_ROOT)
+			return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(r),
+			    "not a memory snapshot: the top level is not a "
+			    "dict or a list");
+		return take_root(L, child, err);
+	}
+	switch (child->cls) {
+	case C_FRAME:
+		*id_cls = ID_FRAME;
+		return take_frame(L, child, id);
+	case C_FRAMES:
+		*id_cls = ID_STACK;
+		return take_frames(L, child, id);
+	case C_EVENT:
+		return take_event(L, child, err);
+	case C_BLOCK:
+		return take_block(L, child, err);
+	case C_HIST:
+		return take_hist(L, parent, child);
+	case C_HISTORY:
+		/* history[0] (pending C_HIST with no parent yet) now belongs
+		 * to this block dict */
+		if (L->n_pend > 0 && L->pend[L->n_pend - 1].kind == C_HIST &&
+		    L->pend[L->n_pend - 1].parent_ref == UINT64_MAX) {
+			L->pend[L->n_pend - 1].parent_ref = parent->v.ref;
+			L->pend[L->n_pend - 1].kind = C_HISTORY;
+		}
+		return PKL_DROP;
+	case C_BLOCKS:
+		/* the blocks taken since the last segment belong here */
+		p = pending_add(L, parent, C_BLOCKS);
+		p->first = L->blocks_claimed;
+		L->blocks_claimed = L->s->n_blocks;
+		p->n = L->s->n_blocks - p->first;
+		return PKL_DROP;
+	case C_SEGMENT:
+		if (parent_cls == C_ROOT)
+			L->root_segments++;
+		return take_segment(L, child, err);
+	case C_SETTINGS:
+		return take_settings(L, child);
+	case C_ANNOTATION:
+		return take_annotation(L, child);
+	case C_SEGMENTS:
+	case C_TRACES:
+	case C_TRACE:
+	case C_ANNOTATIONS:
+		return PKL_DROP;
+	default:
+		(void)key;
+		return PKL_KEEP;
+	}
+}
+
+static int
+progress(void *ctx, uint64_t offset)
+{
+	struct loader *L = ctx;
+
+	/* Give back the pages already parsed, keeping a window for the
+	 * strings of the memo that are read again (they fault back in from
+	 * the page cache if needed). */
+	if (L->map != NULL)
+		mapfile_release(L->map, (size_t)offset, 64u << 20);
+	if (L->opts != NULL && L->opts->progress != NULL)
+		return L->opts->progress(L->opts->progress_ctx, offset, L->total);
+	return 0;
+}
+
+static int
+load(const uint8_t *buf, size_t len, struct mapfile *map,
+    const struct snap_load_opts *opts, struct snapshot **out,
+    struct sv_error *err)
+{
+	static const struct pkl_sink sink = {classify, take, progress};
+	struct loader *L = xcalloc(1, sizeof *L);
+	struct pkl_reader *r = NULL;
+	int rc;
+
+	L->s = snap_new();
+	L->opts = opts;
+	L->map = map;
+	L->total = len;
+	L->s->source_size = len;
+	rc = pkl_run(buf, len, &sink, L, &r, err);
+	if (rc == 0 && !L->root_taken)
+		rc = sv_error_set(err, SV_ERR_FORMAT, len,
+		    "not a memory snapshot: the top level is not a dict or a "
+		    "list");
+	if (rc == 0) {
+		L->s->protocol = pkl_protocol(r);
+		snap_finish(L->s);
+		*out = L->s;
+		if (opts != NULL && opts->progress != NULL)
+			opts->progress(opts->progress_ctx, len, len);
+	} else {
+		snap_free(L->s);
+		*out = NULL;
+	}
+	pkl_reader_free(r);
+	free(L->pend);
+	free(L->frame_buf);
+	free(L);
+	return rc;
+}
 
 int
 snap_load_buffer(const uint8_t *buf, size_t len,
     const struct snap_load_opts *opts, struct snapshot **out,
     struct sv_error *err)
 {
-	(void)buf;
-	(void)len;
-	(void)opts;
-	*out = NULL;
-	return sv_error_set(err, SV_ERR_UNSUPPORTED, SV_NO_OFFSET,
-	    "loader not written yet");
+	return load(buf, len, NULL, opts, out, err);
 }
 
 int
 snap_load_file(const char *path, const struct snap_load_opts *opts,
     struct snapshot **out, struct sv_error *err)
 {
-	(void)path;
-	return snap_load_buffer(NULL, 0, opts, out, err);
+	struct mapfile map;
+	int rc;
+
+	*out = NULL;
+	if (mapfile_open(&map, path, err) != 0)
+		return -1;
+	rc = load(map.data, map.len, &map, opts, out, err);
+	mapfile_close(&map);
+	return rc;
 }

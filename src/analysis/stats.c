@@ -1,0 +1,98 @@
+/*
+ * The numbers behind `snapview stats`.
+ */
+#include "config.h"
+
+#include "analysis/stats.h"
+
+#include <string.h>
+
+#include "util/u64map.h"
+
+void
+an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
+{
+	uint32_t i, j;
+
+	memset(t, 0, sizeof *t);
+	for (i = 0; i < s->n_segments; i++) {
+		const struct snap_segment *g = &s->segments[i];
+
+		if (g->device != d)
+			continue;
+		t->segments++;
+		t->reserved += g->total_size;
+		t->expandable += g->is_expandable != 0;
+		t->private_pool += g->pool_id[0] != 0 || g->pool_id[1] != 0;
+		for (j = 0; j < g->n_blocks; j++) {
+			const struct snap_block *b;
+
+			if ((uint64_t)g->first_block + j >= s->n_blocks)
+				break;
+			b = &s->blocks[g->first_block + j];
+			t->blocks++;
+			switch (b->state) {
+			case SNAP_BLOCK_ACTIVE_ALLOCATED:
+				t->allocated += b->requested_size;
+				t->allocated_blocks += b->size;
+				t->active += b->size;
+				if (b->size > b->requested_size)
+					t->internal_free +=
+					    b->size - b->requested_size;
+				break;
+			case SNAP_BLOCK_ACTIVE_PENDING_FREE:
+				t->active += b->size;
+				t->pending_free += b->size;
+				t->external_free += b->size;
+				break;
+			default:
+				t->external_free += b->size;
+				if (b->size > t->largest_free)
+					t->largest_free = b->size;
+				break;
+			}
+		}
+	}
+}
+
+void
+an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
+    struct an_stats *st)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct u64map streams;
+	uint64_t i, dummy;
+
+	memset(st, 0, sizeof *st);
+	st->device = d;
+	an_seg_totals(s, d, &st->seg);
+	u64map_init(&streams);
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device == d)
+			u64map_put(&streams, s->segments[i].stream, 1);
+	if (t != NULL) {
+		st->events = t->n;
+		for (i = 0; i < t->n; i++) {
+			unsigned a = t->action[i];
+
+			st->by_action[a < SNAP_ACTION_COUNT ? a
+							    : SNAP_ACTION_COUNT]++;
+			if (!u64map_get(&streams, t->stream[i], &dummy))
+				u64map_put(&streams, t->stream[i], 1);
+			if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME) {
+				if (!st->has_time || t->time_us[i] < st->time_first)
+					st->time_first = t->time_us[i];
+				if (!st->has_time || t->time_us[i] > st->time_last)
+					st->time_last = t->time_us[i];
+				st->has_time = 1;
+			}
+		}
+	}
+	st->streams = streams.n;
+	u64map_destroy(&streams);
+	st->frees_without_alloc = tl->n_pre;
+	st->ghost_blocks = tl->n_ghost;
+	st->peak = tl->peak;
+	st->peak_ev = tl->peak_ev;
+	st->base_total = tl->base_total;
+}

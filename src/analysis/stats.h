@@ -1,0 +1,54 @@
+#ifndef SNAPVIEW_ANALYSIS_STATS_H
+#define SNAPVIEW_ANALYSIS_STATS_H
+/*
+ * Per-device summary of a snapshot: what `snapview stats` prints and the
+ * TUI shows in its titles. Free space is split as PyTorch's
+ * `_memory_viz.py stats` defines it (snapshot-format.md §11): allocated =
+ * sum of requested sizes of active_allocated blocks; internal free = the
+ * rounding inside them (size - requested); external free = every other
+ * block (inactive and pending free).
+ */
+#include <stdint.h>
+
+#include "index/idx_timeline.h"
+#include "snapshot/snap_model.h"
+
+struct an_seg_totals {
+	uint64_t segments;
+	uint64_t blocks;
+	uint64_t reserved;        /* sum of segment sizes */
+	uint64_t allocated;       /* requested bytes of active_allocated */
+	uint64_t allocated_blocks; /* block bytes of active_allocated */
+	uint64_t active;          /* block bytes of allocated + pending */
+	uint64_t pending_free;    /* block bytes of active_pending_free */
+	uint64_t internal_free;   /* rounding inside active_allocated */
+	uint64_t external_free;   /* bytes of every other block */
+	uint64_t largest_free;    /* largest inactive block */
+	uint64_t expandable;      /* expandable segments */
+	uint64_t private_pool;    /* segments in a pool other than (0,0) */
+};
+
+struct an_stats {
+	uint32_t device;
+	uint64_t events;
+	uint64_t by_action[SNAP_ACTION_COUNT + 1]; /* last: unknown */
+	struct an_seg_totals seg;  /* the final segments */
+	uint64_t streams;          /* distinct streams in trace + segments */
+	uint64_t frees_without_alloc;
+	uint64_t ghost_blocks;
+	uint64_t peak;
+	int64_t peak_ev;
+	uint64_t base_total;       /* timeline total before event 0 */
+	int has_time;
+	int64_t time_first, time_last;
+};
+
+/* Totals over the final segments of device d. */
+void an_seg_totals(const struct snapshot *s, uint32_t d,
+    struct an_seg_totals *t);
+
+/* Fills st for device d; tl is that device's timeline. */
+void an_stats(const struct snapshot *s, uint32_t d,
+    const struct idx_timeline *tl, struct an_stats *st);
+
+#endif

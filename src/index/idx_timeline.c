@@ -1,0 +1,195 @@
+/*
+ * Element pairing and running totals of the Active Memory Timeline,
+ * computed in one forward pass (pairing, totals) and one backward pass
+ * (reserved bytes from the final segments). Semantics in idx_timeline.h.
+ */
+#include "config.h"
+
+#include "index/idx_timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+static uint64_t
+push_elem(struct idx_timeline *tl, size_t *cap, const struct idx_elem *e)
+{
+	XGROW(tl->elems, *cap, tl->n_elems + 1);
+	tl->elems[tl->n_elems] = *e;
+	return tl->n_elems++;
+}
+
+/* Forward pass: elements, ev_elem and the per-event delta in total. */
+static void
+pair_events(const struct snap_trace *t, struct idx_timeline *tl,
+    struct u64map *live, size_t *cap, int64_t *delta)
+{
+	uint64_t i;
+
+	for (i = 0; i < tl->n_events; i++) {
+		struct idx_elem e;
+		uint64_t k;
+
+		delta[i] = 0;
+		switch (t->action[i]) {
+		case SNAP_ALLOC:
+			memset(&e, 0, sizeof e);
+			e.addr = t->addr[i];
+			e.size = t->size[i];
+			e.stream = t->stream[i];
+			e.alloc_ev = (int64_t)i;
+			e.free_ev = IDX_NO_EVENT;
+			e.stack = t->stack[i];
+			k = push_elem(tl, cap, &e);
+			u64map_put(live, e.addr, k);
+			tl->ev_elem[i] = k;
+			delta[i] = (int64_t)e.size;
+			break;
+		case SNAP_FREE_COMPLETED:
+			if (u64map_get(live, t->addr[i], &k)) {
+				u64map_del(live, t->addr[i]);
+				tl->elems[k].free_ev = (int64_t)i;
+				tl->ev_elem[i] = k;
+				delta[i] = -(int64_t)tl->elems[k].size;
+				break;
+			}
+			/* freed before any alloc: alive from the start */
+			memset(&e, 0, sizeof e);
+			e.addr = t->addr[i];
+			e.size = t->size[i];
+			e.stream = t->stream[i];
+			e.alloc_ev = IDX_NO_EVENT;
+			e.free_ev = (int64_t)i;
+			e.stack = t->stack[i];
+			e.flags = IDX_ELEM_PRE;
+			tl->ev_elem[i] = push_elem(tl, cap, &e);
+			tl->base_total += e.size;
+			tl->n_pre++;
+			delta[i] = -(int64_t)e.size;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Active blocks of the final state that the trace never allocated. */
+static void
+add_ghosts(const struct snapshot *s, uint32_t d, struct idx_timeline *tl,
+    const struct u64map *live, size_t *cap)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < s->n_segments; i++) {
+		const struct snap_segment *g = &s->segments[i];
+
+		if (g->device != d)
+			continue;
+		for (j = 0; j < g->n_blocks; j++) {
+			const struct snap_block *b;
+			struct idx_elem e;
+			uint64_t k;
+
+			if ((uint64_t)g->first_block + j >= s->n_blocks)
+				break;
+			b = &s->blocks[g->first_block + j];
+			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED ||
+			    u64map_get(live, b->addr, &k))
+				continue;
+			memset(&e, 0, sizeof e);
+			e.addr = b->addr;
+			e.size = b->requested_size;
+			e.stream = g->stream;
+			e.alloc_ev = IDX_NO_EVENT;
+			e.free_ev = IDX_NO_EVENT;
+			e.stack = b->stack;
+			e.flags = IDX_ELEM_GHOST;
+			push_elem(tl, cap, &e);
+			tl->base_total += e.size;
+			tl->n_ghost++;
+		}
+	}
+}
+
+/* Backward pass: reserved after each event, from the final segments. */
+static void
+reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
+    struct idx_timeline *tl)
+{
+	int64_t r = 0;
+	uint64_t i;
+
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device == d)
+			r += (int64_t)s->segments[i].total_size;
+	for (i = tl->n_events; i-- > 0;) {
+		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
+		switch (t->action[i]) {
+		case SNAP_SEGMENT_ALLOC:
+		case SNAP_SEGMENT_MAP: r -= (int64_t)t->size[i]; break;
+		case SNAP_SEGMENT_FREE:
+		case SNAP_SEGMENT_UNMAP: r += (int64_t)t->size[i]; break;
+		default: break;
+		}
+	}
+	tl->base_reserved = r < 0 ? 0 : (uint64_t)r;
+}
+
+int
+idx_timeline_build(const struct snapshot *s, uint32_t d,
+    struct idx_timeline *tl, struct sv_error *err)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct u64map live;
+	size_t cap = 0;
+	int64_t *delta, cur;
+	uint64_t i;
+
+	(void)err;
+	memset(tl, 0, sizeof *tl);
+	tl->owned = 1;
+	tl->device = d;
+	tl->n_events = t != NULL ? t->n : 0;
+	tl->ev_elem = xmalloc((tl->n_events + 1) * sizeof *tl->ev_elem);
+	tl->total = xmalloc((tl->n_events + 1) * sizeof *tl->total);
+	tl->reserved = xmalloc((tl->n_events + 1) * sizeof *tl->reserved);
+	delta = xmalloc((tl->n_events + 1) * sizeof *delta);
+	for (i = 0; i < tl->n_events; i++)
+		tl->ev_elem[i] = UINT64_MAX;
+	u64map_init(&live);
+	if (t != NULL)
+		pair_events(t, tl, &live, &cap, delta);
+	add_ghosts(s, d, tl, &live, &cap);
+	u64map_destroy(&live);
+
+	/* The peak is taken over the states after each event (memory_viz
+	 * records max_size after each action, not for the start alone). */
+	cur = (int64_t)tl->base_total;
+	tl->peak = tl->base_total;
+	tl->peak_ev = IDX_NO_EVENT;
+	for (i = 0; i < tl->n_events; i++) {
+		cur += delta[i];
+		tl->total[i] = cur < 0 ? 0 : (uint64_t)cur;
+		if (tl->peak_ev == IDX_NO_EVENT || tl->total[i] > tl->peak) {
+			tl->peak = tl->total[i];
+			tl->peak_ev = (int64_t)i;
+		}
+	}
+	free(delta);
+	reserved_pass(s, d, t, tl);
+	return 0;
+}
+
+void
+idx_timeline_destroy(struct idx_timeline *tl)
+{
+	if (tl->owned) {
+		free(tl->elems);
+		free(tl->ev_elem);
+		free(tl->total);
+		free(tl->reserved);
+	}
+	memset(tl, 0, sizeof *tl);
+}

@@ -1,0 +1,1136 @@
+/*
+ * The streaming pickle VM. See pkl_reader.h for the contract.
+ *
+ * Values on the stack are 16-byte tagged structs. Containers live in a
+ * recycled pool and are reference counted (references from the stack,
+ * from parent containers and from one memo slot); a reference carries the
+ * pool index and a generation so a stale one is detected, never followed.
+ * The memo is an array of 8-byte encoded slots (strings as offset/length,
+ * containers as references, ids, small scalars inline, anything else
+ * boxed), so a file with 16M memo entries costs 128 MB, not more.
+ *
+ * What it does not do: text protocols 0/1 opcodes (INT, STRING, PUT, ...)
+ * are refused; opcodes that import or call code (GLOBAL, REDUCE, BUILD,
+ * ...) are refused with the opcode named; PROTO above 5 is refused.
+ */
+#include "config.h"
+
+#include "pickle/pkl_reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle/pkl_ops.h"
+#include "util/xalloc.h"
+
+#define MAX_DEPTH (1u << 20)
+#define PROGRESS_STEP (1u << 20)
+#define NO_MEMO UINT32_MAX
+
+/* memo slot tags (low 3 bits) */
+enum { M_EMPTY, M_STR, M_CONT, M_ID, M_SMALL, M_BOXED, M_GONE };
+
+struct cont {
+	uint8_t kind;
+	uint8_t cls;
+	uint8_t live;
+	uint32_t gen;
+	uint32_t refs;
+	uint32_t memo;   /* memo slot that references it, or NO_MEMO */
+	uint64_t count;  /* items ever added (lists: index of the next) */
+	uint8_t taken;   /* the sink consumed it (PKL_DROP or an id) */
+	uint8_t id_cls;
+	uint64_t id;     /* the id it was replaced by */
+	struct pkl_value *items;
+	size_t n, cap;
+};
+
+struct pkl_reader {
+	const uint8_t *buf;
+	size_t len, pos, op_pos;
+	const struct pkl_sink *sink;
+	void *ctx;
+	int protocol;
+
+	struct pkl_value *stack;
+	size_t sp, stack_cap;
+	size_t *marks;
+	size_t n_marks, marks_cap;
+
+	uint64_t *memo;
+	size_t memo_cap;     /* slots allocated */
+	uint64_t memo_used;  /* distinct slots set: MEMOIZE's next index */
+
+	struct cont *conts;
+	uint32_t n_conts, cap_conts;
+	uint32_t *free_conts;
+	uint32_t n_free;
+	size_t cap_free;
+	uint32_t live_conts;
+
+	struct pkl_value *boxed;
+	size_t n_boxed, cap_boxed;
+
+	uint32_t *work; /* release worklist */
+	size_t n_work, cap_work;
+
+	uint64_t next_progress;
+	struct pkl_stats st;
+};
+
+static const char *const op_names[256] = {
+#define PKL_OP_NAME(id, byte, name, kind) [byte] = name,
+    PKL_OPS_INFO(PKL_OP_NAME)
+#undef PKL_OP_NAME
+};
+static const uint8_t op_kinds[256] = {
+#define PKL_OP_KIND(id, byte, name, kind) [byte] = kind + 1,
+    PKL_OPS_INFO(PKL_OP_KIND)
+#undef PKL_OP_KIND
+};
+
+const char *
+pkl_op_name(uint8_t op)
+{
+	return op_names[op];
+}
+
+static int
+fail(struct pkl_reader *r, struct sv_error *err, enum sv_errcode code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int
+fail(struct pkl_reader *r, struct sv_error *err, enum sv_errcode code,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sv_error_vset(err, code, r->op_pos, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- containers -------------------------------------------------------- */
+
+static int
+is_cont(const struct pkl_value *v)
+{
+	return v->kind == PKL_LIST || v->kind == PKL_TUPLE ||
+	       v->kind == PKL_DICT || v->kind == PKL_SET;
+}
+
+static struct cont *
+cont_of(const struct pkl_reader *r, const struct pkl_value *v)
+{
+	uint32_t idx = (uint32_t)v->v.ref;
+	uint32_t gen = (uint32_t)(v->v.ref >> 32);
+	struct cont *c;
+
+	if (!is_cont(v) || idx >= r->n_conts)
+		return NULL;
+	c = &r->conts[idx];
+	if (!c->live || c->gen != gen)
+		return NULL;
+	return c;
+}
+
+static struct pkl_value
+cont_new(struct pkl_reader *r, uint8_t kind, uint8_t cls)
+{
+	struct pkl_value v;
+	struct cont *c;
+	uint32_t idx;
+
+	if (r->n_free > 0) {
+		idx = r->free_conts[--r->n_free];
+	} else {
+		if (r->n_conts == r->cap_conts) {
+			r->cap_conts = r->cap_conts ? r->cap_conts * 2 : 256;
+			r->conts = xreallocarray(r->conts, r->cap_conts,
+			    sizeof *r->conts);
+		}
+		idx = r->n_conts++;
+		memset(&r->conts[idx], 0, sizeof r->conts[idx]);
+	}
+	c = &r->conts[idx];
+	c->kind = kind;
+	c->cls = cls;
+	c->live = 1;
+	c->refs = 1; /* the stack's reference */
+	c->memo = NO_MEMO;
+	c->count = 0;
+	c->n = 0;
+	c->taken = 0;
+	if (++r->live_conts > r->st.containers_peak)
+		r->st.containers_peak = r->live_conts;
+	memset(&v, 0, sizeof v);
+	v.kind = kind;
+	v.cls = cls;
+	/* gen is kept 29 bits wide so a memo slot can hold it */
+	v.v.ref = ((uint64_t)c->gen << 32) | idx;
+	return v;
+}
+
+static void
+incref(struct pkl_reader *r, const struct pkl_value *v)
+{
+	struct cont *c = cont_of(r, v);
+
+	if (c != NULL)
+		c->refs++;
+}
+
+/* Drops one reference; frees containers reaching zero, iteratively so a
+ * million-deep nesting cannot overflow the C stack. */
+static void
+decref(struct pkl_reader *r, const struct pkl_value *v)
+{
+	struct cont *c = cont_of(r, v);
+
+	if (c == NULL || --c->refs > 0)
+		return;
+	r->n_work = 0;
+	XGROW(r->work, r->cap_work, 1);
+	r->work[r->n_work++] = (uint32_t)v->v.ref;
+	while (r->n_work > 0) {
+		uint32_t idx = r->work[--r->n_work];
+		size_t i;
+
+		c = &r->conts[idx];
+		for (i = 0; i < c->n; i++) {
+			struct cont *k = cont_of(r, &c->items[i]);
+
+			if (k != NULL && --k->refs == 0) {
+				XGROW(r->work, r->cap_work, r->n_work + 1);
+				r->work[r->n_work++] = (uint32_t)c->items[i].v.ref;
+			}
+		}
+		c->n = 0;
+		c->live = 0;
+		c->gen = (c->gen + 1) & 0x1fffffff;
+		r->live_conts--;
+		XGROW(r->free_conts, r->cap_free, r->n_free + 1);
+		r->free_conts[r->n_free++] = idx;
+	}
+}
+
+static void
+cont_push(struct cont *c, const struct pkl_value *v)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 8;
+		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
+	}
+	c->items[c->n++] = *v;
+}
+
+/* ---- memo -------------------------------------------------------------- */
+
+static uint64_t
+memo_encode(struct pkl_reader *r, const struct pkl_value *v)
+{
+	switch (v->kind) {
+	case PKL_STR:
+		if (v->len < (1u << 21) && v->v.off < (1ull << 40))
+			return M_STR | (uint64_t)v->len << 3 | v->v.off << 24;
+		break;
+	case PKL_LIST:
+	case PKL_TUPLE:
+	case PKL_DICT:
+	case PKL_SET:
+		return M_CONT | (v->v.ref >> 32) << 3 |
+		       (v->v.ref & 0xffffffffu) << 32;
+	case PKL_ID:
+		if (v->v.id <= UINT32_MAX)
+			return M_ID | (uint64_t)v->cls << 3 | v->v.id << 32;
+		break;
+	case PKL_NONE:
+	case PKL_BOOL:
+		return M_SMALL | (uint64_t)v->kind << 3 | (uint64_t)v->v.u << 8;
+	case PKL_INT:
+		if (!(v->flags & PKL_F_UNSIGNED) && v->v.i >= -(1ll << 55) &&
+		    v->v.i < (1ll << 55))
+			return M_SMALL | (uint64_t)PKL_INT << 3 |
+			       (uint64_t)v->v.i << 8;
+		break;
+	default:
+		break;
+	}
+	XGROW(r->boxed, r->cap_boxed, r->n_boxed + 1);
+	r->boxed[r->n_boxed] = *v;
+	return M_BOXED | (uint64_t)r->n_boxed++ << 3;
+}
+
+static int
+memo_decode(struct pkl_reader *r, uint64_t m, struct pkl_value *v,
+    struct sv_error *err)
+{
+	uint32_t idx, gen;
+
+	memset(v, 0, sizeof *v);
+	switch (m & 7) {
+	case M_STR:
+		v->kind = PKL_STR;
+		v->len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
+		v->v.off = m >> 24;
+		return 0;
+	case M_CONT:
+		idx = (uint32_t)(m >> 32);
+		gen = (uint32_t)((m >> 3) & 0x1fffffff);
+		if (idx >= r->n_conts || !r->conts[idx].live ||
+		    r->conts[idx].gen != gen)
+			return fail(r, err, SV_ERR_FORMAT,
+			    "memo refers to a consumed object");
+		v->kind = r->conts[idx].kind;
+		v->cls = r->conts[idx].cls;
+		v->v.ref = (uint64_t)gen << 32 | idx;
+		return 0;
+	case M_ID:
+		v->kind = PKL_ID;
+		v->cls = (uint8_t)(m >> 3);
+		v->v.id = m >> 32;
+		return 0;
+	case M_SMALL:
+		v->kind = (uint8_t)((m >> 3) & 0x1f);
+		v->v.i = (int64_t)m >> 8;
+		return 0;
+	case M_BOXED:
+		*v = r->boxed[m >> 3];
+		return 0;
+	case M_GONE:
+		return fail(r, err, SV_ERR_FORMAT,
+		    "memo refers to a consumed record");
+	default:
+		return fail(r, err, SV_ERR_FORMAT, "memo slot is empty");
+	}
+}
+
+static int
+memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
+{
+	struct pkl_value *v;
+	uint64_t old;
+
+	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
+		return fail(r, err, SV_ERR_FORMAT, "memo store with empty stack");
+	if (idx >= UINT32_MAX || idx > 2 * (uint64_t)r->memo_cap + (1u << 20))
+		return fail(r, err, SV_ERR_LIMIT, "memo index %llu too large",
+		    (unsigned long long)idx);
+	if (idx >= r->memo_cap) {
+		size_t cap = r->memo_cap;
+
+		r->memo = xgrow(r->memo, &cap, idx + 1, sizeof *r->memo);
+		memset(r->memo + r->memo_cap, 0,
+		    (cap - r->memo_cap) * sizeof *r->memo);
+		r->memo_cap = cap;
+	}
+	v = &r->stack[r->sp - 1];
+	old = r->memo[idx];
+	if ((old & 7) == M_EMPTY)
+		r->memo_used++;
+	if ((old & 7) == M_CONT) {
+		struct pkl_value ov;
+
+		if (memo_decode(r, old, &ov, NULL) == 0)
+			decref(r, &ov);
+	}
+	r->memo[idx] = memo_encode(r, v);
+	if (is_cont(v)) {
+		struct cont *c = cont_of(r, v);
+
+		c->refs++;
+		c->memo = (uint32_t)idx;
+	}
+	if (idx + 1 > r->st.memo_slots)
+		r->st.memo_slots = idx + 1;
+	return 0;
+}
+
+static int
+memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err);
+
+/* ---- stack ------------------------------------------------------------- */
+
+static int
+push(struct pkl_reader *r, const struct pkl_value *v, struct sv_error *err)
+{
+	if (r->sp == r->stack_cap) {
+		if (r->stack_cap >= MAX_DEPTH)
+			return fail(r, err, SV_ERR_LIMIT, "stack deeper than %u",
+			    MAX_DEPTH);
+		r->stack_cap = r->stack_cap ? r->stack_cap * 2 : 256;
+		r->stack = xreallocarray(r->stack, r->stack_cap,
+		    sizeof *r->stack);
+	}
+	r->stack[r->sp++] = *v;
+	if (r->sp > r->st.max_stack)
+		r->st.max_stack = r->sp;
+	return 0;
+}
+
+static int
+memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
+{
+	struct pkl_value v;
+
+	if (idx >= r->memo_cap || (r->memo[idx] & 7) == M_EMPTY)
+		return fail(r, err, SV_ERR_FORMAT, "memo index %llu not set",
+		    (unsigned long long)idx);
+	if (memo_decode(r, r->memo[idx], &v, err) != 0)
+		return -1;
+	incref(r, &v);
+	return push(r, &v, err);
+}
+
+static size_t
+top_mark(const struct pkl_reader *r)
+{
+	return r->n_marks > 0 ? r->marks[r->n_marks - 1] : 0;
+}
+
+/* Values above the top mark; fails if there is no value. */
+static int
+need(struct pkl_reader *r, size_t n, struct sv_error *err)
+{
+	if (r->sp - top_mark(r) < n)
+		return fail(r, err, SV_ERR_FORMAT, "stack underflow");
+	return 0;
+}
+
+static int
+pop_mark(struct pkl_reader *r, size_t *mark, struct sv_error *err)
+{
+	if (r->n_marks == 0)
+		return fail(r, err, SV_ERR_FORMAT, "no MARK on the stack");
+	*mark = r->marks[--r->n_marks];
+	return 0;
+}
+
+/* True for a container that has never received an item. */
+static int
+unfilled(const struct pkl_reader *r, const struct pkl_value *v, uint8_t kind)
+{
+	struct cont *c = cont_of(r, v);
+
+	return c != NULL && c->kind == kind && c->n == 0 && c->count == 0;
+}
+
+/*
+ * Class for a container of the given kind about to be pushed. Where it
+ * will land is decided by what follows, so the candidate parents CPython's
+ * pickler can produce are offered to the sink in turn, and the first class
+ * it accepts (non-zero) wins:
+ *   1. `list X APPEND`: an unfilled list right below;
+ *   2. `dict key X SETITEM`: a key right below an unfilled dict;
+ *   3. `parent MARK ... X ...`: the container below the top mark (list:
+ *      index from the mark; dict: X is a value when it sits at an odd
+ *      position after the mark).
+ */
+static uint8_t
+classify_new(struct pkl_reader *r, uint8_t kind)
+{
+	size_t t = r->sp, lo = top_mark(r);
+	const struct pkl_value *p;
+	struct cont *pc;
+	uint8_t cls;
+
+	if (r->n_marks == 0 && t == 0)
+		return r->sink->classify(r->ctx, r, 0, NULL, 0, kind);
+	if (t >= lo + 1) {
+		p = &r->stack[t - 1];
+		if (unfilled(r, p, PKL_LIST) || unfilled(r, p, PKL_SET)) {
+			pc = cont_of(r, p);
+			cls = r->sink->classify(r->ctx, r, pc->cls, NULL, 0, kind);
+			if (cls != 0)
+				return cls;
+		}
+	}
+	if (t >= lo + 2 && unfilled(r, &r->stack[t - 2], PKL_DICT) &&
+	    !is_cont(&r->stack[t - 1])) {
+		pc = cont_of(r, &r->stack[t - 2]);
+		cls = r->sink->classify(r->ctx, r, pc->cls, &r->stack[t - 1], 0,
+		    kind);
+		if (cls != 0)
+			return cls;
+	}
+	if (r->n_marks == 0 || lo == 0)
+		return 0;
+	pc = cont_of(r, &r->stack[lo - 1]);
+	if (pc == NULL)
+		return 0;
+	if (pc->kind == PKL_DICT) {
+		if (((t - lo) & 1) == 0)
+			return 0; /* X would be a key */
+		return r->sink->classify(r->ctx, r, pc->cls, &r->stack[t - 1],
+		    0, kind);
+	}
+	if (pc->kind == PKL_LIST || pc->kind == PKL_SET)
+		return r->sink->classify(r->ctx, r, pc->cls, NULL,
+		    pc->count + (t - lo), kind);
+	return 0;
+}
+
+static int
+push_new_cont(struct pkl_reader *r, uint8_t kind, struct sv_error *err)
+{
+	uint8_t cls = classify_new(r, kind);
+	struct pkl_value v = cont_new(r, kind, cls);
+
+	if (push(r, &v, err) != 0) {
+		decref(r, &v);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Hands child (owned by the caller: one reference) to the sink as taken by
+ * a parent of class pcls, then stores it in pc (NULL: nowhere, the root).
+ */
+static int
+give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
+    const struct pkl_value *parent, const struct pkl_value *key,
+    uint64_t index, struct pkl_value *child, struct sv_error *err)
+{
+	struct cont *c = cont_of(r, child);
+	uint64_t id = 0;
+	uint8_t id_cls = 0;
+	int t;
+
+	if (c == NULL) {
+		if (pc != NULL)
+			cont_push(pc, child);
+		return 0;
+	}
+	if (c->taken) {
+		/* a second reference to a consumed container (held on the
+		 * stack since before it was taken): same answer as the first */
+		t = c->taken;
+		id = c->id;
+		id_cls = c->id_cls;
+		decref(r, child);
+		goto stored;
+	}
+	t = r->sink->take(r->ctx, r, pcls, parent, key, index, child, &id,
+	    &id_cls, err);
+	if (t < 0) {
+		if (err != NULL && err->offset == SV_NO_OFFSET)
+			err->offset = r->op_pos;
+		decref(r, child);
+		return -1;
+	}
+	if (t == PKL_KEEP) {
+		if (pc != NULL)
+			cont_push(pc, child);
+		else
+			decref(r, child);
+		return 0;
+	}
+	/* consumed: the memo forgets it or maps it to the id */
+	if (c->memo != NO_MEMO && c->memo < r->memo_cap &&
+	    (r->memo[c->memo] & 7) == M_CONT &&
+	    (uint32_t)(r->memo[c->memo] >> 32) == (uint32_t)child->v.ref) {
+		struct pkl_value idv;
+
+		memset(&idv, 0, sizeof idv);
+		idv.kind = PKL_ID;
+		idv.cls = id_cls;
+		idv.v.id = id;
+		r->memo[c->memo] = t == PKL_DROP ? (uint64_t)M_GONE
+						 : memo_encode(r, &idv);
+		c->refs--;
+	}
+	c->taken = (uint8_t)t;
+	c->id = id;
+	c->id_cls = id_cls;
+	decref(r, child);
+stored:
+	if (t == PKL_ID_REPLACE && pc != NULL) {
+		struct pkl_value idv;
+
+		memset(&idv, 0, sizeof idv);
+		idv.kind = PKL_ID;
+		idv.cls = id_cls;
+		idv.v.id = id;
+		cont_push(pc, &idv);
+	}
+	return 0;
+}
+
+/* APPENDS/ADDITEMS: items above the mark go into the list below it. */
+static int
+op_appends(struct pkl_reader *r, int set, struct sv_error *err)
+{
+	size_t m = 0, i;
+	struct cont *pc;
+
+	if (pop_mark(r, &m, err) != 0)
+		return -1;
+	if (m == 0 || (pc = cont_of(r, &r->stack[m - 1])) == NULL ||
+	    pc->kind != (set ? PKL_SET : PKL_LIST))
+		return fail(r, err, SV_ERR_FORMAT, "%s target is not a %s",
+		    set ? "ADDITEMS" : "APPENDS", set ? "set" : "list");
+	for (i = m; i < r->sp; i++) {
+		uint64_t index = pc->count++;
+
+		if (give(r, pc, pc->cls, &r->stack[m - 1], NULL, index,
+		    &r->stack[i], err) != 0) {
+			for (i++; i < r->sp; i++)
+				decref(r, &r->stack[i]);
+			r->sp = m;
+			return -1;
+		}
+		pc = &r->conts[(uint32_t)r->stack[m - 1].v.ref];
+	}
+	r->sp = m;
+	return 0;
+}
+
+static int
+op_append(struct pkl_reader *r, struct sv_error *err)
+{
+	struct cont *pc;
+	uint64_t index;
+
+	if (need(r, 2, err) != 0)
+		return -1;
+	pc = cont_of(r, &r->stack[r->sp - 2]);
+	if (pc == NULL || pc->kind != PKL_LIST)
+		return fail(r, err, SV_ERR_FORMAT, "APPEND target is not a list");
+	index = pc->count++;
+	r->sp--;
+	return give(r, pc, pc->cls, &r->stack[r->sp - 1], NULL, index,
+	    &r->stack[r->sp], err);
+}
+
+/* SETITEMS over [from, sp) into the dict at below. */
+static int
+set_items(struct pkl_reader *r, size_t below, size_t from,
+    struct sv_error *err)
+{
+	struct cont *pc;
+	size_t i;
+
+	pc = cont_of(r, &r->stack[below]);
+	if (pc == NULL || pc->kind != PKL_DICT)
+		return fail(r, err, SV_ERR_FORMAT, "SETITEM target is not a dict");
+	if ((r->sp - from) & 1)
+		return fail(r, err, SV_ERR_FORMAT, "odd number of dict items");
+	for (i = from; i < r->sp; i += 2) {
+		struct pkl_value key = r->stack[i];
+
+		cont_push(pc, &key);
+		if (give(r, pc, pc->cls, &r->stack[below], &key, 0,
+		    &r->stack[i + 1], err) != 0) {
+			for (i += 2; i < r->sp; i++)
+				decref(r, &r->stack[i]);
+			r->sp = from;
+			return -1;
+		}
+		pc = &r->conts[(uint32_t)r->stack[below].v.ref];
+		if (pc->n % 2 == 1) {
+			/* value was consumed (dropped): keep the pair shape */
+			struct pkl_value none;
+
+			memset(&none, 0, sizeof none);
+			cont_push(pc, &none);
+		}
+		pc->count++;
+	}
+	r->sp = from;
+	return 0;
+}
+
+static int
+op_setitems(struct pkl_reader *r, struct sv_error *err)
+{
+	size_t m = 0;
+
+	if (pop_mark(r, &m, err) != 0)
+		return -1;
+	if (m == 0)
+		return fail(r, err, SV_ERR_FORMAT, "SETITEMS without a dict");
+	return set_items(r, m - 1, m, err);
+}
+
+static int
+op_setitem(struct pkl_reader *r, struct sv_error *err)
+{
+	if (need(r, 3, err) != 0)
+		return -1;
+	return set_items(r, r->sp - 3, r->sp - 2, err);
+}
+
+/* TUPLE/LIST/DICT/FROZENSET from the items above the mark, or TUPLEn. */
+static int
+op_build_from(struct pkl_reader *r, uint8_t kind, size_t from,
+    struct sv_error *err)
+{
+	size_t n = r->sp - from, i;
+	struct pkl_value v;
+	struct cont *c;
+	struct pkl_value *tmp;
+
+	tmp = xreallocarray(NULL, n ? n : 1, sizeof *tmp);
+	memcpy(tmp, &r->stack[from], n * sizeof *tmp);
+	r->sp = from;
+	if (kind == PKL_DICT && (n & 1)) {
+		for (i = 0; i < n; i++)
+			decref(r, &tmp[i]);
+		free(tmp);
+		return fail(r, err, SV_ERR_FORMAT, "odd number of dict items");
+	}
+	v = cont_new(r, kind, classify_new(r, kind));
+	c = cont_of(r, &v);
+	for (i = 0; i < n; i++) {
+		const struct pkl_value *key = NULL;
+
+		if (kind == PKL_DICT) {
+			if ((i & 1) == 0) {
+				cont_push(c, &tmp[i]);
+				continue;
+			}
+			key = &tmp[i - 1];
+		}
+		if (give(r, c, c->cls, &v, key, c->count, &tmp[i], err) != 0) {
+			for (i++; i < n; i++)
+				decref(r, &tmp[i]);
+			free(tmp);
+			decref(r, &v);
+			return -1;
+		}
+		c = cont_of(r, &v);
+		if (kind == PKL_DICT && c->n % 2 == 1) {
+			struct pkl_value none;
+
+			memset(&none, 0, sizeof none);
+			cont_push(c, &none);
+		}
+		c->count++;
+	}
+	free(tmp);
+	if (push(r, &v, err) != 0) {
+		decref(r, &v);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- operands ---------------------------------------------------------- */
+
+static int
+operand(struct pkl_reader *r, size_t n, const uint8_t **p,
+    struct sv_error *err)
+{
+	if (r->len - r->pos < n)
+		return fail(r, err, SV_ERR_FORMAT, "truncated %s operand",
+		    op_names[r->buf[r->op_pos]]);
+	*p = r->buf + r->pos;
+	r->pos += n;
+	return 0;
+}
+
+static uint64_t
+le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Decodes an n-byte little-endian two's-complement integer. */
+static void
+decode_long(const uint8_t *p, uint64_t n, struct pkl_value *v)
+{
+	int neg;
+
+	memset(v, 0, sizeof *v);
+	v->kind = PKL_INT;
+	if (n == 0)
+		return;
+	neg = (p[n - 1] & 0x80) != 0;
+	/* strip redundant sign bytes */
+	while (n > 1 && p[n - 1] == (neg ? 0xff : 0x00) &&
+	    ((p[n - 2] & 0x80) != 0) == neg)
+		n--;
+	if (n <= 8) {
+		uint64_t u = le(p, (size_t)n);
+
+		if (neg && n < 8)
+			u |= ~0ull << (8 * n);
+		v->v.u = u;
+		return;
+	}
+	if (n == 9 && !neg && p[8] == 0) {
+		v->v.u = le(p, 8);
+		v->flags = PKL_F_UNSIGNED;
+		return;
+	}
+	v->kind = PKL_BIGINT;
+	v->v.i = neg ? -1 : 1;
+}
+
+static int
+op_string(struct pkl_reader *r, uint8_t kind, size_t lenbytes, int sign,
+    struct sv_error *err)
+{
+	const uint8_t *p = NULL;
+	uint64_t n;
+	struct pkl_value v;
+
+	if (operand(r, lenbytes, &p, err) != 0)
+		return -1;
+	n = le(p, lenbytes);
+	if (sign && (n & 0x80000000u))
+		return fail(r, err, SV_ERR_FORMAT, "negative string length");
+	if (n > r->len - r->pos)
+		return fail(r, err, SV_ERR_FORMAT,
+		    "%s length %llu runs past the end of the file",
+		    op_names[r->buf[r->op_pos]], (unsigned long long)n);
+	if (n > UINT32_MAX)
+		return fail(r, err, SV_ERR_LIMIT, "string longer than 4 GiB");
+	memset(&v, 0, sizeof v);
+	v.kind = kind;
+	v.len = (uint32_t)n;
+	v.v.off = r->pos;
+	r->pos += (size_t)n;
+	return push(r, &v, err);
+}
+
+static int
+push_scalar(struct pkl_reader *r, uint8_t kind, uint64_t u,
+    struct sv_error *err)
+{
+	struct pkl_value v;
+
+	memset(&v, 0, sizeof v);
+	v.kind = kind;
+	v.v.u = u;
+	return push(r, &v, err);
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static int op_refused(struct pkl_reader *r, uint8_t op, struct sv_error *err);
+
+static int
+step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
+{
+	const uint8_t *p = NULL;
+	struct pkl_value v;
+	size_t m = 0;
+
+	switch (op) {
+	case PKL_OP_BINGET:
+		if (operand(r, 1, &p, err) != 0)
+			return -1;
+		return memo_get(r, p[0], err);
+	case PKL_OP_LONG_BINGET:
+		if (operand(r, 4, &p, err) != 0)
+			return -1;
+		return memo_get(r, le(p, 4), err);
+	case PKL_OP_MEMOIZE:
+		return memo_put(r, r->memo_used, err);
+	case PKL_OP_BINPUT:
+		if (operand(r, 1, &p, err) != 0)
+			return -1;
+		return memo_put(r, p[0], err);
+	case PKL_OP_LONG_BINPUT:
+		if (operand(r, 4, &p, err) != 0)
+			return -1;
+		return memo_put(r, le(p, 4), err);
+	case PKL_OP_MARK:
+		if (r->n_marks >= MAX_DEPTH)
+			return fail(r, err, SV_ERR_LIMIT, "marks nested deeper "
+			    "than %u", MAX_DEPTH);
+		XGROW(r->marks, r->marks_cap, r->n_marks + 1);
+		r->marks[r->n_marks++] = r->sp;
+		return 0;
+	case PKL_OP_EMPTY_DICT: return push_new_cont(r, PKL_DICT, err);
+	case PKL_OP_EMPTY_LIST: return push_new_cont(r, PKL_LIST, err);
+	case PKL_OP_EMPTY_TUPLE: return push_new_cont(r, PKL_TUPLE, err);
+	case PKL_OP_EMPTY_SET: return push_new_cont(r, PKL_SET, err);
+	case PKL_OP_SETITEMS: return op_setitems(r, err);
+	case PKL_OP_SETITEM: return op_setitem(r, err);
+	case PKL_OP_APPENDS: return op_appends(r, 0, err);
+	case PKL_OP_ADDITEMS: return op_appends(r, 1, err);
+	case PKL_OP_APPEND: return op_append(r, err);
+	case PKL_OP_SHORT_BINUNICODE: return op_string(r, PKL_STR, 1, 0, err);
+	case PKL_OP_BINUNICODE: return op_string(r, PKL_STR, 4, 0, err);
+	case PKL_OP_BINUNICODE8: return op_string(r, PKL_STR, 8, 0, err);
+	case PKL_OP_SHORT_BINSTRING: return op_string(r, PKL_STR, 1, 0, err);
+	case PKL_OP_BINSTRING: return op_string(r, PKL_STR, 4, 1, err);
+	case PKL_OP_SHORT_BINBYTES: return op_string(r, PKL_BYTES, 1, 0, err);
+	case PKL_OP_BINBYTES: return op_string(r, PKL_BYTES, 4, 0, err);
+	case PKL_OP_BINBYTES8:
+	case PKL_OP_BYTEARRAY8: return op_string(r, PKL_BYTES, 8, 0, err);
+	case PKL_OP_BININT1:
+		if (operand(r, 1, &p, err) != 0)
+			return -1;
+		return push_scalar(r, PKL_INT, p[0], err);
+	case PKL_OP_BININT2:
+		if (operand(r, 2, &p, err) != 0)
+			return -1;
+		return push_scalar(r, PKL_INT, le(p, 2), err);
+	case PKL_OP_BININT:
+		if (operand(r, 4, &p, err) != 0)
+			return -1;
+		return push_scalar(r, PKL_INT,
+		    (uint64_t)(int64_t)(int32_t)(uint32_t)le(p, 4), err);
+	case PKL_OP_LONG1:
+	case PKL_OP_LONG4: {
+		size_t nb = op == PKL_OP_LONG1 ? 1 : 4;
+		uint64_t n;
+
+		if (operand(r, nb, &p, err) != 0)
+			return -1;
+		n = le(p, nb);
+		if (op == PKL_OP_LONG4 && (n & 0x80000000u))
+			return fail(r, err, SV_ERR_FORMAT, "negative LONG4 size");
+		if (n > r->len - r->pos)
+			return fail(r, err, SV_ERR_FORMAT,
+			    "%s length %llu runs past the end of the file",
+			    op_names[op], (unsigned long long)n);
+		decode_long(r->buf + r->pos, n, &v);
+		r->pos += (size_t)n;
+		return push(r, &v, err);
+	}
+	case PKL_OP_BINFLOAT: {
+		uint64_t u = 0;
+		int i;
+
+		if (operand(r, 8, &p, err) != 0)
+			return -1;
+		for (i = 0; i < 8; i++)
+			u = u << 8 | p[i];
+		memset(&v, 0, sizeof v);
+		v.kind = PKL_FLOAT;
+		memcpy(&v.v.f, &u, sizeof u);
+		return push(r, &v, err);
+	}
+	case PKL_OP_NONE: return push_scalar(r, PKL_NONE, 0, err);
+	case PKL_OP_NEWTRUE: return push_scalar(r, PKL_BOOL, 1, err);
+	case PKL_OP_NEWFALSE: return push_scalar(r, PKL_BOOL, 0, err);
+	case PKL_OP_TUPLE1:
+	case PKL_OP_TUPLE2:
+	case PKL_OP_TUPLE3: {
+		size_t n = (size_t)(op - PKL_OP_TUPLE1 + 1);
+
+		if (need(r, n, err) != 0)
+			return -1;
+		return op_build_from(r, PKL_TUPLE, r->sp - n, err);
+	}
+	case PKL_OP_TUPLE:
+	case PKL_OP_LIST:
+	case PKL_OP_DICT:
+	case PKL_OP_FROZENSET:
+		if (pop_mark(r, &m, err) != 0)
+			return -1;
+		return op_build_from(r, op == PKL_OP_TUPLE ? PKL_TUPLE
+				     : op == PKL_OP_LIST   ? PKL_LIST
+				     : op == PKL_OP_DICT   ? PKL_DICT
+							   : PKL_SET,
+		    m, err);
+	case PKL_OP_FRAME:
+		return operand(r, 8, &p, err);
+	case PKL_OP_PROTO:
+		if (operand(r, 1, &p, err) != 0)
+			return -1;
+		if (p[0] > 5)
+			return fail(r, err, SV_ERR_UNSUPPORTED,
+			    "pickle protocol %d is newer than 5", p[0]);
+		r->protocol = p[0];
+		return 0;
+	case PKL_OP_POP:
+		if (r->sp > top_mark(r)) {
+			decref(r, &r->stack[--r->sp]);
+			return 0;
+		}
+		return pop_mark(r, &m, err);
+	case PKL_OP_POP_MARK:
+		if (pop_mark(r, &m, err) != 0)
+			return -1;
+		while (r->sp > m)
+			decref(r, &r->stack[--r->sp]);
+		return 0;
+	case PKL_OP_DUP:
+		if (need(r, 1, err) != 0)
+			return -1;
+		v = r->stack[r->sp - 1];
+		incref(r, &v);
+		return push(r, &v, err);
+	default:
+		return op_refused(r, op, err);
+	}
+}
+
+static int
+op_refused(struct pkl_reader *r, uint8_t op, struct sv_error *err)
+{
+	switch (op_kinds[op]) {
+	case PKL_OPK_CODE + 1:
+		return fail(r, err, SV_ERR_UNSUPPORTED,
+		    "opcode %s (0x%02x) imports or calls code; refusing",
+		    op_names[op], op);
+	case PKL_OPK_TEXT + 1:
+		return fail(r, err, SV_ERR_UNSUPPORTED,
+		    "opcode %s (0x%02x) of text protocols 0/1 is not supported",
+		    op_names[op], op);
+	default:
+		return fail(r, err, SV_ERR_FORMAT,
+		    "not a pickle: unknown opcode 0x%02x", op);
+	}
+}
+
+static void
+reader_init(struct pkl_reader *r, const uint8_t *buf, size_t len,
+    const struct pkl_sink *sink, void *ctx)
+{
+	memset(r, 0, sizeof *r);
+	r->buf = buf;
+	r->len = len;
+	r->sink = sink;
+	r->ctx = ctx;
+	r->next_progress = PROGRESS_STEP;
+}
+
+static int
+finish(struct pkl_reader *r, struct sv_error *err)
+{
+	struct pkl_value top;
+
+	if (r->sp == 0 || r->sp == top_mark(r))
+		return fail(r, err, SV_ERR_FORMAT, "STOP with an empty stack");
+	top = r->stack[--r->sp];
+	return give(r, NULL, 0, NULL, NULL, 0, &top, err);
+}
+
+int
+pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
+    void *ctx, struct pkl_reader **keep, struct sv_error *err)
+{
+	struct pkl_reader *r = xmalloc(sizeof *r);
+	int rc = -1;
+
+	reader_init(r, buf, len, sink, ctx);
+	if (keep != NULL)
+		*keep = NULL;
+	if (len == 0) {
+		sv_error_set(err, SV_ERR_FORMAT, 0, "empty file");
+		goto out;
+	}
+	if (buf[0] != PKL_OP_PROTO && buf[0] != PKL_OP_MARK &&
+	    buf[0] != PKL_OP_EMPTY_DICT && buf[0] != PKL_OP_EMPTY_LIST) {
+		sv_error_set(err, SV_ERR_FORMAT, 0,
+		    "not a pickle (first byte 0x%02x)", buf[0]);
+		goto out;
+	}
+	for (;;) {
+		uint8_t op;
+
+		if (r->pos >= r->len) {
+			sv_error_set(err, SV_ERR_FORMAT, r->len,
+			    "truncated: the file ends before STOP");
+			goto out;
+		}
+		r->op_pos = r->pos;
+		op = r->buf[r->pos++];
+		r->st.opcodes++;
+		if (op == PKL_OP_STOP)
+			break;
+		if (step(r, op, err) != 0)
+			goto out;
+		if (r->pos >= r->next_progress) {
+			r->next_progress = r->pos + PROGRESS_STEP;
+			if (sink->progress != NULL &&
+			    sink->progress(ctx, r->pos) != 0) {
+				sv_error_set(err, SV_ERR_CANCELLED, r->pos,
+				    "cancelled");
+				goto out;
+			}
+		}
+	}
+	rc = finish(r, err);
+out:
+	if (keep != NULL && rc == 0)
+		*keep = r;
+	else
+		pkl_reader_free(r);
+	return rc;
+}
+
+void
+pkl_reader_free(struct pkl_reader *r)
+{
+	uint32_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->n_conts; i++)
+		free(r->conts[i].items);
+	free(r->conts);
+	free(r->free_conts);
+	free(r->stack);
+	free(r->marks);
+	free(r->memo);
+	free(r->boxed);
+	free(r->work);
+	free(r);
+}
+
+/* ---- inspection --------------------------------------------------------- */
+
+const char *
+pkl_str(const struct pkl_reader *r, const struct pkl_value *v, size_t *len)
+{
+	if ((v->kind != PKL_STR && v->kind != PKL_BYTES) ||
+	    v->v.off > r->len || v->len > r->len - v->v.off) {
+		*len = 0;
+		return "";
+	}
+	*len = v->len;
+	return (const char *)r->buf + v->v.off;
+}
+
+const struct pkl_value *
+pkl_items(const struct pkl_reader *r, const struct pkl_value *v, size_t *n)
+{
+	struct cont *c = cont_of(r, v);
+
+	if (c == NULL) {
+		*n = 0;
+		return NULL;
+	}
+	*n = c->kind == PKL_DICT ? c->n / 2 : c->n;
+	return c->items;
+}
+
+uint64_t
+pkl_count(const struct pkl_reader *r, const struct pkl_value *v)
+{
+	struct cont *c = cont_of(r, v);
+
+	return c == NULL ? 0 : c->count;
+}
+
+int
+pkl_protocol(const struct pkl_reader *r)
+{
+	return r->protocol;
+}
+
+uint64_t
+pkl_offset(const struct pkl_reader *r)
+{
+	return r->op_pos;
+}
+
+void
+pkl_get_stats(const struct pkl_reader *r, struct pkl_stats *st)
+{
+	*st = r->st;
+}

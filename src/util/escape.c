@@ -1,0 +1,155 @@
+/*
+ * Escaping of untrusted strings for terminals and JSON.
+ */
+#include "config.h"
+
+#include "util/escape.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t
+utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t k, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return k;
+}
+
+struct out {
+	char *buf;
+	size_t size, used;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (o->used < o->size) {
+		size_t room = o->size - o->used - 1;
+
+		memcpy(o->buf + o->used, s, n < room ? n : room);
+		o->buf[o->used + (n < room ? n : room)] = '\0';
+	}
+	o->used += n;
+}
+
+size_t
+sv_escape(char *buf, size_t size, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	struct out o = {buf, size, 0};
+	size_t i = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	while (i < len) {
+		uint32_t cp = 0;
+		size_t k = utf8_len(p + i, len - i, &cp);
+		char esc[4] = {'\\', 'x', 0, 0};
+
+		if (k > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
+		    cp != '\\') {
+			put(&o, s + i, k);
+			i += k;
+			continue;
+		}
+		if (k == 0)
+			k = 1;
+		switch (p[i]) {
+		case '\n': put(&o, "\\n", 2); break;
+		case '\t': put(&o, "\\t", 2); break;
+		case '\r': put(&o, "\\r", 2); break;
+		case 0x1b: put(&o, "\\e", 2); break;
+		case '\\': put(&o, "\\\\", 2); break;
+		default:
+			/* a C1 control is two bytes in UTF-8: show both */
+			for (size_t j = 0; j < k; j++) {
+				esc[2] = hex[p[i + j] >> 4];
+				esc[3] = hex[p[i + j] & 15];
+				put(&o, esc, 4);
+			}
+		}
+		i += k;
+	}
+	return o.used;
+}
+
+void
+sv_escape_fputs(FILE *f, const char *s)
+{
+	char buf[512];
+	size_t len = strlen(s), n;
+
+	n = sv_escape(buf, sizeof buf, s, len);
+	if (n < sizeof buf) {
+		fputs(buf, f);
+		return;
+	}
+	/* long string: escape in pieces at character boundaries */
+	while (len > 0) {
+		size_t chunk = len < 100 ? len : 100;
+
+		while (chunk < len && ((unsigned char)s[chunk] & 0xc0) == 0x80 &&
+		    chunk < len)
+			chunk++;
+		sv_escape(buf, sizeof buf, s, chunk);
+		fputs(buf, f);
+		s += chunk;
+		len -= chunk;
+	}
+}
+
+void
+sv_json_string(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < len) {
+		uint32_t cp = 0;
+		size_t k = utf8_len(p + i, len - i, &cp);
+
+		if (k == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (cp == '"' || cp == '\\') {
+			fputc('\\', f);
+			fputc((int)cp, f);
+		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		} else {
+			fwrite(s + i, 1, k, f);
+		}
+		i += k;
+	}
+	fputc('"', f);
+}

@@ -1,0 +1,84 @@
+/*
+ * Whole-file read-only mappings.
+ */
+#include "config.h"
+
+#include "util/mapfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
+{
+	struct stat st;
+	int fd;
+	void *p;
+
+	memset(m, 0, sizeof *m);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "is a directory");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "not a regular file");
+	}
+	m->len = (size_t)st.st_size;
+	m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+		      (uint64_t)st.st_mtim.tv_nsec;
+	m->dev = (uint64_t)st.st_dev;
+	m->ino = (uint64_t)st.st_ino;
+	if (m->len > 0) {
+		p = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "mmap: %s",
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		madvise(p, m->len, MADV_SEQUENTIAL);
+		m->data = p;
+	}
+	close(fd);
+	return 0;
+}
+
+void
+mapfile_release(struct mapfile *m, size_t upto, size_t keep)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t end;
+
+	if (m->data == NULL || upto <= keep)
+		return;
+	end = (upto - keep) & ~((size_t)pg - 1);
+	if (end <= m->released)
+		return;
+	madvise((void *)(m->data + m->released), end - m->released,
+	    MADV_DONTNEED);
+	m->released = end;
+}
+
+void
+mapfile_close(struct mapfile *m)
+{
+	if (m->data != NULL)
+		munmap((void *)m->data, m->len);
+	memset(m, 0, sizeof *m);
+}

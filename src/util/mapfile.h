@@ -1,0 +1,32 @@
+#ifndef SNAPVIEW_UTIL_MAPFILE_H
+#define SNAPVIEW_UTIL_MAPFILE_H
+/*
+ * Read-only memory mapping of a whole file, with a way to give back the
+ * pages already read so a sequential pass over a file larger than memory
+ * keeps a small resident set (the pages come back from the page cache if
+ * touched again).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+struct mapfile {
+	const uint8_t *data; /* NULL for an empty file */
+	size_t len;
+	uint64_t mtime_ns;
+	uint64_t dev, ino;
+	size_t released;     /* bytes [0, released) were given back */
+};
+
+/* Maps path read-only. Directories, unreadable or unmappable files give
+ * -1 with err set (SV_ERR_IO). */
+int mapfile_open(struct mapfile *m, const char *path, struct sv_error *err);
+
+/* Hints the kernel that [0, upto - keep) will not be needed soon. */
+void mapfile_release(struct mapfile *m, size_t upto, size_t keep);
+
+void mapfile_close(struct mapfile *m);
+
+#endif

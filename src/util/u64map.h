@@ -1,0 +1,28 @@
+#ifndef SNAPVIEW_UTIL_U64MAP_H
+#define SNAPVIEW_UTIL_U64MAP_H
+/*
+ * Open-addressing hash map from uint64 keys to uint64 values (linear
+ * probing, backward-shift deletion: no tombstones, so lookups stay fast
+ * after millions of inserts and removals).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct u64map {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap; /* power of two, 0 when empty */
+	size_t n;
+};
+
+void u64map_init(struct u64map *m);
+void u64map_destroy(struct u64map *m);
+/* Sets key to val (replacing an old value). */
+void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+/* Returns 1 and *val when present, else 0. */
+int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
+/* Removes key; returns 1 if it was present. */
+int u64map_del(struct u64map *m, uint64_t key);
+
+#endif

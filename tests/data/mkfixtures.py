@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Writes the small hand-made snapshot fixtures in tests/data/fixtures/.
+
+Standard library only, deterministic. For each fixture NAME.pickle it also
+writes NAME.expect: a plain-text dump of what a correct reader must find
+(computed here from the Python objects, independently of snapview), in the
+format tests/unit/check_load.c prints. Files named bad_*.pickle must be
+refused; their .expect holds the error code and a fragment of the message.
+
+usage: mkfixtures.py [OUTDIR]
+"""
+import io
+import os
+import pickle
+import struct
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
+           "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
+           "workspace_snapshot"]
+STATES = {"inactive": 0, "active_allocated": 1, "active_pending_free": 2}
+U64 = (1 << 64) - 1
+
+
+def frame(name, filename, line):
+    return {"name": name, "filename": filename, "line": line}
+
+
+def stack_text(frames):
+    return "|".join("%s@%s:%d" % (f["name"], f["filename"], f["line"])
+                    for f in frames)
+
+
+def expect_text(obj):
+    """The dump check_load.c compares with."""
+    if isinstance(obj, list):
+        segs, traces = obj, []
+    else:
+        segs, traces = obj.get("segments", []), obj.get("device_traces", [])
+    lines = ["segments %d" % len(segs)]
+    for s in segs:
+        lines.append("segment dev=%d addr=%d total=%d stream=%d large=%d "
+                     "expandable=%d blocks=%d stack=%s" % (
+                         s.get("device", 0), s["address"], s["total_size"],
+                         s.get("stream", 0) & U64,
+                         1 if s.get("segment_type") == "large" else 0,
+                         1 if s.get("is_expandable") else 0,
+                         len(s["blocks"]), stack_text(s.get("frames", []))))
+        addr = s["address"]
+        for b in s["blocks"]:
+            a = b.get("address", addr)
+            req = b.get("requested_size")
+            frames = b.get("frames", [])
+            hist = b.get("history")
+            if hist:
+                if req is None:
+                    req = hist[0].get("real_size", 0)
+                if not frames:
+                    frames = hist[0].get("frames", [])
+            lines.append("block addr=%d size=%d req=%d state=%d stack=%s" % (
+                a, b["size"], req or 0, STATES.get(b["state"], 3),
+                stack_text(frames)))
+            addr = a + b["size"]
+    lines.append("traces %d" % len(traces))
+    for d, t in enumerate(traces):
+        lines.append("trace %d events=%d" % (d, len(t)))
+        for e in t:
+            act = e["action"]
+            addr = e.get("addr", e.get("device_free", 0))
+            lines.append("event %s addr=%d size=%d stream=%d time=%s "
+                         "stack=%s" % (act, addr & U64, e.get("size", 0),
+                                       e.get("stream", 0) & U64,
+                                       e.get("time_us", "-"),
+                                       stack_text(e.get("frames", []))))
+    return "\n".join(lines) + "\n"
+
+
+def small_snapshot(with_time=True, extra=False):
+    f_train = frame("train_step", "/work/train.py", 112)
+    f_metrics = frame("collect_metrics", "/work/metrics/tracker.py", 47)
+    f_cpp = frame("c10::cuda::CUDACachingAllocator::malloc", "??", U64)
+    st_a = [f_metrics, f_train]
+    st_b = [f_cpp, f_train]
+    seg_a, seg_b = 0x7f3a00000000, 0x7f3a01400000
+    stream = 94823749283000
+    blocks_a = [
+        {"address": seg_a, "size": 1024, "requested_size": 1000,
+         "state": "active_allocated", "frames": st_a},
+        {"address": seg_a + 1024, "size": 2048, "requested_size": 2048,
+         "state": "active_pending_free", "frames": st_b},
+        {"address": seg_a + 3072, "size": 2097152 - 3072,
+         "requested_size": 0, "state": "inactive", "frames": []},
+    ]
+    blocks_b = [
+        {"address": seg_b, "size": 20971520, "requested_size": 123,
+         "state": "inactive", "frames": []},
+    ]
+    segments = [
+        {"device": 0, "address": seg_a, "total_size": 2097152,
+         "allocated_size": 1024, "active_size": 3072,
+         "requested_size": 3048, "stream": 0, "segment_type": "small",
+         "segment_pool_id": (0, 0), "is_expandable": False,
+         "frames": st_a, "blocks": blocks_a},
+        {"device": 0, "address": seg_b, "total_size": 20971520,
+         "allocated_size": 0, "active_size": 0, "requested_size": 0,
+         "stream": stream, "segment_type": "large",
+         "segment_pool_id": (1, 2), "is_expandable": True,
+         "frames": [], "blocks": blocks_b},
+    ]
+    t0 = 1700000000000000
+    trace = [
+        {"action": "segment_alloc", "addr": seg_a, "size": 2097152,
+         "stream": 0, "frames": st_a},
+        {"action": "alloc", "addr": seg_a, "size": 1000, "stream": 0,
+         "frames": st_a},
+        {"action": "alloc", "addr": seg_a + 1024, "size": 2048,
+         "stream": 0, "frames": st_b},
+        {"action": "free_requested", "addr": seg_a + 1024, "size": 2048,
+         "stream": 0, "frames": st_b},
+        {"action": "segment_map", "addr": seg_b, "size": 20971520,
+         "stream": stream, "frames": st_b},
+        {"action": "oom", "device_free": 4096, "size": 41943040,
+         "stream": 0, "frames": st_b},
+        {"action": "snapshot", "addr": 0, "size": 3072, "stream": 0},
+        {"action": "mystery_action", "addr": 5, "size": 6, "stream": 0},
+    ]
+    if with_time:
+        for i, e in enumerate(trace):
+            e["time_us"] = t0 + 10 * i
+    if extra:
+        for e in trace:
+            e["compile_context"] = "N/A"
+            e["user_metadata"] = ""
+    snap = {"segments": segments, "device_traces": [trace, []]}
+    if extra:
+        snap["allocator_settings"] = {
+            "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+            "max_split_size": -1, "garbage_collection_threshold": 0.0,
+            "expandable_segments": True,
+            "roundup_power2_divisions": {"1": 0, "2": 0}}
+        snap["external_annotations"] = [
+            {"name": "ProfilerStep#0", "stage": "START", "device": 0,
+             "time_us": t0},
+            {"name": "ProfilerStep#0", "stage": "END", "device": 0,
+             "time_us": t0 + 100}]
+        snap["some_future_key"] = {"x": [1, 2, 3]}
+    return snap
+
+
+def legacy_113():
+    f = frame("forward", "/work/model.py", 10)
+    return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
+             "allocated_size": 512, "active_size": 512, "stream": 0,
+             "segment_type": "small",
+             "blocks": [
+                 {"size": 512, "state": "active_allocated",
+                  "history": [{"addr": 0x7f0000000000, "real_size": 100,
+                               "frames": [f]},
+                              {"addr": 0x7f0000000000, "real_size": 300}]},
+                 {"size": 2097152 - 512, "state": "inactive"}]}]
+
+
+def legacy_20():
+    f = frame("forward", "/work/model.py", 11)
+    seg = {"device": 0, "address": 0x7f0000200000, "total_size": 2097152,
+           "allocated_size": 1024, "active_size": 1024, "requested_size": 1000,
+           "stream": 0, "segment_type": "small",
+           "blocks": [{"size": 1024, "requested_size": 1000,
+                       "state": "active_allocated",
+                       "history": [{"addr": 0x7f0000200000,
+                                    "real_size": 1000, "frames": [f]}]},
+                      {"size": 2097152 - 1024, "requested_size": 0,
+                       "state": "inactive"}]}
+    trace = [{"action": "alloc", "addr": 0x7f0000200000, "size": 1000,
+              "stream": 0}]
+    return {"segments": [seg], "device_traces": [trace]}
+
+
+def single_items():
+    """One-element lists and one-key dicts: APPEND and SETITEM, no MARK."""
+    f = frame("f", "/a.py", 1)
+    return {"segments": [{"device": 0, "address": 4096, "total_size": 512,
+                          "stream": 0, "segment_type": "small",
+                          "blocks": [{"address": 4096, "size": 512,
+                                      "requested_size": 512,
+                                      "state": "active_allocated",
+                                      "frames": [f]}]}],
+            "device_traces": [[{"action": "alloc", "addr": 4096,
+                                "size": 512, "stream": 0,
+                                "frames": [f]}]]}
+
+
+def two_traces():
+    e = {"action": "alloc", "addr": 8192, "size": 100, "stream": 0}
+    return {"segments": [],
+            "device_traces": [[], [dict(e)], [], [dict(e), dict(e, size=7)]]}
+
+
+def big_ints():
+    return {"segments": [{"device": 0, "address": (1 << 63) + 4096,
+                          "total_size": 512, "stream": U64,
+                          "segment_type": "small",
+                          "blocks": [{"address": (1 << 63) + 4096,
+                                      "size": 512, "requested_size": 1,
+                                      "state": "inactive",
+                                      "frames": [frame("x", "y", U64)]}]}],
+            "device_traces": [[{"action": "alloc", "addr": U64 - 511,
+                                "size": 1 << 40, "stream": (1 << 63) - 1,
+                                "time_us": -5}]]}
+
+
+def write(name, obj, protocol=4):
+    path = os.path.join(OUT, name + ".pickle")
+    with open(path, "wb") as f:
+        pickle.dump(obj, f, protocol=protocol)
+    with open(os.path.join(OUT, name + ".expect"), "w") as f:
+        f.write(expect_text(obj))
+
+
+def write_raw(name, data, expect):
+    with open(os.path.join(OUT, name + ".pickle"), "wb") as f:
+        f.write(data)
+    with open(os.path.join(OUT, name + ".expect"), "w") as f:
+        f.write(expect + "\n")
+
+
+def long4_unicode8():
+    """LONG4 and BINUNICODE8/BINBYTES8 are legal but CPython only emits
+    them for huge objects: write them by hand."""
+    out = io.BytesIO()
+    out.write(b"\x80\x04}(")
+    key = b"segments"
+    out.write(b"\x8d" + struct.pack("<Q", len(key)) + key)   # BINUNICODE8
+    out.write(b"](}(")                                        # list, dict
+    for k, v in (("device", 0), ("total_size", 512), ("stream", 0)):
+        kb = k.encode()
+        out.write(b"\x8c" + bytes([len(kb)]) + kb + b"M" +
+                  struct.pack("<H", v))                       # BININT2
+    kb = b"address"
+    out.write(b"\x8c" + bytes([len(kb)]) + kb)
+    vb = (8192).to_bytes(16, "little")                        # LONG4, padded
+    out.write(b"\x8b" + struct.pack("<I", len(vb)) + vb)
+    kb = b"blocks"
+    out.write(b"\x8c" + bytes([len(kb)]) + kb + b"]")
+    kb = b"segment_type"
+    out.write(b"\x8c" + bytes([len(kb)]) + kb + b"\x8e" +
+              struct.pack("<Q", 5) + b"small")                # BINBYTES8
+    out.write(b"ue")                                          # SETITEMS, APPENDS
+    kb = b"device_traces"
+    out.write(b"\x8c" + bytes([len(kb)]) + kb + b"]")
+    out.write(b"u.")
+    snap = {"segments": [{"device": 0, "total_size": 512, "stream": 0,
+                          "address": 8192, "blocks": [],
+                          "segment_type": b"small"}],
+            "device_traces": []}
+    got = pickle.loads(out.getvalue())
+    assert got == snap, got
+    return out.getvalue(), snap
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    snap = small_snapshot()
+    for p in (2, 3, 4, 5):
+        write("small_p%d" % p, snap, protocol=p)
+    write("newest", small_snapshot(with_time=True, extra=True))
+    write("notime", small_snapshot(with_time=False))
+    write("legacy_113", legacy_113(), protocol=2)
+    write("legacy_20", legacy_20())
+    write("single_items", single_items())
+    write("two_traces", two_traces())
+    write("big_ints", big_ints())
+    write("empty_dict_snapshot", {"segments": [], "device_traces": []})
+    data, obj = long4_unicode8()
+    with open(os.path.join(OUT, "long4.pickle"), "wb") as f:
+        f.write(data)
+    with open(os.path.join(OUT, "long4.expect"), "w") as f:
+        f.write(expect_text(obj))
+    # inputs that must be refused
+    write_raw("bad_global", b"\x80\x02cos\nsystem\n(S'echo hi'\ntR.",
+              "2 GLOBAL (0x63) imports or calls code")
+    write_raw("bad_stack_global",
+              b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x02os"
+              b"\x8c\x06system\x93.", "2 STACK_GLOBAL (0x93) imports")
+    write_raw("bad_reduce", b"\x80\x04}\x94R.", "2 REDUCE (0x52)")
+    write_raw("bad_truncated", pickle.dumps(snap, protocol=4)[:-40],
+              "2 end")
+    write_raw("bad_not_pickle", b"PK\x03\x04 this is a zip file",
+              "2 not a pickle")
+    write_raw("bad_empty", b"", "2 empty file")
+    write_raw("bad_wrong_shape", pickle.dumps({"a": 1}, protocol=4),
+              "2 not a memory snapshot")
+    write_raw("bad_int_top", pickle.dumps(12345, protocol=4),
+              "2 not a memory snapshot")
+    write_raw("bad_memo", b"\x80\x04]\x94j\xff\xff\x00\x00a.",
+              "2 memo index 65535 not set")
+    write_raw("bad_proto6", b"\x80\x06}.", "2 protocol 6")
+    write_raw("bad_text_proto", b"(dp0\nS'segments'\np1\n(lp2\nsS.",
+              "2 text protocols")
+
+
+if __name__ == "__main__":
+    main()

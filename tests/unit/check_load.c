@@ -1,0 +1,302 @@
+/*
+ * The snapshot loader on committed fixtures: every format version and
+ * protocol gives the model that tests/data/mkfixtures.py says it must
+ * (NAME.expect, written from the Python objects); bad inputs are refused
+ * with the right code; every prefix and thousands of byte mutations of the
+ * fixtures either load or fail cleanly (run under ASan/UBSan in CI).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot/snap_load.h"
+#include "util/xalloc.h"
+
+#define FIX TOP_SRCDIR "/tests/data/fixtures/"
+#define REAL TOP_SRCDIR "/tests/data/real/"
+
+static const char *const good[] = {
+    "small_p2", "small_p3", "small_p4", "small_p5", "newest", "notime",
+    "legacy_113", "legacy_20", "single_items", "two_traces", "big_ints",
+    "empty_dict_snapshot", "long4"};
+static const char *const bad[] = {
+    "bad_global", "bad_stack_global", "bad_reduce", "bad_truncated",
+    "bad_not_pickle", "bad_empty", "bad_wrong_shape", "bad_int_top",
+    "bad_memo", "bad_proto6", "bad_text_proto"};
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = xmalloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void
+dump_stack(FILE *f, const struct snapshot *s, uint32_t st)
+{
+	uint32_t n, i;
+	const uint32_t *fr = snap_stack(s, st, &n);
+
+	for (i = 0; i < n; i++) {
+		const struct snap_frame *x = &s->frames[fr[i]];
+
+		fprintf(f, "%s%s@%s:%" PRIu64, i ? "|" : "", snap_str(s, x->name),
+		    snap_str(s, x->filename), x->line);
+	}
+}
+
+/* The .expect format of mkfixtures.py. */
+static void
+dump(FILE *f, const struct snapshot *s)
+{
+	uint32_t i, j, d;
+
+	fprintf(f, "segments %u\n", s->n_segments);
+	for (i = 0; i < s->n_segments; i++) {
+		const struct snap_segment *g = &s->segments[i];
+
+		fprintf(f, "segment dev=%u addr=%" PRIu64 " total=%" PRIu64
+			   " stream=%" PRIu64 " large=%d expandable=%d "
+			   "blocks=%u stack=",
+		    g->device, g->addr, g->total_size, g->stream, g->is_large,
+		    g->is_expandable, g->n_blocks);
+		dump_stack(f, s, g->stack);
+		fprintf(f, "\n");
+		for (j = 0; j < g->n_blocks; j++) {
+			const struct snap_block *b = &s->blocks[g->first_block + j];
+
+			fprintf(f, "block addr=%" PRIu64 " size=%" PRIu64
+				   " req=%" PRIu64 " state=%d stack=",
+			    b->addr, b->size, b->requested_size, b->state);
+			dump_stack(f, s, b->stack);
+			fprintf(f, "\n");
+		}
+	}
+	fprintf(f, "traces %u\n", s->n_traces);
+	for (d = 0; d < s->n_traces; d++) {
+		const struct snap_trace *t = &s->traces[d];
+		uint64_t k;
+
+		fprintf(f, "trace %u events=%" PRIu64 "\n", d, t->n);
+		for (k = 0; k < t->n; k++) {
+			const char *name = snap_action_name(t->action[k]);
+
+			if (name == NULL)
+				name = snap_str(s, s->unknown_actions
+				    [t->action[k] - SNAP_ACTION_COUNT]);
+			fprintf(f, "event %s addr=%" PRIu64 " size=%" PRIu64
+				   " stream=%" PRIu64 " time=",
+			    name, t->addr[k], t->size[k], t->stream[k]);
+			if (t->time_us == NULL || t->time_us[k] == SNAP_NO_TIME)
+				fprintf(f, "-");
+			else
+				fprintf(f, "%" PRId64, t->time_us[k]);
+			fprintf(f, " stack=");
+			dump_stack(f, s, t->stack[k]);
+			fprintf(f, "\n");
+		}
+	}
+}
+
+START_TEST(test_load_fixtures)
+{
+	char path[512], *want, *got;
+	size_t wlen, glen;
+	struct snapshot *s;
+	struct sv_error err;
+	FILE *f;
+
+	snprintf(path, sizeof path, FIX "%s.pickle", good[_i]);
+	sv_error_clear(&err);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    good[_i], err.msg);
+	f = open_memstream(&got, &glen);
+	dump(f, s);
+	fclose(f);
+	snprintf(path, sizeof path, FIX "%s.expect", good[_i]);
+	want = slurp(path, &wlen);
+	ck_assert_str_eq(got, want);
+	free(want);
+	free(got);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_load_bad)
+{
+	char path[512], *want, *frag;
+	size_t wlen;
+	struct snapshot *s = NULL;
+	struct sv_error err;
+	int status;
+
+	snprintf(path, sizeof path, FIX "%s.expect", bad[_i]);
+	want = slurp(path, &wlen);
+	want[strcspn(want, "\n")] = '\0';
+	status = atoi(want);
+	frag = strchr(want, ' ') + 1;
+	snprintf(path, sizeof path, FIX "%s.pickle", bad[_i]);
+	sv_error_clear(&err);
+	ck_assert_int_eq(snap_load_file(path, NULL, &s, &err), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(sv_errcode_status(err.code), status);
+	ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: '%s' lacks '%s'",
+	    bad[_i], err.msg, frag);
+	ck_assert_msg(err.offset != SV_NO_OFFSET, "no byte offset");
+	free(want);
+}
+END_TEST
+
+START_TEST(test_load_io_errors)
+{
+	struct snapshot *s = NULL;
+	struct sv_error err;
+
+	ck_assert_int_eq(snap_load_file(TOP_SRCDIR "/tests/data", NULL, &s,
+			     &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "directory"));
+	ck_assert_int_eq(snap_load_file(FIX "no-such-file", NULL, &s, &err),
+	    -1);
+	ck_assert_int_eq(err.code, SV_ERR_IO);
+}
+END_TEST
+
+START_TEST(test_load_real)
+{
+	/* The real files load; their sizes and shapes are compared with
+	 * Python's reading of them in tests/stats/oracle.test. */
+	static const char *const real[] = {
+	    "npu_leak_expandable", "npu_leak_empty_cache",
+	    "synthetic_inconsistent"};
+	char path[512];
+	struct snapshot *s;
+	struct sv_error err;
+
+	snprintf(path, sizeof path, REAL "%s.pickle", real[_i]);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s",
+	    err.msg);
+	ck_assert_uint_gt(s->n_segments, 0);
+	ck_assert_uint_gt(snap_trace_of(s, snap_default_device(s))->n, 1000);
+	snap_free(s);
+}
+END_TEST
+
+/* Loading must return 0 or -1; a crash fails the test (fork mode). */
+static void
+try_load(const uint8_t *buf, size_t len)
+{
+	struct snapshot *s = NULL;
+	struct sv_error err;
+	int r;
+
+	sv_error_clear(&err);
+	r = snap_load_buffer(buf, len, NULL, &s, &err);
+	ck_assert(r == 0 || r == -1);
+	ck_assert(r == 0 ? s != NULL : (s == NULL && err.msg[0] != '\0'));
+	snap_free(s);
+}
+
+START_TEST(test_load_prefixes)
+{
+	/* every prefix of every small fixture */
+	char path[512], *buf;
+	size_t len, n;
+
+	snprintf(path, sizeof path, FIX "%s.pickle", good[_i]);
+	buf = slurp(path, &len);
+	for (n = 0; n < len; n++)
+		try_load((const uint8_t *)buf, n);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_load_prefixes_real)
+{
+	/* ~1000 sampled prefixes of a real 600 KB file */
+	char *buf;
+	size_t len, n, step;
+
+	buf = slurp(REAL "npu_leak_empty_cache.pickle", &len);
+	step = len / 1000 + 1;
+	for (n = 0; n < len; n += step)
+		try_load((const uint8_t *)buf, n);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_load_mutations)
+{
+	/* fixed-seed byte mutations: 1, 2 or 4 bytes changed per try */
+	char path[512], *orig, *buf;
+	size_t len, k;
+	unsigned seed = 12345u + (unsigned)_i;
+	int t;
+
+	snprintf(path, sizeof path, FIX "%s.pickle", good[_i]);
+	orig = slurp(path, &len);
+	buf = xmalloc(len);
+	for (t = 0; t < 1500; t++) {
+		int nmut = 1 << (t % 3);
+
+		memcpy(buf, orig, len);
+		for (k = 0; k < (size_t)nmut; k++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[(seed >> 8) % len] = (char)(seed >> 20);
+		}
+		try_load((const uint8_t *)buf, len);
+	}
+	free(buf);
+	free(orig);
+}
+END_TEST
+
+static Suite *
+load_suite(void)
+{
+	Suite *s = suite_create("load");
+	TCase *tc = tcase_create("formats");
+	TCase *tr = tcase_create("robustness");
+	int ng = (int)(sizeof good / sizeof good[0]);
+	int nb = (int)(sizeof bad / sizeof bad[0]);
+
+	tcase_add_loop_test(tc, test_load_fixtures, 0, ng);
+	tcase_add_loop_test(tc, test_load_bad, 0, nb);
+	tcase_add_test(tc, test_load_io_errors);
+	tcase_add_loop_test(tc, test_load_real, 0, 3);
+	tcase_add_loop_test(tr, test_load_prefixes, 0, ng);
+	tcase_add_test(tr, test_load_prefixes_real);
+	tcase_add_loop_test(tr, test_load_mutations, 0, ng);
+	tcase_set_timeout(tr, 300);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, tr);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(load_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

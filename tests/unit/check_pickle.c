@@ -1,0 +1,391 @@
+/*
+ * Unit tests of the streaming pickle VM: every opcode it executes, memo
+ * sharing, the take() protocol (keep, drop, replace by id), refused
+ * opcodes and limits.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle/pkl_ops.h"
+#include "pickle/pkl_reader.h"
+#include "util/xalloc.h"
+
+/* A sink that keeps everything and remembers the root's value; frames
+ * classified 7 are replaced by id 1000+n, class 8 dicts are dropped. */
+struct rec {
+	struct pkl_value root;
+	int took_root;
+	int n_replaced, n_dropped;
+	char root_items[4096];
+};
+
+static uint8_t
+rec_classify(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *key, uint64_t index, uint8_t kind)
+{
+	size_t len;
+	const char *k;
+
+	(void)ctx;
+	(void)index;
+	(void)kind;
+	if (key != NULL) {
+		k = pkl_str(r, key, &len);
+		if (len == 6 && memcmp(k, "intern", 6) == 0)
+			return 7;
+		if (len == 4 && memcmp(k, "drop", 4) == 0)
+			return 8;
+	}
+	return parent_cls == 0 ? 1 : 2;
+}
+
+/* strcat that never overflows buf */
+static void
+app(char *buf, size_t size, const char *s)
+{
+	size_t used = strlen(buf);
+
+	if (used + strlen(s) < size)
+		strcat(buf, s);
+}
+
+static void
+describe(struct pkl_reader *r, const struct pkl_value *v, char *buf,
+    size_t size)
+{
+	size_t used = strlen(buf), n, i, len;
+	const struct pkl_value *it;
+	const char *s;
+
+	if (used + 64 >= size)
+		return;
+	switch (v->kind) {
+	case PKL_NONE: app(buf, size, "None"); break;
+	case PKL_BOOL: app(buf, size, v->v.u ? "True" : "False"); break;
+	case PKL_INT:
+		snprintf(buf + used, size - used,
+		    (v->flags & PKL_F_UNSIGNED) ? "%llu" : "%lld",
+		    (v->flags & PKL_F_UNSIGNED) ? (unsigned long long)v->v.u
+						: (unsigned long long)v->v.i);
+		if (!(v->flags & PKL_F_UNSIGNED))
+			snprintf(buf + used, size - used, "%lld",
+			    (long long)v->v.i);
+		break;
+	case PKL_BIGINT: app(buf, size, v->v.i < 0 ? "-big" : "big"); break;
+	case PKL_FLOAT: snprintf(buf + used, size - used, "%g", v->v.f); break;
+	case PKL_STR:
+	case PKL_BYTES:
+		s = pkl_str(r, v, &len);
+		snprintf(buf + used, size - used, "%s'%.*s'",
+		    v->kind == PKL_BYTES ? "b" : "", (int)len, s);
+		break;
+	case PKL_ID:
+		snprintf(buf + used, size - used, "#%llu",
+		    (unsigned long long)v->v.id);
+		break;
+	case PKL_LIST:
+	case PKL_TUPLE:
+	case PKL_SET:
+	case PKL_DICT:
+		it = pkl_items(r, v, &n);
+		app(buf, size, v->kind == PKL_LIST ? "[" : v->kind == PKL_TUPLE ? "(" : "{");
+		for (i = 0; i < n; i++) {
+			if (i)
+				app(buf, size, ",");
+			if (v->kind == PKL_DICT) {
+				describe(r, &it[2 * i], buf, size);
+				app(buf, size, ":");
+				describe(r, &it[2 * i + 1], buf, size);
+			} else {
+				describe(r, &it[i], buf, size);
+			}
+		}
+		app(buf, size, v->kind == PKL_LIST ? "]" : v->kind == PKL_TUPLE ? ")" : "}");
+		break;
+	default: app(buf, size, "?"); break;
+	}
+}
+
+static int
+rec_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *parent, const struct pkl_value *key,
+    uint64_t index, const struct pkl_value *child, uint64_t *id,
+    uint8_t *id_cls, struct sv_error *err)
+{
+	struct rec *rc = ctx;
+
+	(void)parent_cls;
+	(void)key;
+	(void)index;
+	(void)err;
+	if (parent == NULL) {
+		rc->took_root = 1;
+		rc->root = *child;
+		rc->root_items[0] = '\0';
+		describe(r, child, rc->root_items, sizeof rc->root_items);
+		return PKL_DROP;
+	}
+	if (child->cls == 7) {
+		*id = 1000 + (uint64_t)rc->n_replaced++;
+		*id_cls = 3;
+		return PKL_ID_REPLACE;
+	}
+	if (child->cls == 8) {
+		rc->n_dropped++;
+		return PKL_DROP;
+	}
+	return PKL_KEEP;
+}
+
+static const struct pkl_sink rec_sink = {rec_classify, rec_take, NULL};
+
+/* Runs bytes; on success returns the root's description. */
+static int
+run(const void *buf, size_t len, struct rec *rc, struct sv_error *err)
+{
+	memset(rc, 0, sizeof *rc);
+	sv_error_clear(err);
+	return pkl_run(buf, len, &rec_sink, rc, NULL, err);
+}
+
+#define RUN_OK(bytes, want)                                                    \
+	do {                                                                   \
+		struct rec rc_;                                                \
+		struct sv_error e_;                                            \
+		int r_ = run(bytes, sizeof(bytes) - 1, &rc_, &e_);             \
+		ck_assert_msg(r_ == 0, "failed: %s", e_.msg);                  \
+		ck_assert_str_eq(rc_.root_items, want);                        \
+	} while (0)
+
+#define RUN_FAIL(bytes, want_code, frag)                                            \
+	do {                                                                   \
+		struct rec rc_;                                                \
+		struct sv_error e_;                                            \
+		int r_ = run(bytes, sizeof(bytes) - 1, &rc_, &e_);             \
+		ck_assert_int_eq(r_, -1);                                      \
+		ck_assert_int_eq(e_.code, want_code);                             \
+		ck_assert_msg(strstr(e_.msg, frag) != NULL, "msg: %s", e_.msg); \
+	} while (0)
+
+START_TEST(test_pickle_ints)
+{
+	/* BININT1 7, BININT2 513, BININT -1, LONG1 empty = 0 */
+	RUN_OK("\x80\x04(K\x07M\x01\x02J\xff\xff\xff\xff\x8a\x00l.",
+	    "[7,513,-1,0]");
+	/* LONG1 2^63 (9 bytes), 2^64-1 (9 bytes), -2^63 (8 bytes) */
+	RUN_OK("\x80\x04(\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00"
+	       "\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00"
+	       "\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80l.",
+	    "[9223372036854775808,18446744073709551615,-9223372036854775808]");
+	/* LONG4 with padding, and a 2^72 that does not fit */
+	RUN_OK("\x80\x04(\x8b\x03\x00\x00\x00\x05\x00\x00"
+	       "\x8a\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"
+	       "\x8a\x02\xff\x7fl.",
+	    "[5,big,32767]");
+	/* a redundant sign byte: -1 written on 3 bytes */
+	RUN_OK("\x80\x04(\x8a\x03\xff\xff\xffl.", "[-1]");
+}
+END_TEST
+
+START_TEST(test_pickle_scalars)
+{
+	/* BINFLOAT is big-endian: 1.5 = 3f f8 00.. */
+	RUN_OK("\x80\x04(G\x3f\xf8\x00\x00\x00\x00\x00\x00N\x88\x89l.",
+	    "[1.5,None,True,False]");
+	RUN_OK("\x80\x04(\x8c\x02hiX\x03\x00\x00\x00" "abc"
+	       "\x8d\x01\x00\x00\x00\x00\x00\x00\x00zC\x01\x01l.",
+	    "['hi','abc','z',b'\001']");
+	RUN_OK("\x80\x04(B\x02\x00\x00\x00" "ab\x8e\x01\x00\x00\x00\x00\x00\x00\x00" "c"
+	       "\x96\x00\x00\x00\x00\x00\x00\x00\x00U\x01" "dT\x01\x00\x00\x00" "el.",
+	    "[b'ab',b'c',b'','d','e']");
+}
+END_TEST
+
+START_TEST(test_pickle_containers)
+{
+	RUN_OK("\x80\x04()K\x01\x85K\x01K\x02\x86K\x01K\x02K\x03\x87"
+	       "(K\x01K\x02K\x03K\x04tl.",
+	    "[(),(1),(1,2),(1,2,3),(1,2,3,4)]");
+	/* single SETITEM and APPEND; DICT and LIST from a mark */
+	RUN_OK("\x80\x04}\x8c\x01" "aK\x01s.", "{'a':1}");
+	RUN_OK("\x80\x04]K\x01" "a.", "[1]");
+	RUN_OK("\x80\x04(\x8c\x01" "aK\x01\x8c\x01" "b]d.", "{'a':1,'b':[]}");
+	/* sets */
+	RUN_OK("\x80\x04\x8f(K\x01K\x02\x90.", "{1,2}");
+	RUN_OK("\x80\x04(K\x03\x91.", "{3}");
+	/* POP, POP_MARK, DUP, FRAME */
+	RUN_OK("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00(K\x01K\x09" "0"
+	       "(K\x02K\x03" "1" "2l.",
+	    "[1,1]");
+}
+END_TEST
+
+START_TEST(test_pickle_memo)
+{
+	/* MEMOIZE / BINGET share one list; BINPUT / LONG_BINPUT / LONG_BINGET */
+	RUN_OK("\x80\x04(]\x94K\x01" "ah\x00l.", "[[1],[1]]");
+	RUN_OK("\x80\x02(\x8c\x01xq\x05\x8c\x01yr\x00\x01\x00\x00"
+	       "h\x05j\x00\x01\x00\x00l.",
+	    "['x','y','x','y']");
+	/* a memo slot overwritten by a later BINPUT */
+	RUN_OK("\x80\x02(K\x01q\x00K\x02q\x00h\x00l.", "[1,2,2]");
+	RUN_FAIL("\x80\x04(h\x03l.", SV_ERR_FORMAT, "not set");
+	RUN_FAIL("\x80\x04K\x01r\xf0\xff\xff\xff.", SV_ERR_LIMIT, "too large");
+}
+END_TEST
+
+START_TEST(test_pickle_take)
+{
+	struct rec rc;
+	struct sv_error err;
+	/* {'intern': [1], 'other': <memo ref to the interned list>}: the
+	 * second reference yields the id. */
+	static const char replaced[] =
+	    "\x80\x04}(\x8c\x06intern]\x94K\x01" "a\x8c\x05otherh\x00u.";
+	/* a dropped dict referenced again from the memo is an error */
+	static const char dropped[] =
+	    "\x80\x04}(\x8c\x04" "drop}\x94u\x8c\x05" "againh\x00s.";
+
+	ck_assert_int_eq(run(replaced, sizeof replaced - 1, &rc, &err), 0);
+	ck_assert_str_eq(rc.root_items, "{'intern':#1000,'other':#1000}");
+	ck_assert_int_eq(rc.n_replaced, 1);
+	ck_assert_int_eq(run(dropped, sizeof dropped - 1, &rc, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "consumed"));
+}
+END_TEST
+
+START_TEST(test_pickle_refused)
+{
+	unsigned op;
+	int n = 0;
+
+	for (op = 0; op < 256; op++) {
+		unsigned char buf[4] = {0x80, 4, (unsigned char)op, '.'};
+		struct rec rc;
+		struct sv_error err;
+		const char *name = pkl_op_name((uint8_t)op);
+		char want[64];
+
+		if (name == NULL)
+			continue;
+		switch (op) {
+#define PKL_CASE(id, byte, nm, kind) case byte: if (kind != PKL_OPK_CODE) continue; break;
+			PKL_OPS_INFO(PKL_CASE)
+#undef PKL_CASE
+		default: continue;
+		}
+		ck_assert_int_eq(run(buf, sizeof buf, &rc, &err), -1);
+		snprintf(want, sizeof want, "%s (0x%02x) imports or calls code",
+		    name, op);
+		ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+		ck_assert_uint_eq(err.offset, 2);
+		n++;
+	}
+	ck_assert_int_eq(n, 15);
+	RUN_FAIL("\x80\x04I1\n.", SV_ERR_UNSUPPORTED, "text protocols");
+	RUN_FAIL("\x80\x06N.", SV_ERR_UNSUPPORTED, "protocol 6");
+	RUN_FAIL("\x80\x04\xff.", SV_ERR_FORMAT, "unknown opcode 0xff");
+}
+END_TEST
+
+START_TEST(test_pickle_malformed)
+{
+	RUN_FAIL("\x80\x04(K\x01", SV_ERR_FORMAT, "before STOP");
+	RUN_FAIL("\x80\x04\x8c\x09" "abc.", SV_ERR_FORMAT, "past the end");
+	RUN_FAIL("\x80\x04X\xff\xff\xff\xff.", SV_ERR_FORMAT, "past the end");
+	RUN_FAIL("\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7f.", SV_ERR_FORMAT,
+	    "past the end");
+	RUN_FAIL("\x80\x04\x8b\xff\xff\xff\x7f.", SV_ERR_FORMAT, "past the end");
+	RUN_FAIL("\x80\x04K\x01K\x02s.", SV_ERR_FORMAT, "underflow");
+	RUN_FAIL("\x80\x04K\x01K\x02K\x03s.", SV_ERR_FORMAT, "not a dict");
+	RUN_FAIL("\x80\x04K\x01(K\x02" "e.", SV_ERR_FORMAT, "not a list");
+	RUN_FAIL("\x80\x04}(K\x01u.", SV_ERR_FORMAT, "odd number");
+	RUN_FAIL("\x80\x04" "e.", SV_ERR_FORMAT, "no MARK");
+	RUN_FAIL("\x80\x04.", SV_ERR_FORMAT, "empty stack");
+	RUN_FAIL("\x80\x04\x94.", SV_ERR_FORMAT, "empty stack");
+	RUN_FAIL("Z", SV_ERR_FORMAT, "not a pickle");
+}
+END_TEST
+
+START_TEST(test_pickle_deep)
+{
+	/* 2^20 + 1 nested lists: refused, not a crash */
+	size_t n = (1u << 20) + 1, i;
+	unsigned char *buf = xmalloc(n + 3);
+	struct rec rc;
+	struct sv_error err;
+
+	buf[0] = 0x80;
+	buf[1] = 4;
+	memset(buf + 2, ']', n);
+	buf[n + 2] = '.';
+	ck_assert_int_eq(run(buf, n + 3, &rc, &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_LIMIT);
+	free(buf);
+
+	/* 300000 lists appended into each other: a chain freed without
+	 * recursion */
+	n = 300000;
+	buf = xmalloc(2 * n + 3);
+	buf[0] = 0x80;
+	buf[1] = 4;
+	for (i = 0; i < n; i++)
+		buf[2 + i] = ']';
+	for (i = 0; i < n - 1; i++)
+		buf[2 + n + i] = 'a';
+	buf[2 + n + n - 1] = '.';
+	ck_assert_int_eq(run(buf, 2 * n + 2, &rc, &err), 0);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_pickle_self_reference)
+{
+	/* l = []; l.append(l): a cycle the reader must survive */
+	static const char buf[] = "\x80\x04]\x94h\x00" "a.";
+	struct rec rc;
+	struct sv_error err;
+
+	ck_assert_int_eq(run(buf, sizeof buf - 1, &rc, &err), 0);
+	ck_assert_int_eq(strncmp(rc.root_items, "[[[[", 4), 0);
+}
+END_TEST
+
+static Suite *
+pickle_suite(void)
+{
+	Suite *s = suite_create("pickle");
+	TCase *tc = tcase_create("opcodes");
+	TCase *tl = tcase_create("limits");
+
+	tcase_add_test(tc, test_pickle_ints);
+	tcase_add_test(tc, test_pickle_scalars);
+	tcase_add_test(tc, test_pickle_containers);
+	tcase_add_test(tc, test_pickle_memo);
+	tcase_add_test(tc, test_pickle_take);
+	tcase_add_test(tl, test_pickle_refused);
+	tcase_add_test(tl, test_pickle_malformed);
+	tcase_add_test(tl, test_pickle_deep);
+	tcase_add_test(tl, test_pickle_self_reference);
+	tcase_set_timeout(tl, 60);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, tl);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(pickle_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
