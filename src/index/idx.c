@@ -1827,8 +1827,7 @@ idx_open(const char *path, const struct idx_opts *opts,
 	for (i = 0; i < n; i++) {
 		if (!usable[i])
 			continue;
-		if (i > 0 || o->cache_dir != NULL)
-			mkdir_parents(cand[i]);
+		mkdir_parents(cand[i]);
 		sv_error_clear(&e2);
 		r = build_file(path, cand[i], &key, o, out, &e2);
 		if (r == 0)
