@@ -352,28 +352,56 @@ memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err);
 
 /* ---- stack ------------------------------------------------------------- */
 
-static int
-push(struct pkl_reader *r, const struct pkl_value *v, struct sv_error *err)
+static int __attribute__((noinline))
+grow_stack(struct pkl_reader *r, struct sv_error *err)
 {
-	if (r->sp == r->stack_cap) {
-		if (r->stack_cap >= MAX_DEPTH)
-			return fail(r, err, SV_ERR_LIMIT, "stack deeper than %u",
-			    MAX_DEPTH);
-		r->stack_cap = r->stack_cap ? r->stack_cap * 2 : 256;
-		r->stack = xreallocarray(r->stack, r->stack_cap,
-		    sizeof *r->stack);
-	}
-	r->stack[r->sp++] = *v;
-	if (r->sp > r->st.max_stack)
-		r->st.max_stack = r->sp;
+	if (r->stack_cap >= MAX_DEPTH)
+		return fail(r, err, SV_ERR_LIMIT, "stack deeper than %u",
+		    MAX_DEPTH);
+	r->stack_cap = r->stack_cap ? r->stack_cap * 2 : 256;
+	r->stack = xreallocarray(r->stack, r->stack_cap, sizeof *r->stack);
+	if (r->stack_cap > r->st.max_stack)
+		r->st.max_stack = r->stack_cap;
 	return 0;
 }
 
-static int
+static inline int
+push(struct pkl_reader *r, const struct pkl_value *v, struct sv_error *err)
+{
+	if (__builtin_expect(r->sp == r->stack_cap, 0) &&
+	    grow_stack(r, err) != 0)
+		return -1;
+	r->stack[r->sp++] = *v;
+	return 0;
+}
+
+static inline int
 memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 {
 	struct pkl_value v;
 
+	/* fast paths: interned ids (shared frames, stacks) and strings (dict
+	 * keys) are almost every memo fetch in a real file */
+	if (__builtin_expect(idx < r->memo_cap, 1)) {
+		uint64_t m = r->memo[idx];
+
+		if ((m & 7) == M_ID) {
+			v.kind = PKL_ID;
+			v.cls = (uint8_t)(m >> 3);
+			v.flags = 0;
+			v.len = 0;
+			v.v.id = m >> 32;
+			return push(r, &v, err);
+		}
+		if ((m & 7) == M_STR) {
+			v.kind = PKL_STR;
+			v.cls = 0;
+			v.flags = 0;
+			v.len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
+			v.v.off = m >> 24;
+			return push(r, &v, err);
+		}
+	}
 	if (idx >= r->memo_cap || (r->memo[idx] & 7) == M_EMPTY)
 		return fail(r, err, SV_ERR_FORMAT, "memo index %llu not set",
 		    (unsigned long long)idx);
@@ -572,7 +600,28 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 		return fail(r, err, SV_ERR_FORMAT, "%s target is not a %s",
 		    set ? "ADDITEMS" : "APPENDS", set ? "set" : "list");
 	for (i = m; i < r->sp; i++) {
-		uint64_t index = pc->count++;
+		uint64_t index;
+
+		if (!is_cont(&r->stack[i])) {
+			/* scalars and ids: copy the run in one go */
+			size_t j = i + 1, k;
+
+			while (j < r->sp && !is_cont(&r->stack[j]))
+				j++;
+			if (pc->n + (j - i) > pc->cap) {
+				pc->cap = pc->n + (j - i) > 2 * pc->cap
+					      ? pc->n + (j - i)
+					      : 2 * pc->cap;
+				pc->items = xreallocarray(pc->items, pc->cap,
+				    sizeof *pc->items);
+			}
+			for (k = i; k < j; k++)
+				pc->items[pc->n++] = r->stack[k];
+			pc->count += j - i;
+			i = j - 1;
+			continue;
+		}
+		index = pc->count++;
 
 		if (give(r, pc, pc->cls, &r->stack[m - 1], NULL, index,
 		    &r->stack[i], err) != 0) {
@@ -731,12 +780,21 @@ operand(struct pkl_reader *r, size_t n, const uint8_t **p,
 	return 0;
 }
 
-static uint64_t
+static inline uint64_t
 le(const uint8_t *p, size_t n)
 {
 	uint64_t v = 0;
 	size_t i;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	switch (n) {
+	case 1: return p[0];
+	case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
+	case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
+	case 8: memcpy(&v, p, 8); return v;
+	default: break;
+	}
+#endif
 	for (i = 0; i < n; i++)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
