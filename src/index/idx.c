@@ -535,21 +535,53 @@ bad:
 	return -1;
 }
 
+/* Verifies the XXH3 of every section. Big uncompressed sections are read
+ * with pread into a small buffer rather than through the map, so a
+ * reopen does not fault in (and keep resident) every page of the file.
+ * With quick, those big column sections are skipped. */
 static int
-check_sections(const struct sv_index *ix, char *why, size_t wl)
+check_sections(const struct sv_index *ix, int fd, int quick, char *why,
+    size_t wl)
 {
-	size_t i;
+	size_t i, bufsz = 1u << 20;
+	uint8_t *buf = NULL;
+	XXH3_state_t *h = NULL;
+	int r = 0;
 
-	for (i = 0; i < ix->n_toc; i++) {
+	for (i = 0; i < ix->n_toc && r == 0; i++) {
 		const struct toc_ent *t = &ix->toc[i];
+		uint64_t got, done;
 
-		if (XXH3_64bits(ix->map + t->off, t->len) != t->hash) {
+		if (t->len <= bufsz || t->comp != IDX_COMP_NONE) {
+			got = XXH3_64bits(ix->map + t->off, t->len);
+		} else if (quick) {
+			continue;
+		} else {
+			if (buf == NULL) {
+				buf = xmalloc(bufsz);
+				h = XXH3_createState();
+			}
+			XXH3_64bits_reset(h);
+			for (done = 0; done < t->len; done += bufsz) {
+				size_t n = t->len - done < bufsz
+				    ? (size_t)(t->len - done) : bufsz;
+
+				if (read_full(fd, buf, n, t->off + done) != 0)
+					break;
+				XXH3_64bits_update(h, buf, n);
+			}
+			got = done >= t->len ? XXH3_64bits_digest(h) : ~t->hash;
+		}
+		if (got != t->hash) {
 			snprintf(why, wl, "section %s: checksum mismatch",
 			    t->name);
-			return -1;
+			r = -1;
 		}
 	}
-	return 0;
+	free(buf);
+	if (h != NULL)
+		XXH3_freeState(h);
+	return r;
 }
 
 static int
@@ -849,7 +881,7 @@ index_free(struct sv_index *ix)
 /* Maps the index in fd and checks it against key. Returns IDX_OK with
  * *out set, or the reason with why filled. */
 static enum idx_why
-map_index(int fd, const struct src_key *key, struct sv_index **out,
+map_index(int fd, const struct src_key *key, int quick, struct sv_index **out,
     char *why, size_t wl)
 {
 	struct stat st;
@@ -965,7 +997,7 @@ map_index(int fd, const struct src_key *key, struct sv_index **out,
 		ix->source_size = k.size;
 	}
 	if (parse_toc(ix, mp_get(root, "toc"), hoff, why, wl) != 0 ||
-	    check_sections(ix, why, wl) != 0 ||
+	    check_sections(ix, fd, quick, why, wl) != 0 ||
 	    view_snapshot(ix, b, mp_get(root, "snap"), mp_get(root, "traces"),
 		why, wl) != 0 ||
 	    view_timelines(ix, b, mp_get(root, "timelines"), why, wl) != 0)
@@ -1621,7 +1653,7 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (map_index(fd, key, out, why, sizeof why) != IDX_OK) {
+	if (map_index(fd, key, 0, out, why, sizeof why) != IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
@@ -1738,8 +1770,8 @@ extend_file(struct sv_index **ixp, const char *target, const char *path,
 /* Tries the index at ipath. 0: *out opened; 1: absent or unusable
  * (why/kind set). */
 static int
-try_open(const char *ipath, const struct src_key *key, struct sv_index **out,
-    enum idx_why *kind, char *why, size_t wl)
+try_open(const char *ipath, const struct src_key *key, int quick,
+    struct sv_index **out, enum idx_why *kind, char *why, size_t wl)
 {
 	int fd = open(ipath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
@@ -1751,7 +1783,7 @@ try_open(const char *ipath, const struct src_key *key, struct sv_index **out,
 		*kind = errno == ELOOP ? IDX_FOREIGN : IDX_CORRUPT;
 		return 1;
 	}
-	*kind = map_index(fd, key, out, why, wl);
+	*kind = map_index(fd, key, quick, out, why, wl);
 	close(fd);
 	return *kind == IDX_OK ? 0 : 1;
 }
@@ -1801,7 +1833,8 @@ idx_open(const char *path, const struct idx_opts *opts,
 	for (i = 0; i < n && !o->force_rebuild; i++) {
 		enum idx_why kind;
 
-		if (try_open(cand[i], &key, out, &kind, why, sizeof why) == 0) {
+		if (try_open(cand[i], &key, o->verify == IDX_VERIFY_QUICK, out,
+			&kind, why, sizeof why) == 0) {
 			r = 0;
 			(*out)->path = xstrdup(cand[i]);
 			if (missing_extensions(*out, o))

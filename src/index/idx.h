@@ -35,8 +35,15 @@ struct idx_section_builder {
 	void *arg;
 };
 
+/* How much of an existing index is checked on open. FULL (the default)
+ * hashes every section; QUICK skips the uncompressed column sections
+ * larger than 1 MiB (the per-event columns), so a reopen reads only what
+ * is used, but a damaged column is then not detected. */
+enum idx_verify { IDX_VERIFY_FULL, IDX_VERIFY_QUICK };
+
 struct idx_opts {
 	const char *cache_dir;  /* NULL: beside the snapshot, else XDG cache */
+	enum idx_verify verify;
 	int no_cache;           /* build in memory, read and write nothing */
 	int force_rebuild;      /* ignore an existing index */
 	/* Progress in source-byte units (done of total); a non-zero return

@@ -464,6 +464,14 @@ START_TEST(test_roundtrip_model)
 	assert_same_snapshot(idx_snapshot(ix), ref);
 	assert_same_timelines(ix, ref);
 	idx_close(ix);
+	/* quick verification opens the same thing */
+	o.verify = IDX_VERIFY_QUICK;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
 	ck_assert_int_eq(w.n, 0);
 	snap_free(ref);
 	free(src);
