@@ -69,7 +69,10 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 /* X-macro: name, function, one-line summary. */
 #define CLI_COMMANDS(_)                                                        \
 	_(stats, cmd_stats, "summary of segments, events and the peak")       \
-	_(index, cmd_index, "build or refresh the index, say where it is")
+	_(index, cmd_index, "build or refresh the index, say where it is")     \
+	_(check, cmd_check, "replay the trace and verify the final segments") \
+	_(state, cmd_state, "allocator state after event N (--at N)")        \
+	_(trace, cmd_trace, "event listing like _memory_viz.py trace")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
