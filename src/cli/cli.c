@@ -14,6 +14,7 @@
 
 #include "cli/progress.h"
 #include "index/idx.h"
+#include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/tui.h"
 
@@ -171,7 +172,8 @@ cli_main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
-		struct tui_opts t = {o.file, o.device, o.quiet};
+		struct tui_opts t = {o.file, o.device, o.quiet, o.cache_dir,
+		    o.no_cache};
 
 		return tui_main(&t);
 	}
@@ -192,10 +194,11 @@ cli_report(const char *path, const struct sv_error *err)
 	return sv_errcode_status(err->code);
 }
 
-/* Extension sections every command asks the index for (the replay
- * engine's checkpoints, once it exists). */
-static const struct idx_section_builder cli_sections[1];
-static const size_t cli_n_sections = 0;
+/* Extension sections every command asks the index for: the replay
+ * engine's checkpoints, so seeking needs no backward pass on reopen. */
+static const struct idx_section_builder *const cli_sections =
+    &replay_idx_section;
+static const size_t cli_n_sections = 1;
 
 static void
 cli_warn(void *ctx, const char *msg)
@@ -212,8 +215,10 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	io->cache_dir = o->cache_dir;
 	io->no_cache = o->no_cache;
 	io->warn = cli_warn;
-	io->sections = cli_sections;
-	io->n_sections = cli_n_sections;
+	/* an in-memory index is thrown away: checkpoints would be built for
+	 * nothing (a command that replays builds what it needs) */
+	io->sections = o->no_cache ? NULL : cli_sections;
+	io->n_sections = o->no_cache ? 0 : cli_n_sections;
 	cli_progress_init(pb, stderr, path, o->quiet);
 	io->progress = cli_progress_cb;
 	io->progress_ctx = pb;
@@ -250,6 +255,14 @@ cli_close(struct cli_input *in)
 		snap_free(in->snap);
 	in->index = NULL;
 	in->snap = NULL;
+}
+
+struct replay *
+cli_replay(const struct cli_input *in, uint32_t d, struct sv_error *err)
+{
+	if (in->index != NULL)
+		return replay_from_index(in->index, d, err);
+	return replay_new(in->snap, d, err);
 }
 
 int64_t

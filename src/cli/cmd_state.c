@@ -235,7 +235,7 @@ cmd_state(const struct cli_opts *o)
 		return CLI_EXIT_USAGE;
 	}
 	sv_error_clear(&err);
-	r = replay_new(in.snap, (uint32_t)d, &err);
+	r = cli_replay(&in, (uint32_t)d, &err);
 	if (r == NULL) {
 		cli_close(&in);
 		return cli_report(o->file, &err);
