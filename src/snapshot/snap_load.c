@@ -666,9 +666,13 @@ take_segment(struct loader *L, const struct pkl_value *d, struct sv_error *err)
 	return PKL_DROP;
 }
 
+/* Nested dicts in a setting value are rendered this deep, then "{...}":
+ * a file can nest them a million deep, or make one contain itself. */
+#define SETTING_DEPTH 4
+
 static void
 setting_text(struct loader *L, const struct pkl_value *v, char *buf,
-    size_t size)
+    size_t size, int depth)
 {
 	const char *p;
 	size_t len, n, i, used;
@@ -689,13 +693,18 @@ setting_text(struct loader *L, const struct pkl_value *v, char *buf,
 		snprintf(buf, size, "%.*s", (int)(len > 1000 ? 1000 : len), p);
 		return;
 	case PKL_DICT:
+		if (depth >= SETTING_DEPTH) {
+			snprintf(buf, size, "{...}");
+			return;
+		}
 		it = pkl_items(L->r, v, &n);
 		used = (size_t)snprintf(buf, size, "{");
 		for (i = 0; i < n && used + 1 < size; i++) {
 			char k[64], val[64];
 
-			setting_text(L, &it[2 * i], k, sizeof k);
-			setting_text(L, &it[2 * i + 1], val, sizeof val);
+			setting_text(L, &it[2 * i], k, sizeof k, depth + 1);
+			setting_text(L, &it[2 * i + 1], val, sizeof val,
+			    depth + 1);
 			used += (size_t)snprintf(buf + used, size - used,
 			    "%s%s: %s", i ? ", " : "", k, val);
 		}
@@ -717,7 +726,7 @@ take_settings(struct loader *L, const struct pkl_value *d)
 	for (i = 0; i < n && i < 256; i++) {
 		uint32_t key = intern_value_str(L, &it[2 * i]);
 
-		setting_text(L, &it[2 * i + 1], buf, sizeof buf);
+		setting_text(L, &it[2 * i + 1], buf, sizeof buf, 0);
 		snap_push_setting(L->s, key,
 		    snap_intern_str(L->s, buf, strlen(buf)));
 	}
