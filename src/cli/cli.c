@@ -14,6 +14,7 @@
 
 #include "snapshot/snap_load.h"
 #include "tui/tui.h"
+#include "util/escape.h"
 
 static const struct {
 	const char *name;
@@ -182,11 +183,15 @@ cli_main(int argc, char **argv)
 int
 cli_report(const char *path, const struct sv_error *err)
 {
+	char p[1024];
+
+	/* a file name is untrusted text too (someone else's tarball) */
+	sv_escape(p, sizeof p, path, strlen(path));
 	if (err->offset != SV_NO_OFFSET)
-		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", path,
+		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", p,
 		    err->offset, err->msg);
 	else
-		fprintf(stderr, "snapview: %s: %s\n", path, err->msg);
+		fprintf(stderr, "snapview: %s: %s\n", p, err->msg);
 	return sv_errcode_status(err->code);
 }
 
@@ -216,8 +221,11 @@ cli_device(const struct cli_opts *o, const struct snapshot *s)
 	if (o->device < 0)
 		return snap_default_device(s);
 	if ((uint64_t)o->device >= snap_device_count(s)) {
+		char p[1024];
+
+		sv_escape(p, sizeof p, o->file, strlen(o->file));
 		fprintf(stderr, "snapview: %s: no data for device %" PRId64
-				"\n", o->file, o->device);
+				"\n", p, o->device);
 		return -1;
 	}
 	return o->device;
