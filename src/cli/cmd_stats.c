@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats.h"
@@ -14,20 +15,26 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
-/* Does device d have anything to report? */
-static int
-device_has_data(const struct snapshot *s, uint32_t d)
+/* Which devices have anything to report, in one pass: a file can name
+ * device 65535, and asking per device scanned every segment 65536 times
+ * (14 s on a 1.2 MB file). Caller frees. */
+static uint8_t *
+devices_with_data(const struct snapshot *s, uint32_t n_dev)
 {
-	const struct snap_trace *t = snap_trace_of(s, d);
+	uint8_t *has = xcalloc(n_dev ? n_dev : 1, 1);
 	uint32_t i;
 
-	if (t != NULL && t->n > 0)
-		return 1;
+	for (i = 0; i < n_dev; i++) {
+		const struct snap_trace *t = snap_trace_of(s, i);
+
+		has[i] = t != NULL && t->n > 0;
+	}
 	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			return 1;
-	return 0;
+		if (s->segments[i].device < n_dev)
+			has[s->segments[i].device] = 1;
+	return has;
 }
 
 static double
@@ -209,6 +216,7 @@ cmd_stats(const struct cli_opts *o)
 	struct json j;
 	uint32_t d, n_dev;
 	int64_t only = -1;
+	uint8_t *has;
 	int r = cli_open(o, o->file, &in);
 
 	if (r != 0)
@@ -218,6 +226,7 @@ cmd_stats(const struct cli_opts *o)
 		return CLI_EXIT_USAGE;
 	}
 	n_dev = snap_device_count(in.snap);
+	has = devices_with_data(in.snap, n_dev);
 	if (o->json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j);
@@ -233,7 +242,7 @@ cmd_stats(const struct cli_opts *o)
 		struct sv_error err;
 
 		if ((only >= 0 && d != only) ||
-		    (only < 0 && !device_has_data(in.snap, d)))
+		    (only < 0 && !has[d]))
 			continue;
 		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
 			r = cli_report(o->file, &err);
@@ -253,6 +262,7 @@ cmd_stats(const struct cli_opts *o)
 	} else if (n_dev == 0) {
 		printf("\nNo device holds any segment or trace event.\n");
 	}
+	free(has);
 	cli_close(&in);
 	return r;
 }
