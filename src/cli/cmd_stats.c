@@ -11,7 +11,9 @@
 
 #include "analysis/stats.h"
 #include "cli/cli.h"
+#include "index/idx.h"
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -63,6 +65,10 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 		first = 0;
 	}
 	printf("%s\n", first ? "" : ")");
+	if (st->has_at)
+		printf("  state after:   event #%" PRId64 "%s (timeline total %s)\n",
+		    st->at, st->at < 0 ? " (before the first event)" : "",
+		    sv_fmt_size(a, sizeof a, st->at_total));
 	printf("  segments:      %" PRIu64 " (%" PRIu64 " blocks, %" PRIu64
 	       " streams%s)\n",
 	    st->seg.segments, st->seg.blocks, st->streams,
@@ -114,6 +120,10 @@ json_device(struct json *j, const struct an_stats *st)
 	json_obj_begin(j);
 	json_kv_u64(j, "device", st->device);
 	json_kv_u64(j, "events", st->events);
+	if (st->has_at) {
+		json_kv_i64(j, "at", st->at);
+		json_kv_u64(j, "timeline_total_at", st->at_total);
+	}
 	json_key(j, "actions");
 	json_obj_begin(j);
 	for (i = 0; i <= SNAP_ACTION_COUNT; i++)
@@ -150,6 +160,47 @@ json_device(struct json *j, const struct an_stats *st)
 		json_null(j);
 	}
 	json_obj_end(j);
+}
+
+/* Replaces the final-state totals of st by those after event o->at. */
+static int
+stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
+    const struct idx_timeline *tl, struct an_stats *st)
+{
+	struct sv_error err;
+	struct replay *r;
+	struct replay_totals t;
+
+	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
+		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
+				"events -1..%" PRId64 " of device %u\n",
+		    o->file, o->at, (int64_t)tl->n_events - 1, d);
+		return -1;
+	}
+	sv_error_clear(&err);
+	r = cli_replay(in, d, &err);
+	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
+		fprintf(stderr, "snapview: %s: device %u: %s\n", o->file, d,
+		    err.msg);
+		replay_free(r);
+		return -1;
+	}
+	replay_totals(replay_state(r), &t);
+	replay_free(r);
+	st->seg.segments = t.n_segments;
+	st->seg.blocks = t.n_blocks;
+	st->seg.reserved = t.reserved;
+	st->seg.allocated = t.alloc_requested;
+	st->seg.allocated_blocks = t.allocated;
+	st->seg.active = t.active;
+	st->seg.pending_free = t.pending;
+	st->seg.internal_free = t.free_internal;
+	st->seg.external_free = t.free_external;
+	st->seg.largest_free = t.largest_free;
+	st->has_at = 1;
+	st->at = o->at;
+	st->at_total = o->at < 0 ? tl->base_total : tl->total[o->at];
+	return 0;
 }
 
 static void
@@ -238,17 +289,28 @@ cmd_stats(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_stats st;
 		struct sv_error err;
 
 		if ((only >= 0 && d != only) ||
 		    (only < 0 && !has[d]))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
-			r = cli_report(o->file, &err);
+		/* The index holds the timeline; build it only without one. */
+		memset(&tl, 0, sizeof tl);
+		itl = in.index != NULL ? idx_timeline(in.index, d) : NULL;
+		if (itl == NULL) {
+			if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+				r = cli_report(o->file, &err);
+				break;
+			}
+			itl = &tl;
+		}
+		an_stats(in.snap, d, itl, &st);
+		if (o->has_at && stats_at(o, &in, d, itl, &st) != 0) {
+			r = CLI_EXIT_USAGE;
 			break;
 		}
-		an_stats(in.snap, d, &tl, &st);
 		if (o->json)
 			json_device(&j, &st);
 		else

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "render/fmt.h"
+#include "index/idx.h"
+#include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
 #include "tui/colors.h"
@@ -411,19 +413,39 @@ load_progress(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
+/* Index warnings (stale index rebuilt, cannot write) go to the status
+ * line once the screen is up. */
+static void
+load_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(app.msg, sizeof app.msg, "%s", msg);
+}
+
 static int
 load(const struct tui_opts *o)
 {
-	struct snap_load_opts lo = {load_progress, NULL};
+	struct idx_opts io;
 	struct sv_error err;
 	int64_t d;
 	char name[1024]; /* the file name, escaped: it is untrusted text */
 
 	sv_error_clear(&err);
 	sv_escape(name, sizeof name, o->file, strlen(o->file));
+	memset(&io, 0, sizeof io);
+	io.cache_dir = o->cache_dir;
+	io.no_cache = o->no_cache;
+	io.progress = load_progress;
+	io.warn = load_warn;
+	if (!o->no_cache) {
+		io.sections = &replay_idx_section;
+		io.n_sections = 1;
+	}
 	relayout();
 	wtimeout(stdscr, 0);
-	if (snap_load_file(o->file, &lo, &app.snap, &err) != 0) {
+	if (idx_open(o->file, &io, &app.ix, &err) == 0)
+		app.snap = (struct snapshot *)idx_snapshot(app.ix);
+	else {
 		ui_done();
 		if (err.code == SV_ERR_CANCELLED || got_signal) {
 			fprintf(stderr, "snapview: %s: cancelled\n", name);
