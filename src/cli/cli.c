@@ -208,8 +208,12 @@ static const size_t cli_n_sections = 1;
 static void
 cli_warn(void *ctx, const char *msg)
 {
+	char buf[1024];
+
 	(void)ctx;
-	fprintf(stderr, "snapview: warning: %s\n", msg);
+	/* index warnings quote file names: untrusted text */
+	sv_escape(buf, sizeof buf, msg, strlen(msg));
+	fprintf(stderr, "snapview: warning: %s\n", buf);
 }
 
 void
@@ -227,6 +231,17 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	cli_progress_init(pb, stderr, path, o->quiet);
 	io->progress = cli_progress_cb;
 	io->progress_ctx = pb;
+}
+
+const char *
+cli_shown(const char *s)
+{
+	static char buf[4][1024];
+	static unsigned next;
+	char *b = buf[next++ % 4];
+
+	sv_escape(b, sizeof buf[0], s, strlen(s));
+	return b;
 }
 
 int

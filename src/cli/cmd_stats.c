@@ -174,13 +174,13 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
 		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
 				"events -1..%" PRId64 " of device %u\n",
-		    o->file, o->at, (int64_t)tl->n_events - 1, d);
+		    cli_shown(o->file), o->at, (int64_t)tl->n_events - 1, d);
 		return -1;
 	}
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
 	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: device %u: %s\n", o->file, d,
+		fprintf(stderr, "snapview: %s: device %u: %s\n", cli_shown(o->file), d,
 		    err.msg);
 		replay_free(r);
 		return -1;

@@ -419,7 +419,8 @@ static void
 load_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
-	snprintf(app.msg, sizeof app.msg, "%s", msg);
+	/* index warnings quote file names: untrusted text */
+	sv_escape(app.msg, sizeof app.msg, msg, strlen(msg));
 }
 
 static int
