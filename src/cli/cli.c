@@ -17,6 +17,7 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/tui.h"
+#include "util/escape.h"
 
 static const struct {
 	const char *name;
@@ -186,11 +187,15 @@ cli_main(int argc, char **argv)
 int
 cli_report(const char *path, const struct sv_error *err)
 {
+	char p[1024];
+
+	/* a file name is untrusted text too (someone else's tarball) */
+	sv_escape(p, sizeof p, path, strlen(path));
 	if (err->offset != SV_NO_OFFSET)
-		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", path,
+		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", p,
 		    err->offset, err->msg);
 	else
-		fprintf(stderr, "snapview: %s: %s\n", path, err->msg);
+		fprintf(stderr, "snapview: %s: %s\n", p, err->msg);
 	return sv_errcode_status(err->code);
 }
 
@@ -203,8 +208,12 @@ static const size_t cli_n_sections = 1;
 static void
 cli_warn(void *ctx, const char *msg)
 {
+	char buf[1024];
+
 	(void)ctx;
-	fprintf(stderr, "snapview: warning: %s\n", msg);
+	/* index warnings quote file names: untrusted text */
+	sv_escape(buf, sizeof buf, msg, strlen(msg));
+	fprintf(stderr, "snapview: warning: %s\n", buf);
 }
 
 void
@@ -222,6 +231,17 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	cli_progress_init(pb, stderr, path, o->quiet);
 	io->progress = cli_progress_cb;
 	io->progress_ctx = pb;
+}
+
+const char *
+cli_shown(const char *s)
+{
+	static char buf[4][1024];
+	static unsigned next;
+	char *b = buf[next++ % 4];
+
+	sv_escape(b, sizeof buf[0], s, strlen(s));
+	return b;
 }
 
 int
@@ -271,8 +291,11 @@ cli_device(const struct cli_opts *o, const struct snapshot *s)
 	if (o->device < 0)
 		return snap_default_device(s);
 	if ((uint64_t)o->device >= snap_device_count(s)) {
+		char p[1024];
+
+		sv_escape(p, sizeof p, o->file, strlen(o->file));
 		fprintf(stderr, "snapview: %s: no data for device %" PRId64
-				"\n", o->file, o->device);
+				"\n", p, o->device);
 		return -1;
 	}
 	return o->device;

@@ -69,6 +69,11 @@ struct replay *cli_replay(const struct cli_input *in, uint32_t d,
 /* Prints `snapview: PATH: [byte N: ]msg` on stderr; returns the status. */
 int cli_report(const char *path, const struct sv_error *err);
 
+/* s escaped for the terminal (util/escape.h), in one of four static
+ * buffers reused in turn: for a file name or other untrusted text in a
+ * printf. Borrowed; truncated past 1 KiB. */
+const char *cli_shown(const char *s);
+
 /* Resolves --device (default: snap_default_device). Returns -1 and prints
  * a message when the device has no data. */
 int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);

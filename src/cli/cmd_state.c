@@ -241,7 +241,8 @@ cmd_state(const struct cli_opts *o)
 		return cli_report(o->file, &err);
 	}
 	if (replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: %s\n", o->file, err.msg);
+		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file),
+		    err.msg);
 		replay_free(r);
 		cli_close(&in);
 		return CLI_EXIT_USAGE;

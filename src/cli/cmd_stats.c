@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stats.h"
@@ -16,20 +17,26 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
-/* Does device d have anything to report? */
-static int
-device_has_data(const struct snapshot *s, uint32_t d)
+/* Which devices have anything to report, in one pass: a file can name
+ * device 65535, and asking per device scanned every segment 65536 times
+ * (14 s on a 1.2 MB file). Caller frees. */
+static uint8_t *
+devices_with_data(const struct snapshot *s, uint32_t n_dev)
 {
-	const struct snap_trace *t = snap_trace_of(s, d);
+	uint8_t *has = xcalloc(n_dev ? n_dev : 1, 1);
 	uint32_t i;
 
-	if (t != NULL && t->n > 0)
-		return 1;
+	for (i = 0; i < n_dev; i++) {
+		const struct snap_trace *t = snap_trace_of(s, i);
+
+		has[i] = t != NULL && t->n > 0;
+	}
 	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			return 1;
-	return 0;
+		if (s->segments[i].device < n_dev)
+			has[s->segments[i].device] = 1;
+	return has;
 }
 
 static double
@@ -167,13 +174,13 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
 		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
 				"events -1..%" PRId64 " of device %u\n",
-		    o->file, o->at, (int64_t)tl->n_events - 1, d);
+		    cli_shown(o->file), o->at, (int64_t)tl->n_events - 1, d);
 		return -1;
 	}
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
 	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: device %u: %s\n", o->file, d,
+		fprintf(stderr, "snapview: %s: device %u: %s\n", cli_shown(o->file), d,
 		    err.msg);
 		replay_free(r);
 		return -1;
@@ -260,6 +267,7 @@ cmd_stats(const struct cli_opts *o)
 	struct json j;
 	uint32_t d, n_dev;
 	int64_t only = -1;
+	uint8_t *has;
 	int r = cli_open(o, o->file, &in);
 
 	if (r != 0)
@@ -269,6 +277,7 @@ cmd_stats(const struct cli_opts *o)
 		return CLI_EXIT_USAGE;
 	}
 	n_dev = snap_device_count(in.snap);
+	has = devices_with_data(in.snap, n_dev);
 	if (o->json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j);
@@ -285,7 +294,7 @@ cmd_stats(const struct cli_opts *o)
 		struct sv_error err;
 
 		if ((only >= 0 && d != only) ||
-		    (only < 0 && !device_has_data(in.snap, d)))
+		    (only < 0 && !has[d]))
 			continue;
 		/* The index holds the timeline; build it only without one. */
 		memset(&tl, 0, sizeof tl);
@@ -315,6 +324,7 @@ cmd_stats(const struct cli_opts *o)
 	} else if (n_dev == 0) {
 		printf("\nNo device holds any segment or trace event.\n");
 	}
+	free(has);
 	cli_close(&in);
 	return r;
 }

@@ -352,7 +352,7 @@ cmd_trace(const struct cli_opts *o)
 		any = 1;
 	}
 	if (!any)
-		printf("%s: no trace events%s\n", o->file,
+		printf("%s: no trace events%s\n", cli_shown(o->file),
 		    o->device >= 0 ? " on that device" : "");
 	cli_close(&in);
 	return CLI_EXIT_OK;
