@@ -59,7 +59,8 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 
 /* X-macro: name, function, one-line summary. */
 #define CLI_COMMANDS(_)                                                        \
-	_(stats, cmd_stats, "summary of segments, events and the peak")
+	_(stats, cmd_stats, "summary of segments, events and the peak")        \
+	_(leaks, cmd_leaks, "blocks never freed, by call site, per-step leak first")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
