@@ -59,7 +59,10 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 
 /* X-macro: name, function, one-line summary. */
 #define CLI_COMMANDS(_)                                                        \
-	_(stats, cmd_stats, "summary of segments, events and the peak")        \
+	_(stats, cmd_stats, "summary of segments, events and the peak")       \
+	_(check, cmd_check, "replay the trace and verify the final segments") \
+	_(state, cmd_state, "allocator state after event N (--at N)")        \
+	_(trace, cmd_trace, "event listing like _memory_viz.py trace")        \
 	_(leaks, cmd_leaks, "blocks never freed, by call site, per-step leak first")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);

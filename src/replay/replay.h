@@ -26,6 +26,7 @@ struct replay_block {
 	uint8_t state;           /* enum snap_block_state */
 	uint8_t pad[3];
 	int64_t alloc_ev;        /* event that allocated it; -1 = before trace */
+	int64_t last_ev;         /* last event that changed it; -1 = none */
 };
 
 struct replay_segment {
@@ -38,6 +39,7 @@ struct replay_segment {
 	uint8_t is_expandable;
 	uint8_t pad[2];
 	int64_t alloc_ev;        /* segment_alloc/map event; -1 = before */
+	int64_t last_ev;         /* last event that changed it; -1 = none */
 	uint32_t first_block;    /* into replay_state.blocks */
 	uint32_t n_blocks;
 	uint64_t allocated;      /* sum of size of active_allocated blocks */
@@ -70,5 +72,103 @@ int replay_seek(struct replay *r, int64_t at, struct sv_error *err);
 
 /* Current state (borrowed; valid until the next replay_* call). */
 const struct replay_state *replay_state(struct replay *r);
+
+/* Number of events of the device (0 for a legacy file with no trace). */
+uint64_t replay_n_events(const struct replay *r);
+
+/* ---- totals (what `snapview stats --at N` prints) --------------------- */
+
+/* Totals of a state, following _memory_viz.py segsum (§11): "allocated"
+ * there is requested bytes of active_allocated blocks (alloc_requested);
+ * internal free = size - requested of those blocks; external free = all
+ * other blocks (inactive and pending free). */
+struct replay_totals {
+	uint64_t n_segments, n_blocks;
+	uint64_t reserved;        /* sum of segment sizes */
+	uint64_t allocated;       /* sum of size of active_allocated blocks */
+	uint64_t active;          /* allocated + pending free (sizes) */
+	uint64_t requested;       /* requested bytes of active blocks */
+	uint64_t alloc_requested; /* requested bytes of active_allocated */
+	uint64_t pending;         /* size of active_pending_free blocks */
+	uint64_t inactive;        /* size of inactive (cached free) blocks */
+	uint64_t free_internal;   /* size - requested of active_allocated */
+	uint64_t free_external;   /* inactive + pending */
+	uint64_t largest_free;    /* largest inactive block */
+};
+void replay_totals(const struct replay_state *st, struct replay_totals *t);
+
+/* ---- what the reconstruction found --------------------------------------
+ * Counts that describe the trace window; none of them is an error. */
+struct replay_info {
+	uint64_t n_events;
+	uint64_t n_pre_blocks;    /* active blocks in the start state */
+	uint64_t n_ghost;         /* active at end, allocated before trace */
+	uint64_t n_free_no_alloc; /* free_completed of a pre-trace block */
+	uint64_t n_workspace;     /* torch_npu workspace_snapshot triples */
+	uint64_t n_unknown;       /* events with an unknown action, skipped */
+	uint64_t n_oom, n_snapshot;
+	uint64_t n_undo_anomalies; /* events the backward pass could not undo */
+	uint64_t n_aligned;       /* allocs at a 16 KiB boundary inside a free
+				     block (torch_npu expandable quirk) */
+	int npu_rounding;         /* block sizes round (req + 32) to 512 */
+	int legacy_no_trace;      /* no trace: the state at the end only */
+	uint64_t k;               /* checkpoint interval */
+	uint64_t n_checkpoints;
+	uint64_t checkpoint_bytes; /* memory held by checkpoints */
+};
+const struct replay_info *replay_info(const struct replay *r);
+
+/* ---- check (snapview check) ----------------------------------------------
+ * Forward replay from the reconstructed start must reproduce the final
+ * segments of the file exactly; the file's own totals must agree with its
+ * blocks. Every difference is an issue: ev is the last event that touched
+ * the address, REPLAY_EV_END when none did, REPLAY_EV_FILE for the file's
+ * own totals. Notes are explanations, not failures (workspace segments). */
+#define REPLAY_EV_END (-2)
+#define REPLAY_EV_FILE (-3)
+struct replay_issue {
+	int64_t ev;
+	uint64_t addr;
+	char msg[200];
+};
+struct replay_check {
+	uint64_t n_issues;            /* all found; at most REPLAY_MAX_ISSUES kept */
+	struct replay_issue *issues;  /* owned */
+	uint64_t n_kept;
+	uint64_t n_notes;
+	struct replay_issue *notes;   /* owned */
+	uint64_t n_segments, n_blocks; /* of the final state */
+};
+#define REPLAY_MAX_ISSUES 1000
+/* Fills c (caller storage; free with replay_check_destroy). Moves the
+ * replay's cursor. Returns 0 (c->n_issues may be > 0), -1 on error. */
+int replay_check(struct replay *r, struct replay_check *c,
+    struct sv_error *err);
+void replay_check_destroy(struct replay_check *c);
+
+/* ---- checkpoint persistence ----------------------------------------------
+ * replay_checkpoints_save() writes everything replay_seek() needs besides
+ * the snapshot itself (checkpoints, the sizes and segment attributes the
+ * backward pass learned, the info counts) to one byte buffer:
+ *
+ *   "SVRPCK01"  u32 version (1)  u32 device
+ *   u64 n_events, k, n_ckpt, n_refs, n_learned, n_attrs, arena_len
+ *   replay_info counts (12 x u64; see info_put in replay_ckpt.c)
+ *   n_ckpt x {u64 first_ref, u64 n_refs}        segment blobs per checkpoint
+ *   n_refs x {u64 off, u64 len}                 into the arena
+ *   n_learned x {u64 ev, u64 size}              exact block size of an alloc
+ *   n_attrs x {u64 ev, i64 pool0, i64 pool1, u64 stack|large<<32|exp<<33}
+ *   arena: segment blobs (varints: header, then blocks)
+ *   u64 XXH3-64 of all bytes before it
+ * All integers little-endian. Checkpoint j is the state after j*k events
+ * (checkpoint 0 = the start). Unchanged segments share one blob.
+ * *buf is malloc'd; the caller frees it. */
+int replay_checkpoints_save(const struct replay *r, uint8_t **buf,
+    size_t *len);
+/* Opens a replay from a saved buffer (copied) without the backward pass.
+ * The buffer is untrusted: every offset is checked; a bad or stale buffer
+ * (other device or event count) gives -1/NULL with err set. */
+struct replay *replay_new_saved(const struct snapshot *s, uint32_t d,
+    const uint8_t *buf, size_t len, struct sv_error *err);
 
 #endif

@@ -1,0 +1,195 @@
+/*
+ * snapview check: replays every device (or --device D) forward from the
+ * reconstructed start state and compares with the file's final segments;
+ * checks the file's own segment totals. Exit 0 when consistent, 4 when
+ * any difference is found.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "replay/replay.h"
+#include "util/json.h"
+
+static int
+has_data(const struct snapshot *s, uint32_t d)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	uint32_t i;
+
+	if (t != NULL && t->n > 0)
+		return 1;
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device == d)
+			return 1;
+	return 0;
+}
+
+static void
+print_ev(char *buf, size_t n, int64_t ev)
+{
+	if (ev == REPLAY_EV_END)
+		snprintf(buf, n, "end");
+	else if (ev == REPLAY_EV_FILE)
+		snprintf(buf, n, "file");
+	else
+		snprintf(buf, n, "event %" PRId64, ev);
+}
+
+static void
+text_device(uint32_t d, const struct replay_info *in,
+    const struct replay_check *c)
+{
+	uint64_t i;
+	char ev[32];
+
+	printf("Device %u: %s\n", d, c->n_issues ? "INCONSISTENT" : "OK");
+	printf("  events replayed:   %" PRIu64 "%s\n", in->n_events,
+	    in->legacy_no_trace ? " (no trace: state at the end only)" : "");
+	printf("  segments:          %" PRIu64 "\n", c->n_segments);
+	printf("  blocks:            %" PRIu64 "\n", c->n_blocks);
+	printf("  pre-trace blocks:  %" PRIu64 " (alive before the first "
+	       "event)\n", in->n_pre_blocks);
+	printf("  ghost blocks:      %" PRIu64 " (alive at the end, allocated "
+	       "before the trace)\n", in->n_ghost);
+	printf("  frees w/o alloc:   %" PRIu64 "\n", in->n_free_no_alloc);
+	printf("  workspace triples: %" PRIu64 "\n", in->n_workspace);
+	if (in->n_unknown)
+		printf("  unknown actions:   %" PRIu64 " (skipped)\n",
+		    in->n_unknown);
+	if (in->npu_rounding)
+		printf("  block rounding:    torch_npu (requested + 32, to "
+		       "512)\n");
+	for (i = 0; i < c->n_notes; i++) {
+		if (c->notes[i].addr != 0)
+			printf("  note: 0x%" PRIx64 ": %s\n",
+			    c->notes[i].addr, c->notes[i].msg);
+		else
+			printf("  note: %s\n", c->notes[i].msg);
+	}
+	for (i = 0; i < c->n_kept; i++) {
+		print_ev(ev, sizeof ev, c->issues[i].ev);
+		printf("  mismatch at %s: 0x%" PRIx64 ": %s\n", ev,
+		    c->issues[i].addr, c->issues[i].msg);
+	}
+	if (c->n_issues > c->n_kept)
+		printf("  ... %" PRIu64 " more mismatches\n",
+		    c->n_issues - c->n_kept);
+	if (c->n_issues)
+		printf("  %" PRIu64 " mismatches\n", c->n_issues);
+}
+
+static void
+json_issues(struct json *j, const char *key, const struct replay_issue *v,
+    uint64_t n)
+{
+	uint64_t i;
+
+	json_key(j, key);
+	json_arr_begin(j);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(j);
+		if (v[i].ev >= 0)
+			json_kv_i64(j, "event", v[i].ev);
+		else
+			json_kv_str(j, "event", v[i].ev == REPLAY_EV_FILE
+				? "file" : "end");
+		json_kv_u64(j, "addr", v[i].addr);
+		json_kv_str(j, "msg", v[i].msg);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void
+json_device(struct json *j, uint32_t d, const struct replay_info *in,
+    const struct replay_check *c)
+{
+	json_obj_begin(j);
+	json_kv_u64(j, "device", d);
+	json_kv_bool(j, "ok", c->n_issues == 0);
+	json_kv_u64(j, "events", in->n_events);
+	json_kv_bool(j, "no_trace", in->legacy_no_trace);
+	json_kv_u64(j, "segments", c->n_segments);
+	json_kv_u64(j, "blocks", c->n_blocks);
+	json_kv_u64(j, "pre_trace_blocks", in->n_pre_blocks);
+	json_kv_u64(j, "ghost_blocks", in->n_ghost);
+	json_kv_u64(j, "frees_without_alloc", in->n_free_no_alloc);
+	json_kv_u64(j, "workspace_triples", in->n_workspace);
+	json_kv_u64(j, "unknown_actions", in->n_unknown);
+	json_kv_bool(j, "npu_rounding", in->npu_rounding);
+	json_kv_u64(j, "mismatch_count", c->n_issues);
+	json_issues(j, "mismatches", c->issues, c->n_kept);
+	json_issues(j, "notes", c->notes, c->n_notes);
+	json_obj_end(j);
+}
+
+int
+cmd_check(const struct cli_opts *o)
+{
+	struct cli_input in;
+	struct json j;
+	uint32_t d, nd, lo, hi;
+	int rc = cli_open(o, o->file, &in), bad = 0, first = 1;
+
+	if (rc != 0)
+		return rc;
+	nd = snap_device_count(in.snap);
+	lo = 0;
+	hi = nd;
+	if (o->device >= 0) {
+		int64_t dd = cli_device(o, in.snap);
+
+		if (dd < 0) {
+			cli_close(&in);
+			return CLI_EXIT_USAGE;
+		}
+		lo = (uint32_t)dd;
+		hi = lo + 1;
+	}
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		json_kv_str(&j, "file", o->file);
+		json_key(&j, "devices");
+		json_arr_begin(&j);
+	}
+	for (d = lo; d < hi; d++) {
+		struct sv_error err;
+		struct replay_check c;
+		struct replay *r;
+
+		if (o->device < 0 && !has_data(in.snap, d))
+			continue;
+		sv_error_clear(&err);
+		r = replay_new(in.snap, d, &err);
+		if (r == NULL || replay_check(r, &c, &err) != 0) {
+			replay_free(r);
+			cli_close(&in);
+			return cli_report(o->file, &err);
+		}
+		bad |= c.n_issues > 0;
+		if (o->json)
+			json_device(&j, d, replay_info(r), &c);
+		else {
+			if (!first)
+				printf("\n");
+			text_device(d, replay_info(r), &c);
+		}
+		first = 0;
+		replay_check_destroy(&c);
+		replay_free(r);
+	}
+	if (o->json) {
+		json_arr_end(&j);
+		json_kv_bool(&j, "ok", !bad);
+		json_obj_end(&j);
+		json_end(&j);
+	} else if (first)
+		printf("%s: no device has data\n", o->file);
+	cli_close(&in);
+	return bad ? CLI_EXIT_INCONSISTENT : CLI_EXIT_OK;
+}

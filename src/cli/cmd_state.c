@@ -1,0 +1,256 @@
+/*
+ * snapview state --at N: the allocator state after event N (--at -1 or
+ * start: before the first event), segment by segment, each with a
+ * `_memory_viz.py stats`-style line (§11 segsum, but for every segment,
+ * not only those >= 20 MiB), then totals. --json lists every block with
+ * exact byte counts.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "replay/replay.h"
+#include "util/json.h"
+
+#define PAGE (20ull * 1024 * 1024)
+
+/* _memory_viz.py Bytes(): f"{n:3.1f}{unit}B". */
+static char *
+vz_bytes(char *buf, size_t n, uint64_t v)
+{
+	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
+	    "Ei"};
+	double x = (double)v;
+	int u = 0;
+
+	while (x >= 1024.0 && u < 6) {
+		x /= 1024.0;
+		u++;
+	}
+	snprintf(buf, n, "%3.1f%sB", x, unit[u]);
+	return buf;
+}
+
+static void
+vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
+{
+	char b[32];
+	uint64_t tot = ext + in;
+
+	if (tot == 0)
+		snprintf(buf, n, "%s", vz_bytes(b, sizeof b, tot));
+	else
+		snprintf(buf, n, "%s (%.1f%% internal)",
+		    vz_bytes(b, sizeof b, tot), 100.0 * (double)in / (double)tot);
+}
+
+/* One segsum line: page chars, total, free (internal share), stream. */
+static void
+segsum_line(const struct replay_state *st, const struct replay_segment *sg)
+{
+	uint64_t np = (sg->size + PAGE - 1) / PAGE, ext = 0, in = 0, j, k = 0;
+	char body[1024], a[32], f[64];
+	double frac[1024];
+
+	if (np == 0)
+		np = 1;
+	if (np > sizeof body - 1)
+		np = sizeof body - 1;
+	memset(body, ' ', np);
+	body[np] = '\0';
+	memset(frac, 0, sizeof frac);
+	for (j = 0; j < sg->n_blocks; j++) {
+		const struct replay_block *b = &st->blocks[sg->first_block + j];
+		uint64_t s0 = b->addr - sg->addr, e0, p;
+
+		if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED) {
+			ext += b->size;
+			continue;
+		}
+		if (b->size > b->requested_size)
+			in += b->size - b->requested_size;
+		e0 = s0 + b->requested_size;
+		for (p = s0 / PAGE; p < np && p < (e0 + PAGE - 1) / PAGE; p++) {
+			uint64_t s = s0 > p * PAGE ? s0 : p * PAGE;
+			uint64_t e = e0 < (p + 1) * PAGE ? e0 : (p + 1) * PAGE;
+			int idx;
+
+			frac[p] += (double)(e - s) / (double)PAGE;
+			idx = (int)(frac[p] * 10);
+			if (body[p] != ' ')
+				body[p] = "0123456789*"[idx > 10 ? 10 : idx];
+			else
+				body[p] = (char)('a' + k % 26);
+		}
+		k++;
+	}
+	vz_free(f, sizeof f, ext, in);
+	printf("  [%s] %s allocated, %s free", body,
+	    vz_bytes(a, sizeof a, sg->size), f);
+	if (sg->stream != 0)
+		printf(" stream_%" PRIu64, sg->stream);
+	printf("\n");
+}
+
+static void
+text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
+{
+	struct replay_totals t;
+	char a[32], f[64];
+	uint32_t i;
+
+	replay_totals(st, &t);
+	printf("Device %u: state ", d);
+	if (st->at < 0)
+		printf("before the first event");
+	else
+		printf("after event %" PRId64, st->at);
+	printf(" (%" PRIu64 " events)%s\n", replay_n_events(r),
+	    replay_info(r)->legacy_no_trace
+		? "; no trace in this file: the state at the end only" : "");
+	for (i = 0; i < st->n_segments; i++) {
+		const struct replay_segment *sg = &st->segments[i];
+
+		printf("seg 0x%" PRIx64 " %s %s%s pool (%" PRId64 ", %" PRId64
+		       ") %u blocks\n",
+		    sg->addr, vz_bytes(a, sizeof a, sg->size),
+		    sg->is_large ? "large" : "small",
+		    sg->is_expandable ? " expandable" : "", sg->pool_id[0],
+		    sg->pool_id[1], sg->n_blocks);
+		segsum_line(st, sg);
+	}
+	printf("segments: %" PRIu64 "\n", t.n_segments);
+	printf("blocks: %" PRIu64 "\n", t.n_blocks);
+	printf("total_reserved: %s\n", vz_bytes(a, sizeof a, t.reserved));
+	printf("total_allocated: %s\n", vz_bytes(a, sizeof a, t.alloc_requested));
+	printf("total_active: %s\n", vz_bytes(a, sizeof a, t.active));
+	vz_free(f, sizeof f, t.free_external, t.free_internal);
+	printf("total_free: %s\n", f);
+	printf("free_internal: %s\n", vz_bytes(a, sizeof a, t.free_internal));
+	printf("free_external: %s\n", vz_bytes(a, sizeof a, t.free_external));
+	printf("largest_free_block: %s\n",
+	    vz_bytes(a, sizeof a, t.largest_free));
+}
+
+static const char *
+state_str(unsigned s)
+{
+	switch (s) {
+	case SNAP_BLOCK_ACTIVE_ALLOCATED: return "active_allocated";
+	case SNAP_BLOCK_ACTIVE_PENDING_FREE: return "active_pending_free";
+	default: return "inactive";
+	}
+}
+
+static void
+json_state(uint32_t d, const struct replay_state *st)
+{
+	struct replay_totals t;
+	struct json j;
+	uint32_t i, k;
+
+	replay_totals(st, &t);
+	json_init(&j, stdout, 1);
+	json_obj_begin(&j);
+	json_kv_u64(&j, "device", d);
+	json_kv_i64(&j, "at", st->at);
+	json_key(&j, "totals");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "segments", t.n_segments);
+	json_kv_u64(&j, "blocks", t.n_blocks);
+	json_kv_u64(&j, "reserved", t.reserved);
+	json_kv_u64(&j, "allocated", t.allocated);
+	json_kv_u64(&j, "allocated_requested", t.alloc_requested);
+	json_kv_u64(&j, "active", t.active);
+	json_kv_u64(&j, "requested", t.requested);
+	json_kv_u64(&j, "pending_free", t.pending);
+	json_kv_u64(&j, "free_internal", t.free_internal);
+	json_kv_u64(&j, "free_external", t.free_external);
+	json_kv_u64(&j, "largest_free_block", t.largest_free);
+	json_obj_end(&j);
+	json_key(&j, "segments");
+	json_arr_begin(&j);
+	for (i = 0; i < st->n_segments; i++) {
+		const struct replay_segment *sg = &st->segments[i];
+
+		json_obj_begin(&j);
+		json_kv_u64(&j, "address", sg->addr);
+		json_kv_u64(&j, "total_size", sg->size);
+		json_kv_u64(&j, "allocated_size", sg->allocated);
+		json_kv_u64(&j, "active_size", sg->active);
+		json_kv_u64(&j, "requested_size", sg->requested);
+		json_kv_u64(&j, "stream", sg->stream);
+		json_kv_str(&j, "segment_type", sg->is_large ? "large" : "small");
+		json_key(&j, "segment_pool_id");
+		json_arr_begin(&j);
+		json_i64(&j, sg->pool_id[0]);
+		json_i64(&j, sg->pool_id[1]);
+		json_arr_end(&j);
+		json_kv_bool(&j, "is_expandable", sg->is_expandable);
+		json_kv_i64(&j, "alloc_event", sg->alloc_ev);
+		json_key(&j, "blocks");
+		json_arr_begin(&j);
+		for (k = 0; k < sg->n_blocks; k++) {
+			const struct replay_block *b =
+			    &st->blocks[sg->first_block + k];
+
+			json_obj_begin(&j);
+			json_kv_u64(&j, "address", b->addr);
+			json_kv_u64(&j, "size", b->size);
+			json_kv_u64(&j, "requested_size", b->requested_size);
+			json_kv_str(&j, "state", state_str(b->state));
+			json_kv_i64(&j, "alloc_event", b->alloc_ev);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+int
+cmd_state(const struct cli_opts *o)
+{
+	struct cli_input in;
+	struct sv_error err;
+	struct replay *r;
+	int64_t d;
+	int rc = cli_open(o, o->file, &in);
+
+	if (rc != 0)
+		return rc;
+	if (!o->has_at) {
+		fprintf(stderr, "snapview: state needs --at N\n");
+		cli_close(&in);
+		return CLI_EXIT_USAGE;
+	}
+	d = cli_device(o, in.snap);
+	if (d < 0) {
+		cli_close(&in);
+		return CLI_EXIT_USAGE;
+	}
+	sv_error_clear(&err);
+	r = replay_new(in.snap, (uint32_t)d, &err);
+	if (r == NULL) {
+		cli_close(&in);
+		return cli_report(o->file, &err);
+	}
+	if (replay_seek(r, o->at, &err) != 0) {
+		fprintf(stderr, "snapview: %s: %s\n", o->file, err.msg);
+		replay_free(r);
+		cli_close(&in);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->json)
+		json_state((uint32_t)d, replay_state(r));
+	else
+		text_state((uint32_t)d, r, replay_state(r));
+	replay_free(r);
+	cli_close(&in);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,358 @@
+/*
+ * snapview trace [--from N] [--to M]: the event listing of
+ * `_memory_viz.py trace` (§11), each line prefixed by its event number,
+ * with its bugs fixed: a name (a..z, a1..z1, ...) lives from an alloc to
+ * its free_completed and from a segment_alloc to its segment_free, then
+ * is recycled; a freed segment no longer names addresses; the closing
+ * TOTAL MEM is the requested bytes of active blocks after the last listed
+ * event (from the replay, so pre-trace blocks count). Events memory_viz
+ * prints as Python reprs get readable lines; strings from the file are
+ * escaped.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "replay/replay.h"
+#include "util/escape.h"
+#include "util/xalloc.h"
+
+struct names {
+	uint32_t *free;          /* recycled name numbers (a stack) */
+	size_t n_free, cap_free;
+	uint32_t next;
+	/* addr -> name number + 1, allocations and segments apart */
+	struct nmap {
+		uint64_t *key;
+		uint32_t *val;   /* 0 = empty slot... see nmap_* */
+		uint8_t *used;
+		size_t cap, n;
+	} alloc, seg;
+	/* live segment_alloc intervals (addr, size, name) */
+	struct ival {
+		uint64_t addr, size;
+		uint32_t name;
+	} *iv;
+	size_t n_iv, cap_iv;
+};
+
+static size_t
+nmap_slot(const struct nmap *m, uint64_t key)
+{
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
+
+	while (m->used[h] && m->key[h] != key)
+		h = (h + 1) & (m->cap - 1);
+	return h;
+}
+
+static void
+nmap_put(struct nmap *m, uint64_t key, uint32_t val)
+{
+	size_t h;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct nmap o = *m;
+		size_t i;
+
+		m->cap = o.cap ? o.cap * 2 : 256;
+		m->n = 0;
+		m->key = xcalloc(m->cap, sizeof *m->key);
+		m->val = xcalloc(m->cap, sizeof *m->val);
+		m->used = xcalloc(m->cap, 1);
+		for (i = 0; i < o.cap; i++)
+			if (o.used[i] == 1)
+				nmap_put(m, o.key[i], o.val[i]);
+		free(o.key);
+		free(o.val);
+		free(o.used);
+	}
+	h = nmap_slot(m, key);
+	if (m->used[h] != 1)
+		m->n++;
+	m->used[h] = 1;
+	m->key[h] = key;
+	m->val[h] = val;
+}
+
+/* Returns 1 and *val if present; del removes it (tombstone kept). */
+static int
+nmap_get(struct nmap *m, uint64_t key, uint32_t *val, int del)
+{
+	size_t h;
+
+	if (m->cap == 0)
+		return 0;
+	h = nmap_slot(m, key);
+	if (m->used[h] != 1)
+		return 0;
+	*val = m->val[h];
+	if (del)
+		m->used[h] = 2;
+	return 1;
+}
+
+static void
+nmap_free(struct nmap *m)
+{
+	free(m->key);
+	free(m->val);
+	free(m->used);
+}
+
+static uint32_t
+name_new(struct names *nm)
+{
+	if (nm->n_free > 0)
+		return nm->free[--nm->n_free];
+	return nm->next++;
+}
+
+static void
+name_release(struct names *nm, uint32_t v)
+{
+	if (nm->n_free == nm->cap_free)
+		nm->free = xgrow(nm->free, &nm->cap_free, nm->n_free + 1,
+		    sizeof *nm->free);
+	nm->free[nm->n_free++] = v;
+}
+
+static char *
+name_str(char *buf, size_t n, uint32_t v)
+{
+	if (v / 26 == 0)
+		snprintf(buf, n, "%c", 'a' + v % 26);
+	else
+		snprintf(buf, n, "%c%u", 'a' + v % 26, v / 26);
+	return buf;
+}
+
+/* _memory_viz.py Bytes(). */
+static char *
+vz_bytes(char *buf, size_t n, uint64_t v)
+{
+	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
+	    "Ei"};
+	double x = (double)v;
+	int u = 0;
+
+	while (x >= 1024.0 && u < 6) {
+		x /= 1024.0;
+		u++;
+	}
+	snprintf(buf, n, "%3.1f%sB", x, unit[u]);
+	return buf;
+}
+
+/* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
+ * of the file's final segments (by total_size), else MEM. */
+static void
+seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
+    uint64_t addr, char *name, size_t n, uint64_t *base)
+{
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < nm->n_iv; i++)
+		if (addr - nm->iv[i].addr < nm->iv[i].size) {
+			name_str(name, n, nm->iv[i].name);
+			*base = nm->iv[i].addr;
+			return;
+		}
+	for (k = 0; k < s->n_segments; k++) {
+		const struct snap_segment *sg = &s->segments[k];
+
+		if (sg->device == d && addr - sg->addr < sg->total_size) {
+			snprintf(name, n, "seg_%u", k);
+			*base = sg->addr;
+			return;
+		}
+	}
+	snprintf(name, n, "MEM");
+	*base = 0;
+}
+
+static void
+iv_remove(struct names *nm, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n_iv; i++)
+		if (nm->iv[i].addr == addr) {
+			nm->iv[i] = nm->iv[--nm->n_iv];
+			return;
+		}
+}
+
+/* Updates the names for event i; prints its line when out != NULL. */
+static void
+event_line(struct names *nm, const struct snapshot *s, uint32_t d,
+    const struct snap_trace *t, uint64_t i, FILE *out)
+{
+	uint64_t a = t->addr[i], z = t->size[i], base;
+	char nb[32], sb[32], fb[32], seg[32];
+	uint32_t v;
+	unsigned act = t->action[i];
+
+	if (out != NULL)
+		fprintf(out, "#%" PRIu64 " ", i);
+	switch (act) {
+	case SNAP_ALLOC:
+		v = name_new(nm);
+		nmap_put(&nm->alloc, a, v);
+		if (out == NULL)
+			break;
+		seg_of(nm, s, d, a, seg, sizeof seg, &base);
+		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n",
+		    name_str(nb, sizeof nb, v), seg, a - base,
+		    vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_REQUESTED:
+		if (out == NULL)
+			break;
+		if (nmap_get(&nm->alloc, a, &v, 0))
+			fprintf(out, "del %s # %s\n", name_str(nb, sizeof nb, v),
+			    vz_bytes(sb, sizeof sb, z));
+		else
+			fprintf(out, "del %" PRIu64 " # %s\n", a,
+			    vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_COMPLETED:
+		if (nmap_get(&nm->alloc, a, &v, 1)) {
+			name_release(nm, v);
+			name_str(nb, sizeof nb, v);
+		} else
+			snprintf(nb, sizeof nb, "%" PRIu64, a);
+		if (out != NULL)
+			fprintf(out, "# free completed for %s %s\n", nb,
+			    vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_ALLOC:
+		v = name_new(nm);
+		nmap_put(&nm->seg, a, v);
+		if (nm->n_iv == nm->cap_iv)
+			nm->iv = xgrow(nm->iv, &nm->cap_iv, nm->n_iv + 1,
+			    sizeof *nm->iv);
+		nm->iv[nm->n_iv].addr = a;
+		nm->iv[nm->n_iv].size = z;
+		nm->iv[nm->n_iv++].name = v;
+		if (out != NULL)
+			fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n",
+			    name_str(nb, sizeof nb, v),
+			    a, vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_FREE:
+		if (nmap_get(&nm->seg, a, &v, 1)) {
+			name_release(nm, v);
+			iv_remove(nm, a);
+			name_str(nb, sizeof nb, v);
+		} else
+			snprintf(nb, sizeof nb, "%" PRIu64, a);
+		if (out != NULL)
+			fprintf(out, "cudaFree(%s) # %s\n", nb,
+			    vz_bytes(sb, sizeof sb, z));
+		break;
+	default:
+		if (out == NULL)
+			break;
+		switch (act) {
+		case SNAP_SEGMENT_MAP:
+			fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %"
+			    PRIu64 "\n", a, vz_bytes(sb, sizeof sb, z),
+			    t->stream[i]);
+			break;
+		case SNAP_SEGMENT_UNMAP:
+			fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %"
+			    PRIu64 "\n", a, vz_bytes(sb, sizeof sb, z),
+			    t->stream[i]);
+			break;
+		case SNAP_OOM:
+			fprintf(out, "raise OutOfMemoryError() # %s requested, "
+			    "%s free in CUDA\n", vz_bytes(sb, sizeof sb, z),
+			    vz_bytes(fb, sizeof fb, a));
+			break;
+		case SNAP_SNAPSHOT:
+			fprintf(out, "# snapshot taken: %s active\n",
+			    vz_bytes(sb, sizeof sb, z));
+			break;
+		case SNAP_WORKSPACE_SNAPSHOT:
+			fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n",
+			    a, vz_bytes(sb, sizeof sb, z));
+			break;
+		default: {
+			unsigned k = act - SNAP_ACTION_COUNT;
+
+			fprintf(out, "# unknown action '");
+			sv_escape_fputs(out, k < s->n_unknown_actions
+				? snap_str(s, s->unknown_actions[k]) : "?");
+			fprintf(out, "' addr %" PRIu64 " size %" PRIu64 "\n", a,
+			    z);
+		}
+		}
+	}
+}
+
+static int
+trace_device(const struct cli_opts *o, const struct snapshot *s, uint32_t d)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct names nm;
+	struct replay *r;
+	struct sv_error err;
+	int64_t from = o->has_from ? o->from : 0, to;
+	uint64_t i;
+	char sb[32];
+
+	to = o->has_to ? o->to : (int64_t)t->n - 1;
+	if (from < 0)
+		from = 0;
+	if (to >= (int64_t)t->n)
+		to = (int64_t)t->n - 1;
+	memset(&nm, 0, sizeof nm);
+	printf("Device %u ----------------\n", d);
+	printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
+	for (i = 0; (int64_t)i <= to; i++)
+		event_line(&nm, s, d, t, i, (int64_t)i >= from ? stdout : NULL);
+	sv_error_clear(&err);
+	r = replay_new(s, d, &err);
+	if (r != NULL && replay_seek(r, to, &err) == 0)
+		printf("TOTAL MEM: %s\n",
+		    vz_bytes(sb, sizeof sb, replay_state(r)->requested));
+	replay_free(r);
+	nmap_free(&nm.alloc);
+	nmap_free(&nm.seg);
+	free(nm.free);
+	free(nm.iv);
+	return 0;
+}
+
+int
+cmd_trace(const struct cli_opts *o)
+{
+	struct cli_input in;
+	uint32_t d, nd;
+	int rc = cli_open(o, o->file, &in), any = 0;
+
+	if (rc != 0)
+		return rc;
+	nd = snap_device_count(in.snap);
+	for (d = 0; d < nd; d++) {
+		const struct snap_trace *t = snap_trace_of(in.snap, d);
+
+		if (o->device >= 0 && (uint32_t)o->device != d)
+			continue;
+		if (t == NULL || t->n == 0)
+			continue;
+		trace_device(o, in.snap, d);
+		any = 1;
+	}
+	if (!any)
+		printf("%s: no trace events%s\n", o->file,
+		    o->device >= 0 ? " on that device" : "");
+	cli_close(&in);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,884 @@
+/*
+ * Replay engine tests: every action forward and undone, on hand-built
+ * snapshots; a property test against a small independent allocator model
+ * (ground truth at every event, checkpoints vs full replay, +-1 stepping,
+ * checkpoint save/load); the real fixtures through snap_load.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "replay/replay.h"
+#include "snapshot/snap_load.h"
+
+#define MIB (1024ull * 1024)
+#define A SNAP_BLOCK_ACTIVE_ALLOCATED
+#define P SNAP_BLOCK_ACTIVE_PENDING_FREE
+#define I SNAP_BLOCK_INACTIVE
+#define BASE 0x7f0000000000ull
+
+struct fb {
+	uint64_t size;
+	int state;
+	uint64_t req;
+};
+
+/* Pushes a final segment with blocks; totals computed from them. */
+static void
+push_seg(struct snapshot *s, uint64_t addr, uint64_t stream, int large,
+    int exp, const struct fb *b, int nb)
+{
+	struct snap_segment *sg = snap_push_segment(s);
+	uint64_t off = addr;
+	int i;
+
+	sg->addr = addr;
+	sg->stream = stream;
+	sg->is_large = (uint8_t)large;
+	sg->is_expandable = (uint8_t)exp;
+	sg->first_block = s->n_blocks;
+	sg->n_blocks = (uint32_t)nb;
+	for (i = 0; i < nb; i++) {
+		struct snap_block *k = snap_push_block(s);
+
+		sg = &s->segments[s->n_segments - 1];
+		k->addr = off;
+		k->size = b[i].size;
+		k->state = (uint8_t)b[i].state;
+		k->requested_size = b[i].req;
+		off += b[i].size;
+		sg->total_size += b[i].size;
+		if (b[i].state == A)
+			sg->allocated_size += b[i].size;
+		if (b[i].state != I) {
+			sg->active_size += b[i].size;
+			sg->requested_size += b[i].req;
+		}
+	}
+	s->features |= SNAP_F_REQUESTED;
+}
+
+static void
+ev(struct snapshot *s, unsigned action, uint64_t addr, uint64_t size)
+{
+	snap_trace_push(s, snap_trace_get(s, 0), action, addr, size, 0, 0);
+}
+
+static struct replay *
+open_ok(const struct snapshot *s)
+{
+	struct sv_error err;
+	struct replay *r = replay_new(s, 0, &err);
+
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+static void
+seek_ok(struct replay *r, int64_t at)
+{
+	struct sv_error err;
+
+	ck_assert_int_eq(replay_seek(r, at, &err), 0);
+}
+
+static uint64_t
+check_issues(struct replay *r)
+{
+	struct sv_error err;
+	struct replay_check c;
+	uint64_t n, i;
+
+	ck_assert_int_eq(replay_check(r, &c, &err), 0);
+	n = c.n_issues;
+	for (i = 0; i < c.n_kept && i < 5; i++)
+		fprintf(stderr, "issue ev %lld 0x%llx: %s\n",
+		    (long long)c.issues[i].ev,
+		    (unsigned long long)c.issues[i].addr, c.issues[i].msg);
+	replay_check_destroy(&c);
+	return n;
+}
+
+/* Asserts block k of the current state. */
+static void
+blk_is(struct replay *r, uint32_t k, uint64_t addr, uint64_t size, int state)
+{
+	const struct replay_state *st = replay_state(r);
+
+	ck_assert_uint_lt(k, st->n_blocks);
+	ck_assert_uint_eq(st->blocks[k].addr, addr);
+	ck_assert_uint_eq(st->blocks[k].size, size);
+	ck_assert_int_eq(st->blocks[k].state, state);
+}
+
+START_TEST(test_replay_split_merge_pending)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{512, A, 100}, {2 * MIB - 512, I, 0}};
+	struct replay *r;
+	const struct replay_state *st;
+
+	push_seg(s, BASE, 0, 0, 0, fin, 2);
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);      /* 0 */
+	ev(s, SNAP_ALLOC, BASE, 100);                  /* 1 */
+	ev(s, SNAP_ALLOC, BASE + 512, 1000);           /* 2 */
+	ev(s, SNAP_ALLOC, BASE + 1536, 600);           /* 3 */
+	ev(s, SNAP_FREE_REQUESTED, BASE + 512, 1000);  /* 4 */
+	ev(s, SNAP_FREE_COMPLETED, BASE + 512, 1000);  /* 5 */
+	ev(s, SNAP_FREE_REQUESTED, BASE + 1536, 600);  /* 6 */
+	ev(s, SNAP_FREE_COMPLETED, BASE + 1536, 600);  /* 7 */
+	r = open_ok(s);
+	seek_ok(r, -1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 0);
+	seek_ok(r, 0);
+	blk_is(r, 0, BASE, 2 * MIB, I);
+	seek_ok(r, 3);
+	blk_is(r, 0, BASE, 512, A);
+	blk_is(r, 1, BASE + 512, 1024, A);
+	blk_is(r, 2, BASE + 1536, 1024, A);
+	blk_is(r, 3, BASE + 2560, 2 * MIB - 2560, I);
+	seek_ok(r, 4);
+	blk_is(r, 1, BASE + 512, 1024, P);
+	seek_ok(r, 5); /* freed between two allocated blocks: no merge */
+	blk_is(r, 1, BASE + 512, 1024, I);
+	blk_is(r, 2, BASE + 1536, 1024, A);
+	seek_ok(r, 7); /* merges with both neighbours */
+	st = replay_state(r);
+	ck_assert_uint_eq(st->n_blocks, 2);
+	blk_is(r, 1, BASE + 512, 2 * MIB - 512, I);
+	ck_assert_uint_eq(st->allocated, 512);
+	ck_assert_uint_eq(st->requested, 100);
+	seek_ok(r, 4); /* stepping back through the undo log */
+	blk_is(r, 1, BASE + 512, 1024, P);
+	blk_is(r, 2, BASE + 1536, 1024, A);
+	ck_assert_uint_eq(replay_state(r)->blocks[2].alloc_ev, 3);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_pre_trace_free)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{2 * MIB, I, 0}};
+	struct replay *r;
+	const struct replay_info *in;
+
+	push_seg(s, BASE, 0, 0, 0, fin, 1);
+	ev(s, SNAP_FREE_REQUESTED, BASE + 4096, 1000);
+	ev(s, SNAP_FREE_COMPLETED, BASE + 4096, 1000);
+	ev(s, SNAP_FREE_COMPLETED, BASE, 3000); /* no free_requested */
+	r = open_ok(s);
+	seek_ok(r, -1);
+	blk_is(r, 0, BASE, 3072, A);
+	blk_is(r, 1, BASE + 3072, 1024, I);
+	blk_is(r, 2, BASE + 4096, 1024, A);
+	ck_assert_int_eq(replay_state(r)->blocks[0].alloc_ev, -1);
+	ck_assert_uint_eq(replay_state(r)->blocks[2].requested_size, 1000);
+	seek_ok(r, 0);
+	blk_is(r, 2, BASE + 4096, 1024, P);
+	in = replay_info(r);
+	ck_assert_uint_eq(in->n_pre_blocks, 2);
+	ck_assert_uint_eq(in->n_free_no_alloc, 2);
+	ck_assert_uint_eq(in->n_ghost, 0);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_ghost_oom_unknown)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{1024, A, 1000}, {1024, A, 700},
+	    {2 * MIB - 2048, I, 0}};
+	struct replay *r;
+	unsigned unk = snap_action_lookup(s, "frobnicate", 10);
+
+	push_seg(s, BASE, 0, 0, 0, fin, 3);
+	ev(s, SNAP_ALLOC, BASE + 1024, 700);
+	ev(s, SNAP_OOM, 12345, 40 * MIB);
+	ev(s, SNAP_SNAPSHOT, 0, 4096);
+	ev(s, unk, BASE, 1);
+	r = open_ok(s);
+	seek_ok(r, -1);
+	blk_is(r, 0, BASE, 1024, A);
+	blk_is(r, 1, BASE + 1024, 2 * MIB - 1024, I);
+	seek_ok(r, 3);
+	blk_is(r, 1, BASE + 1024, 1024, A);
+	ck_assert_uint_eq(replay_info(r)->n_ghost, 1);
+	ck_assert_uint_eq(replay_info(r)->n_unknown, 1);
+	ck_assert_uint_eq(replay_info(r)->n_oom, 1);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_large_split_rule)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{5 * MIB, A, 5 * MIB}, {15 * MIB, I, 0}};
+	uint64_t big = 19 * MIB + MIB / 2;
+	struct replay *r;
+
+	push_seg(s, BASE, 0, 1, 0, fin, 2);
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 20 * MIB);
+	ev(s, SNAP_ALLOC, BASE, big);           /* remainder 0.5 MiB: whole */
+	ev(s, SNAP_FREE_REQUESTED, BASE, big);
+	ev(s, SNAP_FREE_COMPLETED, BASE, big);
+	ev(s, SNAP_ALLOC, BASE, 5 * MIB);       /* remainder 15 MiB: split */
+	r = open_ok(s);
+	seek_ok(r, 1);
+	ck_assert_uint_eq(replay_state(r)->n_blocks, 1);
+	blk_is(r, 0, BASE, 20 * MIB, A);
+	seek_ok(r, 4);
+	blk_is(r, 0, BASE, 5 * MIB, A);
+	blk_is(r, 1, BASE + 5 * MIB, 15 * MIB, I);
+	seek_ok(r, -1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 0);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_segment_free)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{2 * MIB, I, 0}};
+	struct replay *r;
+
+	push_seg(s, BASE + 8 * MIB, 0, 0, 0, fin, 1);
+	ev(s, SNAP_SEGMENT_FREE, BASE, 20 * MIB);      /* before the trace */
+	ev(s, SNAP_SEGMENT_ALLOC, BASE + 4 * MIB, 2 * MIB);
+	ev(s, SNAP_SEGMENT_ALLOC, BASE + 8 * MIB, 2 * MIB);
+	ev(s, SNAP_SEGMENT_FREE, BASE + 4 * MIB, 2 * MIB);
+	r = open_ok(s);
+	seek_ok(r, -1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 1);
+	ck_assert_uint_eq(replay_state(r)->segments[0].size, 20 * MIB);
+	ck_assert_uint_eq(replay_state(r)->segments[0].is_large, 1);
+	seek_ok(r, 2);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 2);
+	ck_assert_uint_eq(replay_state(r)->reserved, 4 * MIB);
+	seek_ok(r, 3);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 1);
+	seek_ok(r, 1);
+	ck_assert_uint_eq(replay_state(r)->segments[0].addr, BASE + 4 * MIB);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_expandable)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{1024, A, 1000}, {4 * MIB - 1024, I, 0}};
+	struct replay *r;
+	const struct replay_state *st;
+
+	push_seg(s, BASE, 7, 0, 1, fin, 2);
+	snap_trace_get(s, 0);
+	ev(s, SNAP_SEGMENT_MAP, BASE, 2 * MIB);              /* 0 */
+	ev(s, SNAP_SEGMENT_MAP, BASE + 4 * MIB, 2 * MIB);    /* 1: 2 runs */
+	ev(s, SNAP_SEGMENT_MAP, BASE + 2 * MIB, 2 * MIB);    /* 2: merged */
+	ev(s, SNAP_ALLOC, BASE, 1000);                       /* 3 */
+	ev(s, SNAP_SEGMENT_UNMAP, BASE + 2 * MIB, 2 * MIB);  /* 4: split */
+	ev(s, SNAP_SEGMENT_MAP, BASE + 2 * MIB, 2 * MIB);    /* 5 */
+	ev(s, SNAP_SEGMENT_UNMAP, BASE + 4 * MIB, 2 * MIB);  /* 6: trim */
+	/* streams: the builder pushed 0; the segment is on stream 7 */
+	{
+		struct snap_trace *t = snap_trace_get(s, 0);
+		uint64_t i;
+
+		for (i = 0; i < t->n; i++)
+			t->stream[i] = 7;
+	}
+	r = open_ok(s);
+	seek_ok(r, -1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 0);
+	seek_ok(r, 1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 2);
+	seek_ok(r, 2);
+	st = replay_state(r);
+	ck_assert_uint_eq(st->n_segments, 1);
+	ck_assert_uint_eq(st->segments[0].size, 6 * MIB);
+	ck_assert_uint_eq(st->n_blocks, 1);
+	ck_assert_uint_eq(st->segments[0].is_expandable, 1);
+	seek_ok(r, 4);
+	st = replay_state(r);
+	ck_assert_uint_eq(st->n_segments, 2);
+	blk_is(r, 0, BASE, 1024, A);
+	blk_is(r, 1, BASE + 1024, 2 * MIB - 1024, I);
+	blk_is(r, 2, BASE + 4 * MIB, 2 * MIB, I);
+	seek_ok(r, 6);
+	st = replay_state(r);
+	ck_assert_uint_eq(st->n_segments, 1);
+	ck_assert_uint_eq(st->segments[0].size, 4 * MIB);
+	seek_ok(r, 3); /* back through unmap/map */
+	ck_assert_uint_eq(replay_state(r)->n_segments, 1);
+	ck_assert_uint_eq(replay_state(r)->segments[0].size, 6 * MIB);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_workspace_triple)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{8 * MIB, I, 0}};
+	struct replay *r;
+	struct replay_check c;
+	struct sv_error err;
+
+	push_seg(s, BASE, 0, 1, 0, fin, 1);
+	ev(s, SNAP_WORKSPACE_SNAPSHOT, BASE, 8 * MIB);
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 8 * MIB);
+	ev(s, SNAP_ALLOC, BASE, 8 * MIB);
+	r = open_ok(s);
+	ck_assert_uint_eq(replay_info(r)->n_workspace, 1);
+	seek_ok(r, 2);
+	blk_is(r, 0, BASE, 8 * MIB, A);
+	ck_assert_int_eq(replay_check(r, &c, &err), 0);
+	ck_assert_uint_eq(c.n_issues, 0);
+	ck_assert_uint_eq(c.n_notes, 1);
+	replay_check_destroy(&c);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_mismatch_and_file)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{1024, I, 0}, {2 * MIB - 1024, I, 0}};
+	struct replay *r;
+	struct replay_check c;
+	struct sv_error err;
+
+	push_seg(s, BASE, 0, 0, 0, fin, 2);
+	s->segments[0].allocated_size = 99; /* the file lies */
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	ev(s, SNAP_ALLOC, BASE + 512, 1000);
+	ev(s, SNAP_ALLOC, BASE + 4 * MIB, 10); /* no segment there */
+	r = open_ok(s);
+	ck_assert_int_eq(replay_check(r, &c, &err), 0);
+	ck_assert_uint_ge(c.n_issues, 3);
+	{
+		int file = 0, ev1 = 0, ev2 = 0;
+		uint64_t i;
+
+		for (i = 0; i < c.n_kept; i++) {
+			file += c.issues[i].ev == REPLAY_EV_FILE;
+			ev1 += c.issues[i].ev == 1;
+			ev2 += c.issues[i].ev == 2;
+		}
+		ck_assert_int_ge(file, 1);
+		ck_assert_int_ge(ev1, 1);
+		ck_assert_int_ge(ev2, 1);
+	}
+	replay_check_destroy(&c);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_replay_legacy_no_trace)
+{
+	struct snapshot *s = snap_new();
+	struct fb fin[] = {{1024, A, 1000}, {2 * MIB - 1024, I, 0}};
+	struct replay *r;
+
+	push_seg(s, BASE, 0, 0, 0, fin, 2);
+	r = open_ok(s);
+	ck_assert_int_eq(replay_info(r)->legacy_no_trace, 1);
+	seek_ok(r, -1);
+	blk_is(r, 0, BASE, 1024, A);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
+/* ---- a small independent allocator model --------------------------------
+ * Non-expandable CUDA rules (§13.3-13.6): best fit on the same stream and
+ * pool, 2 MiB small / 20 MiB or 2 MiB-rounded large segments, lowest part
+ * to the allocation, should_split, merges on free, deferred frees,
+ * empty_cache. It records a hash of its state after every event. */
+#define MS 256
+#define MB 512
+struct mblk {
+	uint64_t addr, size, req;
+	int state;
+};
+struct mseg {
+	uint64_t addr, size, stream;
+	int large, n;
+	struct mblk b[MB];
+};
+struct model {
+	struct mseg seg[MS];
+	int n;
+	uint64_t next;
+	struct snapshot *s;
+	uint64_t *hash; /* after each event */
+	uint64_t n_ev, cap;
+	uint64_t rng;
+	uint64_t pend[64];
+	int n_pend;
+};
+
+static uint64_t
+rnd(struct model *m)
+{
+	m->rng ^= m->rng << 13;
+	m->rng ^= m->rng >> 7;
+	m->rng ^= m->rng << 17;
+	return m->rng;
+}
+
+static uint64_t
+h_mix(uint64_t h, uint64_t v)
+{
+	return XXH3_64bits_withSeed(&v, sizeof v, h);
+}
+
+static uint64_t
+model_hash(const struct model *m)
+{
+	uint64_t h = 1;
+	int i, j;
+
+	for (i = 0; i < m->n; i++) {
+		h = h_mix(h, m->seg[i].addr);
+		h = h_mix(h, m->seg[i].size);
+		for (j = 0; j < m->seg[i].n; j++) {
+			const struct mblk *b = &m->seg[i].b[j];
+
+			h = h_mix(h, b->addr);
+			h = h_mix(h, b->size);
+			h = h_mix(h, (uint64_t)b->state);
+			h = h_mix(h, b->state == I ? 0 : b->req);
+		}
+	}
+	return h;
+}
+
+static uint64_t
+replay_hash(const struct replay_state *st)
+{
+	uint64_t h = 1;
+	uint32_t i, j;
+
+	for (i = 0; i < st->n_segments; i++) {
+		const struct replay_segment *sg = &st->segments[i];
+
+		h = h_mix(h, sg->addr);
+		h = h_mix(h, sg->size);
+		for (j = 0; j < sg->n_blocks; j++) {
+			const struct replay_block *b =
+			    &st->blocks[sg->first_block + j];
+
+			h = h_mix(h, b->addr);
+			h = h_mix(h, b->size);
+			h = h_mix(h, b->state);
+			h = h_mix(h, b->state == I ? 0 : b->requested_size);
+		}
+	}
+	return h;
+}
+
+static void
+m_emit(struct model *m, unsigned action, uint64_t addr, uint64_t size,
+    uint64_t stream)
+{
+	snap_trace_push(m->s, snap_trace_get(m->s, 0), action, addr, size,
+	    stream, 0);
+	if (m->n_ev == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 1024;
+		m->hash = realloc(m->hash, m->cap * sizeof *m->hash);
+	}
+	m->hash[m->n_ev++] = model_hash(m);
+}
+
+static void
+m_merge(struct mseg *sg, int k)
+{
+	if (k + 1 < sg->n && sg->b[k + 1].state == I) {
+		sg->b[k].size += sg->b[k + 1].size;
+		memmove(&sg->b[k + 1], &sg->b[k + 2],
+		    (size_t)(sg->n - k - 2) * sizeof sg->b[0]);
+		sg->n--;
+	}
+	if (k > 0 && sg->b[k - 1].state == I) {
+		sg->b[k - 1].size += sg->b[k].size;
+		memmove(&sg->b[k], &sg->b[k + 1],
+		    (size_t)(sg->n - k - 1) * sizeof sg->b[0]);
+		sg->n--;
+	}
+}
+
+static void
+m_alloc(struct model *m, uint64_t req, uint64_t stream)
+{
+	uint64_t rs = req < 512 ? 512 : (req + 511) / 512 * 512, rem;
+	int large = rs > MIB, bi = -1, bk = -1, i, k;
+	struct mseg *sg;
+
+	for (i = 0; i < m->n; i++)
+		for (k = 0; k < m->seg[i].n; k++) {
+			struct mblk *b = &m->seg[i].b[k];
+
+			if (m->seg[i].stream != stream ||
+			    m->seg[i].large != large || b->state != I ||
+			    b->size < rs)
+				continue;
+			if (bi < 0 || b->size < m->seg[bi].b[bk].size) {
+				bi = i;
+				bk = k;
+			}
+		}
+	if (bi < 0) {
+		uint64_t ss = !large ? 2 * MIB : rs < 10 * MIB ? 20 * MIB
+						: (rs + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
+
+		if (m->n == MS)
+			return;
+		sg = &m->seg[m->n];
+		memset(sg, 0, sizeof *sg);
+		sg->addr = m->next;
+		sg->size = ss;
+		sg->stream = stream;
+		sg->large = large;
+		sg->n = 1;
+		sg->b[0].addr = sg->addr;
+		sg->b[0].size = ss;
+		sg->b[0].state = I;
+		m->next += ss + (rnd(m) % 2) * 2 * MIB;
+		m->n++;
+		m_emit(m, SNAP_SEGMENT_ALLOC, sg->addr, ss, stream);
+		bi = m->n - 1;
+		bk = 0;
+	}
+	sg = &m->seg[bi];
+	if (sg->n == MB)
+		return;
+	rem = sg->b[bk].size - rs;
+	if (large ? rem > MIB : rem >= 512) {
+		memmove(&sg->b[bk + 2], &sg->b[bk + 1],
+		    (size_t)(sg->n - bk - 1) * sizeof sg->b[0]);
+		sg->n++;
+		sg->b[bk + 1].addr = sg->b[bk].addr + rs;
+		sg->b[bk + 1].size = rem;
+		sg->b[bk + 1].state = I;
+		sg->b[bk].size = rs;
+	}
+	sg->b[bk].state = A;
+	sg->b[bk].req = req;
+	m_emit(m, SNAP_ALLOC, sg->b[bk].addr, req, stream);
+}
+
+static struct mblk *
+m_find(struct model *m, uint64_t addr, int *pi, int *pk)
+{
+	int i, k;
+
+	for (i = 0; i < m->n; i++)
+		for (k = 0; k < m->seg[i].n; k++)
+			if (m->seg[i].b[k].addr == addr) {
+				*pi = i;
+				*pk = k;
+				return &m->seg[i].b[k];
+			}
+	return NULL;
+}
+
+static void
+m_complete(struct model *m, uint64_t addr)
+{
+	int i, k;
+	struct mblk *b = m_find(m, addr, &i, &k);
+	uint64_t req = b->req;
+
+	b->state = I;
+	m_merge(&m->seg[i], k);
+	m_emit(m, SNAP_FREE_COMPLETED, addr, req, m->seg[i].stream);
+}
+
+static void
+m_free_random(struct model *m)
+{
+	int i, k, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		if (m->n == 0)
+			return;
+		i = (int)(rnd(m) % (uint64_t)m->n);
+		k = (int)(rnd(m) % (uint64_t)m->seg[i].n);
+		if (m->seg[i].b[k].state == A)
+			break;
+	}
+	if (tries == 20)
+		return;
+	m->seg[i].b[k].state = P;
+	m_emit(m, SNAP_FREE_REQUESTED, m->seg[i].b[k].addr,
+	    m->seg[i].b[k].req, m->seg[i].stream);
+	if (rnd(m) % 4 == 0 && m->n_pend < 64)
+		m->pend[m->n_pend++] = m->seg[i].b[k].addr;
+	else
+		m_complete(m, m->seg[i].b[k].addr);
+}
+
+static void
+m_empty_cache(struct model *m)
+{
+	int i;
+
+	while (m->n_pend > 0)
+		m_complete(m, m->pend[--m->n_pend]);
+	for (i = 0; i < m->n;) {
+		struct mseg *sg = &m->seg[i];
+
+		if (sg->n == 1 && sg->b[0].state == I) {
+			uint64_t a = sg->addr, z = sg->size, st = sg->stream;
+
+			memmove(sg, sg + 1, (size_t)(m->n - i - 1) * sizeof *sg);
+			m->n--;
+			m_emit(m, SNAP_SEGMENT_FREE, a, z, st);
+		} else
+			i++;
+	}
+}
+
+/* Runs the model for n_ops operations; writes the final segments. */
+static struct snapshot *
+model_run(struct model *m, uint64_t seed, int n_ops)
+{
+	static const uint64_t sizes[] = {40, 512, 700, 4096, 100000, 600000,
+	    1048576, 1500000, 3 * MIB, 9 * MIB + 7, 12 * MIB, 19 * MIB + 1};
+	int op, i, k;
+
+	memset(m, 0, sizeof *m);
+	m->s = snap_new();
+	m->s->features |= SNAP_F_REQUESTED;
+	m->next = BASE;
+	m->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (op = 0; op < n_ops; op++) {
+		uint64_t x = rnd(m) % 100, stream = (rnd(m) % 8 == 0) ? 77 : 0;
+
+		if (x < 50)
+			m_alloc(m, sizes[rnd(m) % 12] + rnd(m) % 300, stream);
+		else if (x < 90)
+			m_free_random(m);
+		else if (x < 96 && m->n_pend > 0) {
+			k = (int)(rnd(m) % (uint64_t)m->n_pend);
+			m_complete(m, m->pend[k]);
+			m->pend[k] = m->pend[--m->n_pend];
+		} else if (x < 98)
+			m_empty_cache(m);
+		else
+			m_emit(m, SNAP_OOM, 0, 1 << 30, 0);
+	}
+	for (i = 0; i < m->n; i++) {
+		struct fb b[MB];
+
+		for (k = 0; k < m->seg[i].n; k++) {
+			b[k].size = m->seg[i].b[k].size;
+			b[k].state = m->seg[i].b[k].state;
+			b[k].req = m->seg[i].b[k].req;
+		}
+		push_seg(m->s, m->seg[i].addr, m->seg[i].stream,
+		    m->seg[i].large, 0, b, m->seg[i].n);
+	}
+	return m->s;
+}
+
+/* Drops the first `drop` events (ring buffer truncation). */
+static void
+truncate_trace(struct snapshot *s, uint64_t drop)
+{
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint64_t n = t->n - drop;
+
+	memmove(t->action, t->action + drop, n);
+	memmove(t->addr, t->addr + drop, n * 8);
+	memmove(t->size, t->size + drop, n * 8);
+	memmove(t->stream, t->stream + drop, n * 8);
+	memmove(t->stack, t->stack + drop, n * 4);
+	t->n = n;
+}
+
+START_TEST(test_replay_model_truth)
+{
+	struct model *m = malloc(sizeof *m);
+	uint64_t seed = (uint64_t)_i + 1, i, n;
+	struct snapshot *s = model_run(m, seed, 3000);
+	struct replay *r = open_ok(s);
+
+	n = replay_n_events(r);
+	ck_assert_uint_eq(n, m->n_ev);
+	ck_assert_uint_eq(check_issues(r), 0);
+	/* forward, one step at a time: equals the model at every event */
+	seek_ok(r, -1);
+	ck_assert_uint_eq(replay_state(r)->n_segments, 0);
+	for (i = 0; i < n; i++) {
+		seek_ok(r, (int64_t)i);
+		ck_assert_msg(replay_hash(replay_state(r)) == m->hash[i],
+		    "seed %llu: state differs from the model after event %llu",
+		    (unsigned long long)seed, (unsigned long long)i);
+	}
+	/* backward, one step at a time */
+	for (i = n; i-- > 0;) {
+		seek_ok(r, (int64_t)i);
+		ck_assert(replay_hash(replay_state(r)) == m->hash[i]);
+	}
+	/* random seeks */
+	for (i = 0; i < 300; i++) {
+		uint64_t at = rnd(m) % n;
+
+		seek_ok(r, (int64_t)at);
+		ck_assert(replay_hash(replay_state(r)) == m->hash[at]);
+	}
+	replay_free(r);
+	snap_free(s);
+	free(m->hash);
+	free(m);
+}
+END_TEST
+
+/* Ring buffer truncation: no ground truth for pre-trace block sizes, but
+ * check must pass, and every path to a state must agree: sequential
+ * forward, checkpoint + replay, backward steps, a saved and reloaded
+ * replay. */
+START_TEST(test_replay_truncated_paths)
+{
+	struct model *m = malloc(sizeof *m);
+	uint64_t seed = (uint64_t)_i + 100, i, n, *h;
+	struct snapshot *s = model_run(m, seed, 12000);
+	struct replay *r, *r2;
+	struct sv_error err;
+	uint8_t *buf;
+	size_t len;
+
+	truncate_trace(s, m->n_ev / 3);
+	r = open_ok(s);
+	n = replay_n_events(r);
+	ck_assert_uint_gt(n, 8192); /* several checkpoints */
+	ck_assert_uint_eq(check_issues(r), 0);
+	ck_assert_uint_gt(replay_info(r)->n_pre_blocks, 0);
+	/* the tail of the model's history is known exactly */
+	seek_ok(r, (int64_t)n - 1);
+	ck_assert(replay_hash(replay_state(r)) == m->hash[m->n_ev - 1]);
+	h = malloc(n * sizeof *h);
+	seek_ok(r, -1);
+	for (i = 0; i < n; i++) {
+		seek_ok(r, (int64_t)i);
+		h[i] = replay_hash(replay_state(r));
+	}
+	for (i = n; i-- > 0;) {
+		seek_ok(r, (int64_t)i);
+		ck_assert(replay_hash(replay_state(r)) == h[i]);
+	}
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_uint_eq(replay_info(r2)->n_pre_blocks,
+	    replay_info(r)->n_pre_blocks);
+	for (i = 0; i < 200; i++) {
+		uint64_t at = rnd(m) % n;
+
+		seek_ok(r, (int64_t)at);
+		seek_ok(r2, (int64_t)at);
+		ck_assert(replay_hash(replay_state(r)) == h[at]);
+		ck_assert(replay_hash(replay_state(r2)) == h[at]);
+		seek_ok(r2, (int64_t)at - 1);
+		ck_assert(at == 0 || replay_hash(replay_state(r2)) == h[at - 1]);
+	}
+	/* corrupt or stale buffers are refused */
+	buf[len / 2] ^= 0x40;
+	ck_assert_ptr_null(replay_new_saved(s, 0, buf, len, &err));
+	buf[len / 2] ^= 0x40;
+	ck_assert_ptr_null(replay_new_saved(s, 1, buf, len, &err));
+	ck_assert_ptr_null(replay_new_saved(s, 0, buf, len - 9, &err));
+	free(buf);
+	free(h);
+	replay_free(r2);
+	replay_free(r);
+	snap_free(s);
+	free(m->hash);
+	free(m);
+}
+END_TEST
+
+static void
+check_real(const char *name, int want_ok)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	struct replay *r;
+
+	snprintf(path, sizeof path, "%s/tests/data/real/%s", TOP_SRCDIR, name);
+	ck_assert_int_eq(snap_load_file(path, NULL, &s, &err), 0);
+	r = replay_new(s, snap_default_device(s), &err);
+	ck_assert_ptr_nonnull(r);
+	if (want_ok)
+		ck_assert_uint_eq(check_issues(r), 0);
+	else
+		ck_assert_uint_gt(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+
+START_TEST(test_replay_real_files)
+{
+	check_real("npu_leak_expandable.pickle", 1);
+	check_real("npu_leak_empty_cache.pickle", 1);
+	check_real("synthetic_inconsistent.pickle", 0);
+}
+END_TEST
+
+static Suite *
+replay_suite(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("actions");
+	TCase *tp = tcase_create("property");
+
+	tcase_add_test(tc, test_replay_split_merge_pending);
+	tcase_add_test(tc, test_replay_pre_trace_free);
+	tcase_add_test(tc, test_replay_ghost_oom_unknown);
+	tcase_add_test(tc, test_replay_large_split_rule);
+	tcase_add_test(tc, test_replay_segment_free);
+	tcase_add_test(tc, test_replay_expandable);
+	tcase_add_test(tc, test_replay_workspace_triple);
+	tcase_add_test(tc, test_replay_mismatch_and_file);
+	tcase_add_test(tc, test_replay_legacy_no_trace);
+	tcase_add_test(tc, test_replay_real_files);
+	suite_add_tcase(s, tc);
+	tcase_add_loop_test(tp, test_replay_model_truth, 0, 6);
+	tcase_add_loop_test(tp, test_replay_truncated_paths, 0, 3);
+	tcase_set_timeout(tp, 120);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(replay_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
