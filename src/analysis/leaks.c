@@ -114,7 +114,10 @@ an_periodic(const int64_t *ev, uint64_t n, uint64_t window, uint64_t *bursts,
 	*bursts = big + 1;
 	*period = sum / big;
 	span = (uint64_t)(ev[n - 1] - ev[0]);
-	return big >= 1 && maxgap <= 2 * mingap && span * 4 >= window;
+	/* At least three bursts; between two bursts at least one other
+	 * allocation with its free (3 events), else it is one burst. */
+	return big >= 2 && mingap > 3 && maxgap <= 2 * mingap &&
+	    span * 4 >= window;
 }
 
 static int
@@ -143,13 +146,14 @@ static void
 rank_sites(struct an_leaks *out, const int64_t *evs, const uint64_t *off,
     const uint32_t *slot_site, const int64_t *steps, uint64_t n_steps)
 {
-	uint64_t window = (uint64_t)(out->to - out->from + 1), i, j;
+	int64_t from = out->from < 0 ? 0 : out->from;
+	uint64_t window = (uint64_t)(out->to - from + 1), i, j;
 	uint64_t best = 0;
 
 	if (n_steps >= 2) {
 		out->steps_source = AN_STEPS_ANNOTATIONS;
 		out->n_steps = step_of(steps, n_steps, out->to) -
-		    step_of(steps, n_steps, out->from) + 1;
+		    step_of(steps, n_steps, from) + 1;
 	}
 	for (i = 0; i < out->n_sites; i++) {
 		struct an_leak_site *ls = &out->sites[i];
@@ -195,8 +199,8 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 	(void)err;
 	memset(out, 0, sizeof *out);
 	out->device = tl->device;
-	if (from < 0)
-		from = 0;
+	if (from < -1)
+		from = -1;
 	if (to < 0 || (uint64_t)to >= tl->n_events)
 		to = (int64_t)tl->n_events - 1;
 	out->from = from;
@@ -246,11 +250,18 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 				slot_of[site] = n_slots++;
 			}
 			k = slot_of[site];
-			cnt[k]++;
+			if (e->alloc_ev < 0) {
+				out->sites[k].before_trace++;
+				out->before_trace++;
+			} else {
+				cnt[k]++;
+			}
 			out->sites[k].count++;
 			out->sites[k].bytes += e->size;
 			out->sites[k].rounded += an_round_size(e->size);
-			if (e->alloc_ev < out->sites[k].first_ev)
+			if (e->alloc_ev >= 0 && (out->sites[k].first_ev < 0 ||
+						     e->alloc_ev <
+							 out->sites[k].first_ev))
 				out->sites[k].first_ev = e->alloc_ev;
 			if (e->alloc_ev > out->sites[k].last_ev)
 				out->sites[k].last_ev = e->alloc_ev;
@@ -278,7 +289,7 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem *e = &tl->elems[i];
 
-		if (leaked(e, from, to))
+		if (e->alloc_ev >= 0 && leaked(e, from, to))
 			evs[pos[slot_of[an_site_of(sites, e->stack)]]++] =
 			    e->alloc_ev;
 	}

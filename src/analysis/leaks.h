@@ -9,7 +9,8 @@
  * (mapped to events through time_us) when there are at least two; else
  * from the periodicity of each site's own surviving allocations: they
  * are split into bursts at the gaps larger than half the largest gap,
- * and the site is periodic when there are at least two bursts, the gaps
+ * and the site is periodic when there are at least three bursts, more
+ * than 3 events apart (one other allocation and its free), the gaps
  * between bursts are regular (largest <= 2x smallest) and the bursts
  * span at least a quarter of the window. With annotations a site is
  * periodic when its blocks fall into at least two steps and into at
@@ -41,6 +42,7 @@ struct an_leak_site {
 	uint64_t count;
 	uint64_t bytes;      /* requested */
 	uint64_t rounded;
+	uint64_t before_trace; /* of count: allocated before the trace */
 	uint64_t steps_hit;  /* steps (or bursts) holding leaked blocks */
 	uint64_t period;     /* events between bursts (periodicity), 0 */
 	int64_t first_ev, last_ev;
@@ -56,6 +58,7 @@ struct an_leaks {
 	struct an_leak_site *sites; /* ranked */
 	uint64_t n_sites;
 	uint64_t count, bytes, rounded; /* all leaked blocks */
+	uint64_t before_trace;     /* of count: allocated before the trace */
 	uint64_t alive_before;     /* alive at the end, allocated before the
 				      window (incl. before the trace) */
 	uint64_t alive_before_bytes;
@@ -70,7 +73,10 @@ uint64_t an_round_size(uint64_t n);
 int64_t *an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n);
 
 /* Computes the leaks of timeline tl (device d of s) in [from, to]
- * (from < 0: 0; to < 0 or past the end: last event). */
+ * (from < 0: from before the trace, so blocks alive since before the
+ * first event count too (ring buffer wrapped, recording started late);
+ * to < 0 or past the end: last event). Periodicity uses the blocks
+ * allocated inside the trace only. */
 int an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, int64_t from, int64_t to, struct an_leaks *out,
     struct sv_error *err);

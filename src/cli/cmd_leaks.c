@@ -37,8 +37,11 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 	char a[32], b[32], c[32], e[32];
 	uint64_t i;
 
-	printf("Device %u: events #%" PRId64 "..#%" PRId64, l->device, l->from,
-	    l->to);
+	if (l->from < 0)
+		printf("Device %u: events start..#%" PRId64, l->device, l->to);
+	else
+		printf("Device %u: events #%" PRId64 "..#%" PRId64, l->device,
+		    l->from, l->to);
 	if (l->steps_source == AN_STEPS_ANNOTATIONS)
 		printf(", %" PRIu64 " steps (ProfilerStep annotations)",
 		    l->n_steps);
@@ -46,12 +49,19 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 		printf(", about %" PRIu64 " steps of ~%s events (periodicity)",
 		    l->n_steps, sv_fmt_count(a, sizeof a, l->period));
 	printf("\n");
-	printf("  %s blocks, %s allocated in the window and alive at its "
-	       "end; %s blocks (%s) alive from before it\n",
-	    sv_fmt_count(a, sizeof a, l->count),
-	    sv_fmt_size(b, sizeof b, l->bytes),
-	    sv_fmt_count(c, sizeof c, l->alive_before),
-	    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
+	if (l->from < 0)
+		printf("  %s blocks, %s alive at the end (%s of them "
+		       "allocated before the trace began)\n",
+		    sv_fmt_count(a, sizeof a, l->count),
+		    sv_fmt_size(b, sizeof b, l->bytes),
+		    sv_fmt_count(c, sizeof c, l->before_trace));
+	else
+		printf("  %s blocks, %s allocated in the window and alive "
+		       "at its end; %s blocks (%s) alive from before it\n",
+		    sv_fmt_count(a, sizeof a, l->count),
+		    sv_fmt_size(b, sizeof b, l->bytes),
+		    sv_fmt_count(c, sizeof c, l->alive_before),
+		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
 	if (l->n_sites == 0) {
 		printf("  no leaked blocks\n");
 		return;
@@ -76,8 +86,15 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 			cli_an_frame_text(stdout, t->s, caller);
 			printf("\n");
 		}
-		printf("  %41s allocated #%" PRId64 "..#%" PRId64 "\n", "",
-		    ls->first_ev, ls->last_ev);
+		if (ls->first_ev >= 0)
+			printf("  %41s allocated #%" PRId64 "..#%" PRId64, "",
+			    ls->first_ev, ls->last_ev);
+		else
+			printf("  %41s", "");
+		if (ls->before_trace > 0)
+			printf("%s%" PRIu64 " before the trace",
+			    ls->first_ev >= 0 ? ", " : "", ls->before_trace);
+		printf("\n");
 	}
 	if (l->n_sites > limit)
 		printf("  ... %" PRIu64 " more sites (--limit)\n",
@@ -100,6 +117,7 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 	json_kv_u64(j, "count", l->count);
 	json_kv_u64(j, "bytes", l->bytes);
 	json_kv_u64(j, "rounded_bytes", l->rounded);
+	json_kv_u64(j, "before_trace_count", l->before_trace);
 	json_kv_u64(j, "alive_before_count", l->alive_before);
 	json_kv_u64(j, "alive_before_bytes", l->alive_before_bytes);
 	json_kv_u64(j, "n_sites", l->n_sites);
@@ -114,6 +132,7 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 		json_kv_u64(j, "count", ls->count);
 		json_kv_u64(j, "bytes", ls->bytes);
 		json_kv_u64(j, "rounded_bytes", ls->rounded);
+		json_kv_u64(j, "before_trace_count", ls->before_trace);
 		json_kv_bool(j, "periodic", ls->periodic);
 		json_kv_u64(j, "steps_hit", ls->steps_hit);
 		json_kv_u64(j, "per_step_bytes", per_step(ls));
@@ -160,7 +179,7 @@ cmd_leaks(const struct cli_opts *o)
 		if (!cli_an_want_device(in.snap, only, d))
 			continue;
 		if (idx_timeline_build(in.snap, d, &tl, &err) != 0 ||
-		    an_leaks(in.snap, &tl, &sites, o->has_from ? o->from : 0,
+		    an_leaks(in.snap, &tl, &sites, o->has_from ? o->from : -1,
 			o->has_to ? o->to : -1, &l, &err) != 0) {
 			r = cli_report(o->file, &err);
 			break;
