@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "snapshot/snap_load.h"
+#include "tui/tui.h"
 
 static const struct {
 	const char *name;
@@ -168,8 +169,9 @@ cli_main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
-		/* No TUI yet: the default view is the summary. */
-		return cmd_stats(&o);
+		struct tui_opts t = {o.file, o.device, o.quiet};
+
+		return tui_main(&t);
 	}
 	for (i = 0; i < N_COMMANDS; i++)
 		if (strcmp(o.cmd, commands[i].name) == 0)

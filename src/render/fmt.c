@@ -1,0 +1,162 @@
+/*
+ * Human-readable numbers for the TUI: sizes, addresses, counts, times.
+ */
+#include "config.h"
+
+#include "render/fmt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
+    "EiB"};
+
+/* Picks the unit so that the value is below 1024; returns the exponent
+ * and writes the value scaled by ten (for one decimal), rounded. */
+static int
+scale(uint64_t bytes, uint64_t *tenths)
+{
+	int e = 0;
+	long double v = (long double)bytes;
+
+	while (v >= 1023.95L && e < 6) {
+		v /= 1024.0L;
+		e++;
+	}
+	*tenths = (uint64_t)(v * 10.0L + 0.5L);
+	return e;
+}
+
+char *
+fmt_size(char *buf, size_t size, uint64_t bytes)
+{
+	uint64_t t;
+	int e = scale(bytes, &t);
+
+	if (e == 0)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", t / 10,
+		    t % 10, units[e]);
+	return buf;
+}
+
+char *
+fmt_size_short(char *buf, size_t size, uint64_t bytes)
+{
+	uint64_t t;
+	int e = scale(bytes, &t);
+
+	if (e == 0)
+		snprintf(buf, size, "%" PRIu64 "B", bytes);
+	else if (t >= 1000)
+		snprintf(buf, size, "%" PRIu64 "%c", (t + 5) / 10,
+		    units[e][0]);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", t / 10,
+		    t % 10, units[e][0]);
+	return buf;
+}
+
+char *
+fmt_addr(char *buf, size_t size, uint64_t addr)
+{
+	snprintf(buf, size, "0x%" PRIx64, addr);
+	return buf;
+}
+
+char *
+fmt_count(char *buf, size_t size, uint64_t n)
+{
+	char tmp[32];
+	int len, i, j = 0;
+
+	len = snprintf(tmp, sizeof tmp, "%" PRIu64, n);
+	for (i = 0; i < len && (size_t)j + 1 < size; i++) {
+		if (i > 0 && (len - i) % 3 == 0) {
+			buf[j++] = ',';
+			if ((size_t)j + 1 >= size)
+				break;
+		}
+		buf[j++] = tmp[i];
+	}
+	if (size > 0)
+		buf[j] = '\0';
+	return buf;
+}
+
+char *
+fmt_event(char *buf, size_t size, int64_t ev)
+{
+	char tmp[FMT_BUF];
+
+	if (ev < 0)
+		snprintf(buf, size, "start");
+	else
+		snprintf(buf, size, "#%s", fmt_count(tmp, sizeof tmp,
+		    (uint64_t)ev));
+	return buf;
+}
+
+char *
+fmt_duration(char *buf, size_t size, int64_t us)
+{
+	const char *sign = "+";
+	uint64_t u;
+
+	if (us < 0) {
+		sign = "-";
+		u = (uint64_t)0 - (uint64_t)us;
+	} else
+		u = (uint64_t)us;
+	if (u < 1000)
+		snprintf(buf, size, "%s%" PRIu64 "us", sign, u);
+	else if (u < 60000000)
+		snprintf(buf, size, "%s%" PRIu64 ".%03" PRIu64 "s", sign,
+		    u / 1000000, u / 1000 % 1000);
+	else
+		snprintf(buf, size, "%s%" PRIu64 "m%02" PRIu64 ".%" PRIu64
+		    "s", sign, u / 60000000, u / 1000000 % 60,
+		    u / 100000 % 10);
+	return buf;
+}
+
+int
+fmt_parse_u64(const char *s, uint64_t *out)
+{
+	const char *p;
+	char *end;
+	int base = 10;
+	unsigned long long v;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '#')
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16;
+	for (p = s; *p != '\0' && base == 10; p++)
+		if (isxdigit((unsigned char)*p) && !isdigit((unsigned char)*p))
+			base = 16;
+	if (*s == '\0' || *s == '-')
+		return -1;
+	errno = 0;
+	/* Commas as typed from the screen ("1,204,551") are skipped. */
+	{
+		char clean[64];
+		size_t n = 0;
+
+		for (p = s; *p != '\0' && n + 1 < sizeof clean; p++)
+			if (*p != ',')
+				clean[n++] = *p;
+		clean[n] = '\0';
+		v = strtoull(clean, &end, base);
+		if (errno != 0 || end == clean || *end != '\0')
+			return -1;
+	}
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,49 @@
+#ifndef SNAPVIEW_RENDER_FRAMES_H
+#define SNAPVIEW_RENDER_FRAMES_H
+/*
+ * Call-stack display: which frames are the user's and which belong to the
+ * framework, and folding of framework runs for the detail pane.
+ *
+ * A frame is FRAMEWORK when its filename has a path component torch/ or
+ * site-packages/ (either slash, so Windows paths too; snapshot-format.md
+ * §16.5), or it is a C++ frame: filename "??", empty, or not ending in
+ * ".py" (§16.7). It is FILTERED when memory_viz's frame filter would drop
+ * it (§5): such frames are hidden when folded and shown when unfolded.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot/snap_model.h"
+
+enum frame_kind { FRAME_USER, FRAME_FRAMEWORK, FRAME_FILTERED };
+
+/* Classifies a frame by its name and filename (NUL-terminated). */
+enum frame_kind frames_classify(const char *name, const char *filename);
+
+/* One line of a displayed stack: a frame, or a folded run of nfold
+ * framework frames starting at stack position pos. */
+struct frame_line {
+	uint32_t pos;    /* index in the stack (0 = innermost) */
+	uint32_t frame;  /* frame id of the first frame of the line */
+	uint32_t nfold;  /* 0 = a single frame shown; > 0 = folded run */
+	uint8_t kind;    /* enum frame_kind of the (first) frame */
+	uint8_t pad[3];
+};
+
+/* Lays out stack `stack` of s into out (at most max lines). Folded
+ * (unfold == 0): consecutive framework frames become one line, filtered
+ * frames are counted into the run. Unfolded: one line per frame. Returns
+ * the number of lines the full layout needs (may exceed max). */
+size_t frames_layout(const struct snapshot *s, uint32_t stack, int unfold,
+    struct frame_line *out, size_t max);
+
+/* The call site of a stack: the first user frame (innermost first), or
+ * the first frame if there is none; UINT32_MAX for an empty stack. */
+uint32_t frames_call_site(const struct snapshot *s, uint32_t stack);
+
+/* Writes "file:line name" of frame f, escaped for the terminal
+ * (util/escape.h), into buf; returns buf. */
+char *frames_format(const struct snapshot *s, uint32_t f, char *buf,
+    size_t size);
+
+#endif

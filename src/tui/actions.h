@@ -1,0 +1,67 @@
+#ifndef SNAPVIEW_TUI_ACTIONS_H
+#define SNAPVIEW_TUI_ACTIONS_H
+/*
+ * Every user action, once: _(ID, script-name, key1, key2, help). This one
+ * table gives enum action, the default keymap (keys.c), the help screen
+ * (pane_help.c), the names a key script may use (":zoom-in") and the key
+ * list of snapview(1). Keys use the names keys_parse() knows ("<Left>",
+ * "<C-l>", "<F1>", "q"); "" = no second key.
+ */
+
+#define ACTION_INFO(_)                                                         \
+	_(ACT_LEFT, "left", "<Left>", "h",                                     \
+	    "Cursor one column left / previous block")                         \
+	_(ACT_RIGHT, "right", "<Right>", "l",                                  \
+	    "Cursor one column right / next block")                            \
+	_(ACT_UP, "up", "<Up>", "k",                                           \
+	    "Previous event / segment / line")                                 \
+	_(ACT_DOWN, "down", "<Down>", "j", "Next event / segment / line")      \
+	_(ACT_PAGE_UP, "page-up", "<PgUp>", "<C-b>",                           \
+	    "Half a screen back / a page up")                                  \
+	_(ACT_PAGE_DOWN, "page-down", "<PgDn>", "<C-f>",                       \
+	    "Half a screen on / a page down")                                  \
+	_(ACT_FIRST, "first", "g", "<Home>", "Start of the trace / first row") \
+	_(ACT_LAST, "last", "G", "<End>", "End of the trace / last row")       \
+	_(ACT_ZOOM_IN, "zoom-in", "+", "=", "Zoom the timeline in at the cursor") \
+	_(ACT_ZOOM_OUT, "zoom-out", "-", "_", "Zoom the timeline out")         \
+	_(ACT_FIT, "fit", "0", "", "Show the whole trace")                     \
+	_(ACT_PAN_LEFT, "pan-left", "H", "", "Pan the timeline left")          \
+	_(ACT_PAN_RIGHT, "pan-right", "L", "", "Pan the timeline right")       \
+	_(ACT_PEAK, "peak", "p", "", "Jump to the peak of allocated memory")   \
+	_(ACT_OOM_NEXT, "oom-next", "o", "", "Next OOM event")                 \
+	_(ACT_OOM_PREV, "oom-prev", "O", "", "Previous OOM event")             \
+	_(ACT_SEG_NEXT, "segment-next", "s", "", "Next segment_alloc/map")     \
+	_(ACT_SEG_PREV, "segment-prev", "S", "",                               \
+	    "Previous segment_alloc/map")                                      \
+	_(ACT_GOTO, "goto", ":", "", "Go to event #N")                         \
+	_(ACT_SEARCH, "search", "/", "<F3>",                                   \
+	    "Search events by address (hex) or frame text")                    \
+	_(ACT_SEARCH_NEXT, "search-next", "n", "", "Next search match")        \
+	_(ACT_SEARCH_PREV, "search-prev", "N", "", "Previous search match")    \
+	_(ACT_ENTER, "enter", "<Enter>", "",                                   \
+	    "Select the block / show its call stack")                          \
+	_(ACT_JUMP_ALLOC, "jump-alloc", "a", "",                               \
+	    "Jump to the selected allocation's alloc event")                   \
+	_(ACT_JUMP_FREE, "jump-free", "f", "",                                 \
+	    "Jump to the selected allocation's free event")                    \
+	_(ACT_FOLD, "fold", "z", "", "Fold/unfold framework frames")           \
+	_(ACT_FOCUS_NEXT, "focus-next", "<Tab>", "", "Next pane")              \
+	_(ACT_FOCUS_PREV, "focus-prev", "<BTab>", "", "Previous pane")         \
+	_(ACT_DEVICE, "device", "d", "<F2>", "Switch to the next device")      \
+	_(ACT_AXIS, "axis", "t", "", "Toggle x axis: event index / time")      \
+	_(ACT_COLOR, "color", "c", "",                                         \
+	    "Colour bands by allocation / call site")                          \
+	_(ACT_REDRAW, "redraw", "<C-l>", "", "Redraw the screen")              \
+	_(ACT_HELP, "help", "?", "<F1>", "This help")                          \
+	_(ACT_BACK, "back", "<Esc>", "", "Close help / clear the selection")   \
+	_(ACT_QUIT, "quit", "q", "<F10>", "Quit")
+
+enum action {
+	ACT_NONE,
+#define ACTION_ENUM(id, name, k1, k2, help) id,
+	ACTION_INFO(ACTION_ENUM)
+#undef ACTION_ENUM
+	ACT_COUNT
+};
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * Detail pane: the selected block or the event at the cursor, with its
+ * call stack; framework frames folded unless unfolded with the fold key.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "render/fmt.h"
+#include "render/frames.h"
+#include "tui/pane.h"
+#include "util/xalloc.h"
+
+static const char *const state_names[] = {"inactive", "allocated",
+    "pending free", "unknown"};
+
+/* Describes the alloc/free events of element e into buf. */
+static void
+elem_life(struct app *a, uint64_t e, char *buf, size_t size)
+{
+	char al[FMT_BUF], fr[FMT_BUF];
+	const struct idx_elem *el;
+
+	if (e == TL_NO_ELEM || e >= a->tl.n_elems) {
+		snprintf(buf, size, "not in the trace");
+		return;
+	}
+	el = &a->tl.elems[e];
+	if (el->alloc_ev < 0)
+		snprintf(al, sizeof al, "before trace");
+	else
+		fmt_event(al, sizeof al, el->alloc_ev);
+	if (el->free_ev < 0) {
+		snprintf(buf, size, "alloc %s, never freed", al);
+		return;
+	}
+	fmt_event(fr, sizeof fr, el->free_ev);
+	snprintf(buf, size, "alloc %s, free %s", al, fr);
+}
+
+/* Header text and stack of what the pane shows. */
+static uint32_t
+describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
+{
+	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
+	uint64_t e = app_selected_elem(a);
+	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
+
+	elem_life(a, e, life, sizeof life);
+	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
+	    a->sv.sel_block < a->st->n_blocks) {
+		const struct replay_block *b = &a->st->blocks[a->sv.sel_block];
+		const struct replay_segment *sg = &a->st->segments[a->sv.sel_seg];
+
+		snprintf(title, tsize, "Block %s %s %s - %s",
+		    fmt_addr(addr, sizeof addr, b->addr),
+		    fmt_size(sz, sizeof sz, b->size),
+		    state_names[b->state < 4 ? b->state : 3], life);
+		snprintf(info, isize, "size %s requested %s stream %" PRIu64
+		    " segment %s", sz, fmt_size(rq, sizeof rq, b->requested_size),
+		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr));
+		if (b->stack != 0)
+			return b->stack;
+		return e != TL_NO_ELEM ? a->tl.elems[e].stack : 0;
+	}
+	if (t == NULL || a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n) {
+		snprintf(title, tsize, "No event");
+		info[0] = '\0';
+		return 0;
+	}
+	{
+		uint64_t i = (uint64_t)a->view.cursor;
+		const char *an = snap_action_name(t->action[i]);
+		char tm[FMT_BUF] = "";
+
+		if (an == NULL)
+			an = "unknown";
+		if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME &&
+		    t->time_us[0] != SNAP_NO_TIME)
+			fmt_duration(tm, sizeof tm, t->time_us[i] - t->time_us[0]);
+		snprintf(title, tsize, "Event %s %s %s %s - %s",
+		    fmt_event(ev, sizeof ev, a->view.cursor), an,
+		    fmt_addr(addr, sizeof addr, t->addr[i]),
+		    fmt_size(sz, sizeof sz, t->size[i]), life);
+		snprintf(info, isize, "size %s stream %" PRIu64 " %s%s", sz,
+		    t->stream[i], tm[0] != '\0' ? "time " : "", tm);
+		return t->stack[i];
+	}
+}
+
+static void
+det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
+{
+	char title[256], info[256], line[512];
+	struct frame_line *fl;
+	uint32_t stack;
+	size_t n, i;
+	int row, y;
+
+	stack = describe(a, title, sizeof title, info, sizeof info);
+	pane_title(a, cb, r, focused, title);
+	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
+	cellbuf_puts(cb, r->x + 1, r->y + 1, info, r->w - 1, UIC_AXIS, 0);
+	n = frames_layout(a->snap, stack, a->unfold, NULL, 0);
+	fl = xcalloc(n + 1, sizeof *fl);
+	frames_layout(a->snap, stack, a->unfold, fl, n);
+	if (n == 0)
+		cellbuf_puts(cb, r->x + 1, r->y + 2, "(no stack recorded)",
+		    r->w - 1, UIC_AXIS, 0);
+	if (a->detail_scroll > (int)n - 1)
+		a->detail_scroll = n > 0 ? (int)n - 1 : 0;
+	for (i = (size_t)a->detail_scroll, row = 0; i < n; i++, row++) {
+		y = r->y + 2 + row;
+		if (y >= r->y + r->h)
+			break;
+		if (fl[i].nfold > 0) {
+			snprintf(line, sizeof line, "%s %u framework frame%s "
+			    "(z unfolds)", a->utf8 ? "\xe2\x96\xb8" : "+",
+			    fl[i].nfold, fl[i].nfold == 1 ? "" : "s");
+			cellbuf_puts(cb, r->x + 1, y, line, r->w - 1,
+			    UIC_FRAMEWORK, 0);
+			continue;
+		}
+		frames_format(a->snap, fl[i].frame, line, sizeof line);
+		cellbuf_puts(cb, r->x + 1, y, line, r->w - 1,
+		    fl[i].kind == FRAME_USER ? UIC_DEFAULT : UIC_FRAMEWORK, 0);
+	}
+	free(fl);
+}
+
+static int
+det_action(struct app *a, enum action act, const struct rect *r)
+{
+	int page = r->h > 3 ? r->h - 3 : 1;
+
+	switch (act) {
+	case ACT_UP: a->detail_scroll--; break;
+	case ACT_DOWN: a->detail_scroll++; break;
+	case ACT_PAGE_UP: a->detail_scroll -= page; break;
+	case ACT_PAGE_DOWN: a->detail_scroll += page; break;
+	case ACT_FIRST: a->detail_scroll = 0; break;
+	case ACT_LAST: a->detail_scroll = 1 << 30; break;
+	default: return 0;
+	}
+	if (a->detail_scroll < 0)
+		a->detail_scroll = 0;
+	return UI_HANDLED | UI_REDRAW;
+}
+
+const struct pane_ops pane_detail_ops = {"detail", det_draw, det_action};

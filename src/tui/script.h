@@ -1,0 +1,37 @@
+#ifndef SNAPVIEW_TUI_SCRIPT_H
+#define SNAPVIEW_TUI_SCRIPT_H
+/*
+ * Headless key scripts (tig's TIG_SCRIPT). One item per line:
+ *   keys           "<Down>", "jjj", "/train<Enter>", ":1234<Enter>"
+ *   :dump-screen F write the screen text to F (relative to the cwd)
+ *   :resize C R    resize the virtual terminal
+ *   :quit          stop (also at the end of the file)
+ *   :ACTION-NAME   run an action by its name in actions.h (":zoom-in")
+ *   # comment, blank lines ignored
+ * A line starting with ':' that is not one of these commands is keys
+ * (so ":1234<Enter>" types the goto prompt).
+ */
+#include <stddef.h>
+
+enum script_kind { SCR_KEY, SCR_DUMP, SCR_RESIZE, SCR_QUIT, SCR_ACTION };
+
+struct script_item {
+	enum script_kind kind;
+	int key;        /* SCR_KEY; action for SCR_ACTION */
+	int cols, rows; /* SCR_RESIZE */
+	char *arg;      /* SCR_DUMP path (owned) */
+};
+
+struct script {
+	struct script_item *items;
+	size_t n, cap, pos;
+};
+
+/* Reads path into sc. Returns 0, or -1 with a message in msg. */
+int script_load(struct script *sc, const char *path, char *msg, size_t size);
+void script_free(struct script *sc);
+
+/* Next item or NULL at the end. */
+const struct script_item *script_next(struct script *sc);
+
+#endif

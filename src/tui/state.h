@@ -1,0 +1,35 @@
+#ifndef SNAPVIEW_TUI_STATE_H
+#define SNAPVIEW_TUI_STATE_H
+/*
+ * The allocator state at the cursor, for the segment pane. Wraps the
+ * replay engine; while it is not available the state is the final one
+ * from the snapshot's segments (state_exact() says which).
+ */
+#include <stdint.h>
+
+#include "replay/replay.h"
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+struct state_src {
+	const struct snapshot *snap; /* borrowed */
+	uint32_t device;
+	int64_t last;                /* last event of the device */
+	struct replay_state st;
+	struct replay_segment *segs; /* owned (final-state mode) */
+	struct replay_block *blocks;
+};
+
+/* Opens the state of device d. Returns 0 or -1 with err set. */
+int state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
+    struct sv_error *err);
+void state_close(struct state_src *src);
+
+/* State after event at (-1 .. last); borrowed until the next call. */
+const struct replay_state *state_at(struct state_src *src, int64_t at);
+
+/* 1 when state_at(at) is the exact state at `at`, 0 when it shows the
+ * final state instead. */
+int state_exact(const struct state_src *src, int64_t at);
+
+#endif

@@ -1,0 +1,25 @@
+#ifndef SNAPVIEW_TUI_TUI_H
+#define SNAPVIEW_TUI_TUI_H
+/*
+ * Entry point of the interactive viewer. This header is the only part of
+ * tui/ that cli/ sees; it does not include curses.
+ *
+ * Environment: SNAPVIEW_SCRIPT=FILE runs headless (newterm on /dev/null)
+ * from a key script (tui/script.h); LINES/COLUMNS fix its size;
+ * SNAPVIEW_LATENCY_LOG=FILE writes per-key latency; NO_COLOR disables
+ * colours.
+ */
+#include <stdint.h>
+
+struct tui_opts {
+	const char *file;  /* snapshot to open */
+	int64_t device;    /* -1 = default device */
+	int quiet;
+};
+
+/* Runs the TUI; returns the process exit status (0 ok, 1 usage or no
+ * usable terminal, 2/3 when the file cannot be read, 130 cancelled,
+ * 128+signal when ended by a signal). */
+int tui_main(const struct tui_opts *o);
+
+#endif

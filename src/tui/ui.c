@@ -1,0 +1,501 @@
+/*
+ * The TUI: terminal set-up and restore, loading with a progress bar, and
+ * the one loop (draw dirty panes into the screen cell buffer, blit it to
+ * stdscr, one doupdate(), read a key, map it to an action, dispatch to
+ * the focused pane then the global handler). Signals only set a flag;
+ * ncurses turns SIGWINCH into KEY_RESIZE. Nothing else in snapview calls
+ * curses.
+ */
+#include "config.h"
+
+#include "tui/tui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <term.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "render/fmt.h"
+#include "snapshot/snap_load.h"
+#include "tui/app.h"
+#include "tui/colors.h"
+#include "tui/keys.h"
+#include "tui/pane.h"
+#include "tui/script.h"
+#include "util/xalloc.h"
+
+static struct app app;
+static SCREEN *screen;
+static FILE *null_out, *null_in;
+static int curses_up;
+static volatile sig_atomic_t got_signal;
+static struct script script;
+static int scripted;
+static FILE *latency_log;
+
+static const struct pane_ops *const panes[3] = {&pane_timeline_ops,
+    &pane_segments_ops, &pane_detail_ops};
+
+/* ---- terminal ----------------------------------------------------------- */
+
+static void
+ui_done(void)
+{
+	if (curses_up) {
+		curs_set(1);
+		endwin();
+		curses_up = 0;
+	}
+}
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Starts curses; returns 0, or 1 with a message printed. */
+static int
+ui_init(void)
+{
+	const char *term = getenv("TERM");
+	char *cup;
+
+	if (scripted) {
+		null_out = fopen("/dev/null", "w");
+		null_in = fopen("/dev/null", "r");
+		if (null_out == NULL || null_in == NULL) {
+			fprintf(stderr, "snapview: cannot open /dev/null\n");
+			return 1;
+		}
+		screen = newterm(NULL, null_out, null_in);
+	} else
+		screen = newterm(NULL, stdout, stdin);
+	if (screen == NULL) {
+		fprintf(stderr, "snapview: unknown terminal type '%s'; set TERM "
+		    "or use 'snapview stats FILE'\n", term ? term : "");
+		return 1;
+	}
+	set_term(screen);
+	curses_up = 1;
+	cup = tigetstr("cup");
+	if (!scripted && (cup == NULL || cup == (char *)-1)) {
+		ui_done();
+		fprintf(stderr, "snapview: terminal '%s' cannot move the cursor; "
+		    "use a full-screen terminal or 'snapview stats FILE'\n",
+		    term ? term : "");
+		return 1;
+	}
+	atexit(ui_done);
+	xalloc_set_fatal_hook(ui_done);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	app.mono = !colors_init(0);
+	return 0;
+}
+
+/* ---- drawing ------------------------------------------------------------ */
+
+static void
+blit(const struct cellbuf *cb)
+{
+	int x, y;
+	cchar_t cc;
+	wchar_t wc[2] = {0, 0};
+
+	for (y = 0; y < cb->h && y < LINES; y++)
+		for (x = 0; x < cb->w && x < COLS; x++) {
+			const struct cell *c = &cb->cells[(size_t)y * cb->w + x];
+			short pair;
+			attr_t at = colors_attr(c->color, c->attr, &pair);
+
+			wc[0] = (wchar_t)c->ch;
+			if (!app.utf8 && c->ch > 126)
+				wc[0] = '?';
+			setcchar(&cc, wc, at, pair, NULL);
+			mvwadd_wch(stdscr, y, x, &cc);
+		}
+	wnoutrefresh(stdscr);
+}
+
+static void
+draw_too_small(struct cellbuf *cb)
+{
+	char line[128];
+	int y = cb->h / 2;
+
+	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
+	snprintf(line, sizeof line, "terminal too small (%dx%d)", cb->w, cb->h);
+	cellbuf_puts(cb, 0, y > 0 ? y - 1 : 0, line, cb->w, UIC_ERROR, 0);
+	snprintf(line, sizeof line, "need %dx%d; enlarge or press q",
+	    LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+	cellbuf_puts(cb, 0, y, line, cb->w, UIC_DEFAULT, 0);
+}
+
+static void
+draw_status(struct cellbuf *cb, const struct rect *r)
+{
+	char right[96], cur[FMT_BUF], n[FMT_BUF];
+	const char *left;
+	int rw;
+
+	cellbuf_fill(cb, r->x, r->y, r->w, r->h, ' ', UIC_STATUS, 0);
+	if (app.prompt != PROMPT_NONE) {
+		cellbuf_printf(cb, r->x, r->y, r->w, UIC_STATUS, 0, "%s%.*s_",
+		    app.prompt == PROMPT_GOTO ? "go to event #: " : "/",
+		    app.plen, app.pbuf);
+		return;
+	}
+	left = app.msg[0] != '\0' ? app.msg :
+	    "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  q quit";
+	fmt_event(cur, sizeof cur, app.view.cursor);
+	fmt_count(n, sizeof n, app.tl.n_events);
+	snprintf(right, sizeof right, " %s/%s ", cur, n);
+	rw = (int)strlen(right);
+	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - 1, UIC_STATUS, 0);
+	if (r->w > rw + 20)
+		cellbuf_puts(cb, r->x + r->w - rw, r->y, right, rw, UIC_STATUS,
+		    CB_A_BOLD);
+}
+
+static void
+ui_draw(void)
+{
+	struct cellbuf *cb = &app.screen;
+	int i;
+
+	if (app.lay.too_small) {
+		draw_too_small(cb);
+	} else if (app.help) {
+		pane_help_ops.draw(&app, cb, &app.lay.full, 1);
+		draw_status(cb, &app.lay.r[LAY_STATUS]);
+	} else {
+		for (i = 0; i < 3; i++)
+			panes[i]->draw(&app, cb, &app.lay.r[i], app.focus == i);
+		draw_status(cb, &app.lay.r[LAY_STATUS]);
+	}
+	blit(cb);
+	doupdate();
+}
+
+static void
+relayout(void)
+{
+	int cols, rows;
+
+	getmaxyx(stdscr, rows, cols);
+	layout_compute(cols, rows, &app.lay);
+	cellbuf_resize(&app.screen, cols, rows);
+	clearok(curscr, TRUE);
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+static int
+prompt_key(int k)
+{
+	uint64_t ev;
+
+	if (k == 27) {
+		app.prompt = PROMPT_NONE;
+		return UI_REDRAW;
+	}
+	if (k == KEY_BACKSPACE || k == 127 || k == 8) {
+		if (app.plen > 0)
+			app.plen--;
+		else
+			app.prompt = PROMPT_NONE;
+		return UI_REDRAW;
+	}
+	if (k == '\n' || k == '\r' || k == KEY_ENTER) {
+		app.pbuf[app.plen] = '\0';
+		if (app.prompt == PROMPT_GOTO) {
+			if (fmt_parse_u64(app.pbuf, &ev) == 0 &&
+			    strchr(app.pbuf, 'x') == NULL) {
+				app_set_cursor(&app, (int64_t)ev);
+				app.detail = DETAIL_EVENT;
+			} else if (app.plen > 0)
+				app_msg(&app, "not an event number: %s", app.pbuf);
+		} else if (app.plen > 0) {
+			app_set_query(&app, app.pbuf);
+			app_search(&app, 1);
+		}
+		app.prompt = PROMPT_NONE;
+		return UI_REDRAW;
+	}
+	if (k >= 32 && k < 127 && app.plen + 1 < (int)sizeof app.pbuf)
+		app.pbuf[app.plen++] = (char)k;
+	return UI_REDRAW;
+}
+
+static int
+dispatch(enum action act)
+{
+	const struct rect *r;
+	int f;
+
+	app.msg[0] = '\0';
+	if (app.lay.too_small)
+		return act == ACT_QUIT ? UI_QUIT : 0;
+	if (app.help)
+		return pane_help_ops.action(&app, act, &app.lay.full);
+	if (act == ACT_GOTO || act == ACT_SEARCH) {
+		app.prompt = act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH;
+		app.plen = 0;
+		return UI_REDRAW;
+	}
+	r = &app.lay.r[app.focus];
+	f = panes[app.focus]->action(&app, act, r);
+	if (f == 0)
+		f = app_action(&app, act);
+	return f;
+}
+
+static int
+handle_key(int k)
+{
+	enum action act;
+
+	if (k == KEY_RESIZE)
+		return UI_RELAYOUT | UI_REDRAW;
+	if (app.prompt != PROMPT_NONE)
+		return prompt_key(k);
+	act = keys_action(k);
+	if (act == ACT_NONE) {
+		app_msg(&app, "key %s is not bound; ? shows the keys",
+		    keys_name(k));
+		return UI_REDRAW;
+	}
+	return dispatch(act);
+}
+
+static void
+dump_screen(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		app_msg(&app, "cannot write %s", path);
+		return;
+	}
+	cellbuf_write_text(&app.screen, f);
+	fclose(f);
+}
+
+static long long
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Next key: from the script (running its commands on the way), else from
+ * the terminal. Returns ERR on timeout, -2 at the end of the script. */
+static int
+next_key(int *action)
+{
+	const struct script_item *it;
+
+	*action = ACT_NONE;
+	if (!scripted)
+		return wgetch(stdscr);
+	while ((it = script_next(&script)) != NULL) {
+		switch (it->kind) {
+		case SCR_KEY: return it->key;
+		case SCR_ACTION: *action = it->key; return 0;
+		case SCR_DUMP: dump_screen(it->arg); break;
+		case SCR_RESIZE:
+			resizeterm(it->rows, it->cols);
+			return KEY_RESIZE;
+		case SCR_QUIT: return -2;
+		}
+	}
+	return -2;
+}
+
+static int
+ui_loop(void)
+{
+	int k, act, f;
+	long long t0;
+
+	relayout();
+	ui_draw();
+	wtimeout(stdscr, 250);
+	while (!got_signal) {
+		k = next_key(&act);
+		if (k == -2)
+			break;
+		if (k == ERR)
+			continue;
+		t0 = now_us();
+		f = act != ACT_NONE ? dispatch((enum action)act) : handle_key(k);
+		if (f & UI_QUIT)
+			break;
+		if (f & UI_RELAYOUT)
+			relayout();
+		/* Every handled key redraws: the status line changes too. */
+		ui_draw();
+		if (latency_log != NULL)
+			fprintf(latency_log, "%s %lld\n", act != ACT_NONE ?
+			    keys_action_name((enum action)act) : keys_name(k),
+			    now_us() - t0);
+	}
+	return got_signal ? 128 + got_signal : 0;
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static int
+load_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	static int last_pct = -1;
+	struct cellbuf *cb = &app.screen;
+	int pct = total > 0 ? (int)(done * 100 / total) : 0, w, k;
+	char line[256];
+
+	(void)ctx;
+	if (got_signal)
+		return 1;
+	if (!scripted) {
+		while ((k = wgetch(stdscr)) != ERR)
+			if (k == 'q' || k == 27)
+				return 1;
+	}
+	if (pct == last_pct)
+		return 0;
+	last_pct = pct;
+	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
+	snprintf(line, sizeof line, "Loading %s", app.path);
+	cellbuf_puts(cb, 1, cb->h / 2 - 1, line, cb->w - 2, UIC_DEFAULT, 0);
+	w = cb->w - 12 > 0 ? cb->w - 12 : 0;
+	cellbuf_put(cb, 1, cb->h / 2, '[', UIC_AXIS, 0);
+	cellbuf_fill(cb, 2, cb->h / 2, w * pct / 100, 1, app.utf8 ? 0x2588 :
+	    '#', UIC_BAND0, 0);
+	cellbuf_fill(cb, 2 + w * pct / 100, cb->h / 2, w - w * pct / 100, 1,
+	    app.utf8 ? 0x00b7 : '.', UIC_FREE, 0);
+	cellbuf_printf(cb, 2 + w, cb->h / 2, 10, UIC_DEFAULT, 0, "] %3d%%",
+	    pct);
+	cellbuf_puts(cb, 1, cb->h / 2 + 1, "q cancels", cb->w - 2, UIC_AXIS,
+	    0);
+	blit(cb);
+	doupdate();
+	return 0;
+}
+
+static int
+load(const struct tui_opts *o)
+{
+	struct snap_load_opts lo = {load_progress, NULL};
+	struct sv_error err;
+	int64_t d;
+
+	sv_error_clear(&err);
+	relayout();
+	wtimeout(stdscr, 0);
+	if (snap_load_file(o->file, &lo, &app.snap, &err) != 0) {
+		ui_done();
+		if (err.code == SV_ERR_CANCELLED || got_signal) {
+			fprintf(stderr, "snapview: %s: cancelled\n", o->file);
+			return got_signal ? 128 + got_signal : 130;
+		}
+		if (err.offset != SV_NO_OFFSET)
+			fprintf(stderr, "snapview: %s: byte %llu: %s\n", o->file,
+			    (unsigned long long)err.offset, err.msg);
+		else
+			fprintf(stderr, "snapview: %s: %s\n", o->file, err.msg);
+		return sv_errcode_status(err.code);
+	}
+	app.n_devices = snap_device_count(app.snap);
+	d = o->device >= 0 ? o->device : snap_default_device(app.snap);
+	if (d >= app.n_devices && app.n_devices > 0) {
+		ui_done();
+		fprintf(stderr, "snapview: %s: no data for device %lld\n",
+		    o->file, (long long)d);
+		return 1;
+	}
+	if (app_set_device(&app, (uint32_t)d) != 0) {
+		ui_done();
+		fprintf(stderr, "snapview: %s: %s\n", o->file, app.msg);
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- entry ----------------------------------------------------------------- */
+
+int
+tui_main(const struct tui_opts *o)
+{
+	const char *sp = getenv("SNAPVIEW_SCRIPT");
+	const char *lat = getenv("SNAPVIEW_LATENCY_LOG");
+	char msg[256];
+	int rc;
+
+	memset(&app, 0, sizeof app);
+	app.path = o->file;
+	scripted = sp != NULL && sp[0] != '\0';
+	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
+		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
+		return 1;
+	}
+	if (!scripted && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		fprintf(stderr, "snapview: not a terminal; for a text report "
+		    "use 'snapview stats %s'\n", o->file);
+		return 1;
+	}
+	setlocale(LC_ALL, "");
+	app.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	install_signals();
+	if (ui_init() != 0) {
+		script_free(&script);
+		return 1;
+	}
+	cellbuf_init(&app.screen, 0, 0);
+	app.view.utf8 = app.sv.utf8 = app.utf8;
+	app.view.mono = app.sv.mono = app.mono;
+	if (lat != NULL && lat[0] != '\0')
+		latency_log = fopen(lat, "w");
+	rc = load(o);
+	if (rc == 0)
+		rc = ui_loop();
+	ui_done();
+	if (latency_log != NULL)
+		fclose(latency_log);
+	app_close(&app);
+	cellbuf_destroy(&app.screen);
+	script_free(&script);
+	if (screen != NULL)
+		delscreen(screen);
+	if (null_out != NULL)
+		fclose(null_out);
+	if (null_in != NULL)
+		fclose(null_in);
+	return rc;
+}

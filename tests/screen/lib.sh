@@ -1,0 +1,56 @@
+# Shared helpers for tmux-driven screen tests (style.md Appendix A).
+# Each test gets a private tmux server (-L) with no user config (-f /dev/null).
+: "${TMUX_BIN:=tmux}"
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+[ "$TMUX_BIN" != no ] && command -v "$TMUX_BIN" >/dev/null 2>&1 || {
+	echo "tmux not found: skipping"; exit 77; }
+# A private socket directory keeps tests off the user's tmux and leaves no
+# stale sockets behind.
+TMUX_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/snapview-tmux.XXXXXX") || exit 99
+export TMUX_TMPDIR
+unset TMUX
+SV_TMUX="$TMUX_BIN -L snapview-test -f /dev/null"
+SV_BIN="$(cd "$top_builddir" && pwd)/src/snapview"
+SV_DATA="$(cd "$top_srcdir" && pwd)/tests/data/real"
+
+sv_cleanup() {
+	$SV_TMUX kill-server 2>/dev/null || true
+	rm -rf "$TMUX_TMPDIR"
+}
+trap sv_cleanup EXIT INT TERM
+
+# sv_start COLS ROWS ARGS...  -- launch the program in a detached pane
+sv_start() {
+	cols=$1 rows=$2; shift 2
+	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 $SV_BIN $*" || exit 99
+}
+# sv_start_sh COLS ROWS CMD -- launch a shell command line in the pane
+sv_start_sh() {
+	cols=$1 rows=$2; shift 2
+	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 sh -c '$*'" || exit 99
+}
+# sv_wait TEXT [TENTHS]  -- poll the screen until TEXT appears (no fixed sleeps)
+sv_wait() {
+	n=${2:-100}
+	while [ "$n" -gt 0 ]; do
+		$SV_TMUX capture-pane -p -t t | grep -qF -- "$1" && return 0
+		sleep 0.1; n=$((n - 1))
+	done
+	echo "timeout waiting for '$1'; screen was:" >&2
+	$SV_TMUX capture-pane -p -t t >&2
+	exit 1
+}
+sv_keys()   { $SV_TMUX send-keys -t t "$@"; }
+sv_resize() { $SV_TMUX resize-window -t t -x "$1" -y "$2"; }
+# Screen text with trailing blanks stripped per line; all rows are kept.
+sv_screen() { $SV_TMUX capture-pane -p -t t | sed 's/[[:space:]]*$//'; }
+# sv_expect GOLDEN -- compare the current screen with a golden file
+# SV_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+sv_expect() {
+	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then sv_screen > "$1"; return 0; fi
+	sv_screen > "$TMUX_TMPDIR/${1##*/}.actual"
+	diff -u "$1" "$TMUX_TMPDIR/${1##*/}.actual"
+}

@@ -1,0 +1,30 @@
+# Helpers for headless whole-program tests: the TUI runs with newterm on
+# /dev/null, driven by a key script (SNAPVIEW_SCRIPT), and dumps its
+# screen text with :dump-screen. Source from a *.test script.
+: "${top_srcdir:=.}"
+: "${top_builddir:=.}"
+SV_BIN="$(cd "$top_builddir" && pwd)/src/snapview"
+SV_DATA="$(cd "$top_srcdir" && pwd)/tests/data/real"
+SV_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snapview-tui.XXXXXX") || exit 99
+trap 'rm -rf "$SV_WORK"' EXIT INT TERM
+
+# tui_run COLS ROWS FILE  -- runs the script read from stdin
+tui_run() {
+	cat > "$SV_WORK/keys.script"
+	(cd "$SV_WORK" && env SNAPVIEW_SCRIPT=keys.script LINES="$2" \
+	    COLUMNS="$1" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm NO_COLOR=1 \
+	    TZ=UTC "$SV_BIN" "$3")
+}
+# tui_expect NAME  -- compares $SV_WORK/NAME with the golden
+# tests/tui/NAME; SV_UPDATE_GOLDEN=1 rewrites the golden instead.
+tui_expect() {
+	if [ ! -f "$SV_WORK/$1" ]; then
+		echo "no screen dumped: $1" >&2
+		return 1
+	fi
+	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then
+		cp "$SV_WORK/$1" "$top_srcdir/tests/tui/$1"
+		return 0
+	fi
+	diff -u "$top_srcdir/tests/tui/$1" "$SV_WORK/$1"
+}

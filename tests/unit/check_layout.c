@@ -1,0 +1,90 @@
+/*
+ * Layout tests: pane rectangles tile the screen, respect the minimums,
+ * and too-small sizes are reported.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+
+#include "tui/layout.h"
+
+static void
+check_tiling(int cols, int rows)
+{
+	struct layout l;
+	int i, y = 0;
+
+	ck_assert_int_eq(layout_compute(cols, rows, &l), 0);
+	ck_assert_int_eq(l.too_small, 0);
+	for (i = 0; i < LAY_N; i++) {
+		ck_assert_int_eq(l.r[i].x, 0);
+		ck_assert_int_eq(l.r[i].w, cols);
+		ck_assert_int_eq(l.r[i].y, y);
+		y += l.r[i].h;
+	}
+	ck_assert_int_eq(y, rows);
+	ck_assert_int_eq(l.r[LAY_STATUS].h, 1);
+	ck_assert_int_ge(l.r[LAY_TIMELINE].h, 6);
+	ck_assert_int_ge(l.r[LAY_SEGMENTS].h, 3);
+	ck_assert_int_ge(l.r[LAY_DETAIL].h, 3);
+	ck_assert_int_eq(l.full.h, rows - 1);
+}
+
+START_TEST(test_layout_tiles)
+{
+	check_tiling(80, 24);
+	check_tiling(120, 40);
+	check_tiling(60, 15);
+	check_tiling(LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+	check_tiling(400, 200);
+}
+END_TEST
+
+START_TEST(test_layout_timeline_largest)
+{
+	struct layout l;
+
+	layout_compute(80, 24, &l);
+	ck_assert_int_gt(l.r[LAY_TIMELINE].h, l.r[LAY_SEGMENTS].h);
+	ck_assert_int_gt(l.r[LAY_SEGMENTS].h, l.r[LAY_DETAIL].h - 1);
+}
+END_TEST
+
+START_TEST(test_layout_too_small)
+{
+	struct layout l;
+
+	ck_assert_int_eq(layout_compute(LAYOUT_MIN_COLS - 1, 24, &l), -1);
+	ck_assert_int_eq(l.too_small, 1);
+	ck_assert_int_eq(l.r[LAY_STATUS].w, LAYOUT_MIN_COLS - 1);
+	ck_assert_int_eq(layout_compute(80, LAYOUT_MIN_ROWS - 1, &l), -1);
+	ck_assert_int_eq(layout_compute(0, 0, &l), -1);
+	ck_assert_int_eq(l.r[LAY_STATUS].h, 0);
+}
+END_TEST
+
+static Suite *
+layout_suite(void)
+{
+	Suite *s = suite_create("layout");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_layout_tiles);
+	tcase_add_test(tc, test_layout_timeline_largest);
+	tcase_add_test(tc, test_layout_too_small);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(layout_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,386 @@
+/*
+ * Render layer tests: cell buffer, number formats, frame folding, and the
+ * timeline and segment map drawn into cell buffers, compared with golden
+ * text under tests/unit/golden/ (SV_UPDATE_GOLDEN=1 rewrites them) and
+ * with cells checked against values worked out from the spec by hand.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/cellbuf.h"
+#include "render/fmt.h"
+#include "render/frames.h"
+#include "render/segmap.h"
+#include "render/timeline.h"
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void
+golden_check(const struct cellbuf *cb, const char *name)
+{
+	char path[1024];
+	char *got = cellbuf_to_text(cb), *want;
+
+	snprintf(path, sizeof path, "%s/tests/unit/golden/%s", TOP_SRCDIR, name);
+	if (getenv("SV_UPDATE_GOLDEN") != NULL) {
+		FILE *f = fopen(path, "wb");
+
+		ck_assert_ptr_nonnull(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	want = slurp(path);
+	ck_assert_msg(want != NULL, "missing golden %s", path);
+	ck_assert_msg(strcmp(got, want) == 0, "%s differs:\n%s\nwant:\n%s",
+	    name, got, want);
+	free(got);
+	free(want);
+}
+
+/* ---- cellbuf / fmt ----------------------------------------------------- */
+
+START_TEST(test_render_cellbuf_text)
+{
+	struct cellbuf cb;
+	char *s;
+
+	cellbuf_init(&cb, 6, 2);
+	ck_assert_int_eq(cellbuf_puts(&cb, 1, 0, "abcdefgh", 99, 0, 0), 5);
+	cellbuf_puts(&cb, 0, 1, "\xe2\x96\x88x\x1b", 3, 0, 0);
+	cellbuf_put(&cb, 99, 99, 'z', 0, 0); /* ignored */
+	s = cellbuf_to_text(&cb);
+	ck_assert_str_eq(s, " abcde\n\xe2\x96\x88x?\n");
+	free(s);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
+START_TEST(test_render_fmt_units)
+{
+	char b[FMT_BUF];
+	uint64_t v;
+
+	ck_assert_str_eq(fmt_size(b, sizeof b, 0), "0 B");
+	ck_assert_str_eq(fmt_size(b, sizeof b, 1023), "1023 B");
+	ck_assert_str_eq(fmt_size(b, sizeof b, 1024), "1.0 KiB");
+	ck_assert_str_eq(fmt_size(b, sizeof b, 1536), "1.5 KiB");
+	ck_assert_str_eq(fmt_size(b, sizeof b, 20ull << 20), "20.0 MiB");
+	ck_assert_str_eq(fmt_size(b, sizeof b, (uint64_t)(61.2 * (1 << 30))),
+	    "61.2 GiB");
+	ck_assert_str_eq(fmt_size_short(b, sizeof b, 512ull << 20), "512M");
+	ck_assert_str_eq(fmt_size_short(b, sizeof b, 3ull << 29), "1.5G");
+	ck_assert_str_eq(fmt_count(b, sizeof b, 0), "0");
+	ck_assert_str_eq(fmt_count(b, sizeof b, 999), "999");
+	ck_assert_str_eq(fmt_count(b, sizeof b, 1000), "1,000");
+	ck_assert_str_eq(fmt_count(b, sizeof b, 1204551), "1,204,551");
+	ck_assert_str_eq(fmt_event(b, sizeof b, -1), "start");
+	ck_assert_str_eq(fmt_event(b, sizeof b, 873120), "#873,120");
+	ck_assert_str_eq(fmt_addr(b, sizeof b, 0x7f3a00000000ull),
+	    "0x7f3a00000000");
+	ck_assert_str_eq(fmt_duration(b, sizeof b, 12345678), "+12.345s");
+	ck_assert_int_eq(fmt_parse_u64("1,204,551", &v), 0);
+	ck_assert_uint_eq(v, 1204551);
+	ck_assert_int_eq(fmt_parse_u64("0x7f3a", &v), 0);
+	ck_assert_uint_eq(v, 0x7f3a);
+	ck_assert_int_eq(fmt_parse_u64("7f3a00", &v), 0);
+	ck_assert_uint_eq(v, 0x7f3a00);
+	ck_assert_int_eq(fmt_parse_u64("zz", &v), -1);
+	ck_assert_int_eq(fmt_parse_u64("", &v), -1);
+}
+END_TEST
+
+/* ---- frames ------------------------------------------------------------ */
+
+START_TEST(test_render_frames_classify)
+{
+	ck_assert_int_eq(frames_classify("forward",
+	    "/usr/lib/python3/dist-packages/torch/nn/modules/module.py"),
+	    FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("f",
+	    "D:\\venv\\Lib\\site-packages\\apex\\x.py"), FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("f", "C:\\w\\torch\\x.py"),
+	    FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("train_step", "/home/u/train.py"),
+	    FRAME_USER);
+	ck_assert_int_eq(frames_classify("f", "/home/u/mytorch/x.py"),
+	    FRAME_USER);
+	ck_assert_int_eq(frames_classify("at::empty", "??"), FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("at::empty", ""), FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("f", "Allocator.cpp"),
+	    FRAME_FRAMEWORK);
+	ck_assert_int_eq(frames_classify("_PyEval_EvalFrameDefault", "x.py"),
+	    FRAME_FILTERED);
+	ck_assert_int_eq(frames_classify("call", "Objects/call.c"),
+	    FRAME_FILTERED);
+}
+END_TEST
+
+START_TEST(test_render_frames_fold)
+{
+	struct snapshot *s = snap_new();
+	uint32_t f[5], st;
+	struct frame_line lines[8];
+	char buf[256];
+	size_t n;
+
+#define FR(name, file, line)                                                   \
+	snap_intern_frame(s, snap_intern_str(s, name, strlen(name)),           \
+	    snap_intern_str(s, file, strlen(file)), line)
+	f[0] = FR("at::empty", "??", UINT64_MAX);
+	f[1] = FR("_PyEval_EvalFrameDefault", "ceval.c", 0);
+	f[2] = FR("forward", "/x/torch/nn/linear.py", 114);
+	f[3] = FR("train_step", "/w/train.py", 112);
+	f[4] = FR("<module>", "/w/\x1b[2Jevil.py", 1);
+	st = snap_intern_stack(s, f, 5);
+	n = frames_layout(s, st, 0, lines, 8);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(lines[0].nfold, 3);
+	ck_assert_uint_eq(lines[1].frame, f[3]);
+	ck_assert_uint_eq(lines[1].nfold, 0);
+	ck_assert_uint_eq(frames_layout(s, st, 1, lines, 8), 5);
+	ck_assert_uint_eq(frames_layout(s, st, 0, lines, 1), 3);
+	ck_assert_uint_eq(frames_call_site(s, st), f[3]);
+	frames_format(s, f[3], buf, sizeof buf);
+	ck_assert_str_eq(buf, "/w/train.py:112 train_step");
+	frames_format(s, f[4], buf, sizeof buf);
+	ck_assert_ptr_null(strchr(buf, '\x1b'));
+	snap_free(s);
+}
+END_TEST
+
+/* ---- timeline ---------------------------------------------------------- */
+
+/* The worked example of snapshot-format.md §10.2: segment_alloc(512),
+ * alloc A(100), alloc B(200), free A, snapshot; C(50) a ghost. */
+static struct idx_elem ex_elems[3] = {
+    {0x1000, 100, 0, 1, 3, 0, 0},
+    {0x2000, 200, 0, 2, -1, 0, 0},
+    {0x3000, 50, 0, -1, -1, 0, IDX_ELEM_GHOST},
+};
+static uint64_t ex_total[5] = {50, 150, 350, 250, 250};
+static uint64_t ex_res[5] = {512, 512, 512, 512, 512};
+static uint64_t ex_ev_elem[5] = {UINT64_MAX, 0, 1, 0, UINT64_MAX};
+
+static void
+example(struct idx_timeline *tl)
+{
+	memset(tl, 0, sizeof *tl);
+	tl->n_events = 5;
+	tl->elems = ex_elems;
+	tl->n_elems = 3;
+	tl->ev_elem = ex_ev_elem;
+	tl->total = ex_total;
+	tl->reserved = ex_res;
+	tl->base_total = 50;
+	tl->peak = 350;
+	tl->peak_ev = 2;
+	tl->n_ghost = 1;
+}
+
+static uint32_t
+ch_at(struct cellbuf *cb, int x, int y)
+{
+	return cellbuf_at(cb, x, y)->ch;
+}
+
+START_TEST(test_render_timeline_stacking)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1};
+	struct cellbuf cb;
+	int px = TL_YAXIS_W, bot = 6; /* 7 plot rows: 50 bytes each */
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	ck_assert_uint_eq(m.n_drawn, 3);
+	ck_assert_uint_eq(m.drawn[0], 2); /* the ghost at the bottom */
+	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	/* column 2 (after alloc B): C row 0, A rows 1-2, B rows 3-6 */
+	ck_assert_uint_ne(ch_at(&cb, px + 2, bot - 1), ' ');
+	ck_assert_uint_eq(ch_at(&cb, px + 2, bot - 3), ch_at(&cb, px + 2, 0));
+	/* column 3 (after free A): B slid down to rows 1-4, row 5 empty */
+	ck_assert_uint_eq(ch_at(&cb, px + 3, bot - 1), ch_at(&cb, px + 2,
+	    bot - 3));
+	ck_assert_uint_eq(ch_at(&cb, px + 3, bot - 4), ch_at(&cb, px + 2,
+	    bot - 3));
+	ck_assert_uint_eq(ch_at(&cb, px + 3, bot - 5), ' ');
+	/* the ghost is alive from the start */
+	ck_assert_uint_eq(ch_at(&cb, px + 0, bot), ch_at(&cb, px + 4, bot));
+	golden_check(&cb, "timeline_example_ascii.txt");
+
+	/* Only the largest drawn: A and C fall into the summary band. */
+	tl_model_destroy(&m);
+	tl_model_init(&m, NULL, &tl, 1);
+	ck_assert_uint_eq(m.n_drawn, 1);
+	ck_assert_uint_eq(m.drawn[0], 1);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	ck_assert_uint_eq(ch_at(&cb, px + 2, bot - 5), ':');  /* A+C on top */
+	ck_assert_uint_ne(ch_at(&cb, px + 2, bot), ':');      /* B at bottom */
+	golden_check(&cb, "timeline_example_summary.txt");
+	tl_model_destroy(&m);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
+START_TEST(test_render_timeline_utf8_select)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_view v = {0, 5, 2, 1, 0, 0, 0, 1, 0};
+	struct cellbuf cb;
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	cellbuf_init(&cb, 40, 10);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	golden_check(&cb, "timeline_example_utf8.txt");
+	tl_model_destroy(&m);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
+START_TEST(test_render_timeline_columns)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_view v = {0, 5, 0, TL_NO_ELEM, 0, 0, 0, 0, 1};
+	int c;
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	for (c = 0; c < 5; c++) {
+		ck_assert_int_eq(tl_col_event(&m, &v, 5, c), c);
+		ck_assert_int_eq(tl_event_col(&m, &v, 5, c), c);
+	}
+	ck_assert_int_eq(tl_event_col(&m, &v, 5, 5), -1);
+	/* two events per column */
+	ck_assert_int_eq(tl_event_col(&m, &v, 2, 3), 1);
+	ck_assert_int_eq(tl_model_find_elem(&m, 0x1000, 2), 0);
+	ck_assert_uint_eq(tl_model_find_elem(&m, 0x1000, 3), TL_NO_ELEM);
+	ck_assert_int_eq(tl_model_find_elem(&m, 0x3000, -1), 2);
+	ck_assert_uint_eq(tl_total_at(&m, -1), 50);
+	tl_model_destroy(&m);
+}
+END_TEST
+
+/* ---- segment map -------------------------------------------------------- */
+
+static const struct replay_block sm_blocks[] = {
+    {0x1000, 256, 200, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 1},
+    {0x1100, 256, 0, 0, SNAP_BLOCK_INACTIVE, {0}, -1},
+    {0x1200, 512, 512, 0, SNAP_BLOCK_ACTIVE_PENDING_FREE, {0}, 2},
+    {0x10000, 4096, 4096, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 3},
+};
+static const struct replay_segment sm_segs[] = {
+    {0x1000, 1024, 0, {0, 0}, 0, 0, 0, {0}, 0, 0, 3, 256, 768, 712},
+    {0x10000, 8192, 7, {1, 2}, 0, 1, 1, {0}, 0, 3, 1, 4096, 4096, 4096},
+};
+
+static void
+sm_state(struct replay_state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->at = 4;
+	st->segments = sm_segs;
+	st->n_segments = 2;
+	st->blocks = sm_blocks;
+	st->n_blocks = 4;
+}
+
+START_TEST(test_render_segmap_cells)
+{
+	struct replay_state st;
+	struct segmap_view v = {0, SEGMAP_NONE, SEGMAP_NONE, 0, 1};
+	struct segmap_totals t;
+	struct cellbuf cb;
+	char *s, *row;
+
+	sm_state(&st);
+	/* bar width 16: 64 bytes per cell in segment 0 */
+	cellbuf_init(&cb, SEGMAP_PREFIX_W + 2 + 5 + 16, 2);
+	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
+	s = cellbuf_to_text(&cb);
+	row = strchr(s, '[');
+	ck_assert_ptr_nonnull(row);
+	ck_assert_int_eq(strncmp(row, "[AAA+....~~~~~~~~]  25%", 23), 0);
+	ck_assert_ptr_nonnull(strstr(s, "0x10000"));
+	ck_assert_ptr_nonnull(strstr(s, "[AAAAAAAA........]  50%"));
+	free(s);
+	golden_check(&cb, "segmap_basic.txt");
+
+	segmap_totals(&st, &t);
+	ck_assert_uint_eq(t.reserved, 1024 + 8192);
+	ck_assert_uint_eq(t.allocated, 256 + 4096);
+	ck_assert_uint_eq(t.pending, 512);
+	ck_assert_uint_eq(t.free_internal, 56);
+	ck_assert_uint_eq(t.free_external, 256 + 4096);
+	ck_assert_uint_eq(t.largest_free, 4096);
+
+	/* selecting block 0 reverses its cells */
+	v.sel_seg = 0;
+	v.sel_block = 0;
+	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->attr,
+	    CB_A_REVERSE);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 6, 0)->attr, 0);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
+static Suite *
+render_suite(void)
+{
+	Suite *s = suite_create("render");
+	TCase *tc = tcase_create("basics");
+	TCase *tl = tcase_create("timeline");
+	TCase *sm = tcase_create("segmap");
+
+	tcase_add_test(tc, test_render_cellbuf_text);
+	tcase_add_test(tc, test_render_fmt_units);
+	tcase_add_test(tc, test_render_frames_classify);
+	tcase_add_test(tc, test_render_frames_fold);
+	tcase_add_test(tl, test_render_timeline_stacking);
+	tcase_add_test(tl, test_render_timeline_utf8_select);
+	tcase_add_test(tl, test_render_timeline_columns);
+	tcase_add_test(sm, test_render_segmap_cells);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, tl);
+	suite_add_tcase(s, sm);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(render_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
