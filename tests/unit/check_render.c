@@ -290,14 +290,14 @@ END_TEST
 /* ---- segment map -------------------------------------------------------- */
 
 static const struct replay_block sm_blocks[] = {
-    {0x1000, 256, 200, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 1},
-    {0x1100, 256, 0, 0, SNAP_BLOCK_INACTIVE, {0}, -1},
-    {0x1200, 512, 512, 0, SNAP_BLOCK_ACTIVE_PENDING_FREE, {0}, 2},
-    {0x10000, 4096, 4096, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 3},
+    {0x1000, 256, 200, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 1, 1},
+    {0x1100, 256, 0, 0, SNAP_BLOCK_INACTIVE, {0}, -1, -1},
+    {0x1200, 512, 512, 0, SNAP_BLOCK_ACTIVE_PENDING_FREE, {0}, 2, 2},
+    {0x10000, 4096, 4096, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 3, 3},
 };
 static const struct replay_segment sm_segs[] = {
-    {0x1000, 1024, 0, {0, 0}, 0, 0, 0, {0}, 0, 0, 3, 256, 768, 712},
-    {0x10000, 8192, 7, {1, 2}, 0, 1, 1, {0}, 0, 3, 1, 4096, 4096, 4096},
+    {0x1000, 1024, 0, {0, 0}, 0, 0, 0, {0}, 0, 0, 0, 3, 256, 768, 712},
+    {0x10000, 8192, 7, {1, 2}, 0, 1, 1, {0}, 0, 0, 3, 1, 4096, 4096, 4096},
 };
 
 static void
