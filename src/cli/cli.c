@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/progress.h"
+#include "index/idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/tui.h"
 
@@ -190,23 +192,63 @@ cli_report(const char *path, const struct sv_error *err)
 	return sv_errcode_status(err->code);
 }
 
+/* Extension sections every command asks the index for (the replay
+ * engine's checkpoints, once it exists). */
+static const struct idx_section_builder cli_sections[1];
+static const size_t cli_n_sections = 0;
+
+static void
+cli_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "snapview: warning: %s\n", msg);
+}
+
+void
+cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
+    struct cli_progress *pb, const char *path)
+{
+	memset(io, 0, sizeof *io);
+	io->cache_dir = o->cache_dir;
+	io->no_cache = o->no_cache;
+	io->warn = cli_warn;
+	io->sections = cli_sections;
+	io->n_sections = cli_n_sections;
+	cli_progress_init(pb, stderr, path, o->quiet);
+	io->progress = cli_progress_cb;
+	io->progress_ctx = pb;
+}
+
 int
 cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 {
 	struct sv_error err;
+	struct idx_opts io;
+	struct cli_progress pb;
+	struct sv_index *ix;
+	int r;
 
-	(void)o;
 	memset(in, 0, sizeof *in);
 	sv_error_clear(&err);
-	if (snap_load_file(path, NULL, &in->snap, &err) != 0)
+	cli_index_opts(o, &io, &pb, path);
+	r = idx_open(path, &io, &ix, &err);
+	cli_progress_end(&pb);
+	if (r != 0)
 		return cli_report(path, &err);
+	in->index = ix;
+	/* The index owns the snapshot; cli_close() releases both. */
+	in->snap = (struct snapshot *)idx_snapshot(ix);
 	return 0;
 }
 
 void
 cli_close(struct cli_input *in)
 {
-	snap_free(in->snap);
+	if (in->index != NULL)
+		idx_close(in->index);
+	else
+		snap_free(in->snap);
+	in->index = NULL;
 	in->snap = NULL;
 }
 

@@ -38,11 +38,20 @@ struct cli_opts {
 	int64_t limit;          /* --limit N, 0 = default */
 };
 
+struct sv_index;
+
 /* The loaded input: the snapshot plus anything the index provides. */
 struct cli_input {
-	struct snapshot *snap;  /* owned */
-	void *index;            /* opaque index handle when opened through it */
+	struct snapshot *snap;  /* owned, or borrowed from index */
+	struct sv_index *index; /* the index it was opened through, or NULL */
 };
+
+struct idx_opts;
+struct cli_progress;
+/* Fills io from the common options (--cache-dir, --no-cache, --quiet),
+ * with the warning printer and pb as the progress bar on stderr. */
+void cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
+    struct cli_progress *pb, const char *path);
 
 /* Opens o->file as a snapshot (through the index when available). On
  * failure prints `snapview: FILE: byte N: reason` and returns the exit
@@ -60,6 +69,7 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 /* X-macro: name, function, one-line summary. */
 #define CLI_COMMANDS(_)                                                        \
 	_(stats, cmd_stats, "summary of segments, events and the peak")       \
+	_(index, cmd_index, "build or refresh the index, say where it is")     \
 	_(check, cmd_check, "replay the trace and verify the final segments") \
 	_(state, cmd_state, "allocator state after event N (--at N)")        \
 	_(trace, cmd_trace, "event listing like _memory_viz.py trace")        \

@@ -10,6 +10,7 @@
 
 #include "analysis/stats.h"
 #include "cli/cli.h"
+#include "index/idx.h"
 #include "index/idx_timeline.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -229,17 +230,24 @@ cmd_stats(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_stats st;
 		struct sv_error err;
 
 		if ((only >= 0 && d != only) ||
 		    (only < 0 && !device_has_data(in.snap, d)))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
-			r = cli_report(o->file, &err);
-			break;
+		/* The index holds the timeline; build it only without one. */
+		memset(&tl, 0, sizeof tl);
+		itl = in.index != NULL ? idx_timeline(in.index, d) : NULL;
+		if (itl == NULL) {
+			if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+				r = cli_report(o->file, &err);
+				break;
+			}
+			itl = &tl;
 		}
-		an_stats(in.snap, d, &tl, &st);
+		an_stats(in.snap, d, itl, &st);
 		if (o->json)
 			json_device(&j, &st);
 		else

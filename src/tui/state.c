@@ -1,6 +1,7 @@
 /*
- * State at the cursor. Until the replay engine is in the tree this shows
- * the final segments of the device (the state after the last event).
+ * State at the cursor, from the replay engine. If the replay cannot be
+ * built (a snapshot too inconsistent to undo), the pane falls back to the
+ * final segments of the device and its title says "(final)".
  */
 #include "config.h"
 
@@ -11,18 +12,12 @@
 
 #include "util/xalloc.h"
 
-int
-state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
-    struct sv_error *err)
+/* The final segments of device d as a replay_state (the fallback). */
+static void
+final_state(struct state_src *src, const struct snapshot *s, uint32_t d)
 {
-	const struct snap_trace *t = snap_trace_of(s, d);
 	uint32_t i, b, ns = 0, nb = 0;
 
-	(void)err;
-	memset(src, 0, sizeof *src);
-	src->snap = s;
-	src->device = d;
-	src->last = t != NULL ? (int64_t)t->n - 1 : -1;
 	for (i = 0; i < s->n_segments; i++)
 		if (s->segments[i].device == d) {
 			ns++;
@@ -78,12 +73,29 @@ state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
 	src->st.blocks = src->blocks;
 	src->st.n_blocks = nb;
 	src->st.at = src->last;
-	return 0;
+}
+
+int
+state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
+    struct sv_error *err)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+
+	memset(src, 0, sizeof *src);
+	src->snap = s;
+	src->device = d;
+	src->last = t != NULL ? (int64_t)t->n - 1 : -1;
+	src->replay = replay_new(s, d, err);
+	if (src->replay != NULL)
+		return 0;
+	final_state(src, s, d);
+	return -1;
 }
 
 void
 state_close(struct state_src *src)
 {
+	replay_free(src->replay);
 	free(src->segs);
 	free(src->blocks);
 	memset(src, 0, sizeof *src);
@@ -92,12 +104,24 @@ state_close(struct state_src *src)
 const struct replay_state *
 state_at(struct state_src *src, int64_t at)
 {
-	(void)at;
+	struct sv_error err;
+
+	if (src->replay != NULL) {
+		sv_error_clear(&err);
+		if (at > src->last)
+			at = src->last;
+		if (at < -1)
+			at = -1;
+		if (replay_seek(src->replay, at, &err) == 0)
+			return replay_state(src->replay);
+	}
+	if (src->segs == NULL)
+		final_state(src, src->snap, src->device);
 	return &src->st;
 }
 
 int
 state_exact(const struct state_src *src, int64_t at)
 {
-	return at == src->last;
+	return src->replay != NULL || at == src->last;
 }

@@ -2,8 +2,8 @@
 #define SNAPVIEW_TUI_STATE_H
 /*
  * The allocator state at the cursor, for the segment pane. Wraps the
- * replay engine; while it is not available the state is the final one
- * from the snapshot's segments (state_exact() says which).
+ * replay engine; when the replay cannot be built the state is the final
+ * one from the snapshot's segments (state_exact() says which).
  */
 #include <stdint.h>
 
@@ -15,12 +15,14 @@ struct state_src {
 	const struct snapshot *snap; /* borrowed */
 	uint32_t device;
 	int64_t last;                /* last event of the device */
+	struct replay *replay;       /* owned; NULL in final-state mode */
 	struct replay_state st;
 	struct replay_segment *segs; /* owned (final-state mode) */
 	struct replay_block *blocks;
 };
 
-/* Opens the state of device d. Returns 0 or -1 with err set. */
+/* Opens the state of device d. Returns 0, or -1 with err set when only
+ * the final state can be shown (the source is usable either way). */
 int state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
     struct sv_error *err);
 void state_close(struct state_src *src);

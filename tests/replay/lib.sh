@@ -13,7 +13,8 @@ fail=0
 sv_golden() {
 	name=$1 want=$2; shift 2
 	out="${TMPDIR:-/tmp}/sv-replay-$$-$name"
-	(cd "$REAL" && "$SV_BIN" "$@") > "$out"
+	# --no-cache: write no index beside the committed fixtures
+	(cd "$REAL" && "$SV_BIN" "$@" --no-cache) > "$out"
 	rc=$?
 	if [ "$rc" -ne "$want" ]; then
 		echo "FAIL: $name: exit $rc, want $want"

@@ -290,14 +290,21 @@ END_TEST
 /* ---- segment map -------------------------------------------------------- */
 
 static const struct replay_block sm_blocks[] = {
-    {0x1000, 256, 200, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 1, 1},
-    {0x1100, 256, 0, 0, SNAP_BLOCK_INACTIVE, {0}, -1, -1},
-    {0x1200, 512, 512, 0, SNAP_BLOCK_ACTIVE_PENDING_FREE, {0}, 2, 2},
-    {0x10000, 4096, 4096, 0, SNAP_BLOCK_ACTIVE_ALLOCATED, {0}, 3, 3},
+    {.addr = 0x1000, .size = 256, .requested_size = 200,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 1, .last_ev = 1},
+    {.addr = 0x1100, .size = 256, .requested_size = 0,
+	.state = SNAP_BLOCK_INACTIVE, .alloc_ev = -1, .last_ev = -1},
+    {.addr = 0x1200, .size = 512, .requested_size = 512,
+	.state = SNAP_BLOCK_ACTIVE_PENDING_FREE, .alloc_ev = 2, .last_ev = 2},
+    {.addr = 0x10000, .size = 4096, .requested_size = 4096,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 3, .last_ev = 3},
 };
 static const struct replay_segment sm_segs[] = {
-    {0x1000, 1024, 0, {0, 0}, 0, 0, 0, {0}, 0, 0, 0, 3, 256, 768, 712},
-    {0x10000, 8192, 7, {1, 2}, 0, 1, 1, {0}, 0, 0, 3, 1, 4096, 4096, 4096},
+    {.addr = 0x1000, .size = 1024, .stream = 0, .first_block = 0,
+	.n_blocks = 3, .allocated = 256, .active = 768, .requested = 712},
+    {.addr = 0x10000, .size = 8192, .stream = 7, .pool_id = {1, 2},
+	.is_large = 1, .is_expandable = 1, .first_block = 3, .n_blocks = 1,
+	.allocated = 4096, .active = 4096, .requested = 4096},
 };
 
 static void

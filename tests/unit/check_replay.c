@@ -604,7 +604,7 @@ m_find(struct model *m, uint64_t addr, int *pi, int *pk)
 static void
 m_complete(struct model *m, uint64_t addr)
 {
-	int i, k;
+	int i = 0, k = 0;
 	struct mblk *b = m_find(m, addr, &i, &k);
 	uint64_t req = b->req;
 
@@ -616,7 +616,7 @@ m_complete(struct model *m, uint64_t addr)
 static void
 m_free_random(struct model *m)
 {
-	int i, k, tries;
+	int i = 0, k = 0, tries;
 
 	for (tries = 0; tries < 20; tries++) {
 		if (m->n == 0)

@@ -1,0 +1,102 @@
+/*
+ * snapview index: builds the index of a snapshot (or checks that the one
+ * there is current) and says where it is, how big it is next to the
+ * snapshot, and how long the open took.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/progress.h"
+#include "index/idx.h"
+
+static double
+seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+print_size(uint64_t n)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		printf("%" PRIu64 " B", n);
+	else
+		printf("%.1f %s", v, unit[u]);
+}
+
+int
+cmd_index(const struct cli_opts *o)
+{
+	struct idx_opts io;
+	struct cli_progress pb;
+	struct sv_index *ix;
+	struct sv_error err;
+	struct idx_info info;
+	double t0 = seconds(), dt;
+	int r;
+
+	sv_error_clear(&err);
+	cli_index_opts(o, &io, &pb, o->file);
+	r = idx_open(o->file, &io, &ix, &err);
+	cli_progress_end(&pb);
+	if (r != 0)
+		return cli_report(o->file, &err);
+	dt = seconds() - t0;
+	idx_get_info(ix, &info);
+	if (o->json) {
+		printf("{\"index\": ");
+		if (info.path != NULL) {
+			/* the path comes from our own argument and cache dir */
+			putchar('"');
+			for (const char *p = info.path; *p != '\0'; p++) {
+				if (*p == '"' || *p == '\\')
+					putchar('\\');
+				if ((unsigned char)*p < 0x20)
+					printf("\\u%04x", (unsigned char)*p);
+				else
+					putchar(*p);
+			}
+			putchar('"');
+		} else {
+			printf("null");
+		}
+		printf(", \"size\": %" PRIu64 ", \"source_size\": %" PRIu64
+		       ", \"built\": %s, \"seconds\": %.3f}\n",
+		    info.size, info.source_size, info.built ? "true" : "false",
+		    dt);
+	} else if (info.path == NULL) {
+		printf("index: in memory (not written)\n");
+		printf("time:  %.2f s\n", dt);
+	} else {
+		printf("index: %s\n", info.path);
+		printf("size:  ");
+		print_size(info.size);
+		if (info.source_size > 0)
+			printf(" (%.2fx the snapshot, ",
+			    (double)info.size / (double)info.source_size);
+		else
+			printf(" (");
+		print_size(info.source_size);
+		printf(")\n");
+		printf("time:  %.2f s (%s)\n", dt,
+		    info.built ? "built" : "up to date");
+	}
+	idx_close(ix);
+	return 0;
+}

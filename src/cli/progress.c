@@ -1,0 +1,77 @@
+/*
+ * Progress bar for long builds (the first open of a big snapshot).
+ */
+#include "config.h"
+
+#include "cli/progress.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+cli_progress_init(struct cli_progress *p, FILE *f, const char *label,
+    int quiet)
+{
+	memset(p, 0, sizeof *p);
+	if (quiet || f == NULL || !isatty(fileno(f)))
+		return;
+	p->f = f;
+	p->label = label;
+	p->start = now();
+}
+
+int
+cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = ctx;
+	double t, el, rate, pct, eta;
+	const char *base;
+	char bar[21];
+	int i, fill;
+
+	if (p == NULL || p->f == NULL)
+		return 0;
+	t = now();
+	if (p->drawn && t - p->last < 0.1 && done < total)
+		return 0;
+	p->last = t;
+	el = t - p->start;
+	pct = total ? 100.0 * (double)done / (double)total : 100.0;
+	if (pct > 100.0)
+		pct = 100.0;
+	rate = el > 0 ? (double)done / el / 1e6 : 0;
+	eta = done > 0 && done < total ? el * (double)(total - done) /
+					     (double)done
+				       : 0;
+	fill = (int)(pct / 5);
+	for (i = 0; i < 20; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[20] = '\0';
+	base = strrchr(p->label, '/');
+	base = base != NULL ? base + 1 : p->label;
+	fprintf(p->f, "\rindexing %.30s [%s] %3.0f%% %7.1f MB/s ETA %3.0fs ",
+	    base, bar, pct, rate, eta);
+	fflush(p->f);
+	p->drawn = 1;
+	return 0;
+}
+
+void
+cli_progress_end(struct cli_progress *p)
+{
+	if (p->f != NULL && p->drawn) {
+		fprintf(p->f, "\r\033[K");
+		fflush(p->f);
+	}
+	p->drawn = 0;
+}

@@ -1,0 +1,101 @@
+#ifndef SNAPVIEW_INDEX_IDX_H
+#define SNAPVIEW_INDEX_IDX_H
+/*
+ * The snapshot index: a file beside the snapshot (or in the cache) that
+ * holds the parsed model as fixed-width columns, the timeline pairing and
+ * totals of every device, a level-of-detail pyramid and extension
+ * sections (replay checkpoints), so that a second open maps it and parses
+ * nothing. Layout: doc/FORMAT.md and idx_format.h.
+ *
+ * idx_open() finds a valid index for the snapshot, or builds one (parse,
+ * timelines, write to a temp file, rename), or, when nothing can be
+ * written, builds everything in memory. Stale, corrupt, truncated,
+ * other-version or foreign files are reported through opts->warn and
+ * rebuilt; a file at an index path that this program did not write is
+ * never replaced. This layer never prints.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/idx_lod.h"
+#include "index/idx_timeline.h"
+#include "snapshot/snap_load.h"
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+struct sv_index;
+
+/* An extension section: built from the snapshot when the index lacks it,
+ * stored LZ4-compressed, handed back by idx_section(). build returns 0 and
+ * a heap buffer in *data (the index takes it over) or -1 with err set. */
+struct idx_section_builder {
+	const char *name; /* [A-Za-z0-9_.-], at most 40 characters */
+	int (*build)(const struct snapshot *s, void *arg, uint8_t **data,
+	    size_t *len, struct sv_error *err);
+	void *arg;
+};
+
+/* How much of an existing index is checked on open. FULL (the default)
+ * hashes every section; QUICK skips the uncompressed column sections
+ * larger than 1 MiB (the per-event columns), so a reopen reads only what
+ * is used, but a damaged column is then not detected. */
+enum idx_verify { IDX_VERIFY_FULL, IDX_VERIFY_QUICK };
+
+struct idx_opts {
+	const char *cache_dir;  /* NULL: beside the snapshot, else XDG cache */
+	enum idx_verify verify;
+	int no_cache;           /* build in memory, read and write nothing */
+	int force_rebuild;      /* ignore an existing index */
+	/* Progress in source-byte units (done of total); a non-zero return
+	 * cancels the build (SV_ERR_CANCELLED). May be NULL. */
+	int (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	/* One line, no newline, for each thing worth telling (stale index
+	 * rebuilt, cannot write, ...). May be NULL. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	const struct idx_section_builder *sections;
+	size_t n_sections;
+	/* Loader; NULL means snap_load_file. Tests pass their own to index
+	 * builder-made snapshots. */
+	int (*load)(const char *path, const struct snap_load_opts *lo,
+	    struct snapshot **out, struct sv_error *err);
+};
+
+struct idx_info {
+	const char *path;     /* index file, NULL when in memory */
+	uint64_t size;        /* bytes of the index file (0 in memory) */
+	uint64_t source_size; /* bytes of the snapshot */
+	int built;            /* built by this open (else reused) */
+	int in_memory;
+};
+
+/* Opens the snapshot at path through its index. opts may be NULL. On
+ * success *out is a handle the caller closes with idx_close(). */
+int idx_open(const char *path, const struct idx_opts *opts,
+    struct sv_index **out, struct sv_error *err);
+void idx_close(struct sv_index *ix);
+
+/* The snapshot (borrowed; columns may point into the mapped file). */
+const struct snapshot *idx_snapshot(const struct sv_index *ix);
+
+/* Timeline and pyramid of device d (borrowed), NULL when d >= the number
+ * of devices with data (snap_device_count). */
+const struct idx_timeline *idx_timeline(const struct sv_index *ix,
+    uint32_t d);
+const struct idx_lod *idx_lod(const struct sv_index *ix, uint32_t d);
+
+/* Extension section name (borrowed data). Returns 0, or -1 when absent. */
+int idx_section(const struct sv_index *ix, const char *name,
+    const uint8_t **data, size_t *len);
+
+void idx_get_info(const struct sv_index *ix, struct idx_info *info);
+
+/* Where the index of path goes: beside it (path + ".snapidx") or, under
+ * cache_dir (or the XDG cache when cache_dir is NULL), a name derived from
+ * the absolute path. Heap strings. Returns -1 with err set on failure. */
+int idx_path_beside(const char *path, char **out, struct sv_error *err);
+int idx_path_cache(const char *path, const char *cache_dir, char **out,
+    struct sv_error *err);
+
+#endif

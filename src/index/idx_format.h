@@ -1,0 +1,87 @@
+#ifndef SNAPVIEW_INDEX_IDX_FORMAT_H
+#define SNAPVIEW_INDEX_IDX_FORMAT_H
+/*
+ * Constants of the on-disk snapshot index (.snapidx). Constants only: the
+ * layout is described in doc/FORMAT.md; the code is in idx.c.
+ *
+ *   [0, 64)          prelude (fixed, below), written last
+ *   [64, header_off) sections, each starting on an IDX_ALIGN boundary
+ *   [header_off, +header_len)  msgpack header: key, counts, TOC
+ *
+ * All integers are little-endian; fixed-width records are the in-memory
+ * structs of snap_model.h / idx_timeline.h / idx_lod.h, whose sizes are
+ * recorded in the header ("abi") and checked on open.
+ */
+
+/* Prelude: magic, then the fields at these byte offsets (little-endian). */
+#define IDX_MAGIC "SNAPIDX\x1a"
+#define IDX_MAGIC_LEN 8
+#define IDX_VERSION 1u
+#define IDX_PRELUDE_LEN 64
+#define IDX_OFF_VERSION 8      /* u32 */
+#define IDX_OFF_FLAGS 12       /* u32, 0 */
+#define IDX_OFF_HEADER_OFF 16  /* u64 */
+#define IDX_OFF_HEADER_LEN 24  /* u64 */
+#define IDX_OFF_HEADER_HASH 32 /* u64, XXH3_64bits of the header bytes */
+#define IDX_OFF_PRELUDE_HASH 40 /* u64, XXH3_64bits of bytes [0, 40) */
+
+/* Every section starts at a multiple of this (so columns map in place). */
+#define IDX_ALIGN 64
+
+/* Largest header accepted (a header is a few KiB per device). */
+#define IDX_MAX_HEADER (64u << 20)
+
+/* Section compression (TOC field "comp"). */
+#define IDX_COMP_NONE 0u
+#define IDX_COMP_LZ4 1u
+
+/* Written in the header's abi list; a reader on another byte order sees
+ * a different value and rebuilds. */
+#define IDX_ENDIAN_MARK 0x01020304u
+
+/* Source key: XXH3_64bits over the first and the last IDX_KEY_SPAN bytes
+ * of the source (the whole file when shorter than 2 spans). */
+#define IDX_KEY_SPAN (1u << 20)
+
+/* Level-of-detail pyramid: level j has buckets of 2^(IDX_LOD_MIN_SHIFT+j)
+ * events. */
+#define IDX_LOD_MIN_SHIFT 4
+#define IDX_LOD_MAX_LEVELS 60
+
+/* Section names (TOC). Per-device sections are printf'd with the device
+ * number; extension sections get the prefix "x.". */
+#define IDX_SEC_STRS_DATA "strs.data"   /* LZ4: NUL-terminated strings */
+#define IDX_SEC_STRS_OFF "strs.off"     /* LZ4: u64 offset per string */
+#define IDX_SEC_FRAMES "frames"         /* LZ4: struct snap_frame[] */
+#define IDX_SEC_STACK_OFF "stack.off"   /* LZ4: u32[n_stacks + 1] */
+#define IDX_SEC_STACK_FRAMES "stack.frames" /* LZ4: u32 frame ids */
+#define IDX_SEC_SEGMENTS "segments"     /* struct snap_segment[] */
+#define IDX_SEC_BLOCKS "blocks"         /* struct snap_block[] */
+#define IDX_SEC_ANNOTATIONS "annotations" /* LZ4: struct snap_annotation[] */
+#define IDX_SEC_SETTINGS "settings"     /* LZ4: struct snap_setting[] */
+#define IDX_SEC_DEV_FMT "d%u.%s"        /* device, column name */
+#define IDX_SEC_EXT_PREFIX "x."
+#define IDX_MAX_SECTION_NAME 48
+
+/* Per-device column names (uncompressed, one value per event unless
+ * noted). */
+#define IDX_COL_ACTION "action"     /* u8 */
+#define IDX_COL_ADDR "addr"         /* u64 */
+#define IDX_COL_SIZE "size"         /* u64 */
+#define IDX_COL_STREAM "stream"     /* u64 */
+#define IDX_COL_TIME "time"         /* i64, only when the trace has times */
+#define IDX_COL_STACK "stack"       /* u32 */
+#define IDX_COL_CTX "ctx"           /* u32, only when present */
+#define IDX_COL_META "meta"         /* u32, only when present */
+#define IDX_COL_ELEMS "elems"       /* struct idx_elem[n_elems] */
+#define IDX_COL_EV_ELEM "ev_elem"   /* u64 */
+#define IDX_COL_TOTAL "total"       /* u64 */
+#define IDX_COL_RESERVED "reserved" /* u64 */
+#define IDX_COL_LOD "lod"           /* struct idx_lod_bucket[], all levels */
+
+/* Index file names. */
+#define IDX_SUFFIX ".snapidx"
+#define IDX_TMP_INFIX ".tmp."
+#define IDX_CACHE_SUBDIR "snapview"
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * Level-of-detail pyramid: bottom level from the raw per-event totals,
+ * each higher level from pairs of the one below; range queries walk
+ * aligned buckets greedily from the left.
+ */
+#include "config.h"
+
+#include "index/idx_lod.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+uint64_t
+idx_lod_count(uint64_t n, uint32_t *n_levels)
+{
+	uint64_t total = 0, nb;
+	uint32_t levels = 0, s = IDX_LOD_MIN_SHIFT;
+
+	while (n > 0 && levels < IDX_LOD_MAX_LEVELS) {
+		nb = ((n - 1) >> s) + 1;
+		total += nb;
+		levels++;
+		s++;
+		if (nb <= 1)
+			break;
+	}
+	if (n_levels != NULL)
+		*n_levels = levels;
+	return total;
+}
+
+static void
+merge(struct idx_lod_bucket *a, const struct idx_lod_bucket *b)
+{
+	if (b->min_total < a->min_total)
+		a->min_total = b->min_total;
+	if (b->max_total > a->max_total)
+		a->max_total = b->max_total;
+	if (b->max_reserved > a->max_reserved)
+		a->max_reserved = b->max_reserved;
+}
+
+static void
+raw_bucket(const struct idx_timeline *tl, uint64_t i,
+    struct idx_lod_bucket *b)
+{
+	b->min_total = tl->total[i];
+	b->max_total = tl->total[i];
+	b->max_reserved = tl->reserved[i];
+}
+
+void
+idx_lod_init(struct idx_lod *lod, uint64_t n, const struct idx_lod_bucket *b)
+{
+	uint64_t off = 0, nb;
+	uint32_t j, s = IDX_LOD_MIN_SHIFT;
+
+	memset(lod, 0, sizeof *lod);
+	lod->n_events = n;
+	idx_lod_count(n, &lod->n_levels);
+	lod->buckets = b;
+	for (j = 0; j < lod->n_levels; j++, s++) {
+		nb = ((n - 1) >> s) + 1;
+		lod->level_off[j] = off;
+		lod->level_n[j] = nb;
+		off += nb;
+	}
+}
+
+void
+idx_lod_fill(const struct idx_timeline *tl, struct idx_lod_bucket *out)
+{
+	struct idx_lod lod;
+	uint64_t k, i, n = tl->n_events;
+	uint32_t j;
+
+	idx_lod_init(&lod, n, out);
+	if (lod.n_levels == 0)
+		return;
+	for (k = 0; k < lod.level_n[0]; k++) {
+		uint64_t lo = k << IDX_LOD_MIN_SHIFT;
+		uint64_t hi = lo + (1u << IDX_LOD_MIN_SHIFT);
+		struct idx_lod_bucket *b = &out[k], r;
+
+		if (hi > n)
+			hi = n;
+		raw_bucket(tl, lo, b);
+		for (i = lo + 1; i < hi; i++) {
+			raw_bucket(tl, i, &r);
+			merge(b, &r);
+		}
+	}
+	for (j = 1; j < lod.n_levels; j++) {
+		const struct idx_lod_bucket *below = out + lod.level_off[j - 1];
+		struct idx_lod_bucket *cur = out + lod.level_off[j];
+
+		for (k = 0; k < lod.level_n[j]; k++) {
+			cur[k] = below[2 * k];
+			if (2 * k + 1 < lod.level_n[j - 1])
+				merge(&cur[k], &below[2 * k + 1]);
+		}
+	}
+}
+
+void
+idx_lod_build(struct idx_lod *lod, const struct idx_timeline *tl)
+{
+	uint64_t n = idx_lod_count(tl->n_events, NULL);
+	struct idx_lod_bucket *b = xmalloc((n ? n : 1) * sizeof *b);
+
+	idx_lod_fill(tl, b);
+	idx_lod_init(lod, tl->n_events, b);
+	lod->owned = b;
+}
+
+void
+idx_lod_destroy(struct idx_lod *lod)
+{
+	free(lod->owned);
+	memset(lod, 0, sizeof *lod);
+}
+
+void
+idx_lod_range(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t from, uint64_t to, struct idx_lod_bucket *out)
+{
+	uint64_t n = tl->n_events, i;
+	struct idx_lod_bucket r;
+	int first = 1;
+
+	if (to > n)
+		to = n;
+	if (from >= to) {
+		if (from < n) {
+			raw_bucket(tl, from, out);
+		} else if (n > 0) {
+			raw_bucket(tl, n - 1, out);
+		} else {
+			out->min_total = out->max_total = tl->base_total;
+			out->max_reserved = tl->base_reserved;
+		}
+		return;
+	}
+	i = from;
+	while (i < to) {
+		int32_t j;
+		int used = 0;
+
+		/* The largest level whose bucket starts at i and ends by to. */
+		for (j = (int32_t)lod->n_levels - 1; j >= 0; j--) {
+			uint32_t s = IDX_LOD_MIN_SHIFT + (uint32_t)j;
+			uint64_t span = (uint64_t)1 << s, end;
+
+			if ((i & (span - 1)) != 0)
+				continue;
+			end = i + span > n ? n : i + span;
+			if (end > to)
+				continue;
+			r = lod->buckets[lod->level_off[j] + (i >> s)];
+			i = end;
+			used = 1;
+			break;
+		}
+		if (!used)
+			raw_bucket(tl, i++, &r);
+		if (first)
+			*out = r;
+		else
+			merge(out, &r);
+		first = 0;
+	}
+}
+
+void
+idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t from, uint64_t to, uint32_t ncols, struct idx_lod_bucket *out)
+{
+	uint64_t span, lo, hi;
+	uint32_t c;
+
+	if (to > tl->n_events)
+		to = tl->n_events;
+	span = to > from ? to - from : 0;
+	for (c = 0; c < ncols; c++) {
+		lo = from + (uint64_t)((unsigned __int128)span * c / ncols);
+		hi = from + (uint64_t)((unsigned __int128)span * (c + 1) / ncols);
+		if (hi <= lo)
+			hi = lo + 1;
+		idx_lod_range(lod, tl, lo, hi, &out[c]);
+	}
+}

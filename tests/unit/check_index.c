@@ -1,0 +1,1340 @@
+/*
+ * Unit tests of the snapshot index: round trips (builder-made snapshots
+ * and the committed fixtures against the direct loader), the LOD pyramid
+ * against brute force, every invalidation case, interrupted and
+ * concurrent builds, locations (beside, cache, memory) and never
+ * replacing a foreign file.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <msgpack.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "index/idx.h"
+#include "index/idx_format.h"
+#include "snapshot/snap_load.h"
+#include "util/xalloc.h"
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static char tmpdir[256];
+
+static void
+rm_rf(const char *path)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'",
+	    path, path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", path);
+}
+
+static void
+setup(void)
+{
+	char cache[300];
+
+	snprintf(tmpdir, sizeof tmpdir, "%s/sv-index.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	chmod(tmpdir, 0755);
+	snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+	setenv("XDG_CACHE_HOME", cache, 1);
+}
+
+static void
+teardown(void)
+{
+	rm_rf(tmpdir);
+}
+
+static char *
+tpath(const char *name)
+{
+	char *p;
+
+	xasprintf(&p, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void
+write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static uint8_t *
+read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long len;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = xmalloc((size_t)len + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+static void
+copy_file(const char *from, const char *to)
+{
+	size_t n;
+	uint8_t *b = read_file(from, &n);
+
+	write_file(to, b, n);
+	free(b);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* Counts files in dir whose name contains part. */
+static int
+count_files(const char *dir, const char *part)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, part) != NULL)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* A builder-made snapshot: two devices, address reuse, a free without
+ * alloc, segments, ghosts, times, compile context, annotations. */
+static struct snapshot *
+make_snap(uint64_t n_events)
+{
+	struct snapshot *s = snap_new();
+	uint32_t fr[4], st[3], i;
+	uint64_t rng = 12345, k;
+	struct snap_trace *t0, *t1;
+	struct snap_segment *g;
+	struct snap_block *b;
+	struct snap_annotation an;
+	uint64_t live[64];
+	int nlive = 0;
+
+	s->features = SNAP_F_DICT | SNAP_F_DEVICE_TRACES | SNAP_F_TIME_US;
+	s->protocol = 4;
+	for (i = 0; i < 4; i++) {
+		char name[32];
+		int n = snprintf(name, sizeof name, "fn_%u", i);
+
+		fr[i] = snap_intern_frame(s, snap_intern_str(s, name, (size_t)n),
+		    snap_intern_str(s, "train.py", 8), i == 3 ? UINT64_MAX : i);
+	}
+	st[0] = snap_intern_stack(s, fr, 2);
+	st[1] = snap_intern_stack(s, fr + 1, 3);
+	st[2] = snap_intern_stack(s, fr, 4);
+	t0 = snap_trace_get(s, 0);
+	/* a free of a block allocated before the trace */
+	snap_trace_push(s, t0, SNAP_FREE_REQUESTED, 0x9000, 512, 7, st[0]);
+	snap_trace_push(s, t0, SNAP_FREE_COMPLETED, 0x9000, 512, 7, st[0]);
+	snap_trace_push(s, t0, SNAP_SEGMENT_ALLOC, 0x100000, 1 << 20, 7, 0);
+	for (k = 3; k < n_events; k++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		if (nlive < 64 && (nlive == 0 || (rng >> 33) % 3 != 0)) {
+			/* reuse a small set of addresses */
+			uint64_t a = 0x100000 + ((rng >> 40) % 128) * 0x200;
+			int j, dup = 0;
+
+			for (j = 0; j < nlive; j++)
+				dup |= live[j] == a;
+			if (dup)
+				continue;
+			live[nlive++] = a;
+			snap_trace_push(s, t0, SNAP_ALLOC, a,
+			    512 + (rng >> 50) % 4096, 7, st[(rng >> 20) % 3]);
+		} else {
+			int j = (int)((rng >> 37) % (uint64_t)nlive);
+
+			snap_trace_push(s, t0, SNAP_FREE_COMPLETED, live[j], 0, 7,
+			    st[1]);
+			/* size of a free is the block size in real files */
+			t0->size[t0->n - 1] = 512;
+			live[j] = live[--nlive];
+		}
+		snap_trace_set_time(t0, t0->n - 1, (int64_t)(1000 + k));
+	}
+	snap_trace_set_ctx(t0, 5, snap_intern_str(s, "ctx", 3), 0);
+	t1 = snap_trace_get(s, 1);
+	snap_trace_push(s, t1, SNAP_SEGMENT_ALLOC, 0x800000, 2 << 20, 0, st[2]);
+	snap_trace_push(s, t1, SNAP_ALLOC, 0x800000, 4096, 0, st[2]);
+	snap_trace_push(s, t1, SNAP_OOM, 0, 1 << 30, 0, 0);
+	snap_trace_push(s, t1, snap_action_lookup(s, "mystery", 7), 1, 2, 0,
+	    0);
+
+	g = snap_push_segment(s);
+	g->addr = 0x100000;
+	g->total_size = 1 << 20;
+	g->stream = 7;
+	g->device = 0;
+	g->first_block = 0;
+	g->n_blocks = 2;
+	g->pool_id[0] = 1;
+	b = snap_push_block(s);
+	b->addr = 0x100000;
+	b->size = 0x800;
+	b->requested_size = 0x7f0;
+	b->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+	b->stack = st[1];
+	b = snap_push_block(s);
+	b->addr = 0x100800;
+	b->size = (1 << 20) - 0x800;
+	b->state = SNAP_BLOCK_INACTIVE;
+	g = snap_push_segment(s);
+	g->addr = 0x800000;
+	g->total_size = 2 << 20;
+	g->device = 1;
+	g->first_block = 2;
+	g->n_blocks = 1;
+	g->is_large = 1;
+	b = snap_push_block(s);
+	b->addr = 0x800000;
+	b->size = 2 << 20;
+	b->requested_size = 4096;
+	b->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+	memset(&an, 0, sizeof an);
+	an.name = snap_intern_str(s, "step", 4);
+	an.time_us = 1005;
+	an.stage = SNAP_STAGE_START;
+	snap_push_annotation(s, &an);
+	snap_push_setting(s, snap_intern_str(s, "max_split_size", 14),
+	    snap_intern_str(s, "-1", 2));
+	s->unknown_keys = 3;
+	snap_finish(s);
+	return s;
+}
+
+static uint64_t model_events = 3000;
+static int n_loads;
+
+/* Events of device 0 in make_snap(model_events). */
+static uint64_t
+model_n(void)
+{
+	struct snapshot *s = make_snap(model_events);
+	uint64_t n = s->traces[0].n;
+
+	snap_free(s);
+	return n;
+}
+
+static int
+model_load(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	(void)path;
+	(void)err;
+	n_loads++;
+	*out = make_snap(model_events);
+	if (lo != NULL && lo->progress != NULL)
+		lo->progress(lo->progress_ctx, 100, 100);
+	return 0;
+}
+
+/* Collected warnings. */
+struct warns {
+	int n;
+	char last[512];
+	char all[4096];
+};
+
+static void
+collect_warn(void *ctx, const char *msg)
+{
+	struct warns *w = ctx;
+	size_t l = strlen(w->all);
+
+	w->n++;
+	snprintf(w->last, sizeof w->last, "%s", msg);
+	snprintf(w->all + l, sizeof w->all - l, "%s\n", msg);
+}
+
+static void
+opts_init(struct idx_opts *o, struct warns *w, int model)
+{
+	memset(o, 0, sizeof *o);
+	memset(w, 0, sizeof *w);
+	o->warn = collect_warn;
+	o->warn_ctx = w;
+	if (model)
+		o->load = model_load;
+}
+
+static struct sv_index *
+open_ok(const char *src, const struct idx_opts *o)
+{
+	struct sv_index *ix = NULL;
+	struct sv_error err;
+
+	sv_error_clear(&err);
+	if (idx_open(src, o, &ix, &err) != 0)
+		ck_abort_msg("idx_open(%s): %s", src, err.msg);
+	ck_assert_ptr_nonnull(ix);
+	return ix;
+}
+
+/* ---- comparisons ----------------------------------------------------------- */
+
+static void
+assert_same_snapshot(const struct snapshot *a, const struct snapshot *b)
+{
+	uint32_t i;
+
+	ck_assert_uint_eq(a->features, b->features);
+	ck_assert_int_eq(a->protocol, b->protocol);
+	ck_assert_uint_eq(a->source_size, b->source_size);
+	ck_assert_uint_eq(a->unknown_keys, b->unknown_keys);
+	ck_assert_uint_eq(a->n_unknown_actions, b->n_unknown_actions);
+	for (i = 0; i < a->n_unknown_actions; i++)
+		ck_assert_str_eq(snap_str(a, a->unknown_actions[i]),
+		    snap_str(b, b->unknown_actions[i]));
+	ck_assert_uint_eq(a->strs.n, b->strs.n);
+	for (i = 0; i < a->strs.n; i++)
+		ck_assert_str_eq(snap_str(a, i), snap_str(b, i));
+	ck_assert_uint_eq(a->n_frames, b->n_frames);
+	if (a->n_frames)
+		ck_assert_mem_eq(a->frames, b->frames,
+		    a->n_frames * sizeof *a->frames);
+	ck_assert_uint_eq(a->n_stacks, b->n_stacks);
+	for (i = 0; i < a->n_stacks; i++) {
+		uint32_t na, nb;
+		const uint32_t *fa = snap_stack(a, i, &na);
+		const uint32_t *fb = snap_stack(b, i, &nb);
+
+		ck_assert_uint_eq(na, nb);
+		if (na)
+			ck_assert_mem_eq(fa, fb, na * sizeof *fa);
+	}
+	ck_assert_uint_eq(a->n_segments, b->n_segments);
+	if (a->n_segments)
+		ck_assert_mem_eq(a->segments, b->segments,
+		    a->n_segments * sizeof *a->segments);
+	ck_assert_uint_eq(a->n_blocks, b->n_blocks);
+	if (a->n_blocks)
+		ck_assert_mem_eq(a->blocks, b->blocks,
+		    a->n_blocks * sizeof *a->blocks);
+	ck_assert_uint_eq(a->n_annotations, b->n_annotations);
+	for (i = 0; i < a->n_annotations; i++) {
+		ck_assert_str_eq(snap_str(a, a->annotations[i].name),
+		    snap_str(b, b->annotations[i].name));
+		ck_assert_int_eq(a->annotations[i].time_us,
+		    b->annotations[i].time_us);
+		ck_assert_uint_eq(a->annotations[i].stage,
+		    b->annotations[i].stage);
+		ck_assert_uint_eq(a->annotations[i].device,
+		    b->annotations[i].device);
+	}
+	ck_assert_uint_eq(a->n_settings, b->n_settings);
+	if (a->n_settings)
+		ck_assert_mem_eq(a->settings, b->settings,
+		    a->n_settings * sizeof *a->settings);
+	ck_assert_uint_eq(a->n_traces, b->n_traces);
+	for (i = 0; i < a->n_traces; i++) {
+		const struct snap_trace *ta = &a->traces[i], *tb = &b->traces[i];
+		uint64_t n = ta->n;
+
+		ck_assert_uint_eq(ta->device, tb->device);
+		ck_assert_uint_eq(ta->n, tb->n);
+		if (n == 0)
+			continue;
+		ck_assert_mem_eq(ta->action, tb->action, n);
+		ck_assert_mem_eq(ta->addr, tb->addr, n * 8);
+		ck_assert_mem_eq(ta->size, tb->size, n * 8);
+		ck_assert_mem_eq(ta->stream, tb->stream, n * 8);
+		ck_assert_mem_eq(ta->stack, tb->stack, n * 4);
+		ck_assert_int_eq(ta->time_us == NULL, tb->time_us == NULL);
+		if (ta->time_us)
+			ck_assert_mem_eq(ta->time_us, tb->time_us, n * 8);
+		ck_assert_int_eq(ta->compile_context == NULL,
+		    tb->compile_context == NULL);
+		if (ta->compile_context)
+			ck_assert_mem_eq(ta->compile_context,
+			    tb->compile_context, n * 4);
+		ck_assert_int_eq(ta->user_metadata == NULL,
+		    tb->user_metadata == NULL);
+		if (ta->user_metadata)
+			ck_assert_mem_eq(ta->user_metadata, tb->user_metadata,
+			    n * 4);
+	}
+	ck_assert_uint_eq(snap_device_count(a), snap_device_count(b));
+	ck_assert_uint_eq(snap_default_device(a), snap_default_device(b));
+}
+
+static void
+assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
+{
+	uint32_t d, n = snap_device_count(ref);
+
+	ck_assert_ptr_null(idx_timeline(ix, n));
+	for (d = 0; d < n; d++) {
+		const struct idx_timeline *a = idx_timeline(ix, d);
+		struct idx_timeline b;
+		struct sv_error err;
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_int_eq(idx_timeline_build(ref, d, &b, &err), 0);
+		ck_assert_uint_eq(a->n_events, b.n_events);
+		ck_assert_uint_eq(a->n_elems, b.n_elems);
+		if (b.n_elems)
+			ck_assert_mem_eq(a->elems, b.elems,
+			    b.n_elems * sizeof *b.elems);
+		if (b.n_events) {
+			ck_assert_mem_eq(a->ev_elem, b.ev_elem,
+			    b.n_events * 8);
+			ck_assert_mem_eq(a->total, b.total, b.n_events * 8);
+			ck_assert_mem_eq(a->reserved, b.reserved,
+			    b.n_events * 8);
+		}
+		ck_assert_uint_eq(a->base_total, b.base_total);
+		ck_assert_uint_eq(a->base_reserved, b.base_reserved);
+		ck_assert_uint_eq(a->peak, b.peak);
+		ck_assert_int_eq(a->peak_ev, b.peak_ev);
+		ck_assert_uint_eq(a->n_pre, b.n_pre);
+		ck_assert_uint_eq(a->n_ghost, b.n_ghost);
+		ck_assert_uint_eq(idx_lod(ix, d)->n_events, b.n_events);
+		idx_timeline_destroy(&b);
+	}
+}
+
+/* ---- round trips ---------------------------------------------------------- */
+
+START_TEST(test_roundtrip_model)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_info info;
+	struct snapshot *ref = make_snap(model_events);
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 1);
+	ck_assert_int_eq(info.in_memory, 0);
+	ck_assert_str_eq(info.path, ipath);
+	ck_assert_int_eq(w.n, 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+
+	/* reopen: mapped, no load */
+	n_loads = 0;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(n_loads, 0);
+	ck_assert_uint_gt(info.size, 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+	/* quick verification opens the same thing */
+	o.verify = IDX_VERIFY_QUICK;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	snap_free(ref);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
+static const char *const fixtures[] = {
+    "real/npu_leak_expandable.pickle", "real/npu_leak_empty_cache.pickle",
+    "real/synthetic_inconsistent.pickle", "fixtures/newest.pickle",
+    "fixtures/legacy_113.pickle", "fixtures/legacy_20.pickle",
+    "fixtures/two_traces.pickle", "fixtures/empty_dict_snapshot.pickle",
+    "fixtures/notime.pickle", "fixtures/small_p2.pickle",
+    "fixtures/big_ints.pickle"};
+
+START_TEST(test_roundtrip_fixture)
+{
+	char *from, *src = tpath("f.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	struct sv_error err;
+	int pass;
+
+	xasprintf(&from, "%s/tests/data/%s", TOP_SRCDIR, fixtures[_i]);
+	copy_file(from, src);
+	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
+	opts_init(&o, &w, 0);
+	for (pass = 0; pass < 2; pass++) {
+		struct idx_info info;
+
+		ix = open_ok(src, &o);
+		idx_get_info(ix, &info);
+		ck_assert_int_eq(info.built, pass == 0);
+		assert_same_snapshot(idx_snapshot(ix), ref);
+		assert_same_timelines(ix, ref);
+		idx_close(ix);
+	}
+	/* --no-cache gives the same and writes nothing new */
+	o.no_cache = 1;
+	ix = open_ok(src, &o);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	snap_free(ref);
+	free(from);
+	free(src);
+}
+END_TEST
+
+/* ---- LOD ----------------------------------------------------------------- */
+
+static void
+brute(const struct idx_timeline *tl, uint64_t from, uint64_t to,
+    struct idx_lod_bucket *b)
+{
+	uint64_t i;
+
+	if (to > tl->n_events)
+		to = tl->n_events;
+	b->min_total = UINT64_MAX;
+	b->max_total = 0;
+	b->max_reserved = 0;
+	for (i = from; i < to; i++) {
+		if (tl->total[i] < b->min_total)
+			b->min_total = tl->total[i];
+		if (tl->total[i] > b->max_total)
+			b->max_total = tl->total[i];
+		if (tl->reserved[i] > b->max_reserved)
+			b->max_reserved = tl->reserved[i];
+	}
+}
+
+START_TEST(test_lod_ranges)
+{
+	char *src = tpath("l.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	const struct idx_timeline *tl;
+	const struct idx_lod *lod;
+	uint64_t rng = 99, k, n;
+	struct idx_lod_bucket a, b, cols[97];
+	uint32_t c;
+
+	model_events = 5000;
+	write_file(src, "lod", 3);
+	opts_init(&o, &w, 1);
+	ix = open_ok(src, &o);
+	tl = idx_timeline(ix, 0);
+	lod = idx_lod(ix, 0);
+	n = tl->n_events;
+	ck_assert_uint_gt(lod->n_levels, 5);
+	ck_assert_uint_eq(lod->level_n[lod->n_levels - 1], 1);
+	/* the top bucket covers every event */
+	brute(tl, 0, n, &b);
+	ck_assert_mem_eq(&lod->buckets[lod->level_off[lod->n_levels - 1]], &b,
+	    sizeof b);
+	for (k = 0; k < 3000; k++) {
+		uint64_t lo, hi;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		lo = (rng >> 20) % n;
+		hi = lo + 1 + (rng >> 44) % (n - lo);
+		idx_lod_range(lod, tl, lo, hi, &a);
+		brute(tl, lo, hi, &b);
+		ck_assert_mem_eq(&a, &b, sizeof a);
+	}
+	idx_lod_columns(lod, tl, 17, n, 97, cols);
+	for (c = 0; c < 97; c++) {
+		uint64_t span = n - 17;
+		uint64_t lo = 17 + span * c / 97, hi = 17 + span * (c + 1) / 97;
+
+		brute(tl, lo, hi, &b);
+		ck_assert_mem_eq(&cols[c], &b, sizeof b);
+	}
+	/* more columns than events: every column still has a value */
+	idx_lod_columns(lod, tl, 10, 20, 97, cols);
+	for (c = 0; c < 97; c++)
+		ck_assert_uint_eq(cols[c].max_reserved,
+		    tl->reserved[10 + 10 * c / 97]);
+	idx_close(ix);
+	model_events = 3000;
+	free(src);
+}
+END_TEST
+
+/* ---- invalidation ---------------------------------------------------------- */
+
+/* Builds the index of a fresh copy of a fixture; returns its path. */
+static char *
+built_fixture(const char *name, struct idx_opts *o, struct warns *w)
+{
+	char *from, *src = tpath(name), *ipath;
+	struct sv_index *ix;
+
+	xasprintf(&from, "%s/tests/data/real/npu_leak_expandable.pickle",
+	    TOP_SRCDIR);
+	copy_file(from, src);
+	free(from);
+	opts_init(o, w, 0);
+	ix = open_ok(src, o);
+	idx_close(ix);
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	ck_assert(exists(ipath));
+	free(ipath);
+	return src;
+}
+
+/* Opens src expecting a warning containing what and a rebuild at the
+ * beside path. */
+static void
+expect_rebuild(const char *src, struct idx_opts *o, struct warns *w,
+    const char *what)
+{
+	struct sv_index *ix;
+	struct idx_info info;
+	struct snapshot *ref;
+	struct sv_error err;
+	char *ipath;
+
+	memset(w, 0, sizeof *w);
+	ix = open_ok(src, o);
+	idx_get_info(ix, &info);
+	ck_assert_msg(w->n == 1, "warnings: %s", w->all);
+	ck_assert_msg(strstr(w->last, what) != NULL, "warning '%s' lacks '%s'",
+	    w->last, what);
+	ck_assert_int_eq(info.built, 1);
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	ck_assert_str_eq(info.path, ipath);
+	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	snap_free(ref);
+	idx_close(ix);
+	/* and the rebuilt one is used as is */
+	memset(w, 0, sizeof *w);
+	ix = open_ok(src, o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(w->n, 0);
+	idx_close(ix);
+	free(ipath);
+}
+
+START_TEST(test_stale_size)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w);
+	FILE *f = fopen(src, "ab");
+
+	fputc('.', f); /* a trailing byte: the pickle still loads (STOP) */
+	fclose(f);
+	expect_rebuild(src, &o, &w, "another file");
+	free(src);
+}
+END_TEST
+
+START_TEST(test_stale_mtime)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w);
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {1000000, 0}};
+
+	ck_assert_int_eq(utimensat(AT_FDCWD, src, ts, 0), 0);
+	expect_rebuild(src, &o, &w, "modified");
+	free(src);
+}
+END_TEST
+
+START_TEST(test_stale_content)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w);
+	struct stat st;
+	struct timespec ts[2];
+	size_t n;
+	uint8_t *b;
+
+	/* Same size and mtime, other bytes: only the content hash sees it.
+	 * Swap two bytes of a string in the middle of the file. */
+	ck_assert_int_eq(stat(src, &st), 0);
+	b = read_file(src, &n);
+	{
+		uint8_t *p = memmem(b, n, "segment_map", 11);
+
+		ck_assert_ptr_nonnull(p);
+		p[8] = 'x'; /* "segment_xap": still loads, an unknown action */
+	}
+	write_file(src, b, n);
+	free(b);
+	ts[0] = st.st_atim;
+	ts[1] = st.st_mtim;
+	ck_assert_int_eq(utimensat(AT_FDCWD, src, ts, 0), 0);
+	expect_rebuild(src, &o, &w, "another file");
+	free(src);
+}
+END_TEST
+
+START_TEST(test_truncated)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	struct stat st;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	ck_assert_int_eq(stat(ipath, &st), 0);
+	ck_assert_int_eq(truncate(ipath, st.st_size / 2), 0);
+	expect_rebuild(src, &o, &w, "truncated");
+	ck_assert_int_eq(truncate(ipath, 40), 0);
+	expect_rebuild(src, &o, &w, "truncated");
+	ck_assert_int_eq(truncate(ipath, 0), 0);
+	/* an empty file has no magic: it is not ours, left alone */
+	memset(&w, 0, sizeof w);
+	{
+		struct sv_index *ix = open_ok(src, &o);
+		struct idx_info info;
+
+		idx_get_info(ix, &info);
+		ck_assert(strstr(info.path, "/cache/snapview/") != NULL);
+		idx_close(ix);
+	}
+	ck_assert_int_eq(stat(ipath, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+/* Reads the TOC of an index file with msgpack (independently of idx.c). */
+struct tsec {
+	char name[64];
+	uint64_t off, len;
+};
+
+static int
+read_toc(const char *ipath, struct tsec *out, int max)
+{
+	size_t n, moff = 0;
+	uint8_t *b = read_file(ipath, &n);
+	uint64_t hoff = 0, hlen = 0;
+	msgpack_unpacked res;
+	const msgpack_object *toc = NULL;
+	uint32_t i;
+	int k = 0;
+
+	for (i = 0; i < 8; i++) {
+		hoff |= (uint64_t)b[IDX_OFF_HEADER_OFF + i] << (8 * i);
+		hlen |= (uint64_t)b[IDX_OFF_HEADER_LEN + i] << (8 * i);
+	}
+	msgpack_unpacked_init(&res);
+	ck_assert_int_eq(msgpack_unpack_next(&res, (char *)b + hoff, hlen,
+			     &moff),
+	    MSGPACK_UNPACK_SUCCESS);
+	for (i = 0; i < res.data.via.map.size; i++) {
+		const msgpack_object_kv *kv = &res.data.via.map.ptr[i];
+
+		if (kv->key.via.str.size == 3 &&
+		    memcmp(kv->key.via.str.ptr, "toc", 3) == 0)
+			toc = &kv->val;
+	}
+	ck_assert_ptr_nonnull(toc);
+	for (i = 0; i < toc->via.array.size && k < max; i++) {
+		const msgpack_object *e = toc->via.array.ptr[i].via.array.ptr;
+
+		snprintf(out[k].name, sizeof out[k].name, "%.*s",
+		    (int)e[0].via.str.size, e[0].via.str.ptr);
+		out[k].off = e[1].via.u64;
+		out[k].len = e[2].via.u64;
+		k++;
+	}
+	msgpack_unpacked_destroy(&res);
+	free(b);
+	return k;
+}
+
+static void
+flip_bit(const char *path, uint64_t off, int bit)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t c;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &c, 1, (off_t)off), 1);
+	c ^= (uint8_t)(1u << bit);
+	ck_assert_int_eq(pwrite(fd, &c, 1, (off_t)off), 1);
+	close(fd);
+}
+
+START_TEST(test_flipped_bit_each_section)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	struct tsec sec[64];
+	int n, i, tested = 0;
+	uint64_t hoff = 0;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	n = read_toc(ipath, sec, 64);
+	ck_assert_int_gt(n, 20);
+	for (i = 0; i < n; i++) {
+		char what[96];
+
+		if (sec[i].len == 0)
+			continue;
+		flip_bit(ipath, sec[i].off + sec[i].len / 2, i % 8);
+		snprintf(what, sizeof what, "section %.60s", sec[i].name);
+		expect_rebuild(src, &o, &w, what);
+		tested++;
+		/* the rebuilt file has the same layout */
+		ck_assert_int_eq(read_toc(ipath, sec, 64), n);
+	}
+	ck_assert_int_gt(tested, 15);
+	/* the prelude, then the header */
+	flip_bit(ipath, IDX_OFF_HEADER_LEN, 0);
+	expect_rebuild(src, &o, &w, "damaged");
+	{
+		size_t len;
+		uint8_t *b = read_file(ipath, &len);
+		int k;
+
+		for (k = 0; k < 8; k++)
+			hoff |= (uint64_t)b[IDX_OFF_HEADER_OFF + k] << (8 * k);
+		free(b);
+		flip_bit(ipath, hoff + (len - hoff) / 2, 3);
+	}
+	expect_rebuild(src, &o, &w, "header");
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+START_TEST(test_other_version)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	size_t n;
+	uint8_t *b;
+	uint64_t h;
+	int i;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	b = read_file(ipath, &n);
+	b[IDX_OFF_VERSION] = (uint8_t)(IDX_VERSION + 1);
+	h = XXH3_64bits(b, IDX_OFF_PRELUDE_HASH);
+	for (i = 0; i < 8; i++)
+		b[IDX_OFF_PRELUDE_HASH + i] = (uint8_t)(h >> (8 * i));
+	write_file(ipath, b, n);
+	free(b);
+	expect_rebuild(src, &o, &w, "version");
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+START_TEST(test_index_of_other_file)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *a = built_fixture("a.pickle", &o, &w), *ia, *b, *ib, *from;
+
+	b = tpath("b.pickle");
+	xasprintf(&from, "%s/tests/data/real/npu_leak_empty_cache.pickle",
+	    TOP_SRCDIR);
+	copy_file(from, b);
+	xasprintf(&ia, "%s%s", a, IDX_SUFFIX);
+	xasprintf(&ib, "%s%s", b, IDX_SUFFIX);
+	copy_file(ia, ib);
+	expect_rebuild(b, &o, &w, "another file");
+	free(from);
+	free(a);
+	free(b);
+	free(ia);
+	free(ib);
+}
+END_TEST
+
+START_TEST(test_foreign_file_kept)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = tpath("a.pickle"), *ipath, *from;
+	static const char text[] = "my notes, not an index\n";
+	struct sv_index *ix;
+	struct idx_info info;
+	size_t n;
+	uint8_t *b;
+	int pass;
+
+	xasprintf(&from, "%s/tests/data/real/npu_leak_expandable.pickle",
+	    TOP_SRCDIR);
+	copy_file(from, src);
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	write_file(ipath, text, sizeof text - 1);
+	opts_init(&o, &w, 0);
+	for (pass = 0; pass < 3; pass++) {
+		o.force_rebuild = pass == 2;
+		memset(&w, 0, sizeof w);
+		ix = open_ok(src, &o);
+		idx_get_info(ix, &info);
+		ck_assert_int_eq(info.in_memory, 0);
+		ck_assert(strstr(info.path, "/cache/snapview/") != NULL);
+		ck_assert_int_eq(info.built, pass != 1);
+		ck_assert_msg(strstr(w.all, "left alone") != NULL, "%s",
+		    w.all);
+		idx_close(ix);
+		b = read_file(ipath, &n);
+		ck_assert_uint_eq(n, sizeof text - 1);
+		ck_assert_mem_eq(b, text, n);
+		free(b);
+	}
+	/* a symlink at the index path is not ours either */
+	unlink(ipath);
+	ck_assert_int_eq(symlink("/etc/passwd", ipath), 0);
+	o.force_rebuild = 1;
+	ix = open_ok(src, &o);
+	idx_close(ix);
+	{
+		char lnk[64];
+		ssize_t l = readlink(ipath, lnk, sizeof lnk - 1);
+
+		ck_assert_int_gt(l, 0);
+		lnk[l] = '\0';
+		ck_assert_str_eq(lnk, "/etc/passwd");
+	}
+	free(from);
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+/* ---- build robustness -------------------------------------------------- */
+
+static int kill_after;
+
+static int
+killing_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	/* past the parse (the first 90%): we are writing */
+	if (done > total - total / 10 && --kill_after <= 0)
+		raise(SIGKILL);
+	return 0;
+}
+
+START_TEST(test_interrupted_build)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_info info;
+	int k, status;
+	static char big[100000];
+
+	/* big enough that the write phase reports progress */
+	memset(big, 'm', sizeof big);
+	write_file(src, big, sizeof big);
+	for (k = 1; k <= 12; k += 5) {
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			opts_init(&o, &w, 1);
+			o.progress = killing_progress;
+			o.force_rebuild = 1;
+			kill_after = k;
+			ix = NULL;
+			{
+				struct sv_error err;
+
+				idx_open(src, &o, &ix, &err);
+			}
+			_exit(0);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		/* nothing at the index path; a temp file left over */
+		if (k == 1)
+			ck_assert(!exists(ipath));
+		ck_assert_int_ge(count_files(tmpdir, IDX_TMP_INFIX), 1);
+		opts_init(&o, &w, 1);
+		ix = open_ok(src, &o);
+		idx_get_info(ix, &info);
+		ck_assert_int_eq(info.built, k == 1);
+		ck_assert_int_eq(w.n, 0);
+		idx_close(ix);
+	}
+	{
+		struct snapshot *ref = make_snap(model_events);
+
+		ix = open_ok(src, &o);
+		assert_same_snapshot(idx_snapshot(ix), ref);
+		idx_close(ix);
+		snap_free(ref);
+	}
+	free(src);
+	free(ipath);
+}
+END_TEST
+
+START_TEST(test_concurrent_builders)
+{
+	char *src = tpath("m.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	pid_t pids[4];
+	int i, status;
+
+	write_file(src, "model", 5);
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			int k, bad = 0;
+
+			ref = make_snap(model_events);
+			for (k = 0; k < 6; k++) {
+				struct sv_error err;
+
+				opts_init(&o, &w, 1);
+				o.force_rebuild = (k + i) % 2;
+				if (idx_open(src, &o, &ix, &err) != 0) {
+					bad = 1;
+					continue;
+				}
+				/* a concurrent rebuild is fine; corrupt
+				 * or foreign is not */
+				if (strstr(w.all, "left alone") != NULL ||
+				    strstr(w.all, "memory") != NULL)
+					bad = 1;
+				if (idx_snapshot(ix)->traces[0].n !=
+				    ref->traces[0].n)
+					bad = 1;
+				idx_close(ix);
+			}
+			snap_free(ref);
+			_exit(bad);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+	}
+	opts_init(&o, &w, 1);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(w.n, 0);
+	ref = make_snap(model_events);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	snap_free(ref);
+	idx_close(ix);
+	ck_assert_int_eq(count_files(tmpdir, IDX_TMP_INFIX), 0);
+	free(src);
+}
+END_TEST
+
+/* ---- locations ----------------------------------------------------------- */
+
+/* Runs fn in a child that is not root (directory permissions would not
+ * stop root); returns its exit status. */
+static int
+as_user(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (geteuid() == 0 &&
+		    (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(99);
+		_exit(fn());
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static char *ro_src;
+
+static int
+open_ro_child(void)
+{
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_info info;
+	struct sv_error err;
+	int r = 0;
+
+	opts_init(&o, &w, 1);
+	if (idx_open(ro_src, &o, &ix, &err) != 0)
+		return 10;
+	idx_get_info(ix, &info);
+	if (getenv("EXPECT_MEMORY") != NULL) {
+		if (!info.in_memory || w.n == 0 ||
+		    strstr(w.last, "memory") == NULL)
+			r = 11;
+	} else if (info.in_memory || info.path == NULL ||
+	    strstr(info.path, "/xdg/snapview/") == NULL || w.n != 0) {
+		r = 12;
+	}
+	if (r != 0)
+		fprintf(stderr, "open_ro_child: %s (warnings: %s)\n",
+		    info.path != NULL ? info.path : "(memory)", w.all);
+	if (idx_snapshot(ix)->traces[0].n != model_n())
+		r = 13;
+	idx_close(ix);
+	return r;
+}
+
+START_TEST(test_readonly_dir_uses_cache)
+{
+	char *dir = tpath("ro"), *xdg = tpath("xdg");
+
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mkdir(xdg, 0777), 0);
+	ck_assert_int_eq(chmod(xdg, 0777), 0);
+	ro_src = tpath("ro/m.pickle");
+	write_file(ro_src, "model", 5);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	ck_assert_int_eq(as_user(open_ro_child), 0);
+	/* the second open finds it in the cache */
+	ck_assert_int_eq(as_user(open_ro_child), 0);
+	ck_assert_int_eq(count_files(dir, IDX_SUFFIX), 0);
+	free(dir);
+	free(xdg);
+	free(ro_src);
+}
+END_TEST
+
+START_TEST(test_unwritable_everything_memory)
+{
+	char *dir = tpath("ro"), *xdg = tpath("xdg");
+
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mkdir(xdg, 0555), 0);
+	ro_src = tpath("ro/m.pickle");
+	write_file(ro_src, "model", 5);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	setenv("EXPECT_MEMORY", "1", 1);
+	ck_assert_int_eq(as_user(open_ro_child), 0);
+	unsetenv("EXPECT_MEMORY");
+	free(dir);
+	free(xdg);
+	free(ro_src);
+}
+END_TEST
+
+START_TEST(test_no_cache_and_cache_dir)
+{
+	char *src = tpath("m.pickle"), *cd = tpath("mycache");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_info info;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.no_cache = 1;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.in_memory, 1);
+	ck_assert_ptr_null(info.path);
+	ck_assert_uint_eq(idx_timeline(ix, 0)->n_events, model_n());
+	ck_assert_uint_gt(idx_lod(ix, 0)->n_levels, 0);
+	idx_close(ix);
+	ck_assert_int_eq(count_files(tmpdir, IDX_SUFFIX), 0);
+	ck_assert(!exists(getenv("XDG_CACHE_HOME")));
+
+	o.no_cache = 0;
+	o.cache_dir = cd;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 1);
+	ck_assert(strncmp(info.path, cd, strlen(cd)) == 0);
+	idx_close(ix);
+	ck_assert_int_eq(count_files(cd, IDX_SUFFIX), 1);
+	ck_assert_int_eq(count_files(tmpdir, IDX_SUFFIX), 0);
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	free(src);
+	free(cd);
+}
+END_TEST
+
+/* ---- extension sections ------------------------------------------------ */
+
+static int n_ext_builds;
+
+static int
+ext_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
+    struct sv_error *err)
+{
+	uint64_t i, n = s->traces[0].n;
+	uint64_t *d = xmalloc(n * 8 + 8);
+
+	(void)err;
+	n_ext_builds++;
+	/* something derived from the events and the argument */
+	for (i = 0; i < n; i++)
+		d[i] = s->traces[0].addr[i] ^ (uint64_t)(uintptr_t)arg;
+	*data = (uint8_t *)d;
+	*len = n * 8;
+	return 0;
+}
+
+START_TEST(test_extension_sections)
+{
+	char *src = tpath("m.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder secs[2] = {
+	    {"replay.ckpt", ext_build, (void *)(uintptr_t)5},
+	    {"other", ext_build, (void *)(uintptr_t)9}};
+	const uint8_t *d;
+	size_t len;
+	struct snapshot *ref = make_snap(model_events);
+	uint64_t i;
+	struct idx_info info;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = secs;
+	o.n_sections = 1;
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 1);
+	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_uint_eq(len, ref->traces[0].n * 8);
+	ck_assert_int_ne(idx_section(ix, "other", &d, &len), 0);
+	idx_close(ix);
+
+	/* reopen: stored, not rebuilt */
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 0);
+	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	for (i = 0; i < ref->traces[0].n; i++)
+		ck_assert_uint_eq(((const uint64_t *)d)[i],
+		    ref->traces[0].addr[i] ^ 5);
+	idx_close(ix);
+
+	/* a new section: built from the mapped index, file rewritten */
+	o.n_sections = 2;
+	n_loads = 0;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 1);
+	ck_assert_int_eq(n_loads, 0);
+	ck_assert_int_eq(idx_section(ix, "other", &d, &len), 0);
+	ck_assert_uint_eq(((const uint64_t *)d)[3], ref->traces[0].addr[3] ^ 9);
+	idx_close(ix);
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(n_ext_builds, 0);
+	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_int_eq(idx_section(ix, "other", &d, &len), 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	snap_free(ref);
+	free(src);
+}
+END_TEST
+
+static Suite *
+index_suite(void)
+{
+	Suite *s = suite_create("index");
+	TCase *tc = tcase_create("index");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 0);
+	tcase_add_test(tc, test_roundtrip_model);
+	tcase_add_loop_test(tc, test_roundtrip_fixture, 0,
+	    (int)(sizeof fixtures / sizeof fixtures[0]));
+	tcase_add_test(tc, test_lod_ranges);
+	tcase_add_test(tc, test_stale_size);
+	tcase_add_test(tc, test_stale_mtime);
+	tcase_add_test(tc, test_stale_content);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_flipped_bit_each_section);
+	tcase_add_test(tc, test_other_version);
+	tcase_add_test(tc, test_index_of_other_file);
+	tcase_add_test(tc, test_foreign_file_kept);
+	tcase_add_test(tc, test_interrupted_build);
+	tcase_add_test(tc, test_concurrent_builders);
+	tcase_add_test(tc, test_readonly_dir_uses_cache);
+	tcase_add_test(tc, test_unwritable_everything_memory);
+	tcase_add_test(tc, test_no_cache_and_cache_dir);
+	tcase_add_test(tc, test_extension_sections);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(index_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
