@@ -6,6 +6,9 @@
 #include "cli/cli_an.h"
 
 #include <inttypes.h>
+#include <string.h>
+
+#include "index/idx.h"
 
 #include "util/escape.h"
 
@@ -139,4 +142,19 @@ cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
 		json_null(j);
 	else
 		cli_an_frame_json(j, s, caller);
+}
+
+const struct idx_timeline *
+cli_an_timeline(const struct cli_input *in, uint32_t d,
+    struct idx_timeline *own, struct sv_error *err)
+{
+	const struct idx_timeline *tl;
+
+	memset(own, 0, sizeof *own);
+	tl = in->index != NULL ? idx_timeline(in->index, d) : NULL;
+	if (tl != NULL)
+		return tl;
+	if (idx_timeline_build(in->snap, d, own, err) != 0)
+		return NULL;
+	return own;
 }

@@ -10,6 +10,7 @@
 
 #include "analysis/site.h"
 #include "cli/cli.h"
+#include "index/idx_timeline.h"
 #include "util/json.h"
 
 /* Devices to report: --device if given, else every device with a trace
@@ -24,6 +25,12 @@ int64_t cli_an_only(const struct cli_opts *o, const struct snapshot *s);
  * the exit status on a bad regex. */
 int cli_an_sites(const struct cli_opts *o, const struct snapshot *s,
     struct an_sites *t, uint32_t default_k);
+
+/* Timeline of device d: the index's (borrowed) when the input came
+ * through one, else built into *own. NULL with err set on failure. own is
+ * always initialised: call idx_timeline_destroy(own) afterwards. */
+const struct idx_timeline *cli_an_timeline(const struct cli_input *in,
+    uint32_t d, struct idx_timeline *own, struct sv_error *err);
 
 /* Writes the escaped label of frame f / of site id. */
 void cli_an_frame_text(FILE *f, const struct snapshot *s, uint32_t frame);

@@ -188,14 +188,13 @@ cmd_diff(const struct cli_opts *o)
 		}
 		if ((r = cli_an_sites(o, in[x].snap, &sites[x], 1)) != 0)
 			break;
-		if (idx_timeline_build(in[x].snap, (uint32_t)dev[x], &tl[x],
-			&err) != 0) {
+		if ((din[x].tl = cli_an_timeline(&in[x], (uint32_t)dev[x],
+			 &tl[x], &err)) == NULL) {
 			r = cli_report(x ? o->file2 : o->file, &err);
 			an_sites_destroy(&sites[x]);
 			break;
 		}
 		din[x].s = in[x].snap;
-		din[x].tl = &tl[x];
 		din[x].sites = &sites[x];
 		built++;
 	}

@@ -248,18 +248,19 @@ cmd_frag(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_frag f;
 		struct replay *rp;
 		struct sv_error err;
 
 		if (!cli_an_want_device(in.snap, only, d))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
 			r = cli_report(o->file, &err);
 			break;
 		}
 		rp = replay_new(in.snap, d, &err);
-		if (rp == NULL || an_frag(in.snap, &tl, rp, &sites,
+		if (rp == NULL || an_frag(in.snap, itl, rp, &sites,
 				      o->has_at ? o->at : -2, &f, &err) != 0) {
 			r = cli_report(o->file, &err);
 			replay_free(rp);

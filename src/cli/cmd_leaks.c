@@ -173,13 +173,14 @@ cmd_leaks(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_leaks l;
 		struct sv_error err;
 
 		if (!cli_an_want_device(in.snap, only, d))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0 ||
-		    an_leaks(in.snap, &tl, &sites, o->has_from ? o->from : -1,
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL ||
+		    an_leaks(in.snap, itl, &sites, o->has_from ? o->from : -1,
 			o->has_to ? o->to : -1, &l, &err) != 0) {
 			r = cli_report(o->file, &err);
 			break;

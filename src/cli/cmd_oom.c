@@ -134,18 +134,19 @@ cmd_oom(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_oom oo;
 		struct replay *rp;
 		struct sv_error err;
 
 		if (!cli_an_want_device(in.snap, only, d))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
 			r = cli_report(o->file, &err);
 			break;
 		}
 		rp = replay_new(in.snap, d, &err);
-		if (rp == NULL || an_oom(in.snap, &tl, rp, &sites, &oo,
+		if (rp == NULL || an_oom(in.snap, itl, rp, &sites, &oo,
 				      &err) != 0) {
 			r = cli_report(o->file, &err);
 			replay_free(rp);

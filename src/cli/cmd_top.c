@@ -92,17 +92,18 @@ cmd_top(const struct cli_opts *o)
 	}
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
+		const struct idx_timeline *itl;
 		struct an_top t;
 		struct sv_error err;
 		char a[32], b[32];
 
 		if (!cli_an_want_device(in.snap, only, d))
 			continue;
-		if (idx_timeline_build(in.snap, d, &tl, &err) != 0) {
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
 			r = cli_report(o->file, &err);
 			break;
 		}
-		an_top(&tl, &sites, o->has_at ? o->at : -2, depth, &t);
+		an_top(itl, &sites, o->has_at ? o->at : -2, depth, &t);
 		if (o->json) {
 			json_obj_begin(&j);
 			json_kv_u64(&j, "device", d);
