@@ -84,7 +84,12 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 	_(index, cmd_index, "build or refresh the index, say where it is")     \
 	_(check, cmd_check, "replay the trace and verify the final segments") \
 	_(state, cmd_state, "allocator state after event N (--at N)")        \
-	_(trace, cmd_trace, "event listing like _memory_viz.py trace")
+	_(trace, cmd_trace, "event listing like _memory_viz.py trace")        \
+	_(leaks, cmd_leaks, "blocks never freed, by call site, per-step leak first") \
+	_(frag, cmd_frag, "fragmentation: gaps at each segment_alloc, hints")  \
+	_(oom, cmd_oom, "each OOM: request, free, largest block, who held memory") \
+	_(top, cmd_top, "live bytes by call-site tree at event N (--at N)")   \
+	_(diff, cmd_diff, "two snapshots compared by call site")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)

@@ -1,0 +1,131 @@
+/*
+ * Live bytes by call-site tree at one event. See top.h.
+ */
+#include "config.h"
+
+#include "analysis/top.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+int
+an_elem_alive(const struct idx_elem *e, int64_t at)
+{
+	return e->alloc_ev <= at && (e->free_ev < 0 || e->free_ev > at);
+}
+
+static const struct an_top *sort_ctx;
+
+static int
+cmp_node(const void *a, const void *b)
+{
+	const struct an_top_node *x = &sort_ctx->nodes[*(const uint32_t *)a];
+	const struct an_top_node *y = &sort_ctx->nodes[*(const uint32_t *)b];
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static uint32_t
+node_get(struct an_top *t, struct u64map *m, size_t *cap, uint32_t parent,
+    uint32_t key, uint32_t depth, uint32_t stack)
+{
+	uint64_t k = ((uint64_t)parent << 32) | key, v;
+	struct an_top_node *n;
+
+	if (u64map_get(m, k, &v))
+		return (uint32_t)v;
+	XGROW(t->nodes, *cap, (size_t)t->n_nodes + 1);
+	n = &t->nodes[t->n_nodes];
+	memset(n, 0, sizeof *n);
+	n->parent = parent;
+	n->depth = depth;
+	n->stack = stack;
+	n->site = depth == 0 ? key : AN_NO_NODE;
+	n->frame = depth == 0 ? AN_NO_NODE : key;
+	u64map_put(m, k, t->n_nodes);
+	return t->n_nodes++;
+}
+
+int
+an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	struct u64map m;
+	size_t cap = 0;
+	uint64_t i;
+	uint32_t j, *pos;
+
+	memset(out, 0, sizeof *out);
+	out->device = tl->device;
+	if (at < -1 || at >= (int64_t)tl->n_events)
+		at = (int64_t)tl->n_events - 1;
+	out->at = at;
+	out->depth = depth == 0 ? 1
+				: (depth > AN_SITE_MAX_FRAMES ? AN_SITE_MAX_FRAMES
+							      : depth);
+	u64map_init(&m);
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem *e = &tl->elems[i];
+		uint32_t path[AN_SITE_MAX_FRAMES], n, node, d;
+
+		if (!an_elem_alive(e, at))
+			continue;
+		out->bytes += e->size;
+		out->count++;
+		node = node_get(out, &m, &cap, AN_NO_NODE,
+		    an_site_of(sites, e->stack), 0, e->stack);
+		out->nodes[node].bytes += e->size;
+		out->nodes[node].count++;
+		n = out->depth > 1 ? an_site_path(sites, e->stack, path,
+					 out->depth)
+				   : 0;
+		for (d = 1; d < n; d++) {
+			node = node_get(out, &m, &cap, node, path[d], d,
+			    e->stack);
+			out->nodes[node].bytes += e->size;
+			out->nodes[node].count++;
+		}
+	}
+	u64map_destroy(&m);
+	/* Children lists, then sort each by bytes. */
+	out->kid_off = xcalloc((size_t)out->n_nodes + 1, sizeof *out->kid_off);
+	out->kids = xmalloc(((size_t)out->n_nodes + 1) * sizeof *out->kids);
+	out->roots = xmalloc(((size_t)out->n_nodes + 1) * sizeof *out->roots);
+	for (j = 0; j < out->n_nodes; j++)
+		if (out->nodes[j].parent != AN_NO_NODE)
+			out->kid_off[out->nodes[j].parent + 1]++;
+	for (j = 0; j < out->n_nodes; j++)
+		out->kid_off[j + 1] += out->kid_off[j];
+	pos = xmalloc(((size_t)out->n_nodes + 1) * sizeof *pos);
+	memcpy(pos, out->kid_off, (size_t)out->n_nodes * sizeof *pos);
+	for (j = 0; j < out->n_nodes; j++) {
+		if (out->nodes[j].parent == AN_NO_NODE)
+			out->roots[out->n_roots++] = j;
+		else
+			out->kids[pos[out->nodes[j].parent]++] = j;
+	}
+	free(pos);
+	sort_ctx = out;
+	qsort(out->roots, out->n_roots, sizeof *out->roots, cmp_node);
+	for (j = 0; j < out->n_nodes; j++)
+		qsort(out->kids + out->kid_off[j],
+		    out->kid_off[j + 1] - out->kid_off[j], sizeof *out->kids,
+		    cmp_node);
+	sort_ctx = NULL;
+	return 0;
+}
+
+void
+an_top_destroy(struct an_top *t)
+{
+	free(t->nodes);
+	free(t->kids);
+	free(t->kid_off);
+	free(t->roots);
+	memset(t, 0, sizeof *t);
+}

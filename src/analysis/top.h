@@ -1,0 +1,47 @@
+#ifndef SNAPVIEW_ANALYSIS_TOP_H
+#define SNAPVIEW_ANALYSIS_TOP_H
+/*
+ * Who holds memory at event N: the Active Memory Timeline elements alive
+ * after event N (requested bytes), as a bottom-up call-site tree. Level 0
+ * is the call site (site.h, honouring --frames/--site-regex); level 1 is
+ * the user frame that called it, and so on up to `depth` levels.
+ */
+#include <stdint.h>
+
+#include "analysis/site.h"
+#include "index/idx_timeline.h"
+
+#define AN_NO_NODE UINT32_MAX
+
+struct an_top_node {
+	uint32_t site;        /* level 0: site id; else AN_NO_NODE */
+	uint32_t frame;       /* levels > 0: the caller frame */
+	uint32_t parent;      /* AN_NO_NODE at level 0 */
+	uint32_t depth;
+	uint32_t stack;       /* a stack of one element below this node */
+	uint64_t bytes, count;
+};
+
+struct an_top {
+	uint32_t device;
+	int64_t at;
+	uint32_t depth;
+	uint64_t bytes, count;      /* everything alive */
+	struct an_top_node *nodes;  /* parents before children */
+	uint32_t n_nodes;
+	/* Children of node i sorted by bytes (largest first):
+	 * kids[kid_off[i] .. kid_off[i+1]); roots at kids[root_off..]. */
+	uint32_t *kids, *kid_off;
+	uint32_t *roots;
+	uint32_t n_roots;
+};
+
+/* at < -1 or past the end: the last event. depth 0 means 1. */
+int an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
+    uint32_t depth, struct an_top *out);
+void an_top_destroy(struct an_top *t);
+
+/* Is element e alive after event at? */
+int an_elem_alive(const struct idx_elem *e, int64_t at);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * Output helpers shared by the analysis commands. See cli_an.h.
+ */
+#include "config.h"
+
+#include "cli/cli_an.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "index/idx.h"
+
+#include "util/escape.h"
+
+int
+cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
+{
+	const struct snap_trace *t;
+	uint32_t i;
+
+	if (only >= 0)
+		return d == (uint64_t)only;
+	t = snap_trace_of(s, d);
+	if (t != NULL && t->n > 0)
+		return 1;
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device == d)
+			return 1;
+	return 0;
+}
+
+int64_t
+cli_an_only(const struct cli_opts *o, const struct snapshot *s)
+{
+	int64_t d;
+
+	if (o->device < 0)
+		return -1;
+	d = cli_device(o, s);
+	return d < 0 ? -2 : d;
+}
+
+int
+cli_an_sites(const struct cli_opts *o, const struct snapshot *s,
+    struct an_sites *t, uint32_t default_k)
+{
+	struct sv_error err;
+	uint32_t k = default_k;
+
+	sv_error_clear(&err);
+	if (o->frames < 0) {
+		fprintf(stderr, "snapview: --frames must be positive\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->frames > 0)
+		k = o->frames > AN_SITE_MAX_FRAMES ? AN_SITE_MAX_FRAMES
+						   : (uint32_t)o->frames;
+	if (an_sites_init(t, s, k, o->site_regex, &err) != 0) {
+		fprintf(stderr, "snapview: %s\n", err.msg);
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+void
+cli_an_frame_text(FILE *f, const struct snapshot *s, uint32_t frame)
+{
+	char buf[4096];
+
+	sv_escape_fputs(f, an_frame_label(s, frame, buf, sizeof buf));
+}
+
+void
+cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site)
+{
+	char buf[4096];
+
+	sv_escape_fputs(f, an_site_label(t, site, buf, sizeof buf));
+}
+
+void
+cli_an_frame_json(struct json *j, const struct snapshot *s, uint32_t frame)
+{
+	const struct snap_frame *fr = &s->frames[frame];
+
+	json_obj_begin(j);
+	json_kv_str(j, "filename", snap_str(s, fr->filename));
+	json_key(j, "line");
+	if (fr->line == UINT64_MAX)
+		json_null(j);
+	else
+		json_u64(j, fr->line);
+	json_kv_str(j, "name", snap_str(s, fr->name));
+	json_obj_end(j);
+}
+
+uint32_t
+cli_an_caller(struct an_sites *t, uint32_t stack)
+{
+	uint32_t path[2];
+
+	if (an_site_path(t, stack, path, 2) < 2)
+		return UINT32_MAX;
+	return path[1];
+}
+
+void
+cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
+    uint32_t stack)
+{
+	char buf[4096];
+	uint32_t n, i, caller;
+	const uint32_t *f = an_site_frames(t, site, &n);
+	const struct snapshot *s = t->s;
+
+	json_kv_str(j, "site", an_site_label(t, site, buf, sizeof buf));
+	if (n > 0) {
+		json_kv_str(j, "filename", snap_str(s, s->frames[f[0]].filename));
+		json_key(j, "line");
+		if (s->frames[f[0]].line == UINT64_MAX)
+			json_null(j);
+		else
+			json_u64(j, s->frames[f[0]].line);
+		json_kv_str(j, "name", snap_str(s, s->frames[f[0]].name));
+	} else {
+		json_kv_str(j, "filename", "");
+		json_key(j, "line");
+		json_null(j);
+		json_kv_str(j, "name", "");
+	}
+	json_kv_bool(j, "user_code", an_site_is_user(t, site));
+	json_key(j, "frames");
+	json_arr_begin(j);
+	for (i = 0; i < n; i++)
+		cli_an_frame_json(j, s, f[i]);
+	json_arr_end(j);
+	if (stack == UINT32_MAX)
+		return;
+	json_key(j, "caller");
+	caller = cli_an_caller(t, stack);
+	if (caller == UINT32_MAX)
+		json_null(j);
+	else
+		cli_an_frame_json(j, s, caller);
+}
+
+const struct idx_timeline *
+cli_an_timeline(const struct cli_input *in, uint32_t d,
+    struct idx_timeline *own, struct sv_error *err)
+{
+	const struct idx_timeline *tl;
+
+	memset(own, 0, sizeof *own);
+	tl = in->index != NULL ? idx_timeline(in->index, d) : NULL;
+	if (tl != NULL)
+		return tl;
+	if (idx_timeline_build(in->snap, d, own, err) != 0)
+		return NULL;
+	return own;
+}

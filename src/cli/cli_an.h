@@ -1,0 +1,51 @@
+#ifndef SNAPVIEW_CLI_CLI_AN_H
+#define SNAPVIEW_CLI_CLI_AN_H
+/*
+ * Shared output helpers of the analysis commands (leaks, frag, oom, top,
+ * diff): which devices to report, and call sites as text (escaped) and
+ * as JSON objects.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/site.h"
+#include "cli/cli.h"
+#include "index/idx_timeline.h"
+#include "util/json.h"
+
+/* Devices to report: --device if given, else every device with a trace
+ * event or a segment. Returns 1 when d is to be reported. */
+int cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d);
+
+/* Resolves --device for an analysis command: -1 = all devices with data;
+ * -2 = error already printed (exit with CLI_EXIT_USAGE). */
+int64_t cli_an_only(const struct cli_opts *o, const struct snapshot *s);
+
+/* Sets up the site table from --frames/--site-regex; prints and returns
+ * the exit status on a bad regex. */
+int cli_an_sites(const struct cli_opts *o, const struct snapshot *s,
+    struct an_sites *t, uint32_t default_k);
+
+/* Timeline of device d: the index's (borrowed) when the input came
+ * through one, else built into *own. NULL with err set on failure. own is
+ * always initialised: call idx_timeline_destroy(own) afterwards. */
+const struct idx_timeline *cli_an_timeline(const struct cli_input *in,
+    uint32_t d, struct idx_timeline *own, struct sv_error *err);
+
+/* Writes the escaped label of frame f / of site id. */
+void cli_an_frame_text(FILE *f, const struct snapshot *s, uint32_t frame);
+void cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site);
+
+/* JSON of one frame: {"filename","line","name"} (line null if unknown). */
+void cli_an_frame_json(struct json *j, const struct snapshot *s,
+    uint32_t frame);
+/* Keys of a site inside the current object: "site" (label), "filename",
+ * "line", "name", "frames" [the K frames of the site], "caller" (the next
+ * user frame of stack, or null; omitted when stack is UINT32_MAX). */
+void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
+    uint32_t stack);
+
+/* Caller frame of stack (the user frame after its site), or UINT32_MAX. */
+uint32_t cli_an_caller(struct an_sites *t, uint32_t stack);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * snapview diff A B: two snapshots compared by call site (live at the
+ * end, contribution to the peak, allocations), overall peaks and the
+ * allocator settings that differ. Each file's device is --device, else
+ * its default device.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+
+#include "analysis/diff.h"
+#include "cli/cli.h"
+#include "cli/cli_an.h"
+#include "index/idx_timeline.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+static void
+signed_size(char *buf, size_t size, uint64_t a, uint64_t b)
+{
+	char t[32];
+
+	snprintf(buf, size, "%s%s", b >= a ? "+" : "-",
+	    sv_fmt_size(t, sizeof t, b >= a ? b - a : a - b));
+}
+
+static void
+print_text(const struct cli_opts *o, const struct an_diff *df,
+    uint64_t limit)
+{
+	char a[32], b[32], c[32];
+	uint64_t i;
+	uint32_t k;
+
+	printf("A: ");
+	sv_escape_fputs(stdout, o->file);
+	printf("\nB: ");
+	sv_escape_fputs(stdout, o->file2);
+	printf("\n\n  %-14s %12s %12s %12s\n", "", "A", "B", "B - A");
+	printf("  %-14s %12" PRIu64 " %12" PRIu64 "\n", "events",
+	    df->events[0], df->events[1]);
+	signed_size(c, sizeof c, df->peak[0], df->peak[1]);
+	printf("  %-14s %12s %12s %12s\n", "peak", sv_fmt_size(a, sizeof a,
+	    df->peak[0]), sv_fmt_size(b, sizeof b, df->peak[1]), c);
+	signed_size(c, sizeof c, df->live_end[0], df->live_end[1]);
+	printf("  %-14s %12s %12s %12s\n", "live at end",
+	    sv_fmt_size(a, sizeof a, df->live_end[0]),
+	    sv_fmt_size(b, sizeof b, df->live_end[1]), c);
+	signed_size(c, sizeof c, df->reserved_end[0], df->reserved_end[1]);
+	printf("  %-14s %12s %12s %12s\n", "reserved end",
+	    sv_fmt_size(a, sizeof a, df->reserved_end[0]),
+	    sv_fmt_size(b, sizeof b, df->reserved_end[1]), c);
+	if (df->n_settings > 0) {
+		printf("\nSettings that differ:\n");
+		for (k = 0; k < df->n_settings; k++) {
+			printf("  ");
+			sv_escape_fputs(stdout, df->settings[k].key);
+			printf(": A ");
+			sv_escape_fputs(stdout, df->settings[k].a
+				? df->settings[k].a : "(absent)");
+			printf(", B ");
+			sv_escape_fputs(stdout, df->settings[k].b
+				? df->settings[k].b : "(absent)");
+			printf("\n");
+		}
+	}
+	printf("\nBy call site (largest change in live bytes first):\n");
+	printf("  %11s %11s %11s %11s %7s %7s  %s\n", "live A", "live B",
+	    "peak A", "peak B", "allocs A", "allocs B", "site");
+	for (i = 0; i < df->n_rows && i < limit; i++) {
+		const struct an_diff_row *r = &df->rows[i];
+		char e[32], f[32];
+
+		printf("  %11s %11s %11s %11s %8" PRIu64 " %8" PRIu64 "  ",
+		    sv_fmt_size(a, sizeof a, r->a.live),
+		    sv_fmt_size(b, sizeof b, r->b.live),
+		    sv_fmt_size(e, sizeof e, r->a.peak),
+		    sv_fmt_size(f, sizeof f, r->b.peak), r->a.allocs,
+		    r->b.allocs);
+		sv_escape_fputs(stdout, r->label);
+		printf("\n");
+	}
+	if (df->n_rows > limit)
+		printf("  ... %" PRIu64 " more sites (--limit)\n",
+		    df->n_rows - limit);
+}
+
+static void
+json_side(struct json *j, const char *key, const struct an_diff_side *s)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_kv_u64(j, "live_bytes", s->live);
+	json_kv_u64(j, "live_count", s->live_n);
+	json_kv_u64(j, "peak_bytes", s->peak);
+	json_kv_u64(j, "allocs", s->allocs);
+	json_obj_end(j);
+}
+
+static void
+json_diff(struct json *j, const struct cli_opts *o, uint32_t da, uint32_t db,
+    const struct an_diff *df, uint64_t limit)
+{
+	uint64_t i;
+	uint32_t k;
+	int x;
+
+	json_obj_begin(j);
+	for (x = 0; x < 2; x++) {
+		json_key(j, x ? "b" : "a");
+		json_obj_begin(j);
+		json_kv_str(j, "file", x ? o->file2 : o->file);
+		json_kv_u64(j, "device", x ? db : da);
+		json_kv_u64(j, "events", df->events[x]);
+		json_kv_u64(j, "peak", df->peak[x]);
+		json_kv_i64(j, "peak_event", df->peak_ev[x]);
+		json_kv_u64(j, "live_end", df->live_end[x]);
+		json_kv_u64(j, "reserved_end", df->reserved_end[x]);
+		json_obj_end(j);
+	}
+	json_key(j, "settings");
+	json_arr_begin(j);
+	for (k = 0; k < df->n_settings; k++) {
+		json_obj_begin(j);
+		json_kv_str(j, "key", df->settings[k].key);
+		json_key(j, "a");
+		if (df->settings[k].a)
+			json_str(j, df->settings[k].a);
+		else
+			json_null(j);
+		json_key(j, "b");
+		if (df->settings[k].b)
+			json_str(j, df->settings[k].b);
+		else
+			json_null(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_u64(j, "n_sites", df->n_rows);
+	json_key(j, "sites");
+	json_arr_begin(j);
+	for (i = 0; i < df->n_rows && i < limit; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "site", df->rows[i].label);
+		json_side(j, "a", &df->rows[i].a);
+		json_side(j, "b", &df->rows[i].b);
+		json_kv_i64(j, "live_delta",
+		    (int64_t)df->rows[i].b.live - (int64_t)df->rows[i].a.live);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	json_end(j);
+}
+
+int
+cmd_diff(const struct cli_opts *o)
+{
+	struct cli_input in[2];
+	struct an_sites sites[2];
+	struct idx_timeline tl[2];
+	struct an_diff_input din[2];
+	struct an_diff df;
+	struct json j;
+	struct sv_error err;
+	int64_t dev[2];
+	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
+				      : (o->json ? UINT64_MAX : 20);
+	int r, x, built = 0;
+
+	if (o->file2 == NULL) {
+		fprintf(stderr, "snapview: diff needs two files\n"
+				"Try 'snapview --help'.\n");
+		return CLI_EXIT_USAGE;
+	}
+	if ((r = cli_open(o, o->file, &in[0])) != 0)
+		return r;
+	if ((r = cli_open(o, o->file2, &in[1])) != 0) {
+		cli_close(&in[0]);
+		return r;
+	}
+	for (x = 0; x < 2 && r == 0; x++) {
+		dev[x] = cli_device(o, in[x].snap);
+		if (dev[x] < 0) {
+			r = CLI_EXIT_USAGE;
+			break;
+		}
+		if ((r = cli_an_sites(o, in[x].snap, &sites[x], 1)) != 0)
+			break;
+		if ((din[x].tl = cli_an_timeline(&in[x], (uint32_t)dev[x],
+			 &tl[x], &err)) == NULL) {
+			r = cli_report(x ? o->file2 : o->file, &err);
+			an_sites_destroy(&sites[x]);
+			break;
+		}
+		din[x].s = in[x].snap;
+		din[x].sites = &sites[x];
+		built++;
+	}
+	if (r == 0) {
+		an_diff(&din[0], &din[1], &df);
+		if (o->json) {
+			json_init(&j, stdout, 1);
+			json_diff(&j, o, (uint32_t)dev[0], (uint32_t)dev[1], &df,
+			    limit);
+		} else {
+			print_text(o, &df, limit);
+		}
+		an_diff_destroy(&df);
+	}
+	for (x = 0; x < built; x++) {
+		idx_timeline_destroy(&tl[x]);
+		an_sites_destroy(&sites[x]);
+	}
+	cli_close(&in[0]);
+	cli_close(&in[1]);
+	return r;
+}

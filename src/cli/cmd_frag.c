@@ -1,0 +1,290 @@
+/*
+ * snapview frag [--at N]: reserved vs allocated, internal vs external
+ * waste, free blocks, every segment_alloc with its gap and trigger
+ * (worst first), and hints tied to the numbers.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+
+#include "analysis/frag.h"
+#include "cli/cli.h"
+#include "cli/cli_an.h"
+#include "index/idx_timeline.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+static double
+pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void
+text_alloc(struct an_sites *s, const struct an_frag_alloc *x)
+{
+	char a[32], b[32], c[32], e[32];
+
+	printf("  #%-8" PRId64 " %-7s %10s  gap %10s  request %10s",
+	    x->ev, x->is_map ? "map" : "segment", sv_fmt_size(a, sizeof a,
+						       x->size),
+	    sv_fmt_size(b, sizeof b, x->gap),
+	    x->req_ev >= 0 ? sv_fmt_size(c, sizeof c, x->request) : "-");
+	if (x->has_state)
+		printf("  free on stream %s, largest %s",
+		    sv_fmt_size(e, sizeof e, x->stream_free),
+		    sv_fmt_size(a, sizeof a, x->stream_largest));
+	printf("\n             at ");
+	cli_an_site_text(stdout, s, x->site);
+	printf("\n");
+}
+
+static void
+print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
+{
+	const struct an_frag_state *st = &f->state;
+	char a[32], b[32], c[32];
+	uint64_t i;
+	unsigned k;
+
+	printf("Device %u after event #%" PRId64 "\n", f->device, st->at);
+	printf("  reserved:      %s in %u segments\n",
+	    sv_fmt_size(a, sizeof a, st->reserved), st->n_segs);
+	printf("  allocated:     %s in blocks (%s requested)\n",
+	    sv_fmt_size(a, sizeof a, st->allocated),
+	    sv_fmt_size(b, sizeof b, st->requested));
+	printf("  waste:         internal (rounding) %s, external (free "
+	       "blocks) %s = %.1f%% of reserved\n",
+	    sv_fmt_size(a, sizeof a, st->internal),
+	    sv_fmt_size(b, sizeof b, st->external),
+	    pct(st->internal + st->external, st->reserved));
+	printf("  free blocks:   %" PRIu64 ", largest %s%s%s\n",
+	    st->free_blocks, sv_fmt_size(a, sizeof a, st->largest_free),
+	    st->pending ? ", pending free " : "",
+	    st->pending ? sv_fmt_size(b, sizeof b, st->pending) : "");
+	if (st->free_blocks > 0) {
+		printf("  free block sizes:\n");
+		for (k = 0; k < AN_FRAG_BUCKETS; k++)
+			if (st->hist[k])
+				printf("    %10s .. %-10s %6" PRIu64
+				       " blocks %10s\n",
+				    sv_fmt_size(a, sizeof a, (uint64_t)1 << k),
+				    sv_fmt_size(b, sizeof b,
+					((uint64_t)1 << (k + 1)) - 1),
+				    st->hist[k],
+				    sv_fmt_size(c, sizeof c,
+					st->hist_bytes[k]));
+	}
+	if (st->n_segs > 0) {
+		printf("  segments with the most free memory:\n");
+		for (i = 0; i < st->n_segs && i < limit; i++) {
+			const struct an_frag_seg *g = &st->segs[i];
+
+			if (g->free_bytes == 0)
+				break;
+			printf("    %#" PRIx64 " %10s stream %#" PRIx64
+			       ": %s free in %" PRIu64 " gaps, largest %s\n",
+			    g->addr, sv_fmt_size(a, sizeof a, g->size),
+			    g->stream, sv_fmt_size(b, sizeof b, g->free_bytes),
+			    g->gaps, sv_fmt_size(c, sizeof c, g->largest_free));
+		}
+	}
+	printf("\nSegment allocations: %" PRIu64 " (largest gap reserved - "
+	       "allocated first)\n", f->n_allocs);
+	for (i = 0; i < f->n_allocs && i < limit; i++)
+		text_alloc(s, &f->allocs[i]);
+	if (f->last >= 0) {
+		printf("\nLast segment allocation:\n");
+		text_alloc(s, &f->allocs[f->last]);
+	}
+	if (f->n_hints > 0) {
+		printf("\nHints:\n");
+		for (k = 0; k < (unsigned)f->n_hints; k++)
+			printf("  - %s\n", f->hints[k].text);
+	}
+}
+
+static const char *
+hint_name(int kind)
+{
+	switch (kind) {
+	case AN_HINT_EXPANDABLE: return "expandable_segments";
+	case AN_HINT_MAX_SPLIT: return "max_split_size_mb";
+	default: return "bucketing";
+	}
+}
+
+static void
+json_alloc(struct json *j, struct an_sites *s, const struct an_frag_alloc *x)
+{
+	json_obj_begin(j);
+	json_kv_i64(j, "event", x->ev);
+	json_kv_str(j, "action", x->is_map ? "segment_map" : "segment_alloc");
+	json_kv_u64(j, "size", x->size);
+	json_kv_u64(j, "stream", x->stream);
+	json_kv_u64(j, "reserved_before", x->reserved_before);
+	json_kv_u64(j, "allocated_before", x->allocated_before);
+	json_kv_u64(j, "gap", x->gap);
+	json_kv_i64(j, "request_event", x->req_ev);
+	json_key(j, "request");
+	if (x->req_ev >= 0)
+		json_u64(j, x->request);
+	else
+		json_null(j);
+	json_key(j, "stream_free");
+	if (x->has_state)
+		json_u64(j, x->stream_free);
+	else
+		json_null(j);
+	json_key(j, "stream_largest_free_block");
+	if (x->has_state)
+		json_u64(j, x->stream_largest);
+	else
+		json_null(j);
+	json_key(j, "site");
+	json_obj_begin(j);
+	cli_an_site_json(j, s, x->site, x->stack);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+static void
+json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
+    uint64_t limit)
+{
+	const struct an_frag_state *st = &f->state;
+	uint64_t i;
+	unsigned k;
+
+	json_obj_begin(j);
+	json_kv_u64(j, "device", f->device);
+	json_kv_i64(j, "at", st->at);
+	json_kv_u64(j, "reserved", st->reserved);
+	json_kv_u64(j, "allocated_blocks", st->allocated);
+	json_kv_u64(j, "allocated", st->requested);
+	json_kv_u64(j, "internal", st->internal);
+	json_kv_u64(j, "external", st->external);
+	json_kv_u64(j, "pending_free", st->pending);
+	json_kv_u64(j, "largest_free_block", st->largest_free);
+	json_kv_u64(j, "free_blocks", st->free_blocks);
+	json_key(j, "free_histogram");
+	json_arr_begin(j);
+	for (k = 0; k < AN_FRAG_BUCKETS; k++) {
+		if (!st->hist[k])
+			continue;
+		json_obj_begin(j);
+		json_kv_u64(j, "min", (uint64_t)1 << k);
+		json_kv_u64(j, "max", ((uint64_t)1 << (k + 1)) - 1);
+		json_kv_u64(j, "count", st->hist[k]);
+		json_kv_u64(j, "bytes", st->hist_bytes[k]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "segments");
+	json_arr_begin(j);
+	for (i = 0; i < st->n_segs && i < limit; i++) {
+		json_obj_begin(j);
+		json_kv_u64(j, "address", st->segs[i].addr);
+		json_kv_u64(j, "size", st->segs[i].size);
+		json_kv_u64(j, "stream", st->segs[i].stream);
+		json_kv_u64(j, "allocated", st->segs[i].allocated);
+		json_kv_u64(j, "free", st->segs[i].free_bytes);
+		json_kv_u64(j, "gaps", st->segs[i].gaps);
+		json_kv_u64(j, "largest_free_block", st->segs[i].largest_free);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_u64(j, "n_segment_allocs", f->n_allocs);
+	json_kv_u64(j, "unusable_free_count", f->n_unusable);
+	json_key(j, "segment_allocs");
+	json_arr_begin(j);
+	for (i = 0; i < f->n_allocs && i < limit; i++)
+		json_alloc(j, s, &f->allocs[i]);
+	json_arr_end(j);
+	json_key(j, "last_segment_alloc");
+	if (f->last >= 0)
+		json_alloc(j, s, &f->allocs[f->last]);
+	else
+		json_null(j);
+	json_key(j, "hints");
+	json_arr_begin(j);
+	for (k = 0; k < (unsigned)f->n_hints; k++) {
+		json_obj_begin(j);
+		json_kv_str(j, "kind", hint_name(f->hints[k].kind));
+		json_kv_str(j, "text", f->hints[k].text);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+int
+cmd_frag(const struct cli_opts *o)
+{
+	struct cli_input in;
+	struct an_sites sites;
+	struct json j;
+	uint32_t d, n_dev;
+	int64_t only;
+	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
+				      : (o->json ? UINT64_MAX : 10);
+	int r = cli_open(o, o->file, &in), first = 1;
+
+	if (r != 0)
+		return r;
+	if ((only = cli_an_only(o, in.snap)) == -2 ||
+	    (r = cli_an_sites(o, in.snap, &sites, 1)) != 0) {
+		cli_close(&in);
+		return r ? r : CLI_EXIT_USAGE;
+	}
+	n_dev = snap_device_count(in.snap);
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		json_kv_str(&j, "file", o->file);
+		json_key(&j, "devices");
+		json_arr_begin(&j);
+	}
+	for (d = 0; d < n_dev; d++) {
+		struct idx_timeline tl;
+		const struct idx_timeline *itl;
+		struct an_frag f;
+		struct replay *rp;
+		struct sv_error err;
+
+		if (!cli_an_want_device(in.snap, only, d))
+			continue;
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
+			r = cli_report(o->file, &err);
+			break;
+		}
+		rp = replay_new(in.snap, d, &err);
+		if (rp == NULL || an_frag(in.snap, itl, rp, &sites,
+				      o->has_at ? o->at : -2, &f, &err) != 0) {
+			r = cli_report(o->file, &err);
+			replay_free(rp);
+			idx_timeline_destroy(&tl);
+			break;
+		}
+		if (o->json) {
+			json_frag(&j, &sites, &f, limit);
+		} else {
+			if (!first)
+				printf("\n");
+			print_text(&sites, &f, limit);
+		}
+		first = 0;
+		an_frag_destroy(&f);
+		replay_free(rp);
+		idx_timeline_destroy(&tl);
+	}
+	if (o->json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	}
+	an_sites_destroy(&sites);
+	cli_close(&in);
+	return r;
+}

@@ -1,0 +1,207 @@
+/*
+ * snapview leaks: allocations of a window (--from/--to, default the whole
+ * trace) still alive at its end, by call site, the per-step leak first.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/leaks.h"
+#include "cli/cli.h"
+#include "cli/cli_an.h"
+#include "index/idx_timeline.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+static const char *
+steps_source_name(int src)
+{
+	switch (src) {
+	case AN_STEPS_ANNOTATIONS: return "annotations";
+	case AN_STEPS_PERIODICITY: return "periodicity";
+	default: return "none";
+	}
+}
+
+static uint64_t
+per_step(const struct an_leak_site *ls)
+{
+	return ls->steps_hit ? ls->bytes / ls->steps_hit : ls->bytes;
+}
+
+static void
+print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
+{
+	char a[32], b[32], c[32], e[32];
+	uint64_t i;
+
+	if (l->from < 0)
+		printf("Device %u: events start..#%" PRId64, l->device, l->to);
+	else
+		printf("Device %u: events #%" PRId64 "..#%" PRId64, l->device,
+		    l->from, l->to);
+	if (l->steps_source == AN_STEPS_ANNOTATIONS)
+		printf(", %" PRIu64 " steps (ProfilerStep annotations)",
+		    l->n_steps);
+	else if (l->steps_source == AN_STEPS_PERIODICITY)
+		printf(", about %" PRIu64 " steps of ~%s events (periodicity)",
+		    l->n_steps, sv_fmt_count(a, sizeof a, l->period));
+	printf("\n");
+	if (l->from < 0)
+		printf("  %s blocks, %s alive at the end (%s of them "
+		       "allocated before the trace began)\n",
+		    sv_fmt_count(a, sizeof a, l->count),
+		    sv_fmt_size(b, sizeof b, l->bytes),
+		    sv_fmt_count(c, sizeof c, l->before_trace));
+	else
+		printf("  %s blocks, %s allocated in the window and alive "
+		       "at its end; %s blocks (%s) alive from before it\n",
+		    sv_fmt_count(a, sizeof a, l->count),
+		    sv_fmt_size(b, sizeof b, l->bytes),
+		    sv_fmt_count(c, sizeof c, l->alive_before),
+		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
+	if (l->n_sites == 0) {
+		printf("  no leaked blocks\n");
+		return;
+	}
+	printf("\n  %3s %10s %7s %10s %7s  %s\n", "#", "bytes", "blocks",
+	    "per step", "steps", "call site");
+	for (i = 0; i < l->n_sites && i < limit; i++) {
+		const struct an_leak_site *ls = &l->sites[i];
+		uint32_t caller = cli_an_caller(t, ls->stack);
+		char steps[32];
+
+		snprintf(steps, sizeof steps, "%" PRIu64, ls->steps_hit);
+		printf("  %3" PRIu64 " %10s %7s %10s %7s  ", i + 1,
+		    sv_fmt_size(a, sizeof a, ls->bytes),
+		    sv_fmt_count(b, sizeof b, ls->count),
+		    ls->periodic ? sv_fmt_size(c, sizeof c, per_step(ls)) : "-",
+		    steps);
+		cli_an_site_text(stdout, t, ls->site);
+		printf("%s\n", ls->periodic ? "   <- grows every step" : "");
+		if (caller != UINT32_MAX) {
+			printf("  %41s called from ", "");
+			cli_an_frame_text(stdout, t->s, caller);
+			printf("\n");
+		}
+		if (ls->first_ev >= 0)
+			printf("  %41s allocated #%" PRId64 "..#%" PRId64, "",
+			    ls->first_ev, ls->last_ev);
+		else
+			printf("  %41s", "");
+		if (ls->before_trace > 0)
+			printf("%s%" PRIu64 " before the trace",
+			    ls->first_ev >= 0 ? ", " : "", ls->before_trace);
+		printf("\n");
+	}
+	if (l->n_sites > limit)
+		printf("  ... %" PRIu64 " more sites (--limit)\n",
+		    l->n_sites - limit);
+}
+
+static void
+json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
+    uint64_t limit)
+{
+	uint64_t i;
+
+	json_obj_begin(j);
+	json_kv_u64(j, "device", l->device);
+	json_kv_i64(j, "from", l->from);
+	json_kv_i64(j, "to", l->to);
+	json_kv_str(j, "steps_source", steps_source_name(l->steps_source));
+	json_kv_u64(j, "steps", l->n_steps);
+	json_kv_u64(j, "period_events", l->period);
+	json_kv_u64(j, "count", l->count);
+	json_kv_u64(j, "bytes", l->bytes);
+	json_kv_u64(j, "rounded_bytes", l->rounded);
+	json_kv_u64(j, "before_trace_count", l->before_trace);
+	json_kv_u64(j, "alive_before_count", l->alive_before);
+	json_kv_u64(j, "alive_before_bytes", l->alive_before_bytes);
+	json_kv_u64(j, "n_sites", l->n_sites);
+	json_key(j, "sites");
+	json_arr_begin(j);
+	for (i = 0; i < l->n_sites && i < limit; i++) {
+		const struct an_leak_site *ls = &l->sites[i];
+
+		json_obj_begin(j);
+		json_kv_u64(j, "rank", i + 1);
+		cli_an_site_json(j, t, ls->site, ls->stack);
+		json_kv_u64(j, "count", ls->count);
+		json_kv_u64(j, "bytes", ls->bytes);
+		json_kv_u64(j, "rounded_bytes", ls->rounded);
+		json_kv_u64(j, "before_trace_count", ls->before_trace);
+		json_kv_bool(j, "periodic", ls->periodic);
+		json_kv_u64(j, "steps_hit", ls->steps_hit);
+		json_kv_u64(j, "per_step_bytes", per_step(ls));
+		json_kv_i64(j, "first_event", ls->first_ev);
+		json_kv_i64(j, "last_event", ls->last_ev);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+int
+cmd_leaks(const struct cli_opts *o)
+{
+	struct cli_input in;
+	struct an_sites sites;
+	struct json j;
+	uint32_t d, n_dev;
+	int64_t only;
+	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
+				      : (o->json ? UINT64_MAX : 10);
+	int r = cli_open(o, o->file, &in), first = 1;
+
+	if (r != 0)
+		return r;
+	if ((only = cli_an_only(o, in.snap)) == -2 ||
+	    (r = cli_an_sites(o, in.snap, &sites, 1)) != 0) {
+		cli_close(&in);
+		return r ? r : CLI_EXIT_USAGE;
+	}
+	n_dev = snap_device_count(in.snap);
+	if (o->json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		json_kv_str(&j, "file", o->file);
+		json_key(&j, "devices");
+		json_arr_begin(&j);
+	}
+	for (d = 0; d < n_dev; d++) {
+		struct idx_timeline tl;
+		const struct idx_timeline *itl;
+		struct an_leaks l;
+		struct sv_error err;
+
+		if (!cli_an_want_device(in.snap, only, d))
+			continue;
+		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL ||
+		    an_leaks(in.snap, itl, &sites, o->has_from ? o->from : -1,
+			o->has_to ? o->to : -1, &l, &err) != 0) {
+			r = cli_report(o->file, &err);
+			break;
+		}
+		if (o->json) {
+			json_leaks(&j, &sites, &l, limit);
+		} else {
+			if (!first)
+				printf("\n");
+			print_text(&sites, &l, limit);
+		}
+		first = 0;
+		an_leaks_destroy(&l);
+		idx_timeline_destroy(&tl);
+	}
+	if (o->json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	}
+	an_sites_destroy(&sites);
+	cli_close(&in);
+	return r;
+}

@@ -1,0 +1,306 @@
+/*
+ * Unit tests of src/analysis: call-site resolution (C++, torch,
+ * site-packages, Windows paths, memory_viz filter, --frames, regex),
+ * periodicity detection, and the leak ranking on a built snapshot.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/leaks.h"
+#include "analysis/site.h"
+#include "analysis/top.h"
+#include "index/idx_timeline.h"
+#include "snapshot/snap_model.h"
+
+static uint32_t
+frame(struct snapshot *s, const char *file, const char *name, uint64_t line)
+{
+	return snap_intern_frame(s, snap_intern_str(s, name, strlen(name)),
+	    snap_intern_str(s, file, strlen(file)), line);
+}
+
+START_TEST(test_framework_frames)
+{
+	struct snapshot *s = snap_new();
+
+	ck_assert(an_frame_is_framework(s, frame(s, "??", "foo", 0)));
+	ck_assert(an_frame_is_framework(s, frame(s, "", "bar", 0)));
+	ck_assert(an_frame_is_framework(s, frame(s, "alloc.cpp", "x", 3)));
+	ck_assert(an_frame_is_framework(s,
+	    frame(s, "/usr/lib/python3/site-packages/torch/nn/module.py",
+		"_call_impl", 1)));
+	ck_assert(an_frame_is_framework(s,
+	    frame(s, "/opt/torch/functional.py", "f", 1)));
+	ck_assert(an_frame_is_framework(s,
+	    frame(s, "D:\\env\\Lib\\site-packages\\foo\\x.py", "g", 1)));
+	ck_assert(an_frame_is_framework(s,
+	    frame(s, "C:\\py\\torch\\nn\\functional.py", "linear", 1)));
+	ck_assert(an_frame_is_framework(s, frame(s, "<frozen runpy>", "r", 1)));
+	ck_assert(an_frame_is_framework(s,
+	    frame(s, "/home/u/x.py", "PyEval_EvalFrame", 1)));
+	/* user code, including a directory merely named like torch */
+	ck_assert(!an_frame_is_framework(s, frame(s, "/home/u/train.py",
+						"step", 12)));
+	ck_assert(!an_frame_is_framework(s,
+	    frame(s, "/home/u/pytorch_stuff/train.py", "step", 12)));
+	ck_assert(!an_frame_is_framework(s,
+	    frame(s, "D:\\proj\\train.py", "step", 12)));
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_site_resolution)
+{
+	struct snapshot *s = snap_new();
+	struct an_sites t;
+	uint32_t fr[6], st, site, n, path[4];
+	const uint32_t *sf;
+	char buf[256];
+
+	fr[0] = frame(s, "??", "torch::unwind::unwind()", 0);
+	fr[1] = frame(s, "CUDACachingAllocator.cpp", "malloc", 10);
+	fr[2] = frame(s, "/env/site-packages/torch/nn/linear.py", "forward",
+	    5);
+	fr[3] = frame(s, "/home/a/metrics/tracker.py", "collect", 47);
+	fr[4] = frame(s, "/env/site-packages/lightning/loop.py", "run", 9);
+	fr[5] = frame(s, "/home/a/train.py", "train_step", 112);
+	st = snap_intern_stack(s, fr, 6);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	site = an_site_of(&t, st);
+	sf = an_site_frames(&t, site, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(sf[0], fr[3]);
+	ck_assert(an_site_is_user(&t, site));
+	ck_assert_str_eq(an_site_label(&t, site, buf, sizeof buf),
+	    "/home/a/metrics/tracker.py:47 collect");
+	ck_assert_uint_eq(an_site_path(&t, st, path, 4), 2);
+	ck_assert_uint_eq(path[1], fr[5]);
+	ck_assert_uint_eq(an_site_of(&t, st), site); /* cached */
+	/* the empty stack */
+	ck_assert_str_eq(an_site_label(&t, an_site_of(&t, 0), buf, sizeof buf),
+	    "<no stack>");
+	an_sites_destroy(&t);
+
+	/* --frames 2: site and caller */
+	ck_assert_int_eq(an_sites_init(&t, s, 2, NULL, NULL), 0);
+	sf = an_site_frames(&t, an_site_of(&t, st), &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(sf[1], fr[5]);
+	an_sites_destroy(&t);
+
+	/* --site-regex: the first matching frame, even a framework one */
+	ck_assert_int_eq(an_sites_init(&t, s, 1, "linear\\.py:[0-9]+ fwd|"
+					      "linear\\.py:5 forward", NULL),
+	    0);
+	sf = an_site_frames(&t, an_site_of(&t, st), &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(sf[0], fr[2]);
+	an_sites_destroy(&t);
+	/* a bad regex is a usage error */
+	ck_assert_int_eq(an_sites_init(&t, s, 1, "(", NULL), -1);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_site_no_user_frame)
+{
+	struct snapshot *s = snap_new();
+	struct an_sites t;
+	uint32_t fr[3], st, site, n;
+	const uint32_t *sf;
+
+	fr[0] = frame(s, "??", "torch::unwind::unwind()", 0);
+	fr[1] = frame(s, "??", "c10::cuda::malloc", 0);
+	fr[2] = frame(s, "/env/site-packages/torch/optim/adam.py", "step", 3);
+	st = snap_intern_stack(s, fr, 3);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	site = an_site_of(&t, st);
+	sf = an_site_frames(&t, site, &n);
+	/* falls back to the first frame memory_viz shows */
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(sf[0], fr[1]);
+	ck_assert(!an_site_is_user(&t, site));
+	an_sites_destroy(&t);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_periodic)
+{
+	int64_t leak[] = {1, 2949, 5565};
+	int64_t burst[322];
+	int64_t two_per_step[] = {100, 104, 1100, 1104, 2100, 2104, 3100, 3104};
+	int64_t irregular[] = {10, 20, 7000};
+	uint64_t bursts, period, i;
+
+	ck_assert(an_periodic(leak, 3, 8180, &bursts, &period));
+	ck_assert_uint_eq(bursts, 3);
+	ck_assert_uint_eq(period, (2948 + 2616) / 2);
+	for (i = 0; i < 322; i++)
+		burst[i] = 1680 + (int64_t)i;
+	ck_assert(!an_periodic(burst, 322, 8180, &bursts, &period));
+	ck_assert(an_periodic(two_per_step, 8, 4000, &bursts, &period));
+	ck_assert_uint_eq(bursts, 4);
+	ck_assert(!an_periodic(irregular, 3, 8000, &bursts, &period));
+	ck_assert(!an_periodic(leak, 1, 8180, &bursts, &period));
+}
+END_TEST
+
+/* A training loop: a big one-off allocation (params) at the start, a
+ * small block kept every step, a temporary freed every step. */
+static struct snapshot *
+build_loop(int steps, int annotate)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t p = frame(s, "/home/a/model.py", "__init__", 24);
+	uint32_t l = frame(s, "/home/a/metrics.py", "collect", 47);
+	uint32_t tmp = frame(s, "/home/a/train.py", "step", 100);
+	uint32_t sp = snap_intern_stack(s, &p, 1);
+	uint32_t sl = snap_intern_stack(s, &l, 1);
+	uint32_t st = snap_intern_stack(s, &tmp, 1);
+	uint64_t base = 0x7f0000000000ull, ev;
+	int64_t now = 1000;
+	int i, k;
+
+	for (k = 0; k < 20; k++) {
+		ev = snap_trace_push(s, t, SNAP_ALLOC, base + (uint64_t)k *
+		    (1u << 20), 1u << 20, 0, sp);
+		snap_trace_set_time(t, ev, now++);
+	}
+	for (i = 0; i < steps; i++) {
+		uint64_t a = base + (64ull << 20) + (uint64_t)i * 4096;
+		uint64_t tm = base + (128ull << 20);
+
+		if (annotate) {
+			struct snap_annotation an;
+
+			memset(&an, 0, sizeof an);
+			an.name = snap_intern_str(s, "ProfilerStep#1", 14);
+			an.stage = SNAP_STAGE_START;
+			an.time_us = now;
+			snap_push_annotation(s, &an);
+		}
+		ev = snap_trace_push(s, t, SNAP_ALLOC, tm, 8192, 0, st);
+		snap_trace_set_time(t, ev, now++);
+		ev = snap_trace_push(s, t, SNAP_ALLOC, a, 1000, 0, sl);
+		snap_trace_set_time(t, ev, now++);
+		ev = snap_trace_push(s, t, SNAP_FREE_REQUESTED, tm, 8192, 0, st);
+		snap_trace_set_time(t, ev, now++);
+		ev = snap_trace_push(s, t, SNAP_FREE_COMPLETED, tm, 8192, 0, st);
+		snap_trace_set_time(t, ev, now++);
+	}
+	snap_finish(s);
+	return s;
+}
+
+static void
+check_ranking(int annotate)
+{
+	struct snapshot *s = build_loop(12, annotate);
+	struct idx_timeline tl;
+	struct an_sites t;
+	struct an_leaks l;
+	char buf[256];
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	ck_assert_int_eq(an_leaks(s, &tl, &t, -1, -1, &l, NULL), 0);
+	ck_assert_uint_eq(l.n_sites, 2);
+	ck_assert_int_eq(l.steps_source,
+	    annotate ? AN_STEPS_ANNOTATIONS : AN_STEPS_PERIODICITY);
+	/* the per-step leak first, although params hold more bytes */
+	ck_assert_str_eq(an_site_label(&t, l.sites[0].site, buf, sizeof buf),
+	    "/home/a/metrics.py:47 collect");
+	ck_assert(l.sites[0].periodic);
+	ck_assert_uint_eq(l.sites[0].count, 12);
+	ck_assert_uint_eq(l.sites[0].bytes, 12000);
+	ck_assert_uint_eq(l.sites[0].rounded, 12 * 1024);
+	ck_assert_uint_eq(l.sites[0].steps_hit, 12);
+	ck_assert(!l.sites[1].periodic);
+	ck_assert_uint_eq(l.sites[1].bytes, 20u << 20);
+	ck_assert_uint_gt(l.sites[1].bytes, l.sites[0].bytes);
+	an_leaks_destroy(&l);
+
+	/* a window ending before the last steps */
+	ck_assert_int_eq(an_leaks(s, &tl, &t, 20, 20 + 4 * 6 - 1, &l, NULL),
+	    0);
+	ck_assert_uint_eq(l.n_sites, 1);
+	ck_assert_uint_eq(l.sites[0].count, 6);
+	ck_assert_uint_eq(l.alive_before, 20);
+	an_leaks_destroy(&l);
+	an_sites_destroy(&t);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+
+START_TEST(test_ranking_annotations)
+{
+	check_ranking(1);
+}
+END_TEST
+
+START_TEST(test_ranking_periodicity)
+{
+	check_ranking(0);
+}
+END_TEST
+
+START_TEST(test_top)
+{
+	struct snapshot *s = build_loop(5, 0);
+	struct idx_timeline tl;
+	struct an_sites t;
+	struct an_top top;
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	/* after event 21: params, the first temporary, the first leak */
+	an_top(&tl, &t, 21, 2, &top);
+	ck_assert_uint_eq(top.count, 22);
+	ck_assert_uint_eq(top.bytes, (20u << 20) + 8192 + 1000);
+	ck_assert_uint_eq(top.n_roots, 3);
+	ck_assert_uint_eq(top.nodes[top.roots[0]].bytes, 20u << 20);
+	ck_assert_uint_eq(top.nodes[top.roots[1]].bytes, 8192);
+	an_top_destroy(&top);
+	an_top(&tl, &t, -1, 1, &top);
+	ck_assert_uint_eq(top.count, 0);
+	an_top_destroy(&top);
+	an_sites_destroy(&t);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+static Suite *
+analysis_suite(void)
+{
+	Suite *s = suite_create("analysis");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_framework_frames);
+	tcase_add_test(tc, test_site_resolution);
+	tcase_add_test(tc, test_site_no_user_frame);
+	tcase_add_test(tc, test_periodic);
+	tcase_add_test(tc, test_ranking_annotations);
+	tcase_add_test(tc, test_ranking_periodicity);
+	tcase_add_test(tc, test_top);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(analysis_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
