@@ -321,6 +321,7 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 		size_t cap = r->memo_cap;
 
 		r->memo = xgrow(r->memo, &cap, idx + 1, sizeof *r->memo);
+		xalloc_hint_huge(r->memo, cap * sizeof *r->memo);
 		memset(r->memo + r->memo_cap, 0,
 		    (cap - r->memo_cap) * sizeof *r->memo);
 		r->memo_cap = cap;
