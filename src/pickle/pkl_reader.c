@@ -670,6 +670,27 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 	for (i = from; i < r->sp; i += 2) {
 		struct pkl_value key = r->stack[i];
 
+		if (!is_cont(&r->stack[i + 1])) {
+			/* pairs whose value is no container: copy the run in
+			 * one go (keys are stored as they are either way) */
+			size_t j = i + 2;
+
+			while (j < r->sp && !is_cont(&r->stack[j + 1]))
+				j += 2;
+			if (pc->n + (j - i) > pc->cap) {
+				pc->cap = pc->n + (j - i) > 2 * pc->cap
+					      ? pc->n + (j - i)
+					      : 2 * pc->cap;
+				pc->items = xreallocarray(pc->items, pc->cap,
+				    sizeof *pc->items);
+			}
+			memcpy(pc->items + pc->n, &r->stack[i],
+			    (j - i) * sizeof *pc->items);
+			pc->n += j - i;
+			pc->count += (j - i) / 2;
+			i = j - 2;
+			continue;
+		}
 		cont_push(pc, &key);
 		if (give(r, pc, pc->cls, &r->stack[below], &key, 0,
 		    &r->stack[i + 1], err) != 0) {
