@@ -744,7 +744,8 @@ op_build_from(struct pkl_reader *r, uint8_t kind, size_t from,
 	struct pkl_value *tmp;
 
 	tmp = xreallocarray(NULL, n ? n : 1, sizeof *tmp);
-	memcpy(tmp, &r->stack[from], n * sizeof *tmp);
+	if (n > 0) /* the stack may not exist yet: "(t" */
+		memcpy(tmp, &r->stack[from], n * sizeof *tmp);
 	r->sp = from;
 	if (kind == PKL_DICT && (n & 1)) {
 		for (i = 0; i < n; i++)
