@@ -41,6 +41,9 @@ struct an_stats {
 	uint64_t base_total;       /* timeline total before event 0 */
 	int has_time;
 	int64_t time_first, time_last;
+	int has_at;                /* seg holds the state after event `at` */
+	int64_t at;
+	uint64_t at_total;         /* timeline total after event `at` */
 };
 
 /* Totals over the final segments of device d. */

@@ -14,8 +14,10 @@
 
 #include "cli/progress.h"
 #include "index/idx.h"
+#include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/tui.h"
+#include "util/escape.h"
 
 static const struct {
 	const char *name;
@@ -171,7 +173,8 @@ cli_main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
-		struct tui_opts t = {o.file, o.device, o.quiet};
+		struct tui_opts t = {o.file, o.device, o.quiet, o.cache_dir,
+		    o.no_cache};
 
 		return tui_main(&t);
 	}
@@ -184,24 +187,33 @@ cli_main(int argc, char **argv)
 int
 cli_report(const char *path, const struct sv_error *err)
 {
+	char p[1024];
+
+	/* a file name is untrusted text too (someone else's tarball) */
+	sv_escape(p, sizeof p, path, strlen(path));
 	if (err->offset != SV_NO_OFFSET)
-		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", path,
+		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", p,
 		    err->offset, err->msg);
 	else
-		fprintf(stderr, "snapview: %s: %s\n", path, err->msg);
+		fprintf(stderr, "snapview: %s: %s\n", p, err->msg);
 	return sv_errcode_status(err->code);
 }
 
-/* Extension sections every command asks the index for (the replay
- * engine's checkpoints, once it exists). */
-static const struct idx_section_builder cli_sections[1];
-static const size_t cli_n_sections = 0;
+/* Extension sections every command asks the index for: the replay
+ * engine's checkpoints, so seeking needs no backward pass on reopen. */
+static const struct idx_section_builder *const cli_sections =
+    &replay_idx_section;
+static const size_t cli_n_sections = 1;
 
 static void
 cli_warn(void *ctx, const char *msg)
 {
+	char buf[1024];
+
 	(void)ctx;
-	fprintf(stderr, "snapview: warning: %s\n", msg);
+	/* index warnings quote file names: untrusted text */
+	sv_escape(buf, sizeof buf, msg, strlen(msg));
+	fprintf(stderr, "snapview: warning: %s\n", buf);
 }
 
 void
@@ -212,11 +224,24 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	io->cache_dir = o->cache_dir;
 	io->no_cache = o->no_cache;
 	io->warn = cli_warn;
-	io->sections = cli_sections;
-	io->n_sections = cli_n_sections;
+	/* an in-memory index is thrown away: checkpoints would be built for
+	 * nothing (a command that replays builds what it needs) */
+	io->sections = o->no_cache ? NULL : cli_sections;
+	io->n_sections = o->no_cache ? 0 : cli_n_sections;
 	cli_progress_init(pb, stderr, path, o->quiet);
 	io->progress = cli_progress_cb;
 	io->progress_ctx = pb;
+}
+
+const char *
+cli_shown(const char *s)
+{
+	static char buf[4][1024];
+	static unsigned next;
+	char *b = buf[next++ % 4];
+
+	sv_escape(b, sizeof buf[0], s, strlen(s));
+	return b;
 }
 
 int
@@ -252,14 +277,25 @@ cli_close(struct cli_input *in)
 	in->snap = NULL;
 }
 
+struct replay *
+cli_replay(const struct cli_input *in, uint32_t d, struct sv_error *err)
+{
+	if (in->index != NULL)
+		return replay_from_index(in->index, d, err);
+	return replay_new(in->snap, d, err);
+}
+
 int64_t
 cli_device(const struct cli_opts *o, const struct snapshot *s)
 {
 	if (o->device < 0)
 		return snap_default_device(s);
 	if ((uint64_t)o->device >= snap_device_count(s)) {
+		char p[1024];
+
+		sv_escape(p, sizeof p, o->file, strlen(o->file));
 		fprintf(stderr, "snapview: %s: no data for device %" PRId64
-				"\n", o->file, o->device);
+				"\n", p, o->device);
 		return -1;
 	}
 	return o->device;

@@ -20,6 +20,8 @@
 #define CLI_EXIT_IO 3
 #define CLI_EXIT_INCONSISTENT 4
 
+struct replay;
+
 struct cli_opts {
 	const char *cmd;        /* subcommand name; NULL = TUI */
 	const char *file;       /* first positional argument */
@@ -59,8 +61,18 @@ void cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 int cli_open(const struct cli_opts *o, const char *path, struct cli_input *in);
 void cli_close(struct cli_input *in);
 
+/* A replay of device d: from the index's saved checkpoints when there
+ * are some, else built afresh. NULL with err set on failure. */
+struct replay *cli_replay(const struct cli_input *in, uint32_t d,
+    struct sv_error *err);
+
 /* Prints `snapview: PATH: [byte N: ]msg` on stderr; returns the status. */
 int cli_report(const char *path, const struct sv_error *err);
+
+/* s escaped for the terminal (util/escape.h), in one of four static
+ * buffers reused in turn: for a file name or other untrusted text in a
+ * printf. Borrowed; truncated past 1 KiB. */
+const char *cli_shown(const char *s);
 
 /* Resolves --device (default: snap_default_device). Returns -1 and prints
  * a message when the device has no data. */

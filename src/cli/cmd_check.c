@@ -189,7 +189,7 @@ cmd_check(const struct cli_opts *o)
 		json_obj_end(&j);
 		json_end(&j);
 	} else if (first)
-		printf("%s: no device has data\n", o->file);
+		printf("%s: no device has data\n", cli_shown(o->file));
 	cli_close(&in);
 	return bad ? CLI_EXIT_INCONSISTENT : CLI_EXIT_OK;
 }

@@ -84,7 +84,7 @@ cmd_index(const struct cli_opts *o)
 		printf("index: in memory (not written)\n");
 		printf("time:  %.2f s\n", dt);
 	} else {
-		printf("index: %s\n", info.path);
+		printf("index: %s\n", cli_shown(info.path));
 		printf("size:  ");
 		print_size(info.size);
 		if (info.source_size > 0)

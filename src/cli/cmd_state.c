@@ -235,13 +235,14 @@ cmd_state(const struct cli_opts *o)
 		return CLI_EXIT_USAGE;
 	}
 	sv_error_clear(&err);
-	r = replay_new(in.snap, (uint32_t)d, &err);
+	r = cli_replay(&in, (uint32_t)d, &err);
 	if (r == NULL) {
 		cli_close(&in);
 		return cli_report(o->file, &err);
 	}
 	if (replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: %s\n", o->file, err.msg);
+		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file),
+		    err.msg);
 		replay_free(r);
 		cli_close(&in);
 		return CLI_EXIT_USAGE;

@@ -297,8 +297,9 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 }
 
 static int
-trace_device(const struct cli_opts *o, const struct snapshot *s, uint32_t d)
+trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d)
 {
+	const struct snapshot *s = in->snap;
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct names nm;
 	struct replay *r;
@@ -318,7 +319,7 @@ trace_device(const struct cli_opts *o, const struct snapshot *s, uint32_t d)
 	for (i = 0; (int64_t)i <= to; i++)
 		event_line(&nm, s, d, t, i, (int64_t)i >= from ? stdout : NULL);
 	sv_error_clear(&err);
-	r = replay_new(s, d, &err);
+	r = cli_replay(in, d, &err);
 	if (r != NULL && replay_seek(r, to, &err) == 0)
 		printf("TOTAL MEM: %s\n",
 		    vz_bytes(sb, sizeof sb, replay_state(r)->requested));
@@ -347,11 +348,11 @@ cmd_trace(const struct cli_opts *o)
 			continue;
 		if (t == NULL || t->n == 0)
 			continue;
-		trace_device(o, in.snap, d);
+		trace_device(o, &in, d);
 		any = 1;
 	}
 	if (!any)
-		printf("%s: no trace events%s\n", o->file,
+		printf("%s: no trace events%s\n", cli_shown(o->file),
 		    o->device >= 0 ? " on that device" : "");
 	cli_close(&in);
 	return CLI_EXIT_OK;

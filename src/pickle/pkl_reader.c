@@ -219,7 +219,9 @@ static void
 cont_push(struct cont *c, const struct pkl_value *v)
 {
 	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 8;
+		/* start at one item: a file of nested one-item lists costs
+		 * two bytes per list and must not cost 128 bytes of items */
+		c->cap = c->cap ? c->cap * 2 : 1;
 		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
 	}
 	c->items[c->n++] = *v;
@@ -314,7 +316,11 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 
 	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
 		return fail(r, err, SV_ERR_FORMAT, "memo store with empty stack");
-	if (idx >= UINT32_MAX || idx > 2 * (uint64_t)r->memo_cap + (1u << 20))
+	/* bounded by the slots actually set, not the slots allocated: a
+	 * ladder of puts each at twice the capacity would otherwise grow the
+	 * memo to 32 GiB in two dozen opcodes. CPython numbers memo slots
+	 * 0, 1, 2, ... so a real file never comes near this. */
+	if (idx >= UINT32_MAX || idx > 2 * r->memo_used + (1u << 20))
 		return fail(r, err, SV_ERR_LIMIT, "memo index %llu too large",
 		    (unsigned long long)idx);
 	if (idx >= r->memo_cap) {
@@ -744,7 +750,7 @@ op_build_from(struct pkl_reader *r, uint8_t kind, size_t from,
 	struct pkl_value *tmp;
 
 	tmp = xreallocarray(NULL, n ? n : 1, sizeof *tmp);
-	if (n > 0) /* the stack may not exist yet: "(t" */
+	if (n > 0) /* the stack may not exist yet: no pointer arithmetic */
 		memcpy(tmp, &r->stack[from], n * sizeof *tmp);
 	r->sp = from;
 	if (kind == PKL_DICT && (n & 1)) {
@@ -755,6 +761,10 @@ op_build_from(struct pkl_reader *r, uint8_t kind, size_t from,
 	}
 	v = cont_new(r, kind, classify_new(r, kind));
 	c = cont_of(r, &v);
+	if (n > c->cap) { /* exactly the items it will hold */
+		c->items = xreallocarray(c->items, n, sizeof *c->items);
+		c->cap = n;
+	}
 	for (i = 0; i < n; i++) {
 		const struct pkl_value *key = NULL;
 

@@ -22,7 +22,7 @@
  * the input buffer, which must outlive the reader.
  *
  * Limits (all checked, errors carry the byte offset): stack and mark depth
- * 1M, memo indexes up to 2x the memo size + 1M, string lengths within the
+ * 1M, memo indexes up to 2x the slots set + 1M, string lengths within the
  * buffer, integers up to 64 bits (wider ones are kept as PKL_BIGINT with a
  * sign only).
  */

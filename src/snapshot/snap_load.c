@@ -21,6 +21,7 @@
 
 #include "pickle/pkl_reader.h"
 #include "util/mapfile.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 /* Container classes (pkl_sink classify). 0 = unknown. */
@@ -127,8 +128,11 @@ struct loader {
 	struct scache keys;
 	struct scache actions;
 	uint32_t cur_device;     /* device of the trace being filled */
-	struct pending *pend;
+	struct pending *pend;    /* unordered: removal moves the last in */
 	size_t n_pend, cap_pend;
+	struct u64map pend_map;  /* pend_key(parent, kind) -> index */
+	size_t hist_open;        /* pend index of history[0] awaiting its
+				  * block, or SIZE_MAX */
 	uint32_t *frame_buf;
 	size_t cap_frame_buf;
 	uint64_t root_segments;  /* dict items seen in a list root */
@@ -310,16 +314,38 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 
 /* ---- records ----------------------------------------------------------- */
 
+/*
+ * Pending entries are found by (parent dict, kind) through a hash map, not
+ * by a scan: a file can leave any number of them behind (a segment dict
+ * with a blocks list that is then popped instead of stored), and a scan
+ * per segment made such a 700 KB file take 11 s.
+ */
+static uint64_t
+pend_key(uint64_t parent_ref, int kind)
+{
+	return parent_ref << 1 | (kind == C_BLOCKS);
+}
+
+/* Adds an entry for parent (NULL: not known yet, see C_HISTORY). An
+ * entry already there for the same parent and kind is kept (the first
+ * blocks list of a segment wins) and the new one goes nowhere. */
 static struct pending *
 pending_add(struct loader *L, const struct pkl_value *parent, int kind)
 {
+	static struct pending scratch;
 	struct pending *p;
+	uint64_t ref = parent != NULL ? parent->v.ref : UINT64_MAX, at;
 
+	if (parent != NULL && u64map_get(&L->pend_map, pend_key(ref, kind), &at))
+		return memset(&scratch, 0, sizeof scratch);
 	XGROW(L->pend, L->cap_pend, L->n_pend + 1);
-	p = &L->pend[L->n_pend++];
+	p = &L->pend[L->n_pend];
 	memset(p, 0, sizeof *p);
-	p->parent_ref = parent != NULL ? parent->v.ref : UINT64_MAX;
+	p->parent_ref = ref;
 	p->kind = kind;
+	if (parent != NULL)
+		u64map_put(&L->pend_map, pend_key(ref, kind), L->n_pend);
+	L->n_pend++;
 	return p;
 }
 
@@ -328,18 +354,24 @@ static int
 pending_take(struct loader *L, const struct pkl_value *dict, int kind,
     struct pending *out)
 {
-	size_t i;
+	uint64_t at;
+	size_t last;
 
-	for (i = 0; i < L->n_pend; i++)
-		if (L->pend[i].parent_ref == dict->v.ref &&
-		    L->pend[i].kind == kind) {
-			*out = L->pend[i];
-			memmove(&L->pend[i], &L->pend[i + 1],
-			    (L->n_pend - i - 1) * sizeof *L->pend);
-			L->n_pend--;
-			return 1;
-		}
-	return 0;
+	if (!u64map_get(&L->pend_map, pend_key(dict->v.ref, kind), &at))
+		return 0;
+	u64map_del(&L->pend_map, pend_key(dict->v.ref, kind));
+	*out = L->pend[at];
+	last = L->n_pend - 1;
+	if (at != last) {
+		L->pend[at] = L->pend[last];
+		if (L->pend[at].parent_ref != UINT64_MAX)
+			u64map_put(&L->pend_map, pend_key(L->pend[at].parent_ref,
+			    L->pend[at].kind), at);
+		if (L->hist_open == last)
+			L->hist_open = at;
+	}
+	L->n_pend--;
+	return 1;
 }
 
 static int
@@ -575,6 +607,7 @@ take_hist(struct loader *L, const struct pkl_value *parent,
 	if (parent != NULL && pkl_count(L->r, parent) > 1)
 		return PKL_DROP;
 	p = pending_add(L, NULL, C_HIST);
+	L->hist_open = L->n_pend - 1;
 	for (i = 0; i < n; i++) {
 		const struct pkl_value *v = &it[2 * i + 1];
 
@@ -675,9 +708,13 @@ take_segment(struct loader *L, const struct pkl_value *d, struct sv_error *err)
 	return PKL_DROP;
 }
 
+/* Nested dicts in a setting value are rendered this deep, then "{...}":
+ * a file can nest them a million deep, or make one contain itself. */
+#define SETTING_DEPTH 4
+
 static void
 setting_text(struct loader *L, const struct pkl_value *v, char *buf,
-    size_t size)
+    size_t size, int depth)
 {
 	const char *p;
 	size_t len, n, i, used;
@@ -698,13 +735,18 @@ setting_text(struct loader *L, const struct pkl_value *v, char *buf,
 		snprintf(buf, size, "%.*s", (int)(len > 1000 ? 1000 : len), p);
 		return;
 	case PKL_DICT:
+		if (depth >= SETTING_DEPTH) {
+			snprintf(buf, size, "{...}");
+			return;
+		}
 		it = pkl_items(L->r, v, &n);
 		used = (size_t)snprintf(buf, size, "{");
 		for (i = 0; i < n && used + 1 < size; i++) {
 			char k[64], val[64];
 
-			setting_text(L, &it[2 * i], k, sizeof k);
-			setting_text(L, &it[2 * i + 1], val, sizeof val);
+			setting_text(L, &it[2 * i], k, sizeof k, depth + 1);
+			setting_text(L, &it[2 * i + 1], val, sizeof val,
+			    depth + 1);
 			used += (size_t)snprintf(buf + used, size - used,
 			    "%s%s: %s", i ? ", " : "", k, val);
 		}
@@ -726,7 +768,7 @@ take_settings(struct loader *L, const struct pkl_value *d)
 	for (i = 0; i < n && i < 256; i++) {
 		uint32_t key = intern_value_str(L, &it[2 * i]);
 
-		setting_text(L, &it[2 * i + 1], buf, sizeof buf);
+		setting_text(L, &it[2 * i + 1], buf, sizeof buf, 0);
 		snap_push_setting(L->s, key,
 		    snap_intern_str(L->s, buf, strlen(buf)));
 	}
@@ -840,10 +882,17 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	case C_HISTORY:
 		/* history[0] (pending C_HIST with no parent yet) now belongs
 		 * to this block dict */
-		if (L->n_pend > 0 && L->pend[L->n_pend - 1].kind == C_HIST &&
-		    L->pend[L->n_pend - 1].parent_ref == UINT64_MAX) {
-			L->pend[L->n_pend - 1].parent_ref = parent->v.ref;
-			L->pend[L->n_pend - 1].kind = C_HISTORY;
+		if (L->hist_open != SIZE_MAX) {
+			struct pending *h = &L->pend[L->hist_open];
+			uint64_t hk = pend_key(parent->v.ref, C_HISTORY), at;
+
+			L->hist_open = SIZE_MAX;
+			if (!u64map_get(&L->pend_map, hk, &at)) {
+				h->parent_ref = parent->v.ref;
+				h->kind = C_HISTORY;
+				u64map_put(&L->pend_map, hk,
+				    (uint64_t)(h - L->pend));
+			}
 		}
 		return PKL_DROP;
 	case C_BLOCKS:
@@ -898,6 +947,8 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
 	int rc;
 
 	L->s = snap_new();
+	u64map_init(&L->pend_map);
+	L->hist_open = SIZE_MAX;
 	L->opts = opts;
 	L->map = map;
 	L->total = len;
@@ -919,6 +970,7 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
 	}
 	pkl_reader_free(r);
 	free(L->pend);
+	u64map_destroy(&L->pend_map);
 	free(L->frame_buf);
 	free(L);
 	return rc;

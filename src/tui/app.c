@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/idx.h"
 #include "render/fmt.h"
 #include "util/xalloc.h"
 
@@ -125,7 +126,11 @@ app_set_device(struct app *a, uint32_t d)
 
 	sv_error_clear(&err);
 	memset(&tl, 0, sizeof tl);
-	if (idx_timeline_build(a->snap, d, &tl, &err) != 0) {
+	/* the index holds the timeline (borrowed arrays: owned = 0) */
+	if (a->ix != NULL && idx_timeline(a->ix, d) != NULL) {
+		tl = *idx_timeline(a->ix, d);
+		tl.owned = 0; /* the index frees it */
+	} else if (idx_timeline_build(a->snap, d, &tl, &err) != 0) {
 		app_msg(a, "device %u: %s", d, err.msg);
 		return -1;
 	}
@@ -134,7 +139,7 @@ app_set_device(struct app *a, uint32_t d)
 	a->tl = tl;
 	a->device = d;
 	tl_model_init(&a->tm, a->snap, &a->tl, TL_DEFAULT_DRAWN);
-	state_open(&a->src, a->snap, d, &err);
+	state_open(&a->src, a->ix, a->snap, d, &err);
 	a->view.ev0 = 0;
 	a->view.ev1 = n_events(a) > 0 ? n_events(a) : 1;
 	a->view.sel_elem = TL_NO_ELEM;
@@ -157,7 +162,11 @@ app_close(struct app *a)
 		device_free(a);
 	free(a->stack_match);
 	a->stack_match = NULL;
-	snap_free(a->snap);
+	if (a->ix != NULL)
+		idx_close(a->ix);
+	else
+		snap_free(a->snap);
+	a->ix = NULL;
 	a->snap = NULL;
 }
 

@@ -27,7 +27,8 @@ enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK };
 enum prompt_mode { PROMPT_NONE, PROMPT_GOTO, PROMPT_SEARCH };
 
 struct app {
-	struct snapshot *snap;          /* owned */
+	struct sv_index *ix;            /* owned; NULL when loaded directly */
+	struct snapshot *snap;          /* borrowed from ix, else owned */
 	const char *path;               /* borrowed (argv) */
 	uint32_t device, n_devices;
 	struct idx_timeline tl;         /* owned arrays */

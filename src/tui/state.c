@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/replay_idx.h"
 #include "util/xalloc.h"
 
 /* The final segments of device d as a replay_state (the fallback). */
@@ -76,8 +77,8 @@ final_state(struct state_src *src, const struct snapshot *s, uint32_t d)
 }
 
 int
-state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
-    struct sv_error *err)
+state_open(struct state_src *src, const struct sv_index *ix,
+    const struct snapshot *s, uint32_t d, struct sv_error *err)
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 
@@ -85,7 +86,8 @@ state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
 	src->snap = s;
 	src->device = d;
 	src->last = t != NULL ? (int64_t)t->n - 1 : -1;
-	src->replay = replay_new(s, d, err);
+	src->replay = ix != NULL ? replay_from_index(ix, d, err)
+				 : replay_new(s, d, err);
 	if (src->replay != NULL)
 		return 0;
 	final_state(src, s, d);

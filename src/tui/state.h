@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "index/idx.h"
 #include "replay/replay.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
@@ -21,10 +22,11 @@ struct state_src {
 	struct replay_block *blocks;
 };
 
-/* Opens the state of device d. Returns 0, or -1 with err set when only
+/* Opens the state of device d of s (the snapshot of ix, whose saved
+ * checkpoints are used, when ix is not NULL). Returns 0, or -1 with err set when only
  * the final state can be shown (the source is usable either way). */
-int state_open(struct state_src *src, const struct snapshot *s, uint32_t d,
-    struct sv_error *err);
+int state_open(struct state_src *src, const struct sv_index *ix,
+    const struct snapshot *s, uint32_t d, struct sv_error *err);
 void state_close(struct state_src *src);
 
 /* State after event at (-1 .. last); borrowed until the next call. */

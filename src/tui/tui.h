@@ -15,6 +15,8 @@ struct tui_opts {
 	const char *file;  /* snapshot to open */
 	int64_t device;    /* -1 = default device */
 	int quiet;
+	const char *cache_dir; /* index location, NULL: default */
+	int no_cache;          /* build the index in memory only */
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no

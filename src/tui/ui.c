@@ -23,12 +23,15 @@
 #include <unistd.h>
 
 #include "render/fmt.h"
+#include "index/idx.h"
+#include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
 #include "tui/colors.h"
 #include "tui/keys.h"
 #include "tui/pane.h"
 #include "tui/script.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 static struct app app;
@@ -392,7 +395,8 @@ load_progress(void *ctx, uint64_t done, uint64_t total)
 		return 0;
 	last_pct = pct;
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
-	snprintf(line, sizeof line, "Loading %s", app.path);
+	memcpy(line, "Loading ", 8);
+	sv_escape(line + 8, sizeof line - 8, app.path, strlen(app.path));
 	cellbuf_puts(cb, 1, cb->h / 2 - 1, line, cb->w - 2, UIC_DEFAULT, 0);
 	w = cb->w - 12 > 0 ? cb->w - 12 : 0;
 	cellbuf_put(cb, 1, cb->h / 2, '[', UIC_AXIS, 0);
@@ -409,27 +413,50 @@ load_progress(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
+/* Index warnings (stale index rebuilt, cannot write) go to the status
+ * line once the screen is up. */
+static void
+load_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	/* index warnings quote file names: untrusted text */
+	sv_escape(app.msg, sizeof app.msg, msg, strlen(msg));
+}
+
 static int
 load(const struct tui_opts *o)
 {
-	struct snap_load_opts lo = {load_progress, NULL};
+	struct idx_opts io;
 	struct sv_error err;
 	int64_t d;
+	char name[1024]; /* the file name, escaped: it is untrusted text */
 
 	sv_error_clear(&err);
+	sv_escape(name, sizeof name, o->file, strlen(o->file));
+	memset(&io, 0, sizeof io);
+	io.cache_dir = o->cache_dir;
+	io.no_cache = o->no_cache;
+	io.progress = load_progress;
+	io.warn = load_warn;
+	if (!o->no_cache) {
+		io.sections = &replay_idx_section;
+		io.n_sections = 1;
+	}
 	relayout();
 	wtimeout(stdscr, 0);
-	if (snap_load_file(o->file, &lo, &app.snap, &err) != 0) {
+	if (idx_open(o->file, &io, &app.ix, &err) == 0)
+		app.snap = (struct snapshot *)idx_snapshot(app.ix);
+	else {
 		ui_done();
 		if (err.code == SV_ERR_CANCELLED || got_signal) {
-			fprintf(stderr, "snapview: %s: cancelled\n", o->file);
+			fprintf(stderr, "snapview: %s: cancelled\n", name);
 			return got_signal ? 128 + got_signal : 130;
 		}
 		if (err.offset != SV_NO_OFFSET)
-			fprintf(stderr, "snapview: %s: byte %llu: %s\n", o->file,
+			fprintf(stderr, "snapview: %s: byte %llu: %s\n", name,
 			    (unsigned long long)err.offset, err.msg);
 		else
-			fprintf(stderr, "snapview: %s: %s\n", o->file, err.msg);
+			fprintf(stderr, "snapview: %s: %s\n", name, err.msg);
 		return sv_errcode_status(err.code);
 	}
 	app.n_devices = snap_device_count(app.snap);
@@ -437,12 +464,12 @@ load(const struct tui_opts *o)
 	if (d >= app.n_devices && app.n_devices > 0) {
 		ui_done();
 		fprintf(stderr, "snapview: %s: no data for device %lld\n",
-		    o->file, (long long)d);
+		    name, (long long)d);
 		return 1;
 	}
 	if (app_set_device(&app, (uint32_t)d) != 0) {
 		ui_done();
-		fprintf(stderr, "snapview: %s: %s\n", o->file, app.msg);
+		fprintf(stderr, "snapview: %s: %s\n", name, app.msg);
 		return 2;
 	}
 	return 0;
@@ -466,8 +493,11 @@ tui_main(const struct tui_opts *o)
 		return 1;
 	}
 	if (!scripted && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		char name[1024];
+
+		sv_escape(name, sizeof name, o->file, strlen(o->file));
 		fprintf(stderr, "snapview: not a terminal; for a text report "
-		    "use 'snapview stats %s'\n", o->file);
+		    "use 'snapview stats %s'\n", name);
 		return 1;
 	}
 	setlocale(LC_ALL, "");

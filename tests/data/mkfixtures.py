@@ -10,6 +10,7 @@ refused; their .expect holds the error code and a fragment of the message.
 usage: mkfixtures.py [OUTDIR]
 """
 import io
+import json
 import os
 import pickle
 import struct
@@ -212,6 +213,66 @@ def big_ints():
                                 "time_us": -5}]]}
 
 
+# Strings a hostile file could use to drive a terminal (issue 9): SGR,
+# clear screen, OSC 52 (clipboard), OSC 8 (hyperlink), BEL, CR, DEL, C1
+# controls (U+009B is CSI as one code point, U+0085 NEL), a lone surrogate
+# (pickle writes it as the invalid UTF-8 bytes ED B3 BF) and long text.
+HOSTILE = {
+    "sgr": "evil\x1b[31mRED\x1b[0m",
+    "clear": "\x1b[2J\x1b[Hcleared",
+    "osc52": "\x1b]52;c;ZWNobyBwd25lZA==\x07clip",
+    "osc8": "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\",
+    "bel_cr": "ring\x07\x07over\rwrite",
+    "c1": "csi\u009b31mC1\u0085nel\x7fdel",
+    "newline_tab": "two\nlines\tand tab",
+    "invalid": "bad\udcffutf8",
+    "long": "L" * 5000 + "\x1b[31mtail",
+}
+
+
+def hostile_strings():
+    """Every string the program shows, made hostile. The strings also go
+    to hostile_strings.json so tests know what the escaped form must
+    decode to."""
+    h = HOSTILE
+    f1 = frame(h["sgr"], h["osc8"], 1)
+    f2 = frame(h["clear"], h["osc52"], 2)
+    f3 = frame(h["c1"] + h["invalid"], h["bel_cr"], 3)
+    f4 = frame(h["long"], h["newline_tab"], 4)
+    stack = [f1, f2, f3, f4]
+    seg = 0x7f0000000000
+    segments = [{"device": 0, "address": seg, "total_size": 2097152,
+                 "allocated_size": 1024, "active_size": 1024,
+                 "requested_size": 1000, "stream": 0,
+                 "segment_type": "small", "frames": stack,
+                 "blocks": [{"address": seg, "size": 1024,
+                             "requested_size": 1000,
+                             "state": "active_allocated", "frames": stack},
+                            {"address": seg + 1024, "size": 2097152 - 1024,
+                             "requested_size": 0, "state": "inactive",
+                             "frames": []}]}]
+    trace = [
+        {"action": "segment_alloc", "addr": seg, "size": 2097152,
+         "stream": 0, "frames": stack, "time_us": 1000},
+        {"action": "alloc", "addr": seg, "size": 1000, "stream": 0,
+         "frames": stack, "time_us": 1001,
+         "compile_context": h["osc52"], "user_metadata": h["sgr"]},
+        {"action": h["sgr"], "addr": 1, "size": 2, "stream": 0,
+         "time_us": 1002, "compile_context": h["clear"],
+         "user_metadata": h["c1"]},
+    ]
+    return {"segments": segments, "device_traces": [trace],
+            "allocator_settings": {h["osc52"]: h["sgr"],
+                                   "plain": h["c1"] + h["invalid"],
+                                   h["bel_cr"]: {h["clear"]: 1}},
+            "external_annotations": [
+                {"name": h["osc8"], "stage": "START", "device": 0,
+                 "time_us": 1000},
+                {"name": h["bel_cr"], "stage": "END", "device": 0,
+                 "time_us": 1002}],
+            h["clear"]: h["osc8"]}
+
+
 def write(name, obj, protocol=4):
     path = os.path.join(OUT, name + ".pickle")
     with open(path, "wb") as f:
@@ -274,6 +335,11 @@ def main():
     write("two_traces", two_traces())
     write("big_ints", big_ints())
     write("empty_dict_snapshot", {"segments": [], "device_traces": []})
+    with open(os.path.join(OUT, "hostile_strings.pickle"), "wb") as f:
+        pickle.dump(hostile_strings(), f, protocol=4)
+    with open(os.path.join(OUT, "hostile_strings.json"), "w") as f:
+        json.dump(HOSTILE, f, indent=1, sort_keys=True)
+        f.write("\n")
     data, obj = long4_unicode8()
     with open(os.path.join(OUT, "long4.pickle"), "wb") as f:
         f.write(data)

@@ -24,7 +24,7 @@ trap sv_cleanup EXIT INT TERM
 sv_start() {
 	cols=$1 rows=$2; shift 2
 	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
-	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 $SV_BIN $*" || exit 99
+	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 $SV_BIN --no-cache $*" || exit 99
 }
 # sv_start_sh COLS ROWS CMD -- launch a shell command line in the pane
 sv_start_sh() {

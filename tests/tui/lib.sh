@@ -13,7 +13,7 @@ tui_run() {
 	cat > "$SV_WORK/keys.script"
 	(cd "$SV_WORK" && env SNAPVIEW_SCRIPT=keys.script LINES="$2" \
 	    COLUMNS="$1" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm NO_COLOR=1 \
-	    TZ=UTC "$SV_BIN" "$3")
+	    TZ=UTC "$SV_BIN" --no-cache "$3")
 }
 # tui_expect NAME  -- compares $SV_WORK/NAME with the golden
 # tests/tui/NAME; SV_UPDATE_GOLDEN=1 rewrites the golden instead.

@@ -1,0 +1,108 @@
+/*
+ * The "replay" extension section of the index: every device's checkpoints
+ * in one blob. See replay_idx.h for the layout.
+ */
+#include "config.h"
+
+#include "replay/replay_idx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+#define SECTION_NAME "replay"
+
+static void
+put_u64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int
+build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
+    struct sv_error *err)
+{
+	uint32_t d, n = snap_device_count(s);
+	uint8_t *out = NULL;
+	size_t used = 0, cap = 0;
+
+	(void)arg;
+	for (d = 0; d < n; d++) {
+		const struct snap_trace *t = snap_trace_of(s, d);
+		struct replay *r;
+		uint8_t *blob;
+		size_t blen;
+
+		if (t == NULL || t->n == 0)
+			continue;
+		r = replay_new(s, d, err);
+		if (r == NULL) {
+			/* an inconsistent device: no checkpoints for it; the
+			 * commands that need them report the error themselves */
+			sv_error_clear(err);
+			continue;
+		}
+		if (replay_checkpoints_save(r, &blob, &blen) != 0) {
+			replay_free(r);
+			continue;
+		}
+		replay_free(r);
+		out = xgrow(out, &cap, used + 16 + blen, 1);
+		put_u64(out + used, d);
+		put_u64(out + used + 8, blen);
+		memcpy(out + used + 16, blob, blen);
+		used += 16 + blen;
+		free(blob);
+	}
+	*data = out != NULL ? out : xmalloc(1);
+	*len = used;
+	return 0;
+}
+
+const struct idx_section_builder replay_idx_section = {SECTION_NAME, build,
+    NULL};
+
+struct replay *
+replay_from_index(const struct sv_index *ix, uint32_t d, struct sv_error *err)
+{
+	const struct snapshot *s = idx_snapshot(ix);
+	const uint8_t *data;
+	size_t len, off = 0;
+
+	if (idx_section(ix, SECTION_NAME, &data, &len) == 0) {
+		while (len - off >= 16) {
+			uint64_t dev = get_u64(data + off);
+			uint64_t blen = get_u64(data + off + 8);
+			struct replay *r;
+
+			off += 16;
+			if (blen > len - off)
+				break;
+			if (dev == d) {
+				r = replay_new_saved(s, d, data + off,
+				    (size_t)blen, err);
+				if (r != NULL)
+					return r;
+				sv_error_clear(err);
+				break;
+			}
+			off += (size_t)blen;
+		}
+	}
+	return replay_new(s, d, err);
+}

@@ -1,0 +1,22 @@
+#ifndef SNAPVIEW_REPLAY_REPLAY_IDX_H
+#define SNAPVIEW_REPLAY_REPLAY_IDX_H
+/*
+ * Replay checkpoints kept in the index, so a reopen seeks at once with no
+ * backward pass. The index layer stores them as the extension section
+ * "replay" (it knows nothing of replay itself): one record per device with
+ * a trace, {u32 device, u32 pad, u64 length, replay_checkpoints_save()
+ * bytes}, all little-endian.
+ */
+#include "index/idx.h"
+#include "replay/replay.h"
+
+/* The section builder to pass in idx_opts.sections. */
+extern const struct idx_section_builder replay_idx_section;
+
+/* A replay of device d of the index's snapshot: from the saved section
+ * when it is there and valid, else built afresh (the backward pass).
+ * NULL with err set when neither works. */
+struct replay *replay_from_index(const struct sv_index *ix, uint32_t d,
+    struct sv_error *err);
+
+#endif
