@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include "cli/cli.h"
+#include "util/xalloc.h"
 
 int
 main(int argc, char **argv)
 {
+	xalloc_tune();
 	return cli_main(argc, argv);
 }

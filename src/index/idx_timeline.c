@@ -16,7 +16,10 @@
 static uint64_t
 push_elem(struct idx_timeline *tl, size_t *cap, const struct idx_elem *e)
 {
-	XGROW(tl->elems, *cap, tl->n_elems + 1);
+	if (tl->n_elems + 1 > *cap) {
+		XGROW(tl->elems, *cap, tl->n_elems + 1);
+		xalloc_hint_huge(tl->elems, *cap * sizeof *tl->elems);
+	}
 	tl->elems[tl->n_elems] = *e;
 	return tl->n_elems++;
 }
@@ -156,6 +159,10 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	tl->total = xmalloc((tl->n_events + 1) * sizeof *tl->total);
 	tl->reserved = xmalloc((tl->n_events + 1) * sizeof *tl->reserved);
 	delta = xmalloc((tl->n_events + 1) * sizeof *delta);
+	xalloc_hint_huge(tl->ev_elem, (tl->n_events + 1) * sizeof *tl->ev_elem);
+	xalloc_hint_huge(tl->total, (tl->n_events + 1) * sizeof *tl->total);
+	xalloc_hint_huge(tl->reserved, (tl->n_events + 1) * sizeof *tl->reserved);
+	xalloc_hint_huge(delta, (tl->n_events + 1) * sizeof *delta);
 	for (i = 0; i < tl->n_events; i++)
 		tl->ev_elem[i] = UINT64_MAX;
 	u64map_init(&live);

@@ -327,6 +327,7 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 		size_t cap = r->memo_cap;
 
 		r->memo = xgrow(r->memo, &cap, idx + 1, sizeof *r->memo);
+		xalloc_hint_huge(r->memo, cap * sizeof *r->memo);
 		memset(r->memo + r->memo_cap, 0,
 		    (cap - r->memo_cap) * sizeof *r->memo);
 		r->memo_cap = cap;
@@ -675,6 +676,27 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 	for (i = from; i < r->sp; i += 2) {
 		struct pkl_value key = r->stack[i];
 
+		if (!is_cont(&r->stack[i + 1])) {
+			/* pairs whose value is no container: copy the run in
+			 * one go (keys are stored as they are either way) */
+			size_t j = i + 2;
+
+			while (j < r->sp && !is_cont(&r->stack[j + 1]))
+				j += 2;
+			if (pc->n + (j - i) > pc->cap) {
+				pc->cap = pc->n + (j - i) > 2 * pc->cap
+					      ? pc->n + (j - i)
+					      : 2 * pc->cap;
+				pc->items = xreallocarray(pc->items, pc->cap,
+				    sizeof *pc->items);
+			}
+			memcpy(pc->items + pc->n, &r->stack[i],
+			    (j - i) * sizeof *pc->items);
+			pc->n += j - i;
+			pc->count += (j - i) / 2;
+			i = j - 2;
+			continue;
+		}
 		cont_push(pc, &key);
 		if (give(r, pc, pc->cls, &r->stack[below], &key, 0,
 		    &r->stack[i + 1], err) != 0) {
@@ -1083,6 +1105,8 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
     void *ctx, struct pkl_reader **keep, struct sv_error *err)
 {
 	struct pkl_reader *r = xmalloc(sizeof *r);
+	size_t pos = 0;
+	uint64_t ops = 0, next_progress;
 	int rc = -1;
 
 	reader_init(r, buf, len, sink, ctx);
@@ -1098,33 +1122,172 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 		    "not a pickle (first byte 0x%02x)", buf[0]);
 		goto out;
 	}
+	/*
+	 * The hottest opcodes are decoded here with pos/buf/len in locals and
+	 * one bounds check each; anything unusual (a short operand, a full
+	 * stack, a memo slot that is not an id or a string, ...) falls back
+	 * to step() from the opcode's start, which redoes it with every
+	 * check and error message.
+	 */
+	pos = 0;
+	ops = 0;
+	next_progress = r->next_progress;
 	for (;;) {
 		uint8_t op;
+		uint64_t m, idx;
+		struct pkl_value *sv;
 
-		if (r->pos >= r->len) {
-			sv_error_set(err, SV_ERR_FORMAT, r->len,
+		if (__builtin_expect(pos >= len, 0)) {
+			sv_error_set(err, SV_ERR_FORMAT, len,
 			    "truncated: the file ends before STOP");
 			goto out;
 		}
-		r->op_pos = r->pos;
-		op = r->buf[r->pos++];
-		r->st.opcodes++;
-		if (op == PKL_OP_STOP)
+		r->op_pos = pos;
+		op = buf[pos++];
+		ops++;
+		switch (op) {
+		case PKL_OP_BINGET:
+		case PKL_OP_LONG_BINGET:
+			if (op == PKL_OP_BINGET) {
+				if (__builtin_expect(pos >= len, 0))
+					goto slow;
+				idx = buf[pos];
+				pos += 1;
+			} else {
+				if (__builtin_expect(len - pos < 4, 0))
+					goto slow;
+				idx = le(buf + pos, 4);
+				pos += 4;
+			}
+			if (__builtin_expect(idx >= r->memo_cap ||
+			    r->sp == r->stack_cap, 0))
+				goto slow;
+			m = r->memo[idx];
+			sv = &r->stack[r->sp];
+			if ((m & 7) == M_ID) {
+				sv->kind = PKL_ID;
+				sv->cls = (uint8_t)(m >> 3);
+				sv->flags = 0;
+				sv->len = 0;
+				sv->v.id = m >> 32;
+			} else if ((m & 7) == M_STR) {
+				sv->kind = PKL_STR;
+				sv->cls = 0;
+				sv->flags = 0;
+				sv->len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
+				sv->v.off = m >> 24;
+			} else {
+				goto slow;
+			}
+			r->sp++;
 			break;
-		if (step(r, op, err) != 0)
-			goto out;
-		if (r->pos >= r->next_progress) {
-			r->next_progress = r->pos + PROGRESS_STEP;
+		case PKL_OP_MARK:
+			if (__builtin_expect(r->n_marks >= r->marks_cap ||
+			    r->n_marks >= MAX_DEPTH, 0))
+				goto slow;
+			r->marks[r->n_marks++] = r->sp;
+			break;
+		case PKL_OP_SHORT_BINUNICODE:
+			if (__builtin_expect(pos >= len, 0))
+				goto slow;
+			idx = buf[pos];
+			if (__builtin_expect(idx > len - pos - 1 ||
+			    r->sp == r->stack_cap, 0))
+				goto slow;
+			sv = &r->stack[r->sp++];
+			sv->kind = PKL_STR;
+			sv->cls = 0;
+			sv->flags = 0;
+			sv->len = (uint32_t)idx;
+			sv->v.off = pos + 1;
+			pos += 1 + (size_t)idx;
+			break;
+		case PKL_OP_BININT1:
+		case PKL_OP_BININT2:
+		case PKL_OP_BININT:
+			idx = op == PKL_OP_BININT1 ? 1 : op == PKL_OP_BININT2 ? 2 : 4;
+			if (__builtin_expect(len - pos < idx ||
+			    r->sp == r->stack_cap, 0))
+				goto slow;
+			sv = &r->stack[r->sp++];
+			memset(sv, 0, sizeof *sv);
+			sv->kind = PKL_INT;
+			sv->v.u = op == PKL_OP_BININT1 ? buf[pos]
+				  : op == PKL_OP_BININT2
+				      ? le(buf + pos, 2)
+				      : (uint64_t)(int64_t)(int32_t)(uint32_t)le(
+					    buf + pos, 4);
+			pos += (size_t)idx;
+			break;
+		case PKL_OP_LONG1:
+			if (__builtin_expect(pos >= len, 0))
+				goto slow;
+			idx = buf[pos];
+			if (__builtin_expect(idx > len - pos - 1 ||
+			    r->sp == r->stack_cap, 0))
+				goto slow;
+			decode_long(buf + pos + 1, idx, &r->stack[r->sp++]);
+			pos += 1 + (size_t)idx;
+			break;
+		case PKL_OP_NONE:
+		case PKL_OP_NEWTRUE:
+		case PKL_OP_NEWFALSE:
+			if (__builtin_expect(r->sp == r->stack_cap, 0))
+				goto slow;
+			sv = &r->stack[r->sp++];
+			memset(sv, 0, sizeof *sv);
+			sv->kind = op == PKL_OP_NONE ? PKL_NONE : PKL_BOOL;
+			sv->v.u = op == PKL_OP_NEWTRUE;
+			break;
+		case PKL_OP_FRAME:
+			if (__builtin_expect(len - pos < 8, 0))
+				goto slow;
+			pos += 8;
+			break;
+		case PKL_OP_STOP:
+			goto stop;
+		case PKL_OP_MEMOIZE:
+			if (memo_put(r, r->memo_used, err) != 0)
+				goto out;
+			break;
+		case PKL_OP_EMPTY_DICT:
+		case PKL_OP_EMPTY_LIST:
+		case PKL_OP_SETITEMS:
+		case PKL_OP_APPENDS:
+			/* these may call the sink: keep r->pos current */
+			r->pos = pos;
+			if ((op == PKL_OP_EMPTY_DICT
+				    ? push_new_cont(r, PKL_DICT, err)
+				: op == PKL_OP_EMPTY_LIST
+				    ? push_new_cont(r, PKL_LIST, err)
+				: op == PKL_OP_SETITEMS ? op_setitems(r, err)
+							: op_appends(r, 0, err)) != 0)
+				goto out;
+			break;
+		default:
+		slow:
+			pos = (size_t)r->op_pos + 1;
+			r->pos = pos;
+			if (step(r, op, err) != 0)
+				goto out;
+			pos = r->pos;
+			break;
+		}
+		if (__builtin_expect(pos >= next_progress, 0)) {
+			next_progress = pos + PROGRESS_STEP;
 			if (sink->progress != NULL &&
-			    sink->progress(ctx, r->pos) != 0) {
-				sv_error_set(err, SV_ERR_CANCELLED, r->pos,
+			    sink->progress(ctx, pos) != 0) {
+				sv_error_set(err, SV_ERR_CANCELLED, pos,
 				    "cancelled");
 				goto out;
 			}
 		}
 	}
+stop:
+	r->pos = pos;
 	rc = finish(r, err);
 out:
+	r->st.opcodes += ops;
 	if (keep != NULL && rc == 0)
 		*keep = r;
 	else

@@ -142,7 +142,7 @@ struct loader {
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
 };
 
-static uint16_t
+static inline uint16_t
 scache_get(struct scache *c, uint64_t off, int *hit)
 {
 	uint32_t h = (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
@@ -160,19 +160,14 @@ scache_put(struct scache *c, uint64_t off, uint16_t code)
 	c->code[h] = code;
 }
 
-static enum key
-key_of(struct loader *L, const struct pkl_value *k)
+static enum key __attribute__((noinline))
+key_lookup(struct loader *L, const struct pkl_value *k)
 {
 	const char *p;
 	size_t len;
-	int hit, i;
+	int i;
 	uint16_t code;
 
-	if (k == NULL || k->kind != PKL_STR)
-		return K_UNKNOWN;
-	code = scache_get(&L->keys, k->v.off, &hit);
-	if (hit)
-		return (enum key)code;
 	p = pkl_str(L->r, k, &len);
 	code = K_UNKNOWN;
 	for (i = 1; i < K_COUNT; i++)
@@ -182,6 +177,20 @@ key_of(struct loader *L, const struct pkl_value *k)
 		}
 	scache_put(&L->keys, k->v.off, code);
 	return (enum key)code;
+}
+
+static inline enum key
+key_of(struct loader *L, const struct pkl_value *k)
+{
+	int hit;
+	uint16_t code;
+
+	if (k == NULL || k->kind != PKL_STR)
+		return K_UNKNOWN;
+	code = scache_get(&L->keys, k->v.off, &hit);
+	if (__builtin_expect(hit, 1))
+		return (enum key)code;
+	return key_lookup(L, k);
 }
 
 /* ---- scalar helpers ---------------------------------------------------- */

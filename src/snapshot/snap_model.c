@@ -395,6 +395,17 @@ trace_grow(struct snap_trace *t)
 	if (t->user_metadata != NULL)
 		t->user_metadata = xreallocarray(t->user_metadata, ncap, 4);
 	t->cap = ncap;
+	xalloc_hint_huge(t->action, ncap);
+	xalloc_hint_huge(t->addr, ncap * 8);
+	xalloc_hint_huge(t->size, ncap * 8);
+	xalloc_hint_huge(t->stream, ncap * 8);
+	xalloc_hint_huge(t->stack, ncap * 4);
+	if (t->time_us != NULL)
+		xalloc_hint_huge(t->time_us, ncap * 8);
+	if (t->compile_context != NULL)
+		xalloc_hint_huge(t->compile_context, ncap * 4);
+	if (t->user_metadata != NULL)
+		xalloc_hint_huge(t->user_metadata, ncap * 4);
 }
 
 uint64_t
@@ -428,6 +439,7 @@ snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us)
 		uint64_t k;
 
 		t->time_us = xreallocarray(NULL, t->cap, 8);
+		xalloc_hint_huge(t->time_us, t->cap * 8);
 		for (k = 0; k < t->n; k++)
 			t->time_us[k] = SNAP_NO_TIME;
 	}
@@ -437,8 +449,10 @@ snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us)
 static uint32_t *
 ensure_u32_column(uint32_t *col, const struct snap_trace *t)
 {
-	if (col == NULL)
+	if (col == NULL) {
 		col = xcalloc(t->cap, sizeof *col);
+		xalloc_hint_huge(col, t->cap * sizeof *col);
+	}
 	return col;
 }
 

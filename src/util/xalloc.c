@@ -10,6 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 static void (*fatal_hook)(void);
 
@@ -108,4 +115,33 @@ xgrow(void *p, size_t *cap, size_t need, size_t elem)
 	p = xreallocarray(p, ncap, elem);
 	*cap = ncap;
 	return p;
+}
+
+void
+xalloc_hint_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	uintptr_t pg = 4096, a, b;
+
+	if (p == NULL || bytes < (4u << 20))
+		return;
+	/* the whole pages it touches: a big block is a mapping of its own
+	 * (xalloc_tune), and advising part of it would split the mapping
+	 * in two, which makes realloc's mremap fail and copy instead */
+	a = (uintptr_t)p & ~(pg - 1);
+	b = ((uintptr_t)p + bytes + pg - 1) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
+void
+xalloc_tune(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+	(void)mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 }

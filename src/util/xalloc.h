@@ -25,6 +25,23 @@ void xalloc_set_fatal_hook(void (*hook)(void));
  */
 void *xgrow(void *p, size_t *cap, size_t need, size_t elem);
 
+/*
+ * Hint that a large array (bytes long at p) will be filled front to back:
+ * on Linux it asks for transparent huge pages, so filling it costs one
+ * page fault per 2 MiB instead of per 4 KiB. Small arrays are left alone;
+ * a no-op where unsupported. Call again after the array grows or moves.
+ */
+void xalloc_hint_huge(void *p, size_t bytes);
+
+/*
+ * Process-wide malloc tuning for big, growing arrays, called once from
+ * main(): a fixed mmap threshold, so arrays of a few hundred KiB and up
+ * are mappings of their own and growing them (realloc) moves page tables
+ * (mremap) instead of copying and faulting in every page again. glibc
+ * otherwise raises the threshold to 32 MiB after the first big free.
+ */
+void xalloc_tune(void);
+
 #define XGROW(arr, cap, need) ((arr) = xgrow((arr), &(cap), (need), sizeof *(arr)))
 
 #endif
