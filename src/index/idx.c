@@ -1796,7 +1796,7 @@ idx_open(const char *path, const struct idx_opts *opts,
 	const struct idx_opts *o = opts;
 	struct src_key key;
 	char *cand[2] = {NULL, NULL}, why[256];
-	int usable[2] = {1, 1}, n = 0, i, r;
+	int usable[2] = {1, 1}, n = 0, i, r, failed;
 	struct sv_error e2;
 
 	*out = NULL;
@@ -1856,24 +1856,35 @@ idx_open(const char *path, const struct idx_opts *opts,
 			usable[i] = 0;
 		}
 
-	/* Build into the first location that takes a file. */
+	/* Build into the first location that takes a file. A location that
+	 * fails is told about once: on its own line when a later one takes
+	 * the index, else in the one "working in memory" line. */
+	failed = -1;
 	for (i = 0; i < n; i++) {
 		if (!usable[i])
 			continue;
 		mkdir_parents(cand[i]);
 		sv_error_clear(&e2);
 		r = build_file(path, cand[i], &key, o, out, &e2);
-		if (r == 0)
+		if (r == 0) {
+			if (failed >= 0)
+				warnf(o, "%s: cannot write the index (%s)",
+				    cand[failed], why);
 			goto done;
+		}
 		if (e2.code != SV_ERR_IO) {
 			/* bad input or cancelled: no point elsewhere */
 			*err = e2;
 			goto done;
 		}
 		snprintf(why, sizeof why, "%s", e2.msg);
-		warnf(o, "%s: cannot write the index (%s)", cand[i], why);
+		failed = i;
 	}
-	warnf(o, "%s: no index written; working in memory", path);
+	if (failed >= 0)
+		warnf(o, "%s: cannot write the index (%s); working in memory",
+		    cand[failed], why);
+	else
+		warnf(o, "%s: no index written; working in memory", path);
 	r = build_memory(path, o, out, err);
 done:
 	free(cand[0]);
