@@ -56,6 +56,7 @@ static char src[N_FIX][300];
 static char cache[300];
 static char *ipath[N_FIX];
 static uint64_t src_hash[N_FIX];
+static volatile uint64_t sink; /* keeps walk() from being optimised out */
 
 static void
 cleanup(void)
@@ -63,6 +64,7 @@ cleanup(void)
 	int i;
 	char cmd[400];
 
+	(void)sink;
 	for (i = 0; i < N_FIX; i++)
 		free(ipath[i]);
 	if (dir[0] != '\0') {
@@ -376,7 +378,6 @@ open_one(int k, const uint8_t *d, size_t n)
 	struct idx_opts o;
 	struct sv_index *ix = NULL;
 	struct sv_error err;
-	static volatile uint64_t sink;
 
 	put(ipath[k], d, n);
 	opts(&o);
