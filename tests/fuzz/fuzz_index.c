@@ -238,6 +238,8 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 	hlen = rd64(d + IDX_OFF_HEADER_LEN);
 	if (hoff < IDX_PRELUDE_LEN || hoff > n || hlen > n - hoff)
 		return NULL;
+	if (idx_mp_bounded(d + hoff, hlen) != 0)
+		return NULL;
 	msgpack_unpacked_init(&res);
 	if (msgpack_unpack_next(&res, (const char *)d + hoff, hlen, &off) !=
 	    MSGPACK_UNPACK_SUCCESS) {
