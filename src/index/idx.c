@@ -178,6 +178,89 @@ read_full(int fd, uint8_t *buf, size_t n, uint64_t off)
 	return 0;
 }
 
+/* See idx_format.h. */
+static uint64_t
+be_n(const uint8_t *p, unsigned w)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < w; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int
+idx_mp_bounded(const uint8_t *p, size_t len)
+{
+	uint64_t pending = 1, pos = 0, n, skip;
+	unsigned b, w;
+
+	while (pending > 0) {
+		if (pos >= len)
+			return -1;
+		b = p[pos++];
+		pending--;
+		n = 0;
+		skip = 0;
+		w = 0;
+		if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 ||
+		    b == 0xc3)
+			continue;
+		if (b >= 0x80 && b <= 0x8f)
+			n = 2 * (uint64_t)(b & 0x0f);
+		else if (b >= 0x90 && b <= 0x9f)
+			n = b & 0x0f;
+		else if (b >= 0xa0 && b <= 0xbf)
+			skip = b & 0x1f;
+		else
+			switch (b) {
+			case 0xc4: case 0xd9: w = 1; break; /* bin8, str8 */
+			case 0xc5: case 0xda: w = 2; break;
+			case 0xc6: case 0xdb: w = 4; break;
+			case 0xc7: w = 1; skip = 1; break;  /* ext: + type */
+			case 0xc8: w = 2; skip = 1; break;
+			case 0xc9: w = 4; skip = 1; break;
+			case 0xca: skip = 4; break;
+			case 0xcb: skip = 8; break;
+			case 0xcc: case 0xd0: skip = 1; break;
+			case 0xcd: case 0xd1: skip = 2; break;
+			case 0xce: case 0xd2: skip = 4; break;
+			case 0xcf: case 0xd3: skip = 8; break;
+			case 0xd4: skip = 2; break;
+			case 0xd5: skip = 3; break;
+			case 0xd6: skip = 5; break;
+			case 0xd7: skip = 9; break;
+			case 0xd8: skip = 17; break;
+			case 0xdc: case 0xdd: case 0xde: case 0xdf:
+				w = b == 0xdc || b == 0xde ? 2 : 4;
+				if (w > len - pos)
+					return -1;
+				n = be_n(p + pos, w);
+				if (b >= 0xde)
+					n *= 2;
+				pos += w;
+				w = 0;
+				break;
+			default:
+				return -1; /* 0xc1 */
+			}
+		if (w > 0) {
+			if (w > len - pos)
+				return -1;
+			skip += be_n(p + pos, w);
+			pos += w;
+		}
+		if (skip > len - pos)
+			return -1;
+		pos += skip;
+		if (n > len - pos || pending + n > len - pos)
+			return -1;
+		pending += n;
+	}
+	return 0;
+}
+
 /* Source key of an open snapshot: size, mtime, XXH3 of its two ends. */
 static int
 source_key(const char *path, struct src_key *k, struct sv_error *err)
@@ -961,7 +1044,8 @@ map_index(int fd, const struct src_key *key, int quick, struct sv_index **out,
 	ix->file_size = size;
 
 	msgpack_unpacked_init(&res);
-	if (msgpack_unpack_next(&res, (const char *)map + hoff, hlen, &moff) !=
+	if (idx_mp_bounded(map + hoff, hlen) != 0 ||
+	    msgpack_unpack_next(&res, (const char *)map + hoff, hlen, &moff) !=
 	    MSGPACK_UNPACK_SUCCESS || moff != hlen) {
 		snprintf(why, wl, "bad header");
 		goto fail;
@@ -1796,7 +1880,7 @@ idx_open(const char *path, const struct idx_opts *opts,
 	const struct idx_opts *o = opts;
 	struct src_key key;
 	char *cand[2] = {NULL, NULL}, why[256];
-	int usable[2] = {1, 1}, n = 0, i, r;
+	int usable[2] = {1, 1}, n = 0, i, r, failed;
 	struct sv_error e2;
 
 	*out = NULL;
@@ -1856,24 +1940,35 @@ idx_open(const char *path, const struct idx_opts *opts,
 			usable[i] = 0;
 		}
 
-	/* Build into the first location that takes a file. */
+	/* Build into the first location that takes a file. A location that
+	 * fails is told about once: on its own line when a later one takes
+	 * the index, else in the one "working in memory" line. */
+	failed = -1;
 	for (i = 0; i < n; i++) {
 		if (!usable[i])
 			continue;
 		mkdir_parents(cand[i]);
 		sv_error_clear(&e2);
 		r = build_file(path, cand[i], &key, o, out, &e2);
-		if (r == 0)
+		if (r == 0) {
+			if (failed >= 0)
+				warnf(o, "%s: cannot write the index (%s)",
+				    cand[failed], why);
 			goto done;
+		}
 		if (e2.code != SV_ERR_IO) {
 			/* bad input or cancelled: no point elsewhere */
 			*err = e2;
 			goto done;
 		}
 		snprintf(why, sizeof why, "%s", e2.msg);
-		warnf(o, "%s: cannot write the index (%s)", cand[i], why);
+		failed = i;
 	}
-	warnf(o, "%s: no index written; working in memory", path);
+	if (failed >= 0)
+		warnf(o, "%s: cannot write the index (%s); working in memory",
+		    cand[failed], why);
+	else
+		warnf(o, "%s: no index written; working in memory", path);
 	r = build_memory(path, o, out, err);
 done:
 	free(cand[0]);

@@ -84,4 +84,11 @@
 #define IDX_TMP_INFIX ".tmp."
 #define IDX_CACHE_SUBDIR "snapview"
 
+/* 0 when the msgpack bytes [p, p + len) hold one object whose every
+ * array and map count fits in the bytes left (each item takes at least one
+ * byte), so unpacking it allocates O(len); -1 otherwise. msgpack-c
+ * allocates a container's items before reading them, so a 5-byte map32
+ * header claiming 2^32 entries would ask for 128 GiB. (idx.c) */
+int idx_mp_bounded(const uint8_t *p, size_t len);
+
 #endif

@@ -1,0 +1,428 @@
+/*
+ * Fuzz target: the index reader (src/index/idx.c). The input is the bytes
+ * of an index file for one of three fixed small snapshots
+ * (tests/data/fixtures/), written where idx_open() looks for it (under a
+ * private --cache-dir), then opened; the resulting snapshot, timelines
+ * and level-of-detail pyramid are walked the way the commands and the TUI
+ * read them. A rejected index is rebuilt, which is fine; any crash,
+ * sanitizer report or leak is a finding.
+ *
+ * The fixture is the one whose source hash the input names (the header
+ * holds it as a msgpack u64), else the first. The source key's mtime is
+ * pinned, so the seeds (built by this program, see below) stay valid.
+ *
+ * Every section and the header carry an XXH3 hash, so nearly every
+ * mutation would be refused by a hash check. When the header still parses
+ * as msgpack, the harness recomputes the section hashes in its TOC, the
+ * header hash and the prelude hash (in a copy), so that mutations reach
+ * the decoders and the model/timeline views behind them. An input whose
+ * header does not parse is opened as it is.
+ *
+ * SNAPVIEW_FUZZ_INDEX_SEEDS=DIR: write the index of each fixture to
+ * DIR/seed-N (how tests/fuzz/corpus/index/ was seeded).
+ * SNAPVIEW_FUZZ_INDEX_VERBOSE: say per input whether it was reused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <msgpack.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "fuzz.h"
+#include "index/idx.h"
+#include "index/idx_format.h"
+#include "index/idx_lod.h"
+#include "index/idx_timeline.h"
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+#define N_FIX 3
+#define MAX_DEVICES 8
+#define PINNED_MTIME 1000000000 /* 2001-09-09 */
+
+static const char *const fixtures[N_FIX] = {
+	"newest.pickle", "small_p4.pickle", "two_traces.pickle",
+};
+
+static char dir[256];
+static char src[N_FIX][300];
+static char cache[300];
+static char *ipath[N_FIX];
+static uint64_t src_hash[N_FIX];
+static volatile uint64_t sink; /* keeps walk() from being optimised out */
+
+static void
+cleanup(void)
+{
+	int i;
+	char cmd[400];
+
+	(void)sink;
+	for (i = 0; i < N_FIX; i++)
+		free(ipath[i]);
+	if (dir[0] != '\0') {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "fuzz_index: cannot remove %s\n", dir);
+	}
+}
+
+static uint8_t *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b;
+	long n;
+
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0) {
+		fprintf(stderr, "fuzz_index: %s: %s\n", path, strerror(errno));
+		abort();
+	}
+	b = malloc((size_t)n + 1);
+	if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n)
+		abort();
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+static void
+put(const char *path, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL || (n > 0 && fwrite(b, 1, n, f) != n) || fclose(f) != 0)
+		abort();
+}
+
+static void
+quiet(void *ctx, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+static void
+opts(struct idx_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->cache_dir = cache;
+	o->warn = quiet;
+}
+
+static void
+setup(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct timespec ts[2];
+	struct sv_error err;
+	int i;
+
+	snprintf(dir, sizeof dir, "%s/fuzz_index.XXXXXX",
+	    tmp != NULL ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		abort();
+	atexit(cleanup);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	if (mkdir(cache, 0700) != 0)
+		abort();
+	ts[0].tv_sec = ts[1].tv_sec = PINNED_MTIME;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	for (i = 0; i < N_FIX; i++) {
+		char from[1024];
+		uint8_t *b;
+		size_t n;
+
+		snprintf(from, sizeof from, "%s/tests/data/fixtures/%s",
+		    TOP_SRCDIR, fixtures[i]);
+		b = slurp(from, &n);
+		snprintf(src[i], sizeof src[i], "%s/%s", dir, fixtures[i]);
+		put(src[i], b, n);
+		if (utimensat(AT_FDCWD, src[i], ts, 0) != 0)
+			abort();
+		src_hash[i] = XXH3_64bits(b, n);
+		free(b);
+		if (idx_path_cache(src[i], cache, &ipath[i], &err) != 0)
+			abort();
+	}
+}
+
+static void
+write_seeds(const char *out)
+{
+	int i;
+
+	for (i = 0; i < N_FIX; i++) {
+		struct idx_opts o;
+		struct sv_index *ix;
+		struct sv_error err;
+		char to[1024];
+		uint8_t *b;
+		size_t n;
+
+		opts(&o);
+		o.force_rebuild = 1;
+		if (idx_open(src[i], &o, &ix, &err) != 0) {
+			fprintf(stderr, "fuzz_index: %s: %s\n", src[i], err.msg);
+			abort();
+		}
+		idx_close(ix);
+		b = slurp(ipath[i], &n);
+		snprintf(to, sizeof to, "%s/seed-%d", out, i);
+		put(to, b, n);
+		free(b);
+	}
+}
+
+static uint64_t
+rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void
+wr64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* The fixture whose source hash the input holds as a msgpack u64. */
+static int
+pick_fixture(const uint8_t *d, size_t n)
+{
+	int i;
+	size_t j;
+
+	for (i = 0; i < N_FIX; i++) {
+		uint8_t pat[9];
+		int k;
+
+		pat[0] = 0xcf;
+		for (k = 0; k < 8; k++)
+			pat[1 + k] = (uint8_t)(src_hash[i] >> (56 - 8 * k));
+		for (j = 0; j + sizeof pat <= n; j++)
+			if (d[j] == 0xcf && memcmp(d + j, pat, sizeof pat) == 0)
+				return i;
+	}
+	return 0;
+}
+
+/* A copy of d with the TOC, header and prelude hashes made right, or NULL
+ * when the header cannot be found or parsed. */
+static uint8_t *
+fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
+{
+	uint64_t hoff, hlen;
+	msgpack_unpacked res;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	const msgpack_object *root, *toc = NULL;
+	uint8_t *out = NULL;
+	size_t off = 0;
+	uint32_t i;
+
+	if (n < IDX_PRELUDE_LEN)
+		return NULL;
+	hoff = rd64(d + IDX_OFF_HEADER_OFF);
+	hlen = rd64(d + IDX_OFF_HEADER_LEN);
+	if (hoff < IDX_PRELUDE_LEN || hoff > n || hlen > n - hoff)
+		return NULL;
+	if (idx_mp_bounded(d + hoff, hlen) != 0)
+		return NULL;
+	msgpack_unpacked_init(&res);
+	if (msgpack_unpack_next(&res, (const char *)d + hoff, hlen, &off) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		msgpack_unpacked_destroy(&res);
+		return NULL;
+	}
+	root = &res.data;
+	if (root->type == MSGPACK_OBJECT_MAP)
+		for (i = 0; i < root->via.map.size; i++) {
+			const msgpack_object_kv *kv = &root->via.map.ptr[i];
+
+			if (kv->key.type == MSGPACK_OBJECT_STR &&
+			    kv->key.via.str.size == 3 &&
+			    memcmp(kv->key.via.str.ptr, "toc", 3) == 0 &&
+			    kv->val.type == MSGPACK_OBJECT_ARRAY)
+				toc = &kv->val;
+		}
+	for (i = 0; toc != NULL && i < toc->via.array.size; i++) {
+		msgpack_object *e = &toc->via.array.ptr[i];
+		uint64_t so, sl;
+
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < 6 ||
+		    e->via.array.ptr[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[5].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			continue;
+		so = e->via.array.ptr[1].via.u64;
+		sl = e->via.array.ptr[2].via.u64;
+		if (so > n || sl > n - so)
+			continue;
+		e->via.array.ptr[5].via.u64 = XXH3_64bits(d + so, sl);
+	}
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_object(&pk, *root);
+	msgpack_unpacked_destroy(&res);
+	/* the header is rewritten in place when it fits, else appended */
+	*out_n = sb.size <= hlen ? n : (size_t)hoff + sb.size;
+	if (*out_n < n)
+		*out_n = n;
+	out = malloc(*out_n);
+	if (out == NULL)
+		abort();
+	memcpy(out, d, n);
+	memcpy(out + hoff, sb.data, sb.size);
+	wr64(out + IDX_OFF_HEADER_LEN, sb.size);
+	wr64(out + IDX_OFF_HEADER_HASH, XXH3_64bits(sb.data, sb.size));
+	wr64(out + 40, XXH3_64bits(out, 40));
+	msgpack_sbuffer_destroy(&sb);
+	return out;
+}
+
+/* Reads everything a command or the TUI reads. */
+static uint64_t
+walk(const struct sv_index *ix)
+{
+	const struct snapshot *s = idx_snapshot(ix);
+	uint64_t acc = 0, j;
+	uint32_t d, i, nd, nf;
+
+	for (i = 0; i < s->strs.n; i++)
+		acc += strlen(snap_str(s, i));
+	for (i = 0; i < s->n_frames; i++)
+		acc += strlen(snap_str(s, s->frames[i].name)) +
+		    strlen(snap_str(s, s->frames[i].filename));
+	for (i = 0; i < s->n_stacks; i++) {
+		const uint32_t *f = snap_stack(s, i, &nf);
+		uint32_t k;
+
+		for (k = 0; k < nf; k++)
+			acc += f[k] < s->n_frames ? s->frames[f[k]].line : 0;
+	}
+	for (i = 0; i < s->n_segments; i++) {
+		const struct snap_segment *g = &s->segments[i];
+
+		if (g->first_block <= s->n_blocks &&
+		    g->n_blocks <= s->n_blocks - g->first_block)
+			for (j = 0; j < g->n_blocks; j++)
+				acc += s->blocks[g->first_block + j].size;
+	}
+	for (i = 0; i < s->n_annotations; i++)
+		acc += strlen(snap_str(s, s->annotations[i].name));
+	for (i = 0; i < s->n_settings; i++)
+		acc += strlen(snap_str(s, s->settings[i].key)) +
+		    strlen(snap_str(s, s->settings[i].value));
+	nd = snap_device_count(s);
+	if (nd > MAX_DEVICES)
+		nd = MAX_DEVICES;
+	for (d = 0; d < nd; d++) {
+		const struct snap_trace *t = snap_trace_of(s, d);
+		const struct idx_timeline *tl = idx_timeline(ix, d);
+		const struct idx_lod *lod = idx_lod(ix, d);
+		struct idx_lod_bucket b, cols[7];
+
+		if (t != NULL)
+			for (j = 0; j < t->n; j++) {
+				acc += t->action[j] + t->addr[j] + t->size[j] +
+				    t->stream[j];
+				(void)snap_stack(s, t->stack[j], &nf);
+				acc += nf;
+				if (t->time_us != NULL)
+					acc += (uint64_t)t->time_us[j];
+				if (t->compile_context != NULL)
+					acc += strlen(snap_str(s,
+					    t->compile_context[j]));
+				if (t->user_metadata != NULL)
+					acc += strlen(snap_str(s,
+					    t->user_metadata[j]));
+			}
+		if (tl == NULL || lod == NULL)
+			continue;
+		for (j = 0; j < tl->n_elems; j++) {
+			acc += tl->elems[j].size + tl->elems[j].addr;
+			(void)snap_stack(s, tl->elems[j].stack, &nf);
+		}
+		for (j = 0; j < tl->n_events; j++)
+			acc += tl->total[j] + tl->reserved[j] +
+			    (tl->ev_elem[j] < tl->n_elems ?
+				    tl->elems[tl->ev_elem[j]].size : 0);
+		idx_lod_range(lod, tl, 0, tl->n_events, &b);
+		acc += b.max_total;
+		idx_lod_range(lod, tl, tl->n_events / 3,
+		    tl->n_events - tl->n_events / 4, &b);
+		acc += b.min_total;
+		if (tl->n_events > 0) {
+			idx_lod_columns(lod, tl, 0, tl->n_events, 7, cols);
+			acc += cols[6].max_reserved;
+		}
+	}
+	(void)snap_format_label(s);
+	(void)snap_default_device(s);
+	return acc;
+}
+
+static void
+open_one(int k, const uint8_t *d, size_t n)
+{
+	struct idx_opts o;
+	struct sv_index *ix = NULL;
+	struct sv_error err;
+
+	put(ipath[k], d, n);
+	opts(&o);
+	sv_error_clear(&err);
+	if (idx_open(src[k], &o, &ix, &err) != 0) {
+		/* the fixture is good: it must open, rebuilt if need be */
+		fprintf(stderr, "fuzz_index: %s: %s\n", src[k], err.msg);
+		abort();
+	}
+	sink += walk(ix);
+	if (getenv("SNAPVIEW_FUZZ_INDEX_VERBOSE") != NULL) {
+		struct idx_info info;
+
+		idx_get_info(ix, &info);
+		fprintf(stderr, "fuzz_index: fixture %d: %s\n", k,
+		    info.built ? "rebuilt" : "reused");
+	}
+	idx_close(ix);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int ready;
+	uint8_t *fixed;
+	size_t fixed_n;
+	int k;
+
+	if (!ready) {
+		const char *seeds = getenv("SNAPVIEW_FUZZ_INDEX_SEEDS");
+
+		setup();
+		ready = 1;
+		if (seeds != NULL)
+			write_seeds(seeds);
+	}
+	k = pick_fixture(data, size);
+	fixed = fix_hashes(data, size, &fixed_n);
+	if (fixed != NULL) {
+		open_one(k, fixed, fixed_n);
+		free(fixed);
+	} else {
+		open_one(k, data, size);
+	}
+	return 0;
+}
