@@ -259,7 +259,7 @@ cmd_frag(const struct cli_opts *o)
 			r = cli_report(o->file, &err);
 			break;
 		}
-		rp = replay_new(in.snap, d, &err);
+		rp = cli_replay(&in, d, &err);
 		if (rp == NULL || an_frag(in.snap, itl, rp, &sites,
 				      o->has_at ? o->at : -2, &f, &err) != 0) {
 			r = cli_report(o->file, &err);

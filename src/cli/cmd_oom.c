@@ -145,7 +145,7 @@ cmd_oom(const struct cli_opts *o)
 			r = cli_report(o->file, &err);
 			break;
 		}
-		rp = replay_new(in.snap, d, &err);
+		rp = cli_replay(&in, d, &err);
 		if (rp == NULL || an_oom(in.snap, itl, rp, &sites, &oo,
 				      &err) != 0) {
 			r = cli_report(o->file, &err);
