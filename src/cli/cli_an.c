@@ -158,3 +158,29 @@ cli_an_timeline(const struct cli_input *in, uint32_t d,
 		return NULL;
 	return own;
 }
+
+uint64_t
+cli_an_limit(const struct cli_opts *o)
+{
+	if (o->limit > 0)
+		return (uint64_t)o->limit;
+	return o->json ? UINT64_MAX : 10;
+}
+
+void
+cli_an_json_begin(struct json *j, const char *file)
+{
+	json_init(j, stdout, 1);
+	json_obj_begin(j);
+	json_kv_str(j, "file", file);
+	json_key(j, "devices");
+	json_arr_begin(j);
+}
+
+void
+cli_an_json_end(struct json *j)
+{
+	json_arr_end(j);
+	json_obj_end(j);
+	json_end(j);
+}

@@ -15,6 +15,13 @@
 
 /* Devices to report: --device if given, else every device with a trace
  * event or a segment. Returns 1 when d is to be reported. */
+/* Rows to print: --limit, else 10 in text and all in JSON. */
+uint64_t cli_an_limit(const struct cli_opts *o);
+/* Opens the per-device report {"file": FILE, "devices": [ ... and closes
+ * it again: every analysis command's JSON has this shape. */
+void cli_an_json_begin(struct json *j, const char *file);
+void cli_an_json_end(struct json *j);
+
 int cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d);
 
 /* Resolves --device for an analysis command: -1 = all devices with data;

@@ -227,8 +227,7 @@ cmd_frag(const struct cli_opts *o)
 	struct json j;
 	uint32_t d, n_dev;
 	int64_t only;
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
-				      : (o->json ? UINT64_MAX : 10);
+	uint64_t limit = cli_an_limit(o);
 	int r = cli_open(o, o->file, &in), first = 1;
 
 	if (r != 0)
@@ -239,13 +238,8 @@ cmd_frag(const struct cli_opts *o)
 		return r ? r : CLI_EXIT_USAGE;
 	}
 	n_dev = snap_device_count(in.snap);
-	if (o->json) {
-		json_init(&j, stdout, 1);
-		json_obj_begin(&j);
-		json_kv_str(&j, "file", o->file);
-		json_key(&j, "devices");
-		json_arr_begin(&j);
-	}
+	if (o->json)
+		cli_an_json_begin(&j, o->file);
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
 		const struct idx_timeline *itl;
@@ -279,11 +273,8 @@ cmd_frag(const struct cli_opts *o)
 		replay_free(rp);
 		idx_timeline_destroy(&tl);
 	}
-	if (o->json) {
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
-	}
+	if (o->json)
+		cli_an_json_end(&j);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

@@ -112,8 +112,7 @@ cmd_oom(const struct cli_opts *o)
 	struct json j;
 	uint32_t d, n_dev;
 	int64_t only;
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
-				      : (o->json ? UINT64_MAX : 10);
+	uint64_t limit = cli_an_limit(o);
 	uint64_t total = 0, i;
 	int r = cli_open(o, o->file, &in);
 
@@ -125,13 +124,8 @@ cmd_oom(const struct cli_opts *o)
 		return r ? r : CLI_EXIT_USAGE;
 	}
 	n_dev = snap_device_count(in.snap);
-	if (o->json) {
-		json_init(&j, stdout, 1);
-		json_obj_begin(&j);
-		json_kv_str(&j, "file", o->file);
-		json_key(&j, "devices");
-		json_arr_begin(&j);
-	}
+	if (o->json)
+		cli_an_json_begin(&j, o->file);
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline tl;
 		const struct idx_timeline *itl;
