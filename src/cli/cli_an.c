@@ -184,3 +184,19 @@ cli_an_json_end(struct json *j)
 	json_obj_end(j);
 	json_end(j);
 }
+
+int
+cli_an_open(const struct cli_opts *o, const struct cli_opts *site_opts,
+    struct cli_input *in, struct an_sites *sites, int64_t *only)
+{
+	int r = cli_open(o, o->file, in);
+
+	if (r != 0)
+		return r;
+	if ((*only = cli_an_only(o, in->snap)) == -2 ||
+	    (r = cli_an_sites(site_opts, in->snap, sites, 1)) != 0) {
+		cli_close(in);
+		return r ? r : CLI_EXIT_USAGE;
+	}
+	return 0;
+}

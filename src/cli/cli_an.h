@@ -15,6 +15,12 @@
 
 /* Devices to report: --device if given, else every device with a trace
  * event or a segment. Returns 1 when d is to be reported. */
+/* Opens o->file, resolves --device into *only and builds the call-site
+ * table from site_opts (--frames, --site-regex). Returns 0, or the exit
+ * status with everything closed and the reason printed. */
+int cli_an_open(const struct cli_opts *o, const struct cli_opts *site_opts,
+    struct cli_input *in, struct an_sites *sites, int64_t *only);
+
 /* Rows to print: --limit, else 10 in text and all in JSON. */
 uint64_t cli_an_limit(const struct cli_opts *o);
 /* Opens the per-device report {"file": FILE, "devices": [ ... and closes

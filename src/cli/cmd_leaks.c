@@ -153,15 +153,10 @@ cmd_leaks(const struct cli_opts *o)
 	uint32_t d, n_dev;
 	int64_t only;
 	uint64_t limit = cli_an_limit(o);
-	int r = cli_open(o, o->file, &in), first = 1;
+	int r, first = 1;
 
-	if (r != 0)
+	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
-	if ((only = cli_an_only(o, in.snap)) == -2 ||
-	    (r = cli_an_sites(o, in.snap, &sites, 1)) != 0) {
-		cli_close(&in);
-		return r ? r : CLI_EXIT_USAGE;
-	}
 	n_dev = snap_device_count(in.snap);
 	if (o->json)
 		cli_an_json_begin(&j, o->file);

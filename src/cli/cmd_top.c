@@ -71,16 +71,11 @@ cmd_top(const struct cli_opts *o)
 	int64_t only;
 	uint64_t limit = cli_an_limit(o);
 	uint32_t depth = o->frames > 0 ? (uint32_t)o->frames : 3;
-	int r = cli_open(o, o->file, &in), first = 1;
+	int r, first = 1;
 
-	if (r != 0)
-		return r;
 	so.frames = 1; /* --frames is the tree depth here */
-	if ((only = cli_an_only(o, in.snap)) == -2 ||
-	    (r = cli_an_sites(&so, in.snap, &sites, 1)) != 0) {
-		cli_close(&in);
-		return r ? r : CLI_EXIT_USAGE;
-	}
+	if ((r = cli_an_open(o, &so, &in, &sites, &only)) != 0)
+		return r;
 	n_dev = snap_device_count(in.snap);
 	if (o->json)
 		cli_an_json_begin(&j, o->file);
