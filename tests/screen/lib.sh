@@ -34,7 +34,7 @@ sv_start_sh() {
 }
 # sv_wait TEXT [TENTHS]  -- poll the screen until TEXT appears (no fixed sleeps)
 sv_wait() {
-	n=${2:-100}
+	n=${2:-300}
 	while [ "$n" -gt 0 ]; do
 		$SV_TMUX capture-pane -p -t t | grep -qF -- "$1" && return 0
 		sleep 0.1; n=$((n - 1))
@@ -51,6 +51,13 @@ sv_screen() { $SV_TMUX capture-pane -p -t t | sed 's/[[:space:]]*$//'; }
 # SV_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
 sv_expect() {
 	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then sv_screen > "$1"; return 0; fi
-	sv_screen > "$TMUX_TMPDIR/${1##*/}.actual"
+	# the terminal may still be mid-draw when the awaited text shows:
+	# poll until the screen matches, and show the difference if it never does
+	n=100
+	while [ "$n" -gt 0 ]; do
+		sv_screen > "$TMUX_TMPDIR/${1##*/}.actual"
+		cmp -s "$1" "$TMUX_TMPDIR/${1##*/}.actual" && return 0
+		sleep 0.1; n=$((n - 1))
+	done
 	diff -u "$1" "$TMUX_TMPDIR/${1##*/}.actual"
 }
