@@ -18,6 +18,7 @@ that the trace replays to the final segments (§14).
 import argparse
 import bisect
 import collections
+import functools
 import io
 import json
 import os
@@ -120,37 +121,94 @@ class Segment:
         self.page = page
 
 
+ADDR_BITS = 48                  # device addresses and sizes stay below 2**48
+ADDR_MASK = (1 << ADDR_BITS) - 1
+SORTED_LOAD = 512
+
+
 class Pool:
-    """A BlockPool: free blocks ordered by (stream, size, address) (§13.2)."""
+    """A BlockPool: free blocks ordered by (stream, size, address) (§13.2).
+
+    Per stream, the keys size << ADDR_BITS | address are kept sorted as a
+    list of short sorted runs (at most 2 * SORTED_LOAD each) plus the list
+    of the runs' maxima: insert, remove and lower bound cost O(log n +
+    SORTED_LOAD) however many free blocks pile up (one flat sorted list
+    costs an O(n) memmove per insert or remove, which made long runs of
+    the leak scenario slow down as its live set grew)."""
 
     def __init__(self, kind, pool_id):
         self.kind = kind
         self.pool_id = pool_id
-        self.keys = []
-        self.blocks = {}
+        self.streams = {}        # stream -> (runs, maxima)
+        self.blocks = {}         # address -> Block
 
     def insert(self, b):
-        bisect.insort(self.keys, (b.stream, b.size, b.addr))
+        k = b.size << ADDR_BITS | b.addr
         self.blocks[b.addr] = b
+        st = self.streams.get(b.stream)
+        if st is None:
+            self.streams[b.stream] = ([[k]], [k])
+            return
+        runs, maxes = st
+        i = bisect.bisect_left(maxes, k)
+        if i == len(maxes):
+            if not maxes:
+                runs.append([k])
+                maxes.append(k)
+                return
+            i -= 1
+            run = runs[i]
+            run.append(k)
+            maxes[i] = k
+        else:
+            run = runs[i]
+            bisect.insort(run, k)
+        if len(run) > 2 * SORTED_LOAD:
+            runs.insert(i + 1, run[SORTED_LOAD:])
+            del run[SORTED_LOAD:]
+            maxes.insert(i, run[-1])
 
     def remove(self, b):
-        k = (b.stream, b.size, b.addr)
-        i = bisect.bisect_left(self.keys, k)
-        assert self.keys[i] == k
-        del self.keys[i]
+        k = b.size << ADDR_BITS | b.addr
         del self.blocks[b.addr]
+        runs, maxes = self.streams[b.stream]
+        i = bisect.bisect_left(maxes, k)
+        run = runs[i]
+        j = bisect.bisect_left(run, k)
+        assert run[j] == k
+        del run[j]
+        if not run:
+            del runs[i]
+            del maxes[i]
+        elif j == len(run):
+            maxes[i] = run[-1]
 
     def lower_bound(self, stream, size):
-        i = bisect.bisect_left(self.keys, (stream, size))
-        if i < len(self.keys) and self.keys[i][0] == stream:
-            return self.blocks[self.keys[i][2]]
-        return None
+        """The first free block of `stream` with at least `size` bytes."""
+        st = self.streams.get(stream)
+        if st is None:
+            return None
+        runs, maxes = st
+        k = size << ADDR_BITS
+        i = bisect.bisect_left(maxes, k)
+        if i == len(maxes):
+            return None
+        run = runs[i]
+        return self.blocks[run[bisect.bisect_left(run, k)] & ADDR_MASK]
+
+    @property
+    def keys(self):
+        """(stream, size, address) of every free block, in pool order."""
+        return [(st, k >> ADDR_BITS, k & ADDR_MASK)
+                for st in sorted(self.streams)
+                for run in self.streams[st][0] for k in run]
 
 
 class VASpace:
     """First-fit device virtual address allocator (what cudaMalloc returns)."""
 
     def __init__(self, base, size):
+        assert 0 < base and base + size <= 1 << ADDR_BITS
         self.free = [(base, size)]
 
     def alloc(self, size, align=K_SMALL_BUFFER):
@@ -219,9 +277,11 @@ class DeviceAllocator:
         self.exp_base = base - 0x40000000000
         self.live = {}              # address -> Block (allocated or pending)
 
+        # emit(action, addr, size, stream, stk): the simulator's, for this
+        # device (a partial, not a method: one Python call less per event)
+        self.emit = functools.partial(sim.emit, dev)
+
     # -- helpers ------------------------------------------------------------
-    def emit(self, action, addr, size, stream, stk):
-        self.sim.emit(self.dev, action, addr, size, stream, stk)
 
     def pool(self, pool_id, kind):
         p = self.pools.get((pool_id, kind))
@@ -232,13 +292,16 @@ class DeviceAllocator:
     # -- malloc (§13.4) -----------------------------------------------------
     def malloc(self, req, stream, stk, pool_id=DEFAULT_POOL, uses=()):
         self.tick += 1
-        self.process_events()
+        if self.pending:
+            self.process_events()
         size = round_size(req, self.divisions)
         kind = 'small' if size <= K_SMALL_SIZE else 'large'
-        pool = self.pool(pool_id, kind)
-        expandable = self.expandable and pool_id == DEFAULT_POOL
-        blk = self.get_free_block(pool, stream, size)
+        pool = self.pools.get((pool_id, kind)) or self.pool(pool_id, kind)
+        blk = pool.lower_bound(stream, size)
+        if blk is not None and self.max_split < 2 ** 62:
+            blk = self.get_free_block(pool, stream, size)
         if blk is None:
+            expandable = self.expandable and pool_id == DEFAULT_POOL
             blk = self.alloc_block(pool, stream, size, stk, expandable)
             if blk is None:
                 self.release_available_cached_blocks(pool, stream, size)
@@ -253,7 +316,9 @@ class DeviceAllocator:
         blk = self.alloc_found_block(blk, pool, size, req, stk)
         blk.uses = uses
         self.emit('alloc', blk.addr, req, stream, stk)
-        self.sim.hold(stk)
+        if stk is not None:                    # Simulator.hold, inlined
+            refs = self.sim.refs
+            refs[stk[0]] = refs.get(stk[0], 0) + 1
         self.allocated_req += req
         self.allocated_size += blk.size
         self.live[blk.addr] = blk
@@ -280,9 +345,14 @@ class DeviceAllocator:
 
     def alloc_found_block(self, blk, pool, size, req, stk):
         """§13.4 step 9: split keeps the lowest addresses for the allocation."""
-        if blk.addr in pool.blocks and pool.blocks[blk.addr] is blk:
+        if pool.blocks.get(blk.addr) is blk:
             pool.remove(blk)
-        if self.should_split(blk, size):
+        remaining = blk.size - size             # should_split, inlined
+        if blk.pool.kind == 'small' or blk.seg.expandable:
+            split = remaining >= K_MIN_BLOCK
+        else:
+            split = size < self.max_split and remaining > K_SMALL_SIZE
+        if split:
             new = Block(blk.addr, size, blk.stream, pool, blk.seg)
             new.prev = blk.prev
             new.next = blk
@@ -325,6 +395,7 @@ class DeviceAllocator:
             size = align_up(self.total_mem * 9 // 8, page)
             addr = self.exp_base
             self.exp_base -= align_up(size, 1 << 36) + (1 << 36)
+            assert 0 < addr and addr + size <= 1 << ADDR_BITS
             rng = Segment(addr, size, stream, kind, DEFAULT_POOL, None, True,
                           page)
             head = Block(addr, size, stream, None, rng, mapped=False)
@@ -423,10 +494,13 @@ class DeviceAllocator:
         dst.size += src.size
 
     def merge_free(self, blk, pool):
-        for nb in (blk.prev, blk.next):
-            if nb is not None and nb.mapped and nb.state == FREE:
-                nb.pool.remove(nb)
-                self.absorb(blk, nb)
+        prev, nxt = blk.prev, blk.next
+        if prev is not None and prev.mapped and prev.state == FREE:
+            prev.pool.remove(prev)
+            self.absorb(blk, prev)
+        if nxt is not None and nxt.mapped and nxt.state == FREE:
+            nxt.pool.remove(nxt)
+            self.absorb(blk, nxt)
         pool.insert(blk)
         return blk
 
@@ -442,8 +516,16 @@ class DeviceAllocator:
             self.free_block(blk)
 
     def free_block(self, blk):
-        self.emit('free_completed', blk.addr, blk.req, blk.stream, blk.stk)
-        self.sim.release(blk.stk)
+        stk = blk.stk
+        self.emit('free_completed', blk.addr, blk.req, blk.stream, stk)
+        if stk is not None:                    # Simulator.release, inlined
+            refs = self.sim.refs
+            n = refs.get(stk[0], 0) - 1
+            if n <= 0:
+                refs.pop(stk[0], None)
+                self.sim.sink.release(stk[0])
+            else:
+                refs[stk[0]] = n
         del self.live[blk.addr]
         blk.state = FREE
         blk.stk = None
@@ -546,6 +628,10 @@ class Simulator:
         self.serial = 0
         self.refs = {}
         self.nev = 0
+        if type(sink) is CountSink:
+            # the counting run needs neither times nor a sink call per event
+            self.counts = sink.counts
+            self.emit = self.count_event
         self.devs = [DeviceAllocator(d, self, total_mem,
                                      limit if limit else total_mem - GiB,
                                      expandable, max_split)
@@ -557,7 +643,14 @@ class Simulator:
 
     def emit(self, dev, action, addr, size, stream, stk):
         self.nev += 1
-        self.sink.event(dev, action, addr, size, stream, self.clock.stamp(), stk)
+        c = self.clock                         # Clock.stamp, inlined
+        c.n += 1
+        c.now += 1 + (c.n * 7) % 4
+        self.sink.event(dev, action, addr, size, stream, c.now, stk)
+
+    def count_event(self, dev, action, addr, size, stream, stk):
+        self.nev += 1
+        self.counts[dev] += 1
 
     def hold(self, stk):
         if stk is not None:
@@ -795,13 +888,15 @@ class Ctx:
 
     def malloc(self, req, op, user, dev=0, stream=0, pool=DEFAULT_POOL,
                uses=()):
-        stk = self.sim.new_stack(self.stacks.get(op, user))
-        self.sim.clock.advance(2 + int(self.rng.random() * 38))
-        return self.sim.devs[dev].malloc(req, stream, stk, pool, uses)
+        sim = self.sim
+        stk = sim.new_stack(self.stacks.get(op, user))
+        sim.clock.now += 2 + int(self.rng.random() * 38)
+        return sim.devs[dev].malloc(req, stream, stk, pool, uses)
 
     def free(self, blk, dev=0, delay=2):
-        self.sim.clock.advance(1 + int(self.rng.random() * 19))
-        self.sim.devs[dev].free(blk, delay)
+        sim = self.sim
+        sim.clock.now += 1 + int(self.rng.random() * 19)
+        sim.devs[dev].free(blk, delay)
 
     def empty_cache(self, dev=0):
         self.sim.devs[dev].release_cached_blocks()
@@ -1100,10 +1195,9 @@ class ListSink:
             self.skip[dev] -= 1
             self.dropped[dev] += 1
             return
-        ev = (action, addr, size, stream, t, stk)
-        self.traces[dev].append(ev)
+        self.traces[dev].append((action, addr, size, stream, t, stk))
         for o in self.observers:
-            o(dev, ev)
+            o(dev, action, addr, size)
 
     def release(self, serial):
         pass
@@ -1372,18 +1466,45 @@ class PickleWriter:
             self.buf += c
 
 
+class _IntCache(dict):
+    """int -> its pickle opcode bytes (enc_int), filled on demand."""
+
+    def __missing__(self, x):
+        b = self[x] = enc_int(x)
+        return b
+
+
+# time_us values in [2**47, 2**55) are LONG1 with 7 bytes (enc_int)
+_T7_LO, _T7_HI = 1 << 47, 1 << 55
+
+
 class EventEncoder:
-    """Fast path for trace entries once their keys are in the memo."""
+    """Encodes trace entries.  `write` is the reference path: it lays an
+    entry out as chunks that each start with a save() (so FRAME boundaries
+    fall where CPython's pickler puts them) and falls back to pickling a
+    real dict (`slow`) until the keys, the action string and the frame dicts
+    are in the memo.  `fast` builds the same bytes in one concatenation,
+    from byte strings prepared once (the key references, everything up to
+    the address per action, the constant tail) and caches (int opcodes,
+    the frames list per stack template); it hands the entry to `write`
+    when anything is not prepared yet or when the entry would cross the
+    64 KiB frame target."""
 
     def __init__(self, w, objs):
         self.w = w
         self.objs = objs
-        self.smemo = {}          # malloc serial -> memo index of its list
+        self.smemo = {}          # malloc serial -> BINGET bytes of its list
         self.trefs = {}          # template -> tuple of frame-dict get bytes
+        self.tlists = {}         # id(template) -> (template, new-list bytes)
         self.fmt = objs.fmt
         self.has_time = self.fmt in ('2.1', 'newest') and not objs.npu
         self.has_cc = self.fmt == 'newest' and not objs.npu
         self.keys = None
+        self.pre = {}            # action -> bytes up to the address value
+        self.ints = _IntCache()
+        # memo slots an entry takes besides a new frames list: the dict,
+        # and the fresh 'N/A'
+        self.nfixed = 2 if self.has_cc else 1
 
     def _keyrefs(self):
         memo = self.w.memo
@@ -1396,6 +1517,19 @@ class EventEncoder:
                 return None
             out[k] = enc_get(m[0])
         return out
+
+    def _prepare(self):
+        """Constant parts of an entry, once the keys are memoized."""
+        K = self.keys
+        self.k_size = K['size']
+        self.k_stream = K['stream']
+        self.k_time = K['time_us'] if self.has_time else b''
+        mid = b''
+        if self.has_cc:
+            mid = (K['compile_context'] + b'\x8c\x03N/A\x94' +
+                   K['user_metadata'] + K[''])
+        self.tail_none = mid + b'u'
+        self.mid_frames = mid + K['frames']
 
     def _template_refs(self, tmpl):
         r = self.trefs.get(tmpl)
@@ -1410,6 +1544,74 @@ class EventEncoder:
                 refs.append(enc_get(m[0]))
             r = self.trefs[tmpl] = tuple(refs)
         return r
+
+    def _new_list(self, tmpl):
+        """Bytes of a new frames list for `tmpl` (None: frames unknown)."""
+        refs = self._template_refs(tmpl)
+        if refs is None:
+            return None
+        if not refs:
+            data = b']\x94'
+        elif len(refs) == 1:
+            data = b']\x94' + refs[0] + b'a'
+        else:
+            data = b']\x94(' + b''.join(refs) + b'e'
+        self.tlists[id(tmpl)] = (tmpl, data)
+        return data
+
+    def fast(self, action, addr, size, stream, t, stk):
+        pre = self.pre.get(action)
+        if pre is None:
+            return self._unprepared((action, addr, size, stream, t, stk))
+        if stk is None:
+            tail = self.tail_none
+            serial = None
+        else:
+            serial = stk[0]
+            g = self.smemo.get(serial)
+            if g is not None:
+                tail = self.mid_frames + g + b'u'
+                serial = None
+            else:
+                tl = self.tlists.get(id(stk[1]))
+                if tl is not None and tl[0] is stk[1]:
+                    tail = self.mid_frames + tl[1] + b'u'
+                else:
+                    data = self._new_list(stk[1])
+                    if data is None:
+                        return self.write((action, addr, size, stream, t, stk))
+                    tail = self.mid_frames + data + b'u'
+        ints = self.ints
+        if self.has_time:
+            if _T7_LO <= t < _T7_HI:
+                tb = b'\x8a\x07' + t.to_bytes(7, 'little')
+            else:
+                tb = enc_int(t)
+            data = (pre + ints[addr] + self.k_size + ints[size] +
+                    self.k_stream + ints[stream] + self.k_time + tb + tail)
+        else:
+            data = (pre + ints[addr] + self.k_size + ints[size] +
+                    self.k_stream + ints[stream] + tail)
+        w = self.w
+        if len(w.buf) + len(data) >= FRAME_TARGET:
+            return self.write((action, addr, size, stream, t, stk))
+        w.buf += data
+        n = w.n + self.nfixed
+        if serial is not None:
+            self.smemo[serial] = enc_get(n)
+            n += 1
+        w.n = n
+
+    def _unprepared(self, ev):
+        self.write(ev)
+        action = ev[0]
+        if self.keys is not None and action != 'oom':
+            m = self.w.memo.get(id(action))
+            if m is not None:
+                if not self.pre:
+                    self._prepare()
+                self.pre[action] = (b'}\x94(' + self.keys['action'] +
+                                    enc_get(m[0]) + self.keys['addr'])
 
     def write(self, ev):
         action, addr, size, stream, t, stk = ev
@@ -1437,9 +1639,9 @@ class EventEncoder:
         if stk is not None:
             c.append(K['frames'])
             if refs is None:
-                c.append(enc_get(self.smemo[stk[0]]))
+                c.append(self.smemo[stk[0]])
             else:
-                self.smemo[stk[0]] = w.n
+                self.smemo[stk[0]] = enc_get(w.n)
                 w.n += 1
                 if not refs:
                     c.append(b']\x94')
@@ -1466,7 +1668,7 @@ class EventEncoder:
             obj['frames'] = lst
         self._save_entry(obj)
         if stk is not None and not known:
-            self.smemo[stk[0]] = w.memo.pop(id(lst))[0]
+            self.smemo[stk[0]] = enc_get(w.memo.pop(id(lst))[0])
         # the entry and its fresh 'N/A' are never referenced again
         cc = obj.get('compile_context')
         if cc is not None and len(cc) > 1:
@@ -1485,7 +1687,7 @@ class EventEncoder:
             w.save(k)
             if isinstance(v, _MemoRef):
                 w.boundary()
-                w.buf += enc_get(v.idx)
+                w.buf += v.get
             else:
                 w.save(v)
         w.buf += b'u'
@@ -1495,51 +1697,57 @@ class EventEncoder:
 
 
 class _MemoRef:
-    __slots__ = ('idx',)
+    """A frames list already in the memo (its BINGET bytes)."""
+    __slots__ = ('get',)
 
-    def __init__(self, idx):
-        self.idx = idx
+    def __init__(self, get):
+        self.get = get
 
 
 class StreamSink:
-    """Pass 2 of streaming: writes events as they happen."""
+    """Pass 2 of streaming: writes the events of device `dev` as they
+    happen (the events of other devices are written by another pass)."""
 
-    def __init__(self, enc, counts, skip, observers=()):
+    def __init__(self, enc, counts, skip, observe=None, dev=0):
         self.enc = enc
+        self.fast = enc.fast
+        self.buf_owner = enc.w
         self.counts = counts
         self.skip = list(skip)
         self.seen = [0] * len(counts)
-        self.dev = 0
+        self.dev = dev
         self.annotations = []
-        self.observers = list(observers)
-        self.pending = []        # events of later devices (rare)
+        self.observe = observe
 
     def event(self, dev, action, addr, size, stream, t, stk):
-        ev = (action, addr, size, stream, t, stk)
+        if dev != self.dev:
+            return
         if self.skip[dev]:
             self.skip[dev] -= 1
             return
-        if dev != self.dev:
-            raise RuntimeError('streaming supports one device with a trace')
-        for o in self.observers:
-            o(dev, ev)
-        w = self.enc.w
+        if self.observe is not None:
+            self.observe(dev, action, addr, size)
         i = self.seen[dev]
-        if self.counts[dev] > 1 and i % 1000 == 0:
+        self.seen[dev] = i + 1
+        if self.counts[dev] == 1:
+            self.fast(action, addr, size, stream, t, stk)
+            self.buf_owner.buf += b'a'
+            return
+        if i % 1000 == 0:                      # batches of 1000 (APPENDS)
+            w = self.buf_owner
             if i:
                 w.buf += b'e'
             w.buf += b'('
-        self.enc.write(ev)
-        self.seen[dev] = i + 1
-        if self.counts[dev] == 1:
-            w.buf += b'a'
+            if len(self.enc.ints) > 1 << 16:   # bound the int cache
+                self.enc.ints.clear()
+        self.fast(action, addr, size, stream, t, stk)
 
     def close_list(self, dev):
         if self.counts[dev] > 1:
             self.enc.w.buf += b'e'
 
     def release(self, serial):
-        self.enc.release(serial)
+        self.enc.smemo.pop(serial, None)
 
     def annotation(self, name, stage, dev, t):
         self.annotations.append((name, stage, dev, t))
@@ -1656,7 +1864,7 @@ def generate_in_memory(p, out_path, truth_path):
         skip = [max(0, c - p.max_entries) for c in count.counts]
     sink = ListSink(p.ndev, skip)
     tracker = TruthTracker(p)
-    sink.observers.append(tracker.observe_all)
+    sink.observers.append(tracker.observe)
     sim, info, ws = run_scenario(p, sink, tracker)
     obj = build_object(p, sim, sink, ws)
     with open(out_path, 'wb') as f:
@@ -1670,11 +1878,11 @@ def generate_streaming(p, out_path, truth_path):
     if p.fmt == '1.13' or p.proto < 4:
         raise SystemExit('gensnap: streaming needs --format 2.0/2.1/newest '
                          'and --protocol 4 or 5')
-    if p.ndev != 1:
-        raise SystemExit('gensnap: streaming supports single-device scenarios')
     t0 = time.time()
+    c0 = time.process_time()
     count = CountSink(p.ndev)
     sim1, info1, ws1 = run_scenario(p, count)
+    c1 = time.process_time()
     counts = list(count.counts)
     skip = [0] * p.ndev
     if p.max_entries:
@@ -1686,7 +1894,6 @@ def generate_streaming(p, out_path, truth_path):
     segrecs = final_segments(sim1, ws1)
     segs = [objs.segment(r) for r in segrecs]
     tracker = TruthTracker(p)
-    observers = [tracker.observe_all] if truth_path else []
     with open(out_path, 'wb') as f:
         w = PickleWriter(f, p.proto)
         enc = EventEncoder(w, objs)
@@ -1701,7 +1908,7 @@ def generate_streaming(p, out_path, truth_path):
         for serial, lst in objs.lists.items():
             m = w.memo.get(id(lst))
             if m is not None:
-                enc.smemo[serial] = m[0]
+                enc.smemo[serial] = enc_get(m[0])
         w.save('device_traces')
         dt = []
         w.boundary()
@@ -1709,16 +1916,23 @@ def generate_streaming(p, out_path, truth_path):
         w.memoize(dt)
         if ndev > 1:
             w.buf += b'('
-        sink = StreamSink(enc, wcounts, [0] * ndev, observers)
+        c2 = time.process_time()
+        sink = StreamSink(enc, wcounts, [0] * ndev,
+                          tracker.observe if truth_path else None)
+        sim2 = None
         for d in range(ndev):
             lst = []
             w.boundary()
             w.buf += b']'
             w.memoize(lst)
-            if d == 0:
+            if wcounts[d] or (d == ndev - 1 and sim2 is None):
+                # one more run of the same simulation per device with a
+                # trace: the device lists are written one after the other
+                sink.dev = d
                 sink.skip = skip + [0] * (ndev - len(skip))
+                sink.annotations = []
                 sim2, info2, ws2 = run_scenario(p, sink, tracker)
-                sink.close_list(0)
+                sink.close_list(d)
         if ndev > 1:
             w.buf += b'e'
         else:
@@ -1730,14 +1944,18 @@ def generate_streaming(p, out_path, truth_path):
             w.save([annotation_obj(a) for a in sink.annotations])
         w.buf += b'u'
         w.finish()
-    assert sink.seen[0] == counts[0], 'pass mismatch'
+    assert sink.seen == wcounts, 'pass mismatch'
     dt_s = time.time() - t0
+    c3 = time.process_time()
     nbytes = os.path.getsize(out_path)
     nev = sum(wcounts)
-    sys.stderr.write('gensnap: %d events, %d bytes in %.1f s: %.1f MB/s, '
-                     '%.1f bytes/event\n' % (nev, nbytes, dt_s,
-                                             nbytes / 1e6 / max(dt_s, 1e-9),
-                                             nbytes / max(nev, 1)))
+    sys.stderr.write(
+        'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
+        '%.1f MB/s; %.1f s CPU: %.1f MB/s (counting run %.1f s, segments '
+        '%.1f s, writing %.1f s)\n' % (
+            nev, nbytes, nbytes / max(nev, 1), dt_s,
+            nbytes / 1e6 / max(dt_s, 1e-9), c3 - c0,
+            nbytes / 1e6 / max(c3 - c0, 1e-9), c1 - c0, c2 - c1, c3 - c2))
     if truth_path:
         fake = ListSink(p.ndev)
         fake.dropped = skip
@@ -1780,37 +1998,37 @@ class TruthTracker:
         self.seg_alloc_info = None
         self.oom = None
         self.sim_dev = None
-        self.prev = None
+        self.after_seg_alloc = False    # last device-0 event: segment_alloc
 
     def attach(self, sim):
         self.sim = sim
-        self.prev = None
+        self.after_seg_alloc = False
 
-    def observe_all(self, dev, ev):
+    def observe(self, dev, action, addr, size):
         i = self.idx[dev]
         self.idx[dev] = i + 1
-        action, addr, size = ev[0], ev[1], ev[2]
         self.actions[dev][action] += 1
-        if self.prev is not None and dev == 0 and self.prev[0] == \
-                'segment_alloc' and action == 'alloc':
-            self.seg_alloc_info['request'] = size
-        self.prev = ev if dev == 0 else self.prev
+        if dev == 0:
+            if self.after_seg_alloc and action == 'alloc' and \
+                    self.seg_alloc_info is not None:
+                self.seg_alloc_info['request'] = size
+            self.after_seg_alloc = action == 'segment_alloc'
         if action == 'alloc':
             self.live[dev][addr] = size
-            self.cur[dev] += size
+            cur = self.cur[dev] = self.cur[dev] + size
             b = self.best.get(dev)
-            if b is None or self.cur[dev] > b[0]:
-                self.best[dev] = (self.cur[dev], i)
+            if b is None or cur > b[0]:
+                self.best[dev] = (cur, i)
         elif action == 'free_completed':
             s = self.live[dev].pop(addr, None)
             if s is None:
                 self.unmatched[dev] += size
                 self.unmatched_n[dev] += 1
                 s = size
-            self.cur[dev] -= s
+            cur = self.cur[dev] = self.cur[dev] - s
             b = self.best.get(dev)
-            if b is None or self.cur[dev] > b[0]:
-                self.best[dev] = (self.cur[dev], i)
+            if b is None or cur > b[0]:
+                self.best[dev] = (cur, i)
         elif action == 'segment_alloc' and dev == 0 and hasattr(self, 'sim'):
             d = self.sim.devs[0]
             # the simulator emits before updating its counters
