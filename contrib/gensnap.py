@@ -16,6 +16,7 @@ that the trace replays to the final segments (§14).
 """
 
 import argparse
+import array
 import bisect
 import collections
 import functools
@@ -27,7 +28,9 @@ import pickle
 import random
 import struct
 import sys
+import tempfile
 import time
+import zlib
 
 KiB = 1024
 MiB = 1024 * 1024
@@ -292,15 +295,28 @@ class DeviceAllocator:
 
     # -- malloc (§13.4) -----------------------------------------------------
     def malloc(self, req, stream, stk, pool_id=DEFAULT_POOL, uses=()):
+        # The hottest path of the simulation: round_size, Pool.lower_bound
+        # and alloc_found_block are inlined for the common cases.
         self.tick += 1
         if self.pending:
             self.process_events()
-        size = round_size(req, self.divisions)
+        if req >= K_MIN_BLOCK and not self.divisions:
+            size = (req + K_MIN_BLOCK - 1) // K_MIN_BLOCK * K_MIN_BLOCK
+        else:
+            size = round_size(req, self.divisions)
         kind = 'small' if size <= K_SMALL_SIZE else 'large'
         pool = self.pools.get((pool_id, kind)) or self.pool(pool_id, kind)
-        blk = pool.lower_bound(stream, size)
-        if blk is not None and self.max_split < 2 ** 62:
-            blk = self.get_free_block(pool, stream, size)
+        blk = None
+        st = pool.streams.get(stream)
+        if st is not None:                     # Pool.lower_bound
+            runs, maxes = st
+            k = size << ADDR_BITS
+            i = bisect.bisect_left(maxes, k)
+            if i < len(maxes):
+                run = runs[i]
+                blk = pool.blocks[run[bisect.bisect_left(run, k)] & ADDR_MASK]
+                if self.max_split < 2 ** 62:
+                    blk = self.get_free_block(pool, stream, size)
         if blk is None:
             expandable = self.expandable and pool_id == DEFAULT_POOL
             blk = self.alloc_block(pool, stream, size, stk, expandable)
@@ -314,7 +330,31 @@ class DeviceAllocator:
                 device_free = self.total_mem - self.reserved - 512 * MiB
                 self.emit('oom', max(device_free, 0), size, stream, stk)
                 raise OutOfMemory(size)
-        blk = self.alloc_found_block(blk, pool, size, req, stk)
+        # alloc_found_block (§13.4 step 9): a split keeps the lowest
+        # addresses for the allocation
+        if pool.blocks.get(blk.addr) is blk:
+            pool.remove(blk)
+        remaining = blk.size - size             # should_split (step 8)
+        if kind == 'small' or blk.seg.expandable:
+            split = remaining >= K_MIN_BLOCK
+        else:
+            split = size < self.max_split and remaining > K_SMALL_SIZE
+        if split:
+            new = Block(blk.addr, size, blk.stream, pool, blk.seg)
+            prev = new.prev = blk.prev
+            new.next = blk
+            if prev is not None:
+                prev.next = new
+            elif blk.seg.head is blk:
+                blk.seg.head = new
+            blk.prev = new
+            blk.addr += size
+            blk.size = remaining
+            pool.insert(blk)         # remainder keeps its stale req (§4)
+            blk = new
+        blk.state = ALLOCATED
+        blk.req = req
+        blk.stk = stk
         blk.uses = uses
         self.emit('alloc', blk.addr, req, stream, stk)
         if stk is not None:                    # Simulator.hold, inlined
@@ -343,33 +383,6 @@ class DeviceAllocator:
         if blk.pool.kind == 'small' or blk.seg.expandable:
             return remaining >= K_MIN_BLOCK
         return size < self.max_split and remaining > K_SMALL_SIZE
-
-    def alloc_found_block(self, blk, pool, size, req, stk):
-        """§13.4 step 9: split keeps the lowest addresses for the allocation."""
-        if pool.blocks.get(blk.addr) is blk:
-            pool.remove(blk)
-        remaining = blk.size - size             # should_split, inlined
-        if blk.pool.kind == 'small' or blk.seg.expandable:
-            split = remaining >= K_MIN_BLOCK
-        else:
-            split = size < self.max_split and remaining > K_SMALL_SIZE
-        if split:
-            new = Block(blk.addr, size, blk.stream, pool, blk.seg)
-            new.prev = blk.prev
-            new.next = blk
-            if blk.prev is not None:
-                blk.prev.next = new
-            elif blk.seg.head is blk:
-                blk.seg.head = new
-            blk.prev = new
-            blk.addr += size
-            blk.size -= size
-            pool.insert(blk)         # remainder keeps its stale req (§4)
-            blk = new
-        blk.state = ALLOCATED
-        blk.req = req
-        blk.stk = stk
-        return blk
 
     def alloc_block(self, pool, stream, size, stk, expandable):
         if expandable:
@@ -531,7 +544,15 @@ class DeviceAllocator:
         blk.state = FREE
         blk.stk = None
         blk.uses = ()
-        self.merge_free(blk, blk.pool)
+        # merge_free, inlined
+        prev, nxt = blk.prev, blk.next
+        if prev is not None and prev.mapped and prev.state == FREE:
+            prev.pool.remove(prev)
+            self.absorb(blk, prev)
+        if nxt is not None and nxt.mapped and nxt.state == FREE:
+            nxt.pool.remove(nxt)
+            self.absorb(blk, nxt)
+        blk.pool.insert(blk)
 
     def process_events(self, everything=False):
         """§13.4 step 1: completed record_stream events -> free_completed."""
@@ -634,6 +655,8 @@ class Simulator:
             # the counting run needs neither times nor a sink call per event
             self.counts = sink.counts
             self.emit = self.count_event
+        elif hasattr(sink, 'make_emit'):
+            self.emit = sink.make_emit(self)
         self.devs = [DeviceAllocator(d, self, total_mem,
                                      limit if limit else total_mem - GiB,
                                      expandable, max_split)
@@ -891,7 +914,9 @@ class Ctx:
     def malloc(self, req, op, user, dev=0, stream=0, pool=DEFAULT_POOL,
                uses=()):
         sim = self.sim
-        stk = sim.new_stack(self.stacks.get(op, user))
+        tmpl = self.stacks.cache.get((op, user)) or self.stacks.get(op, user)
+        sim.serial += 1                        # Simulator.new_stack
+        stk = (sim.serial, tmpl)
         sim.clock.now += 2 + int(self.rng.random() * 38)
         return sim.devs[dev].malloc(req, stream, stk, pool, uses)
 
@@ -1564,27 +1589,29 @@ class EventEncoder:
         self.tlists[id(tmpl)] = (tmpl, data)
         return data
 
-    def fast(self, action, addr, size, stream, t, stk):
+    def fast(self, action, addr, size, stream, t, serial, tmpl):
+        """One entry; serial 0: no stack, else the stack (serial, tmpl)."""
         pre = self.pre.get(action)
         if pre is None:
-            return self._unprepared((action, addr, size, stream, t, stk))
-        if stk is None:
+            return self._unprepared((action, addr, size, stream, t,
+                                     (serial, tmpl) if serial else None))
+        new = False                 # a new frames list (memoized)
+        if not serial:
             tail = self.tail_none
-            serial = None
         else:
-            serial = stk[0]
             g = self.smemo.get(serial)
             if g is not None:
                 tail = self.mid_frames + g + b'u'
-                serial = None
             else:
-                tl = self.tlists.get(id(stk[1]))
-                if tl is not None and tl[0] is stk[1]:
+                new = True
+                tl = self.tlists.get(id(tmpl))
+                if tl is not None and tl[0] is tmpl:
                     tail = self.mid_frames + tl[1] + b'u'
                 else:
-                    data = self._new_list(stk[1])
+                    data = self._new_list(tmpl)
                     if data is None:
-                        return self.write((action, addr, size, stream, t, stk))
+                        return self.write((action, addr, size, stream, t,
+                                           (serial, tmpl)))
                     tail = self.mid_frames + data + b'u'
         ints = self.ints
         if self.has_time:
@@ -1599,10 +1626,11 @@ class EventEncoder:
                     self.k_stream + ints[stream] + tail)
         w = self.w
         if len(w.buf) + len(data) >= FRAME_TARGET:
-            return self.write((action, addr, size, stream, t, stk))
+            return self.write((action, addr, size, stream, t,
+                               (serial, tmpl) if serial else None))
         w.buf += data
         n = w.n + self.nfixed
-        if serial is not None:
+        if new:
             self.smemo[serial] = enc_get(n)
             n += 1
         w.n = n
@@ -1709,53 +1737,229 @@ class _MemoRef:
         self.get = get
 
 
-class StreamSink:
-    """Pass 2 of streaming: writes the events of device `dev` as they
-    happen (the events of other devices are written by another pass)."""
+ACTIONS = ('alloc', 'free_requested', 'free_completed', 'segment_alloc',
+           'segment_free', 'segment_map', 'segment_unmap', 'oom',
+           'workspace_snapshot', 'snapshot')
+ACTION_CODE = {a: i for i, a in enumerate(ACTIONS)}
+SPOOL_RELEASE = 100      # record: stack serial released
+SPOOL_STATE = 101        # record: device counters just before segment_alloc
+SPOOL_WIDTH = 7          # int64 per record
+SPOOL_FLUSH = 7 << 14    # ints buffered per device before writing out
+SPOOL_ZLIB = os.environ.get('GENSNAP_SPOOL_ZLIB', '1') != '0'
 
-    def __init__(self, enc, counts, skip, observe=None, dev=0):
-        self.enc = enc
-        self.fast = enc.fast
-        self.buf_owner = enc.w
-        self.counts = counts
-        self.skip = list(skip)
-        self.seen = [0] * len(counts)
-        self.dev = dev
+
+class _DevState:
+    """What TruthTracker reads of a device, replayed from the spool."""
+
+    def __init__(self):
+        self.reserved = 0
+        self.allocated_req = 0
+        self.live = {}
+
+
+class _SimState:
+    def __init__(self, ndev):
+        self.devs = [_DevState() for _ in range(ndev)]
+
+
+class _LiveBlock:
+    __slots__ = ('state', 'stk', 'req')
+
+    def __init__(self, b):
+        self.state, self.stk, self.req = b.state, b.stk, b.req
+
+
+class SpoolSink:
+    """Streaming, the only simulation run: every event (and stack release)
+    of each device goes to a zlib-compressed temporary file as records of
+    SPOOL_WIDTH int64 (code, addr, size, stream, time_us, serial, template
+    index).  Once the run is over the final segments are known and
+    `replay` feeds the records to the encoder device by device; nothing
+    proportional to the number of events stays in memory (only the
+    annotations, a few per training step)."""
+
+    def __init__(self, ndev, tmpdir):
+        self.files = [tempfile.TemporaryFile(dir=tmpdir) for _ in range(ndev)]
+        self.bufs = [array.array('q') for _ in range(ndev)]
+        self.zs = [zlib.compressobj(1) for _ in range(ndev)]
+        self.counts = [0] * ndev
+        self.tids = {}           # id(template) -> index in templates
+        self.templates = []
         self.annotations = []
-        self.observe = observe
+        self.last_dev = 0
+        self.sim = None
+        self.oom = {}            # dev -> _DevState at its oom event
+
+    def attach(self, sim):
+        self.sim = sim
+
+    def template_index(self, tmpl):
+        tid = self.tids.get(id(tmpl))
+        if tid is None:
+            tid = self.tids[id(tmpl)] = len(self.templates)
+            self.templates.append(tmpl)         # keeps the id valid
+        return tid
+
+    def make_emit(self, sim):
+        """Simulator.emit for the spool run: stamps the time and records
+        the event in one Python call (the hot path of the simulation)."""
+        clock = sim.clock
+        bufs, counts, tids = self.bufs, self.counts, self.tids
+        codes = ACTION_CODE
+        spool = self
+
+        def emit(dev, action, addr, size, stream, stk):
+            sim.nev += 1
+            n = clock.n = clock.n + 1
+            t = clock.now = clock.now + 1 + (n * 7) % 4
+            counts[dev] += 1
+            spool.last_dev = dev
+            if stk is None:
+                serial = tid = 0
+            else:
+                serial = stk[0]
+                tid = tids.get(id(stk[1]))
+                if tid is None:
+                    tid = spool.template_index(stk[1])
+            code = codes[action]
+            buf = bufs[dev]
+            if code == 3 or code == 7:          # segment_alloc, oom
+                spool.device_state(dev, code, buf)
+            buf.extend((code, addr, size, stream, t, serial, tid))
+            if len(buf) >= SPOOL_FLUSH:
+                spool.flush(dev)
+        return emit
 
     def event(self, dev, action, addr, size, stream, t, stk):
-        if dev != self.dev:
-            return
-        if self.skip[dev]:
-            self.skip[dev] -= 1
-            return
-        if self.observe is not None:
-            self.observe(dev, action, addr, size)
-        i = self.seen[dev]
-        self.seen[dev] = i + 1
-        if self.counts[dev] == 1:
-            self.fast(action, addr, size, stream, t, stk)
-            self.buf_owner.buf += b'a'
-            return
-        if i % 1000 == 0:                      # batches of 1000 (APPENDS)
-            w = self.buf_owner
-            if i:
-                w.buf += b'e'
-            w.buf += b'('
-            if len(self.enc.ints) > 1 << 16:   # bound the int cache
-                self.enc.ints.clear()
-        self.fast(action, addr, size, stream, t, stk)
+        self.counts[dev] += 1
+        self.last_dev = dev
+        buf = self.bufs[dev]
+        if stk is None:
+            serial = tid = 0
+        else:
+            serial = stk[0]
+            tid = self.template_index(stk[1])
+        code = ACTION_CODE[action]
+        if code == 3 or code == 7:              # segment_alloc, oom
+            self.device_state(dev, code, buf)
+        buf.extend((code, addr, size, stream, t, serial, tid))
+        if len(buf) >= SPOOL_FLUSH:
+            self.flush(dev)
 
-    def close_list(self, dev):
-        if self.counts[dev] > 1:
-            self.enc.w.buf += b'e'
+    def device_state(self, dev, code, buf):
+        d = self.sim.devs[dev]
+        buf.extend((SPOOL_STATE, d.reserved, d.allocated_req, 0, 0, 0, 0))
+        if code == 7:
+            st = _DevState()
+            st.live = {a: _LiveBlock(b) for a, b in d.live.items()}
+            self.oom[dev] = st
 
     def release(self, serial):
-        self.enc.smemo.pop(serial, None)
+        buf = self.bufs[self.last_dev]
+        buf.extend((SPOOL_RELEASE, serial, 0, 0, 0, 0, 0))
+        if len(buf) >= SPOOL_FLUSH:
+            self.flush(self.last_dev)
 
     def annotation(self, name, stage, dev, t):
         self.annotations.append((name, stage, dev, t))
+
+    def flush(self, dev):
+        buf = self.bufs[dev]
+        if SPOOL_ZLIB:
+            self.files[dev].write(self.zs[dev].compress(buf))
+        else:
+            buf.tofile(self.files[dev])
+        del buf[:]
+
+    def finish(self):
+        for d, f in enumerate(self.files):
+            self.flush(d)
+            if SPOOL_ZLIB:
+                f.write(self.zs[d].flush())
+            f.seek(0)
+
+    def records(self, dev):
+        """The records of `dev`, in order, as tuples (the file is read
+        back on this machine: native byte order)."""
+        f = self.files[dev]
+        if not SPOOL_ZLIB:
+            while True:
+                arr = array.array('q')
+                try:
+                    arr.fromfile(f, SPOOL_FLUSH)
+                except EOFError:
+                    pass
+                if not arr:
+                    return
+                it = iter(arr)
+                yield from zip(*[it] * SPOOL_WIDTH)
+        z = zlib.decompressobj()
+        rest = b''
+        width = SPOOL_WIDTH * 8
+        while True:
+            chunk = f.read(1 << 18)
+            data = rest + (z.decompress(chunk) if chunk else z.flush())
+            n = len(data) // width * width
+            arr = array.array('q')
+            arr.frombytes(memoryview(data)[:n])
+            rest = data[n:]
+            it = iter(arr)
+            yield from zip(*[it] * SPOOL_WIDTH)
+            if not chunk:
+                break
+        assert not rest, 'truncated spool'
+
+    def close(self):
+        for f in self.files:
+            f.close()
+
+
+def replay(spool, dev, enc, count, skip, observe, state):
+    """Writes the trace list items of `dev` from the spool (the list's
+    EMPTY_LIST/MEMOIZE are already out): batches of 1000 as CPython's
+    batch_list_exact writes them.  `skip`: oldest events dropped (ring
+    buffer).  Returns the number of events written."""
+    w = enc.w
+    fast = enc.fast
+    smemo = enc.smemo
+    templates = spool.templates
+    ints = enc.ints
+    i = 0
+    ds = state.devs[dev] if dev < len(state.devs) else None
+    for code, addr, size, stream, t, serial, tid in spool.records(dev):
+        if code >= SPOOL_RELEASE:
+            if code == SPOOL_RELEASE:
+                smemo.pop(addr, None)
+            else:
+                ds.reserved, ds.allocated_req = addr, size
+            continue
+        if skip:
+            skip -= 1
+            continue
+        action = ACTIONS[code]
+        if observe is not None:
+            if code == 7 and dev in spool.oom:
+                o = spool.oom[dev]
+                ds.live = o.live
+            observe(dev, action, addr, size)
+        if count == 1:
+            fast(action, addr, size, stream, t, serial,
+                 templates[tid] if serial else None)
+            w.buf += b'a'
+            i += 1
+            continue
+        if i % 1000 == 0:                      # batches of 1000 (APPENDS)
+            if i:
+                w.buf += b'e'
+            w.buf += b'('
+            if len(ints) > 1 << 16:            # bound the int cache
+                ints.clear()
+        fast(action, addr, size, stream, t, serial,
+             templates[tid] if serial else None)
+        i += 1
+    if count > 1:
+        w.buf += b'e'
+    return i
 
 
 # ---------------------------------------------------------------------------
@@ -1885,10 +2089,28 @@ def generate_streaming(p, out_path, truth_path):
                          'and --protocol 4 or 5')
     t0 = time.time()
     c0 = time.process_time()
-    count = CountSink(p.ndev)
-    sim1, info1, ws1 = run_scenario(p, count)
-    c1 = time.process_time()
-    counts = list(count.counts)
+    spool = SpoolSink(p.ndev, os.path.dirname(os.path.abspath(out_path)))
+    try:
+        sim, info, ws = run_scenario(p, spool, spool)
+        spool.finish()
+        c1 = time.process_time()
+        nev, nbytes, skip = write_streamed(p, out_path, truth_path, spool,
+                                           sim, info, ws)
+    finally:
+        spool.close()
+    dt_s = time.time() - t0
+    c2 = time.process_time()
+    sys.stderr.write(
+        'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
+        '%.1f MB/s; %.1f s CPU: %.1f MB/s (simulation %.1f s, writing '
+        '%.1f s)\n' % (
+            nev, nbytes, nbytes / max(nev, 1), dt_s,
+            nbytes / 1e6 / max(dt_s, 1e-9), c2 - c0,
+            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1))
+
+
+def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
+    counts = list(spool.counts)
     skip = [0] * p.ndev
     if p.max_entries:
         skip = [max(0, c - p.max_entries) for c in counts]
@@ -1896,9 +2118,12 @@ def generate_streaming(p, out_path, truth_path):
     ndev = 8 if p.npu else p.ndev
     wcounts = counts + [0] * (ndev - len(counts))
     objs = Objects(p.fmt, p.npu)
-    segrecs = final_segments(sim1, ws1)
+    segrecs = final_segments(sim, ws)
     segs = [objs.segment(r) for r in segrecs]
     tracker = TruthTracker(p)
+    state = _SimState(p.ndev)
+    tracker.attach(state)
+    observe = tracker.observe if truth_path else None
     with open(out_path, 'wb') as f:
         w = PickleWriter(f, p.proto)
         enc = EventEncoder(w, objs)
@@ -1921,23 +2146,14 @@ def generate_streaming(p, out_path, truth_path):
         w.memoize(dt)
         if ndev > 1:
             w.buf += b'('
-        c2 = time.process_time()
-        sink = StreamSink(enc, wcounts, [0] * ndev,
-                          tracker.observe if truth_path else None)
-        sim2 = None
         for d in range(ndev):
             lst = []
             w.boundary()
             w.buf += b']'
             w.memoize(lst)
-            if wcounts[d] or (d == ndev - 1 and sim2 is None):
-                # one more run of the same simulation per device with a
-                # trace: the device lists are written one after the other
-                sink.dev = d
-                sink.skip = skip + [0] * (ndev - len(skip))
-                sink.annotations = []
-                sim2, info2, ws2 = run_scenario(p, sink, tracker)
-                sink.close_list(d)
+            if d < p.ndev:
+                n = replay(spool, d, enc, wcounts[d], skip[d], observe, state)
+                assert n == wcounts[d], 'spool mismatch'
         if ndev > 1:
             w.buf += b'e'
         else:
@@ -1946,27 +2162,16 @@ def generate_streaming(p, out_path, truth_path):
             w.save('allocator_settings')
             w.save(allocator_settings(p.expandable, p.max_split))
             w.save('external_annotations')
-            w.save([annotation_obj(a) for a in sink.annotations])
+            w.save([annotation_obj(a) for a in spool.annotations])
         w.buf += b'u'
         w.finish()
-    assert sink.seen == wcounts, 'pass mismatch'
-    dt_s = time.time() - t0
-    c3 = time.process_time()
-    nbytes = os.path.getsize(out_path)
-    nev = sum(wcounts)
-    sys.stderr.write(
-        'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
-        '%.1f MB/s; %.1f s CPU: %.1f MB/s (counting run %.1f s, segments '
-        '%.1f s, writing %.1f s)\n' % (
-            nev, nbytes, nbytes / max(nev, 1), dt_s,
-            nbytes / 1e6 / max(dt_s, 1e-9), c3 - c0,
-            nbytes / 1e6 / max(c3 - c0, 1e-9), c1 - c0, c2 - c1, c3 - c2))
     if truth_path:
         fake = ListSink(p.ndev)
         fake.dropped = skip
-        fake.annotations = sink.annotations
-        write_json(truth_path, tracker.finish(sim2, info2, fake, ws2, None,
+        fake.annotations = spool.annotations
+        write_json(truth_path, tracker.finish(sim, info, fake, ws, None,
                                               segrecs=segrecs))
+    return sum(wcounts), os.path.getsize(out_path), skip
 
 
 def write_json(path, obj):
