@@ -1069,7 +1069,8 @@ def scen_oom(ctx, info):
             m.step(grads)
             ctx.step(n, stage='END')
             n += 1
-            batch = batch * 5 // 4 + 16
+            if ctx.done():      # --events N: steady steps first, then grow
+                batch = batch * 5 // 4 + 16
     except OutOfMemory:
         info['oom'] = True
     info['steps'] = n
@@ -1560,6 +1561,7 @@ class EventEncoder:
                    K['user_metadata'] + K[''])
         self.tail_none = mid + b'u'
         self.mid_frames = mid + K['frames']
+        self.fast = self._make_fast()
 
     def _template_refs(self, tmpl):
         r = self.trefs.get(tmpl)
@@ -1590,50 +1592,74 @@ class EventEncoder:
         return data
 
     def fast(self, action, addr, size, stream, t, serial, tmpl):
-        """One entry; serial 0: no stack, else the stack (serial, tmpl)."""
-        pre = self.pre.get(action)
-        if pre is None:
-            return self._unprepared((action, addr, size, stream, t,
-                                     (serial, tmpl) if serial else None))
-        new = False                 # a new frames list (memoized)
-        if not serial:
-            tail = self.tail_none
-        else:
-            g = self.smemo.get(serial)
-            if g is not None:
-                tail = self.mid_frames + g + b'u'
-            else:
-                new = True
-                tl = self.tlists.get(id(tmpl))
-                if tl is not None and tl[0] is tmpl:
-                    tail = self.mid_frames + tl[1] + b'u'
-                else:
-                    data = self._new_list(tmpl)
-                    if data is None:
-                        return self.write((action, addr, size, stream, t,
-                                           (serial, tmpl)))
-                    tail = self.mid_frames + data + b'u'
-        ints = self.ints
-        if self.has_time:
-            if _T7_LO <= t < _T7_HI:
-                tb = b'\x8a\x07' + t.to_bytes(7, 'little')
-            else:
-                tb = enc_int(t)
-            data = (pre + ints[addr] + self.k_size + ints[size] +
-                    self.k_stream + ints[stream] + self.k_time + tb + tail)
-        else:
-            data = (pre + ints[addr] + self.k_size + ints[size] +
-                    self.k_stream + ints[stream] + tail)
+        """One entry; serial 0: no stack, else the stack (serial, tmpl).
+        Until the keys are memoized every entry takes the reference path;
+        then _prepare replaces this method by the closure _make_fast."""
+        self._unprepared((action, addr, size, stream, t,
+                          (serial, tmpl) if serial else None))
+
+    def _make_fast(self):
+        # Closure variables are cheaper to read than attributes of self.
         w = self.w
-        if len(w.buf) + len(data) >= FRAME_TARGET:
-            return self.write((action, addr, size, stream, t,
-                               (serial, tmpl) if serial else None))
-        w.buf += data
-        n = w.n + self.nfixed
-        if new:
-            self.smemo[serial] = enc_get(n)
-            n += 1
-        w.n = n
+        pre_get = self.pre.get
+        smemo = self.smemo
+        smemo_get = smemo.get
+        tlists_get = self.tlists.get
+        ints = self.ints
+        tail_none = self.tail_none
+        mid_frames = self.mid_frames
+        k_size, k_stream, k_time = self.k_size, self.k_stream, self.k_time
+        has_time = self.has_time
+        nfixed = self.nfixed
+        slow = self.write
+        unprepared = self._unprepared
+        new_list = self._new_list
+
+        def fast(action, addr, size, stream, t, serial, tmpl):
+            pre = pre_get(action)
+            if pre is None:
+                return unprepared((action, addr, size, stream, t,
+                                   (serial, tmpl) if serial else None))
+            new = False                 # a new frames list (memoized)
+            if not serial:
+                tail = tail_none
+            else:
+                g = smemo_get(serial)
+                if g is not None:
+                    tail = mid_frames + g + b'u'
+                else:
+                    new = True
+                    tl = tlists_get(id(tmpl))
+                    if tl is not None and tl[0] is tmpl:
+                        tail = mid_frames + tl[1] + b'u'
+                    else:
+                        data = new_list(tmpl)
+                        if data is None:
+                            return slow((action, addr, size, stream, t,
+                                         (serial, tmpl)))
+                        tail = mid_frames + data + b'u'
+            if has_time:
+                if _T7_LO <= t < _T7_HI:
+                    tb = b'\x8a\x07' + t.to_bytes(7, 'little')
+                else:
+                    tb = enc_int(t)
+                data = (pre + ints[addr] + k_size + ints[size] + k_stream +
+                        ints[stream] + k_time + tb + tail)
+            else:
+                data = (pre + ints[addr] + k_size + ints[size] + k_stream +
+                        ints[stream] + tail)
+            buf = w.buf
+            if len(buf) + len(data) >= FRAME_TARGET:
+                return slow((action, addr, size, stream, t,
+                             (serial, tmpl) if serial else None))
+            buf += data
+            n = w.n + nfixed
+            if new:
+                smemo[serial] = b'j' + n.to_bytes(4, 'little') if n > 255 \
+                    else b'h' + bytes((n,))
+                n += 1
+            w.n = n
+        return fast
 
     def _unprepared(self, ev):
         self.write(ev)
@@ -1917,15 +1943,15 @@ class SpoolSink:
 def replay(spool, dev, enc, count, skip, observe, state):
     """Writes the trace list items of `dev` from the spool (the list's
     EMPTY_LIST/MEMOIZE are already out): batches of 1000 as CPython's
-    batch_list_exact writes them.  `skip`: oldest events dropped (ring
-    buffer).  Returns the number of events written."""
+    batch_list_exact writes them, a lone item with APPEND.  `skip`: oldest
+    events dropped (ring buffer).  Returns the number of events written."""
     w = enc.w
-    fast = enc.fast
     smemo = enc.smemo
     templates = spool.templates
     ints = enc.ints
     i = 0
-    ds = state.devs[dev] if dev < len(state.devs) else None
+    left = 0 if count > 1 else -1          # items left in this batch
+    ds = state.devs[dev]
     for code, addr, size, stream, t, serial, tid in spool.records(dev):
         if code >= SPOOL_RELEASE:
             if code == SPOOL_RELEASE:
@@ -1939,26 +1965,23 @@ def replay(spool, dev, enc, count, skip, observe, state):
         action = ACTIONS[code]
         if observe is not None:
             if code == 7 and dev in spool.oom:
-                o = spool.oom[dev]
-                ds.live = o.live
+                ds.live = spool.oom[dev].live
             observe(dev, action, addr, size)
-        if count == 1:
-            fast(action, addr, size, stream, t, serial,
-                 templates[tid] if serial else None)
-            w.buf += b'a'
-            i += 1
-            continue
-        if i % 1000 == 0:                      # batches of 1000 (APPENDS)
+        if not left:                           # MARK ... APPENDS
             if i:
                 w.buf += b'e'
             w.buf += b'('
+            left = 1000
             if len(ints) > 1 << 16:            # bound the int cache
                 ints.clear()
-        fast(action, addr, size, stream, t, serial,
-             templates[tid] if serial else None)
+        left -= 1
         i += 1
+        enc.fast(action, addr, size, stream, t, serial,
+                 templates[tid] if serial else None)
     if count > 1:
         w.buf += b'e'
+    elif count == 1:
+        w.buf += b'a'
     return i
 
 

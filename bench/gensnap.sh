@@ -1,0 +1,103 @@
+#!/bin/sh
+# bench/gensnap.sh [MB] [SHORT_MB] -- output speed of contrib/gensnap.py.
+#
+# 1. `leak` (the scenario whose live set grows without bound) with Python
+#    and with C++ stacks, about MB megabytes each (default 1000), and the
+#    same two configurations at SHORT_MB (default 50): the ratio of the
+#    two rates shows whether the speed decays with size;
+# 2. every scenario with both stack kinds at about SHORT_MB megabytes
+#    (`wrapped` with a ring buffer of half its events, `oom` grown by
+#    --events until it runs out of memory).
+#
+# Each run prints bytes per event, MB/s per CPU second (user + sys, from
+# /usr/bin/time) and per wall second.  Machines are shared and noisy, so
+# every run is paired with a baseline measured just before it: a Python
+# loop that appends the same number of byte strings of the same mean size
+# to a bytearray and writes it out in 64 KiB frames, i.e. the least a
+# Python program writing that many events can do.  `x base` is gensnap's
+# CPU time over the baseline's: compare those across machines, not the
+# seconds.  Files go to bench/out/ and are removed after each run.
+set -eu
+cd "$(dirname "$0")/.."
+mb=${1:-1000}
+short=${2:-50}
+out=bench/out
+mkdir -p "$out"
+py=${PYTHON3:-python3}
+f=$out/gensnap-bench.pickle
+trap 'rm -f "$f" "$out/gensnap-time.txt" "$out/gensnap-err.txt"' EXIT INT TERM
+
+# bytes per event of each configuration, to size --events (measured by
+# this script; the runs print the real figure)
+bpe() {
+	case "$1-$2" in
+	leak-python|frag-python|wrapped-python|oom-python) echo 86 ;;
+	multi-python|expandable-python|graphs-python) echo 65 ;;
+	npu-python) echo 55 ;;
+	legacy-python) echo 50 ;;
+	*-cpp) echo 180 ;;
+	esac
+}
+
+baseline() { # events bytes_per_event -> CPU seconds
+	/usr/bin/time -f "%U %S" -o "$out/gensnap-time.txt" "$py" -c '
+import sys
+n, size = int(sys.argv[1]), int(sys.argv[2])
+size = max(size - 8, 2)
+head, tail = b"}" * (size // 2), b"u" * (size - size // 2)
+buf = bytearray()
+with open(sys.argv[3], "wb") as f:
+    for i in range(n):
+        buf += head + i.to_bytes(8, "little") + tail
+        if len(buf) >= 65536:
+            f.write(buf)
+            buf = bytearray()
+    f.write(buf)
+' "$1" "$2" "$f"
+	awk '{ printf "%.2f\n", $1 + $2 }' "$out/gensnap-time.txt"
+}
+
+run() { # scenario stacks mb [extra args]
+	s=$1 k=$2 m=$3
+	shift 3
+	events=$((m * 1000000 / $(bpe "$s" "$k")))
+	extra=""
+	[ "$s" = wrapped ] && extra="--max-entries $((events / 2)) --events $((events * 2))"
+	[ -n "$extra" ] || extra="--events $events"
+	# shellcheck disable=SC2086
+	/usr/bin/time -f "%U %S %e %M" -o "$out/gensnap-time.txt" \
+	    "$py" contrib/gensnap.py --scenario "$s" --stacks "$k" --stream \
+	    $extra -o "$f" 2>"$out/gensnap-err.txt"
+	set -- $(cat "$out/gensnap-time.txt")
+	user=$1 sys=$2 wall=$3 rss=$4
+	nev=$(sed -n 's/^gensnap: \([0-9]*\) events.*/\1/p' "$out/gensnap-err.txt")
+	size=$(stat -c %s "$f")
+	rm -f "$f"
+	b=$(baseline "$nev" $((size / nev)))
+	rm -f "$f"
+	awk -v s="$s" -v k="$k" -v n="$nev" -v size="$size" -v u="$user" \
+	    -v sy="$sys" -v w="$wall" -v rss="$rss" -v b="$b" 'BEGIN {
+		cpu = u + sy
+		printf "%-10s %-6s %9d %7.0f %6.1f %7.1f %6.1f %7.1f %6.1f %6.1f %5.0f\n",
+		    s, k, n, size / 1e6, size / n, cpu, size / 1e6 / cpu, w,
+		    size / 1e6 / w, cpu / b, rss / 1024 }'
+}
+
+header() {
+	printf "%-10s %-6s %9s %7s %6s %7s %6s %7s %6s %6s %5s\n" scenario \
+	    stacks events MB B/ev CPU_s MB/s wall_s MB/s "x base" RSS_MB
+}
+
+echo "== leak at ${short} MB and ${mb} MB (rate must not decay with size)"
+header
+for k in python cpp; do
+	run leak "$k" "$short"
+	run leak "$k" "$mb"
+done
+echo "== every scenario at ${short} MB"
+header
+for s in leak frag oom multi expandable graphs wrapped legacy npu; do
+	for k in python cpp; do
+		run "$s" "$k" "$short"
+	done
+done
