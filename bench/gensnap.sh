@@ -31,7 +31,8 @@ trap 'rm -f "$f" "$out/gensnap-time.txt" "$out/gensnap-err.txt"' EXIT INT TERM
 # this script; the runs print the real figure)
 bpe() {
 	case "$1-$2" in
-	leak-python|frag-python|wrapped-python|oom-python) echo 86 ;;
+	leak-python|frag-python|wrapped-python) echo 86 ;;
+	oom-python) echo 67 ;;
 	multi-python|expandable-python|graphs-python) echo 65 ;;
 	npu-python) echo 55 ;;
 	legacy-python) echo 50 ;;

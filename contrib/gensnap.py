@@ -1495,10 +1495,16 @@ class PickleWriter:
 
 
 class _IntCache(dict):
-    """int -> its pickle opcode bytes (enc_int), filled on demand."""
+    """int -> prefix + suffix around its pickle opcodes (enc_int), filled
+    on demand."""
+
+    def __init__(self, prefix=b'', suffix=b''):
+        super().__init__()
+        self.prefix = prefix
+        self.suffix = suffix
 
     def __missing__(self, x):
-        b = self[x] = enc_int(x)
+        b = self[x] = self.prefix + enc_int(x) + self.suffix
         return b
 
 
@@ -1530,6 +1536,7 @@ class EventEncoder:
         self.keys = None
         self.pre = {}            # action -> bytes up to the address value
         self.ints = _IntCache()
+        self.sizes = self.streams = None
         # memo slots an entry takes besides a new frames list: the dict,
         # and the fresh 'N/A'
         self.nfixed = 2 if self.has_cc else 1
@@ -1561,7 +1568,16 @@ class EventEncoder:
                    K['user_metadata'] + K[''])
         self.tail_none = mid + b'u'
         self.mid_frames = mid + K['frames']
+        # per-value caches of "key + value" byte strings
+        self.sizes = _IntCache(self.k_size)
+        self.streams = _IntCache(self.k_stream, self.k_time)
         self.fast = self._make_fast()
+
+    def trim_caches(self):
+        """Keeps the int caches bounded (called every 1000 entries)."""
+        for c in (self.ints, self.sizes, self.streams):
+            if c is not None and len(c) > 1 << 16:
+                c.clear()
 
     def _template_refs(self, tmpl):
         r = self.trefs.get(tmpl)
@@ -1605,11 +1621,11 @@ class EventEncoder:
         smemo = self.smemo
         smemo_get = smemo.get
         tlists_get = self.tlists.get
-        ints = self.ints
+        ints, sizes, streams = self.ints, self.sizes, self.streams
         tail_none = self.tail_none
         mid_frames = self.mid_frames
-        k_size, k_stream, k_time = self.k_size, self.k_stream, self.k_time
         has_time = self.has_time
+        join = b''.join
         nfixed = self.nfixed
         slow = self.write
         unprepared = self._unprepared
@@ -1622,32 +1638,31 @@ class EventEncoder:
                                    (serial, tmpl) if serial else None))
             new = False                 # a new frames list (memoized)
             if not serial:
-                tail = tail_none
+                mid, lst = tail_none, b''
             else:
-                g = smemo_get(serial)
-                if g is not None:
-                    tail = mid_frames + g + b'u'
-                else:
+                mid = mid_frames
+                lst = smemo_get(serial)
+                if lst is None:
                     new = True
                     tl = tlists_get(id(tmpl))
                     if tl is not None and tl[0] is tmpl:
-                        tail = mid_frames + tl[1] + b'u'
+                        lst = tl[1]
                     else:
-                        data = new_list(tmpl)
-                        if data is None:
+                        lst = new_list(tmpl)
+                        if lst is None:
                             return slow((action, addr, size, stream, t,
                                          (serial, tmpl)))
-                        tail = mid_frames + data + b'u'
+                lst += b'u'
             if has_time:
                 if _T7_LO <= t < _T7_HI:
                     tb = b'\x8a\x07' + t.to_bytes(7, 'little')
                 else:
                     tb = enc_int(t)
-                data = (pre + ints[addr] + k_size + ints[size] + k_stream +
-                        ints[stream] + k_time + tb + tail)
+                data = join((pre, ints[addr], sizes[size], streams[stream],
+                             tb, mid, lst))
             else:
-                data = (pre + ints[addr] + k_size + ints[size] + k_stream +
-                        ints[stream] + tail)
+                data = join((pre, ints[addr], sizes[size], streams[stream],
+                             mid, lst))
             buf = w.buf
             if len(buf) + len(data) >= FRAME_TARGET:
                 return slow((action, addr, size, stream, t,
@@ -1815,6 +1830,7 @@ class SpoolSink:
         self.last_dev = 0
         self.sim = None
         self.oom = {}            # dev -> _DevState at its oom event
+        self.nev_from = None     # single device: the Simulator counting
 
     def attach(self, sim):
         self.sim = sim
@@ -1833,6 +1849,31 @@ class SpoolSink:
         bufs, counts, tids = self.bufs, self.counts, self.tids
         codes = ACTION_CODE
         spool = self
+
+        if len(bufs) == 1:
+            # one device: no per-device bookkeeping (finish() takes the
+            # event count from sim.nev)
+            buf = bufs[0]
+            spool.nev_from = sim
+
+            def emit1(dev, action, addr, size, stream, stk):
+                sim.nev += 1
+                n = clock.n = clock.n + 1
+                t = clock.now = clock.now + 1 + (n * 7) % 4
+                if stk is None:
+                    serial = tid = 0
+                else:
+                    serial = stk[0]
+                    tid = tids.get(id(stk[1]))
+                    if tid is None:
+                        tid = spool.template_index(stk[1])
+                code = codes[action]
+                if code == 3 or code == 7:      # segment_alloc, oom
+                    spool.device_state(dev, code, buf)
+                buf.extend((code, addr, size, stream, t, serial, tid))
+                if len(buf) >= SPOOL_FLUSH:
+                    spool.flush(0)
+            return emit1
 
         def emit(dev, action, addr, size, stream, stk):
             sim.nev += 1
@@ -1898,6 +1939,8 @@ class SpoolSink:
         del buf[:]
 
     def finish(self):
+        if self.nev_from is not None:
+            self.counts[0] += self.nev_from.nev
         for d, f in enumerate(self.files):
             self.flush(d)
             if SPOOL_ZLIB:
@@ -1948,7 +1991,6 @@ def replay(spool, dev, enc, count, skip, observe, state):
     w = enc.w
     smemo = enc.smemo
     templates = spool.templates
-    ints = enc.ints
     i = 0
     left = 0 if count > 1 else -1          # items left in this batch
     ds = state.devs[dev]
@@ -1972,8 +2014,7 @@ def replay(spool, dev, enc, count, skip, observe, state):
                 w.buf += b'e'
             w.buf += b'('
             left = 1000
-            if len(ints) > 1 << 16:            # bound the int cache
-                ints.clear()
+            enc.trim_caches()
         left -= 1
         i += 1
         enc.fast(action, addr, size, stream, t, serial,
