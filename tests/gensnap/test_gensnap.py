@@ -49,6 +49,50 @@ def malloc(sim, dev, n, stream=0, **kw):
     return dev.malloc(n, stream, sim.new_stack((('f', '/x.py', 1),)), **kw)
 
 
+class FakeBlock:
+    def __init__(self, addr, size, stream):
+        self.addr, self.size, self.stream = addr, size, stream
+
+
+class PoolOrder(unittest.TestCase):
+    def test_against_sorted_list(self):
+        """Pool keeps (stream, size, address) order through splits of its
+        sorted runs: lower_bound and keys agree with a plain sorted list."""
+        import bisect
+        import random
+        rng = random.Random(7)
+        pool = g.Pool('small', g.DEFAULT_POOL)
+        ref = []                      # sorted (stream, size, addr)
+        blocks = {}
+        base = 0x7f0000000000
+        for step in range(12000):
+            if ref and rng.random() < 0.4:
+                key = ref.pop(rng.randrange(len(ref)))
+                pool.remove(blocks.pop(key[2]))
+            else:
+                addr = base + rng.randrange(1 << 22) * 512
+                if addr in blocks:
+                    continue
+                st = rng.choice((0, 7))
+                b = FakeBlock(addr, 512 * rng.randrange(1, 400), st)
+                blocks[addr] = b
+                bisect.insort(ref, (st, b.size, addr))
+                pool.insert(b)
+            if step % 997 == 0:
+                self.assertEqual(pool.keys, ref)
+            st = rng.choice((0, 7))
+            size = 512 * rng.randrange(1, 420)
+            i = bisect.bisect_left(ref, (st, size))
+            got = pool.lower_bound(st, size)
+            if i < len(ref) and ref[i][0] == st:
+                self.assertIsNotNone(got)
+                self.assertEqual((got.stream, got.size, got.addr), ref[i])
+            else:
+                self.assertIsNone(got)
+        self.assertGreater(len(pool.streams[0][0]), 1)   # runs were split
+        self.assertEqual(pool.keys, ref)
+
+
 class Allocator(unittest.TestCase):
     def test_round_size(self):
         self.assertEqual(g.round_size(1), 512)
@@ -256,7 +300,17 @@ class Files(unittest.TestCase):
     def test_stream_equals_pickle_dump(self):
         for args in (['--scenario', 'frag'], ['--scenario', 'npu'],
                      ['--scenario', 'leak', '--stacks', 'cpp',
-                      '--events', '1200']):
+                      '--events', '1200'],
+                     ['--scenario', 'multi', '--events', '2500'],
+                     ['--scenario', 'oom', '--events', '2000'],
+                     ['--scenario', 'legacy', '--events', '2500'],
+                     ['--scenario', 'expandable', '--events', '2500'],
+                     ['--scenario', 'graphs', '--stacks', 'cpp',
+                      '--events', '2500'],
+                     ['--scenario', 'leak', '--events', '3000',
+                      '--max-entries', '1001'],
+                     ['--scenario', 'leak', '--events', '300',
+                      '--max-entries', '1']):
             a, ta = gen(self.tmp, 'a', *args)
             b, tb = gen(self.tmp, 'b', *(args + ['--stream']))
             with open(a, 'rb') as fa, open(b, 'rb') as fb:
