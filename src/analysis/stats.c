@@ -12,10 +12,11 @@
 void
 an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 {
-	uint32_t i, j;
+	uint32_t i, j, end;
 
 	memset(t, 0, sizeof *t);
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, d, &i, &end);
+	for (; i < end; i++) {
 		const struct snap_segment *g = &s->segments[i];
 
 		if (g->device != d)
@@ -62,14 +63,16 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map streams;
 	uint64_t i, dummy;
+	uint32_t g, gend;
 
 	memset(st, 0, sizeof *st);
 	st->device = d;
 	an_seg_totals(s, d, &st->seg);
 	u64map_init(&streams);
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			u64map_put(&streams, s->segments[i].stream, 1);
+	snap_device_segments(s, d, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == d)
+			u64map_put(&streams, s->segments[g].stream, 1);
 	if (t != NULL) {
 		st->events = t->n;
 		for (i = 0; i < t->n; i++) {

@@ -779,10 +779,14 @@ view_snapshot(struct sv_index *ix, struct idx_backing *b,
 		return -1;
 	s->blocks = (struct snap_block *)p;
 	s->n_blocks = (uint32_t)n;
-	for (i = 0; i < s->n_segments; i++)
+	s->segs_by_device = 1;
+	for (i = 0; i < s->n_segments; i++) {
 		if ((uint64_t)s->segments[i].first_block +
 			s->segments[i].n_blocks > s->n_blocks)
 			goto bad;
+		if (i > 0 && s->segments[i].device < s->segments[i - 1].device)
+			s->segs_by_device = 0;
+	}
 	if (sec_array(ix, b, IDX_SEC_ANNOTATIONS,
 		sizeof(struct snap_annotation), 1, &p, &n, why, wl) < 0)
 		return -1;

@@ -83,9 +83,10 @@ static void
 add_ghosts(const struct snapshot *s, uint32_t d, struct idx_timeline *tl,
     const struct u64map *live, size_t *cap)
 {
-	uint32_t i, j;
+	uint32_t i, j, end;
 
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, d, &i, &end);
+	for (; i < end; i++) {
 		const struct snap_segment *g = &s->segments[i];
 
 		if (g->device != d)
@@ -123,10 +124,12 @@ reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
 {
 	int64_t r = 0;
 	uint64_t i;
+	uint32_t g, gend;
 
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			r += (int64_t)s->segments[i].total_size;
+	snap_device_segments(s, d, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == d)
+			r += (int64_t)s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
 		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
 		switch (t->action[i]) {
