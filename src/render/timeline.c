@@ -288,22 +288,30 @@ tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 	return TL_NO_ELEM;
 }
 
+/* Number of entries of the sorted a[0..n) that are <= x. */
+static uint64_t
+count_le(const int64_t *a, uint64_t n, int64_t x)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int64_t
 tl_model_jump(const struct tl_model *m, enum tl_jump j, int64_t from,
     int dir)
 {
 	const int64_t *a = m->jumps[j];
-	uint64_t lo = 0, hi = m->n_jumps[j];
+	uint64_t lo = count_le(a, m->n_jumps[j], from);
 
-	/* lo = first index with a[lo] > from */
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid] <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (dir > 0)
 		return lo < m->n_jumps[j] ? a[lo] : -2;
 	while (lo > 0 && a[lo - 1] >= from)
@@ -412,17 +420,9 @@ tl_hilite_destroy(struct tl_hilite *h)
 static uint64_t
 sum_upto(const int64_t *ev, const uint64_t *cum, uint64_t n, int64_t at)
 {
-	uint64_t lo = 0, hi = n;
+	uint64_t k = count_le(ev, n, at);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (ev[mid] <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 ? cum[lo - 1] : 0;
+	return k > 0 ? cum[k - 1] : 0;
 }
 
 uint64_t
@@ -714,20 +714,12 @@ static void
 draw_marks(const struct tl_model *m, const struct tl_view *v,
     struct cellbuf *cb, int px, int y, int pw)
 {
-	uint64_t lo = 0, hi = v->n_marks, i;
+	uint64_t i;
 	int sel = -1, c;
 
 	if (v->marks == NULL)
 		return;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (v->marks[mid] < v->ev0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < v->n_marks && v->marks[i] < v->ev1; i++) {
+	for (i = count_le(v->marks, v->n_marks, v->ev0 - 1); i < v->n_marks && v->marks[i] < v->ev1; i++) {
 		c = tl_event_col(m, v, pw, v->marks[i]);
 		if (c < 0)
 			continue;
