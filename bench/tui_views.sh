@@ -62,6 +62,6 @@ END {
 	bm = med(b, nb); tm = med(t, nt)
 	printf "cursor h/l, no view (median):%8d us (%d keys)\n", bm, nb
 	printf "cursor h/l, top open (median):%7d us (%d keys)\n", tm, nt
-	printf "ratio top open / no view:    %8.2fx\n", bm > 0 ? tm / bm : 0
+	printf "ratio top open / no view:    %8.2fx\n", (bm > 0 ? tm / bm : 0)
 }' "$dir/views.lat"
 "$bin" stats --cache-dir "$dir/cache" "$big" | sed -n 's/^ *events: *\([0-9,]*\).*/events: \1/p' | head -1
