@@ -400,11 +400,13 @@ list_title(struct app *a, char *t, size_t size)
 
 	switch (a->aview) {
 	case VIEW_LEAKS:
+		snprintf(e, sizeof e, " - %" PRIu64 " steps", n->leaks.n_steps);
 		snprintf(t, size, "Leaks - %" PRIu64 " site%s - %s blocks, %s "
-		    "alive at the end - %" PRIu64 " steps", n->leaks.n_sites,
+		    "alive at the end%s", n->leaks.n_sites,
 		    n->leaks.n_sites == 1 ? "" : "s",
 		    fmt_count(b, sizeof b, n->leaks.count),
-		    fmt_size(c, sizeof c, n->leaks.bytes), n->leaks.n_steps);
+		    fmt_size(c, sizeof c, n->leaks.bytes),
+		    n->leaks.n_steps > 0 ? e : "");
 		break;
 	case VIEW_FRAG:
 		snprintf(t, size, "Segment allocations - %" PRIu64 ", worst gap "
