@@ -48,6 +48,11 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 	uint64_t e = app_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
+	if (a->detail == DETAIL_SITE && a->aview != VIEW_NONE) {
+		snprintf(title, tsize, "%s", a->an.site_title);
+		snprintf(info, isize, "%s", a->an.site_info);
+		return a->an.site_stack;
+	}
 	elem_life(a, e, life, sizeof life);
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks) {
