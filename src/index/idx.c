@@ -1519,10 +1519,13 @@ w_col(struct writer *w, uint32_t d, const char *col, const void *p,
 static int
 w_snapshot(struct writer *w, const struct snapshot *s)
 {
+	/* strings and annotations are stored as they are and used in place:
+	 * decompressing them cost a reopen more than all else (a few MB
+	 * next to hundreds of MB of columns) */
 	w_section(w, IDX_SEC_STRS_DATA, s->strs.data, s->strs.len,
-	    IDX_COMP_LZ4);
+	    IDX_COMP_NONE);
 	w_section(w, IDX_SEC_STRS_OFF, s->strs.off, (uint64_t)s->strs.n * 8,
-	    IDX_COMP_LZ4);
+	    IDX_COMP_NONE);
 	w_section(w, IDX_SEC_FRAMES, s->frames,
 	    (uint64_t)s->n_frames * sizeof *s->frames, IDX_COMP_LZ4);
 	w_section(w, IDX_SEC_STACK_OFF, s->stack_off,
@@ -1534,7 +1537,8 @@ w_snapshot(struct writer *w, const struct snapshot *s)
 	w_section(w, IDX_SEC_BLOCKS, s->blocks,
 	    (uint64_t)s->n_blocks * sizeof *s->blocks, IDX_COMP_NONE);
 	w_section(w, IDX_SEC_ANNOTATIONS, s->annotations,
-	    (uint64_t)s->n_annotations * sizeof *s->annotations, IDX_COMP_LZ4);
+	    (uint64_t)s->n_annotations * sizeof *s->annotations,
+	    IDX_COMP_NONE);
 	return w_section(w, IDX_SEC_SETTINGS, s->settings,
 	    (uint64_t)s->n_settings * sizeof *s->settings, IDX_COMP_LZ4);
 }
@@ -1737,7 +1741,7 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (map_index(fd, key, 0, out, why, sizeof why) != IDX_OK) {
+	if (map_index(fd, key, 1, out, why, sizeof why) != IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
