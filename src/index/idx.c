@@ -20,7 +20,9 @@
 
 #include "index/idx.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <lz4.h>
@@ -1376,6 +1378,57 @@ create_temp(const char *target, char **tmp)
 	return -1;
 }
 
+/* A temp file of a killed build is removed by a later build into the same
+ * target once it is this old and its builder is gone. */
+#define IDX_TMP_STALE_S (10 * 60)
+
+/* Removes TARGET.tmp.PID.N.RAND files (create_temp's names) whose
+ * builder PID is no longer running, that are older than IDX_TMP_STALE_S
+ * and that start with our magic: never a file this program did not
+ * create, nor one a live build is writing. */
+static void
+clean_stale_temps(const char *target)
+{
+	char *dir = xstrdup(target), *slash = strrchr(dir, '/');
+	const char *base = slash != NULL ? slash + 1 : target;
+	size_t bl;
+	DIR *dp;
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (slash != NULL)
+		*slash = '\0';
+	dp = opendir(slash == NULL ? "." : slash == dir ? "/" : dir);
+	bl = strlen(base);
+	while (dp != NULL && (de = readdir(dp)) != NULL) {
+		const char *p = de->d_name;
+		char *end, *path;
+		long pid;
+		struct stat st;
+
+		if (strncmp(p, base, bl) != 0 ||
+		    strncmp(p + bl, IDX_TMP_INFIX, strlen(IDX_TMP_INFIX)) != 0)
+			continue;
+		p += bl + strlen(IDX_TMP_INFIX);
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '.' || pid <= 0 || errno != 0)
+			continue;
+		if (pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its builder may still be at work */
+		xasprintf(&path, "%s/%s", slash == NULL ? "." : slash == dir
+		    ? "" : dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime > IDX_TMP_STALE_S && may_replace(path))
+			unlink(path);
+		free(path);
+	}
+	if (dp != NULL)
+		closedir(dp);
+	free(dir);
+}
+
 /* ---- building --------------------------------------------------------- */
 
 struct load_progress {
@@ -1914,10 +1967,28 @@ build_file(const char *path, const char *target, const struct src_key *key,
 
 	memset(&job, 0, sizeof job);
 	memset(&w, 0, sizeof w);
+	clean_stale_temps(target);
 	fd = create_temp(target, &tmp);
 	if (fd < 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
 		    strerror(errno));
+	{
+		/* the magic from the start, so a build killed while parsing
+		 * leaves a file that a later one knows as ours */
+		uint8_t pre[IDX_PRELUDE_LEN];
+
+		memset(pre, 0, sizeof pre);
+		memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
+		if (pwrite(fd, pre, sizeof pre, 0) != (ssize_t)sizeof pre) {
+			int e = errno;
+
+			unlink(tmp);
+			close(fd);
+			free(tmp);
+			return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+			    strerror(e ? e : EIO));
+		}
+	}
 	if (load_snapshot(path, o, &s, err) == 0) {
 		/* the extension sections are built meanwhile */
 		ext_job_start(&job, s, o);
