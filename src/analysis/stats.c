@@ -62,7 +62,7 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map streams;
-	uint64_t i, dummy;
+	uint64_t i, dummy, last_stream = 0;
 	uint32_t g, gend;
 
 	memset(st, 0, sizeof *st);
@@ -80,8 +80,11 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 
 			st->by_action[a < SNAP_ACTION_COUNT ? a
 							    : SNAP_ACTION_COUNT]++;
-			if (!u64map_get(&streams, t->stream[i], &dummy))
+			/* runs of one stream are the rule: look up changes */
+			if ((i == 0 || t->stream[i] != last_stream) &&
+			    !u64map_get(&streams, t->stream[i], &dummy))
 				u64map_put(&streams, t->stream[i], 1);
+			last_stream = t->stream[i];
 			if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME) {
 				if (!st->has_time || t->time_us[i] < st->time_first)
 					st->time_first = t->time_us[i];

@@ -104,7 +104,7 @@ app_selected_elem(struct app *a)
 		return tl_model_find_elem(&a->tm, a->st->blocks[a->sv.sel_block]
 		    .addr, c);
 	if (c >= 0 && (uint64_t)c < a->tl.n_events && a->tl.ev_elem != NULL &&
-	    a->tl.ev_elem[c] != UINT64_MAX)
+	    a->tl.ev_elem[c] < a->tl.n_elems)
 		return a->tl.ev_elem[c];
 	return TL_NO_ELEM;
 }
