@@ -317,3 +317,74 @@ an_leaks_destroy(struct an_leaks *l)
 	free(l->sites);
 	memset(l, 0, sizeof *l);
 }
+
+static const struct idx_timeline *cmp_tl;
+
+static int
+cmp_elem_alloc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	int64_t ex = cmp_tl->elems[x].alloc_ev, ey = cmp_tl->elems[y].alloc_ev;
+
+	if (ex != ey)
+		return ex < ey ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void
+an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_leaks *l, struct an_leak_elems *out)
+{
+	uint32_t *rank = NULL, max_site = 0;
+	uint64_t i, k, *pos;
+
+	memset(out, 0, sizeof *out);
+	out->n_sites = l->n_sites;
+	out->off = xcalloc(l->n_sites + 2, sizeof *out->off);
+	for (k = 0; k < l->n_sites; k++)
+		if (l->sites[k].site + 1 > max_site)
+			max_site = l->sites[k].site + 1;
+	rank = xmalloc(((size_t)max_site + 1) * sizeof *rank);
+	memset(rank, 0xff, ((size_t)max_site + 1) * sizeof *rank);
+	for (k = 0; k < l->n_sites; k++)
+		rank[l->sites[k].site] = (uint32_t)k;
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem *e = &tl->elems[i];
+		uint32_t site;
+
+		if (!leaked(e, l->from, l->to))
+			continue;
+		site = an_site_of(sites, e->stack);
+		if (site < max_site && rank[site] != UINT32_MAX)
+			out->off[rank[site] + 1]++;
+	}
+	for (k = 0; k < l->n_sites; k++)
+		out->off[k + 1] += out->off[k];
+	out->elems = xmalloc((out->off[l->n_sites] + 1) * sizeof *out->elems);
+	pos = xmalloc((l->n_sites + 1) * sizeof *pos);
+	memcpy(pos, out->off, (l->n_sites + 1) * sizeof *pos);
+	for (i = 0; i < tl->n_elems; i++) {
+		uint32_t site;
+
+		if (!leaked(&tl->elems[i], l->from, l->to))
+			continue;
+		site = an_site_of(sites, tl->elems[i].stack);
+		if (site < max_site && rank[site] != UINT32_MAX)
+			out->elems[pos[rank[site]]++] = i;
+	}
+	cmp_tl = tl;
+	for (k = 0; k < l->n_sites; k++)
+		qsort(out->elems + out->off[k], out->off[k + 1] - out->off[k],
+		    sizeof *out->elems, cmp_elem_alloc);
+	cmp_tl = NULL;
+	free(pos);
+	free(rank);
+}
+
+void
+an_leak_elems_destroy(struct an_leak_elems *le)
+{
+	free(le->elems);
+	free(le->off);
+	memset(le, 0, sizeof *le);
+}

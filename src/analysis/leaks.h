@@ -82,6 +82,22 @@ int an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
     struct sv_error *err);
 void an_leaks_destroy(struct an_leaks *l);
 
+/* The leaked blocks of each ranked site of l (computed from tl and sites
+ * as an_leaks did): element ids of tl for l->sites[k] are
+ * elems[off[k] .. off[k+1]), in alloc event order (blocks alive since
+ * before the trace first). */
+struct an_leak_elems {
+	uint64_t *elems;
+	uint64_t *off;     /* n_sites + 1 entries */
+	uint64_t n_sites;
+};
+
+/* Fills out (caller-provided; free with an_leak_elems_destroy). O(n_elems
+ * + leaked log leaked). */
+void an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_leaks *l, struct an_leak_elems *out);
+void an_leak_elems_destroy(struct an_leak_elems *le);
+
 /* Periodicity test on sorted event indices ev[0..n) in a window of
  * `window` events: returns 1 when periodic, with *bursts and *period. */
 int an_periodic(const int64_t *ev, uint64_t n, uint64_t window,

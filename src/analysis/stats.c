@@ -12,10 +12,11 @@
 void
 an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 {
-	uint32_t i, j;
+	uint32_t i, j, end;
 
 	memset(t, 0, sizeof *t);
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, d, &i, &end);
+	for (; i < end; i++) {
 		const struct snap_segment *g = &s->segments[i];
 
 		if (g->device != d)
@@ -61,15 +62,17 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map streams;
-	uint64_t i, dummy;
+	uint64_t i, dummy, last_stream = 0;
+	uint32_t g, gend;
 
 	memset(st, 0, sizeof *st);
 	st->device = d;
 	an_seg_totals(s, d, &st->seg);
 	u64map_init(&streams);
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			u64map_put(&streams, s->segments[i].stream, 1);
+	snap_device_segments(s, d, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == d)
+			u64map_put(&streams, s->segments[g].stream, 1);
 	if (t != NULL) {
 		st->events = t->n;
 		for (i = 0; i < t->n; i++) {
@@ -77,8 +80,11 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 
 			st->by_action[a < SNAP_ACTION_COUNT ? a
 							    : SNAP_ACTION_COUNT]++;
-			if (!u64map_get(&streams, t->stream[i], &dummy))
+			/* runs of one stream are the rule: look up changes */
+			if ((i == 0 || t->stream[i] != last_stream) &&
+			    !u64map_get(&streams, t->stream[i], &dummy))
 				u64map_put(&streams, t->stream[i], 1);
+			last_stream = t->stream[i];
 			if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME) {
 				if (!st->has_time || t->time_us[i] < st->time_first)
 					st->time_first = t->time_us[i];

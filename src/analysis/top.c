@@ -51,48 +51,45 @@ node_get(struct an_top *t, struct u64map *m, size_t *cap, uint32_t parent,
 	return t->n_nodes++;
 }
 
-int
-an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
-    uint32_t depth, struct an_top *out)
+/* Adds one live allocation (size bytes, stack) under its site node and
+ * up to out->depth - 1 caller levels. */
+static void
+top_add(struct an_top *out, struct u64map *m, size_t *cap,
+    struct an_sites *sites, uint64_t size, uint32_t stack)
 {
-	struct u64map m;
-	size_t cap = 0;
-	uint64_t i;
-	uint32_t j, *pos;
+	uint32_t path[AN_SITE_MAX_FRAMES], n, node, d;
 
+	out->bytes += size;
+	out->count++;
+	node = node_get(out, m, cap, AN_NO_NODE, an_site_of(sites, stack), 0,
+	    stack);
+	out->nodes[node].bytes += size;
+	out->nodes[node].count++;
+	n = out->depth > 1 ? an_site_path(sites, stack, path, out->depth) : 0;
+	for (d = 1; d < n; d++) {
+		node = node_get(out, m, cap, node, path[d], d, stack);
+		out->nodes[node].bytes += size;
+		out->nodes[node].count++;
+	}
+}
+
+static void
+top_begin(struct an_top *out, uint32_t device, int64_t at, uint32_t depth)
+{
 	memset(out, 0, sizeof *out);
-	out->device = tl->device;
-	if (at < -1 || at >= (int64_t)tl->n_events)
-		at = (int64_t)tl->n_events - 1;
+	out->device = device;
 	out->at = at;
 	out->depth = depth == 0 ? 1
 				: (depth > AN_SITE_MAX_FRAMES ? AN_SITE_MAX_FRAMES
 							      : depth);
-	u64map_init(&m);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem *e = &tl->elems[i];
-		uint32_t path[AN_SITE_MAX_FRAMES], n, node, d;
+}
 
-		if (!an_elem_alive(e, at))
-			continue;
-		out->bytes += e->size;
-		out->count++;
-		node = node_get(out, &m, &cap, AN_NO_NODE,
-		    an_site_of(sites, e->stack), 0, e->stack);
-		out->nodes[node].bytes += e->size;
-		out->nodes[node].count++;
-		n = out->depth > 1 ? an_site_path(sites, e->stack, path,
-					 out->depth)
-				   : 0;
-		for (d = 1; d < n; d++) {
-			node = node_get(out, &m, &cap, node, path[d], d,
-			    e->stack);
-			out->nodes[node].bytes += e->size;
-			out->nodes[node].count++;
-		}
-	}
-	u64map_destroy(&m);
-	/* Children lists, then sort each by bytes. */
+/* Children lists, then each sorted by bytes. */
+static void
+top_finish(struct an_top *out)
+{
+	uint32_t j, *pos;
+
 	out->kid_off = xcalloc((size_t)out->n_nodes + 1, sizeof *out->kid_off);
 	out->kids = xmalloc(((size_t)out->n_nodes + 1) * sizeof *out->kids);
 	out->roots = xmalloc(((size_t)out->n_nodes + 1) * sizeof *out->roots);
@@ -117,6 +114,51 @@ an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
 		    out->kid_off[j + 1] - out->kid_off[j], sizeof *out->kids,
 		    cmp_node);
 	sort_ctx = NULL;
+}
+
+int
+an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	struct u64map m;
+	size_t cap = 0;
+	uint64_t i;
+
+	if (at < -1 || at >= (int64_t)tl->n_events)
+		at = (int64_t)tl->n_events - 1;
+	top_begin(out, tl->device, at, depth);
+	u64map_init(&m);
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem *e = &tl->elems[i];
+
+		if (an_elem_alive(e, at))
+			top_add(out, &m, &cap, sites, e->size, e->stack);
+	}
+	u64map_destroy(&m);
+	top_finish(out);
+	return 0;
+}
+
+int
+an_top_state(const struct replay_state *st, uint32_t device,
+    struct an_sites *sites, uint32_t depth, struct an_top *out)
+{
+	struct u64map m;
+	size_t cap = 0;
+	uint32_t i;
+
+	top_begin(out, device, st->at, depth);
+	u64map_init(&m);
+	for (i = 0; i < st->n_blocks; i++) {
+		const struct replay_block *b = &st->blocks[i];
+
+		if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
+		    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE)
+			top_add(out, &m, &cap, sites, b->requested_size,
+			    b->stack);
+	}
+	u64map_destroy(&m);
+	top_finish(out);
 	return 0;
 }
 

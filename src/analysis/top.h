@@ -10,6 +10,7 @@
 
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
 
 #define AN_NO_NODE UINT32_MAX
 
@@ -39,6 +40,13 @@ struct an_top {
 /* at < -1 or past the end: the last event. depth 0 means 1. */
 int an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
     uint32_t depth, struct an_top *out);
+/* The same tree from a replayed allocator state (the TUI's state at the
+ * cursor): its active and pending-free blocks, requested bytes. Cost
+ * O(blocks of the state), independent of the trace length. It equals
+ * an_top at st->at where the replay is exact (check_analysis compares
+ * them). Free with an_top_destroy. */
+int an_top_state(const struct replay_state *st, uint32_t device,
+    struct an_sites *sites, uint32_t depth, struct an_top *out);
 void an_top_destroy(struct an_top *t);
 
 /* Is element e alive after event at? */

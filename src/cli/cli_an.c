@@ -15,18 +15,9 @@
 int
 cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
 {
-	const struct snap_trace *t;
-	uint32_t i;
-
 	if (only >= 0)
 		return d == (uint64_t)only;
-	t = snap_trace_of(s, d);
-	if (t != NULL && t->n > 0)
-		return 1;
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			return 1;
-	return 0;
+	return snap_device_has_data(s, d);
 }
 
 int64_t

@@ -14,20 +14,6 @@
 #include "replay/replay.h"
 #include "util/json.h"
 
-static int
-has_data(const struct snapshot *s, uint32_t d)
-{
-	const struct snap_trace *t = snap_trace_of(s, d);
-	uint32_t i;
-
-	if (t != NULL && t->n > 0)
-		return 1;
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			return 1;
-	return 0;
-}
-
 static void
 print_ev(char *buf, size_t n, int64_t ev)
 {
@@ -162,7 +148,7 @@ cmd_check(const struct cli_opts *o)
 		struct replay_check c;
 		struct replay *r;
 
-		if (o->device < 0 && !has_data(in.snap, d))
+		if (o->device < 0 && !snap_device_has_data(in.snap, d))
 			continue;
 		sv_error_clear(&err);
 		r = replay_new(in.snap, d, &err);

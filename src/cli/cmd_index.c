@@ -53,6 +53,8 @@ cmd_index(const struct cli_opts *o)
 
 	sv_error_clear(&err);
 	cli_index_opts(o, &io, &pb, o->file);
+	/* the command that vouches for an index checks all of it */
+	io.verify = IDX_VERIFY_FULL;
 	r = idx_open(o->file, &io, &ix, &err);
 	cli_progress_end(&pb);
 	if (r != 0)

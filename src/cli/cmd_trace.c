@@ -155,7 +155,7 @@ seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
     uint64_t addr, char *name, size_t n, uint64_t *base)
 {
 	size_t i;
-	uint32_t k;
+	uint32_t k, kend;
 
 	for (i = 0; i < nm->n_iv; i++)
 		if (addr - nm->iv[i].addr < nm->iv[i].size) {
@@ -163,7 +163,8 @@ seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
 			*base = nm->iv[i].addr;
 			return;
 		}
-	for (k = 0; k < s->n_segments; k++) {
+	snap_device_segments(s, d, &k, &kend);
+	for (; k < kend; k++) {
 		const struct snap_segment *sg = &s->segments[k];
 
 		if (sg->device == d && addr - sg->addr < sg->total_size) {

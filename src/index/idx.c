@@ -20,11 +20,14 @@
 
 #include "index/idx.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <lz4.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -779,10 +782,14 @@ view_snapshot(struct sv_index *ix, struct idx_backing *b,
 		return -1;
 	s->blocks = (struct snap_block *)p;
 	s->n_blocks = (uint32_t)n;
-	for (i = 0; i < s->n_segments; i++)
+	s->segs_by_device = 1;
+	for (i = 0; i < s->n_segments; i++) {
 		if ((uint64_t)s->segments[i].first_block +
 			s->segments[i].n_blocks > s->n_blocks)
 			goto bad;
+		if (i > 0 && s->segments[i].device < s->segments[i - 1].device)
+			s->segs_by_device = 0;
+	}
 	if (sec_array(ix, b, IDX_SEC_ANNOTATIONS,
 		sizeof(struct snap_annotation), 1, &p, &n, why, wl) < 0)
 		return -1;
@@ -1375,6 +1382,57 @@ create_temp(const char *target, char **tmp)
 	return -1;
 }
 
+/* A temp file of a killed build is removed by a later build into the same
+ * target once it is this old and its builder is gone. */
+#define IDX_TMP_STALE_S (10 * 60)
+
+/* Removes TARGET.tmp.PID.N.RAND files (create_temp's names) whose
+ * builder PID is no longer running, that are older than IDX_TMP_STALE_S
+ * and that start with our magic: never a file this program did not
+ * create, nor one a live build is writing. */
+static void
+clean_stale_temps(const char *target)
+{
+	char *dir = xstrdup(target), *slash = strrchr(dir, '/');
+	const char *base = slash != NULL ? slash + 1 : target;
+	size_t bl;
+	DIR *dp;
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (slash != NULL)
+		*slash = '\0';
+	dp = opendir(slash == NULL ? "." : slash == dir ? "/" : dir);
+	bl = strlen(base);
+	while (dp != NULL && (de = readdir(dp)) != NULL) {
+		const char *p = de->d_name;
+		char *end, *path;
+		long pid;
+		struct stat st;
+
+		if (strncmp(p, base, bl) != 0 ||
+		    strncmp(p + bl, IDX_TMP_INFIX, strlen(IDX_TMP_INFIX)) != 0)
+			continue;
+		p += bl + strlen(IDX_TMP_INFIX);
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '.' || pid <= 0 || errno != 0)
+			continue;
+		if (pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its builder may still be at work */
+		xasprintf(&path, "%s/%s", slash == NULL ? "." : slash == dir
+		    ? "" : dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime > IDX_TMP_STALE_S && may_replace(path))
+			unlink(path);
+		free(path);
+	}
+	if (dp != NULL)
+		closedir(dp);
+	free(dir);
+}
+
 /* ---- building --------------------------------------------------------- */
 
 struct load_progress {
@@ -1519,10 +1577,13 @@ w_col(struct writer *w, uint32_t d, const char *col, const void *p,
 static int
 w_snapshot(struct writer *w, const struct snapshot *s)
 {
+	/* strings and annotations are stored as they are and used in place:
+	 * decompressing them cost a reopen more than all else (a few MB
+	 * next to hundreds of MB of columns) */
 	w_section(w, IDX_SEC_STRS_DATA, s->strs.data, s->strs.len,
-	    IDX_COMP_LZ4);
+	    IDX_COMP_NONE);
 	w_section(w, IDX_SEC_STRS_OFF, s->strs.off, (uint64_t)s->strs.n * 8,
-	    IDX_COMP_LZ4);
+	    IDX_COMP_NONE);
 	w_section(w, IDX_SEC_FRAMES, s->frames,
 	    (uint64_t)s->n_frames * sizeof *s->frames, IDX_COMP_LZ4);
 	w_section(w, IDX_SEC_STACK_OFF, s->stack_off,
@@ -1534,7 +1595,8 @@ w_snapshot(struct writer *w, const struct snapshot *s)
 	w_section(w, IDX_SEC_BLOCKS, s->blocks,
 	    (uint64_t)s->n_blocks * sizeof *s->blocks, IDX_COMP_NONE);
 	w_section(w, IDX_SEC_ANNOTATIONS, s->annotations,
-	    (uint64_t)s->n_annotations * sizeof *s->annotations, IDX_COMP_LZ4);
+	    (uint64_t)s->n_annotations * sizeof *s->annotations,
+	    IDX_COMP_NONE);
 	return w_section(w, IDX_SEC_SETTINGS, s->settings,
 	    (uint64_t)s->n_settings * sizeof *s->settings, IDX_COMP_LZ4);
 }
@@ -1597,11 +1659,126 @@ estimate_size(const struct snapshot *s)
 	return e;
 }
 
+/*
+ * A build overlaps its phases on a second thread (the first open is what
+ * the user waits for). Both jobs only read the snapshot, as the main
+ * thread does meanwhile (timelines); each is joined before anything it
+ * reads is freed, and the writer is used by one thread at a time (the
+ * trace job is joined before the main thread writes again). Without a
+ * thread, a job runs in place.
+ */
+struct ext_job {
+	pthread_t th;
+	int running;             /* started and not joined */
+	struct sv_index ext;     /* the sections built */
+	const struct snapshot *s;
+	const struct idx_opts *o;
+	struct sv_error err;
+	int rc;
+};
+
+static void *
+ext_job_run(void *arg)
+{
+	struct ext_job *j = arg;
+
+	j->rc = build_extensions(&j->ext, j->s, j->o, &j->err);
+	return NULL;
+}
+
+static void
+ext_job_start(struct ext_job *j, const struct snapshot *s,
+    const struct idx_opts *o)
+{
+	memset(j, 0, sizeof *j);
+	j->s = s;
+	j->o = o;
+	sv_error_clear(&j->err);
+	if (o->n_sections == 0)
+		return;
+	if (pthread_create(&j->th, NULL, ext_job_run, j) == 0)
+		j->running = 1;
+	else
+		ext_job_run(j);
+}
+
+/* Waits for the job (again: a no-op); -1 with err set if it failed. */
+static int
+ext_job_join(struct ext_job *j, struct sv_error *err)
+{
+	if (j->running) {
+		pthread_join(j->th, NULL);
+		j->running = 0;
+	}
+	if (j->rc != 0) {
+		if (err != NULL)
+			*err = j->err;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+ext_job_free(struct ext_job *j)
+{
+	ext_job_join(j, NULL);
+	while (j->ext.n_ext > 0)
+		free(j->ext.ext[--j->ext.n_ext].data);
+	free(j->ext.ext);
+	j->ext.ext = NULL;
+}
+
+static int w_trace(struct writer *w, uint32_t d, const struct snap_trace *t);
+
+/* Writes one device's trace columns (w_trace). */
+struct trace_job {
+	pthread_t th;
+	int running;
+	struct writer *w;
+	uint32_t d;
+	const struct snap_trace *t;
+};
+
+static void *
+trace_job_run(void *arg)
+{
+	struct trace_job *j = arg;
+
+	(void)w_trace(j->w, j->d, j->t); /* failures stay in w */
+	return NULL;
+}
+
+static void
+trace_job_start(struct trace_job *j, struct writer *w, uint32_t d,
+    const struct snap_trace *t)
+{
+	memset(j, 0, sizeof *j);
+	j->w = w;
+	j->d = d;
+	j->t = t;
+	if (t == NULL)
+		return;
+	if (pthread_create(&j->th, NULL, trace_job_run, j) == 0)
+		j->running = 1;
+	else
+		trace_job_run(j);
+}
+
+static void
+trace_job_join(struct trace_job *j)
+{
+	if (j->running) {
+		pthread_join(j->th, NULL);
+		j->running = 0;
+	}
+}
+
 /* Streams s (heap, consumed: trace columns are freed as written) into the
- * open temp file. Extension sections come from ext. */
+ * open temp file. Extension sections come from the job, joined here
+ * before the first trace column is freed. */
 static int
 write_index(struct writer *w, struct snapshot *s, const struct src_key *key,
-    const char *src_path, const struct sv_index *ext, struct sv_error *err)
+    const char *src_path, struct ext_job *job, struct sv_error *err)
 {
 	uint32_t n_dev = snap_device_count(s), d;
 	struct hdr_trace *tr;
@@ -1626,12 +1803,26 @@ write_index(struct writer *w, struct snapshot *s, const struct src_key *key,
 	for (d = 0; d < n_dev && w->err == 0 && !w->cancelled; d++) {
 		struct idx_timeline t;
 		struct idx_lod_bucket *lod;
+		struct trace_job tj;
+		int tl_rc;
 
-		if (idx_timeline_build(s, d, &t, err) != 0)
+		/* the trace columns are written while the timeline is
+		 * computed from them */
+		trace_job_start(&tj, w, d,
+		    d < s->n_traces ? &s->traces[d] : NULL);
+		tl_rc = idx_timeline_build(s, d, &t, err);
+		trace_job_join(&tj);
+		if (tl_rc != 0)
 			goto out;
-		if (d < s->n_traces) {
-			w_trace(w, d, &s->traces[d]);
+		if (ext_job_join(job, err) != 0) {
+			idx_timeline_destroy(&t);
+			goto out;
+		}
+		if (d < s->n_traces)
 			free_trace_columns(&s->traces[d]);
+		if (w->err != 0 || w->cancelled) {
+			idx_timeline_destroy(&t);
+			break;
 		}
 		lod = xmalloc((idx_lod_count(t.n_events, NULL) + 1) *
 		    sizeof *lod);
@@ -1645,7 +1836,9 @@ write_index(struct writer *w, struct snapshot *s, const struct src_key *key,
 		/* empty traces past the last device with data */
 		w_trace(w, d, &s->traces[d]);
 	}
-	w_extensions(w, ext);
+	if (ext_job_join(job, err) != 0)
+		goto out;
+	w_extensions(w, &job->ext);
 	if (w_finish(w, key, src_path, s, tr, tl, n_dev) == 0)
 		r = 0;
 out:
@@ -1737,7 +1930,7 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (map_index(fd, key, 0, out, why, sizeof why) != IDX_OK) {
+	if (map_index(fd, key, 1, out, why, sizeof why) != IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
@@ -1771,26 +1964,46 @@ build_file(const char *path, const char *target, const struct src_key *key,
     const struct idx_opts *o, struct sv_index **out, struct sv_error *err)
 {
 	struct snapshot *s = NULL;
-	struct sv_index ext;
+	struct ext_job job;
 	struct writer w;
 	char *tmp = NULL, *abs;
 	int fd, r = -1;
 
-	memset(&ext, 0, sizeof ext);
+	memset(&job, 0, sizeof job);
 	memset(&w, 0, sizeof w);
+	clean_stale_temps(target);
 	fd = create_temp(target, &tmp);
 	if (fd < 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
 		    strerror(errno));
-	if (load_snapshot(path, o, &s, err) == 0 &&
-	    build_extensions(&ext, s, o, err) == 0) {
+	{
+		/* the magic from the start, so a build killed while parsing
+		 * leaves a file that a later one knows as ours */
+		uint8_t pre[IDX_PRELUDE_LEN];
+
+		memset(pre, 0, sizeof pre);
+		memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
+		if (pwrite(fd, pre, sizeof pre, 0) != (ssize_t)sizeof pre) {
+			int e = errno;
+
+			unlink(tmp);
+			close(fd);
+			free(tmp);
+			return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+			    strerror(e ? e : EIO));
+		}
+	}
+	if (load_snapshot(path, o, &s, err) == 0) {
+		/* the extension sections are built meanwhile */
+		ext_job_start(&job, s, o);
 		w.fd = fd;
 		w.o = o;
 		w.src_size = key->size;
 		abs = realpath(path, NULL);
-		r = write_index(&w, s, key, abs != NULL ? abs : path, &ext,
+		r = write_index(&w, s, key, abs != NULL ? abs : path, &job,
 		    err);
 		free(abs);
+		ext_job_join(&job, NULL); /* before s goes */
 	}
 	snap_free(s);
 	if (r == 0) {
@@ -1800,9 +2013,7 @@ build_file(const char *path, const char *target, const struct src_key *key,
 	} else {
 		unlink(tmp);
 	}
-	while (ext.n_ext > 0)
-		free(ext.ext[--ext.n_ext].data);
-	free(ext.ext);
+	ext_job_free(&job);
 	free(w.toc);
 	close(fd);
 	free(tmp);

@@ -35,11 +35,15 @@ struct idx_section_builder {
 	void *arg;
 };
 
-/* How much of an existing index is checked on open. FULL (the default)
- * hashes every section; QUICK skips the uncompressed column sections
- * larger than 1 MiB (the per-event columns), so a reopen reads only what
- * is used, but a damaged column is then not detected. */
-enum idx_verify { IDX_VERIFY_FULL, IDX_VERIFY_QUICK };
+/* How much of an existing index is checked on open. QUICK (the default)
+ * hashes every section except the uncompressed ones larger than 1 MiB
+ * (the per-event columns), so a reopen reads only what is used; a damaged
+ * column then gives wrong numbers, never an out-of-bounds read (every
+ * reader checks the ids and event numbers it takes from a column; the
+ * trust argument is in doc/SECURITY.md). FULL hashes every section. A
+ * freshly built index is checked QUICK: its column hashes were computed
+ * from the memory they were written from. */
+enum idx_verify { IDX_VERIFY_QUICK, IDX_VERIFY_FULL };
 
 struct idx_opts {
 	const char *cache_dir;  /* NULL: beside the snapshot, else XDG cache */

@@ -24,18 +24,21 @@ push_elem(struct idx_timeline *tl, size_t *cap, const struct idx_elem *e)
 	return tl->n_elems++;
 }
 
-/* Forward pass: elements, ev_elem and the per-event delta in total. */
+/* Forward pass: elements, ev_elem, and in tl->total the sum of the
+ * per-event changes up to each event (modulo 2^64, read back as int64
+ * once the base is known: no separate delta column). */
 static void
 pair_events(const struct snap_trace *t, struct idx_timeline *tl,
-    struct u64map *live, size_t *cap, int64_t *delta)
+    struct u64map *live, size_t *cap)
 {
 	uint64_t i;
+	uint64_t sum = 0, delta;
 
 	for (i = 0; i < tl->n_events; i++) {
 		struct idx_elem e;
 		uint64_t k;
 
-		delta[i] = 0;
+		delta = 0;
 		switch (t->action[i]) {
 		case SNAP_ALLOC:
 			memset(&e, 0, sizeof e);
@@ -48,14 +51,14 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 			k = push_elem(tl, cap, &e);
 			u64map_put(live, e.addr, k);
 			tl->ev_elem[i] = k;
-			delta[i] = (int64_t)e.size;
+			delta = e.size;
 			break;
 		case SNAP_FREE_COMPLETED:
 			if (u64map_get(live, t->addr[i], &k)) {
 				u64map_del(live, t->addr[i]);
 				tl->elems[k].free_ev = (int64_t)i;
 				tl->ev_elem[i] = k;
-				delta[i] = -(int64_t)tl->elems[k].size;
+				delta = 0 - tl->elems[k].size;
 				break;
 			}
 			/* freed before any alloc: alive from the start */
@@ -70,11 +73,13 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 			tl->ev_elem[i] = push_elem(tl, cap, &e);
 			tl->base_total += e.size;
 			tl->n_pre++;
-			delta[i] = -(int64_t)e.size;
+			delta = 0 - e.size;
 			break;
 		default:
 			break;
 		}
+		sum += delta;
+		tl->total[i] = sum;
 	}
 }
 
@@ -83,9 +88,10 @@ static void
 add_ghosts(const struct snapshot *s, uint32_t d, struct idx_timeline *tl,
     const struct u64map *live, size_t *cap)
 {
-	uint32_t i, j;
+	uint32_t i, j, end;
 
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, d, &i, &end);
+	for (; i < end; i++) {
 		const struct snap_segment *g = &s->segments[i];
 
 		if (g->device != d)
@@ -123,10 +129,12 @@ reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
 {
 	int64_t r = 0;
 	uint64_t i;
+	uint32_t g, gend;
 
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device == d)
-			r += (int64_t)s->segments[i].total_size;
+	snap_device_segments(s, d, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == d)
+			r += (int64_t)s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
 		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
 		switch (t->action[i]) {
@@ -147,7 +155,7 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map live;
 	size_t cap = 0;
-	int64_t *delta, cur;
+	int64_t cur;
 	uint64_t i;
 
 	(void)err;
@@ -158,33 +166,29 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	tl->ev_elem = xmalloc((tl->n_events + 1) * sizeof *tl->ev_elem);
 	tl->total = xmalloc((tl->n_events + 1) * sizeof *tl->total);
 	tl->reserved = xmalloc((tl->n_events + 1) * sizeof *tl->reserved);
-	delta = xmalloc((tl->n_events + 1) * sizeof *delta);
 	xalloc_hint_huge(tl->ev_elem, (tl->n_events + 1) * sizeof *tl->ev_elem);
 	xalloc_hint_huge(tl->total, (tl->n_events + 1) * sizeof *tl->total);
 	xalloc_hint_huge(tl->reserved, (tl->n_events + 1) * sizeof *tl->reserved);
-	xalloc_hint_huge(delta, (tl->n_events + 1) * sizeof *delta);
 	for (i = 0; i < tl->n_events; i++)
 		tl->ev_elem[i] = UINT64_MAX;
 	u64map_init(&live);
 	if (t != NULL)
-		pair_events(t, tl, &live, &cap, delta);
+		pair_events(t, tl, &live, &cap);
 	add_ghosts(s, d, tl, &live, &cap);
 	u64map_destroy(&live);
 
 	/* The peak is taken over the states after each event (memory_viz
 	 * records max_size after each action, not for the start alone). */
-	cur = (int64_t)tl->base_total;
 	tl->peak = tl->base_total;
 	tl->peak_ev = IDX_NO_EVENT;
 	for (i = 0; i < tl->n_events; i++) {
-		cur += delta[i];
+		cur = (int64_t)(tl->base_total + tl->total[i]);
 		tl->total[i] = cur < 0 ? 0 : (uint64_t)cur;
 		if (tl->peak_ev == IDX_NO_EVENT || tl->total[i] > tl->peak) {
 			tl->peak = tl->total[i];
 			tl->peak_ev = (int64_t)i;
 		}
 	}
-	free(delta);
 	reserved_pass(s, d, t, tl);
 	return 0;
 }

@@ -45,7 +45,9 @@
 	_(UIC_WASTE, 1, -1, CB_A_DIM, 0)                                       \
 	_(UIC_SELECT, 0, 7, 0, CB_A_REVERSE)                                   \
 	_(UIC_FRAMEWORK, -1, -1, CB_A_DIM, 0)                                  \
-	_(UIC_ERROR, 7, 1, CB_A_BOLD, CB_A_REVERSE | CB_A_BOLD)
+	_(UIC_ERROR, 7, 1, CB_A_BOLD, CB_A_REVERSE | CB_A_BOLD)                \
+	_(UIC_LEAK, 1, -1, CB_A_BOLD, CB_A_REVERSE)                            \
+	_(UIC_MARK, 3, -1, CB_A_BOLD, CB_A_BOLD)
 
 enum ui_color {
 #define UIC_ENUM(id, fg, bg, a, m) id,

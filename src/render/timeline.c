@@ -14,6 +14,9 @@
 #include "render/frames.h"
 #include "util/xalloc.h"
 
+/* Time axis only for |time_us| below this: spans cannot overflow. */
+#define TL_TIME_LIMIT ((int64_t)1 << 62)
+
 #define TL_LOD_BLOCK 256
 #define MAX_BANDS_PER_COL 4096
 
@@ -221,8 +224,12 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
 	m->time_ok = m->trace != NULL && m->trace->time_us != NULL &&
 	    tl->n_events > 0;
+	/* a time axis needs times that never go back, and within +-2^62 us
+	 * so that spans and "+ 1" cannot overflow on a crafted file */
 	for (i = 0; m->time_ok && i < tl->n_events; i++)
 		if (m->trace->time_us[i] == SNAP_NO_TIME ||
+		    m->trace->time_us[i] < -TL_TIME_LIMIT ||
+		    m->trace->time_us[i] >= TL_TIME_LIMIT ||
 		    (i > 0 && m->trace->time_us[i] < m->trace->time_us[i - 1]))
 			m->time_ok = 0;
 }
@@ -288,27 +295,150 @@ tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 	return TL_NO_ELEM;
 }
 
+/* Number of entries of the sorted a[0..n) that are <= x. */
+static uint64_t
+count_le(const int64_t *a, uint64_t n, int64_t x)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int64_t
 tl_model_jump(const struct tl_model *m, enum tl_jump j, int64_t from,
     int dir)
 {
 	const int64_t *a = m->jumps[j];
-	uint64_t lo = 0, hi = m->n_jumps[j];
+	uint64_t lo = count_le(a, m->n_jumps[j], from);
 
-	/* lo = first index with a[lo] > from */
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid] <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (dir > 0)
 		return lo < m->n_jumps[j] ? a[lo] : -2;
 	while (lo > 0 && a[lo - 1] >= from)
 		lo--;
 	return lo > 0 ? a[lo - 1] : -2;
+}
+
+/* ---- highlighted set ------------------------------------------------- */
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct ev_size {
+	int64_t ev;
+	uint64_t size;
+};
+
+static int
+cmp_ev_size(const void *a, const void *b)
+{
+	return cmp_i64(&((const struct ev_size *)a)->ev,
+	    &((const struct ev_size *)b)->ev);
+}
+
+/* Sorts n (event, size) pairs into ev[] and running sums cum[]. */
+static void
+sums_of(struct ev_size *p, uint64_t n, int64_t **ev, uint64_t **cum)
+{
+	uint64_t i, sum = 0;
+
+	qsort(p, n, sizeof *p, cmp_ev_size);
+	*ev = xcalloc(n + 1, sizeof **ev);
+	*cum = xcalloc(n + 1, sizeof **cum);
+	for (i = 0; i < n; i++) {
+		sum += p[i].size;
+		(*ev)[i] = p[i].ev;
+		(*cum)[i] = sum;
+	}
+}
+
+void
+tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
+    const uint64_t *elems, uint64_t n)
+{
+	const struct idx_timeline *tl = m->tl;
+	struct ev_size *al = xcalloc(n + 1, sizeof *al);
+	struct ev_size *fr = xcalloc(n + 1, sizeof *fr);
+	uint64_t *ids = xcalloc(n + 1, sizeof *ids), i, na = 0, nf = 0;
+	uint32_t j;
+
+	memset(h, 0, sizeof *h);
+	for (i = 0; i < n; i++) {
+		const struct idx_elem *e;
+
+		if (elems[i] >= tl->n_elems)
+			continue;
+		e = &tl->elems[elems[i]];
+		ids[na] = elems[i];
+		al[na].ev = e->alloc_ev;
+		al[na++].size = e->size;
+		if (e->free_ev >= 0) {
+			fr[nf].ev = e->free_ev;
+			fr[nf++].size = e->size;
+		}
+	}
+	sums_of(al, na, &h->alloc_ev, &h->alloc_cum);
+	sums_of(fr, nf, &h->free_ev, &h->free_cum);
+	h->n_alloc = na;
+	h->n_free = nf;
+	qsort(ids, na, sizeof *ids, cmp_u64);
+	h->n_drawn = m->n_drawn;
+	h->drawn = xcalloc(m->n_drawn + 1, 1);
+	for (j = 0; j < m->n_drawn; j++)
+		h->drawn[j] = bsearch(&m->drawn[j], ids, na, sizeof *ids,
+		    cmp_u64) != NULL;
+	free(ids);
+	free(fr);
+	free(al);
+}
+
+void
+tl_hilite_destroy(struct tl_hilite *h)
+{
+	free(h->alloc_ev);
+	free(h->alloc_cum);
+	free(h->free_ev);
+	free(h->free_cum);
+	free(h->drawn);
+	memset(h, 0, sizeof *h);
+}
+
+/* Running sum of the entries with ev[i] <= at. */
+static uint64_t
+sum_upto(const int64_t *ev, const uint64_t *cum, uint64_t n, int64_t at)
+{
+	uint64_t k = count_le(ev, n, at);
+
+	return k > 0 ? cum[k - 1] : 0;
+}
+
+uint64_t
+tl_hilite_bytes(const struct tl_hilite *h, int64_t ev)
+{
+	uint64_t a = sum_upto(h->alloc_ev, h->alloc_cum, h->n_alloc, ev);
+	uint64_t f = sum_upto(h->free_ev, h->free_cum, h->n_free, ev);
+
+	return a > f ? a - f : 0;
 }
 
 /* ---- columns ---------------------------------------------------------- */
@@ -446,6 +576,7 @@ struct band {
 	uint8_t color;
 	uint8_t hilite;
 	uint8_t summary;
+	uint8_t set;       /* the highlighted set (tl_view.hl) */
 };
 
 static const uint32_t pat_utf8[] = {0x2588, 0x2593, 0x2592, 0x2591};
@@ -456,6 +587,8 @@ static const uint32_t eighths[] = {' ', 0x2581, 0x2582, 0x2583, 0x2584,
 static uint32_t
 band_glyph(const struct tl_view *v, const struct band *b)
 {
+	if (b->set)
+		return v->utf8 ? (v->mono ? 0x259a : 0x2588) : '!';
 	if (b->summary)
 		return v->utf8 ? 0x2591 : ':';
 	if (b->hilite)
@@ -468,6 +601,8 @@ band_glyph(const struct tl_view *v, const struct band *b)
 static unsigned
 band_color(const struct band *b)
 {
+	if (b->set)
+		return UIC_LEAK;
 	if (b->summary)
 		return UIC_SUMMARY;
 	if (b->hilite)
@@ -482,19 +617,29 @@ col_bands(const struct tl_model *m, const struct tl_view *v, int64_t ev,
 {
 	const struct idx_timeline *tl = m->tl;
 	uint64_t off = 0, total = tl_total_at(m, ev);
+	const struct tl_hilite *hl = v->hl;
 	uint32_t j;
 	int n = 0;
 
+	memset(out, 0, sizeof *out);
+	if (hl != NULL && (off = tl_hilite_bytes(hl, ev)) > 0) {
+		out[0].hi = off < total ? off : total;
+		out[0].set = 1;
+		off = out[0].hi;
+		n++;
+	}
 	for (j = 0; j < m->n_drawn && n < MAX_BANDS_PER_COL - 1; j++) {
 		const struct idx_elem *e = &tl->elems[m->drawn[j]];
 
-		if (!live_at(e, ev) || (double)e->size < row_bytes / 4)
+		if (!live_at(e, ev) || (double)e->size < row_bytes / 4 ||
+		    (hl != NULL && j < hl->n_drawn && hl->drawn[j]))
 			continue;
 		out[n].lo = off;
 		out[n].hi = off + e->size;
 		out[n].color = v->by_site ? m->color_site[j] : m->color_alloc[j];
 		out[n].hilite = m->drawn[j] == v->sel_elem;
 		out[n].summary = 0;
+		out[n].set = 0;
 		off += e->size;
 		n++;
 	}
@@ -504,6 +649,7 @@ col_bands(const struct tl_model *m, const struct tl_view *v, int64_t ev,
 		out[n].color = 0;
 		out[n].hilite = 0;
 		out[n].summary = 1;
+		out[n].set = 0;
 		n++;
 	}
 	return n;
@@ -525,8 +671,13 @@ draw_column(const struct tl_model *m, const struct tl_view *v,
 		while (j + 1 < n && (double)bands[j].hi <= mid)
 			j++;
 		if (mid < (double)top) {
-			cellbuf_put(cb, x, ybot - r, band_glyph(v, &bands[j]),
-			    band_color(&bands[j]), 0);
+			/* the highlighted set rests at the bottom: its cell
+			 * shows from an eighth of a row on, so it is seen */
+			int b = r == 0 && bands[0].set &&
+			    (double)bands[0].hi >= row_bytes / 8 ? 0 : j;
+
+			cellbuf_put(cb, x, ybot - r, band_glyph(v, &bands[b]),
+			    band_color(&bands[b]), 0);
 		} else {
 			int e8 = (int)(((double)top - lo) * 8 / row_bytes);
 			uint32_t g;
@@ -565,6 +716,29 @@ label_for(const struct tl_model *m, const struct tl_view *v, int64_t ev,
 		fmt_event(buf, size, ev);
 }
 
+/* Marks (tl_view.marks) in the view on the x axis row at (px, y). */
+static void
+draw_marks(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y, int pw)
+{
+	uint64_t i;
+	int sel = -1, c;
+
+	if (v->marks == NULL)
+		return;
+	for (i = count_le(v->marks, v->n_marks, v->ev0 - 1); i < v->n_marks && v->marks[i] < v->ev1; i++) {
+		c = tl_event_col(m, v, pw, v->marks[i]);
+		if (c < 0)
+			continue;
+		if (v->marks[i] == v->mark_sel)
+			sel = c;
+		cellbuf_put(cb, px + c, y, v->utf8 ? 0x25b2 : '^', UIC_MARK, 0);
+	}
+	if (sel >= 0)
+		cellbuf_put(cb, px + sel, y, v->utf8 ? 0x25b2 : '^', UIC_HILITE,
+		    0);
+}
+
 static void
 draw_axes(const struct tl_model *m, const struct tl_view *v,
     struct cellbuf *cb, int x, int y, int w, int h, uint64_t ymax)
@@ -601,6 +775,7 @@ draw_axes(const struct tl_model *m, const struct tl_view *v,
 			cellbuf_fill(cb, px + ca, y + ph, cf - ca + 1, 1,
 			    v->utf8 ? 0x2501 : '=', UIC_HILITE, 0);
 	}
+	draw_marks(m, v, cb, px, y + ph, pw);
 	cc = tl_event_col(m, v, pw, v->cursor);
 	if (cc >= 0) {
 		for (r = 0; r < ph; r++) {

@@ -50,6 +50,19 @@ struct tl_model {
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
 
+/* A set of elements drawn as one highlighted band at the bottom of every
+ * column (the leak view): the bytes of the set alive after each event,
+ * from sorted alloc and free events with running sums (O(log n) per
+ * column), and which drawn bands belong to the set (they are not drawn
+ * again above it). */
+struct tl_hilite {
+	int64_t *alloc_ev, *free_ev;   /* sorted */
+	uint64_t *alloc_cum, *free_cum; /* bytes up to and including [i] */
+	uint64_t n_alloc, n_free;
+	uint8_t *drawn;                /* per drawn index of the model */
+	uint32_t n_drawn;
+};
+
 struct tl_view {
 	int64_t ev0, ev1;   /* visible events [ev0, ev1), ev1 > ev0 */
 	int64_t cursor;     /* -1 .. n_events-1 */
@@ -59,6 +72,11 @@ struct tl_view {
 	int by_site;        /* colour by call site, not by allocation */
 	int utf8;           /* UTF-8 glyphs (else pure ASCII) */
 	int mono;           /* patterns instead of colours */
+	const struct tl_hilite *hl; /* highlighted set (borrowed) or NULL */
+	const int64_t *marks; /* sorted events marked on the x axis row
+				 (borrowed) or NULL */
+	uint64_t n_marks;
+	int64_t mark_sel;   /* the mark drawn highlighted; -2 = none */
 };
 
 /* Prepares the drawn set (the max_drawn largest elements), the LOD blocks
@@ -67,6 +85,14 @@ struct tl_view {
 void tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn);
 void tl_model_destroy(struct tl_model *m);
+
+/* Builds the set of the n elements elems (ids of m's timeline) for m.
+ * Free with tl_hilite_destroy (also on a zeroed struct). */
+void tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
+    const uint64_t *elems, uint64_t n);
+void tl_hilite_destroy(struct tl_hilite *h);
+/* Bytes of the set alive after event ev. */
+uint64_t tl_hilite_bytes(const struct tl_hilite *h, int64_t ev);
 
 /* Draws the timeline into the rectangle (x, y, w, h) of cb: y axis labels
  * on the left, the plot, an x axis row and a label row. */

@@ -1331,10 +1331,11 @@ void
 replay_final_state(const struct replay *r, struct rstate *st, int patch)
 {
 	const struct snapshot *s = r->s;
-	uint32_t i, j;
+	uint32_t i, j, seg_end;
 
 	rstate_clear(st);
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, r->device, &i, &seg_end);
+	for (; i < seg_end; i++) {
 		const struct snap_segment *fs = &s->segments[i];
 		uint64_t off = fs->addr;
 		struct rseg *sg;

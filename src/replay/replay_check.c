@@ -41,28 +41,88 @@ state_name(unsigned st)
 		(c)->n_notes = nk_;                                            \
 	} while (0)
 
+struct seg_span {
+	uint64_t addr, end;	/* end saturates at UINT64_MAX */
+	uint32_t i;		/* index in s->segments */
+};
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct seg_span *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Overlapping segments of the device in O(n log n): sorted by address, a
+ * segment overlaps something before it exactly when it starts below the
+ * furthest end seen so far, and then it overlaps the segment with that
+ * end. Each overlapping pair found is charged to the later of the two in
+ * file order, naming the earlier one. over[i - first] receives the
+ * address named for segment i; has[i - first] says whether there is one.
+ * (Every segment that overlaps another is reported once, not once per
+ * partner: a hostile file with n stacked segments gives n issues, not n^2.)
+ */
+static void
+find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
+    uint32_t end, uint64_t *over, uint8_t *has)
+{
+	struct seg_span *v = xreallocarray(NULL, end - first + 1, sizeof *v);
+	uint32_t i, n = 0, reach = 0;
+
+	for (i = first; i < end; i++) {
+		const struct snap_segment *g = &s->segments[i];
+
+		if (g->device != dev || g->total_size == 0)
+			continue;
+		v[n].addr = g->addr;
+		v[n].end = g->addr + g->total_size < g->addr ? UINT64_MAX
+							      : g->addr + g->total_size;
+		v[n++].i = i;
+	}
+	qsort(v, n, sizeof *v, span_cmp);
+	for (i = 1; i < n; i++) {
+		if (v[i].addr < v[reach].end) {
+			uint32_t late = v[i].i > v[reach].i ? v[i].i : v[reach].i;
+			uint32_t early = v[i].i ^ v[reach].i ^ late;
+
+			if (!has[late - first]) {
+				has[late - first] = 1;
+				over[late - first] = s->segments[early].addr;
+			}
+		}
+		if (v[i].end > v[reach].end)
+			reach = i;
+	}
+	free(v);
+}
+
 /* The file's own totals and tiling, per segment of the device. */
 static void
 check_file(const struct replay *r, struct replay_check *c)
 {
 	const struct snapshot *s = r->s;
-	uint32_t i, j;
+	uint32_t i, j, first, end;
+	uint64_t *over;
+	uint8_t *has;
 
-	for (i = 0; i < s->n_segments; i++) {
+	snap_device_segments(s, r->device, &first, &end);
+	over = xcalloc((size_t)(end - first) + 1, sizeof *over);
+	has = xcalloc((size_t)(end - first) + 1, 1);
+	find_overlaps(s, r->device, first, end, over, has);
+	for (i = first; i < end; i++) {
 		const struct snap_segment *sg = &s->segments[i];
 		uint64_t off = sg->addr, sum = 0, al = 0, ac = 0, rq = 0;
 		int tiled = 1, has_req = (s->features & SNAP_F_REQUESTED) != 0;
 
 		if (sg->device != r->device)
 			continue;
-		for (j = 0; j < i; j++) {
-			const struct snap_segment *o = &s->segments[j];
-
-			if (o->device == r->device && o->addr < sg->addr +
-			    sg->total_size && sg->addr < o->addr + o->total_size)
-				ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment "
-				    "overlaps segment 0x%" PRIx64, o->addr);
-		}
+		if (has[i - first])
+			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment "
+			    "overlaps segment 0x%" PRIx64, over[i - first]);
 		for (j = 0; j < sg->n_blocks && sg->first_block + j < s->n_blocks;
 		     j++) {
 			const struct snap_block *b = &s->blocks[sg->first_block + j];
@@ -105,6 +165,8 @@ check_file(const struct replay *r, struct replay_check *c)
 			    "file: requested_size %" PRIu64 ", blocks say "
 			    "%" PRIu64, sg->requested_size, rq);
 	}
+	free(over);
+	free(has);
 }
 
 static int64_t

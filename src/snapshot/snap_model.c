@@ -104,9 +104,92 @@ snap_free(struct snapshot *s)
 	free(s);
 }
 
+/*
+ * Stable counting sort of the segments by device, so that per-device
+ * loops cost their device's segments and not all of them (a file with
+ * 65536 devices would otherwise make stats quadratic). Blocks stay where
+ * they are: segments point at them by index.
+ */
+static void
+snap_group_segments(struct snapshot *s)
+{
+	struct snap_segment *out;
+	uint32_t *count, i;
+	size_t ndev = 0, k;
+
+	s->segs_by_device = 1;
+	for (i = 1; i < s->n_segments; i++)
+		if (s->segments[i].device < s->segments[i - 1].device)
+			s->segs_by_device = 0;
+	if (s->segs_by_device)
+		return;
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device >= ndev)
+			ndev = (size_t)s->segments[i].device + 1;
+	count = xcalloc(ndev + 1, sizeof *count);
+	for (i = 0; i < s->n_segments; i++)
+		count[s->segments[i].device + 1]++;
+	for (k = 1; k <= ndev; k++)
+		count[k] += count[k - 1];
+	out = xreallocarray(NULL, s->n_segments, sizeof *out);
+	for (i = 0; i < s->n_segments; i++)
+		out[count[s->segments[i].device]++] = s->segments[i];
+	free(s->segments);
+	free(count);
+	s->segments = out;
+	s->cap_segments = s->n_segments;
+	s->segs_by_device = 1;
+}
+
+int
+snap_device_has_data(const struct snapshot *s, uint32_t d)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	uint32_t i, end;
+
+	if (t != NULL && t->n > 0)
+		return 1;
+	snap_device_segments(s, d, &i, &end);
+	for (; i < end; i++)
+		if (s->segments[i].device == d)
+			return 1;
+	return 0;
+}
+
+void
+snap_device_segments(const struct snapshot *s, uint32_t d, uint32_t *first,
+    uint32_t *end)
+{
+	uint32_t lo = 0, hi = s->n_segments, mid;
+
+	if (!s->segs_by_device) {
+		*first = 0;
+		*end = s->n_segments;
+		return;
+	}
+	while (lo < hi) {		/* first segment with device >= d */
+		mid = lo + (hi - lo) / 2;
+		if (s->segments[mid].device < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	hi = s->n_segments;
+	while (lo < hi) {		/* first segment with device > d */
+		mid = lo + (hi - lo) / 2;
+		if (s->segments[mid].device <= d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*end = lo;
+}
+
 void
 snap_finish(struct snapshot *s)
 {
+	snap_group_segments(s);
 	idtab_free(s->stack_hash);
 	idtab_free(s->frame_hash);
 	s->stack_hash = NULL;

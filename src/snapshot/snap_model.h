@@ -172,8 +172,11 @@ struct snapshot {
 	uint32_t n_stacks, cap_stacks;
 	uint64_t n_stack_frames, cap_stack_frames;
 
-	struct snap_segment *segments; /* file order: per device by address */
+	struct snap_segment *segments; /* file order, grouped by device */
 	uint32_t n_segments, cap_segments;
+	int segs_by_device;      /* segments grouped by ascending device
+				    (snap_finish, index): see
+				    snap_device_segments() */
 	struct snap_block *blocks;
 	uint32_t n_blocks, cap_blocks;
 
@@ -208,6 +211,17 @@ const uint32_t *snap_stack(const struct snapshot *s, uint32_t stack,
 
 /* Trace of device d, or NULL if the file has no trace list for d. */
 const struct snap_trace *snap_trace_of(const struct snapshot *s, uint32_t d);
+
+/* Range of device d's segments, s->segments[*first .. *end). Once the
+ * segments are grouped by device (snap_finish(), an index) this is a
+ * binary search; before that it is the whole array. Either way callers
+ * still skip segments of other devices, so the range is only ever a
+ * speed-up and a hostile order cannot make a loop wrong. */
+void snap_device_segments(const struct snapshot *s, uint32_t d,
+    uint32_t *first, uint32_t *end);
+
+/* 1 if device d has trace events or segments. */
+int snap_device_has_data(const struct snapshot *s, uint32_t d);
 
 /* Number of devices with data: max(device of any segment, trace index)+1. */
 uint32_t snap_device_count(const struct snapshot *s);
@@ -249,7 +263,8 @@ void snap_push_annotation(struct snapshot *s, const struct snap_annotation *a);
 void snap_push_setting(struct snapshot *s, uint32_t key, uint32_t value);
 /* Maps an action name to its value (known, or a new/old unknown index). */
 unsigned snap_action_lookup(struct snapshot *s, const char *name, size_t len);
-/* Drops builder-only hash tables once loading is done. */
+/* Drops builder-only hash tables once loading is done, and groups the
+ * segments by device (a stable sort: file order within a device). */
 void snap_finish(struct snapshot *s);
 
 #endif

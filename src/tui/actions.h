@@ -51,10 +51,21 @@
 	_(ACT_AXIS, "axis", "t", "", "Toggle x axis: event index / time")      \
 	_(ACT_COLOR, "color", "c", "",                                         \
 	    "Colour bands by allocation / call site")                          \
+	_(ACT_VIEW_LEAKS, "leaks", "U", "<F5>",                                \
+	    "Leak view: blocks never freed, by call site")                     \
+	_(ACT_VIEW_FRAG, "frag", "F", "<F6>",                                  \
+	    "Frag view: segment allocations, worst gap first")                 \
+	_(ACT_VIEW_TOP, "top", "T", "<F7>",                                    \
+	    "Top view: live bytes by call site at the cursor")                 \
+	_(ACT_ALLOC_NEXT, "alloc-next", "]", "",                               \
+	    "Next leaked block of the site (frag view: next row)")             \
+	_(ACT_ALLOC_PREV, "alloc-prev", "[", "",                               \
+	    "Previous leaked block (frag view: previous row)")                 \
 	_(ACT_REDRAW, "redraw", "<C-l>", "", "Redraw the screen")              \
 	_(ACT_HELP, "help", "?", "<F1>", "This help")                          \
-	_(ACT_BACK, "back", "<Esc>", "", "Close help / clear the selection")   \
-	_(ACT_QUIT, "quit", "q", "<F10>", "Quit")
+	_(ACT_BACK, "back", "<Esc>", "",                                       \
+	    "Close help or a view / clear the selection")                      \
+	_(ACT_QUIT, "quit", "q", "<F10>", "Quit; in a view: close the view")
 
 enum action {
 	ACT_NONE,

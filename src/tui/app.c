@@ -104,7 +104,7 @@ app_selected_elem(struct app *a)
 		return tl_model_find_elem(&a->tm, a->st->blocks[a->sv.sel_block]
 		    .addr, c);
 	if (c >= 0 && (uint64_t)c < a->tl.n_events && a->tl.ev_elem != NULL &&
-	    a->tl.ev_elem[c] != UINT64_MAX)
+	    a->tl.ev_elem[c] < a->tl.n_elems)
 		return a->tl.ev_elem[c];
 	return TL_NO_ELEM;
 }
@@ -134,6 +134,8 @@ app_set_device(struct app *a, uint32_t d)
 		app_msg(a, "device %u: %s", d, err.msg);
 		return -1;
 	}
+	views_close(a);
+	views_reset(a);
 	if (a->st != NULL)
 		device_free(a);
 	a->tl = tl;
@@ -158,6 +160,7 @@ app_set_device(struct app *a, uint32_t d)
 void
 app_close(struct app *a)
 {
+	views_reset(a);
 	if (a->st != NULL || a->tl.elems != NULL)
 		device_free(a);
 	free(a->stack_match);
@@ -317,6 +320,14 @@ app_action(struct app *a, enum action act)
 		a->view.by_site = !a->view.by_site;
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
+		break;
+	case ACT_VIEW_LEAKS: return views_toggle(a, VIEW_LEAKS);
+	case ACT_VIEW_FRAG: return views_toggle(a, VIEW_FRAG);
+	case ACT_VIEW_TOP: return views_toggle(a, VIEW_TOP);
+	case ACT_ALLOC_NEXT:
+	case ACT_ALLOC_PREV:
+		app_msg(a, "] and [ step through the blocks of a leak site: "
+		    "U opens the leak view");
 		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
 	default: return 0;

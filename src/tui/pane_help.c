@@ -18,6 +18,9 @@ static const char *const legend[] = {
     "Segment map: letters = allocated blocks, ~ pending free,",
     "  + (or light shade) rounding waste, . free; E expandable, P pool.",
     "Search (/): a hex address (0x...) or text found in a frame.",
+    "Views: U leaks (site's leaked blocks: bottom band, allocs marked on",
+    "  the axis; Enter/]/[ go to them), F frag (segment_alloc marked;",
+    "  Enter goes there), T top at the cursor. q or Esc closes a view.",
 };
 
 static int

@@ -17,9 +17,10 @@
 static void
 final_state(struct state_src *src, const struct snapshot *s, uint32_t d)
 {
-	uint32_t i, b, ns = 0, nb = 0;
+	uint32_t i, b, ns = 0, nb = 0, first, end;
 
-	for (i = 0; i < s->n_segments; i++)
+	snap_device_segments(s, d, &first, &end);
+	for (i = first; i < end; i++)
 		if (s->segments[i].device == d) {
 			ns++;
 			nb += s->segments[i].n_blocks;
@@ -27,7 +28,7 @@ final_state(struct state_src *src, const struct snapshot *s, uint32_t d)
 	src->segs = xcalloc(ns + 1, sizeof *src->segs);
 	src->blocks = xcalloc(nb + 1, sizeof *src->blocks);
 	ns = nb = 0;
-	for (i = 0; i < s->n_segments; i++) {
+	for (i = first; i < end; i++) {
 		const struct snap_segment *sg = &s->segments[i];
 		struct replay_segment *o;
 

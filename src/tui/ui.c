@@ -43,9 +43,6 @@ static struct script script;
 static int scripted;
 static FILE *latency_log;
 
-static const struct pane_ops *const panes[3] = {&pane_timeline_ops,
-    &pane_segments_ops, &pane_detail_ops};
-
 /* ---- terminal ----------------------------------------------------------- */
 
 static void
@@ -173,8 +170,10 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		    app.plen, app.pbuf);
 		return;
 	}
-	left = app.msg[0] != '\0' ? app.msg :
-	    "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  q quit";
+	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
+	if (left == NULL)
+		left = "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  "
+		       "q quit";
 	fmt_event(cur, sizeof cur, app.view.cursor);
 	fmt_count(n, sizeof n, app.tl.n_events);
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
@@ -198,7 +197,8 @@ ui_draw(void)
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	} else {
 		for (i = 0; i < 3; i++)
-			panes[i]->draw(&app, cb, &app.lay.r[i], app.focus == i);
+			views_pane(&app, i)->draw(&app, cb, &app.lay.r[i],
+			    app.focus == i);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	}
 	blit(cb);
@@ -272,9 +272,12 @@ dispatch(enum action act)
 		return UI_REDRAW;
 	}
 	r = &app.lay.r[app.focus];
-	f = panes[app.focus]->action(&app, act, r);
+	f = views_action(&app, act);
+	if (f == 0)
+		f = views_pane(&app, app.focus)->action(&app, act, r);
 	if (f == 0)
 		f = app_action(&app, act);
+	views_sync(&app);
 	return f;
 }
 

@@ -41,6 +41,23 @@ utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 	return k;
 }
 
+/*
+ * Format characters that draw nothing or reorder what follows: bidi
+ * embeddings, overrides and isolates (U+202A..E, U+2066..9), marks
+ * (U+200E/F, U+061C), zero-width space/joiners (U+200B..D), the word
+ * joiner and invisible operators (U+2060..4), the BOM (U+FEFF) and the
+ * soft hyphen (U+00AD). They cannot drive the terminal, but they can make
+ * one frame name look like another ("Trojan source"), so they are shown
+ * as \u{XXXX} like other invisible characters.
+ */
+static int
+is_invisible(uint32_t cp)
+{
+	return cp == 0xad || cp == 0x61c || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
+	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
 struct out {
 	char *buf;
 	size_t size, used;
@@ -75,7 +92,14 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 
 		if (k > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
 		    cp != '\\') {
-			put(&o, s + i, k);
+			if (is_invisible(cp)) {
+				char u[12];
+
+				put(&o, u, (size_t)snprintf(u, sizeof u, "\\u{%04x}",
+				    (unsigned)cp));
+			} else {
+				put(&o, s + i, k);
+			}
 			i += k;
 			continue;
 		}
@@ -144,7 +168,8 @@ sv_json_string(FILE *f, const char *s, size_t len)
 		if (cp == '"' || cp == '\\') {
 			fputc('\\', f);
 			fputc((int)cp, f);
-		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
+		    is_invisible(cp)) {
 			fprintf(f, "\\u%04x", (unsigned)cp);
 		} else {
 			fwrite(s + i, 1, k, f);

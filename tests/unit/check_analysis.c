@@ -1,7 +1,9 @@
 /*
  * Unit tests of src/analysis: call-site resolution (C++, torch,
  * site-packages, Windows paths, memory_viz filter, --frames, regex),
- * periodicity detection, and the leak ranking on a built snapshot.
+ * periodicity detection, the leak ranking on a built snapshot, the
+ * leaked blocks per site, and live bytes by site from a replayed state
+ * against the same from the timeline (generated fixtures).
  */
 #include "config.h"
 
@@ -14,6 +16,8 @@
 #include "analysis/site.h"
 #include "analysis/top.h"
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
+#include "snapshot/snap_load.h"
 #include "snapshot/snap_model.h"
 
 static uint32_t
@@ -276,6 +280,127 @@ START_TEST(test_top)
 }
 END_TEST
 
+/* The leaked blocks of each site: as many as an_leaks counted, each
+ * still alive at the end, of that site, in alloc order. */
+START_TEST(test_leak_elems)
+{
+	struct snapshot *s = build_loop(12, 1);
+	struct idx_timeline tl;
+	struct an_sites t;
+	struct an_leaks l;
+	struct an_leak_elems le;
+	uint64_t k, i;
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	ck_assert_int_eq(an_leaks(s, &tl, &t, -1, -1, &l, NULL), 0);
+	an_leak_elems(&tl, &t, &l, &le);
+	ck_assert_uint_eq(le.n_sites, l.n_sites);
+	for (k = 0; k < l.n_sites; k++) {
+		uint64_t bytes = 0;
+
+		ck_assert_uint_eq(le.off[k + 1] - le.off[k], l.sites[k].count);
+		for (i = le.off[k]; i < le.off[k + 1]; i++) {
+			const struct idx_elem *e = &tl.elems[le.elems[i]];
+
+			ck_assert_int_lt(e->free_ev, 0);
+			ck_assert_uint_eq(an_site_of(&t, e->stack),
+			    l.sites[k].site);
+			if (i > le.off[k])
+				ck_assert_int_gt(e->alloc_ev,
+				    tl.elems[le.elems[i - 1]].alloc_ev);
+			bytes += e->size;
+		}
+		ck_assert_uint_eq(bytes, l.sites[k].bytes);
+	}
+	/* the per-step site: first and last leaked allocation */
+	ck_assert_int_eq(tl.elems[le.elems[le.off[0]]].alloc_ev,
+	    l.sites[0].first_ev);
+	ck_assert_int_eq(tl.elems[le.elems[le.off[1] - 1]].alloc_ev,
+	    l.sites[0].last_ev);
+	an_leak_elems_destroy(&le);
+	an_leaks_destroy(&l);
+	an_sites_destroy(&t);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* an_top_state on the replayed state equals an_top on the timeline, at
+ * events spread over each generated fixture. */
+static const char *const top_fixtures[] = {"leak", "frag", "expandable",
+    "oom", "multi", "wrapped", "npu", "graphs"};
+
+START_TEST(test_top_state_matches)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	uint32_t d, n_dev;
+
+	snprintf(path, sizeof path, "%s/tests/data/gen/%s.pickle", TOP_SRCDIR,
+	    top_fixtures[_i]);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	n_dev = snap_device_count(s);
+	for (d = 0; d < n_dev; d++) {
+		struct idx_timeline tl;
+		struct an_sites t;
+		struct replay *r;
+		int64_t at, step;
+
+		if (snap_trace_of(s, d) == NULL || snap_trace_of(s, d)->n == 0)
+			continue;
+		ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+		ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+		r = replay_new(s, d, &err);
+		ck_assert_msg(r != NULL, "%s: %s", path, err.msg);
+		step = (int64_t)tl.n_events / 7 + 1;
+		for (at = -1; at < (int64_t)tl.n_events; at += step) {
+			struct an_top a, b;
+			uint32_t k;
+
+			ck_assert_int_eq(replay_seek(r, at, &err), 0);
+			an_top(&tl, &t, at, 1, &a);
+			an_top_state(replay_state(r), d, &t, 1, &b);
+			ck_assert_msg(a.bytes == b.bytes && a.count == b.count,
+			    "%s dev %u at %lld: timeline %llu B in %llu, "
+			    "state %llu B in %llu", top_fixtures[_i], d,
+			    (long long)at, (unsigned long long)a.bytes,
+			    (unsigned long long)a.count,
+			    (unsigned long long)b.bytes,
+			    (unsigned long long)b.count);
+			ck_assert_uint_eq(a.n_roots, b.n_roots);
+			/* same sites with the same bytes (ties in bytes may
+			 * come in another order) */
+			for (k = 0; k < a.n_roots; k++) {
+				const struct an_top_node *x = &a.nodes[a.roots[k]];
+				uint32_t j;
+
+				for (j = 0; j < b.n_roots; j++)
+					if (b.nodes[b.roots[j]].site == x->site)
+						break;
+				ck_assert_uint_lt(j, b.n_roots);
+				ck_assert_uint_eq(b.nodes[b.roots[j]].bytes,
+				    x->bytes);
+				ck_assert_uint_eq(b.nodes[b.roots[j]].count,
+				    x->count);
+				if (k > 0)
+					ck_assert_uint_ge(
+					    b.nodes[b.roots[k - 1]].bytes,
+					    b.nodes[b.roots[k]].bytes);
+			}
+			an_top_destroy(&a);
+			an_top_destroy(&b);
+		}
+		replay_free(r);
+		an_sites_destroy(&t);
+		idx_timeline_destroy(&tl);
+	}
+	snap_free(s);
+}
+END_TEST
+
 static Suite *
 analysis_suite(void)
 {
@@ -289,6 +414,9 @@ analysis_suite(void)
 	tcase_add_test(tc, test_ranking_annotations);
 	tcase_add_test(tc, test_ranking_periodicity);
 	tcase_add_test(tc, test_top);
+	tcase_add_test(tc, test_leak_elems);
+	tcase_add_loop_test(tc, test_top_state_matches, 0,
+	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -622,6 +623,71 @@ built_fixture(const char *name, struct idx_opts *o, struct warns *w)
 	free(ipath);
 	return src;
 }
+
+/* A pid that no process has (a reaped child's). */
+static pid_t
+dead_pid(void)
+{
+	pid_t p = fork();
+
+	ck_assert_int_ge(p, 0);
+	if (p == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(p, NULL, 0), p);
+	return p;
+}
+
+/* Writes TARGET.tmp.PID.SEQ.abc (a build's temp name); magic: it starts
+ * with the index magic; old: its mtime is an hour back. */
+static char *
+fake_temp(const char *target, long pid, int seq, int magic, int old)
+{
+	char *p, body[64];
+	struct timespec ts[2];
+
+	xasprintf(&p, "%s%s%ld.%d.abc", target, IDX_TMP_INFIX, pid, seq);
+	memset(body, 0, sizeof body);
+	memcpy(body, magic ? IDX_MAGIC : "NOTOURS!", IDX_MAGIC_LEN);
+	write_file(p, body, sizeof body);
+	if (old) {
+		ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts[0]), 0);
+		ts[0].tv_sec -= 3600;
+		ts[1] = ts[0];
+		ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	}
+	return p;
+}
+
+START_TEST(test_stale_temps_cleaned)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("st.pickle", &o, &w), *ipath;
+	char *gone, *foreign, *fresh, *live;
+	long dead = (long)dead_pid();
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	gone = fake_temp(ipath, dead, 0, 1, 1);    /* killed build: removed */
+	foreign = fake_temp(ipath, dead, 1, 0, 1); /* not ours: kept */
+	fresh = fake_temp(ipath, dead, 2, 1, 0);   /* too recent: kept */
+	live = fake_temp(ipath, (long)getpid(), 3, 1, 1); /* builder alive */
+	o.force_rebuild = 1;
+	idx_close(open_ok(src, &o));
+	ck_assert(!exists(gone));
+	ck_assert(exists(foreign));
+	ck_assert(exists(fresh));
+	ck_assert(exists(live));
+	unlink(foreign);
+	unlink(fresh);
+	unlink(live);
+	free(gone);
+	free(foreign);
+	free(fresh);
+	free(live);
+	free(ipath);
+	free(src);
+}
+END_TEST
 
 /* Opens src expecting a warning containing what and a rebuild at the
  * beside path. */
@@ -1323,6 +1389,7 @@ index_suite(void)
 	tcase_add_test(tc, test_unwritable_everything_memory);
 	tcase_add_test(tc, test_no_cache_and_cache_dir);
 	tcase_add_test(tc, test_extension_sections);
+	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
 }

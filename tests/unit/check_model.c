@@ -84,6 +84,49 @@ START_TEST(test_model_trace_columns)
 }
 END_TEST
 
+/* snap_finish groups segments by device (stable), and
+ * snap_device_segments finds each device's range. */
+START_TEST(test_model_device_segments)
+{
+	struct snapshot *s = snap_new();
+	static const uint32_t dev[] = {2, 0, 2, 5, 0};
+	uint32_t i, first, end;
+
+	for (i = 0; i < 5; i++) {
+		struct snap_segment *g = snap_push_segment(s);
+
+		g->device = dev[i];
+		g->addr = 100 + i;	/* file order, to check stability */
+	}
+	/* before grouping: the whole array */
+	snap_device_segments(s, 2, &first, &end);
+	ck_assert_uint_eq(first, 0);
+	ck_assert_uint_eq(end, 5);
+	snap_finish(s);
+	ck_assert_uint_eq(s->n_segments, 5);
+	snap_device_segments(s, 0, &first, &end);
+	ck_assert_uint_eq(end - first, 2);
+	ck_assert_uint_eq(s->segments[first].addr, 101);
+	ck_assert_uint_eq(s->segments[first + 1].addr, 104);
+	snap_device_segments(s, 2, &first, &end);
+	ck_assert_uint_eq(end - first, 2);
+	ck_assert_uint_eq(s->segments[first].addr, 100);
+	ck_assert_uint_eq(s->segments[first + 1].addr, 102);
+	snap_device_segments(s, 5, &first, &end);
+	ck_assert_uint_eq(end - first, 1);
+	ck_assert_uint_eq(s->segments[first].addr, 103);
+	snap_device_segments(s, 1, &first, &end);
+	ck_assert_uint_eq(end, first);
+	snap_device_segments(s, 9, &first, &end);
+	ck_assert_uint_eq(end, first);
+	ck_assert_int_eq(snap_device_has_data(s, 5), 1);
+	ck_assert_int_eq(snap_device_has_data(s, 1), 0);
+	snap_trace_push(s, snap_trace_get(s, 1), SNAP_ALLOC, 1, 512, 0, 0);
+	ck_assert_int_eq(snap_device_has_data(s, 1), 1);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_model_actions)
 {
 	struct snapshot *s = snap_new();
@@ -109,6 +152,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_intern_str);
 	tcase_add_test(tc, test_model_intern_stack);
 	tcase_add_test(tc, test_model_trace_columns);
+	tcase_add_test(tc, test_model_device_segments);
 	tcase_add_test(tc, test_model_actions);
 	suite_add_tcase(s, tc);
 	return s;

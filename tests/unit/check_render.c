@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/anlist.h"
 #include "render/cellbuf.h"
 #include "render/fmt.h"
 #include "render/frames.h"
@@ -205,11 +206,44 @@ ch_at(struct cellbuf *cb, int x, int y)
 	return cellbuf_at(cb, x, y)->ch;
 }
 
+/* The time axis needs sane times: a crafted file with times near the
+ * int64 limits (spans would overflow) or going back gets the event axis. */
+START_TEST(test_render_timeline_time_limits)
+{
+	static const int64_t ok[5] = {1000, 2000, 2000, 5000, 9000};
+	static const int64_t huge[5] = {-(INT64_C(1) << 62) - 5, 0, 1, 2,
+					INT64_MAX};
+	static const int64_t back[5] = {1000, 2000, 1500, 5000, 9000};
+	const int64_t *cases[3] = {ok, huge, back};
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		struct snapshot *s = snap_new();
+		struct snap_trace *t = snap_trace_get(s, 0);
+		struct idx_timeline tl;
+		struct tl_model m;
+		uint64_t i;
+
+		for (i = 0; i < 5; i++) {
+			snap_trace_push(s, t, SNAP_ALLOC, 0x1000 * (i + 1), 512,
+			    0, 0);
+			t = snap_trace_get(s, 0);
+			snap_trace_set_time(t, i, cases[k][i]);
+		}
+		example(&tl);
+		tl_model_init(&m, s, &tl, 100);
+		ck_assert_int_eq(m.time_ok, k == 0);
+		tl_model_destroy(&m);
+		snap_free(s);
+	}
+}
+END_TEST
+
 START_TEST(test_render_timeline_stacking)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1};
+	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1, NULL, NULL, 0, -2};
 	struct cellbuf cb;
 	int px = TL_YAXIS_W, bot = 6; /* 7 plot rows: 50 bytes each */
 
@@ -250,7 +284,7 @@ START_TEST(test_render_timeline_utf8_select)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 2, 1, 0, 0, 0, 1, 0};
+	struct tl_view v = {0, 5, 2, 1, 0, 0, 0, 1, 0, NULL, NULL, 0, -2};
 	struct cellbuf cb;
 
 	example(&tl);
@@ -267,7 +301,7 @@ START_TEST(test_render_timeline_columns)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 0, TL_NO_ELEM, 0, 0, 0, 0, 1};
+	struct tl_view v = {0, 5, 0, TL_NO_ELEM, 0, 0, 0, 0, 1, NULL, NULL, 0, -2};
 	int c;
 
 	example(&tl);
@@ -284,6 +318,84 @@ START_TEST(test_render_timeline_columns)
 	ck_assert_int_eq(tl_model_find_elem(&m, 0x3000, -1), 2);
 	ck_assert_uint_eq(tl_total_at(&m, -1), 50);
 	tl_model_destroy(&m);
+}
+END_TEST
+
+/* The leak view's highlighted set (element A: alloc 1, free 3) rests at
+ * the bottom of each column while alive; marks on the axis row, the
+ * selected one highlighted. ASCII, no colour. */
+START_TEST(test_render_timeline_hilite)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_hilite h;
+	static const int64_t marks[] = {1, 3};
+	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1, NULL, marks,
+	    2, 3};
+	struct cellbuf cb;
+	uint64_t a = 0;
+	int px = TL_YAXIS_W, bot = 6;
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	tl_hilite_init(&h, &m, &a, 1);
+	ck_assert_uint_eq(tl_hilite_bytes(&h, -1), 0);
+	ck_assert_uint_eq(tl_hilite_bytes(&h, 0), 0);
+	ck_assert_uint_eq(tl_hilite_bytes(&h, 1), 100);
+	ck_assert_uint_eq(tl_hilite_bytes(&h, 2), 100);
+	ck_assert_uint_eq(tl_hilite_bytes(&h, 3), 0);
+	v.hl = &h;
+	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	/* A (100 bytes = 2 rows) at the bottom after events 1 and 2, then
+	 * the ghost C, then B; gone after its free */
+	ck_assert_uint_eq(ch_at(&cb, px + 1, bot), '!');
+	ck_assert_uint_eq(ch_at(&cb, px + 2, bot), '!');
+	ck_assert_uint_eq(ch_at(&cb, px + 2, bot - 1), '!');
+	ck_assert_uint_ne(ch_at(&cb, px + 2, bot - 2), '!');
+	ck_assert_uint_ne(ch_at(&cb, px + 2, bot - 3), '!');
+	ck_assert_uint_ne(ch_at(&cb, px + 0, bot), '!');
+	ck_assert_uint_ne(ch_at(&cb, px + 3, bot), '!');
+	ck_assert_uint_eq(cellbuf_at(&cb, px + 2, bot)->color, UIC_LEAK);
+	/* marks at events 1 and 3 on the axis row; the cursor (4) wins */
+	ck_assert_uint_eq(ch_at(&cb, px + 1, bot + 1), '^');
+	ck_assert_uint_eq(cellbuf_at(&cb, px + 1, bot + 1)->color, UIC_MARK);
+	ck_assert_uint_eq(ch_at(&cb, px + 3, bot + 1), '^');
+	ck_assert_uint_eq(cellbuf_at(&cb, px + 3, bot + 1)->color, UIC_HILITE);
+	ck_assert_uint_eq(ch_at(&cb, px + 2, bot + 1), '-');
+	ck_assert_uint_eq(ch_at(&cb, px + 4, bot + 1), '+');
+	tl_hilite_destroy(&h);
+	tl_model_destroy(&m);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
+/* Call-site labels of the analysis lists are cut at the left. */
+START_TEST(test_render_anlist_label)
+{
+	struct snapshot *s = snap_new();
+	const char *file = "/home/a/metrics.py", *name = "collect";
+	uint32_t f = snap_intern_frame(s, snap_intern_str(s, name,
+	    strlen(name)), snap_intern_str(s, file, strlen(file)), 47);
+	uint32_t st = snap_intern_stack(s, &f, 1);
+	struct an_sites t;
+	uint32_t site;
+	char buf[256];
+
+	snap_finish(s);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	site = an_site_of(&t, st);
+	anlist_site_label(&t, site, 100, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "/home/a/metrics.py:47 collect");
+	/* a path component is kept whole when the cut leaves one */
+	anlist_site_label(&t, site, 26, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, ".../metrics.py:47 collect");
+	anlist_site_label(&t, site, 20, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "...ics.py:47 collect");
+	anlist_site_label(&t, site, 20, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "\xe2\x80\xa6trics.py:47 collect");
+	an_sites_destroy(&t);
+	snap_free(s);
 }
 END_TEST
 
@@ -371,8 +483,11 @@ render_suite(void)
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);
 	tcase_add_test(tl, test_render_timeline_stacking);
+	tcase_add_test(tl, test_render_timeline_time_limits);
 	tcase_add_test(tl, test_render_timeline_utf8_select);
 	tcase_add_test(tl, test_render_timeline_columns);
+	tcase_add_test(tl, test_render_timeline_hilite);
+	tcase_add_test(tl, test_render_anlist_label);
 	tcase_add_test(sm, test_render_segmap_cells);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tl);

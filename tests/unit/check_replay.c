@@ -391,6 +391,47 @@ START_TEST(test_replay_mismatch_and_file)
 }
 END_TEST
 
+/* Overlapping final segments: each one that overlaps an earlier one (in
+ * file order) is reported once, naming the earlier one; disjoint ones and
+ * segments of another device are not. */
+START_TEST(test_replay_check_overlaps)
+{
+	struct snapshot *s = snap_new();
+	struct fb two[] = {{2 * MIB, I, 0}};
+	struct fb one[] = {{MIB, I, 0}};
+	struct replay *r;
+	struct replay_check c;
+	struct sv_error err;
+	uint64_t i;
+	int over = 0, named_a = 0;
+
+	push_seg(s, BASE + 8 * MIB, 0, 1, 0, two, 1);	/* A */
+	push_seg(s, BASE, 0, 1, 0, two, 1);		/* B: disjoint */
+	push_seg(s, BASE + 9 * MIB, 0, 1, 0, one, 1);	/* C: inside A */
+	push_seg(s, BASE + 7 * MIB, 0, 1, 0, two, 1);	/* D: over A's start */
+	push_seg(s, BASE + 8 * MIB, 0, 1, 0, two, 1);	/* E: on device 1 */
+	s->segments[4].device = 1;
+	snap_finish(s);
+	r = open_ok(s);
+	ck_assert_int_eq(replay_check(r, &c, &err), 0);
+	for (i = 0; i < c.n_kept; i++) {
+		if (strstr(c.issues[i].msg, "overlaps segment") == NULL)
+			continue;
+		over++;
+		ck_assert(c.issues[i].addr == BASE + 9 * MIB ||
+		    c.issues[i].addr == BASE + 7 * MIB);
+		named_a += strstr(c.issues[i].msg, "0x7f0000800000") != NULL;
+	}
+	/* C and D are the later ones of their pairs with A (D ends where C
+	 * starts: no overlap); B and E overlap nothing on device 0 */
+	ck_assert_int_eq(over, 2);
+	ck_assert_int_eq(named_a, 2);
+	replay_check_destroy(&c);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_replay_legacy_no_trace)
 {
 	struct snapshot *s = snap_new();
@@ -861,6 +902,7 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_expandable);
 	tcase_add_test(tc, test_replay_workspace_triple);
 	tcase_add_test(tc, test_replay_mismatch_and_file);
+	tcase_add_test(tc, test_replay_check_overlaps);
 	tcase_add_test(tc, test_replay_legacy_no_trace);
 	tcase_add_test(tc, test_replay_real_files);
 	suite_add_tcase(s, tc);
