@@ -6,17 +6,19 @@
 #    same two configurations at SHORT_MB (default 50): the ratio of the
 #    two rates shows whether the speed decays with size;
 # 2. every scenario with both stack kinds at about SHORT_MB megabytes
-#    (`wrapped` with a ring buffer of half its events, `oom` grown by
-#    --events until it runs out of memory).
+#    (`wrapped`: a ring buffer of N events out of 1.1 N, `oom`: N events
+#    of steady steps, then growing batches until it runs out of memory).
 #
-# Each run prints bytes per event, MB/s per CPU second (user + sys, from
-# /usr/bin/time) and per wall second.  Machines are shared and noisy, so
-# every run is paired with a baseline measured just before it: a Python
-# loop that appends the same number of byte strings of the same mean size
-# to a bytearray and writes it out in 64 KiB frames, i.e. the least a
-# Python program writing that many events can do.  `x base` is gensnap's
-# CPU time over the baseline's: compare those across machines, not the
-# seconds.  Files go to bench/out/ and are removed after each run.
+# Each run prints bytes per event, MB/s per CPU second (user + sys of the
+# whole process, from /usr/bin/time; `gen MB/s` is the CPU rate gensnap
+# reports itself, without interpreter start-up and exit) and per wall
+# second.  Machines are shared and noisy, so every run is paired with a
+# baseline measured just after it: a Python loop that appends the same
+# number of byte strings of the same mean size to a bytearray and writes
+# them out in 64 KiB pieces, i.e. the least a Python program writing that
+# many events does.  `x base` is gensnap's CPU time over the baseline's
+# (both without start-up): compare those across machines, not seconds.
+# Files go to bench/out/ and are removed after each run.
 set -eu
 cd "$(dirname "$0")/.."
 mb=${1:-1000}
@@ -41,8 +43,9 @@ bpe() {
 }
 
 baseline() { # events bytes_per_event -> CPU seconds
-	/usr/bin/time -f "%U %S" -o "$out/gensnap-time.txt" "$py" -c '
-import sys
+	"$py" -c '
+import sys, time
+t0 = time.process_time()
 n, size = int(sys.argv[1]), int(sys.argv[2])
 size = max(size - 8, 2)
 head, tail = b"}" * (size // 2), b"u" * (size - size // 2)
@@ -54,8 +57,8 @@ with open(sys.argv[3], "wb") as f:
             f.write(buf)
             buf = bytearray()
     f.write(buf)
+print("%.3f" % (time.process_time() - t0))
 ' "$1" "$2" "$f"
-	awk '{ printf "%.2f\n", $1 + $2 }' "$out/gensnap-time.txt"
 }
 
 run() { # scenario stacks mb [extra args]
@@ -63,7 +66,7 @@ run() { # scenario stacks mb [extra args]
 	shift 3
 	events=$((m * 1000000 / $(bpe "$s" "$k")))
 	extra=""
-	[ "$s" = wrapped ] && extra="--max-entries $((events / 2)) --events $((events * 2))"
+	[ "$s" = wrapped ] && extra="--max-entries $events --events $((events * 11 / 10))"
 	[ -n "$extra" ] || extra="--events $events"
 	# shellcheck disable=SC2086
 	/usr/bin/time -f "%U %S %e %M" -o "$out/gensnap-time.txt" \
@@ -72,21 +75,24 @@ run() { # scenario stacks mb [extra args]
 	set -- $(cat "$out/gensnap-time.txt")
 	user=$1 sys=$2 wall=$3 rss=$4
 	nev=$(sed -n 's/^gensnap: \([0-9]*\) events.*/\1/p' "$out/gensnap-err.txt")
+	gcpu=$(sed -n 's/.* \([0-9.]*\) s CPU:.*/\1/p' "$out/gensnap-err.txt")
 	size=$(stat -c %s "$f")
 	rm -f "$f"
 	b=$(baseline "$nev" $((size / nev)))
 	rm -f "$f"
 	awk -v s="$s" -v k="$k" -v n="$nev" -v size="$size" -v u="$user" \
-	    -v sy="$sys" -v w="$wall" -v rss="$rss" -v b="$b" 'BEGIN {
+	    -v sy="$sys" -v w="$wall" -v rss="$rss" -v b="$b" -v g="$gcpu" \
+	    'BEGIN {
 		cpu = u + sy
-		printf "%-10s %-6s %9d %7.0f %6.1f %7.1f %6.1f %7.1f %6.1f %6.1f %5.0f\n",
-		    s, k, n, size / 1e6, size / n, cpu, size / 1e6 / cpu, w,
-		    size / 1e6 / w, cpu / b, rss / 1024 }'
+		printf "%-10s %-6s %9d %6.0f %5.1f %7.1f %6.1f %7.1f %6.1f %7.1f %6.1f %6.0f\n",
+		    s, k, n, size / 1e6, size / n, cpu, size / 1e6 / cpu,
+		    size / 1e6 / g, w, size / 1e6 / w, g / b, rss / 1024 }'
 }
 
 header() {
-	printf "%-10s %-6s %9s %7s %6s %7s %6s %7s %6s %6s %5s\n" scenario \
-	    stacks events MB B/ev CPU_s MB/s wall_s MB/s "x base" RSS_MB
+	printf "%-10s %-6s %9s %6s %5s %7s %6s %7s %6s %7s %6s %6s\n" \
+	    scenario stacks events MB B/ev CPU_s MB/s "gen" wall_s MB/s \
+	    "x base" RSS_MB
 }
 
 echo "== leak at ${short} MB and ${mb} MB (rate must not decay with size)"
