@@ -145,10 +145,15 @@ class Pool:
         self.pool_id = pool_id
         self.streams = {}        # stream -> (runs, maxima)
         self.blocks = {}         # address -> Block
+        # addresses of free blocks that span a whole segment: what
+        # empty_cache can release, without scanning every free block
+        self.whole = set()
 
     def insert(self, b):
         k = b.size << ADDR_BITS | b.addr
         self.blocks[b.addr] = b
+        if b.prev is None and b.next is None:
+            self.whole.add(b.addr)
         st = self.streams.get(b.stream)
         if st is None:
             self.streams[b.stream] = ([[k]], [k])
@@ -175,6 +180,7 @@ class Pool:
     def remove(self, b):
         k = b.size << ADDR_BITS | b.addr
         del self.blocks[b.addr]
+        self.whole.discard(b.addr)
         runs, maxes = self.streams[b.stream]
         i = bisect.bisect_left(maxes, k)
         run = runs[i]
@@ -578,7 +584,14 @@ class DeviceAllocator:
         self.sim.release(seg.stk)
 
     def release_pool(self, pool):
-        for k in list(pool.keys):
+        if self.expandable and pool.pool_id == DEFAULT_POOL:
+            keys = pool.keys            # every free block can be unmapped
+        else:
+            # only whole-segment blocks can go; a free block becomes whole
+            # only by merging, which reinserts it (same order as pool.keys)
+            keys = sorted((b.stream, b.size, b.addr) for b in
+                          (pool.blocks[a] for a in pool.whole))
+        for k in keys:
             blk = pool.blocks.get(k[2])
             if blk is None or blk.size != k[1]:
                 continue

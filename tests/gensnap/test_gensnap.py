@@ -52,6 +52,7 @@ def malloc(sim, dev, n, stream=0, **kw):
 class FakeBlock:
     def __init__(self, addr, size, stream):
         self.addr, self.size, self.stream = addr, size, stream
+        self.prev = self.next = None
 
 
 class PoolOrder(unittest.TestCase):
