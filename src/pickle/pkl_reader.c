@@ -334,8 +334,10 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 		r->memo_cap = cap;
 	}
 	if (idx >= r->memo_top) {
-		memset(r->memo + r->memo_top, 0,
-		    (idx + 1 - r->memo_top) * sizeof *r->memo);
+		if (idx > r->memo_top) /* MEMOIZE never skips a slot */
+			memset(r->memo + r->memo_top, 0,
+			    (idx - r->memo_top) * sizeof *r->memo);
+		r->memo[idx] = M_EMPTY;
 		r->memo_top = idx + 1;
 	}
 	v = &r->stack[r->sp - 1];
