@@ -43,6 +43,7 @@ struct cont {
 	uint64_t id;     /* the id it was replaced by */
 	struct pkl_value *items;
 	size_t n, cap;
+	size_t n_cont;   /* items that are containers (references to drop) */
 };
 
 struct pkl_reader {
@@ -164,6 +165,7 @@ cont_new(struct pkl_reader *r, uint8_t kind, uint8_t cls)
 	c->memo = NO_MEMO;
 	c->count = 0;
 	c->n = 0;
+	c->n_cont = 0;
 	c->taken = 0;
 	if (++r->live_conts > r->st.containers_peak)
 		r->st.containers_peak = r->live_conts;
@@ -201,7 +203,8 @@ decref(struct pkl_reader *r, const struct pkl_value *v)
 		size_t i;
 
 		c = &r->conts[idx];
-		for (i = 0; i < c->n; i++) {
+		/* a record of scalars and ids (most of them) holds none */
+		for (i = 0; i < c->n && c->n_cont > 0; i++) {
 			struct cont *k = cont_of(r, &c->items[i]);
 
 			if (k != NULL && --k->refs == 0) {
@@ -210,6 +213,7 @@ decref(struct pkl_reader *r, const struct pkl_value *v)
 			}
 		}
 		c->n = 0;
+		c->n_cont = 0;
 		c->live = 0;
 		c->gen = (c->gen + 1) & 0x1fffffff;
 		r->live_conts--;
@@ -228,6 +232,8 @@ cont_push(struct cont *c, const struct pkl_value *v)
 		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
 	}
 	c->items[c->n++] = *v;
+	if (is_cont(v))
+		c->n_cont++;
 }
 
 /* ---- memo -------------------------------------------------------------- */
@@ -675,7 +681,7 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
     struct sv_error *err)
 {
 	struct cont *pc;
-	size_t i;
+	size_t i, k;
 
 	pc = cont_of(r, &r->stack[below]);
 	if (pc == NULL || pc->kind != PKL_DICT)
@@ -701,6 +707,9 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 			}
 			memcpy(pc->items + pc->n, &r->stack[i],
 			    (j - i) * sizeof *pc->items);
+			for (k = i; k < j; k += 2) /* a key can be one */
+				if (is_cont(&r->stack[k]))
+					pc->n_cont++;
 			pc->n += j - i;
 			pc->count += (j - i) / 2;
 			i = j - 2;
