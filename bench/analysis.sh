@@ -22,7 +22,7 @@ if [ ! -s "$f" ]; then
 	python3 contrib/gensnap.py --scenario frag --stacks cpp \
 	    --events "$events" -o "$f.tmp" && mv "$f.tmp" "$f"
 fi
-size=$(stat -c %s "$f")
+size=$(stat -L -c %s "$f")
 [ -x src/snapview ] || { echo "build first (make)" >&2; exit 1; }
 
 measure() { # label command... ; prints "label seconds kbytes"

@@ -107,7 +107,7 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	if (st->has_time)
 		printf("  time span:     %.3f s (time_us %" PRId64 " .. %" PRId64
 		       ")\n",
-		    (double)(st->time_last - st->time_first) / 1e6,
+		    ((double)st->time_last - (double)st->time_first) / 1e6,
 		    st->time_first, st->time_last);
 	(void)s;
 }

@@ -14,6 +14,9 @@
 #include "render/frames.h"
 #include "util/xalloc.h"
 
+/* Time axis only for |time_us| below this: spans cannot overflow. */
+#define TL_TIME_LIMIT ((int64_t)1 << 62)
+
 #define TL_LOD_BLOCK 256
 #define MAX_BANDS_PER_COL 4096
 
@@ -221,8 +224,12 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
 	m->time_ok = m->trace != NULL && m->trace->time_us != NULL &&
 	    tl->n_events > 0;
+	/* a time axis needs times that never go back, and within +-2^62 us
+	 * so that spans and "+ 1" cannot overflow on a crafted file */
 	for (i = 0; m->time_ok && i < tl->n_events; i++)
 		if (m->trace->time_us[i] == SNAP_NO_TIME ||
+		    m->trace->time_us[i] < -TL_TIME_LIMIT ||
+		    m->trace->time_us[i] >= TL_TIME_LIMIT ||
 		    (i > 0 && m->trace->time_us[i] < m->trace->time_us[i - 1]))
 			m->time_ok = 0;
 }

@@ -82,8 +82,12 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 
 		if (an == NULL)
 			an = "unknown";
+		/* times are from the file: subtract only when it cannot
+		 * overflow (|t| < 2^62 holds for any real clock) */
 		if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME &&
-		    t->time_us[0] != SNAP_NO_TIME)
+		    t->time_us[0] != SNAP_NO_TIME &&
+		    llabs(t->time_us[i]) < (INT64_C(1) << 62) &&
+		    llabs(t->time_us[0]) < (INT64_C(1) << 62))
 			fmt_duration(tm, sizeof tm, t->time_us[i] - t->time_us[0]);
 		snprintf(title, tsize, "Event %s %s %s %s - %s",
 		    fmt_event(ev, sizeof ev, a->view.cursor), an,

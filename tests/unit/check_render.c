@@ -206,6 +206,39 @@ ch_at(struct cellbuf *cb, int x, int y)
 	return cellbuf_at(cb, x, y)->ch;
 }
 
+/* The time axis needs sane times: a crafted file with times near the
+ * int64 limits (spans would overflow) or going back gets the event axis. */
+START_TEST(test_render_timeline_time_limits)
+{
+	static const int64_t ok[5] = {1000, 2000, 2000, 5000, 9000};
+	static const int64_t huge[5] = {-(INT64_C(1) << 62) - 5, 0, 1, 2,
+					INT64_MAX};
+	static const int64_t back[5] = {1000, 2000, 1500, 5000, 9000};
+	const int64_t *cases[3] = {ok, huge, back};
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		struct snapshot *s = snap_new();
+		struct snap_trace *t = snap_trace_get(s, 0);
+		struct idx_timeline tl;
+		struct tl_model m;
+		uint64_t i;
+
+		for (i = 0; i < 5; i++) {
+			snap_trace_push(s, t, SNAP_ALLOC, 0x1000 * (i + 1), 512,
+			    0, 0);
+			t = snap_trace_get(s, 0);
+			snap_trace_set_time(t, i, cases[k][i]);
+		}
+		example(&tl);
+		tl_model_init(&m, s, &tl, 100);
+		ck_assert_int_eq(m.time_ok, k == 0);
+		tl_model_destroy(&m);
+		snap_free(s);
+	}
+}
+END_TEST
+
 START_TEST(test_render_timeline_stacking)
 {
 	struct idx_timeline tl;
@@ -450,6 +483,7 @@ render_suite(void)
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);
 	tcase_add_test(tl, test_render_timeline_stacking);
+	tcase_add_test(tl, test_render_timeline_time_limits);
 	tcase_add_test(tl, test_render_timeline_utf8_select);
 	tcase_add_test(tl, test_render_timeline_columns);
 	tcase_add_test(tl, test_render_timeline_hilite);
