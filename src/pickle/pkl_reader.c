@@ -43,6 +43,7 @@ struct cont {
 	uint64_t id;     /* the id it was replaced by */
 	struct pkl_value *items;
 	size_t n, cap;
+	size_t n_cont;   /* items that are containers (references to drop) */
 };
 
 struct pkl_reader {
@@ -59,6 +60,9 @@ struct pkl_reader {
 
 	uint64_t *memo;
 	size_t memo_cap;     /* slots allocated */
+	size_t memo_top;     /* slots below are initialised; the rest of
+			      * the allocation is never read, so growing
+			      * it touches no fresh page ahead of use */
 	uint64_t memo_used;  /* distinct slots set: MEMOIZE's next index */
 
 	struct cont *conts;
@@ -161,6 +165,7 @@ cont_new(struct pkl_reader *r, uint8_t kind, uint8_t cls)
 	c->memo = NO_MEMO;
 	c->count = 0;
 	c->n = 0;
+	c->n_cont = 0;
 	c->taken = 0;
 	if (++r->live_conts > r->st.containers_peak)
 		r->st.containers_peak = r->live_conts;
@@ -198,7 +203,8 @@ decref(struct pkl_reader *r, const struct pkl_value *v)
 		size_t i;
 
 		c = &r->conts[idx];
-		for (i = 0; i < c->n; i++) {
+		/* a record of scalars and ids (most of them) holds none */
+		for (i = 0; i < c->n && c->n_cont > 0; i++) {
 			struct cont *k = cont_of(r, &c->items[i]);
 
 			if (k != NULL && --k->refs == 0) {
@@ -207,6 +213,7 @@ decref(struct pkl_reader *r, const struct pkl_value *v)
 			}
 		}
 		c->n = 0;
+		c->n_cont = 0;
 		c->live = 0;
 		c->gen = (c->gen + 1) & 0x1fffffff;
 		r->live_conts--;
@@ -225,6 +232,8 @@ cont_push(struct cont *c, const struct pkl_value *v)
 		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
 	}
 	c->items[c->n++] = *v;
+	if (is_cont(v))
+		c->n_cont++;
 }
 
 /* ---- memo -------------------------------------------------------------- */
@@ -328,9 +337,14 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 
 		r->memo = xgrow(r->memo, &cap, idx + 1, sizeof *r->memo);
 		xalloc_hint_huge(r->memo, cap * sizeof *r->memo);
-		memset(r->memo + r->memo_cap, 0,
-		    (cap - r->memo_cap) * sizeof *r->memo);
 		r->memo_cap = cap;
+	}
+	if (idx >= r->memo_top) {
+		if (idx > r->memo_top) /* MEMOIZE never skips a slot */
+			memset(r->memo + r->memo_top, 0,
+			    (idx - r->memo_top) * sizeof *r->memo);
+		r->memo[idx] = M_EMPTY;
+		r->memo_top = idx + 1;
 	}
 	v = &r->stack[r->sp - 1];
 	old = r->memo[idx];
@@ -389,7 +403,7 @@ memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 
 	/* fast paths: interned ids (shared frames, stacks) and strings (dict
 	 * keys) are almost every memo fetch in a real file */
-	if (__builtin_expect(idx < r->memo_cap, 1)) {
+	if (__builtin_expect(idx < r->memo_top, 1)) {
 		uint64_t m = r->memo[idx];
 
 		if ((m & 7) == M_ID) {
@@ -409,7 +423,7 @@ memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 			return push(r, &v, err);
 		}
 	}
-	if (idx >= r->memo_cap || (r->memo[idx] & 7) == M_EMPTY)
+	if (idx >= r->memo_top || (r->memo[idx] & 7) == M_EMPTY)
 		return fail(r, err, SV_ERR_FORMAT, "memo index %llu not set",
 		    (unsigned long long)idx);
 	if (memo_decode(r, r->memo[idx], &v, err) != 0)
@@ -563,7 +577,7 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 		return 0;
 	}
 	/* consumed: the memo forgets it or maps it to the id */
-	if (c->memo != NO_MEMO && c->memo < r->memo_cap &&
+	if (c->memo != NO_MEMO && c->memo < r->memo_top &&
 	    (r->memo[c->memo] & 7) == M_CONT &&
 	    (uint32_t)(r->memo[c->memo] >> 32) == (uint32_t)child->v.ref) {
 		struct pkl_value idv;
@@ -611,7 +625,7 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 
 		if (!is_cont(&r->stack[i])) {
 			/* scalars and ids: copy the run in one go */
-			size_t j = i + 1, k;
+			size_t j = i + 1;
 
 			while (j < r->sp && !is_cont(&r->stack[j]))
 				j++;
@@ -622,8 +636,9 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 				pc->items = xreallocarray(pc->items, pc->cap,
 				    sizeof *pc->items);
 			}
-			for (k = i; k < j; k++)
-				pc->items[pc->n++] = r->stack[k];
+			memcpy(pc->items + pc->n, &r->stack[i],
+			    (j - i) * sizeof *pc->items);
+			pc->n += j - i;
 			pc->count += j - i;
 			i = j - 1;
 			continue;
@@ -666,7 +681,7 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
     struct sv_error *err)
 {
 	struct cont *pc;
-	size_t i;
+	size_t i, k;
 
 	pc = cont_of(r, &r->stack[below]);
 	if (pc == NULL || pc->kind != PKL_DICT)
@@ -692,6 +707,9 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 			}
 			memcpy(pc->items + pc->n, &r->stack[i],
 			    (j - i) * sizeof *pc->items);
+			for (k = i; k < j; k += 2) /* a key can be one */
+				if (is_cont(&r->stack[k]))
+					pc->n_cont++;
 			pc->n += j - i;
 			pc->count += (j - i) / 2;
 			i = j - 2;
@@ -1147,40 +1165,61 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 		ops++;
 		switch (op) {
 		case PKL_OP_BINGET:
-		case PKL_OP_LONG_BINGET:
-			if (op == PKL_OP_BINGET) {
-				if (__builtin_expect(pos >= len, 0))
-					goto slow;
-				idx = buf[pos];
-				pos += 1;
-			} else {
-				if (__builtin_expect(len - pos < 4, 0))
-					goto slow;
-				idx = le(buf + pos, 4);
-				pos += 4;
+		case PKL_OP_LONG_BINGET: {
+			/* A run of memo fetches (a frame list is a hundred in a
+			 * row) stays in this loop with the stack in locals. */
+			struct pkl_value *stk = r->stack;
+			const uint64_t *memo = r->memo;
+			size_t sp = r->sp, cap = r->stack_cap;
+			size_t mcap = r->memo_top, at;
+
+			for (;;) {
+				if (op == PKL_OP_BINGET) {
+					if (__builtin_expect(pos >= len, 0))
+						break;
+					idx = buf[pos];
+					at = pos + 1;
+				} else {
+					if (__builtin_expect(len - pos < 4, 0))
+						break;
+					idx = le(buf + pos, 4);
+					at = pos + 4;
+				}
+				if (__builtin_expect(idx >= mcap || sp == cap, 0))
+					break;
+				m = memo[idx];
+				sv = &stk[sp];
+				if ((m & 7) == M_ID) {
+					sv->kind = PKL_ID;
+					sv->cls = (uint8_t)(m >> 3);
+					sv->flags = 0;
+					sv->len = 0;
+					sv->v.id = m >> 32;
+				} else if ((m & 7) == M_STR) {
+					sv->kind = PKL_STR;
+					sv->cls = 0;
+					sv->flags = 0;
+					sv->len = (uint32_t)((m >> 3) &
+					    ((1u << 21) - 1));
+					sv->v.off = m >> 24;
+				} else {
+					break;
+				}
+				sp++;
+				pos = at;
+				if (__builtin_expect(pos >= len, 0) ||
+				    (buf[pos] != PKL_OP_BINGET &&
+				    buf[pos] != PKL_OP_LONG_BINGET))
+					break;
+				r->op_pos = pos;
+				op = buf[pos++];
+				ops++;
 			}
-			if (__builtin_expect(idx >= r->memo_cap ||
-			    r->sp == r->stack_cap, 0))
-				goto slow;
-			m = r->memo[idx];
-			sv = &r->stack[r->sp];
-			if ((m & 7) == M_ID) {
-				sv->kind = PKL_ID;
-				sv->cls = (uint8_t)(m >> 3);
-				sv->flags = 0;
-				sv->len = 0;
-				sv->v.id = m >> 32;
-			} else if ((m & 7) == M_STR) {
-				sv->kind = PKL_STR;
-				sv->cls = 0;
-				sv->flags = 0;
-				sv->len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
-				sv->v.off = m >> 24;
-			} else {
-				goto slow;
-			}
-			r->sp++;
-			break;
+			r->sp = sp;
+			if (pos != r->op_pos + 1)
+				break; /* the last one was done */
+			goto slow;
+		}
 		case PKL_OP_MARK:
 			if (__builtin_expect(r->n_marks >= r->marks_cap ||
 			    r->n_marks >= MAX_DEPTH, 0))

@@ -110,6 +110,16 @@ struct scache {
 	uint16_t code[1u << SCACHE_BITS];
 };
 
+/* The last short string interned for one key: a trace's compile_context
+ * is the same text ("N/A") as a new string object in every event, so
+ * comparing it with the previous one saves a hash per event. */
+#define LASTSTR_MAX 32
+struct laststr {
+	uint32_t len;   /* 0: empty cache */
+	uint32_t id;
+	char text[LASTSTR_MAX];
+};
+
 /* A block range or first-history entry waiting for its parent dict. */
 struct pending {
 	uint64_t parent_ref;
@@ -127,6 +137,7 @@ struct loader {
 	uint64_t total;
 	struct scache keys;
 	struct scache actions;
+	struct laststr last_ctx, last_meta;
 	uint32_t cur_device;     /* device of the trace being filled */
 	struct pending *pend;    /* unordered: removal moves the last in */
 	size_t n_pend, cap_pend;
@@ -215,6 +226,28 @@ intern_value_str(struct loader *L, const struct pkl_value *v)
 		return 0;
 	p = pkl_str(L->r, v, &len);
 	return snap_intern_str(L->s, p, len);
+}
+
+/* intern_value_str() through a one-entry cache of the same text. */
+static uint32_t
+intern_value_cached(struct loader *L, struct laststr *c,
+    const struct pkl_value *v)
+{
+	const char *p;
+	size_t len;
+
+	if (v->kind != PKL_STR)
+		return 0;
+	p = pkl_str(L->r, v, &len);
+	if (len > 0 && len == c->len && memcmp(p, c->text, len) == 0)
+		return c->id;
+	c->len = 0;
+	c->id = snap_intern_str(L->s, p, len);
+	if (len > 0 && len <= LASTSTR_MAX) {
+		memcpy(c->text, p, len);
+		c->len = (uint32_t)len;
+	}
+	return c->id;
 }
 
 static uint32_t
@@ -472,11 +505,11 @@ take_event(struct loader *L, const struct pkl_value *d, struct sv_error *err)
 			s->features |= SNAP_F_TRACE_FRAMES;
 			break;
 		case K_COMPILE_CONTEXT:
-			ctx = intern_value_str(L, v);
+			ctx = intern_value_cached(L, &L->last_ctx, v);
 			s->features |= SNAP_F_COMPILE_CONTEXT;
 			break;
 		case K_USER_METADATA:
-			meta = intern_value_str(L, v);
+			meta = intern_value_cached(L, &L->last_meta, v);
 			s->features |= SNAP_F_USER_METADATA;
 			break;
 		case K_CATEGORY:

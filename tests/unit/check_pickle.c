@@ -236,6 +236,21 @@ START_TEST(test_pickle_memo)
 	RUN_OK("\x80\x02(K\x01q\x00K\x02q\x00h\x00l.", "[1,2,2]");
 	RUN_FAIL("\x80\x04(h\x03l.", SV_ERR_FORMAT, "not set");
 	RUN_FAIL("\x80\x04K\x01r\xf0\xff\xff\xff.", SV_ERR_LIMIT, "too large");
+	/* slots skipped by a BINPUT stay unset, below and above the top */
+	RUN_FAIL("\x80\x02(K\x01q\x05h\x02l.", SV_ERR_FORMAT, "not set");
+	RUN_FAIL("\x80\x02(K\x01r\x00\x04\x00\x00j\xff\x03\x00\x00l.",
+	    SV_ERR_FORMAT, "not set");
+	RUN_FAIL("\x80\x02(K\x01q\x00h\x00h\x06l.", SV_ERR_FORMAT, "not set");
+	/* a run of fetches mixing widths, strings and a container slot */
+	RUN_OK("\x80\x02(]q\x00\x8c\x01xq\x01h\x01h\x00h\x01j\x01\x00\x00\x00"
+	       "j\x00\x00\x00\x00l.",
+	    "[[],'x','x',[],'x','x',[]]");
+	/* a run cut by the end of the file, in either width */
+	RUN_FAIL("\x80\x02(K\x01q\x00h\x00h", SV_ERR_FORMAT, "truncated");
+	RUN_FAIL("\x80\x02(K\x01q\x00h\x00j\x00\x00", SV_ERR_FORMAT,
+	    "truncated");
+	/* a container as a dict key among scalar values, freed with it */
+	RUN_OK("\x80\x04(}(K\x01\x85K\x02K\x03K\x04u0K\x05l.", "[5]");
 }
 END_TEST
 
