@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "index/idx.h"
+#include "replay/replay.h"
 
 #include "util/escape.h"
 
@@ -18,6 +19,38 @@ cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
 	if (only >= 0)
 		return d == (uint64_t)only;
 	return snap_device_has_data(s, d);
+}
+
+int
+cli_an_each_device(const struct cli_opts *o, struct cli_input *in,
+    int64_t only, int with_replay,
+    int (*report)(void *ctx, const struct cli_an_dev *dev,
+	struct sv_error *err),
+    void *ctx)
+{
+	uint32_t d, n_dev = snap_device_count(in->snap);
+	int first = 1;
+
+	for (d = 0; d < n_dev; d++) {
+		struct idx_timeline own;
+		struct cli_an_dev dev = {d, NULL, NULL, first};
+		struct sv_error err;
+		int rc = -1;
+
+		if (!cli_an_want_device(in->snap, only, d))
+			continue;
+		dev.tl = cli_an_timeline(in, d, &own, &err);
+		if (dev.tl != NULL && with_replay)
+			dev.replay = cli_replay(in, d, &err);
+		if (dev.tl != NULL && (!with_replay || dev.replay != NULL))
+			rc = report(ctx, &dev, &err);
+		replay_free(dev.replay);
+		idx_timeline_destroy(&own);
+		if (rc != 0)
+			return cli_report(o->file, &err);
+		first = 0;
+	}
+	return 0;
 }
 
 int64_t

@@ -13,8 +13,6 @@
 #include "index/idx_timeline.h"
 #include "util/json.h"
 
-/* Devices to report: --device if given, else every device with a trace
- * event or a segment. Returns 1 when d is to be reported. */
 /* Opens o->file, resolves --device into *only and builds the call-site
  * table from site_opts (--frames, --site-regex). Returns 0, or the exit
  * status with everything closed and the reason printed. */
@@ -28,7 +26,28 @@ uint64_t cli_an_limit(const struct cli_opts *o);
 void cli_an_json_begin(struct json *j, const char *file);
 void cli_an_json_end(struct json *j);
 
+/* Devices to report: --device if given, else every device with a trace
+ * event or a segment. Returns 1 when d is to be reported. */
 int cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d);
+
+/* What an analysis command's report gets for one device. */
+struct cli_an_dev {
+	uint32_t device;
+	const struct idx_timeline *tl;
+	struct replay *replay;	/* NULL unless the command asked for one */
+	int first;		/* 1 for the first device reported */
+};
+
+/* Calls report(ctx, dev, err) for each device to report (see
+ * cli_an_want_device), with its timeline and, when with_replay, a replay
+ * of it; frees both afterwards. A report returns 0, or nonzero with err
+ * set. Stops at the first failure. Returns 0, or the exit status with the
+ * reason printed. */
+int cli_an_each_device(const struct cli_opts *o, struct cli_input *in,
+    int64_t only, int with_replay,
+    int (*report)(void *ctx, const struct cli_an_dev *dev,
+	struct sv_error *err),
+    void *ctx);
 
 /* Resolves --device for an analysis command: -1 = all devices with data;
  * -2 = error already printed (exit with CLI_EXIT_USAGE). */

@@ -219,57 +219,54 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	json_obj_end(j);
 }
 
+struct frag_run {
+	const struct cli_opts *o;
+	const struct snapshot *snap;
+	struct an_sites *sites;
+	struct json j;
+	uint64_t limit;
+};
+
+static int
+frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
+{
+	struct frag_run *fr = ctx;
+	struct an_frag f;
+
+	if (an_frag(fr->snap, dev->tl, dev->replay, fr->sites,
+		fr->o->has_at ? fr->o->at : -2, &f, err) != 0)
+		return -1;
+	if (fr->o->json) {
+		json_frag(&fr->j, fr->sites, &f, fr->limit);
+	} else {
+		if (!dev->first)
+			printf("\n");
+		print_text(fr->sites, &f, fr->limit);
+	}
+	an_frag_destroy(&f);
+	return 0;
+}
+
 int
 cmd_frag(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct an_sites sites;
-	struct json j;
-	uint32_t d, n_dev;
+	struct frag_run fr;
 	int64_t only;
-	uint64_t limit = cli_an_limit(o);
-	int r, first = 1;
+	int r;
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
-	n_dev = snap_device_count(in.snap);
+	fr.o = o;
+	fr.snap = in.snap;
+	fr.sites = &sites;
+	fr.limit = cli_an_limit(o);
 	if (o->json)
-		cli_an_json_begin(&j, o->file);
-	for (d = 0; d < n_dev; d++) {
-		struct idx_timeline tl;
-		const struct idx_timeline *itl;
-		struct an_frag f;
-		struct replay *rp;
-		struct sv_error err;
-
-		if (!cli_an_want_device(in.snap, only, d))
-			continue;
-		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
-			r = cli_report(o->file, &err);
-			break;
-		}
-		rp = cli_replay(&in, d, &err);
-		if (rp == NULL || an_frag(in.snap, itl, rp, &sites,
-				      o->has_at ? o->at : -2, &f, &err) != 0) {
-			r = cli_report(o->file, &err);
-			replay_free(rp);
-			idx_timeline_destroy(&tl);
-			break;
-		}
-		if (o->json) {
-			json_frag(&j, &sites, &f, limit);
-		} else {
-			if (!first)
-				printf("\n");
-			print_text(&sites, &f, limit);
-		}
-		first = 0;
-		an_frag_destroy(&f);
-		replay_free(rp);
-		idx_timeline_destroy(&tl);
-	}
+		cli_an_json_begin(&fr.j, o->file);
+	r = cli_an_each_device(o, &in, only, 1, frag_device, &fr);
 	if (o->json)
-		cli_an_json_end(&j);
+		cli_an_json_end(&fr.j);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

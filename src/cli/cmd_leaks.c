@@ -144,49 +144,55 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 	json_obj_end(j);
 }
 
+struct leaks_run {
+	const struct cli_opts *o;
+	const struct snapshot *snap;
+	struct an_sites *sites;
+	struct json j;
+	uint64_t limit;
+};
+
+static int
+leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
+{
+	struct leaks_run *lr = ctx;
+	const struct cli_opts *o = lr->o;
+	struct an_leaks l;
+
+	if (an_leaks(lr->snap, dev->tl, lr->sites, o->has_from ? o->from : -1,
+		o->has_to ? o->to : -1, &l, err) != 0)
+		return -1;
+	if (o->json) {
+		json_leaks(&lr->j, lr->sites, &l, lr->limit);
+	} else {
+		if (!dev->first)
+			printf("\n");
+		print_text(lr->sites, &l, lr->limit);
+	}
+	an_leaks_destroy(&l);
+	return 0;
+}
+
 int
 cmd_leaks(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct an_sites sites;
-	struct json j;
-	uint32_t d, n_dev;
+	struct leaks_run lr;
 	int64_t only;
-	uint64_t limit = cli_an_limit(o);
-	int r, first = 1;
+	int r;
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
-	n_dev = snap_device_count(in.snap);
+	lr.o = o;
+	lr.snap = in.snap;
+	lr.sites = &sites;
+	lr.limit = cli_an_limit(o);
 	if (o->json)
-		cli_an_json_begin(&j, o->file);
-	for (d = 0; d < n_dev; d++) {
-		struct idx_timeline tl;
-		const struct idx_timeline *itl;
-		struct an_leaks l;
-		struct sv_error err;
-
-		if (!cli_an_want_device(in.snap, only, d))
-			continue;
-		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL ||
-		    an_leaks(in.snap, itl, &sites, o->has_from ? o->from : -1,
-			o->has_to ? o->to : -1, &l, &err) != 0) {
-			r = cli_report(o->file, &err);
-			break;
-		}
-		if (o->json) {
-			json_leaks(&j, &sites, &l, limit);
-		} else {
-			if (!first)
-				printf("\n");
-			print_text(&sites, &l, limit);
-		}
-		first = 0;
-		an_leaks_destroy(&l);
-		idx_timeline_destroy(&tl);
-	}
+		cli_an_json_begin(&lr.j, o->file);
+	r = cli_an_each_device(o, &in, only, 0, leaks_device, &lr);
 	if (o->json)
-		cli_an_json_end(&j);
+		cli_an_json_end(&lr.j);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

@@ -104,74 +104,71 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 	json_obj_end(j);
 }
 
+struct oom_run {
+	const struct cli_opts *o;
+	const struct snapshot *snap;
+	struct an_sites *sites;
+	struct json j;
+	uint64_t limit;
+	uint64_t total;		/* OOM events reported so far */
+};
+
+static int
+oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
+{
+	struct oom_run *run = ctx;
+	struct an_oom oo;
+	uint64_t i;
+
+	if (an_oom(run->snap, dev->tl, dev->replay, run->sites, &oo, err) != 0)
+		return -1;
+	if (run->o->json) {
+		json_obj_begin(&run->j);
+		json_kv_u64(&run->j, "device", dev->device);
+		json_key(&run->j, "ooms");
+		json_arr_begin(&run->j);
+	}
+	for (i = 0; i < oo.n_events; i++) {
+		if (run->o->json) {
+			json_event(&run->j, run->sites, &oo.events[i], run->limit);
+		} else {
+			printf("%sDevice %u: ", run->total ? "\n" : "",
+			    dev->device);
+			text_event(run->sites, &oo.events[i], run->limit);
+		}
+		run->total++;
+	}
+	if (run->o->json) {
+		json_arr_end(&run->j);
+		json_obj_end(&run->j);
+	}
+	an_oom_destroy(&oo);
+	return 0;
+}
+
 int
 cmd_oom(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct an_sites sites;
-	struct json j;
-	uint32_t d, n_dev;
+	struct oom_run run;
 	int64_t only;
-	uint64_t limit = cli_an_limit(o);
-	uint64_t total = 0, i;
 	int r;
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
-	n_dev = snap_device_count(in.snap);
+	run.o = o;
+	run.snap = in.snap;
+	run.sites = &sites;
+	run.limit = cli_an_limit(o);
+	run.total = 0;
 	if (o->json)
-		cli_an_json_begin(&j, o->file);
-	for (d = 0; d < n_dev; d++) {
-		struct idx_timeline tl;
-		const struct idx_timeline *itl;
-		struct an_oom oo;
-		struct replay *rp;
-		struct sv_error err;
-
-		if (!cli_an_want_device(in.snap, only, d))
-			continue;
-		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
-			r = cli_report(o->file, &err);
-			break;
-		}
-		rp = cli_replay(&in, d, &err);
-		if (rp == NULL || an_oom(in.snap, itl, rp, &sites, &oo,
-				      &err) != 0) {
-			r = cli_report(o->file, &err);
-			replay_free(rp);
-			idx_timeline_destroy(&tl);
-			break;
-		}
-		if (o->json) {
-			json_obj_begin(&j);
-			json_kv_u64(&j, "device", d);
-			json_key(&j, "ooms");
-			json_arr_begin(&j);
-		}
-		for (i = 0; i < oo.n_events; i++) {
-			if (o->json) {
-				json_event(&j, &sites, &oo.events[i], limit);
-			} else {
-				printf("%sDevice %u: ", total ? "\n" : "", d);
-				text_event(&sites, &oo.events[i], limit);
-			}
-			total++;
-		}
-		if (o->json) {
-			json_arr_end(&j);
-			json_obj_end(&j);
-		}
-		an_oom_destroy(&oo);
-		replay_free(rp);
-		idx_timeline_destroy(&tl);
-	}
-	if (o->json) {
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
-	} else if (r == 0 && total == 0) {
+		cli_an_json_begin(&run.j, o->file);
+	r = cli_an_each_device(o, &in, only, 1, oom_device, &run);
+	if (o->json)
+		cli_an_json_end(&run.j);
+	else if (r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
-	}
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

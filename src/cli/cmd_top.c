@@ -60,73 +60,81 @@ json_node(struct json *j, struct an_sites *s, const struct an_top *t,
 	json_obj_end(j);
 }
 
+struct top_run {
+	const struct cli_opts *o;
+	struct an_sites *sites;
+	struct json j;
+	uint64_t limit;
+	uint32_t depth;
+};
+
+static int
+top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
+{
+	struct top_run *tr = ctx;
+	struct json *j = &tr->j;
+	struct an_top t;
+	uint64_t limit = tr->limit;
+	uint32_t i;
+	char a[32], b[32];
+
+	(void)err;	/* an_top cannot fail */
+	an_top(dev->tl, tr->sites, tr->o->has_at ? tr->o->at : -2, tr->depth,
+	    &t);
+	if (tr->o->json) {
+		json_obj_begin(j);
+		json_kv_u64(j, "device", dev->device);
+		json_kv_i64(j, "at", t.at);
+		json_kv_u64(j, "bytes", t.bytes);
+		json_kv_u64(j, "count", t.count);
+		json_kv_u64(j, "n_sites", t.n_roots);
+		json_key(j, "sites");
+		json_arr_begin(j);
+		for (i = 0; i < t.n_roots && i < limit; i++)
+			json_node(j, tr->sites, &t, t.roots[i], limit);
+		json_arr_end(j);
+		json_obj_end(j);
+	} else {
+		if (!dev->first)
+			printf("\n");
+		printf("Device %u after event #%" PRId64 ": %s live in "
+		       "%s blocks (requested bytes)\n\n",
+		    dev->device, t.at, sv_fmt_size(a, sizeof a, t.bytes),
+		    sv_fmt_count(b, sizeof b, t.count));
+		printf("  %10s %7s %7s  %s\n", "bytes", "share",
+		    "blocks", "call site <- callers");
+		for (i = 0; i < t.n_roots && i < limit; i++)
+			text_node(tr->sites, &t, t.roots[i], limit);
+		if (t.n_roots > limit)
+			printf("  ... %" PRIu64 " more sites (--limit)\n",
+			    (uint64_t)t.n_roots - limit);
+	}
+	an_top_destroy(&t);
+	return 0;
+}
+
 int
 cmd_top(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct an_sites sites;
 	struct cli_opts so = *o;
-	struct json j;
-	uint32_t d, n_dev, i;
+	struct top_run tr;
 	int64_t only;
-	uint64_t limit = cli_an_limit(o);
-	uint32_t depth = o->frames > 0 ? (uint32_t)o->frames : 3;
-	int r, first = 1;
+	int r;
 
 	so.frames = 1; /* --frames is the tree depth here */
 	if ((r = cli_an_open(o, &so, &in, &sites, &only)) != 0)
 		return r;
-	n_dev = snap_device_count(in.snap);
+	tr.o = o;
+	tr.sites = &sites;
+	tr.limit = cli_an_limit(o);
+	tr.depth = o->frames > 0 ? (uint32_t)o->frames : 3;
 	if (o->json)
-		cli_an_json_begin(&j, o->file);
-	for (d = 0; d < n_dev; d++) {
-		struct idx_timeline tl;
-		const struct idx_timeline *itl;
-		struct an_top t;
-		struct sv_error err;
-		char a[32], b[32];
-
-		if (!cli_an_want_device(in.snap, only, d))
-			continue;
-		if ((itl = cli_an_timeline(&in, d, &tl, &err)) == NULL) {
-			r = cli_report(o->file, &err);
-			break;
-		}
-		an_top(itl, &sites, o->has_at ? o->at : -2, depth, &t);
-		if (o->json) {
-			json_obj_begin(&j);
-			json_kv_u64(&j, "device", d);
-			json_kv_i64(&j, "at", t.at);
-			json_kv_u64(&j, "bytes", t.bytes);
-			json_kv_u64(&j, "count", t.count);
-			json_kv_u64(&j, "n_sites", t.n_roots);
-			json_key(&j, "sites");
-			json_arr_begin(&j);
-			for (i = 0; i < t.n_roots && i < limit; i++)
-				json_node(&j, &sites, &t, t.roots[i], limit);
-			json_arr_end(&j);
-			json_obj_end(&j);
-		} else {
-			if (!first)
-				printf("\n");
-			printf("Device %u after event #%" PRId64 ": %s live in "
-			       "%s blocks (requested bytes)\n\n",
-			    d, t.at, sv_fmt_size(a, sizeof a, t.bytes),
-			    sv_fmt_count(b, sizeof b, t.count));
-			printf("  %10s %7s %7s  %s\n", "bytes", "share",
-			    "blocks", "call site <- callers");
-			for (i = 0; i < t.n_roots && i < limit; i++)
-				text_node(&sites, &t, t.roots[i], limit);
-			if (t.n_roots > limit)
-				printf("  ... %" PRIu64 " more sites (--limit)\n",
-				    (uint64_t)t.n_roots - limit);
-		}
-		first = 0;
-		an_top_destroy(&t);
-		idx_timeline_destroy(&tl);
-	}
+		cli_an_json_begin(&tr.j, o->file);
+	r = cli_an_each_device(o, &in, only, 0, top_device, &tr);
 	if (o->json)
-		cli_an_json_end(&j);
+		cli_an_json_end(&tr.j);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;
