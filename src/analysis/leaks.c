@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/search.h"
 #include "util/xalloc.h"
 
 uint64_t
@@ -65,24 +66,6 @@ an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n)
 			out[k++] = out[i];
 	*n = k;
 	return out;
-}
-
-/* Number of step starts <= ev: the step holding ev (0 = before the
- * first step). */
-static uint64_t
-step_of(const int64_t *b, uint64_t n, int64_t ev)
-{
-	uint64_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (b[mid] <= ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int
@@ -152,8 +135,8 @@ rank_sites(struct an_leaks *out, const int64_t *evs, const uint64_t *off,
 
 	if (n_steps >= 2) {
 		out->steps_source = AN_STEPS_ANNOTATIONS;
-		out->n_steps = step_of(steps, n_steps, out->to) -
-		    step_of(steps, n_steps, from) + 1;
+		out->n_steps = sv_count_le_i64(steps, n_steps, out->to) -
+		    sv_count_le_i64(steps, n_steps, from) + 1;
 	}
 	for (i = 0; i < out->n_sites; i++) {
 		struct an_leak_site *ls = &out->sites[i];
@@ -165,7 +148,9 @@ rank_sites(struct an_leaks *out, const int64_t *evs, const uint64_t *off,
 
 			ls->steps_hit = 0;
 			for (j = 0; j < n; j++) {
-				st = step_of(steps, n_steps, e[j]);
+				/* step starts <= e[j]: the step holding it
+				 * (0 = before the first step) */
+				st = sv_count_le_i64(steps, n_steps, e[j]);
 				if (st != last)
 					ls->steps_hit++;
 				last = st;

@@ -12,6 +12,7 @@
 
 #include "render/fmt.h"
 #include "render/frames.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 /* Time axis only for |time_us| below this: spans cannot overflow. */
@@ -295,29 +296,12 @@ tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 	return TL_NO_ELEM;
 }
 
-/* Number of entries of the sorted a[0..n) that are <= x. */
-static uint64_t
-count_le(const int64_t *a, uint64_t n, int64_t x)
-{
-	uint64_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 int64_t
 tl_model_jump(const struct tl_model *m, enum tl_jump j, int64_t from,
     int dir)
 {
 	const int64_t *a = m->jumps[j];
-	uint64_t lo = count_le(a, m->n_jumps[j], from);
+	uint64_t lo = sv_count_le_i64(a, m->n_jumps[j], from);
 
 	if (dir > 0)
 		return lo < m->n_jumps[j] ? a[lo] : -2;
@@ -427,7 +411,7 @@ tl_hilite_destroy(struct tl_hilite *h)
 static uint64_t
 sum_upto(const int64_t *ev, const uint64_t *cum, uint64_t n, int64_t at)
 {
-	uint64_t k = count_le(ev, n, at);
+	uint64_t k = sv_count_le_i64(ev, n, at);
 
 	return k > 0 ? cum[k - 1] : 0;
 }
@@ -726,7 +710,7 @@ draw_marks(const struct tl_model *m, const struct tl_view *v,
 
 	if (v->marks == NULL)
 		return;
-	for (i = count_le(v->marks, v->n_marks, v->ev0 - 1); i < v->n_marks && v->marks[i] < v->ev1; i++) {
+	for (i = sv_count_le_i64(v->marks, v->n_marks, v->ev0 - 1); i < v->n_marks && v->marks[i] < v->ev1; i++) {
 		c = tl_event_col(m, v, pw, v->marks[i]);
 		if (c < 0)
 			continue;
