@@ -140,17 +140,6 @@ cmp_row(const void *p, const void *q)
 	return strcmp(x->label, y->label);
 }
 
-static const char *
-setting_of(const struct snapshot *s, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->n_settings; i++)
-		if (strcmp(snap_str(s, s->settings[i].key), key) == 0)
-			return snap_str(s, s->settings[i].value);
-	return NULL;
-}
-
 static void
 diff_settings(const struct snapshot *a, const struct snapshot *b,
     struct an_diff *d)
@@ -162,7 +151,7 @@ diff_settings(const struct snapshot *a, const struct snapshot *b,
 		const struct snapshot *s = i < a->n_settings ? a : b;
 		uint32_t k = i < a->n_settings ? i : i - a->n_settings;
 		const char *key = snap_str(s, s->settings[k].key);
-		const char *va = setting_of(a, key), *vb = setting_of(b, key);
+		const char *va = snap_setting(a, key), *vb = snap_setting(b, key);
 
 		if (s == b && va != NULL)
 			continue; /* already compared from a's side */

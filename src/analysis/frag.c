@@ -127,17 +127,6 @@ cmp_alloc(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static const char *
-setting(const struct snapshot *s, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->n_settings; i++)
-		if (strcmp(snap_str(s, s->settings[i].key), key) == 0)
-			return snap_str(s, s->settings[i].value);
-	return NULL;
-}
-
 static void
 add_hint(struct an_frag *f, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -159,8 +148,8 @@ add_hint(struct an_frag *f, int kind, const char *fmt, ...)
 static void
 make_hints(const struct snapshot *s, struct an_frag *f)
 {
-	const char *exp = setting(s, "expandable_segments");
-	const char *msp = setting(s, "max_split_size");
+	const char *exp = snap_setting(s, "expandable_segments");
+	const char *msp = snap_setting(s, "max_split_size");
 	int expandable = exp != NULL && strcmp(exp, "True") == 0;
 	const struct an_frag_alloc *worst = NULL;
 	uint64_t i, j, lo = UINT64_MAX, hi = 0, distinct = 0, n_req = 0;

@@ -1631,23 +1631,6 @@ w_timeline(struct writer *w, uint32_t d, const struct idx_timeline *tl,
 	    sizeof *lod);
 }
 
-static void
-free_trace_columns(struct snap_trace *t)
-{
-	free(t->action);
-	free(t->addr);
-	free(t->size);
-	free(t->stream);
-	free(t->time_us);
-	free(t->stack);
-	free(t->compile_context);
-	free(t->user_metadata);
-	t->action = NULL;
-	t->addr = t->size = t->stream = NULL;
-	t->time_us = NULL;
-	t->stack = t->compile_context = t->user_metadata = NULL;
-}
-
 static uint64_t
 estimate_size(const struct snapshot *s)
 {
@@ -1819,7 +1802,7 @@ write_index(struct writer *w, struct snapshot *s, const struct src_key *key,
 			goto out;
 		}
 		if (d < s->n_traces)
-			free_trace_columns(&s->traces[d]);
+			snap_trace_free_columns(&s->traces[d]);
 		if (w->err != 0 || w->cancelled) {
 			idx_timeline_destroy(&t);
 			break;

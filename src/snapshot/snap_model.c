@@ -73,21 +73,28 @@ owned_free(struct snapshot *s)
 	free(s->stack_frames);
 	free(s->segments);
 	free(s->blocks);
-	for (i = 0; i < s->n_traces; i++) {
-		struct snap_trace *t = &s->traces[i];
-
-		free(t->action);
-		free(t->addr);
-		free(t->size);
-		free(t->stream);
-		free(t->time_us);
-		free(t->stack);
-		free(t->compile_context);
-		free(t->user_metadata);
-	}
+	for (i = 0; i < s->n_traces; i++)
+		snap_trace_free_columns(&s->traces[i]);
 	free(s->traces);
 	free(s->annotations);
 	free(s->settings);
+}
+
+void
+snap_trace_free_columns(struct snap_trace *t)
+{
+	free(t->action);
+	free(t->addr);
+	free(t->size);
+	free(t->stream);
+	free(t->time_us);
+	free(t->stack);
+	free(t->compile_context);
+	free(t->user_metadata);
+	t->action = NULL;
+	t->addr = t->size = t->stream = NULL;
+	t->time_us = NULL;
+	t->stack = t->compile_context = t->user_metadata = NULL;
 }
 
 void
@@ -139,6 +146,17 @@ snap_group_segments(struct snapshot *s)
 	s->segments = out;
 	s->cap_segments = s->n_segments;
 	s->segs_by_device = 1;
+}
+
+const char *
+snap_setting(const struct snapshot *s, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_settings; i++)
+		if (strcmp(snap_str(s, s->settings[i].key), key) == 0)
+			return snap_str(s, s->settings[i].value);
+	return NULL;
 }
 
 int

@@ -220,6 +220,10 @@ const struct snap_trace *snap_trace_of(const struct snapshot *s, uint32_t d);
 void snap_device_segments(const struct snapshot *s, uint32_t d,
     uint32_t *first, uint32_t *end);
 
+/* Value of the allocator setting key (borrowed), or NULL if the file
+ * does not name it. */
+const char *snap_setting(const struct snapshot *s, const char *key);
+
 /* 1 if device d has trace events or segments. */
 int snap_device_has_data(const struct snapshot *s, uint32_t d);
 
@@ -252,6 +256,8 @@ struct snap_trace *snap_trace_get(struct snapshot *s, uint32_t d);
 uint64_t snap_trace_push(struct snapshot *s, struct snap_trace *t,
     unsigned action, uint64_t addr, uint64_t size, uint64_t stream,
     uint32_t stack);
+/* Frees t's columns and sets them to NULL (t itself and t->n stay). */
+void snap_trace_free_columns(struct snap_trace *t);
 void snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us);
 void snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
     uint32_t meta);
