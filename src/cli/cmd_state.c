@@ -14,25 +14,9 @@
 #include "cli/cli.h"
 #include "replay/replay.h"
 #include "util/json.h"
+#include "util/units.h"
 
 #define PAGE (20ull * 1024 * 1024)
-
-/* _memory_viz.py Bytes(): f"{n:3.1f}{unit}B". */
-static char *
-vz_bytes(char *buf, size_t n, uint64_t v)
-{
-	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
-	    "Ei"};
-	double x = (double)v;
-	int u = 0;
-
-	while (x >= 1024.0 && u < 6) {
-		x /= 1024.0;
-		u++;
-	}
-	snprintf(buf, n, "%3.1f%sB", x, unit[u]);
-	return buf;
-}
 
 static void
 vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
@@ -41,10 +25,10 @@ vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 	uint64_t tot = ext + in;
 
 	if (tot == 0)
-		snprintf(buf, n, "%s", vz_bytes(b, sizeof b, tot));
+		snprintf(buf, n, "%s", sv_fmt_vz_bytes(b, sizeof b, tot));
 	else
 		snprintf(buf, n, "%s (%.1f%% internal)",
-		    vz_bytes(b, sizeof b, tot), 100.0 * (double)in / (double)tot);
+		    sv_fmt_vz_bytes(b, sizeof b, tot), 100.0 * (double)in / (double)tot);
 }
 
 /* One segsum line: page chars, total, free (internal share), stream. */
@@ -89,7 +73,7 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 	}
 	vz_free(f, sizeof f, ext, in);
 	printf("  [%s] %s allocated, %s free", body,
-	    vz_bytes(a, sizeof a, sg->size), f);
+	    sv_fmt_vz_bytes(a, sizeof a, sg->size), f);
 	if (sg->stream != 0)
 		printf(" stream_%" PRIu64, sg->stream);
 	printf("\n");
@@ -116,7 +100,7 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 
 		printf("seg 0x%" PRIx64 " %s %s%s pool (%" PRId64 ", %" PRId64
 		       ") %u blocks\n",
-		    sg->addr, vz_bytes(a, sizeof a, sg->size),
+		    sg->addr, sv_fmt_vz_bytes(a, sizeof a, sg->size),
 		    sg->is_large ? "large" : "small",
 		    sg->is_expandable ? " expandable" : "", sg->pool_id[0],
 		    sg->pool_id[1], sg->n_blocks);
@@ -124,15 +108,15 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 	}
 	printf("segments: %" PRIu64 "\n", t.n_segments);
 	printf("blocks: %" PRIu64 "\n", t.n_blocks);
-	printf("total_reserved: %s\n", vz_bytes(a, sizeof a, t.reserved));
-	printf("total_allocated: %s\n", vz_bytes(a, sizeof a, t.alloc_requested));
-	printf("total_active: %s\n", vz_bytes(a, sizeof a, t.active));
+	printf("total_reserved: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.reserved));
+	printf("total_allocated: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.alloc_requested));
+	printf("total_active: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.active));
 	vz_free(f, sizeof f, t.free_external, t.free_internal);
 	printf("total_free: %s\n", f);
-	printf("free_internal: %s\n", vz_bytes(a, sizeof a, t.free_internal));
-	printf("free_external: %s\n", vz_bytes(a, sizeof a, t.free_external));
+	printf("free_internal: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.free_internal));
+	printf("free_external: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.free_external));
 	printf("largest_free_block: %s\n",
-	    vz_bytes(a, sizeof a, t.largest_free));
+	    sv_fmt_vz_bytes(a, sizeof a, t.largest_free));
 }
 
 static const char *

@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "replay/replay.h"
 #include "util/escape.h"
+#include "util/units.h"
 #include "util/xalloc.h"
 
 struct names {
@@ -131,23 +132,6 @@ name_str(char *buf, size_t n, uint32_t v)
 	return buf;
 }
 
-/* _memory_viz.py Bytes(). */
-static char *
-vz_bytes(char *buf, size_t n, uint64_t v)
-{
-	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
-	    "Ei"};
-	double x = (double)v;
-	int u = 0;
-
-	while (x >= 1024.0 && u < 6) {
-		x /= 1024.0;
-		u++;
-	}
-	snprintf(buf, n, "%3.1f%sB", x, unit[u]);
-	return buf;
-}
-
 /* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
  * of the file's final segments (by total_size), else MEM. */
 static void
@@ -210,17 +194,17 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 		seg_of(nm, s, d, a, seg, sizeof seg, &base);
 		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n",
 		    name_str(nb, sizeof nb, v), seg, a - base,
-		    vz_bytes(sb, sizeof sb, z));
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
 	case SNAP_FREE_REQUESTED:
 		if (out == NULL)
 			break;
 		if (nmap_get(&nm->alloc, a, &v, 0))
 			fprintf(out, "del %s # %s\n", name_str(nb, sizeof nb, v),
-			    vz_bytes(sb, sizeof sb, z));
+			    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		else
 			fprintf(out, "del %" PRIu64 " # %s\n", a,
-			    vz_bytes(sb, sizeof sb, z));
+			    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
 	case SNAP_FREE_COMPLETED:
 		if (nmap_get(&nm->alloc, a, &v, 1)) {
@@ -230,7 +214,7 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 			snprintf(nb, sizeof nb, "%" PRIu64, a);
 		if (out != NULL)
 			fprintf(out, "# free completed for %s %s\n", nb,
-			    vz_bytes(sb, sizeof sb, z));
+			    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
 	case SNAP_SEGMENT_ALLOC:
 		v = name_new(nm);
@@ -244,7 +228,7 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 		if (out != NULL)
 			fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n",
 			    name_str(nb, sizeof nb, v),
-			    a, vz_bytes(sb, sizeof sb, z));
+			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
 	case SNAP_SEGMENT_FREE:
 		if (nmap_get(&nm->seg, a, &v, 1)) {
@@ -255,7 +239,7 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 			snprintf(nb, sizeof nb, "%" PRIu64, a);
 		if (out != NULL)
 			fprintf(out, "cudaFree(%s) # %s\n", nb,
-			    vz_bytes(sb, sizeof sb, z));
+			    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
 	default:
 		if (out == NULL)
@@ -263,26 +247,26 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 		switch (act) {
 		case SNAP_SEGMENT_MAP:
 			fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, vz_bytes(sb, sizeof sb, z),
+			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
 			    t->stream[i]);
 			break;
 		case SNAP_SEGMENT_UNMAP:
 			fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, vz_bytes(sb, sizeof sb, z),
+			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
 			    t->stream[i]);
 			break;
 		case SNAP_OOM:
 			fprintf(out, "raise OutOfMemoryError() # %s requested, "
-			    "%s free in CUDA\n", vz_bytes(sb, sizeof sb, z),
-			    vz_bytes(fb, sizeof fb, a));
+			    "%s free in CUDA\n", sv_fmt_vz_bytes(sb, sizeof sb, z),
+			    sv_fmt_vz_bytes(fb, sizeof fb, a));
 			break;
 		case SNAP_SNAPSHOT:
 			fprintf(out, "# snapshot taken: %s active\n",
-			    vz_bytes(sb, sizeof sb, z));
+			    sv_fmt_vz_bytes(sb, sizeof sb, z));
 			break;
 		case SNAP_WORKSPACE_SNAPSHOT:
 			fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n",
-			    a, vz_bytes(sb, sizeof sb, z));
+			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
 			break;
 		default: {
 			unsigned k = act - SNAP_ACTION_COUNT;
@@ -323,7 +307,7 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d)
 	r = cli_replay(in, d, &err);
 	if (r != NULL && replay_seek(r, to, &err) == 0)
 		printf("TOTAL MEM: %s\n",
-		    vz_bytes(sb, sizeof sb, replay_state(r)->requested));
+		    sv_fmt_vz_bytes(sb, sizeof sb, replay_state(r)->requested));
 	replay_free(r);
 	nmap_free(&nm.alloc);
 	nmap_free(&nm.seg);

@@ -46,3 +46,19 @@ sv_fmt_count(char *buf, size_t size, uint64_t n)
 	buf[o] = '\0';
 	return buf;
 }
+
+char *
+sv_fmt_vz_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
+	    "Ei"};
+	double x = (double)bytes;
+	int u = 0;
+
+	while (x >= 1024.0 && u < 6) {
+		x /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, "%3.1f%sB", x, unit[u]);
+	return buf;
+}

@@ -9,6 +9,9 @@
 
 /* Writes a size like "20.0 MiB" into buf; returns buf. */
 char *sv_fmt_size(char *buf, size_t size, uint64_t bytes);
+/* Writes a size as _memory_viz.py's Bytes() does, "%3.1f" and a unit
+ * glued on ("20.0MiB", "512.0B"), for output meant to match it. */
+char *sv_fmt_vz_bytes(char *buf, size_t size, uint64_t bytes);
 /* Writes n with ',' every three digits ("1,204,551"); returns buf. */
 char *sv_fmt_count(char *buf, size_t size, uint64_t n);
 
