@@ -103,9 +103,9 @@ app_selected_elem(struct app *a)
 	    a->sv.sel_block < a->st->n_blocks)
 		return tl_model_find_elem(&a->tm, a->st->blocks[a->sv.sel_block]
 		    .addr, c);
-	if (c >= 0 && (uint64_t)c < a->tl.n_events && a->tl.ev_elem != NULL &&
-	    a->tl.ev_elem[c] < a->tl.n_elems)
-		return a->tl.ev_elem[c];
+	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
+	    idx_tl_ev_elem(&a->tl, c) < a->tl.n_elems)
+		return idx_tl_ev_elem(&a->tl, c);
 	return TL_NO_ELEM;
 }
 
@@ -231,13 +231,15 @@ static void
 jump_elem(struct app *a, int to_free)
 {
 	uint64_t e = app_selected_elem(a);
+	struct idx_elem elv;
 	const struct idx_elem *el;
 
 	if (e == TL_NO_ELEM) {
 		app_msg(a, "no allocation selected");
 		return;
 	}
-	el = &a->tl.elems[e];
+	elv = idx_tl_elem(&a->tl, e);
+	el = &elv;
 	if (to_free ? el->free_ev < 0 : el->alloc_ev < 0) {
 		app_msg(a, to_free ? "never freed in the trace"
 				   : "allocated before the trace started");
@@ -378,10 +380,10 @@ static int
 event_matches(struct app *a, const struct snap_trace *t, uint64_t i)
 {
 	if (a->query_is_addr)
-		return t->addr[i] <= a->query_addr &&
-		    a->query_addr < t->addr[i] + (t->size[i] > 0 ? t->size[i] : 1);
-	return a->stack_match != NULL && t->stack[i] < a->snap->n_stacks &&
-	    a->stack_match[t->stack[i]];
+		return snap_ev_addr(t, i) <= a->query_addr &&
+		    a->query_addr < snap_ev_addr(t, i) + (snap_ev_size(t, i) > 0 ? snap_ev_size(t, i) : 1);
+	return a->stack_match != NULL && snap_ev_stack(t, i) < a->snap->n_stacks &&
+	    a->stack_match[snap_ev_stack(t, i)];
 }
 
 void

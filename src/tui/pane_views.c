@@ -234,8 +234,8 @@ leak_hilite(struct app *a, uint64_t k)
 	n->marks = xcalloc(cnt + 1, sizeof *n->marks);
 	n->n_marks = 0;
 	for (i = 0; i < cnt; i++)
-		if (a->tl.elems[el[i]].alloc_ev >= 0)
-			n->marks[n->n_marks++] = a->tl.elems[el[i]].alloc_ev;
+		if (idx_tl_elem(&a->tl, el[i]).alloc_ev >= 0)
+			n->marks[n->n_marks++] = idx_tl_elem(&a->tl, el[i]).alloc_ev;
 	n->hl_site = k;
 }
 
@@ -341,7 +341,7 @@ leak_jump(struct app *a, int how)
 	el = n->leak_elems.elems + n->leak_elems.off[k];
 	cnt = n->leak_elems.off[k + 1] - n->leak_elems.off[k];
 	for (i = 0; i < cnt; i++) {
-		int64_t ev = a->tl.elems[el[i]].alloc_ev;
+		int64_t ev = idx_tl_elem(&a->tl, el[i]).alloc_ev;
 
 		if (ev < 0)
 			continue;
@@ -360,7 +360,7 @@ leak_jump(struct app *a, int how)
 	}
 	a->detail = DETAIL_EVENT;
 	a->detail_scroll = 0;
-	app_set_cursor(a, a->tl.elems[el[found]].alloc_ev);
+	app_set_cursor(a, idx_tl_elem(&a->tl, el[found]).alloc_ev);
 	a->view.sel_elem = el[found];
 	app_msg(a, "leaked block %" PRIu64 " of %" PRIu64 " of site %" PRIu64,
 	    found + 1, cnt, k + 1);
