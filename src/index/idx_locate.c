@@ -273,7 +273,8 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (idx_map_index(fd, key, 1, out, why, sizeof why) != IDX_OK) {
+	if (idx_map_index(fd, NULL, 0, key, 1, o, out, why, sizeof why) !=
+	    IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
@@ -307,6 +308,7 @@ build_file(const char *path, const char *target, const struct src_key *key,
     const struct idx_opts *o, struct sv_index **out, struct sv_error *err)
 {
 	char *tmp = NULL;
+	struct writer w;
 	int fd, r;
 
 	clean_stale_temps(target);
@@ -331,7 +333,12 @@ build_file(const char *path, const char *target, const struct src_key *key,
 			    strerror(e ? e : EIO));
 		}
 	}
-	r = idx_build_into(fd, path, key, o, err);
+	memset(&w, 0, sizeof w);
+	w.fd = fd;
+	w.o = o;
+	w.src_size = key->size;
+	r = idx_build_into(&w, path, key, o, err);
+	free(w.toc);
 	if (r == 0) {
 		r = publish(fd, tmp, target, key, o, out, err);
 		if (r == 0)
@@ -390,7 +397,8 @@ extend_file(struct sv_index **ixp, const char *target, const char *path,
  * (why/kind set). */
 static int
 try_open(const char *ipath, const struct src_key *key, int quick,
-    struct sv_index **out, enum idx_why *kind, char *why, size_t wl)
+    const struct idx_opts *o, struct sv_index **out, enum idx_why *kind,
+    char *why, size_t wl)
 {
 	int fd = open(ipath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
@@ -402,7 +410,7 @@ try_open(const char *ipath, const struct src_key *key, int quick,
 		*kind = errno == ELOOP ? IDX_FOREIGN : IDX_CORRUPT;
 		return 1;
 	}
-	*kind = idx_map_index(fd, key, quick, out, why, wl);
+	*kind = idx_map_index(fd, NULL, 0, key, quick, o, out, why, wl);
 	close(fd);
 	return *kind == IDX_OK ? 0 : 1;
 }
@@ -452,8 +460,8 @@ idx_open(const char *path, const struct idx_opts *opts,
 	for (i = 0; i < n && !o->force_rebuild; i++) {
 		enum idx_why kind;
 
-		if (try_open(cand[i], &key, o->verify == IDX_VERIFY_QUICK, out,
-			&kind, why, sizeof why) == 0) {
+		if (try_open(cand[i], &key, o->verify == IDX_VERIFY_QUICK, o,
+			out, &kind, why, sizeof why) == 0) {
 			r = 0;
 			(*out)->path = xstrdup(cand[i]);
 			if (idx_missing_extensions(*out, o))

@@ -148,6 +148,28 @@ reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
 	tl->base_reserved = r < 0 ? 0 : (uint64_t)r;
 }
 
+void
+idx_timeline_peak(struct idx_timeline *tl)
+{
+	uint64_t i, top = 0;
+	int64_t top_ev = IDX_NO_EVENT;
+
+	/* memory_viz counts blocks alive before the trace from the start,
+	 * so the state before the first event is a candidate too */
+	for (i = 0; i < tl->n_events; i++)
+		if (top_ev == IDX_NO_EVENT || idx_tl_total(tl, (int64_t)i) > top) {
+			top = idx_tl_total(tl, (int64_t)i);
+			top_ev = (int64_t)i;
+		}
+	if (top_ev == IDX_NO_EVENT || tl->base_total > top) {
+		tl->peak = tl->base_total;
+		tl->peak_ev = IDX_NO_EVENT;
+	} else {
+		tl->peak = top;
+		tl->peak_ev = top_ev;
+	}
+}
+
 int
 idx_timeline_build(const struct snapshot *s, uint32_t d,
     struct idx_timeline *tl, struct sv_error *err)
@@ -177,18 +199,11 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	add_ghosts(s, d, tl, &live, &cap);
 	u64map_destroy(&live);
 
-	/* The peak is taken over the states after each event (memory_viz
-	 * records max_size after each action, not for the start alone). */
-	tl->peak = tl->base_total;
-	tl->peak_ev = IDX_NO_EVENT;
 	for (i = 0; i < tl->n_events; i++) {
 		cur = (int64_t)(tl->base_total + tl->total[i]);
 		tl->total[i] = cur < 0 ? 0 : (uint64_t)cur;
-		if (tl->peak_ev == IDX_NO_EVENT || tl->total[i] > tl->peak) {
-			tl->peak = tl->total[i];
-			tl->peak_ev = (int64_t)i;
-		}
 	}
+	idx_timeline_peak(tl);
 	reserved_pass(s, d, t, tl);
 	return 0;
 }

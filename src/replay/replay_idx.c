@@ -74,8 +74,10 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 	return 0;
 }
 
-const struct idx_section_builder replay_idx_section = {SECTION_NAME, build,
-    NULL};
+const struct idx_section_builder replay_idx_section = {
+	.name = SECTION_NAME,
+	.build = build,
+};
 
 struct replay *
 replay_from_index(const struct sv_index *ix, uint32_t d, struct sv_error *err)

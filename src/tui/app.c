@@ -161,7 +161,7 @@ void
 app_close(struct app *a)
 {
 	views_reset(a);
-	if (a->st != NULL || a->tl.elems != NULL)
+	if (a->st != NULL || a->tl.elems != NULL || a->tl.elblk != NULL)
 		device_free(a);
 	free(a->stack_match);
 	a->stack_match = NULL;
