@@ -47,7 +47,7 @@
 
 /* Level-of-detail pyramid: level j has buckets of 2^(IDX_LOD_MIN_SHIFT+j)
  * events. */
-#define IDX_LOD_MIN_SHIFT 6
+#define IDX_LOD_MIN_SHIFT 8
 #define IDX_LOD_MAX_LEVELS 60
 
 /* Devices a file can name (trace lists, segment devices): the loader

@@ -576,7 +576,7 @@ START_TEST(test_lod_ranges)
 	struct idx_lod_bucket a, b, cols[97];
 	uint32_t c;
 
-	model_events = 5000;
+	model_events = 20000;
 	write_file(src, "lod", 3);
 	opts_init(&o, &w, 1);
 	ix = open_ok(src, &o);
