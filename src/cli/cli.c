@@ -269,9 +269,20 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 void
 cli_close(struct cli_input *in)
 {
-	if (in->index != NULL)
+	if (in->index != NULL) {
+		struct idx_info info;
+
+		/* a block that failed its checks read as zeros: say so (the
+		 * index removes itself, so the next open rebuilds it) */
+		idx_get_info(in->index, &info);
+		if (idx_damaged(in->index))
+			fprintf(stderr, "snapview: warning: %s: the index is "
+			    "damaged (a block failed its checks) and the "
+			    "answers above may be wrong; it is removed and "
+			    "rebuilt on the next open\n", info.path != NULL
+			    ? cli_shown(info.path) : "index in memory");
 		idx_close(in->index);
-	else
+	} else
 		snap_free(in->snap);
 	in->index = NULL;
 	in->snap = NULL;

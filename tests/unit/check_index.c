@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <msgpack.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1533,6 +1534,219 @@ START_TEST(test_extension_sections)
 }
 END_TEST
 
+/* Makes an index whose section bytes were changed in place valid again
+ * (as a hostile writer would): every TOC hash recomputed, the header
+ * repacked (in place when it fits, else appended) and the prelude fixed. */
+static void
+rehash_index(const char *ipath)
+{
+	size_t n, moff = 0, out_n;
+	uint8_t *b = read_file(ipath, &n), *out;
+	uint64_t hoff = 0, hlen = 0, h;
+	msgpack_unpacked res;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_object *toc = NULL;
+	uint32_t i;
+	int k;
+
+	for (k = 0; k < 8; k++) {
+		hoff |= (uint64_t)b[IDX_OFF_HEADER_OFF + k] << (8 * k);
+		hlen |= (uint64_t)b[IDX_OFF_HEADER_LEN + k] << (8 * k);
+	}
+	msgpack_unpacked_init(&res);
+	ck_assert_int_eq(msgpack_unpack_next(&res, (char *)b + hoff, hlen,
+			     &moff),
+	    MSGPACK_UNPACK_SUCCESS);
+	for (i = 0; i < res.data.via.map.size; i++) {
+		msgpack_object_kv *kv = &res.data.via.map.ptr[i];
+
+		if (kv->key.via.str.size == 3 &&
+		    memcmp(kv->key.via.str.ptr, "toc", 3) == 0)
+			toc = &kv->val;
+	}
+	ck_assert_ptr_nonnull(toc);
+	for (i = 0; i < toc->via.array.size; i++) {
+		msgpack_object *e = toc->via.array.ptr[i].via.array.ptr;
+
+		e[5].via.u64 = XXH3_64bits(b + e[1].via.u64, e[2].via.u64);
+	}
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_object(&pk, res.data);
+	out_n = sb.size <= hlen ? n : (size_t)hoff + sb.size;
+	out = xcalloc(1, out_n);
+	memcpy(out, b, n < out_n ? n : out_n);
+	memcpy(out + hoff, sb.data, sb.size);
+	h = XXH3_64bits(sb.data, sb.size);
+	for (k = 0; k < 8; k++) {
+		out[IDX_OFF_HEADER_LEN + k] = (uint8_t)(sb.size >> (8 * k));
+		out[IDX_OFF_HEADER_HASH + k] = (uint8_t)(h >> (8 * k));
+	}
+	h = XXH3_64bits(out, IDX_OFF_PRELUDE_HASH);
+	for (k = 0; k < 8; k++)
+		out[IDX_OFF_PRELUDE_HASH + k] = (uint8_t)(h >> (8 * k));
+	write_file(ipath, out, out_n);
+	msgpack_sbuffer_destroy(&sb);
+	msgpack_unpacked_destroy(&res);
+	free(out);
+	free(b);
+}
+
+/* A device number in an index is range-checked like the loader's: a
+ * hostile index naming device 0xfffffffe is rebuilt, not believed (it
+ * made `stats` allocate 4.2 GB). */
+START_TEST(test_device_out_of_range)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	uint64_t off, len;
+	uint32_t dev = 0xfffffffeu;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	find_section(ipath, IDX_SEC_SEGMENTS, &off, &len);
+	ck_assert_uint_ge(len, sizeof(struct snap_segment));
+	{
+		int fd = open(ipath, O_RDWR);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pwrite(fd, &dev, 4, (off_t)(off +
+		    offsetof(struct snap_segment, device))), 4);
+		close(fd);
+	}
+	rehash_index(ipath);
+	expect_rebuild(src, &o, &w, "inconsistent");
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+static uint32_t many_segments;
+
+/* make_snap() with many more segments (device 0, empty). */
+static int
+segs_load(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snapshot *s;
+	uint32_t i;
+
+	(void)path;
+	(void)lo;
+	(void)err;
+	s = make_snap(300);
+	for (i = 0; i < many_segments; i++) {
+		struct snap_segment *g = snap_push_segment(s);
+
+		g->addr = 0x40000000ull + (uint64_t)i * 0x200000;
+		g->total_size = 0x200000;
+		g->first_block = s->n_blocks;
+	}
+	snap_finish(s);
+	*out = s;
+	return 0;
+}
+
+/* The quick open hashes every section but the column data, whatever its
+ * size: one byte changed in a 1.6 MB segments section is seen (it was
+ * accepted when sections over 1 MiB were left to a full check). */
+START_TEST(test_big_section_hashed)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	uint64_t off, len;
+
+	many_segments = 20000;
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.load = segs_load;
+	idx_close(open_ok(src, &o));
+	find_section(ipath, IDX_SEC_SEGMENTS, &off, &len);
+	ck_assert_uint_gt(len, 1u << 20);
+	flip_bit(ipath, off + len / 2, 5);
+	memset(&w, 0, sizeof w);
+	idx_close(open_ok(src, &o));
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.last, "section segments") != NULL, "%s", w.all);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
+static uint64_t
+small_bound(const struct snapshot *s, void *arg)
+{
+	(void)s;
+	(void)arg;
+	return 16;
+}
+
+/* Extension sections: only the names the opener registers are read, each
+ * checked and decompressed when first asked for, and one longer than its
+ * builder's bound is not read (it is built again). */
+START_TEST(test_extension_sections_lazy)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder sec = {.name = "replay.ckpt",
+	    .build = ext_build, .arg = (void *)(uintptr_t)5};
+	const uint8_t *d;
+	size_t len;
+	uint64_t off, slen;
+	struct idx_info info;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = &sec;
+	o.n_sections = 1;
+	idx_close(open_ok(src, &o));
+	find_section(ipath, "x.replay.ckpt", &off, &slen);
+	flip_bit(ipath, off + slen / 2, 1);
+
+	/* an opener that does not know the name never reads it */
+	o.n_sections = 0;
+	ix = open_ok(src, &o);
+	ck_assert_int_ne(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	idx_close(ix);
+	ck_assert(exists(ipath));
+	ck_assert_int_eq(w.n, 0);
+
+	/* one that does: the open does not read it, the first use does and
+	 * finds the damage (the index is then removed) */
+	o.n_sections = 1;
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	ck_assert_int_ne(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	ck_assert(!exists(ipath));
+	ck_assert_int_eq(w.n, 0);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 1);
+	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_uint_eq(((const uint64_t *)d)[2],
+	    snap_ev_addr(&idx_snapshot(ix)->traces[0], 2) ^ 5);
+	idx_close(ix);
+
+	/* over its bound: not read, built again */
+	sec.max_len = small_bound;
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 1);
+	idx_close(ix);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -1560,6 +1774,9 @@ index_suite(void)
 	tcase_add_test(tc, test_unwritable_everything_memory);
 	tcase_add_test(tc, test_no_cache_and_cache_dir);
 	tcase_add_test(tc, test_extension_sections);
+	tcase_add_test(tc, test_extension_sections_lazy);
+	tcase_add_test(tc, test_device_out_of_range);
+	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
