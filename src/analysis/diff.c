@@ -108,7 +108,9 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 			x->live += e->size;
 			x->live_n++;
 		}
-		if (tl->peak_ev >= 0 && an_elem_alive(e, tl->peak_ev))
+		/* peak_ev -1 is the state before the first event (an
+		 * element alive from the start is alive there) */
+		if (an_elem_alive(e, tl->peak_ev))
 			x->peak += e->size;
 	}
 	rs->d->events[side] = tl->n_events;

@@ -1747,6 +1747,74 @@ START_TEST(test_extension_sections_lazy)
 }
 END_TEST
 
+/* Only frees of blocks allocated before the trace: the highest total is
+ * the state before the first event (issue 12), peak_ev -1. */
+static int
+pre_load(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+
+	(void)path;
+	(void)lo;
+	(void)err;
+	snap_trace_push(s, t, SNAP_FREE_COMPLETED, 0x1000, 1000, 0, 0);
+	snap_trace_push(s, t, SNAP_FREE_REQUESTED, 0x2000, 500, 0, 0);
+	snap_trace_push(s, t, SNAP_FREE_COMPLETED, 0x2000, 500, 0, 0);
+	if (model_events > 3) {
+		/* and later an alloc above the start */
+		snap_trace_push(s, t, SNAP_ALLOC, 0x3000, 4000, 0, 0);
+	}
+	snap_finish(s);
+	*out = s;
+	return 0;
+}
+
+START_TEST(test_peak_before_first_event)
+{
+	char *src = tpath("p.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	const struct idx_timeline *tl;
+	struct idx_timeline ht;
+	struct snapshot *ref;
+	struct sv_error err;
+	int pass;
+
+	write_file(src, "peak", 4);
+	for (pass = 0; pass < 2; pass++) {
+		model_events = pass == 0 ? 3 : 4;
+		opts_init(&o, &w, 1);
+		o.load = pre_load;
+		o.force_rebuild = 1;
+		ix = open_ok(src, &o);
+		tl = idx_timeline(ix, 0);
+		ck_assert_ptr_nonnull(tl);
+		ck_assert_uint_eq(tl->base_total, 1500);
+		ck_assert_uint_eq(idx_tl_total(tl, 0), 500);
+		if (pass == 0) {
+			ck_assert_uint_eq(tl->peak, 1500);
+			ck_assert_int_eq(tl->peak_ev, IDX_NO_EVENT);
+		} else {
+			ck_assert_uint_eq(tl->peak, 4000);
+			ck_assert_int_eq(tl->peak_ev, 3);
+		}
+		/* the heap builder agrees */
+		pre_load(NULL, NULL, &ref, &err);
+		ck_assert_int_eq(idx_timeline_build(ref, 0, &ht, &err), 0);
+		ck_assert_uint_eq(ht.peak, tl->peak);
+		ck_assert_int_eq(ht.peak_ev, tl->peak_ev);
+		idx_timeline_destroy(&ht);
+		snap_free(ref);
+		idx_close(ix);
+	}
+	model_events = 3000;
+	free(src);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -1777,6 +1845,7 @@ index_suite(void)
 	tcase_add_test(tc, test_extension_sections_lazy);
 	tcase_add_test(tc, test_device_out_of_range);
 	tcase_add_test(tc, test_big_section_hashed);
+	tcase_add_test(tc, test_peak_before_first_event);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
