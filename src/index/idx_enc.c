@@ -29,6 +29,7 @@
 #include "util/xalloc.h"
 
 #define EL_BLK 16384  /* elements per element block */
+_Static_assert(EL_BLK <= SNAP_BLK_MAX, "element blocks fit the scratch");
 #define EL_WINDOW 4   /* element blocks kept open for their frees */
 #define SUM_LIMIT ((__int128)1 << 62)
 

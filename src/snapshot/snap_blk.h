@@ -25,7 +25,7 @@
 
 /* Values per block, at most. Blocks may hold fewer (a trace's last
  * block, or a block cut where the file switched to another device). */
-#define SNAP_BLK_SHIFT 16
+#define SNAP_BLK_SHIFT 14
 #define SNAP_BLK_MAX (1u << SNAP_BLK_SHIFT)
 
 /* Columns, for the cache and the hot slots below. The first eight are the
