@@ -323,6 +323,14 @@ out:
 
 /* ---- binding ---------------------------------------------------------------- */
 
+/* &base[k] of an array of rec-byte records, NULL for an empty (NULL)
+ * section: NULL + 0 is undefined. */
+static const void *
+rec_at(const void *base, uint64_t k, size_t rec)
+{
+	return base != NULL ? (const uint8_t *)base + k * rec : NULL;
+}
+
 /* The directory entries dir[0, n) tile [0, total) in order. */
 static int
 check_dir(const struct snap_blkdir *dir, uint64_t n, uint64_t total,
@@ -359,12 +367,12 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	    rec->late > src->n_late || rec->n_late > src->n_late - rec->late ||
 	    rec->lod > src->n_lod || rec->n_lod > src->n_lod - rec->lod)
 		return -1;
-	if (check_dir(src->evdir + rec->ev_blk, rec->n_ev_blk, rec->n_events,
-		SNAP_EVC_N, src->data_len) != 0 ||
-	    check_dir(src->eldir + rec->el_blk, rec->n_el_blk, rec->n_elems,
-		SNAP_ELC_N, src->data_len) != 0)
+	if (check_dir(rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir),
+		rec->n_ev_blk, rec->n_events, SNAP_EVC_N, src->data_len) != 0 ||
+	    check_dir(rec_at(src->eldir, rec->el_blk, sizeof *src->eldir),
+		rec->n_el_blk, rec->n_elems, SNAP_ELC_N, src->data_len) != 0)
 		return -1;
-	late = src->late + 2 * rec->late;
+	late = rec_at(src->late, rec->late, 16);
 	for (k = 0, prev = 0; k < rec->n_late; k++) {
 		if ((k > 0 && late[2 * k] <= prev) ||
 		    late[2 * k] >= rec->n_elems - rec->n_ghost ||
@@ -394,10 +402,10 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	lim.n_strs = s->strs.n;
 	lim.n_events = rec->n_events;
 	v->n_trace_elems = rec->n_elems - rec->n_ghost;
-	v->late = src->late + 2 * rec->late;
+	v->late = rec_at(src->late, rec->late, 16);
 	v->n_late = rec->n_late;
 	v->ev.id = snap_blk_new_id();
-	v->ev.dir = src->evdir + rec->ev_blk;
+	v->ev.dir = rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir);
 	v->ev.n_blk = rec->n_ev_blk;
 	v->ev.n = rec->n_events;
 	v->ev.data = src->data;
@@ -408,7 +416,7 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	v->ev.damaged = &ix->mut->damaged;
 	v->el = v->ev;
 	v->el.id = snap_blk_new_id();
-	v->el.dir = src->eldir + rec->el_blk;
+	v->el.dir = rec_at(src->eldir, rec->el_blk, sizeof *src->eldir);
 	v->el.n_blk = rec->n_el_blk;
 	v->el.n = rec->n_elems;
 	v->el.decode = el_decode;
@@ -439,8 +447,9 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	} else {
 		tl->peak = rec->peak;
 		tl->peak_ev = rec->peak_ev;
-		idx_lod_init_cum(&v->lod, rec->n_events, src->lod + rec->lod,
-		    rec->base_total, rec->base_reserved);
+		idx_lod_init_cum(&v->lod, rec->n_events, rec_at(src->lod,
+		    rec->lod, sizeof *src->lod), rec->base_total,
+		    rec->base_reserved);
 	}
 }
 
