@@ -980,9 +980,12 @@ progress(void *ctx, uint64_t offset)
 
 	/* Give back the pages already parsed, keeping a window for the
 	 * strings of the memo that are read again (they fault back in from
-	 * the page cache if needed). */
+	 * the page cache if needed). Mapped pages count in the process's
+	 * RSS: 8 MiB instead of 64 took 60 MB off a 1 GB file's first open,
+	 * at no cost in time (key and action strings are cached by offset,
+	 * frames and stacks interned once). */
 	if (L->map != NULL)
-		mapfile_release(L->map, (size_t)offset, 64u << 20);
+		mapfile_release(L->map, (size_t)offset, 8u << 20);
 	if (L->opts != NULL && L->opts->progress != NULL)
 		return L->opts->progress(L->opts->progress_ctx, offset, L->total);
 	return 0;
