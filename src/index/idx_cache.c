@@ -49,9 +49,11 @@ idx_cache_parse_size(const char *s, uint64_t *out)
 	if (!isdigit((unsigned char)*p))
 		return -1;
 	for (; isdigit((unsigned char)*p); p++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
 			return -1;
-		v = v * 10 + (uint64_t)(*p - '0');
+		v = v * 10 + d;
 	}
 	switch (*p) {
 	case 'k': case 'K': mul = 1ull << 10; p++; break;
