@@ -17,6 +17,26 @@
 #include "util/err.h"
 #include "util/escape.h"
 
+/* Under ASan: ASan keeps SIGSEGV to itself and drops our sigaction()
+ * unless told otherwise. With this, our handler restores the terminal
+ * and then hands the fault on to ASan's, which reports it as before. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FATAL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FATAL_ASAN 1
+#endif
+#endif
+#ifdef FATAL_ASAN
+const char *__asan_default_options(void);
+
+const char *
+__asan_default_options(void)
+{
+	return "allow_user_segv_handler=1";
+}
+#endif
+
 /* A process maps a handful of files at once (a snapshot while parsing,
  * an index, two for diff); a full table only means no guard. */
 #define GUARD_SLOTS 32

@@ -8,7 +8,7 @@
  * the trust rule on the beside and the cache location, narrowing a loose
  * default cache directory; and, in child processes, a SIGBUS on a guarded
  * mapping (one line, exit 3), on an unguarded one (death by SIGBUS), and
- * the restore hook before a death by SIGSEGV.
+ * the restore hook before a death by SIGSEGV or SIGABRT.
  */
 #include "config.h"
 
@@ -825,11 +825,16 @@ shrunk_unguarded(void)
 	touch_shrunk(0);
 }
 
+/* A read of a page with no access: a genuine SIGSEGV (a NULL one would
+ * be caught by UBSan before it faults). */
 static void
-null_deref(void)
+bad_read(void)
 {
-	volatile int *p = NULL;
+	volatile const int *p = mmap(NULL, 4096, PROT_NONE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
+	if ((const void *)p == MAP_FAILED)
+		_exit(94);
 	(void)*p;
 }
 
@@ -863,7 +868,7 @@ START_TEST(test_sigsegv_dies)
 	char err[512];
 	int st, restored;
 
-	st = in_child(null_deref, err, sizeof err, &restored);
+	st = in_child(bad_read, err, sizeof err, &restored);
 	ck_assert_msg(died_of(st, SIGSEGV), "status %d", st);
 	ck_assert(restored);
 	st = in_child(abort, err, sizeof err, &restored);
