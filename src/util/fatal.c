@@ -122,6 +122,7 @@ sv_fatal_set_restore(void (*hook)(void))
 	atomic_store(&restore_hook, hook);
 }
 
+/* Writes s in one write() where it can, so the line arrives whole. */
 static void
 put(const char *s)
 {
@@ -157,10 +158,16 @@ on_fatal(int sig, siginfo_t *si, void *uc)
 	/* si_code > 0: raised by the kernel for this access, not sent */
 	if (sig == SIGBUS && si != NULL && si->si_code > 0 &&
 	    (name = sv_fatal_guarded(si->si_addr)) != NULL) {
-		put("snapview: ");
-		put(name);
-		put(": the file shrank while in use (truncated by another "
-		    "process)\n");
+		static const char pre[] = "snapview: ", post[] =
+		    ": the file shrank while in use (truncated by another "
+		    "process)\n";
+		char line[sizeof pre + GUARD_NAME + sizeof post];
+		size_t nl = strlen(name);
+
+		memcpy(line, pre, sizeof pre - 1);
+		memcpy(line + sizeof pre - 1, name, nl);
+		memcpy(line + sizeof pre - 1 + nl, post, sizeof post);
+		put(line);
 		_exit(sv_errcode_status(SV_ERR_IO));
 	}
 	for (i = 0; i < N_FATAL; i++)

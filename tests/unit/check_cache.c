@@ -760,6 +760,7 @@ static int
 in_child(void (*fn)(void), char *err, size_t el, int *restored)
 {
 	int ep[2], rp[2], st;
+	size_t off;
 	ssize_t n;
 	pid_t pid;
 	char c;
@@ -781,8 +782,11 @@ in_child(void (*fn)(void), char *err, size_t el, int *restored)
 	}
 	close(ep[1]);
 	close(rp[1]);
-	n = read(ep[0], err, el - 1);
-	err[n > 0 ? n : 0] = '\0';
+	/* the handler writes its line in pieces: read to the end */
+	off = 0;
+	while (off + 1 < el && (n = read(ep[0], err + off, el - 1 - off)) > 0)
+		off += (size_t)n;
+	err[off] = '\0';
 	*restored = read(rp[0], &c, 1) == 1;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	close(ep[0]);
