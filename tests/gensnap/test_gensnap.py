@@ -16,8 +16,11 @@ import unittest
 
 TOP = os.environ.get('top_srcdir') or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), '..', '..')
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'contrib'))
-import gensnap as g  # noqa: E402
+import gensnap_alloc as g  # noqa: E402
+import gensnap_check as chk  # noqa: E402
+import gensnap_stacks as stacks  # noqa: E402
 
 MiB = g.MiB
 GEN = os.path.join(TOP, 'tests', 'data', 'gen')
@@ -198,6 +201,37 @@ class Allocator(unittest.TestCase):
         self.assertEqual(rec.ev[-1][2], 30 * MiB)
 
 
+class Checker(unittest.TestCase):
+    def test_block_size_for(self):
+        """The checker's own size rule: CUDA (§13.3) and torch_npu's +32
+        pad (§16.12, with the examples measured on real NPU files)."""
+        self.assertEqual(chk.block_size_for(1), 512)
+        self.assertEqual(chk.block_size_for(512), 512)
+        self.assertEqual(chk.block_size_for(513), 1024)
+        self.assertEqual(chk.block_size_for(16384), 16384)
+        self.assertEqual(chk.block_size_for(16384, 32), 16896)
+        self.assertEqual(chk.block_size_for(8, 32), 512)
+        self.assertEqual(chk.block_size_for(480, 32), 512)
+        self.assertEqual(chk.block_size_for(481, 32), 1024)
+        self.assertEqual(chk.block_size_for(1024, 32), 1536)
+
+    def test_shares_no_code(self):
+        """The checker imports nothing of the generator, so a mistake in
+        the simulator's rounding cannot pass both."""
+        import ast
+        path = os.path.join(TOP, 'contrib', 'gensnap_check.py')
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        names = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names.append(node.module)
+        self.assertTrue(names)
+        self.assertEqual([n for n in names if n.startswith('gensnap')], [])
+
+
 def gen(tmp, name, *args):
     out = os.path.join(tmp, name + '.pickle')
     tr = os.path.join(tmp, name + '.json')
@@ -210,11 +244,11 @@ def gen(tmp, name, *args):
 
 
 def load(path):
-    return g.safe_load(path)
+    return chk.safe_load(path)
 
 
 def first_user(frames):
-    f = g.first_user_frame(frames)
+    f = stacks.first_user_frame(frames)
     return (f['filename'], f['line'], f['name']) if f else None
 
 
@@ -341,7 +375,7 @@ class Files(unittest.TestCase):
                 unmatched += 1
         self.assertEqual(unmatched, dd['unmatched_frees'])
         self.assertGreater(dd['ghost_blocks'], 0)
-        self.assertEqual(g.self_check(p, quiet=True), [])
+        self.assertEqual(chk.self_check(p, quiet=True), [])
 
     def check_peak(self, name):
         snap = load(os.path.join(GEN, name + '.pickle'))
@@ -420,7 +454,7 @@ class Files(unittest.TestCase):
     def test_fixtures_consistent(self):
         for f in sorted(os.listdir(GEN)):
             if f.endswith('.pickle'):
-                self.assertEqual(g.self_check(os.path.join(GEN, f), quiet=True),
+                self.assertEqual(chk.self_check(os.path.join(GEN, f), quiet=True),
                                  [], f)
 
 
