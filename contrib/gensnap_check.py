@@ -12,6 +12,7 @@ written here again from the allocator's documented behaviour (§13.1,
 pass both.
 """
 
+import bisect
 import collections
 import os
 import pickle
@@ -83,6 +84,34 @@ class Intervals:
         if a + s < b + bs:
             self.r[a + s] = [b + bs - a - s, st]
         return True
+
+
+class Extents:
+    """Live blocks as sorted start addresses and their sizes."""
+
+    def __init__(self):
+        self.starts = []
+        self.size = {}
+
+    def add(self, a, n):
+        if a not in self.size:
+            bisect.insort(self.starts, a)
+        self.size[a] = n
+
+    def remove(self, a):
+        if self.size.pop(a, None) is not None:
+            del self.starts[bisect.bisect_left(self.starts, a)]
+
+    def overlap(self, a, n):
+        """The start of a live block sharing a byte with [a, a+n), or None."""
+        i = bisect.bisect_left(self.starts, a)
+        if i > 0:
+            p = self.starts[i - 1]
+            if p + self.size[p] > a:
+                return p
+        if i < len(self.starts) and self.starts[i] < a + n:
+            return self.starts[i]
+        return None
 
 
 def self_check(path, quiet=False, strict=False):
@@ -272,7 +301,11 @@ def check_trace(d, tr, finals, pad=0):
         elif act == 'segment_unmap':
             exp.add(a, e['size'], e['stream'])
     init_live = len(live)
-    # forwards
+    # forwards; `extent` holds the least bytes each live block spans, so
+    # that two live blocks overlapping is caught however large they are
+    extent = Extents()
+    for a, (r, _) in live.items():
+        extent.add(a, block_size_for(r, pad))
     last_t = None
     for i, e in enumerate(events):
         a, act, size = e.get('addr'), e['action'], e.get('size')
@@ -294,6 +327,10 @@ def check_trace(d, tr, finals, pad=0):
                         e['stream'], st))
                 if a + block_size_for(size, pad) > sa + ss:
                     bad(i, 'alloc %#x+%d overruns segment' % (a, size))
+            other = extent.overlap(a, block_size_for(size, pad))
+            if other is not None and a not in live:
+                bad(i, 'alloc %#x overlaps the live block at %#x' % (a, other))
+            extent.add(a, block_size_for(size, pad))
             live[a] = [size, False]
         elif act == 'free_requested':
             if a not in live or live[a][1] or live[a][0] != size:
@@ -304,6 +341,7 @@ def check_trace(d, tr, finals, pad=0):
             if a not in live or not live[a][1]:
                 bad(i, 'free_completed of %#x not pending' % a)
             live.pop(a, None)
+            extent.remove(a)
         elif act == 'segment_alloc':
             if find_seg(fixed, exp, a) is not None:
                 bad(i, 'segment_alloc %#x overlaps' % a)

@@ -215,6 +215,41 @@ class Checker(unittest.TestCase):
         self.assertEqual(chk.block_size_for(481, 32), 1024)
         self.assertEqual(chk.block_size_for(1024, 32), 1536)
 
+    def test_overlap(self):
+        """Two live blocks sharing bytes are reported, even when each alloc
+        lies inside its segment and at a fresh address."""
+        base = 0x7f0000000000
+
+        def ev(action, addr, size):
+            return {'action': action, 'addr': addr, 'size': size,
+                    'stream': 0, 'time_us': 1}
+
+        def snap(second):
+            trace = [ev('segment_alloc', base, 2 * MiB),
+                     ev('alloc', base, 1000), ev('alloc', second, 100)]
+            for a, n in ((base, 1000), (second, 100)):
+                trace += [ev('free_requested', a, n),
+                          ev('free_completed', a, n)]
+            seg = {'device': 0, 'address': base, 'total_size': 2 * MiB,
+                   'allocated_size': 0, 'active_size': 0,
+                   'requested_size': 0, 'stream': 0, 'segment_type': 'small',
+                   'blocks': [{'address': base, 'size': 2 * MiB,
+                               'requested_size': 0, 'state': 'inactive'}]}
+            return {'segments': [seg], 'device_traces': [trace]}
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 's.pickle')
+            for second, want in ((base + 1024, []), (base + 512, 1)):
+                with open(path, 'wb') as f:
+                    pickle.dump(snap(second), f)
+                errs = chk.self_check(path, quiet=True)
+                if want == []:
+                    self.assertEqual(errs, [])
+                else:
+                    self.assertEqual(len(errs), 1, errs)
+                    self.assertIn('overlaps the live block at %#x' % base,
+                                  errs[0])
+
     def test_shares_no_code(self):
         """The checker imports nothing of the generator, so a mistake in
         the simulator's rounding cannot pass both."""
