@@ -42,6 +42,10 @@ def parse_args(argv):
     ap.add_argument('--format', choices=FORMATS)
     ap.add_argument('--npu', action='store_true',
                     help='torch_npu (Ascend) style snapshot (§16.4)')
+    ap.add_argument('--npu-pad', type=int, default=32, metavar='BYTES',
+                    help='bytes torch_npu adds to a request before rounding '
+                         'it to 512 (AddPadSize(): 32; 0 on Ascend950 with '
+                         'CANN >= 9.1.0) (§16.12)')
     ap.add_argument('--protocol', type=int, choices=(2, 3, 4, 5), default=4)
     ap.add_argument('--max-entries', type=int,
                     help='ring buffer size: keep only the last N events')
@@ -79,6 +83,8 @@ def main(argv=None):
         return rc
     if a.scenario == 'npu':
         a.npu = True
+    if a.npu_pad < 0:
+        raise SystemExit('gensnap: --npu-pad must be 0 or more')
     p = Params(a)
     if p.npu and p.fmt not in ('newest', '2.1'):
         raise SystemExit('gensnap: --npu needs a 2.1+ layout')

@@ -37,7 +37,8 @@ class OutOfMemory(Exception):
 
 
 def round_size(n, divisions=0):
-    """§13.3 round_size; `divisions` models roundup_power2_divisions."""
+    """§13.3 round_size; `divisions` models roundup_power2_divisions.
+    torch_npu adds its pad to n first (§16.12, DeviceAllocator.pad)."""
     if n < K_MIN_BLOCK:
         return K_MIN_BLOCK
     if divisions > 0 and n > K_MIN_BLOCK * divisions:
@@ -243,7 +244,7 @@ class DeviceAllocator:
     """DeviceCachingAllocator for one device (§13)."""
 
     def __init__(self, dev, sim, total_mem, limit, expandable=False,
-                 max_split=None, divisions=0):
+                 max_split=None, divisions=0, pad=0):
         self.dev = dev
         self.sim = sim
         self.total_mem = total_mem
@@ -252,6 +253,9 @@ class DeviceAllocator:
         self.max_split = max_split if max_split else 2 ** 63
         self.max_non_split_rounding = K_LARGE_BUFFER
         self.divisions = divisions
+        # torch_npu's round_size adds AddPadSize() bytes (32; 0 on Ascend950
+        # with CANN >= 9.1.0) to every request before rounding (§16.12)
+        self.pad = pad
         self.pools = {}
         self.segments = {}          # address -> Segment (non-expandable)
         self.ranges = {}            # (stream, kind) -> Segment (expandable VA)
@@ -284,10 +288,11 @@ class DeviceAllocator:
         self.tick += 1
         if self.pending:
             self.process_events()
-        if req >= K_MIN_BLOCK and not self.divisions:
-            size = (req + K_MIN_BLOCK - 1) // K_MIN_BLOCK * K_MIN_BLOCK
+        n = req + self.pad
+        if n >= K_MIN_BLOCK and not self.divisions:
+            size = (n + K_MIN_BLOCK - 1) // K_MIN_BLOCK * K_MIN_BLOCK
         else:
-            size = round_size(req, self.divisions)
+            size = round_size(n, self.divisions)
         kind = 'small' if size <= K_SMALL_SIZE else 'large'
         pool = self.pools.get((pool_id, kind)) or self.pool(pool_id, kind)
         blk = None
@@ -636,7 +641,8 @@ class Simulator:
     """All devices, the clock, malloc serials and the event sink."""
 
     def __init__(self, sink, ndev=1, total_mem=80 * GiB, limit=None,
-                 expandable=False, max_split=None, start_us=1718000000000000):
+                 expandable=False, max_split=None, start_us=1718000000000000,
+                 pad=0):
         self.sink = sink
         self.clock = Clock(start_us)
         self.serial = 0
@@ -650,7 +656,7 @@ class Simulator:
             self.emit = sink.make_emit(self)
         self.devs = [DeviceAllocator(d, self, total_mem,
                                      limit if limit else total_mem - GiB,
-                                     expandable, max_split)
+                                     expandable, max_split, pad=pad)
                      for d in range(ndev)]
 
     def new_stack(self, template):

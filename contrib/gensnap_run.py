@@ -35,6 +35,7 @@ class Params:
         if self.fmt == 'newest' and spec.get('npu') is None and a.npu:
             pass
         self.npu = a.npu or spec.get('npu', False)
+        self.npu_pad = a.npu_pad if self.npu else 0
         self.events = a.events if a.events is not None else spec['events']
         self.ndev = spec.get('ndev', 1)
         self.limit = spec.get('limit')
@@ -52,7 +53,7 @@ def make_sim(p, sink):
     rng = random.Random(p.seed)
     start = 1718000000000000 + p.seed * 86400 * 1000000
     sim = Simulator(sink, p.ndev, p.total, p.limit, p.expandable, p.max_split,
-                    start)
+                    start, p.npu_pad)
     ctx = Ctx(sim, StackFactory(p.stacks), rng, p.events)
     ctx.annotate = p.fmt == 'newest' and not p.npu
     return sim, ctx

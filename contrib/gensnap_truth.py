@@ -101,6 +101,8 @@ class TruthTracker:
         out = {'scenario': p.scenario, 'format': p.fmt, 'npu': p.npu,
                'seed': p.seed, 'stacks': p.stacks, 'protocol': p.proto,
                'max_entries': p.max_entries, 'devices': []}
+        if p.npu:
+            out['npu_pad'] = p.npu_pad
         for d in range(ndev):
             segs = [r for r in segrecs if r['device'] == d]
             ghosts = [b for r in segs for b in r['blocks']
@@ -131,7 +133,7 @@ class TruthTracker:
             out['devices'].append(dd)
         if p.scenario in ('leak', 'wrapped', 'legacy', 'npu'):
             n = len(info.get('leak_blocks', ()))
-            r = round_size(LEAK_REQ)
+            r = round_size(LEAK_REQ + p.npu_pad)
             out['leak'] = {'filename': LEAK_SITE[1], 'line': LEAK_SITE[2],
                            'name': LEAK_SITE[0],
                            'caller': {'filename': USER + 'train.py',

@@ -43,6 +43,9 @@ def configs():
             ['--scenario', 'frag', '--max-split-size', '8388608',
              '--events', '1200', '--stream'],
             ['--scenario', 'leak', '--npu', '--events', '800'],
+            ['--scenario', 'leak', '--npu', '--events', '800',
+             '--npu-pad', '0'],
+            ['--scenario', 'npu', '--events', '600', '--npu-pad', '0'],
             ['--scenario', 'multi', '--seed', '7', '--events', '800'],
             ['--scenario', 'oom', '--stacks', 'cpp', '--stream']]
     return out

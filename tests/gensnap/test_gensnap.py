@@ -109,6 +109,28 @@ class Allocator(unittest.TestCase):
         self.assertEqual(g.segment_alloc_size(MiB + 512), 20 * MiB)
         self.assertEqual(g.segment_alloc_size(11 * MiB + 1), 12 * MiB)
 
+    def test_npu_pad(self):
+        """torch_npu adds 32 bytes before rounding (§16.12): 16 KiB takes
+        16.5 KiB, 8 bytes take 512, and a 1 MiB request leaves the small
+        pool; with pad 0 the CUDA sizes come back."""
+        for pad, want in ((32, (16896, 512, 1536, 2560)),
+                          (0, (16384, 512, 1024, 2048))):
+            sim, dev, rec = new_dev(pad=pad)
+            got = tuple(malloc(sim, dev, n).size for n in (16384, 8, 1024,
+                                                            2048))
+            self.assertEqual(got, want)
+            b = malloc(sim, dev, MiB)
+            self.assertEqual(b.pool.kind, 'large' if pad else 'small')
+            self.assertEqual(b.size, MiB + 512 if pad else MiB)
+
+    def test_npu_rule_found(self):
+        """The checker finds torch_npu's rounding in the npu fixture and
+        CUDA's in the others, from the blocks alone."""
+        for name, pad in (('npu', 32), ('leak', 0), ('multi', 0)):
+            snap = chk.safe_load(os.path.join(GEN, name + '.pickle'))
+            segs = [s for s in snap['segments'] if s['device'] == 0]
+            self.assertEqual(chk.device_pad(segs), pad, name)
+
     def test_small_split_and_merge(self):
         sim, dev, rec = new_dev()
         a = malloc(sim, dev, 1000)
