@@ -29,7 +29,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
-from gensnap_check import self_check  # noqa: E402
+from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
                          generate_in_memory, generate_streaming)
 from gensnap_scenarios import SCENARIOS  # noqa: E402
@@ -49,7 +49,10 @@ def parse_args(argv):
     ap.add_argument('--protocol', type=int, choices=(2, 3, 4, 5), default=4)
     ap.add_argument('--max-entries', type=int,
                     help='ring buffer size: keep only the last N events')
-    ap.add_argument('--stacks', choices=('python', 'cpp'), default='python')
+    ap.add_argument('--stacks', choices=('python', 'cpp'),
+                    help='Python frames only, or C++ and Python frames as '
+                         'stacks="all" records them (default: python; cpp '
+                         'for training)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--events', type=int,
                     help='approximate number of events (scales the run; '
@@ -59,8 +62,22 @@ def parse_args(argv):
     ap.add_argument('--expandable', action='store_true',
                     help='expandable_segments:True')
     ap.add_argument('--max-split-size', type=int, default=None)
+    t = ap.add_argument_group('training scenario')
+    t.add_argument('--layers', type=int, help='transformer blocks (24)')
+    t.add_argument('--hidden', type=int, help='hidden size (1024)')
+    t.add_argument('--batch', type=int, help='sequences per batch (4)')
+    t.add_argument('--seq', type=int, help='tokens per sequence (256)')
+    t.add_argument('--vocab', type=int, help='vocabulary size (10000)')
+    t.add_argument('--steps', type=int,
+                   help='training steps (default: one, or as many as '
+                        '--events needs)')
+    t.add_argument('--profiler', action='store_true',
+                   help='ProfilerStep#N annotations around each step')
+    t.add_argument('--leak', action='store_true',
+                   help='plant a leak in user code: one tensor kept per step')
     ap.add_argument('-o', '--output', default='snapshot.pickle')
-    ap.add_argument('--truth', help='write ground truth JSON here')
+    ap.add_argument('--truth', help='write ground truth JSON here (with '
+                    '--self-check: check this truth against the one FILE)')
     ap.add_argument('--self-check', metavar='FILE', nargs='+',
                     help='check FILE(s) and exit')
     ap.add_argument('--strict', action='store_true',
@@ -70,12 +87,35 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+def check_training_args(a):
+    given = [k for k in ('layers', 'hidden', 'batch', 'seq', 'vocab', 'steps')
+             if getattr(a, k) is not None]
+    if a.scenario != 'training':
+        if given or a.profiler or a.leak:
+            raise SystemExit('gensnap: --%s is an option of the training '
+                             'scenario' % (given[0] if given else
+                                           'profiler' if a.profiler
+                                           else 'leak'))
+        return
+    for k in given:
+        if getattr(a, k) < 1:
+            raise SystemExit('gensnap: --%s must be 1 or more' % k)
+    if a.npu:
+        raise SystemExit('gensnap: the training scenario is CUDA only')
+
+
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     if a.self_check:
+        if a.truth and len(a.self_check) != 1:
+            raise SystemExit('gensnap: --truth checks one file')
         rc = 0
         for path in a.self_check:
             errs = self_check(path, strict=a.strict)
+            if a.truth and not errs:
+                errs = check_truth(path, a.truth)
+                if not errs:
+                    print('%s: the truth in %s holds' % (path, a.truth))
             for e in errs:
                 print('  ' + e)
             if errs:
@@ -85,6 +125,7 @@ def main(argv=None):
         a.npu = True
     if a.npu_pad < 0:
         raise SystemExit('gensnap: --npu-pad must be 0 or more')
+    check_training_args(a)
     p = Params(a)
     if p.npu and p.fmt not in ('newest', '2.1'):
         raise SystemExit('gensnap: --npu needs a 2.1+ layout')
@@ -93,7 +134,7 @@ def main(argv=None):
     # finds nothing during a run; switching it off saves its periodic
     # traversals of the growing live set (about a tenth of the run time).
     gc.disable()
-    if a.stream or (p.events or 0) >= STREAM_THRESHOLD:
+    if a.stream or p.estimated_events() >= STREAM_THRESHOLD:
         generate_streaming(p, a.output, a.truth)
     else:
         generate_in_memory(p, a.output, a.truth)

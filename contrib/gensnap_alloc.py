@@ -508,19 +508,27 @@ class DeviceAllocator:
         return blk
 
     # -- free (§13.5) -------------------------------------------------------
-    def free(self, blk, delay=2):
-        self.emit('free_requested', blk.addr, blk.req, blk.stream, blk.stk)
+    def free(self, blk, delay=2, fstk=None):
+        """`fstk`: the stack of the free itself (context='all' records one
+        per free, §1.2; both free events share it); None: the frees share
+        the alloc's stack (context='alloc')."""
+        self.emit('free_requested', blk.addr, blk.req, blk.stream,
+                  fstk or blk.stk)
         self.allocated_req -= blk.req
         self.allocated_size -= blk.size
         if blk.uses:
+            assert fstk is None, 'free stacks of pending frees: not modelled'
             blk.state = PENDING
             self.pending.append([self.tick + delay, blk])
         else:
-            self.free_block(blk)
+            self.free_block(blk, fstk)
 
-    def free_block(self, blk):
+    def free_block(self, blk, fstk=None):
         stk = blk.stk
-        self.emit('free_completed', blk.addr, blk.req, blk.stream, stk)
+        self.emit('free_completed', blk.addr, blk.req, blk.stream,
+                  fstk or stk)
+        if fstk is not None:                   # used by these two events only
+            self.sim.sink.release(fstk[0])
         if stk is not None:                    # Simulator.release, inlined
             refs = self.sim.refs
             n = refs.get(stk[0], 0) - 1
@@ -692,4 +700,21 @@ class Simulator:
 
     def annotate(self, dev, name, stage):
         self.sink.annotation(name, stage, dev, self.clock.stamp())
+
+    def unrecorded(self, fn):
+        """Runs fn() with no event recorded, as allocations made before
+        _record_memory_history() are: their blocks end up in the final
+        segments, never in the trace (§16.8)."""
+        saved = [d.emit for d in self.devs]
+        for d in self.devs:
+            d.emit = _discard
+        try:
+            return fn()
+        finally:
+            for d, e in zip(self.devs, saved):
+                d.emit = e
+
+
+def _discard(*args):
+    pass
 

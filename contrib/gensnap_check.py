@@ -14,6 +14,7 @@ pass both.
 
 import bisect
 import collections
+import json
 import os
 import pickle
 import sys
@@ -385,3 +386,247 @@ def find_seg(fixed, exp, a):
             return sa, ss, st
     return exp.find(a)
 
+
+
+# ---------------------------------------------------------------------------
+# The truth sidecar against the file (--self-check FILE --truth TRUTH)
+# ---------------------------------------------------------------------------
+
+def frames_text(frames):
+    return '\n'.join(f.get('name', '') + ' ' + f.get('filename', '')
+                     for f in frames or ())
+
+
+def timeline(trace, segs, dev=0):
+    """The Active Memory Timeline's totals (§10.2): requested bytes of
+    blocks alive, those alive before the trace counted from the start, a
+    lifetime ending at free_completed.  Returns (peak, index of the first
+    event reaching it, ghost addresses, unmatched-free indices)."""
+    seen, live = set(), {}
+    unmatched = []
+    for i, e in enumerate(trace):
+        if e['action'] == 'alloc':
+            seen.add(e['addr'])
+            live[e['addr']] = e['size']
+        elif e['action'] == 'free_completed':
+            if live.pop(e['addr'], None) is None and e['addr'] not in seen:
+                unmatched.append(i)
+    ghosts = {}
+    for s in segs:
+        if s.get('device', 0) != dev:
+            continue
+        for b in s['blocks']:
+            if b['state'] == 'active_allocated' and b['address'] not in live:
+                ghosts[b['address']] = b['requested_size']
+    cur = sum(ghosts.values()) + sum(trace[i]['size'] for i in unmatched)
+    best, at = cur, -1
+    alive = {}
+    for i, e in enumerate(trace):
+        if e['action'] == 'alloc':
+            alive[e['addr']] = e['size']
+            cur += e['size']
+        elif e['action'] == 'free_completed':
+            cur -= alive.pop(e['addr'], e['size'])
+        else:
+            continue
+        if cur > best or at < 0:
+            best, at = cur, i
+    return best, at, ghosts, unmatched
+
+
+def annotation_events(snap, trace):
+    """(name, stage, index of the first event after it), by time_us."""
+    times = [e.get('time_us', 0) for e in trace]
+    out = []
+    for a in snap.get('external_annotations') or ():
+        out.append((a['name'], a['stage'],
+                    bisect.bisect_right(times, a['time_us'])))
+    return out
+
+
+def steps_of(marks, nev):
+    """Steps by the rules the program under test follows (ProfilerStep
+    first, else each Optimizer.step END closes one)."""
+    prof = [m for m in marks if m[0].startswith('ProfilerStep#')]
+    ranges = []
+    if prof:
+        start = {}
+        for name, stage, i in prof:
+            if stage == 'START':
+                start[name] = i
+            elif name in start:
+                ranges.append([start[name], i - 1])
+        return 'profiler steps', ranges
+    prev = 0
+    for name, stage, i in marks:
+        if name.startswith('Optimizer.step#') and stage == 'END':
+            ranges.append([prev, i - 1])
+            prev = i
+    return 'optimizer annotations', ranges
+
+
+def windows(marks, prefix):
+    out, start = [], None
+    for name, stage, i in marks:
+        if name.startswith(prefix):
+            if stage == 'START':
+                start = i
+            elif start is not None:
+                out.append((start, i - 1))
+                start = None
+    return out
+
+
+def inside(i, spans):
+    return any(a <= i <= b for a, b in spans)
+
+
+def categorize(trace, marks, ranges, ghosts):
+    """A category for every allocation of a training file with C++
+    frames, from its frames, its free's frames and its lifetime against
+    the annotations (rules in contrib/README.gensnap.md)."""
+    opt = windows(marks, 'Optimizer.step#')
+    zero = windows(marks, 'Optimizer.zero_grad#')
+
+    def step_of(i):
+        for k, (a, b) in enumerate(ranges):
+            if a <= i <= b:
+                return k
+        return None
+    cats = {}                     # alloc index -> category
+    live = {}
+    freed = {}                    # alloc index -> (free index, free frames)
+    for i, e in enumerate(trace):
+        if e['action'] == 'alloc':
+            live[e['addr']] = i
+        elif e['action'] == 'free_completed' and e['addr'] in live:
+            freed[live.pop(e['addr'])] = (i, e.get('frames'))
+    for i, e in enumerate(trace):
+        if e['action'] != 'alloc':
+            continue
+        text = frames_text(e.get('frames'))
+        f = freed.get(i)
+        if 'getNewWorkspace' in text:
+            c = 'workspace'
+        elif 'Engine::thread_main' in text:
+            if 'AccumulateGrad' in text or 'reduce_grad' in text or \
+                    f is None or inside(f[0], zero):
+                c = 'gradient'
+            else:
+                c = 'temporary'
+        elif 'torch/optim/' in text or inside(i, opt):
+            c = 'temporary' if f is not None else 'optimizer_state'
+        elif 'torch/autograd/' in text:
+            c = 'temporary'
+        elif f is not None and 'Engine::thread_main' in frames_text(f[1]):
+            c = 'activation'
+        elif f is not None and step_of(f[0]) == step_of(i) and \
+                step_of(i) is not None:
+            c = 'temporary'
+        else:
+            c = 'other'
+        cats[i] = c
+    return cats
+
+
+def category_bytes(trace, cats, ghosts, at):
+    """Requested bytes per category alive after event `at`."""
+    out = collections.Counter()
+    out['parameter'] += sum(ghosts.values())
+    live = {}
+    for i, e in enumerate(trace[:at + 1]):
+        if e['action'] == 'alloc':
+            live[e['addr']] = (e['size'], cats[i])
+        elif e['action'] == 'free_completed':
+            live.pop(e['addr'], None)
+    for size, c in live.values():
+        out[c] += size
+    return out
+
+
+def check_truth(path, truth_path):
+    """Problems between a file and the truth gensnap wrote beside it."""
+    with open(truth_path) as f:
+        truth = json.load(f)
+    snap = safe_load(path)
+    errs = []
+
+    def eq(what, got, want):
+        if got != want:
+            errs.append('truth: %s: file says %r, truth %r' % (what, got,
+                                                               want))
+    if not isinstance(snap, dict):
+        return errs
+    traces = snap.get('device_traces', [])
+    segs = snap.get('segments', [])
+    for d in truth.get('devices', []):
+        dev = d['device']
+        tr = traces[dev] if dev < len(traces) else []
+        dsegs = [s for s in segs if s.get('device', 0) == dev]
+        eq('device %d events' % dev, len(tr), d['events'])
+        eq('device %d segments' % dev, len(dsegs), d['segments'])
+        eq('device %d reserved' % dev, sum(s['total_size'] for s in dsegs),
+           d['reserved'])
+        if tr and 'time_us' in tr[0]:
+            peak, at, ghosts, unmatched = timeline(tr, segs, dev)
+            eq('device %d timeline peak' % dev, peak, d['timeline_peak'])
+            eq('device %d timeline peak event' % dev, at,
+               d['timeline_peak_event'])
+            eq('device %d blocks before the trace' % dev, len(ghosts),
+               d['ghost_blocks'])
+    if truth.get('scenario') == 'training':
+        errs += check_training_truth(snap, truth)
+    return errs
+
+
+def check_training_truth(snap, truth):
+    errs = []
+
+    def eq(what, got, want):
+        if got != want:
+            errs.append('truth: %s: file says %r, truth %r' % (what, got,
+                                                               want))
+    tr = snap['device_traces'][0]
+    marks = annotation_events(snap, tr)
+    source, ranges = steps_of(marks, len(tr))
+    st = truth['steps']
+    eq('step source', source, st['source'])
+    eq('steps', len(ranges), st['count'])
+    eq('step ranges', ranges, st['ranges'])
+    peak, at, ghosts, _ = timeline(tr, snap['segments'])
+    cats = categorize(tr, marks, ranges, ghosts)
+    tc = truth['categories']
+    cpp = any('Engine::thread_main' in frames_text(e.get('frames'))
+              for e in tr[:5000])
+    for name, idx in (('at_last_event', len(tr) - 1), ('at_peak', at)):
+        got = category_bytes(tr, cats, ghosts, idx)
+        want = tc[name]
+        eq('sum of the categories %s' % name, sum(got.values()),
+           sum(want.values()))
+        if cpp:                   # Python-only stacks cannot tell them
+            eq('categories %s' % name,
+               {c: got.get(c, 0) for c in want}, want)
+    leak = truth.get('leak')
+    if leak:
+        live = {}
+        for i, e in enumerate(tr):
+            if e['action'] == 'alloc':
+                live[e['addr']] = i
+            elif e['action'] == 'free_completed':
+                live.pop(e['addr'], None)
+        at_site = []
+        for i in sorted(live.values()):
+            fr = [f for f in tr[i].get('frames', ())
+                  if f['filename'].endswith('.py')]
+            if fr and (fr[0]['filename'], fr[0]['line']) == \
+                    (leak['filename'], leak['line']):
+                at_site.append(i)
+        eq('leaked blocks at %s' % leak['site'], len(at_site), leak['count'])
+        eq('leaked bytes', sum(tr[i]['size'] for i in at_site),
+           leak['total_requested'])
+        k = leak.get('steps_per_leak', 1)
+        steps = [next((n for n, (a, b) in enumerate(ranges) if a <= i <= b),
+                      None) for i in at_site]
+        eq('steps of the leaked blocks', steps,
+           [n for n in range(0, len(ranges), k)][:len(steps)])
+    return errs

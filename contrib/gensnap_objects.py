@@ -124,8 +124,13 @@ def allocator_settings(expandable, max_split):
             'roundup_power2_divisions': {str(1 << i): 0 for i in range(16)}}
 
 
-def annotation_obj(a):
+def annotation_obj(a, stage_first=False):
+    """An external_annotations entry (§6.4); `stage_first`: the key order
+    of the real 2.8-era training file (stage, name, device, time_us)."""
     name, stage, dev, t = a
+    if stage_first:
+        return {'stage': stage, 'name': fresh(name), 'device': dev,
+                'time_us': t}
     return {'name': fresh(name), 'stage': stage, 'device': dev, 'time_us': t}
 
 

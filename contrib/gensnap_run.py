@@ -20,7 +20,7 @@ from gensnap_pickle import EventEncoder, PickleWriter, enc_get
 from gensnap_scenarios import SCENARIOS, Ctx
 from gensnap_sinks import CountSink, ListSink, SpoolSink, _SimState, replay
 from gensnap_stacks import StackFactory
-from gensnap_truth import TruthTracker
+from gensnap_truth import make_tracker
 
 FORMATS = ('1.13', '2.0', '2.1', 'newest')
 STREAM_THRESHOLD = 200000
@@ -44,9 +44,32 @@ class Params:
         self.max_split = a.max_split_size
         self.max_entries = a.max_entries if a.max_entries is not None \
             else spec.get('max_entries')
-        self.stacks = a.stacks
+        self.stacks = a.stacks or spec.get('stacks', 'python')
         self.seed = a.seed
         self.proto = a.protocol
+        self.stage_first = spec.get('stage_first', False)
+        # the training scenario's model and run (gensnap_training.py)
+        for k in TRAINING_OPTS:
+            setattr(self, k, getattr(a, k, None))
+        self.layers = self.layers or 24
+        self.hidden = self.hidden or 1024
+        self.batch = self.batch or 4
+        self.seq = self.seq or 256
+        self.vocab = self.vocab or 10000
+        self.peak_factor = self.peak_factor or 1
+        self.seq_jitter = self.seq_jitter or 0
+
+    def estimated_events(self):
+        """Events the run will write, about (to choose the writer)."""
+        if self.scenario == 'training' and self.steps:
+            return self.steps * (330 * self.layers + 300)
+        return self.events or 0
+
+
+# options of the training scenario, as Params attributes
+TRAINING_OPTS = ('layers', 'hidden', 'batch', 'seq', 'vocab', 'steps',
+                 'profiler', 'leak', 'seq_jitter', 'peak_step', 'peak_factor',
+                 'oom_factor')
 
 
 def make_sim(p, sink):
@@ -55,6 +78,7 @@ def make_sim(p, sink):
     sim = Simulator(sink, p.ndev, p.total, p.limit, p.expandable, p.max_split,
                     start, p.npu_pad)
     ctx = Ctx(sim, StackFactory(p.stacks), rng, p.events)
+    ctx.opts = p
     ctx.annotate = p.fmt == 'newest' and not p.npu
     return sim, ctx
 
@@ -110,7 +134,7 @@ def build_object(p, sim, sink, ws):
     if p.fmt == 'newest' and not p.npu:
         top['allocator_settings'] = allocator_settings(p.expandable,
                                                        p.max_split)
-        top['external_annotations'] = [annotation_obj(a)
+        top['external_annotations'] = [annotation_obj(a, p.stage_first)
                                        for a in sink.annotations]
     return top
 
@@ -122,7 +146,7 @@ def generate_in_memory(p, out_path, truth_path):
         run_scenario(p, count)
         skip = [max(0, c - p.max_entries) for c in count.counts]
     sink = ListSink(p.ndev, skip)
-    tracker = TruthTracker(p)
+    tracker = make_tracker(p)
     sink.observers.append(tracker.observe)
     sim, info, ws = run_scenario(p, sink, tracker)
     obj = build_object(p, sim, sink, ws)
@@ -170,7 +194,7 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
     objs = Objects(p.fmt, p.npu)
     segrecs = final_segments(sim, ws)
     segs = [objs.segment(r) for r in segrecs]
-    tracker = TruthTracker(p)
+    tracker = make_tracker(p)
     state = _SimState(p.ndev)
     tracker.attach(state)
     observe = tracker.observe if truth_path else None
@@ -212,7 +236,8 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
             w.save('allocator_settings')
             w.save(allocator_settings(p.expandable, p.max_split))
             w.save('external_annotations')
-            w.save([annotation_obj(a) for a in spool.annotations])
+            w.save([annotation_obj(a, p.stage_first)
+                    for a in spool.annotations])
         w.buf += b'u'
         w.finish()
     if truth_path:

@@ -9,6 +9,7 @@ gensnap_training.py.  Section numbers (§N) refer to doc/snapshot-format.md.
 from gensnap_alloc import (DEFAULT_POOL, GRAPH_POOL, GiB, OutOfMemory,
                            round_size)
 from gensnap_stacks import USER
+from gensnap_training import scen_training
 
 def u(name, line, file='train.py'):
     return (name, USER + file, line)
@@ -312,5 +313,9 @@ SCENARIOS = {
     'wrapped': dict(fn=scen_leak, events=5000, fmt='newest', max_entries=2000),
     'legacy': dict(fn=scen_leak, events=2000, fmt='2.0'),
     'npu': dict(fn=scen_npu, events=3000, fmt='newest', npu=True),
+    # one step unless --steps or --events say more; stacks="all" as the
+    # real training captures (gensnap_training.py)
+    'training': dict(fn=scen_training, events=0, fmt='newest', stacks='cpp',
+                     stage_first=True),
 }
 

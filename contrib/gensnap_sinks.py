@@ -47,7 +47,7 @@ class ListSink:
             return
         self.traces[dev].append((action, addr, size, stream, t, stk))
         for o in self.observers:
-            o(dev, action, addr, size)
+            o(dev, action, addr, size, stk[1] if stk else None)
 
     def release(self, serial):
         pass
@@ -287,7 +287,8 @@ def replay(spool, dev, enc, count, skip, observe, state):
         if observe is not None:
             if code == 7 and dev in spool.oom:
                 ds.live = spool.oom[dev].live
-            observe(dev, action, addr, size)
+            observe(dev, action, addr, size,
+                    templates[tid] if serial else None)
         if not left:                           # MARK ... APPENDS
             if i:
                 w.buf += b'e'

@@ -13,6 +13,8 @@ from gensnap_alloc import (ALLOCATED, DEFAULT_POOL, FREE, GRAPH_POOL,
 from gensnap_objects import final_segments
 from gensnap_scenarios import LEAK_REQ, LEAK_SITE
 from gensnap_stacks import USER
+from gensnap_training import CATEGORIES, L_LEAK, TRAIN as TRAIN_PY
+from gensnap_training import LEAK_SITE as LEAK_TRAINING
 
 def site_of(template):
     for name, filename, line in template:
@@ -44,7 +46,7 @@ class TruthTracker:
         self.sim = sim
         self.after_seg_alloc = False
 
-    def observe(self, dev, action, addr, size):
+    def observe(self, dev, action, addr, size, tmpl=None):
         i = self.idx[dev]
         self.idx[dev] = i + 1
         self.actions[dev][action] += 1
@@ -162,3 +164,127 @@ class TruthTracker:
             out['annotations'] = len(sink.annotations)
         return out
 
+
+
+class TrainingTruth(TruthTracker):
+    """The training scenario's truth: besides the base figures, bytes per
+    category (Template.cat of each allocation) at the last event and at
+    the Active Memory Timeline's peak, the steps and the planted leak.
+    One device."""
+
+    def __init__(self, p):
+        super().__init__(p)
+        self.cur_cat = dict.fromkeys(CATEGORIES, 0)
+        self.best_cat = dict(self.cur_cat)
+        self.unmatched_cat = dict.fromkeys(CATEGORIES, 0)
+        self.live_cat = {}
+
+    def observe(self, dev, action, addr, size, tmpl=None):
+        i = self.idx[dev]
+        if action == 'alloc':
+            c = tmpl.cat
+            self.live_cat[addr] = c
+            self.cur_cat[c] += size
+        elif action == 'free_completed':
+            c = self.live_cat.pop(addr, None)
+            if c is None:                  # allocated before the trace
+                c = tmpl.cat if tmpl is not None else 'other'
+                self.unmatched_cat[c] += size
+                s = size
+            else:
+                s = self.live[dev][addr]
+            self.cur_cat[c] -= s
+        super().observe(dev, action, addr, size, tmpl)
+        if self.best.get(dev, (0, -1))[1] == i:
+            self.best_cat = dict(self.cur_cat)
+
+    def finish(self, sim, info, sink, ws, obj, segrecs=None):
+        if segrecs is None:
+            segrecs = final_segments(sim, ws)
+        out = super().finish(sim, info, sink, ws, obj, segrecs)
+        p = self.p
+        dd = out['devices'][0]
+        base = dict(self.unmatched_cat)
+        for r in segrecs:
+            for b in r['blocks']:
+                if b[3] == ALLOCATED and b[0] not in self.live[0]:
+                    c = b[4][1].cat if b[4] is not None else 'other'
+                    base[c] += b[2]
+        at_last = {c: base[c] + self.cur_cat[c] for c in CATEGORIES}
+        at_peak = {c: base[c] + self.best_cat[c] for c in CATEGORIES}
+        assert sum(at_peak.values()) == dd['timeline_peak']
+        skip = dd['dropped_events']
+        out['model'] = {'layers': p.layers, 'hidden': p.hidden,
+                        'batch': p.batch, 'seq': p.seq, 'vocab': p.vocab,
+                        'parameters': info['params'],
+                        'parameter_bytes': info['param_bytes'],
+                        'optimizer': 'AdamW (foreach)'}
+        out['categories'] = {'at_last_event': at_last, 'at_peak': at_peak,
+                             'peak_event': dd['timeline_peak_event'],
+                             'peak_bytes': dd['timeline_peak'],
+                             'last_event': dd['events'] - 1}
+        out['steps'] = training_steps(info['marks'], skip, dd['events'],
+                                      p.profiler)
+        out['steps']['run'] = info['steps']
+        if p.leak:
+            n = len(info['leak_blocks'])
+            req = info['leak_req']
+            r = round_size(req + p.npu_pad)
+            out['leak'] = {'filename': LEAK_TRAINING[1],
+                           'line': LEAK_TRAINING[2],
+                           'name': LEAK_TRAINING[0],
+                           'site': '%s:%d' % (LEAK_TRAINING[1][len(USER):],
+                                             LEAK_TRAINING[2]),
+                           'caller': {'filename': TRAIN_PY, 'line': L_LEAK,
+                                      'name': 'train_step'},
+                           'category': 'other',
+                           'per_step_requested': req, 'per_step_rounded': r,
+                           'count': n, 'total_requested': n * req,
+                           'total_rounded': n * r,
+                           **({'steps_per_leak': info['leak_every']}
+                              if info['leak_every'] > 1 else {})}
+        if info.get('oom'):
+            out['oom']['during_step'] = info['steps']
+        return out
+
+
+def training_steps(marks, skip, nev, profiler):
+    """Steps as the written trace shows them, by raw event index: with
+    ProfilerStep annotations, the events between a step's START and END;
+    else each Optimizer.step END closes a step that began after the
+    previous one's END (or at the first event).  Only steps wholly inside
+    the written trace count (a ring buffer may drop the first ones)."""
+    ranges = []
+    if profiler:
+        start = {}
+        for name, stage, n in marks:
+            if not name.startswith('ProfilerStep#'):
+                continue
+            if stage == 'START':
+                start[name] = n
+            elif name in start and start[name] >= skip:
+                ranges.append([start[name] - skip, n - 1 - skip])
+        source = 'profiler steps'
+    else:
+        prev = 0
+        for name, stage, n in marks:
+            if name != 'Optimizer.step#AdamW.step' or stage != 'END':
+                continue
+            if prev >= skip:
+                ranges.append([prev - skip, n - 1 - skip])
+            prev = n
+        source = 'optimizer annotations'
+    opt, start = [], None
+    for name, stage, n in marks:
+        if name == 'Optimizer.step#AdamW.step':
+            if stage == 'START':
+                start = n
+            elif start is not None and start >= skip:
+                opt.append([start - skip, n - 1 - skip])
+    return {'source': source, 'count': len(ranges), 'ranges': ranges,
+            'optimizer_step_ranges': opt,
+            'outside': nev - sum(b - a + 1 for a, b in ranges)}
+
+
+def make_tracker(p):
+    return TrainingTruth(p) if p.scenario == 'training' else TruthTracker(p)
