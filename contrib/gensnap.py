@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
                          generate_in_memory, generate_streaming)
+from gensnap_ranks import generate_ranks  # noqa: E402
 from gensnap_scenarios import SCENARIOS  # noqa: E402
 
 
@@ -75,7 +76,17 @@ def parse_args(argv):
                    help='ProfilerStep#N annotations around each step')
     t.add_argument('--leak', action='store_true',
                    help='plant a leak in user code: one tensor kept per step')
-    ap.add_argument('-o', '--output', default='snapshot.pickle')
+    r = ap.add_argument_group('rank sets (training and leak scenarios)')
+    r.add_argument('--ranks', type=int, metavar='N',
+                   help='write N rank files of one job: -o DIR/ (or an '
+                        'existing directory) or -o PREFIX, default the '
+                        'current directory; one leaking rank, one peaking '
+                        'higher; the set truth goes to --truth or '
+                        'PREFIXranks.truth.json')
+    r.add_argument('--ranks-oom', action='store_true',
+                   help='with --ranks: one more rank ends in an OOM')
+    ap.add_argument('-o', '--output',
+                    help='output file (default snapshot.pickle)')
     ap.add_argument('--truth', help='write ground truth JSON here (with '
                     '--self-check: check this truth against the one FILE)')
     ap.add_argument('--self-check', metavar='FILE', nargs='+',
@@ -134,11 +145,23 @@ def main(argv=None):
     # finds nothing during a run; switching it off saves its periodic
     # traversals of the growing live set (about a tenth of the run time).
     gc.disable()
-    if a.stream or p.estimated_events() >= STREAM_THRESHOLD:
-        generate_streaming(p, a.output, a.truth)
-    else:
-        generate_in_memory(p, a.output, a.truth)
+    if a.ranks is not None:
+        generate_ranks(p, a.ranks, a.ranks_oom, a.output or './', a.truth,
+                       lambda q, out, truth: generate(q, out, truth,
+                                                      a.stream))
+        return 0
+    if a.ranks_oom:
+        raise SystemExit('gensnap: --ranks-oom goes with --ranks')
+    generate(p, a.output or 'snapshot.pickle', a.truth, a.stream)
     return 0
+
+
+def generate(p, out, truth, stream):
+    """Writes one file with the writer its size calls for; returns the
+    simulator."""
+    if stream or p.estimated_events() >= STREAM_THRESHOLD:
+        return generate_streaming(p, out, truth)
+    return generate_in_memory(p, out, truth)
 
 
 if __name__ == '__main__':

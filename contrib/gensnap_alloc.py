@@ -262,6 +262,7 @@ class DeviceAllocator:
         self.pending = []           # [due_tick, block]
         self.tick = 0
         self.reserved = 0
+        self.peak_reserved = 0
         self.allocated_req = 0      # sum requested of active_allocated blocks
         self.allocated_size = 0
         base = 0x7f3a00000000 - dev * 0x20000000000
@@ -386,6 +387,8 @@ class DeviceAllocator:
         self.segments[addr] = seg
         self.emit('segment_alloc', addr, alloc_size, stream, stk)
         self.reserved += alloc_size
+        if self.reserved > self.peak_reserved:
+            self.peak_reserved = self.reserved
         self.sim.hold(stk)
         return blk
 
@@ -441,6 +444,8 @@ class DeviceAllocator:
         m.req = 0
         self.emit('segment_map', m.addr, length, rng.stream, stk)
         self.reserved += length
+        if self.reserved > self.peak_reserved:
+            self.peak_reserved = self.reserved
         return self.merge_free(m, pool)
 
     def unmap_block(self, blk):

@@ -58,6 +58,7 @@ class Params:
         self.vocab = self.vocab or 10000
         self.peak_factor = self.peak_factor or 1
         self.seq_jitter = self.seq_jitter or 0
+        self.no_leak = False        # a rank of a set that does not leak
 
     def estimated_events(self):
         """Events the run will write, about (to choose the writer)."""
@@ -155,6 +156,7 @@ def generate_in_memory(p, out_path, truth_path):
     if truth_path:
         truth = tracker.finish(sim, info, sink, ws, obj)
         write_json(truth_path, truth)
+    return sim
 
 
 def generate_streaming(p, out_path, truth_path):
@@ -181,6 +183,7 @@ def generate_streaming(p, out_path, truth_path):
             nev, nbytes, nbytes / max(nev, 1), dt_s,
             nbytes / 1e6 / max(dt_s, 1e-9), c2 - c0,
             nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1))
+    return sim
 
 
 def write_streamed(p, out_path, truth_path, spool, sim, info, ws):

@@ -144,19 +144,38 @@ def scen_leak(ctx, info):
             u('train_step', 112)) + MAIN
     n = 0
     every = info['leak_every'] = leak_every(ctx, 60)
-    while not ctx.done():
-        ctx.step(n)
+    o = ctx.opts            # a rank of a set (gensnap_ranks.py) may differ
+
+    def one(n, batch):
         acts = []
-        batch = 64 + 8 * ctx.rng.randrange(0, 5)
         x = ctx.malloc(batch * 1024 * 4, 'to', (u('train_step', 104),) + MAIN)
         m.forward(batch, acts)
         grads = m.backward(batch, acts)
         m.step(grads)
         ctx.free(x)
-        if n % every == 0:
+        if n % every == 0 and not o.no_leak:
             kept.append(ctx.malloc(LEAK_REQ, 'empty', site))   # the leak
         ctx.step(n, stage='END')
+    while not ctx.done():
+        ctx.step(n)
+        batch = 64 + 8 * ctx.rng.randrange(0, 5)
+        if n == o.peak_step:
+            batch *= o.peak_factor
+        one(n, batch)
         n += 1
+    if o.oom_factor:
+        # a larger batch on a device short of memory: larger ones until
+        # one fails
+        batch = 96
+        try:
+            for _ in range(64):
+                batch *= o.oom_factor
+                ctx.step(n)
+                one(n, batch)
+                n += 1
+            raise SystemExit('gensnap: no out-of-memory within 64 steps')
+        except OutOfMemory:
+            info['oom'] = True
     info['leak_blocks'] = kept
     info['steps'] = n
 

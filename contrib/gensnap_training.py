@@ -635,7 +635,8 @@ class Training:
                 ('log', 14, 'N', 'LogBackward0'),
                 ('gather', 15, 'N', 'GatherBackward0'),
                 ('mean_dim', 16, 'N1', 'MeanBackward0')):
-            py = (('cross_entropy', NNU, line),) + step_frames(L_LOSS)
+            py = (('forward', NNU, line),) + tuple(MODULE_CALL) + \
+                step_frames(L_LOSS)
             n = 4 if kind == 'N1' else size[kind]
             if node is None:
                 blk = self.alloc(n, st.main(op, py, 'temporary'))

@@ -133,7 +133,8 @@ class TruthTracker:
                   'timeline_peak': base + best[0] if best[1] >= 0 else base,
                   'timeline_peak_event': best[1]}
             out['devices'].append(dd)
-        if p.scenario in ('leak', 'wrapped', 'legacy', 'npu'):
+        if p.scenario in ('leak', 'wrapped', 'legacy', 'npu') and \
+                not p.no_leak:
             n = len(info.get('leak_blocks', ()))
             r = round_size(LEAK_REQ + p.npu_pad)
             out['leak'] = {'filename': LEAK_SITE[1], 'line': LEAK_SITE[2],
