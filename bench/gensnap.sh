@@ -42,7 +42,7 @@ bpe() {
 	multi-python|expandable-python|graphs-python) echo 65 ;;
 	npu-python) echo 55 ;;
 	training-python) echo 93 ;;
-	training-cpp) echo 177 ;;
+	training-cpp) echo 167 ;;
 	legacy-python) echo 50 ;;
 	*-cpp) echo 180 ;;
 	esac
