@@ -525,7 +525,7 @@ class Training:
             self.sim.annotate(0, name, stage)
             self.info['marks'].append((name, stage, self.sim.nev))
 
-    # -- before recording: the parameters -----------------------------------
+    # -- before recording: the parameters ---------------------------------
     def build(self):
         none = template((), 'parameter')
         kinds = ['VD'] + list(LAYER_PARAMS) * self.opts.layers + \
@@ -557,7 +557,7 @@ class Training:
             self.plans[layer] = p
         return p
 
-    # -- one training step ------------------------------------------------------
+    # -- one training step --------------------------------------------------
     def step(self, n, seq):
         self.size = sizes(self.opts, seq)
         if self.opts.profiler:
