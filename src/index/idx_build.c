@@ -459,7 +459,7 @@ idx_build_memory(const char *path, const struct idx_opts *o,
 		return -1;
 	}
 	free(w.toc);
-	if (idx_map_index(-1, mem.p, mem.len, NULL, 1, o, out, why,
+	if (idx_map_index(-1, NULL, mem.p, mem.len, NULL, 1, o, out, why,
 		sizeof why) != IDX_OK)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index built in memory does not read back: %s", why);

@@ -25,6 +25,7 @@
 #include <xxhash.h>
 
 #include "index/idx_int.h"
+#include "util/fatal.h"
 #include "util/xalloc.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -197,6 +198,15 @@ toc_find(const struct sv_index *ix, const char *name)
 	return bsearch(&key, ix->toc, ix->n_toc, sizeof *ix->toc, cmp_toc);
 }
 
+/* Every unmapping of an index goes through here: a mapping stays
+ * registered with util/fatal.h only while it exists. */
+static void
+unmap(void *p, size_t len)
+{
+	sv_fatal_unguard(p);
+	munmap(p, len);
+}
+
 static void
 backing_keep(struct idx_backing *b, void *p)
 {
@@ -216,7 +226,7 @@ backing_release(struct snapshot *s)
 		free(b->bufs[i]);
 	free(b->bufs);
 	if (b->map != NULL)
-		munmap(b->map, b->len);
+		unmap(b->map, b->len);
 	free(b->mem);
 	free(s->traces);
 	free(b);
@@ -784,7 +794,7 @@ check_source(struct sv_index *ix, const msgpack_object *src,
 }
 
 enum idx_why
-idx_map_index(int fd, uint8_t *mem, size_t len,
+idx_map_index(int fd, const char *name, uint8_t *mem, size_t len,
     const struct src_key *key, int quick, const struct idx_opts *o,
     struct sv_index **out, char *why, size_t wl)
 {
@@ -816,6 +826,9 @@ idx_map_index(int fd, uint8_t *mem, size_t len,
 			snprintf(why, wl, "cannot map: %s", strerror(errno));
 			return IDX_FOREIGN;
 		}
+		/* from here a SIGBUS (the file truncated by its owner while
+		 * we read it) is an error line naming it, not a crash */
+		sv_fatal_guard(map, (size_t)size, name);
 	} else {
 		/* an index image in memory (taken over) */
 		map = mem;
