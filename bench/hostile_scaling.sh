@@ -8,6 +8,10 @@
 #                  over all segments; `stats`)
 #   overlaps:      N segments of one device, stacked at one address
 #                  (the overlap check; `check`)
+#   trace lists:   16384 and 65536 trace lists, all empty but the last
+#                  (the loader's trace array, the index's devices)
+#   device number: one segment on device 16383, then 65535 (the index
+#                  numbers devices densely; time must not follow D)
 # usage: bench/hostile_scaling.sh [N]   (default 100000; run from a build
 # directory or set SNAPVIEW)
 set -eu
@@ -68,3 +72,30 @@ n=$m report "devices (stats)" stats
 gen_segs "$m" one >"$w/a.pickle"
 gen_segs $((4 * m)) one >"$w/b.pickle"
 n=$m report "overlaps (check)" check
+# gen_lists N: N trace lists, empty but the last (one alloc), hand-written
+# (65,536 lists in 64 KB once took 431 s to open: issue 18)
+gen_lists() {
+	python3 - "$1" <<'PY'
+import sys
+n = int(sys.argv[1])
+def s(x):
+    b = x.encode()
+    return b"\x8c" + bytes([len(b)]) + b
+ev = b"}(" + s("action") + s("alloc") + s("addr") + b"K\x00" + s("size") + \
+    b"K\x01" + s("stream") + b"K\x00u"
+out = b"\x80\x04}(" + s("segments") + b"]" + s("device_traces") + b"(" + \
+    b"]" * (n - 1) + b"]" + ev + b"a" + b"lu."
+sys.stdout.buffer.write(out)
+PY
+}
+m=16384
+gen_lists "$m" >"$w/a.pickle"
+gen_lists $((4 * m)) >"$w/b.pickle"
+n=$m report "trace lists (stats)" stats
+# gen_dev D: one segment on device D (a 98-byte pickle at D = 65535)
+gen_dev() {
+	python3 -c 'import pickle,sys; sys.stdout.buffer.write(pickle.dumps({"segments": [{"device": int(sys.argv[1]), "address": 0, "total_size": 0, "blocks": []}]}, 2))' "$1"
+}
+gen_dev 16383 >"$w/a.pickle"
+gen_dev 65535 >"$w/b.pickle"
+n=16384 report "device number (stats)" stats
