@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1825,6 +1826,79 @@ START_TEST(test_peak_before_first_event)
 }
 END_TEST
 
+/* Readers on several threads at once: each has its own decoded blocks
+ * (snapshot/snap_blk.c), so they read the same values as one alone. */
+struct walker {
+	const struct sv_index *ix;
+	uint64_t sum;
+	pthread_t th;
+};
+
+static uint64_t
+sum_all(const struct sv_index *ix)
+{
+	const struct snapshot *s = idx_snapshot(ix);
+	uint32_t d, n = snap_device_count(s);
+	uint64_t acc = 0, k;
+
+	for (d = 0; d < n; d++) {
+		const struct idx_timeline *tl = idx_timeline(ix, d);
+		const struct snap_trace *t = snap_trace_of(s, d);
+
+		for (k = 0; t != NULL && k < t->n; k++)
+			acc = acc * 31 + snap_ev_addr(t, k) + snap_ev_size(t, k) +
+			    (uint64_t)snap_ev_time(t, k) + snap_ev_stack(t, k);
+		for (k = 0; tl != NULL && k < tl->n_events; k++)
+			acc = acc * 31 + idx_tl_total(tl, (int64_t)k) +
+			    idx_tl_ev_elem(tl, k);
+		/* and out of order, across blocks */
+		for (k = 0; tl != NULL && k < tl->n_elems; k += 7)
+			acc = acc * 31 + idx_tl_elem(tl, (k * 7919) %
+			    tl->n_elems).addr;
+	}
+	return acc;
+}
+
+static void *
+walker_run(void *arg)
+{
+	struct walker *w = arg;
+
+	w->sum = sum_all(w->ix);
+	return NULL;
+}
+
+START_TEST(test_threads_read)
+{
+	char *src = tpath("m.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct walker wk[4];
+	uint64_t want;
+	int i;
+
+	model_events = 3 * SNAP_BLK_MAX;
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	ix = open_ok(src, &o);
+	want = sum_all(ix);
+	for (i = 0; i < 4; i++) {
+		wk[i].ix = ix;
+		ck_assert_int_eq(pthread_create(&wk[i].th, NULL, walker_run,
+		    &wk[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(pthread_join(wk[i].th, NULL), 0);
+		ck_assert_uint_eq(wk[i].sum, want);
+	}
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	idx_close(ix);
+	model_events = 3000;
+	free(src);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -1856,6 +1930,7 @@ index_suite(void)
 	tcase_add_test(tc, test_device_out_of_range);
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
+	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
