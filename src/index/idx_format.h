@@ -33,9 +33,13 @@
 /* Largest header accepted (a header is a few KiB per device). */
 #define IDX_MAX_HEADER (64u << 20)
 
-/* Section compression (TOC field "comp"). */
+/* Section compression (TOC field "comp"): none, one LZ4 block, or LZ4
+ * chunks: [u32 stored length, u32 raw length, LZ4 block] until the raw
+ * length, each chunk at most IDX_LZ4_CHUNK raw bytes (sections over it). */
 #define IDX_COMP_NONE 0u
 #define IDX_COMP_LZ4 1u
+#define IDX_COMP_LZ4C 2u
+#define IDX_LZ4_CHUNK (4u << 20)
 
 /* Written in the header's abi list; a reader on another byte order sees
  * a different value and rebuilds. */

@@ -233,6 +233,33 @@ backing_release(struct snapshot *s)
 	s->backing = NULL;
 }
 
+/* Decodes LZ4 chunks (IDX_COMP_LZ4C) of p[0, len) into out[0, raw): every
+ * chunk inside the bytes, none over IDX_LZ4_CHUNK or past raw, each
+ * giving exactly its length, all bytes used. 0 or -1. */
+static int
+unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
+{
+	uint64_t at = 0, done = 0;
+
+	while (at < len) {
+		uint32_t sl, rl;
+
+		if (len - at < 8)
+			return -1;
+		sl = get_u32(p + at);
+		rl = get_u32(p + at + 4);
+		at += 8;
+		if (sl > len - at || rl == 0 || rl > IDX_LZ4_CHUNK ||
+		    rl > raw - done || sl > (uint32_t)LZ4_compressBound((int)rl) ||
+		    LZ4_decompress_safe((const char *)p + at, (char *)out + done,
+			(int)sl, (int)rl) != (int)rl)
+			return -1;
+		at += sl;
+		done += rl;
+	}
+	return done == raw ? 0 : -1;
+}
+
 /* Decompresses (or, stored as is, copies) a section into a new heap
  * buffer of t->raw bytes; NULL when it does not decode. */
 static uint8_t *
@@ -247,6 +274,9 @@ sec_unpack(const uint8_t *map, const struct toc_ent *t)
 	if (t->comp == IDX_COMP_LZ4 && t->raw <= INT_MAX && t->len <= INT_MAX &&
 	    LZ4_decompress_safe((const char *)map + t->off, (char *)buf,
 		(int)t->len, (int)t->raw) == (int)t->raw)
+		return buf;
+	if (t->comp == IDX_COMP_LZ4C &&
+	    unchunk(map + t->off, t->len, buf, t->raw) == 0)
 		return buf;
 	free(buf);
 	return NULL;
@@ -317,7 +347,7 @@ parse_toc(struct sv_index *ix, const msgpack_object *toc, uint64_t data_end,
 		t->name[e[0].via.str.size] = '\0';
 		if (mp_u64(&e[1], &t->off) || mp_u64(&e[2], &t->len) ||
 		    mp_u64(&e[3], &t->raw) || mp_u64(&e[4], &comp) ||
-		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4)
+		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4C)
 			goto bad;
 		t->comp = (uint32_t)comp;
 		if (t->off < IDX_PRELUDE_LEN || t->off % IDX_ALIGN != 0 ||

@@ -74,7 +74,41 @@ w_progress(struct writer *w)
 		w->cancelled = 1;
 }
 
-/* Writes one section of raw bytes (stored as is, or LZ4 when comp). */
+/* Writes n bytes as LZ4 chunks (IDX_COMP_LZ4C) into the section t being
+ * written: one chunk's buffer at a time, so a section of hundreds of MB
+ * (replay checkpoints) costs no copy of its size. */
+static void
+w_chunks(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
+{
+	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_CHUNK) + 8);
+	XXH3_state_t *h = XXH3_createState();
+	uint64_t done;
+
+	XXH3_64bits_reset(h);
+	for (done = 0; done < n && w->err == 0; ) {
+		uint32_t raw = n - done < IDX_LZ4_CHUNK ? (uint32_t)(n - done)
+		    : IDX_LZ4_CHUNK;
+		int zl = LZ4_compress_default((const char *)data + done,
+		    (char *)z + 8, (int)raw, LZ4_compressBound((int)raw));
+
+		if (zl <= 0) {
+			w->err = EIO;
+			break;
+		}
+		put_u32(z, (uint32_t)zl);
+		put_u32(z + 4, raw);
+		XXH3_64bits_update(h, z, (size_t)zl + 8);
+		idx_w_raw(w, z, (size_t)zl + 8);
+		t->len += (uint64_t)zl + 8;
+		done += raw;
+	}
+	t->hash = XXH3_64bits_digest(h);
+	XXH3_freeState(h);
+	free(z);
+}
+
+/* Writes one section of raw bytes: stored as is, or compressed when comp
+ * is IDX_COMP_LZ4 (one LZ4 block, or LZ4 chunks past IDX_LZ4_CHUNK). */
 int
 idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
     uint32_t comp)
@@ -86,8 +120,10 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 
 	if (w->err != 0 || w->cancelled)
 		return -1;
-	if (comp == IDX_COMP_LZ4 && (n == 0 || n > (uint64_t)LZ4_MAX_INPUT_SIZE))
+	if (comp == IDX_COMP_LZ4 && n == 0)
 		comp = IDX_COMP_NONE;
+	if (comp == IDX_COMP_LZ4 && n > IDX_LZ4_CHUNK)
+		comp = IDX_COMP_LZ4C;
 	if (comp == IDX_COMP_LZ4) {
 		int bound = LZ4_compressBound((int)n), zl;
 
@@ -109,11 +145,16 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "%s", name);
 	t->off = w->off;
-	t->len = outlen;
 	t->raw = n;
 	t->comp = comp;
-	t->hash = outlen ? XXH3_64bits(out, outlen) : XXH3_64bits(NULL, 0);
-	idx_w_raw(w, out, outlen);
+	if (comp == IDX_COMP_LZ4C) {
+		w_chunks(w, t, data, n);
+	} else {
+		t->len = outlen;
+		t->hash = outlen ? XXH3_64bits(out, outlen)
+		    : XXH3_64bits(NULL, 0);
+		idx_w_raw(w, out, outlen);
+	}
 	free(z);
 	w_progress(w);
 	return w->err == 0 && !w->cancelled ? 0 : -1;

@@ -1899,6 +1899,83 @@ START_TEST(test_threads_read)
 }
 END_TEST
 
+/* A section over IDX_LZ4_CHUNK is stored as LZ4 chunks, one chunk's
+ * buffer at a time: it reads back whole. */
+static int
+big_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
+    struct sv_error *err)
+{
+	size_t n = (size_t)(uintptr_t)arg, i;
+	uint8_t *d = xmalloc(n);
+
+	(void)s;
+	(void)err;
+	for (i = 0; i < n; i++)
+		d[i] = (uint8_t)(i * 2654435761u >> 13);
+	*data = d;
+	*len = n;
+	return 0;
+}
+
+START_TEST(test_extension_chunked)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	size_t n = 2 * IDX_LZ4_CHUNK + 7, len, i;
+	struct idx_section_builder sec = {.name = "big", .build = big_build,
+	    .arg = (void *)(uintptr_t)n};
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	const uint8_t *d;
+	uint64_t off, slen;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = &sec;
+	o.n_sections = 1;
+	idx_close(open_ok(src, &o));
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_section(ix, "big", &d, &len), 0);
+	ck_assert_uint_eq(len, n);
+	for (i = 0; i < n; i++)
+		if (d[i] != (uint8_t)(i * 2654435761u >> 13))
+			ck_abort_msg("byte %zu differs", i);
+	idx_close(ix);
+	/* a changed byte in the last chunk is found when read */
+	find_section(ipath, "x.big", &off, &slen);
+	flip_bit(ipath, off + slen - 3, 2);
+	ix = open_ok(src, &o);
+	ck_assert_int_ne(idx_section(ix, "big", &d, &len), 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	/* crafted chunk lengths with the hashes made right: refused, no
+	 * read past the section nor the buffer */
+	{
+		static const uint32_t bad[][2] = {{0xffffffffu, 16},
+		    {16, 0xffffffffu}, {16, 0}, {0, 16}};
+		int k;
+
+		for (k = 0; k < 4; k++) {
+			int fd;
+
+			idx_close(open_ok(src, &o)); /* a good one again */
+			find_section(ipath, "x.big", &off, &slen);
+			fd = open(ipath, O_RDWR);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(pwrite(fd, bad[k], 8, (off_t)off), 8);
+			close(fd);
+			rehash_index(ipath);
+			ix = open_ok(src, &o);
+			ck_assert_int_ne(idx_section(ix, "big", &d, &len), 0);
+			idx_close(ix);
+		}
+	}
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -1931,6 +2008,7 @@ index_suite(void)
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
 	tcase_add_test(tc, test_threads_read);
+	tcase_add_test(tc, test_extension_chunked);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
