@@ -1976,6 +1976,122 @@ START_TEST(test_extension_chunked)
 }
 END_TEST
 
+/* ---- a pickle written here: interleaved devices, late frees ----------- */
+
+static void
+pk_bytes(FILE *f, const void *p, size_t n)
+{
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+}
+
+static void
+pk_ustr(FILE *f, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	uint8_t h[5] = {'X', (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16),
+	    (uint8_t)(n >> 24)};
+
+	pk_bytes(f, h, 5);
+	pk_bytes(f, s, n);
+}
+
+static void
+pk_int(FILE *f, uint64_t v)
+{
+	uint8_t b[10];
+	int k;
+
+	b[0] = 0x8a; /* LONG1: 8 bytes, little-endian, two's complement */
+	b[1] = 9;
+	for (k = 0; k < 8; k++)
+		b[2 + k] = (uint8_t)(v >> (8 * k));
+	pk_bytes(f, b, 10);
+	pk_bytes(f, "", 1); /* a 9th byte: 0, so the value stays positive */
+}
+
+static void
+pk_event(FILE *f, const char *action, uint64_t addr, uint64_t size,
+    uint64_t time)
+{
+	pk_bytes(f, "}(", 2);
+	pk_ustr(f, "action");
+	pk_ustr(f, action);
+	pk_ustr(f, "addr");
+	pk_int(f, addr);
+	pk_ustr(f, "size");
+	pk_int(f, size);
+	pk_ustr(f, "stream");
+	pk_int(f, 0);
+	pk_ustr(f, "time_us");
+	pk_int(f, time);
+	pk_bytes(f, "u", 1);
+}
+
+/* device_traces given twice (a later key wins in Python; the loader takes
+ * both): device 0's events come in two runs, device 1's between them.
+ * Device 0 allocates n blocks, then frees them all in the second run,
+ * long after their element blocks were written (late frees). */
+static void
+write_interleaved(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	uint64_t i, tm = 1000;
+
+	ck_assert_ptr_nonnull(f);
+	pk_bytes(f, "\x80\x02}(", 4);
+	/* lists as CPython writes them: EMPTY_LIST, MARK, items, APPENDS */
+	pk_ustr(f, "device_traces");
+	pk_bytes(f, "](](", 4);
+	for (i = 0; i < n; i++)
+		pk_event(f, "alloc", 0x100000 + i * 512, 100 + i % 300, tm++);
+	pk_bytes(f, "e](", 3);
+	for (i = 0; i < 100; i++)
+		pk_event(f, i % 2 ? "free_completed" : "alloc",
+		    0x900000 + i / 2 * 512, 64, tm++);
+	pk_bytes(f, "ee", 2);
+	pk_ustr(f, "device_traces");
+	pk_bytes(f, "](](", 4);
+	for (i = n; i-- > 0;) {
+		/* every 5th free names a size other than its alloc's */
+		pk_event(f, "free_completed", 0x100000 + i * 512,
+		    i % 5 ? 100 + i % 300 : 7, tm++);
+	}
+	pk_event(f, "free_completed", 0x42, 77, tm++); /* never allocated */
+	pk_bytes(f, "ee", 2);
+	pk_bytes(f, "u.", 2);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_interleaved_late_frees)
+{
+	char *src = tpath("i.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	struct sv_error err;
+	const struct idx_timeline *tl;
+	int pass;
+
+	write_interleaved(src, 5 * 16384 + 100);
+	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
+	ck_assert_uint_eq(ref->traces[0].n, 2 * (5 * 16384 + 100) + 1);
+	opts_init(&o, &w, 0);
+	for (pass = 0; pass < 2; pass++) {
+		ix = open_ok(src, &o);
+		assert_same_snapshot(idx_snapshot(ix), ref);
+		assert_same_timelines(ix, ref);
+		tl = idx_timeline(ix, 0);
+		ck_assert_int_eq(idx_tl_elem(tl, 0).free_ev,
+		    (int64_t)(2 * (5 * 16384 + 100) - 1));
+		idx_close(ix);
+	}
+	ck_assert_int_eq(w.n, 0);
+	snap_free(ref);
+	free(src);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -2009,6 +2125,7 @@ index_suite(void)
 	tcase_add_test(tc, test_peak_before_first_event);
 	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_extension_chunked);
+	tcase_add_test(tc, test_interleaved_late_frees);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);
 	return s;
