@@ -26,11 +26,11 @@
 #define N_SCRATCH 4
 
 struct cache_ent {
-	uint64_t id, blk, lo, n;
+	uint64_t id, blk, lo, n;  /* id 0: holds no block */
 	unsigned col;
 	int pin;
-	void *data;   /* NULL: free slot */
-	size_t bytes;
+	void *data;   /* its buffer (kept when it holds no block) */
+	size_t bytes; /* the buffer's size */
 	uint64_t used; /* clock of the last use */
 };
 
@@ -117,43 +117,71 @@ snap_blk_cache_clear(void)
 	cache_free(c);
 }
 
+/* Forgets what e holds (its buffer stays, for the next block). */
+static void
+ent_forget(struct cache_ent *e)
+{
+	if (e->data != NULL && snap_hot[e->col].data == e->data)
+		memset(&snap_hot[e->col], 0, sizeof snap_hot[e->col]);
+	e->id = 0;
+}
+
 static void
 ent_drop(struct blk_cache *c, struct cache_ent *e)
 {
-	if (snap_hot[e->col].data == e->data)
-		memset(&snap_hot[e->col], 0, sizeof snap_hot[e->col]);
+	ent_forget(e);
 	c->bytes -= e->bytes;
 	free(e->data);
 	memset(e, 0, sizeof *e);
 }
 
-/* A free slot for bytes more, evicting unpinned blocks, oldest first. */
+/* A slot with a buffer of at least bytes for a block being decoded,
+ * claimed (pinned) until ent_load fills it in: the least recently used
+ * unpinned slot, whose buffer is reused (a fresh buffer of a few hundred
+ * KiB is a fresh mapping, zeroed by the kernel at every decode). Other
+ * unpinned buffers are freed while the cache is over CACHE_BYTES. */
 static struct cache_ent *
-ent_alloc(struct blk_cache *c, size_t bytes)
+ent_claim(struct blk_cache *c, size_t bytes)
 {
-	for (;;) {
-		struct cache_ent *victim = NULL, *free_slot = NULL;
-		int k;
+	struct cache_ent *victim = NULL;
+	int k;
+
+	for (k = 0; k < CACHE_SLOTS; k++) {
+		struct cache_ent *e = &c->e[k];
+
+		if (e->pin > 0)
+			continue;
+		if (victim == NULL || (e->id == 0 && victim->id != 0) ||
+		    (e->id != 0 && victim->id != 0 && e->used < victim->used))
+			victim = e;
+	}
+	if (victim == NULL)
+		return NULL;
+	ent_forget(victim);
+	if (victim->bytes < bytes) {
+		c->bytes -= victim->bytes;
+		free(victim->data);
+		victim->data = xmalloc(bytes ? bytes : 1);
+		victim->bytes = bytes;
+		c->bytes += bytes;
+	}
+	victim->pin = 1;
+	/* keep the total under the budget: free the oldest others */
+	while (c->bytes > CACHE_BYTES) {
+		struct cache_ent *old = NULL;
 
 		for (k = 0; k < CACHE_SLOTS; k++) {
 			struct cache_ent *e = &c->e[k];
 
-			if (e->data == NULL) {
-				if (free_slot == NULL)
-					free_slot = e;
-			} else if (e->pin == 0 &&
-			    (victim == NULL || e->used < victim->used)) {
-				victim = e;
-			}
+			if (e->pin == 0 && e->data != NULL &&
+			    (old == NULL || e->used < old->used))
+				old = e;
 		}
-		if (free_slot != NULL &&
-		    (c->bytes + bytes <= CACHE_BYTES || victim == NULL))
-			return free_slot;
-		if (victim == NULL)
-			return NULL; /* everything pinned: the caller decodes
-					into a buffer of its own */
-		ent_drop(c, victim);
+		if (old == NULL)
+			break;
+		ent_drop(c, old);
 	}
+	return victim;
 }
 
 static struct cache_ent *
@@ -164,8 +192,7 @@ ent_find(struct blk_cache *c, uint64_t id, unsigned col, uint64_t b)
 	for (k = 0; k < CACHE_SLOTS; k++) {
 		struct cache_ent *e = &c->e[k];
 
-		if (e->data != NULL && e->id == id && e->col == col &&
-		    e->blk == b)
+		if (e->id == id && e->col == col && e->blk == b)
 			return e;
 	}
 	return NULL;
@@ -178,36 +205,41 @@ ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
 	struct blk_cache *c = cache_get();
 	struct cache_ent *e = ent_find(c, bs->id, col, b);
 	size_t bytes;
-	void *data;
 
 	if (e != NULL) {
 		e->used = ++c->clock;
 		return e;
 	}
 	bytes = (size_t)bs->dir[b].n * w;
-	data = xmalloc(bytes ? bytes : 1);
-	if (bs->decode(bs, col, b, data) != 0) {
-		memset(data, 0, bytes);
+	e = ent_claim(c, bytes);
+	if (e == NULL) {
+		/* every slot pinned: cannot happen (a decoder pins at most
+		 * a few); keep going with the first */
+		e = &c->e[0];
+		ent_forget(e);
+		if (e->bytes < bytes) {
+			c->bytes -= e->bytes;
+			free(e->data);
+			e->data = xmalloc(bytes ? bytes : 1);
+			e->bytes = bytes;
+			c->bytes += bytes;
+		}
+		e->pin++;
+	}
+	/* unfindable (id 0) and pinned while it is filled: the decode may
+	 * load (and evict) other blocks */
+	if (bs->decode(bs, col, b, e->data) != 0) {
+		memset(e->data, 0, bytes);
 		if (bs->damaged != NULL)
 			__atomic_store_n(bs->damaged, 1, __ATOMIC_RELAXED);
 	}
-	/* the decode may have used (and evicted) other entries: look for a
-	 * slot only now */
-	e = ent_alloc(c, bytes);
-	if (e == NULL) {
-		/* cannot happen with fewer pins than slots; keep going */
-		e = &c->e[0];
-		ent_drop(c, e);
-	}
+	e->pin--;
 	e->id = bs->id;
 	e->col = col;
 	e->blk = b;
 	e->lo = bs->dir[b].first;
 	e->n = bs->dir[b].n;
-	e->data = data;
-	e->bytes = bytes;
 	e->used = ++c->clock;
-	c->bytes += bytes;
 	return e;
 }
 
@@ -419,6 +451,12 @@ get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	uint64_t r = 0;
 	unsigned s = 0;
 
+	/* most values fit in one byte (deltas, stacks, string ids) */
+	if (__builtin_expect(p != end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
 	for (;;) {
 		uint8_t c;
 
