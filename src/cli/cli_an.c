@@ -154,6 +154,7 @@ cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
 		json_kv_str(j, "name", "");
 	}
 	json_kv_bool(j, "user_code", an_site_is_user(t, site));
+	json_kv_str(j, "kind", an_site_kind_name(an_site_kind(t, site)));
 	json_key(j, "frames");
 	json_arr_begin(j);
 	for (i = 0; i < n; i++)
