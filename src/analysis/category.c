@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/frame.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -75,12 +76,16 @@ parse_line(const char *p, size_t n, uint32_t line, struct an_cat_rules *out,
 	for (w = i; w < n && !is_space(p[w]); w++)
 		;
 	cat = an_category_lookup(p + i, w - i);
-	if (cat < 0)
+	if (cat < 0) {
+		char word[64];
+
+		/* the word is the user's text: escaped for the terminal */
+		sv_escape(word, sizeof word, p + i, w - i > 40 ? 40 : w - i);
 		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-		    "line %u: unknown category '%.*s' (expected parameter, "
+		    "line %u: unknown category '%s' (expected parameter, "
 		    "gradient, optimizer_state, activation, temporary, "
-		    "workspace or other)", line, (int)(w - i > 40 ? 40 : w - i),
-		    p + i);
+		    "workspace or other)", line, word);
+	}
 	while (w < n && is_space(p[w]))
 		w++;
 	if (w == n)
