@@ -229,8 +229,13 @@ an_frame_traits(const char *name, const char *filename)
 	default:
 		break;
 	}
-	if (strncmp(name, "torch::autograd::Engine::", 25) == 0 ||
-	    strstr(name, "torch::autograd::python::PythonEngine") != NULL)
+	/* the engine's own thread; Engine::execute is the caller's side
+	 * (the thread that called backward() waits there) */
+	if (strstr(name, "torch::autograd::Engine::thread_") != NULL ||
+	    strstr(name, "torch::autograd::Engine::evaluate_function") !=
+	    NULL ||
+	    strstr(name, "torch::autograd::python::PythonEngine::thread_") !=
+	    NULL)
 		tr |= AN_TR_BACKWARD;
 	if (strstr(name, "AccumulateGrad") != NULL)
 		tr |= AN_TR_ACCGRAD | AN_TR_BACKWARD;
