@@ -39,6 +39,8 @@ struct cli_opts {
 	const char *site_regex; /* --site-regex */
 	int64_t limit;          /* --limit N, 0 = default */
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
+	int by_category;        /* --by category */
+	const char *categories; /* --categories FILE */
 };
 
 #define CLI_CACHE_LIST 0
