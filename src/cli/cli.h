@@ -26,6 +26,9 @@ struct cli_opts {
 	const char *cmd;        /* subcommand name; NULL = TUI */
 	const char *file;       /* first positional argument */
 	const char *file2;      /* second positional (diff) */
+	char *const *args;      /* every positional argument (ranks) */
+	size_t n_args;
+	int64_t jobs;           /* --jobs N (ranks), 0 = the CPUs */
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */
@@ -33,6 +36,10 @@ struct cli_opts {
 	int64_t device;         /* --device, -1 = default */
 	int has_at;
 	int64_t at;             /* --at N (-1 = start) */
+	int has_at_b;
+	int64_t at_b;           /* diff --at N,M: M, the event of B */
+	int has_step;
+	int64_t step;           /* diff --step K (from 1) */
 	int has_from, has_to;
 	int64_t from, to;       /* --from / --to */
 	int64_t frames;         /* --frames K, 0 = default */
@@ -97,6 +104,7 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 	_(oom, cmd_oom, "each OOM: request, free, largest block, who held memory") \
 	_(top, cmd_top, "live bytes by call-site tree at event N (--at N)")   \
 	_(diff, cmd_diff, "two snapshots compared by call site")               \
+	_(ranks, cmd_ranks, "one row per rank of a job: peaks, skew, leaks, OOMs") \
 	_(cache, cmd_cache, "the index cache: --list, --trim, --clear (no FILE)")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);

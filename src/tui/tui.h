@@ -9,6 +9,7 @@
  * SNAPVIEW_LATENCY_LOG=FILE writes per-key latency; NO_COLOR disables
  * colours.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 struct tui_opts {
@@ -17,6 +18,10 @@ struct tui_opts {
 	int quiet;
 	const char *cache_dir; /* index location, NULL: default */
 	int no_cache;          /* build the index in memory only */
+	/* Every file given: one file opens it; two, their comparison;
+	 * more, or a directory, the rank overview. */
+	char *const *files;
+	size_t n_files;
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no

@@ -1,0 +1,118 @@
+#ifndef SNAPVIEW_ANALYSIS_RANKSET_H
+#define SNAPVIEW_ANALYSIS_RANKSET_H
+/*
+ * A set of snapshots of one job, one per rank, and their summaries
+ * (summary.h): the input of snapview ranks and of the viewer's rank
+ * overview.
+ *
+ * Members come from the arguments: one directory stands for its regular
+ * files named *.pickle or *.pkl; anything else is a member as given. A
+ * member's rank is the number after "rank" in its file name (rank3,
+ * rank_3, rank-3; the last such in the name) when every member has one
+ * and no two share it; otherwise every rank is the position in the set.
+ *
+ * Loading reads each member's summary from its index. First, in this
+ * process, every member whose index is there is opened (its summary
+ * section read, added when the index lacks it); an open that would have
+ * to parse the snapshot is given up at its first progress report. Then
+ * the members left are built in child processes, up to `jobs` at a time
+ * and never more at once than the memory available allows: a build is
+ * estimated at rankset_build_mem(file size), and a new one starts only
+ * while the estimates of those running, its own included, fit in three
+ * quarters of the memory available (MemAvailable) when loading began;
+ * one build always runs. A child sends its progress, warnings and the
+ * summary (or the error) through a pipe and exits; a member that fails
+ * or crashes gets its error and the others go on.
+ *
+ * Nothing here prints: progress and warnings go to the callbacks.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/summary.h"
+#include "index/idx.h"
+#include "util/err.h"
+
+enum rs_state { RS_PENDING, RS_OK, RS_FAILED };
+
+struct rs_member {
+	char *path;            /* owned */
+	int64_t rank;
+	uint64_t size;         /* bytes of the file, 0 when unknown */
+	int state;             /* enum rs_state */
+	struct sv_error err;   /* RS_FAILED: why */
+	struct an_summary sum; /* RS_OK */
+	int built;             /* its index was built by this load */
+};
+
+struct rankset {
+	struct rs_member *m;
+	size_t n;
+	int ranks_from_names;  /* ranks are the files' rank<N> */
+	char *dir;             /* the directory given, or NULL; owned */
+};
+
+/* Members from args (see above). Returns 0, or -1 with err set (a
+ * directory with no snapshot in it, an unreadable directory). */
+int rankset_collect(char *const *args, size_t n, struct rankset *rs,
+    struct sv_error *err);
+void rankset_free(struct rankset *rs);
+
+struct rankset_progress {
+	size_t done, total;     /* members loaded or failed, of all */
+	size_t building;        /* builds running now */
+	uint64_t bytes_done;    /* of the files being and already built */
+	uint64_t bytes_total;
+};
+
+struct rankset_opts {
+	/* cache_dir, no_cache and warn/warn_ctx are used; the sections and
+	 * progress are the loader's own */
+	const struct idx_opts *io;
+	unsigned jobs;          /* at most this many builds; 0: online CPUs */
+	uint64_t mem_avail;     /* 0: the system's MemAvailable */
+	/* called at least every 100 ms while building; non-zero cancels */
+	int (*progress)(void *ctx, const struct rankset_progress *p);
+	void *progress_ctx;
+};
+
+/* Loads every member's summary. Returns 0 (each member RS_OK or
+ * RS_FAILED), or -1 with err set when cancelled. */
+int rankset_load(struct rankset *rs, const struct rankset_opts *o,
+    struct sv_error *err);
+
+/* The overview's rows: one per loaded member and device, the highest
+ * peak first (ties: lower rank, then lower device). */
+struct rs_row {
+	size_t member;               /* index in rs->m */
+	const struct an_sum_dev *dev; /* borrowed from the member */
+};
+
+struct rs_report {
+	struct rs_row *rows;         /* owned */
+	size_t n_rows;
+	size_t n_failed;             /* members not loaded */
+	uint64_t median;             /* median peak of the rows (the mean of
+					the middle two for an even count) */
+	double skew;                 /* rows[0] peak / median (0: none) */
+};
+
+/* only: the one device to report, or -1 for every device. */
+void rankset_report(const struct rankset *rs, int64_t only,
+    struct rs_report *out);
+void rankset_report_free(struct rs_report *r);
+/* The skew in words: which rank peaked, how far above the median, or
+ * that the ranks are even (within 5%). */
+void rankset_skew_text(const struct rankset *rs, const struct rs_report *r,
+    char *buf, size_t size);
+
+/* The memory an index build of a file of size bytes is taken to need. */
+uint64_t rankset_build_mem(uint64_t size);
+/* MemAvailable (else free pages), in bytes; 0 when unknown. */
+uint64_t rankset_mem_available(void);
+
+/* The rank in name ("rank" followed by digits, '_' or '-' between
+ * allowed), or -1. */
+int64_t rankset_rank_of(const char *name);
+
+#endif
