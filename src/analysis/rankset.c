@@ -846,12 +846,12 @@ rankset_skew_text(const struct rankset *rs, const struct rs_report *r,
 		snprintf(buf, size, "One rank: rank %lld%s peaked at %s.",
 		    (long long)rs->m[top->member].rank, dev, a);
 	else if (r->median == 0 || r->skew < 1.05)
-		snprintf(buf, size, "The ranks are even: the highest peak, "
-		    "rank %lld%s at %s, is within 5%% of the median peak "
-		    "(%s).", (long long)rs->m[top->member].rank, dev, a, b);
+		snprintf(buf, size, "Rank %lld%s peaked highest at %s, within "
+		    "5%% of the median peak (%s).",
+		    (long long)rs->m[top->member].rank, dev, a, b);
 	else
 		snprintf(buf, size, "Rank %lld%s peaked highest at %s, %.2fx "
-		    "the median peak (%s): %s more.",
+		    "the median peak (%s, +%s).",
 		    (long long)rs->m[top->member].rank, dev, a, r->skew, b,
 		    sv_fmt_size(c, sizeof c, top->dev->peak - r->median));
 }

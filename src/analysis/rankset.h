@@ -101,8 +101,8 @@ struct rs_report {
 void rankset_report(const struct rankset *rs, int64_t only,
     struct rs_report *out);
 void rankset_report_free(struct rs_report *r);
-/* The skew in words: which rank peaked, how far above the median, or
- * that the ranks are even (within 5%). */
+/* The skew in words: which rank peaked and how far above the median
+ * (or that it is within 5% of it). */
 void rankset_skew_text(const struct rankset *rs, const struct rs_report *r,
     char *buf, size_t size);
 

@@ -128,6 +128,30 @@ shown(char *buf, size_t size, const char *s)
 	return buf;
 }
 
+/* The last maxw columns of s (escaped text) after an ellipsis when it is
+ * wider: the end of a call site (file, line, function) tells most. */
+static const char *
+fit_left(char *buf, size_t size, const char *s, int maxw, int utf8)
+{
+	int cols = 0;
+	const char *p;
+
+	for (p = s; *p != '\0'; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			cols++;
+	if (cols <= maxw || maxw < 4) {
+		snprintf(buf, size, "%s", s);
+		return buf;
+	}
+	/* skip cols - maxw + 1 characters, the ellipsis takes one */
+	cols -= maxw - (utf8 ? 1 : 2);
+	for (p = s; *p != '\0' && cols > 0; p++)
+		if (((unsigned char)p[1] & 0xc0) != 0x80)
+			cols--;
+	snprintf(buf, size, "%s%s", utf8 ? "\xe2\x80\xa6" : "..", p);
+	return buf;
+}
+
 /* ---- the overview's rows ------------------------------------------------- */
 
 static const struct rk *sort_rk;
@@ -516,9 +540,9 @@ draw_cursor_line(struct cellbuf *cb, struct cmp *c, int y)
 
 static void
 draw_site_row(struct cellbuf *cb, const struct an_diff_row *row, int y,
-    int sel)
+    int sel, int utf8)
 {
-	char a[32], b[32], d[32], lab[512], line[700];
+	char a[32], b[32], d[32], lab[512], fit[512], line[700];
 	uint64_t dv = row->b.live >= row->a.live ? row->b.live - row->a.live
 						 : row->a.live - row->b.live;
 
@@ -527,7 +551,8 @@ draw_site_row(struct cellbuf *cb, const struct an_diff_row *row, int y,
 	    fmt_size_short(a, sizeof a, row->a.live),
 	    fmt_size_short(b, sizeof b, row->b.live),
 	    dv == 0 ? ' ' : row->b.live > row->a.live ? '+' : '-', d,
-	    shown(lab, sizeof lab, row->label));
+	    fit_left(fit, sizeof fit, shown(lab, sizeof lab, row->label),
+	    cb->w - 33, utf8));
 	cellbuf_fill(cb, 0, y, cb->w, 1, ' ', sel ? UIC_SELECT : UIC_DEFAULT,
 	    0);
 	cellbuf_puts(cb, 0, y, line, cb->w, sel ? UIC_SELECT : UIC_DEFAULT,
@@ -535,7 +560,7 @@ draw_site_row(struct cellbuf *cb, const struct an_diff_row *row, int y,
 }
 
 static void
-draw_sites(struct cellbuf *cb, struct cmp *c, int y, int h)
+draw_sites(struct cellbuf *cb, struct cmp *c, int y, int h, int utf8)
 {
 	uint64_t i;
 	int row;
@@ -551,7 +576,7 @@ draw_sites(struct cellbuf *cb, struct cmp *c, int y, int h)
 	if (c->sel >= c->top + (uint64_t)(h - 1))
 		c->top = c->sel - (uint64_t)(h - 2);
 	for (i = c->top, row = 1; i < c->df.n_rows && row < h; i++, row++)
-		draw_site_row(cb, &c->df.rows[i], y + row, i == c->sel);
+		draw_site_row(cb, &c->df.rows[i], y + row, i == c->sel, utf8);
 	if (c->df.n_rows == 0)
 		cellbuf_puts(cb, 1, y + 1, "nothing live in either file here",
 		    cb->w - 1, UIC_AXIS, 0);
@@ -640,7 +665,7 @@ draw_cmp(struct rk *r, struct cmp *c, struct cellbuf *cb, int utf8)
 		    "live bytes at the cursor, B - A - %" PRIu64 " sites",
 		    c->df.n_rows);
 		title_bar(cb, y + 2, title, utf8);
-		draw_sites(cb, c, list_y, list_h);
+		draw_sites(cb, c, list_y, list_h, utf8);
 	}
 	(void)r;
 }
@@ -700,7 +725,7 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	const struct rs_member *m;
 	const struct an_sum_dev *d;
 	char a[32], b[32], c[32], e[32], name[256], site[600], line[800];
-	char title[400];
+	char title[400], fit[600];
 
 	cellbuf_fill(cb, 0, y, cb->w, DETAIL_H + 1, ' ', UIC_DEFAULT, 0);
 	if (r->n_rows == 0)
@@ -718,11 +743,12 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
-	fmt_event(e, sizeof e, d->peak_ev);
 	snprintf(line, sizeof line, " device %u, %" PRIu64 " events, %"
-	    PRIu64 " steps (%s)", d->device, d->events, d->n_steps,
-	    an_steps_source_text((int)d->steps_source));
+	    PRIu64 " steps (%s), %" PRIu64 " OOM%s", d->device, d->events,
+	    d->n_steps, an_steps_source_text((int)d->steps_source), d->ooms,
+	    d->ooms == 1 ? "" : "s");
 	cellbuf_puts(cb, 0, y + 1, line, cb->w, UIC_DEFAULT, 0);
+	fmt_event(e, sizeof e, d->peak_ev);
 	snprintf(line, sizeof line, " peak %s at %s", sv_fmt_size(a,
 	    sizeof a, d->peak), e);
 	if (d->peak_step >= 0)
@@ -731,29 +757,33 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	if (d->flags & AN_SUM_F_TIME)
 		snprintf(line + strlen(line), sizeof line - strlen(line),
 		    ", +%.3fs", (double)d->peak_time / 1e6);
-	fmt_event(e, sizeof e, d->reserved_max_ev);
 	snprintf(line + strlen(line), sizeof line - strlen(line),
-	    "; reserved at most %s at %s, %s of it unused",
-	    sv_fmt_size(b, sizeof b, d->reserved_max), e,
-	    sv_fmt_size(c, sizeof c, d->waste));
+	    "; %s at the end", sv_fmt_size(b, sizeof b, d->allocated_end));
 	cellbuf_puts(cb, 0, y + 2, line, cb->w, UIC_DEFAULT, 0);
-	snprintf(line, sizeof line, " at the end %s allocated, %s reserved; "
-	    "%" PRIu64 " OOM%s", sv_fmt_size(a, sizeof a, d->allocated_end),
-	    sv_fmt_size(b, sizeof b, d->reserved_end), d->ooms,
-	    d->ooms == 1 ? "" : "s");
+	fmt_event(e, sizeof e, d->reserved_max_ev);
+	snprintf(line, sizeof line, " reserved at most %s at %s, %s of it "
+	    "unused; %s at the end", sv_fmt_size(a, sizeof a,
+	    d->reserved_max), e, sv_fmt_size(b, sizeof b, d->waste),
+	    sv_fmt_size(c, sizeof c, d->reserved_end));
 	cellbuf_puts(cb, 0, y + 3, line, cb->w, UIC_DEFAULT, 0);
-	if (d->top_site[0] != '\0')
-		snprintf(line, sizeof line, " top at the peak: %s (%s)",
-		    shown(site, sizeof site, d->top_site),
+	if (d->top_site[0] != '\0') {
+		snprintf(line, sizeof line, " top at the peak: %s at ",
 		    sv_fmt_size(a, sizeof a, d->top_bytes));
-	else
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
+		    fit_left(fit, sizeof fit, shown(site, sizeof site,
+		    d->top_site), cb->w - (int)strlen(line) - 1, utf8));
+	} else {
 		snprintf(line, sizeof line, " top at the peak: nothing live");
+	}
 	cellbuf_puts(cb, 0, y + 4, line, cb->w, UIC_DEFAULT, 0);
-	if (d->leak_site[0] != '\0')
-		snprintf(line, sizeof line, " leak suspect: %s grows %s every "
-		    "step (%" PRIu64 " steps)", shown(site, sizeof site,
-		    d->leak_site), sv_fmt_size(a, sizeof a, d->leak_per_step),
-		    d->leak_steps);
+	if (d->leak_site[0] != '\0') {
+		snprintf(line, sizeof line, " leak suspect: +%s a step (%"
+		    PRIu64 " steps) at ", sv_fmt_size(a, sizeof a,
+		    d->leak_per_step), d->leak_steps);
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
+		    fit_left(fit, sizeof fit, shown(site, sizeof site,
+		    d->leak_site), cb->w - (int)strlen(line) - 1, utf8));
+	}
 	else if (d->flags & AN_SUM_F_JUDGED)
 		snprintf(line, sizeof line, " leak suspect: none, no call site "
 		    "grows every step");
@@ -813,7 +843,7 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 	    words);
 	cellbuf_printf(cb, 0, 2, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
 	    "%6s %s", "rank", "dv", "peak", "reservd", "OOM", "leak/s",
-	    "timeline (peak reversed)");
+	    "timeline (peak marked)");
 	r->list_h = cb->h - list_y - DETAIL_H - 2;
 	if (r->list_h < 1)
 		r->list_h = 1;
