@@ -44,7 +44,7 @@
 #define AN_FRAG_BUCKETS 48 /* free-block histogram: bucket k = [2^k, 2^k+1) */
 #define AN_FRAG_MAX_HINTS 5
 #define AN_SMALL_REQUEST (1u << 20) /* requests up to this: small pool */
-#define AN_FRAG_EXAMINE 2 /* segment allocs whose state is looked at */
+#define AN_FRAG_EXAMINE 256 /* segment allocs whose state is looked at */
 
 struct an_frag_seg {
 	uint64_t addr, size, stream;

@@ -150,8 +150,8 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	printf("\nSegment allocations: %" PRIu64 " (largest gap reserved - "
 	       "allocated first)\n", f->n_allocs);
 	if (f->n_examined < f->n_allocs && f->n_examined > 0)
-		printf("  (free memory at the moment looked up for the %" PRIu64
-		       " with the largest gaps and the last)\n",
+		printf("  (free memory at the moment looked up for %" PRIu64
+		       " of them: the largest gaps, and the last)\n",
 		    f->n_examined);
 	for (i = 0; i < f->n_allocs && i < limit; i++)
 		text_alloc(s, &f->allocs[i]);
