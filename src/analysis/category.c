@@ -188,6 +188,11 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 
 /* ---- inference ------------------------------------------------------------------ */
 
+/* cuBLAS's default workspace before Hopper (CUBLAS_WORKSPACE_CONFIG
+ * :4096:2:16:8, two 4 MiB chunks and eight of 16 KiB; PyTorch's
+ * CublasHandlePool.cpp) */
+#define CUBLAS_WORKSPACE (2 * 4096 * 1024 + 8 * 16 * 1024)
+
 #define ST_DONE 0x80000000u
 #define ST_EMPTY 0x40000000u	/* the stack has no frame */
 #define NO_RULE 0xffu
@@ -493,6 +498,10 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bl;
 
 	if ((tr & AN_TR_WORKSPACE) || is_workspace_alloc(c, a))
+		return AN_CAT_WORKSPACE;
+	/* a stack with no C++ frame cannot show getNewWorkspace: cuBLAS's
+	 * default workspace size, kept to the end, says it instead */
+	if (e->size == CUBLAS_WORKSPACE && f < 0 && !(tr & AN_TR_CPP))
 		return AN_CAT_WORKSPACE;
 	if (tr & AN_TR_ACCGRAD)
 		return AN_CAT_GRADIENT;

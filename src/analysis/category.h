@@ -12,8 +12,10 @@
  *
  * Then the inference, from the frames (stack traits) and the lifetime
  * against the step's phases (steps.h):
- *   - workspace: a cuBLAS/cuDNN workspace frame (getNewWorkspace, ...) or
- *     a torch_npu workspace triple;
+ *   - workspace: a cuBLAS/cuDNN workspace frame (getNewWorkspace, ...),
+ *     a torch_npu workspace triple, or, in a stack with no C++ frame to
+ *     tell, a never-freed allocation of cuBLAS's default workspace size
+ *     (8,519,680 bytes);
  *   - gradient: an AccumulateGrad frame; or allocated in backward (the
  *     autograd engine, a *Backward* node, backward() in torch) and still
  *     alive after the step's last backward allocation; or, allocated
