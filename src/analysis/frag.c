@@ -521,7 +521,9 @@ an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	} else {
 		out->state.at = at;
 	}
-	qsort(out->allocs, out->n_allocs, sizeof *out->allocs, cmp_alloc);
+	if (out->n_allocs > 0)
+		qsort(out->allocs, out->n_allocs, sizeof *out->allocs,
+		    cmp_alloc);
 	for (i = 0; i < out->n_allocs; i++)
 		if (out->allocs[i].ev == last_ev)
 			out->last = (int64_t)i;
