@@ -638,10 +638,10 @@ draw_cmp(struct rk *r, struct cmp *c, struct cellbuf *cb, int utf8)
 		hc = 2;
 	cmp_layout(c, cb->w - LABEL_W);
 	cmp_update(c);
-	snprintf(title, sizeof title, "Compare - A: %s - B: %s - %s",
+	snprintf(title, sizeof title, "Compare - A: %s - B: %s - by %s",
 	    shown(a, sizeof a, base_name(c->s[0].path)),
 	    shown(b, sizeof b, base_name(c->s[1].path)),
-	    c->al.by_step ? "aligned by step" : "aligned by position");
+	    c->al.by_step ? "step" : "position");
 	title_bar(cb, 0, title, utf8);
 	scale = c->s[0].tl->peak > c->s[1].tl->peak ? c->s[0].tl->peak
 						    : c->s[1].tl->peak;
@@ -744,8 +744,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		return;
 	}
 	snprintf(line, sizeof line, " device %u, %" PRIu64 " events, %"
-	    PRIu64 " steps (%s), %" PRIu64 " OOM%s", d->device, d->events,
-	    d->n_steps, an_steps_source_text((int)d->steps_source), d->ooms,
+	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device, d->events,
+	    d->n_steps, d->n_steps == 1 ? "" : "s",
+	    an_steps_source_text((int)d->steps_source), d->ooms,
 	    d->ooms == 1 ? "" : "s");
 	cellbuf_puts(cb, 0, y + 1, line, cb->w, UIC_DEFAULT, 0);
 	fmt_event(e, sizeof e, d->peak_ev);
