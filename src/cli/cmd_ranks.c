@@ -44,8 +44,8 @@ ranks_progress(void *ctx, const struct rankset_progress *p)
 	if (p->building == 0)
 		return 0;
 	/* the bar shows the label after its last '/': keep it without one */
-	snprintf(b->label, sizeof b->label, "ranks (%zu of %zu done, %zu "
-	    "building)", p->done, p->total, p->building);
+	snprintf(b->label, sizeof b->label, "ranks %zu of %zu, %zu running",
+	    p->done, p->total, p->building);
 	return cli_progress_cb(&b->pb, p->bytes_done, p->bytes_total);
 }
 
