@@ -361,6 +361,13 @@ cmd_ranks(const struct cli_opts *o)
 		return cli_report(o->file, &err);
 	}
 	rankset_report(&rs, o->device, &rp);
+	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
+		fprintf(stderr, "snapview: no rank has data for device %" PRId64
+		    "\n", o->device);
+		rankset_report_free(&rp);
+		rankset_free(&rs);
+		return CLI_EXIT_USAGE;
+	}
 	if (o->json)
 		print_json(&rs, &rp);
 	else
