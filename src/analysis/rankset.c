@@ -247,7 +247,6 @@ online_cpus(void)
 
 struct peek {
 	int gave_up;            /* a build began: left to a child */
-	const struct idx_opts *user;
 	char warn[4][512];      /* held until the open is known good */
 	int n_warn;
 };
@@ -292,7 +291,6 @@ open_here(struct rs_member *m, const struct rankset_opts *o)
 	int i, r;
 
 	memset(&p, 0, sizeof p);
-	p.user = o->io;
 	set_sections(&io, sec);
 	io.progress = peek_progress;
 	io.progress_ctx = &p;

@@ -266,12 +266,16 @@ side_open(struct cmp_side *sd, const struct rs_member *m, int64_t device,
 		    sd->device);
 		return -1;
 	}
-	if (an_sites_init(&sd->sites, sd->s, 1, NULL, &err) != 0 ||
-	    an_steps_find(sd->s, sd->device, &sd->steps, &err) != 0) {
+	if (an_sites_init(&sd->sites, sd->s, 1, NULL, &err) != 0) {
 		snprintf(msg, ml, "%s: %s", name, err.msg);
 		return -1;
 	}
-	sd->sites_ok = sd->steps_ok = 1;
+	sd->sites_ok = 1;
+	if (an_steps_find(sd->s, sd->device, &sd->steps, &err) != 0) {
+		snprintf(msg, ml, "%s: %s", name, err.msg);
+		return -1;
+	}
+	sd->steps_ok = 1;
 	sd->stp = xcalloc(sd->steps.n + 1, sizeof *sd->stp);
 	for (k = 0; k < sd->steps.n; k++) {
 		sd->stp[k].first = sd->steps.steps[k].first;
@@ -628,7 +632,7 @@ draw_stack(struct cellbuf *cb, struct cmp *c, int x, int y, int h, int utf8)
 }
 
 static void
-draw_cmp(struct rk *r, struct cmp *c, struct cellbuf *cb, int utf8)
+draw_cmp(struct cmp *c, struct cellbuf *cb, int utf8)
 {
 	char a[256], b[256], title[700], lab[512];
 	int hc = (cb->h - 12) / 3, y, list_y, list_h;
@@ -667,7 +671,6 @@ draw_cmp(struct rk *r, struct cmp *c, struct cellbuf *cb, int utf8)
 		title_bar(cb, y + 2, title, utf8);
 		draw_sites(cb, c, list_y, list_h, utf8);
 	}
-	(void)r;
 }
 
 /* ---- drawing the overview -------------------------------------------------- */
@@ -902,7 +905,7 @@ rk_draw(struct rk *r, struct cellbuf *cb, int utf8)
 	if (r->help)
 		draw_help(cb, utf8);
 	else if (r->cmp != NULL)
-		draw_cmp(r, r->cmp, cb, utf8);
+		draw_cmp(r->cmp, cb, utf8);
 	else
 		draw_overview(r, cb, utf8);
 	draw_status(r, cb);
