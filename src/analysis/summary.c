@@ -615,6 +615,8 @@ an_summary_decode(const uint8_t *data, size_t len, struct an_summary *out,
 
 /* ---- the index section ---------------------------------------------------- */
 
+/* The index layer hands a builder the snapshot alone, so the timelines
+ * are paired again here (the index's own are being built meanwhile). */
 static int
 build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
     struct sv_error *err)
@@ -635,22 +637,13 @@ const struct idx_section_builder an_summary_section = {
 };
 
 int
-an_summary_of_index(const struct sv_index *ix, struct an_summary *out,
+an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
     struct sv_error *err)
 {
 	const struct snapshot *s = idx_snapshot(ix);
-	const uint8_t *data;
-	size_t len;
-	char why[128];
-	uint32_t d, n;
+	uint32_t d, n = snap_device_count(s);
 
-	if (idx_section(ix, AN_SUM_SECTION, &data, &len) == 0 &&
-	    an_summary_decode(data, len, out, why, sizeof why) == 0)
-		return 0;
-	/* no section (an index written without it, or in memory): from the
-	 * index's own timelines */
 	memset(out, 0, sizeof *out);
-	n = snap_device_count(s);
 	for (d = 0; d < n; d++) {
 		const struct idx_timeline *tl;
 
@@ -658,8 +651,8 @@ an_summary_of_index(const struct sv_index *ix, struct an_summary *out,
 			continue;
 		if ((tl = idx_timeline(ix, d)) == NULL) {
 			an_summary_destroy(out);
-			return sv_error_set(err, SV_ERR_INCONSISTENT, SV_NO_OFFSET,
-			    "device %u has no timeline", d);
+			return sv_error_set(err, SV_ERR_INCONSISTENT,
+			    SV_NO_OFFSET, "device %u has no timeline", d);
 		}
 		out->dev = xreallocarray(out->dev, out->n_dev + 1,
 		    sizeof *out->dev);
@@ -670,4 +663,20 @@ an_summary_of_index(const struct sv_index *ix, struct an_summary *out,
 		}
 	}
 	return 0;
+}
+
+int
+an_summary_of_index(const struct sv_index *ix, struct an_summary *out,
+    struct sv_error *err)
+{
+	const uint8_t *data;
+	size_t len;
+	char why[128];
+
+	if (idx_section(ix, AN_SUM_SECTION, &data, &len) == 0 &&
+	    an_summary_decode(data, len, out, why, sizeof why) == 0)
+		return 0;
+	/* no section (an index in memory, or one that could not be
+	 * extended): from the index's own timelines */
+	return an_summary_from_index(ix, out, err);
 }

@@ -108,9 +108,12 @@ int an_summary_decode(const uint8_t *data, size_t len,
 /* The builder to register in idx_opts.sections. */
 extern const struct idx_section_builder an_summary_section;
 
+/* The summary computed from an opened index's snapshot and timelines. */
+int an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
+    struct sv_error *err);
+
 /* The summary of an opened index: its section (decoded), else computed
- * from the index's snapshot and timelines. Returns 0, or -1 with err
- * set. */
+ * as an_summary_from_index() does. Returns 0, or -1 with err set. */
 int an_summary_of_index(const struct sv_index *ix, struct an_summary *out,
     struct sv_error *err);
 

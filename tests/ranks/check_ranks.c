@@ -1,7 +1,9 @@
 /*
  * Unit tests of the rank set's pieces: the summary against the timeline
  * it comes from (samples, steps, the leak suspect of the generated
- * training-leak fixture against its truth), its encoding (a round trip;
+ * training-leak fixture against its truth), the section an index build
+ * writes against the summary of the index's own timelines, its encoding
+ * (a round trip;
  * every cut and every flipped byte of an encoding refused or read
  * within its bounds), the shared axis (by step: the same step of two
  * traces in the same place; every event in exactly one column), the
@@ -17,6 +19,7 @@
 
 #include "analysis/rankset.h"
 #include "analysis/summary.h"
+#include "index/idx.h"
 #include "index/idx_timeline.h"
 #include "render/align.h"
 #include "render/cellbuf.h"
@@ -178,6 +181,41 @@ START_TEST(test_encoding)
 	free(data);
 	an_summary_destroy(&sum);
 	snap_free(s);
+}
+END_TEST
+
+/* The section the builder wrote and the summary computed from the
+ * index's own timelines agree. */
+START_TEST(test_index_paths_agree)
+{
+	char dir[] = "/tmp/check_ranks.XXXXXX", cmd[64];
+	struct idx_section_builder sec[1];
+	struct idx_opts io;
+	struct sv_index *ix;
+	struct sv_error err;
+	struct an_summary a, b;
+	const uint8_t *data;
+	size_t len;
+	char why[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&io, 0, sizeof io);
+	sec[0] = an_summary_section;
+	io.cache_dir = dir;
+	io.sections = sec;
+	io.n_sections = 1;
+	sv_error_clear(&err);
+	ck_assert_msg(idx_open(FIXTURE, &io, &ix, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(idx_section(ix, AN_SUM_SECTION, &data, &len), 0);
+	ck_assert_int_eq(an_summary_decode(data, len, &a, why, sizeof why), 0);
+	ck_assert_int_eq(an_summary_from_index(ix, &b, &err), 0);
+	ck_assert_uint_eq(a.n_dev, b.n_dev);
+	assert_same(&a.dev[0], &b.dev[0]);
+	an_summary_destroy(&a);
+	an_summary_destroy(&b);
+	idx_close(ix);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -352,6 +390,7 @@ ranks_suite(void)
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_summary_matches_timeline);
 	tcase_add_test(tc, test_encoding);
+	tcase_add_test(tc, test_index_paths_agree);
 	tcase_add_test(tc, test_align_steps);
 	tcase_add_test(tc, test_sparkline_peak);
 	tcase_add_test(tc, test_rank_of);
