@@ -434,6 +434,7 @@ load(const struct tui_opts *o)
 	struct sv_error err;
 	int64_t d;
 	char name[1024]; /* the file name, escaped: it is untrusted text */
+	char msg[512];
 
 	sv_error_clear(&err);
 	sv_escape(name, sizeof name, o->file, strlen(o->file));
@@ -464,6 +465,12 @@ load(const struct tui_opts *o)
 		return sv_errcode_status(err.code);
 	}
 	app.n_devices = snap_device_count(app.snap);
+	if (o->check != NULL && o->check(o->check_ctx, app.snap, msg,
+	    sizeof msg) != 0) {
+		ui_done();
+		fprintf(stderr, "snapview: %s: %s\n", name, msg);
+		return 1;
+	}
 	d = o->device >= 0 ? o->device : snap_default_device(app.snap);
 	if (d >= app.n_devices && app.n_devices > 0) {
 		ui_done();
@@ -476,6 +483,8 @@ load(const struct tui_opts *o)
 		fprintf(stderr, "snapview: %s: %s\n", name, app.msg);
 		return 2;
 	}
+	if (o->has_at)
+		app_set_cursor(&app, o->at);
 	return 0;
 }
 
