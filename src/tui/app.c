@@ -98,6 +98,7 @@ uint64_t
 app_selected_elem(struct app *a)
 {
 	int64_t c = a->view.cursor;
+	const struct snap_trace *t;
 
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks)
@@ -106,6 +107,14 @@ app_selected_elem(struct app *a)
 	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
 	    idx_tl_ev_elem(&a->tl, c) < a->tl.n_elems)
 		return idx_tl_ev_elem(&a->tl, c);
+	/* a free_requested event belongs to the allocation it frees, which
+	 * stays alive until its free_completed */
+	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
+	    (t = snap_trace_of(a->snap, a->device)) != NULL &&
+	    (uint64_t)c < t->n &&
+	    snap_ev_action(t, (uint64_t)c) == SNAP_FREE_REQUESTED)
+		return tl_model_find_elem(&a->tm, snap_ev_addr(t, (uint64_t)c),
+		    c);
 	return TL_NO_ELEM;
 }
 
@@ -353,81 +362,4 @@ app_sites(struct app *a)
 			app_msg(a, "call sites: %s", err.msg);
 	}
 	return a->sites_ok > 0 ? &a->sites : NULL;
-}
-
-/* ---- search ----------------------------------------------------------- */
-
-static void
-prepare_stacks(struct app *a)
-{
-	const struct snapshot *s = a->snap;
-	uint32_t st, i, n, f;
-	const uint32_t *fs;
-
-	free(a->stack_match);
-	a->stack_match = xcalloc(s->n_stacks + 1, 1);
-	for (st = 1; st < s->n_stacks; st++) {
-		fs = snap_stack(s, st, &n);
-		for (i = 0; i < n; i++) {
-			f = fs[i];
-			if (f < s->n_frames && (strstr(snap_str(s,
-			    s->frames[f].name), a->query) != NULL ||
-			    strstr(snap_str(s, s->frames[f].filename),
-			    a->query) != NULL)) {
-				a->stack_match[st] = 1;
-				break;
-			}
-		}
-	}
-}
-
-/* Sets the query; decides between an address and frame text. */
-void
-app_set_query(struct app *a, const char *q)
-{
-	snprintf(a->query, sizeof a->query, "%s", q);
-	a->query_is_addr = (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) &&
-	    fmt_parse_u64(q, &a->query_addr) == 0;
-	free(a->stack_match);
-	a->stack_match = NULL;
-	if (!a->query_is_addr)
-		prepare_stacks(a);
-}
-
-static int
-event_matches(struct app *a, const struct snap_trace *t, uint64_t i)
-{
-	if (a->query_is_addr)
-		return snap_ev_addr(t, i) <= a->query_addr &&
-		    a->query_addr < snap_ev_addr(t, i) + (snap_ev_size(t, i) > 0 ? snap_ev_size(t, i) : 1);
-	return a->stack_match != NULL && snap_ev_stack(t, i) < a->snap->n_stacks &&
-	    a->stack_match[snap_ev_stack(t, i)];
-}
-
-void
-app_search(struct app *a, int dir)
-{
-	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
-	int64_t n, i, k, start;
-
-	if (a->query[0] == '\0') {
-		app_msg(a, "no search yet: / starts one");
-		return;
-	}
-	if (t == NULL || t->n == 0)
-		return;
-	n = (int64_t)t->n;
-	start = a->view.cursor < 0 ? 0 : a->view.cursor;
-	for (k = 1; k <= n; k++) {
-		i = ((start + dir * k) % n + n) % n;
-		if (event_matches(a, t, (uint64_t)i)) {
-			app_set_cursor(a, i);
-			a->detail = DETAIL_EVENT;
-			app_msg(a, "/%s: %s%s", a->query,
-			    (dir > 0) == (i > start) ? "" : "wrapped, ",
-			    a->query_is_addr ? "address" : "frame text");
-			return;
-		}
-	}
-	app_msg(a, "/%s: not found", a->query);
 }

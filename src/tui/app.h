@@ -84,10 +84,12 @@ void app_set_cursor(struct app *a, int64_t ev);
 int app_set_device(struct app *a, uint32_t d);
 /* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
 uint64_t app_selected_elem(struct app *a);
+/* ---- search (search.c) ---- */
 /* Runs the search in a->query from the cursor in direction dir. */
 void app_search(struct app *a, int dir);
 /* Sets the search query: "0x..." is an address, anything else frame
- * text (substring of a frame's name or filename). */
+ * text, found in a frame's "filename:line name" without regard to case
+ * (a text ending in a line number matches that line only). */
 void app_set_query(struct app *a, const char *q);
 /* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
  * when act is not a global action. */

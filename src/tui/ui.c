@@ -167,8 +167,8 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	cellbuf_fill(cb, r->x, r->y, r->w, r->h, ' ', UIC_STATUS, 0);
 	if (app.prompt != PROMPT_NONE) {
 		cellbuf_printf(cb, r->x, r->y, r->w, UIC_STATUS, 0, "%s%.*s_",
-		    app.prompt == PROMPT_GOTO ? "go to event #: " : "/",
-		    app.plen, app.pbuf);
+		    app.prompt == PROMPT_GOTO ? "go to event # (decimal): " :
+		    "/", app.plen, app.pbuf);
 		return;
 	}
 	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
@@ -219,11 +219,53 @@ relayout(void)
 
 /* ---- input -------------------------------------------------------------- */
 
+/* An event number as typed at the goto prompt: decimal digits, with an
+ * optional '#' and ',' between digits ("#1,234"); nothing else (hex
+ * would jump somewhere unexpected). */
+static int
+parse_event(const char *s, int64_t *out)
+{
+	int64_t v = 0;
+	int digits = 0;
+
+	if (*s == '#')
+		s++;
+	for (; *s != '\0'; s++) {
+		if (*s == ',' && digits > 0)
+			continue;
+		if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+		digits++;
+	}
+	if (digits == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+goto_event(const char *s)
+{
+	char last[FMT_BUF];
+	int64_t ev;
+
+	if (parse_event(s, &ev) != 0) {
+		app_msg(&app, ": takes a decimal event number, not '%s'", s);
+		return;
+	}
+	if (ev >= (int64_t)app.tl.n_events) {
+		app_msg(&app, "no event #%s: the last is %s", s, fmt_event(last,
+		    sizeof last, (int64_t)app.tl.n_events - 1));
+		return;
+	}
+	app_set_cursor(&app, ev);
+	app.detail = DETAIL_EVENT;
+}
+
 static int
 prompt_key(int k)
 {
-	uint64_t ev;
-
 	if (k == 27) {
 		app.prompt = PROMPT_NONE;
 		return UI_REDRAW;
@@ -238,12 +280,8 @@ prompt_key(int k)
 	if (k == '\n' || k == '\r' || k == KEY_ENTER) {
 		app.pbuf[app.plen] = '\0';
 		if (app.prompt == PROMPT_GOTO) {
-			if (fmt_parse_u64(app.pbuf, &ev) == 0 &&
-			    strchr(app.pbuf, 'x') == NULL) {
-				app_set_cursor(&app, (int64_t)ev);
-				app.detail = DETAIL_EVENT;
-			} else if (app.plen > 0)
-				app_msg(&app, "not an event number: %s", app.pbuf);
+			if (app.plen > 0)
+				goto_event(app.pbuf);
 		} else if (app.plen > 0) {
 			app_set_query(&app, app.pbuf);
 			app_search(&app, 1);
