@@ -349,6 +349,16 @@ app_action(struct app *a, enum action act)
 	return UI_HANDLED | UI_REDRAW;
 }
 
+void
+app_prompt(struct app *a, enum prompt_mode m, const char *label,
+    const char *init)
+{
+	a->prompt = m;
+	snprintf(a->plabel, sizeof a->plabel, "%s", label);
+	snprintf(a->pbuf, sizeof a->pbuf, "%s", init != NULL ? init : "");
+	a->plen = (int)strlen(a->pbuf);
+}
+
 struct an_sites *
 app_sites(struct app *a)
 {

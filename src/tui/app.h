@@ -33,7 +33,16 @@ struct app_vdetail {
 	char title[256], info[256];
 };
 
-enum prompt_mode { PROMPT_NONE, PROMPT_GOTO, PROMPT_SEARCH };
+/* The status line prompt: goto, search, a view's (its prompt op gets the
+ * text), the export file name, and a yes/no question. */
+enum prompt_mode {
+	PROMPT_NONE,
+	PROMPT_GOTO,
+	PROMPT_SEARCH,
+	PROMPT_VIEW,
+	PROMPT_EXPORT,
+	PROMPT_CONFIRM
+};
 
 struct views;
 
@@ -58,7 +67,8 @@ struct app {
 	int utf8, mono;
 
 	enum prompt_mode prompt;
-	char pbuf[128];
+	char plabel[96];                /* shown before the text */
+	char pbuf[256];
 	int plen;
 	char query[128];                /* last search */
 	uint64_t query_addr;
@@ -97,6 +107,11 @@ int app_action(struct app *a, enum action act);
 /* The call-site table (one frame per site), built the first time it is
  * needed; NULL with a message in a->msg when it cannot be. */
 struct an_sites *app_sites(struct app *a);
+
+/* Opens the prompt: mode, the label before the text, the text to start
+ * with (NULL: empty). */
+void app_prompt(struct app *a, enum prompt_mode m, const char *label,
+    const char *init);
 
 /* Frees everything the app owns. */
 void app_close(struct app *a);

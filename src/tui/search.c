@@ -15,69 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/evfilter.h"
 #include "render/fmt.h"
 #include "tui/app.h"
-#include "util/xalloc.h"
-
-/* Is q (lower case) in s without regard to ASCII case? A q ending in a
- * digit must not be followed by one. */
-static int
-contains(const char *s, const char *q, size_t qn)
-{
-	size_t i, k;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		for (k = 0; k < qn && s[i + k] != '\0'; k++)
-			if (tolower((unsigned char)s[i + k]) != q[k])
-				break;
-		if (k < qn)
-			continue;
-		if (isdigit((unsigned char)q[qn - 1]) &&
-		    isdigit((unsigned char)s[i + qn]))
-			continue;
-		return 1;
-	}
-	return 0;
-}
-
-static int
-frame_matches(const struct snapshot *s, uint32_t f, const char *q, size_t qn)
-{
-	const struct snap_frame *fr = &s->frames[f];
-	char label[1024];
-
-	if (fr->line == UINT64_MAX || fr->line == 0)
-		snprintf(label, sizeof label, "%s %s", snap_str(s,
-		    fr->filename), snap_str(s, fr->name));
-	else
-		snprintf(label, sizeof label, "%s:%" PRIu64 " %s",
-		    snap_str(s, fr->filename), fr->line, snap_str(s, fr->name));
-	return contains(label, q, qn);
-}
-
-static void
-prepare_stacks(struct app *a, const char *q)
-{
-	const struct snapshot *s = a->snap;
-	uint8_t *fm = xcalloc(s->n_frames + 1, 1);
-	uint32_t st, i, n, f;
-	const uint32_t *fs;
-	size_t qn = strlen(q);
-
-	for (f = 0; f < s->n_frames; f++)
-		fm[f] = (uint8_t)frame_matches(s, f, q, qn);
-	free(a->stack_match);
-	a->stack_match = xcalloc(s->n_stacks + 1, 1);
-	for (st = 1; st < s->n_stacks; st++) {
-		fs = snap_stack(s, st, &n);
-		for (i = 0; i < n; i++)
-			if (fs[i] < s->n_frames && fm[fs[i]]) {
-				a->stack_match[st] = 1;
-				break;
-			}
-	}
-	free(fm);
-}
 
 void
 app_set_query(struct app *a, const char *q)
@@ -95,7 +35,7 @@ app_set_query(struct app *a, const char *q)
 	for (i = 0; a->query[i] != '\0'; i++)
 		low[i] = (char)tolower((unsigned char)a->query[i]);
 	low[i] = '\0';
-	prepare_stacks(a, low);
+	a->stack_match = evfilter_stacks(a->snap, low);
 }
 
 static int

@@ -167,8 +167,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	cellbuf_fill(cb, r->x, r->y, r->w, r->h, ' ', UIC_STATUS, 0);
 	if (app.prompt != PROMPT_NONE) {
 		cellbuf_printf(cb, r->x, r->y, r->w, UIC_STATUS, 0, "%s%.*s_",
-		    app.prompt == PROMPT_GOTO ? "go to event # (decimal): " :
-		    "/", app.plen, app.pbuf);
+		    app.plabel, app.plen, app.pbuf);
 		return;
 	}
 	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
@@ -266,6 +265,8 @@ goto_event(const char *s)
 static int
 prompt_key(int k)
 {
+	enum prompt_mode m;
+
 	if (k == 27) {
 		app.prompt = PROMPT_NONE;
 		return UI_REDRAW;
@@ -279,14 +280,17 @@ prompt_key(int k)
 	}
 	if (k == '\n' || k == '\r' || k == KEY_ENTER) {
 		app.pbuf[app.plen] = '\0';
-		if (app.prompt == PROMPT_GOTO) {
+		m = app.prompt;
+		app.prompt = PROMPT_NONE;
+		if (m == PROMPT_GOTO) {
 			if (app.plen > 0)
 				goto_event(app.pbuf);
-		} else if (app.plen > 0) {
+		} else if (m == PROMPT_SEARCH && app.plen > 0) {
 			app_set_query(&app, app.pbuf);
 			app_search(&app, 1);
-		}
-		app.prompt = PROMPT_NONE;
+		} else if (m == PROMPT_VIEW)
+			views_prompt(&app, app.pbuf);
+		views_sync(&app);
 		return UI_REDRAW;
 	}
 	if (k >= 32 && k < 127 && app.plen + 1 < (int)sizeof app.pbuf)
@@ -306,8 +310,8 @@ dispatch(enum action act)
 	if (app.help)
 		return pane_help_ops.action(&app, act, &app.lay.full);
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
-		app.prompt = act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH;
-		app.plen = 0;
+		app_prompt(&app, act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH,
+		    act == ACT_GOTO ? "go to event # (decimal): " : "/", NULL);
 		return UI_REDRAW;
 	}
 	r = &app.lay.r[app.focus];

@@ -41,11 +41,14 @@ struct view_ops {
 	const char *hint;
 	/* writes the view as text (export); NULL = nothing to export */
 	int (*write)(struct app *a, void *priv, FILE *f);
+	/* the text of a prompt the view opened (PROMPT_VIEW); may be NULL */
+	void (*prompt)(struct app *a, void *priv, const char *text);
 };
 
 extern const struct view_ops view_leaks_ops;
 extern const struct view_ops view_frag_ops;
 extern const struct view_ops view_top_ops;
+extern const struct view_ops view_events_ops;
 
 /* ---- the registry (views.c), for the loop in ui.c ---- */
 
@@ -62,6 +65,8 @@ const char *views_hint(const struct app *a);
 /* Actions that open or close views, or act on the open view whatever
  * the focus: UI_* flags, 0 when not one of them. */
 int views_action(struct app *a, enum action act);
+/* Hands the text of a PROMPT_VIEW prompt to the open view. */
+void views_prompt(struct app *a, const char *text);
 /* The open view's ops, or NULL. */
 const struct view_ops *views_open_ops(const struct app *a);
 /* Writes the open view as text to f: 0, 1 when no view is open or it has

@@ -14,7 +14,7 @@
 #include "util/xalloc.h"
 
 static const struct view_ops *const all[] = {&view_leaks_ops,
-    &view_frag_ops, &view_top_ops};
+    &view_frag_ops, &view_top_ops, &view_events_ops};
 #define N_VIEWS (sizeof all / sizeof all[0])
 
 struct views {
@@ -165,6 +165,15 @@ views_hint(const struct app *a)
 	const struct view_ops *o = views_open_ops(a);
 
 	return o != NULL ? o->hint : NULL;
+}
+
+void
+views_prompt(struct app *a, const char *text)
+{
+	struct views *v = a->views;
+
+	if (v->open >= 0 && all[v->open]->prompt != NULL)
+		all[v->open]->prompt(a, v->priv[v->open], text);
 }
 
 int
