@@ -248,6 +248,7 @@ cli_main(int argc, char **argv)
 		t.no_cache = o.no_cache;
 		t.has_at = o.has_at;
 		t.at = o.at;
+		t.categories = o.categories;
 		t.from = o.has_from ? o.from : -2;
 		t.to = o.has_to ? o.to : -2;
 		t.check = tui_check;

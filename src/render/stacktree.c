@@ -69,9 +69,13 @@ resolve(const struct stree *t, const struct stree_entry *e, uint32_t *out)
 		out[n++] = STREE_GROUP + (e->group < 0xfffff ? e->group : 0xfffff);
 	start = n;
 	if (!t->framework) {
+		/* the site, then the user frames that called it */
 		max = STREE_MAX_DEPTH - n;
-		n += an_site_path(t->sites, e->stack, out + n,
+		k = an_site_path(t->sites, e->stack, out + n,
 		    max < AN_SITE_MAX_FRAMES ? max : AN_SITE_MAX_FRAMES);
+		if (k > 0 && t->s->n_frames < STREE_SITE)
+			out[n] = STREE_SITE + an_site_of(t->sites, e->stack);
+		n += k;
 	} else {
 		fs = snap_stack(t->s, e->stack, &k);
 		for (i = 0; i < k && n < STREE_MAX_DEPTH; i++)
@@ -431,6 +435,8 @@ stree_label(const struct stree *t, uint32_t frame, char *buf, size_t size)
 
 	if (frame == STREE_NO_STACK)
 		snprintf(buf, size, "<no stack>");
+	else if (frame >= STREE_SITE && frame < STREE_GROUP)
+		an_site_label(t->sites, frame - STREE_SITE, buf, size);
 	else if (frame >= STREE_GROUP) {
 		g = t->group_name != NULL ? t->group_name(t->group_ctx,
 		    frame - STREE_GROUP) : NULL;
@@ -445,6 +451,10 @@ stree_label(const struct stree *t, uint32_t frame, char *buf, size_t size)
 static const char *
 header(const struct stree *t)
 {
+	if (t->grouped)
+		return t->framework ? "   bytes  share blocks  category, then "
+		    "the stack, innermost first" : "   bytes  share blocks  "
+		    "category, call site, its callers";
 	return t->framework ? "   bytes  share blocks  stack, innermost first"
 	    : "   bytes  share blocks  call site, then its callers";
 }
@@ -508,7 +518,7 @@ stree_render(struct stree *t, struct cellbuf *cb, int x, int y, int w, int h,
 		anlist_cut_label(raw, w - 1 - len, t->utf8, label,
 		    sizeof label);
 		cellbuf_puts(cb, x + 1 + len, y + 1 + k, label, w - 1 - len,
-		    r->frame < STREE_GROUP && an_frame_is_framework(t->s,
+		    r->frame < STREE_SITE && an_frame_is_framework(t->s,
 		    r->frame) && !sel ? UIC_FRAMEWORK : col, at);
 	}
 }

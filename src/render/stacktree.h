@@ -14,8 +14,8 @@
  * are built (O(entries under expanded nodes + shown rows)), when the
  * entries or the expansion change, not per frame drawn.
  *
- * Paths: with framework frames hidden, the call site and the user frames
- * that called it (an_site_path: the one rule of analysis/site.h);
+ * Paths: with framework frames hidden, the call site (an_site_of: the one
+ * rule of analysis/site.h) and the user frames that called it;
  * shown, every frame of the stack innermost first except those
  * memory_viz filters. Expansion and selection are remembered by path, so
  * they survive new entries (the cursor moved).
@@ -31,9 +31,12 @@
 #include "util/u64map.h"
 
 #define STREE_MAX_DEPTH 256
-/* Pseudo frames: the empty stack, and group g (STREE_GROUP + g). */
+/* Pseudo frames: the empty stack, group g (STREE_GROUP + g), and the call
+ * site id k of the first level (STREE_SITE + k; a C++ site is named by
+ * more than one frame, "AccumulateGrad -> at::new_empty_strided"). */
 #define STREE_NO_STACK 0xffffffffu
 #define STREE_GROUP 0xfff00000u
+#define STREE_SITE 0x80000000u
 
 struct stree_entry {
 	uint32_t stack;

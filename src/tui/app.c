@@ -121,6 +121,9 @@ app_selected_elem(struct app *a)
 static void
 device_free(struct app *a)
 {
+	if (a->cats_ok > 0)
+		an_categories_destroy(&a->cats);
+	a->cats_ok = 0;
 	tl_model_destroy(&a->tm);
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
@@ -357,6 +360,43 @@ app_prompt(struct app *a, enum prompt_mode m, const char *label,
 	snprintf(a->plabel, sizeof a->plabel, "%s", label);
 	snprintf(a->pbuf, sizeof a->pbuf, "%s", init != NULL ? init : "");
 	a->plen = (int)strlen(a->pbuf);
+}
+
+const struct an_categories *
+app_categories(struct app *a)
+{
+	struct sv_error err;
+	struct an_cat_rules rules;
+	int r;
+
+	if (a->cats_ok == 0) {
+		sv_error_clear(&err);
+		memset(&rules, 0, sizeof rules);
+		r = a->cat_rules != NULL ? an_cat_rules_load(a->cat_rules,
+		    &rules, &err) : 0;
+		if (r == 0)
+			r = an_categories_build(a->snap, &a->tl, NULL,
+			    a->cat_rules != NULL ? &rules : NULL, &a->cats,
+			    &err);
+		if (a->cat_rules != NULL)
+			an_cat_rules_destroy(&rules);
+		a->cats_ok = r == 0 ? 1 : -1;
+		if (a->cats_ok < 0)
+			app_msg(a, "categories: %s", err.msg);
+	}
+	return a->cats_ok > 0 ? &a->cats : NULL;
+}
+
+int
+app_block_category(struct app *a, uint64_t addr)
+{
+	const struct an_categories *c = app_categories(a);
+	uint64_t e;
+
+	if (c == NULL)
+		return -1;
+	e = tl_model_find_elem(&a->tm, addr, a->view.cursor);
+	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
 }
 
 struct an_sites *

@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
@@ -78,6 +79,9 @@ struct app {
 	uint32_t dev_gen;               /* changes with the device */
 	struct an_sites sites;          /* call sites (app_sites) */
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
+	struct an_categories cats;      /* of the device (app_categories) */
+	int cats_ok;
+	const char *cat_rules;          /* --categories file, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
@@ -107,6 +111,13 @@ int app_action(struct app *a, enum action act);
 /* The call-site table (one frame per site), built the first time it is
  * needed; NULL with a message in a->msg when it cannot be. */
 struct an_sites *app_sites(struct app *a);
+
+/* The category of every element of the device's timeline, built the
+ * first time it is needed; NULL with a message when it cannot be. */
+const struct an_categories *app_categories(struct app *a);
+/* Category of the block at addr alive at the cursor (AN_CAT_OTHER when
+ * the timeline has no such allocation), or -1 without categories. */
+int app_block_category(struct app *a, uint64_t addr);
 
 /* Opens the prompt: mode, the label before the text, the text to start
  * with (NULL: empty). */

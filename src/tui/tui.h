@@ -23,6 +23,7 @@ struct tui_opts {
 	int has_at;
 	int64_t at;            /* open with the cursor after event at */
 	int64_t from, to;      /* the leak window to start with; -2 = none */
+	const char *categories; /* category rules file (analysis/category.h) */
 	/* Checks the options against the loaded snapshot before anything is
 	 * drawn: 0, or -1 with one line in msg (printed, exit status 1).
 	 * May be NULL. */

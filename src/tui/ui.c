@@ -542,6 +542,7 @@ tui_main(const struct tui_opts *o)
 
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
+	app.cat_rules = o->categories;
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);

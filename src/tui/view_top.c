@@ -6,7 +6,8 @@
  * closes it (or goes to its parent), * opens or closes them all, r shows
  * only the selected subtree (again: one level up), z shows every frame
  * of the stacks instead of the user frames (C++-only stacks, as the
- * autograd engine's, split only then), V groups by category.
+ * autograd engine's, split only then), V puts the categories
+ * (analysis/category.h) above the call sites.
  *
  * It follows the cursor: the live blocks come from the replayed state at
  * the cursor (O(live blocks)), grouped by stack, each time the cursor
@@ -38,16 +39,17 @@ struct top_view {
 };
 
 static void
-add(struct top_view *v, uint32_t stack, uint64_t bytes)
+add(struct top_view *v, uint32_t stack, uint32_t group, uint64_t bytes)
 {
-	uint64_t k;
+	uint64_t k, key = (uint64_t)group << 32 | stack;
 
-	if (!u64map_get(&v->by_stack, stack, &k)) {
+	if (!u64map_get(&v->by_stack, key, &k)) {
 		XGROW(v->ents, v->cap, v->n + 1);
 		memset(&v->ents[v->n], 0, sizeof v->ents[0]);
 		v->ents[v->n].stack = stack;
+		v->ents[v->n].group = group;
 		k = ++v->n;
-		u64map_put(&v->by_stack, stack, k);
+		u64map_put(&v->by_stack, key, k);
 	}
 	v->ents[k - 1].bytes += bytes;
 	v->ents[k - 1].count++;
@@ -59,6 +61,7 @@ static void
 collect(struct app *a, struct top_view *v)
 {
 	const struct replay_state *st = a->st;
+	const struct an_categories *cats;
 	uint64_t i;
 	uint32_t b;
 
@@ -66,20 +69,26 @@ collect(struct app *a, struct top_view *v)
 	u64map_destroy(&v->by_stack);
 	u64map_init(&v->by_stack);
 	if (st != NULL && state_exact(&a->src, a->view.cursor)) {
-		for (b = 0; b < st->n_blocks; b++)
-			if (st->blocks[b].state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
-			    st->blocks[b].state ==
-			    SNAP_BLOCK_ACTIVE_PENDING_FREE)
-				add(v, st->blocks[b].stack,
-				    st->blocks[b].requested_size);
+		for (b = 0; b < st->n_blocks; b++) {
+			const struct replay_block *k = &st->blocks[b];
+
+			if (k->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
+			    k->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+				continue;
+			add(v, k->stack, v->tree.grouped ? (uint32_t)
+			    app_block_category(a, k->addr) : 0,
+			    k->requested_size);
+		}
 		return;
 	}
 	/* no replay: the timeline's elements alive at the cursor */
+	cats = v->tree.grouped ? app_categories(a) : NULL;
 	for (i = 0; i < a->tl.n_elems; i++) {
 		struct idx_elem e = idx_tl_elem(&a->tl, i);
 
 		if (an_elem_alive(&e, a->view.cursor))
-			add(v, e.stack, e.size);
+			add(v, e.stack, cats != NULL ? an_category_of(cats, i) :
+			    0, e.size);
 	}
 }
 
@@ -99,6 +108,13 @@ refresh(struct app *a, struct top_view *v)
 	v->ok = 1;
 }
 
+static const char *
+group_name(void *ctx, uint32_t g)
+{
+	(void)ctx;
+	return an_category_label(g);
+}
+
 static int
 tp_open(struct app *a, void *priv)
 {
@@ -109,6 +125,7 @@ tp_open(struct app *a, void *priv)
 		return -1;
 	if (v->tree.s == NULL) {
 		stree_init(&v->tree, a->snap, sites);
+		v->tree.group_name = group_name;
 		u64map_init(&v->by_stack);
 	}
 	v->tree.utf8 = a->utf8;
@@ -166,9 +183,10 @@ tp_title(struct app *a, struct top_view *v, char *t, size_t size)
 		anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
 		snprintf(in, sizeof in, " - under %s", lab);
 	}
-	snprintf(t, size, "Top @ %s - %s live in %s blocks%s%s",
+	snprintf(t, size, "Top @ %s - %s live in %s blocks%s%s%s",
 	    fmt_event(e, sizeof e, v->at), fmt_size(b, sizeof b, v->tree.bytes),
 	    fmt_count(c, sizeof c, v->tree.count),
+	    v->tree.grouped ? " - by category" : "",
 	    v->tree.framework ? " - every frame" : "", in);
 }
 
@@ -203,8 +221,14 @@ tp_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	case ACT_EXPAND_ALL: stree_expand_all(&v->tree); break;
 	case ACT_ROOT: stree_focus(&v->tree); break;
 	case ACT_GROUP:
-		app_msg(a, "no categories in this build yet: the tree groups "
-		    "by call site");
+		if (!v->tree.grouped && app_categories(a) == NULL)
+			break;
+		v->tree.grouped = !v->tree.grouped;
+		v->ok = 0;      /* collect again, with or without groups */
+		refresh(a, v);
+		stree_refresh(&v->tree);
+		app_msg(a, "top view: %s", v->tree.grouped ? "by category, "
+		    "then call site" : "by call site");
 		break;
 	default: return 0;
 	}
@@ -235,7 +259,7 @@ const struct view_ops view_top_ops = {
 	.sync = tp_sync,
 	.draw = tp_draw,
 	.action = tp_action,
-	.hint = "j/k move  l/Enter open  h close  * all  r subtree  z frames  "
+	.hint = "l/h open/close  * all  r subtree  z frames  V category  "
 		"q close",
 	.write = tp_write,
 };
