@@ -58,6 +58,8 @@ usage(FILE *f)
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
+	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
+	    "  --no-clipboard    viewer: C does not copy to the clipboard\n"
 	    "  -q, --quiet       no progress bar\n"
 	    "  -h, --help        this text\n"
 	    "  -V, --version     version\n"
@@ -91,6 +93,8 @@ enum {
 	OPT_LIMIT,
 	OPT_BY,
 	OPT_CATEGORIES,
+	OPT_NO_MOUSE,
+	OPT_NO_CLIPBOARD,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE
 };
@@ -106,6 +110,8 @@ static const struct option long_opts[] = {
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"by", required_argument, NULL, OPT_BY},
     {"categories", required_argument, NULL, OPT_CATEGORIES},
+    {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
+    {"no-clipboard", no_argument, NULL, OPT_NO_CLIPBOARD},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"quiet", no_argument, NULL, 'q'},
@@ -140,6 +146,8 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
+	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
 		if (strcmp(optarg, "site") != 0 &&
 		    strcmp(optarg, "category") != 0) {
@@ -246,6 +254,8 @@ cli_main(int argc, char **argv)
 		t.quiet = o.quiet;
 		t.cache_dir = o.cache_dir;
 		t.no_cache = o.no_cache;
+		t.no_mouse = o.no_mouse;
+		t.no_clipboard = o.no_clipboard;
 		t.has_at = o.has_at;
 		t.at = o.at;
 		t.categories = o.categories;

@@ -30,6 +30,8 @@ struct cli_opts {
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */
+	int no_mouse;           /* --no-mouse (viewer) */
+	int no_clipboard;       /* --no-clipboard (viewer) */
 	const char *cache_dir;  /* --cache-dir */
 	int64_t device;         /* --device, -1 = default */
 	int has_at;

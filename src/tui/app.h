@@ -24,6 +24,7 @@
 #define UI_REDRAW 0x2
 #define UI_RELAYOUT 0x4
 #define UI_QUIT 0x8
+#define UI_CLOSE_VIEW 0x10      /* a view: close me, focus my pane's slot */
 
 enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
 
@@ -84,6 +85,9 @@ struct app {
 	const char *cat_rules;          /* --categories file, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
+
+	char export_path[1024];         /* the file an overwrite asks about */
+	int no_clipboard, no_mouse;     /* --no-clipboard, --no-mouse */
 
 	char msg[256];                  /* one-shot status message */
 	struct layout lay;

@@ -22,6 +22,11 @@ extern const struct pane_ops pane_segments_ops;
 extern const struct pane_ops pane_detail_ops;
 extern const struct pane_ops pane_help_ops;
 
+/* What the detail pane shows: its title and information line into the
+ * buffers; returns the stack. */
+uint32_t pane_detail_describe(struct app *a, char *title, size_t tsize,
+    char *info, size_t isize);
+
 /* Draws a title row "─ text ────" across r's first row. */
 void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text);

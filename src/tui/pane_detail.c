@@ -99,8 +99,9 @@ event_header(struct app *a, const struct snap_trace *t, uint64_t i,
 }
 
 /* Header text and stack of what the pane shows. */
-static uint32_t
-describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
+uint32_t
+pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
+    size_t isize)
 {
 	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
 	uint64_t e = app_selected_elem(a);
@@ -147,7 +148,7 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	size_t n, i;
 	int row, y;
 
-	stack = describe(a, title, sizeof title, info, sizeof info);
+	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	pane_title(a, cb, r, focused, title);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	cellbuf_puts(cb, r->x + 1, r->y + 1, info, r->w - 1, UIC_AXIS, 0);

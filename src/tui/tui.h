@@ -20,6 +20,8 @@ struct tui_opts {
 	int quiet;
 	const char *cache_dir; /* index location, NULL: default */
 	int no_cache;          /* build the index in memory only */
+	int no_mouse;          /* ignore the mouse */
+	int no_clipboard;      /* C does not copy (OSC 52) */
 	int has_at;
 	int64_t at;            /* open with the cursor after event at */
 	int64_t from, to;      /* the leak window to start with; -2 = none */

@@ -28,6 +28,7 @@
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
 #include "tui/colors.h"
+#include "tui/export.h"
 #include "tui/keys.h"
 #include "tui/pane.h"
 #include "tui/script.h"
@@ -267,8 +268,18 @@ prompt_key(int k)
 {
 	enum prompt_mode m;
 
+	if (app.prompt == PROMPT_CONFIRM) {
+		/* one key answers */
+		app.prompt = PROMPT_NONE;
+		export_confirm(&app, k == 'y' || k == 'Y');
+		return UI_REDRAW;
+	}
 	if (k == 27) {
 		app.prompt = PROMPT_NONE;
+		return UI_REDRAW;
+	}
+	if (k == 21) {  /* C-u: clear the line */
+		app.plen = 0;
 		return UI_REDRAW;
 	}
 	if (k == KEY_BACKSPACE || k == 127 || k == 8) {
@@ -290,6 +301,8 @@ prompt_key(int k)
 			app_search(&app, 1);
 		} else if (m == PROMPT_VIEW)
 			views_prompt(&app, app.pbuf);
+		else if (m == PROMPT_EXPORT)
+			export_to(&app, app.pbuf);
 		views_sync(&app);
 		return UI_REDRAW;
 	}
@@ -309,6 +322,14 @@ dispatch(enum action act)
 		return act == ACT_QUIT ? UI_QUIT : 0;
 	if (app.help)
 		return pane_help_ops.action(&app, act, &app.lay.full);
+	if (act == ACT_EXPORT) {
+		export_begin(&app);
+		return UI_REDRAW;
+	}
+	if (act == ACT_COPY) {
+		copy_stack(&app, scripted ? null_out : stdout);
+		return UI_REDRAW;
+	}
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
 		app_prompt(&app, act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH,
 		    act == ACT_GOTO ? "go to event # (decimal): " : "/", NULL);
@@ -543,6 +564,8 @@ tui_main(const struct tui_opts *o)
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
 	app.cat_rules = o->categories;
+	app.no_mouse = o->no_mouse;
+	app.no_clipboard = o->no_clipboard;
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);

@@ -32,7 +32,8 @@ struct view_ops {
 	void (*sync)(struct app *a, void *priv);
 	void (*draw)(struct app *a, void *priv, struct cellbuf *cb,
 	    const struct rect *r, int focused);
-	/* actions with the view's pane focused: UI_* flags, 0 = not handled */
+	/* actions with the view's pane focused: UI_* flags, 0 = not handled;
+	 * UI_CLOSE_VIEW closes the view and focuses the pane it covered */
 	int (*action)(struct app *a, void *priv, enum action act,
 	    const struct rect *r);
 	/* actions whatever the focus (]/[ ...): UI_* flags or 0; may be NULL */
@@ -49,6 +50,7 @@ extern const struct view_ops view_leaks_ops;
 extern const struct view_ops view_frag_ops;
 extern const struct view_ops view_top_ops;
 extern const struct view_ops view_events_ops;
+extern const struct view_ops view_blocks_ops;
 
 /* ---- the registry (views.c), for the loop in ui.c ---- */
 

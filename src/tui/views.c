@@ -14,7 +14,7 @@
 #include "util/xalloc.h"
 
 static const struct view_ops *const all[] = {&view_leaks_ops,
-    &view_frag_ops, &view_top_ops, &view_events_ops};
+    &view_frag_ops, &view_top_ops, &view_events_ops, &view_blocks_ops};
 #define N_VIEWS (sizeof all / sizeof all[0])
 
 struct views {
@@ -201,8 +201,15 @@ static int
 view_act(struct app *a, enum action act, const struct rect *r)
 {
 	struct views *v = a->views;
+	int f = all[v->open]->action(a, v->priv[v->open], act, r), slot;
 
-	return all[v->open]->action(a, v->priv[v->open], act, r);
+	if (f & UI_CLOSE_VIEW) {
+		/* what the view covered comes back, focused */
+		slot = all[v->open]->slot;
+		close_view(a);
+		a->focus = slot;
+	}
+	return f & ~UI_CLOSE_VIEW;
 }
 
 static const struct pane_ops pane_view_ops = {"view", view_draw, view_act};
