@@ -51,6 +51,7 @@ extern const struct view_ops view_frag_ops;
 extern const struct view_ops view_top_ops;
 extern const struct view_ops view_events_ops;
 extern const struct view_ops view_blocks_ops;
+extern const struct view_ops view_oom_ops;
 
 /* ---- the registry (views.c), for the loop in ui.c ---- */
 
