@@ -66,7 +66,7 @@
 	_(ACT_VIEW_INFO, "info", "I", "",                                      \
 	    "Info view: allocator settings, the file's facts, check")          \
 	_(ACT_WIN_START, "window-start", "b", "",                              \
-	    "Leak window: it begins after the cursor's event")                 \
+	    "Leak window: it starts at the cursor's event")                    \
 	_(ACT_WIN_END, "window-end", "e", "",                                  \
 	    "Leak window: it ends at the cursor; U lists its leaks")           \
 	_(ACT_WIN_CLEAR, "window-clear", "u", "",                              \

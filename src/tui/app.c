@@ -268,6 +268,35 @@ jump_elem(struct app *a, int to_free)
 	a->detail = DETAIL_EVENT;
 }
 
+/* The leak window: b starts it at the cursor, e ends it there, u clears
+ * it; an end before the start swaps them. */
+static void
+set_window(struct app *a, enum action act)
+{
+	char e0[FMT_BUF], e1[FMT_BUF];
+	int64_t t;
+
+	if (act == ACT_WIN_CLEAR) {
+		a->win_from = a->win_to = -2;
+		app_msg(a, "leak window cleared: U lists the leaks of the "
+		    "whole trace");
+		return;
+	}
+	if (act == ACT_WIN_START)
+		a->win_from = a->view.cursor;
+	else
+		a->win_to = a->view.cursor;
+	if (a->win_from >= 0 && a->win_to >= 0 && a->win_from > a->win_to) {
+		t = a->win_from;
+		a->win_from = a->win_to;
+		a->win_to = t;
+	}
+	app_msg(a, "leak window %s..%s: U lists what it allocated and never "
+	    "freed by its end", a->win_from >= -1 ? fmt_event(e0, sizeof e0,
+	    a->win_from) : "start", a->win_to >= 0 ? fmt_event(e1,
+	    sizeof e1, a->win_to) : "the end");
+}
+
 int
 app_action(struct app *a, enum action act)
 {
@@ -340,6 +369,11 @@ app_action(struct app *a, enum action act)
 		a->view.by_site = !a->view.by_site;
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
+		break;
+	case ACT_WIN_START:
+	case ACT_WIN_END:
+	case ACT_WIN_CLEAR:
+		set_window(a, act);
 		break;
 	case ACT_ALLOC_NEXT:
 	case ACT_ALLOC_PREV:

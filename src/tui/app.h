@@ -86,6 +86,8 @@ struct app {
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
+	int64_t win_from, win_to;       /* leak window; -2 = not set */
+	int64_t win_marks[2];           /* its ends, marked on the axis */
 	char export_path[1024];         /* the file an overwrite asks about */
 	int no_clipboard, no_mouse;     /* --no-clipboard, --no-mouse */
 

@@ -565,6 +565,8 @@ tui_main(const struct tui_opts *o)
 	app.path = o->file;
 	app.cat_rules = o->categories;
 	app.no_mouse = o->no_mouse;
+	app.win_from = o->from >= -1 ? o->from : -2;
+	app.win_to = o->to >= 0 ? o->to : -2;
 	app.no_clipboard = o->no_clipboard;
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {

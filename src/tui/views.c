@@ -145,14 +145,32 @@ views_action(struct app *a, enum action act)
 	}
 }
 
+/* With no view open, the ends of the leak window are marked on the
+ * timeline's axis. */
+static void
+window_marks(struct app *a)
+{
+	size_t n = 0;
+
+	if (a->win_from >= 0)
+		a->win_marks[n++] = a->win_from;
+	if (a->win_to >= 0 && a->win_to != a->win_from)
+		a->win_marks[n++] = a->win_to;
+	a->view.marks = n > 0 ? a->win_marks : NULL;
+	a->view.n_marks = n;
+	a->view.mark_sel = -2;
+}
+
 void
 views_sync(struct app *a)
 {
 	struct views *v = a->views;
 
 	check_device(a);
-	if (v->open < 0)
+	if (v->open < 0) {
+		window_marks(a);
 		return;
+	}
 	a->view.hl = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
