@@ -124,6 +124,7 @@ device_free(struct app *a)
 	if (a->cats_ok > 0)
 		an_categories_destroy(&a->cats);
 	a->cats_ok = 0;
+	app_check_free(a);
 	tl_model_destroy(&a->tm);
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
@@ -148,6 +149,7 @@ app_set_device(struct app *a, uint32_t d)
 	}
 	if (a->st != NULL)
 		device_free(a);
+	app_check_free(a);
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
@@ -170,6 +172,9 @@ app_set_device(struct app *a, uint32_t d)
 	a->stack_match = NULL;
 	a->st = NULL;
 	app_set_cursor(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
+	/* a short trace is checked at once: the status line warns when the
+	 * replay does not reproduce the file */
+	app_check(a, 0);
 	return 0;
 }
 
@@ -370,6 +375,7 @@ app_action(struct app *a, enum action act)
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
 		break;
+	case ACT_MISMATCH: app_check_first(a); break;
 	case ACT_WIN_START:
 	case ACT_WIN_END:
 	case ACT_WIN_CLEAR:

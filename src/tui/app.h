@@ -86,6 +86,8 @@ struct app {
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
+	struct replay_check chk;        /* check of the device (check.c) */
+	int chk_done;                   /* 0 not run, 1 done, -1 cannot */
 	int64_t win_from, win_to;       /* leak window; -2 = not set */
 	int64_t win_marks[2];           /* its ends, marked on the axis */
 	char export_path[1024];         /* the file an overwrite asks about */
@@ -124,6 +126,16 @@ const struct an_categories *app_categories(struct app *a);
 /* Category of the block at addr alive at the cursor (AN_CAT_OTHER when
  * the timeline has no such allocation), or -1 without categories. */
 int app_block_category(struct app *a, uint64_t addr);
+
+/* ---- the replay check (check.c) ---- */
+/* Runs the check of the device once (force: however long its trace):
+ * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
+int app_check(struct app *a, int force);
+void app_check_free(struct app *a);
+/* The status line warning ("! 12 mismatches") or NULL. */
+const char *app_check_warning(struct app *a, char *buf, size_t size);
+/* Moves the cursor to the first mismatch and says what it is. */
+void app_check_first(struct app *a);
 
 /* Opens the prompt: mode, the label before the text, the text to start
  * with (NULL: empty). */

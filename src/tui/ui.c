@@ -161,9 +161,9 @@ draw_too_small(struct cellbuf *cb)
 static void
 draw_status(struct cellbuf *cb, const struct rect *r)
 {
-	char right[96], cur[FMT_BUF], n[FMT_BUF];
-	const char *left;
-	int rw;
+	char right[96], cur[FMT_BUF], n[FMT_BUF], warn[64];
+	const char *left, *w;
+	int rw, ww = 0;
 
 	cellbuf_fill(cb, r->x, r->y, r->w, r->h, ' ', UIC_STATUS, 0);
 	if (app.prompt != PROMPT_NONE) {
@@ -179,7 +179,14 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	fmt_count(n, sizeof n, app.tl.n_events);
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
 	rw = (int)strlen(right);
-	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - 1, UIC_STATUS, 0);
+	/* the replay does not reproduce the file: say so, always */
+	w = app_check_warning(&app, warn, sizeof warn);
+	if (w != NULL && r->w > rw + 40) {
+		ww = (int)strlen(w) + 2;
+		cellbuf_printf(cb, r->x + r->w - rw - ww, r->y, ww, UIC_ERROR,
+		    CB_A_BOLD, " %s ", w);
+	}
+	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - ww - 1, UIC_STATUS, 0);
 	if (r->w > rw + 20)
 		cellbuf_puts(cb, r->x + r->w - rw, r->y, right, rw, UIC_STATUS,
 		    CB_A_BOLD);
