@@ -123,9 +123,10 @@ struct an_sites *app_sites(struct app *a);
 /* The category of every element of the device's timeline, built the
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
-/* Category of the block at addr alive at the cursor (AN_CAT_OTHER when
- * the timeline has no such allocation), or -1 without categories. */
-int app_block_category(struct app *a, uint64_t addr);
+/* Category of the block at addr allocated at event alloc_ev (-1: before
+ * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
+ * such allocation), or -1 without categories. */
+int app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
 
 /* ---- the replay check (check.c) ---- */
 /* Runs the check of the device once (force: however long its trace):

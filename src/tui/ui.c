@@ -384,12 +384,18 @@ dump_screen(const char *path)
 }
 
 static long long
-now_us(void)
+clock_us(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static long long
+now_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 /* Next key: from the script (running its commands on the way), else from
@@ -420,7 +426,7 @@ static int
 ui_loop(void)
 {
 	int k, act, f;
-	long long t0;
+	long long t0, c0;
 
 	relayout();
 	ui_draw();
@@ -432,6 +438,7 @@ ui_loop(void)
 		if (k == ERR)
 			continue;
 		t0 = now_us();
+		c0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
 		f = act != ACT_NONE ? dispatch((enum action)act) : handle_key(k);
 		if (f & UI_QUIT)
 			break;
@@ -439,10 +446,13 @@ ui_loop(void)
 			relayout();
 		/* Every handled key redraws: the status line changes too. */
 		ui_draw();
+		/* wall time, then CPU time: on a busy machine the second
+		 * says what the key cost */
 		if (latency_log != NULL)
-			fprintf(latency_log, "%s %lld\n", act != ACT_NONE ?
+			fprintf(latency_log, "%s %lld %lld\n", act != ACT_NONE ?
 			    keys_action_name((enum action)act) : keys_name(k),
-			    now_us() - t0);
+			    now_us() - t0, clock_us(CLOCK_PROCESS_CPUTIME_ID) -
+			    c0);
 	}
 	return got_signal ? 128 + got_signal : 0;
 }

@@ -152,7 +152,7 @@ refresh(struct app *a, struct blocks_view *v)
 			r->seg = s;
 			r->site = an_site_of(app_sites(a), st->blocks[b].stack);
 			r->cat = v->cats ? app_block_category(a,
-			    st->blocks[b].addr) : -1;
+			    st->blocks[b].addr, st->blocks[b].alloc_ev) : -1;
 		}
 	v->at = a->view.cursor;
 	v->ok = 1;

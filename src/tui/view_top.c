@@ -76,7 +76,7 @@ collect(struct app *a, struct top_view *v)
 			    k->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
 				continue;
 			add(v, k->stack, v->tree.grouped ? (uint32_t)
-			    app_block_category(a, k->addr) : 0,
+			    app_block_category(a, k->addr, k->alloc_ev) : 0,
 			    k->requested_size);
 		}
 		return;
