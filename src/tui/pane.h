@@ -36,6 +36,11 @@ void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
  * action. */
 int pane_list_move(uint64_t *sel, uint64_t n, enum action act,
     const struct rect *r);
+/* A click on row (0 = the pane's title) of a list whose rows start after
+ * header rows, first shown first: -1 when no row is there, 1 when the
+ * row is the selected one (act as Enter), else 0 with *sel on it. */
+int pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
+    int header);
 /* Left/Right from a list: the cursor moves as on the timeline and the
  * detail pane keeps showing the list's selection. UI_* flags, 0 for any
  * other action. */

@@ -30,6 +30,7 @@
 #include "tui/colors.h"
 #include "tui/export.h"
 #include "tui/keys.h"
+#include "tui/mouse.h"
 #include "tui/pane.h"
 #include "tui/script.h"
 #include "tui/view.h"
@@ -44,6 +45,8 @@ static volatile sig_atomic_t got_signal;
 static struct script script;
 static int scripted;
 static FILE *latency_log;
+/* a mouse event from the key script, for KEY_MOUSE */
+static int script_mx, script_my, script_mb;
 
 /* ---- terminal ----------------------------------------------------------- */
 
@@ -116,6 +119,15 @@ ui_init(void)
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	set_escdelay(25);
+	/* clicks and the wheel; presses only, reported at once */
+	if (!scripted && !app.no_mouse) {
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+		    | BUTTON5_PRESSED
+#endif
+		    , NULL);
+		mouseinterval(0);
+	}
 	app.mono = !colors_init(0);
 	return 0;
 }
@@ -352,6 +364,38 @@ dispatch(enum action act)
 	return f;
 }
 
+/* A curses mouse event (or the script's) as a mouse_event: presses and
+ * the wheel; releases and motion are not used. */
+static int
+handle_mouse(void)
+{
+	MEVENT ev;
+	int f;
+
+	if (scripted) {
+		app.msg[0] = '\0';
+		f = mouse_event(&app, script_mx, script_my,
+		    (enum mouse_button)script_mb);
+		views_sync(&app);
+		return f;
+	}
+	if (getmouse(&ev) != OK)
+		return 0;
+	app.msg[0] = '\0';
+	if (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_CLICK);
+	else if (ev.bstate & BUTTON4_PRESSED)
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_WHEEL_UP);
+#ifdef BUTTON5_PRESSED
+	else if (ev.bstate & BUTTON5_PRESSED)
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_WHEEL_DOWN);
+#endif
+	else
+		return 0;
+	views_sync(&app);
+	return f;
+}
+
 static int
 handle_key(int k)
 {
@@ -359,6 +403,8 @@ handle_key(int k)
 
 	if (k == KEY_RESIZE)
 		return UI_RELAYOUT | UI_REDRAW;
+	if (k == KEY_MOUSE)
+		return app.prompt == PROMPT_NONE ? handle_mouse() : 0;
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
 	act = keys_action(k);
@@ -416,6 +462,11 @@ next_key(int *action)
 		case SCR_RESIZE:
 			resizeterm(it->rows, it->cols);
 			return KEY_RESIZE;
+		case SCR_MOUSE:
+			script_mx = it->cols;
+			script_my = it->rows;
+			script_mb = it->key;
+			return KEY_MOUSE;
 		case SCR_QUIT: return -2;
 		}
 	}

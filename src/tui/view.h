@@ -44,6 +44,10 @@ struct view_ops {
 	int (*write)(struct app *a, void *priv, FILE *f);
 	/* the text of a prompt the view opened (PROMPT_VIEW); may be NULL */
 	void (*prompt)(struct app *a, void *priv, const char *text);
+	/* a click at column x, row of the pane r (0 = its title): UI_*
+	 * flags; may be NULL (the pane is focused, nothing else) */
+	int (*click)(struct app *a, void *priv, int x, int row,
+	    const struct rect *r);
 };
 
 extern const struct view_ops view_leaks_ops;
@@ -69,6 +73,9 @@ const char *views_hint(const struct app *a);
 /* Actions that open or close views, or act on the open view whatever
  * the focus: UI_* flags, 0 when not one of them. */
 int views_action(struct app *a, enum action act);
+/* A click on layout slot's pane at column x, row (0 = its title): UI_*
+ * flags, 0 when no view is there. */
+int views_click(struct app *a, int slot, int x, int row);
 /* Hands the text of a PROMPT_VIEW prompt to the open view. */
 void views_prompt(struct app *a, const char *text);
 /* The open view's ops, or NULL. */

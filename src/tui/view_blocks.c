@@ -379,6 +379,35 @@ bl_write(struct app *a, void *priv, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+/* Start of each column on a row, from the pane's text origin (the
+ * header's and row_text's layout). */
+static const int col_x[N_COLS] = {0, 16, 23, 30, 39, 45, 56};
+
+static int
+bl_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct blocks_view *v = priv;
+	int c, k = 0, rx = x - (r->x + 1);
+
+	if (row == 1) {
+		/* the header: sort by the column clicked, again: reverse */
+		while (k + 1 < N_COLS && rx >= col_x[k + 1])
+			k++;
+		if (k == v->col)
+			v->rev = !v->rev;
+		else if (k != COL_CAT || v->cats)
+			v->col = k;
+		sort_rows(a, v, v->sel_addr);
+		return UI_HANDLED | UI_REDRAW;
+	}
+	c = pane_list_click(&v->sel, v->first, v->n, row, 2);
+	if (c == 1)
+		return bl_action(a, priv, ACT_ENTER, r);
+	if (c == 0)
+		a->detail = DETAIL_SITE;
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_blocks_ops = {
 	.name = "blocks",
 	.key = ACT_VIEW_BLOCKS,
@@ -391,4 +420,5 @@ const struct view_ops view_blocks_ops = {
 	.action = bl_action,
 	.hint = "j/k block  . sort  R reverse  Enter show in map  q close",
 	.write = bl_write,
+	.click = bl_click,
 };

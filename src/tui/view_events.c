@@ -443,6 +443,24 @@ ev_write(struct app *a, void *priv, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+static int
+ev_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct events_view *v = priv;
+	uint64_t sel = v->sel;
+	int c = pane_list_click(&sel, v->first, v->n, row, 2);
+
+	(void)x;
+	v->sel = (size_t)sel;
+	if (c == 1)
+		return ev_action(a, priv, ACT_ENTER, r);
+	if (c == 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_events_ops = {
 	.name = "events",
 	.key = ACT_VIEW_EVENTS,
@@ -457,4 +475,5 @@ const struct view_ops view_events_ops = {
 	.hint = "j/k event  Enter go there  & filter  h/l cursor  q close",
 	.write = ev_write,
 	.prompt = ev_prompt,
+	.click = ev_click,
 };

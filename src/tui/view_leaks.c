@@ -275,6 +275,23 @@ lk_write(struct app *a, void *priv, FILE *f)
 	return anlist_write(&v->list, f);
 }
 
+static int
+lk_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct leaks_view *v = priv;
+	int c = pane_list_click(&v->list.sel, v->list.first,
+	    anlist_rows(&v->list), row, 2);
+
+	(void)x;
+	if (c == 1)
+		return lk_action(a, priv, ACT_ENTER, r);
+	if (c == 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_leaks_ops = {
 	.name = "leaks",
 	.key = ACT_VIEW_LEAKS,
@@ -289,4 +306,5 @@ const struct view_ops view_leaks_ops = {
 	.hint = "j/k site  Enter first block  ]/[ next/prev  Tab pane  "
 		"q close",
 	.write = lk_write,
+	.click = lk_click,
 };

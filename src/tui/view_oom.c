@@ -383,6 +383,18 @@ oo_write(struct app *a, void *priv, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+static int
+oo_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct oom_view *v = priv;
+
+	(void)x;
+	if (pane_list_click(&v->sel, v->first, v->n, row, 1) == 1)
+		return oo_action(a, priv, ACT_ENTER, r);
+	a->detail = DETAIL_SITE;
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_oom_ops = {
 	.name = "oom",
 	.key = ACT_VIEW_OOM,
@@ -396,4 +408,5 @@ const struct view_ops view_oom_ops = {
 	.global = oo_global,
 	.hint = "j/k line  Enter go to the OOM  ]/[ next/prev OOM  q close",
 	.write = oo_write,
+	.click = oo_click,
 };

@@ -163,10 +163,10 @@ tp_sync(struct app *a, void *priv)
 	stree_label(&v->tree, r->frame, raw, sizeof raw);
 	anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
 	snprintf(d->title, sizeof d->title, "%.120s @ %s - %s (%.1f%%) in %s "
-	    "blocks", lab, fmt_event(e, sizeof e, v->at),
+	    "block%s", lab, fmt_event(e, sizeof e, v->at),
 	    fmt_size(b, sizeof b, r->bytes), v->tree.bytes ? 100.0 *
 	    (double)r->bytes / (double)v->tree.bytes : 0.0,
-	    fmt_count(c, sizeof c, r->count));
+	    fmt_count(c, sizeof c, r->count), r->count == 1 ? "" : "s");
 	snprintf(d->info, sizeof d->info, "level %u; the stack of its largest "
 	    "block:", r->depth + 1);
 }
@@ -249,6 +249,23 @@ tp_write(struct app *a, void *priv, FILE *f)
 	return stree_write(&v->tree, f);
 }
 
+static int
+tp_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct top_view *v = priv;
+	int c = pane_list_click(&v->tree.sel, v->tree.first, v->tree.n_rows,
+	    row, 2);
+
+	(void)x;
+	if (c == 1)
+		return tp_action(a, priv, ACT_ENTER, r);
+	if (c == 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_top_ops = {
 	.name = "top",
 	.key = ACT_VIEW_TOP,
@@ -262,4 +279,5 @@ const struct view_ops view_top_ops = {
 	.hint = "l/h open/close  * all  r subtree  z frames  V category  "
 		"q close",
 	.write = tp_write,
+	.click = tp_click,
 };

@@ -216,19 +216,42 @@ view_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
 	all[v->open]->draw(a, v->priv[v->open], cb, r, focused);
 }
 
+/* A view asked to close (UI_CLOSE_VIEW): what it covered comes back,
+ * focused. */
 static int
-view_act(struct app *a, enum action act, const struct rect *r)
+finish(struct app *a, int f)
 {
 	struct views *v = a->views;
-	int f = all[v->open]->action(a, v->priv[v->open], act, r), slot;
+	int slot;
 
-	if (f & UI_CLOSE_VIEW) {
-		/* what the view covered comes back, focused */
+	if ((f & UI_CLOSE_VIEW) && v->open >= 0) {
 		slot = all[v->open]->slot;
 		close_view(a);
 		a->focus = slot;
 	}
 	return f & ~UI_CLOSE_VIEW;
+}
+
+static int
+view_act(struct app *a, enum action act, const struct rect *r)
+{
+	struct views *v = a->views;
+
+	return finish(a, all[v->open]->action(a, v->priv[v->open], act, r));
+}
+
+int
+views_click(struct app *a, int slot, int x, int row)
+{
+	struct views *v = a->views;
+	const struct view_ops *o = views_open_ops(a);
+
+	if (o == NULL || o->slot != slot)
+		return 0;
+	if (o->click == NULL)
+		return UI_HANDLED | UI_REDRAW;
+	return finish(a, o->click(a, v->priv[v->open], x, row,
+	    &a->lay.r[slot]));
 }
 
 static const struct pane_ops pane_view_ops = {"view", view_draw, view_act};
