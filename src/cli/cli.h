@@ -43,7 +43,12 @@ struct cli_opts {
 	int64_t limit;          /* --limit N, 0 = default */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 };
+
+#define CLI_CACHE_LIST 0
+#define CLI_CACHE_TRIM 1
+#define CLI_CACHE_CLEAR 2
 
 struct sv_index;
 
@@ -117,7 +122,9 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	    "each OOM: request, free, largest block, who held memory")         \
 	_(top, cmd_top, CLI_U_AT,                                              \
 	    "live bytes by call-site tree at event N (--at N)")                \
-	_(diff, cmd_diff, 0, "two snapshots compared by call site")
+	_(diff, cmd_diff, 0, "two snapshots compared by call site")            \
+	_(cache, cmd_cache, 0,                                                 \
+	    "the index cache: --list, --trim, --clear (no FILE)")
 
 #define CLI_DECLARE(name, fn, uses, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
