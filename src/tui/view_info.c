@@ -57,8 +57,9 @@ facts(struct app *a, struct info_view *v)
 	add(v, "File          %s", name);
 	add(v, "Format        %s, pickle protocol %d, %s", snap_format_label(s),
 	    s->protocol, fmt_size(b0, sizeof b0, s->source_size));
-	add(v, "Stacks        %u distinct stacks over %u frames; %u "
-	    "annotations", s->n_stacks > 0 ? s->n_stacks - 1 : 0, s->n_frames,
+	add(v, "Stacks        %s distinct stacks over %s frames; %u "
+	    "annotations", fmt_count(b0, sizeof b0, s->n_stacks > 0 ?
+	    s->n_stacks - 1 : 0), fmt_count(b1, sizeof b1, s->n_frames),
 	    s->n_annotations);
 	an_stats(s, a->device, &a->tl, &st);
 	add(v, "Device        %u of %u: %s events, %" PRIu64 " stream%s",
