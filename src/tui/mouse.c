@@ -18,13 +18,14 @@ inside(const struct rect *r, int x, int y)
 	return x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h;
 }
 
-/* A click on the timeline: the cursor to the event of the column. */
+/* A click on the timeline (the plot, the axis or its labels, not the
+ * title): the cursor to the event of the column. */
 static int
-click_timeline(struct app *a, const struct rect *r, int x)
+click_timeline(struct app *a, const struct rect *r, int x, int y)
 {
 	int pw = tl_plot_width(r->w), col = x - (r->x + TL_YAXIS_W);
 
-	if (pw < 1 || col < 0 || col >= pw)
+	if (y == r->y || pw < 1 || col < 0 || col >= pw)
 		return UI_HANDLED | UI_REDRAW;
 	app_set_cursor(a, tl_col_event(&a->tm, &a->view, pw, col));
 	a->detail = DETAIL_EVENT;
@@ -108,7 +109,7 @@ mouse_event(struct app *a, int x, int y, enum mouse_button b)
 	if (f != 0)
 		return f;
 	if (views_pane(a, slot) == &pane_timeline_ops)
-		return click_timeline(a, &a->lay.r[slot], x);
+		return click_timeline(a, &a->lay.r[slot], x, y);
 	if (views_pane(a, slot) == &pane_segments_ops)
 		return click_segments(a, &a->lay.r[slot], x, y);
 	return UI_HANDLED | UI_REDRAW;  /* the detail pane: focused */
