@@ -13,12 +13,16 @@
  *   3. A repetition of the whole trace: the sequence of allocations
  *      (their stacks and sizes, else their stacks alone) recurs at least
  *      three times. A candidate count S comes from how often stacks
- *      recur; the allocation whose stack recurs exactly S times and comes
- *      first cuts the trace into S steps; they are accepted only when at
- *      least 70% of all allocations have a stack that occurs in every
- *      one of them and no step has fewer than a quarter of the
- *      allocations of the largest. A loop inside one step (per layer, per
- *      parameter) repeats only a part of the trace, so it never passes.
+ *      recur; an allocation whose stack recurs exactly S times (the
+ *      first three such, by first occurrence) cuts the trace into S
+ *      steps; they are accepted only when at least 70% of the
+ *      allocations from the first step on have a stack that occurs in
+ *      every step, no step has fewer than a quarter of the allocations
+ *      of the largest, and the allocations before the first step (model
+ *      construction, a step cut by the start of recording) are at most
+ *      twice as many as the largest step's. A loop inside one step (per layer,
+ *      per parameter) repeats only a part of the trace, so it never
+ *      passes.
  * Annotations are mapped to events through time_us (a START to the first
  * event at or after it, an END to the last event at or before it), so a
  * trace without time_us has no annotation steps.
