@@ -226,7 +226,7 @@ steps_optimizer(struct an_steps *out, const struct pairing *p)
 		out->source = AN_STEPS_OPTIMIZER;
 }
 
-/* ---- the trace repeating itself ------------------------------------------ */
+/* ---- the trace repeating itself ----------------------------------------- */
 
 struct keys {
 	uint32_t *key;		/* per allocation: key id */
@@ -474,8 +474,8 @@ try_keys(const struct snap_trace *t, int with_size, struct best *best,
 				n_a++;
 		}
 		for (a = 0; a < n_a; a++) {
-			cov = verify(&k, anchor[a], c[i].s, last_seg, nseg, post,
-			    &bal);
+			cov = verify(&k, anchor[a], c[i].s, last_seg, nseg,
+			    post, &bal);
 			if (cov < PATTERN_COVERAGE || bal < PATTERN_BALANCE)
 				continue;
 			if (cov > best->coverage || (cov == best->coverage &&
@@ -532,7 +532,7 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 	keys_destroy(&k);
 }
 
-/* ---- public ---------------------------------------------------------------- */
+/* ---- public ------------------------------------------------------------- */
 
 int
 an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,

@@ -53,7 +53,7 @@ struct an_window {
 
 struct an_step {
 	int64_t first, last;	/* events, inclusive */
-	int complete;		/* both ends known (not cut by the trace) */
+	int complete;		/* both ends known (not cut) */
 };
 
 struct an_steps {
@@ -68,8 +68,8 @@ struct an_steps {
 	uint64_t n_zero_grad;
 	uint64_t n_annotations;		/* of this device */
 	int no_time;			/* annotations, but no time_us */
-	uint64_t n_bad;			/* malformed annotations ignored */
-	char bad[200];			/* the first: "annotation N ...: why" */
+	uint64_t n_bad;			/* malformed ones, ignored */
+	char bad[200];			/* the first, described */
 };
 
 /* Finds the steps of device d of s. Returns 0 (out->n may be 0). */
