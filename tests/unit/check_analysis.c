@@ -953,6 +953,26 @@ START_TEST(test_round_rule)
 	s = build_sizes(0, 0, 0);
 	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_CUDA);
 	snap_free(s);
+	/* two devices: each by its own trace */
+	s = snap_new();
+	{
+		struct snap_trace *t0 = snap_trace_get(s, 0);
+		struct snap_trace *t1;
+		uint64_t a = 0x7f0000000000ull;
+		int i;
+
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t0, SNAP_ALLOC, a + (uint64_t)i *
+			    16896, 16384, 0, 0);
+		t1 = snap_trace_get(s, 1);
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t1, SNAP_ALLOC, a + (uint64_t)i *
+			    16384, 16384, 0, 0);
+	}
+	snap_finish(s);
+	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_NPU);
+	ck_assert_int_eq(replay_round_detect(s, 1, NULL), REPLAY_ROUND_CUDA);
+	snap_free(s);
 }
 END_TEST
 
