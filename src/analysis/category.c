@@ -47,7 +47,7 @@ an_category_lookup(const char *name, size_t len)
 	return -1;
 }
 
-/* ---- rules ------------------------------------------------------------------- */
+/* ---- rules -------------------------------------------------------------- */
 
 #define RULES_MAX_BYTES (1u << 20)
 #define RULE_LINE_MAX 4096
@@ -162,8 +162,8 @@ an_cat_rules_load(const char *path, struct an_cat_rules *out,
 	buf = xmalloc(RULES_MAX_BYTES + 1);
 	n = fread(buf, 1, RULES_MAX_BYTES + 1, f);
 	if (ferror(f)) {
-		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "cannot read: %s",
-		    strerror(errno));
+		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "cannot read: %s", strerror(errno));
 	} else if (n > RULES_MAX_BYTES) {
 		r = sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
 		    "larger than %u bytes", RULES_MAX_BYTES);
@@ -186,7 +186,7 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* ---- inference ------------------------------------------------------------------ */
+/* ---- inference ---------------------------------------------------------- */
 
 /* cuBLAS's default workspace before Hopper (CUBLAS_WORKSPACE_CONFIG
  * :4096:2:16:8, two 4 MiB chunks and eight of 16 KiB; PyTorch's
@@ -214,12 +214,12 @@ struct ctx {
 	const struct an_step *ph;
 	uint64_t n_ph;
 	struct an_step *ph_own;
-	int64_t *bwd_last;		/* per phase: last backward event, -1 */
+	int64_t *bwd_last;		/* per phase: last backward event */
 	struct an_window *bwd_runs, *opt_runs;	/* see scan_events */
 	uint64_t n_bwd_runs, n_opt_runs;
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
-	uint32_t *ftr;			/* per element: free stack traits */
+	uint32_t *ftr;			/* per element: free traits */
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */

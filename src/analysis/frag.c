@@ -220,8 +220,9 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 		    "%" PRIu64 " of %" PRIu64 " segment allocations%s happened "
 		    "while their stream had enough free memory in the pool the "
 		    "request needed, but no single free block was large enough "
-		    "(worst: event #%" PRId64 ", %s free in the %s pool, largest "
-		    "block %s, request %s). %s=expandable_segments:True lets "
+		    "(worst: event #%" PRId64 ", %s free in the %s pool, "
+		    "largest block %s, request %s). "
+		    "%s=expandable_segments:True lets "
 		    "the allocator grow a segment instead of reserving a new "
 		    "one.", f->n_unusable, f->n_examined,
 		    f->n_examined < f->n_allocs ? " examined (those with the "
@@ -245,7 +246,8 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 		    100.0 * (double)f->state.external /
 			(double)f->state.reserved,
 		    f->state.free_blocks,
-		    sv_fmt_size(c, sizeof c, f->state.largest_free), f->conf_env,
+		    sv_fmt_size(c, sizeof c, f->state.largest_free),
+		    f->conf_env,
 		    (hi >> 20) < 20 ? 20 : (hi >> 20));
 	if (f->n_varying > 0 && n_varying_req > 0)
 		add_hint(f, AN_HINT_BUCKETS,
@@ -266,8 +268,8 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 	if (f->state.reserved > 0 && f->state.whole_free_segs > 0 &&
 	    f->state.whole_free_bytes * 4 >= f->state.reserved)
 		add_hint(f, AN_HINT_EMPTY_CACHE,
-		    "%s of %s reserved (%.0f%%) is cached: %" PRIu64 " segments "
-		    "hold no live block. They were reserved for a peak "
+		    "%s of %s reserved (%.0f%%) is cached: %" PRIu64
+		    " segments hold no live block. They were reserved for a peak "
 		    "(reserved %s at the allocation peak, %s; most reserved "
 		    "%s). %s gives back %s to the device; the allocator "
 		    "reserves it again when a later peak needs it.",
@@ -420,7 +422,8 @@ examine(struct replay *r, struct an_frag *f, int64_t last_ev,
 		/* largest gaps first, then the last one */
 		qsort(f->allocs, f->n_allocs, sizeof *f->allocs, cmp_alloc);
 		for (i = 0; i < f->n_allocs; i++)
-			if (n < AN_FRAG_EXAMINE - 1 || f->allocs[i].ev == last_ev)
+			if (n < AN_FRAG_EXAMINE - 1 ||
+			    f->allocs[i].ev == last_ev)
 				pick[n++] = &f->allocs[i];
 	} else {
 		for (i = 0; i < f->n_allocs; i++)

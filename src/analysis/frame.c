@@ -121,7 +121,8 @@ has_word_ci(const char *s, const char *w)
 
 	for (; *s != '\0'; s++) {
 		for (i = 0; i < n; i++)
-			if (s[i] == '\0' || tolower((unsigned char)s[i]) != w[i])
+			if (s[i] == '\0' ||
+			    tolower((unsigned char)s[i]) != w[i])
 				break;
 		if (i == n)
 			return 1;
@@ -248,7 +249,7 @@ an_frame_traits(const char *name, const char *filename)
 	return tr;
 }
 
-/* ---- short names ------------------------------------------------------------- */
+/* ---- short names -------------------------------------------------------- */
 
 static char *
 copy_span(const char *b, const char *e, char *buf, size_t size)
@@ -369,7 +370,7 @@ an_cpp_short_name(const char *name, char *buf, size_t size)
 	return copy_span(b, e, buf, size);
 }
 
-/* ---- the cache ---------------------------------------------------------------- */
+/* ---- the cache ---------------------------------------------------------- */
 
 #define INFO_DONE 0x80000000u
 

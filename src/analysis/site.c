@@ -37,7 +37,7 @@ an_frame_is_framework(const struct snapshot *s, uint32_t f)
 	    snap_str(s, fr->filename)) != AN_FRAME_USER;
 }
 
-/* ---- the site of one stack ------------------------------------------------- */
+/* ---- the site of one stack ---------------------------------------------- */
 
 struct rules {
 	const struct snapshot *s;

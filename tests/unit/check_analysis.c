@@ -627,6 +627,43 @@ START_TEST(test_steps_loop_is_no_step)
 }
 END_TEST
 
+/* The real files: the one-step CUDA capture without its annotations has
+ * no steps (its optimizer loop over 219 parameters repeats, the trace
+ * does not); the torch_npu traces repeat three training steps (one of
+ * them after the model's construction). */
+START_TEST(test_steps_real)
+{
+	static const struct {
+		const char *file;
+		int source;
+		uint64_t n;
+	} want[] = {
+	    {"cuda_train_one_step", AN_STEPS_NONE, 0},
+	    {"npu_leak_empty_cache", AN_STEPS_PATTERN, 3},
+	    {"npu_leak_expandable", AN_STEPS_PATTERN, 3},
+	    {"npu_all_freed", AN_STEPS_PATTERN, 3}};
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	struct an_steps st;
+	size_t i;
+
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/real/%s.pickle",
+		    TOP_SRCDIR, want[i].file);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+		    path, err.msg);
+		s->n_annotations = 0;
+		ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+		ck_assert_msg(st.source == want[i].source && st.n == want[i].n,
+		    "%s: source %d, %llu steps", want[i].file, st.source,
+		    (unsigned long long)st.n);
+		an_steps_destroy(&st);
+		snap_free(s);
+	}
+}
+END_TEST
+
 /* ---- categories ---------------------------------------------------------- */
 
 enum {
@@ -916,6 +953,26 @@ START_TEST(test_round_rule)
 	s = build_sizes(0, 0, 0);
 	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_CUDA);
 	snap_free(s);
+	/* two devices: each by its own trace */
+	s = snap_new();
+	{
+		struct snap_trace *t0 = snap_trace_get(s, 0);
+		struct snap_trace *t1;
+		uint64_t a = 0x7f0000000000ull;
+		int i;
+
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t0, SNAP_ALLOC, a + (uint64_t)i *
+			    16896, 16384, 0, 0);
+		t1 = snap_trace_get(s, 1);
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t1, SNAP_ALLOC, a + (uint64_t)i *
+			    16384, 16384, 0, 0);
+	}
+	snap_finish(s);
+	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_NPU);
+	ck_assert_int_eq(replay_round_detect(s, 1, NULL), REPLAY_ROUND_CUDA);
+	snap_free(s);
 }
 END_TEST
 
@@ -1009,6 +1066,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_optimizer_and_bad);
 	tcase_add_test(tc, test_steps_no_time);
 	tcase_add_test(tc, test_steps_loop_is_no_step);
+	tcase_add_test(tc, test_steps_real);
 	tcase_add_test(tc, test_categories_step);
 	tcase_add_test(tc, test_category_rules);
 	tcase_add_test(tc, test_leaks_one_step);
