@@ -74,8 +74,9 @@ app_set_opts(void)
 {
 	app.cat_rules = opts->categories;
 	app.no_mouse = opts->no_mouse;
-	app.win_from = opts->from >= -1 ? opts->from : -2;
-	app.win_to = opts->to >= 0 ? opts->to : -2;
+	/* a leak window is one file's events */
+	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
+	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
 }
 
@@ -855,6 +856,7 @@ load_set(const struct tui_opts *o)
 		return got_signal ? 128 + got_signal : rc;
 	}
 	in_set = 1;
+	app_set_opts();
 	return 0;
 }
 
