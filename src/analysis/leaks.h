@@ -20,8 +20,8 @@
  * Allocations made once (parameters, optimizer state), even when larger
  * in total, therefore come after a site that leaks every step.
  * Bytes are requested bytes (as the Active Memory Timeline counts them);
- * rounded bytes apply the allocator's 512-byte rounding (§13.3, without
- * roundup_power2_divisions).
+ * rounded bytes apply the allocator's 512-byte rounding
+ * (doc/snapshot-format.md §13.3, without roundup_power2_divisions).
  */
 #include <stdint.h>
 
@@ -64,7 +64,8 @@ struct an_leaks {
 	uint64_t alive_before_bytes;
 };
 
-/* Allocator rounding of a request (§13.3, 512-byte granularity). */
+/* Allocator rounding of a request (doc/snapshot-format.md §13.3, 512-byte
+ * granularity). */
 uint64_t an_round_size(uint64_t n);
 
 /* Sorted event indices at which steps start (ProfilerStep* START

@@ -13,7 +13,7 @@
 
 #include "util/xalloc.h"
 
-/* memory_viz frameFilter (snapshot-format.md §5): substring tests. */
+/* memory_viz frameFilter (doc/snapshot-format.md §5): substring tests. */
 static const char *const filter_names[] = {
     "unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp",
     "_start", "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",
@@ -33,7 +33,7 @@ contains_any(const char *s, const char *const *list)
 }
 
 /* Does path p hold the directory component `dir` followed by '/' or
- * '\\' (Windows paths, §16.5)? */
+ * '\\' (Windows paths, doc/snapshot-format.md §16.5)? */
 static int
 has_dir(const char *p, const char *dir)
 {

@@ -10,7 +10,7 @@
  * user frames (site, caller, ...); with a regex, the path starts at the
  * first frame whose "filename:line name" matches instead. A stack with
  * no user frame falls back to its first frame that the memory_viz filter
- * keeps (snapshot-format.md §5), else its first frame; an empty stack is
+ * keeps (doc/snapshot-format.md §5), else its first frame; an empty stack is
  * the site "<no stack>".
  *
  * Sites are interned per table: an id indexes the table's paths. The

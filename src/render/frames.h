@@ -5,10 +5,12 @@
  * framework, and folding of framework runs for the detail pane.
  *
  * A frame is FRAMEWORK when its filename has a path component torch/ or
- * site-packages/ (either slash, so Windows paths too; snapshot-format.md
- * §16.5), or it is a C++ frame: filename "??", empty, or not ending in
- * ".py" (§16.7). It is FILTERED when memory_viz's frame filter would drop
- * it (§5): such frames are hidden when folded and shown when unfolded.
+ * site-packages/ (either slash, so Windows paths too;
+ * doc/snapshot-format.md §16.5), or it is a C++ frame: filename "??",
+ * empty, or not ending in ".py" (doc/snapshot-format.md §16.7). It is
+ * FILTERED when memory_viz's frame filter would drop it
+ * (doc/snapshot-format.md §5): such frames are hidden when folded and
+ * shown when unfolded.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
 /*
  * The Active Memory Timeline, drawn into a cell buffer (pure: no curses).
  *
- * Stacked like memory_viz (snapshot-format.md §10.2): every live element
+ * Stacked like memory_viz (doc/snapshot-format.md §10.2): every live element
  * is a band resting on the elements below it in stacking order, so a free
  * makes the bands above slide down. Stacking order is memory_viz's:
  * elements alive before the trace at the bottom (ghosts, last first; then

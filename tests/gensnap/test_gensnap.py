@@ -219,7 +219,8 @@ def first_user(frames):
 
 
 def timeline_peak(snap, dev=0):
-    """§10.2 Active Memory Timeline, phases 1-5, without drawing."""
+    """doc/snapshot-format.md §10.2 Active Memory Timeline, phases 1-5,
+    without drawing."""
     trace = snap['device_traces'][dev]
     merged = []
     for e in trace:

@@ -173,7 +173,7 @@ END_TEST
 
 /* ---- timeline ---------------------------------------------------------- */
 
-/* The worked example of snapshot-format.md §10.2: segment_alloc(512),
+/* The worked example of doc/snapshot-format.md §10.2: segment_alloc(512),
  * alloc A(100), alloc B(200), free A, snapshot; C(50) a ghost. */
 static struct idx_elem ex_elems[3] = {
     {0x1000, 100, 0, 1, 3, 0, 0},
