@@ -29,7 +29,7 @@
 #define UI_QUIT 0x8
 
 enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
-/* Analysis views: a list that takes the place of one pane (views.h). */
+/* Analysis views: a list that takes the place of one pane (pane_views.c). */
 enum view_kind { VIEW_NONE, VIEW_LEAKS, VIEW_FRAG, VIEW_TOP, VIEW_N };
 
 /* Results of the analyses for the current device, computed when a view

@@ -8,7 +8,9 @@
 #   layers    #include "dir/..." never goes from a lower layer of src/ to
 #             a higher one (ARCHITECTURE.md); only src/tui includes curses;
 #             a private header (*_int.h) is included from its own
-#             directory only.
+#             directory only; the library layers (util to render) never
+#             print to stdout or stderr, exit or abort (src/util/xalloc.c,
+#             the out-of-memory path, excepted).
 #   headers   every header under src/ compiles on its own, twice in a row
 #             ($CC -fsyntax-only of a file that includes only it).
 #   sections  every "§N" resolves to a heading of the document it cites:
@@ -100,6 +102,14 @@ check_layers() {
 		if (layer != "tui")
 			printf "%s:%d: curses is for src/tui only\n",
 			    FILENAME, FNR
+	}
+	# library layers: no output of their own, no exit
+	rank[layer] <= rank["render"] && FILENAME != "src/util/xalloc.c" &&
+	    $0 !~ /^[ \t]*(\/?\*|\/\/)/ &&
+	    ($0 ~ /(^|[^A-Za-z0-9_])(printf|puts|putchar|perror|exit|_exit|abort)[ \t]*\(/ ||
+	    $0 ~ /(^|[^A-Za-z0-9_])(stdout|stderr)([^A-Za-z0-9_]|$)/) {
+		printf "%s:%d: the %s layer prints or exits (only src/cli " \
+		    "and src/tui may)\n", FILENAME, FNR, layer
 	}
 	' $(cat "$tmp/src")
 }

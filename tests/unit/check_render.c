@@ -243,7 +243,9 @@ START_TEST(test_render_timeline_stacking)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 4,
+	    .sel_elem = TL_NO_ELEM, .ymax = 350, .utf8 = 0, .mono = 1,
+	    .mark_sel = -2};
 	struct cellbuf cb;
 	int px = TL_YAXIS_W, bot = 6; /* 7 plot rows: 50 bytes each */
 
@@ -284,7 +286,8 @@ START_TEST(test_render_timeline_utf8_select)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 2, 1, 0, 0, 0, 1, 0, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 2, .sel_elem = 1,
+	    .ymax = 0, .utf8 = 1, .mono = 0, .mark_sel = -2};
 	struct cellbuf cb;
 
 	example(&tl);
@@ -301,7 +304,9 @@ START_TEST(test_render_timeline_columns)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 0, TL_NO_ELEM, 0, 0, 0, 0, 1, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 0,
+	    .sel_elem = TL_NO_ELEM, .ymax = 0, .utf8 = 0, .mono = 1,
+	    .mark_sel = -2};
 	int c;
 
 	example(&tl);
