@@ -79,7 +79,8 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 	rs->site_row = NULL;
 	rs->site_cap = 0;
 	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem *e = &tl->elems[i];
+		const struct idx_elem e_v = idx_tl_elem(tl, i);
+		const struct idx_elem *e = &e_v;
 		uint32_t site = an_site_of(in->sites, e->stack);
 		struct an_diff_side *x;
 		uint64_t row;
@@ -111,9 +112,9 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 	rs->d->events[side] = tl->n_events;
 	rs->d->peak[side] = tl->peak;
 	rs->d->peak_ev[side] = tl->peak_ev;
-	rs->d->reserved_end[side] = tl->n_events ? tl->reserved[end]
+	rs->d->reserved_end[side] = tl->n_events ? idx_tl_reserved(tl, end)
 						 : tl->base_reserved;
-	rs->d->live_end[side] = tl->n_events ? tl->total[end] : tl->base_total;
+	rs->d->live_end[side] = tl->n_events ? idx_tl_total(tl, end) : tl->base_total;
 }
 
 static uint64_t

@@ -235,28 +235,28 @@ an_frag(const struct snapshot *s, const struct idx_timeline *tl,
 	for (i = 0; i < n; i++) {
 		struct an_frag_alloc *a;
 
-		if (t->action[i] != SNAP_SEGMENT_ALLOC &&
-		    t->action[i] != SNAP_SEGMENT_MAP)
+		if (snap_ev_action(t, i) != SNAP_SEGMENT_ALLOC &&
+		    snap_ev_action(t, i) != SNAP_SEGMENT_MAP)
 			continue;
 		XGROW(out->allocs, cap, (size_t)out->n_allocs + 1);
 		a = &out->allocs[out->n_allocs++];
 		memset(a, 0, sizeof *a);
 		a->ev = (int64_t)i;
-		a->is_map = t->action[i] == SNAP_SEGMENT_MAP;
-		a->size = t->size[i];
-		a->stream = t->stream[i];
-		a->reserved_before = i ? tl->reserved[i - 1] : tl->base_reserved;
-		a->allocated_before = i ? tl->total[i - 1] : tl->base_total;
+		a->is_map = snap_ev_action(t, i) == SNAP_SEGMENT_MAP;
+		a->size = snap_ev_size(t, i);
+		a->stream = snap_ev_stream(t, i);
+		a->reserved_before = i ? idx_tl_reserved(tl, i - 1) : tl->base_reserved;
+		a->allocated_before = i ? idx_tl_total(tl, i - 1) : tl->base_total;
 		a->gap = a->reserved_before > a->allocated_before
 		    ? a->reserved_before - a->allocated_before : 0;
 		a->req_ev = -1;
-		a->stack = t->stack[i];
+		a->stack = snap_ev_stack(t, i);
 		for (j = i + 1; j < n && j <= i + REQUEST_SCAN; j++)
-			if (t->action[j] == SNAP_ALLOC) {
+			if (snap_ev_action(t, j) == SNAP_ALLOC) {
 				a->req_ev = (int64_t)j;
-				a->request = t->size[j];
-				if (t->stack[j] != 0)
-					a->stack = t->stack[j];
+				a->request = snap_ev_size(t, j);
+				if (snap_ev_stack(t, j) != 0)
+					a->stack = snap_ev_stack(t, j);
 				break;
 			}
 		a->site = an_site_of(sites, a->stack);

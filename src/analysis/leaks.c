@@ -37,7 +37,7 @@ an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n)
 	size_t cap = 0;
 
 	*n = 0;
-	if (t == NULL || t->n == 0 || t->time_us == NULL)
+	if (t == NULL || t->n == 0 || !snap_trace_has_time(t))
 		return NULL;
 	for (i = 0; i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
@@ -50,7 +50,7 @@ an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n)
 		while (lo < hi) {
 			uint64_t mid = lo + (hi - lo) / 2;
 
-			if (t->time_us[mid] < a->time_us)
+			if (snap_ev_time(t, mid) < a->time_us)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -200,7 +200,8 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 		size_t cap_of = 0, cap_cnt = 0, cap_ss = 0, cap_ls = 0;
 
 		for (i = 0; i < tl->n_elems; i++) {
-			const struct idx_elem *e = &tl->elems[i];
+			const struct idx_elem e_v = idx_tl_elem(tl, i);
+			const struct idx_elem *e = &e_v;
 			uint32_t site;
 			uint64_t k;
 
@@ -272,7 +273,8 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 	memcpy(pos, off, n_slots * sizeof *pos);
 	evs = xmalloc((off[n_slots] + 1) * sizeof *evs);
 	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem *e = &tl->elems[i];
+		const struct idx_elem e_v = idx_tl_elem(tl, i);
+		const struct idx_elem *e = &e_v;
 
 		if (e->alloc_ev >= 0 && leaked(e, from, to))
 			evs[pos[slot_of[an_site_of(sites, e->stack)]]++] =
@@ -309,7 +311,7 @@ static int
 cmp_elem_alloc(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	int64_t ex = cmp_tl->elems[x].alloc_ev, ey = cmp_tl->elems[y].alloc_ev;
+	int64_t ex = idx_tl_elem(cmp_tl, x).alloc_ev, ey = idx_tl_elem(cmp_tl, y).alloc_ev;
 
 	if (ex != ey)
 		return ex < ey ? -1 : 1;
@@ -334,7 +336,8 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	for (k = 0; k < l->n_sites; k++)
 		rank[l->sites[k].site] = (uint32_t)k;
 	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem *e = &tl->elems[i];
+		const struct idx_elem e_v = idx_tl_elem(tl, i);
+		const struct idx_elem *e = &e_v;
 		uint32_t site;
 
 		if (!leaked(e, l->from, l->to))
@@ -351,9 +354,11 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	for (i = 0; i < tl->n_elems; i++) {
 		uint32_t site;
 
-		if (!leaked(&tl->elems[i], l->from, l->to))
+		struct idx_elem e = idx_tl_elem(tl, i);
+
+		if (!leaked(&e, l->from, l->to))
 			continue;
-		site = an_site_of(sites, tl->elems[i].stack);
+		site = an_site_of(sites, e.stack);
 		if (site < max_site && rank[site] != UINT32_MAX)
 			out->elems[pos[rank[site]]++] = i;
 	}

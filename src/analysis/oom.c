@@ -62,19 +62,19 @@ an_oom(const struct snapshot *s, const struct idx_timeline *tl,
 	for (i = 0; i < t->n; i++) {
 		struct an_oom_event *oe;
 
-		if (t->action[i] != SNAP_OOM)
+		if (snap_ev_action(t, i) != SNAP_OOM)
 			continue;
 		XGROW(out->events, cap, (size_t)out->n_events + 1);
 		oe = &out->events[out->n_events++];
 		memset(oe, 0, sizeof *oe);
 		oe->ev = (int64_t)i;
-		oe->request = t->size[i];
-		oe->device_free = t->addr[i];
-		oe->stream = t->stream[i];
-		oe->stack = t->stack[i];
+		oe->request = snap_ev_size(t, i);
+		oe->device_free = snap_ev_addr(t, i);
+		oe->stream = snap_ev_stream(t, i);
+		oe->stack = snap_ev_stack(t, i);
 		oe->site = an_site_of(sites, oe->stack);
-		oe->reserved = tl->reserved[i];
-		oe->allocated = tl->total[i];
+		oe->reserved = idx_tl_reserved(tl, i);
+		oe->allocated = idx_tl_total(tl, i);
 		an_top(tl, sites, (int64_t)i, 1, &oe->live);
 		if (r != NULL) {
 			if (replay_seek(r, (int64_t)i, err) != 0)

@@ -76,20 +76,20 @@ an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
 	if (t != NULL) {
 		st->events = t->n;
 		for (i = 0; i < t->n; i++) {
-			unsigned a = t->action[i];
+			unsigned a = snap_ev_action(t, i);
 
 			st->by_action[a < SNAP_ACTION_COUNT ? a
 							    : SNAP_ACTION_COUNT]++;
 			/* runs of one stream are the rule: look up changes */
-			if ((i == 0 || t->stream[i] != last_stream) &&
-			    !u64map_get(&streams, t->stream[i], &dummy))
-				u64map_put(&streams, t->stream[i], 1);
-			last_stream = t->stream[i];
-			if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME) {
-				if (!st->has_time || t->time_us[i] < st->time_first)
-					st->time_first = t->time_us[i];
-				if (!st->has_time || t->time_us[i] > st->time_last)
-					st->time_last = t->time_us[i];
+			if ((i == 0 || snap_ev_stream(t, i) != last_stream) &&
+			    !u64map_get(&streams, snap_ev_stream(t, i), &dummy))
+				u64map_put(&streams, snap_ev_stream(t, i), 1);
+			last_stream = snap_ev_stream(t, i);
+			if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME) {
+				if (!st->has_time || snap_ev_time(t, i) < st->time_first)
+					st->time_first = snap_ev_time(t, i);
+				if (!st->has_time || snap_ev_time(t, i) > st->time_last)
+					st->time_last = snap_ev_time(t, i);
 				st->has_time = 1;
 			}
 		}

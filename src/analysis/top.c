@@ -129,7 +129,8 @@ an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
 	top_begin(out, tl->device, at, depth);
 	u64map_init(&m);
 	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem *e = &tl->elems[i];
+		const struct idx_elem e_v = idx_tl_elem(tl, i);
+		const struct idx_elem *e = &e_v;
 
 		if (an_elem_alive(e, at))
 			top_add(out, &m, &cap, sites, e->size, e->stack);

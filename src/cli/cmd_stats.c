@@ -199,7 +199,7 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	st->seg.largest_free = t.largest_free;
 	st->has_at = 1;
 	st->at = o->at;
-	st->at_total = o->at < 0 ? tl->base_total : tl->total[o->at];
+	st->at_total = o->at < 0 ? tl->base_total : idx_tl_total(tl, o->at);
 	return 0;
 }
 

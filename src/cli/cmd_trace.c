@@ -179,10 +179,10 @@ static void
 event_line(struct names *nm, const struct snapshot *s, uint32_t d,
     const struct snap_trace *t, uint64_t i, FILE *out)
 {
-	uint64_t a = t->addr[i], z = t->size[i], base;
+	uint64_t a = snap_ev_addr(t, i), z = snap_ev_size(t, i), base;
 	char nb[32], sb[32], fb[32], seg[32];
 	uint32_t v;
-	unsigned act = t->action[i];
+	unsigned act = snap_ev_action(t, i);
 
 	if (out != NULL)
 		fprintf(out, "#%" PRIu64 " ", i);
@@ -249,12 +249,12 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 		case SNAP_SEGMENT_MAP:
 			fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %"
 			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    t->stream[i]);
+			    snap_ev_stream(t, i));
 			break;
 		case SNAP_SEGMENT_UNMAP:
 			fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %"
 			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    t->stream[i]);
+			    snap_ev_stream(t, i));
 			break;
 		case SNAP_OOM:
 			fprintf(out, "raise OutOfMemoryError() # %s requested, "

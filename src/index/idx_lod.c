@@ -46,9 +46,9 @@ static void
 raw_bucket(const struct idx_timeline *tl, uint64_t i,
     struct idx_lod_bucket *b)
 {
-	b->min_total = tl->total[i];
-	b->max_total = tl->total[i];
-	b->max_reserved = tl->reserved[i];
+	b->min_total = idx_tl_total(tl, i);
+	b->max_total = idx_tl_total(tl, i);
+	b->max_reserved = idx_tl_reserved(tl, i);
 }
 
 void

@@ -63,6 +63,42 @@ struct idx_timeline {
 	int owned;              /* arrays are heap-owned (else borrowed) */
 };
 
+/*
+ * Per-event and per-element data are read only through these accessors,
+ * never through the arrays, so that their storage (heap, mapped index,
+ * block-coded columns) can change without touching a reader.
+ * i < tl->n_events; k < tl->n_elems.
+ */
+
+/* Active Memory Timeline total after event i; i == -1 gives the total
+ * before the first event. */
+static inline uint64_t
+idx_tl_total(const struct idx_timeline *tl, int64_t i)
+{
+	return i < 0 ? tl->base_total : tl->total[i];
+}
+
+/* Reserved bytes after event i; i == -1 gives the bytes before it. */
+static inline uint64_t
+idx_tl_reserved(const struct idx_timeline *tl, int64_t i)
+{
+	return i < 0 ? tl->base_reserved : tl->reserved[i];
+}
+
+/* The element event i starts or ends, or UINT64_MAX. */
+static inline uint64_t
+idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
+{
+	return tl->ev_elem != NULL ? tl->ev_elem[i] : UINT64_MAX;
+}
+
+/* Element k, by value. */
+static inline struct idx_elem
+idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
+{
+	return tl->elems[k];
+}
+
 /* Builds tl for device d of s. Returns 0, or -1 with err set. The caller
  * owns tl's arrays: free with idx_timeline_destroy(). */
 int idx_timeline_build(const struct snapshot *s, uint32_t d,

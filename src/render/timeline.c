@@ -51,15 +51,17 @@ cmp_keyed(const void *a, const void *b)
 
 /* Min-heap on size of element ids (the max_drawn largest survive). */
 static void
-heap_sift(uint64_t *h, uint32_t n, uint32_t i, const struct idx_elem *el)
+heap_sift(uint64_t *h, uint32_t n, uint32_t i, const struct idx_timeline *tl)
 {
 	for (;;) {
 		uint32_t l = 2 * i + 1, r = l + 1, m = i;
 		uint64_t t;
 
-		if (l < n && el[h[l]].size < el[h[m]].size)
+		if (l < n && idx_tl_elem(tl, h[l]).size <
+		    idx_tl_elem(tl, h[m]).size)
 			m = l;
-		if (r < n && el[h[r]].size < el[h[m]].size)
+		if (r < n && idx_tl_elem(tl, h[r]).size <
+		    idx_tl_elem(tl, h[m]).size)
 			m = r;
 		if (m == i)
 			return;
@@ -75,16 +77,16 @@ pick_largest(const struct idx_timeline *tl, uint32_t k, uint64_t *out)
 	uint32_t n = 0, j;
 
 	for (i = 0; i < tl->n_elems; i++) {
-		if (tl->elems[i].size == 0)
+		if (idx_tl_elem(tl, i).size == 0)
 			continue;
 		if (n < k) {
 			out[n++] = i;
 			if (n == k)
 				for (j = k / 2 + 1; j-- > 0;)
-					heap_sift(out, n, j, tl->elems);
-		} else if (tl->elems[i].size > tl->elems[out[0]].size) {
+					heap_sift(out, n, j, tl);
+		} else if (idx_tl_elem(tl, i).size > idx_tl_elem(tl, out[0]).size) {
 			out[0] = i;
-			heap_sift(out, n, 0, tl->elems);
+			heap_sift(out, n, 0, tl);
 		}
 	}
 	return n;
@@ -101,15 +103,16 @@ build_drawn(struct tl_model *m, uint32_t max_drawn)
 	uint32_t n, j;
 
 	for (i = 0; i < tl->n_elems; i++) {
-		if (tl->elems[i].flags & IDX_ELEM_GHOST)
+		if (idx_tl_elem(tl, i).flags & IDX_ELEM_GHOST)
 			ord[i] = ng++;
-		else if (tl->elems[i].flags & IDX_ELEM_PRE)
+		else if (idx_tl_elem(tl, i).flags & IDX_ELEM_PRE)
 			ord[i] = np++;
 	}
 	n = pick_largest(tl, max_drawn, ids);
 	kd = xcalloc(n + 1, sizeof *kd);
 	for (j = 0; j < n; j++) {
-		const struct idx_elem *e = &tl->elems[ids[j]];
+		const struct idx_elem e_v = idx_tl_elem(tl, ids[j]);
+		const struct idx_elem *e = &e_v;
 
 		if (e->flags & IDX_ELEM_GHOST)
 			kd[j].key = ng - 1 - ord[ids[j]];
@@ -126,7 +129,8 @@ build_drawn(struct tl_model *m, uint32_t max_drawn)
 	m->color_alloc = xcalloc(n + 1, 1);
 	m->color_site = xcalloc(n + 1, 1);
 	for (j = 0; j < n; j++) {
-		const struct idx_elem *e = &tl->elems[kd[j].elem];
+		const struct idx_elem e_v = idx_tl_elem(tl, kd[j].elem);
+		const struct idx_elem *e = &e_v;
 		uint32_t site = m->snap != NULL ?
 		    frames_call_site(m->snap, e->stack) : e->stack;
 
@@ -160,10 +164,10 @@ build_lod(struct tl_model *m)
 		if (hi > tl->n_events)
 			hi = tl->n_events;
 		for (i = lo; i < hi; i++) {
-			if (tl->total[i] > tl->total[am])
+			if (idx_tl_total(tl, i) > idx_tl_total(tl, am))
 				am = i;
-			if (tl->reserved[i] > mr)
-				mr = tl->reserved[i];
+			if (idx_tl_reserved(tl, i) > mr)
+				mr = idx_tl_reserved(tl, i);
 		}
 		m->blk_argmax[b] = am;
 		m->blk_maxres[b] = mr;
@@ -183,8 +187,8 @@ build_jumps(struct tl_model *m)
 		return;
 	for (i = 0; i < t->n; i++)
 		for (k = 0; k < 3; k++)
-			if (t->action[i] == act[k] ||
-			    (k == 1 && t->action[i] == SNAP_SEGMENT_MAP)) {
+			if (snap_ev_action(t, i) == act[k] ||
+			    (k == 1 && snap_ev_action(t, i) == SNAP_SEGMENT_MAP)) {
 				XGROW(m->jumps[k], cap[k], m->n_jumps[k] + 1);
 				m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
 			}
@@ -195,8 +199,10 @@ static const struct idx_timeline *cmp_tl;
 static int
 cmp_addr(const void *a, const void *b)
 {
-	const struct idx_elem *x = &cmp_tl->elems[*(const uint64_t *)a];
-	const struct idx_elem *y = &cmp_tl->elems[*(const uint64_t *)b];
+	const struct idx_elem x_v = idx_tl_elem(cmp_tl, *(const uint64_t *)a);
+	const struct idx_elem *x = &x_v;
+	const struct idx_elem y_v = idx_tl_elem(cmp_tl, *(const uint64_t *)b);
+	const struct idx_elem *y = &y_v;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -223,15 +229,15 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 		m->by_addr[i] = i;
 	cmp_tl = tl;
 	qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
-	m->time_ok = m->trace != NULL && m->trace->time_us != NULL &&
+	m->time_ok = m->trace != NULL && snap_trace_has_time(m->trace) &&
 	    tl->n_events > 0;
 	/* a time axis needs times that never go back, and within +-2^62 us
 	 * so that spans and "+ 1" cannot overflow on a crafted file */
 	for (i = 0; m->time_ok && i < tl->n_events; i++)
-		if (m->trace->time_us[i] == SNAP_NO_TIME ||
-		    m->trace->time_us[i] < -TL_TIME_LIMIT ||
-		    m->trace->time_us[i] >= TL_TIME_LIMIT ||
-		    (i > 0 && m->trace->time_us[i] < m->trace->time_us[i - 1]))
+		if (snap_ev_time(m->trace, i) == SNAP_NO_TIME ||
+		    snap_ev_time(m->trace, i) < -TL_TIME_LIMIT ||
+		    snap_ev_time(m->trace, i) >= TL_TIME_LIMIT ||
+		    (i > 0 && snap_ev_time(m->trace, i) < snap_ev_time(m->trace, i - 1)))
 			m->time_ok = 0;
 }
 
@@ -255,9 +261,9 @@ uint64_t
 tl_total_at(const struct tl_model *m, int64_t ev)
 {
 	if (ev < 0 || (uint64_t)ev >= m->tl->n_events)
-		return ev < 0 ? m->tl->base_total : m->tl->total[m->tl->n_events
-		    - 1];
-	return m->tl->total[ev];
+		return ev < 0 ? m->tl->base_total : idx_tl_total(m->tl, m->tl->n_events
+		    - 1);
+	return idx_tl_total(m->tl, ev);
 }
 
 uint64_t
@@ -265,8 +271,8 @@ tl_reserved_at(const struct tl_model *m, int64_t ev)
 {
 	if (ev < 0 || (uint64_t)ev >= m->tl->n_events)
 		return ev < 0 ? m->tl->base_reserved :
-		    m->tl->reserved[m->tl->n_events - 1];
-	return m->tl->reserved[ev];
+		    idx_tl_reserved(m->tl, m->tl->n_events - 1);
+	return idx_tl_reserved(m->tl, ev);
 }
 
 static int
@@ -284,15 +290,19 @@ tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (tl->elems[m->by_addr[mid]].addr < addr)
+		if (idx_tl_elem(tl, m->by_addr[mid]).addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (i = lo; i < tl->n_elems && tl->elems[m->by_addr[i]].addr == addr;
-	    i++)
-		if (live_at(&tl->elems[m->by_addr[i]], at))
+	for (i = lo; i < tl->n_elems; i++) {
+		struct idx_elem e = idx_tl_elem(tl, m->by_addr[i]);
+
+		if (e.addr != addr)
+			break;
+		if (live_at(&e, at))
 			return m->by_addr[i];
+	}
 	return TL_NO_ELEM;
 }
 
@@ -368,17 +378,17 @@ tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
 
 	memset(h, 0, sizeof *h);
 	for (i = 0; i < n; i++) {
-		const struct idx_elem *e;
+		struct idx_elem e;
 
 		if (elems[i] >= tl->n_elems)
 			continue;
-		e = &tl->elems[elems[i]];
+		e = idx_tl_elem(tl, elems[i]);
 		ids[na] = elems[i];
-		al[na].ev = e->alloc_ev;
-		al[na++].size = e->size;
-		if (e->free_ev >= 0) {
-			fr[nf].ev = e->free_ev;
-			fr[nf++].size = e->size;
+		al[na].ev = e.alloc_ev;
+		al[na++].size = e.size;
+		if (e.free_ev >= 0) {
+			fr[nf].ev = e.free_ev;
+			fr[nf++].size = e.size;
 		}
 	}
 	sums_of(al, na, &h->alloc_ev, &h->alloc_cum);
@@ -436,7 +446,7 @@ tl_plot_width(int w)
 static int64_t
 time_of(const struct tl_model *m, int64_t ev)
 {
-	return m->trace->time_us[ev];
+	return snap_ev_time(m->trace, ev);
 }
 
 /* First event with time >= t in [lo, hi). */
@@ -524,29 +534,29 @@ col_agg(const struct tl_model *m, int64_t lo, int64_t hi, int64_t *ev,
 	if (b0 >= b1) {
 		b0 = b1 = hi; /* no full block: plain scan */
 		for (i = lo; i < hi; i++) {
-			if (tl->total[i] > tl->total[am])
+			if (idx_tl_total(tl, i) > idx_tl_total(tl, am))
 				am = i;
-			if (tl->reserved[i] > mr)
-				mr = tl->reserved[i];
+			if (idx_tl_reserved(tl, i) > mr)
+				mr = idx_tl_reserved(tl, i);
 		}
 	} else {
 		for (i = lo; i < b0 * TL_LOD_BLOCK; i++) {
-			if (tl->total[i] > tl->total[am])
+			if (idx_tl_total(tl, i) > idx_tl_total(tl, am))
 				am = i;
-			if (tl->reserved[i] > mr)
-				mr = tl->reserved[i];
+			if (idx_tl_reserved(tl, i) > mr)
+				mr = idx_tl_reserved(tl, i);
 		}
 		for (b = b0; b < b1; b++) {
-			if (tl->total[m->blk_argmax[b]] > tl->total[am])
+			if (idx_tl_total(tl, m->blk_argmax[b]) > idx_tl_total(tl, am))
 				am = (int64_t)m->blk_argmax[b];
 			if (m->blk_maxres[b] > mr)
 				mr = m->blk_maxres[b];
 		}
 		for (i = b1 * TL_LOD_BLOCK; i < hi; i++) {
-			if (tl->total[i] > tl->total[am])
+			if (idx_tl_total(tl, i) > idx_tl_total(tl, am))
 				am = i;
-			if (tl->reserved[i] > mr)
-				mr = tl->reserved[i];
+			if (idx_tl_reserved(tl, i) > mr)
+				mr = idx_tl_reserved(tl, i);
 		}
 	}
 	*ev = am;
@@ -613,7 +623,8 @@ col_bands(const struct tl_model *m, const struct tl_view *v, int64_t ev,
 		n++;
 	}
 	for (j = 0; j < m->n_drawn && n < MAX_BANDS_PER_COL - 1; j++) {
-		const struct idx_elem *e = &tl->elems[m->drawn[j]];
+		const struct idx_elem e_v = idx_tl_elem(tl, m->drawn[j]);
+		const struct idx_elem *e = &e_v;
 
 		if (!live_at(e, ev) || (double)e->size < row_bytes / 4 ||
 		    (hl != NULL && j < hl->n_drawn && hl->drawn[j]))
@@ -749,7 +760,8 @@ draw_axes(const struct tl_model *m, const struct tl_view *v,
 	    0);
 	cellbuf_put(cb, px - 1, y + ph, v->utf8 ? 0x2514 : '+', UIC_AXIS, 0);
 	if (v->sel_elem != TL_NO_ELEM && v->sel_elem < m->tl->n_elems) {
-		const struct idx_elem *e = &m->tl->elems[v->sel_elem];
+		const struct idx_elem e_v = idx_tl_elem(m->tl, v->sel_elem);
+		const struct idx_elem *e = &e_v;
 		int64_t a = e->alloc_ev < v->ev0 ? v->ev0 : e->alloc_ev;
 		int64_t f = e->free_ev < 0 || e->free_ev >= v->ev1 ?
 		    v->ev1 - 1 : e->free_ev;

@@ -723,7 +723,7 @@ static void
 fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
 	const struct snap_trace *t = r->t;
-	uint64_t a = t->addr[i], req = t->size[i], avail, bs;
+	uint64_t a = snap_ev_addr(t, i), req = snap_ev_size(t, i), avail, bs;
 	int32_t si = rstate_find_seg(st, a), bi;
 	const struct learned *ln;
 	struct rseg *sg;
@@ -747,7 +747,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 		log_blocks(r, st, (uint32_t)si, (uint32_t)bi, 1);
 		sg->b[bi].state = SNAP_BLOCK_ACTIVE_ALLOCATED;
 		sg->b[bi].requested_size = req;
-		sg->b[bi].stack = t->stack[i];
+		sg->b[bi].stack = snap_ev_stack(t, i);
 		sg->b[bi].alloc_ev = (int64_t)i;
 		sg->b[bi].last_ev = (int64_t)i;
 		sg->hdr.last_ev = (int64_t)i;
@@ -793,7 +793,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	sg->b[k].size = bs;
 	sg->b[k].state = SNAP_BLOCK_ACTIVE_ALLOCATED;
 	sg->b[k].requested_size = req;
-	sg->b[k].stack = t->stack[i];
+	sg->b[k].stack = snap_ev_stack(t, i);
 	sg->b[k].alloc_ev = (int64_t)i;
 	sg->b[k].last_ev = (int64_t)i;
 	sg->hdr.last_ev = (int64_t)i;
@@ -820,7 +820,7 @@ block_at(const struct rstate *st, uint64_t a, int32_t *psi)
 static void
 fwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
 {
-	uint64_t a = r->t->addr[i];
+	uint64_t a = snap_ev_addr(r->t, i);
 	int32_t si, bi = block_at(st, a, &si);
 	struct replay_block *b;
 
@@ -843,7 +843,7 @@ fwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
 static void
 fwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 {
-	uint64_t a = r->t->addr[i];
+	uint64_t a = snap_ev_addr(r->t, i);
 	int32_t si, bi = block_at(st, a, &si);
 	struct rseg *sg;
 	struct replay_block *b;
@@ -879,7 +879,7 @@ fwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 static void
 fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
-	uint64_t a = r->t->addr[i], size = r->t->size[i];
+	uint64_t a = snap_ev_addr(r->t, i), size = snap_ev_size(r->t, i);
 	uint32_t pos = seg_lower(st, a);
 	struct rseg *sg;
 	struct urec *u;
@@ -895,7 +895,7 @@ fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	sg->hdr.size = size;
 	sg->hdr.alloc_ev = (int64_t)i;
 	sg->hdr.last_ev = (int64_t)i;
-	seg_set_attrs(r, sg, i, r->t->stream[i], 0);
+	seg_set_attrs(r, sg, i, snap_ev_stream(r->t, i), 0);
 	rseg_reserve(sg, 1);
 	blk_free_init(&sg->b[0], a, size, (int64_t)i);
 	sg->n = 1;
@@ -906,7 +906,7 @@ fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 static void
 fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 {
-	uint64_t a = r->t->addr[i];
+	uint64_t a = snap_ev_addr(r->t, i);
 	int32_t si = rstate_find_seg(st, a);
 	struct rseg *sg;
 
@@ -917,9 +917,9 @@ fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 	sg = &st->seg[si];
 	if (sg->n != 1 || sg->b[0].state != SNAP_BLOCK_INACTIVE)
 		ANOM(r, i, a, "segment_free: segment still has active blocks");
-	if (sg->hdr.size != r->t->size[i])
+	if (sg->hdr.size != snap_ev_size(r->t, i))
 		ANOM(r, i, a, "segment_free: size %llu, segment has %llu",
-		    (unsigned long long)r->t->size[i],
+		    (unsigned long long)snap_ev_size(r->t, i),
 		    (unsigned long long)sg->hdr.size);
 	log_segs(r, st, (uint32_t)si, 1);
 	rstate_remove_seg(st, (uint32_t)si);
@@ -928,16 +928,16 @@ fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 static void
 fwd_segment_map(struct replay *r, struct rstate *st, uint64_t i)
 {
-	if (range_add(r, st, i, r->t->addr[i], r->t->size[i], r->t->stream[i],
+	if (range_add(r, st, i, snap_ev_addr(r->t, i), snap_ev_size(r->t, i), snap_ev_stream(r->t, i),
 		1) < 0)
-		ANOM(r, i, r->t->addr[i], "segment_map: overlaps mapped memory");
+		ANOM(r, i, snap_ev_addr(r->t, i), "segment_map: overlaps mapped memory");
 }
 
 static void
 fwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i)
 {
-	if (range_remove(r, st, i, r->t->addr[i], r->t->size[i], 1) < 0)
-		ANOM(r, i, r->t->addr[i],
+	if (range_remove(r, st, i, snap_ev_addr(r->t, i), snap_ev_size(r->t, i), 1) < 0)
+		ANOM(r, i, snap_ev_addr(r->t, i),
 		    "segment_unmap: range is not free mapped memory");
 }
 
@@ -947,7 +947,7 @@ replay_apply(struct replay *r, struct rstate *st, uint64_t i)
 {
 	uint64_t n_log = r->n_log;
 
-	switch (r->t->action[i]) {
+	switch (snap_ev_action(r->t, i)) {
 	case SNAP_ALLOC: fwd_alloc(r, st, i); break;
 	case SNAP_FREE_REQUESTED: fwd_free_requested(r, st, i); break;
 	case SNAP_FREE_COMPLETED: fwd_free_completed(r, st, i); break;
@@ -1013,12 +1013,12 @@ pending_pairs(const struct replay *r)
 	uint64_t i;
 
 	for (i = 0; i < r->n; i++) {
-		uint8_t a = r->t->action[i], *v;
+		uint8_t a = snap_ev_action(r->t, i), *v;
 
 		if (a != SNAP_ALLOC && a != SNAP_FREE_REQUESTED &&
 		    a != SNAP_FREE_COMPLETED)
 			continue;
-		v = addrmap_slot(&m, r->t->addr[i]);
+		v = addrmap_slot(&m, snap_ev_addr(r->t, i));
 		if (a == SNAP_FREE_REQUESTED)
 			*v = 2;
 		else if (a == SNAP_FREE_COMPLETED) {
@@ -1075,7 +1075,7 @@ learn_attrs(struct replay *r, uint64_t ev, const struct rseg *sg)
 static int
 bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
-	int32_t si, bi = block_at(st, r->t->addr[i], &si);
+	int32_t si, bi = block_at(st, snap_ev_addr(r->t, i), &si);
 	struct replay_block *b;
 
 	if (bi < 0)
@@ -1093,7 +1093,7 @@ bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 static int
 bwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
 {
-	int32_t si, bi = block_at(st, r->t->addr[i], &si);
+	int32_t si, bi = block_at(st, snap_ev_addr(r->t, i), &si);
 	struct replay_block *b;
 
 	if (bi < 0)
@@ -1109,7 +1109,7 @@ static int
 bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
     int pending)
 {
-	uint64_t a = r->t->addr[i], req = r->t->size[i], avail, bs;
+	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i), avail, bs;
 	int32_t si = rstate_find_seg(st, a), bi;
 	const struct learned *fx;
 	struct rseg *sg;
@@ -1157,7 +1157,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 	sg->b[k].addr = a;
 	sg->b[k].size = bs;
 	sg->b[k].requested_size = req;
-	sg->b[k].stack = r->t->stack[i];
+	sg->b[k].stack = snap_ev_stack(r->t, i);
 	sg->b[k].state = pending ? SNAP_BLOCK_ACTIVE_PENDING_FREE
 				 : SNAP_BLOCK_ACTIVE_ALLOCATED;
 	sg->b[k].alloc_ev = -1;
@@ -1169,9 +1169,9 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 static int
 bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
-	int32_t si = rstate_find_seg(st, r->t->addr[i]);
+	int32_t si = rstate_find_seg(st, snap_ev_addr(r->t, i));
 
-	if (si < 0 || st->seg[si].hdr.addr != r->t->addr[i])
+	if (si < 0 || st->seg[si].hdr.addr != snap_ev_addr(r->t, i))
 		return -1;
 	learn_attrs(r, i, &st->seg[si]);
 	rstate_remove_seg(st, (uint32_t)si);
@@ -1181,7 +1181,7 @@ bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 static int
 bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 {
-	uint64_t a = r->t->addr[i], size = r->t->size[i];
+	uint64_t a = snap_ev_addr(r->t, i), size = snap_ev_size(r->t, i);
 	uint32_t pos = seg_lower(st, a);
 	struct rseg *sg;
 
@@ -1191,7 +1191,7 @@ bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 	sg = rstate_insert_seg(st, pos);
 	sg->hdr.addr = a;
 	sg->hdr.size = size;
-	seg_set_attrs(r, sg, UINT64_MAX, r->t->stream[i], 0);
+	seg_set_attrs(r, sg, UINT64_MAX, snap_ev_stream(r->t, i), 0);
 	rseg_reserve(sg, 1);
 	blk_free_init(&sg->b[0], a, size, -1);
 	sg->n = 1;
@@ -1201,20 +1201,20 @@ bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 static int
 bwd_segment_map(struct replay *r, struct rstate *st, uint64_t i)
 {
-	int32_t si = rstate_find_seg(st, r->t->addr[i]);
+	int32_t si = rstate_find_seg(st, snap_ev_addr(r->t, i));
 
 	if (si < 0)
 		return -1;
 	learn_attrs(r, i, &st->seg[si]);
-	return range_remove(r, st, i, r->t->addr[i], r->t->size[i], 0) < 0
+	return range_remove(r, st, i, snap_ev_addr(r->t, i), snap_ev_size(r->t, i), 0) < 0
 	    ? -1 : 0;
 }
 
 static int
 bwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i)
 {
-	return range_add(r, st, UINT64_MAX, r->t->addr[i], r->t->size[i],
-		   r->t->stream[i], 0) < 0
+	return range_add(r, st, UINT64_MAX, snap_ev_addr(r->t, i), snap_ev_size(r->t, i),
+		   snap_ev_stream(r->t, i), 0) < 0
 	    ? -1 : 0;
 }
 
@@ -1227,7 +1227,7 @@ backward(struct replay *r, struct rstate *st)
 	for (i = r->n; i-- > 0;) {
 		int rc = 0;
 
-		switch (r->t->action[i]) {
+		switch (snap_ev_action(r->t, i)) {
 		case SNAP_ALLOC: rc = bwd_alloc(r, st, i); break;
 		case SNAP_FREE_REQUESTED: rc = bwd_free_requested(r, st, i); break;
 		case SNAP_FREE_COMPLETED:
@@ -1303,14 +1303,14 @@ find_workspace(struct replay *r)
 	for (i = 0; i + 2 < r->n; i += 3) {
 		const struct snap_trace *t = r->t;
 
-		if (t->action[i] != SNAP_WORKSPACE_SNAPSHOT ||
-		    t->action[i + 1] != SNAP_SEGMENT_ALLOC ||
-		    t->action[i + 2] != SNAP_ALLOC ||
-		    t->addr[i + 1] != t->addr[i + 2])
+		if (snap_ev_action(t, i) != SNAP_WORKSPACE_SNAPSHOT ||
+		    snap_ev_action(t, i + 1) != SNAP_SEGMENT_ALLOC ||
+		    snap_ev_action(t, i + 2) != SNAP_ALLOC ||
+		    snap_ev_addr(t, i + 1) != snap_ev_addr(t, i + 2))
 			break;
 		r->workspace = xreallocarray(r->workspace, r->n_workspace + 1,
 		    sizeof *r->workspace);
-		r->workspace[r->n_workspace++] = t->addr[i + 1];
+		r->workspace[r->n_workspace++] = snap_ev_addr(t, i + 1);
 	}
 	r->info.n_workspace = r->n_workspace;
 }

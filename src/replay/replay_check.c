@@ -184,7 +184,7 @@ last_touch(const struct replay *r, uint64_t a, uint64_t size)
 	uint64_t i;
 
 	for (i = r->n; i-- > 0;)
-		if (r->t->action[i] != SNAP_OOM && r->t->addr[i] - a < size)
+		if (snap_ev_action(r->t, i) != SNAP_OOM && snap_ev_addr(r->t, i) - a < size)
 			return (int64_t)i;
 	return REPLAY_EV_END;
 }

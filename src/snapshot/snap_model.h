@@ -205,6 +205,94 @@ struct snapshot {
 /* String for id (borrowed, NUL-terminated); "" for an out-of-range id. */
 const char *snap_str(const struct snapshot *s, uint32_t id);
 
+/*
+ * Event i (i < t->n) of a trace. Every reader above this layer reads the
+ * per-event columns only through these accessors, never through the
+ * arrays, so that the storage behind a trace (heap arrays from a parse,
+ * columns in a mapped index, block-coded columns) can change without
+ * touching a reader.
+ */
+struct snap_event {
+	uint64_t addr;    /* block/segment address; device_free for oom */
+	uint64_t size;
+	uint64_t stream;
+	int64_t time_us;  /* SNAP_NO_TIME when absent */
+	uint32_t stack;   /* stack id, 0 = none */
+	uint32_t compile_context; /* string id, 0 = none */
+	uint32_t user_metadata;   /* string id, 0 = none */
+	uint8_t action;   /* enum snap_action or unknown index */
+};
+
+static inline unsigned
+snap_ev_action(const struct snap_trace *t, uint64_t i)
+{
+	return t->action[i];
+}
+
+static inline uint64_t
+snap_ev_addr(const struct snap_trace *t, uint64_t i)
+{
+	return t->addr[i];
+}
+
+static inline uint64_t
+snap_ev_size(const struct snap_trace *t, uint64_t i)
+{
+	return t->size[i];
+}
+
+static inline uint64_t
+snap_ev_stream(const struct snap_trace *t, uint64_t i)
+{
+	return t->stream[i];
+}
+
+static inline uint32_t
+snap_ev_stack(const struct snap_trace *t, uint64_t i)
+{
+	return t->stack[i];
+}
+
+/* 1 when some event of t carries time_us (else every time is
+ * SNAP_NO_TIME). */
+static inline int
+snap_trace_has_time(const struct snap_trace *t)
+{
+	return t->time_us != NULL;
+}
+
+static inline int64_t
+snap_ev_time(const struct snap_trace *t, uint64_t i)
+{
+	return t->time_us != NULL ? t->time_us[i] : SNAP_NO_TIME;
+}
+
+static inline uint32_t
+snap_ev_ctx(const struct snap_trace *t, uint64_t i)
+{
+	return t->compile_context != NULL ? t->compile_context[i] : 0;
+}
+
+static inline uint32_t
+snap_ev_meta(const struct snap_trace *t, uint64_t i)
+{
+	return t->user_metadata != NULL ? t->user_metadata[i] : 0;
+}
+
+/* All of event i at once. */
+static inline void
+snap_ev_get(const struct snap_trace *t, uint64_t i, struct snap_event *ev)
+{
+	ev->action = (uint8_t)snap_ev_action(t, i);
+	ev->addr = snap_ev_addr(t, i);
+	ev->size = snap_ev_size(t, i);
+	ev->stream = snap_ev_stream(t, i);
+	ev->stack = snap_ev_stack(t, i);
+	ev->time_us = snap_ev_time(t, i);
+	ev->compile_context = snap_ev_ctx(t, i);
+	ev->user_metadata = snap_ev_meta(t, i);
+}
+
 /* Frames of a stack (borrowed): *n receives the count; innermost first. */
 const uint32_t *snap_stack(const struct snapshot *s, uint32_t stack,
     uint32_t *n);

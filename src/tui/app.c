@@ -103,9 +103,9 @@ app_selected_elem(struct app *a)
 	    a->sv.sel_block < a->st->n_blocks)
 		return tl_model_find_elem(&a->tm, a->st->blocks[a->sv.sel_block]
 		    .addr, c);
-	if (c >= 0 && (uint64_t)c < a->tl.n_events && a->tl.ev_elem != NULL &&
-	    a->tl.ev_elem[c] < a->tl.n_elems)
-		return a->tl.ev_elem[c];
+	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
+	    idx_tl_ev_elem(&a->tl, c) < a->tl.n_elems)
+		return idx_tl_ev_elem(&a->tl, c);
 	return TL_NO_ELEM;
 }
 
@@ -134,10 +134,14 @@ app_set_device(struct app *a, uint32_t d)
 		app_msg(a, "device %u: %s", d, err.msg);
 		return -1;
 	}
-	views_close(a);
-	views_reset(a);
 	if (a->st != NULL)
 		device_free(a);
+	/* the views drop what they computed for the old device (view.h) */
+	a->dev_gen++;
+	a->view.hl = NULL;
+	a->view.marks = NULL;
+	a->view.n_marks = 0;
+	a->view.mark_sel = -2;
 	a->tl = tl;
 	a->device = d;
 	tl_model_init(&a->tm, a->snap, &a->tl, TL_DEFAULT_DRAWN);
@@ -160,7 +164,9 @@ app_set_device(struct app *a, uint32_t d)
 void
 app_close(struct app *a)
 {
-	views_reset(a);
+	if (a->sites_ok > 0)
+		an_sites_destroy(&a->sites);
+	a->sites_ok = 0;
 	if (a->st != NULL || a->tl.elems != NULL)
 		device_free(a);
 	free(a->stack_match);
@@ -231,13 +237,15 @@ static void
 jump_elem(struct app *a, int to_free)
 {
 	uint64_t e = app_selected_elem(a);
+	struct idx_elem elv;
 	const struct idx_elem *el;
 
 	if (e == TL_NO_ELEM) {
 		app_msg(a, "no allocation selected");
 		return;
 	}
-	el = &a->tl.elems[e];
+	elv = idx_tl_elem(&a->tl, e);
+	el = &elv;
 	if (to_free ? el->free_ev < 0 : el->alloc_ev < 0) {
 		app_msg(a, to_free ? "never freed in the trace"
 				   : "allocated before the trace started");
@@ -321,9 +329,6 @@ app_action(struct app *a, enum action act)
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
 		break;
-	case ACT_VIEW_LEAKS: return views_toggle(a, VIEW_LEAKS);
-	case ACT_VIEW_FRAG: return views_toggle(a, VIEW_FRAG);
-	case ACT_VIEW_TOP: return views_toggle(a, VIEW_TOP);
 	case ACT_ALLOC_NEXT:
 	case ACT_ALLOC_PREV:
 		app_msg(a, "] and [ step through the blocks of a leak site: "
@@ -333,6 +338,21 @@ app_action(struct app *a, enum action act)
 	default: return 0;
 	}
 	return UI_HANDLED | UI_REDRAW;
+}
+
+struct an_sites *
+app_sites(struct app *a)
+{
+	struct sv_error err;
+
+	if (a->sites_ok == 0) {
+		sv_error_clear(&err);
+		a->sites_ok = an_sites_init(&a->sites, a->snap, 1, NULL,
+		    &err) == 0 ? 1 : -1;
+		if (a->sites_ok < 0)
+			app_msg(a, "call sites: %s", err.msg);
+	}
+	return a->sites_ok > 0 ? &a->sites : NULL;
 }
 
 /* ---- search ----------------------------------------------------------- */
@@ -378,10 +398,10 @@ static int
 event_matches(struct app *a, const struct snap_trace *t, uint64_t i)
 {
 	if (a->query_is_addr)
-		return t->addr[i] <= a->query_addr &&
-		    a->query_addr < t->addr[i] + (t->size[i] > 0 ? t->size[i] : 1);
-	return a->stack_match != NULL && t->stack[i] < a->snap->n_stacks &&
-	    a->stack_match[t->stack[i]];
+		return snap_ev_addr(t, i) <= a->query_addr &&
+		    a->query_addr < snap_ev_addr(t, i) + (snap_ev_size(t, i) > 0 ? snap_ev_size(t, i) : 1);
+	return a->stack_match != NULL && snap_ev_stack(t, i) < a->snap->n_stacks &&
+	    a->stack_match[snap_ev_stack(t, i)];
 }
 
 void

@@ -21,13 +21,15 @@ static void
 elem_life(struct app *a, uint64_t e, char *buf, size_t size)
 {
 	char al[FMT_BUF], fr[FMT_BUF];
+	struct idx_elem elv;
 	const struct idx_elem *el;
 
 	if (e == TL_NO_ELEM || e >= a->tl.n_elems) {
 		snprintf(buf, size, "not in the trace");
 		return;
 	}
-	el = &a->tl.elems[e];
+	elv = idx_tl_elem(&a->tl, e);
+	el = &elv;
 	if (el->alloc_ev < 0)
 		snprintf(al, sizeof al, "before trace");
 	else
@@ -48,10 +50,10 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 	uint64_t e = app_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
-	if (a->detail == DETAIL_SITE && a->aview != VIEW_NONE) {
-		snprintf(title, tsize, "%s", a->an.site_title);
-		snprintf(info, isize, "%s", a->an.site_info);
-		return a->an.site_stack;
+	if (a->detail == DETAIL_SITE) {
+		snprintf(title, tsize, "%s", a->vdetail.title);
+		snprintf(info, isize, "%s", a->vdetail.info);
+		return a->vdetail.stack;
 	}
 	elem_life(a, e, life, sizeof life);
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
@@ -68,7 +70,7 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr));
 		if (b->stack != 0)
 			return b->stack;
-		return e != TL_NO_ELEM ? a->tl.elems[e].stack : 0;
+		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
 	}
 	if (t == NULL || a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n) {
 		snprintf(title, tsize, "No event");
@@ -77,25 +79,25 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 	}
 	{
 		uint64_t i = (uint64_t)a->view.cursor;
-		const char *an = snap_action_name(t->action[i]);
+		const char *an = snap_action_name(snap_ev_action(t, i));
 		char tm[FMT_BUF] = "";
 
 		if (an == NULL)
 			an = "unknown";
 		/* times are from the file: subtract only when it cannot
 		 * overflow (|t| < 2^62 holds for any real clock) */
-		if (t->time_us != NULL && t->time_us[i] != SNAP_NO_TIME &&
-		    t->time_us[0] != SNAP_NO_TIME &&
-		    llabs(t->time_us[i]) < (INT64_C(1) << 62) &&
-		    llabs(t->time_us[0]) < (INT64_C(1) << 62))
-			fmt_duration(tm, sizeof tm, t->time_us[i] - t->time_us[0]);
+		if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME &&
+		    snap_ev_time(t, 0) != SNAP_NO_TIME &&
+		    llabs(snap_ev_time(t, i)) < (INT64_C(1) << 62) &&
+		    llabs(snap_ev_time(t, 0)) < (INT64_C(1) << 62))
+			fmt_duration(tm, sizeof tm, snap_ev_time(t, i) - snap_ev_time(t, 0));
 		snprintf(title, tsize, "Event %s %s %s %s - %s",
 		    fmt_event(ev, sizeof ev, a->view.cursor), an,
-		    fmt_addr(addr, sizeof addr, t->addr[i]),
-		    fmt_size(sz, sizeof sz, t->size[i]), life);
+		    fmt_addr(addr, sizeof addr, snap_ev_addr(t, i)),
+		    fmt_size(sz, sizeof sz, snap_ev_size(t, i)), life);
 		snprintf(info, isize, "size %s stream %" PRIu64 " %s%s", sz,
-		    t->stream[i], tm[0] != '\0' ? "time " : "", tm);
-		return t->stack[i];
+		    snap_ev_stream(t, i), tm[0] != '\0' ? "time " : "", tm);
+		return snap_ev_stack(t, i);
 	}
 }
 

@@ -9,15 +9,17 @@
 #             a higher one (ARCHITECTURE.md); only src/tui includes curses;
 #             a private header (*_int.h) is included from its own
 #             directory only; the library layers (util to render) never
-#             print to stdout or stderr, exit or abort (src/util/xalloc.c,
-#             the out-of-memory path, excepted).
+#             print to stdout or stderr, exit or abort (except the two
+#             files that must: src/util/xalloc.c, the out-of-memory path,
+#             and src/util/fatal.c, the fatal-signal handler).
 #   headers   every header under src/ compiles on its own, twice in a row
 #             ($CC -fsyntax-only of a file that includes only it).
 #   sections  every "§N" resolves to a heading of the document it cites:
 #             the last *.md path named in the same paragraph (a run of
-#             non-blank lines), or, in a .md file that names none there,
-#             that file itself. Paths are relative to ROOT. Files listed
-#             in tests/lint/sections.allow are not checked yet.
+#             non-blank lines); else the file's own default, declared
+#             once as "(§N) refer to PATH.md"; else, in a .md file, that
+#             file itself. Paths are relative to ROOT. Files listed in
+#             tests/lint/sections.allow are not checked yet.
 #   long      no C source line is over 80 columns (tabs every 8), except
 #             as many as tests/lint/long-lines.allow grants each file.
 #             -u rewrites that list from the tree instead.
@@ -55,12 +57,16 @@ find src -type f \( -name '*.c' -o -name '*.h' \) | sort > "$tmp/src"
 # Lowest first: a file may include its own layer and any below it. The
 # order is ARCHITECTURE.md's; src/main.c sits above everything.
 check_layers() {
-	awk -v order="util pickle snapshot index replay analysis render tui cli" '
+	awk -v order="util pickle snapshot index replay analysis render tui cli" \
+	    -v may_print="src/util/xalloc.c src/util/fatal.c" '
 	BEGIN {
 		n = split(order, l, " ")
 		for (i = 1; i <= n; i++)
 			rank[l[i]] = i
 		rank["main"] = n + 1
+		n = split(may_print, l, " ")
+		for (i = 1; i <= n; i++)
+			printer[l[i]] = 1
 	}
 	FNR == 1 {
 		layer = FILENAME
@@ -104,7 +110,7 @@ check_layers() {
 			    FILENAME, FNR
 	}
 	# library layers: no output of their own, no exit
-	rank[layer] <= rank["render"] && FILENAME != "src/util/xalloc.c" &&
+	rank[layer] <= rank["render"] && !(FILENAME in printer) &&
 	    $0 !~ /^[ \t]*(\/?\*|\/\/)/ &&
 	    ($0 ~ /(^|[^A-Za-z0-9_])(printf|puts|putchar|perror|exit|_exit|abort)[ \t]*\(/ ||
 	    $0 ~ /(^|[^A-Za-z0-9_])(stdout|stderr)([^A-Za-z0-9_]|$)/) {
@@ -169,9 +175,13 @@ check_sections() {
 		else
 			printf "%s\t%d\t%s\t%s\n", FILENAME, FNR, doc, ref
 	}
-	FNR == 1 { doc = "" }
+	FNR == 1 { doc = ""; fdefault = ""; declaring = 0 }
 	/^[ \t]*(\*|#|\/\/|\/\*|"""|\*\/)?[ \t]*$/ { doc = ""; next }
 	{
+		if ($0 ~ /\302\247N\)? refers? to/)
+			declaring = 1
+		if (doc == "" && fdefault != "")
+			doc = fdefault
 		if (doc == "" && FILENAME ~ /\.md$/)
 			doc = FILENAME
 		rest = $0
@@ -181,6 +191,10 @@ check_sections() {
 			if (tok !~ /^\302\247/) {
 				doc = tok
 				sub(/^\.\//, "", doc)
+				if (declaring) {
+					fdefault = doc
+					declaring = 0
+				}
 				continue
 			}
 			sub(/^\302\247/, "", tok)
