@@ -41,22 +41,13 @@ an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n)
 		return NULL;
 	for (i = 0; i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
-		uint64_t lo = 0, hi = t->n;
 
 		if (a->stage != SNAP_STAGE_START || a->device != d ||
 		    strncmp(snap_str(s, a->name), "ProfilerStep", 12) != 0)
 			continue;
 		/* First event at or after the step's start. */
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (snap_ev_time(t, mid) < a->time_us)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		XGROW(out, cap, m + 1);
-		out[m++] = (int64_t)lo;
+		out[m++] = (int64_t)snap_ev_at_time(t, 0, t->n, a->time_us);
 	}
 	if (m == 0)
 		return NULL;

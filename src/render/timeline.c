@@ -281,21 +281,28 @@ live_at(const struct idx_elem *e, int64_t at)
 	return e->alloc_ev <= at && (e->free_ev < 0 || e->free_ev > at);
 }
 
+struct addr_bound {
+	const struct tl_model *m;
+	uint64_t addr;
+};
+
+static int
+addr_below(const void *ctx, uint64_t i)
+{
+	const struct addr_bound *b = ctx;
+
+	return idx_tl_elem(b->m->tl, b->m->by_addr[i]).addr < b->addr;
+}
+
 uint64_t
 tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 {
 	const struct idx_timeline *tl = m->tl;
-	uint64_t lo = 0, hi = tl->n_elems, i;
+	struct addr_bound b = {m, addr};
+	uint64_t i;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (idx_tl_elem(tl, m->by_addr[mid]).addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < tl->n_elems; i++) {
+	for (i = sv_partition(0, tl->n_elems, addr_below, &b);
+	    i < tl->n_elems; i++) {
 		struct idx_elem e = idx_tl_elem(tl, m->by_addr[i]);
 
 		if (e.addr != addr)
@@ -449,20 +456,13 @@ time_of(const struct tl_model *m, int64_t ev)
 	return snap_ev_time(m->trace, ev);
 }
 
-/* First event with time >= t in [lo, hi). */
+/* First event with time >= t in [lo, hi) (0 <= lo <= hi). */
 static int64_t
 time_lower_bound(const struct tl_model *m, int64_t lo, int64_t hi,
     int64_t t)
 {
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-
-		if (time_of(m, mid) < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (int64_t)snap_ev_at_time(m->trace, (uint64_t)lo, (uint64_t)hi,
+	    t);
 }
 
 static int

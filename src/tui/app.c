@@ -13,6 +13,7 @@
 
 #include "index/idx.h"
 #include "render/fmt.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 #define MIN_SPAN 8
@@ -33,25 +34,33 @@ n_events(const struct app *a)
 	return (int64_t)a->tl.n_events;
 }
 
+struct seg_bound {
+	const struct replay_state *st;
+	uint64_t addr;
+};
+
+/* Segments (sorted by address) that end at or before addr. */
+static int
+seg_ends_below(const void *ctx, uint64_t i)
+{
+	const struct seg_bound *b = ctx;
+
+	return b->st->segments[i].addr + b->st->segments[i].size <= b->addr;
+}
+
 /* Re-finds the selected block by address in the new state. */
 static void
 reselect(struct app *a, uint64_t seg_addr, uint64_t blk_addr)
 {
 	const struct replay_state *st = a->st;
-	uint32_t lo = 0, hi = st->n_segments, b;
+	struct seg_bound sb = {st, seg_addr};
+	uint32_t lo, b;
 
 	a->sv.sel_seg = SEGMAP_NONE;
 	a->sv.sel_block = SEGMAP_NONE;
 	if (seg_addr == UINT64_MAX)
 		return;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (st->segments[mid].addr + st->segments[mid].size <= seg_addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (uint32_t)sv_partition(0, st->n_segments, seg_ends_below, &sb);
 	if (lo >= st->n_segments)
 		return;
 	a->sv.sel_seg = lo;
