@@ -6,6 +6,7 @@
 #include "util/json.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/escape.h"
@@ -108,6 +109,16 @@ json_i64(struct json *j, int64_t v)
 }
 
 void
+json_double(struct json *j, double v)
+{
+	before(j);
+	if (isfinite(v))
+		fprintf(j->f, "%.17g", v);
+	else
+		fputs("null", j->f);
+}
+
+void
 json_bool(struct json *j, int v)
 {
 	before(j);
@@ -153,4 +164,11 @@ json_kv_bool(struct json *j, const char *key, int v)
 {
 	json_key(j, key);
 	json_bool(j, v);
+}
+
+void
+json_kv_double(struct json *j, const char *key, double v)
+{
+	json_key(j, key);
+	json_double(j, v);
 }

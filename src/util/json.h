@@ -29,6 +29,7 @@ void json_str(struct json *j, const char *s);
 void json_strn(struct json *j, const char *s, size_t len);
 void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
+void json_double(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 /* Ends the document with a newline. */
@@ -39,5 +40,6 @@ void json_kv_str(struct json *j, const char *key, const char *s);
 void json_kv_u64(struct json *j, const char *key, uint64_t v);
 void json_kv_i64(struct json *j, const char *key, int64_t v);
 void json_kv_bool(struct json *j, const char *key, int v);
+void json_kv_double(struct json *j, const char *key, double v);
 
 #endif

@@ -6,11 +6,13 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/escape.h"
+#include "util/json.h"
 #include "util/search.h"
 #include "util/units.h"
 
@@ -95,6 +97,28 @@ START_TEST(test_json_string)
 	ck_assert_str_eq(json("\xff" "x", 2), "\"\\ufffdx\"");
 	ck_assert_str_eq(json("\xe2\x80\xae", 3), "\"\\u202e\"");
 	ck_assert_str_eq(json("\xc3\xa9", 2), "\"\xc3\xa9\"");
+}
+END_TEST
+
+/* json_kv_double: exact enough to read back, null where JSON has no
+ * number (NaN, infinities). */
+START_TEST(test_json_double)
+{
+	char out[256];
+	FILE *f = fmemopen(out, sizeof out, "w");
+	struct json j;
+
+	ck_assert_ptr_nonnull(f);
+	json_init(&j, f, 0);
+	json_obj_begin(&j);
+	json_kv_double(&j, "a", 0.1);
+	json_kv_double(&j, "b", -2.5);
+	json_kv_double(&j, "c", INFINITY);
+	json_kv_double(&j, "d", NAN);
+	json_obj_end(&j);
+	fclose(f);
+	ck_assert_str_eq(out,
+	    "{\"a\":0.10000000000000001,\"b\":-2.5,\"c\":null,\"d\":null}");
 }
 END_TEST
 
@@ -230,6 +254,7 @@ util_suite(void)
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
 	tcase_add_test(tc, test_json_string);
+	tcase_add_test(tc, test_json_double);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tu, test_size_text);
 	tcase_add_test(tu, test_size_tenths);
