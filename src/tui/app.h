@@ -28,7 +28,7 @@
 #define UI_RELAYOUT 0x4
 #define UI_QUIT 0x8
 
-enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
+enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND };
 /* Analysis views: a list that takes the place of one pane (views.h). */
 enum view_kind { VIEW_NONE, VIEW_LEAKS, VIEW_FRAG, VIEW_TOP, VIEW_N };
 
@@ -72,6 +72,15 @@ struct app {
 	struct segmap_totals totals;
 
 	struct tl_view view;            /* holds the cursor */
+	struct tl_frame tlf;            /* what the timeline drew last */
+	uint64_t annot_cur;             /* annotation the cursor went to */
+	struct band_info {              /* the picked band at the cursor */
+		int64_t at;             /* cursor it was found at; -2 none */
+		struct tl_pick pick;
+		int stack;
+		uint64_t count;         /* its live elements */
+		uint64_t largest;       /* the largest of them */
+	} band;
 	struct segmap_view sv;
 	enum detail_mode detail;
 	int detail_scroll, help_scroll;
@@ -129,6 +138,19 @@ const char *views_hint(const struct app *a);
 /* Actions that act on the open view whatever the focus (close, ]/[):
  * UI_* flags, 0 when not one of them or no view is open. */
 int views_action(struct app *a, enum action act);
+
+/* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
+/* Sets the timeline up for a newly opened device: the call-site bands
+ * when allocations are too small to draw one by one. */
+void timeline_open(struct app *a);
+/* Timeline actions that work whatever the focus (stacking mode, legend,
+ * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
+ * one of them. */
+int timeline_action(struct app *a, enum action act);
+/* Title and info of the detail pane for the picked band; returns the
+ * stack to show. */
+uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
+    char *info, size_t isize);
 
 /* Frees everything the app owns. */
 void app_close(struct app *a);

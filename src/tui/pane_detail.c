@@ -50,6 +50,8 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 	uint64_t e = app_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
+	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
+		return timeline_band_detail(a, title, tsize, info, isize);
 	if (a->detail == DETAIL_SITE && a->aview != VIEW_NONE) {
 		snprintf(title, tsize, "%s", a->an.site_title);
 		snprintf(info, isize, "%s", a->an.site_info);

@@ -12,9 +12,13 @@
 
 static const char *const legend[] = {
     "",
-    "Timeline: one band per live allocation, stacked in allocation order;",
-    "  the largest are drawn, the rest is one summarised band on top;",
-    "  the reserved line shows segment bytes; x = event (t: time).",
+    "Timeline: m cycles the bands: one per allocation (the largest drawn,",
+    "  the rest one summarised band on top), per call site, category or",
+    "  stream (the top 8 at the visible peak + other), or per segment;",
+    "  the legend (i) names them with their bytes at the cursor. J/K pick",
+    "  a band (Enter: its alloc), >/< ( ) y zoom and pan, y fits; the",
+    "  reserved line shows segment bytes; x = event (t: time); annotation",
+    "  names under the axis, {/} jump to them.",
     "Segment map: letters = allocated blocks, ~ pending free,",
     "  + (or light shade) rounding waste, . free; E expandable, P pool.",
     "Search (/): a hex address (0x...) or text found in a frame.",
