@@ -51,6 +51,8 @@ usage(FILE *f)
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
 	    "  --limit N         rows to print\n"
+	    "  --by WHAT         top: group by site (default) or category\n"
+	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  -q, --quiet       no progress bar\n"
@@ -84,6 +86,8 @@ enum {
 	OPT_FRAMES,
 	OPT_SITE_REGEX,
 	OPT_LIMIT,
+	OPT_BY,
+	OPT_CATEGORIES,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE
 };
@@ -97,6 +101,8 @@ static const struct option long_opts[] = {
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"site-regex", required_argument, NULL, OPT_SITE_REGEX},
     {"limit", required_argument, NULL, OPT_LIMIT},
+    {"by", required_argument, NULL, OPT_BY},
+    {"categories", required_argument, NULL, OPT_CATEGORIES},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"quiet", no_argument, NULL, 'q'},
@@ -130,6 +136,16 @@ parse_opt(int c, struct cli_opts *o)
 		return parse_i64("--to", optarg, &o->to);
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
+	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_BY:
+		if (strcmp(optarg, "site") != 0 &&
+		    strcmp(optarg, "category") != 0) {
+			fprintf(stderr, "snapview: --by: '%s': expected site or "
+			    "category\n", cli_shown(optarg));
+			return -1;
+		}
+		o->by_category = strcmp(optarg, "category") == 0;
+		return 0;
 	case 'h': usage(stdout); return 1;
 	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
 	default: return -1;

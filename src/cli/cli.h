@@ -38,6 +38,8 @@ struct cli_opts {
 	int64_t frames;         /* --frames K, 0 = default */
 	const char *site_regex; /* --site-regex */
 	int64_t limit;          /* --limit N, 0 = default */
+	int by_category;        /* --by category */
+	const char *categories; /* --categories FILE */
 };
 
 struct sv_index;

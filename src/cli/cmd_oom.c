@@ -32,6 +32,23 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 	printf("  requested at:  ");
 	cli_an_site_text(stdout, s, e->site);
 	printf("\n");
+	printf("  segment:       %s asked of the device (%s pool)\n",
+	    sv_fmt_size(a, sizeof a, e->segment_size),
+	    e->large ? "large" : "small");
+	if (e->retry_ev >= 0)
+		printf("  retried:       an allocation of this size follows at "
+		       "#%" PRId64 "\n", e->retry_ev);
+	else
+		printf("  retried:       no allocation of this size follows: "
+		       "the request failed\n");
+	if (e->enough_free)
+		printf("  The device reported %s free, enough for the request; "
+		       "causes that fit:\n",
+		    sv_fmt_size(a, sizeof a, e->device_free));
+	else
+		printf("  Causes that fit:\n");
+	for (i = 0; i < (uint32_t)e->n_causes; i++)
+		printf("    - %s\n", e->causes[i].text);
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
@@ -55,6 +72,17 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 	}
 }
 
+static const char *
+cause_name(int kind)
+{
+	switch (kind) {
+	case AN_OOM_POOL: return "pool";
+	case AN_OOM_FRACTION: return "memory_fraction";
+	case AN_OOM_OTHERS: return "other_processes";
+	default: return "fragmentation";
+	}
+}
+
 static void
 json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
     uint64_t limit)
@@ -69,6 +97,29 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 	json_kv_u64(j, "reserved", e->reserved);
 	json_kv_u64(j, "allocated", e->allocated);
 	json_kv_u64(j, "allocated_blocks", e->allocated_blocks);
+	json_kv_str(j, "request_pool", e->large ? "large" : "small");
+	json_kv_u64(j, "segment_size", e->segment_size);
+	json_kv_bool(j, "enough_free", e->enough_free);
+	json_key(j, "pool_free");
+	if (e->has_state)
+		json_u64(j, e->pool_free);
+	else
+		json_null(j);
+	json_key(j, "pool_largest_free_block");
+	if (e->has_state)
+		json_u64(j, e->pool_largest);
+	else
+		json_null(j);
+	json_kv_i64(j, "retry_event", e->retry_ev);
+	json_key(j, "causes");
+	json_arr_begin(j);
+	for (i = 0; i < (uint32_t)e->n_causes; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "cause", cause_name(e->causes[i].kind));
+		json_kv_str(j, "text", e->causes[i].text);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_key(j, "request_site");
 	json_obj_begin(j);
 	cli_an_site_json(j, s, e->site, e->stack);

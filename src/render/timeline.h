@@ -190,7 +190,8 @@ struct tl_view {
 	int stack;          /* enum tl_stack */
 	int legend;         /* enum tl_legend */
 	struct tl_pick pick;
-	const struct tl_hilite *hl; /* highlighted set (borrowed) or NULL */
+	struct tl_hilite *hl; /* highlighted set (borrowed; drawing only
+				 reads it) or NULL */
 	const int64_t *marks; /* sorted events marked on the x axis row
 				 (borrowed) or NULL */
 	uint64_t n_marks;

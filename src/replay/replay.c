@@ -21,8 +21,8 @@
  *    too, §13.5). It only matters for blocks allocated before the trace
  *    (frees with no alloc, ring buffer truncation, §16.8): there we use the
  *    allocator's own rule: round_size (512 granularity; torch_npu adds 32
- *    bytes first, detected from the final blocks: size == round512(req+32)
- *    for every block in the NPU fixtures) and should_split (§13.4 step 8:
+ *    bytes first, detected per device by replay_round.h) and should_split
+ *    (§13.4 step 8:
  *    small pool or expandable: split iff remainder >= 512; large: iff
  *    remainder > 1 MiB).
  *    When that guess is wrong the trace says so later, and we use it:
@@ -76,6 +76,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "replay/replay_round.h"
 #include "util/xalloc.h"
 
 #define MIB (1024ull * 1024)
@@ -1273,25 +1274,6 @@ backward(struct replay *r, struct rstate *st)
 
 /* ---- the final state from the file ------------------------------------------------ */
 
-static int
-is_npu_rounding(const struct snapshot *s)
-{
-	uint64_t plain = 0, npu = 0;
-	uint32_t i;
-
-	for (i = 0; i < s->n_blocks; i++) {
-		const struct snap_block *b = &s->blocks[i];
-		uint64_t q = b->requested_size;
-
-		if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED ||
-		    (b->flags & SNAP_BLOCK_F_NO_REQUESTED))
-			continue;
-		plain += b->size == (q < 512 ? 512 : (q + 511) / 512 * 512);
-		npu += b->size == (q + 32 + 511) / 512 * 512;
-	}
-	return npu > plain;
-}
-
 /* Leading torch_npu triples: workspace_snapshot, segment_alloc, alloc. */
 static void
 find_workspace(struct replay *r)
@@ -1450,7 +1432,7 @@ replay_alloc(const struct snapshot *s, uint32_t d)
 	r->info.n_events = r->n;
 	r->info.k = r->k;
 	r->info.legacy_no_trace = r->n == 0;
-	r->npu_round = is_npu_rounding(s);
+	r->npu_round = replay_round_detect(s, d, NULL) == REPLAY_ROUND_NPU;
 	r->info.npu_rounding = r->npu_round;
 	return r;
 }

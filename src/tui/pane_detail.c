@@ -52,10 +52,10 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 
 	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
 		return timeline_band_detail(a, title, tsize, info, isize);
-	if (a->detail == DETAIL_SITE && a->aview != VIEW_NONE) {
-		snprintf(title, tsize, "%s", a->an.site_title);
-		snprintf(info, isize, "%s", a->an.site_info);
-		return a->an.site_stack;
+	if (a->detail == DETAIL_SITE) {
+		snprintf(title, tsize, "%s", a->vdetail.title);
+		snprintf(info, isize, "%s", a->vdetail.info);
+		return a->vdetail.stack;
 	}
 	elem_life(a, e, life, sizeof life);
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&

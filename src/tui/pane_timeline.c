@@ -154,8 +154,8 @@ set_stack(struct app *a, int st)
 		app_msg(a, "%s bands: %s", tl_stack_name(st), why);
 		return -1;
 	}
-	if (a->view.hl == &a->an.hl)
-		tl_hilite_update(&a->an.hl, &a->tm);
+	if (a->view.hl != NULL)
+		tl_hilite_update(a->view.hl, &a->tm);
 	a->view.stack = st;
 	a->tlf.rank_stack = -1;
 	clear_pick(a);
@@ -545,8 +545,8 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		snprintf(title, tsize, "Leaked blocks of the selected site @ %s "
 		    "- %s", cur, fmt_size(b, sizeof b, a->view.hl != NULL ?
 		    tl_hilite_bytes(a->view.hl, a->view.cursor) : 0));
-		snprintf(info, isize, "%s", a->an.site_title);
-		return a->an.site_stack;
+		snprintf(info, isize, "%s", a->vdetail.title);
+		return a->vdetail.stack;
 	default:
 		snprintf(title, tsize, "%s @ %s", tl_stack_grouped(st) ?
 		    "Everything outside the top bands" :
