@@ -248,8 +248,10 @@ cmp_annot(const void *a, const void *b)
 	return (x->stage == SNAP_STAGE_END) - (y->stage == SNAP_STAGE_END);
 }
 
-/* The device's annotations at the first event at or after their time
- * (after the last event: at the last event). Needs the time axis. */
+/* The device's annotations at events: a START at the first event at or
+ * after its time (after the last event: the last), an END at the last
+ * event at or before it (before the first: the first). Needs the time
+ * axis. */
 static void
 build_annots(struct tl_model *m)
 {
@@ -267,14 +269,20 @@ build_annots(struct tl_model *m)
 
 		if (a->device != m->tl->device || a->stage == SNAP_STAGE_OTHER)
 			continue;
+		/* the first event at or after a START, the last at or
+		 * before an END (as steps.h maps them) */
 		while (lo < hi) {
 			uint64_t mid = lo + (hi - lo) / 2;
 
-			if (snap_ev_time(m->trace, mid) < a->time_us)
+			if (a->stage == SNAP_STAGE_START ?
+			    snap_ev_time(m->trace, mid) < a->time_us :
+			    snap_ev_time(m->trace, mid) <= a->time_us)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
+		if (a->stage == SNAP_STAGE_END)
+			lo = lo > 0 ? lo - 1 : 0;
 		XGROW(m->annots, cap, m->n_annots + 1);
 		o = &m->annots[m->n_annots++];
 		o->ev = (int64_t)(lo < n ? lo : n - 1);
@@ -391,6 +399,8 @@ tl_model_destroy(struct tl_model *m)
 		tl_groups_destroy(&m->groups[k]);
 	if (m->sites_ok > 0)
 		an_sites_destroy(&m->sites);
+	if (m->cats_ok > 0)
+		an_categories_destroy(&m->cats);
 	free(m->skeys);
 	free(m->seg_by_addr);
 	memset(m, 0, sizeof *m);
@@ -408,10 +418,8 @@ site_group(void *ctx, const struct idx_elem *e, uint64_t k)
 static uint32_t
 category_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
-	struct tl_model *m = ctx;
-
 	(void)e;
-	return m->category_of(m->category_ctx, k);
+	return an_category_of(ctx, k);
 }
 
 /* The device's final segments by address, for the pool of an element
@@ -528,12 +536,10 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 		r = tl_groups_build(&m->groups[st], m->tl, max, site_group,
 		    &m->sites);
 	} else if (st == TL_STACK_CATEGORY) {
-		if (m->category_of == NULL) {
-			snprintf(why, size, "no categories for this snapshot");
+		if (tl_model_categories(m, why, size) != 0)
 			return -1;
-		}
-		r = tl_groups_build(&m->groups[st], m->tl, m->n_categories,
-		    category_group, m);
+		r = tl_groups_build(&m->groups[st], m->tl, AN_CAT_COUNT,
+		    category_group, &m->cats);
 	} else {
 		if (m->snap == NULL) {
 			snprintf(why, size, "no segments");
@@ -546,6 +552,32 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 	if (r != 0)
 		snprintf(why, size, "too many events for grouped bands");
 	return r;
+}
+
+int
+tl_model_categories(struct tl_model *m, char *why, size_t size)
+{
+	struct sv_error err;
+
+	if (m->cats_ok != 0) {
+		if (m->cats_ok < 0)
+			snprintf(why, size, "categories unavailable");
+		return m->cats_ok > 0 ? 0 : -1;
+	}
+	if (m->snap == NULL) {
+		snprintf(why, size, "no call stacks");
+		m->cats_ok = -1;
+		return -1;
+	}
+	sv_error_clear(&err);
+	if (an_categories_build(m->snap, m->tl, NULL, m->cat_rules, &m->cats,
+	    &err) != 0) {
+		snprintf(why, size, "%s", err.msg);
+		m->cats_ok = -1;
+		return -1;
+	}
+	m->cats_ok = 1;
+	return 0;
 }
 
 int
@@ -572,9 +604,7 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 		return 0;
 	}
 	if (prepare_groups(m, st, why, size) != 0) {
-		/* the category API may come later: ask again then */
-		if (st != TL_STACK_CATEGORY)
-			m->groups_ok[st] = -1;
+		m->groups_ok[st] = -1;
 		return -1;
 	}
 	m->groups_ok[st] = 1;
@@ -591,7 +621,7 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 	e = idx_tl_elem(m->tl, k);
 	switch (st) {
 	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
-	case TL_STACK_CATEGORY: return m->category_of(m->category_ctx, k);
+	case TL_STACK_CATEGORY: return an_category_of(&m->cats, k);
 	case TL_STACK_STREAM: return stream_group(m, &e, k);
 	default: return TL_NO_GROUP;
 	}

@@ -18,7 +18,9 @@
  *               one band per group: the K groups with the most bytes at
  *               the visible peak, largest at the bottom, and one "other"
  *               band on top for the rest (tl_groups.h: per-group byte
- *               curves built once per device, at first use).
+ *               curves built once per device, at first use). Sites are
+ *               site.h's (one frame); categories category.h's inference
+ *               (and the user's rules, cat_rules).
  *   segment     memory_viz's Active Cached Segment Timeline (§10.3):
  *               reserved memory, one band per segment (or mapped range of
  *               an expandable segment, tl_segs.h), stacked like
@@ -39,6 +41,7 @@
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
@@ -125,11 +128,9 @@ struct tl_model {
 	uint32_t n_skeys;
 	uint32_t *seg_by_addr;           /* final segments of the device */
 	uint32_t n_seg_by_addr;
-	/* category of an element (from the analyses); NULL: no categories */
-	uint32_t (*category_of)(void *ctx, uint64_t elem);
-	const char *(*category_name)(void *ctx, uint32_t cat);
-	void *category_ctx;
-	uint32_t n_categories;
+	struct an_categories cats;       /* per element (analysis/) */
+	int cats_ok;                     /* 0 not yet, 1 ready, -1 failed */
+	const struct an_cat_rules *cat_rules; /* the user's, or NULL */
 };
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
@@ -235,6 +236,10 @@ void tl_model_destroy(struct tl_model *m);
 /* Builds what stacking mode st needs (once per device). Returns 0, or -1
  * with a reason in why when the mode is not available. */
 int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
+
+/* Builds the categories of the elements (once). Returns 0, or -1 with a
+ * reason in why. */
+int tl_model_categories(struct tl_model *m, char *why, size_t size);
 
 /* Mode names: "allocation", "call site", ... */
 const char *tl_stack_name(int st);

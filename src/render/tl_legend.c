@@ -107,9 +107,8 @@ tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
 		short_site(&m->sites, g, raw, sizeof raw);
 	else if (st == TL_STACK_SITE && m->sites_ok > 0)
 		an_site_label(&m->sites, g, raw, sizeof raw);
-	else if (st == TL_STACK_CATEGORY && m->category_name != NULL)
-		snprintf(raw, sizeof raw, "%s", m->category_name(m->category_ctx,
-		    g));
+	else if (st == TL_STACK_CATEGORY && g < AN_CAT_COUNT)
+		snprintf(raw, sizeof raw, "%s", an_category_label(g));
 	else if (st == TL_STACK_STREAM && g < m->n_skeys) {
 		const struct tl_stream_key *k = &m->skeys[g];
 
@@ -188,6 +187,9 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 		tl_group_label(m, v->stack, fr->top[k], -(int)sizeof e->brief,
 		    v->utf8, e[n - 1].brief, sizeof e[n - 1].brief);
 	}
+	/* every group has its band: no "other" entry */
+	if (m->groups[v->stack].n <= fr->n_top)
+		return n;
 	snprintf(label, sizeof label, "other %ss",
 	    v->stack == TL_STACK_STREAM ? "stream" : tl_stack_name(v->stack));
 	if (v->stack == TL_STACK_CATEGORY)
@@ -231,10 +233,7 @@ entries(const struct tl_model *m, const struct tl_view *v,
 	int nb = tl_bands_at(m, v, fr, v->cursor, b, TL_MAX_COL_BANDS), n = 0;
 	uint64_t cnt;
 
-	if (tl_stack_grouped(v->stack))
-		n = group_entries(m, v, fr, b, nb, e, n);
-	else
-		n = layer_entries(m, v, fr, b, nb, e, n);
+	/* bottom to top: the set rests at the bottom */
 	if (v->hl != NULL) {
 		uint64_t set = v->stack == TL_STACK_SEGMENT ?
 		    tl_hilite_bytes(v->hl, v->cursor) :
@@ -245,6 +244,10 @@ entries(const struct tl_model *m, const struct tl_view *v,
 		    "leaked blocks (inside the segments)" : "leaked blocks");
 		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "leaked");
 	}
+	if (tl_stack_grouped(v->stack))
+		n = group_entries(m, v, fr, b, nb, e, n);
+	else
+		n = layer_entries(m, v, fr, b, nb, e, n);
 	free(b);
 	return n;
 }

@@ -480,7 +480,8 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
     char *info, size_t isize)
 {
 	struct idx_elem e = tl_layer_elem(&a->tm, a->view.stack, k);
-	char ad[FMT_BUF], sz[FMT_BUF], al[FMT_BUF], fr[FMT_BUF], site[200];
+	char ad[FMT_BUF], sz[FMT_BUF], al[FMT_BUF], fr[FMT_BUF], site[200],
+	    cat[128];
 	int seg = a->view.stack == TL_STACK_SEGMENT;
 
 	if (e.alloc_ev >= 0)
@@ -495,13 +496,18 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	    "Allocation", fmt_addr(ad, sizeof ad, e.addr),
 	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
 	    seg ? "unmapped" : "freed", fr);
-	site[0] = '\0';
+	site[0] = cat[0] = '\0';
 	if (!seg && tl_model_prepare(&a->tm, TL_STACK_SITE, site,
 	    sizeof site) == 0)
 		tl_group_label(&a->tm, TL_STACK_SITE, tl_model_group_of(&a->tm,
 		    TL_STACK_SITE, k), 0, a->utf8, site, sizeof site);
-	snprintf(info, isize, "%s%s%sstream %" PRIu64 "%s", seg ? "" : "site ",
-	    seg ? "" : site, seg ? "" : " - ", e.stream,
+	if (!seg && tl_model_categories(&a->tm, cat, sizeof cat) == 0)
+		snprintf(cat, sizeof cat, "%s - ", an_category_label(
+		    an_category_of(&a->tm.cats, k)));
+	else
+		cat[0] = '\0';
+	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,
+	    seg ? "" : "site ", seg ? "" : site, seg ? "" : " - ", e.stream,
 	    e.flags & IDX_ELEM_GHOST ? " - alive before and after the trace"
 	    : "");
 }

@@ -642,13 +642,21 @@ START_TEST(test_render_annotations)
 	ck_assert_uint_eq(m.n_annots, 2);
 	for (i = 0; i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
-		int64_t want = (int64_t)t->n - 1;
+		int64_t want = a->stage == SNAP_STAGE_START ?
+		    (int64_t)t->n - 1 : 0;
 
-		for (k = 0; k < t->n; k++)
-			if (snap_ev_time(t, k) >= a->time_us) {
+		/* a START at the first event at or after it, an END at the
+		 * last at or before it */
+		for (k = 0; k < t->n; k++) {
+			if (a->stage == SNAP_STAGE_START &&
+			    snap_ev_time(t, k) >= a->time_us) {
 				want = (int64_t)k;
 				break;
 			}
+			if (a->stage == SNAP_STAGE_END &&
+			    snap_ev_time(t, k) <= a->time_us)
+				want = (int64_t)k;
+		}
 		for (j = 0; j < m.n_annots; j++)
 			if (m.annots[j].time_us == a->time_us &&
 			    m.annots[j].stage == a->stage) {
