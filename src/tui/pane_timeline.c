@@ -244,13 +244,15 @@ pick_move(struct app *a, int dir)
 	    "Esc)", i + 1, n);
 }
 
-/* Live elements of the picked group at the cursor: how many and the
- * largest (ties: the earliest), from the replayed state when it is
- * exact (O(live blocks)), else from every element. */
+/* Live elements of the picked group at the cursor: how many, and the
+ * largest that was allocated in the trace (ties: the earliest), from the
+ * replayed state when it is exact (O(live blocks)), else from every
+ * element. */
 static void
 group_live(struct app *a)
 {
 	struct band_info *bi = &a->band;
+	struct idx_elem e;
 	uint64_t best = 0, k;
 	int64_t at = a->view.cursor;
 	uint32_t i, g = (uint32_t)a->view.pick.id;
@@ -275,24 +277,24 @@ group_live(struct app *a)
 			    tl_model_group_of(&a->tm, a->view.stack, k) != g)
 				continue;
 			bi->count++;
-			if (bi->largest == TL_NO_ELEM ||
-			    idx_tl_elem(&a->tl, k).size > best ||
-			    (idx_tl_elem(&a->tl, k).size == best &&
-			    k < bi->largest)) {
-				best = idx_tl_elem(&a->tl, k).size;
+			e = idx_tl_elem(&a->tl, k);
+			if (e.alloc_ev >= 0 && (bi->largest == TL_NO_ELEM ||
+			    e.size > best || (e.size == best &&
+			    k < bi->largest))) {
+				best = e.size;
 				bi->largest = k;
 			}
 		}
 		return;
 	}
 	for (k = 0; k < a->tl.n_elems; k++) {
-		struct idx_elem e = idx_tl_elem(&a->tl, k);
-
+		e = idx_tl_elem(&a->tl, k);
 		if (e.alloc_ev > at || (e.free_ev >= 0 && e.free_ev <= at) ||
 		    tl_model_group_of(&a->tm, a->view.stack, k) != g)
 			continue;
 		bi->count++;
-		if (bi->largest == TL_NO_ELEM || e.size > best) {
+		if (e.alloc_ev >= 0 && (bi->largest == TL_NO_ELEM ||
+		    e.size > best)) {
 			best = e.size;
 			bi->largest = k;
 		}
@@ -316,7 +318,9 @@ enter_band(struct app *a)
 		group_live(a);
 		k = a->band.largest;
 		if (k == TL_NO_ELEM) {
-			app_msg(a, "nothing of this band is alive at the cursor");
+			app_msg(a, a->band.count > 0 ? "every block of this band "
+			    "was allocated before the trace began" :
+			    "nothing of this band is alive at the cursor");
 			return UI_HANDLED | UI_REDRAW;
 		}
 		break;
@@ -538,13 +542,15 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		    fmt_size(b, sizeof b, bytes), fmt_count(c, sizeof c,
 		    a->band.count));
 		if (a->band.largest != TL_NO_ELEM)
-			snprintf(info, isize, "largest block %s, alloc %s "
-			    "(Enter goes there); its stack:",
+			snprintf(info, isize, "largest block allocated in the "
+			    "trace %s, alloc %s (Enter goes there); its stack:",
 			    fmt_size(b, sizeof b, idx_tl_elem(&a->tl,
 			    a->band.largest).size), fmt_event(c, sizeof c,
 			    idx_tl_elem(&a->tl, a->band.largest).alloc_ev));
 		else
-			snprintf(info, isize, "nothing alive at the cursor");
+			snprintf(info, isize, a->band.count > 0 ? "every block "
+			    "allocated before the trace began; the stack of "
+			    "one of them:" : "nothing alive at the cursor");
 		return a->band.largest != TL_NO_ELEM ? idx_tl_elem(&a->tl,
 		    a->band.largest).stack : a->tm.groups[st].stack[p->id];
 	case TL_PICK_SET:
