@@ -517,17 +517,9 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 	int r;
 
 	if (st == TL_STACK_SITE) {
-		if (m->snap == NULL) {
-			snprintf(why, size, "no call stacks");
+		if (tl_model_sites(m) == NULL) {
+			snprintf(why, size, "call sites unavailable");
 			return -1;
-		}
-		if (m->sites_ok == 0) {
-			if (an_sites_init(&m->sites, m->snap, 1, NULL, NULL) != 0) {
-				m->sites_ok = -1;
-				snprintf(why, size, "call sites unavailable");
-				return -1;
-			}
-			m->sites_ok = 1;
 		}
 		/* resolve every stack first: site ids are then all known */
 		for (i = 0; i < m->snap->n_stacks; i++)
@@ -552,6 +544,18 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 	if (r != 0)
 		snprintf(why, size, "too many events for grouped bands");
 	return r;
+}
+
+struct an_sites *
+tl_model_sites(struct tl_model *m)
+{
+	if (m->sites_ok == 0) {
+		m->sites_ok = -1;
+		if (m->snap != NULL && an_sites_init(&m->sites, m->snap, 1, NULL,
+		    NULL) == 0)
+			m->sites_ok = 1;
+	}
+	return m->sites_ok > 0 ? &m->sites : NULL;
 }
 
 int

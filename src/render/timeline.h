@@ -237,6 +237,10 @@ void tl_model_destroy(struct tl_model *m);
  * with a reason in why when the mode is not available. */
 int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
 
+/* The call-site table (site.h, one frame per site), set up the first
+ * time; NULL when it cannot be. */
+struct an_sites *tl_model_sites(struct tl_model *m);
+
 /* Builds the categories of the elements (once). Returns 0, or -1 with a
  * reason in why. */
 int tl_model_categories(struct tl_model *m, char *why, size_t size);

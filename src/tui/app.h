@@ -51,13 +51,6 @@ struct app {
 	struct tl_view view;            /* holds the cursor */
 	struct tl_frame tlf;            /* what the timeline drew last */
 	uint64_t annot_cur;             /* annotation the cursor went to */
-	struct band_info {              /* the picked band at the cursor */
-		int64_t at;             /* cursor it was found at; -2 none */
-		struct tl_pick pick;
-		int stack;
-		uint64_t count;         /* its live elements */
-		uint64_t largest;       /* the largest of them */
-	} band;
 	struct segmap_view sv;
 	enum detail_mode detail;
 	int detail_scroll, help_scroll;

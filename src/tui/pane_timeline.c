@@ -139,7 +139,6 @@ clear_pick(struct app *a)
 {
 	a->view.pick.kind = TL_PICK_NONE;
 	a->view.pick.id = 0;
-	a->band.at = -2;
 	if (a->detail == DETAIL_BAND)
 		a->detail = DETAIL_EVENT;
 }
@@ -237,34 +236,26 @@ pick_move(struct app *a, int dir)
 		i += dir;
 	a->view.pick.kind = b[i].kind;
 	a->view.pick.id = b[i].id;
-	a->band.at = -2;
 	a->detail = DETAIL_BAND;
 	a->detail_scroll = 0;
 	app_msg(a, "band %d of %d at the cursor (J/K move, Enter: its alloc, "
 	    "Esc)", i + 1, n);
 }
 
-/* Live elements of the picked group at the cursor: how many, and the
- * largest that was allocated in the trace (ties: the earliest), from the
- * replayed state when it is exact (O(live blocks)), else from every
- * element. */
-static void
-group_live(struct app *a)
+/* The largest element of group g alive at the cursor that was allocated
+ * in the trace (ties: the earliest), or TL_NO_ELEM; *count gets how many
+ * of the group's elements are alive. From the replayed state when it is
+ * exact (O(live blocks x log n)), else from every element. Only Enter
+ * asks: it is too slow for every frame of a large trace. */
+static uint64_t
+group_largest(struct app *a, uint32_t g, uint64_t *count)
 {
-	struct band_info *bi = &a->band;
 	struct idx_elem e;
-	uint64_t best = 0, k;
+	uint64_t best = 0, k, largest = TL_NO_ELEM;
 	int64_t at = a->view.cursor;
-	uint32_t i, g = (uint32_t)a->view.pick.id;
+	uint32_t i;
 
-	if (bi->at == at && bi->pick.kind == a->view.pick.kind &&
-	    bi->pick.id == a->view.pick.id && bi->stack == a->view.stack)
-		return;
-	bi->at = at;
-	bi->pick = a->view.pick;
-	bi->stack = a->view.stack;
-	bi->count = 0;
-	bi->largest = TL_NO_ELEM;
+	*count = 0;
 	if (a->st != NULL && state_exact(&a->src, at)) {
 		for (i = 0; i < a->st->n_blocks; i++) {
 			const struct replay_block *b = &a->st->blocks[i];
@@ -276,29 +267,28 @@ group_live(struct app *a)
 			if (k == TL_NO_ELEM ||
 			    tl_model_group_of(&a->tm, a->view.stack, k) != g)
 				continue;
-			bi->count++;
+			(*count)++;
 			e = idx_tl_elem(&a->tl, k);
-			if (e.alloc_ev >= 0 && (bi->largest == TL_NO_ELEM ||
-			    e.size > best || (e.size == best &&
-			    k < bi->largest))) {
+			if (e.alloc_ev >= 0 && (largest == TL_NO_ELEM ||
+			    e.size > best || (e.size == best && k < largest))) {
 				best = e.size;
-				bi->largest = k;
+				largest = k;
 			}
 		}
-		return;
+		return largest;
 	}
 	for (k = 0; k < a->tl.n_elems; k++) {
 		e = idx_tl_elem(&a->tl, k);
 		if (e.alloc_ev > at || (e.free_ev >= 0 && e.free_ev <= at) ||
 		    tl_model_group_of(&a->tm, a->view.stack, k) != g)
 			continue;
-		bi->count++;
-		if (e.alloc_ev >= 0 && (bi->largest == TL_NO_ELEM ||
-		    e.size > best)) {
+		(*count)++;
+		if (e.alloc_ev >= 0 && (largest == TL_NO_ELEM || e.size > best)) {
 			best = e.size;
-			bi->largest = k;
+			largest = k;
 		}
 	}
+	return largest;
 }
 
 /* Enter on the picked band: its alloc event (a group: the alloc event of
@@ -307,19 +297,18 @@ static int
 enter_band(struct app *a)
 {
 	struct idx_elem e;
-	uint64_t k;
-	char ev[FMT_BUF];
+	uint64_t k, count = 0;
+	char ev[FMT_BUF], sz[FMT_BUF], n[FMT_BUF];
 
 	switch (a->view.pick.kind) {
 	case TL_PICK_ELEM:
 		k = a->view.pick.id;
 		break;
 	case TL_PICK_GROUP:
-		group_live(a);
-		k = a->band.largest;
+		k = group_largest(a, (uint32_t)a->view.pick.id, &count);
 		if (k == TL_NO_ELEM) {
-			app_msg(a, a->band.count > 0 ? "every block of this band "
-			    "was allocated before the trace began" :
+			app_msg(a, count > 0 ? "every block of this band was "
+			    "allocated before the trace began" :
 			    "nothing of this band is alive at the cursor");
 			return UI_HANDLED | UI_REDRAW;
 		}
@@ -341,10 +330,15 @@ enter_band(struct app *a)
 	app_set_cursor(a, e.alloc_ev);
 	a->detail = DETAIL_BAND;
 	a->detail_scroll = 0;
-	app_msg(a, "%s of the %s at %s", a->view.stack == TL_STACK_SEGMENT ?
-	    "segment_alloc/map" : "alloc", a->view.pick.kind == TL_PICK_GROUP ?
-	    "largest block of the band" : "picked band",
-	    fmt_event(ev, sizeof ev, e.alloc_ev));
+	if (a->view.pick.kind == TL_PICK_GROUP)
+		app_msg(a, "alloc of the largest of the band's %s live blocks "
+		    "(%s) at %s", fmt_count(n, sizeof n, count),
+		    fmt_size(sz, sizeof sz, e.size), fmt_event(ev, sizeof ev,
+		    e.alloc_ev));
+	else
+		app_msg(a, "%s of the picked band at %s", a->view.stack ==
+		    TL_STACK_SEGMENT ? "segment_alloc/map" : "alloc",
+		    fmt_event(ev, sizeof ev, e.alloc_ev));
 	return UI_HANDLED | UI_REDRAW;
 }
 
@@ -487,6 +481,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	char ad[FMT_BUF], sz[FMT_BUF], al[FMT_BUF], fr[FMT_BUF], site[200],
 	    cat[128];
 	int seg = a->view.stack == TL_STACK_SEGMENT;
+	struct an_sites *sites;
 
 	if (e.alloc_ev >= 0)
 		fmt_event(al, sizeof al, e.alloc_ev);
@@ -501,10 +496,9 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
 	    seg ? "unmapped" : "freed", fr);
 	site[0] = cat[0] = '\0';
-	if (!seg && tl_model_prepare(&a->tm, TL_STACK_SITE, site,
-	    sizeof site) == 0)
-		tl_group_label(&a->tm, TL_STACK_SITE, tl_model_group_of(&a->tm,
-		    TL_STACK_SITE, k), 0, a->utf8, site, sizeof site);
+	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
+		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
+		    e.stack), 0, a->utf8, site, sizeof site);
 	if (!seg && tl_model_categories(&a->tm, cat, sizeof cat) == 0)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(&a->tm.cats, k)));
@@ -521,7 +515,7 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
     size_t isize)
 {
 	const struct tl_pick *p = &a->view.pick;
-	char cur[FMT_BUF], b[FMT_BUF], c[FMT_BUF], lab[300];
+	char cur[FMT_BUF], b[FMT_BUF], lab[300];
 	uint64_t bytes;
 	int st = a->view.stack;
 
@@ -531,28 +525,16 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		elem_detail(a, p->id, title, tsize, info, isize);
 		return tl_layer_elem(&a->tm, st, p->id).stack;
 	case TL_PICK_GROUP:
-		group_live(a);
 		bytes = tl_groups_bytes(&a->tm.groups[st], (uint32_t)p->id,
 		    a->view.cursor);
 		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
 		    sizeof lab);
-		snprintf(title, tsize, "%s %s @ %s - %s in %s blocks",
-		    st == TL_STACK_SITE ? "Call site" : st ==
-		    TL_STACK_CATEGORY ? "Category" : "Stream", lab, cur,
-		    fmt_size(b, sizeof b, bytes), fmt_count(c, sizeof c,
-		    a->band.count));
-		if (a->band.largest != TL_NO_ELEM)
-			snprintf(info, isize, "largest block allocated in the "
-			    "trace %s, alloc %s (Enter goes there); its stack:",
-			    fmt_size(b, sizeof b, idx_tl_elem(&a->tl,
-			    a->band.largest).size), fmt_event(c, sizeof c,
-			    idx_tl_elem(&a->tl, a->band.largest).alloc_ev));
-		else
-			snprintf(info, isize, a->band.count > 0 ? "every block "
-			    "allocated before the trace began; the stack of "
-			    "one of them:" : "nothing alive at the cursor");
-		return a->band.largest != TL_NO_ELEM ? idx_tl_elem(&a->tl,
-		    a->band.largest).stack : a->tm.groups[st].stack[p->id];
+		snprintf(title, tsize, "%s %s @ %s - %s", st == TL_STACK_SITE ?
+		    "Call site" : st == TL_STACK_CATEGORY ? "Category" :
+		    "Stream", lab, cur, fmt_size(b, sizeof b, bytes));
+		snprintf(info, isize, "Enter: the alloc of its largest block "
+		    "alive here; the stack of its largest block:");
+		return a->tm.groups[st].stack[p->id];
 	case TL_PICK_SET:
 		snprintf(title, tsize, "Leaked blocks of the selected site @ %s "
 		    "- %s", cur, fmt_size(b, sizeof b, a->view.hl != NULL ?
