@@ -193,6 +193,7 @@ build_lod(struct tl_model *m)
 	m->blk_argmax = xcalloc(m->n_blk + 1, sizeof *m->blk_argmax);
 	m->blk_argres = xcalloc(m->n_blk + 1, sizeof *m->blk_argres);
 	m->blk_maxres = xcalloc(m->n_blk + 1, sizeof *m->blk_maxres);
+	m->blk_maxtot = xcalloc(m->n_blk + 1, sizeof *m->blk_maxtot);
 	for (b = 0; b < m->n_blk; b++) {
 		uint64_t lo = b * TL_LOD_BLOCK, hi = lo + TL_LOD_BLOCK;
 		uint64_t am = lo, ar = lo, mt = idx_tl_total(tl, lo);
@@ -212,6 +213,7 @@ build_lod(struct tl_model *m)
 		m->blk_argmax[b] = am;
 		m->blk_argres[b] = ar;
 		m->blk_maxres[b] = mr;
+		m->blk_maxtot[b] = mt;
 	}
 }
 
@@ -320,17 +322,38 @@ tl_model_annot_step(const struct tl_model *m, int64_t from, uint64_t cur,
 
 /* ---- model -------------------------------------------------------------- */
 
-static const struct idx_timeline *cmp_tl;
+struct addr_id {
+	uint64_t addr, id;
+};
 
 static int
 cmp_addr(const void *a, const void *b)
 {
-	const struct idx_elem x = idx_tl_elem(cmp_tl, *(const uint64_t *)a);
-	const struct idx_elem y = idx_tl_elem(cmp_tl, *(const uint64_t *)b);
+	const struct addr_id *x = a, *y = b;
 
-	if (x.addr != y.addr)
-		return x.addr < y.addr ? -1 : 1;
-	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Elements by (address, id): the pairs are sorted in one array, so the
+ * sort reads no element columns at random. */
+static void
+build_by_addr(struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	struct addr_id *p = xcalloc(tl->n_elems + 1, sizeof *p);
+	uint64_t i;
+
+	for (i = 0; i < tl->n_elems; i++) {
+		p[i].addr = idx_tl_elem(tl, i).addr;
+		p[i].id = i;
+	}
+	qsort(p, tl->n_elems, sizeof *p, cmp_addr);
+	m->by_addr = xcalloc(tl->n_elems + 1, sizeof *m->by_addr);
+	for (i = 0; i < tl->n_elems; i++)
+		m->by_addr[i] = p[i].id;
+	free(p);
 }
 
 static int
@@ -358,8 +381,6 @@ void
 tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn)
 {
-	uint64_t i;
-
 	memset(m, 0, sizeof *m);
 	m->snap = s;
 	m->tl = tl;
@@ -370,11 +391,7 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	build_layer(m, TL_LAYER_ALLOC);
 	build_lod(m);
 	build_jumps(m);
-	m->by_addr = xcalloc(tl->n_elems + 1, sizeof *m->by_addr);
-	for (i = 0; i < tl->n_elems; i++)
-		m->by_addr[i] = i;
-	cmp_tl = tl;
-	qsort(m->by_addr, tl->n_elems, sizeof *m->by_addr, cmp_addr);
+	build_by_addr(m);
 	m->time_ok = times_ok(m);
 	build_annots(m);
 	m->groups_ok[TL_STACK_ALLOC] = 1;
@@ -390,6 +407,7 @@ tl_model_destroy(struct tl_model *m)
 	free(m->blk_argmax);
 	free(m->blk_argres);
 	free(m->blk_maxres);
+	free(m->blk_maxtot);
 	free(m->by_addr);
 	for (k = 0; k < 3; k++)
 		free(m->jumps[k]);
@@ -988,13 +1006,20 @@ static void
 scan_events(const struct tl_model *m, int st, int64_t lo, int64_t hi,
     int64_t *am, uint64_t *mr)
 {
+	const struct idx_timeline *tl = m->tl;
+	uint64_t best = tl_stack_total(m, st, *am), t, r;
 	int64_t i;
 
+	/* lo .. hi - 1 are events of the trace: read them directly */
 	for (i = lo; i < hi; i++) {
-		if (tl_stack_total(m, st, i) > tl_stack_total(m, st, *am))
+		r = idx_tl_reserved(tl, i);
+		t = st == TL_STACK_SEGMENT ? r : idx_tl_total(tl, i);
+		if (t > best) {
+			best = t;
 			*am = i;
-		if (idx_tl_reserved(m->tl, i) > *mr)
-			*mr = idx_tl_reserved(m->tl, i);
+		}
+		if (r > *mr)
+			*mr = r;
 	}
 }
 
@@ -1002,10 +1027,11 @@ void
 tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
     int64_t *ev, uint64_t *maxres)
 {
-	const uint64_t *arg = st == TL_STACK_SEGMENT ? m->blk_argres :
-	    m->blk_argmax;
+	int seg = st == TL_STACK_SEGMENT;
+	const uint64_t *arg = seg ? m->blk_argres : m->blk_argmax;
+	const uint64_t *max = seg ? m->blk_maxres : m->blk_maxtot;
 	int64_t am, b, b0, b1;
-	uint64_t mr = 0;
+	uint64_t mr = 0, best;
 
 	if (lo >= hi || m->tl->n_events == 0) {
 		*ev = lo - 1;
@@ -1019,10 +1045,13 @@ tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
 		scan_events(m, st, lo, hi, &am, &mr);
 	} else {
 		scan_events(m, st, lo, b0 * TL_LOD_BLOCK, &am, &mr);
+		/* whole blocks: their maxima, read in order */
+		best = tl_stack_total(m, st, am);
 		for (b = b0; b < b1; b++) {
-			if (tl_stack_total(m, st, (int64_t)arg[b]) >
-			    tl_stack_total(m, st, am))
+			if (max[b] > best) {
+				best = max[b];
 				am = (int64_t)arg[b];
+			}
 			if (m->blk_maxres[b] > mr)
 				mr = m->blk_maxres[b];
 		}

@@ -111,6 +111,7 @@ struct tl_model {
 	uint64_t *blk_argmax;            /* per TL_LOD_BLOCK events */
 	uint64_t *blk_argres;            /* event of the highest reserved */
 	uint64_t *blk_maxres;
+	uint64_t *blk_maxtot;            /* highest total of the block */
 	uint64_t n_blk;
 	int time_ok;                     /* time_us present, non-decreasing */
 	uint64_t *by_addr;               /* elements by (addr, id) */

@@ -205,55 +205,62 @@ draw_marks(const struct tl_model *m, const struct tl_view *v,
 		    0);
 }
 
-/* Annotation ticks on the axis row: ┬ where one starts, ┴ where one
- * ends. */
-static void
-draw_annot_ticks(const struct tl_model *m, const struct tl_view *v,
-    struct cellbuf *cb, int px, int y, int pw)
+/* First annotation at or after event ev. */
+static uint64_t
+annot_from(const struct tl_model *m, int64_t ev)
 {
-	uint64_t i;
-	int c;
+	uint64_t lo = 0, hi = m->n_annots;
 
-	for (i = 0; i < m->n_annots; i++) {
-		const struct tl_annot *a = &m->annots[i];
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (a->ev < v->ev0 || a->ev >= v->ev1)
-			continue;
-		c = tl_event_col(m, v, pw, a->ev);
-		if (c < 0)
-			continue;
-		if (a->stage == SNAP_STAGE_START)
-			cellbuf_put(cb, px + c, y, v->utf8 ? 0x252c : '[',
-			    UIC_MARK, 0);
+		if (m->annots[mid].ev < ev)
+			lo = mid + 1;
 		else
-			cellbuf_put(cb, px + c, y, v->utf8 ? 0x2534 : ']',
-			    UIC_MARK, 0);
+			hi = mid;
 	}
+	return lo;
 }
 
-/* Names of the annotations that start in the view, each at its column
- * when the row is free there (the earlier one wins). */
+/* Annotations column by column (O(columns x log annotations), however
+ * many steps the trace has): on the axis row ┬ where one starts in the
+ * column (else ┴ where one ends); on the names row (y_names >= 0) the
+ * name of the first that starts in it, when the row is free there. */
 static void
-draw_annot_names(const struct tl_model *m, const struct tl_view *v,
-    struct cellbuf *cb, int px, int y, int pw)
+draw_annots(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y_axis, int y_names, int pw)
 {
 	char esc[256];
+	const char *name;
 	uint64_t i;
-	int c, end = 0, len;
+	int c, end = 0, start;
+	int64_t lo, hi;
 
-	for (i = 0; i < m->n_annots; i++) {
-		const struct tl_annot *a = &m->annots[i];
-		const char *name = snap_str(m->snap, a->name);
-
-		if (a->stage != SNAP_STAGE_START || a->ev < v->ev0 ||
-		    a->ev >= v->ev1)
+	if (m->n_annots == 0)
+		return;
+	for (c = 0; c < pw; c++) {
+		lo = tl_col_event(m, v, pw, c);
+		hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) : v->ev1;
+		if (hi <= lo)
 			continue;
-		c = tl_event_col(m, v, pw, a->ev);
-		if (c < end)
+		start = -1;
+		for (i = annot_from(m, lo); i < m->n_annots &&
+		    m->annots[i].ev < hi; i++)
+			if (m->annots[i].stage == SNAP_STAGE_START) {
+				start = (int)i;
+				break;
+			}
+		i = annot_from(m, lo);
+		if (i >= m->n_annots || m->annots[i].ev >= hi)
 			continue;
+		cellbuf_put(cb, px + c, y_axis, start >= 0 ? (v->utf8 ?
+		    0x252c : '[') : (v->utf8 ? 0x2534 : ']'), UIC_MARK, 0);
+		if (start < 0 || y_names < 0 || c < end)
+			continue;
+		name = snap_str(m->snap, m->annots[start].name);
 		sv_escape(esc, sizeof esc, name, strlen(name));
-		len = cellbuf_puts(cb, px + c, y, esc, pw - c, UIC_MARK, 0);
-		end = c + len + 1;
+		end = c + cellbuf_puts(cb, px + c, y_names, esc, pw - c,
+		    UIC_MARK, 0) + 1;
 	}
 }
 
@@ -494,13 +501,11 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	cellbuf_fill(cb, px, y + ph, pw, 1, v->utf8 ? 0x2500 : '-', UIC_AXIS,
 	    0);
 	cellbuf_put(cb, px - 1, y + ph, v->utf8 ? 0x2514 : '+', UIC_AXIS, 0);
-	draw_annot_ticks(m, v, cb, px, y + ph, pw);
+	draw_annots(m, v, cb, px, y + ph, names ? y + ph + 1 : -1, pw);
 	draw_lifetime(m, v, cb, px, y + ph, pw, present);
 	draw_marks(m, v, cb, px, y + ph, pw);
 	cc = draw_cursor(m, v, cb, px, y, pw, ph);
 	draw_pick_marker(m, v, fr, cb, px, cx.ybot, cx.bands);
-	if (names)
-		draw_annot_names(m, v, cb, px, y + ph + 1, pw);
 	draw_labels(m, v, cb, px, y + ph + 1 + names, pw, cc);
 	if (leg > 0)
 		tl_legend_draw(m, v, fr, cb, x, y + ph + 2 + names, w, leg);
