@@ -14,54 +14,74 @@
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
-int
-tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx)
-{
-	uint32_t *eg;
-	uint64_t *esz, *fill, *run, k, i, total;
-	uint8_t *est;
-	uint32_t n = 0, grp;
+/* What pass 2 needs of an element, in one cache line's quarter: the
+ * events of a trace refer to elements at random. */
+struct el {
+	uint64_t size;
+	uint32_t group;
+	uint8_t state;
+};
 
-	memset(g, 0, sizeof *g);
-	if (tl->n_events >= UINT32_MAX)
-		return -1;
-	eg = xcalloc(tl->n_elems + 1, sizeof *eg);
-	esz = xcalloc(tl->n_elems + 1, sizeof *esz);
-	est = xcalloc(tl->n_elems + 1, 1);
-	g->off = xcalloc((size_t)max_groups + 2, sizeof *g->off);
-	g->base = xcalloc((size_t)max_groups + 1, sizeof *g->base);
-	g->stack = xcalloc((size_t)max_groups + 1, sizeof *g->stack);
-	g->max_elem = xcalloc((size_t)max_groups + 1, sizeof *g->max_elem);
-	memset(g->max_elem, 0xff, ((size_t)max_groups + 1) *
-	    sizeof *g->max_elem);
-	/* pass 1, elements: group, size, state, and changes per group */
+/* Pass 1: each element's group, size and state; changes per group (in
+ * g->off[grp + 1]), base bytes, largest element. Returns the number of
+ * groups. */
+static uint32_t
+scan_elems(struct tl_groups *g, const struct idx_timeline *tl,
+    uint32_t max_groups, tl_group_fn group_of, void *ctx, struct el *el)
+{
+	uint32_t n = 0, grp;
+	uint64_t k;
+
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
 
 		grp = group_of(ctx, &e, k);
-		eg[k] = grp < max_groups ? grp : TL_NO_GROUP;
-		esz[k] = e.size;
-		if (eg[k] == TL_NO_GROUP) {
-			est[k] = EL_DONE;
+		el[k].size = e.size;
+		el[k].group = grp < max_groups ? grp : TL_NO_GROUP;
+		if (el[k].group == TL_NO_GROUP) {
+			el[k].state = EL_DONE;
 			continue;
 		}
 		if (grp + 1 > n)
 			n = grp + 1;
 		if (g->max_elem[grp] == UINT64_MAX ||
-		    e.size > esz[g->max_elem[grp]]) {
+		    e.size > el[g->max_elem[grp]].size) {
 			g->max_elem[grp] = k;
 			g->stack[grp] = e.stack;
 		}
 		if (e.alloc_ev < 0) {
 			/* alive from the start: the base, and its free */
 			g->base[grp] += e.size;
-			est[k] = EL_LIVE;
+			el[k].state = EL_LIVE;
 			if (e.free_ev >= 0)
 				g->off[grp + 1]++;
-		} else
+		} else {
+			el[k].state = EL_NOT_STARTED;
 			g->off[grp + 1] += e.free_ev >= 0 ? 2 : 1;
+		}
 	}
+	return n;
+}
+
+int
+tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
+    uint32_t max_groups, tl_group_fn group_of, void *ctx)
+{
+	struct el *el;
+	uint64_t *fill, *run, k, i, total;
+	uint32_t n, grp;
+
+	memset(g, 0, sizeof *g);
+	if (tl->n_events >= UINT32_MAX)
+		return -1;
+	el = xcalloc(tl->n_elems + 1, sizeof *el);
+	g->off = xcalloc((size_t)max_groups + 2, sizeof *g->off);
+	g->base = xcalloc((size_t)max_groups + 1, sizeof *g->base);
+	g->stack = xcalloc((size_t)max_groups + 1, sizeof *g->stack);
+	g->max_elem = xcalloc((size_t)max_groups + 1, sizeof *g->max_elem);
+	memset(g->max_elem, 0xff, ((size_t)max_groups + 1) *
+	    sizeof *g->max_elem);
+	n = scan_elems(g, tl, max_groups, group_of, ctx, el);
 	g->n = n;
 	for (grp = 0; grp < n; grp++)
 		g->off[grp + 1] += g->off[grp];
@@ -74,18 +94,21 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 	memcpy(run, g->base, (size_t)n * sizeof *run);
 	/* pass 2, events in order: each group's changes come out sorted */
 	for (i = 0; i < tl->n_events; i++) {
+		struct el *x;
+
 		k = idx_tl_ev_elem(tl, i);
-		if (k >= tl->n_elems || est[k] == EL_DONE)
+		if (k >= tl->n_elems || el[k].state == EL_DONE)
 			continue;
-		grp = eg[k];
+		x = &el[k];
+		grp = x->group;
 		if (fill[grp] >= g->off[grp + 1])
 			continue; /* more events than counted: a bad index */
-		if (est[k] == EL_NOT_STARTED) {
-			run[grp] += esz[k];
-			est[k] = EL_LIVE;
+		if (x->state == EL_NOT_STARTED) {
+			run[grp] += x->size;
+			x->state = EL_LIVE;
 		} else {
-			run[grp] -= esz[k] < run[grp] ? esz[k] : run[grp];
-			est[k] = EL_DONE;
+			run[grp] -= x->size < run[grp] ? x->size : run[grp];
+			x->state = EL_DONE;
 		}
 		g->ev[fill[grp]] = (uint32_t)i;
 		g->live[fill[grp]++] = run[grp];
@@ -103,9 +126,7 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 	g->off[n] = k;
 	free(run);
 	free(fill);
-	free(est);
-	free(esz);
-	free(eg);
+	free(el);
 	return 0;
 }
 

@@ -9,8 +9,8 @@
  * search (O(log n)); a frame of K bands over C columns costs O(C K log n)
  * whatever the trace length. Built in one sequential pass over the
  * elements and one over the events; memory: 12 bytes per alloc or free
- * event that starts or ends an element, 20 bytes per group, and during
- * the build 13 bytes per element.
+ * event that starts or ends an element, 28 bytes per group, and during
+ * the build 16 bytes per element.
  */
 #include <stdint.h>
 
