@@ -36,7 +36,8 @@ usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "usage: snapview [OPTIONS] FILE\n"
-		   "       snapview COMMAND [OPTIONS] FILE\n\n"
+		   "       snapview COMMAND [OPTIONS] FILE\n"
+		   "       snapview cache [--list | --trim | --clear]\n\n"
 		   "Opens a PyTorch memory snapshot (the pickle written by\n"
 		   "torch.cuda.memory._dump_snapshot) in a terminal viewer,\n"
 		   "or answers a question about it:\n\n");
@@ -55,6 +56,8 @@ usage(FILE *f)
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
+	    "  --list, --trim, --clear   (cache) list it, evict down to the\n"
+	    "                    limit (SNAPVIEW_CACHE_MAX), empty it\n"
 	    "  -q, --quiet       no progress bar\n"
 	    "  -h, --help        this text\n"
 	    "  -V, --version     version\n"
@@ -89,7 +92,10 @@ enum {
 	OPT_BY,
 	OPT_CATEGORIES,
 	OPT_CACHE_DIR,
-	OPT_NO_CACHE
+	OPT_NO_CACHE,
+	OPT_LIST,
+	OPT_TRIM,
+	OPT_CLEAR
 };
 
 static const struct option long_opts[] = {
@@ -105,6 +111,9 @@ static const struct option long_opts[] = {
     {"categories", required_argument, NULL, OPT_CATEGORIES},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"trim", no_argument, NULL, OPT_TRIM},
+    {"clear", no_argument, NULL, OPT_CLEAR},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -118,6 +127,9 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_JSON: o->json = 1; return 0;
 	case OPT_NO_CACHE: o->no_cache = 1; return 0;
 	case OPT_CACHE_DIR: o->cache_dir = optarg; return 0;
+	case OPT_LIST: o->cache_op = CLI_CACHE_LIST; return 0;
+	case OPT_TRIM: o->cache_op = CLI_CACHE_TRIM; return 0;
+	case OPT_CLEAR: o->cache_op = CLI_CACHE_CLEAR; return 0;
 	case OPT_SITE_REGEX: o->site_regex = optarg; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case OPT_DEVICE: return parse_i64("--device", optarg, &o->device);
@@ -177,6 +189,15 @@ cli_main(int argc, char **argv)
 				fprintf(stderr, "Try 'snapview --help'.\n");
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}
+	}
+	if (o.cmd != NULL && strcmp(o.cmd, "cache") == 0) {
+		/* the cache as a whole: no snapshot */
+		if (optind < argc) {
+			fprintf(stderr, "snapview: cache takes no file\n"
+			    "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
+		return cmd_cache(&o);
 	}
 	if (optind < argc)
 		o.file = argv[optind++];

@@ -40,7 +40,12 @@ struct cli_opts {
 	int64_t limit;          /* --limit N, 0 = default */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 };
+
+#define CLI_CACHE_LIST 0
+#define CLI_CACHE_TRIM 1
+#define CLI_CACHE_CLEAR 2
 
 struct sv_index;
 
@@ -91,7 +96,8 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 	_(frag, cmd_frag, "fragmentation: gaps at each segment_alloc, hints")  \
 	_(oom, cmd_oom, "each OOM: request, free, largest block, who held memory") \
 	_(top, cmd_top, "live bytes by call-site tree at event N (--at N)")   \
-	_(diff, cmd_diff, "two snapshots compared by call site")
+	_(diff, cmd_diff, "two snapshots compared by call site")               \
+	_(cache, cmd_cache, "the index cache: --list, --trim, --clear (no FILE)")
 
 #define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)

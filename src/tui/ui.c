@@ -2,9 +2,12 @@
  * The TUI: terminal set-up and restore, loading with a progress bar, and
  * the one loop (draw dirty panes into the screen cell buffer, blit it to
  * stdscr, one doupdate(), read a key, map it to an action, dispatch to
- * the focused pane then the global handler). Signals only set a flag;
- * ncurses turns SIGWINCH into KEY_RESIZE. Nothing else in snapview calls
- * curses.
+ * the focused pane then the global handler). SIGINT, SIGTERM and SIGHUP
+ * only set a flag: the loop ends, the terminal is restored and the signal
+ * is raised again with its default action. A fatal signal (util/fatal.h)
+ * cannot wait for the loop: its handler puts the terminal back with
+ * write() and tcsetattr() alone. ncurses turns SIGWINCH into KEY_RESIZE.
+ * Nothing else in snapview calls curses.
  */
 #include "config.h"
 
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <term.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,13 +37,20 @@
 #include "tui/script.h"
 #include "tui/view.h"
 #include "util/escape.h"
+#include "util/fatal.h"
 #include "util/xalloc.h"
 
 static struct app app;
 static SCREEN *screen;
 static FILE *null_out, *null_in;
-static int curses_up;
+static volatile sig_atomic_t curses_up;
 static volatile sig_atomic_t got_signal;
+/* For a fatal signal: the tty modes from before curses, and what endwin()
+ * would write (attributes off, cursor shown, keypad off, main screen). */
+static struct termios shell_modes;
+static int shell_fd = -1;
+static char reset_seq[256];
+static size_t reset_len;
 static struct script script;
 static int scripted;
 static FILE *latency_log;
@@ -54,6 +65,61 @@ ui_done(void)
 		endwin();
 		curses_up = 0;
 	}
+}
+
+/* The fatal-signal hook: async-signal-safe, so no curses and no stdio. */
+static void
+ui_restore_async(void)
+{
+	ssize_t w;
+	size_t off = 0;
+
+	if (!curses_up)
+		return;
+	while (off < reset_len) {
+		w = write(STDOUT_FILENO, reset_seq + off, reset_len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (shell_fd >= 0)
+		tcsetattr(shell_fd, TCSANOW, &shell_modes);
+}
+
+/* Appends terminfo capability cap to reset_seq, without the padding
+ * ($<..>) that only tputs() understands; a cap that does not fit whole
+ * is left out. */
+static void
+reset_add(const char *cap)
+{
+	const char *s = tigetstr(cap), *e;
+	char tmp[sizeof reset_seq];
+	size_t n = 0;
+
+	if (s == NULL || s == (char *)-1)
+		return;
+	for (; *s != '\0'; s++) {
+		if (s[0] == '$' && s[1] == '<' && (e = strchr(s, '>')) != NULL) {
+			s = e;
+			continue;
+		}
+		if (n == sizeof tmp)
+			return;
+		tmp[n++] = *s;
+	}
+	if (n > sizeof reset_seq - reset_len)
+		return;
+	memcpy(reset_seq + reset_len, tmp, n);
+	reset_len += n;
+}
+
+static void
+prepare_restore(void)
+{
+	if (tcgetattr(STDOUT_FILENO, &shell_modes) == 0)
+		shell_fd = STDOUT_FILENO;
+	else if (tcgetattr(STDIN_FILENO, &shell_modes) == 0)
+		shell_fd = STDIN_FILENO;
 }
 
 static void
@@ -90,8 +156,10 @@ ui_init(void)
 			return 1;
 		}
 		screen = newterm(NULL, null_out, null_in);
-	} else
+	} else {
+		prepare_restore();
 		screen = newterm(NULL, stdout, stdin);
+	}
 	if (screen == NULL) {
 		fprintf(stderr, "snapview: unknown terminal type '%s'; set TERM "
 		    "or use 'snapview stats FILE'\n", term ? term : "");
@@ -109,6 +177,13 @@ ui_init(void)
 	}
 	atexit(ui_done);
 	xalloc_set_fatal_hook(ui_done);
+	if (!scripted) {
+		reset_add("sgr0");
+		reset_add("cnorm");
+		reset_add("rmkx");
+		reset_add("rmcup");
+		sv_fatal_set_restore(ui_restore_async);
+	}
 	cbreak();
 	noecho();
 	nonl();
@@ -533,5 +608,12 @@ tui_main(const struct tui_opts *o)
 		fclose(null_out);
 	if (null_in != NULL)
 		fclose(null_in);
+	if (got_signal) {
+		/* die of it, as the parent (a shell loop, make) expects; the
+		 * 128 + sig below is for a signal that stays ignored */
+		fflush(NULL);
+		signal(got_signal, SIG_DFL);
+		raise(got_signal);
+	}
 	return rc;
 }
