@@ -529,9 +529,9 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		    a->view.cursor);
 		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
 		    sizeof lab);
-		snprintf(title, tsize, "%s %s @ %s - %s", st == TL_STACK_SITE ?
+		snprintf(title, tsize, "%s @ %s - %s - %s", st == TL_STACK_SITE ?
 		    "Call site" : st == TL_STACK_CATEGORY ? "Category" :
-		    "Stream", lab, cur, fmt_size(b, sizeof b, bytes));
+		    "Stream", cur, fmt_size(b, sizeof b, bytes), lab);
 		snprintf(info, isize, "Enter: the alloc of its largest block "
 		    "alive here; the stack of its largest block:");
 		return a->tm.groups[st].stack[p->id];
