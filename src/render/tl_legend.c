@@ -74,8 +74,10 @@ short_site(const struct an_sites *t, uint32_t site, char *buf, size_t size)
 	int nl;
 
 	fr = an_site_frames(t, site, &n);
-	if (n == 0 || fr[0] >= t->s->n_frames) {
-		snprintf(buf, size, "<no stack>");
+	if (n == 0 || fr[0] >= t->s->n_frames || an_site_kind(t, site) ==
+	    AN_SITE_CPP) {
+		/* "<no stack>", or a C++ site named by its role */
+		an_site_label(t, site, buf, size);
 		return;
 	}
 	f = &t->s->frames[fr[0]];
