@@ -1,15 +1,14 @@
 /*
- * Active Memory Timeline model: the drawn sets, LOD blocks, jump lists,
- * annotations and per-mode groups of a device; the highlighted set; the
- * columns and the bands of a column. Drawing is in tl_draw.c and
+ * Active Memory Timeline model: the drawn sets, LOD blocks, jump lists
+ * and annotations of a device, totals and lookups, and the columns. The
+ * grouped modes are in tl_modes.c, the highlighted set in tl_hilite.c,
+ * the bands of a column in tl_bands.c, drawing in tl_draw.c and
  * tl_legend.c. Semantics and cost bounds in timeline.h.
  */
 #include "config.h"
 
 #include "render/timeline.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +16,6 @@
 #include "render/tl_int.h"
 #include "util/search.h"
 #include "util/xalloc.h"
-
-#define TL_MAX_STREAM_GROUPS 4096
 
 static const char *const stack_names[TL_STACK_COUNT] = {"allocation",
     "call site", "category", "stream/pool", "segment"};
@@ -29,7 +26,7 @@ tl_stack_name(int st)
 	return st >= 0 && st < TL_STACK_COUNT ? stack_names[st] : "?";
 }
 
-/* ---- drawn sets --------------------------------------------------------- */
+/* ---- drawn sets ---------------------------------------------------------- */
 
 static uint32_t
 hash64(uint64_t x)
@@ -150,8 +147,8 @@ pick_largest(const struct tl_model *m, int layer, uint32_t k,
 	return cnt;
 }
 
-static void
-build_layer(struct tl_model *m, int layer)
+void
+tl_build_layer(struct tl_model *m, int layer)
 {
 	struct tl_layer *L = &m->layer[layer];
 	struct keyed *kd = xcalloc((size_t)m->max_drawn + 1, sizeof *kd);
@@ -181,7 +178,7 @@ build_layer(struct tl_model *m, int layer)
 	free(kd);
 }
 
-/* ---- LOD blocks, jumps, annotations ----------------------------------- */
+/* ---- LOD blocks, jumps, annotations -------------------------------------- */
 
 static void
 build_lod(struct tl_model *m)
@@ -232,7 +229,8 @@ build_jumps(struct tl_model *m)
 	for (i = 0; i < t->n; i++)
 		for (k = 0; k < 3; k++)
 			if (snap_ev_action(t, i) == act[k] ||
-			    (k == 1 && snap_ev_action(t, i) == SNAP_SEGMENT_MAP)) {
+			    (k == 1 &&
+			    snap_ev_action(t, i) == SNAP_SEGMENT_MAP)) {
 				XGROW(m->jumps[k], cap[k], m->n_jumps[k] + 1);
 				m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
 			}
@@ -320,7 +318,7 @@ tl_model_annot_step(const struct tl_model *m, int64_t from, uint64_t cur,
 	return UINT64_MAX;
 }
 
-/* ---- model -------------------------------------------------------------- */
+/* ---- model --------------------------------------------------------------- */
 
 struct addr_id {
 	uint64_t addr, id;
@@ -401,7 +399,7 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	m->trace = s != NULL ? snap_trace_of(s, tl->device) : NULL;
 	if (m->trace != NULL && m->trace->n != tl->n_events)
 		m->trace = NULL;
-	build_layer(m, TL_LAYER_ALLOC);
+	tl_build_layer(m, TL_LAYER_ALLOC);
 	build_lod(m);
 	build_jumps(m);
 	build_by_addr(m);
@@ -437,232 +435,7 @@ tl_model_destroy(struct tl_model *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* ---- groups --------------------------------------------------------------- */
-
-static uint32_t
-site_group(void *ctx, const struct idx_elem *e, uint64_t k)
-{
-	(void)k;
-	return an_site_of(ctx, e->stack);
-}
-
-static uint32_t
-category_group(void *ctx, const struct idx_elem *e, uint64_t k)
-{
-	(void)e;
-	return an_category_of(ctx, k);
-}
-
-/* The device's final segments by address, for the pool of an element
- * (memory_viz resolves pools the same way; an element whose segment was
- * freed during the trace gets the default pool (0, 0)). */
-static const struct snapshot *seg_snap;
-
-static int
-cmp_seg(const void *a, const void *b)
-{
-	uint64_t x = seg_snap->segments[*(const uint32_t *)a].addr;
-	uint64_t y = seg_snap->segments[*(const uint32_t *)b].addr;
-
-	return x < y ? -1 : x > y;
-}
-
-static void
-build_seg_table(struct tl_model *m)
-{
-	uint32_t g, gend, n = 0;
-
-	snap_device_segments(m->snap, m->tl->device, &g, &gend);
-	m->seg_by_addr = xcalloc((size_t)(gend > g ? gend - g : 0) + 1,
-	    sizeof *m->seg_by_addr);
-	for (; g < gend && g < m->snap->n_segments; g++)
-		if (m->snap->segments[g].device == m->tl->device)
-			m->seg_by_addr[n++] = g;
-	seg_snap = m->snap;
-	qsort(m->seg_by_addr, n, sizeof *m->seg_by_addr, cmp_seg);
-	m->n_seg_by_addr = n;
-}
-
-static void
-pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
-{
-	const struct snap_segment *sg;
-	uint32_t lo = 0, hi = m->n_seg_by_addr;
-
-	pool[0] = pool[1] = 0;
-	/* the last segment starting at or below addr */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->snap->segments[m->seg_by_addr[mid]].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return;
-	sg = &m->snap->segments[m->seg_by_addr[lo - 1]];
-	if (addr - sg->addr < sg->total_size) {
-		pool[0] = sg->pool_id[0];
-		pool[1] = sg->pool_id[1];
-	}
-}
-
-/* Group of (stream, pool); past TL_MAX_STREAM_GROUPS distinct keys the
- * rest share the last group. */
-static uint32_t
-stream_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
-{
-	uint32_t i;
-
-	for (i = 0; i < m->n_skeys; i++)
-		if (m->skeys[i].stream == stream &&
-		    m->skeys[i].pool[0] == pool[0] &&
-		    m->skeys[i].pool[1] == pool[1])
-			return i;
-	if (m->n_skeys == TL_MAX_STREAM_GROUPS)
-		return TL_MAX_STREAM_GROUPS - 1;
-	m->skeys = xreallocarray(m->skeys, (size_t)m->n_skeys + 1,
-	    sizeof *m->skeys);
-	m->skeys[m->n_skeys].stream = stream;
-	m->skeys[m->n_skeys].pool[0] = pool[0];
-	m->skeys[m->n_skeys].pool[1] = pool[1];
-	return m->n_skeys++;
-}
-
-static uint32_t
-stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
-{
-	struct tl_model *m = ctx;
-	int64_t pool[2];
-
-	(void)k;
-	pool_of(m, e->addr, pool);
-	return stream_key_group(m, e->stream, pool);
-}
-
-static int
-prepare_groups(struct tl_model *m, int st, char *why, size_t size)
-{
-	uint32_t i, max;
-	int r;
-
-	if (st == TL_STACK_SITE) {
-		if (tl_model_sites(m) == NULL) {
-			snprintf(why, size, "call sites unavailable");
-			return -1;
-		}
-		/* resolve every stack first: site ids are then all known */
-		for (i = 0; i < m->snap->n_stacks; i++)
-			an_site_of(&m->sites, i);
-		max = m->sites.n + 1;
-		r = tl_groups_build(&m->groups[st], m->tl, max, site_group,
-		    &m->sites);
-	} else if (st == TL_STACK_CATEGORY) {
-		if (tl_model_categories(m, why, size) != 0)
-			return -1;
-		r = tl_groups_build(&m->groups[st], m->tl, AN_CAT_COUNT,
-		    category_group, &m->cats);
-	} else {
-		if (m->snap == NULL) {
-			snprintf(why, size, "no segments");
-			return -1;
-		}
-		build_seg_table(m);
-		r = tl_groups_build(&m->groups[st], m->tl, TL_MAX_STREAM_GROUPS,
-		    stream_group, m);
-	}
-	if (r != 0)
-		snprintf(why, size, "too many events for grouped bands");
-	return r;
-}
-
-struct an_sites *
-tl_model_sites(struct tl_model *m)
-{
-	if (m->sites_ok == 0) {
-		m->sites_ok = -1;
-		if (m->snap != NULL && an_sites_init(&m->sites, m->snap, 1, NULL,
-		    NULL) == 0)
-			m->sites_ok = 1;
-	}
-	return m->sites_ok > 0 ? &m->sites : NULL;
-}
-
-int
-tl_model_categories(struct tl_model *m, char *why, size_t size)
-{
-	struct sv_error err;
-
-	if (m->cats_ok != 0) {
-		if (m->cats_ok < 0)
-			snprintf(why, size, "categories unavailable");
-		return m->cats_ok > 0 ? 0 : -1;
-	}
-	if (m->snap == NULL) {
-		snprintf(why, size, "no call stacks");
-		m->cats_ok = -1;
-		return -1;
-	}
-	sv_error_clear(&err);
-	if (an_categories_build(m->snap, m->tl, NULL, m->cat_rules, &m->cats,
-	    &err) != 0) {
-		snprintf(why, size, "%s", err.msg);
-		m->cats_ok = -1;
-		return -1;
-	}
-	m->cats_ok = 1;
-	return 0;
-}
-
-int
-tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
-{
-	why[0] = '\0';
-	if (st < 0 || st >= TL_STACK_COUNT)
-		return -1;
-	if (m->groups_ok[st] != 0) {
-		if (m->groups_ok[st] < 0)
-			snprintf(why, size, "%s bands unavailable",
-			    tl_stack_name(st));
-		return m->groups_ok[st] > 0 ? 0 : -1;
-	}
-	if (st == TL_STACK_SEGMENT) {
-		if (m->snap == NULL) {
-			snprintf(why, size, "no segments");
-			m->groups_ok[st] = -1;
-			return -1;
-		}
-		tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace);
-		build_layer(m, TL_LAYER_SEG);
-		m->groups_ok[st] = 1;
-		return 0;
-	}
-	if (prepare_groups(m, st, why, size) != 0) {
-		m->groups_ok[st] = -1;
-		return -1;
-	}
-	m->groups_ok[st] = 1;
-	return 0;
-}
-
-uint32_t
-tl_model_group_of(struct tl_model *m, int st, uint64_t k)
-{
-	struct idx_elem e;
-
-	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
-		return TL_NO_GROUP;
-	e = idx_tl_elem(m->tl, k);
-	switch (st) {
-	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
-	case TL_STACK_CATEGORY: return an_category_of(&m->cats, k);
-	case TL_STACK_STREAM: return stream_group(m, &e, k);
-	default: return TL_NO_GROUP;
-	}
-}
-
-/* ---- totals and lookups --------------------------------------------------- */
+/* ---- totals and lookups -------------------------------------------------- */
 
 uint64_t
 tl_total_at(const struct tl_model *m, int64_t ev)
@@ -689,8 +462,8 @@ tl_stack_total(const struct tl_model *m, int st, int64_t ev)
 	    tl_total_at(m, ev);
 }
 
-static int
-live_at(int64_t alloc_ev, int64_t free_ev, int64_t at)
+int
+tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at)
 {
 	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
 }
@@ -714,7 +487,7 @@ tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 
 		if (e.addr != addr)
 			break;
-		if (live_at(e.alloc_ev, e.free_ev, at))
+		if (tl_live_at(e.alloc_ev, e.free_ev, at))
 			return m->by_addr[i];
 	}
 	return TL_NO_ELEM;
@@ -734,206 +507,7 @@ tl_model_jump(const struct tl_model *m, enum tl_jump j, int64_t from,
 	return lo > 0 ? a[lo - 1] : -2;
 }
 
-/* ---- highlighted set ------------------------------------------------- */
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct ev_size {
-	int64_t ev;
-	uint64_t size;
-};
-
-static int
-cmp_ev_size(const void *a, const void *b)
-{
-	int64_t x = ((const struct ev_size *)a)->ev;
-	int64_t y = ((const struct ev_size *)b)->ev;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts n (event, size) pairs into ev[] and running sums cum[]. */
-static void
-sums_of(struct ev_size *p, uint64_t n, int64_t **ev, uint64_t **cum)
-{
-	uint64_t i, sum = 0;
-
-	qsort(p, n, sizeof *p, cmp_ev_size);
-	*ev = xcalloc(n + 1, sizeof **ev);
-	*cum = xcalloc(n + 1, sizeof **cum);
-	for (i = 0; i < n; i++) {
-		sum += p[i].size;
-		(*ev)[i] = p[i].ev;
-		(*cum)[i] = sum;
-	}
-}
-
-/* Running sums of the elements ids[0..n) of tl. */
-static void
-sums_build(struct tl_sums *s, const struct idx_timeline *tl,
-    const uint64_t *ids, uint64_t n)
-{
-	struct ev_size *al = xcalloc(n + 1, sizeof *al);
-	struct ev_size *fr = xcalloc(n + 1, sizeof *fr);
-	uint64_t i, na = 0, nf = 0;
-
-	for (i = 0; i < n; i++) {
-		struct idx_elem e = idx_tl_elem(tl, ids[i]);
-
-		al[na].ev = e.alloc_ev;
-		al[na++].size = e.size;
-		if (e.free_ev >= 0) {
-			fr[nf].ev = e.free_ev;
-			fr[nf++].size = e.size;
-		}
-	}
-	sums_of(al, na, &s->alloc_ev, &s->alloc_cum);
-	sums_of(fr, nf, &s->free_ev, &s->free_cum);
-	s->n_alloc = na;
-	s->n_free = nf;
-	free(fr);
-	free(al);
-}
-
-static void
-sums_destroy(struct tl_sums *s)
-{
-	free(s->alloc_ev);
-	free(s->alloc_cum);
-	free(s->free_ev);
-	free(s->free_cum);
-	memset(s, 0, sizeof *s);
-}
-
-/* Running sum of the entries with ev[i] <= at. */
-static uint64_t
-sum_upto(const int64_t *ev, const uint64_t *cum, uint64_t n, int64_t at)
-{
-	uint64_t k = sv_count_le_i64(ev, n, at);
-
-	return k > 0 ? cum[k - 1] : 0;
-}
-
-static uint64_t
-sums_bytes(const struct tl_sums *s, int64_t ev)
-{
-	uint64_t a = sum_upto(s->alloc_ev, s->alloc_cum, s->n_alloc, ev);
-	uint64_t f = sum_upto(s->free_ev, s->free_cum, s->n_free, ev);
-
-	return a > f ? a - f : 0;
-}
-
-/* The set's elements split by group of mode st. */
-static void
-hilite_parts(struct tl_hilite *h, struct tl_model *m, int st)
-{
-	uint64_t *ids = xcalloc(h->n_elems + 1, sizeof *ids), i, j, n;
-	uint32_t *grp = xcalloc(h->n_elems + 1, sizeof *grp), np = 0, g;
-
-	for (i = 0; i < h->n_elems; i++)
-		grp[i] = tl_model_group_of(m, st, h->elems[i]);
-	/* one part per distinct group (sets are small: quadratic is fine
-	 * up to the few groups a leak site spans) */
-	for (i = 0; i < h->n_elems; i++) {
-		g = grp[i];
-		for (j = 0; j < i && grp[j] != g; j++)
-			;
-		if (j < i || g == TL_NO_GROUP)
-			continue;
-		for (n = 0, j = i; j < h->n_elems; j++)
-			if (grp[j] == g)
-				ids[n++] = h->elems[j];
-		h->parts[st] = xreallocarray(h->parts[st], (size_t)np + 1,
-		    sizeof *h->parts[st]);
-		h->parts[st][np].group = g;
-		sums_build(&h->parts[st][np].sums, m->tl, ids, n);
-		np++;
-		if (np >= 64)
-			break;
-	}
-	h->n_parts[st] = np;
-	h->parts_ok[st] = 1;
-	free(grp);
-	free(ids);
-}
-
-void
-tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
-    const uint64_t *elems, uint64_t n)
-{
-	const struct idx_timeline *tl = m->tl;
-	const struct tl_layer *L = &m->layer[TL_LAYER_ALLOC];
-	uint64_t i;
-	uint32_t j;
-
-	memset(h, 0, sizeof *h);
-	h->elems = xcalloc(n + 1, sizeof *h->elems);
-	for (i = 0; i < n; i++)
-		if (elems[i] < tl->n_elems)
-			h->elems[h->n_elems++] = elems[i];
-	qsort(h->elems, h->n_elems, sizeof *h->elems, cmp_u64);
-	sums_build(&h->all, tl, h->elems, h->n_elems);
-	h->n_drawn = L->n;
-	h->drawn = xcalloc((size_t)L->n + 1, 1);
-	for (j = 0; j < L->n; j++)
-		h->drawn[j] = bsearch(&L->d[j].elem, h->elems, h->n_elems,
-		    sizeof *h->elems, cmp_u64) != NULL;
-	/* the grouped modes prepared so far; others in tl_hilite_update */
-	tl_hilite_update(h, (struct tl_model *)m);
-}
-
-void
-tl_hilite_update(struct tl_hilite *h, struct tl_model *m)
-{
-	int st;
-
-	for (st = 0; st < TL_STACK_COUNT; st++)
-		if (tl_stack_grouped(st) && m->groups_ok[st] > 0 && !h->parts_ok[st])
-			hilite_parts(h, m, st);
-}
-
-void
-tl_hilite_destroy(struct tl_hilite *h)
-{
-	uint32_t i;
-	int st;
-
-	sums_destroy(&h->all);
-	free(h->drawn);
-	free(h->elems);
-	for (st = 0; st < TL_STACK_COUNT; st++) {
-		for (i = 0; i < h->n_parts[st]; i++)
-			sums_destroy(&h->parts[st][i].sums);
-		free(h->parts[st]);
-	}
-	memset(h, 0, sizeof *h);
-}
-
-uint64_t
-tl_hilite_bytes(const struct tl_hilite *h, int64_t ev)
-{
-	return sums_bytes(&h->all, ev);
-}
-
-uint64_t
-tl_hilite_group_bytes(const struct tl_hilite *h, int st, uint32_t g,
-    int64_t ev)
-{
-	uint32_t i;
-
-	for (i = 0; i < h->n_parts[st]; i++)
-		if (h->parts[st][i].group == g)
-			return sums_bytes(&h->parts[st][i].sums, ev);
-	return 0;
-}
-
-/* ---- columns ---------------------------------------------------------- */
+/* ---- columns ------------------------------------------------------------- */
 
 int
 tl_plot_width(int w)
@@ -1072,201 +646,4 @@ tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
 	}
 	*ev = am;
 	*maxres = mr;
-}
-
-/* ---- bands ---------------------------------------------------------------- */
-
-void
-tl_rank(const struct tl_model *m, const struct tl_view *v,
-    struct tl_frame *fr)
-{
-	const struct tl_groups *g;
-
-	if (!tl_stack_grouped(v->stack) || m->groups_ok[v->stack] <= 0) {
-		fr->n_top = 0;
-		fr->rank_stack = -1;
-		return;
-	}
-	if (fr->rank_stack == v->stack && fr->rank_ev == fr->peak_ev)
-		return;
-	g = &m->groups[v->stack];
-	fr->n_top = tl_groups_top(g, fr->peak_ev, TL_MAX_BANDS, fr->top);
-	fr->rank_stack = v->stack;
-	fr->rank_ev = fr->peak_ev;
-}
-
-static int
-picked(const struct tl_view *v, int kind, uint64_t id)
-{
-	return v->pick.kind == kind && (kind == TL_PICK_OTHER ||
-	    kind == TL_PICK_SET || v->pick.id == id);
-}
-
-static int
-push_band(struct tl_band *out, int n, int max, uint64_t lo, uint64_t hi,
-    int kind, uint64_t id, unsigned color, int hilite)
-{
-	if (n >= max)
-		return n;
-	out[n].lo = lo;
-	out[n].hi = hi;
-	out[n].kind = kind;
-	out[n].id = id;
-	out[n].color = (uint8_t)color;
-	out[n].hilite = (uint8_t)hilite;
-	out[n].n = 0;
-	out[n].j0 = out[n].j1 = 0;
-	return n + 1;
-}
-
-/* Elements of a layer drawn one by one (at least a quarter of a row);
- * in the segment mode the thinner ones in runs of about a row. */
-static int
-layer_bands(const struct tl_model *m, const struct tl_view *v,
-    const struct tl_frame *fr, int64_t ev, uint64_t *off,
-    struct tl_band *out, int n, int max)
-{
-	int seg = v->stack == TL_STACK_SEGMENT, run = -1;
-	const struct tl_layer *L = &m->layer[seg ? TL_LAYER_SEG :
-	    TL_LAYER_ALLOC];
-	const struct tl_hilite *hl = v->hl;
-	uint32_t j;
-
-	for (j = 0; j < L->n && n < max - 1; j++) {
-		const struct tl_drawn *d = &L->d[j];
-		int hi = v->pick.kind != TL_PICK_NONE ?
-		    picked(v, TL_PICK_ELEM, d->elem) :
-		    !seg && d->elem == v->sel_elem;
-
-		if (!live_at(d->alloc_ev, d->free_ev, ev) ||
-		    (!seg && hl != NULL && j < hl->n_drawn && hl->drawn[j]))
-			continue;
-		if ((double)d->size < fr->row_bytes / 4) {
-			if (!seg)
-				continue; /* into the summary band */
-			if (run < 0) {
-				unsigned col = d->color_alloc;
-
-				/* runs change with what is alive: keep
-				 * neighbours apart here */
-				if (n > 0 && out[n - 1].kind == TL_PICK_ELEM &&
-				    out[n - 1].color == col)
-					col = (col + 1) % UIC_NBANDS;
-				run = n;
-				n = push_band(out, n, max, *off, *off, TL_PICK_ELEM,
-				    d->elem, col, 0);
-				out[run].n = 0;
-				out[run].j0 = j;
-			}
-			out[run].hi += d->size;
-			out[run].hilite |= (uint8_t)hi;
-			out[run].n++;
-			out[run].j1 = j;
-			*off += d->size;
-			if ((double)(out[run].hi - out[run].lo) >= fr->row_bytes)
-				run = -1;
-			continue;
-		}
-		run = -1;
-		n = push_band(out, n, max, *off, *off + d->size, TL_PICK_ELEM,
-		    d->elem, !seg && v->by_site ? d->color_site :
-		    d->color_alloc, hi);
-		out[n - 1].n = 1;
-		out[n - 1].j0 = out[n - 1].j1 = j;
-		*off += d->size;
-	}
-	return n;
-}
-
-/* The frame's top groups, each less its part of the highlighted set. */
-static int
-group_bands(const struct tl_model *m, const struct tl_view *v,
-    const struct tl_frame *fr, int64_t ev, uint64_t *off,
-    struct tl_band *out, int n, int max)
-{
-	const struct tl_groups *g = &m->groups[v->stack];
-	uint32_t k;
-
-	if (fr->rank_stack != v->stack)
-		return n;
-	for (k = 0; k < fr->n_top && n < max - 1; k++) {
-		uint64_t b = tl_groups_bytes(g, fr->top[k], ev);
-
-		if (v->hl != NULL) {
-			uint64_t s = tl_hilite_group_bytes(v->hl, v->stack,
-			    fr->top[k], ev);
-
-			b = b > s ? b - s : 0;
-		}
-		if (b == 0)
-			continue;
-		n = push_band(out, n, max, *off, *off + b, TL_PICK_GROUP,
-		    fr->top[k], k, picked(v, TL_PICK_GROUP, fr->top[k]));
-		*off += b;
-	}
-	return n;
-}
-
-int
-tl_bands_at(const struct tl_model *m, const struct tl_view *v,
-    const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max)
-{
-	uint64_t total = tl_stack_total(m, v->stack, ev), off = 0, set;
-	int n = 0;
-
-	if (max < 3)
-		return 0;
-	/* the set rests at the bottom; over reserved memory (segments) it
-	 * is drawn on top of the bands instead, not stacked */
-	if (v->hl != NULL && v->stack != TL_STACK_SEGMENT &&
-	    (set = tl_hilite_bytes(v->hl, ev)) > 0) {
-		off = set < total ? set : total;
-		n = push_band(out, n, max, 0, off, TL_PICK_SET, 0, 0,
-		    picked(v, TL_PICK_SET, 0));
-	}
-	if (tl_stack_grouped(v->stack))
-		n = group_bands(m, v, fr, ev, &off, out, n, max);
-	else
-		n = layer_bands(m, v, fr, ev, &off, out, n, max);
-	if (total > off)
-		n = push_band(out, n, max, off, total, TL_PICK_OTHER, 0, 0,
-		    picked(v, TL_PICK_OTHER, 0));
-	return n;
-}
-
-/* ---- starting mode --------------------------------------------------------- */
-
-int
-tl_model_auto_stack(const struct tl_model *m, int w, int h, int *share)
-{
-	struct tl_view v;
-	struct tl_frame fr;
-	struct tl_band *b;
-	uint64_t ymax, drawn = 0, peak = m->tl->peak, k;
-	int n, i, ph = h - 4; /* axis, labels, annotations, legend */
-
-	*share = 100;
-	if (peak == 0 || ph < 1 || w <= TL_YAXIS_W)
-		return TL_STACK_ALLOC;
-	memset(&v, 0, sizeof v);
-	memset(&fr, 0, sizeof fr);
-	v.stack = TL_STACK_ALLOC;
-	v.sel_elem = TL_NO_ELEM;
-	v.ev0 = 0;
-	v.ev1 = m->tl->n_events > 0 ? (int64_t)m->tl->n_events : 1;
-	/* the fitted y range of the whole trace */
-	ymax = m->tl->base_reserved > peak ? m->tl->base_reserved : peak;
-	for (k = 0; k < m->n_blk; k++)
-		if (m->blk_maxres[k] > ymax)
-			ymax = m->blk_maxres[k];
-	fr.row_bytes = (double)ymax / ph;
-	fr.rank_stack = -1;
-	b = xcalloc(TL_MAX_COL_BANDS, sizeof *b);
-	n = tl_bands_at(m, &v, &fr, m->tl->peak_ev, b, TL_MAX_COL_BANDS);
-	for (i = 0; i < n; i++)
-		if (b[i].kind == TL_PICK_ELEM)
-			drawn += b[i].hi - b[i].lo;
-	free(b);
-	*share = (int)(drawn * 100 / peak);
-	return drawn * 2 < peak ? TL_STACK_SITE : TL_STACK_ALLOC;
 }

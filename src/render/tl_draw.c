@@ -55,7 +55,7 @@ tl_band_color(const struct tl_band *b)
 	return UIC_BAND0 + b->color % UIC_NBANDS;
 }
 
-/* ---- one column ----------------------------------------------------------- */
+/* ---- one column ---------------------------------------------------------- */
 
 struct col_ctx {
 	const struct tl_model *m;
@@ -169,7 +169,7 @@ draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t res)
 	return present;
 }
 
-/* ---- axes ----------------------------------------------------------------- */
+/* ---- axes ---------------------------------------------------------------- */
 
 static void
 label_for(const struct tl_model *m, const struct tl_view *v, int64_t ev,
@@ -287,7 +287,8 @@ draw_lifetime(const struct tl_model *m, const struct tl_view *v,
 		int64_t a = e.alloc_ev < v->ev0 ? v->ev0 : e.alloc_ev;
 		int64_t f = e.free_ev < 0 || e.free_ev >= v->ev1 ?
 		    v->ev1 - 1 : e.free_ev;
-		int ca = tl_event_col(m, v, pw, a), cf = tl_event_col(m, v, pw, f);
+		int ca = tl_event_col(m, v, pw, a);
+		int cf = tl_event_col(m, v, pw, f);
 
 		if (a <= f && ca >= 0 && cf >= 0)
 			cellbuf_fill(cb, px + ca, y, cf - ca + 1, 1,
@@ -399,7 +400,7 @@ draw_cursor(const struct tl_model *m, const struct tl_view *v,
 	return cc;
 }
 
-/* ---- the frame ------------------------------------------------------------ */
+/* ---- the frame ----------------------------------------------------------- */
 
 /* Rows of the parts below the plot: *names (annotation names) and *leg
  * (legend), shrunk until the plot has at least 3 rows when it can. */
@@ -435,7 +436,8 @@ columns(const struct tl_model *m, const struct tl_view *v, int pw,
 	*peak_ev = v->ev0;
 	for (c = 0; c < pw; c++) {
 		int64_t lo = tl_col_event(m, v, pw, c);
-		int64_t hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) : v->ev1;
+		int64_t hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) :
+		    v->ev1;
 
 		if (hi <= lo && lo < v->ev1 && !tl_use_time(m, v))
 			hi = lo + 1;

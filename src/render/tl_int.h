@@ -12,6 +12,13 @@
 
 enum { TL_LAYER_ALLOC, TL_LAYER_SEG };
 
+/* Builds the drawn set of a layer (TL_LAYER_*): its max_drawn largest
+ * elements in stacking order, with their colours. */
+void tl_build_layer(struct tl_model *m, int layer);
+
+/* Is an element with these events alive after event at? */
+int tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at);
+
 /* Total that mode st stacks after event ev: allocated or reserved. */
 uint64_t tl_stack_total(const struct tl_model *m, int st, int64_t ev);
 

@@ -132,7 +132,7 @@ tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
 	return buf;
 }
 
-/* ---- entries -------------------------------------------------------------- */
+/* ---- entries ------------------------------------------------------------- */
 
 static int
 add(struct leg_entry *e, int n, int kind, uint64_t id, unsigned color,
@@ -254,7 +254,7 @@ entries(const struct tl_model *m, const struct tl_view *v,
 	return n;
 }
 
-/* ---- layout --------------------------------------------------------------- */
+/* ---- layout -------------------------------------------------------------- */
 
 static int
 n_entries_guess(const struct tl_model *m, const struct tl_view *v)
@@ -376,7 +376,7 @@ tl_legend_draw(const struct tl_model *m, const struct tl_view *v,
 		    colw - 1, 0);
 	if (shown < n) {
 		snprintf(more, sizeof more, "+%d more (i)", n - shown);
-		cellbuf_puts(cb, x + (shown % per) * colw, y + shown / per, more,
-		    colw - 1, UIC_AXIS, 0);
+		cellbuf_puts(cb, x + (shown % per) * colw, y + shown / per,
+		    more, colw - 1, UIC_AXIS, 0);
 	}
 }

@@ -17,7 +17,7 @@
 
 #define MIN_YSPAN 64   /* bytes: the y range never gets thinner */
 
-/* ---- title ------------------------------------------------------------- */
+/* ---- title --------------------------------------------------------------- */
 
 /* Appends part to t (size bytes); the pane title cuts what does not
  * fit, so parts go in order of importance. */
@@ -73,7 +73,7 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	    &a->tlf);
 }
 
-/* ---- cursor --------------------------------------------------------------- */
+/* ---- cursor -------------------------------------------------------------- */
 
 /* Event at the start of the column next to the cursor's. */
 static int64_t
@@ -132,7 +132,7 @@ tl_action(struct app *a, enum action act, const struct rect *r)
 	return UI_HANDLED | UI_REDRAW;
 }
 
-/* ---- stacking modes ------------------------------------------------------- */
+/* ---- stacking modes ------------------------------------------------------ */
 
 static void
 clear_pick(struct app *a)
@@ -196,7 +196,7 @@ timeline_open(struct app *a)
 		    "show %d%% of the peak here (m: modes)", share);
 }
 
-/* ---- picking --------------------------------------------------------------- */
+/* ---- picking ------------------------------------------------------------- */
 
 /* Index of the picked band among b[0..n) (a run of segments holds the
  * picked one), or -1. */
@@ -283,7 +283,8 @@ group_largest(struct app *a, uint32_t g, uint64_t *count)
 		    tl_model_group_of(&a->tm, a->view.stack, k) != g)
 			continue;
 		(*count)++;
-		if (e.alloc_ev >= 0 && (largest == TL_NO_ELEM || e.size > best)) {
+		if (e.alloc_ev >= 0 &&
+		    (largest == TL_NO_ELEM || e.size > best)) {
 			best = e.size;
 			largest = k;
 		}
@@ -342,7 +343,7 @@ enter_band(struct app *a)
 	return UI_HANDLED | UI_REDRAW;
 }
 
-/* ---- y range ----------------------------------------------------------- */
+/* ---- y range ------------------------------------------------------------- */
 
 /* The y range shown now: the view's, else the last frame's fit. */
 static void
@@ -410,7 +411,7 @@ y_pan(struct app *a, int dir)
 	a->view.ymax = a->view.ylo + (hi - lo);
 }
 
-/* ---- annotations ---------------------------------------------------------- */
+/* ---- annotations --------------------------------------------------------- */
 
 static void
 annot_jump(struct app *a, int dir)
@@ -471,7 +472,7 @@ timeline_action(struct app *a, enum action act)
 	return UI_HANDLED | UI_REDRAW;
 }
 
-/* ---- detail ---------------------------------------------------------------- */
+/* ---- detail -------------------------------------------------------------- */
 
 static void
 elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
@@ -529,15 +530,16 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		    a->view.cursor);
 		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
 		    sizeof lab);
-		snprintf(title, tsize, "%s @ %s - %s - %s", st == TL_STACK_SITE ?
-		    "Call site" : st == TL_STACK_CATEGORY ? "Category" :
-		    "Stream", cur, fmt_size(b, sizeof b, bytes), lab);
+		snprintf(title, tsize, "%s @ %s - %s - %s",
+		    st == TL_STACK_SITE ? "Call site" :
+		    st == TL_STACK_CATEGORY ? "Category" : "Stream", cur,
+		    fmt_size(b, sizeof b, bytes), lab);
 		snprintf(info, isize, "Enter: the alloc of its largest block "
 		    "alive here; the stack of its largest block:");
 		return a->tm.groups[st].stack[p->id];
 	case TL_PICK_SET:
-		snprintf(title, tsize, "Leaked blocks of the selected site @ %s "
-		    "- %s", cur, fmt_size(b, sizeof b, a->view.hl != NULL ?
+		snprintf(title, tsize, "Leaked blocks of the selected site "
+		    "@ %s - %s", cur, fmt_size(b, sizeof b, a->view.hl != NULL ?
 		    tl_hilite_bytes(a->view.hl, a->view.cursor) : 0));
 		snprintf(info, isize, "%s", a->vdetail.title);
 		return a->vdetail.stack;
