@@ -217,6 +217,7 @@ struct tl_band {
 struct tl_frame {
 	int pw, ph;         /* plot columns and rows */
 	uint64_t ylo, yhi;  /* y range drawn */
+	uint64_t yfit;      /* the y top that fits what is visible */
 	double row_bytes;
 	int64_t peak_ev;    /* visible peak (highest total of the columns) */
 	int rank_stack;     /* mode of the ranking below; -1 none */

@@ -482,6 +482,7 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	res = xcalloc(pw, sizeof *res);
 	present = xcalloc(pw, 1);
 	yfit = columns(m, v, pw, evs, res, &fr->peak_ev);
+	fr->yfit = yfit;
 	if (v->ymax > v->ylo) {
 		fr->ylo = v->ylo;
 		fr->yhi = v->ymax;

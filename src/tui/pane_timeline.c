@@ -384,8 +384,7 @@ y_zoom(struct app *a, int in)
 	nspan = in ? span / 2 : span * 2;
 	if (nspan < MIN_YSPAN)
 		nspan = MIN_YSPAN;
-	if (!in && lo == 0 && a->view.ymax > a->view.ylo &&
-	    nspan >= a->tlf.yhi && a->tlf.yhi > 0) {
+	if (!in && nspan >= a->tlf.yfit) {
 		a->view.ylo = a->view.ymax = 0; /* back to the fit */
 		return;
 	}
