@@ -11,6 +11,13 @@
 
 #include "util/xalloc.h"
 
+/* Does group grp ever hold bytes? */
+static int
+used(const struct tl_groups *g, uint32_t grp)
+{
+	return g->base[grp] > 0 || g->off[grp + 1] > g->off[grp];
+}
+
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
@@ -124,6 +131,8 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 		k += m;
 	}
 	g->off[n] = k;
+	for (grp = 0; grp < n; grp++)
+		g->n_used += used(g, grp);
 	free(run);
 	free(fill);
 	free(el);
@@ -179,13 +188,17 @@ tl_groups_top(const struct tl_groups *g, int64_t ev, uint32_t k,
 {
 	uint64_t bytes[64];
 	uint32_t grp, n = 0, j;
+	int all;
 
 	if (k > 64)
 		k = 64;
+	/* few groups: every one that ever holds bytes gets a band */
+	all = g->n_used <= k;
 	for (grp = 0; grp < g->n; grp++) {
 		uint64_t b = tl_groups_bytes(g, grp, ev);
 
-		if (b == 0 || (n == k && b <= bytes[n - 1]))
+		if ((b == 0 && !(all && used(g, grp))) ||
+		    (n == k && b <= bytes[n - 1]))
 			continue;
 		/* insertion into the sorted top k; ties keep the lower id */
 		j = n < k ? n++ : n - 1;

@@ -24,6 +24,7 @@ typedef uint32_t (*tl_group_fn)(void *ctx, const struct idx_elem *e,
 
 struct tl_groups {
 	uint32_t n;          /* groups: ids 0 .. n-1 */
+	uint32_t n_used;     /* groups that ever hold bytes */
 	uint64_t *off;       /* n + 1: changes of g are [off[g], off[g+1]) */
 	uint32_t *ev;        /* event of each change, ascending per group */
 	uint64_t *live;      /* bytes of the group after that event */
@@ -46,8 +47,9 @@ uint64_t tl_groups_bytes(const struct tl_groups *g, uint32_t grp,
 uint64_t tl_groups_memory(const struct tl_groups *g);
 
 /* The (at most) k groups with the most bytes after event ev, largest
- * first (ties: lower id first), groups with no bytes left out. Writes
- * their ids to out and returns the count. O(n log n). */
+ * first (ties: lower id first), groups with no bytes then left out
+ * unless at most k groups ever hold bytes (then all of those, the empty
+ * ones last). Writes their ids to out and returns the count. O(n k). */
 uint32_t tl_groups_top(const struct tl_groups *g, int64_t ev, uint32_t k,
     uint32_t *out);
 

@@ -190,7 +190,7 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 		    v->utf8, e[n - 1].brief, sizeof e[n - 1].brief);
 	}
 	/* every group has its band: no "other" entry */
-	if (m->groups[v->stack].n <= fr->n_top)
+	if (m->groups[v->stack].n_used <= fr->n_top)
 		return n;
 	snprintf(label, sizeof label, "other %ss",
 	    v->stack == TL_STACK_STREAM ? "stream" : tl_stack_name(v->stack));
