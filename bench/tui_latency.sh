@@ -70,14 +70,30 @@ l'
 	echo ':quit'
 } > "$script"
 
-run() { # FILE LOG -> seconds to first screen on stdout
+run() { # FILE LOG [SCRIPT] -> seconds of the whole run on stdout; CPU
+	 # seconds (user + system) in LOG.cpu when /usr/bin/time is there
 	rm -f "$2"
 	t0=$(date +%s.%N)
-	SNAPVIEW_SCRIPT=$script SNAPVIEW_LATENCY_LOG=$2 LINES=50 COLUMNS=200 \
-	    LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm "$bin" \
-	    --cache-dir "$dir/cache" "$1"
+	if [ -x /usr/bin/time ]; then
+		SNAPVIEW_SCRIPT=${3:-$script} SNAPVIEW_LATENCY_LOG=$2 LINES=50 \
+		    COLUMNS=200 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm \
+		    /usr/bin/time -f '%U %S' -o "$2.cpu" "$bin" \
+		    --cache-dir "$dir/cache" "$1"
+	else
+		SNAPVIEW_SCRIPT=${3:-$script} SNAPVIEW_LATENCY_LOG=$2 LINES=50 \
+		    COLUMNS=200 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm \
+		    "$bin" --cache-dir "$dir/cache" "$1"
+	fi
 	t1=$(date +%s.%N)
 	echo "$t0 $t1" | awk '{printf "%.2f", $2 - $1}'
+}
+# CPU milliseconds per key: (CPU of the run - CPU of opening and quitting)
+# / keys; wall-clock figures on a busy machine include waiting for a core,
+# CPU time does not
+cpu_per_key() { # LOG OPENLOG KEYS
+	[ -f "$1.cpu" ] && [ -f "$2.cpu" ] || { echo "n/a"; return; }
+	awk -v k="$3" 'NR == FNR { a = $1 + $2; next } { b = $1 + $2 }
+	    END { printf "%.2f", (a - b) * 1000 / k }' "$1.cpu" "$2.cpu"
 }
 
 # first use of each mode: the m presses that build the call-site,
@@ -96,13 +112,16 @@ stats() { # LOG [SKIP] -> "p50 p99 max n" in microseconds (SKIP: key
 }
 
 run "$big" "$dir/warm.lat" > /dev/null   # builds the index once
+echo ':quit' > "$dir/open.script"
 tb=$(run "$base" "$dir/base.lat")
+run "$base" "$dir/base-open.lat" "$dir/open.script" > /dev/null
 tl=$(run "$big" "$dir/big.lat")
+run "$big" "$dir/big-open.lat" "$dir/open.script" > /dev/null
 mark_first "$dir/base.lat"
 mark_first "$dir/big.lat"
 set -- $(stats "$dir/base.lat.marked" 'm*'); b50=$1 b99=$2 bmax=$3
 set -- $(stats "$dir/big.lat.marked" 'm*'); l50=$1 l99=$2 lmax=$3 n=$4
-set -- $(stats "$dir/big.lat.marked"); a99=$2 amax=$3
+set -- $(stats "$dir/big.lat.marked"); a99=$2 amax=$3 nall=$4
 ev=$("$bin" stats --cache-dir "$dir/cache" "$big" |
     sed -n 's/^ *events: *\([0-9,]*\).*/\1/p' | head -1)
 
@@ -114,10 +133,15 @@ printf "%-10s %10s %10s %10s\n" "" p50_us p99_us max_us
 printf "%-10s %10d %10d %10d\n" baseline "$b50" "$b99" "$bmax"
 printf "%-10s %10d %10d %10d\n" large "$l50" "$l99" "$lmax"
 awk -v a="$l99" -v b="$b99" 'BEGIN { printf "p99 ratio large/baseline: %.1fx\n", (b > 0 ? a / b : 0) }'
+echo "CPU per key, mean over all $nall keys incl. the first use of each" \
+    "mode (ms): baseline" \
+    "$(cpu_per_key "$dir/base.lat" "$dir/base-open.lat" "$nall"), large" \
+    "$(cpu_per_key "$dir/big.lat" "$dir/big-open.lat" "$nall")"
 echo "(first use of the modes left out; with them: p99 $a99 us, max $amax us)"
 echo "first switch into each mode (large; builds its bands once):"
 awk '$1 == "m*" { n++; printf "  m #%d %10d us\n", n, $2 }' "$dir/big.lat.marked"
-echo "keys: $n; per key kind (large): p50 / p99 / max us"
+echo "keys: $nall ($n without the first use of each mode); per key kind" \
+    "(large): p50 / p99 / max us"
 awk '{ k = $1; n[k]++; v[k, n[k]] = $2 } END {
     for (k in n) {
         m = n[k];
