@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/frame.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -46,7 +47,7 @@ an_category_lookup(const char *name, size_t len)
 	return -1;
 }
 
-/* ---- rules ------------------------------------------------------------------- */
+/* ---- rules -------------------------------------------------------------- */
 
 #define RULES_MAX_BYTES (1u << 20)
 #define RULE_LINE_MAX 4096
@@ -75,12 +76,16 @@ parse_line(const char *p, size_t n, uint32_t line, struct an_cat_rules *out,
 	for (w = i; w < n && !is_space(p[w]); w++)
 		;
 	cat = an_category_lookup(p + i, w - i);
-	if (cat < 0)
+	if (cat < 0) {
+		char word[64];
+
+		/* the word is the user's text: escaped for the terminal */
+		sv_escape(word, sizeof word, p + i, w - i > 40 ? 40 : w - i);
 		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-		    "line %u: unknown category '%.*s' (expected parameter, "
+		    "line %u: unknown category '%s' (expected parameter, "
 		    "gradient, optimizer_state, activation, temporary, "
-		    "workspace or other)", line, (int)(w - i > 40 ? 40 : w - i),
-		    p + i);
+		    "workspace or other)", line, word);
+	}
 	while (w < n && is_space(p[w]))
 		w++;
 	if (w == n)
@@ -157,8 +162,8 @@ an_cat_rules_load(const char *path, struct an_cat_rules *out,
 	buf = xmalloc(RULES_MAX_BYTES + 1);
 	n = fread(buf, 1, RULES_MAX_BYTES + 1, f);
 	if (ferror(f)) {
-		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "cannot read: %s",
-		    strerror(errno));
+		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "cannot read: %s", strerror(errno));
 	} else if (n > RULES_MAX_BYTES) {
 		r = sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
 		    "larger than %u bytes", RULES_MAX_BYTES);
@@ -181,7 +186,12 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* ---- inference ------------------------------------------------------------------ */
+/* ---- inference ---------------------------------------------------------- */
+
+/* cuBLAS's default workspace before Hopper (CUBLAS_WORKSPACE_CONFIG
+ * :4096:2:16:8, two 4 MiB chunks and eight of 16 KiB; PyTorch's
+ * CublasHandlePool.cpp) */
+#define CUBLAS_WORKSPACE (2 * 4096 * 1024 + 8 * 16 * 1024)
 
 #define ST_DONE 0x80000000u
 #define ST_EMPTY 0x40000000u	/* the stack has no frame */
@@ -204,9 +214,12 @@ struct ctx {
 	const struct an_step *ph;
 	uint64_t n_ph;
 	struct an_step *ph_own;
-	int64_t *bwd_first, *bwd_last;	/* per step, -1 when none */
+	int64_t *bwd_last;		/* per phase: last backward event */
+	struct an_window *bwd_runs, *opt_runs;	/* see scan_events */
+	uint64_t n_bwd_runs, n_opt_runs;
 	int64_t first_bwd;		/* first backward event, -1 */
-	uint32_t *ftr;			/* per element: free stack traits */
+	int64_t last_bwd;		/* last backward event, -1 */
+	uint32_t *ftr;			/* per element: free traits */
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
@@ -354,22 +367,59 @@ is_workspace_alloc(const struct ctx *c, int64_t a)
 	return 0;
 }
 
-/* One pass over the events: the backward range of every step and the
- * traits of the stack that freed each element. */
+/* A run of events of one phase (backward, optimizer): it goes on while
+ * the phase's events come, with at most RUN_GAP other allocations in
+ * between (another thread's), and ends at its last own event. */
+#define RUN_GAP 4
+
+struct runs {
+	struct an_window *w;
+	size_t cap;
+	uint64_t n;
+	uint64_t others;	/* other allocations since the last own */
+	int open;
+};
+
+static void
+run_own(struct runs *r, int64_t i)
+{
+	if (!r->open) {
+		XGROW(r->w, r->cap, (size_t)r->n + 1);
+		r->w[r->n].first = i;
+		r->n++;
+		r->open = 1;
+	}
+	r->w[r->n - 1].last = i;
+	r->others = 0;
+}
+
+static void
+run_other(struct runs *r)
+{
+	if (r->open && ++r->others > RUN_GAP)
+		r->open = 0;
+}
+
+/* One pass over the events: the last backward event of every phase and
+ * of the trace, the backward and optimizer runs, and the traits of the
+ * stack that freed each element. */
 static void
 scan_events(struct ctx *c)
 {
 	uint64_t i, k = 0, n = c->t != NULL ? c->t->n : 0;
+	struct runs bwd, opt;
 
-	c->bwd_first = xmalloc(((size_t)c->n_ph + 1) * sizeof *c->bwd_first);
+	memset(&bwd, 0, sizeof bwd);
+	memset(&opt, 0, sizeof opt);
 	c->bwd_last = xmalloc(((size_t)c->n_ph + 1) * sizeof *c->bwd_last);
 	for (i = 0; i < c->n_ph; i++)
-		c->bwd_first[i] = c->bwd_last[i] = -1;
-	c->first_bwd = -1;
+		c->bwd_last[i] = -1;
+	c->first_bwd = c->last_bwd = -1;
 	for (i = 0; i < n; i++) {
 		unsigned act = snap_ev_action(c->t, i);
 		uint32_t tr;
 		uint64_t el;
+		int is_opt, is_bwd;
 
 		if (act != SNAP_ALLOC && act != SNAP_FREE_REQUESTED &&
 		    act != SNAP_FREE_COMPLETED)
@@ -378,18 +428,31 @@ scan_events(struct ctx *c)
 		if (act == SNAP_FREE_COMPLETED &&
 		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems)
 			c->ftr[el] = tr;
-		if (!(tr & AN_TR_BACKWARD) || (tr & AN_TR_OPTIM))
+		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
+		is_bwd = (tr & AN_TR_BACKWARD) && !is_opt;
+		if (is_opt)
+			run_own(&opt, (int64_t)i);
+		else if (act == SNAP_ALLOC)
+			run_other(&opt);
+		if (!is_bwd) {
+			if (act == SNAP_ALLOC)
+				run_other(&bwd);
 			continue;
+		}
+		run_own(&bwd, (int64_t)i);
 		if (c->first_bwd < 0)
 			c->first_bwd = (int64_t)i;
+		c->last_bwd = (int64_t)i;
 		while (k < c->n_ph && c->ph[k].last < (int64_t)i)
 			k++;
 		if (k == c->n_ph || c->ph[k].first > (int64_t)i)
 			continue;
-		if (c->bwd_first[k] < 0)
-			c->bwd_first[k] = (int64_t)i;
 		c->bwd_last[k] = (int64_t)i;
 	}
+	c->bwd_runs = bwd.w;
+	c->n_bwd_runs = bwd.n;
+	c->opt_runs = opt.w;
+	c->n_opt_runs = opt.n;
 }
 
 static int64_t
@@ -432,9 +495,13 @@ static unsigned
 classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
     uint32_t etr, uint32_t ftr)
 {
-	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bf, bl;
+	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bl;
 
 	if ((tr & AN_TR_WORKSPACE) || is_workspace_alloc(c, a))
+		return AN_CAT_WORKSPACE;
+	/* a stack with no C++ frame cannot show getNewWorkspace: cuBLAS's
+	 * default workspace size, kept to the end, says it instead */
+	if (e->size == CUBLAS_WORKSPACE && f < 0 && !(tr & AN_TR_CPP))
 		return AN_CAT_WORKSPACE;
 	if (tr & AN_TR_ACCGRAD)
 		return AN_CAT_GRADIENT;
@@ -443,23 +510,34 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	p = phase_at(c, a);
 	if (p < 0)
 		return AN_CAT_OTHER; /* only a hostile timeline gets here */
-	bf = c->bwd_first[p];
 	bl = c->bwd_last[p];
+	/* optimizer: alive after its annotation window, else after its
+	 * run of optimizer events */
 	w = an_window_at(c->steps->opt, c->steps->n_opt, a);
 	if (w >= 0 || (etr & (AN_TR_OPTIM | AN_TR_STEP))) {
-		end = w >= 0 ? c->steps->opt[w].last : c->ph[p].last;
+		if (w >= 0)
+			end = c->steps->opt[w].last;
+		else if ((w = an_window_at(c->opt_runs, c->n_opt_runs, a)) >= 0)
+			end = c->opt_runs[w].last;
+		else
+			end = c->ph[p].last;
 		return f < 0 || f > end ? AN_CAT_OPTIMIZER_STATE
 					: AN_CAT_TEMPORARY;
 	}
-	if (etr & AN_TR_BACKWARD)
-		return f < 0 || f > bl ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
+	/* backward: alive after its run of backward events */
+	if (etr & AN_TR_BACKWARD) {
+		w = an_window_at(c->bwd_runs, c->n_bwd_runs, a);
+		end = w >= 0 ? c->bwd_runs[w].last : bl;
+		return f < 0 || f > end ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
+	}
 	if (etr & (AN_TR_CONSTRUCT | AN_TR_INIT))
 		return f < 0 || (c->first_bwd >= 0 && f > c->first_bwd)
 		    ? AN_CAT_PARAMETER : AN_CAT_TEMPORARY;
 	/* forward, or between phases */
 	if (f < 0) {
-		if (bf >= 0 && a < bl)
-			return AN_CAT_OTHER; /* kept after its backward */
+		/* kept after a backward, or made after its step's */
+		if (c->last_bwd > a || bl >= 0)
+			return AN_CAT_OTHER;
 		/* no backward after it: the trace stopped before one */
 		return c->first_bwd >= 0 ? AN_CAT_ACTIVATION : AN_CAT_OTHER;
 	}
@@ -552,8 +630,9 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
 		    c.ftr[k]);
 	}
-	free(c.bwd_first);
 	free(c.bwd_last);
+	free(c.bwd_runs);
+	free(c.opt_runs);
 	free(c.ph_own);
 	free(c.ftr);
 	free(c.ws);

@@ -12,8 +12,10 @@
  *
  * Then the inference, from the frames (stack traits) and the lifetime
  * against the step's phases (steps.h):
- *   - workspace: a cuBLAS/cuDNN workspace frame (getNewWorkspace, ...) or
- *     a torch_npu workspace triple;
+ *   - workspace: a cuBLAS/cuDNN workspace frame (getNewWorkspace, ...),
+ *     a torch_npu workspace triple, or, in a stack with no C++ frame to
+ *     tell, a never-freed allocation of cuBLAS's default workspace size
+ *     (8,519,680 bytes);
  *   - gradient: an AccumulateGrad frame; or allocated in backward (the
  *     autograd engine, a *Backward* node, backward() in torch) and still
  *     alive after the step's last backward allocation; or, allocated
@@ -22,18 +24,18 @@
  *     Optimizer.step annotation window, or a torch/optim frame) and alive
  *     after it (its window's end; without a window, its step's end);
  *     allocated before the trace and freed there;
- *   - activation: allocated in forward (a step, before its backward) and
- *     freed in backward (by a backward stack, or inside the step's
- *     backward range); or still alive with no backward after it (the
- *     trace stopped before backward); allocated before the trace and
- *     freed in backward;
+ *   - activation: allocated outside backward and the optimizer and freed
+ *     by a backward stack; or still alive with no backward after it in
+ *     the whole trace (the trace stopped before the backward); allocated
+ *     before the trace and freed in backward;
  *   - parameter: alive before the trace and never freed (with no frame
  *     saying otherwise), or allocated by model construction (a module's
  *     __init__, .to()/.cuda(), torch.nn.init, nn.Parameter) and alive
  *     into the first step or to the end;
  *   - temporary: allocated and freed within one phase of one step;
- *   - other: everything else (the data batch, a loss kept after
- *     backward, allocations outside every step with no telling frame).
+ *   - other: everything else (the data batch, a loss or a metric kept
+ *     after a backward, allocations freed in a later step with no telling
+ *     frame).
  * In a file whose stacks have no C++ frame (stacks="python"), an
  * allocation with an empty stack inside a step counts as made by the
  * autograd engine's thread (it holds no Python frame).

@@ -217,13 +217,16 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 	}
 	if (worst != NULL && !f->expandable_in_use)
 		add_hint(f, AN_HINT_EXPANDABLE,
-		    "%" PRIu64 " of %" PRIu64 " segment allocations happened "
+		    "%" PRIu64 " of %" PRIu64 " segment allocations%s happened "
 		    "while their stream had enough free memory in the pool the "
 		    "request needed, but no single free block was large enough "
-		    "(worst: event #%" PRId64 ", %s free in the %s pool, largest "
-		    "block %s, request %s). %s=expandable_segments:True lets "
+		    "(worst: event #%" PRId64 ", %s free in the %s pool, "
+		    "largest block %s, request %s). "
+		    "%s=expandable_segments:True lets "
 		    "the allocator grow a segment instead of reserving a new "
-		    "one.", f->n_unusable, f->n_allocs, worst->ev,
+		    "one.", f->n_unusable, f->n_examined,
+		    f->n_examined < f->n_allocs ? " examined (those with the "
+		    "largest gaps)" : "", worst->ev,
 		    sv_fmt_size(a, sizeof a, worst->pool_free),
 		    worst->large ? "large" : "small",
 		    sv_fmt_size(b, sizeof b, worst->pool_largest),
@@ -243,7 +246,8 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 		    100.0 * (double)f->state.external /
 			(double)f->state.reserved,
 		    f->state.free_blocks,
-		    sv_fmt_size(c, sizeof c, f->state.largest_free), f->conf_env,
+		    sv_fmt_size(c, sizeof c, f->state.largest_free),
+		    f->conf_env,
 		    (hi >> 20) < 20 ? 20 : (hi >> 20));
 	if (f->n_varying > 0 && n_varying_req > 0)
 		add_hint(f, AN_HINT_BUCKETS,
@@ -264,8 +268,8 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 	if (f->state.reserved > 0 && f->state.whole_free_segs > 0 &&
 	    f->state.whole_free_bytes * 4 >= f->state.reserved)
 		add_hint(f, AN_HINT_EMPTY_CACHE,
-		    "%s of %s reserved (%.0f%%) is cached: %" PRIu64 " segments "
-		    "hold no live block. They were reserved for a peak "
+		    "%s of %s reserved (%.0f%%) is cached: %" PRIu64
+		    " segments hold no live block. They were reserved for a peak "
 		    "(reserved %s at the allocation peak, %s; most reserved "
 		    "%s). %s gives back %s to the device; the allocator "
 		    "reserves it again when a later peak needs it.",
@@ -389,6 +393,55 @@ reserved_figures(const struct idx_timeline *tl, struct an_frag *f)
 		}
 }
 
+static int
+cmp_alloc_ev(const void *a, const void *b)
+{
+	const struct an_frag_alloc *x = *(const struct an_frag_alloc *const *)a;
+	const struct an_frag_alloc *y = *(const struct an_frag_alloc *const *)b;
+
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* The allocator state just before each segment alloc: its stream's free
+ * memory in all pools and in the request's pool. Each look scans the
+ * whole state, so with more than AN_FRAG_EXAMINE allocs only the ones
+ * with the largest gaps (and the last) are looked at: a trace that
+ * reserves tens of thousands of segments would otherwise cost their
+ * number times the state's size. Seeks go in event order. */
+static int
+examine(struct replay *r, struct an_frag *f, int64_t last_ev,
+    struct sv_error *err)
+{
+	struct an_frag_alloc **pick;
+	uint64_t i, n = 0;
+
+	if (f->n_allocs == 0)
+		return 0;
+	pick = xmalloc(f->n_allocs * sizeof *pick);
+	if (f->n_allocs > AN_FRAG_EXAMINE) {
+		/* largest gaps first, then the last one */
+		qsort(f->allocs, f->n_allocs, sizeof *f->allocs, cmp_alloc);
+		for (i = 0; i < f->n_allocs; i++)
+			if (n < AN_FRAG_EXAMINE - 1 ||
+			    f->allocs[i].ev == last_ev)
+				pick[n++] = &f->allocs[i];
+	} else {
+		for (i = 0; i < f->n_allocs; i++)
+			pick[n++] = &f->allocs[i];
+	}
+	qsort(pick, n, sizeof *pick, cmp_alloc_ev);
+	for (i = 0; i < n; i++) {
+		if (replay_seek(r, pick[i]->ev - 1, err) != 0) {
+			free(pick);
+			return -1;
+		}
+		stream_free(replay_state(r), pick[i]);
+	}
+	f->n_examined = n;
+	free(pick);
+	return 0;
+}
+
 int
 an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
     struct replay *r, struct an_sites *sites, const struct an_steps *steps,
@@ -453,17 +506,13 @@ an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
 			}
 		a->large = a->request > AN_SMALL_REQUEST;
 		a->site = an_site_of(sites, a->stack);
-		if (r != NULL) {
-			if (replay_seek(r, (int64_t)i - 1, err) != 0) {
-				u64map_destroy(&varying);
-				an_steps_destroy(&own);
-				return -1;
-			}
-			stream_free(replay_state(r), a);
-		}
 		last_ev = (int64_t)i;
 	}
 	u64map_destroy(&varying);
+	if (r != NULL && examine(r, out, last_ev, err) != 0) {
+		an_steps_destroy(&own);
+		return -1;
+	}
 	if (at < -1 || at >= (int64_t)n)
 		at = (int64_t)n - 1;
 	if (r != NULL) {
@@ -475,7 +524,9 @@ an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	} else {
 		out->state.at = at;
 	}
-	qsort(out->allocs, out->n_allocs, sizeof *out->allocs, cmp_alloc);
+	if (out->n_allocs > 0)
+		qsort(out->allocs, out->n_allocs, sizeof *out->allocs,
+		    cmp_alloc);
 	for (i = 0; i < out->n_allocs; i++)
 		if (out->allocs[i].ev == last_ev)
 			out->last = (int64_t)i;

@@ -121,7 +121,8 @@ has_word_ci(const char *s, const char *w)
 
 	for (; *s != '\0'; s++) {
 		for (i = 0; i < n; i++)
-			if (s[i] == '\0' || tolower((unsigned char)s[i]) != w[i])
+			if (s[i] == '\0' ||
+			    tolower((unsigned char)s[i]) != w[i])
 				break;
 		if (i == n)
 			return 1;
@@ -229,8 +230,13 @@ an_frame_traits(const char *name, const char *filename)
 	default:
 		break;
 	}
-	if (strncmp(name, "torch::autograd::Engine::", 25) == 0 ||
-	    strstr(name, "torch::autograd::python::PythonEngine") != NULL)
+	/* the engine's own thread; Engine::execute is the caller's side
+	 * (the thread that called backward() waits there) */
+	if (strstr(name, "torch::autograd::Engine::thread_") != NULL ||
+	    strstr(name, "torch::autograd::Engine::evaluate_function") !=
+	    NULL ||
+	    strstr(name, "torch::autograd::python::PythonEngine::thread_") !=
+	    NULL)
 		tr |= AN_TR_BACKWARD;
 	if (strstr(name, "AccumulateGrad") != NULL)
 		tr |= AN_TR_ACCGRAD | AN_TR_BACKWARD;
@@ -243,7 +249,7 @@ an_frame_traits(const char *name, const char *filename)
 	return tr;
 }
 
-/* ---- short names ------------------------------------------------------------- */
+/* ---- short names -------------------------------------------------------- */
 
 static char *
 copy_span(const char *b, const char *e, char *buf, size_t size)
@@ -364,7 +370,7 @@ an_cpp_short_name(const char *name, char *buf, size_t size)
 	return copy_span(b, e, buf, size);
 }
 
-/* ---- the cache ---------------------------------------------------------------- */
+/* ---- the cache ---------------------------------------------------------- */
 
 #define INFO_DONE 0x80000000u
 

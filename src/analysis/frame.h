@@ -48,13 +48,13 @@ enum an_cpp_role {
 
 #define AN_TR_PYTHON	0x0001	/* a Python frame */
 #define AN_TR_CPP	0x0002	/* a C++ frame memory_viz keeps */
-#define AN_TR_BACKWARD	0x0004	/* autograd engine, a node, backward() */
+#define AN_TR_BACKWARD	0x0004	/* the engine, a node, backward */
 #define AN_TR_ACCGRAD	0x0008	/* AccumulateGrad */
 #define AN_TR_OPTIM	0x0010	/* torch/optim, a fused optimizer op */
 #define AN_TR_STEP	0x0020	/* step() in a file named *optim* */
 #define AN_TR_ZERO_GRAD	0x0040	/* zero_grad */
 #define AN_TR_WORKSPACE	0x0080	/* cuBLAS/cuDNN workspace */
-#define AN_TR_CONSTRUCT	0x0100	/* .to()/.cuda(), nn.init, Parameter */
+#define AN_TR_CONSTRUCT	0x0100	/* .to(), .cuda(), nn.init */
 #define AN_TR_INIT	0x0200	/* a user __init__ */
 
 enum an_frame_kind an_frame_kind(const char *name, const char *filename);
@@ -73,7 +73,7 @@ char *an_cpp_short_name(const char *name, char *buf, size_t size);
  * first use). */
 struct an_frame_cache {
 	const struct snapshot *s;	/* borrowed */
-	uint32_t *info;			/* 0 = not yet; else see frame.c */
+	uint32_t *info;			/* 0 = not yet (frame.c) */
 	uint32_t n;
 };
 

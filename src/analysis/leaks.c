@@ -76,10 +76,28 @@ window_steps(struct an_leaks *out, const struct an_steps *st)
 	out->period = out->n_steps ? len / out->n_steps : 0;
 }
 
+/* Per site: the step of its last leaked block, how many it left in that
+ * step (cur) and in the steps before (fewest lo, most hi). */
 struct slot {
 	int64_t last_step;
+	uint64_t cur, lo, hi;
 	uint64_t cat_bytes[AN_CAT_COUNT];
 };
+
+/* A leak leaves about as many blocks in every step it hits: at most
+ * twice as many in one as in another. The window's last step may hold
+ * more (what it allocated had no time to be freed yet), so it may be
+ * left out when at least two other steps are steady. */
+static int
+steady(const struct slot *sl, uint64_t hits, int last_is_window_end)
+{
+	uint64_t lo = sl->lo < sl->cur ? sl->lo : sl->cur;
+	uint64_t hi = sl->hi > sl->cur ? sl->hi : sl->cur;
+
+	if (hi <= 2 * lo)
+		return 1;
+	return last_is_window_end && hits >= 3 && sl->hi <= 2 * sl->lo;
+}
 
 int
 an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
@@ -94,6 +112,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	struct slot *slots = NULL;
 	size_t cap_of = 0, cap_sl = 0, cap_ls = 0;
 	int rule = REPLAY_ROUND_CUDA;
+	int64_t last_step;
 	uint64_t i;
 
 	if (with == NULL)
@@ -116,6 +135,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 		steps = &own;
 	}
 	window_steps(out, steps);
+	last_step = an_step_at(steps, to);
 	out->has_categories = with->cats != NULL &&
 	    with->cats->n_elems == tl->n_elems;
 	if (with->replay != NULL) {
@@ -157,6 +177,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 			XGROW(out->sites, cap_ls, (size_t)n_slots + 1);
 			memset(&slots[n_slots], 0, sizeof slots[n_slots]);
 			slots[n_slots].last_step = -1;
+			slots[n_slots].lo = UINT64_MAX;
 			ls = &out->sites[n_slots];
 			memset(ls, 0, sizeof *ls);
 			ls->site = site;
@@ -175,11 +196,22 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 		if (e.alloc_ev < 0) {
 			ls->before_trace++;
 			out->before_trace++;
-		} else if ((st = an_step_at(steps, e.alloc_ev)) >= 0 &&
-		    st != slots[k].last_step) {
+		} else if ((st = an_step_at(steps, e.alloc_ev)) >= 0) {
+			struct slot *sl = &slots[k];
+
 			/* elements come in alloc order: steps only grow */
-			ls->steps_hit++;
-			slots[k].last_step = st;
+			if (st != sl->last_step) {
+				if (sl->last_step >= 0) {
+					if (sl->cur < sl->lo)
+						sl->lo = sl->cur;
+					if (sl->cur > sl->hi)
+						sl->hi = sl->cur;
+				}
+				ls->steps_hit++;
+				sl->last_step = st;
+				sl->cur = 0;
+			}
+			sl->cur++;
 		}
 		ls->count++;
 		ls->bytes += e.size;
@@ -205,7 +237,9 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 		unsigned c, best = 0;
 
 		ls->periodic = out->judged && ls->steps_hit >= 2 &&
-		    ls->steps_hit * 2 >= out->n_steps;
+		    ls->steps_hit * 2 >= out->n_steps &&
+		    steady(&slots[i], ls->steps_hit,
+			slots[i].last_step == last_step);
 		if (!out->has_categories)
 			continue;
 		for (c = 1; c < AN_CAT_COUNT; c++)

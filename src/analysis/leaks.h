@@ -9,7 +9,10 @@
  * optimizer's, else the trace repeating itself). A leak across steps can
  * be judged only when the window holds at least two complete steps; then
  * a site "grows every step" (periodic) when its surviving blocks fall
- * into at least two steps and into at least half of the window's steps.
+ * into at least two steps and into at least half of the window's steps,
+ * and about as many into each (at most twice as many in one step as in
+ * another; the window's last step, which had no time to free what it
+ * allocated, may be left out when three steps are hit).
  * A loop inside one step (per parameter, per layer) is no step, so the
  * optimizer state created lazily for every parameter in one step, or the
  * gradients of one backward, never grow every step.

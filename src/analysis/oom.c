@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/replay_round.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -105,9 +106,10 @@ find_retry(const struct snap_trace *t, uint64_t i, uint64_t request,
 		if (snap_ev_action(t, j) != SNAP_ALLOC ||
 		    snap_ev_stream(t, j) != stream)
 			continue;
-		/* the event carries the rounded size */
-		if (sz == request || (sz <= request && request - sz < 512 &&
-		    (sz + 511) / 512 * 512 == request))
+		/* the event carries the rounded size (either rule) */
+		if (sz == request ||
+		    replay_round_size(REPLAY_ROUND_CUDA, sz) == request ||
+		    replay_round_size(REPLAY_ROUND_NPU, sz) == request)
 			return (int64_t)j;
 	}
 	return -1;

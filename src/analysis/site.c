@@ -37,7 +37,7 @@ an_frame_is_framework(const struct snapshot *s, uint32_t f)
 	    snap_str(s, fr->filename)) != AN_FRAME_USER;
 }
 
-/* ---- the site of one stack ------------------------------------------------- */
+/* ---- the site of one stack ---------------------------------------------- */
 
 struct rules {
 	const struct snapshot *s;
@@ -454,6 +454,14 @@ cpp_label(const struct snapshot *s, uint32_t f, uint32_t aux, char *buf,
 	case AN_CPP_OP:
 		an_cpp_op_name(name, a, sizeof a);
 		break;
+	case AN_CPP_WORKSPACE: {
+		const char *p;
+
+		an_cpp_short_name(name, b, sizeof b);
+		p = strrchr(b, ':');
+		snprintf(a, sizeof a, "%s", p != NULL ? p + 1 : b);
+		break;
+	}
 	default:
 		an_cpp_short_name(name, a, sizeof a);
 	}

@@ -19,6 +19,7 @@
 #define PATTERN_COVERAGE 0.70
 #define PATTERN_BALANCE 0.25
 #define PATTERN_CANDIDATES 6
+#define PATTERN_ANCHORS 3	/* keys tried as step starts per count */
 
 enum ann_kind { ANN_PROFILER, ANN_OPT_STEP, ANN_ZERO_GRAD, ANN_KINDS };
 
@@ -225,7 +226,7 @@ steps_optimizer(struct an_steps *out, const struct pairing *p)
 		out->source = AN_STEPS_OPTIMIZER;
 }
 
-/* ---- the trace repeating itself ------------------------------------------ */
+/* ---- the trace repeating itself ----------------------------------------- */
 
 struct keys {
 	uint32_t *key;		/* per allocation: key id */
@@ -377,20 +378,26 @@ candidates(const struct keys *k, struct cand *out, uint64_t max)
 	return n;
 }
 
-/* Cuts the allocations at each occurrence of anchor into steps; returns
- * the coverage (share of allocations whose key is in every step) and the
- * balance (smallest step / largest). */
-static void
+/* Cuts the allocations at each occurrence of anchor into steps. The
+ * coverage is the share of the allocations from the first step on whose
+ * key occurs in every step; the balance the smallest step against the
+ * largest (allocations). The allocations before the first step (model
+ * construction, a step cut by the start of recording) may be at most
+ * twice as many as the largest step has: else the repetition is only part
+ * of the trace (a loop inside one step) and the coverage is 0. */
+static double
 verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
-    uint32_t *nseg, double *coverage, double *balance)
+    uint32_t *nseg, uint64_t *post, double *balance)
 {
 	uint64_t *size = xcalloc(s, sizeof *size), j, covered = 0, lo, hi;
+	uint64_t after = 0;
 	int64_t seg = -1;
 	uint32_t id;
 
 	for (id = 0; id < k->n_keys; id++) {
 		last_seg[id] = -1;
 		nseg[id] = 0;
+		post[id] = 0;
 	}
 	for (j = 0; j < k->n; j++) {
 		id = k->key[j];
@@ -399,6 +406,8 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
 		if (seg < 0)
 			continue;
 		size[seg]++;
+		post[id]++;
+		after++;
 		if (last_seg[id] != (int32_t)seg) {
 			last_seg[id] = (int32_t)seg;
 			nseg[id]++;
@@ -406,7 +415,7 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
 	}
 	for (id = 0; id < k->n_keys; id++)
 		if (nseg[id] == s)
-			covered += k->count[id];
+			covered += post[id];
 	lo = UINT64_MAX;
 	hi = 0;
 	for (j = 0; j < s; j++) {
@@ -415,9 +424,11 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
 		if (size[j] > hi)
 			hi = size[j];
 	}
-	*coverage = k->n ? (double)covered / (double)k->n : 0.0;
-	*balance = hi ? (double)lo / (double)hi : 0.0;
 	free(size);
+	*balance = hi ? (double)lo / (double)hi : 0.0;
+	if (after == 0 || k->n - after > 2 * hi)
+		return 0.0;
+	return (double)covered / (double)after;
 }
 
 struct best {
@@ -436,34 +447,48 @@ try_keys(const struct snap_trace *t, int with_size, struct best *best,
 	uint64_t n_c, i;
 	int32_t *last_seg;
 	uint32_t *nseg, id;
+	uint64_t *post;
 	int took = 0;
 
 	keys_build(t, with_size, &k);
 	n_c = candidates(&k, c, PATTERN_CANDIDATES);
 	last_seg = xmalloc(((size_t)k.n_keys + 1) * sizeof *last_seg);
 	nseg = xmalloc(((size_t)k.n_keys + 1) * sizeof *nseg);
+	post = xmalloc(((size_t)k.n_keys + 1) * sizeof *post);
 	for (i = 0; i < n_c; i++) {
-		uint32_t anchor = UINT32_MAX;
+		uint32_t anchor[PATTERN_ANCHORS];
+		unsigned n_a = 0, a, m;
 		double cov, bal;
 
-		for (id = 0; id < k.n_keys; id++)
-			if (k.count[id] == c[i].s && (anchor == UINT32_MAX ||
-			    k.first[id] < k.first[anchor]))
-				anchor = id;
-		if (anchor == UINT32_MAX)
-			continue;
-		verify(&k, anchor, c[i].s, last_seg, nseg, &cov, &bal);
-		if (cov < PATTERN_COVERAGE || bal < PATTERN_BALANCE)
-			continue;
-		if (cov > best->coverage || (cov == best->coverage &&
-		    c[i].s > best->s)) {
-			best->coverage = cov;
-			best->s = c[i].s;
-			best->anchor = anchor;
-			best->with_size = with_size;
-			took = 1;
+		/* the keys that occur exactly S times, earliest first */
+		for (id = 0; id < k.n_keys; id++) {
+			if (k.count[id] != c[i].s)
+				continue;
+			for (m = n_a; m > 0 &&
+			     k.first[anchor[m - 1]] > k.first[id]; m--)
+				if (m < PATTERN_ANCHORS)
+					anchor[m] = anchor[m - 1];
+			if (m < PATTERN_ANCHORS)
+				anchor[m] = id;
+			if (n_a < PATTERN_ANCHORS)
+				n_a++;
+		}
+		for (a = 0; a < n_a; a++) {
+			cov = verify(&k, anchor[a], c[i].s, last_seg, nseg,
+			    post, &bal);
+			if (cov < PATTERN_COVERAGE || bal < PATTERN_BALANCE)
+				continue;
+			if (cov > best->coverage || (cov == best->coverage &&
+			    c[i].s > best->s)) {
+				best->coverage = cov;
+				best->s = c[i].s;
+				best->anchor = anchor[a];
+				best->with_size = with_size;
+				took = 1;
+			}
 		}
 	}
+	free(post);
 	free(last_seg);
 	free(nseg);
 	if (took) {
@@ -507,7 +532,7 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 	keys_destroy(&k);
 }
 
-/* ---- public ---------------------------------------------------------------- */
+/* ---- public ------------------------------------------------------------- */
 
 int
 an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,

@@ -13,12 +13,16 @@
  *   3. A repetition of the whole trace: the sequence of allocations
  *      (their stacks and sizes, else their stacks alone) recurs at least
  *      three times. A candidate count S comes from how often stacks
- *      recur; the allocation whose stack recurs exactly S times and comes
- *      first cuts the trace into S steps; they are accepted only when at
- *      least 70% of all allocations have a stack that occurs in every
- *      one of them and no step has fewer than a quarter of the
- *      allocations of the largest. A loop inside one step (per layer, per
- *      parameter) repeats only a part of the trace, so it never passes.
+ *      recur; an allocation whose stack recurs exactly S times (the
+ *      first three such, by first occurrence) cuts the trace into S
+ *      steps; they are accepted only when at least 70% of the
+ *      allocations from the first step on have a stack that occurs in
+ *      every step, no step has fewer than a quarter of the allocations
+ *      of the largest, and the allocations before the first step (model
+ *      construction, a step cut by the start of recording) are at most
+ *      twice as many as the largest step's. A loop inside one step (per layer,
+ *      per parameter) repeats only a part of the trace, so it never
+ *      passes.
  * Annotations are mapped to events through time_us (a START to the first
  * event at or after it, an END to the last event at or before it), so a
  * trace without time_us has no annotation steps.
@@ -49,7 +53,7 @@ struct an_window {
 
 struct an_step {
 	int64_t first, last;	/* events, inclusive */
-	int complete;		/* both ends known (not cut by the trace) */
+	int complete;		/* both ends known (not cut) */
 };
 
 struct an_steps {
@@ -64,8 +68,8 @@ struct an_steps {
 	uint64_t n_zero_grad;
 	uint64_t n_annotations;		/* of this device */
 	int no_time;			/* annotations, but no time_us */
-	uint64_t n_bad;			/* malformed annotations ignored */
-	char bad[200];			/* the first: "annotation N ...: why" */
+	uint64_t n_bad;			/* malformed ones, ignored */
+	char bad[200];			/* the first, described */
 };
 
 /* Finds the steps of device d of s. Returns 0 (out->n may be 0). */

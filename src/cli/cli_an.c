@@ -13,6 +13,7 @@
 #include "replay/replay.h"
 
 #include "util/escape.h"
+#include "util/units.h"
 
 int
 cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
@@ -271,10 +272,13 @@ cli_an_classes_destroy(struct cli_an_classes *c)
 const char *
 cli_an_steps_text(const struct an_steps *st, char *buf, size_t size)
 {
+	char n[32];
+
 	if (st->source == AN_STEPS_NONE)
 		snprintf(buf, size, "no steps found");
 	else
-		snprintf(buf, size, "%" PRIu64 " step%s (%s)", st->n,
-		    st->n == 1 ? "" : "s", an_steps_source_text(st->source));
+		snprintf(buf, size, "%s step%s (%s)",
+		    sv_fmt_count(n, sizeof n, st->n), st->n == 1 ? "" : "s",
+		    an_steps_source_text(st->source));
 	return buf;
 }

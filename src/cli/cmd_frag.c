@@ -149,6 +149,10 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	}
 	printf("\nSegment allocations: %" PRIu64 " (largest gap reserved - "
 	       "allocated first)\n", f->n_allocs);
+	if (f->n_examined < f->n_allocs && f->n_examined > 0)
+		printf("  (free memory at the moment looked up for %" PRIu64
+		       " of them: the largest gaps, and the last)\n",
+		    f->n_examined);
 	for (i = 0; i < f->n_allocs && i < limit; i++)
 		text_alloc(s, &f->allocs[i]);
 	if (f->last >= 0) {
@@ -298,6 +302,7 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	}
 	json_arr_end(j);
 	json_kv_u64(j, "n_segment_allocs", f->n_allocs);
+	json_kv_u64(j, "examined_segment_allocs", f->n_examined);
 	json_kv_u64(j, "unusable_free_count", f->n_unusable);
 	json_key(j, "segment_allocs");
 	json_arr_begin(j);

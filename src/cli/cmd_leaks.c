@@ -34,7 +34,8 @@ print_header(const struct an_leaks *l)
 	if (l->steps_source == AN_STEPS_NONE)
 		printf(", no steps found\n");
 	else
-		printf(", %" PRIu64 " step%s (%s)\n", l->n_steps,
+		printf(", %s step%s (%s)\n",
+		    sv_fmt_count(a, sizeof a, l->n_steps),
 		    l->n_steps == 1 ? "" : "s",
 		    an_steps_source_text(l->steps_source));
 	if (l->from < 0)
@@ -51,8 +52,8 @@ print_header(const struct an_leaks *l)
 		    sv_fmt_count(c, sizeof c, l->alive_before),
 		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
 	if (!l->judged)
-		printf("  A leak across steps cannot be judged from this trace: "
-		       "it holds %" PRIu64 " complete step%s, at least 2 are "
+		printf("  A leak across steps cannot be judged from this "
+		       "trace: it holds %" PRIu64 " complete step%s, at least 2 are "
 		       "needed.\n", l->n_complete,
 		    l->n_complete == 1 ? "" : "s");
 }

@@ -14,9 +14,29 @@
 #include "util/json.h"
 #include "util/units.h"
 
-static void
-text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
+/* Categories ranked by live bytes into order; returns how many. */
+static unsigned
+cat_order(const struct an_cat_totals *ct, unsigned *order)
 {
+	unsigned c, i, n = 0;
+
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		if (ct->count[c] == 0)
+			continue;
+		for (i = n; i > 0 && ct->bytes[order[i - 1]] < ct->bytes[c];
+		     i--)
+			order[i] = order[i - 1];
+		order[i] = c;
+		n++;
+	}
+	return n;
+}
+
+static void
+text_event(struct an_sites *s, const struct an_oom_event *e,
+    const struct an_cat_totals *ct, uint64_t limit)
+{
+	unsigned order[AN_CAT_COUNT], nc, k;
 	char a[32], b[32], c[32];
 	uint32_t i;
 
@@ -59,7 +79,13 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 		    sv_fmt_size(c, sizeof c, x->largest_free),
 		    x->largest_free < e->request ? " < request" : " >= request");
 	}
-	printf("\n  live by call site (%s in %s blocks):\n",
+	nc = cat_order(ct, order);
+	printf("\n  live by category:");
+	for (k = 0; k < nc; k++)
+		printf("%s %s %s", k ? "," : "", an_category_label(order[k]),
+		    sv_fmt_size(a, sizeof a, ct->bytes[order[k]]));
+	printf("%s\n", nc ? "" : " nothing");
+	printf("  live by call site (%s in %s blocks):\n",
 	    sv_fmt_size(a, sizeof a, e->live.bytes),
 	    sv_fmt_count(b, sizeof b, e->live.count));
 	for (i = 0; i < e->live.n_roots && i < limit; i++) {
@@ -85,9 +111,10 @@ cause_name(int kind)
 
 static void
 json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
-    uint64_t limit)
+    const struct an_cat_totals *ct, uint64_t limit)
 {
 	uint32_t i;
+	unsigned order[AN_CAT_COUNT], nc, c;
 
 	json_obj_begin(j);
 	json_kv_i64(j, "event", e->ev);
@@ -138,6 +165,17 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	nc = cat_order(ct, order);
+	json_key(j, "live_categories");
+	json_arr_begin(j);
+	for (c = 0; c < nc; c++) {
+		json_obj_begin(j);
+		json_kv_str(j, "category", an_category_name(order[c]));
+		json_kv_u64(j, "bytes", ct->bytes[order[c]]);
+		json_kv_u64(j, "count", ct->count[order[c]]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_kv_u64(j, "live_bytes", e->live.bytes);
 	json_kv_u64(j, "live_count", e->live.count);
 	json_key(j, "live_sites");
@@ -159,6 +197,7 @@ struct oom_run {
 	const struct cli_opts *o;
 	const struct snapshot *snap;
 	struct an_sites *sites;
+	struct an_cat_rules rules;
 	struct json j;
 	uint64_t limit;
 	uint64_t total;		/* OOM events reported so far */
@@ -168,11 +207,18 @@ static int
 oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct oom_run *run = ctx;
+	struct cli_an_classes cl;
+	struct an_cat_totals ct;
 	struct an_oom oo;
 	uint64_t i;
 
 	if (an_oom(run->snap, dev->tl, dev->replay, run->sites, &oo, err) != 0)
 		return -1;
+	if (oo.n_events > 0 && cli_an_classes(run->o, run->snap, dev->tl,
+	    &run->rules, &cl, err) != 0) {
+		an_oom_destroy(&oo);
+		return -1;
+	}
 	if (run->o->json) {
 		json_obj_begin(&run->j);
 		json_kv_u64(&run->j, "device", dev->device);
@@ -180,15 +226,19 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		json_arr_begin(&run->j);
 	}
 	for (i = 0; i < oo.n_events; i++) {
+		an_categories_at(dev->tl, &cl.cats, oo.events[i].ev, &ct);
 		if (run->o->json) {
-			json_event(&run->j, run->sites, &oo.events[i], run->limit);
+			json_event(&run->j, run->sites, &oo.events[i], &ct,
+			    run->limit);
 		} else {
 			printf("%sDevice %u: ", run->total ? "\n" : "",
 			    dev->device);
-			text_event(run->sites, &oo.events[i], run->limit);
+			text_event(run->sites, &oo.events[i], &ct, run->limit);
 		}
 		run->total++;
 	}
+	if (oo.n_events > 0)
+		cli_an_classes_destroy(&cl);
 	if (run->o->json) {
 		json_arr_end(&run->j);
 		json_obj_end(&run->j);
@@ -208,6 +258,11 @@ cmd_oom(const struct cli_opts *o)
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
+	if ((r = cli_an_rules(o, &run.rules)) != 0) {
+		an_sites_destroy(&sites);
+		cli_close(&in);
+		return r;
+	}
 	run.o = o;
 	run.snap = in.snap;
 	run.sites = &sites;
@@ -220,6 +275,7 @@ cmd_oom(const struct cli_opts *o)
 		cli_an_json_end(&run.j);
 	else if (r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
+	an_cat_rules_destroy(&run.rules);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

@@ -121,12 +121,12 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		if (!dev->first)
 			printf("\n");
 		printf("Device %u after event #%" PRId64 ": %s live in %s "
-		       "blocks (requested bytes), by category; %s\n\n",
+		       "blocks (requested bytes), by category\n  steps: %s\n\n",
 		    dev->device, ct.at, sv_fmt_size(a, sizeof a, ct.total_bytes),
 		    sv_fmt_count(b, sizeof b, ct.total_count),
 		    cli_an_steps_text(&cl.steps, st, sizeof st));
 		printf("  %10s %7s %7s  %s\n", "bytes", "share", "blocks",
-		    "category: call sites");
+		    "category, then its call sites");
 	}
 	for (i = 0; i < n; i++) {
 		unsigned c = order[i];
@@ -152,11 +152,20 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 				(double)ct.total_bytes : 0.0,
 			    sv_fmt_count(b, sizeof b, ct.count[c]),
 			    an_category_label(c));
-			for (k = 0; k < t.n_roots && k < tr->limit; k++)
-				text_node(tr->sites, &t, t.roots[k], 0);
+			for (k = 0; k < t.n_roots && k < tr->limit; k++) {
+				const struct an_top_node *nd =
+				    &t.nodes[t.roots[k]];
+
+				printf("  %10s %7s %7s    ",
+				    sv_fmt_size(a, sizeof a, nd->bytes), "",
+				    sv_fmt_count(b, sizeof b, nd->count));
+				cli_an_site_text(stdout, tr->sites, nd->site);
+				printf("\n");
+			}
 			if (t.n_roots > tr->limit)
-				printf("  %26s... %" PRIu64 " more sites\n",
-				    "", (uint64_t)t.n_roots - tr->limit);
+				printf("  %30s ... %" PRIu64 " more sites "
+				       "(--limit)\n", "",
+				    (uint64_t)t.n_roots - tr->limit);
 		}
 		an_top_destroy(&t);
 	}

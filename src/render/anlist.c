@@ -93,9 +93,10 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		    fmt_count(b, sizeof b, s->count), s->periodic ? c : "-");
 	} else if (l->kind == ANLIST_FRAG) {
 		const struct an_frag_alloc *x = &l->frag->allocs[i];
+		/* measured in the pool the request needed (frag.h) */
 		int unusable = x->has_state && x->req_ev >= 0 &&
-		    x->stream_free >= x->request &&
-		    x->stream_largest < x->request;
+		    x->pool_free >= x->request &&
+		    x->pool_largest < x->request;
 
 		*site = x->site;
 		snprintf(buf, size, "%-9s %-4s %6s %6s %7s %6s%c  ",
@@ -104,8 +105,9 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		    fmt_size_short(c, sizeof c, x->gap),
 		    x->req_ev >= 0 ? fmt_size_short(d, sizeof d, x->request)
 				   : "-",
-		    x->has_state ? fmt_size_short(e, sizeof e,
-		    x->stream_largest) : "-", unusable ? '!' : ' ');
+		    x->has_state ? fmt_size_short(e, sizeof e, x->req_ev >= 0 ?
+		    x->pool_largest : x->stream_largest) : "-",
+		    unusable ? '!' : ' ');
 	} else {
 		const struct an_top *t = l->top;
 		const struct an_top_node *n = &t->nodes[t->roots[i]];
