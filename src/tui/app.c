@@ -181,6 +181,7 @@ app_set_device(struct app *a, uint32_t d)
 	a->stack_match = NULL;
 	a->st = NULL;
 	app_set_cursor(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
+	timeline_open(a);
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
 	app_check(a, 0);
@@ -322,6 +323,7 @@ app_action(struct app *a, enum action act)
 		break;
 	case ACT_BACK:
 		a->help = 0;
+		a->view.pick.kind = TL_PICK_NONE;
 		a->sv.sel_block = SEGMAP_NONE;
 		a->detail = DETAIL_EVENT;
 		a->view.sel_elem = app_selected_elem(a);
@@ -396,7 +398,7 @@ app_action(struct app *a, enum action act)
 		    "U opens the leak view");
 		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
-	default: return 0;
+	default: return timeline_action(a, act);
 	}
 	return UI_HANDLED | UI_REDRAW;
 }
