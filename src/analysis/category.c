@@ -336,7 +336,8 @@ find_py_only(struct ctx *c)
 }
 
 /* The leading torch_npu workspace triples: workspace_snapshot,
- * segment_alloc, alloc (§16.4); their allocs are workspaces. */
+ * segment_alloc, alloc (doc/snapshot-format.md §16.4); their allocs are
+ * workspaces. */
 static void
 find_workspace(struct ctx *c)
 {

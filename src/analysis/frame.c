@@ -12,7 +12,7 @@
 
 #include "util/xalloc.h"
 
-/* memory_viz frameFilter (snapshot-format.md §5): substring tests. */
+/* memory_viz frameFilter (doc/snapshot-format.md §5): substring tests. */
 static const char *const filter_names[] = {
     "unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp",
     "_start", "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",

@@ -6,8 +6,8 @@
  * of stacks (render/frames.c) all read frames through these rules.
  *
  * Kind, for folding and for finding user code:
- *   FILTERED  memory_viz's frame filter drops it (snapshot-format.md §5):
- *             unwinding, CapturedTraceback, the interpreter's eval loop,
+ *   FILTERED  memory_viz's frame filter drops it (doc/snapshot-format.md
+ *             §5): unwinding, CapturedTraceback, the interpreter's eval loop,
  *             dispatcher boxing and Register/Redispatch files;
  *   FRAMEWORK a C++ frame (filename "??", empty or not ending in .py), or
  *             Python under a torch, site-packages or dist-packages

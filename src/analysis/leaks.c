@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "replay/replay_round.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 static int
@@ -33,21 +34,27 @@ cmp_site(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
+struct addr_bound {
+	const struct replay_state *st;
+	uint64_t addr;
+};
+
+static int
+block_below(const void *ctx, uint64_t i)
+{
+	const struct addr_bound *b = ctx;
+
+	return b->st->blocks[i].addr < b->addr;
+}
+
 /* Size of the block at addr in a replayed state (blocks by address), or
  * 0 when no live block starts there. */
 static uint64_t
 block_size_at(const struct replay_state *st, uint64_t addr)
 {
-	uint32_t lo = 0, hi = st->n_blocks;
+	struct addr_bound b = {st, addr};
+	uint32_t lo = (uint32_t)sv_partition(0, st->n_blocks, block_below, &b);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (st->blocks[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < st->n_blocks && st->blocks[lo].addr == addr &&
 	    st->blocks[lo].state != SNAP_BLOCK_INACTIVE)
 		return st->blocks[lo].size;

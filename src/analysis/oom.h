@@ -11,8 +11,8 @@
  * Why: the caching allocator asks the device for a whole segment, not
  * the request: 2 MiB for a request up to 1 MiB (small pool), 20 MiB for
  * one under 10 MiB, else the request rounded up to 2 MiB (large pool;
- * snapshot-format.md §13.2). So when the device reported at least the
- * request free, the causes that fit the numbers are listed:
+ * doc/snapshot-format.md §13.4 step 3). So when the device reported at
+ * least the request free, the causes that fit the numbers are listed:
  *   - the request's pool: the segment is larger than what was free;
  *   - a per-process memory fraction (set_per_process_memory_fraction):
  *     the device had room for the segment, so a cap between the process's

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/search.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -63,34 +64,17 @@ ann_kind_of(const char *name)
 static int64_t
 ev_at_or_after(const struct snap_trace *t, int64_t time)
 {
-	uint64_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (snap_ev_time(t, mid) < time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo;
+	return (int64_t)snap_ev_at_time(t, 0, t->n, time);
 }
 
-/* Last event with time <= t (-1 if none). */
+/* Last event with time <= t (-1 if none): the one before the first
+ * event after t. */
 static int64_t
 ev_at_or_before(const struct snap_trace *t, int64_t time)
 {
-	uint64_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (snap_ev_time(t, mid) <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
+	if (time == INT64_MAX)
+		return (int64_t)t->n - 1;
+	return (int64_t)snap_ev_at_time(t, 0, t->n, time + 1) - 1;
 }
 
 static void
@@ -596,21 +580,30 @@ an_steps_destroy(struct an_steps *st)
 	memset(st, 0, sizeof *st);
 }
 
+struct starts_by {
+	const struct an_window *w;
+	const struct an_step *s;
+	int64_t ev;
+};
+
+/* Windows (or steps) in event order that start at or before ev. */
+static int
+starts_by(const void *ctx, uint64_t i)
+{
+	const struct starts_by *b = ctx;
+
+	return (b->w != NULL ? b->w[i].first : b->s[i].first) <= b->ev;
+}
+
 int64_t
 an_window_at(const struct an_window *w, uint64_t n, int64_t ev)
 {
-	uint64_t lo = 0, hi = n;
+	struct starts_by b = {w, NULL, ev};
+	uint64_t lo;
 
 	/* windows are in event order: the last one starting at or before
 	 * ev is the only one that can hold it */
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (w[mid].first <= ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sv_partition(0, n, starts_by, &b);
 	if (lo == 0 || w[lo - 1].last < ev)
 		return -1;
 	return (int64_t)lo - 1;
@@ -619,16 +612,9 @@ an_window_at(const struct an_window *w, uint64_t n, int64_t ev)
 int64_t
 an_step_at(const struct an_steps *st, int64_t ev)
 {
-	uint64_t lo = 0, hi = st->n;
+	struct starts_by b = {NULL, st->steps, ev};
+	uint64_t lo = sv_partition(0, st->n, starts_by, &b);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (st->steps[mid].first <= ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || st->steps[lo - 1].last < ev)
 		return -1;
 	return (int64_t)lo - 1;

@@ -6,7 +6,8 @@
  *
  * Each subcommand lives in its own cmd_<name>.c and is one row of the
  * CLI_COMMANDS X-macro below. A command returns the process exit status
- * (design.md §4: 0 ok, 1 usage, 2 bad input, 3 I/O, 4 inconsistent).
+ * (snapview(1), EXIT STATUS: 0 ok, 1 usage, 2 bad input, 3 I/O,
+ * 4 inconsistent).
  */
 #include <stdint.h>
 #include <stdio.h>

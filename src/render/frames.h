@@ -7,10 +7,11 @@
  * The rules are analysis/frame.h's, shared with call sites and
  * categories: a frame is FRAMEWORK when its filename has a path component
  * torch/, site-packages/ or dist-packages/ (either slash, so Windows
- * paths too; snapshot-format.md §16.5), or it is a C++ frame: filename
- * "??", empty, or not ending in ".py" (§16.7). It is FILTERED when
- * memory_viz's frame filter would drop it (§5): such frames are hidden
- * when folded and shown when unfolded. In a stack with no user frame the
+ * paths too; doc/snapshot-format.md §16.5), or it is a C++ frame:
+ * filename "??", empty, or not ending in ".py" (doc/snapshot-format.md
+ * §16.7). It is FILTERED when memory_viz's frame filter would drop it
+ * (doc/snapshot-format.md §5): such frames are hidden when folded and
+ * shown when unfolded. In a stack with no user frame the
  * frames that name its call site (analysis/site.h: an autograd node and
  * its operator, a workspace, a framework Python frame) stay unfolded.
  */

@@ -7,8 +7,9 @@
  * 1. The final state is the device's `segments` (blocks with address,
  *    size, state; inactive blocks' requested_size is stale and dropped).
  *    torch_npu workspace segments (the leading workspace_snapshot,
- *    segment_alloc, alloc triples, §16.4) are patched to one allocated
- *    block, as the triple says; check reports that as a note.
+ *    segment_alloc, alloc triples, doc/snapshot-format.md §16.4) are
+ *    patched to one allocated block, as the triple says; check reports
+ *    that as a note.
  *
  * 2. Backward pass (once): undo every event from the last to the first.
  *    Undoing an alloc frees its block and merges it with free neighbours;
@@ -18,13 +19,13 @@
  *    matter for the start state when the alloc of that block is in the
  *    trace (undoing the alloc merges whatever we guessed back into free
  *    space: free runs are kept maximal, which the allocator guarantees
- *    too, §13.5). It only matters for blocks allocated before the trace
- *    (frees with no alloc, ring buffer truncation, §16.8): there we use the
+ *    too, doc/snapshot-format.md §13.5). It only matters for blocks
+ *    allocated before the trace (frees with no alloc, ring buffer
+ *    truncation, doc/snapshot-format.md §16.8): there we use the
  *    allocator's own rule: round_size (512 granularity; torch_npu adds 32
  *    bytes first, detected per device by replay_round.h) and should_split
- *    (§13.4 step 8:
- *    small pool or expandable: split iff remainder >= 512; large: iff
- *    remainder > 1 MiB).
+ *    (doc/snapshot-format.md §13.4 step 8: small pool or expandable:
+ *    split iff remainder >= 512; large: iff remainder > 1 MiB).
  *    When that guess is wrong the trace says so later, and we use it:
  *    - forward, an alloc that lands inside the free space right after a
  *      pre-trace block proves the block reached up to the alloc (an alloc
@@ -451,7 +452,7 @@ round_size(const struct replay *r, uint64_t req)
 }
 
 /* Size the allocator gives a request of rounded size rs from a free block
- * of avail bytes (§13.4 step 8). */
+ * of avail bytes (doc/snapshot-format.md §13.4 step 8). */
 static uint64_t
 split_size(const struct rseg *sg, uint64_t rs, uint64_t avail)
 {
@@ -514,8 +515,8 @@ seg_set_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		return;
 	}
 	/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large
-	 * request never gets one (§13.4 step 3). Expandable pages: 2 MiB
-	 * small, 20 MiB large. */
+	 * request never gets one (doc/snapshot-format.md §13.4 step 3).
+	 * Expandable pages: 2 MiB small, 20 MiB large. */
 	sg->hdr.is_expandable = (uint8_t)expandable;
 	if (expandable)
 		sg->hdr.is_large = sg->hdr.size % (20 * MIB) == 0;

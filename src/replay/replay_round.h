@@ -4,7 +4,7 @@
  * Which size rule a device's allocator used.
  *
  * CUDA's caching allocator rounds a request up to a multiple of 512 bytes
- * (at least 512; snapshot-format.md §13.3). torch_npu's adds a 32-byte
+ * (at least 512; doc/snapshot-format.md §13.3). torch_npu's adds a 32-byte
  * pad first (AddPadSize() in NPUCachingAllocator.cpp; the pad is 0 on
  * Ascend950 with CANN 9.1.0 or later), so a 16,384-byte request takes a
  * 16,896-byte block.

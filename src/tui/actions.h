@@ -51,6 +51,26 @@
 	_(ACT_AXIS, "axis", "t", "", "Toggle x axis: event index / time")      \
 	_(ACT_COLOR, "color", "c", "",                                         \
 	    "Colour bands by allocation / call site")                          \
+	_(ACT_STACK_NEXT, "stack-next", "m", "",                               \
+	    "Timeline bands: by allocation, call site, category, stream, "     \
+	    "segment")                                                         \
+	_(ACT_STACK_PREV, "stack-prev", "M", "",                               \
+	    "Timeline bands: previous mode")                                   \
+	_(ACT_LEGEND, "legend", "i", "",                                       \
+	    "Timeline legend: automatic / every entry / hidden")               \
+	_(ACT_PICK_UP, "pick-up", "K", "",                                     \
+	    "Pick the band above at the cursor (first: the bottom one)")       \
+	_(ACT_PICK_DOWN, "pick-down", "J", "",                                 \
+	    "Pick the band below at the cursor (first: the top one)")          \
+	_(ACT_YZOOM_IN, "y-zoom-in", ">", "",                                  \
+	    "Zoom the y axis in (around the picked band)")                     \
+	_(ACT_YZOOM_OUT, "y-zoom-out", "<", "", "Zoom the y axis out")         \
+	_(ACT_YPAN_UP, "y-pan-up", ")", "", "Pan the y axis up")               \
+	_(ACT_YPAN_DOWN, "y-pan-down", "(", "", "Pan the y axis down")         \
+	_(ACT_YFIT, "y-fit", "y", "", "Fit the y axis to what is visible")     \
+	_(ACT_ANNOT_NEXT, "annot-next", "}", "",                               \
+	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
+	_(ACT_ANNOT_PREV, "annot-prev", "{", "", "Previous annotation")        \
 	_(ACT_VIEW_LEAKS, "leaks", "U", "<F5>",                                \
 	    "Leak view: blocks never freed, by call site")                     \
 	_(ACT_VIEW_FRAG, "frag", "F", "<F6>",                                  \

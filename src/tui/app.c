@@ -13,6 +13,7 @@
 
 #include "index/idx.h"
 #include "render/fmt.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 #define MIN_SPAN 8
@@ -33,25 +34,33 @@ n_events(const struct app *a)
 	return (int64_t)a->tl.n_events;
 }
 
+struct seg_bound {
+	const struct replay_state *st;
+	uint64_t addr;
+};
+
+/* Segments (sorted by address) that end at or before addr. */
+static int
+seg_ends_below(const void *ctx, uint64_t i)
+{
+	const struct seg_bound *b = ctx;
+
+	return b->st->segments[i].addr + b->st->segments[i].size <= b->addr;
+}
+
 /* Re-finds the selected block by address in the new state. */
 static void
 reselect(struct app *a, uint64_t seg_addr, uint64_t blk_addr)
 {
 	const struct replay_state *st = a->st;
-	uint32_t lo = 0, hi = st->n_segments, b;
+	struct seg_bound sb = {st, seg_addr};
+	uint32_t lo, b;
 
 	a->sv.sel_seg = SEGMAP_NONE;
 	a->sv.sel_block = SEGMAP_NONE;
 	if (seg_addr == UINT64_MAX)
 		return;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (st->segments[mid].addr + st->segments[mid].size <= seg_addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (uint32_t)sv_partition(0, st->n_segments, seg_ends_below, &sb);
 	if (lo >= st->n_segments)
 		return;
 	a->sv.sel_seg = lo;
@@ -172,6 +181,7 @@ app_set_device(struct app *a, uint32_t d)
 	a->stack_match = NULL;
 	a->st = NULL;
 	app_set_cursor(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
+	timeline_open(a);
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
 	app_check(a, 0);
@@ -313,6 +323,7 @@ app_action(struct app *a, enum action act)
 		break;
 	case ACT_BACK:
 		a->help = 0;
+		a->view.pick.kind = TL_PICK_NONE;
 		a->sv.sel_block = SEGMAP_NONE;
 		a->detail = DETAIL_EVENT;
 		a->view.sel_elem = app_selected_elem(a);
@@ -387,7 +398,7 @@ app_action(struct app *a, enum action act)
 		    "U opens the leak view");
 		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
-	default: return 0;
+	default: return timeline_action(a, act);
 	}
 	return UI_HANDLED | UI_REDRAW;
 }

@@ -26,7 +26,7 @@
 #define UI_QUIT 0x8
 #define UI_CLOSE_VIEW 0x10      /* a view: close me, focus my pane's slot */
 
-enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
+enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND };
 
 /* What a view shows in the detail pane (DETAIL_SITE): a title, a line of
  * information and a stack. Written by the open view (view.h). */
@@ -60,6 +60,8 @@ struct app {
 	struct segmap_totals totals;
 
 	struct tl_view view;            /* holds the cursor */
+	struct tl_frame tlf;            /* what the timeline drew last */
+	uint64_t annot_cur;             /* annotation the cursor went to */
 	struct segmap_view sv;
 	enum detail_mode detail;
 	int detail_scroll, help_scroll;
@@ -142,6 +144,19 @@ void app_check_first(struct app *a);
  * with (NULL: empty). */
 void app_prompt(struct app *a, enum prompt_mode m, const char *label,
     const char *init);
+
+/* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
+/* Sets the timeline up for a newly opened device: the call-site bands
+ * when allocations are too small to draw one by one. */
+void timeline_open(struct app *a);
+/* Timeline actions that work whatever the focus (stacking mode, legend,
+ * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
+ * one of them. */
+int timeline_action(struct app *a, enum action act);
+/* Title and info of the detail pane for the picked band; returns the
+ * stack to show. */
+uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
+    char *info, size_t isize);
 
 /* Frees everything the app owns. */
 void app_close(struct app *a);

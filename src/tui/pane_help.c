@@ -18,7 +18,7 @@
 
 #define COL_MIN 38      /* two columns from 2 x COL_MIN + 2 cells */
 #define KEYS_W 10       /* width of the keys field */
-#define MAX_ACTS 3
+#define MAX_ACTS 4
 
 struct entry {
 	enum action act[MAX_ACTS];
@@ -42,11 +42,14 @@ static const struct entry move[] = {
 static const struct entry timeline[] = {
     {{ACT_ZOOM_IN, ACT_ZOOM_OUT, ACT_FIT}, "zoom in, out, whole trace"},
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "pan left / right"},
-    {{ACT_AXIS, ACT_COLOR}, "time axis; colour by site"},
-    {{ACT_DEVICE}, "next device"},
+    {{ACT_AXIS, ACT_COLOR, ACT_DEVICE}, "time axis; colour; device"},
+    {{ACT_STACK_NEXT, ACT_STACK_PREV, ACT_LEGEND}, "bands: next, prev; legend"},
+    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT}, "pick band (Enter); y fit"},
+    {{ACT_YZOOM_IN, ACT_YZOOM_OUT, ACT_YPAN_UP, ACT_YPAN_DOWN},
+	"y zoom in, out; pan"},
 };
 static const struct entry jumps[] = {
-    {{ACT_PEAK}, "peak of allocated memory"},
+    {{ACT_PEAK, ACT_ANNOT_NEXT, ACT_ANNOT_PREV}, "peak; next/prev annotation"},
     {{ACT_OOM_NEXT, ACT_OOM_PREV}, "next / previous OOM"},
     {{ACT_SEG_NEXT, ACT_SEG_PREV}, "next / prev segment_alloc"},
     {{ACT_SEARCH, ACT_SEARCH_NEXT, ACT_SEARCH_PREV},
@@ -91,9 +94,12 @@ static const struct group groups[] = {
 #define FIRST_RIGHT 3   /* groups[FIRST_RIGHT..] go in the right column */
 
 static const char *const legend[] = {
-    "Timeline: one band per live allocation, stacked in allocation order; "
-    "the largest are drawn, the rest is one summarised band on top; the "
-    "reserved line shows segment bytes; x = event (t: time).",
+    "Timeline: m cycles the bands: one per allocation (the largest drawn, "
+    "the rest one summarised band on top), per call site, category or "
+    "stream (the 8 largest at the visible peak, the rest on top), or per "
+    "segment; the legend names them with their bytes at the cursor; the "
+    "reserved line shows segment bytes; x = event (t: time); annotations "
+    "under the axis.",
     "Segment map: letters = allocated blocks, ~ pending free, + (or light "
     "shade) rounding waste, . free; E expandable, P private pool.",
     "Views take the place of a pane; Tab moves between them. Arrows work "
