@@ -27,7 +27,7 @@
 #include "util/fatal.h"
 #include "util/xalloc.h"
 
-/* ---- members ---------------------------------------------------------- */
+/* ---- members ------------------------------------------------------------- */
 
 int64_t
 rankset_rank_of(const char *name)
@@ -198,7 +198,7 @@ rankset_free(struct rankset *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-/* ---- resources -------------------------------------------------------- */
+/* ---- resources ----------------------------------------------------------- */
 
 /*
  * An index build holds the parsed model and the timelines: measured at
@@ -243,7 +243,7 @@ online_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-/* ---- opening in this process -------------------------------------------- */
+/* ---- opening in this process --------------------------------------------- */
 
 struct peek {
 	int gave_up;            /* a build began: left to a child */
@@ -310,7 +310,7 @@ open_here(struct rs_member *m, const struct rankset_opts *o)
 	return 0;
 }
 
-/* ---- building in child processes -------------------------------------- */
+/* ---- building in child processes ----------------------------------------- */
 
 enum { MSG_PROGRESS = 'P', MSG_WARN = 'W', MSG_SUMMARY = 'S', MSG_ERROR = 'E' };
 
@@ -345,7 +345,8 @@ get64(const uint8_t *p)
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-static void
+/* Writes it all; -1 when the parent is gone. */
+static int
 write_all(int fd, const void *buf, size_t n)
 {
 	const uint8_t *p = buf;
@@ -356,13 +357,14 @@ write_all(int fd, const void *buf, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			_exit(1);
+			return -1;
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
-static void
+static int
 send_msg(int fd, int type, const void *a, size_t na, const void *b,
     size_t nb)
 {
@@ -370,16 +372,16 @@ send_msg(int fd, int type, const void *a, size_t na, const void *b,
 
 	h[0] = (uint8_t)type;
 	put32(h + 1, (uint32_t)(na + nb));
-	write_all(fd, h, 5);
-	if (na > 0)
-		write_all(fd, a, na);
-	if (nb > 0)
-		write_all(fd, b, nb);
+	if (write_all(fd, h, 5) != 0 || (na > 0 && write_all(fd, a, na) != 0) ||
+	    (nb > 0 && write_all(fd, b, nb) != 0))
+		return -1;
+	return 0;
 }
 
 struct child {
 	int fd;
 	int last_pct;
+	int gone;               /* the parent stopped reading */
 };
 
 static int
@@ -394,8 +396,9 @@ child_progress(void *ctx, uint64_t done, uint64_t total)
 	c->last_pct = pct;
 	put64(b, done);
 	put64(b + 8, total);
-	send_msg(c->fd, MSG_PROGRESS, b, sizeof b, NULL, 0);
-	return 0;
+	if (send_msg(c->fd, MSG_PROGRESS, b, sizeof b, NULL, 0) != 0)
+		c->gone = 1;
+	return c->gone; /* nobody waits for this build any more */
 }
 
 static void
@@ -403,21 +406,23 @@ child_warn(void *ctx, const char *msg)
 {
 	struct child *c = ctx;
 
-	send_msg(c->fd, MSG_WARN, msg, strlen(msg), NULL, 0);
+	if (send_msg(c->fd, MSG_WARN, msg, strlen(msg), NULL, 0) != 0)
+		c->gone = 1;
 }
 
-static void
+static int
 child_error(int fd, const struct sv_error *e)
 {
 	uint8_t b[12];
 
 	put32(b, (uint32_t)e->code);
 	put64(b + 4, e->offset);
-	send_msg(fd, MSG_ERROR, b, sizeof b, e->msg, strlen(e->msg));
+	return send_msg(fd, MSG_ERROR, b, sizeof b, e->msg, strlen(e->msg));
 }
 
-/* The child: build m's index (or in memory), send its summary, exit. */
-static void
+/* The child: builds m's index (or in memory) and sends its summary.
+ * Returns the child's exit status. */
+static int
 child_run(const struct rs_member *m, const struct rankset_opts *o, int fd)
 {
 	struct idx_section_builder sec[2];
@@ -425,7 +430,7 @@ child_run(const struct rs_member *m, const struct rankset_opts *o, int fd)
 	struct sv_index *ix;
 	struct an_summary sum;
 	struct sv_error err;
-	struct child c = {fd, -1};
+	struct child c = {fd, -1, 0};
 	uint8_t *data;
 	size_t len;
 
@@ -442,17 +447,13 @@ child_run(const struct rs_member *m, const struct rankset_opts *o, int fd)
 	io.progress_ctx = &c;
 	io.warn = child_warn;
 	io.warn_ctx = &c;
-	if (idx_open(m->path, &io, &ix, &err) != 0) {
-		child_error(fd, &err);
-		_exit(0);
-	}
-	if (an_summary_of_index(ix, &sum, &err) != 0) {
-		child_error(fd, &err);
-		_exit(0);
-	}
+	if (idx_open(m->path, &io, &ix, &err) != 0)
+		return child_error(fd, &err) != 0;
+	if (an_summary_of_index(ix, &sum, &err) != 0)
+		return child_error(fd, &err) != 0;
 	an_summary_encode(&sum, &data, &len);
-	send_msg(fd, MSG_SUMMARY, data, len, NULL, 0);
-	_exit(0);
+	/* no cleanup: the process ends now */
+	return send_msg(fd, MSG_SUMMARY, data, len, NULL, 0) != 0;
 }
 
 struct job {
@@ -510,7 +511,10 @@ job_start(struct loader *l, size_t k)
 		close(p[0]);
 		for (i = 0; i < l->n_jobs; i++)
 			close(l->jobs[i].fd);
-		child_run(m, l->o, p[1]);
+		l->o->child_exit(child_run(m, l->o, p[1]));
+		/* child_exit must not return: this copy of the parent must
+		 * not go on */
+		raise(SIGKILL);
 	}
 	close(p[1]);
 	fcntl(p[0], F_SETFD, FD_CLOEXEC);
@@ -756,7 +760,8 @@ static int
 cmp_row(const void *a, const void *b)
 {
 	const struct rs_row *x = a, *y = b;
-	int64_t rx = sort_rs->m[x->member].rank, ry = sort_rs->m[y->member].rank;
+	int64_t rx = sort_rs->m[x->member].rank;
+	int64_t ry = sort_rs->m[y->member].rank;
 
 	if (x->dev->peak != y->dev->peak)
 		return x->dev->peak > y->dev->peak ? -1 : 1;

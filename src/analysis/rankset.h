@@ -21,8 +21,9 @@
  * while the estimates of those running, its own included, fit in three
  * quarters of the memory available (MemAvailable) when loading began;
  * one build always runs. A child sends its progress, warnings and the
- * summary (or the error) through a pipe and exits; a member that fails
- * or crashes gets its error and the others go on.
+ * summary (or the error) through a pipe and ends through the caller's
+ * child_exit (this layer never ends a process itself); a member that
+ * fails or crashes gets its error and the others go on.
  *
  * Nothing here prints: progress and warnings go to the callbacks.
  */
@@ -74,6 +75,10 @@ struct rankset_opts {
 	/* called at least every 100 ms while building; non-zero cancels */
 	int (*progress)(void *ctx, const struct rankset_progress *p);
 	void *progress_ctx;
+	/* How a build's child process ends once it has sent its answer:
+	 * the program's _exit (no exit handlers, no stdio flush: they are
+	 * the parent's). Required; must not return. */
+	void (*child_exit)(int status);
 };
 
 /* Loads every member's summary. Returns 0 (each member RS_OK or

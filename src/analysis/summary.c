@@ -18,7 +18,7 @@
 
 static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 1};
 
-/* ---- computing ------------------------------------------------------------ */
+/* ---- computing ----------------------------------------------------------- */
 
 /* Sample of event e when n events are cut into m samples. */
 static uint32_t
@@ -306,7 +306,7 @@ an_sum_sample_events(const struct an_sum_dev *dev, uint32_t k, int64_t *e0,
 	*e1 = (int64_t)(((unsigned __int128)(k + 1) * n + m - 1) / m) - 1;
 }
 
-/* ---- encoding ----------------------------------------------------------- */
+/* ---- encoding ------------------------------------------------------------ */
 
 struct wbuf {
 	uint8_t *p;
@@ -613,7 +613,7 @@ an_summary_decode(const uint8_t *data, size_t len, struct an_summary *out,
 	return 0;
 }
 
-/* ---- the index section ---------------------------------------------------- */
+/* ---- the index section --------------------------------------------------- */
 
 /* The index layer hands a builder the snapshot alone, so the timelines
  * are paired again here (the index's own are being built meanwhile). */

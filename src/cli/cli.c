@@ -54,7 +54,8 @@ usage(FILE *f)
 	    "  --device D        device to report (default: most events)\n"
 	    "  --at N            state after event N (-1: before the first);\n"
 	    "                    diff: --at N,M compares A after N, B after M\n"
-	    "  --step K          (diff) each file at its highest point in step K\n"
+	    "  --step K          (diff) each file at its highest point in\n"
+	    "                    step K\n"
 	    "  --from N, --to M  event window\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
@@ -205,7 +206,8 @@ parse_opt(int c, struct cli_opts *o)
 		if (parse_i64("--jobs", optarg, &o->jobs) != 0)
 			return -1;
 		if (o->jobs < 1 || o->jobs > 1024) {
-			fprintf(stderr, "snapview: --jobs: expected 1 to 1024\n");
+			fprintf(stderr, "snapview: --jobs: expected 1 to "
+			    "1024\n");
 			return -1;
 		}
 		return 0;

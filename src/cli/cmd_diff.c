@@ -92,7 +92,8 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 		printf("\nBy call site, live after the events above (largest "
 		    "change first):\n");
 	else
-		printf("\nBy call site (largest change in live bytes first):\n");
+		printf("\nBy call site (largest change in live bytes "
+		    "first):\n");
 	printf("  %11s %11s %11s %11s %7s %7s  %s\n", "live A", "live B",
 	    "peak A", "peak B", "allocs A", "allocs B", "site");
 	for (i = 0; i < df->n_rows && i < limit; i++) {
@@ -219,8 +220,9 @@ diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
 	} else if (o->has_at) {
 		at = x && o->has_at_b ? o->at_b : o->at;
 		if (at < -1 || (at >= 0 && (uint64_t)at >= tl->n_events)) {
-			fprintf(stderr, "snapview: %s: --at %" PRId64 ": device "
-			    "%u has events #0..#%" PRId64 " (or start)\n",
+			fprintf(stderr, "snapview: %s: --at %" PRId64 ": "
+			    "device %u has events #0..#%" PRId64 " (or "
+			    "start)\n",
 			    cli_shown(file), at, tl->device,
 			    (int64_t)tl->n_events - 1);
 			return CLI_EXIT_USAGE;

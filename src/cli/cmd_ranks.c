@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/rankset.h"
 #include "analysis/steps.h"
@@ -49,7 +50,7 @@ ranks_progress(void *ctx, const struct rankset_progress *p)
 	return cli_progress_cb(&b->pb, p->bytes_done, p->bytes_total);
 }
 
-/* ---- text ------------------------------------------------------------------ */
+/* ---- text ---------------------------------------------------------------- */
 
 static const char *
 fmt_step(char *buf, size_t size, const struct an_sum_dev *d)
@@ -327,7 +328,7 @@ print_json(const struct rankset *rs, const struct rs_report *rp)
 	json_end(&j);
 }
 
-/* ---- the command ---------------------------------------------------------- */
+/* ---- the command --------------------------------------------------------- */
 
 int
 cmd_ranks(const struct cli_opts *o)
@@ -354,6 +355,7 @@ cmd_ranks(const struct cli_opts *o)
 	ro.jobs = (unsigned)o->jobs;
 	ro.progress = ranks_progress;
 	ro.progress_ctx = &bar;
+	ro.child_exit = _exit;
 	r = rankset_load(&rs, &ro, &err);
 	cli_progress_end(&bar.pb);
 	if (r != 0) {

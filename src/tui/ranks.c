@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/diff.h"
 #include "analysis/rankset.h"
@@ -201,7 +202,7 @@ build_rows(struct rk *r)
 		r->sel = n > 0 ? n - 1 : 0;
 }
 
-/* ---- the comparison -------------------------------------------------------- */
+/* ---- the comparison ------------------------------------------------------ */
 
 static void
 side_close(struct cmp_side *sd)
@@ -616,9 +617,9 @@ draw_stack(struct cellbuf *cb, struct cmp *c, int x, int y, int h, int utf8)
 	frames_layout(s, sd->stack, 0, fl, n);
 	for (i = 0, k = 1; i < n && k < h; i++, k++) {
 		if (fl[i].nfold > 0) {
-			snprintf(line, sizeof line, "   %s %u framework frame%s",
-			    utf8 ? "\xe2\x96\xb8" : "+", fl[i].nfold,
-			    fl[i].nfold == 1 ? "" : "s");
+			snprintf(line, sizeof line, "   %s %u framework "
+			    "frame%s", utf8 ? "\xe2\x96\xb8" : "+",
+			    fl[i].nfold, fl[i].nfold == 1 ? "" : "s");
 			cellbuf_puts(cb, 0, y + k, line, cb->w, UIC_FRAMEWORK,
 			    0);
 			continue;
@@ -673,7 +674,7 @@ draw_cmp(struct cmp *c, struct cellbuf *cb, int utf8)
 	}
 }
 
-/* ---- drawing the overview -------------------------------------------------- */
+/* ---- drawing the overview ------------------------------------------------ */
 
 static void
 draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
@@ -911,7 +912,7 @@ rk_draw(struct rk *r, struct cellbuf *cb, int utf8)
 	draw_status(r, cb);
 }
 
-/* ---- keys ------------------------------------------------------------------ */
+/* ---- keys ---------------------------------------------------------------- */
 
 /* c: the two marked ranks, or the selected one against the peak rank. */
 static void
@@ -1033,7 +1034,7 @@ rk_hint(void)
 	return "Backspace: back to the ranks  h/l move  p peak  ? help  q quit";
 }
 
-/* ---- opening ----------------------------------------------------------------- */
+/* ---- opening ------------------------------------------------------------- */
 
 struct load_ctx {
 	rk_progress_fn fn;
@@ -1089,6 +1090,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	ro.io = &io;
 	ro.progress = load_progress;
 	ro.progress_ctx = &lc;
+	ro.child_exit = _exit;
 	fn(ctx, "Opening ranks", 0);
 	if (rankset_load(&r->rs, &ro, &err) != 0) {
 		snprintf(msg, ml, "%s", err.msg);
