@@ -30,7 +30,7 @@
 /* ---- members ------------------------------------------------------------- */
 
 int64_t
-rankset_rank_of(const char *name)
+an_rankset_rank_of(const char *name)
 {
 	const char *p, *base = strrchr(name, '/');
 	int64_t found = -1;
@@ -65,16 +65,16 @@ snapshot_name(const char *name)
 }
 
 static void
-add_member(struct rankset *rs, size_t *cap, char *path)
+add_member(struct an_rankset *rs, size_t *cap, char *path)
 {
-	struct rs_member *m;
+	struct an_rs_member *m;
 	struct stat st;
 
 	XGROW(rs->m, *cap, rs->n + 1);
 	m = &rs->m[rs->n++];
 	memset(m, 0, sizeof *m);
 	m->path = path;
-	m->state = RS_PENDING;
+	m->state = AN_RS_PENDING;
 	sv_error_clear(&m->err);
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		m->size = (uint64_t)st.st_size;
@@ -88,7 +88,7 @@ cmp_name(const void *a, const void *b)
 
 /* The snapshot files of directory dir, sorted by name. */
 static int
-collect_dir(const char *dir, struct rankset *rs, size_t *cap,
+collect_dir(const char *dir, struct an_rankset *rs, size_t *cap,
     struct sv_error *err)
 {
 	DIR *d = opendir(dir);
@@ -132,7 +132,7 @@ collect_dir(const char *dir, struct rankset *rs, size_t *cap,
 static int
 cmp_rank(const void *a, const void *b)
 {
-	const struct rs_member *x = a, *y = b;
+	const struct an_rs_member *x = a, *y = b;
 
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
@@ -141,13 +141,13 @@ cmp_rank(const void *a, const void *b)
 
 /* Ranks from the names when each has its own, else the positions. */
 static void
-assign_ranks(struct rankset *rs)
+assign_ranks(struct an_rankset *rs)
 {
 	size_t i;
 
 	rs->ranks_from_names = rs->n > 0;
 	for (i = 0; i < rs->n; i++) {
-		rs->m[i].rank = rankset_rank_of(rs->m[i].path);
+		rs->m[i].rank = an_rankset_rank_of(rs->m[i].path);
 		if (rs->m[i].rank < 0)
 			rs->ranks_from_names = 0;
 	}
@@ -163,7 +163,7 @@ assign_ranks(struct rankset *rs)
 }
 
 int
-rankset_collect(char *const *args, size_t n, struct rankset *rs,
+an_rankset_collect(char *const *args, size_t n, struct an_rankset *rs,
     struct sv_error *err)
 {
 	struct stat st;
@@ -173,7 +173,7 @@ rankset_collect(char *const *args, size_t n, struct rankset *rs,
 	if (n == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode)) {
 		rs->dir = xstrdup(args[0]);
 		if (collect_dir(args[0], rs, &cap, err) != 0) {
-			rankset_free(rs);
+			an_rankset_free(rs);
 			return -1;
 		}
 	} else {
@@ -185,7 +185,7 @@ rankset_collect(char *const *args, size_t n, struct rankset *rs,
 }
 
 void
-rankset_free(struct rankset *rs)
+an_rankset_free(struct an_rankset *rs)
 {
 	size_t i;
 
@@ -207,13 +207,13 @@ rankset_free(struct rankset *rs)
  * Taken as 0.75x the file plus 64 MiB for the program itself.
  */
 uint64_t
-rankset_build_mem(uint64_t size)
+an_rankset_build_mem(uint64_t size)
 {
 	return size / 4 * 3 + ((uint64_t)64 << 20);
 }
 
 uint64_t
-rankset_mem_available(void)
+an_rankset_mem_available(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
 	char line[256];
@@ -282,7 +282,7 @@ set_sections(struct idx_opts *io, struct idx_section_builder *sec)
 
 /* Opens m's index if it is there. Returns 1 when a build is needed. */
 static int
-open_here(struct rs_member *m, const struct rankset_opts *o)
+open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 {
 	struct idx_section_builder sec[2];
 	struct idx_opts io = *o->io;
@@ -299,12 +299,12 @@ open_here(struct rs_member *m, const struct rankset_opts *o)
 	if (idx_open(m->path, &io, &ix, &m->err) != 0) {
 		if (p.gave_up)
 			return 1;
-		m->state = RS_FAILED;
+		m->state = AN_RS_FAILED;
 		return 0;
 	}
 	r = an_summary_of_index(ix, &m->sum, &m->err);
 	idx_close(ix);
-	m->state = r == 0 ? RS_OK : RS_FAILED;
+	m->state = r == 0 ? AN_RS_OK : AN_RS_FAILED;
 	for (i = 0; i < p.n_warn && o->io->warn != NULL; i++)
 		o->io->warn(o->io->warn_ctx, p.warn[i]);
 	return 0;
@@ -423,7 +423,7 @@ child_error(int fd, const struct sv_error *e)
 /* The child: builds m's index (or in memory) and sends its summary.
  * Returns the child's exit status. */
 static int
-child_run(const struct rs_member *m, const struct rankset_opts *o, int fd)
+child_run(const struct an_rs_member *m, const struct an_rankset_opts *o, int fd)
 {
 	struct idx_section_builder sec[2];
 	struct idx_opts io = *o->io;
@@ -468,27 +468,27 @@ struct job {
 };
 
 struct loader {
-	struct rankset *rs;
-	const struct rankset_opts *o;
+	struct an_rankset *rs;
+	const struct an_rankset_opts *o;
 	struct job *jobs;
 	unsigned n_jobs, max_jobs;
 	uint64_t budget, in_use;
 	size_t next;            /* next member to consider */
-	struct rankset_progress pr;
+	struct an_rankset_progress pr;
 	uint64_t bytes_finished;
 };
 
 static void
-member_fail(struct rs_member *m, const char *what, const char *why)
+member_fail(struct an_rs_member *m, const char *what, const char *why)
 {
-	m->state = RS_FAILED;
+	m->state = AN_RS_FAILED;
 	sv_error_set(&m->err, SV_ERR_IO, SV_NO_OFFSET, "%s%s", what, why);
 }
 
 static int
 job_start(struct loader *l, size_t k)
 {
-	struct rs_member *m = &l->rs->m[k];
+	struct an_rs_member *m = &l->rs->m[k];
 	struct job *j = &l->jobs[l->n_jobs];
 	int p[2];
 	pid_t pid;
@@ -522,7 +522,7 @@ job_start(struct loader *l, size_t k)
 	j->pid = pid;
 	j->fd = p[0];
 	j->member = k;
-	j->mem = rankset_build_mem(m->size);
+	j->mem = an_rankset_build_mem(m->size);
 	l->in_use += j->mem;
 	l->n_jobs++;
 	l->pr.building = l->n_jobs;
@@ -533,7 +533,7 @@ job_start(struct loader *l, size_t k)
 static void
 job_messages(struct loader *l, struct job *j)
 {
-	struct rs_member *m = &l->rs->m[j->member];
+	struct an_rs_member *m = &l->rs->m[j->member];
 	size_t off = 0;
 	char why[160];
 
@@ -561,14 +561,14 @@ job_messages(struct loader *l, struct job *j)
 			j->answered = 1;
 			if (an_summary_decode(p, n, &m->sum, why,
 			    sizeof why) == 0) {
-				m->state = RS_OK;
+				m->state = AN_RS_OK;
 				m->built = 1;
 			} else {
 				member_fail(m, why, "");
 			}
 		} else if (type == MSG_ERROR && n >= 12 && !j->answered) {
 			j->answered = 1;
-			m->state = RS_FAILED;
+			m->state = AN_RS_FAILED;
 			m->err.code = (enum sv_errcode)get32(p);
 			if (sv_errcode_status(m->err.code) == 0)
 				m->err.code = SV_ERR_IO;
@@ -603,7 +603,7 @@ static void
 job_end(struct loader *l, unsigned i)
 {
 	struct job *j = &l->jobs[i];
-	struct rs_member *m = &l->rs->m[j->member];
+	struct an_rs_member *m = &l->rs->m[j->member];
 	int status = 0;
 	char what[64];
 
@@ -645,14 +645,14 @@ static void
 jobs_fill(struct loader *l)
 {
 	while (l->n_jobs < l->max_jobs && l->next < l->rs->n) {
-		struct rs_member *m = &l->rs->m[l->next];
+		struct an_rs_member *m = &l->rs->m[l->next];
 		uint64_t need;
 
-		if (m->state != RS_PENDING) {
+		if (m->state != AN_RS_PENDING) {
 			l->next++;
 			continue;
 		}
-		need = rankset_build_mem(m->size);
+		need = an_rankset_build_mem(m->size);
 		if (l->n_jobs > 0 && l->in_use + need > l->budget)
 			return;
 		l->next++;
@@ -675,8 +675,8 @@ report(struct loader *l)
 }
 
 static int
-build_pending(struct rankset *rs, const struct rankset_opts *o,
-    struct rankset_progress *pr, struct sv_error *err)
+build_pending(struct an_rankset *rs, const struct an_rankset_opts *o,
+    struct an_rankset_progress *pr, struct sv_error *err)
 {
 	struct loader l;
 	struct pollfd *pfd;
@@ -689,10 +689,10 @@ build_pending(struct rankset *rs, const struct rankset_opts *o,
 	l.o = o;
 	l.pr = *pr;
 	l.max_jobs = o->jobs > 0 ? o->jobs : cpus;
-	l.budget = o->mem_avail > 0 ? o->mem_avail : rankset_mem_available();
+	l.budget = o->mem_avail > 0 ? o->mem_avail : an_rankset_mem_available();
 	l.budget = l.budget / 4 * 3;
 	for (k = 0; k < rs->n; k++)
-		if (rs->m[k].state == RS_PENDING)
+		if (rs->m[k].state == AN_RS_PENDING)
 			l.pr.bytes_total += rs->m[k].size;
 	l.jobs = xcalloc(l.max_jobs, sizeof *l.jobs);
 	pfd = xcalloc(l.max_jobs, sizeof *pfd);
@@ -723,25 +723,25 @@ build_pending(struct rankset *rs, const struct rankset_opts *o,
 }
 
 int
-rankset_load(struct rankset *rs, const struct rankset_opts *o,
+an_rankset_load(struct an_rankset *rs, const struct an_rankset_opts *o,
     struct sv_error *err)
 {
-	struct rankset_progress pr;
+	struct an_rankset_progress pr;
 	size_t k, pending = 0;
 
 	memset(&pr, 0, sizeof pr);
 	pr.total = rs->n;
 	for (k = 0; k < rs->n; k++) {
-		struct rs_member *m = &rs->m[k];
+		struct an_rs_member *m = &rs->m[k];
 
-		if (m->state != RS_PENDING)
+		if (m->state != AN_RS_PENDING)
 			continue;
 		if (!o->io->no_cache && open_here(m, o) == 0) {
 			pr.done++;
 			continue;
 		}
 		sv_error_clear(&m->err);
-		m->state = RS_PENDING;
+		m->state = AN_RS_PENDING;
 		pending++;
 	}
 	if (o->progress != NULL && o->progress(o->progress_ctx, &pr) != 0)
@@ -754,12 +754,12 @@ rankset_load(struct rankset *rs, const struct rankset_opts *o,
 
 /* ---- the report ---------------------------------------------------------- */
 
-static const struct rankset *sort_rs;
+static const struct an_rankset *sort_rs;
 
 static int
 cmp_row(const void *a, const void *b)
 {
-	const struct rs_row *x = a, *y = b;
+	const struct an_rs_row *x = a, *y = b;
 	int64_t rx = sort_rs->m[x->member].rank;
 	int64_t ry = sort_rs->m[y->member].rank;
 
@@ -779,7 +779,8 @@ cmp_u64(const void *a, const void *b)
 }
 
 void
-rankset_report(const struct rankset *rs, int64_t only, struct rs_report *out)
+an_rankset_report(const struct an_rankset *rs, int64_t only,
+    struct an_rs_report *out)
 {
 	size_t i, n = 0, cap = 0;
 	uint32_t d;
@@ -787,9 +788,9 @@ rankset_report(const struct rankset *rs, int64_t only, struct rs_report *out)
 
 	memset(out, 0, sizeof *out);
 	for (i = 0; i < rs->n; i++) {
-		const struct rs_member *m = &rs->m[i];
+		const struct an_rs_member *m = &rs->m[i];
 
-		if (m->state != RS_OK) {
+		if (m->state != AN_RS_OK) {
 			out->n_failed++;
 			continue;
 		}
@@ -820,17 +821,17 @@ rankset_report(const struct rankset *rs, int64_t only, struct rs_report *out)
 }
 
 void
-rankset_report_free(struct rs_report *r)
+an_rankset_report_free(struct an_rs_report *r)
 {
 	free(r->rows);
 	memset(r, 0, sizeof *r);
 }
 
 void
-rankset_skew_text(const struct rankset *rs, const struct rs_report *r,
+an_rankset_skew_text(const struct an_rankset *rs, const struct an_rs_report *r,
     char *buf, size_t size)
 {
-	const struct rs_row *top;
+	const struct an_rs_row *top;
 	char a[32], b[32], c[32], dev[32] = "";
 	size_t i;
 

@@ -38,7 +38,7 @@ struct ranks_bar {
 };
 
 static int
-ranks_progress(void *ctx, const struct rankset_progress *p)
+ranks_progress(void *ctx, const struct an_rankset_progress *p)
 {
 	struct ranks_bar *b = ctx;
 
@@ -82,7 +82,7 @@ fmt_leak(char *buf, size_t size, const struct an_sum_dev *d)
 }
 
 static void
-print_leaks(const struct rankset *rs, const struct rs_report *rp)
+print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 {
 	size_t i, n = 0;
 	char a[32];
@@ -108,7 +108,7 @@ print_leaks(const struct rankset *rs, const struct rs_report *rp)
 }
 
 static void
-print_ooms(const struct rankset *rs, const struct rs_report *rp)
+print_ooms(const struct an_rankset *rs, const struct an_rs_report *rp)
 {
 	size_t i, n = 0;
 
@@ -125,7 +125,7 @@ print_ooms(const struct rankset *rs, const struct rs_report *rp)
 }
 
 static int
-name_width(const struct rankset *rs)
+name_width(const struct an_rankset *rs)
 {
 	size_t i, w = 4;
 
@@ -136,7 +136,7 @@ name_width(const struct rankset *rs)
 }
 
 static void
-print_row(const struct rankset *rs, const struct rs_row *row, int nw)
+print_row(const struct an_rankset *rs, const struct an_rs_row *row, int nw)
 {
 	const struct an_sum_dev *d = row->dev;
 	char a[32], b[32], c[32], e[32], f[32], g[32], h[32], k[32], ev[32];
@@ -159,7 +159,7 @@ print_row(const struct rankset *rs, const struct rs_row *row, int nw)
 }
 
 static void
-print_failed(const struct rs_member *m)
+print_failed(const struct an_rs_member *m)
 {
 	printf(" %5" PRId64 "   - failed: %s: ", m->rank,
 	    cli_shown(base_name(m->path)));
@@ -170,8 +170,8 @@ print_failed(const struct rs_member *m)
 }
 
 static void
-print_text(const struct cli_opts *o, const struct rankset *rs,
-    const struct rs_report *rp)
+print_text(const struct cli_opts *o, const struct an_rankset *rs,
+    const struct an_rs_report *rp)
 {
 	char words[512];
 	size_t i;
@@ -186,7 +186,7 @@ print_text(const struct cli_opts *o, const struct rankset *rs,
 	if (rp->n_failed > 0)
 		printf(", %zu could not be read", rp->n_failed);
 	printf("\n");
-	rankset_skew_text(rs, rp, words, sizeof words);
+	an_rankset_skew_text(rs, rp, words, sizeof words);
 	printf("%s\n", words);
 	if (rp->n_rows > 0) {
 		print_leaks(rs, rp);
@@ -202,14 +202,15 @@ print_text(const struct cli_opts *o, const struct rankset *rs,
 		printf("  ... %zu more rows (--limit)\n",
 		    rp->n_rows - (size_t)limit);
 	for (i = 0; i < rs->n; i++)
-		if (rs->m[i].state != RS_OK)
+		if (rs->m[i].state != AN_RS_OK)
 			print_failed(&rs->m[i]);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
 static void
-json_row(struct json *j, const struct rankset *rs, const struct rs_row *row)
+json_row(struct json *j, const struct an_rankset *rs,
+    const struct an_rs_row *row)
 {
 	const struct an_sum_dev *d = row->dev;
 
@@ -265,7 +266,7 @@ json_row(struct json *j, const struct rankset *rs, const struct rs_row *row)
 }
 
 static void
-json_failed(struct json *j, const struct rs_member *m)
+json_failed(struct json *j, const struct an_rs_member *m)
 {
 	json_obj_begin(j);
 	json_kv_i64(j, "rank", m->rank);
@@ -281,7 +282,7 @@ json_failed(struct json *j, const struct rs_member *m)
 }
 
 static void
-print_json(const struct rankset *rs, const struct rs_report *rp)
+print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
 {
 	struct json j;
 	char words[512];
@@ -311,7 +312,7 @@ print_json(const struct rankset *rs, const struct rs_report *rp)
 	json_kv_u64(&j, "peak", rp->n_rows > 0 ? rp->rows[0].dev->peak : 0);
 	json_kv_u64(&j, "median_peak", rp->median);
 	json_kv_double(&j, "skew", rp->skew);
-	rankset_skew_text(rs, rp, words, sizeof words);
+	an_rankset_skew_text(rs, rp, words, sizeof words);
 	json_kv_str(&j, "skew_text", words);
 	json_key(&j, "rows");
 	json_arr_begin(&j);
@@ -321,7 +322,7 @@ print_json(const struct rankset *rs, const struct rs_report *rp)
 	json_key(&j, "errors");
 	json_arr_begin(&j);
 	for (i = 0; i < rs->n; i++)
-		if (rs->m[i].state != RS_OK)
+		if (rs->m[i].state != AN_RS_OK)
 			json_failed(&j, &rs->m[i]);
 	json_arr_end(&j);
 	json_obj_end(&j);
@@ -333,9 +334,9 @@ print_json(const struct rankset *rs, const struct rs_report *rp)
 int
 cmd_ranks(const struct cli_opts *o)
 {
-	struct rankset rs;
-	struct rankset_opts ro;
-	struct rs_report rp;
+	struct an_rankset rs;
+	struct an_rankset_opts ro;
+	struct an_rs_report rp;
 	struct idx_opts io;
 	struct ranks_bar bar;
 	struct sv_error err;
@@ -343,7 +344,7 @@ cmd_ranks(const struct cli_opts *o)
 	int r, status = 0;
 
 	sv_error_clear(&err);
-	if (rankset_collect(o->args, o->n_args, &rs, &err) != 0)
+	if (an_rankset_collect(o->args, o->n_args, &rs, &err) != 0)
 		return cli_report(o->file, &err);
 	/* the bar and the warnings of cli_index_opts; the loader sets its
 	 * own sections and progress on each open */
@@ -356,18 +357,18 @@ cmd_ranks(const struct cli_opts *o)
 	ro.progress = ranks_progress;
 	ro.progress_ctx = &bar;
 	ro.child_exit = _exit;
-	r = rankset_load(&rs, &ro, &err);
+	r = an_rankset_load(&rs, &ro, &err);
 	cli_progress_end(&bar.pb);
 	if (r != 0) {
-		rankset_free(&rs);
+		an_rankset_free(&rs);
 		return cli_report(o->file, &err);
 	}
-	rankset_report(&rs, o->device, &rp);
+	an_rankset_report(&rs, o->device, &rp);
 	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
 		fprintf(stderr, "snapview: no rank has data for device %" PRId64
 		    "\n", o->device);
-		rankset_report_free(&rp);
-		rankset_free(&rs);
+		an_rankset_report_free(&rp);
+		an_rankset_free(&rs);
 		return CLI_EXIT_USAGE;
 	}
 	if (o->json)
@@ -378,7 +379,7 @@ cmd_ranks(const struct cli_opts *o)
 	for (i = 0; i < rs.n; i++) {
 		int st;
 
-		if (rs.m[i].state == RS_OK)
+		if (rs.m[i].state == AN_RS_OK)
 			continue;
 		st = sv_errcode_status(rs.m[i].err.code);
 		if (st > status)
@@ -387,7 +388,7 @@ cmd_ranks(const struct cli_opts *o)
 	if (rp.n_failed > 0)
 		fprintf(stderr, "snapview: %zu of %zu files could not be "
 		    "read\n", rp.n_failed, rs.n);
-	rankset_report_free(&rp);
-	rankset_free(&rs);
+	an_rankset_report_free(&rp);
+	an_rankset_free(&rs);
 	return status;
 }

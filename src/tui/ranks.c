@@ -71,8 +71,8 @@ struct cmp {
 };
 
 struct rk {
-	struct rankset rs;
-	struct rs_report rp;
+	struct an_rankset rs;
+	struct an_rs_report rp;
 	struct rk_row *rows;            /* ok rows (sorted), then failed */
 	size_t n_rows;
 	struct align_trace *tr;         /* per ok row */
@@ -185,7 +185,7 @@ build_rows(struct rk *r)
 		qsort(r->rows, n, sizeof *r->rows, cmp_by_rank);
 	}
 	for (i = 0; i < r->rs.n; i++)
-		if (r->rs.m[i].state != RS_OK) {
+		if (r->rs.m[i].state != AN_RS_OK) {
 			r->rows[n].member = i;
 			r->rows[n++].dev = NULL;
 		}
@@ -231,7 +231,7 @@ cmp_close(struct cmp *c)
 }
 
 static int
-side_open(struct cmp_side *sd, const struct rs_member *m, int64_t device,
+side_open(struct cmp_side *sd, const struct an_rs_member *m, int64_t device,
     const struct tui_opts *o, char *msg, size_t ml)
 {
 	struct idx_section_builder sec[2];
@@ -681,7 +681,7 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
     uint64_t scale, int utf8)
 {
 	const struct rk_row *row = &r->rows[i];
-	const struct rs_member *m = &r->rs.m[row->member];
+	const struct an_rs_member *m = &r->rs.m[row->member];
 	char a[32], b[32], c[32], name[256], line[1024];
 	unsigned color = i == r->sel ? UIC_SELECT : UIC_DEFAULT;
 	unsigned attr = i == r->sel ? CB_A_REVERSE : 0;
@@ -726,7 +726,7 @@ static void
 draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 {
 	const struct rk_row *row;
-	const struct rs_member *m;
+	const struct an_rs_member *m;
 	const struct an_sum_dev *d;
 	char a[32], b[32], c[32], e[32], name[256], site[600], line[800];
 	char title[400], fit[600];
@@ -842,7 +842,7 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 	    r->rs.dir ? shown(name, sizeof name, r->rs.dir) : "",
 	    r->al.by_step ? "aligned by step" : "aligned by position");
 	title_bar(cb, 0, title, utf8);
-	rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
+	an_rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
 	cellbuf_fill(cb, 0, 1, cb->w, 2, ' ', UIC_DEFAULT, 0);
 	cellbuf_printf(cb, 0, 1, cb->w, UIC_DEFAULT, CB_A_BOLD, " %s",
 	    words);
@@ -1042,7 +1042,7 @@ struct load_ctx {
 };
 
 static int
-load_progress(void *ctx, const struct rankset_progress *p)
+load_progress(void *ctx, const struct an_rankset_progress *p)
 {
 	struct load_ctx *lc = ctx;
 	char line[160];
@@ -1067,7 +1067,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
     void *ctx, char *msg, size_t ml)
 {
 	struct rk *r = xcalloc(1, sizeof *r);
-	struct rankset_opts ro;
+	struct an_rankset_opts ro;
 	struct idx_opts io;
 	struct load_ctx lc = {fn, ctx};
 	struct sv_error err;
@@ -1077,7 +1077,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	r->o = o;
 	sv_error_clear(&err);
 	r->want_device = o->device;
-	if (rankset_collect(o->files, o->n_files, &r->rs, &err) != 0) {
+	if (an_rankset_collect(o->files, o->n_files, &r->rs, &err) != 0) {
 		snprintf(msg, ml, "%s: %s", shown(name, sizeof name, o->file),
 		    err.msg);
 		free(r);
@@ -1092,13 +1092,13 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	ro.progress_ctx = &lc;
 	ro.child_exit = _exit;
 	fn(ctx, "Opening ranks", 0);
-	if (rankset_load(&r->rs, &ro, &err) != 0) {
+	if (an_rankset_load(&r->rs, &ro, &err) != 0) {
 		snprintf(msg, ml, "%s", err.msg);
-		rankset_free(&r->rs);
+		an_rankset_free(&r->rs);
 		free(r);
 		return sv_errcode_status(err.code);
 	}
-	rankset_report(&r->rs, o->device, &r->rp);
+	an_rankset_report(&r->rs, o->device, &r->rp);
 	r->marked = xcalloc(r->rs.n + 1, 1);
 	build_rows(r);
 	r->cmp_only = o->n_files == 2 && !is_dir(o->files[0]) &&
@@ -1120,8 +1120,8 @@ rk_free(struct rk *r)
 	if (r == NULL)
 		return;
 	cmp_close(r->cmp);
-	rankset_report_free(&r->rp);
-	rankset_free(&r->rs);
+	an_rankset_report_free(&r->rp);
+	an_rankset_free(&r->rs);
 	free(r->rows);
 	free(r->tr);
 	free(r->marked);

@@ -310,20 +310,20 @@ END_TEST
 
 START_TEST(test_rank_of)
 {
-	ck_assert_int_eq(rankset_rank_of("rank0.pickle"), 0);
-	ck_assert_int_eq(rankset_rank_of("/a/rank7/x_rank12.pickle"), 12);
-	ck_assert_int_eq(rankset_rank_of("run1-rank_3.pkl"), 3);
-	ck_assert_int_eq(rankset_rank_of("snapshot_RANK-15.pickle"), 15);
-	ck_assert_int_eq(rankset_rank_of("rank.pickle"), -1);
-	ck_assert_int_eq(rankset_rank_of("ranking3.pickle"), -1);
-	ck_assert_int_eq(rankset_rank_of("dir_rank3/snap.pickle"), -1);
-	ck_assert_int_eq(rankset_rank_of("rank1x2.pickle"), 1);
+	ck_assert_int_eq(an_rankset_rank_of("rank0.pickle"), 0);
+	ck_assert_int_eq(an_rankset_rank_of("/a/rank7/x_rank12.pickle"), 12);
+	ck_assert_int_eq(an_rankset_rank_of("run1-rank_3.pkl"), 3);
+	ck_assert_int_eq(an_rankset_rank_of("snapshot_RANK-15.pickle"), 15);
+	ck_assert_int_eq(an_rankset_rank_of("rank.pickle"), -1);
+	ck_assert_int_eq(an_rankset_rank_of("ranking3.pickle"), -1);
+	ck_assert_int_eq(an_rankset_rank_of("dir_rank3/snap.pickle"), -1);
+	ck_assert_int_eq(an_rankset_rank_of("rank1x2.pickle"), 1);
 }
 END_TEST
 
 /* A set of n members with the given peaks, loaded by hand. */
 static void
-fake_set(struct rankset *rs, const uint64_t *peaks, size_t n)
+fake_set(struct an_rankset *rs, const uint64_t *peaks, size_t n)
 {
 	size_t i;
 
@@ -331,11 +331,11 @@ fake_set(struct rankset *rs, const uint64_t *peaks, size_t n)
 	rs->m = xcalloc(n, sizeof *rs->m);
 	rs->n = n;
 	for (i = 0; i < n; i++) {
-		struct rs_member *m = &rs->m[i];
+		struct an_rs_member *m = &rs->m[i];
 
 		m->path = xstrdup("x.pickle");
 		m->rank = (int64_t)i;
-		m->state = RS_OK;
+		m->state = AN_RS_OK;
 		m->sum.n_dev = 1;
 		m->sum.dev = xcalloc(1, sizeof *m->sum.dev);
 		m->sum.dev[0].peak = peaks[i];
@@ -348,35 +348,35 @@ START_TEST(test_report)
 {
 	static const uint64_t odd[] = {100, 300, 200, 130, 120};
 	static const uint64_t even[] = {100, 101, 102, 103};
-	struct rankset rs;
-	struct rs_report rp;
+	struct an_rankset rs;
+	struct an_rs_report rp;
 	char words[512];
 
 	fake_set(&rs, odd, 5);
-	rs.m[4].state = RS_FAILED;
-	rankset_report(&rs, -1, &rp);
+	rs.m[4].state = AN_RS_FAILED;
+	an_rankset_report(&rs, -1, &rp);
 	ck_assert_uint_eq(rp.n_rows, 4);
 	ck_assert_uint_eq(rp.n_failed, 1);
 	ck_assert_uint_eq(rs.m[rp.rows[0].member].rank, 1);
 	ck_assert_uint_eq(rp.median, 165); /* of 100 130 200 300 */
-	rankset_skew_text(&rs, &rp, words, sizeof words);
+	an_rankset_skew_text(&rs, &rp, words, sizeof words);
 	ck_assert_msg(strstr(words, "Rank 1 peaked highest") != NULL, "%s",
 	    words);
-	rankset_report_free(&rp);
-	rankset_free(&rs);
+	an_rankset_report_free(&rp);
+	an_rankset_free(&rs);
 
 	fake_set(&rs, even, 4);
-	rankset_report(&rs, -1, &rp);
+	an_rankset_report(&rs, -1, &rp);
 	ck_assert_uint_eq(rp.median, 101); /* (101 + 102) / 2, rounded down */
-	rankset_skew_text(&rs, &rp, words, sizeof words);
+	an_rankset_skew_text(&rs, &rp, words, sizeof words);
 	ck_assert_msg(strstr(words, "within 5% of the median") != NULL, "%s",
 	    words);
 	ck_assert_uint_eq(rs.m[rp.rows[0].member].rank, 3);
-	rankset_report_free(&rp);
-	rankset_report(&rs, 5, &rp); /* no such device */
+	an_rankset_report_free(&rp);
+	an_rankset_report(&rs, 5, &rp); /* no such device */
 	ck_assert_uint_eq(rp.n_rows, 0);
-	rankset_report_free(&rp);
-	rankset_free(&rs);
+	an_rankset_report_free(&rp);
+	an_rankset_free(&rs);
 }
 END_TEST
 
