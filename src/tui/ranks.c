@@ -833,7 +833,7 @@ static void
 draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	char title[600], name[256], words[512];
-	int sx = 37, list_y = 3, i;
+	int sx = 37, list_y = 3, i, x;
 	uint64_t scale = r->rp.n_rows > 0 ? r->rp.rows[0].dev->peak : 0;
 	size_t k;
 
@@ -844,8 +844,9 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 	title_bar(cb, 0, title, utf8);
 	an_rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
 	cellbuf_fill(cb, 0, 1, cb->w, 2, ' ', UIC_DEFAULT, 0);
-	cellbuf_printf(cb, 0, 1, cb->w, UIC_DEFAULT, CB_A_BOLD, " %s",
-	    words);
+	/* the margin goes first when the sentence needs the whole line */
+	x = (int)strlen(words) < cb->w ? 1 : 0;
+	cellbuf_puts(cb, x, 1, words, cb->w - x, UIC_DEFAULT, CB_A_BOLD);
 	cellbuf_printf(cb, 0, 2, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
 	    "%6s %s", "rank", "dv", "peak", "reservd", "OOM", "leak/s",
 	    "timeline (peak marked)");
