@@ -39,6 +39,12 @@ struct idx_section_builder {
 	 * is not read (it is rebuilt). NULL: IDX_EXT_BASE plus IDX_EXT_PER
 	 * bytes per event, segment and block (idx_format.h). */
 	uint64_t (*max_len)(const struct snapshot *s, void *arg);
+	/* When set, used instead of build: the section is built from the
+	 * index being written (idx_snapshot(), idx_timeline(), idx_lod()),
+	 * so that a builder needs no pairing of its own (which would cost a
+	 * pass and memory in proportion to the events). */
+	int (*build_index)(const struct sv_index *ix, void *arg,
+	    uint8_t **data, size_t *len, struct sv_error *err);
 };
 
 /* How much of an existing index is checked on open. QUICK (the default)

@@ -76,7 +76,9 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 				e = &ix->ext[k];
 		if (e != NULL && e->state >= 0)
 			continue;
-		if (sb->build(s, sb->arg, &data, &len, err) != 0)
+		if (sb->build_index != NULL ? sb->build_index(ix, sb->arg,
+			&data, &len, err) != 0 : sb->build(s, sb->arg, &data,
+			&len, err) != 0)
 			return -1;
 		if (e == NULL) {
 			ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
@@ -216,7 +218,7 @@ pipe_finish(struct pipe *p)
 	pthread_cond_destroy(&p->cv);
 }
 
-/* ---- parsing ----------------------------------------------------------- */
+/* ---- parsing ---------------------------------------------------------- */
 
 /* Feeds the events of a snapshot loaded with its columns (a test's own
  * loader) into the pipe, and drops the columns. */
@@ -273,7 +275,7 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 	return snap_load_file(path, &lo, out, err);
 }
 
-/* ---- the view of what was written ------------------------------------------ */
+/* ---- the view of what was written ------------------------------------- */
 
 /* Builds the extension sections from s with its events bound to the
  * blocks just written (data: the column data). The sections are left in

@@ -20,7 +20,7 @@
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
-/* ---- decoders ------------------------------------------------------------ */
+/* ---- decoders --------------------------------------------------------- */
 
 /* The default delta of an event's total (idx_enc.c): +size for an alloc,
  * -size for a free_completed. */
@@ -321,7 +321,7 @@ out:
 	return r;
 }
 
-/* ---- binding ---------------------------------------------------------------- */
+/* ---- binding ---------------------------------------------------------- */
 
 /* &base[k] of an array of rec-byte records, NULL for an empty (NULL)
  * section: NULL + 0 is undefined. */

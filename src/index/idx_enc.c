@@ -171,7 +171,7 @@ put_chunk(struct idx_enc *e, struct snap_blkdir *d, unsigned c)
 	e->raw.len = 0;
 }
 
-/* ---- event blocks ------------------------------------------------------ */
+/* ---- event blocks ----------------------------------------------------- */
 
 static void
 flush_events(struct idx_enc *e)
@@ -232,7 +232,7 @@ flush_events(struct idx_enc *e)
 	e->texc.len = 0;
 }
 
-/* ---- element blocks ---------------------------------------------------- */
+/* ---- element blocks --------------------------------------------------- */
 
 static void
 flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
@@ -343,7 +343,7 @@ elem_freed(struct enc_dev *v, uint64_t k, uint64_t i)
 	v->late[v->n_late++] = i;
 }
 
-/* ---- live allocations ---------------------------------------------------- */
+/* ---- live allocations ------------------------------------------------- */
 
 static void
 live_put(struct enc_dev *v, uint64_t addr, uint64_t k, uint64_t size)
@@ -381,7 +381,7 @@ live_take(struct enc_dev *v, uint64_t addr, struct live_ent *le)
 	return 1;
 }
 
-/* ---- intake ---------------------------------------------------------------- */
+/* ---- intake ----------------------------------------------------------- */
 
 static void
 switch_to(struct idx_enc *e, struct enc_dev *v)
@@ -529,7 +529,7 @@ idx_enc_events(struct idx_enc *e, const struct snap_evrec *r, size_t n)
 		take_one(e, &r[k]);
 }
 
-/* ---- the end ----------------------------------------------------------- */
+/* ---- the end ---------------------------------------------------------- */
 
 /* Ghosts of device d: active blocks of the final segments whose address
  * is not live at the end of the trace (idx_timeline.c add_ghosts). */

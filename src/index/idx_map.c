@@ -250,9 +250,10 @@ unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
 		rl = get_u32(p + at + 4);
 		at += 8;
 		if (sl > len - at || rl == 0 || rl > IDX_LZ4_CHUNK ||
-		    rl > raw - done || sl > (uint32_t)LZ4_compressBound((int)rl) ||
-		    LZ4_decompress_safe((const char *)p + at, (char *)out + done,
-			(int)sl, (int)rl) != (int)rl)
+		    rl > raw - done ||
+		    sl > (uint32_t)LZ4_compressBound((int)rl) ||
+		    LZ4_decompress_safe((const char *)p + at,
+			(char *)out + done, (int)sl, (int)rl) != (int)rl)
 			return -1;
 		at += sl;
 		done += rl;
@@ -762,7 +763,8 @@ static enum idx_why
 check_prelude(const uint8_t *map, uint64_t size, uint64_t *hoff,
     uint64_t *hlen, char *why, size_t wl)
 {
-	if (size < IDX_MAGIC_LEN || memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
+	if (size < IDX_MAGIC_LEN ||
+	    memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
 		snprintf(why, wl, "not an index");
 		return IDX_FOREIGN;
 	}

@@ -39,23 +39,23 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 		uint64_t k;
 
 		delta = 0;
-		switch (t->action[i]) {
+		switch (snap_ev_action(t, i)) {
 		case SNAP_ALLOC:
 			memset(&e, 0, sizeof e);
-			e.addr = t->addr[i];
-			e.size = t->size[i];
-			e.stream = t->stream[i];
+			e.addr = snap_ev_addr(t, i);
+			e.size = snap_ev_size(t, i);
+			e.stream = snap_ev_stream(t, i);
 			e.alloc_ev = (int64_t)i;
 			e.free_ev = IDX_NO_EVENT;
-			e.stack = t->stack[i];
+			e.stack = snap_ev_stack(t, i);
 			k = push_elem(tl, cap, &e);
 			u64map_put(live, e.addr, k);
 			tl->ev_elem[i] = k;
 			delta = e.size;
 			break;
 		case SNAP_FREE_COMPLETED:
-			if (u64map_get(live, t->addr[i], &k)) {
-				u64map_del(live, t->addr[i]);
+			if (u64map_get(live, snap_ev_addr(t, i), &k)) {
+				u64map_del(live, snap_ev_addr(t, i));
 				tl->elems[k].free_ev = (int64_t)i;
 				tl->ev_elem[i] = k;
 				delta = 0 - tl->elems[k].size;
@@ -63,12 +63,12 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 			}
 			/* freed before any alloc: alive from the start */
 			memset(&e, 0, sizeof e);
-			e.addr = t->addr[i];
-			e.size = t->size[i];
-			e.stream = t->stream[i];
+			e.addr = snap_ev_addr(t, i);
+			e.size = snap_ev_size(t, i);
+			e.stream = snap_ev_stream(t, i);
 			e.alloc_ev = IDX_NO_EVENT;
 			e.free_ev = (int64_t)i;
-			e.stack = t->stack[i];
+			e.stack = snap_ev_stack(t, i);
 			e.flags = IDX_ELEM_PRE;
 			tl->ev_elem[i] = push_elem(tl, cap, &e);
 			tl->base_total += e.size;
@@ -137,11 +137,15 @@ reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
 			r += (int64_t)s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
 		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
-		switch (t->action[i]) {
+		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
-		case SNAP_SEGMENT_MAP: r -= (int64_t)t->size[i]; break;
+		case SNAP_SEGMENT_MAP:
+			r -= (int64_t)snap_ev_size(t, i);
+			break;
 		case SNAP_SEGMENT_FREE:
-		case SNAP_SEGMENT_UNMAP: r += (int64_t)t->size[i]; break;
+		case SNAP_SEGMENT_UNMAP:
+			r += (int64_t)snap_ev_size(t, i);
+			break;
 		default: break;
 		}
 	}
@@ -156,11 +160,14 @@ idx_timeline_peak(struct idx_timeline *tl)
 
 	/* memory_viz counts blocks alive before the trace from the start,
 	 * so the state before the first event is a candidate too */
-	for (i = 0; i < tl->n_events; i++)
-		if (top_ev == IDX_NO_EVENT || idx_tl_total(tl, (int64_t)i) > top) {
-			top = idx_tl_total(tl, (int64_t)i);
+	for (i = 0; i < tl->n_events; i++) {
+		uint64_t v = idx_tl_total(tl, (int64_t)i);
+
+		if (top_ev == IDX_NO_EVENT || v > top) {
+			top = v;
 			top_ev = (int64_t)i;
 		}
+	}
 	if (top_ev == IDX_NO_EVENT || tl->base_total > top) {
 		tl->peak = tl->base_total;
 		tl->peak_ev = IDX_NO_EVENT;
@@ -190,7 +197,8 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	tl->reserved = xmalloc((tl->n_events + 1) * sizeof *tl->reserved);
 	xalloc_hint_huge(tl->ev_elem, (tl->n_events + 1) * sizeof *tl->ev_elem);
 	xalloc_hint_huge(tl->total, (tl->n_events + 1) * sizeof *tl->total);
-	xalloc_hint_huge(tl->reserved, (tl->n_events + 1) * sizeof *tl->reserved);
+	xalloc_hint_huge(tl->reserved,
+	    (tl->n_events + 1) * sizeof *tl->reserved);
 	for (i = 0; i < tl->n_events; i++)
 		tl->ev_elem[i] = UINT64_MAX;
 	u64map_init(&live);

@@ -1,14 +1,16 @@
 /*
  * replay_check(): does forward replay from the reconstructed start state
  * reproduce the file's final segments exactly, and do the file's own
- * segment totals agree with its blocks (§14)? Every difference becomes an
- * issue with the event that last touched the address (or "end").
+ * segment totals agree with its blocks (doc/snapshot-format.md §14)?
+ * Every difference becomes an issue with the event that last touched the
+ * address (or "end").
  *
  * Compared per segment: address, total size, stream, pool id, large/small,
  * expandable; per block: address, size, state, and the requested size of
  * active blocks (inactive blocks keep a stale requested_size in the file:
  * ignored). Known quirk, reported as a note: torch_npu workspace segments
- * (§16.4) are inactive in the file but allocated by their leading triple.
+ * (doc/snapshot-format.md §16.4) are inactive in the file but allocated
+ * by their leading triple.
  */
 #include "config.h"
 

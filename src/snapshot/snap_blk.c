@@ -302,7 +302,7 @@ scratch(unsigned slot, size_t need)
 	return c->scratch[slot];
 }
 
-/* ---- encoding ------------------------------------------------------------ */
+/* ---- encoding --------------------------------------------------------- */
 
 void
 snap_buf_reserve(struct snap_buf *b, size_t more)
@@ -425,7 +425,7 @@ snap_chunk_store(struct snap_buf *out, const uint8_t *raw, uint32_t rlen,
 	return (uint32_t)zl;
 }
 
-/* ---- decoding -------------------------------------------------------------- */
+/* ---- decoding --------------------------------------------------------- */
 
 const uint8_t *
 snap_chunk_raw(const uint8_t *src, uint32_t clen, uint32_t rlen,

@@ -65,7 +65,8 @@ enum snap_evchunk {
 enum snap_elchunk {
 	SNAP_ELC_FLAGS,   /* u8 per element */
 	SNAP_ELC_EV,      /* zig-zag varint delta: creation event */
-	SNAP_ELC_FREE,    /* varint: 0 = never freed, else free - creation + 1 */
+	SNAP_ELC_FREE,    /* varint: 0 = not freed here, else free - creation
+			     + 1 */
 	SNAP_ELC_ADDR,    /* zig-zag varint delta */
 	SNAP_ELC_SIZE,    /* varint */
 	SNAP_ELC_STREAM,  /* dictionary */

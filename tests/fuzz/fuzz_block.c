@@ -220,14 +220,16 @@ write_seeds(const char *out)
 			    sizeof *v->el.dir);
 		memcpy(seed + 2 * sizeof *v->ev.dir, &v->rec.flags, 4);
 		memcpy(seed + 2 * sizeof *v->ev.dir + 8, &v->rec.n_ghost, 8);
-		memcpy(seed + 2 * sizeof *v->ev.dir + 16, &v->rec.base_total, 8);
+		memcpy(seed + 2 * sizeof *v->ev.dir + 16, &v->rec.base_total,
+		    8);
 		memcpy(seed + 2 * sizeof *v->ev.dir + 24,
 		    &v->rec.base_reserved, 8);
 		memcpy(seed + HDR, v->ev.data, v->ev.data_len);
 		/* fit() counts from n % MAX_VALUES + 1 */
 		((struct snap_blkdir *)seed)->n -= 1;
 		if (v->el.n_blk > 0)
-			((struct snap_blkdir *)(seed + sizeof *v->ev.dir))->n -= 1;
+			((struct snap_blkdir *)(seed +
+			    sizeof *v->ev.dir))->n -= 1;
 		snprintf(path, sizeof path, "%s/seed-%d", out, i);
 		f = fopen(path, "wb");
 		if (f == NULL || fwrite(seed, 1, n, f) != n || fclose(f) != 0)

@@ -235,8 +235,10 @@ toc_entry(const msgpack_object *toc, const char *name, size_t n,
 		    e->via.array.ptr[0].type != MSGPACK_OBJECT_STR ||
 		    e->via.array.ptr[0].via.str.size != nl ||
 		    memcmp(e->via.array.ptr[0].via.str.ptr, name, nl) != 0 ||
-		    e->via.array.ptr[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-		    e->via.array.ptr[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		    e->via.array.ptr[1].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[2].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER)
 			continue;
 		*off = e->via.array.ptr[1].via.u64;
 		*len = e->via.array.ptr[2].via.u64;
@@ -405,8 +407,9 @@ walk(const struct sv_index *ix)
 
 		if (t != NULL)
 			for (j = 0; j < t->n; j++) {
-				acc += snap_ev_action(t, j) + snap_ev_addr(t, j) +
-				    snap_ev_size(t, j) + snap_ev_stream(t, j);
+				acc += snap_ev_action(t, j) +
+				    snap_ev_addr(t, j) + snap_ev_size(t, j) +
+				    snap_ev_stream(t, j);
 				(void)snap_stack(s, snap_ev_stack(t, j), &nf);
 				acc += nf;
 				acc += (uint64_t)snap_ev_time(t, j);

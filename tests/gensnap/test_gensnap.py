@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Unit tests for contrib/gensnap.py (stdlib unittest).
+"""Unit tests for contrib/gensnap.py (stdlib unittest).  Section numbers
+(§N) refer to doc/snapshot-format.md.
 
 Run: top_srcdir=. python3 tests/gensnap/test_gensnap.py
 """
@@ -310,7 +311,8 @@ def first_user(frames):
 
 
 def timeline_peak(snap, dev=0):
-    """§10.2 Active Memory Timeline, phases 1-5, without drawing."""
+    """doc/snapshot-format.md §10.2 Active Memory Timeline, phases 1-5,
+    without drawing."""
     trace = snap['device_traces'][dev]
     merged = []
     for e in trace:

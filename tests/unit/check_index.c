@@ -907,7 +907,8 @@ START_TEST(test_flipped_bit_each_section)
 
 		/* the column data is checked block by block when read (see
 		 * test_flipped_byte_each_block) */
-		if (sec[i].len == 0 || strcmp(sec[i].name, IDX_SEC_COLDATA) == 0)
+		if (sec[i].len == 0 ||
+		    strcmp(sec[i].name, IDX_SEC_COLDATA) == 0)
 			continue;
 		flip_bit(ipath, sec[i].off + sec[i].len / 2, i % 8);
 		snprintf(what, sizeof what, "section %.60s", sec[i].name);
@@ -954,9 +955,9 @@ walk_all(const struct sv_index *ix)
 			struct snap_event e;
 
 			snap_ev_get(t, k, &e);
-			acc += e.addr + e.size + e.stream + (uint64_t)e.time_us +
-			    e.stack + e.compile_context + e.user_metadata +
-			    e.action;
+			acc += e.addr + e.size + e.stream +
+			    (uint64_t)e.time_us + e.stack +
+			    e.compile_context + e.user_metadata + e.action;
 		}
 		for (k = 0; tl != NULL && k < tl->n_events; k++)
 			acc += idx_tl_ev_elem(tl, k) +
@@ -1846,8 +1847,9 @@ sum_all(const struct sv_index *ix)
 		const struct snap_trace *t = snap_trace_of(s, d);
 
 		for (k = 0; t != NULL && k < t->n; k++)
-			acc = acc * 31 + snap_ev_addr(t, k) + snap_ev_size(t, k) +
-			    (uint64_t)snap_ev_time(t, k) + snap_ev_stack(t, k);
+			acc = acc * 31 + snap_ev_addr(t, k) +
+			    snap_ev_size(t, k) + (uint64_t)snap_ev_time(t, k) +
+			    snap_ev_stack(t, k);
 		for (k = 0; tl != NULL && k < tl->n_events; k++)
 			acc = acc * 31 + idx_tl_total(tl, (int64_t)k) +
 			    idx_tl_ev_elem(tl, k);
