@@ -39,9 +39,15 @@ for f in $files; do
 		run top $j "$f"
 		run top $j --at 3 "$f"
 		run top $j --at -1 "$f"
+		run top $j --by category "$f"
 		run state $j --at 7 "$f"
 		run state $j --at -1 "$f"
 		run trace $j --from 0 --to 40 "$f"
 		run diff $j "$f" "$top/tests/data/gen/leak.pickle"
 	done
+done
+# ranks: the generated files as the ranks of one job
+for j in "" --json; do
+	run ranks $j "$top"/tests/data/gen/leak.pickle \
+	    "$top"/tests/data/gen/frag.pickle "$top"/tests/data/gen/oom.pickle
 done
