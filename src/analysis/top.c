@@ -116,32 +116,10 @@ top_finish(struct an_top *out)
 	sort_ctx = NULL;
 }
 
-int
-an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
-    uint32_t depth, struct an_top *out)
-{
-	struct u64map m;
-	size_t cap = 0;
-	uint64_t i;
-
-	if (at < -1 || at >= (int64_t)tl->n_events)
-		at = (int64_t)tl->n_events - 1;
-	top_begin(out, tl->device, at, depth);
-	u64map_init(&m);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e_v = idx_tl_elem(tl, i);
-		const struct idx_elem *e = &e_v;
-
-		if (an_elem_alive(e, at))
-			top_add(out, &m, &cap, sites, e->size, e->stack);
-	}
-	u64map_destroy(&m);
-	top_finish(out);
-	return 0;
-}
-
-int
-an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+/* The tree of the elements alive after event at; with cats, of those of
+ * category cat only. */
+static int
+top_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_categories *cats, unsigned cat, int64_t at,
     uint32_t depth, struct an_top *out)
 {
@@ -156,12 +134,28 @@ an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
-		if (an_category_of(cats, i) == cat && an_elem_alive(&e, at))
+		if ((cats == NULL || an_category_of(cats, i) == cat) &&
+		    an_elem_alive(&e, at))
 			top_add(out, &m, &cap, sites, e.size, e.stack);
 	}
 	u64map_destroy(&m);
 	top_finish(out);
 	return 0;
+}
+
+int
+an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	return top_elems(tl, sites, NULL, 0, at, depth, out);
+}
+
+int
+an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, unsigned cat, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	return top_elems(tl, sites, cats, cat, at, depth, out);
 }
 
 int
