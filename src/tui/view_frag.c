@@ -173,10 +173,9 @@ fr_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	struct frag_view *v = priv;
 
 	(void)x;
-	if (pane_list_click(&v->list.sel, v->list.first,
-	    anlist_rows(&v->list), row, 2) == 1)
-		return fr_action(a, priv, ACT_ENTER, r);
-	return UI_HANDLED | UI_REDRAW;
+	/* the view is in the detail pane's place: no site to show there */
+	return pane_list_clicked(a, priv, r, pane_list_click(&v->list.sel,
+	    v->list.first, anlist_rows(&v->list), row, 2), 0, fr_action);
 }
 
 const struct view_ops view_frag_ops = {

@@ -283,13 +283,7 @@ lk_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	    anlist_rows(&v->list), row, 2);
 
 	(void)x;
-	if (c == 1)
-		return lk_action(a, priv, ACT_ENTER, r);
-	if (c == 0) {
-		a->detail = DETAIL_SITE;
-		a->detail_scroll = 0;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, lk_action);
 }
 
 const struct view_ops view_leaks_ops = {

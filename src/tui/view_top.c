@@ -257,13 +257,7 @@ tp_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	    row, 2);
 
 	(void)x;
-	if (c == 1)
-		return tp_action(a, priv, ACT_ENTER, r);
-	if (c == 0) {
-		a->detail = DETAIL_SITE;
-		a->detail_scroll = 0;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, tp_action);
 }
 
 const struct view_ops view_top_ops = {
