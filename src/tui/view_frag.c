@@ -91,11 +91,19 @@ go(struct app *a, struct frag_view *v)
 	x = &v->frag.allocs[v->list.sel];
 	a->detail = DETAIL_EVENT;
 	app_set_cursor(a, x->ev);
+	/* measured in the pool the request needed, as snapview frag does */
 	if (x->has_state && x->req_ev >= 0)
-		app_msg(a, "%s gap %s req %s: free %s, largest block %s",
+		app_msg(a, "%s gap %s req %s: %s pool free %s, largest %s",
 		    fmt_event(e, sizeof e, x->ev),
 		    fmt_size_short(g, sizeof g, x->gap),
 		    fmt_size_short(r, sizeof r, x->request),
+		    x->large ? "large" : "small",
+		    fmt_size_short(f, sizeof f, x->pool_free),
+		    fmt_size_short(lg, sizeof lg, x->pool_largest));
+	else if (x->has_state)
+		app_msg(a, "%s gap %s: free on its stream %s, largest %s",
+		    fmt_event(e, sizeof e, x->ev),
+		    fmt_size_short(g, sizeof g, x->gap),
 		    fmt_size_short(f, sizeof f, x->stream_free),
 		    fmt_size_short(lg, sizeof lg, x->stream_largest));
 	else
