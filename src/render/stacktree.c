@@ -126,14 +126,35 @@ is_open(const struct stree *t, uint64_t key)
 	return t->expand_all ^ u64map_get(&t->toggled, key, &v);
 }
 
+/* Rows of equal bytes in the file's order: a call site by the frame that
+ * names it (site ids follow the order sites were first looked up, which
+ * depends on what was shown before), then by id. */
+static uint64_t
+row_order(const struct stree *t, uint32_t f)
+{
+	const uint32_t *fs;
+	uint32_t n;
+
+	if (f < STREE_SITE || f >= STREE_GROUP ||
+	    t->s->n_frames >= STREE_SITE)
+		return (uint64_t)f << 32;
+	fs = an_site_frames(t->sites, f - STREE_SITE, &n);
+	return (uint64_t)(n > 0 ? fs[0] : 0) << 32 | (f - STREE_SITE);
+}
+
+static const struct stree *row_ctx;
+
 static int
 cmp_row(const void *a, const void *b)
 {
 	const struct stree_row *x = a, *y = b;
+	uint64_t ox, oy;
 
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	ox = row_order(row_ctx, x->frame);
+	oy = row_order(row_ctx, y->frame);
+	return ox < oy ? -1 : ox > oy;
 }
 
 /* Fills r with the node of path depth d over entries [lo, hi). */
@@ -179,6 +200,7 @@ children(struct stree *t, uint32_t d, uint64_t lo, uint64_t hi, uint64_t key)
 		node(t, &kids[n], d, i, j, mix(key, path(t, i)[d]));
 		n++;
 	}
+	row_ctx = t;
 	qsort(kids, n, sizeof *kids, cmp_row);
 	for (k = 0; k < n; k++) {
 		*push_row(t) = kids[k];
