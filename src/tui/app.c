@@ -98,7 +98,7 @@ app_set_cursor(struct app *a, int64_t ev)
 			blk_addr = a->st->blocks[a->sv.sel_block].addr;
 	}
 	a->st = state_at(&a->src, ev);
-	segmap_totals(a->st, &a->totals);
+	replay_totals(a->st, &a->totals);
 	reselect(a, seg_addr, blk_addr);
 	a->view.sel_elem = app_selected_elem(a);
 }

@@ -57,7 +57,7 @@ struct app {
 	struct tl_model tm;
 	struct state_src src;
 	const struct replay_state *st;  /* state at the cursor (borrowed) */
-	struct segmap_totals totals;
+	struct replay_totals totals;    /* of st (replay_totals) */
 
 	struct tl_view view;            /* holds the cursor */
 	struct tl_frame tlf;            /* what the timeline drew last */
