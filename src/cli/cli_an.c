@@ -105,6 +105,15 @@ cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site)
 }
 
 void
+cli_an_blocks_site_text(FILE *f, const struct an_sites *t, uint32_t site,
+    int free_stack)
+{
+	cli_an_site_text(f, t, site);
+	if (free_stack)
+		fputs(" (freed here; allocated before the trace)", f);
+}
+
+void
 cli_an_frame_json(struct json *j, const struct snapshot *s, uint32_t frame)
 {
 	const struct snap_frame *fr = &s->frames[frame];
@@ -345,4 +354,12 @@ cli_an_category_json(struct json *j, unsigned c, uint64_t bytes,
 	json_kv_str(j, "category", an_category_name(c));
 	json_kv_u64(j, "bytes", bytes);
 	json_kv_u64(j, "count", count);
+}
+
+void
+cli_an_blocks_site_json(struct json *j, struct an_sites *t, uint32_t site,
+    uint32_t stack, int free_stack)
+{
+	cli_an_site_json(j, t, site, stack);
+	json_kv_bool(j, "free_stack", free_stack);
 }

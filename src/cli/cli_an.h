@@ -105,6 +105,12 @@ const struct idx_timeline *cli_an_timeline(const struct cli_input *in,
 void cli_an_frame_text(FILE *f, const struct snapshot *s, uint32_t frame);
 void cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site);
 
+/* The label of a site of live or leaked blocks (an_top_node,
+ * an_leak_site) and, for blocks allocated before the trace and freed in
+ * it (free_stack: named by the stack of their free), a mark saying so. */
+void cli_an_blocks_site_text(FILE *f, const struct an_sites *t,
+    uint32_t site, int free_stack);
+
 /* JSON of one frame: {"filename","line","name"} (line null if unknown). */
 void cli_an_frame_json(struct json *j, const struct snapshot *s,
     uint32_t frame);
@@ -113,6 +119,11 @@ void cli_an_frame_json(struct json *j, const struct snapshot *s,
  * user frame of stack, or null; omitted when stack is UINT32_MAX). */
 void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
     uint32_t stack);
+/* The same for a site of live or leaked blocks, with "free_stack": true
+ * when they were allocated before the trace and are named by the stack
+ * of their free. */
+void cli_an_blocks_site_json(struct json *j, struct an_sites *t,
+    uint32_t site, uint32_t stack, int free_stack);
 
 /* Loads --categories FILE into *rules (no rules without the option).
  * Returns 0, or the exit status with `snapview: FILE: line N: reason`

@@ -102,7 +102,7 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 		    ls->periodic ? sv_fmt_size(c, sizeof c, per_step(ls)) : "-",
 		    steps, ls->category >= 0 ?
 			an_category_label((unsigned)ls->category) : "-");
-		cli_an_site_text(stdout, t, ls->site);
+		cli_an_blocks_site_text(stdout, t, ls->site, ls->free_stack);
 		printf("%s\n", ls->periodic ? "   <- grows every step" : "");
 		if (caller != UINT32_MAX) {
 			printf("  %57s called from ", "");
@@ -166,7 +166,8 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 
 		json_obj_begin(j);
 		json_kv_u64(j, "rank", i + 1);
-		cli_an_site_json(j, t, ls->site, ls->stack);
+		cli_an_blocks_site_json(j, t, ls->site, ls->stack,
+		    ls->free_stack);
 		json_kv_u64(j, "count", ls->count);
 		json_kv_u64(j, "bytes", ls->bytes);
 		json_kv_u64(j, "rounded_bytes", ls->rounded);

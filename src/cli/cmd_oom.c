@@ -75,7 +75,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 
 		printf("  %10s %7s  ", sv_fmt_size(a, sizeof a, n->bytes),
 		    sv_fmt_count(b, sizeof b, n->count));
-		cli_an_site_text(stdout, s, n->site);
+		cli_an_blocks_site_text(stdout, s, n->site, n->free_stack);
 		printf("\n");
 	}
 }
@@ -165,7 +165,8 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		const struct an_top_node *n = &e->live.nodes[e->live.roots[i]];
 
 		json_obj_begin(j);
-		cli_an_site_json(j, s, n->site, n->stack);
+		cli_an_blocks_site_json(j, s, n->site, n->stack,
+		    n->free_stack);
 		json_kv_u64(j, "bytes", n->bytes);
 		json_kv_u64(j, "count", n->count);
 		json_obj_end(j);

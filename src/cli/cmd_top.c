@@ -26,7 +26,7 @@ text_node(struct an_sites *s, const struct an_top *t, uint32_t id,
 	    sv_fmt_count(b, sizeof b, n->count), (int)(2 * n->depth), "",
 	    n->depth ? "<- " : "");
 	if (n->depth == 0)
-		cli_an_site_text(stdout, s, n->site);
+		cli_an_blocks_site_text(stdout, s, n->site, n->free_stack);
 	else
 		cli_an_frame_text(stdout, s->s, n->frame);
 	printf("\n");
@@ -44,7 +44,8 @@ json_node(struct json *j, struct an_sites *s, const struct an_top *t,
 
 	json_obj_begin(j);
 	if (n->depth == 0) {
-		cli_an_site_json(j, s, n->site, UINT32_MAX);
+		cli_an_blocks_site_json(j, s, n->site, UINT32_MAX,
+		    n->free_stack);
 	} else {
 		json_key(j, "frame");
 		cli_an_frame_json(j, s->s, n->frame);
@@ -135,7 +136,8 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 				printf("  %10s %7s %7s    ",
 				    sv_fmt_size(a, sizeof a, nd->bytes), "",
 				    sv_fmt_count(b, sizeof b, nd->count));
-				cli_an_site_text(stdout, r->sites, nd->site);
+				cli_an_blocks_site_text(stdout, r->sites,
+				    nd->site, nd->free_stack);
 				printf("\n");
 			}
 			if (t.n_roots > r->limit)

@@ -438,20 +438,29 @@ app_categories(struct app *a)
 	return a->cats_ok > 0 ? &a->cats : NULL;
 }
 
-int
-app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
+uint64_t
+app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
 {
-	const struct an_categories *c = app_categories(a);
 	uint64_t e = TL_NO_ELEM;
 
-	if (c == NULL)
-		return -1;
 	/* the element its alloc event starts (O(1)); by address for a
 	 * block allocated before the trace */
 	if (alloc_ev >= 0 && (uint64_t)alloc_ev < a->tl.n_events)
 		e = idx_tl_ev_elem(&a->tl, (uint64_t)alloc_ev);
 	if (e >= a->tl.n_elems)
 		e = tl_model_find_elem(&a->tm, addr, a->view.cursor);
+	return e < a->tl.n_elems ? e : TL_NO_ELEM;
+}
+
+int
+app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
+{
+	const struct an_categories *c = app_categories(a);
+	uint64_t e;
+
+	if (c == NULL)
+		return -1;
+	e = app_block_elem(a, addr, alloc_ev);
 	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
 }
 

@@ -125,6 +125,9 @@ struct an_sites *app_sites(struct app *a);
 /* The category of every element of the device's timeline, built the
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
+/* The timeline's element of the block at addr allocated at event
+ * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
+uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
 /* Category of the block at addr allocated at event alloc_ev (-1: before
  * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
  * such allocation), or -1 without categories. */

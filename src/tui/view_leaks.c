@@ -90,7 +90,7 @@ lk_open(struct app *a, void *priv)
 	v->list.utf8 = a->utf8;
 	a->detail = DETAIL_SITE;
 	if (!v->leaks.judged)
-		app_msg(a, "a leak across steps cannot be judged: %" PRIu64
+		app_msg(a, "leaks across steps not judged: %" PRIu64
 		    " complete step%s (2 needed)", v->leaks.n_complete,
 		    v->leaks.n_complete == 1 ? "" : "s");
 	return 0;
@@ -142,13 +142,18 @@ site_detail(struct app *a, struct leaks_view *v)
 		return;
 	s = &v->leaks.sites[k];
 	d->stack = s->stack;
+	/* with a window, blocks alive at its end may be freed later */
 	snprintf(d->title, sizeof d->title, "Leak site %" PRIu64 "/%" PRIu64
-	    " - %s in %s blocks never freed%s", k + 1, v->leaks.n_sites,
+	    " - %s in %s blocks %s%s", k + 1, v->leaks.n_sites,
 	    fmt_size(b, sizeof b, s->bytes), fmt_count(c, sizeof c, s->count),
+	    v->to >= 0 ? "alive at its end" : "never freed",
 	    s->periodic ? " - grows every step" : "");
 	cat = s->category >= 0 ? an_category_label((unsigned)s->category) :
 	    "no category";
-	if (s->first_ev >= 0)
+	if (s->free_stack)
+		snprintf(d->info, sizeof d->info, "%s - allocated before the "
+		    "trace; the stack of their free", cat);
+	else if (s->first_ev >= 0)
 		snprintf(d->info, sizeof d->info, "%s - allocated %s..%s - "
 		    "Enter: first block, ]/[: next/previous", cat,
 		    fmt_event(e0, sizeof e0, s->first_ev),

@@ -153,10 +153,12 @@ build(struct app *a, struct oom_view *v, int w)
 		r = push(v, nd->stack);
 		r->live = 1;
 		r->site = nd->site;
-		snprintf(r->text, sizeof r->text, "  %8s %5.1f%% %6s  ",
+		/* blocks allocated before the trace: where they are freed */
+		snprintf(r->text, sizeof r->text, "  %8s %5.1f%% %6s  %s",
 		    fmt_size_short(b0, sizeof b0, nd->bytes), e->live.bytes ?
 		    100.0 * (double)nd->bytes / (double)e->live.bytes : 0.0,
-		    fmt_count(b3, sizeof b3, nd->count));
+		    fmt_count(b3, sizeof b3, nd->count), nd->free_stack ?
+		    "freed at " : "");
 	}
 	v->width = w;
 	v->built_k = v->k;
