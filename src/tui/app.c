@@ -103,6 +103,15 @@ app_set_cursor(struct app *a, int64_t ev)
 	a->view.sel_elem = app_selected_elem(a);
 }
 
+void
+app_replay_moved(struct app *a)
+{
+	a->st = NULL;
+	a->sv.sel_seg = SEGMAP_NONE;
+	a->sv.sel_block = SEGMAP_NONE;
+	app_set_cursor(a, a->view.cursor);
+}
+
 uint64_t
 app_selected_elem(struct app *a)
 {

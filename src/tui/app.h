@@ -106,6 +106,10 @@ void app_set_cursor(struct app *a, int64_t ev);
 /* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
  * a->msg). */
 int app_set_device(struct app *a, uint32_t d);
+/* After an analysis moved the device's replay (a->src.replay): the state
+ * at the cursor is fetched again, the block selection (which pointed into
+ * the old state) dropped. */
+void app_replay_moved(struct app *a);
 /* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
 uint64_t app_selected_elem(struct app *a);
 /* ---- search (search.c) ---- */

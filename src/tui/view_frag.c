@@ -23,8 +23,7 @@ struct frag_view {
 	struct anlist list;
 };
 
-/* The state at the cursor is fetched again afterwards (the block
- * selection, which pointed into the old state, is dropped). */
+/* The analysis moves the replay: app_replay_moved afterwards. */
 static int
 fr_open(struct app *a, void *priv)
 {
@@ -37,12 +36,9 @@ fr_open(struct app *a, void *priv)
 		return -1;
 	if (!v->ok) {
 		sv_error_clear(&err);
-		a->sv.sel_seg = SEGMAP_NONE;
-		a->sv.sel_block = SEGMAP_NONE;
 		r = an_frag(a->snap, &a->tl, a->src.replay, sites, -2,
 		    &v->frag, &err);
-		a->st = NULL;
-		app_set_cursor(a, a->view.cursor);
+		app_replay_moved(a);
 		if (r != 0) {
 			an_frag_destroy(&v->frag);
 			memset(&v->frag, 0, sizeof v->frag);

@@ -204,13 +204,9 @@ oo_open(struct app *a, void *priv)
 		return -1;
 	if (!v->ok) {
 		sv_error_clear(&err);
-		a->sv.sel_seg = SEGMAP_NONE;
-		a->sv.sel_block = SEGMAP_NONE;
 		r = an_oom(a->snap, &a->tl, a->src.replay, sites, &v->oom,
 		    &err);
-		/* the replay moved: fetch the state at the cursor again */
-		a->st = NULL;
-		app_set_cursor(a, a->view.cursor);
+		app_replay_moved(a);
 		if (r != 0) {
 			an_oom_destroy(&v->oom);
 			memset(&v->oom, 0, sizeof v->oom);
