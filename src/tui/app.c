@@ -426,21 +426,11 @@ const struct an_categories *
 app_categories(struct app *a)
 {
 	struct sv_error err;
-	struct an_cat_rules rules;
-	int r;
 
 	if (a->cats_ok == 0) {
 		sv_error_clear(&err);
-		memset(&rules, 0, sizeof rules);
-		r = a->cat_rules != NULL ? an_cat_rules_load(a->cat_rules,
-		    &rules, &err) : 0;
-		if (r == 0)
-			r = an_categories_build(a->snap, &a->tl, NULL,
-			    a->cat_rules != NULL ? &rules : NULL, &a->cats,
-			    &err);
-		if (a->cat_rules != NULL)
-			an_cat_rules_destroy(&rules);
-		a->cats_ok = r == 0 ? 1 : -1;
+		a->cats_ok = an_categories_build(a->snap, &a->tl, NULL,
+		    a->cat_rules, &a->cats, &err) == 0 ? 1 : -1;
 		if (a->cats_ok < 0)
 			app_msg(a, "categories: %s", err.msg);
 	}

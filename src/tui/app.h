@@ -84,7 +84,7 @@ struct app {
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
 	struct an_categories cats;      /* of the device (app_categories) */
 	int cats_ok;
-	const char *cat_rules;          /* --categories file, or NULL */
+	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
