@@ -99,6 +99,39 @@ struct replay_totals {
 };
 void replay_totals(const struct replay_state *st, struct replay_totals *t);
 
+/* Adds one block (its state, size and requested bytes) to t as
+ * replay_totals counts each block of a state; for blocks kept elsewhere
+ * (the file's final segments), so that every total over blocks is this
+ * one. */
+static inline void
+replay_totals_add(struct replay_totals *t, unsigned state, uint64_t size,
+    uint64_t requested)
+{
+	t->n_blocks++;
+	switch (state) {
+	case SNAP_BLOCK_ACTIVE_ALLOCATED:
+		t->allocated += size;
+		t->active += size;
+		t->requested += requested;
+		t->alloc_requested += requested;
+		if (size > requested)
+			t->free_internal += size - requested;
+		break;
+	case SNAP_BLOCK_ACTIVE_PENDING_FREE:
+		t->active += size;
+		t->requested += requested;
+		t->pending += size;
+		t->free_external += size;
+		break;
+	default:
+		t->inactive += size;
+		t->free_external += size;
+		if (size > t->largest_free)
+			t->largest_free = size;
+		break;
+	}
+}
+
 /* ---- what the reconstruction found --------------------------------------
  * Counts that describe the trace window; none of them is an error. */
 struct replay_info {
