@@ -181,37 +181,50 @@ tl_build_layer(struct tl_model *m, int layer)
 /* ---- LOD blocks, jumps, annotations -------------------------------------- */
 
 static void
+level_alloc(struct tl_lod_level *L, uint64_t n)
+{
+	int k;
+
+	L->n = n;
+	for (k = 0; k < 2; k++) {
+		L->arg[k] = xcalloc(n + 1, sizeof *L->arg[k]);
+		L->max[k] = xcalloc(n + 1, sizeof *L->max[k]);
+	}
+}
+
+/* Level 0 from the events, read in order; level 1 from level 0. */
+static void
 build_lod(struct tl_model *m)
 {
 	const struct idx_timeline *tl = m->tl;
-	uint64_t b, i;
+	struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
+	uint64_t b, i, v[2];
+	int k;
 
-	m->n_blk = (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK;
-	m->blk_argmax = xcalloc(m->n_blk + 1, sizeof *m->blk_argmax);
-	m->blk_argres = xcalloc(m->n_blk + 1, sizeof *m->blk_argres);
-	m->blk_maxres = xcalloc(m->n_blk + 1, sizeof *m->blk_maxres);
-	m->blk_maxtot = xcalloc(m->n_blk + 1, sizeof *m->blk_maxtot);
-	for (b = 0; b < m->n_blk; b++) {
+	level_alloc(L0, (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK);
+	level_alloc(L1, (L0->n + TL_LOD_FAN - 1) / TL_LOD_FAN);
+	for (b = 0; b < L0->n; b++) {
 		uint64_t lo = b * TL_LOD_BLOCK, hi = lo + TL_LOD_BLOCK;
-		uint64_t am = lo, ar = lo, mt = idx_tl_total(tl, lo);
-		uint64_t mr = idx_tl_reserved(tl, lo);
 
 		if (hi > tl->n_events)
 			hi = tl->n_events;
-		for (i = lo + 1; i < hi; i++) {
-			uint64_t t = idx_tl_total(tl, i);
-			uint64_t r = idx_tl_reserved(tl, i);
-
-			if (t > mt)
-				mt = t, am = i;
-			if (r > mr)
-				mr = r, ar = i;
+		for (i = lo; i < hi; i++) {
+			v[TL_SER_TOTAL] = idx_tl_total(tl, (int64_t)i);
+			v[TL_SER_RESERVED] = idx_tl_reserved(tl, (int64_t)i);
+			for (k = 0; k < 2; k++)
+				if (i == lo || v[k] > L0->max[k][b]) {
+					L0->max[k][b] = v[k];
+					L0->arg[k][b] = i;
+				}
 		}
-		m->blk_argmax[b] = am;
-		m->blk_argres[b] = ar;
-		m->blk_maxres[b] = mr;
-		m->blk_maxtot[b] = mt;
 	}
+	for (b = 0; b < L0->n; b++)
+		for (k = 0; k < 2; k++)
+			if (b % TL_LOD_FAN == 0 ||
+			    L0->max[k][b] > L1->max[k][b / TL_LOD_FAN]) {
+				L1->max[k][b / TL_LOD_FAN] = L0->max[k][b];
+				L1->arg[k][b / TL_LOD_FAN] = L0->arg[k][b];
+			}
 }
 
 static void
@@ -399,6 +412,7 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	m->trace = s != NULL ? snap_trace_of(s, tl->device) : NULL;
 	if (m->trace != NULL && m->trace->n != tl->n_events)
 		m->trace = NULL;
+	m->cols = xcalloc(2, sizeof *m->cols);
 	tl_build_layer(m, TL_LAYER_ALLOC);
 	build_lod(m);
 	build_jumps(m);
@@ -415,10 +429,17 @@ tl_model_destroy(struct tl_model *m)
 
 	for (k = 0; k < 2; k++)
 		free(m->layer[k].d);
-	free(m->blk_argmax);
-	free(m->blk_argres);
-	free(m->blk_maxres);
-	free(m->blk_maxtot);
+	for (k = 0; k < 4; k++) {
+		free(m->lod[k / 2].arg[k % 2]);
+		free(m->lod[k / 2].max[k % 2]);
+	}
+	for (k = 0; m->cols != NULL && k < 2; k++) {
+		free(m->cols[k].lo);
+		free(m->cols[k].ev);
+		free(m->cols[k].top);
+		free(m->cols[k].res);
+	}
+	free(m->cols);
 	free(m->by_addr);
 	for (k = 0; k < 3; k++)
 		free(m->jumps[k]);
@@ -585,63 +606,227 @@ tl_event_col(const struct tl_model *m, const struct tl_view *v, int pw,
 	return c < pw ? c : pw - 1;
 }
 
-/* Folds events [lo, hi) into the running argmax *am (of the stacked
- * total) and maximum reserved *mr. */
+/* ---- column aggregates --------------------------------------------------- */
+
+/* A first maximum: the highest value v, first reached at event at (-2:
+ * nothing yet). Parts are added in event order, so that equal values
+ * keep the earlier event. */
+struct fmax {
+	uint64_t v;
+	int64_t at;
+};
+
 static void
-scan_events(const struct tl_model *m, int st, int64_t lo, int64_t hi,
-    int64_t *am, uint64_t *mr)
+fmax_add(struct fmax *f, uint64_t v, int64_t at)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t best = tl_stack_total(m, st, *am), t, r;
+	if (f->at == -2 || v > f->v) {
+		f->v = v;
+		f->at = at;
+	}
+}
+
+static void
+fmax_merge(struct fmax *f, const struct fmax *g)
+{
+	if (g->at != -2)
+		fmax_add(f, g->v, g->at);
+}
+
+/* Series k (TL_SER_*) over events [lo, hi), read one by one. */
+static struct fmax
+scan_series(const struct tl_model *m, int k, int64_t lo, int64_t hi)
+{
+	struct fmax f = {0, -2};
 	int64_t i;
 
-	/* lo .. hi - 1 are events of the trace: read them directly */
-	for (i = lo; i < hi; i++) {
-		r = idx_tl_reserved(tl, i);
-		t = st == TL_STACK_SEGMENT ? r : idx_tl_total(tl, i);
-		if (t > best) {
-			best = t;
-			*am = i;
+	for (i = lo; i < hi; i++)
+		fmax_add(&f, k == TL_SER_TOTAL ? idx_tl_total(m->tl, i) :
+		    idx_tl_reserved(m->tl, i), i);
+	return f;
+}
+
+/* Series k over the whole runs [r0, r1) of level 0, by level 1 where a
+ * whole run of it fits. */
+static struct fmax
+runs_series(const struct tl_model *m, int k, uint64_t r0, uint64_t r1)
+{
+	const struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
+	struct fmax f = {0, -2};
+	uint64_t r = r0;
+
+	while (r < r1) {
+		if (r % TL_LOD_FAN == 0 && r + TL_LOD_FAN <= r1) {
+			fmax_add(&f, L1->max[k][r / TL_LOD_FAN],
+			    (int64_t)L1->arg[k][r / TL_LOD_FAN]);
+			r += TL_LOD_FAN;
+		} else {
+			fmax_add(&f, L0->max[k][r], (int64_t)L0->arg[k][r]);
+			r++;
 		}
-		if (r > *mr)
-			*mr = r;
 	}
+	return f;
+}
+
+/* A part of a run at an end of a column: events [lo, hi) of run r. */
+struct part {
+	int64_t lo, hi;
+	uint64_t r;
+	int set;
+};
+
+/* Series k of part p when the run's maximum lies inside it (*f then
+ * exact, return 1); else *f gets the run's maximum, a bound (return 0). */
+static int
+part_series(const struct tl_model *m, int k, const struct part *p,
+    struct fmax *f)
+{
+	int64_t at = (int64_t)m->lod[0].arg[k][p->r];
+
+	f->v = m->lod[0].max[k][p->r];
+	f->at = at;
+	return at >= p->lo && at < p->hi;
+}
+
+/* The first maximum of series k over a column: its left part, its whole
+ * runs, its right part. A part whose run has its maximum outside it is
+ * read event by event only when that maximum could win the column: on
+ * the left when it is at least what the rest reaches (the left wins
+ * ties), on the right when it is above what comes before it. */
+static struct fmax
+column_series(const struct tl_model *m, int k, const struct part *left,
+    uint64_t r0, uint64_t r1, const struct part *right)
+{
+	struct fmax l = {0, -2}, mid = runs_series(m, k, r0, r1);
+	struct fmax r = {0, -2}, rest, f = {0, -2};
+	int lx = 1, rx = 1;
+
+	if (left->set)
+		lx = part_series(m, k, left, &l);
+	if (right->set)
+		rx = part_series(m, k, right, &r);
+	if (!lx) {
+		rest = mid;
+		if (rx)
+			fmax_merge(&rest, &r);
+		if (rest.at != -2 && l.v < rest.v)
+			l.at = -2; /* below the rest: cannot win */
+		else
+			l = scan_series(m, k, left->lo, left->hi);
+	}
+	if (!rx) {
+		rest = l;
+		fmax_merge(&rest, &mid);
+		if (rest.at != -2 && r.v <= rest.v)
+			r.at = -2;
+		else
+			r = scan_series(m, k, right->lo, right->hi);
+	}
+	fmax_merge(&f, &l);
+	fmax_merge(&f, &mid);
+	fmax_merge(&f, &r);
+	return f;
 }
 
 void
 tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
-    int64_t *ev, uint64_t *maxres)
+    int64_t *ev, uint64_t *top, uint64_t *maxres)
 {
-	int seg = st == TL_STACK_SEGMENT;
-	const uint64_t *arg = seg ? m->blk_argres : m->blk_argmax;
-	const uint64_t *max = seg ? m->blk_maxres : m->blk_maxtot;
-	int64_t am, b, b0, b1;
-	uint64_t mr = 0, best;
+	int64_t n = (int64_t)m->tl->n_events, B = TL_LOD_BLOCK;
+	int ks = st == TL_STACK_SEGMENT ? TL_SER_RESERVED : TL_SER_TOTAL;
+	struct part left, right;
+	uint64_t r0, r1;
+	struct fmax fs, fr;
 
-	if (lo >= hi || m->tl->n_events == 0) {
+	if (hi > n)
+		hi = n;
+	if (lo < 0)
+		lo = 0;
+	if (lo >= hi || n == 0) {
 		*ev = lo - 1;
+		*top = tl_stack_total(m, st, lo - 1);
 		*maxres = tl_reserved_at(m, lo - 1);
 		return;
 	}
-	am = lo;
-	b0 = (lo + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK;
-	b1 = hi / TL_LOD_BLOCK;
-	if (b0 >= b1) {
-		scan_events(m, st, lo, hi, &am, &mr);
-	} else {
-		scan_events(m, st, lo, b0 * TL_LOD_BLOCK, &am, &mr);
-		/* whole blocks: their maxima, read in order */
-		best = tl_stack_total(m, st, am);
-		for (b = b0; b < b1; b++) {
-			if (max[b] > best) {
-				best = max[b];
-				am = (int64_t)arg[b];
-			}
-			if (m->blk_maxres[b] > mr)
-				mr = m->blk_maxres[b];
-		}
-		scan_events(m, st, b1 * TL_LOD_BLOCK, hi, &am, &mr);
+	memset(&left, 0, sizeof left);
+	memset(&right, 0, sizeof right);
+	/* the runs the column covers whole, and the parts at its ends */
+	r0 = (uint64_t)(lo / B);
+	r1 = (uint64_t)((hi - 1) / B) + 1;
+	if (lo % B != 0) {
+		left.set = 1;
+		left.r = r0++;
+		left.lo = lo;
+		left.hi = (int64_t)r0 * B < hi ? (int64_t)r0 * B : hi;
 	}
-	*ev = am;
-	*maxres = mr;
+	if (hi % B != 0 && hi != n && r1 > r0) {
+		right.set = 1;
+		right.r = --r1;
+		right.lo = (int64_t)r1 * B;
+		right.hi = hi;
+	}
+	fs = column_series(m, ks, &left, r0, r1, &right);
+	if (ks == TL_SER_RESERVED)
+		fr = fs;
+	else
+		fr = column_series(m, TL_SER_RESERVED, &left, r0, r1, &right);
+	*ev = fs.at;
+	*top = fs.v;
+	*maxres = fr.v;
+}
+
+/* The aggregates of every column of v at width pw into c. */
+static void
+columns_build(const struct tl_model *m, const struct tl_view *v, int pw,
+    struct tl_cols *c)
+{
+	uint64_t ymax = 0, best = 0;
+	int i, use_time = tl_use_time(m, v);
+
+	if (pw > c->cap) {
+		c->lo = xreallocarray(c->lo, (size_t)pw + 1, sizeof *c->lo);
+		c->ev = xreallocarray(c->ev, (size_t)pw, sizeof *c->ev);
+		c->top = xreallocarray(c->top, (size_t)pw, sizeof *c->top);
+		c->res = xreallocarray(c->res, (size_t)pw, sizeof *c->res);
+		c->cap = pw;
+	}
+	for (i = 0; i < pw; i++)
+		c->lo[i] = tl_col_event(m, v, pw, i);
+	c->lo[pw] = v->ev1;
+	c->peak_ev = v->ev0;
+	for (i = 0; i < pw; i++) {
+		int64_t lo = c->lo[i], hi = c->lo[i + 1];
+
+		if (hi <= lo && lo < v->ev1 && !use_time)
+			hi = lo + 1;
+		tl_col_agg(m, v->stack, lo, hi, &c->ev[i], &c->top[i],
+		    &c->res[i]);
+		if (c->res[i] > ymax)
+			ymax = c->res[i];
+		if (c->top[i] > ymax)
+			ymax = c->top[i];
+		if (i == 0 || c->top[i] > best) {
+			best = c->top[i];
+			c->peak_ev = c->ev[i];
+		}
+	}
+	c->yfit = ymax > 0 ? ymax : 1;
+	c->ev0 = v->ev0;
+	c->ev1 = v->ev1;
+	c->pw = pw;
+	c->seg = v->stack == TL_STACK_SEGMENT;
+	c->time = use_time;
+	c->valid = 1;
+	c->n_built++;
+}
+
+const struct tl_cols *
+tl_columns(const struct tl_model *m, const struct tl_view *v, int pw)
+{
+	int seg = v->stack == TL_STACK_SEGMENT;
+	struct tl_cols *c = &m->cols[seg];
+
+	if (!c->valid || c->ev0 != v->ev0 || c->ev1 != v->ev1 ||
+	    c->pw != pw || c->seg != seg || c->time != tl_use_time(m, v))
+		columns_build(m, v, pw, c);
+	return c;
 }

@@ -38,8 +38,11 @@
  * labels and the legend.
  *
  * Cost per frame: O(columns x drawn) in the allocation and segment
- * modes, O(columns x K x log n) in the grouped ones, plus O(columns x
- * range / TL_LOD_BLOCK) for the column aggregates.
+ * modes, O(columns x K x log n) in the grouped ones. When the visible
+ * range changes, the column aggregates: per column O(TL_LOD_FAN + range
+ * / (TL_LOD_BLOCK x TL_LOD_FAN)) run maxima, and the events of a part
+ * of a run at either end only when the column's maximum may lie there
+ * (one block decoded); other frames reuse them (struct tl_cols).
  */
 #include <stdint.h>
 
@@ -104,17 +107,48 @@ struct tl_stream_key {
 	int64_t pool[2];
 };
 
+/* The highest total and the highest reserved bytes of each run of
+ * events of a level (the first event reaching each), so that a column
+ * reads its runs and not its events. */
+enum { TL_SER_TOTAL, TL_SER_RESERVED };
+
+struct tl_lod_level {
+	uint64_t *arg[2];   /* TL_SER_*: first event of the maximum */
+	uint64_t *max[2];
+	uint64_t n;         /* runs */
+};
+
+/* What the columns of the last frame showed, reused while the visible
+ * range, the plot width and the axis stay the same: a cursor move, a
+ * pick, a y zoom or another mode draws from them. One for the modes
+ * that stack the total, one for the segment mode (reserved bytes). */
+struct tl_cols {
+	int valid;
+	int64_t ev0, ev1;   /* the key: view range, */
+	int pw;             /* plot columns, */
+	int seg;            /* stacking reserved bytes, */
+	int time;           /* the time axis in use */
+	int cap;            /* columns allocated */
+	int64_t *lo;        /* pw + 1: first event of each column, then ev1 */
+	int64_t *ev;        /* the event each column shows */
+	uint64_t *top;      /* its stacked total */
+	uint64_t *res;      /* the column's highest reserved */
+	uint64_t yfit;
+	int64_t peak_ev;
+	uint64_t n_built;   /* times the columns were computed */
+};
+
 struct tl_model {
 	const struct snapshot *snap;     /* borrowed */
 	const struct idx_timeline *tl;   /* borrowed */
 	const struct snap_trace *trace;  /* borrowed; may be NULL */
 	uint32_t max_drawn;
 	struct tl_layer layer[2];        /* allocations, segments */
-	uint64_t *blk_argmax;            /* per TL_LOD_BLOCK events */
-	uint64_t *blk_argres;            /* event of the highest reserved */
-	uint64_t *blk_maxres;
-	uint64_t *blk_maxtot;            /* highest total of the block */
-	uint64_t n_blk;
+	/* runs of TL_LOD_BLOCK events, and of TL_LOD_FAN of those */
+	struct tl_lod_level lod[2];
+	/* [2]: the total, reserved bytes; changed by tl_render (a model
+	 * is drawn from one thread) */
+	struct tl_cols *cols;
 	int time_ok;                     /* time_us present, non-decreasing */
 	uint64_t *by_addr;               /* elements by (addr, id) */
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
