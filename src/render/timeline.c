@@ -15,6 +15,7 @@
 #include "render/frames.h"
 #include "render/tl_int.h"
 #include "util/search.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 static const char *const stack_names[TL_STACK_COUNT] = {"allocation",
@@ -333,51 +334,117 @@ tl_model_annot_step(const struct tl_model *m, int64_t from, uint64_t cur,
 
 /* ---- model --------------------------------------------------------------- */
 
-struct addr_id {
-	uint64_t addr, id;
-};
+static int
+cmp_addr_elem(const void *a, const void *b)
+{
+	const struct tl_addr_elem *x = a, *y = b;
 
-/* Elements by (address, id): an LSD radix sort of (address, id) pairs,
- * 11 bits a pass, passes where every address has the same digit
- * skipped. Stable, so equal addresses stay in id order; it reads no
- * element columns at random and costs O(n) a pass. */
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->elem < y->elem ? -1 : x->elem > y->elem;
+}
+
+static const uint64_t *sort_addr;
+
+static int
+cmp_run(const void *a, const void *b)
+{
+	uint64_t x = sort_addr[*(const uint32_t *)a];
+	uint64_t y = sort_addr[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/* The elements by address (struct tl_addrs), from one pass over the
+ * elements in order: each address gets a run, numbered as first seen;
+ * the runs are then put in address order, and the elements dealt into
+ * them in creation order. */
 static void
-build_by_addr(struct tl_model *m)
+build_addrs(struct tl_model *m)
 {
 	const struct idx_timeline *tl = m->tl;
-	uint64_t n = tl->n_elems, i, cnt[2048], or_ = 0, and_ = UINT64_MAX;
-	struct addr_id *a = xcalloc(n + 1, sizeof *a);
-	struct addr_id *b = xcalloc(n + 1, sizeof *b), *t;
-	int shift;
+	struct tl_addrs *A = &m->addrs;
+	struct u64map runs;
+	uint64_t n = tl->n_elems, k, r, *first = NULL;
+	uint32_t *run, *fr, *cnt = NULL, *ord, *rank, j;
+	size_t cap = 0, cap_pre = 0;
 
-	for (i = 0; i < n; i++) {
-		a[i].addr = idx_tl_elem(tl, i).addr;
-		a[i].id = i;
-		or_ |= a[i].addr;
-		and_ &= a[i].addr;
-	}
-	for (shift = 0; shift < 64; shift += 11) {
-		uint64_t sum = 0, c;
+	memset(A, 0, sizeof *A);
+	if (n >= UINT32_MAX || tl->n_events >= UINT32_MAX)
+		return;
+	u64map_init(&runs);
+	run = xcalloc(n + 1, sizeof *run);
+	fr = xcalloc(n + 1, sizeof *fr);
+	for (k = 0; k < n; k++) {
+		struct idx_elem e = idx_tl_elem(tl, k);
 
-		if ((((or_ ^ and_) >> shift) & 2047) == 0)
-			continue; /* the same digit everywhere */
-		memset(cnt, 0, sizeof cnt);
-		for (i = 0; i < n; i++)
-			cnt[(a[i].addr >> shift) & 2047]++;
-		for (i = 0; i < 2048; i++) {
-			c = cnt[i];
-			cnt[i] = sum;
-			sum += c;
+		if (!u64map_get(&runs, e.addr, &r)) {
+			r = A->n_addr++;
+			u64map_put(&runs, e.addr, r);
+			if (r + 1 > cap) {
+				first = xgrow(first, &cap, r + 1, sizeof *first);
+				cnt = xreallocarray(cnt, cap, sizeof *cnt);
+			}
+			first[r] = e.addr;
+			cnt[r] = 0;
 		}
-		for (i = 0; i < n; i++)
-			b[cnt[(a[i].addr >> shift) & 2047]++] = a[i];
-		t = a, a = b, b = t;
+		run[k] = (uint32_t)r;
+		cnt[r]++;
+		fr[k] = e.free_ev < 0 ? UINT32_MAX : (uint32_t)e.free_ev;
+		if (e.flags & (IDX_ELEM_PRE | IDX_ELEM_GHOST)) {
+			XGROW(A->pre, cap_pre, A->n_pre + 1);
+			A->pre[A->n_pre].addr = e.addr;
+			A->pre[A->n_pre++].elem = k;
+		}
 	}
-	m->by_addr = xcalloc(n + 1, sizeof *m->by_addr);
-	for (i = 0; i < n; i++)
-		m->by_addr[i] = a[i].id;
-	free(b);
-	free(a);
+	u64map_destroy(&runs);
+	/* runs in address order: ord[i] is the i-th, rank its inverse */
+	ord = xcalloc(A->n_addr + 1, sizeof *ord);
+	rank = xcalloc(A->n_addr + 1, sizeof *rank);
+	for (r = 0; r < A->n_addr; r++)
+		ord[r] = (uint32_t)r;
+	sort_addr = first;
+	qsort(ord, A->n_addr, sizeof *ord, cmp_run);
+	A->addr = xcalloc(A->n_addr + 1, sizeof *A->addr);
+	A->off = xcalloc(A->n_addr + 1, sizeof *A->off);
+	for (r = 0; r < A->n_addr; r++) {
+		rank[ord[r]] = (uint32_t)r;
+		A->addr[r] = first[ord[r]];
+		A->off[r + 1] = A->off[r] + cnt[ord[r]];
+	}
+	/* deal the elements into their runs, cnt[] now the fill */
+	for (r = 0; r < A->n_addr; r++)
+		cnt[ord[r]] = A->off[r];
+	A->elem = xcalloc(n + 1, sizeof *A->elem);
+	A->free_max = xcalloc(n + 1, sizeof *A->free_max);
+	for (k = 0; k < n; k++) {
+		j = cnt[run[k]]++;
+		A->elem[j] = (uint32_t)k;
+		A->free_max[j] = fr[k];
+	}
+	for (r = 0; r < A->n_addr; r++)
+		for (j = A->off[r] + 1; j < A->off[r + 1]; j++)
+			if (A->free_max[j - 1] > A->free_max[j])
+				A->free_max[j] = A->free_max[j - 1];
+	qsort(A->pre, A->n_pre, sizeof *A->pre, cmp_addr_elem);
+	free(rank);
+	free(ord);
+	free(cnt);
+	free(first);
+	free(fr);
+	free(run);
+	A->ok = 1;
+}
+
+static void
+addrs_destroy(struct tl_addrs *A)
+{
+	free(A->addr);
+	free(A->off);
+	free(A->elem);
+	free(A->free_max);
+	free(A->pre);
+	memset(A, 0, sizeof *A);
 }
 
 static int
@@ -416,7 +483,7 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	tl_build_layer(m, TL_LAYER_ALLOC);
 	build_lod(m);
 	build_jumps(m);
-	build_by_addr(m);
+	build_addrs(m);
 	m->time_ok = times_ok(m);
 	build_annots(m);
 	m->groups_ok[TL_STACK_ALLOC] = 1;
@@ -440,7 +507,7 @@ tl_model_destroy(struct tl_model *m)
 		free(m->cols[k].res);
 	}
 	free(m->cols);
-	free(m->by_addr);
+	addrs_destroy(&m->addrs);
 	for (k = 0; k < 3; k++)
 		free(m->jumps[k]);
 	free(m->annots);
@@ -487,36 +554,100 @@ tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at)
 	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
 }
 
-struct addr_bound {
-	const struct tl_model *m;
-	uint64_t addr;
+/* The first element (lowest id) with address addr alive after event at,
+ * by reading every element: for a model without struct tl_addrs. */
+static uint64_t
+find_elem_scan(const struct tl_model *m, uint64_t addr, int64_t at)
+{
+	uint64_t k;
+
+	for (k = 0; k < m->tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(m->tl, k);
+
+		if (e.addr == addr && tl_live_at(e.alloc_ev, e.free_ev, at))
+			return k;
+	}
+	return TL_NO_ELEM;
+}
+
+struct run_bound {
+	const struct tl_addrs *A;
+	uint64_t x, y;
 };
 
 static int
 addr_below(const void *ctx, uint64_t i)
 {
-	const struct addr_bound *b = ctx;
+	const struct run_bound *b = ctx;
 
-	return idx_tl_elem(b->m->tl, b->m->by_addr[i]).addr < b->addr;
+	return b->A->addr[i] < b->x;
 }
 
+static int
+elem_below(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+
+	return b->A->elem[i] < b->x;
+}
+
+static int
+freed_by(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+
+	return b->A->free_max[i] <= b->x;
+}
+
+/* (address, element) of the elements alive before the trace below
+ * (x, y). */
+static int
+pre_below(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+	const struct tl_addr_elem *e = &b->A->pre[i];
+
+	return e->addr < b->x || (e->addr == b->x && e->elem < b->y);
+}
+
+/*
+ * The elements with address addr, in creation order, are: those created
+ * by events up to at (the first c = idx_tl_created(at) elements; alive
+ * when not freed by at, except a free without alloc, already freed),
+ * then those created later (alive only when allocated before the trace:
+ * frees without alloc, ghosts). So the first alive is the first of the
+ * run before c whose latest free so far is past at, else the first
+ * element alive before the trace with an id of at least c.
+ */
 uint64_t
 tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 {
-	const struct idx_timeline *tl = m->tl;
-	struct addr_bound b = {m, addr};
-	uint64_t i;
+	const struct tl_addrs *A = &m->addrs;
+	struct run_bound b = {A, addr, 0};
+	uint64_t i, p, q, c;
 
-	for (i = sv_partition(0, tl->n_elems, addr_below, &b);
-	    i < tl->n_elems; i++) {
-		struct idx_elem e = idx_tl_elem(tl, m->by_addr[i]);
-
-		if (e.addr != addr)
-			break;
-		if (tl_live_at(e.alloc_ev, e.free_ev, at))
-			return m->by_addr[i];
+	if (!A->ok)
+		return find_elem_scan(m, addr, at);
+	if (at < -1)
+		return TL_NO_ELEM; /* before the state before the trace */
+	/* nothing happens after the last event */
+	if (at >= (int64_t)m->tl->n_events)
+		at = (int64_t)m->tl->n_events - 1;
+	c = idx_tl_created(m->tl, at);
+	i = sv_partition(0, A->n_addr, addr_below, &b);
+	if (i < A->n_addr && A->addr[i] == addr && at >= 0) {
+		b.x = c;
+		p = sv_partition(A->off[i], A->off[i + 1], elem_below, &b);
+		b.x = (uint64_t)at;
+		q = sv_partition(A->off[i], p, freed_by, &b);
+		if (q < p)
+			return A->elem[q];
 	}
-	return TL_NO_ELEM;
+	b.x = addr;
+	b.y = c;
+	i = sv_partition(0, A->n_pre, pre_below, &b);
+	return i < A->n_pre && A->pre[i].addr == addr ? A->pre[i].elem :
+	    TL_NO_ELEM;
 }
 
 int64_t

@@ -1,10 +1,11 @@
 /*
- * The timeline's column aggregates and its column cache, checked
- * against brute force over every event: on a generated trace of many
- * event blocks indexed in memory (read through the block decoders) and
- * on the same trace paired directly (heap arrays). The trace has ties
- * (equal totals, flat reserved bytes, clamped at zero), frees without
- * alloc, an address allocated twice without a free, and ghosts.
+ * The timeline's column aggregates, its column cache and its lookup of
+ * elements by address, checked against brute force over every event or
+ * element: on a generated trace of many event blocks indexed in memory
+ * (read through the block decoders) and on the same trace paired
+ * directly (heap arrays). The trace has ties (equal totals, flat
+ * reserved bytes, clamped at zero), frees without alloc, an address
+ * allocated twice without a free, and ghosts.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include "render/timeline.h"
 #include "render/tl_int.h"
 #include "snapshot/snap_model.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 #define TRACE_N 150000 /* events of device 0: ten blocks */
@@ -485,6 +487,111 @@ START_TEST(test_tlcols_frames)
 }
 END_TEST
 
+/* ---- elements by address --------------------------------------------- */
+
+/* For every address, the first element (in creation order) alive after
+ * event at, into map (address -> element + 1). */
+static void
+brute_alive(const struct idx_timeline *tl, int64_t at, struct u64map *map)
+{
+	uint64_t k, old;
+
+	u64map_destroy(map);
+	u64map_init(map);
+	for (k = 0; k < tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(tl, k);
+
+		if (tl_live_at(e.alloc_ev, e.free_ev, at) &&
+		    !u64map_get(map, e.addr, &old))
+			u64map_put(map, e.addr, k + 1);
+	}
+}
+
+static void
+check_find(const struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	int64_t n = (int64_t)tl->n_events, at, ats[] = {-2, -1, 0, 1, n - 1,
+	    n, n + 7};
+	struct u64map alive, seen;
+	uint64_t *addrs, k, want, i, c, c0, na = 0;
+	int j, nat = (int)(sizeof ats / sizeof *ats);
+
+	/* every address once, and one never allocated */
+	addrs = xcalloc(tl->n_elems + 2, sizeof *addrs);
+	u64map_init(&seen);
+	for (k = 0; k < tl->n_elems; k++) {
+		uint64_t a = idx_tl_elem(tl, k).addr;
+
+		if (!u64map_get(&seen, a, &i)) {
+			u64map_put(&seen, a, 1);
+			addrs[na++] = a;
+		}
+	}
+	u64map_destroy(&seen);
+	addrs[na++] = 0x12345;
+	u64map_init(&alive);
+	for (j = 0; j < nat + 40; j++) {
+		at = j < nat ? ats[j] : (j - nat) * (n / 40) + j;
+		brute_alive(tl, at < -1 ? -2 : at, &alive);
+		for (k = 0; k < na; k++) {
+			want = u64map_get(&alive, addrs[k], &want) ? want - 1 :
+			    TL_NO_ELEM;
+			if (at < -1)
+				want = TL_NO_ELEM;
+			ck_assert_msg(tl_model_find_elem(m, addrs[k], at) ==
+			    want, "0x%llx at %lld", (unsigned long long)
+			    addrs[k], (long long)at);
+		}
+	}
+	u64map_destroy(&alive);
+	free(addrs);
+	/* elements created up to an event: one more at each alloc and at
+	 * each free without alloc */
+	ck_assert_uint_eq(idx_tl_created(tl, -1), 0);
+	for (i = 0; i < (uint64_t)n; i += 1 + i % 611) {
+		c = idx_tl_created(tl, (int64_t)i);
+		c0 = i > 0 ? idx_tl_created(tl, (int64_t)i - 1) : 0;
+		k = idx_tl_ev_elem(tl, i);
+		ck_assert_uint_eq(c, c0 + (k != UINT64_MAX && k == c0));
+	}
+	ck_assert_uint_eq(idx_tl_created(tl, n - 1), tl->n_elems -
+	    tl->n_ghost);
+	ck_assert_uint_eq(idx_tl_created(tl, n + 5), tl->n_elems -
+	    tl->n_ghost);
+}
+
+START_TEST(test_tlcols_find_elem_index)
+{
+	struct sv_index *ix = open_trace();
+	struct tl_model m;
+
+	tl_model_init(&m, idx_snapshot(ix), idx_timeline(ix, 0), 100);
+	ck_assert(m.addrs.ok);
+	ck_assert_uint_gt(m.tl->n_pre, 1);
+	ck_assert_uint_eq(m.tl->n_ghost, 1);
+	check_find(&m);
+	tl_model_destroy(&m);
+	idx_close(ix);
+}
+END_TEST
+
+START_TEST(test_tlcols_find_elem_heap)
+{
+	struct snapshot *s = make_trace(TRACE_N / 3);
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct sv_error err;
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
+	tl_model_init(&m, s, &tl, 100);
+	check_find(&m);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -498,6 +605,8 @@ suite(void)
 	tcase_add_test(tc, test_tlcols_views);
 	tcase_add_test(tc, test_tlcols_cache);
 	tcase_add_test(tc, test_tlcols_frames);
+	tcase_add_test(tc, test_tlcols_find_elem_index);
+	tcase_add_test(tc, test_tlcols_find_elem_heap);
 	suite_add_tcase(s, tc);
 	return s;
 }
