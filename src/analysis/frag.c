@@ -90,7 +90,8 @@ an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 			}
 		}
 	}
-	qsort(st->segs, st->n_segs, sizeof *st->segs, cmp_seg);
+	if (st->n_segs > 1)
+		qsort(st->segs, st->n_segs, sizeof *st->segs, cmp_seg);
 }
 
 static void
@@ -276,7 +277,8 @@ an_frag(const struct snapshot *s, const struct idx_timeline *tl,
 	} else {
 		out->state.at = at;
 	}
-	qsort(out->allocs, out->n_allocs, sizeof *out->allocs, cmp_alloc);
+	if (out->n_allocs > 1)
+		qsort(out->allocs, out->n_allocs, sizeof *out->allocs, cmp_alloc);
 	for (i = 0; i < out->n_allocs; i++)
 		if (out->allocs[i].ev == last_ev)
 			out->last = (int64_t)i;
