@@ -76,6 +76,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 #define MIB (1024ull * 1024)
@@ -442,8 +443,13 @@ log_undo(struct replay *r, struct rstate *st)
 static uint64_t
 round_size(const struct replay *r, uint64_t req)
 {
-	if (r->npu_round)
-		req += 32;
+	uint64_t pad = r->npu_round ? 32 : 0;
+
+	/* a request no allocator could round (the file says so, e.g.
+	 * 2^64 - 1): larger than any free block, so it takes the block */
+	if (req > UINT64_MAX - 511 - pad)
+		return UINT64_MAX - 511;
+	req += pad;
 	if (req < 512)
 		return 512;
 	return (req + 511) / 512 * 512;
@@ -535,7 +541,7 @@ range_add(struct replay *r, struct rstate *st, uint64_t i, uint64_t a,
 	struct rseg merged, *sg;
 	struct urec *u = NULL;
 
-	if (rstate_find_seg(st, a) >= 0 ||
+	if (size == 0 || sv_span_wraps(a, size) || rstate_find_seg(st, a) >= 0 ||
 	    (pos < st->n && st->seg[pos].hdr.addr < a + size))
 		return -1;
 	if (pos > 0) {
@@ -606,15 +612,17 @@ range_remove(struct replay *r, struct rstate *st, uint64_t i, uint64_t a,
 	int32_t si = rstate_find_seg(st, a), bi;
 	struct rseg *sg, lo_part, hi_part;
 	struct replay_block *fb;
-	uint64_t end = a + size;
+	uint64_t end;
 	struct urec *u = NULL;
 	uint32_t k, nout = 0;
 
 	if (si < 0)
 		return -1;
 	sg = &st->seg[si];
-	if (end > sg->hdr.addr + sg->hdr.size || size == 0)
+	/* a lies inside sg, whose end does not wrap */
+	if (size == 0 || size > sg->hdr.addr + sg->hdr.size - a)
 		return -1;
+	end = a + size;
 	bi = blk_find(sg, a);
 	if (bi < 0)
 		return -1;
@@ -744,7 +752,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 			return;
 		log_blocks(r, st, (uint32_t)si, (uint32_t)bi, 1);
 		sg->b[bi].state = SNAP_BLOCK_ACTIVE_ALLOCATED;
-		sg->b[bi].requested_size = req;
+		sg->b[bi].requested_size = req < fb.size ? req : fb.size;
 		sg->b[bi].stack = snap_ev_stack(t, i);
 		sg->b[bi].alloc_ev = (int64_t)i;
 		sg->b[bi].last_ev = (int64_t)i;
@@ -774,7 +782,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	}
 	avail = fb.addr + fb.size - a;
 	ln = learned_find(r, i);
-	if (ln != NULL)
+	if (ln != NULL && ln->size > 0)
 		bs = ln->size;
 	else
 		bs = split_size(sg, round_size(r, req), avail);
@@ -782,6 +790,14 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 		ANOM(r, i, a, "alloc: block of %llu bytes > free %llu",
 		    (unsigned long long)bs, (unsigned long long)avail);
 		bs = avail;
+	}
+	if (req > bs) {
+		/* a block never holds more than it was given: the request
+		 * is kept as the block size, so every total stays within
+		 * the segment */
+		ANOM(r, i, a, "alloc: request of %llu bytes > its block of "
+		    "%llu", (unsigned long long)req, (unsigned long long)bs);
+		req = bs;
 	}
 	if (bs < avail) {
 		blk_insert(sg, k + 1, 1);
@@ -882,7 +898,12 @@ fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	struct rseg *sg;
 	struct urec *u;
 
-	if (size == 0 || rstate_find_seg(st, a) >= 0 ||
+	if (size == 0 || sv_span_wraps(a, size)) {
+		ANOM(r, i, a, "segment_alloc: size %llu does not fit the "
+		    "address space", (unsigned long long)size);
+		return;
+	}
+	if (rstate_find_seg(st, a) >= 0 ||
 	    (pos < st->n && st->seg[pos].hdr.addr < a + size)) {
 		ANOM(r, i, a, "segment_alloc: overlaps a live segment");
 		return;
@@ -1154,7 +1175,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 	memset(&sg->b[k], 0, sizeof sg->b[k]);
 	sg->b[k].addr = a;
 	sg->b[k].size = bs;
-	sg->b[k].requested_size = req;
+	sg->b[k].requested_size = req < bs ? req : bs;
 	sg->b[k].stack = snap_ev_stack(r->t, i);
 	sg->b[k].state = pending ? SNAP_BLOCK_ACTIVE_PENDING_FREE
 				 : SNAP_BLOCK_ACTIVE_ALLOCATED;
@@ -1183,7 +1204,7 @@ bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 	uint32_t pos = seg_lower(st, a);
 	struct rseg *sg;
 
-	if (size == 0 || rstate_find_seg(st, a) >= 0 ||
+	if (size == 0 || sv_span_wraps(a, size) || rstate_find_seg(st, a) >= 0 ||
 	    (pos < st->n && st->seg[pos].hdr.addr < a + size))
 		return -1;
 	sg = rstate_insert_seg(st, pos);
@@ -1324,9 +1345,11 @@ replay_is_workspace(const struct replay *r, uint64_t addr)
 	return 0;
 }
 
-/* Builds the final state of device d as the file shows it. Blocks that do
- * not tile their segment are laid end to end (check reports the file's
- * own inconsistency separately). */
+/* Builds the final state of device d as the file shows it, made possible:
+ * blocks that do not tile their segment are laid end to end and clipped
+ * to it, a segment past the end of the address space is clipped there,
+ * one that overlaps an earlier one is left out, a requested size is at
+ * most its block (check reports each of these in the file itself). */
 void
 replay_final_state(const struct replay *r, struct rstate *st, int patch)
 {
@@ -1337,17 +1360,22 @@ replay_final_state(const struct replay *r, struct rstate *st, int patch)
 	snap_device_segments(s, r->device, &i, &seg_end);
 	for (; i < seg_end; i++) {
 		const struct snap_segment *fs = &s->segments[i];
-		uint64_t off = fs->addr;
+		uint64_t off = fs->addr, size = fs->total_size, end;
 		struct rseg *sg;
 		uint32_t pos;
 
-		if (fs->device != r->device || fs->total_size == 0 ||
+		if (sv_span_wraps(fs->addr, size))
+			size = UINT64_MAX - fs->addr;
+		end = fs->addr + size;
+		if (fs->device != r->device || size == 0 ||
 		    rstate_find_seg(st, fs->addr) >= 0)
 			continue;
 		pos = seg_lower(st, fs->addr);
+		if (pos < st->n && st->seg[pos].hdr.addr < end)
+			continue;
 		sg = rstate_insert_seg(st, pos);
 		sg->hdr.addr = fs->addr;
-		sg->hdr.size = fs->total_size;
+		sg->hdr.size = size;
 		sg->hdr.stream = fs->stream;
 		sg->hdr.pool_id[0] = fs->pool_id[0];
 		sg->hdr.pool_id[1] = fs->pool_id[1];
@@ -1359,7 +1387,6 @@ replay_final_state(const struct replay *r, struct rstate *st, int patch)
 		     j++) {
 			const struct snap_block *fb = &s->blocks[fs->first_block + j];
 			struct replay_block *b;
-			uint64_t end = fs->addr + fs->total_size;
 
 			if (fb->size == 0 || off >= end)
 				continue;
@@ -1371,13 +1398,13 @@ replay_final_state(const struct replay *r, struct rstate *st, int patch)
 			if (fb->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
 			    fb->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) {
 				b->state = fb->state;
-				b->requested_size = fb->requested_size;
+				b->requested_size = fb->requested_size < b->size
+				    ? fb->requested_size : b->size;
 				b->stack = fb->stack;
 			}
 		}
-		if (off < fs->addr + fs->total_size)
-			blk_free_init(&sg->b[sg->n++], off,
-			    fs->addr + fs->total_size - off, -1);
+		if (off < end)
+			blk_free_init(&sg->b[sg->n++], off, end - off, -1);
 		for (j = 1; j < sg->n; j++)
 			if (sg->b[j].state == SNAP_BLOCK_INACTIVE &&
 			    sg->b[j - 1].state == SNAP_BLOCK_INACTIVE) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 static const char *
@@ -79,8 +80,7 @@ find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
 		if (g->device != dev || g->total_size == 0)
 			continue;
 		v[n].addr = g->addr;
-		v[n].end = g->addr + g->total_size < g->addr ? UINT64_MAX
-							      : g->addr + g->total_size;
+		v[n].end = sv_sat_add(g->addr, g->total_size);
 		v[n++].i = i;
 	}
 	qsort(v, n, sizeof *v, span_cmp);
@@ -117,12 +117,18 @@ check_file(const struct replay *r, struct replay_check *c)
 		const struct snap_segment *sg = &s->segments[i];
 		uint64_t off = sg->addr, sum = 0, al = 0, ac = 0, rq = 0;
 		int tiled = 1, has_req = (s->features & SNAP_F_REQUESTED) != 0;
+		uint64_t sg_end = sv_sat_add(sg->addr, sg->total_size);
+		int past = 0;
 
 		if (sg->device != r->device)
 			continue;
 		if (has[i - first])
 			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment "
 			    "overlaps segment 0x%" PRIx64, over[i - first]);
+		if (sv_span_wraps(sg->addr, sg->total_size))
+			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment of "
+			    "%" PRIu64 " bytes runs past the end of the address "
+			    "space", sg->total_size);
 		for (j = 0; j < sg->n_blocks && sg->first_block + j < s->n_blocks;
 		     j++) {
 			const struct snap_block *b = &s->blocks[sg->first_block + j];
@@ -133,17 +139,32 @@ check_file(const struct replay *r, struct replay_check *c)
 				    "one (expected 0x%" PRIx64 ")", off);
 				tiled = 0;
 			}
-			off = b->addr + b->size;
-			sum += b->size;
+			if (!past && (b->addr < sg->addr ||
+			    sv_sat_add(b->addr, b->size) > sg_end)) {
+				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block of "
+				    "%" PRIu64 " bytes lies outside its segment "
+				    "(0x%" PRIx64 ", %" PRIu64 " bytes)", b->size,
+				    sg->addr, sg->total_size);
+				past = 1;
+			}
+			if ((b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
+			    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) &&
+			    !(b->flags & SNAP_BLOCK_F_NO_REQUESTED) &&
+			    b->requested_size > b->size)
+				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block "
+				    "of %" PRIu64 " bytes was requested %" PRIu64,
+				    b->size, b->requested_size);
+			off = sv_sat_add(b->addr, b->size);
+			sum = sv_sat_add(sum, b->size);
 			if (b->state == SNAP_BLOCK_UNKNOWN_STATE)
 				ISSUE(c, REPLAY_EV_FILE, b->addr,
 				    "file: block has an unknown state");
 			if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
-				al += b->size;
+				al = sv_sat_add(al, b->size);
 			if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
 			    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) {
-				ac += b->size;
-				rq += b->requested_size;
+				ac = sv_sat_add(ac, b->size);
+				rq = sv_sat_add(rq, b->requested_size);
 				if (b->flags & SNAP_BLOCK_F_NO_REQUESTED)
 					has_req = 0;
 			}

@@ -470,6 +470,50 @@ START_TEST(test_render_segmap_cells)
 }
 END_TEST
 
+/* A state that claims the impossible (what a file can say): a block of
+ * 2^64 - 1 bytes inside a 1 KiB segment, a segment that runs past the
+ * end of the address space, more allocated than reserved. Drawn clipped
+ * to the segment, percentages at most 100, totals never negative. */
+static const struct replay_block bad_blocks[] = {
+    {.addr = 0x1000, .size = 512, .state = SNAP_BLOCK_INACTIVE,
+	.alloc_ev = -1, .last_ev = -1},
+    {.addr = 0x1200, .size = UINT64_MAX, .requested_size = UINT64_MAX,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 1, .last_ev = 1},
+    {.addr = UINT64_MAX - 4095, .size = 8192, .requested_size = 100,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 2, .last_ev = 2},
+};
+static const struct replay_segment bad_segs[] = {
+    {.addr = 0x1000, .size = 1024, .first_block = 0, .n_blocks = 2,
+	.allocated = UINT64_MAX, .active = UINT64_MAX},
+    {.addr = UINT64_MAX - 4095, .size = 8192, .first_block = 2,
+	.n_blocks = 5, .allocated = 8192, .active = 8192},
+};
+
+START_TEST(test_render_segmap_clipped)
+{
+	struct replay_state st;
+	struct segmap_view v = {0, SEGMAP_NONE, SEGMAP_NONE, 0, 1};
+	struct segmap_totals t;
+	struct cellbuf cb;
+	char *s;
+
+	memset(&st, 0, sizeof st);
+	st.segments = bad_segs;
+	st.n_segments = 2;
+	st.blocks = bad_blocks;
+	st.n_blocks = 3;
+	cellbuf_init(&cb, SEGMAP_PREFIX_W + 2 + 5 + 16, 2);
+	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
+	s = cellbuf_to_text(&cb);
+	ck_assert_msg(strstr(s, "[........BBBBBBBB] 100%") != NULL, "%s", s);
+	ck_assert_msg(strstr(s, "[++++++++++++++++] 100%") != NULL, "%s", s);
+	free(s);
+	segmap_totals(&st, &t);
+	ck_assert_uint_eq(t.free_external, 0);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 static Suite *
 render_suite(void)
 {
@@ -489,6 +533,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_hilite);
 	tcase_add_test(tl, test_render_anlist_label);
 	tcase_add_test(sm, test_render_segmap_cells);
+	tcase_add_test(sm, test_render_segmap_clipped);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tl);
 	suite_add_tcase(s, sm);
