@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "replay/replay.h"
 #include "util/escape.h"
+#include "util/json.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -173,48 +174,45 @@ iv_remove(struct names *nm, uint64_t addr)
 		}
 }
 
-/* Updates the names for event i; prints its line when out != NULL. */
-static void
-event_line(struct names *nm, const struct snapshot *s, uint32_t d,
-    const struct snap_trace *t, uint64_t i, FILE *out)
-{
-	uint64_t a = snap_ev_addr(t, i), z = snap_ev_size(t, i), base;
-	char nb[32], sb[32], fb[32], seg[32];
-	uint32_t v;
-	unsigned act = snap_ev_action(t, i);
+/* What the listing calls event i's address: the name of the allocation or
+ * segment (memory_viz's a, b, ..., a1, ...), and for an alloc the
+ * segment holding it and the offset there. */
+struct evname {
+	char name[32];          /* "" when unnamed: the address is shown */
+	char seg[32];           /* alloc only */
+	uint64_t off;
+};
 
-	if (out != NULL)
-		fprintf(out, "#%" PRIu64 " ", i);
-	switch (act) {
+/* Updates the names for event i; fills *en when en != NULL. */
+static void
+event_names(struct names *nm, const struct snapshot *s, uint32_t d,
+    const struct snap_trace *t, uint64_t i, struct evname *en)
+{
+	uint64_t a = snap_ev_addr(t, i), base;
+	uint32_t v;
+
+	if (en != NULL)
+		memset(en, 0, sizeof *en);
+	switch (snap_ev_action(t, i)) {
 	case SNAP_ALLOC:
 		v = name_new(nm);
 		nmap_put(&nm->alloc, a, v);
-		if (out == NULL)
+		if (en == NULL)
 			break;
-		seg_of(nm, s, d, a, seg, sizeof seg, &base);
-		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n",
-		    name_str(nb, sizeof nb, v), seg, a - base,
-		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		name_str(en->name, sizeof en->name, v);
+		seg_of(nm, s, d, a, en->seg, sizeof en->seg, &base);
+		en->off = a - base;
 		break;
 	case SNAP_FREE_REQUESTED:
-		if (out == NULL)
-			break;
-		if (nmap_get(&nm->alloc, a, &v, 0))
-			fprintf(out, "del %s # %s\n", name_str(nb, sizeof nb, v),
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
-		else
-			fprintf(out, "del %" PRIu64 " # %s\n", a,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		if (en != NULL && nmap_get(&nm->alloc, a, &v, 0))
+			name_str(en->name, sizeof en->name, v);
 		break;
 	case SNAP_FREE_COMPLETED:
 		if (nmap_get(&nm->alloc, a, &v, 1)) {
 			name_release(nm, v);
-			name_str(nb, sizeof nb, v);
-		} else
-			snprintf(nb, sizeof nb, "%" PRIu64, a);
-		if (out != NULL)
-			fprintf(out, "# free completed for %s %s\n", nb,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+			if (en != NULL)
+				name_str(en->name, sizeof en->name, v);
+		}
 		break;
 	case SNAP_SEGMENT_ALLOC:
 		v = name_new(nm);
@@ -223,75 +221,168 @@ event_line(struct names *nm, const struct snapshot *s, uint32_t d,
 			nm->iv = xgrow(nm->iv, &nm->cap_iv, nm->n_iv + 1,
 			    sizeof *nm->iv);
 		nm->iv[nm->n_iv].addr = a;
-		nm->iv[nm->n_iv].size = z;
+		nm->iv[nm->n_iv].size = snap_ev_size(t, i);
 		nm->iv[nm->n_iv++].name = v;
-		if (out != NULL)
-			fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n",
-			    name_str(nb, sizeof nb, v),
-			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
+		if (en != NULL)
+			name_str(en->name, sizeof en->name, v);
 		break;
 	case SNAP_SEGMENT_FREE:
 		if (nmap_get(&nm->seg, a, &v, 1)) {
 			name_release(nm, v);
 			iv_remove(nm, a);
-			name_str(nb, sizeof nb, v);
-		} else
-			snprintf(nb, sizeof nb, "%" PRIu64, a);
-		if (out != NULL)
-			fprintf(out, "cudaFree(%s) # %s\n", nb,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+			if (en != NULL)
+				name_str(en->name, sizeof en->name, v);
+		}
 		break;
-	default:
-		if (out == NULL)
-			break;
-		switch (act) {
-		case SNAP_SEGMENT_MAP:
-			fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    snap_ev_stream(t, i));
-			break;
-		case SNAP_SEGMENT_UNMAP:
-			fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    snap_ev_stream(t, i));
-			break;
-		case SNAP_OOM:
-			fprintf(out, "raise OutOfMemoryError() # %s requested, "
-			    "%s free in CUDA\n", sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    sv_fmt_vz_bytes(fb, sizeof fb, a));
-			break;
-		case SNAP_SNAPSHOT:
-			fprintf(out, "# snapshot taken: %s active\n",
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
-			break;
-		case SNAP_WORKSPACE_SNAPSHOT:
-			fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n",
-			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
-			break;
-		default: {
-			unsigned k = act - SNAP_ACTION_COUNT;
-
-			fprintf(out, "# unknown action '");
-			sv_escape_fputs(out, k < s->n_unknown_actions
-				? snap_str(s, s->unknown_actions[k]) : "?");
-			fprintf(out, "' addr %" PRIu64 " size %" PRIu64 "\n", a,
-			    z);
-		}
-		}
 	}
 }
 
+/* The name, or the address in decimal as memory_viz prints it. */
+static const char *
+shown_name(const struct evname *en, uint64_t a, char *buf, size_t n)
+{
+	if (en->name[0] != '\0')
+		return en->name;
+	snprintf(buf, n, "%" PRIu64, a);
+	return buf;
+}
+
+static void
+unknown_action(FILE *out, const struct snapshot *s, unsigned act)
+{
+	unsigned k = act - SNAP_ACTION_COUNT;
+
+	sv_escape_fputs(out, k < s->n_unknown_actions
+	    ? snap_str(s, s->unknown_actions[k]) : "?");
+}
+
+/* Event i's line of the listing. */
+static void
+text_line(FILE *out, const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, const struct evname *en)
+{
+	uint64_t a = snap_ev_addr(t, i), z = snap_ev_size(t, i);
+	char nb[32], sb[32], fb[32];
+	unsigned act = snap_ev_action(t, i);
+
+	fprintf(out, "#%" PRIu64 " ", i);
+	switch (act) {
+	case SNAP_ALLOC:
+		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n", en->name, en->seg,
+		    en->off, sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_REQUESTED:
+		fprintf(out, "del %s # %s\n", shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_COMPLETED:
+		fprintf(out, "# free completed for %s %s\n",
+		    shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_ALLOC:
+		fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n", en->name, a,
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_FREE:
+		fprintf(out, "cudaFree(%s) # %s\n",
+		    shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_MAP:
+		fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %" PRIu64 "\n",
+		    a, sv_fmt_vz_bytes(sb, sizeof sb, z), snap_ev_stream(t, i));
+		break;
+	case SNAP_SEGMENT_UNMAP:
+		fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %" PRIu64
+		    "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
+		    snap_ev_stream(t, i));
+		break;
+	case SNAP_OOM:
+		fprintf(out, "raise OutOfMemoryError() # %s requested, %s free "
+		    "in CUDA\n", sv_fmt_vz_bytes(sb, sizeof sb, z),
+		    sv_fmt_vz_bytes(fb, sizeof fb, a));
+		break;
+	case SNAP_SNAPSHOT:
+		fprintf(out, "# snapshot taken: %s active\n",
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_WORKSPACE_SNAPSHOT:
+		fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n", a,
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	default:
+		fprintf(out, "# unknown action '");
+		unknown_action(out, s, act);
+		fprintf(out, "' addr %" PRIu64 " size %" PRIu64 "\n", a, z);
+	}
+}
+
+/* Event i as one JSON object on one line (doc/json-schema.md). */
+static void
+json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, const struct evname *en)
+{
+	unsigned act = snap_ev_action(t, i);
+	const char *an = snap_action_name(act);
+	struct json j;
+
+	json_init(&j, out, 0);
+	json_obj_begin(&j);
+	json_kv_u64(&j, "event", i);
+	if (an != NULL)
+		json_kv_str(&j, "action", an);
+	else {
+		unsigned k = act - SNAP_ACTION_COUNT;
+
+		json_kv_str(&j, "action", k < s->n_unknown_actions
+		    ? snap_str(s, s->unknown_actions[k]) : "?");
+	}
+	json_kv_u64(&j, "addr", snap_ev_addr(t, i));
+	json_kv_u64(&j, "size", snap_ev_size(t, i));
+	json_kv_u64(&j, "stream", snap_ev_stream(t, i));
+	if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME)
+		json_kv_i64(&j, "time_us", snap_ev_time(t, i));
+	if (en->name[0] != '\0')
+		json_kv_str(&j, "name", en->name);
+	if (act == SNAP_ALLOC) {
+		json_kv_str(&j, "segment", en->seg);
+		json_kv_u64(&j, "offset", en->off);
+	}
+	json_obj_end(&j);
+}
+
+/* The requested bytes of active blocks after event to, from the replay;
+ * 0 when the replay cannot be built. */
 static int
-trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d)
+total_mem(const struct cli_input *in, uint32_t d, int64_t to, uint64_t *v)
+{
+	struct sv_error err;
+	struct replay *r;
+	int ok = 0;
+
+	sv_error_clear(&err);
+	r = cli_replay(in, d, &err);
+	if (r != NULL && replay_seek(r, to, &err) == 0) {
+		*v = replay_state(r)->requested;
+		ok = 1;
+	}
+	replay_free(r);
+	return ok;
+}
+
+static void
+trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
+    int first)
 {
 	const struct snapshot *s = in->snap;
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct names nm;
-	struct replay *r;
-	struct sv_error err;
+	struct evname en;
 	int64_t from = o->has_from ? o->from : 0, to;
-	uint64_t i;
+	uint64_t i, mem;
 	char sb[32];
+	int ok;
 
 	to = o->has_to ? o->to : (int64_t)t->n - 1;
 	if (from < 0)
@@ -299,21 +390,39 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d)
 	if (to >= (int64_t)t->n)
 		to = (int64_t)t->n - 1;
 	memset(&nm, 0, sizeof nm);
-	printf("Device %u ----------------\n", d);
-	printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
-	for (i = 0; (int64_t)i <= to; i++)
-		event_line(&nm, s, d, t, i, (int64_t)i >= from ? stdout : NULL);
-	sv_error_clear(&err);
-	r = cli_replay(in, d, &err);
-	if (r != NULL && replay_seek(r, to, &err) == 0)
-		printf("TOTAL MEM: %s\n",
-		    sv_fmt_vz_bytes(sb, sizeof sb, replay_state(r)->requested));
-	replay_free(r);
+	if (o->json)
+		printf("%s\n{\"device\": %u, \"from\": %" PRId64 ", \"to\": %"
+		    PRId64 ", \"entries\": %" PRId64 ", \"events\": [",
+		    first ? "" : ",", d, from, to, to >= from ? to - from + 1 : 0);
+	else {
+		printf("Device %u ----------------\n", d);
+		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
+	}
+	for (i = 0; (int64_t)i <= to; i++) {
+		int shown = (int64_t)i >= from;
+
+		event_names(&nm, s, d, t, i, shown ? &en : NULL);
+		if (!shown)
+			continue;
+		if (o->json) {
+			fputs((int64_t)i > from ? ",\n" : "\n", stdout);
+			json_event(stdout, s, t, i, &en);
+		} else
+			text_line(stdout, s, t, i, &en);
+	}
+	ok = total_mem(in, d, to, &mem);
+	if (o->json) {
+		printf("\n], \"total_mem\": ");
+		if (ok)
+			printf("%" PRIu64 "}", mem);
+		else
+			printf("null}");
+	} else if (ok)
+		printf("TOTAL MEM: %s\n", sv_fmt_vz_bytes(sb, sizeof sb, mem));
 	nmap_free(&nm.alloc);
 	nmap_free(&nm.seg);
 	free(nm.free);
 	free(nm.iv);
-	return 0;
 }
 
 int
@@ -325,6 +434,11 @@ cmd_trace(const struct cli_opts *o)
 
 	if (rc != 0)
 		return rc;
+	if (o->json) {
+		printf("{\"file\": ");
+		sv_json_string(stdout, o->file, strlen(o->file));
+		printf(", \"devices\": [");
+	}
 	nd = snap_device_count(in.snap);
 	for (d = 0; d < nd; d++) {
 		const struct snap_trace *t = snap_trace_of(in.snap, d);
@@ -333,10 +447,12 @@ cmd_trace(const struct cli_opts *o)
 			continue;
 		if (t == NULL || t->n == 0)
 			continue;
-		trace_device(o, &in, d);
+		trace_device(o, &in, d, !any);
 		any = 1;
 	}
-	if (!any)
+	if (o->json)
+		printf("%s]}\n", any ? "\n" : "");
+	else if (!any)
 		printf("%s: no trace events%s\n", cli_shown(o->file),
 		    o->device >= 0 ? " on that device" : "");
 	cli_close(&in);
