@@ -1,6 +1,6 @@
 /*
- * Unit tests for src/util/escape: what reaches the terminal and JSON
- * from an untrusted string.
+ * Unit tests for src/util: escape (what reaches the terminal and JSON
+ * from an untrusted string) and the ordered map (avl).
  */
 #include "config.h"
 
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/avl.h"
 #include "util/escape.h"
 
 static const char *
@@ -95,18 +96,153 @@ START_TEST(test_json_string)
 }
 END_TEST
 
+/* ---- avl ---------------------------------------------------------------- */
+
+struct elem {
+	struct avl_node node;
+	uint64_t val;
+};
+
+/* Checks order, parent links, heights and balance of the subtree at x;
+ * returns its height and counts its nodes. */
+static int32_t
+avl_verify(const struct avl_node *x, const struct avl_node *parent,
+    size_t *n)
+{
+	int32_t a, b;
+
+	if (x == NULL)
+		return 0;
+	ck_assert_ptr_eq(x->p, parent);
+	if (x->l != NULL)
+		ck_assert_uint_lt(x->l->key, x->key);
+	if (x->r != NULL)
+		ck_assert_uint_gt(x->r->key, x->key);
+	a = avl_verify(x->l, x, n);
+	b = avl_verify(x->r, x, n);
+	ck_assert_int_le(a - b, 1);
+	ck_assert_int_ge(a - b, -1);
+	ck_assert_int_eq(x->h, (a > b ? a : b) + 1);
+	(*n)++;
+	return x->h;
+}
+
+/* Random inserts and removes against a bitmap of the keys present. */
+START_TEST(test_avl_random)
+{
+	enum { N = 4096 };
+	static unsigned char in[N];
+	struct avl t;
+	uint64_t x = 88172645463325252ull;
+	size_t i, n, count = 0;
+
+	memset(in, 0, sizeof in);
+	avl_init(&t, sizeof(struct elem));
+	for (i = 0; i < 200000; i++) {
+		uint64_t k;
+		struct elem *e;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = (x >> 8) % N;
+		if (x & 1) {
+			e = avl_insert(&t, k);
+			ck_assert_int_eq(e == NULL, in[k]);
+			if (e != NULL) {
+				ck_assert_uint_eq(e->val, 0);
+				e->val = k * 3;
+				in[k] = 1;
+				count++;
+			}
+		} else if ((e = avl_find(&t, k)) != NULL) {
+			ck_assert(in[k]);
+			ck_assert_uint_eq(e->val, k * 3);
+			avl_remove(&t, e);
+			in[k] = 0;
+			count--;
+		} else
+			ck_assert(!in[k]);
+		if (i % 997 == 0) {
+			n = 0;
+			avl_verify(t.root, NULL, &n);
+			ck_assert_uint_eq(n, count);
+			ck_assert_uint_eq(t.n, count);
+		}
+	}
+	/* le / ge / next / prev agree with the bitmap */
+	for (i = 0; i < N; i++) {
+		struct elem *le = avl_le(&t, i), *ge = avl_ge(&t, i);
+		size_t j;
+
+		for (j = i + 1; j-- > 0 && !in[j];)
+			;
+		if (j == (size_t)-1)
+			ck_assert_ptr_null(le);
+		else
+			ck_assert_uint_eq(avl_key(le), j);
+		for (j = i; j < N && !in[j]; j++)
+			;
+		if (j == N)
+			ck_assert_ptr_null(ge);
+		else {
+			ck_assert_uint_eq(avl_key(ge), j);
+			if (avl_next(ge) != NULL)
+				ck_assert(avl_key(avl_next(ge)) > j);
+			if (avl_prev(ge) != NULL)
+				ck_assert(avl_key(avl_prev(ge)) < j);
+		}
+	}
+	n = 0;
+	for (struct elem *e = avl_first(&t); e != NULL; e = avl_next(e))
+		n++;
+	ck_assert_uint_eq(n, count);
+	avl_clear(&t);
+	ck_assert_ptr_null(avl_first(&t));
+	ck_assert_ptr_nonnull(avl_insert(&t, 7));
+	avl_destroy(&t);
+}
+END_TEST
+
+/* Keys in descending order, the order a hostile file picks: the tree
+ * stays balanced (height <= 1.45 log2 n) and elements do not move. */
+START_TEST(test_avl_descending)
+{
+	enum { N = 100000 };
+	struct avl t;
+	struct elem *first;
+	size_t i, n = 0;
+
+	avl_init(&t, sizeof(struct elem));
+	first = avl_insert(&t, N);
+	first->val = 42;
+	for (i = N; i-- > 0;)
+		ck_assert_ptr_nonnull(avl_insert(&t, i));
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, N + 1);
+	ck_assert_int_le(t.root->h, 25);
+	ck_assert_ptr_eq(avl_find(&t, N), first);
+	ck_assert_uint_eq(first->val, 42);
+	ck_assert_uint_eq(avl_key(avl_first(&t)), 0);
+	ck_assert_uint_eq(avl_key(avl_last(&t)), N);
+	avl_destroy(&t);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("escape");
+	TCase *ta = tcase_create("avl");
 
 	tcase_add_test(tc, test_escape_controls);
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
 	tcase_add_test(tc, test_json_string);
+	tcase_add_test(ta, test_avl_random);
+	tcase_add_test(ta, test_avl_descending);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, ta);
 	return s;
 }
 
