@@ -151,14 +151,13 @@ void replay_check_destroy(struct replay_check *c);
  * the snapshot itself (checkpoints, the sizes and segment attributes the
  * backward pass learned, the info counts) to one byte buffer:
  *
- *   "SVRPCK01"  u32 version (1)  u32 device
- *   u64 n_events, k, n_ckpt, n_refs, n_learned, n_attrs, arena_len
- *   replay_info counts (12 x u64; see info_put in replay_ckpt.c)
- *   n_ckpt x {u64 first_ref, u64 n_refs}        segment blobs per checkpoint
- *   n_refs x {u64 off, u64 len}                 into the arena
- *   n_learned x {u64 ev, u64 size}              exact block size of an alloc
- *   n_attrs x {u64 ev, i64 pool0, i64 pool1, u64 stack|large<<32|exp<<33}
- *   arena: segment blobs (varints: header, then blocks)
+ *   "SVRPCK02"  u64 device  u64 n_events
+ *   replay_info counts (12 x u64; see info_put in replay_save.c)
+ *   u64 n_learned, n_learned x {u64 ev, u64 size}   exact block size of an
+ *                                                   alloc, by event
+ *   u64 n_attrs, n_attrs x {u64 ev, i64 pool0, i64 pool1,
+ *                           u64 stack | large << 32 | expandable << 33}
+ *   the checkpoints (ckpt_save(), replay_ckpt.h)
  *   u64 XXH3-64 of all bytes before it
  * All integers little-endian. Checkpoint j is the state after j*k events
  * (checkpoint 0 = the start). Unchanged segments share one blob.

@@ -209,12 +209,13 @@ last_touch(const struct replay *r, uint64_t a, uint64_t size)
 }
 
 static void
-cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
+cmp_blocks(struct replay_check *c, const struct rstate *fs, const struct rseg *f,
+    const struct rstate *gs, const struct rseg *g)
 {
-	uint32_t i = 0, j = 0;
+	const struct rblk *x = rblk_first(fs, f), *y = rblk_first(gs, g);
 
-	while (i < f->n && j < g->n) {
-		const struct replay_block *a = &f->b[i], *b = &g->b[j];
+	while (x != NULL && y != NULL) {
+		const struct replay_block *a = &x->b, *b = &y->b;
 		uint64_t ae = a->addr + a->size, be = b->addr + b->size;
 
 		if (a->addr == b->addr && a->size == b->size) {
@@ -228,8 +229,8 @@ cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 				    "block requested_size: file %" PRIu64
 				    ", replay %" PRIu64,
 				    a->requested_size, b->requested_size);
-			i++;
-			j++;
+			x = rblk_next(f, x);
+			y = rblk_next(g, y);
 			continue;
 		}
 		ISSUE(c, ev_or_end(b->last_ev), a->addr < b->addr ? a->addr
@@ -240,14 +241,15 @@ cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 		    state_name(b->state));
 		/* resynchronise on the next common boundary */
 		if (ae <= be)
-			i++;
+			x = rblk_next(f, x);
 		if (be <= ae)
-			j++;
+			y = rblk_next(g, y);
 	}
 }
 
 static void
-cmp_segment(struct replay_check *c, const struct rseg *f, const struct rseg *g)
+cmp_segment(struct replay_check *c, const struct rstate *fs,
+    const struct rseg *f, const struct rstate *gs, const struct rseg *g)
 {
 	const struct replay_segment *a = &f->hdr, *b = &g->hdr;
 	int64_t ev = ev_or_end(b->last_ev);
@@ -269,35 +271,32 @@ cmp_segment(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 	if (a->is_expandable != b->is_expandable)
 		ISSUE(c, ev, a->addr, "segment expandable: file %d, replay %d",
 		    a->is_expandable, b->is_expandable);
-	cmp_blocks(c, f, g);
+	cmp_blocks(c, fs, f, gs, g);
 }
 
 static void
 cmp_states(const struct replay *r, struct replay_check *c,
     const struct rstate *fin, const struct rstate *got)
 {
-	uint32_t i = 0, j = 0;
+	const struct rseg *f = rseg_first(fin), *g = rseg_first(got);
 
-	while (i < fin->n || j < got->n) {
-		const struct rseg *f = i < fin->n ? &fin->seg[i] : NULL;
-		const struct rseg *g = j < got->n ? &got->seg[j] : NULL;
-
+	while (f != NULL || g != NULL) {
 		if (f != NULL && g != NULL && f->hdr.addr == g->hdr.addr) {
-			cmp_segment(c, f, g);
-			i++;
-			j++;
+			cmp_segment(c, fin, f, got, g);
+			f = rseg_next(f);
+			g = rseg_next(g);
 		} else if (g == NULL || (f != NULL && f->hdr.addr < g->hdr.addr)) {
 			ISSUE(c, c->n_kept < 64 ? last_touch(r, f->hdr.addr,
 						       f->hdr.size)
 						: REPLAY_EV_END,
 			    f->hdr.addr, "segment of %" PRIu64 " bytes is in "
 			    "the file, not in the replay", f->hdr.size);
-			i++;
+			f = rseg_next(f);
 		} else {
 			ISSUE(c, ev_or_end(g->hdr.last_ev), g->hdr.addr,
 			    "segment of %" PRIu64 " bytes is in the replay, "
 			    "not in the file", g->hdr.size);
-			j++;
+			g = rseg_next(g);
 		}
 	}
 }
@@ -306,11 +305,10 @@ int
 replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 {
 	struct rstate fin;
+	const struct rseg *sg;
 	uint64_t i;
-	uint32_t k;
 
 	memset(c, 0, sizeof *c);
-	memset(&fin, 0, sizeof fin);
 	check_file(r, c);
 	for (i = 0; i < r->n_fwd_kept; i++)
 		ISSUE(c, r->fwd_issues[i].ev, r->fwd_issues[i].addr, "%s",
@@ -322,19 +320,19 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 		    r->info.n_undo_anomalies);
 	if (replay_seek(r, (int64_t)r->n - 1, err) != 0)
 		return -1;
+	rstate_init(&fin);
 	replay_final_state(r, &fin, 1);
 	cmp_states(r, c, &fin, &r->cur);
-	c->n_segments = fin.n;
-	for (k = 0; k < fin.n; k++) {
-		c->n_blocks += fin.seg[k].n;
-		if (replay_is_workspace(r, fin.seg[k].hdr.addr))
-			NOTE(c, REPLAY_EV_END, fin.seg[k].hdr.addr,
+	c->n_segments = fin.seg.n;
+	c->n_blocks = fin.blk.n;
+	for (sg = rseg_first(&fin); sg != NULL; sg = rseg_next(sg))
+		if (replay_is_workspace(r, sg->hdr.addr))
+			NOTE(c, REPLAY_EV_END, sg->hdr.addr,
 			    "torch_npu workspace segment of %" PRIu64 " bytes: "
 			    "the file shows one inactive block, its leading "
 			    "workspace_snapshot/segment_alloc/alloc triple "
 			    "allocates it; treated as one allocated block",
-			    fin.seg[k].hdr.size);
-	}
+			    sg->hdr.size);
 	if (r->info.n_aligned > 0)
 		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a 16 KiB "
 		    "boundary inside a free block, the part below staying free "

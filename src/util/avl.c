@@ -29,6 +29,7 @@ avl_destroy(struct avl *t)
 	for (i = 0; i < t->n_chunks; i++)
 		free(t->chunk[i]);
 	free(t->chunk);
+	free(t->load);
 	avl_init(t, elsize);
 }
 
@@ -137,12 +138,14 @@ rotate_right(struct avl *t, struct avl_node *x)
 	return y;
 }
 
-/* Restores balance from x up to the root. */
+/* Restores balance from x up to the root. x->h is the height before the
+ * change below it; where a subtree's height comes out unchanged, nothing
+ * above it changed either. */
 static void
 rebalance(struct avl *t, struct avl_node *x)
 {
 	while (x != NULL) {
-		int32_t bal = height(x->l) - height(x->r);
+		int32_t bal = height(x->l) - height(x->r), old = x->h;
 
 		if (bal > 1) {
 			if (height(x->l->l) < height(x->l->r))
@@ -154,6 +157,8 @@ rebalance(struct avl *t, struct avl_node *x)
 			x = rotate_left(t, x);
 		} else
 			fix_height(x);
+		if (x->h == old)
+			break;
 		x = x->p;
 	}
 }
@@ -224,6 +229,45 @@ avl_remove(struct avl *t, void *el)
 	x->p = t->free;
 	x->h = 0;
 	t->free = x;
+}
+
+/* Links v[lo, hi) into a balanced subtree under parent; returns its root. */
+static struct avl_node *
+link_sorted(struct avl_node **v, size_t lo, size_t hi, struct avl_node *parent)
+{
+	size_t mid = lo + (hi - lo) / 2;
+	struct avl_node *x;
+
+	if (lo >= hi)
+		return NULL;
+	x = v[mid];
+	x->p = parent;
+	x->l = link_sorted(v, lo, mid, x);
+	x->r = link_sorted(v, mid + 1, hi, x);
+	fix_height(x);
+	return x;
+}
+
+int
+avl_load(struct avl *t, size_t n, int (*fill)(void *el, size_t i, void *arg),
+    void *arg)
+{
+	size_t i;
+
+	avl_clear(t);
+	if (n > t->cap_load)
+		t->load = xgrow(t->load, &t->cap_load, n, sizeof *t->load);
+	for (i = 0; i < n; i++) {
+		t->load[i] = node_new(t);
+		if (fill(t->load[i], i, arg) != 0 ||
+		    (i > 0 && t->load[i]->key <= t->load[i - 1]->key)) {
+			avl_clear(t);
+			return -1;
+		}
+	}
+	t->root = link_sorted(t->load, 0, n, NULL);
+	t->n = n;
+	return 0;
 }
 
 void *

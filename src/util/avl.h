@@ -29,6 +29,8 @@ struct avl {
 	size_t n_chunks, cap_chunks;
 	size_t cur, used;           /* chunk being carved, elements used there */
 	struct avl_node *free;      /* removed elements, for reuse */
+	struct avl_node **load;     /* avl_load()'s scratch */
+	size_t cap_load;
 };
 
 void avl_init(struct avl *t, size_t elsize);
@@ -40,6 +42,14 @@ void avl_clear(struct avl *t);
  * when the key is there already. */
 void *avl_insert(struct avl *t, uint64_t key);
 void avl_remove(struct avl *t, void *el);
+
+/* Replaces the content with n elements in O(n): fill(el, i, arg) sets
+ * element i (zeroed; its key with avl_rekey()) and returns 0, keys
+ * strictly ascending with i. -1 (and the map empty) when fill fails or
+ * the keys do not ascend. The elements lie in key order in memory, which
+ * makes walking them fast. */
+int avl_load(struct avl *t, size_t n,
+    int (*fill)(void *el, size_t i, void *arg), void *arg);
 
 void *avl_find(const struct avl *t, uint64_t key);
 void *avl_le(const struct avl *t, uint64_t key);   /* greatest key <= key */

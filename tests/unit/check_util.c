@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,11 +135,12 @@ START_TEST(test_avl_random)
 	static unsigned char in[N];
 	struct avl t;
 	uint64_t x = 88172645463325252ull;
-	size_t i, n, count = 0;
+	size_t i, n, count = 0, ge_key;
+	int64_t le_key;
 
 	memset(in, 0, sizeof in);
 	avl_init(&t, sizeof(struct elem));
-	for (i = 0; i < 200000; i++) {
+	for (i = 0; i < 100000; i++) {
 		uint64_t k;
 		struct elem *e;
 
@@ -161,7 +163,7 @@ START_TEST(test_avl_random)
 			count--;
 		} else
 			ck_assert(!in[k]);
-		if (i % 997 == 0) {
+		if (i % 4999 == 0) {
 			n = 0;
 			avl_verify(t.root, NULL, &n);
 			ck_assert_uint_eq(n, count);
@@ -169,27 +171,30 @@ START_TEST(test_avl_random)
 		}
 	}
 	/* le / ge / next / prev agree with the bitmap */
-	for (i = 0; i < N; i++) {
-		struct elem *le = avl_le(&t, i), *ge = avl_ge(&t, i);
-		size_t j;
+	for (i = 0, le_key = -1; i < N; i++) {
+		struct elem *le = avl_le(&t, i);
 
-		for (j = i + 1; j-- > 0 && !in[j];)
-			;
-		if (j == (size_t)-1)
+		if (in[i])
+			le_key = (int64_t)i;
+		if (le_key < 0)
 			ck_assert_ptr_null(le);
 		else
-			ck_assert_uint_eq(avl_key(le), j);
-		for (j = i; j < N && !in[j]; j++)
-			;
-		if (j == N)
+			ck_assert_uint_eq(avl_key(le), (uint64_t)le_key);
+	}
+	for (i = N, ge_key = N; i-- > 0;) {
+		struct elem *ge = avl_ge(&t, i);
+
+		if (in[i])
+			ge_key = i;
+		if (ge_key == N) {
 			ck_assert_ptr_null(ge);
-		else {
-			ck_assert_uint_eq(avl_key(ge), j);
-			if (avl_next(ge) != NULL)
-				ck_assert(avl_key(avl_next(ge)) > j);
-			if (avl_prev(ge) != NULL)
-				ck_assert(avl_key(avl_prev(ge)) < j);
+			continue;
 		}
+		ck_assert_uint_eq(avl_key(ge), ge_key);
+		if (avl_next(ge) != NULL)
+			ck_assert(avl_key(avl_next(ge)) > ge_key);
+		if (avl_prev(ge) != NULL)
+			ck_assert(avl_key(avl_prev(ge)) < ge_key);
 	}
 	n = 0;
 	for (struct elem *e = avl_first(&t); e != NULL; e = avl_next(e))
@@ -227,6 +232,49 @@ START_TEST(test_avl_descending)
 }
 END_TEST
 
+static int
+fill_sq(void *el, size_t i, void *arg)
+{
+	struct elem *e = el;
+	const size_t *bad_at = arg;
+
+	avl_rekey(e, i == *bad_at ? 0 : (uint64_t)i * i);
+	e->val = i;
+	return 0;
+}
+
+/* avl_load builds a balanced map in order, and refuses keys that do not
+ * ascend (leaving it empty). */
+START_TEST(test_avl_load)
+{
+	struct avl t;
+	struct elem *e;
+	size_t n = 0, bad_at = SIZE_MAX, i = 0;
+
+	avl_init(&t, sizeof(struct elem));
+	ck_assert_ptr_nonnull(avl_insert(&t, 5));
+	ck_assert_int_eq(avl_load(&t, 3000, fill_sq, &bad_at), 0);
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, 3000);
+	ck_assert_ptr_null(avl_find(&t, 5));
+	for (e = avl_first(&t); e != NULL; e = avl_next(e), i++)
+		ck_assert_uint_eq(avl_key(e), i * i);
+	ck_assert_uint_eq(i, 3000);
+	e = avl_find(&t, 49);
+	ck_assert_uint_eq(e->val, 7);
+	avl_remove(&t, e);
+	ck_assert_ptr_nonnull(avl_insert(&t, 50));
+	n = 0;
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, 3000);
+	bad_at = 10;
+	ck_assert_int_eq(avl_load(&t, 100, fill_sq, &bad_at), -1);
+	ck_assert_ptr_null(avl_first(&t));
+	ck_assert_uint_eq(t.n, 0);
+	avl_destroy(&t);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -241,6 +289,7 @@ util_suite(void)
 	tcase_add_test(tc, test_json_string);
 	tcase_add_test(ta, test_avl_random);
 	tcase_add_test(ta, test_avl_descending);
+	tcase_add_test(ta, test_avl_load);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ta);
 	return s;
