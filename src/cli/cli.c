@@ -1,13 +1,12 @@
 /*
- * Argument parsing and dispatch. Options are shared by every command;
- * a command ignores the ones that do not concern it.
+ * The helpers every command uses: opening a snapshot (through the index),
+ * a replay of a device, the device to report, error lines and file names
+ * made safe to print. Parsing and dispatch are in cli_main.c.
  */
 #include "config.h"
 
 #include "cli/cli.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,173 +15,7 @@
 #include "index/idx.h"
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
-#include "tui/tui.h"
 #include "util/escape.h"
-
-static const struct {
-	const char *name;
-	int (*fn)(const struct cli_opts *);
-	const char *summary;
-} commands[] = {
-#define CLI_ROW(name, fn, summary) {#name, fn, summary},
-    CLI_COMMANDS(CLI_ROW)
-#undef CLI_ROW
-};
-#define N_COMMANDS (sizeof commands / sizeof commands[0])
-
-static void
-usage(FILE *f)
-{
-	size_t i;
-
-	fprintf(f, "usage: snapview [OPTIONS] FILE\n"
-		   "       snapview COMMAND [OPTIONS] FILE\n\n"
-		   "Opens a PyTorch memory snapshot (the pickle written by\n"
-		   "torch.cuda.memory._dump_snapshot) in a terminal viewer,\n"
-		   "or answers a question about it:\n\n");
-	for (i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f,
-	    "\nOptions:\n"
-	    "  --json            machine-readable output\n"
-	    "  --device D        device to report (default: most events)\n"
-	    "  --at N            state after event N (-1: before the first)\n"
-	    "  --from N, --to M  event window\n"
-	    "  --frames K        call-site depth for grouping\n"
-	    "  --site-regex RE   group by the first frame matching RE\n"
-	    "  --limit N         rows to print\n"
-	    "  --cache-dir DIR   where to keep the index\n"
-	    "  --no-cache        build the index in memory only\n"
-	    "  -q, --quiet       no progress bar\n"
-	    "  -h, --help        this text\n"
-	    "  -V, --version     version\n"
-	    "\nSee snapview(1).\n");
-}
-
-static int
-parse_i64(const char *opt, const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno != 0 || end == s || *end != '\0') {
-		fprintf(stderr, "snapview: %s: not a number: '%s'\n", opt, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-enum {
-	OPT_JSON = 256,
-	OPT_DEVICE,
-	OPT_AT,
-	OPT_FROM,
-	OPT_TO,
-	OPT_FRAMES,
-	OPT_SITE_REGEX,
-	OPT_LIMIT,
-	OPT_CACHE_DIR,
-	OPT_NO_CACHE
-};
-
-static const struct option long_opts[] = {
-    {"json", no_argument, NULL, OPT_JSON},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"at", required_argument, NULL, OPT_AT},
-    {"from", required_argument, NULL, OPT_FROM},
-    {"to", required_argument, NULL, OPT_TO},
-    {"frames", required_argument, NULL, OPT_FRAMES},
-    {"site-regex", required_argument, NULL, OPT_SITE_REGEX},
-    {"limit", required_argument, NULL, OPT_LIMIT},
-    {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
-    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
-
-/* Parses one option; returns 0, 1 (stop: exit 0 already handled) or -1. */
-static int
-parse_opt(int c, struct cli_opts *o)
-{
-	switch (c) {
-	case OPT_JSON: o->json = 1; return 0;
-	case OPT_NO_CACHE: o->no_cache = 1; return 0;
-	case OPT_CACHE_DIR: o->cache_dir = optarg; return 0;
-	case OPT_SITE_REGEX: o->site_regex = optarg; return 0;
-	case 'q': o->quiet = 1; return 0;
-	case OPT_DEVICE: return parse_i64("--device", optarg, &o->device);
-	case OPT_AT:
-		o->has_at = 1;
-		if (strcmp(optarg, "start") == 0) {
-			o->at = -1;
-			return 0;
-		}
-		return parse_i64("--at", optarg, &o->at);
-	case OPT_FROM:
-		o->has_from = 1;
-		return parse_i64("--from", optarg, &o->from);
-	case OPT_TO:
-		o->has_to = 1;
-		return parse_i64("--to", optarg, &o->to);
-	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
-	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
-	case 'h': usage(stdout); return 1;
-	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
-	default: return -1;
-	}
-}
-
-int
-cli_main(int argc, char **argv)
-{
-	struct cli_opts o;
-	int c, r, first = 1;
-	size_t i;
-
-	memset(&o, 0, sizeof o);
-	o.device = -1;
-	/* A leading word naming a command selects it. */
-	if (argc > 1) {
-		for (i = 0; i < N_COMMANDS; i++)
-			if (strcmp(argv[1], commands[i].name) == 0) {
-				o.cmd = commands[i].name;
-				first = 2;
-			}
-	}
-	optind = first;
-	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
-		r = parse_opt(c, &o);
-		if (r != 0) {
-			if (r < 0)
-				fprintf(stderr, "Try 'snapview --help'.\n");
-			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		o.file = argv[optind++];
-	if (optind < argc)
-		o.file2 = argv[optind++];
-	if (optind < argc || o.file == NULL) {
-		fprintf(stderr, "snapview: %s\nTry 'snapview --help'.\n",
-		    o.file == NULL ? "no snapshot file given"
-				   : "too many arguments");
-		return CLI_EXIT_USAGE;
-	}
-	if (o.cmd == NULL) {
-		struct tui_opts t = {o.file, o.device, o.quiet, o.cache_dir,
-		    o.no_cache};
-
-		return tui_main(&t);
-	}
-	for (i = 0; i < N_COMMANDS; i++)
-		if (strcmp(o.cmd, commands[i].name) == 0)
-			return commands[i].fn(&o);
-	return CLI_EXIT_USAGE;
-}
 
 int
 cli_report(const char *path, const struct sv_error *err)
