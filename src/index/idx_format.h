@@ -2,7 +2,7 @@
 #define SNAPVIEW_INDEX_IDX_FORMAT_H
 /*
  * Constants of the on-disk snapshot index (.snapidx). Constants only: the
- * layout is described in doc/FORMAT.md; the code is in idx.c.
+ * layout is described in doc/FORMAT.md; the code is in idx_*.c.
  *
  *   [0, 64)          prelude (fixed, below), written last
  *   [64, header_off) sections, each starting on an IDX_ALIGN boundary
@@ -88,7 +88,7 @@
  * array and map count fits in the bytes left (each item takes at least one
  * byte), so unpacking it allocates O(len); -1 otherwise. msgpack-c
  * allocates a container's items before reading them, so a 5-byte map32
- * header claiming 2^32 entries would ask for 128 GiB. (idx.c) */
+ * header claiming 2^32 entries would ask for 128 GiB. (idx_map.c) */
 int idx_mp_bounded(const uint8_t *p, size_t len);
 
 #endif

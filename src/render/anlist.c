@@ -161,3 +161,20 @@ anlist_render(struct anlist *l, struct cellbuf *cb, int x, int y, int w,
 		    col, at);
 	}
 }
+
+int
+anlist_write(const struct anlist *l, FILE *f)
+{
+	uint64_t n = anlist_rows(l), i;
+	char text[256], raw[LABEL_MAX], esc[LABEL_MAX];
+	uint32_t site;
+
+	fprintf(f, "%s\n", header(l));
+	for (i = 0; i < n; i++) {
+		row_text(l, i, text, sizeof text, &site);
+		an_site_label(l->sites, site, raw, sizeof raw);
+		sv_escape(esc, sizeof esc, raw, strlen(raw));
+		fprintf(f, "%s%s\n", text, esc);
+	}
+	return ferror(f) ? -1 : 0;
+}

@@ -12,6 +12,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/frag.h"
 #include "analysis/leaks.h"
@@ -38,6 +39,10 @@ uint64_t anlist_rows(const struct anlist *l);
  * first moves so that sel (clamped to the rows) is visible. */
 void anlist_render(struct anlist *l, struct cellbuf *cb, int x, int y,
     int w, int h, int focused);
+
+/* Writes the header and every row as text to f, call sites whole
+ * (escaped). Returns 0, or -1 on a write error. */
+int anlist_write(const struct anlist *l, FILE *f);
 
 /* Escaped label of site into buf, cut at the left to at most w cells
  * ("...ker.py:47 collect" / UTF-8 ellipsis). Returns buf. */

@@ -134,10 +134,14 @@ app_set_device(struct app *a, uint32_t d)
 		app_msg(a, "device %u: %s", d, err.msg);
 		return -1;
 	}
-	views_close(a);
-	views_reset(a);
 	if (a->st != NULL)
 		device_free(a);
+	/* the views drop what they computed for the old device (view.h) */
+	a->dev_gen++;
+	a->view.hl = NULL;
+	a->view.marks = NULL;
+	a->view.n_marks = 0;
+	a->view.mark_sel = -2;
 	a->tl = tl;
 	a->device = d;
 	tl_model_init(&a->tm, a->snap, &a->tl, TL_DEFAULT_DRAWN);
@@ -160,7 +164,9 @@ app_set_device(struct app *a, uint32_t d)
 void
 app_close(struct app *a)
 {
-	views_reset(a);
+	if (a->sites_ok > 0)
+		an_sites_destroy(&a->sites);
+	a->sites_ok = 0;
 	if (a->st != NULL || a->tl.elems != NULL)
 		device_free(a);
 	free(a->stack_match);
@@ -323,9 +329,6 @@ app_action(struct app *a, enum action act)
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
 		break;
-	case ACT_VIEW_LEAKS: return views_toggle(a, VIEW_LEAKS);
-	case ACT_VIEW_FRAG: return views_toggle(a, VIEW_FRAG);
-	case ACT_VIEW_TOP: return views_toggle(a, VIEW_TOP);
 	case ACT_ALLOC_NEXT:
 	case ACT_ALLOC_PREV:
 		app_msg(a, "] and [ step through the blocks of a leak site: "
@@ -335,6 +338,21 @@ app_action(struct app *a, enum action act)
 	default: return 0;
 	}
 	return UI_HANDLED | UI_REDRAW;
+}
+
+struct an_sites *
+app_sites(struct app *a)
+{
+	struct sv_error err;
+
+	if (a->sites_ok == 0) {
+		sv_error_clear(&err);
+		a->sites_ok = an_sites_init(&a->sites, a->snap, 1, NULL,
+		    &err) == 0 ? 1 : -1;
+		if (a->sites_ok < 0)
+			app_msg(a, "call sites: %s", err.msg);
+	}
+	return a->sites_ok > 0 ? &a->sites : NULL;
 }
 
 /* ---- search ----------------------------------------------------------- */

@@ -8,12 +8,8 @@
  */
 #include <stdint.h>
 
-#include "analysis/frag.h"
-#include "analysis/leaks.h"
 #include "analysis/site.h"
-#include "analysis/top.h"
 #include "index/idx_timeline.h"
-#include "render/anlist.h"
 #include "render/cellbuf.h"
 #include "render/segmap.h"
 #include "render/timeline.h"
@@ -29,36 +25,17 @@
 #define UI_QUIT 0x8
 
 enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
-/* Analysis views: a list that takes the place of one pane (views.h). */
-enum view_kind { VIEW_NONE, VIEW_LEAKS, VIEW_FRAG, VIEW_TOP, VIEW_N };
 
-/* Results of the analyses for the current device, computed when a view
- * first needs them and kept until the device changes (pane_views.c).
- * *_ok: 0 not computed, 1 ready, -1 failed (message shown). */
-struct app_an {
-	struct an_sites sites;
-	int sites_ok;
-	struct an_leaks leaks;
-	struct an_leak_elems leak_elems;
-	int leaks_ok;
-	struct an_frag frag;
-	int frag_ok;
-	struct an_top top;              /* at top_at (the cursor, lazily) */
-	int64_t top_at;
-	int top_ok;
-	struct tl_hilite hl;            /* blocks of leak site hl_site */
-	uint64_t hl_site;
-	int64_t *marks;                 /* their alloc events, sorted */
-	uint64_t n_marks;
-	struct anlist list[VIEW_N];     /* selection per view */
-	int prev_focus;
-	/* the detail pane in DETAIL_SITE mode */
-	uint32_t site_stack;
-	char site_title[256], site_info[256];
+/* What a view shows in the detail pane (DETAIL_SITE): a title, a line of
+ * information and a stack. Written by the open view (view.h). */
+struct app_vdetail {
+	uint32_t stack;
+	char title[256], info[256];
 };
+
 enum prompt_mode { PROMPT_NONE, PROMPT_GOTO, PROMPT_SEARCH };
 
-struct pane_ops;
+struct views;
 
 struct app {
 	struct sv_index *ix;            /* owned; NULL when loaded directly */
@@ -88,8 +65,11 @@ struct app {
 	int query_is_addr;
 	uint8_t *stack_match;           /* per stack id: matches query */
 
-	enum view_kind aview;
-	struct app_an an;
+	uint32_t dev_gen;               /* changes with the device */
+	struct an_sites sites;          /* call sites (app_sites) */
+	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
+	struct views *views;            /* the views' state (view.h) */
+	struct app_vdetail vdetail;
 
 	char msg[256];                  /* one-shot status message */
 	struct layout lay;
@@ -112,23 +92,9 @@ void app_set_query(struct app *a, const char *q);
 /* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
  * when act is not a global action. */
 int app_action(struct app *a, enum action act);
-/* ---- analysis views (pane_views.c) ---- */
-/* Opens view kind (computing its analysis the first time), or closes it
- * when it is open. UI_* flags. */
-int views_toggle(struct app *a, enum view_kind kind);
-void views_close(struct app *a);
-/* Frees the cached analyses (device change, exit). */
-void views_reset(struct app *a);
-/* Pane in layout slot (LAY_TIMELINE..LAY_DETAIL) given the open view. */
-const struct pane_ops *views_pane(struct app *a, int slot);
-/* Brings the timeline's highlight and marks in line with the view and
- * its selection; call after every action. */
-void views_sync(struct app *a);
-/* Status line keys of the open view, or NULL. */
-const char *views_hint(const struct app *a);
-/* Actions that act on the open view whatever the focus (close, ]/[):
- * UI_* flags, 0 when not one of them or no view is open. */
-int views_action(struct app *a, enum action act);
+/* The call-site table (one frame per site), built the first time it is
+ * needed; NULL with a message in a->msg when it cannot be. */
+struct an_sites *app_sites(struct app *a);
 
 /* Frees everything the app owns. */
 void app_close(struct app *a);

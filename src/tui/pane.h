@@ -26,4 +26,14 @@ extern const struct pane_ops pane_help_ops;
 void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text);
 
+/* Moves the selection *sel of a list of n rows shown in r for the list
+ * actions (up, down, pages, first, last): UI_* flags, 0 for any other
+ * action. */
+int pane_list_move(uint64_t *sel, uint64_t n, enum action act,
+    const struct rect *r);
+/* Left/Right from a list: the cursor moves as on the timeline and the
+ * detail pane keeps showing the list's selection. UI_* flags, 0 for any
+ * other action. */
+int pane_move_cursor(struct app *a, enum action act);
+
 #endif

@@ -50,10 +50,10 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 	uint64_t e = app_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
-	if (a->detail == DETAIL_SITE && a->aview != VIEW_NONE) {
-		snprintf(title, tsize, "%s", a->an.site_title);
-		snprintf(info, isize, "%s", a->an.site_info);
-		return a->an.site_stack;
+	if (a->detail == DETAIL_SITE) {
+		snprintf(title, tsize, "%s", a->vdetail.title);
+		snprintf(info, isize, "%s", a->vdetail.info);
+		return a->vdetail.stack;
 	}
 	elem_life(a, e, life, sizeof life);
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&

@@ -31,6 +31,7 @@
 #include "tui/keys.h"
 #include "tui/pane.h"
 #include "tui/script.h"
+#include "tui/view.h"
 #include "util/escape.h"
 #include "util/xalloc.h"
 
@@ -515,10 +516,12 @@ tui_main(const struct tui_opts *o)
 	app.view.mono = app.sv.mono = app.mono;
 	if (lat != NULL && lat[0] != '\0')
 		latency_log = fopen(lat, "w");
+	views_init(&app);
 	rc = load(o);
 	if (rc == 0)
 		rc = ui_loop();
 	ui_done();
+	views_free(&app);
 	if (latency_log != NULL)
 		fclose(latency_log);
 	app_close(&app);

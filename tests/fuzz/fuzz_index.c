@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the index reader (src/index/idx.c). The input is the bytes
+ * Fuzz target: the index reader (src/index/idx_map.c). The input is the bytes
  * of an index file for one of three fixed small snapshots
  * (tests/data/fixtures/), written where idx_open() looks for it (under a
  * private --cache-dir), then opened; the resulting snapshot, timelines

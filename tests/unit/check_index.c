@@ -812,7 +812,7 @@ START_TEST(test_truncated)
 }
 END_TEST
 
-/* Reads the TOC of an index file with msgpack (independently of idx.c). */
+/* Reads the TOC of an index file with msgpack (independently of src/index). */
 struct tsec {
 	char name[64];
 	uint64_t off, len;

@@ -1,0 +1,512 @@
+/*
+ * Where indexes live and which one is used: the index path beside the
+ * snapshot or in the cache, the source key an index is checked against,
+ * which existing file may be replaced (only our own), temp files (created
+ * with O_EXCL, stale ones of killed builds removed), publishing a built
+ * temp file by rename, and idx_open()'s choice between opening, building
+ * and working in memory.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "index/idx_int.h"
+#include "util/xalloc.h"
+
+/* Source key of an open snapshot: size, mtime, XXH3 of its two ends. */
+static int
+source_key(const char *path, struct src_key *k, struct sv_error *err)
+{
+	struct stat st;
+	XXH3_state_t *h;
+	uint8_t *buf;
+	uint64_t head, tail_off;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "not a regular file");
+	}
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+	    (uint64_t)st.st_mtim.tv_nsec;
+	buf = xmalloc(IDX_KEY_SPAN);
+	h = XXH3_createState();
+	XXH3_64bits_reset(h);
+	head = k->size < IDX_KEY_SPAN ? k->size : IDX_KEY_SPAN;
+	if (idx_read_full(fd, buf, head, 0) != 0)
+		goto fail;
+	XXH3_64bits_update(h, buf, head);
+	tail_off = k->size > 2 * (uint64_t)IDX_KEY_SPAN
+	    ? k->size - IDX_KEY_SPAN : head;
+	if (tail_off < k->size) {
+		if (idx_read_full(fd, buf, k->size - tail_off, tail_off) != 0)
+			goto fail;
+		XXH3_64bits_update(h, buf, k->size - tail_off);
+	}
+	k->hash = XXH3_64bits_digest(h);
+	XXH3_freeState(h);
+	free(buf);
+	close(fd);
+	return 0;
+fail:
+	XXH3_freeState(h);
+	free(buf);
+	close(fd);
+	return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+	    "cannot read the file");
+}
+
+int
+idx_path_beside(const char *path, char **out, struct sv_error *err)
+{
+	(void)err;
+	xasprintf(out, "%s%s", path, IDX_SUFFIX);
+	return 0;
+}
+
+static char *
+default_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char *d;
+
+	if (x != NULL && x[0] == '/')
+		xasprintf(&d, "%s/%s", x, IDX_CACHE_SUBDIR);
+	else if (home != NULL && home[0] != '\0')
+		xasprintf(&d, "%s/.cache/%s", home, IDX_CACHE_SUBDIR);
+	else
+		return NULL;
+	return d;
+}
+
+int
+idx_path_cache(const char *path, const char *cache_dir, char **out,
+    struct sv_error *err)
+{
+	char *abs = realpath(path, NULL), *dir;
+	const char *base;
+
+	if (abs == NULL)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	base = strrchr(abs, '/');
+	base = base != NULL ? base + 1 : abs;
+	dir = cache_dir != NULL ? xstrdup(cache_dir) : default_cache_dir();
+	if (dir == NULL) {
+		free(abs);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "no cache directory (neither XDG_CACHE_HOME nor HOME)");
+	}
+	xasprintf(out, "%s/%016llx-%.64s%s", dir,
+	    (unsigned long long)XXH3_64bits(abs, strlen(abs)), base,
+	    IDX_SUFFIX);
+	free(dir);
+	free(abs);
+	return 0;
+}
+
+/* mkdir -p of the directory part of file (mode 0700 for new ones). */
+static int
+mkdir_parents(const char *file)
+{
+	char *p = xstrdup(file), *s;
+	int r = 0;
+
+	s = strrchr(p, '/');
+	if (s == NULL || s == p) {
+		free(p);
+		return 0;
+	}
+	*s = '\0';
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			r = -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0700) != 0 && errno != EEXIST)
+		r = -1;
+	free(p);
+	return r;
+}
+
+static int
+dir_writable(const char *file)
+{
+	char *p = xstrdup(file), *s = strrchr(p, '/');
+	int ok;
+
+	if (s == NULL)
+		ok = access(".", W_OK) == 0;
+	else if (s == p)
+		ok = access("/", W_OK) == 0;
+	else {
+		*s = '\0';
+		ok = access(p, W_OK) == 0;
+	}
+	free(p);
+	return ok;
+}
+
+/* 1 when path is absent, or a regular file starting with our magic (so
+ * this program wrote it and may replace it). */
+static int
+may_replace(const char *path)
+{
+	struct stat st;
+	uint8_t m[IDX_MAGIC_LEN];
+	int fd, ok;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	ok = idx_read_full(fd, m, sizeof m, 0) == 0 &&
+	    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Creates target.tmp.PID.N exclusively; returns the fd, or -1 with errno. */
+static int
+create_temp(const char *target, char **tmp)
+{
+	static unsigned counter;
+	struct timespec ts;
+	int i, fd;
+
+	for (i = 0; i < 100; i++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		xasprintf(tmp, "%s%s%ld.%u.%lx", target, IDX_TMP_INFIX,
+		    (long)getpid(), counter++,
+		    (unsigned long)(ts.tv_nsec ^ (long)ts.tv_sec));
+		fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+		free(*tmp);
+		*tmp = NULL;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* A temp file of a killed build is removed by a later build into the same
+ * target once it is this old and its builder is gone. */
+#define IDX_TMP_STALE_S (10 * 60)
+
+/* Removes TARGET.tmp.PID.N.RAND files (create_temp's names) whose
+ * builder PID is no longer running, that are older than IDX_TMP_STALE_S
+ * and that start with our magic: never a file this program did not
+ * create, nor one a live build is writing. */
+static void
+clean_stale_temps(const char *target)
+{
+	char *dir = xstrdup(target), *slash = strrchr(dir, '/');
+	const char *base = slash != NULL ? slash + 1 : target;
+	size_t bl;
+	DIR *dp;
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (slash != NULL)
+		*slash = '\0';
+	dp = opendir(slash == NULL ? "." : slash == dir ? "/" : dir);
+	bl = strlen(base);
+	while (dp != NULL && (de = readdir(dp)) != NULL) {
+		const char *p = de->d_name;
+		char *end, *path;
+		long pid;
+		struct stat st;
+
+		if (strncmp(p, base, bl) != 0 ||
+		    strncmp(p + bl, IDX_TMP_INFIX, strlen(IDX_TMP_INFIX)) != 0)
+			continue;
+		p += bl + strlen(IDX_TMP_INFIX);
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '.' || pid <= 0 || errno != 0)
+			continue;
+		if (pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its builder may still be at work */
+		xasprintf(&path, "%s/%s", slash == NULL ? "." : slash == dir
+		    ? "" : dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime > IDX_TMP_STALE_S && may_replace(path))
+			unlink(path);
+		free(path);
+	}
+	if (dp != NULL)
+		closedir(dp);
+	free(dir);
+}
+
+/* Finishes a written temp file: maps it, checks it, renames it to target
+ * (when target is absent or ours). On success *out is the mapped index. */
+static int
+publish(int fd, const char *tmp, const char *target,
+    const struct src_key *key, const struct idx_opts *o,
+    struct sv_index **out, struct sv_error *err)
+{
+	char why[256];
+
+	if (idx_map_index(fd, key, 1, out, why, sizeof why) != IDX_OK) {
+		unlink(tmp);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "index just written does not read back: %s", why);
+	}
+	if (!may_replace(target)) {
+		/* Someone put a file there meanwhile: leave it alone and
+		 * keep using our (now unlinked) mapping. */
+		idx_warnf(o, "%s: not an index, left alone; index kept in memory",
+		    target);
+		unlink(tmp);
+		(*out)->in_memory = 1;
+		return 0;
+	}
+	if (rename(tmp, target) != 0) {
+		int e = errno;
+
+		unlink(tmp);
+		idx_close(*out);
+		*out = NULL;
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "cannot rename %s: %s", tmp, strerror(e));
+	}
+	(*out)->path = xstrdup(target);
+	return 0;
+}
+
+/* Builds the index into target through a temp file. Returns 0 with *out
+ * set; -1 with err set. */
+static int
+build_file(const char *path, const char *target, const struct src_key *key,
+    const struct idx_opts *o, struct sv_index **out, struct sv_error *err)
+{
+	char *tmp = NULL;
+	int fd, r;
+
+	clean_stale_temps(target);
+	fd = create_temp(target, &tmp);
+	if (fd < 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	{
+		/* the magic from the start, so a build killed while parsing
+		 * leaves a file that a later one knows as ours */
+		uint8_t pre[IDX_PRELUDE_LEN];
+
+		memset(pre, 0, sizeof pre);
+		memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
+		if (pwrite(fd, pre, sizeof pre, 0) != (ssize_t)sizeof pre) {
+			int e = errno;
+
+			unlink(tmp);
+			close(fd);
+			free(tmp);
+			return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+			    strerror(e ? e : EIO));
+		}
+	}
+	r = idx_build_into(fd, path, key, o, err);
+	if (r == 0) {
+		r = publish(fd, tmp, target, key, o, out, err);
+		if (r == 0)
+			(*out)->built = 1;
+	} else {
+		unlink(tmp);
+	}
+	close(fd);
+	free(tmp);
+	return r;
+}
+
+/* Adds missing extension sections to a mapped index by rewriting it. */
+static int
+extend_file(struct sv_index **ixp, const char *target, const char *path,
+    const struct src_key *key, const struct idx_opts *o, struct sv_error *err)
+{
+	struct sv_index *ix = *ixp, *nix = NULL;
+	struct writer w;
+	char *tmp = NULL, *abs;
+	int fd, r;
+
+	if (idx_build_extensions(ix, ix->snap, o, err) != 0)
+		return -1;
+	fd = create_temp(target, &tmp);
+	if (fd < 0) {
+		idx_warnf(o, "%s: cannot add sections (%s); kept in memory",
+		    target, strerror(errno));
+		return 0;
+	}
+	memset(&w, 0, sizeof w);
+	w.fd = fd;
+	abs = realpath(path, NULL);
+	r = idx_rewrite_index(&w, ix, key, abs != NULL ? abs : path, err);
+	free(abs);
+	free(w.toc);
+	if (r == 0)
+		r = publish(fd, tmp, target, key, o, &nix, err);
+	else
+		unlink(tmp);
+	close(fd);
+	free(tmp);
+	if (r != 0) {
+		idx_warnf(o, "%s: cannot add sections (%s); kept in memory",
+		    target, err->msg);
+		sv_error_clear(err);
+		return 0;
+	}
+	nix->built = 1;
+	idx_close(ix);
+	*ixp = nix;
+	return 0;
+}
+
+/* Tries the index at ipath. 0: *out opened; 1: absent or unusable
+ * (why/kind set). */
+static int
+try_open(const char *ipath, const struct src_key *key, int quick,
+    struct sv_index **out, enum idx_why *kind, char *why, size_t wl)
+{
+	int fd = open(ipath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	*kind = IDX_OK;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(why, wl, "%s", strerror(errno));
+		*kind = errno == ELOOP ? IDX_FOREIGN : IDX_CORRUPT;
+		return 1;
+	}
+	*kind = idx_map_index(fd, key, quick, out, why, wl);
+	close(fd);
+	return *kind == IDX_OK ? 0 : 1;
+}
+
+int
+idx_open(const char *path, const struct idx_opts *opts,
+    struct sv_index **out, struct sv_error *err)
+{
+	struct idx_opts dflt;
+	const struct idx_opts *o = opts;
+	struct src_key key;
+	char *cand[2] = {NULL, NULL}, why[256];
+	int usable[2] = {1, 1}, n = 0, i, r, failed;
+	struct sv_error e2;
+
+	*out = NULL;
+	if (o == NULL) {
+		memset(&dflt, 0, sizeof dflt);
+		o = &dflt;
+	}
+	if (o->no_cache)
+		return idx_build_memory(path, o, out, err);
+	if (source_key(path, &key, err) != 0)
+		return -1;
+
+	/* Candidate locations, the preferred one first. */
+	if (o->cache_dir != NULL) {
+		if (idx_path_cache(path, o->cache_dir, &cand[n], err) != 0)
+			return -1;
+		n++;
+	} else {
+		char *beside = NULL, *cache = NULL;
+
+		idx_path_beside(path, &beside, err);
+		sv_error_clear(&e2);
+		idx_path_cache(path, NULL, &cache, &e2);
+		if (dir_writable(beside) || cache == NULL) {
+			cand[n++] = beside;
+			if (cache != NULL)
+				cand[n++] = cache;
+		} else {
+			cand[n++] = cache;
+			cand[n++] = beside;
+		}
+	}
+
+	for (i = 0; i < n && !o->force_rebuild; i++) {
+		enum idx_why kind;
+
+		if (try_open(cand[i], &key, o->verify == IDX_VERIFY_QUICK, out,
+			&kind, why, sizeof why) == 0) {
+			r = 0;
+			(*out)->path = xstrdup(cand[i]);
+			if (idx_missing_extensions(*out, o))
+				r = extend_file(out, cand[i], path, &key, o,
+				    err);
+			goto done;
+		}
+		if (kind == IDX_FOREIGN) {
+			idx_warnf(o, "%s: %s, left alone", cand[i],
+			    why);
+			usable[i] = 0;
+		} else if (kind != IDX_OK) {
+			idx_warnf(o, "%s: %s; rebuilding", cand[i], why);
+		}
+	}
+	for (i = 0; i < n && o->force_rebuild; i++)
+		if (!may_replace(cand[i])) {
+			idx_warnf(o, "%s: not an index, left alone", cand[i]);
+			usable[i] = 0;
+		}
+
+	/* Build into the first location that takes a file. A location that
+	 * fails is told about once: on its own line when a later one takes
+	 * the index, else in the one "working in memory" line. */
+	failed = -1;
+	for (i = 0; i < n; i++) {
+		if (!usable[i])
+			continue;
+		mkdir_parents(cand[i]);
+		sv_error_clear(&e2);
+		r = build_file(path, cand[i], &key, o, out, &e2);
+		if (r == 0) {
+			if (failed >= 0)
+				idx_warnf(o, "%s: cannot write the index (%s)",
+				    cand[failed], why);
+			goto done;
+		}
+		if (e2.code != SV_ERR_IO) {
+			/* bad input or cancelled: no point elsewhere */
+			*err = e2;
+			goto done;
+		}
+		snprintf(why, sizeof why, "%s", e2.msg);
+		failed = i;
+	}
+	if (failed >= 0)
+		idx_warnf(o, "%s: cannot write the index (%s); working in memory",
+		    cand[failed], why);
+	else
+		idx_warnf(o, "%s: no index written; working in memory", path);
+	r = idx_build_memory(path, o, out, err);
+done:
+	free(cand[0]);
+	free(cand[1]);
+	return r;
+}

@@ -1,0 +1,255 @@
+/*
+ * The leak view (U): ranked leak sites in the segment map's place. The
+ * selected site's leaked blocks are one highlighted band at the bottom
+ * of the timeline and their alloc events are marked on its axis; Enter
+ * and ]/[ move the cursor to its blocks. The analysis runs once per
+ * device, the first time the view opens.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/leaks.h"
+#include "render/anlist.h"
+#include "render/fmt.h"
+#include "tui/view.h"
+#include "util/xalloc.h"
+
+struct leaks_view {
+	int ok;                         /* analysis done */
+	struct an_leaks leaks;
+	struct an_leak_elems elems;
+	struct tl_hilite hl;            /* blocks of site hl_site */
+	uint64_t hl_site;
+	int64_t *marks;                 /* their alloc events, sorted */
+	uint64_t n_marks;
+	struct anlist list;
+};
+
+static int
+lk_open(struct app *a, void *priv)
+{
+	struct leaks_view *v = priv;
+	struct an_sites *sites = app_sites(a);
+	struct sv_error err;
+
+	if (sites == NULL)
+		return -1;
+	if (!v->ok) {
+		sv_error_clear(&err);
+		if (an_leaks(a->snap, &a->tl, sites, -1, -1, &v->leaks,
+		    &err) != 0) {
+			app_msg(a, "leaks: %s", err.msg);
+			return -1;
+		}
+		an_leak_elems(&a->tl, sites, &v->leaks, &v->elems);
+		v->hl_site = UINT64_MAX;
+		v->list.kind = ANLIST_LEAKS;
+		v->list.leaks = &v->leaks;
+		v->list.sites = sites;
+		v->ok = 1;
+	}
+	v->list.utf8 = a->utf8;
+	a->detail = DETAIL_SITE;
+	return 0;
+}
+
+static void
+lk_reset(struct app *a, void *priv)
+{
+	struct leaks_view *v = priv;
+
+	(void)a;
+	if (v->ok) {
+		an_leaks_destroy(&v->leaks);
+		an_leak_elems_destroy(&v->elems);
+	}
+	tl_hilite_destroy(&v->hl);
+	free(v->marks);
+}
+
+static void
+hilite(struct app *a, struct leaks_view *v, uint64_t k)
+{
+	const uint64_t *el = v->elems.elems + v->elems.off[k];
+	uint64_t cnt = v->elems.off[k + 1] - v->elems.off[k], i;
+
+	if (v->hl_site == k)
+		return;
+	tl_hilite_destroy(&v->hl);
+	tl_hilite_init(&v->hl, &a->tm, el, cnt);
+	free(v->marks);
+	v->marks = xcalloc(cnt + 1, sizeof *v->marks);
+	v->n_marks = 0;
+	for (i = 0; i < cnt; i++)
+		if (idx_tl_elem(&a->tl, el[i]).alloc_ev >= 0)
+			v->marks[v->n_marks++] = idx_tl_elem(&a->tl, el[i])
+			    .alloc_ev;
+	v->hl_site = k;
+}
+
+/* Title and info of the detail pane for the selected site. */
+static void
+site_detail(struct app *a, struct leaks_view *v)
+{
+	struct app_vdetail *d = &a->vdetail;
+	char b[FMT_BUF], c[FMT_BUF], e0[FMT_BUF], e1[FMT_BUF];
+	uint64_t k = v->list.sel;
+	const struct an_leak_site *s;
+
+	memset(d, 0, sizeof *d);
+	if (k >= v->leaks.n_sites)
+		return;
+	s = &v->leaks.sites[k];
+	d->stack = s->stack;
+	snprintf(d->title, sizeof d->title, "Leak site %" PRIu64 "/%" PRIu64
+	    " - %s in %s blocks never freed%s", k + 1, v->leaks.n_sites,
+	    fmt_size(b, sizeof b, s->bytes), fmt_count(c, sizeof c, s->count),
+	    s->periodic ? " - grows every step" : "");
+	if (s->first_ev >= 0)
+		snprintf(d->info, sizeof d->info, "allocated %s..%s - Enter: "
+		    "first block, ]/[: next/previous",
+		    fmt_event(e0, sizeof e0, s->first_ev),
+		    fmt_event(e1, sizeof e1, s->last_ev));
+	else
+		snprintf(d->info, sizeof d->info,
+		    "allocated before the trace began");
+}
+
+static void
+lk_sync(struct app *a, void *priv)
+{
+	struct leaks_view *v = priv;
+
+	if (v->leaks.n_sites == 0)
+		return;
+	if (v->list.sel >= v->leaks.n_sites)
+		v->list.sel = v->leaks.n_sites - 1;
+	hilite(a, v, v->list.sel);
+	a->view.hl = &v->hl;
+	a->view.marks = v->marks;
+	a->view.n_marks = v->n_marks;
+	site_detail(a, v);
+}
+
+/* Moves the cursor to a leaked block of the selected site: the first
+ * (how 0), or the next/previous one from the cursor (how 1/-1). */
+static void
+jump(struct app *a, struct leaks_view *v, int how)
+{
+	uint64_t k = v->list.sel, i, cnt, found = UINT64_MAX;
+	const uint64_t *el;
+
+	if (k >= v->leaks.n_sites)
+		return;
+	el = v->elems.elems + v->elems.off[k];
+	cnt = v->elems.off[k + 1] - v->elems.off[k];
+	for (i = 0; i < cnt; i++) {
+		int64_t ev = idx_tl_elem(&a->tl, el[i]).alloc_ev;
+
+		if (ev < 0)
+			continue;
+		if (how == 0 || (how > 0 && ev > a->view.cursor)) {
+			found = i;
+			break;
+		}
+		if (how < 0 && ev < a->view.cursor)
+			found = i;
+	}
+	if (found == UINT64_MAX) {
+		app_msg(a, how == 0 ? "every block of this site was allocated "
+		    "before the trace" : how > 0 ? "no later leaked block of "
+		    "this site" : "no earlier leaked block of this site");
+		return;
+	}
+	a->detail = DETAIL_EVENT;
+	a->detail_scroll = 0;
+	app_set_cursor(a, idx_tl_elem(&a->tl, el[found]).alloc_ev);
+	a->view.sel_elem = el[found];
+	app_msg(a, "leaked block %" PRIu64 " of %" PRIu64 " of site %" PRIu64,
+	    found + 1, cnt, k + 1);
+}
+
+static void
+lk_title(struct leaks_view *v, char *t, size_t size)
+{
+	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF];
+
+	snprintf(e, sizeof e, " - %" PRIu64 " steps", v->leaks.n_steps);
+	snprintf(t, size, "Leaks - %" PRIu64 " site%s - %s blocks, %s alive "
+	    "at the end%s", v->leaks.n_sites, v->leaks.n_sites == 1 ? "" : "s",
+	    fmt_count(b, sizeof b, v->leaks.count),
+	    fmt_size(c, sizeof c, v->leaks.bytes),
+	    v->leaks.n_steps > 0 ? e : "");
+}
+
+static void
+lk_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
+    int focused)
+{
+	struct leaks_view *v = priv;
+	char title[256];
+
+	lk_title(v, title, sizeof title);
+	pane_title(a, cb, r, focused, title);
+	anlist_render(&v->list, cb, r->x, r->y + 1, r->w, r->h - 1, focused);
+}
+
+static int
+lk_action(struct app *a, void *priv, enum action act, const struct rect *r)
+{
+	struct leaks_view *v = priv;
+	int f = pane_list_move(&v->list.sel, anlist_rows(&v->list), act, r);
+
+	if (f == 0 && (f = pane_move_cursor(a, act)) != 0)
+		return f;
+	if (f != 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+		return f;
+	}
+	if (act != ACT_ENTER)
+		return 0;
+	jump(a, v, 0);
+	return UI_HANDLED | UI_REDRAW;
+}
+
+static int
+lk_global(struct app *a, void *priv, enum action act)
+{
+	if (act != ACT_ALLOC_NEXT && act != ACT_ALLOC_PREV)
+		return 0;
+	jump(a, priv, act == ACT_ALLOC_NEXT ? 1 : -1);
+	return UI_HANDLED | UI_REDRAW;
+}
+
+static int
+lk_write(struct app *a, void *priv, FILE *f)
+{
+	struct leaks_view *v = priv;
+	char title[256];
+
+	(void)a;
+	lk_title(v, title, sizeof title);
+	fprintf(f, "%s\n", title);
+	return anlist_write(&v->list, f);
+}
+
+const struct view_ops view_leaks_ops = {
+	.name = "leaks",
+	.key = ACT_VIEW_LEAKS,
+	.slot = LAY_SEGMENTS,
+	.priv_size = sizeof(struct leaks_view),
+	.open = lk_open,
+	.reset = lk_reset,
+	.sync = lk_sync,
+	.draw = lk_draw,
+	.action = lk_action,
+	.global = lk_global,
+	.hint = "j/k site  Enter first block  ]/[ next/prev  Tab pane  "
+		"q close",
+	.write = lk_write,
+};
