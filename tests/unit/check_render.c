@@ -78,6 +78,25 @@ START_TEST(test_render_cellbuf_text)
 }
 END_TEST
 
+/* The screen decodes UTF-8 as strictly as the escaping does: an overlong
+ * '/', a surrogate and an invisible RLO each show as '?' per byte or
+ * code point, never as what they would pass for. */
+START_TEST(test_render_cellbuf_strict)
+{
+	struct cellbuf cb;
+	char *s;
+
+	cellbuf_init(&cb, 12, 1);
+	ck_assert_int_eq(cellbuf_puts(&cb, 0, 0,
+	    "a\xe0\x80\xaf" "b\xed\xa0\x80" "c\xe2\x80\xae" "d", 99, 0, 0),
+	    11);
+	s = cellbuf_to_text(&cb);
+	ck_assert_str_eq(s, "a???b???c?d\n");
+	free(s);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 START_TEST(test_render_fmt_units)
 {
 	char b[FMT_BUF];
@@ -523,6 +542,7 @@ render_suite(void)
 	TCase *sm = tcase_create("segmap");
 
 	tcase_add_test(tc, test_render_cellbuf_text);
+	tcase_add_test(tc, test_render_cellbuf_strict);
 	tcase_add_test(tc, test_render_fmt_units);
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);

@@ -46,6 +46,32 @@ START_TEST(test_escape_controls)
 }
 END_TEST
 
+/* The one decoder refuses what the screen's used to accept: overlong
+ * forms and surrogates. */
+START_TEST(test_utf8_decode)
+{
+	uint32_t cp = 0;
+
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe6\x97\xa5",
+	    3, &cp), 3);
+	ck_assert_uint_eq(cp, 0x65e5);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xf4\x8f\xbf\xbf",
+	    4, &cp), 4);
+	ck_assert_uint_eq(cp, 0x10ffff);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe0\x80\xaf",
+	    3, &cp), 0);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xc0\xaf",
+	    2, &cp), 0);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xed\xa0\x80",
+	    3, &cp), 0);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xf4\x90\x80\x80",
+	    4, &cp), 0);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe6\x97",
+	    2, &cp), 0);
+	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"x", 0, &cp), 0);
+}
+END_TEST
+
 START_TEST(test_escape_utf8)
 {
 	/* printable UTF-8 passes through */
@@ -68,9 +94,23 @@ START_TEST(test_escape_invisible)
 	ck_assert_str_eq(esc("\xe2\x81\xa6", 3), "\\u{2066}");
 	ck_assert_str_eq(esc("\xef\xbb\xbf", 3), "\\u{feff}");
 	ck_assert_str_eq(esc("\xc2\xad", 2), "\\u{00ad}");
+	/* the ones issue 18 found passing: a tag character, the line
+	 * separator, the Mongolian vowel separator, the grapheme joiner, the
+	 * Hangul fillers, a variation selector, an annotation anchor */
+	ck_assert_str_eq(esc("a\xf3\xa0\x80\x81" "b", 6), "a\\u{e0001}b");
+	ck_assert_str_eq(esc("\xe2\x80\xa8", 3), "\\u{2028}");
+	ck_assert_str_eq(esc("\xe1\xa0\x8e", 3), "\\u{180e}");
+	ck_assert_str_eq(esc("\xcd\x8f", 2), "\\u{034f}");
+	ck_assert_str_eq(esc("\xe3\x85\xa4", 3), "\\u{3164}");
+	ck_assert_str_eq(esc("\xe1\x85\x9f", 3), "\\u{115f}");
+	ck_assert_str_eq(esc("\xef\xb8\x8f", 3), "\\u{fe0f}");
+	ck_assert_str_eq(esc("\xef\xbf\xb9", 3), "\\u{fff9}");
+	/* a space that passes for U+0020 */
+	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\\u{202f}");
 	/* neighbours of the ranges are ordinary printable characters */
 	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");	/* U+2010 */
-	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\xe2\x80\xaf");	/* U+202F */
+	ck_assert_str_eq(esc("\xe2\x80\xb0", 3), "\xe2\x80\xb0");	/* U+2030 */
+	ck_assert_str_eq(esc(" ", 1), " ");
 }
 END_TEST
 
@@ -93,6 +133,9 @@ START_TEST(test_json_string)
 	ck_assert_str_eq(json("\x1b\n", 2), "\"\\u001b\\u000a\"");
 	ck_assert_str_eq(json("\xff" "x", 2), "\"\\ufffdx\"");
 	ck_assert_str_eq(json("\xe2\x80\xae", 3), "\"\\u202e\"");
+	/* past U+FFFF: a UTF-16 surrogate pair, as JSON requires */
+	ck_assert_str_eq(json("\xf3\xa0\x80\x81", 4), "\"\\udb40\\udc01\"");
+	ck_assert_str_eq(json("\xe2\x80\xa8", 3), "\"\\u2028\"");
 	ck_assert_str_eq(json("\xc3\xa9", 2), "\"\xc3\xa9\"");
 }
 END_TEST
@@ -283,6 +326,7 @@ util_suite(void)
 	TCase *ta = tcase_create("avl");
 
 	tcase_add_test(tc, test_escape_controls);
+	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
