@@ -262,8 +262,10 @@ an_frag(const struct snapshot *s, const struct idx_timeline *tl,
 			}
 		a->site = an_site_of(sites, a->stack);
 		if (r != NULL) {
-			if (replay_seek(r, (int64_t)i - 1, err) != 0)
+			if (replay_seek(r, (int64_t)i - 1, err) != 0) {
+				an_frag_destroy(out);
 				return -1;
+			}
 			stream_free(replay_state(r), a);
 		}
 		last_ev = (int64_t)i;
@@ -271,8 +273,10 @@ an_frag(const struct snapshot *s, const struct idx_timeline *tl,
 	if (at < -1 || at >= (int64_t)n)
 		at = (int64_t)n - 1;
 	if (r != NULL) {
-		if (replay_seek(r, at, err) != 0)
+		if (replay_seek(r, at, err) != 0) {
+			an_frag_destroy(out);
 			return -1;
+		}
 		an_frag_state_of(replay_state(r), &out->state);
 	} else {
 		out->state.at = at;

@@ -233,11 +233,11 @@ cmd_state(const struct cli_opts *o)
 		return cli_report(o->file, &err);
 	}
 	if (replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file),
-		    err.msg);
+		/* out of range: usage (1); a corrupt checkpoint: bad input */
+		rc = cli_report(o->file, &err);
 		replay_free(r);
 		cli_close(&in);
-		return CLI_EXIT_USAGE;
+		return rc;
 	}
 	if (o->json)
 		json_state((uint32_t)d, replay_state(r));
