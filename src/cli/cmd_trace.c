@@ -18,93 +18,39 @@
 
 #include "cli/cli.h"
 #include "replay/replay.h"
+#include "util/avl.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/sat.h"
 #include "util/units.h"
 #include "util/xalloc.h"
+
+/* Names by address, in ordered maps (util/avl): a file picks the
+ * addresses, so no hash it could flood and no list searched per event. */
+struct named {
+	struct avl_node node;    /* key: address */
+	uint64_t size;           /* segments: bytes from the segment_alloc */
+	uint32_t name;
+};
+
+/* The file's final segments of the device by address, for addresses no
+ * live segment_alloc names: span[i] ascending; reach[i] = the span of
+ * span[0..i] that ends highest (it holds an address past span[i]'s end
+ * when any earlier one does). */
+struct fspan {
+	uint64_t addr, end;
+	uint32_t seg;            /* index in s->segments */
+};
 
 struct names {
 	uint32_t *free;          /* recycled name numbers (a stack) */
 	size_t n_free, cap_free;
 	uint32_t next;
-	/* addr -> name number + 1, allocations and segments apart */
-	struct nmap {
-		uint64_t *key;
-		uint32_t *val;   /* 0 = empty slot... see nmap_* */
-		uint8_t *used;
-		size_t cap, n;
-	} alloc, seg;
-	/* live segment_alloc intervals (addr, size, name) */
-	struct ival {
-		uint64_t addr, size;
-		uint32_t name;
-	} *iv;
-	size_t n_iv, cap_iv;
+	struct avl alloc, seg;   /* live allocations, live segments */
+	struct fspan *span;
+	uint32_t *reach;
+	uint32_t n_span;
 };
-
-static size_t
-nmap_slot(const struct nmap *m, uint64_t key)
-{
-	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-
-	while (m->used[h] && m->key[h] != key)
-		h = (h + 1) & (m->cap - 1);
-	return h;
-}
-
-static void
-nmap_put(struct nmap *m, uint64_t key, uint32_t val)
-{
-	size_t h;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct nmap o = *m;
-		size_t i;
-
-		m->cap = o.cap ? o.cap * 2 : 256;
-		m->n = 0;
-		m->key = xcalloc(m->cap, sizeof *m->key);
-		m->val = xcalloc(m->cap, sizeof *m->val);
-		m->used = xcalloc(m->cap, 1);
-		for (i = 0; i < o.cap; i++)
-			if (o.used[i] == 1)
-				nmap_put(m, o.key[i], o.val[i]);
-		free(o.key);
-		free(o.val);
-		free(o.used);
-	}
-	h = nmap_slot(m, key);
-	if (m->used[h] != 1)
-		m->n++;
-	m->used[h] = 1;
-	m->key[h] = key;
-	m->val[h] = val;
-}
-
-/* Returns 1 and *val if present; del removes it (tombstone kept). */
-static int
-nmap_get(struct nmap *m, uint64_t key, uint32_t *val, int del)
-{
-	size_t h;
-
-	if (m->cap == 0)
-		return 0;
-	h = nmap_slot(m, key);
-	if (m->used[h] != 1)
-		return 0;
-	*val = m->val[h];
-	if (del)
-		m->used[h] = 2;
-	return 1;
-}
-
-static void
-nmap_free(struct nmap *m)
-{
-	free(m->key);
-	free(m->val);
-	free(m->used);
-}
 
 static uint32_t
 name_new(struct names *nm)
@@ -133,45 +79,114 @@ name_str(char *buf, size_t n, uint32_t v)
 	return buf;
 }
 
-/* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
- * of the file's final segments (by total_size), else MEM. */
-static void
-seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
-    uint64_t addr, char *name, size_t n, uint64_t *base)
+/* Sets the name at addr (replacing one there). */
+static struct named *
+name_put(struct avl *m, uint64_t addr, uint32_t v)
 {
-	size_t i;
-	uint32_t k, kend;
+	struct named *x = avl_insert(m, addr);
 
-	for (i = 0; i < nm->n_iv; i++)
-		if (addr - nm->iv[i].addr < nm->iv[i].size) {
-			name_str(name, n, nm->iv[i].name);
-			*base = nm->iv[i].addr;
-			return;
-		}
+	if (x == NULL)
+		x = avl_find(m, addr);
+	x->name = v;
+	return x;
+}
+
+/* Takes the name at addr out of m: 1 and *v when there was one. */
+static int
+name_take(struct avl *m, uint64_t addr, uint32_t *v)
+{
+	struct named *x = avl_find(m, addr);
+
+	if (x == NULL)
+		return 0;
+	*v = x->name;
+	avl_remove(m, x);
+	return 1;
+}
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct fspan *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+static void
+names_init(struct names *nm, const struct snapshot *s, uint32_t d)
+{
+	uint32_t k, kend, i;
+
+	memset(nm, 0, sizeof *nm);
+	avl_init(&nm->alloc, sizeof(struct named));
+	avl_init(&nm->seg, sizeof(struct named));
 	snap_device_segments(s, d, &k, &kend);
+	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1, sizeof *nm->span);
+	nm->reach = xreallocarray(NULL, (size_t)(kend - k) + 1,
+	    sizeof *nm->reach);
 	for (; k < kend; k++) {
 		const struct snap_segment *sg = &s->segments[k];
 
-		if (sg->device == d && addr - sg->addr < sg->total_size) {
-			snprintf(name, n, "seg_%u", k);
-			*base = sg->addr;
+		if (sg->device != d || sg->total_size == 0)
+			continue;
+		nm->span[nm->n_span].addr = sg->addr;
+		nm->span[nm->n_span].end = sv_sat_add(sg->addr, sg->total_size);
+		nm->span[nm->n_span++].seg = k;
+	}
+	if (nm->n_span > 1)
+		qsort(nm->span, nm->n_span, sizeof *nm->span, span_cmp);
+	for (i = 0; i < nm->n_span; i++)
+		nm->reach[i] = i > 0 && nm->span[nm->reach[i - 1]].end >
+		    nm->span[i].end ? nm->reach[i - 1] : i;
+}
+
+static void
+names_destroy(struct names *nm)
+{
+	avl_destroy(&nm->alloc);
+	avl_destroy(&nm->seg);
+	free(nm->free);
+	free(nm->span);
+	free(nm->reach);
+}
+
+/* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
+ * of the file's final segments (by total_size), else MEM. */
+static void
+seg_of(const struct names *nm, uint64_t addr, char *name, size_t n,
+    uint64_t *base)
+{
+	const struct named *x = avl_le(&nm->seg, addr);
+	uint32_t lo = 0, hi = nm->n_span;
+
+	if (x != NULL && addr - avl_key(x) < x->size) {
+		name_str(name, n, x->name);
+		*base = avl_key(x);
+		return;
+	}
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (nm->span[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		const struct fspan *f = &nm->span[lo - 1];
+
+		if (addr >= f->end)
+			f = &nm->span[nm->reach[lo - 1]];
+		if (addr < f->end) {
+			snprintf(name, n, "seg_%u", f->seg);
+			*base = f->addr;
 			return;
 		}
 	}
 	snprintf(name, n, "MEM");
 	*base = 0;
-}
-
-static void
-iv_remove(struct names *nm, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < nm->n_iv; i++)
-		if (nm->iv[i].addr == addr) {
-			nm->iv[i] = nm->iv[--nm->n_iv];
-			return;
-		}
 }
 
 /* What the listing calls event i's address: the name of the allocation or
@@ -185,8 +200,8 @@ struct evname {
 
 /* Updates the names for event i; fills *en when en != NULL. */
 static void
-event_names(struct names *nm, const struct snapshot *s, uint32_t d,
-    const struct snap_trace *t, uint64_t i, struct evname *en)
+event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
+    struct evname *en)
 {
 	uint64_t a = snap_ev_addr(t, i), base;
 	uint32_t v;
@@ -196,19 +211,23 @@ event_names(struct names *nm, const struct snapshot *s, uint32_t d,
 	switch (snap_ev_action(t, i)) {
 	case SNAP_ALLOC:
 		v = name_new(nm);
-		nmap_put(&nm->alloc, a, v);
+		name_put(&nm->alloc, a, v);
 		if (en == NULL)
 			break;
 		name_str(en->name, sizeof en->name, v);
-		seg_of(nm, s, d, a, en->seg, sizeof en->seg, &base);
+		seg_of(nm, a, en->seg, sizeof en->seg, &base);
 		en->off = a - base;
 		break;
 	case SNAP_FREE_REQUESTED:
-		if (en != NULL && nmap_get(&nm->alloc, a, &v, 0))
-			name_str(en->name, sizeof en->name, v);
+		if (en != NULL) {
+			const struct named *x = avl_find(&nm->alloc, a);
+
+			if (x != NULL)
+				name_str(en->name, sizeof en->name, x->name);
+		}
 		break;
 	case SNAP_FREE_COMPLETED:
-		if (nmap_get(&nm->alloc, a, &v, 1)) {
+		if (name_take(&nm->alloc, a, &v)) {
 			name_release(nm, v);
 			if (en != NULL)
 				name_str(en->name, sizeof en->name, v);
@@ -216,20 +235,13 @@ event_names(struct names *nm, const struct snapshot *s, uint32_t d,
 		break;
 	case SNAP_SEGMENT_ALLOC:
 		v = name_new(nm);
-		nmap_put(&nm->seg, a, v);
-		if (nm->n_iv == nm->cap_iv)
-			nm->iv = xgrow(nm->iv, &nm->cap_iv, nm->n_iv + 1,
-			    sizeof *nm->iv);
-		nm->iv[nm->n_iv].addr = a;
-		nm->iv[nm->n_iv].size = snap_ev_size(t, i);
-		nm->iv[nm->n_iv++].name = v;
+		name_put(&nm->seg, a, v)->size = snap_ev_size(t, i);
 		if (en != NULL)
 			name_str(en->name, sizeof en->name, v);
 		break;
 	case SNAP_SEGMENT_FREE:
-		if (nmap_get(&nm->seg, a, &v, 1)) {
+		if (name_take(&nm->seg, a, &v)) {
 			name_release(nm, v);
-			iv_remove(nm, a);
 			if (en != NULL)
 				name_str(en->name, sizeof en->name, v);
 		}
@@ -389,7 +401,7 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		from = 0;
 	if (to >= (int64_t)t->n)
 		to = (int64_t)t->n - 1;
-	memset(&nm, 0, sizeof nm);
+	names_init(&nm, s, d);
 	if (o->json)
 		printf("%s\n{\"device\": %u, \"from\": %" PRId64 ", \"to\": %"
 		    PRId64 ", \"entries\": %" PRId64 ", \"events\": [",
@@ -401,7 +413,7 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	for (i = 0; (int64_t)i <= to; i++) {
 		int shown = (int64_t)i >= from;
 
-		event_names(&nm, s, d, t, i, shown ? &en : NULL);
+		event_names(&nm, t, i, shown ? &en : NULL);
 		if (!shown)
 			continue;
 		if (o->json) {
@@ -419,10 +431,7 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 			printf("null}");
 	} else if (ok)
 		printf("TOTAL MEM: %s\n", sv_fmt_vz_bytes(sb, sizeof sb, mem));
-	nmap_free(&nm.alloc);
-	nmap_free(&nm.seg);
-	free(nm.free);
-	free(nm.iv);
+	names_destroy(&nm);
 }
 
 int
