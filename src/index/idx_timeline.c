@@ -122,30 +122,39 @@ add_ghosts(const struct snapshot *s, uint32_t d, struct idx_timeline *tl,
 	}
 }
 
-/* Backward pass: reserved after each event, from the final segments. */
+/* r clamped to what reserved can be. */
+static uint64_t
+reserved_of(__int128 r)
+{
+	return r < 0 ? 0 : r > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/* Backward pass: reserved after each event, from the final segments.
+ * Sizes are the file's: summed in 128 bits (2^32 segments and 2^36
+ * events of 2^64 bytes stay far inside), never through int64_t. */
 static void
 reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
     struct idx_timeline *tl)
 {
-	int64_t r = 0;
+	__int128 r = 0;
 	uint64_t i;
 	uint32_t g, gend;
 
 	snap_device_segments(s, d, &g, &gend);
 	for (; g < gend; g++)
 		if (s->segments[g].device == d)
-			r += (int64_t)s->segments[g].total_size;
+			r += s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
-		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
+		tl->reserved[i] = reserved_of(r);
 		switch (t->action[i]) {
 		case SNAP_SEGMENT_ALLOC:
-		case SNAP_SEGMENT_MAP: r -= (int64_t)t->size[i]; break;
+		case SNAP_SEGMENT_MAP: r -= t->size[i]; break;
 		case SNAP_SEGMENT_FREE:
-		case SNAP_SEGMENT_UNMAP: r += (int64_t)t->size[i]; break;
+		case SNAP_SEGMENT_UNMAP: r += t->size[i]; break;
 		default: break;
 		}
 	}
-	tl->base_reserved = r < 0 ? 0 : (uint64_t)r;
+	tl->base_reserved = reserved_of(r);
 }
 
 int
