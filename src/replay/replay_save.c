@@ -143,8 +143,11 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 	b.len = len - 8;
 	b.off = 8;
 	r = replay_open(s, d);
-	if (rbuf_u64(&b) != d || rbuf_u64(&b) != r->n ||
-	    (info_get(&b, &r->info), load_learned(r, &b)) != 0 ||
+	if (rbuf_u64(&b) == d && rbuf_u64(&b) == r->n)
+		info_get(&b, &r->info);
+	else
+		b.bad = 1;
+	if (b.bad || load_learned(r, &b) != 0 ||
 	    ckpt_load(&r->ck, &b, r->n) != 0 || b.off != b.len ||
 	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);
