@@ -141,7 +141,8 @@ struct replay_check {
 };
 #define REPLAY_MAX_ISSUES 1000
 /* Fills c (caller storage; free with replay_check_destroy). Moves the
- * replay's cursor. Returns 0 (c->n_issues may be > 0), -1 on error. */
+ * replay's cursor. Returns 0 (c->n_issues may be > 0), or -1 on error
+ * with err set and c left empty. */
 int replay_check(struct replay *r, struct replay_check *c,
     struct sv_error *err);
 void replay_check_destroy(struct replay_check *c);

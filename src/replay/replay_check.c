@@ -318,8 +318,10 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 		ISSUE(c, REPLAY_EV_END, 0, "%" PRIu64 " events do not fit the "
 		    "final segments when undone backwards",
 		    r->info.n_undo_anomalies);
-	if (replay_seek(r, (int64_t)r->n - 1, err) != 0)
+	if (replay_seek(r, (int64_t)r->n - 1, err) != 0) {
+		replay_check_destroy(c);
 		return -1;
+	}
 	rstate_init(&fin);
 	replay_final_state(r, &fin, 1);
 	cmp_states(r, c, &fin, &r->cur);
