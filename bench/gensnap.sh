@@ -1,10 +1,13 @@
 #!/bin/sh
-# bench/gensnap.sh [MB] [SHORT_MB] -- output speed of contrib/gensnap.py.
+# bench/gensnap.sh [MB] [SHORT_MB] [SCENARIOS] -- output speed of
+# contrib/gensnap.py.
 #
-# 1. `leak` (the scenario whose live set grows without bound) with Python
-#    and with C++ stacks, about MB megabytes each (default 1000), and the
-#    same two configurations at SHORT_MB (default 50): the ratio of the
-#    two rates shows whether the speed decays with size;
+# 1. `leak` (the scenario whose live set grows without bound) and
+#    `training` with Python and with C++ stacks, about MB megabytes each
+#    (default 1000), and the same configurations at SHORT_MB (default 50):
+#    the ratio of the two rates shows whether the speed decays with size
+#    (SCENARIOS, default "leak training", replaces the two; when it is
+#    given, part 2 is skipped);
 # 2. every scenario with both stack kinds at about SHORT_MB megabytes
 #    (`wrapped`: a ring buffer of N events out of 1.1 N, `oom`: N events
 #    of steady steps, then growing batches until it runs out of memory).
@@ -23,6 +26,7 @@ set -eu
 cd "$(dirname "$0")/.."
 mb=${1:-1000}
 short=${2:-50}
+big=${3-leak training}
 out=bench/out
 mkdir -p "$out"
 py=${PYTHON3:-python3}
@@ -37,6 +41,8 @@ bpe() {
 	oom-python) echo 67 ;;
 	multi-python|expandable-python|graphs-python) echo 65 ;;
 	npu-python) echo 55 ;;
+	training-python) echo 93 ;;
+	training-cpp) echo 167 ;;
 	legacy-python) echo 50 ;;
 	*-cpp) echo 180 ;;
 	esac
@@ -95,15 +101,18 @@ header() {
 	    "x base" RSS_MB
 }
 
-echo "== leak at ${short} MB and ${mb} MB (rate must not decay with size)"
+echo "== $big at ${short} MB and ${mb} MB (rate must not decay with size)"
 header
-for k in python cpp; do
-	run leak "$k" "$short"
-	run leak "$k" "$mb"
+for s in $big; do
+	for k in python cpp; do
+		run "$s" "$k" "$short"
+		run "$s" "$k" "$mb"
+	done
 done
+[ $# -lt 3 ] || exit 0
 echo "== every scenario at ${short} MB"
 header
-for s in leak frag oom multi expandable graphs wrapped legacy npu; do
+for s in leak frag oom multi expandable graphs wrapped legacy npu training; do
 	for k in python cpp; do
 		run "$s" "$k" "$short"
 	done

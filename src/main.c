@@ -5,11 +5,13 @@
 #include "config.h"
 
 #include "cli/cli.h"
+#include "util/fatal.h"
 #include "util/xalloc.h"
 
 int
 main(int argc, char **argv)
 {
 	xalloc_tune();
+	sv_fatal_install();
 	return cli_main(argc, argv);
 }

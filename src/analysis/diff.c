@@ -63,9 +63,7 @@ row_of(struct rowset *rs, const char *label)
 	}
 	XGROW(rs->d->rows, rs->cap, (size_t)rs->d->n_rows + 1);
 	memset(&rs->d->rows[rs->d->n_rows], 0, sizeof rs->d->rows[0]);
-	rs->d->rows[rs->d->n_rows].label = strdup(label);
-	if (rs->d->rows[rs->d->n_rows].label == NULL)
-		abort();
+	rs->d->rows[rs->d->n_rows].label = xstrdup(label);
 	u64map_put(&rs->by_hash, h, rs->d->n_rows);
 	return rs->d->n_rows++;
 }

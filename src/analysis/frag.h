@@ -9,23 +9,42 @@
  * free block sizes, and per segment its free bytes and gaps (free
  * blocks).
  *
+ * Cached memory: segments with no live block ("whole free segments")
+ * and what torch.cuda.empty_cache() would give back (whole free segments
+ * of the default pool; in expandable segments the 2 MiB pages inside
+ * free blocks; private pools of CUDA graphs are left out); reserved now
+ * against reserved at the Active Memory Timeline's peak and the most
+ * reserved over the trace; free memory per pool (small: requests up to
+ * 1 MiB, large: the rest).
+ *
  * Every segment_alloc (and segment_map, for expandable segments) of the
  * trace: the gap reserved - allocated just before it (Active Memory
  * Timeline: requested bytes), the request that triggered it (the first
  * alloc after it), and, from the replayed state just before it, the free
- * bytes and the largest free block on its stream: the memory it could
- * not use. One forward walk: replay_seek moves forward only.
+ * bytes and the largest free block on its stream, in all pools and in
+ * the pool the request needed: the memory it could not use. Each look
+ * scans the whole state, so with more than AN_FRAG_EXAMINE segment allocs
+ * only those with the largest gaps (and the last) are looked at
+ * (n_examined); the others have no state (has_state 0).
  *
- * Hints are short sentences, each made from the numbers that justify it.
+ * Hints are short sentences, each made from the numbers that justify it:
+ * expandable segments only when they are not in use already (no
+ * expandable segment, no segment_map, no expandable_segments:True),
+ * naming PYTORCH_NPU_ALLOC_CONF for torch_npu files; bucketing only when
+ * some call site asks for large blocks of different sizes from step to
+ * step (steps.h), and such a request made a segment.
  */
 #include <stdint.h>
 
 #include "analysis/site.h"
+#include "analysis/steps.h"
 #include "index/idx_timeline.h"
 #include "replay/replay.h"
 
 #define AN_FRAG_BUCKETS 48 /* free-block histogram: bucket k = [2^k, 2^k+1) */
-#define AN_FRAG_MAX_HINTS 4
+#define AN_FRAG_MAX_HINTS 5
+#define AN_SMALL_REQUEST (1u << 20) /* requests up to this: small pool */
+#define AN_FRAG_EXAMINE 256 /* segment allocs whose state is looked at */
 
 struct an_frag_seg {
 	uint64_t addr, size, stream;
@@ -34,6 +53,12 @@ struct an_frag_seg {
 	uint64_t gaps;          /* inactive blocks */
 	uint64_t largest_free;
 	int is_expandable;
+};
+
+/* Free memory of one pool (0: small, 1: large). */
+struct an_frag_pool {
+	uint64_t segments, reserved;
+	uint64_t free_bytes, free_blocks, largest_free;
 };
 
 struct an_frag_state {
@@ -50,6 +75,12 @@ struct an_frag_state {
 	uint64_t hist_bytes[AN_FRAG_BUCKETS]; /* bytes */
 	struct an_frag_seg *segs;   /* by free bytes, largest first */
 	uint32_t n_segs;
+	struct an_frag_pool pools[2]; /* small, large */
+	uint64_t whole_free_segs;   /* segments with no live block */
+	uint64_t whole_free_bytes;
+	uint64_t release_bytes;     /* what empty_cache() would give back */
+	uint64_t release_segs;      /* of them whole segments */
+	uint64_t private_free_bytes; /* whole free segments of graph pools */
 };
 
 struct an_frag_alloc {
@@ -64,12 +95,16 @@ struct an_frag_alloc {
 	int has_state;
 	uint64_t stream_free;       /* inactive bytes on the stream before */
 	uint64_t stream_largest;    /* largest inactive block there */
+	int large;                  /* the request's pool is the large one */
+	uint64_t pool_free;         /* the same in the request's pool */
+	uint64_t pool_largest;
 };
 
 enum an_hint_kind {
 	AN_HINT_EXPANDABLE,
 	AN_HINT_MAX_SPLIT,
-	AN_HINT_BUCKETS
+	AN_HINT_BUCKETS,
+	AN_HINT_EMPTY_CACHE
 };
 
 struct an_hint {
@@ -83,15 +118,34 @@ struct an_frag {
 	struct an_frag_alloc *allocs; /* worst (largest gap) first */
 	uint64_t n_allocs;
 	int64_t last;                /* index in allocs of the last one */
-	uint64_t n_unusable;         /* free on stream >= request, largest <
+	uint64_t n_examined;         /* allocs whose state was looked at: all,
+					or the AN_FRAG_EXAMINE with the
+					largest gaps (and the last) */
+	uint64_t n_unusable;         /* of them: free in the request's pool
+					on its stream >= request, largest <
 					request */
 	struct an_hint hints[AN_FRAG_MAX_HINTS];
 	int n_hints;
+	/* reserved over the trace */
+	int64_t peak_ev;             /* Active Memory Timeline peak, -1 */
+	uint64_t peak_allocated, reserved_at_peak;
+	int64_t reserved_max_ev;     /* most reserved (-1: before the trace) */
+	uint64_t reserved_max;
+	int expandable_in_use;
+	int npu;                     /* torch_npu: PYTORCH_NPU_ALLOC_CONF */
+	const char *conf_env;        /* PYTORCH_CUDA_ALLOC_CONF or _NPU_ */
+	/* call sites whose large requests change size from step to step */
+	uint64_t n_varying;
+	uint32_t varying_stack;      /* the one with most allocations */
+	uint64_t varying_lo, varying_hi, varying_steps;
 };
 
 /* Computes the report; the state is taken after event at (at < -1 or
  * past the end: the last event). r may be NULL (no block state: only
- * the timeline figures). */
+ * the timeline figures). steps may be NULL (found here). */
+int an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
+    struct replay *r, struct an_sites *sites, const struct an_steps *steps,
+    int64_t at, struct an_frag *out, struct sv_error *err);
 int an_frag(const struct snapshot *s, const struct idx_timeline *tl,
     struct replay *r, struct an_sites *sites, int64_t at, struct an_frag *out,
     struct sv_error *err);

@@ -1,6 +1,6 @@
 /*
  * Leak ranking: surviving allocations of a window grouped by call site,
- * with per-step periodicity. See leaks.h.
+ * with the steps they fall into. See leaks.h.
  */
 #include "config.h"
 
@@ -9,98 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/replay_round.h"
 #include "util/search.h"
 #include "util/xalloc.h"
 
-uint64_t
-an_round_size(uint64_t n)
-{
-	if (n < 512)
-		return 512;
-	return (n + 511) / 512 * 512;
-}
-
 static int
-cmp_i64(const void *a, const void *b)
+leaked(const struct idx_elem *e, int64_t from, int64_t to)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-int64_t *
-an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n)
-{
-	const struct snap_trace *t = snap_trace_of(s, d);
-	int64_t *out = NULL;
-	uint64_t m = 0, i, k;
-	size_t cap = 0;
-
-	*n = 0;
-	if (t == NULL || t->n == 0 || !snap_trace_has_time(t))
-		return NULL;
-	for (i = 0; i < s->n_annotations; i++) {
-		const struct snap_annotation *a = &s->annotations[i];
-		uint64_t lo = 0, hi = t->n;
-
-		if (a->stage != SNAP_STAGE_START || a->device != d ||
-		    strncmp(snap_str(s, a->name), "ProfilerStep", 12) != 0)
-			continue;
-		/* First event at or after the step's start. */
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (snap_ev_time(t, mid) < a->time_us)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		XGROW(out, cap, m + 1);
-		out[m++] = (int64_t)lo;
-	}
-	if (m == 0)
-		return NULL;
-	qsort(out, m, sizeof *out, cmp_i64);
-	for (i = 1, k = 1; i < m; i++)
-		if (out[i] != out[k - 1])
-			out[k++] = out[i];
-	*n = k;
-	return out;
-}
-
-int
-an_periodic(const int64_t *ev, uint64_t n, uint64_t window, uint64_t *bursts,
-    uint64_t *period)
-{
-	uint64_t i, maxgap = 0, mingap = UINT64_MAX, big = 0, sum = 0;
-	uint64_t span;
-
-	*bursts = n > 0;
-	*period = 0;
-	if (n < 2)
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((uint64_t)(ev[i] - ev[i - 1]) > maxgap)
-			maxgap = (uint64_t)(ev[i] - ev[i - 1]);
-	if (maxgap == 0)
-		return 0;
-	for (i = 1; i < n; i++) {
-		uint64_t g = (uint64_t)(ev[i] - ev[i - 1]);
-
-		if (g * 2 > maxgap) {
-			big++;
-			sum += g;
-			if (g < mingap)
-				mingap = g;
-		}
-	}
-	*bursts = big + 1;
-	*period = sum / big;
-	span = (uint64_t)(ev[n - 1] - ev[0]);
-	/* At least three bursts; between two bursts at least one other
-	 * allocation with its free (3 events), else it is one burst. */
-	return big >= 2 && mingap > 3 && maxgap <= 2 * mingap &&
-	    span * 4 >= window;
+	return e->alloc_ev >= from && e->alloc_ev <= to &&
+	    (e->free_ev < 0 || e->free_ev > to);
 }
 
 static int
@@ -117,72 +34,98 @@ cmp_site(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
+struct addr_bound {
+	const struct replay_state *st;
+	uint64_t addr;
+};
+
 static int
-leaked(const struct idx_elem *e, int64_t from, int64_t to)
+block_below(const void *ctx, uint64_t i)
 {
-	return e->alloc_ev >= from && e->alloc_ev <= to &&
-	    (e->free_ev < 0 || e->free_ev > to);
+	const struct addr_bound *b = ctx;
+
+	return b->st->blocks[i].addr < b->addr;
 }
 
-/* Fills the steps or periodicity of each site from its events. */
+/* Size of the block at addr in a replayed state (blocks by address), or
+ * 0 when no live block starts there. */
+static uint64_t
+block_size_at(const struct replay_state *st, uint64_t addr)
+{
+	struct addr_bound b = {st, addr};
+	uint32_t lo = (uint32_t)sv_partition(0, st->n_blocks, block_below, &b);
+
+	if (lo < st->n_blocks && st->blocks[lo].addr == addr &&
+	    st->blocks[lo].state != SNAP_BLOCK_INACTIVE)
+		return st->blocks[lo].size;
+	return 0;
+}
+
+/* Steps overlapping the window, complete ones inside it, mean length. */
 static void
-rank_sites(struct an_leaks *out, const int64_t *evs, const uint64_t *off,
-    const uint32_t *slot_site, const int64_t *steps, uint64_t n_steps)
+window_steps(struct an_leaks *out, const struct an_steps *st)
 {
 	int64_t from = out->from < 0 ? 0 : out->from;
-	uint64_t window = (uint64_t)(out->to - from + 1), i, j;
-	uint64_t best = 0;
+	uint64_t i, len = 0;
 
-	if (n_steps >= 2) {
-		out->steps_source = AN_STEPS_ANNOTATIONS;
-		out->n_steps = sv_count_le_i64(steps, n_steps, out->to) -
-		    sv_count_le_i64(steps, n_steps, from) + 1;
-	}
-	for (i = 0; i < out->n_sites; i++) {
-		struct an_leak_site *ls = &out->sites[i];
-		const int64_t *e = evs + off[slot_site[i]];
-		uint64_t n = off[slot_site[i] + 1] - off[slot_site[i]];
+	out->steps_source = st->source;
+	for (i = 0; i < st->n; i++) {
+		const struct an_step *p = &st->steps[i];
 
-		if (out->steps_source == AN_STEPS_ANNOTATIONS) {
-			uint64_t last = UINT64_MAX, st;
+		if (p->last < from || p->first > out->to)
+			continue;
+		out->n_steps++;
+		len += (uint64_t)(p->last - p->first + 1);
+		if (p->complete && p->first >= from && p->last <= out->to)
+			out->n_complete++;
+	}
+	out->judged = out->n_complete >= 2;
+	out->period = out->n_steps ? len / out->n_steps : 0;
+}
 
-			ls->steps_hit = 0;
-			for (j = 0; j < n; j++) {
-				/* step starts <= e[j]: the step holding it
-				 * (0 = before the first step) */
-				st = sv_count_le_i64(steps, n_steps, e[j]);
-				if (st != last)
-					ls->steps_hit++;
-				last = st;
-			}
-			ls->periodic = ls->steps_hit >= 2 &&
-			    ls->steps_hit * 2 >= out->n_steps;
-		} else {
-			ls->periodic = an_periodic(e, n, window,
-			    &ls->steps_hit, &ls->period);
-			if (ls->periodic && ls->steps_hit > best) {
-				best = ls->steps_hit;
-				out->period = ls->period;
-			}
-		}
-	}
-	if (out->steps_source != AN_STEPS_ANNOTATIONS && out->period > 0) {
-		out->steps_source = AN_STEPS_PERIODICITY;
-		out->n_steps = (window + out->period - 1) / out->period;
-	}
+/* Per site: the step of its last leaked block, how many it left in that
+ * step (cur) and in the steps before (fewest lo, most hi). */
+struct slot {
+	int64_t last_step;
+	uint64_t cur, lo, hi;
+	uint64_t cat_bytes[AN_CAT_COUNT];
+};
+
+/* A leak leaves about as many blocks in every step it hits: at most
+ * twice as many in one as in another. The window's last step may hold
+ * more (what it allocated had no time to be freed yet), so it may be
+ * left out when at least two other steps are steady. */
+static int
+steady(const struct slot *sl, uint64_t hits, int last_is_window_end)
+{
+	uint64_t lo = sl->lo < sl->cur ? sl->lo : sl->cur;
+	uint64_t hi = sl->hi > sl->cur ? sl->hi : sl->cur;
+
+	if (hi <= 2 * lo)
+		return 1;
+	return last_is_window_end && hits >= 3 && sl->hi <= 2 * sl->lo;
 }
 
 int
-an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
-    struct an_sites *sites, int64_t from, int64_t to, struct an_leaks *out,
-    struct sv_error *err)
+an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
+    struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
+    int64_t to, struct an_leaks *out, struct sv_error *err)
 {
-	uint64_t i, n_steps = 0, *cnt, *off, *pos;
-	uint32_t *slot_of, *slot_site, n_slots = 0;
-	int64_t *evs, *steps;
+	static const struct an_leaks_with none;
+	const struct replay_state *rs = NULL;
+	struct an_steps own;
+	const struct an_steps *steps;
+	uint32_t *slot_of = NULL, n_slots = 0;
+	struct slot *slots = NULL;
+	size_t cap_of = 0, cap_sl = 0, cap_ls = 0;
+	int rule = REPLAY_ROUND_CUDA;
+	int64_t last_step;
+	uint64_t i;
 
-	(void)err;
+	if (with == NULL)
+		with = &none;
 	memset(out, 0, sizeof *out);
+	memset(&own, 0, sizeof own);
 	out->device = tl->device;
 	if (from < -1)
 		from = -1;
@@ -192,110 +135,139 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
 	out->to = to;
 	if (tl->n_events == 0 || from > to)
 		return 0;
-	/* Pass 1: a slot per site that leaks, counts per slot. */
-	slot_of = NULL;
-	cnt = NULL;
-	slot_site = NULL;
-	{
-		size_t cap_of = 0, cap_cnt = 0, cap_ss = 0, cap_ls = 0;
-
-		for (i = 0; i < tl->n_elems; i++) {
-			const struct idx_elem e_v = idx_tl_elem(tl, i);
-			const struct idx_elem *e = &e_v;
-			uint32_t site;
-			uint64_t k;
-
-			if (!leaked(e, from, to)) {
-				if (e->alloc_ev < from &&
-				    (e->free_ev < 0 || e->free_ev > to)) {
-					out->alive_before++;
-					out->alive_before_bytes += e->size;
-				}
-				continue;
-			}
-			site = an_site_of(sites, e->stack);
-			if (site >= cap_of) {
-				size_t old = cap_of;
-
-				XGROW(slot_of, cap_of, (size_t)site + 1);
-				memset(slot_of + old, 0xff,
-				    (cap_of - old) * sizeof *slot_of);
-			}
-			if (slot_of[site] == UINT32_MAX) {
-				XGROW(cnt, cap_cnt, (size_t)n_slots + 1);
-				XGROW(slot_site, cap_ss, (size_t)n_slots + 1);
-				XGROW(out->sites, cap_ls, (size_t)n_slots + 1);
-				slot_site[n_slots] = site;
-				cnt[n_slots] = 0;
-				memset(&out->sites[n_slots], 0,
-				    sizeof out->sites[n_slots]);
-				out->sites[n_slots].site = site;
-				out->sites[n_slots].stack = e->stack;
-				out->sites[n_slots].first_ev = e->alloc_ev;
-				out->sites[n_slots].last_ev = e->alloc_ev;
-				slot_of[site] = n_slots++;
-			}
-			k = slot_of[site];
-			if (e->alloc_ev < 0) {
-				out->sites[k].before_trace++;
-				out->before_trace++;
-			} else {
-				cnt[k]++;
-			}
-			out->sites[k].count++;
-			out->sites[k].bytes += e->size;
-			out->sites[k].rounded += an_round_size(e->size);
-			if (e->alloc_ev >= 0 && (out->sites[k].first_ev < 0 ||
-						     e->alloc_ev <
-							 out->sites[k].first_ev))
-				out->sites[k].first_ev = e->alloc_ev;
-			if (e->alloc_ev > out->sites[k].last_ev)
-				out->sites[k].last_ev = e->alloc_ev;
-			out->count++;
-			out->bytes += e->size;
-			out->rounded += an_round_size(e->size);
+	steps = with->steps;
+	if (steps == NULL) {
+		if (an_steps_find(s, tl->device, &own, err) != 0)
+			return -1;
+		steps = &own;
+	}
+	window_steps(out, steps);
+	last_step = an_step_at(steps, to);
+	out->has_categories = with->cats != NULL &&
+	    with->cats->n_elems == tl->n_elems;
+	if (with->replay != NULL) {
+		if (replay_seek(with->replay, to, err) != 0) {
+			an_steps_destroy(&own);
+			return -1;
 		}
+		rs = replay_state(with->replay);
+		out->rounded_from_state = 1;
+	} else {
+		rule = replay_round_detect(s, tl->device, NULL);
+	}
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem e = idx_tl_elem(tl, i);
+		struct an_leak_site *ls;
+		uint64_t k, bs = 0;
+		uint32_t site;
+		int64_t st;
+		unsigned cat;
+
+		if (!leaked(&e, from, to)) {
+			if (e.alloc_ev < from &&
+			    (e.free_ev < 0 || e.free_ev > to)) {
+				out->alive_before++;
+				out->alive_before_bytes += e.size;
+			}
+			continue;
+		}
+		site = an_site_of(sites, e.stack);
+		if (site >= cap_of) {
+			size_t old = cap_of;
+
+			XGROW(slot_of, cap_of, (size_t)site + 1);
+			memset(slot_of + old, 0xff,
+			    (cap_of - old) * sizeof *slot_of);
+		}
+		if (slot_of[site] == UINT32_MAX) {
+			XGROW(slots, cap_sl, (size_t)n_slots + 1);
+			XGROW(out->sites, cap_ls, (size_t)n_slots + 1);
+			memset(&slots[n_slots], 0, sizeof slots[n_slots]);
+			slots[n_slots].last_step = -1;
+			slots[n_slots].lo = UINT64_MAX;
+			ls = &out->sites[n_slots];
+			memset(ls, 0, sizeof *ls);
+			ls->site = site;
+			ls->stack = e.stack;
+			ls->first_ev = e.alloc_ev;
+			ls->last_ev = e.alloc_ev;
+			ls->category = -1;
+			slot_of[site] = n_slots++;
+		}
+		k = slot_of[site];
+		ls = &out->sites[k];
+		if (rs != NULL)
+			bs = block_size_at(rs, e.addr);
+		if (bs == 0)
+			bs = replay_round_size(rule, e.size);
+		if (e.alloc_ev < 0) {
+			ls->before_trace++;
+			out->before_trace++;
+		} else if ((st = an_step_at(steps, e.alloc_ev)) >= 0) {
+			struct slot *sl = &slots[k];
+
+			/* elements come in alloc order: steps only grow */
+			if (st != sl->last_step) {
+				if (sl->last_step >= 0) {
+					if (sl->cur < sl->lo)
+						sl->lo = sl->cur;
+					if (sl->cur > sl->hi)
+						sl->hi = sl->cur;
+				}
+				ls->steps_hit++;
+				sl->last_step = st;
+				sl->cur = 0;
+			}
+			sl->cur++;
+		}
+		ls->count++;
+		ls->bytes += e.size;
+		ls->rounded += bs;
+		if (e.alloc_ev >= 0 && (ls->first_ev < 0 ||
+		    e.alloc_ev < ls->first_ev))
+			ls->first_ev = e.alloc_ev;
+		if (e.alloc_ev > ls->last_ev)
+			ls->last_ev = e.alloc_ev;
+		if (out->has_categories) {
+			cat = an_category_of(with->cats, i);
+			slots[k].cat_bytes[cat] += e.size;
+			out->cat_bytes[cat] += e.size;
+			out->cat_count[cat]++;
+		}
+		out->count++;
+		out->bytes += e.size;
+		out->rounded += bs;
 	}
 	out->n_sites = n_slots;
-	if (n_slots == 0) {
-		free(slot_of);
-		free(cnt);
-		free(slot_site);
-		return 0;
-	}
-	/* Pass 2: events per slot (slot i's events at off[i]..off[i+1]);
-	 * slot_site is reused as the identity map slot -> slot. */
-	off = xmalloc((n_slots + 1) * sizeof *off);
-	pos = xmalloc(n_slots * sizeof *pos);
-	off[0] = 0;
-	for (i = 0; i < n_slots; i++)
-		off[i + 1] = off[i] + cnt[i];
-	memcpy(pos, off, n_slots * sizeof *pos);
-	evs = xmalloc((off[n_slots] + 1) * sizeof *evs);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e_v = idx_tl_elem(tl, i);
-		const struct idx_elem *e = &e_v;
-
-		if (e->alloc_ev >= 0 && leaked(e, from, to))
-			evs[pos[slot_of[an_site_of(sites, e->stack)]]++] =
-			    e->alloc_ev;
-	}
 	for (i = 0; i < n_slots; i++) {
-		qsort(evs + off[i], off[i + 1] - off[i], sizeof *evs,
-		    cmp_i64);
-		slot_site[i] = (uint32_t)i;
+		struct an_leak_site *ls = &out->sites[i];
+		unsigned c, best = 0;
+
+		ls->periodic = out->judged && ls->steps_hit >= 2 &&
+		    ls->steps_hit * 2 >= out->n_steps &&
+		    steady(&slots[i], ls->steps_hit,
+			slots[i].last_step == last_step);
+		if (!out->has_categories)
+			continue;
+		for (c = 1; c < AN_CAT_COUNT; c++)
+			if (slots[i].cat_bytes[c] > slots[i].cat_bytes[best])
+				best = c;
+		ls->category = (int)best;
 	}
-	steps = an_step_starts(s, tl->device, &n_steps);
-	rank_sites(out, evs, off, slot_site, steps, n_steps);
-	qsort(out->sites, out->n_sites, sizeof *out->sites, cmp_site);
-	free(steps);
-	free(evs);
-	free(pos);
-	free(off);
+	if (n_slots > 0)
+		qsort(out->sites, out->n_sites, sizeof *out->sites, cmp_site);
+	free(slots);
 	free(slot_of);
-	free(cnt);
-	free(slot_site);
+	an_steps_destroy(&own);
 	return 0;
+}
+
+int
+an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
+    struct an_sites *sites, int64_t from, int64_t to, struct an_leaks *out,
+    struct sv_error *err)
+{
+	return an_leaks_ex(s, tl, sites, NULL, from, to, out, err);
 }
 
 void

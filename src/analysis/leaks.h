@@ -5,48 +5,48 @@
  * grouped by call site (site.h), and ranked so that the steady per-step
  * leak comes first.
  *
- * Steps come from ProfilerStep#N START annotations of the device
- * (mapped to events through time_us) when there are at least two; else
- * from the periodicity of each site's own surviving allocations: they
- * are split into bursts at the gaps larger than half the largest gap,
- * and the site is periodic when there are at least three bursts, more
- * than 3 events apart (one other allocation and its free), the gaps
- * between bursts are regular (largest <= 2x smallest) and the bursts
- * span at least a quarter of the window. With annotations a site is
- * periodic when its blocks fall into at least two steps and into at
- * least half of the steps the window covers.
+ * Steps come from steps.h (ProfilerStep annotations, else the
+ * optimizer's, else the trace repeating itself). A leak across steps can
+ * be judged only when the window holds at least two complete steps; then
+ * a site "grows every step" (periodic) when its surviving blocks fall
+ * into at least two steps and into at least half of the window's steps,
+ * and about as many into each (at most twice as many in one step as in
+ * another; the window's last step, which had no time to free what it
+ * allocated, may be left out when three steps are hit).
+ * A loop inside one step (per parameter, per layer) is no step, so the
+ * optimizer state created lazily for every parameter in one step, or the
+ * gradients of one backward, never grow every step.
  *
  * Ranking: periodic sites first, by bytes; then the others by bytes.
  * Allocations made once (parameters, optimizer state), even when larger
  * in total, therefore come after a site that leaks every step.
  * Bytes are requested bytes (as the Active Memory Timeline counts them);
- * rounded bytes apply the allocator's 512-byte rounding (§13.3, without
- * roundup_power2_divisions).
+ * rounded bytes are the sizes of the blocks that hold them in the
+ * replayed allocator state at the window's end (else the device's size
+ * rule, replay_round.h). With categories, each site has the category
+ * holding most of its bytes, and the leaked bytes are summed by category.
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
+#include "analysis/steps.h"
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
-
-enum an_steps_source {
-	AN_STEPS_NONE,
-	AN_STEPS_ANNOTATIONS,
-	AN_STEPS_PERIODICITY
-};
 
 struct an_leak_site {
 	uint32_t site;
 	uint32_t stack;      /* stack of the first leaked block */
 	uint64_t count;
 	uint64_t bytes;      /* requested */
-	uint64_t rounded;
+	uint64_t rounded;    /* block bytes */
 	uint64_t before_trace; /* of count: allocated before the trace */
-	uint64_t steps_hit;  /* steps (or bursts) holding leaked blocks */
-	uint64_t period;     /* events between bursts (periodicity), 0 */
+	uint64_t steps_hit;  /* steps holding leaked blocks */
 	int64_t first_ev, last_ev;
 	int periodic;
+	int category;        /* enum an_category, -1 without categories */
 };
 
 struct an_leaks {
@@ -54,7 +54,9 @@ struct an_leaks {
 	int64_t from, to;          /* window, inclusive */
 	int steps_source;          /* enum an_steps_source */
 	uint64_t n_steps;          /* steps overlapping the window */
-	uint64_t period;           /* events per step when estimated */
+	uint64_t n_complete;       /* complete steps inside the window */
+	int judged;                /* n_complete >= 2: periodicity holds */
+	uint64_t period;           /* mean events per step, 0 */
 	struct an_leak_site *sites; /* ranked */
 	uint64_t n_sites;
 	uint64_t count, bytes, rounded; /* all leaked blocks */
@@ -62,21 +64,30 @@ struct an_leaks {
 	uint64_t alive_before;     /* alive at the end, allocated before the
 				      window (incl. before the trace) */
 	uint64_t alive_before_bytes;
+	int has_categories;
+	uint64_t cat_bytes[AN_CAT_COUNT]; /* leaked blocks by category */
+	uint64_t cat_count[AN_CAT_COUNT];
+	int rounded_from_state;    /* rounded bytes are replayed blocks */
 };
 
-/* Allocator rounding of a request (§13.3, 512-byte granularity). */
-uint64_t an_round_size(uint64_t n);
-
-/* Sorted event indices at which steps start (ProfilerStep* START
- * annotations of device d mapped through time_us). *n receives the count;
- * NULL when none. Caller frees. */
-int64_t *an_step_starts(const struct snapshot *s, uint32_t d, uint64_t *n);
+/* What an_leaks_ex may use besides the timeline; every field may be
+ * NULL. steps: found with an_steps_find when NULL. cats: categories of
+ * the timeline's elements. replay: block sizes at the window's end (the
+ * replay is moved there). */
+struct an_leaks_with {
+	const struct an_steps *steps;
+	const struct an_categories *cats;
+	struct replay *replay;
+};
 
 /* Computes the leaks of timeline tl (device d of s) in [from, to]
  * (from < 0: from before the trace, so blocks alive since before the
  * first event count too (ring buffer wrapped, recording started late);
- * to < 0 or past the end: last event). Periodicity uses the blocks
- * allocated inside the trace only. */
+ * to < 0 or past the end: last event). */
+int an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
+    struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
+    int64_t to, struct an_leaks *out, struct sv_error *err);
+/* The same with nothing besides the timeline. */
 int an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, int64_t from, int64_t to, struct an_leaks *out,
     struct sv_error *err);
@@ -97,10 +108,5 @@ struct an_leak_elems {
 void an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out);
 void an_leak_elems_destroy(struct an_leak_elems *le);
-
-/* Periodicity test on sorted event indices ev[0..n) in a window of
- * `window` events: returns 1 when periodic, with *bursts and *period. */
-int an_periodic(const int64_t *ev, uint64_t n, uint64_t window,
-    uint64_t *bursts, uint64_t *period);
 
 #endif

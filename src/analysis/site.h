@@ -4,14 +4,24 @@
  * Call sites: where user code asked for memory.
  *
  * A stack is innermost first and starts, with stacks='all', with C++
- * frames, then PyTorch's own Python. The call site is the first frame
- * that is not a framework frame (an_frame_is_framework): what users mean
- * by "the line that allocated". With frames = K the site is the first K
- * user frames (site, caller, ...); with a regex, the path starts at the
- * first frame whose "filename:line name" matches instead. A stack with
- * no user frame falls back to its first frame that the memory_viz filter
- * keeps (snapshot-format.md §5), else its first frame; an empty stack is
- * the site "<no stack>".
+ * frames, then PyTorch's own Python. The frame rules are frame.h's. The
+ * call site is the first user frame (not framework, not filtered): what
+ * users mean by "the line that allocated". With frames = K the site is
+ * the first K user frames (site, caller, ...); with a regex, the path
+ * starts at the first frame whose "filename:line name" matches instead.
+ *
+ * A stack with no user frame is named by what a person recognises:
+ *   - its innermost Python frame that memory_viz shows (framework code
+ *     run without user code around it), else
+ *   - a cuBLAS/cuDNN workspace frame ("getNewWorkspace"), else
+ *   - the innermost autograd node and the operator it called
+ *     ("BmmBackward0 -> at::bmm": gradients are made on the autograd
+ *     engine's thread, whose stacks hold no Python frame), else
+ *   - the outermost operator and the function that called it
+ *     ("InputMetadata::reduce_grad -> at::sum"), else
+ *   - its first C++ function that is no allocator, unwinding or dispatch
+ *     frame, else its first frame memory_viz shows, else its first frame.
+ * An empty stack is the site "<no stack>".
  *
  * Sites are interned per table: an id indexes the table's paths. The
  * table caches the site of every stack id, so resolving an event is O(1)
@@ -21,11 +31,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/frame.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 #include "util/u64map.h"
 
 #define AN_SITE_MAX_FRAMES 64
+
+enum an_site_kind {
+	AN_SITE_NONE,	/* the empty stack */
+	AN_SITE_USER,	/* user frames */
+	AN_SITE_PYTHON,	/* a framework Python frame */
+	AN_SITE_CPP,	/* a C++ name: node/workspace/function (+ op) */
+	AN_SITE_FRAME	/* a frame as it is (--site-regex, fallback) */
+};
+
+/* The site of one stack, for a reader without a table (the viewer):
+ * kind, the frame that names it and, for a C++ site, the operator frame
+ * (UINT32_MAX when none), with their positions in the stack. */
+struct an_stack_site {
+	int kind;
+	uint32_t frame, aux;
+	uint32_t pos, aux_pos;
+};
+void an_stack_site(const struct snapshot *s, uint32_t stack,
+    struct an_stack_site *out);
 
 struct an_sites {
 	const struct snapshot *s;   /* borrowed */
@@ -36,7 +66,10 @@ struct an_sites {
 	/* Interned paths: site i is frames[off[i] .. off[i+1]). */
 	uint32_t *off;
 	uint32_t *frames;
-	uint8_t *user;              /* site i starts at a user frame */
+	uint8_t *user;              /* site i: enum an_site_kind */
+	uint32_t *aux;              /* site i: C++ operator frame, or
+				       UINT32_MAX */
+	struct an_frame_cache fc;
 	uint32_t n, cap, cap_frames;
 	struct u64map ids;          /* path hash -> site id */
 };
@@ -69,13 +102,18 @@ const uint32_t *an_site_frames(const struct an_sites *t, uint32_t site,
 
 /* Does site id start at a user frame? */
 int an_site_is_user(const struct an_sites *t, uint32_t site);
+/* enum an_site_kind of site id; "user", "framework", "cpp", "frame",
+ * "none" for JSON. */
+int an_site_kind(const struct an_sites *t, uint32_t site);
+const char *an_site_kind_name(int kind);
 
 /* "filename:line name" of frame f into buf (raw file text: escape it
  * before printing). Returns buf. */
 char *an_frame_label(const struct snapshot *s, uint32_t f, char *buf,
     size_t size);
 
-/* Label of a site: its first frame's label, or "<no stack>". */
+/* Label of a site: its first frame's label, a C++ name
+ * ("BmmBackward0 -> at::bmm"), or "<no stack>". */
 char *an_site_label(const struct an_sites *t, uint32_t site, char *buf,
     size_t size);
 

@@ -3,7 +3,7 @@
 /*
  * Per-device summary of a snapshot: what `snapview stats` prints and the
  * TUI shows in its titles. Free space is split as PyTorch's
- * `_memory_viz.py stats` defines it (snapshot-format.md §11): allocated =
+ * `_memory_viz.py stats` defines it (doc/snapshot-format.md §11): allocated =
  * sum of requested sizes of active_allocated blocks; internal free = the
  * rounding inside them (size - requested); external free = every other
  * block (inactive and pending free).

@@ -141,6 +141,30 @@ an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
 }
 
 int
+an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, unsigned cat, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	struct u64map m;
+	size_t cap = 0;
+	uint64_t i;
+
+	if (at < -1 || at >= (int64_t)tl->n_events)
+		at = (int64_t)tl->n_events - 1;
+	top_begin(out, tl->device, at, depth);
+	u64map_init(&m);
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem e = idx_tl_elem(tl, i);
+
+		if (an_category_of(cats, i) == cat && an_elem_alive(&e, at))
+			top_add(out, &m, &cap, sites, e.size, e.stack);
+	}
+	u64map_destroy(&m);
+	top_finish(out);
+	return 0;
+}
+
+int
 an_top_state(const struct replay_state *st, uint32_t device,
     struct an_sites *sites, uint32_t depth, struct an_top *out)
 {

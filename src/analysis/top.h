@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "replay/replay.h"
@@ -47,6 +48,10 @@ int an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
  * them). Free with an_top_destroy. */
 int an_top_state(const struct replay_state *st, uint32_t device,
     struct an_sites *sites, uint32_t depth, struct an_top *out);
+/* an_top over the elements of one category (cats built for tl). */
+int an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, unsigned cat, int64_t at,
+    uint32_t depth, struct an_top *out);
 void an_top_destroy(struct an_top *t);
 
 /* Is element e alive after event at? */

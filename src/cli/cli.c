@@ -1,7 +1,8 @@
 /*
  * The helpers every command uses: opening a snapshot (through the index),
- * a replay of a device, the device to report, error lines and file names
- * made safe to print. Parsing and dispatch are in cli_main.c.
+ * a replay of a device, the device to report, the options checked against
+ * the file, error lines and file names made safe to print. Parsing and
+ * dispatch are in cli_main.c.
  */
 #include "config.h"
 
@@ -96,6 +97,16 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 	in->index = ix;
 	/* The index owns the snapshot; cli_close() releases both. */
 	in->snap = (struct snapshot *)idx_snapshot(ix);
+	if (path == o->file) {
+		char msg[512];
+
+		if (cli_check_args(o, o->uses, in->snap, msg, sizeof msg) != 0) {
+			fprintf(stderr, "snapview: %s: %s\n", cli_shown(path),
+			    msg);
+			cli_close(in);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	return 0;
 }
 
@@ -118,18 +129,111 @@ cli_replay(const struct cli_input *in, uint32_t d, struct sv_error *err)
 	return replay_new(in->snap, d, err);
 }
 
+/* "0, 1 and 3": the devices of s with data. */
+static void
+devices_with_data(const struct snapshot *s, char *buf, size_t size)
+{
+	uint32_t d, n = snap_device_count(s), k = 0, shown = 0;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (d = 0; d < n; d++)
+		k += snap_device_has_data(s, d) != 0;
+	for (d = 0; d < n && len < size; d++) {
+		if (!snap_device_has_data(s, d))
+			continue;
+		shown++;
+		len += (size_t)snprintf(buf + len, size - len, "%s%u",
+		    shown == 1 ? "" : shown == k ? " and " : ", ", d);
+	}
+	if (k == 0)
+		snprintf(buf, size, "none");
+}
+
 int64_t
 cli_device(const struct cli_opts *o, const struct snapshot *s)
 {
+	char msg[512];
+
 	if (o->device < 0)
 		return snap_default_device(s);
-	if ((uint64_t)o->device >= snap_device_count(s)) {
-		char p[1024];
-
-		sv_escape(p, sizeof p, o->file, strlen(o->file));
-		fprintf(stderr, "snapview: %s: no data for device %" PRId64
-				"\n", p, o->device);
+	if (cli_check_args(o, 0, s, msg, sizeof msg) != 0) {
+		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file), msg);
 		return -1;
 	}
 	return o->device;
+}
+
+/* Is ev an event of device d (lo = -1: or the state before the first)?
+ * Fills msg with the range otherwise. */
+static int
+check_event(const struct snapshot *s, uint32_t d, const char *opt,
+    int64_t ev, int lo, char *msg, size_t size)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	int64_t n = t != NULL ? (int64_t)t->n : 0;
+
+	if (ev >= lo && ev < n)
+		return 0;
+	if (n == 0)
+		snprintf(msg, size, "%s %" PRId64 ": device %u has no trace "
+		    "events", opt, ev, d);
+	else
+		snprintf(msg, size, "%s %" PRId64 " is outside the events of "
+		    "device %u: %d..%" PRId64 "%s", opt, ev, d, lo, n - 1,
+		    lo < 0 ? " (-1 or start: before the first)" : "");
+	return -1;
+}
+
+int
+cli_check_args(const struct cli_opts *o, unsigned uses,
+    const struct snapshot *s, char *msg, size_t size)
+{
+	char list[256];
+	uint32_t d, n = snap_device_count(s), checked = 0;
+	const struct snap_trace *t;
+
+	if (o->device >= 0 && ((uint64_t)o->device >= n ||
+	    !snap_device_has_data(s, (uint32_t)o->device))) {
+		devices_with_data(s, list, sizeof list);
+		snprintf(msg, size, "--device %" PRId64 ": no data for that "
+		    "device; devices with data: %s", o->device, list);
+		return -1;
+	}
+	if ((uses & CLI_U_WINDOW) && o->has_from && o->has_to &&
+	    o->from > o->to) {
+		snprintf(msg, size, "--from %" PRId64 " comes after --to %"
+		    PRId64, o->from, o->to);
+		return -1;
+	}
+	for (d = 0; d < n; d++) {
+		if (o->device >= 0 ? d != (uint64_t)o->device :
+		    (uses & CLI_U_ONE_DEVICE) ? d != snap_default_device(s) :
+		    !snap_device_has_data(s, d))
+			continue;
+		/* reporting every device: one with segments only has no
+		 * event to be at */
+		t = snap_trace_of(s, d);
+		if (o->device < 0 && !(uses & CLI_U_ONE_DEVICE) &&
+		    (t == NULL || t->n == 0))
+			continue;
+		checked++;
+		if ((uses & CLI_U_AT) && o->has_at &&
+		    check_event(s, d, "--at", o->at, -1, msg, size) != 0)
+			return -1;
+		if ((uses & CLI_U_WINDOW) && o->has_from &&
+		    check_event(s, d, "--from", o->from, -1, msg, size) != 0)
+			return -1;
+		if ((uses & CLI_U_WINDOW) && o->has_to &&
+		    check_event(s, d, "--to", o->to, 0, msg, size) != 0)
+			return -1;
+	}
+	if (checked == 0 && (((uses & CLI_U_AT) && o->has_at) ||
+	    ((uses & CLI_U_WINDOW) && (o->has_from || o->has_to)))) {
+		snprintf(msg, size, "no trace events: --%s needs some",
+		    (uses & CLI_U_AT) && o->has_at ? "at" : o->has_from ?
+		    "from" : "to");
+		return -1;
+	}
+	return 0;
 }

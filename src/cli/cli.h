@@ -6,7 +6,8 @@
  *
  * Each subcommand lives in its own cmd_<name>.c and is one row of the
  * CLI_COMMANDS X-macro below. A command returns the process exit status
- * (design.md §4: 0 ok, 1 usage, 2 bad input, 3 I/O, 4 inconsistent).
+ * (snapview(1), EXIT STATUS: 0 ok, 1 usage, 2 bad input, 3 I/O,
+ * 4 inconsistent).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,11 +25,14 @@ struct replay;
 
 struct cli_opts {
 	const char *cmd;        /* subcommand name; NULL = TUI */
+	unsigned uses;          /* CLI_U_* of the command */
 	const char *file;       /* first positional argument */
 	const char *file2;      /* second positional (diff) */
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */
+	int no_mouse;           /* --no-mouse (viewer) */
+	int no_clipboard;       /* --no-clipboard (viewer) */
 	const char *cache_dir;  /* --cache-dir */
 	int64_t device;         /* --device, -1 = default */
 	int has_at;
@@ -38,7 +42,14 @@ struct cli_opts {
 	int64_t frames;         /* --frames K, 0 = default */
 	const char *site_regex; /* --site-regex */
 	int64_t limit;          /* --limit N, 0 = default */
+	int by_category;        /* --by category */
+	const char *categories; /* --categories FILE */
+	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 };
+
+#define CLI_CACHE_LIST 0
+#define CLI_CACHE_TRIM 1
+#define CLI_CACHE_CLEAR 2
 
 struct sv_index;
 
@@ -75,23 +86,48 @@ int cli_report(const char *path, const struct sv_error *err);
 const char *cli_shown(const char *s);
 
 /* Resolves --device (default: snap_default_device). Returns -1 and prints
- * a message when the device has no data. */
+ * a message naming the devices with data when that one has none. */
 int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 
-/* X-macro: name, function, one-line summary. */
-#define CLI_COMMANDS(_)                                                        \
-	_(stats, cmd_stats, "summary of segments, events and the peak")       \
-	_(index, cmd_index, "build or refresh the index, say where it is")     \
-	_(check, cmd_check, "replay the trace and verify the final segments") \
-	_(state, cmd_state, "allocator state after event N (--at N)")        \
-	_(trace, cmd_trace, "event listing like _memory_viz.py trace")        \
-	_(leaks, cmd_leaks, "blocks never freed, by call site, per-step leak first") \
-	_(frag, cmd_frag, "fragmentation: gaps at each segment_alloc, hints")  \
-	_(oom, cmd_oom, "each OOM: request, free, largest block, who held memory") \
-	_(top, cmd_top, "live bytes by call-site tree at event N (--at N)")   \
-	_(diff, cmd_diff, "two snapshots compared by call site")
+/* Checks --device, --at, --from and --to against s for a command that
+ * reads the options in uses (CLI_U_*): the device must have data, an
+ * event must be an event of every device reported (-1, "start", is the
+ * state before the first event; --to must be an event), and --from must
+ * not come after --to. Returns 0, or -1 with one line (the valid range,
+ * or the devices with data) in msg. */
+int cli_check_args(const struct cli_opts *o, unsigned uses,
+    const struct snapshot *s, char *msg, size_t size);
 
-#define CLI_DECLARE(name, fn, summary) int fn(const struct cli_opts *o);
+/* Which of the event options a command reads (the others it ignores):
+ * --at, --from/--to, and whether it reports one device (the default one)
+ * rather than every device with data. cli_check_args() validates them. */
+#define CLI_U_AT 0x1
+#define CLI_U_WINDOW 0x2
+#define CLI_U_ONE_DEVICE 0x4
+
+/* X-macro: name, function, options used (CLI_U_*), one-line summary. */
+#define CLI_COMMANDS(_)                                                        \
+	_(stats, cmd_stats, CLI_U_AT,                                          \
+	    "summary of segments, events and the peak")                        \
+	_(index, cmd_index, 0, "build or refresh the index, say where it is")  \
+	_(check, cmd_check, 0, "replay the trace and verify the final segments") \
+	_(state, cmd_state, CLI_U_AT | CLI_U_ONE_DEVICE,                       \
+	    "allocator state after event N (--at N)")                          \
+	_(trace, cmd_trace, CLI_U_WINDOW,                                      \
+	    "event listing like _memory_viz.py trace")                         \
+	_(leaks, cmd_leaks, CLI_U_WINDOW,                                      \
+	    "blocks never freed, by call site, per-step leak first")           \
+	_(frag, cmd_frag, CLI_U_AT,                                            \
+	    "fragmentation: gaps at each segment_alloc, hints")                \
+	_(oom, cmd_oom, 0,                                                     \
+	    "each OOM: request, free, largest block, who held memory")         \
+	_(top, cmd_top, CLI_U_AT,                                              \
+	    "live bytes by call-site tree at event N (--at N)")                \
+	_(diff, cmd_diff, 0, "two snapshots compared by call site")            \
+	_(cache, cmd_cache, 0,                                                 \
+	    "the index cache: --list, --trim, --clear (no FILE)")
+
+#define CLI_DECLARE(name, fn, uses, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
 #undef CLI_DECLARE
 

@@ -6,12 +6,14 @@
 #include "cli/cli_an.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "index/idx.h"
 #include "replay/replay.h"
 
 #include "util/escape.h"
+#include "util/units.h"
 
 int
 cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
@@ -153,6 +155,7 @@ cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
 		json_kv_str(j, "name", "");
 	}
 	json_kv_bool(j, "user_code", an_site_is_user(t, site));
+	json_kv_str(j, "kind", an_site_kind_name(an_site_kind(t, site)));
 	json_key(j, "frames");
 	json_arr_begin(j);
 	for (i = 0; i < n; i++)
@@ -223,4 +226,59 @@ cli_an_open(const struct cli_opts *o, const struct cli_opts *site_opts,
 		return r ? r : CLI_EXIT_USAGE;
 	}
 	return 0;
+}
+
+int
+cli_an_rules(const struct cli_opts *o, struct an_cat_rules *rules)
+{
+	struct sv_error err;
+
+	memset(rules, 0, sizeof *rules);
+	if (o->categories == NULL)
+		return 0;
+	sv_error_clear(&err);
+	if (an_cat_rules_load(o->categories, rules, &err) != 0)
+		return cli_report(o->categories, &err);
+	return 0;
+}
+
+int
+cli_an_classes(const struct cli_opts *o, const struct snapshot *s,
+    const struct idx_timeline *tl, const struct an_cat_rules *rules,
+    struct cli_an_classes *out, struct sv_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (an_steps_find(s, tl->device, &out->steps, err) != 0)
+		return -1;
+	if (out->steps.n_bad > 0)
+		fprintf(stderr, "snapview: warning: %s: device %u: %s%s\n",
+		    cli_shown(o->file), tl->device, cli_shown(out->steps.bad),
+		    out->steps.n_bad > 1 ? " (and more like it)" : "");
+	if (an_categories_build(s, tl, &out->steps, rules, &out->cats,
+		err) != 0) {
+		an_steps_destroy(&out->steps);
+		return -1;
+	}
+	return 0;
+}
+
+void
+cli_an_classes_destroy(struct cli_an_classes *c)
+{
+	an_categories_destroy(&c->cats);
+	an_steps_destroy(&c->steps);
+}
+
+const char *
+cli_an_steps_text(const struct an_steps *st, char *buf, size_t size)
+{
+	char n[32];
+
+	if (st->source == AN_STEPS_NONE)
+		snprintf(buf, size, "no steps found");
+	else
+		snprintf(buf, size, "%s step%s (%s)",
+		    sv_fmt_count(n, sizeof n, st->n), st->n == 1 ? "" : "s",
+		    an_steps_source_text(st->source));
+	return buf;
 }

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
+#include "analysis/steps.h"
 #include "cli/cli.h"
 #include "index/idx_timeline.h"
 #include "util/json.h"
@@ -76,6 +78,27 @@ void cli_an_frame_json(struct json *j, const struct snapshot *s,
  * user frame of stack, or null; omitted when stack is UINT32_MAX). */
 void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
     uint32_t stack);
+
+/* Loads --categories FILE into *rules (no rules without the option).
+ * Returns 0, or the exit status with `snapview: FILE: line N: reason`
+ * printed. */
+int cli_an_rules(const struct cli_opts *o, struct an_cat_rules *rules);
+
+/* Steps and categories of one device (free both with
+ * cli_an_classes_destroy); prints one warning line for malformed
+ * annotations. Returns 0, or -1 with err set. */
+struct cli_an_classes {
+	struct an_steps steps;
+	struct an_categories cats;
+};
+int cli_an_classes(const struct cli_opts *o, const struct snapshot *s,
+    const struct idx_timeline *tl, const struct an_cat_rules *rules,
+    struct cli_an_classes *out, struct sv_error *err);
+void cli_an_classes_destroy(struct cli_an_classes *c);
+
+/* "N steps (SOURCE)" for text. */
+const char *cli_an_steps_text(const struct an_steps *st, char *buf,
+    size_t size);
 
 /* Caller frame of stack (the user frame after its site), or UINT32_MAX. */
 uint32_t cli_an_caller(struct an_sites *t, uint32_t stack);

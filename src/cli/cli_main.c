@@ -9,6 +9,8 @@
 
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -19,9 +21,10 @@
 static const struct {
 	const char *name;
 	int (*fn)(const struct cli_opts *);
+	unsigned uses;
 	const char *summary;
 } commands[] = {
-#define CLI_ROW(name, fn, summary) {#name, fn, summary},
+#define CLI_ROW(name, fn, uses, summary) {#name, fn, uses, summary},
     CLI_COMMANDS(CLI_ROW)
 #undef CLI_ROW
 };
@@ -33,12 +36,14 @@ usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "usage: snapview [OPTIONS] FILE\n"
-		   "       snapview COMMAND [OPTIONS] FILE\n\n"
+		   "       snapview COMMAND [OPTIONS] FILE\n"
+		   "       snapview cache [--list | --trim | --clear]\n\n"
 		   "Opens a PyTorch memory snapshot (the pickle written by\n"
 		   "torch.cuda.memory._dump_snapshot) in a terminal viewer,\n"
 		   "or answers a question about it:\n\n");
 	for (i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-8s %s\n", commands[i].name,
+		    commands[i].summary);
 	fprintf(f,
 	    "\nOptions:\n"
 	    "  --json            machine-readable output\n"
@@ -48,8 +53,14 @@ usage(FILE *f)
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
 	    "  --limit N         rows to print\n"
+	    "  --by WHAT         top: group by site (default) or category\n"
+	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
+	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
+	    "  --no-clipboard    viewer: C does not copy to the clipboard\n"
+	    "  --list, --trim, --clear   (cache) list it, evict down to the\n"
+	    "                    limit (SNAPVIEW_CACHE_MAX), empty it\n"
 	    "  -q, --quiet       no progress bar\n"
 	    "  -h, --help        this text\n"
 	    "  -V, --version     version\n"
@@ -81,8 +92,15 @@ enum {
 	OPT_FRAMES,
 	OPT_SITE_REGEX,
 	OPT_LIMIT,
+	OPT_BY,
+	OPT_CATEGORIES,
+	OPT_NO_MOUSE,
+	OPT_NO_CLIPBOARD,
 	OPT_CACHE_DIR,
-	OPT_NO_CACHE
+	OPT_NO_CACHE,
+	OPT_LIST,
+	OPT_TRIM,
+	OPT_CLEAR
 };
 
 static const struct option long_opts[] = {
@@ -94,8 +112,15 @@ static const struct option long_opts[] = {
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"site-regex", required_argument, NULL, OPT_SITE_REGEX},
     {"limit", required_argument, NULL, OPT_LIMIT},
+    {"by", required_argument, NULL, OPT_BY},
+    {"categories", required_argument, NULL, OPT_CATEGORIES},
+    {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
+    {"no-clipboard", no_argument, NULL, OPT_NO_CLIPBOARD},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"trim", no_argument, NULL, OPT_TRIM},
+    {"clear", no_argument, NULL, OPT_CLEAR},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -109,6 +134,9 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_JSON: o->json = 1; return 0;
 	case OPT_NO_CACHE: o->no_cache = 1; return 0;
 	case OPT_CACHE_DIR: o->cache_dir = optarg; return 0;
+	case OPT_LIST: o->cache_op = CLI_CACHE_LIST; return 0;
+	case OPT_TRIM: o->cache_op = CLI_CACHE_TRIM; return 0;
+	case OPT_CLEAR: o->cache_op = CLI_CACHE_CLEAR; return 0;
 	case OPT_SITE_REGEX: o->site_regex = optarg; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case OPT_DEVICE: return parse_i64("--device", optarg, &o->device);
@@ -127,30 +155,77 @@ parse_opt(int c, struct cli_opts *o)
 		return parse_i64("--to", optarg, &o->to);
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
+	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
+	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
+	case OPT_BY:
+		if (strcmp(optarg, "site") != 0 &&
+		    strcmp(optarg, "category") != 0) {
+			fprintf(stderr, "snapview: --by: '%s': expected site "
+			    "or category\n", cli_shown(optarg));
+			return -1;
+		}
+		o->by_category = strcmp(optarg, "category") == 0;
+		return 0;
 	case 'h': usage(stdout); return 1;
 	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
 	default: return -1;
 	}
 }
 
+/* The list of commands, for an unknown one. */
+static void
+list_commands(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "commands:");
+	for (i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "%s %s", i > 0 ? "," : "", commands[i].name);
+	fprintf(f, "\n");
+}
+
+/* A first argument that names no command and no file, followed by
+ * another argument ("snapview leak FILE"), is a mistyped command; so is a
+ * lone word that is no file and looks like a command name. */
+static int
+unknown_command(int argc, char **argv, int first)
+{
+	const char *w = argv[first];
+	struct stat st;
+	int others = argc - first - 1;
+
+	if (stat(w, &st) == 0 || errno != ENOENT)
+		return 0;
+	if (others == 0 && (strchr(w, '/') != NULL || strchr(w, '.') != NULL))
+		return 0;
+	fprintf(stderr, "snapview: %s: unknown command%s\n", cli_shown(w),
+	    others == 0 ? " (and no such file)" : "");
+	list_commands(stderr);
+	fprintf(stderr, "Try 'snapview --help'.\n");
+	return 1;
+}
+
+/* Checks the options against the file before the viewer draws anything
+ * (tui.h). */
+static int
+tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
+{
+	return cli_check_args(ctx, CLI_U_AT | CLI_U_WINDOW | CLI_U_ONE_DEVICE,
+	    s, msg, size);
+}
+
 int
 cli_main(int argc, char **argv)
 {
 	struct cli_opts o;
-	int c, r, first = 1;
+	int c, r;
 	size_t i;
 
 	memset(&o, 0, sizeof o);
 	o.device = -1;
-	/* A leading word naming a command selects it. */
-	if (argc > 1) {
-		for (i = 0; i < N_COMMANDS; i++)
-			if (strcmp(argv[1], commands[i].name) == 0) {
-				o.cmd = commands[i].name;
-				first = 2;
-			}
-	}
-	optind = first;
+	/* options may come before and after the command and the files
+	 * (getopt_long moves the other arguments to the end) */
 	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
 		r = parse_opt(c, &o);
 		if (r != 0) {
@@ -158,6 +233,26 @@ cli_main(int argc, char **argv)
 				fprintf(stderr, "Try 'snapview --help'.\n");
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}
+	}
+	/* a first word naming a command selects it */
+	for (i = 0; optind < argc && i < N_COMMANDS; i++)
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			o.cmd = commands[i].name;
+			o.uses = commands[i].uses;
+			optind++;
+			break;
+		}
+	if (o.cmd == NULL && optind < argc &&
+	    unknown_command(argc, argv, optind))
+		return CLI_EXIT_USAGE;
+	if (o.cmd != NULL && strcmp(o.cmd, "cache") == 0) {
+		/* the cache as a whole: no snapshot */
+		if (optind < argc) {
+			fprintf(stderr, "snapview: cache takes no file\n"
+			    "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
+		return cmd_cache(&o);
 	}
 	if (optind < argc)
 		o.file = argv[optind++];
@@ -170,9 +265,23 @@ cli_main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
-		struct tui_opts t = {o.file, o.device, o.quiet, o.cache_dir,
-		    o.no_cache};
+		struct tui_opts t;
 
+		memset(&t, 0, sizeof t);
+		t.file = o.file;
+		t.device = o.device;
+		t.quiet = o.quiet;
+		t.cache_dir = o.cache_dir;
+		t.no_cache = o.no_cache;
+		t.no_mouse = o.no_mouse;
+		t.no_clipboard = o.no_clipboard;
+		t.has_at = o.has_at;
+		t.at = o.at;
+		t.categories = o.categories;
+		t.from = o.has_from ? o.from : -2;
+		t.to = o.has_to ? o.to : -2;
+		t.check = tui_check;
+		t.check_ctx = &o;
 		return tui_main(&t);
 	}
 	for (i = 0; i < N_COMMANDS; i++)

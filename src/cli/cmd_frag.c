@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "analysis/frag.h"
 #include "cli/cli.h"
@@ -31,13 +32,68 @@ text_alloc(struct an_sites *s, const struct an_frag_alloc *x)
 						       x->size),
 	    sv_fmt_size(b, sizeof b, x->gap),
 	    x->req_ev >= 0 ? sv_fmt_size(c, sizeof c, x->request) : "-");
-	if (x->has_state)
-		printf("  free on stream %s, largest %s",
+	if (x->has_state && x->req_ev >= 0)
+		printf("\n             free on its stream in the %s pool %s, "
+		       "largest block %s (all pools %s)",
+		    x->large ? "large" : "small",
+		    sv_fmt_size(e, sizeof e, x->pool_free),
+		    sv_fmt_size(a, sizeof a, x->pool_largest),
+		    sv_fmt_size(b, sizeof b, x->stream_free));
+	else if (x->has_state)
+		printf("\n             free on its stream %s, largest block %s",
 		    sv_fmt_size(e, sizeof e, x->stream_free),
 		    sv_fmt_size(a, sizeof a, x->stream_largest));
 	printf("\n             at ");
 	cli_an_site_text(stdout, s, x->site);
 	printf("\n");
+}
+
+static void
+print_pool(const char *name, const struct an_frag_pool *p)
+{
+	char a[32], b[32], c[32];
+
+	printf("%s %" PRIu64 " segments, %s reserved, %s free in %" PRIu64
+	       " blocks (largest %s)\n", name, p->segments,
+	    sv_fmt_size(a, sizeof a, p->reserved),
+	    sv_fmt_size(b, sizeof b, p->free_bytes), p->free_blocks,
+	    sv_fmt_size(c, sizeof c, p->largest_free));
+}
+
+/* Cached memory, pools and reserved over the trace. */
+static void
+print_cached(const struct an_frag *f)
+{
+	const struct an_frag_state *st = &f->state;
+	char a[32], b[32], c[32];
+
+	printf("  cached:        %" PRIu64 " of %u segments hold no live "
+	       "block: %s; empty_cache() would give back %s\n",
+	    st->whole_free_segs, st->n_segs,
+	    sv_fmt_size(a, sizeof a, st->whole_free_bytes),
+	    sv_fmt_size(b, sizeof b, st->release_bytes));
+	if (st->private_free_bytes > 0)
+		printf("                 (%s of them in CUDA graph pools, "
+		       "released only with their graphs)\n",
+		    sv_fmt_size(a, sizeof a, st->private_free_bytes));
+	print_pool("  small pool:   ", &st->pools[0]);
+	print_pool("  large pool:   ", &st->pools[1]);
+	printf("  reserved:      %s now; %s at the allocation peak (",
+	    sv_fmt_size(a, sizeof a, st->reserved),
+	    sv_fmt_size(b, sizeof b, f->reserved_at_peak));
+	if (f->peak_ev >= 0)
+		printf("#%" PRId64, f->peak_ev);
+	else
+		printf("before the trace");
+	printf(", %s allocated); at most %s (",
+	    sv_fmt_size(c, sizeof c, f->peak_allocated),
+	    sv_fmt_size(a, sizeof a, f->reserved_max));
+	if (f->reserved_max_ev >= 0)
+		printf("#%" PRId64 ")\n", f->reserved_max_ev);
+	else
+		printf("before the trace)\n");
+	printf("  expandable segments: %s\n", f->expandable_in_use ?
+	    "in use" : "not in use");
 }
 
 static void
@@ -63,6 +119,7 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	    st->free_blocks, sv_fmt_size(a, sizeof a, st->largest_free),
 	    st->pending ? ", pending free " : "",
 	    st->pending ? sv_fmt_size(b, sizeof b, st->pending) : "");
+	print_cached(f);
 	if (st->free_blocks > 0) {
 		printf("  free block sizes:\n");
 		for (k = 0; k < AN_FRAG_BUCKETS; k++)
@@ -92,6 +149,10 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	}
 	printf("\nSegment allocations: %" PRIu64 " (largest gap reserved - "
 	       "allocated first)\n", f->n_allocs);
+	if (f->n_examined < f->n_allocs && f->n_examined > 0)
+		printf("  (free memory at the moment looked up for %" PRIu64
+		       " of them: the largest gaps, and the last)\n",
+		    f->n_examined);
 	for (i = 0; i < f->n_allocs && i < limit; i++)
 		text_alloc(s, &f->allocs[i]);
 	if (f->last >= 0) {
@@ -100,8 +161,11 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	}
 	if (f->n_hints > 0) {
 		printf("\nHints:\n");
-		for (k = 0; k < (unsigned)f->n_hints; k++)
-			printf("  - %s\n", f->hints[k].text);
+		for (k = 0; k < (unsigned)f->n_hints; k++) {
+			printf("  - ");
+			sv_escape_fputs(stdout, f->hints[k].text);
+			printf("\n");
+		}
 	}
 }
 
@@ -111,6 +175,7 @@ hint_name(int kind)
 	switch (kind) {
 	case AN_HINT_EXPANDABLE: return "expandable_segments";
 	case AN_HINT_MAX_SPLIT: return "max_split_size_mb";
+	case AN_HINT_EMPTY_CACHE: return "empty_cache";
 	default: return "bucketing";
 	}
 }
@@ -142,6 +207,21 @@ json_alloc(struct json *j, struct an_sites *s, const struct an_frag_alloc *x)
 		json_u64(j, x->stream_largest);
 	else
 		json_null(j);
+	json_key(j, "request_pool");
+	if (x->req_ev >= 0)
+		json_str(j, x->large ? "large" : "small");
+	else
+		json_null(j);
+	json_key(j, "pool_free");
+	if (x->has_state && x->req_ev >= 0)
+		json_u64(j, x->pool_free);
+	else
+		json_null(j);
+	json_key(j, "pool_largest_free_block");
+	if (x->has_state && x->req_ev >= 0)
+		json_u64(j, x->pool_largest);
+	else
+		json_null(j);
 	json_key(j, "site");
 	json_obj_begin(j);
 	cli_an_site_json(j, s, x->site, x->stack);
@@ -168,6 +248,32 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	json_kv_u64(j, "pending_free", st->pending);
 	json_kv_u64(j, "largest_free_block", st->largest_free);
 	json_kv_u64(j, "free_blocks", st->free_blocks);
+	json_kv_u64(j, "whole_free_segments", st->whole_free_segs);
+	json_kv_u64(j, "whole_free_bytes", st->whole_free_bytes);
+	json_kv_u64(j, "empty_cache_releases", st->release_bytes);
+	json_kv_u64(j, "graph_pool_free_bytes", st->private_free_bytes);
+	json_key(j, "pools");
+	json_arr_begin(j);
+	for (k = 0; k < 2; k++) {
+		json_obj_begin(j);
+		json_kv_str(j, "pool", k ? "large" : "small");
+		json_kv_u64(j, "segments", st->pools[k].segments);
+		json_kv_u64(j, "reserved", st->pools[k].reserved);
+		json_kv_u64(j, "free", st->pools[k].free_bytes);
+		json_kv_u64(j, "free_blocks", st->pools[k].free_blocks);
+		json_kv_u64(j, "largest_free_block",
+		    st->pools[k].largest_free);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_i64(j, "peak_event", f->peak_ev);
+	json_kv_u64(j, "peak_allocated", f->peak_allocated);
+	json_kv_u64(j, "reserved_at_peak", f->reserved_at_peak);
+	json_kv_i64(j, "reserved_max_event", f->reserved_max_ev);
+	json_kv_u64(j, "reserved_max", f->reserved_max);
+	json_kv_bool(j, "expandable_in_use", f->expandable_in_use);
+	json_kv_str(j, "alloc_conf_env", f->conf_env);
+	json_kv_u64(j, "varying_sites", f->n_varying);
 	json_key(j, "free_histogram");
 	json_arr_begin(j);
 	for (k = 0; k < AN_FRAG_BUCKETS; k++) {
@@ -196,6 +302,7 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	}
 	json_arr_end(j);
 	json_kv_u64(j, "n_segment_allocs", f->n_allocs);
+	json_kv_u64(j, "examined_segment_allocs", f->n_examined);
 	json_kv_u64(j, "unusable_free_count", f->n_unusable);
 	json_key(j, "segment_allocs");
 	json_arr_begin(j);
@@ -233,8 +340,18 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct frag_run *fr = ctx;
 	struct an_frag f;
 
-	if (an_frag(fr->snap, dev->tl, dev->replay, fr->sites,
-		fr->o->has_at ? fr->o->at : -2, &f, err) != 0)
+	struct an_steps st;
+	int r;
+
+	if (an_steps_find(fr->snap, dev->device, &st, err) != 0)
+		return -1;
+	if (st.n_bad > 0)
+		fprintf(stderr, "snapview: warning: %s: device %u: %s\n",
+		    cli_shown(fr->o->file), dev->device, cli_shown(st.bad));
+	r = an_frag_ex(fr->snap, dev->tl, dev->replay, fr->sites, &st,
+	    fr->o->has_at ? fr->o->at : -2, &f, err);
+	an_steps_destroy(&st);
+	if (r != 0)
 		return -1;
 	if (fr->o->json) {
 		json_frag(&fr->j, fr->sites, &f, fr->limit);

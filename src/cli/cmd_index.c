@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "index/idx.h"
+#include "util/units.h"
 
 static double
 seconds(void)
@@ -26,18 +27,9 @@ seconds(void)
 static void
 print_size(uint64_t n)
 {
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)n;
-	int u = 0;
+	char buf[32];
 
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		printf("%" PRIu64 " B", n);
-	else
-		printf("%.1f %s", v, unit[u]);
+	fputs(sv_fmt_size(buf, sizeof buf, n), stdout);
 }
 
 int

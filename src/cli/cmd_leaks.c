@@ -15,16 +15,6 @@
 #include "util/json.h"
 #include "util/units.h"
 
-static const char *
-steps_source_name(int src)
-{
-	switch (src) {
-	case AN_STEPS_ANNOTATIONS: return "annotations";
-	case AN_STEPS_PERIODICITY: return "periodicity";
-	default: return "none";
-	}
-}
-
 static uint64_t
 per_step(const struct an_leak_site *ls)
 {
@@ -32,23 +22,22 @@ per_step(const struct an_leak_site *ls)
 }
 
 static void
-print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
+print_header(const struct an_leaks *l)
 {
 	char a[32], b[32], c[32], e[32];
-	uint64_t i;
 
 	if (l->from < 0)
 		printf("Device %u: events start..#%" PRId64, l->device, l->to);
 	else
 		printf("Device %u: events #%" PRId64 "..#%" PRId64, l->device,
 		    l->from, l->to);
-	if (l->steps_source == AN_STEPS_ANNOTATIONS)
-		printf(", %" PRIu64 " steps (ProfilerStep annotations)",
-		    l->n_steps);
-	else if (l->steps_source == AN_STEPS_PERIODICITY)
-		printf(", about %" PRIu64 " steps of ~%s events (periodicity)",
-		    l->n_steps, sv_fmt_count(a, sizeof a, l->period));
-	printf("\n");
+	if (l->steps_source == AN_STEPS_NONE)
+		printf(", no steps found\n");
+	else
+		printf(", %s step%s (%s)\n",
+		    sv_fmt_count(a, sizeof a, l->n_steps),
+		    l->n_steps == 1 ? "" : "s",
+		    an_steps_source_text(l->steps_source));
 	if (l->from < 0)
 		printf("  %s blocks, %s alive at the end (%s of them "
 		       "allocated before the trace began)\n",
@@ -62,35 +51,77 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 		    sv_fmt_size(b, sizeof b, l->bytes),
 		    sv_fmt_count(c, sizeof c, l->alive_before),
 		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
+	if (!l->judged)
+		printf("  A leak across steps cannot be judged from this "
+		       "trace: it holds %" PRIu64 " complete step%s, at least 2 are "
+		       "needed.\n", l->n_complete,
+		    l->n_complete == 1 ? "" : "s");
+}
+
+static void
+print_categories(const struct an_leaks *l)
+{
+	char a[32], b[32];
+	unsigned c, order[AN_CAT_COUNT], n = 0, i;
+
+	if (!l->has_categories || l->count == 0)
+		return;
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		if (l->cat_count[c] == 0)
+			continue;
+		for (i = n; i > 0 && l->cat_bytes[order[i - 1]] <
+		     l->cat_bytes[c]; i--)
+			order[i] = order[i - 1];
+		order[i] = c;
+		n++;
+	}
+	printf("  %s by category:\n", l->from < 0 ? "Alive at the end"
+						   : "Leaked in the window");
+	for (i = 0; i < n; i++)
+		printf("  %12s %7s blocks  %s\n",
+		    sv_fmt_size(a, sizeof a, l->cat_bytes[order[i]]),
+		    sv_fmt_count(b, sizeof b, l->cat_count[order[i]]),
+		    an_category_label(order[i]));
+}
+
+static void
+print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
+{
+	char a[32], b[32], c[32];
+	uint64_t i;
+
+	print_header(l);
+	print_categories(l);
 	if (l->n_sites == 0) {
 		printf("  no leaked blocks\n");
 		return;
 	}
-	printf("\n  %3s %10s %7s %10s %7s  %s\n", "#", "bytes", "blocks",
-	    "per step", "steps", "call site");
+	printf("\n  %3s %10s %7s %10s %5s  %-15s  %s\n", "#", "bytes",
+	    "blocks", "per step", "steps", "category", "call site");
 	for (i = 0; i < l->n_sites && i < limit; i++) {
 		const struct an_leak_site *ls = &l->sites[i];
 		uint32_t caller = cli_an_caller(t, ls->stack);
 		char steps[32];
 
 		snprintf(steps, sizeof steps, "%" PRIu64, ls->steps_hit);
-		printf("  %3" PRIu64 " %10s %7s %10s %7s  ", i + 1,
+		printf("  %3" PRIu64 " %10s %7s %10s %5s  %-15s  ", i + 1,
 		    sv_fmt_size(a, sizeof a, ls->bytes),
 		    sv_fmt_count(b, sizeof b, ls->count),
 		    ls->periodic ? sv_fmt_size(c, sizeof c, per_step(ls)) : "-",
-		    steps);
+		    steps, ls->category >= 0 ?
+			an_category_label((unsigned)ls->category) : "-");
 		cli_an_site_text(stdout, t, ls->site);
 		printf("%s\n", ls->periodic ? "   <- grows every step" : "");
 		if (caller != UINT32_MAX) {
-			printf("  %41s called from ", "");
+			printf("  %57s called from ", "");
 			cli_an_frame_text(stdout, t->s, caller);
 			printf("\n");
 		}
 		if (ls->first_ev >= 0)
-			printf("  %41s allocated #%" PRId64 "..#%" PRId64, "",
+			printf("  %57s allocated #%" PRId64 "..#%" PRId64, "",
 			    ls->first_ev, ls->last_ev);
 		else
-			printf("  %41s", "");
+			printf("  %57s", "");
 		if (ls->before_trace > 0)
 			printf("%s%" PRIu64 " before the trace",
 			    ls->first_ev >= 0 ? ", " : "", ls->before_trace);
@@ -106,20 +137,37 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
     uint64_t limit)
 {
 	uint64_t i;
+	unsigned c;
 
 	json_obj_begin(j);
 	json_kv_u64(j, "device", l->device);
 	json_kv_i64(j, "from", l->from);
 	json_kv_i64(j, "to", l->to);
-	json_kv_str(j, "steps_source", steps_source_name(l->steps_source));
+	json_kv_str(j, "steps_source", an_steps_source_name(l->steps_source));
 	json_kv_u64(j, "steps", l->n_steps);
+	json_kv_u64(j, "complete_steps", l->n_complete);
+	json_kv_bool(j, "judged", l->judged);
 	json_kv_u64(j, "period_events", l->period);
 	json_kv_u64(j, "count", l->count);
 	json_kv_u64(j, "bytes", l->bytes);
 	json_kv_u64(j, "rounded_bytes", l->rounded);
+	json_kv_str(j, "rounded_from", l->rounded_from_state ? "blocks"
+							     : "rule");
 	json_kv_u64(j, "before_trace_count", l->before_trace);
 	json_kv_u64(j, "alive_before_count", l->alive_before);
 	json_kv_u64(j, "alive_before_bytes", l->alive_before_bytes);
+	json_key(j, "categories");
+	json_arr_begin(j);
+	for (c = 0; l->has_categories && c < AN_CAT_COUNT; c++) {
+		if (l->cat_count[c] == 0)
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "category", an_category_name(c));
+		json_kv_u64(j, "bytes", l->cat_bytes[c]);
+		json_kv_u64(j, "count", l->cat_count[c]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_kv_u64(j, "n_sites", l->n_sites);
 	json_key(j, "sites");
 	json_arr_begin(j);
@@ -133,6 +181,11 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 		json_kv_u64(j, "bytes", ls->bytes);
 		json_kv_u64(j, "rounded_bytes", ls->rounded);
 		json_kv_u64(j, "before_trace_count", ls->before_trace);
+		json_key(j, "category");
+		if (ls->category >= 0)
+			json_str(j, an_category_name((unsigned)ls->category));
+		else
+			json_null(j);
 		json_kv_bool(j, "periodic", ls->periodic);
 		json_kv_u64(j, "steps_hit", ls->steps_hit);
 		json_kv_u64(j, "per_step_bytes", per_step(ls));
@@ -148,6 +201,7 @@ struct leaks_run {
 	const struct cli_opts *o;
 	const struct snapshot *snap;
 	struct an_sites *sites;
+	struct an_cat_rules rules;
 	struct json j;
 	uint64_t limit;
 };
@@ -157,10 +211,20 @@ leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct leaks_run *lr = ctx;
 	const struct cli_opts *o = lr->o;
+	struct cli_an_classes cl;
+	struct an_leaks_with with;
 	struct an_leaks l;
+	int r;
 
-	if (an_leaks(lr->snap, dev->tl, lr->sites, o->has_from ? o->from : -1,
-		o->has_to ? o->to : -1, &l, err) != 0)
+	if (cli_an_classes(o, lr->snap, dev->tl, &lr->rules, &cl, err) != 0)
+		return -1;
+	with.steps = &cl.steps;
+	with.cats = &cl.cats;
+	with.replay = dev->replay;
+	r = an_leaks_ex(lr->snap, dev->tl, lr->sites, &with,
+	    o->has_from ? o->from : -1, o->has_to ? o->to : -1, &l, err);
+	cli_an_classes_destroy(&cl);
+	if (r != 0)
 		return -1;
 	if (o->json) {
 		json_leaks(&lr->j, lr->sites, &l, lr->limit);
@@ -184,15 +248,21 @@ cmd_leaks(const struct cli_opts *o)
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
+	if ((r = cli_an_rules(o, &lr.rules)) != 0) {
+		an_sites_destroy(&sites);
+		cli_close(&in);
+		return r;
+	}
 	lr.o = o;
 	lr.snap = in.snap;
 	lr.sites = &sites;
 	lr.limit = cli_an_limit(o);
 	if (o->json)
 		cli_an_json_begin(&lr.j, o->file);
-	r = cli_an_each_device(o, &in, only, 0, leaks_device, &lr);
+	r = cli_an_each_device(o, &in, only, 1, leaks_device, &lr);
 	if (o->json)
 		cli_an_json_end(&lr.j);
+	an_cat_rules_destroy(&lr.rules);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

@@ -14,9 +14,29 @@
 #include "util/json.h"
 #include "util/units.h"
 
-static void
-text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
+/* Categories ranked by live bytes into order; returns how many. */
+static unsigned
+cat_order(const struct an_cat_totals *ct, unsigned *order)
 {
+	unsigned c, i, n = 0;
+
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		if (ct->count[c] == 0)
+			continue;
+		for (i = n; i > 0 && ct->bytes[order[i - 1]] < ct->bytes[c];
+		     i--)
+			order[i] = order[i - 1];
+		order[i] = c;
+		n++;
+	}
+	return n;
+}
+
+static void
+text_event(struct an_sites *s, const struct an_oom_event *e,
+    const struct an_cat_totals *ct, uint64_t limit)
+{
+	unsigned order[AN_CAT_COUNT], nc, k;
 	char a[32], b[32], c[32];
 	uint32_t i;
 
@@ -32,6 +52,23 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 	printf("  requested at:  ");
 	cli_an_site_text(stdout, s, e->site);
 	printf("\n");
+	printf("  segment:       %s asked of the device (%s pool)\n",
+	    sv_fmt_size(a, sizeof a, e->segment_size),
+	    e->large ? "large" : "small");
+	if (e->retry_ev >= 0)
+		printf("  retried:       an allocation of this size follows at "
+		       "#%" PRId64 "\n", e->retry_ev);
+	else
+		printf("  retried:       no allocation of this size follows: "
+		       "the request failed\n");
+	if (e->enough_free)
+		printf("  The device reported %s free, enough for the request; "
+		       "causes that fit:\n",
+		    sv_fmt_size(a, sizeof a, e->device_free));
+	else
+		printf("  Causes that fit:\n");
+	for (i = 0; i < (uint32_t)e->n_causes; i++)
+		printf("    - %s\n", e->causes[i].text);
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
@@ -42,7 +79,13 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 		    sv_fmt_size(c, sizeof c, x->largest_free),
 		    x->largest_free < e->request ? " < request" : " >= request");
 	}
-	printf("\n  live by call site (%s in %s blocks):\n",
+	nc = cat_order(ct, order);
+	printf("\n  live by category:");
+	for (k = 0; k < nc; k++)
+		printf("%s %s %s", k ? "," : "", an_category_label(order[k]),
+		    sv_fmt_size(a, sizeof a, ct->bytes[order[k]]));
+	printf("%s\n", nc ? "" : " nothing");
+	printf("  live by call site (%s in %s blocks):\n",
 	    sv_fmt_size(a, sizeof a, e->live.bytes),
 	    sv_fmt_count(b, sizeof b, e->live.count));
 	for (i = 0; i < e->live.n_roots && i < limit; i++) {
@@ -55,11 +98,23 @@ text_event(struct an_sites *s, const struct an_oom_event *e, uint64_t limit)
 	}
 }
 
+static const char *
+cause_name(int kind)
+{
+	switch (kind) {
+	case AN_OOM_POOL: return "pool";
+	case AN_OOM_FRACTION: return "memory_fraction";
+	case AN_OOM_OTHERS: return "other_processes";
+	default: return "fragmentation";
+	}
+}
+
 static void
 json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
-    uint64_t limit)
+    const struct an_cat_totals *ct, uint64_t limit)
 {
 	uint32_t i;
+	unsigned order[AN_CAT_COUNT], nc, c;
 
 	json_obj_begin(j);
 	json_kv_i64(j, "event", e->ev);
@@ -69,6 +124,29 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 	json_kv_u64(j, "reserved", e->reserved);
 	json_kv_u64(j, "allocated", e->allocated);
 	json_kv_u64(j, "allocated_blocks", e->allocated_blocks);
+	json_kv_str(j, "request_pool", e->large ? "large" : "small");
+	json_kv_u64(j, "segment_size", e->segment_size);
+	json_kv_bool(j, "enough_free", e->enough_free);
+	json_key(j, "pool_free");
+	if (e->has_state)
+		json_u64(j, e->pool_free);
+	else
+		json_null(j);
+	json_key(j, "pool_largest_free_block");
+	if (e->has_state)
+		json_u64(j, e->pool_largest);
+	else
+		json_null(j);
+	json_kv_i64(j, "retry_event", e->retry_ev);
+	json_key(j, "causes");
+	json_arr_begin(j);
+	for (i = 0; i < (uint32_t)e->n_causes; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "cause", cause_name(e->causes[i].kind));
+		json_kv_str(j, "text", e->causes[i].text);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_key(j, "request_site");
 	json_obj_begin(j);
 	cli_an_site_json(j, s, e->site, e->stack);
@@ -84,6 +162,17 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		json_kv_u64(j, "largest_free_block", e->streams[i].largest_free);
 		json_kv_bool(j, "fits_request",
 		    e->streams[i].largest_free >= e->request);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	nc = cat_order(ct, order);
+	json_key(j, "live_categories");
+	json_arr_begin(j);
+	for (c = 0; c < nc; c++) {
+		json_obj_begin(j);
+		json_kv_str(j, "category", an_category_name(order[c]));
+		json_kv_u64(j, "bytes", ct->bytes[order[c]]);
+		json_kv_u64(j, "count", ct->count[order[c]]);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -108,6 +197,7 @@ struct oom_run {
 	const struct cli_opts *o;
 	const struct snapshot *snap;
 	struct an_sites *sites;
+	struct an_cat_rules rules;
 	struct json j;
 	uint64_t limit;
 	uint64_t total;		/* OOM events reported so far */
@@ -117,11 +207,18 @@ static int
 oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct oom_run *run = ctx;
+	struct cli_an_classes cl;
+	struct an_cat_totals ct;
 	struct an_oom oo;
 	uint64_t i;
 
 	if (an_oom(run->snap, dev->tl, dev->replay, run->sites, &oo, err) != 0)
 		return -1;
+	if (oo.n_events > 0 && cli_an_classes(run->o, run->snap, dev->tl,
+	    &run->rules, &cl, err) != 0) {
+		an_oom_destroy(&oo);
+		return -1;
+	}
 	if (run->o->json) {
 		json_obj_begin(&run->j);
 		json_kv_u64(&run->j, "device", dev->device);
@@ -129,15 +226,19 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		json_arr_begin(&run->j);
 	}
 	for (i = 0; i < oo.n_events; i++) {
+		an_categories_at(dev->tl, &cl.cats, oo.events[i].ev, &ct);
 		if (run->o->json) {
-			json_event(&run->j, run->sites, &oo.events[i], run->limit);
+			json_event(&run->j, run->sites, &oo.events[i], &ct,
+			    run->limit);
 		} else {
 			printf("%sDevice %u: ", run->total ? "\n" : "",
 			    dev->device);
-			text_event(run->sites, &oo.events[i], run->limit);
+			text_event(run->sites, &oo.events[i], &ct, run->limit);
 		}
 		run->total++;
 	}
+	if (oo.n_events > 0)
+		cli_an_classes_destroy(&cl);
 	if (run->o->json) {
 		json_arr_end(&run->j);
 		json_obj_end(&run->j);
@@ -157,6 +258,11 @@ cmd_oom(const struct cli_opts *o)
 
 	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
 		return r;
+	if ((r = cli_an_rules(o, &run.rules)) != 0) {
+		an_sites_destroy(&sites);
+		cli_close(&in);
+		return r;
+	}
 	run.o = o;
 	run.snap = in.snap;
 	run.sites = &sites;
@@ -169,6 +275,7 @@ cmd_oom(const struct cli_opts *o)
 		cli_an_json_end(&run.j);
 	else if (r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
+	an_cat_rules_destroy(&run.rules);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

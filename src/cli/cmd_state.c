@@ -1,9 +1,9 @@
 /*
  * snapview state --at N: the allocator state after event N (--at -1 or
  * start: before the first event), segment by segment, each with a
- * `_memory_viz.py stats`-style line (§11 segsum, but for every segment,
- * not only those >= 20 MiB), then totals. --json lists every block with
- * exact byte counts.
+ * `_memory_viz.py stats`-style line (doc/snapshot-format.md §11 segsum,
+ * but for every segment, not only those >= 20 MiB), then totals. --json
+ * lists every block with exact byte counts.
  */
 #include "config.h"
 

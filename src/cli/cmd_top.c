@@ -62,11 +62,120 @@ json_node(struct json *j, struct an_sites *s, const struct an_top *t,
 
 struct top_run {
 	const struct cli_opts *o;
+	const struct snapshot *snap;
 	struct an_sites *sites;
+	struct an_cat_rules rules;
 	struct json j;
 	uint64_t limit;
 	uint32_t depth;
 };
+
+/* Categories ranked by live bytes (largest first), empty ones left out. */
+static unsigned
+rank_categories(const struct an_cat_totals *ct, unsigned *order)
+{
+	unsigned c, i, n = 0;
+
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		if (ct->count[c] == 0)
+			continue;
+		for (i = n; i > 0 && ct->bytes[order[i - 1]] < ct->bytes[c];
+		     i--)
+			order[i] = order[i - 1];
+		order[i] = c;
+		n++;
+	}
+	return n;
+}
+
+static int
+top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
+{
+	struct top_run *tr = ctx;
+	struct json *j = &tr->j;
+	struct cli_an_classes cl;
+	struct an_cat_totals ct;
+	unsigned order[AN_CAT_COUNT], n, i;
+	uint32_t k;
+	char a[32], b[32], st[96];
+
+	if (cli_an_classes(tr->o, tr->snap, dev->tl, &tr->rules, &cl,
+		err) != 0)
+		return -1;
+	an_categories_at(dev->tl, &cl.cats, tr->o->has_at ? tr->o->at : -2,
+	    &ct);
+	n = rank_categories(&ct, order);
+	if (tr->o->json) {
+		json_obj_begin(j);
+		json_kv_u64(j, "device", dev->device);
+		json_kv_i64(j, "at", ct.at);
+		json_kv_u64(j, "bytes", ct.total_bytes);
+		json_kv_u64(j, "count", ct.total_count);
+		json_kv_str(j, "steps_source",
+		    an_steps_source_name(cl.steps.source));
+		json_kv_u64(j, "steps", cl.steps.n);
+		json_kv_u64(j, "by_rule_count", cl.cats.n_by_rule);
+		json_key(j, "categories");
+		json_arr_begin(j);
+	} else {
+		if (!dev->first)
+			printf("\n");
+		printf("Device %u after event #%" PRId64 ": %s live in %s "
+		       "blocks (requested bytes), by category\n  steps: %s\n\n",
+		    dev->device, ct.at, sv_fmt_size(a, sizeof a, ct.total_bytes),
+		    sv_fmt_count(b, sizeof b, ct.total_count),
+		    cli_an_steps_text(&cl.steps, st, sizeof st));
+		printf("  %10s %7s %7s  %s\n", "bytes", "share", "blocks",
+		    "category, then its call sites");
+	}
+	for (i = 0; i < n; i++) {
+		unsigned c = order[i];
+		struct an_top t;
+
+		an_top_category(dev->tl, tr->sites, &cl.cats, c, ct.at, 1, &t);
+		if (tr->o->json) {
+			json_obj_begin(j);
+			json_kv_str(j, "category", an_category_name(c));
+			json_kv_u64(j, "bytes", ct.bytes[c]);
+			json_kv_u64(j, "count", ct.count[c]);
+			json_kv_u64(j, "n_sites", t.n_roots);
+			json_key(j, "sites");
+			json_arr_begin(j);
+			for (k = 0; k < t.n_roots && k < tr->limit; k++)
+				json_node(j, tr->sites, &t, t.roots[k], 0);
+			json_arr_end(j);
+			json_obj_end(j);
+		} else {
+			printf("  %10s %6.1f%% %7s  %s\n",
+			    sv_fmt_size(a, sizeof a, ct.bytes[c]),
+			    ct.total_bytes ? 100.0 * (double)ct.bytes[c] /
+				(double)ct.total_bytes : 0.0,
+			    sv_fmt_count(b, sizeof b, ct.count[c]),
+			    an_category_label(c));
+			for (k = 0; k < t.n_roots && k < tr->limit; k++) {
+				const struct an_top_node *nd =
+				    &t.nodes[t.roots[k]];
+
+				printf("  %10s %7s %7s    ",
+				    sv_fmt_size(a, sizeof a, nd->bytes), "",
+				    sv_fmt_count(b, sizeof b, nd->count));
+				cli_an_site_text(stdout, tr->sites, nd->site);
+				printf("\n");
+			}
+			if (t.n_roots > tr->limit)
+				printf("  %30s ... %" PRIu64 " more sites "
+				       "(--limit)\n", "",
+				    (uint64_t)t.n_roots - tr->limit);
+		}
+		an_top_destroy(&t);
+	}
+	if (tr->o->json) {
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	cli_an_classes_destroy(&cl);
+	return 0;
+}
 
 static int
 top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
@@ -126,15 +235,23 @@ cmd_top(const struct cli_opts *o)
 	so.frames = 1; /* --frames is the tree depth here */
 	if ((r = cli_an_open(o, &so, &in, &sites, &only)) != 0)
 		return r;
+	if ((r = cli_an_rules(o, &tr.rules)) != 0) {
+		an_sites_destroy(&sites);
+		cli_close(&in);
+		return r;
+	}
 	tr.o = o;
+	tr.snap = in.snap;
 	tr.sites = &sites;
 	tr.limit = cli_an_limit(o);
 	tr.depth = o->frames > 0 ? (uint32_t)o->frames : 3;
 	if (o->json)
 		cli_an_json_begin(&tr.j, o->file);
-	r = cli_an_each_device(o, &in, only, 0, top_device, &tr);
+	r = cli_an_each_device(o, &in, only, 0,
+	    o->by_category ? top_cat_device : top_device, &tr);
 	if (o->json)
 		cli_an_json_end(&tr.j);
+	an_cat_rules_destroy(&tr.rules);
 	an_sites_destroy(&sites);
 	cli_close(&in);
 	return r;

@@ -1,9 +1,10 @@
 /*
  * snapview trace [--from N] [--to M]: the event listing of
- * `_memory_viz.py trace` (§11), each line prefixed by its event number,
- * with its bugs fixed: a name (a..z, a1..z1, ...) lives from an alloc to
- * its free_completed and from a segment_alloc to its segment_free, then
- * is recycled; a freed segment no longer names addresses; the closing
+ * `_memory_viz.py trace` (doc/snapshot-format.md §11), each line
+ * prefixed by its event number, with its bugs fixed: a name (a..z,
+ * a1..z1, ...) lives from an alloc to its free_completed and from a
+ * segment_alloc to its segment_free, then is recycled; a freed segment no
+ * longer names addresses; the closing
  * TOTAL MEM is the requested bytes of active blocks after the last listed
  * event (from the replay, so pre-trace blocks count). Events memory_viz
  * prints as Python reprs get readable lines; strings from the file are

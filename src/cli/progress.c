@@ -5,9 +5,23 @@
 
 #include "cli/progress.h"
 
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/fatal.h"
+
+/* The descriptor of a bar on screen, for a fatal signal's line to start
+ * on a clean line (util/fatal.h); -1 when none is. */
+static volatile sig_atomic_t bar_fd = -1;
+
+static void
+bar_erase_async(void)
+{
+	if (bar_fd >= 0 && write(bar_fd, "\r\033[K", 4) < 0)
+		return;
+}
 
 static double
 now(void)
@@ -62,6 +76,10 @@ cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	fprintf(p->f, "\rindexing %.30s [%s] %3.0f%% %7.1f MB/s ETA %3.0fs ",
 	    base, bar, pct, rate, eta);
 	fflush(p->f);
+	if (!p->drawn) {
+		bar_fd = fileno(p->f);
+		sv_fatal_set_restore(bar_erase_async);
+	}
 	p->drawn = 1;
 	return 0;
 }
@@ -70,6 +88,8 @@ void
 cli_progress_end(struct cli_progress *p)
 {
 	if (p->f != NULL && p->drawn) {
+		bar_fd = -1;
+		sv_fatal_set_restore(NULL);
 		fprintf(p->f, "\r\033[K");
 		fflush(p->f);
 	}

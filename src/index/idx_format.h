@@ -12,6 +12,8 @@
  * structs of snap_model.h / idx_timeline.h / idx_lod.h, whose sizes are
  * recorded in the header ("abi") and checked on open.
  */
+#include <stddef.h>
+#include <stdint.h>
 
 /* Prelude: magic, then the fields at these byte offsets (little-endian). */
 #define IDX_MAGIC "SNAPIDX\x1a"

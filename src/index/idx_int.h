@@ -14,6 +14,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "index/idx.h"
 #include "index/idx_format.h"
@@ -138,8 +139,9 @@ get_u64(const uint8_t *p)
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int idx_read_full(int fd, uint8_t *buf, size_t n, uint64_t off);
-enum idx_why idx_map_index(int fd, const struct src_key *key, int quick,
-    struct sv_index **out, char *why, size_t wl);
+enum idx_why idx_map_index(int fd, const char *name,
+    const struct src_key *key, int quick, struct sv_index **out, char *why,
+    size_t wl);
 void idx_index_free(struct sv_index *ix);
 
 /* idx_write.c */
@@ -167,5 +169,15 @@ int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, struct sv_error *err);
 int idx_missing_extensions(const struct sv_index *ix,
     const struct idx_opts *o);
+
+/* idx_cache.c */
+/* A temp file of a killed build is removed by a later build into the same
+ * target (or by idx_cache_clear) once it is this old and its builder is
+ * gone. */
+#define IDX_TMP_STALE_S (10 * 60)
+/* 1 when the temp file whose name continues with pid_part ("PID.N.RAND",
+ * after IDX_TMP_INFIX) was left by a process that is gone, and is older
+ * than IDX_TMP_STALE_S. */
+int idx_temp_abandoned(const char *pid_part, time_t mtime, time_t now);
 
 #endif

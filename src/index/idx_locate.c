@@ -1,10 +1,12 @@
 /*
  * Where indexes live and which one is used: the index path beside the
  * snapshot or in the cache, the source key an index is checked against,
- * which existing file may be replaced (only our own), temp files (created
- * with O_EXCL, stale ones of killed builds removed), publishing a built
- * temp file by rename, and idx_open()'s choice between opening, building
- * and working in memory.
+ * whose index is trusted (ours, the snapshot owner's or root's, and
+ * writable by no one else), which existing file may be replaced (only our
+ * own), temp files (created with O_EXCL, stale ones of killed builds
+ * removed), publishing a built temp file by rename, the cache's
+ * directory mode, use time and size limit (idx_cache.c), and idx_open()'s
+ * choice between opening, building and working in memory.
  */
 #include "config.h"
 
@@ -20,12 +22,20 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "index/idx_cache.h"
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
+/* What the locating code needs of the snapshot besides its key. */
+struct src_info {
+	uid_t uid;   /* its owner, whose index is trusted */
+	mode_t mode; /* its read bits are those of the index beside it */
+};
+
 /* Source key of an open snapshot: size, mtime, XXH3 of its two ends. */
 static int
-source_key(const char *path, struct src_key *k, struct sv_error *err)
+source_key(const char *path, struct src_key *k, struct src_info *si,
+    struct sv_error *err)
 {
 	struct stat st;
 	XXH3_state_t *h;
@@ -41,6 +51,8 @@ source_key(const char *path, struct src_key *k, struct sv_error *err)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "not a regular file");
 	}
+	si->uid = st.st_uid;
+	si->mode = st.st_mode;
 	k->size = (uint64_t)st.st_size;
 	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
 	    (uint64_t)st.st_mtim.tv_nsec;
@@ -79,22 +91,6 @@ idx_path_beside(const char *path, char **out, struct sv_error *err)
 	return 0;
 }
 
-static char *
-default_cache_dir(void)
-{
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	char *d;
-
-	if (x != NULL && x[0] == '/')
-		xasprintf(&d, "%s/%s", x, IDX_CACHE_SUBDIR);
-	else if (home != NULL && home[0] != '\0')
-		xasprintf(&d, "%s/.cache/%s", home, IDX_CACHE_SUBDIR);
-	else
-		return NULL;
-	return d;
-}
-
 int
 idx_path_cache(const char *path, const char *cache_dir, char **out,
     struct sv_error *err)
@@ -107,7 +103,7 @@ idx_path_cache(const char *path, const char *cache_dir, char **out,
 		    strerror(errno));
 	base = strrchr(abs, '/');
 	base = base != NULL ? base + 1 : abs;
-	dir = cache_dir != NULL ? xstrdup(cache_dir) : default_cache_dir();
+	dir = cache_dir != NULL ? xstrdup(cache_dir) : idx_cache_default_dir();
 	if (dir == NULL) {
 		free(abs);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
@@ -166,8 +162,10 @@ dir_writable(const char *file)
 	return ok;
 }
 
-/* 1 when path is absent, or a regular file starting with our magic (so
- * this program wrote it and may replace it). */
+/* 1 when path is absent, or a regular file of this user's starting with
+ * our magic (so this program wrote it for this user, and may replace it).
+ * Another user's index is never replaced, even where the directory would
+ * allow it: the name is theirs, and they would not trust our file. */
 static int
 may_replace(const char *path)
 {
@@ -179,18 +177,44 @@ may_replace(const char *path)
 		return errno == ENOENT;
 	if (!S_ISREG(st.st_mode))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	ok = idx_read_full(fd, m, sizeof m, 0) == 0 &&
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() &&
+	    idx_read_full(fd, m, sizeof m, 0) == 0 &&
 	    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0;
 	close(fd);
 	return ok;
 }
 
-/* Creates target.tmp.PID.N exclusively; returns the fd, or -1 with errno. */
+/* The trust rule (doc/SECURITY.md): an index is used only when it belongs
+ * to the invoking user, to the snapshot's owner (who can write anything
+ * the snapshot says anyway) or to root, and when no one else may write
+ * it (group and other write bits clear; an ACL that grants write shows
+ * in the group bits). Checked on the descriptor that is then mapped, so
+ * the file cannot be swapped in between. Returns 1, or 0 with why set. */
 static int
-create_temp(const char *target, char **tmp)
+trusted(int fd, const struct src_info *si, char *why, size_t wl)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, wl, "%s", strerror(errno));
+		return 0;
+	}
+	if ((st.st_uid == geteuid() || st.st_uid == si->uid ||
+	    st.st_uid == 0) && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+		return 1;
+	snprintf(why, wl, "not trusted (owner uid %lu, mode %04o)",
+	    (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* Creates target.tmp.PID.N exclusively with the given mode (the umask
+ * may take more away); returns the fd, or -1 with errno. */
+static int
+create_temp(const char *target, mode_t mode, char **tmp)
 {
 	static unsigned counter;
 	struct timespec ts;
@@ -201,7 +225,7 @@ create_temp(const char *target, char **tmp)
 		xasprintf(tmp, "%s%s%ld.%u.%lx", target, IDX_TMP_INFIX,
 		    (long)getpid(), counter++,
 		    (unsigned long)(ts.tv_nsec ^ (long)ts.tv_sec));
-		fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 		if (fd >= 0)
 			return fd;
 		free(*tmp);
@@ -212,10 +236,6 @@ create_temp(const char *target, char **tmp)
 	errno = EEXIST;
 	return -1;
 }
-
-/* A temp file of a killed build is removed by a later build into the same
- * target once it is this old and its builder is gone. */
-#define IDX_TMP_STALE_S (10 * 60)
 
 /* Removes TARGET.tmp.PID.N.RAND files (create_temp's names) whose
  * builder PID is no longer running, that are older than IDX_TMP_STALE_S
@@ -237,25 +257,17 @@ clean_stale_temps(const char *target)
 	bl = strlen(base);
 	while (dp != NULL && (de = readdir(dp)) != NULL) {
 		const char *p = de->d_name;
-		char *end, *path;
-		long pid;
+		char *path;
 		struct stat st;
 
 		if (strncmp(p, base, bl) != 0 ||
 		    strncmp(p + bl, IDX_TMP_INFIX, strlen(IDX_TMP_INFIX)) != 0)
 			continue;
 		p += bl + strlen(IDX_TMP_INFIX);
-		errno = 0;
-		pid = strtol(p, &end, 10);
-		if (end == p || *end != '.' || pid <= 0 || errno != 0)
-			continue;
-		if (pid == (long)getpid() ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue; /* its builder may still be at work */
 		xasprintf(&path, "%s/%s", slash == NULL ? "." : slash == dir
 		    ? "" : dir, de->d_name);
 		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-		    now - st.st_mtime > IDX_TMP_STALE_S && may_replace(path))
+		    idx_temp_abandoned(p, st.st_mtime, now) && may_replace(path))
 			unlink(path);
 		free(path);
 	}
@@ -273,7 +285,7 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (idx_map_index(fd, key, 1, out, why, sizeof why) != IDX_OK) {
+	if (idx_map_index(fd, target, key, 1, out, why, sizeof why) != IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
@@ -300,17 +312,27 @@ publish(int fd, const char *tmp, const char *target,
 	return 0;
 }
 
-/* Builds the index into target through a temp file. Returns 0 with *out
- * set; -1 with err set. */
+/* Mode of a new index: the cache's are the user's alone; one beside the
+ * snapshot may be read by whoever may read the snapshot. Nobody but the
+ * owner may write either (the trust rule would refuse it). */
+static mode_t
+index_mode(const struct src_info *si, int in_cache)
+{
+	return in_cache ? 0600 : 0600 | (si->mode & 0044);
+}
+
+/* Builds the index into target through a temp file of the given mode.
+ * Returns 0 with *out set; -1 with err set. */
 static int
-build_file(const char *path, const char *target, const struct src_key *key,
-    const struct idx_opts *o, struct sv_index **out, struct sv_error *err)
+build_file(const char *path, const char *target, mode_t mode,
+    const struct src_key *key, const struct idx_opts *o,
+    struct sv_index **out, struct sv_error *err)
 {
 	char *tmp = NULL;
 	int fd, r;
 
 	clean_stale_temps(target);
-	fd = create_temp(target, &tmp);
+	fd = create_temp(target, mode, &tmp);
 	if (fd < 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
 		    strerror(errno));
@@ -346,8 +368,9 @@ build_file(const char *path, const char *target, const struct src_key *key,
 
 /* Adds missing extension sections to a mapped index by rewriting it. */
 static int
-extend_file(struct sv_index **ixp, const char *target, const char *path,
-    const struct src_key *key, const struct idx_opts *o, struct sv_error *err)
+extend_file(struct sv_index **ixp, const char *target, mode_t mode,
+    const char *path, const struct src_key *key, const struct idx_opts *o,
+    struct sv_error *err)
 {
 	struct sv_index *ix = *ixp, *nix = NULL;
 	struct writer w;
@@ -356,7 +379,7 @@ extend_file(struct sv_index **ixp, const char *target, const char *path,
 
 	if (idx_build_extensions(ix, ix->snap, o, err) != 0)
 		return -1;
-	fd = create_temp(target, &tmp);
+	fd = create_temp(target, mode, &tmp);
 	if (fd < 0) {
 		idx_warnf(o, "%s: cannot add sections (%s); kept in memory",
 		    target, strerror(errno));
@@ -386,13 +409,21 @@ extend_file(struct sv_index **ixp, const char *target, const char *path,
 	return 0;
 }
 
-/* Tries the index at ipath. 0: *out opened; 1: absent or unusable
- * (why/kind set). */
+/* A place the index may be: beside the snapshot or in the cache. */
+struct cand {
+	char *path;
+	int cache;  /* in the cache directory */
+	int usable; /* may be built into */
+};
+
+/* Tries the index at c->path. 0: *out opened; 1: absent or unusable
+ * (why/kind set); 2: there but not trusted (why set). */
 static int
-try_open(const char *ipath, const struct src_key *key, int quick,
-    struct sv_index **out, enum idx_why *kind, char *why, size_t wl)
+try_open(const struct cand *c, const struct src_key *key,
+    const struct src_info *si, int quick, struct sv_index **out,
+    enum idx_why *kind, char *why, size_t wl)
 {
-	int fd = open(ipath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	*kind = IDX_OK;
 	if (fd < 0) {
@@ -402,9 +433,101 @@ try_open(const char *ipath, const struct src_key *key, int quick,
 		*kind = errno == ELOOP ? IDX_FOREIGN : IDX_CORRUPT;
 		return 1;
 	}
-	*kind = idx_map_index(fd, key, quick, out, why, wl);
+	if (!trusted(fd, si, why, wl)) {
+		close(fd);
+		return 2;
+	}
+	*kind = idx_map_index(fd, c->path, key, quick, out, why, wl);
+	if (*kind == IDX_OK && c->cache) {
+		/* last use, for the cache's eviction (fails harmlessly on
+		 * a file that is not ours) */
+		struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+
+		futimens(fd, ts);
+	}
 	close(fd);
 	return *kind == IDX_OK ? 0 : 1;
+}
+
+/* The directory of a file path (heap). */
+static char *
+dir_of(const char *file)
+{
+	const char *s = strrchr(file, '/');
+
+	if (s == NULL)
+		return xstrdup(".");
+	if (s == file)
+		return xstrdup("/");
+	return xstrndup(file, (size_t)(s - file));
+}
+
+/* The default cache directory holds the indexes, hence the frame names
+ * and sizes, of every snapshot the user opened where nothing could be
+ * written beside it: a directory of ours that others may enter is
+ * narrowed to 0700, once, saying so. A directory named by --cache-dir, or
+ * not ours, or a symlink, is left as it is (the files in it are 0600). */
+static void
+narrow_cache_dir(const char *file, const struct idx_opts *o)
+{
+	char *dir = dir_of(file);
+	struct stat st;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) != 0 && fchmod(fd, 0700) == 0)
+		idx_warnf(o, "%s: was mode %04o, now 0700: the cache holds "
+		    "what your snapshots contain", dir,
+		    (unsigned)(st.st_mode & 07777));
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+}
+
+/* After an index was written into the cache: evict the least recently
+ * used others until the cache is within its limit. */
+static void
+trim_cache(const char *kept, const struct idx_opts *o)
+{
+	char *dir = dir_of(kept);
+	struct sv_error e;
+	uint64_t max;
+
+	sv_error_clear(&e);
+	if (idx_cache_limit(&max, &e) != 0)
+		idx_warnf(o, "%s", e.msg);
+	sv_error_clear(&e);
+	if (idx_cache_trim(dir, max, kept, NULL, NULL, &e) != 0)
+		idx_warnf(o, "%s: cannot trim the cache: %s", dir, e.msg);
+	free(dir);
+}
+
+/* One line for an index that is not trusted, saying where the index comes
+ * from instead. Returns 1 when that line already said "working in
+ * memory". */
+static int
+warn_untrusted(const struct idx_opts *o, const struct cand *c, int n,
+    int i, const char *why)
+{
+	int j, other = 0;
+
+	for (j = 0; j < n; j++) {
+		if (j == i || !c[j].usable)
+			continue;
+		if (c[j].cache) {
+			idx_warnf(o, "%s: %s: using the cache instead",
+			    c[i].path, why);
+			return 0;
+		}
+		other = 1;
+	}
+	if (other) {
+		idx_warnf(o, "%s: %s, left alone", c[i].path, why);
+		return 0;
+	}
+	idx_warnf(o, "%s: %s, left alone; working in memory", c[i].path, why);
+	return 1;
 }
 
 int
@@ -414,25 +537,29 @@ idx_open(const char *path, const struct idx_opts *opts,
 	struct idx_opts dflt;
 	const struct idx_opts *o = opts;
 	struct src_key key;
-	char *cand[2] = {NULL, NULL}, why[256];
-	int usable[2] = {1, 1}, n = 0, i, r, failed;
+	struct src_info si;
+	struct cand c[2];
+	char why[256];
+	int n = 0, i, r, failed, told_memory = 0;
 	struct sv_error e2;
 
 	*out = NULL;
+	memset(&si, 0, sizeof si);
 	if (o == NULL) {
 		memset(&dflt, 0, sizeof dflt);
 		o = &dflt;
 	}
 	if (o->no_cache)
 		return idx_build_memory(path, o, out, err);
-	if (source_key(path, &key, err) != 0)
+	if (source_key(path, &key, &si, err) != 0)
 		return -1;
 
 	/* Candidate locations, the preferred one first. */
+	memset(c, 0, sizeof c);
 	if (o->cache_dir != NULL) {
-		if (idx_path_cache(path, o->cache_dir, &cand[n], err) != 0)
+		if (idx_path_cache(path, o->cache_dir, &c[n].path, err) != 0)
 			return -1;
-		n++;
+		c[n++].cache = 1;
 	} else {
 		char *beside = NULL, *cache = NULL;
 
@@ -440,39 +567,53 @@ idx_open(const char *path, const struct idx_opts *opts,
 		sv_error_clear(&e2);
 		idx_path_cache(path, NULL, &cache, &e2);
 		if (dir_writable(beside) || cache == NULL) {
-			cand[n++] = beside;
-			if (cache != NULL)
-				cand[n++] = cache;
+			c[n++].path = beside;
+			if (cache != NULL) {
+				c[n].cache = 1;
+				c[n++].path = cache;
+			}
 		} else {
-			cand[n++] = cache;
-			cand[n++] = beside;
+			c[n].cache = 1;
+			c[n++].path = cache;
+			c[n++].path = beside;
 		}
 	}
+	for (i = 0; i < n; i++)
+		c[i].usable = 1;
 
 	for (i = 0; i < n && !o->force_rebuild; i++) {
 		enum idx_why kind;
 
-		if (try_open(cand[i], &key, o->verify == IDX_VERIFY_QUICK, out,
-			&kind, why, sizeof why) == 0) {
-			r = 0;
-			(*out)->path = xstrdup(cand[i]);
-			if (idx_missing_extensions(*out, o))
-				r = extend_file(out, cand[i], path, &key, o,
+		r = try_open(&c[i], &key, &si, o->verify == IDX_VERIFY_QUICK,
+		    out, &kind, why, sizeof why);
+		if (r == 0) {
+			(*out)->path = xstrdup(c[i].path);
+			if (idx_missing_extensions(*out, o)) {
+				r = extend_file(out, c[i].path,
+				    index_mode(&si, c[i].cache), path, &key, o,
 				    err);
+				if (r == 0 && c[i].cache && (*out)->built)
+					trim_cache(c[i].path, o);
+			}
 			goto done;
 		}
-		if (kind == IDX_FOREIGN) {
-			idx_warnf(o, "%s: %s, left alone", cand[i],
+		if (r == 2) {
+			/* never used, never replaced */
+			c[i].usable = 0;
+			told_memory = warn_untrusted(o, c, n, i, why);
+		} else if (kind == IDX_FOREIGN) {
+			idx_warnf(o, "%s: %s, left alone", c[i].path,
 			    why);
-			usable[i] = 0;
+			c[i].usable = 0;
 		} else if (kind != IDX_OK) {
-			idx_warnf(o, "%s: %s; rebuilding", cand[i], why);
+			idx_warnf(o, "%s: %s; rebuilding", c[i].path, why);
 		}
 	}
 	for (i = 0; i < n && o->force_rebuild; i++)
-		if (!may_replace(cand[i])) {
-			idx_warnf(o, "%s: not an index, left alone", cand[i]);
-			usable[i] = 0;
+		if (!may_replace(c[i].path)) {
+			idx_warnf(o, "%s: not an index of yours, left alone",
+			    c[i].path);
+			c[i].usable = 0;
 		}
 
 	/* Build into the first location that takes a file. A location that
@@ -480,15 +621,20 @@ idx_open(const char *path, const struct idx_opts *opts,
 	 * the index, else in the one "working in memory" line. */
 	failed = -1;
 	for (i = 0; i < n; i++) {
-		if (!usable[i])
+		if (!c[i].usable)
 			continue;
-		mkdir_parents(cand[i]);
+		mkdir_parents(c[i].path);
+		if (c[i].cache && o->cache_dir == NULL)
+			narrow_cache_dir(c[i].path, o);
 		sv_error_clear(&e2);
-		r = build_file(path, cand[i], &key, o, out, &e2);
+		r = build_file(path, c[i].path, index_mode(&si, c[i].cache),
+		    &key, o, out, &e2);
 		if (r == 0) {
 			if (failed >= 0)
 				idx_warnf(o, "%s: cannot write the index (%s)",
-				    cand[failed], why);
+				    c[failed].path, why);
+			if (c[i].cache && !(*out)->in_memory)
+				trim_cache(c[i].path, o);
 			goto done;
 		}
 		if (e2.code != SV_ERR_IO) {
@@ -501,12 +647,12 @@ idx_open(const char *path, const struct idx_opts *opts,
 	}
 	if (failed >= 0)
 		idx_warnf(o, "%s: cannot write the index (%s); working in memory",
-		    cand[failed], why);
-	else
+		    c[failed].path, why);
+	else if (!told_memory)
 		idx_warnf(o, "%s: no index written; working in memory", path);
 	r = idx_build_memory(path, o, out, err);
 done:
-	free(cand[0]);
-	free(cand[1]);
+	free(c[0].path);
+	free(c[1].path);
 	return r;
 }

@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "index/idx_int.h"
+#include "util/fatal.h"
 #include "util/xalloc.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -201,6 +202,15 @@ toc_find(const struct sv_index *ix, const char *name)
 	return NULL;
 }
 
+/* Every unmapping of an index goes through here: a mapping stays
+ * registered with util/fatal.h only while it exists. */
+static void
+unmap(void *p, size_t len)
+{
+	sv_fatal_unguard(p);
+	munmap(p, len);
+}
+
 static void
 backing_keep(struct idx_backing *b, void *p)
 {
@@ -220,7 +230,7 @@ backing_release(struct snapshot *s)
 		free(b->bufs[i]);
 	free(b->bufs);
 	if (b->map != NULL)
-		munmap(b->map, b->len);
+		unmap(b->map, b->len);
 	free(s->traces);
 	free(b);
 	s->backing = NULL;
@@ -677,11 +687,11 @@ idx_index_free(struct sv_index *ix)
 	free(ix);
 }
 
-/* Maps the index in fd and checks it against key. Returns IDX_OK with
- * *out set, or the reason with why filled. */
+/* Maps the index in fd (the file called name) and checks it against key.
+ * Returns IDX_OK with *out set, or the reason with why filled. */
 enum idx_why
-idx_map_index(int fd, const struct src_key *key, int quick, struct sv_index **out,
-    char *why, size_t wl)
+idx_map_index(int fd, const char *name, const struct src_key *key, int quick,
+    struct sv_index **out, char *why, size_t wl)
 {
 	struct stat st;
 	struct sv_index *ix;
@@ -710,19 +720,22 @@ idx_map_index(int fd, const struct src_key *key, int quick, struct sv_index **ou
 		snprintf(why, wl, "cannot map: %s", strerror(errno));
 		return IDX_FOREIGN;
 	}
+	/* from here a SIGBUS (the file truncated by its owner while we
+	 * read it) is an error line naming it, not a crash */
+	sv_fatal_guard(map, size, name);
 	if (memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
-		munmap(map, size);
+		unmap(map, size);
 		snprintf(why, wl, "not an index");
 		return IDX_FOREIGN;
 	}
 	if (size < IDX_PRELUDE_LEN) {
-		munmap(map, size);
+		unmap(map, size);
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
 	if (XXH3_64bits(map, IDX_OFF_PRELUDE_HASH) !=
 	    get_u64(map + IDX_OFF_PRELUDE_HASH)) {
-		munmap(map, size);
+		unmap(map, size);
 		snprintf(why, wl, "incomplete or damaged");
 		return IDX_CORRUPT;
 	}
@@ -730,20 +743,20 @@ idx_map_index(int fd, const struct src_key *key, int quick, struct sv_index **ou
 		snprintf(why, wl, "index format version %u, this program "
 				  "reads version %u",
 		    get_u32(map + IDX_OFF_VERSION), IDX_VERSION);
-		munmap(map, size);
+		unmap(map, size);
 		return IDX_STALE;
 	}
 	hoff = get_u64(map + IDX_OFF_HEADER_OFF);
 	hlen = get_u64(map + IDX_OFF_HEADER_LEN);
 	if (hoff < IDX_PRELUDE_LEN || hlen > IDX_MAX_HEADER || hoff > size ||
 	    hlen > size - hoff) {
-		munmap(map, size);
+		unmap(map, size);
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
 	if (XXH3_64bits(map + hoff, hlen) !=
 	    get_u64(map + IDX_OFF_HEADER_HASH)) {
-		munmap(map, size);
+		unmap(map, size);
 		snprintf(why, wl, "header checksum mismatch");
 		return IDX_CORRUPT;
 	}

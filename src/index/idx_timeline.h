@@ -3,11 +3,11 @@
 /*
  * Derived per-device data: the alloc<->free pairing of every allocation
  * ("elements", as memory_viz's Active Memory Timeline defines them,
- * snapshot-format.md §10.2), running totals after every event, and the
+ * doc/snapshot-format.md §10.2), running totals after every event, and the
  * peak. Built in one pass from a struct snapshot; the index stores it so
  * a reopen needs no pass at all.
  *
- * Element semantics (memory_viz §10.2):
+ * Element semantics (memory_viz, doc/snapshot-format.md §10.2):
  *   - an `alloc` starts an element (size = requested bytes);
  *   - the matching `free_completed` (same address, most recent alloc)
  *     ends it; a pending free still counts as allocated;

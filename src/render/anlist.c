@@ -36,17 +36,46 @@ cells(const char *s)
 	return n;
 }
 
-char *
-anlist_site_label(struct an_sites *sites, uint32_t site, int w, int utf8,
-    char *buf, size_t size)
+/* A C++ name too long for its column keeps its name rather than its
+ * parameters: "f(unsigned long, CUstream_st*) [clone .x]" becomes
+ * "f(...)" in place (the name part is after the first space, past
+ * "file:line"). Returns the new number of cells. */
+static int
+shorten_cxx(char *s, int utf8)
 {
-	char raw[LABEL_MAX], esc[LABEL_MAX];
+	char *name = strchr(s, ' '), *end, *p, *clone;
+	int depth = 0;
+	const char *dots = utf8 ? "(\xe2\x80\xa6)" : "(...)";
+
+	if (name == NULL)
+		return cells(s);
+	if ((clone = strstr(name, " [clone ")) != NULL)
+		*clone = '\0';
+	end = name + strlen(name);
+	if (end == name || end[-1] != ')')
+		return cells(s);
+	for (p = end - 1; p > name; p--) {
+		if (*p == ')')
+			depth++;
+		else if (*p == '(' && --depth == 0)
+			break;
+	}
+	if (*p == '(' && depth == 0 && (size_t)(end - p) > strlen(dots))
+		memcpy(p, dots, strlen(dots) + 1);
+	return cells(s);
+}
+
+char *
+anlist_cut_label(const char *raw, int w, int utf8, char *buf, size_t size)
+{
+	char esc[LABEL_MAX];
 	const char *p = esc, *dots = utf8 ? "\xe2\x80\xa6" : "...";
 	int n, nd = utf8 ? 1 : 3;
 
-	an_site_label(sites, site, raw, sizeof raw);
 	sv_escape(esc, sizeof esc, raw, strlen(raw));
 	n = cells(esc);
+	if (n > w)
+		n = shorten_cxx(esc, utf8);
 	if (w <= nd || n <= w) {
 		snprintf(buf, size, "%s", esc);
 		return buf;
@@ -61,6 +90,16 @@ anlist_site_label(struct an_sites *sites, uint32_t site, int w, int utf8,
 		p = strchr(p, '/');
 	snprintf(buf, size, "%s%s", dots, p);
 	return buf;
+}
+
+char *
+anlist_site_label(struct an_sites *sites, uint32_t site, int w, int utf8,
+    char *buf, size_t size)
+{
+	char raw[LABEL_MAX];
+
+	an_site_label(sites, site, raw, sizeof raw);
+	return anlist_cut_label(raw, w, utf8, buf, size);
 }
 
 static const char *
@@ -93,9 +132,10 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		    fmt_count(b, sizeof b, s->count), s->periodic ? c : "-");
 	} else if (l->kind == ANLIST_FRAG) {
 		const struct an_frag_alloc *x = &l->frag->allocs[i];
+		/* measured in the pool the request needed (frag.h) */
 		int unusable = x->has_state && x->req_ev >= 0 &&
-		    x->stream_free >= x->request &&
-		    x->stream_largest < x->request;
+		    x->pool_free >= x->request &&
+		    x->pool_largest < x->request;
 
 		*site = x->site;
 		snprintf(buf, size, "%-9s %-4s %6s %6s %7s %6s%c  ",
@@ -104,8 +144,9 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		    fmt_size_short(c, sizeof c, x->gap),
 		    x->req_ev >= 0 ? fmt_size_short(d, sizeof d, x->request)
 				   : "-",
-		    x->has_state ? fmt_size_short(e, sizeof e,
-		    x->stream_largest) : "-", unusable ? '!' : ' ');
+		    x->has_state ? fmt_size_short(e, sizeof e, x->req_ev >= 0 ?
+		    x->pool_largest : x->stream_largest) : "-",
+		    unusable ? '!' : ' ');
 	} else {
 		const struct an_top *t = l->top;
 		const struct an_top_node *n = &t->nodes[t->roots[i]];

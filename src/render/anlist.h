@@ -44,6 +44,11 @@ void anlist_render(struct anlist *l, struct cellbuf *cb, int x, int y,
  * (escaped). Returns 0, or -1 on a write error. */
 int anlist_write(const struct anlist *l, FILE *f);
 
+/* raw (text from the file) escaped into buf, cut at the left to at most
+ * w cells as below. Returns buf. */
+char *anlist_cut_label(const char *raw, int w, int utf8, char *buf,
+    size_t size);
+
 /* Escaped label of site into buf, cut at the left to at most w cells
  * ("...ker.py:47 collect" / UTF-8 ellipsis). Returns buf. */
 char *anlist_site_label(struct an_sites *sites, uint32_t site, int w,

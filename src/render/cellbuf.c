@@ -97,7 +97,8 @@ cellbuf_puts(struct cellbuf *cb, int x, int y, const char *s, int maxw,
 		}
 		p += k;
 		len -= k;
-		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || sv_is_invisible(cp))
+		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) ||
+		    sv_is_invisible(cp))
 			cp = '?';
 		cellbuf_put(cb, x + n, y, cp, color, attr);
 		n++;

@@ -1,5 +1,7 @@
 /*
  * Human-readable numbers for the TUI: sizes, addresses, counts, times.
+ * Sizes and counts are util/units.c's, so the screen and the commands
+ * write them alike; only the compact axis form is the screen's own.
  */
 #include "config.h"
 
@@ -11,53 +13,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
-    "EiB"};
-
-/* Picks the unit so that the value is below 1024; returns the exponent
- * and writes the value scaled by ten (for one decimal), rounded. */
-static int
-scale(uint64_t bytes, uint64_t *tenths)
-{
-	int e = 0;
-	long double v = (long double)bytes;
-
-	while (v >= 1023.95L && e < 6) {
-		v /= 1024.0L;
-		e++;
-	}
-	*tenths = (uint64_t)(v * 10.0L + 0.5L);
-	return e;
-}
+#include "util/units.h"
 
 char *
 fmt_size(char *buf, size_t size, uint64_t bytes)
 {
-	uint64_t t;
-	int e = scale(bytes, &t);
-
-	if (e == 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", t / 10,
-		    t % 10, units[e]);
-	return buf;
+	return sv_fmt_size(buf, size, bytes);
 }
 
 char *
 fmt_size_short(char *buf, size_t size, uint64_t bytes)
 {
 	uint64_t t;
-	int e = scale(bytes, &t);
+	int e = sv_size_tenths(bytes, &t);
 
 	if (e == 0)
 		snprintf(buf, size, "%" PRIu64 "B", bytes);
 	else if (t >= 1000)
 		snprintf(buf, size, "%" PRIu64 "%c", (t + 5) / 10,
-		    units[e][0]);
+		    sv_size_unit(e)[0]);
 	else
 		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", t / 10,
-		    t % 10, units[e][0]);
+		    t % 10, sv_size_unit(e)[0]);
 	return buf;
 }
 
@@ -71,21 +48,7 @@ fmt_addr(char *buf, size_t size, uint64_t addr)
 char *
 fmt_count(char *buf, size_t size, uint64_t n)
 {
-	char tmp[32];
-	int len, i, j = 0;
-
-	len = snprintf(tmp, sizeof tmp, "%" PRIu64, n);
-	for (i = 0; i < len && (size_t)j + 1 < size; i++) {
-		if (i > 0 && (len - i) % 3 == 0) {
-			buf[j++] = ',';
-			if ((size_t)j + 1 >= size)
-				break;
-		}
-		buf[j++] = tmp[i];
-	}
-	if (size > 0)
-		buf[j] = '\0';
-	return buf;
+	return sv_fmt_count(buf, size, n);
 }
 
 char *

@@ -9,59 +9,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/frame.h"
+#include "analysis/site.h"
 #include "util/escape.h"
-
-/* memory_viz frameFilter (snapshot-format.md §5). */
-static const char *const filter_names[] = {"unwind::unwind",
-    "CapturedTraceback::gather", "gather_with_cpp", "_start",
-    "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"};
-static const char *const filter_files[] = {"core/boxing", "/Register",
-    "/Redispatch", "pythonrun.c", "Modules/main.c", "Objects/call.c",
-    "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
-    "cpython/abstract.h"};
-
-/* True if path has a component equal to dir (followed by / or \). */
-static int
-has_component(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	const char *p = path;
-
-	while ((p = strstr(p, dir)) != NULL) {
-		if ((p == path || p[-1] == '/' || p[-1] == '\\') &&
-		    (p[n] == '/' || p[n] == '\\'))
-			return 1;
-		p++;
-	}
-	return 0;
-}
-
-static int
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 enum frame_kind
 frames_classify(const char *name, const char *filename)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof filter_names / sizeof filter_names[0]; i++)
-		if (strstr(name, filter_names[i]) != NULL)
-			return FRAME_FILTERED;
-	for (i = 0; i < sizeof filter_files / sizeof filter_files[0]; i++)
-		if (strstr(filename, filter_files[i]) != NULL)
-			return FRAME_FILTERED;
-	if (filename[0] == '\0' || strcmp(filename, "??") == 0 ||
-	    !ends_with(filename, ".py"))
-		return FRAME_FRAMEWORK;
-	if (has_component(filename, "torch") ||
-	    has_component(filename, "site-packages"))
-		return FRAME_FRAMEWORK;
-	return FRAME_USER;
+	switch (an_frame_kind(name, filename)) {
+	case AN_FRAME_USER: return FRAME_USER;
+	case AN_FRAME_FILTERED: return FRAME_FILTERED;
+	default: return FRAME_FRAMEWORK;
+	}
 }
 
 static enum frame_kind
@@ -77,15 +36,21 @@ frames_layout(const struct snapshot *s, uint32_t stack, int unfold,
     struct frame_line *out, size_t max)
 {
 	const uint32_t *fs;
+	struct an_stack_site ss;
 	uint32_t n, i;
 	size_t k = 0;
 	int in_run = 0;
 
 	fs = snap_stack(s, stack, &n);
+	/* a stack with no user frame keeps the frames that name its site */
+	an_stack_site(s, stack, &ss);
+	if (ss.kind == AN_SITE_USER)
+		ss.pos = ss.aux_pos = UINT32_MAX;
 	for (i = 0; i < n; i++) {
 		enum frame_kind kind = fs[i] < s->n_frames ? kind_of(s, fs[i])
 		    : FRAME_FRAMEWORK;
-		int fold = !unfold && kind != FRAME_USER;
+		int fold = !unfold && kind != FRAME_USER && i != ss.pos &&
+		    i != ss.aux_pos;
 
 		if (fold && in_run) {
 			if (k - 1 < max)
@@ -107,16 +72,10 @@ frames_layout(const struct snapshot *s, uint32_t stack, int unfold,
 uint32_t
 frames_call_site(const struct snapshot *s, uint32_t stack)
 {
-	const uint32_t *fs;
-	uint32_t n, i;
+	struct an_stack_site ss;
 
-	fs = snap_stack(s, stack, &n);
-	if (n == 0)
-		return UINT32_MAX;
-	for (i = 0; i < n; i++)
-		if (fs[i] < s->n_frames && kind_of(s, fs[i]) == FRAME_USER)
-			return fs[i];
-	return fs[0];
+	an_stack_site(s, stack, &ss);
+	return ss.kind == AN_SITE_NONE ? UINT32_MAX : ss.frame;
 }
 
 char *

@@ -4,11 +4,16 @@
  * Call-stack display: which frames are the user's and which belong to the
  * framework, and folding of framework runs for the detail pane.
  *
- * A frame is FRAMEWORK when its filename has a path component torch/ or
- * site-packages/ (either slash, so Windows paths too; snapshot-format.md
- * §16.5), or it is a C++ frame: filename "??", empty, or not ending in
- * ".py" (§16.7). It is FILTERED when memory_viz's frame filter would drop
- * it (§5): such frames are hidden when folded and shown when unfolded.
+ * The rules are analysis/frame.h's, shared with call sites and
+ * categories: a frame is FRAMEWORK when its filename has a path component
+ * torch/, site-packages/ or dist-packages/ (either slash, so Windows
+ * paths too; doc/snapshot-format.md §16.5), or it is a C++ frame:
+ * filename "??", empty, or not ending in ".py" (doc/snapshot-format.md
+ * §16.7). It is FILTERED when memory_viz's frame filter would drop it
+ * (doc/snapshot-format.md §5): such frames are hidden when folded and
+ * shown when unfolded. In a stack with no user frame the
+ * frames that name its call site (analysis/site.h: an autograd node and
+ * its operator, a workspace, a framework Python frame) stay unfolded.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -37,8 +42,9 @@ struct frame_line {
 size_t frames_layout(const struct snapshot *s, uint32_t stack, int unfold,
     struct frame_line *out, size_t max);
 
-/* The call site of a stack: the first user frame (innermost first), or
- * the first frame if there is none; UINT32_MAX for an empty stack. */
+/* The frame that names the call site of a stack (analysis/site.h): the
+ * first user frame (innermost first), else the frame a person recognises
+ * (never an allocator frame); UINT32_MAX for an empty stack. */
 uint32_t frames_call_site(const struct snapshot *s, uint32_t stack);
 
 /* Writes "file:line name" of frame f, escaped for the terminal

@@ -3,49 +3,135 @@
 /*
  * The Active Memory Timeline, drawn into a cell buffer (pure: no curses).
  *
- * Stacked like memory_viz (snapshot-format.md §10.2): every live element
- * is a band resting on the elements below it in stacking order, so a free
- * makes the bands above slide down. Stacking order is memory_viz's:
- * elements alive before the trace at the bottom (ghosts, last first; then
- * pre-trace frees, last freed first), then trace allocations in order.
+ * Stacking modes (enum tl_stack):
+ *   allocation  memory_viz's (doc/snapshot-format.md §10.2): every live
+ *               element is a band resting on the elements below it in
+ *               stacking order, so a free makes the bands above slide
+ *               down. Order: elements alive before the trace at the
+ *               bottom (ghosts, last first; then pre-trace frees, last
+ *               freed first), then trace allocations in order. Only the
+ *               largest elements are drawn individually (the "drawn set",
+ *               chosen once per device); at render time a drawn element
+ *               smaller than a quarter of a row joins the rest in one
+ *               summarised band on top.
+ *   call site, category, stream/pool
+ *               one band per group: the K groups with the most bytes at
+ *               the visible peak, largest at the bottom, and one "other"
+ *               band on top for the rest (tl_groups.h: per-group byte
+ *               curves built once per device, at first use). Sites are
+ *               site.h's (one frame); categories category.h's inference
+ *               (and the user's rules, cat_rules).
+ *   segment     memory_viz's Active Cached Segment Timeline (same, §10.3):
+ *               reserved memory, one band per segment (or mapped range of
+ *               an expandable segment, tl_segs.h), stacked like
+ *               allocations; segments thinner than a quarter of a row
+ *               are stacked in runs of neighbours about a row thick, so
+ *               reserved memory stays banded in stacking order.
  *
- * Only the largest elements are drawn individually (the "drawn set",
- * chosen once per device by tl_model_init); at render time a drawn element
- * smaller than a quarter of a row cell joins the rest in one summarised
- * band on top. Each column shows the state at the event of its range with
- * the highest total (so peaks are never hidden by zooming out), and the
- * highest reserved value of the range as a line.
+ * Each column shows the state at the event of its range with the highest
+ * total (so peaks are never hidden by zooming out), and the highest
+ * reserved value of the range as a line. Below the plot: the x axis
+ * (cursor, marks, the picked band's lifetime, annotation ticks), the
+ * annotation names (ProfilerStep#N, external_annotations), the axis
+ * labels and the legend.
  *
- * Cost per frame: O(columns x drawn + columns x range/TL_LOD_BLOCK); the
- * per-column aggregate is one function (col_agg in timeline.c) so it can
- * read the index's LOD pyramid instead.
+ * Cost per frame: O(columns x drawn) in the allocation and segment
+ * modes, O(columns x K x log n) in the grouped ones, plus O(columns x
+ * range / TL_LOD_BLOCK) for the column aggregates.
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
+#include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
+#include "render/tl_groups.h"
+#include "render/tl_segs.h"
 #include "snapshot/snap_model.h"
 
 #define TL_DEFAULT_DRAWN 2000
 #define TL_YAXIS_W 7   /* "61.2G" + space + axis glyph */
 #define TL_MIN_H 4     /* one plot row, axis, labels, + one */
 #define TL_NO_ELEM UINT64_MAX
+#define TL_MAX_BANDS 8 /* group bands (+ "other") in the grouped modes */
+#define TL_MAX_COL_BANDS 4096
+
+enum tl_stack {
+	TL_STACK_ALLOC,
+	TL_STACK_SITE,
+	TL_STACK_CATEGORY,
+	TL_STACK_STREAM,
+	TL_STACK_SEGMENT,
+	TL_STACK_COUNT
+};
+
+/* Is st one of the grouped modes (site, category, stream/pool)? */
+static inline int
+tl_stack_grouped(int st)
+{
+	return st == TL_STACK_SITE || st == TL_STACK_CATEGORY ||
+	    st == TL_STACK_STREAM;
+}
+
+/* An element drawn as its own band: a copy of what drawing needs, so a
+ * frame reads no element columns. */
+struct tl_drawn {
+	uint64_t elem;
+	uint64_t size;
+	int64_t alloc_ev, free_ev;
+	uint8_t color_alloc, color_site;
+};
+
+struct tl_layer {
+	struct tl_drawn *d;  /* stacking order */
+	uint32_t n;
+	int ok;              /* built */
+};
+
+/* A named mark on the x axis: an external annotation placed at the first
+ * event at or after its time. */
+struct tl_annot {
+	int64_t ev;
+	int64_t time_us;
+	uint32_t name;       /* string id (untrusted text: escape it) */
+	uint8_t stage;       /* enum snap_stage */
+};
+
+struct tl_stream_key {
+	uint64_t stream;
+	int64_t pool[2];
+};
 
 struct tl_model {
 	const struct snapshot *snap;     /* borrowed */
 	const struct idx_timeline *tl;   /* borrowed */
 	const struct snap_trace *trace;  /* borrowed; may be NULL */
-	uint64_t *drawn;                 /* element ids, stacking order */
-	uint8_t *color_alloc;            /* band colour per drawn entry */
-	uint8_t *color_site;
-	uint32_t n_drawn;
+	uint32_t max_drawn;
+	struct tl_layer layer[2];        /* allocations, segments */
 	uint64_t *blk_argmax;            /* per TL_LOD_BLOCK events */
+	uint64_t *blk_argres;            /* event of the highest reserved */
 	uint64_t *blk_maxres;
+	uint64_t *blk_maxtot;            /* highest total of the block */
 	uint64_t n_blk;
 	int time_ok;                     /* time_us present, non-decreasing */
 	uint64_t *by_addr;               /* elements by (addr, id) */
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
 	uint64_t n_jumps[3];
+	struct tl_annot *annots;         /* sorted by event */
+	uint64_t n_annots;
+	/* built at first use (tl_model_prepare) */
+	struct tl_segs segs;
+	struct tl_groups groups[TL_STACK_COUNT];
+	int8_t groups_ok[TL_STACK_COUNT]; /* 0 not yet, 1 ready, -1 n/a */
+	struct an_sites sites;
+	int sites_ok;
+	struct tl_stream_key *skeys;     /* stream/pool group keys */
+	uint32_t n_skeys;
+	uint32_t *seg_by_addr;           /* final segments of the device */
+	uint32_t n_seg_by_addr;
+	struct an_categories cats;       /* per element (analysis/) */
+	int cats_ok;                     /* 0 not yet, 1 ready, -1 failed */
+	const struct an_cat_rules *cat_rules; /* the user's, or NULL */
 };
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
@@ -53,51 +139,155 @@ enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
 /* A set of elements drawn as one highlighted band at the bottom of every
  * column (the leak view): the bytes of the set alive after each event,
  * from sorted alloc and free events with running sums (O(log n) per
- * column), and which drawn bands belong to the set (they are not drawn
- * again above it). */
-struct tl_hilite {
-	int64_t *alloc_ev, *free_ev;   /* sorted */
+ * column), which drawn bands belong to the set (they are not drawn again
+ * above it), and in the grouped modes the set's bytes per group (taken
+ * out of the group's band). */
+struct tl_sums {
+	int64_t *alloc_ev, *free_ev;    /* sorted */
 	uint64_t *alloc_cum, *free_cum; /* bytes up to and including [i] */
 	uint64_t n_alloc, n_free;
-	uint8_t *drawn;                /* per drawn index of the model */
-	uint32_t n_drawn;
 };
+
+struct tl_hl_part {
+	uint32_t group;
+	struct tl_sums sums;
+};
+
+struct tl_hilite {
+	struct tl_sums all;
+	uint8_t *drawn;                 /* per drawn allocation band */
+	uint32_t n_drawn;
+	uint64_t *elems;                /* the set, sorted */
+	uint64_t n_elems;
+	struct tl_hl_part *parts[TL_STACK_COUNT];
+	uint32_t n_parts[TL_STACK_COUNT];
+	int8_t parts_ok[TL_STACK_COUNT];
+};
+
+enum tl_pick_kind {
+	TL_PICK_NONE,
+	TL_PICK_ELEM,   /* an element of the mode's layer */
+	TL_PICK_GROUP,  /* a group of the grouped mode */
+	TL_PICK_OTHER,  /* the summary / "other" band */
+	TL_PICK_SET     /* the highlighted set */
+};
+
+struct tl_pick {
+	int kind;           /* enum tl_pick_kind */
+	uint64_t id;        /* element or group id */
+};
+
+enum tl_legend { TL_LEGEND_AUTO, TL_LEGEND_FULL, TL_LEGEND_OFF };
 
 struct tl_view {
 	int64_t ev0, ev1;   /* visible events [ev0, ev1), ev1 > ev0 */
 	int64_t cursor;     /* -1 .. n_events-1 */
 	uint64_t sel_elem;  /* highlighted element or TL_NO_ELEM */
-	uint64_t ymax;      /* y range; 0 = fit to the visible data */
+	uint64_t ymax;      /* y range top; 0 = fit to the visible data */
+	uint64_t ylo;       /* y range bottom (with ymax > ylo) */
 	int time_axis;      /* x is time_us (only when time_ok) */
-	int by_site;        /* colour by call site, not by allocation */
+	int by_site;        /* allocation mode: colour by call site */
 	int utf8;           /* UTF-8 glyphs (else pure ASCII) */
 	int mono;           /* patterns instead of colours */
-	const struct tl_hilite *hl; /* highlighted set (borrowed) or NULL */
+	int stack;          /* enum tl_stack */
+	int legend;         /* enum tl_legend */
+	struct tl_pick pick;
+	struct tl_hilite *hl; /* highlighted set (borrowed; drawing only
+				 reads it) or NULL */
 	const int64_t *marks; /* sorted events marked on the x axis row
 				 (borrowed) or NULL */
 	uint64_t n_marks;
 	int64_t mark_sel;   /* the mark drawn highlighted; -2 = none */
 };
 
-/* Prepares the drawn set (the max_drawn largest elements), the LOD blocks
- * and the jump lists for tl (device tl->device of s). Both are borrowed
- * and must outlive m. Free with tl_model_destroy. */
+/* One band of a column, bottom to top. */
+struct tl_band {
+	uint64_t lo, hi;    /* bytes */
+	int kind;           /* enum tl_pick_kind (never NONE) */
+	uint64_t id;        /* element or group id */
+	uint8_t color;      /* palette slot (group rank, element colour) */
+	uint8_t hilite;     /* the picked / selected band */
+	uint32_t n;         /* elements in the band (layer bands) */
+	uint32_t j0, j1;    /* their drawn indices [j0, j1] (layer bands) */
+};
+
+/* What the last frame showed: the pane keeps it for picking, y zoom and
+ * the legend. tl_render fills it; its group ranking is reused while the
+ * visible peak and the mode stay the same. */
+struct tl_frame {
+	int pw, ph;         /* plot columns and rows */
+	uint64_t ylo, yhi;  /* y range drawn */
+	uint64_t yfit;      /* the y top that fits what is visible */
+	double row_bytes;
+	int64_t peak_ev;    /* visible peak (highest total of the columns) */
+	int rank_stack;     /* mode of the ranking below; -1 none */
+	int64_t rank_ev;
+	uint32_t top[TL_MAX_BANDS]; /* group bands, bottom to top */
+	uint32_t n_top;
+	int legend_rows;
+};
+
+/* Prepares the drawn set (the max_drawn largest elements), the LOD
+ * blocks, the jump lists and the annotations for tl (device tl->device
+ * of s). Both are borrowed and must outlive m. Free with
+ * tl_model_destroy. */
 void tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn);
 void tl_model_destroy(struct tl_model *m);
+
+/* Builds what stacking mode st needs (once per device). Returns 0, or -1
+ * with a reason in why when the mode is not available. */
+int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
+
+/* The call-site table (site.h, one frame per site), set up the first
+ * time; NULL when it cannot be. */
+struct an_sites *tl_model_sites(struct tl_model *m);
+
+/* Builds the categories of the elements (once). Returns 0, or -1 with a
+ * reason in why. */
+int tl_model_categories(struct tl_model *m, char *why, size_t size);
+
+/* Mode names: "allocation", "call site", ... */
+const char *tl_stack_name(int st);
+
+/* Group of element k (an allocation) in grouped mode st, or TL_NO_GROUP
+ * (the mode must be prepared). */
+uint32_t tl_model_group_of(struct tl_model *m, int st, uint64_t k);
+
+/* Label of group g of mode st into buf, escaped: in full ("/path/
+ * file.py:73 step"), cut at the left to w cells when w > 0; with w < 0
+ * the short form ("file.py:73 step") cut to -w cells. Returns buf. */
+char *tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
+    int utf8, char *buf, size_t size);
+
+/* Which mode to start in: the call-site mode when less than half of the
+ * bytes at the peak would be drawn as individual allocations in a pane of
+ * w x h cells (tl_render's rectangle), else the allocation mode. *share
+ * gets that share in percent. */
+int tl_model_auto_stack(const struct tl_model *m, int w, int h,
+    int *share);
 
 /* Builds the set of the n elements elems (ids of m's timeline) for m.
  * Free with tl_hilite_destroy (also on a zeroed struct). */
 void tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
     const uint64_t *elems, uint64_t n);
+/* Adds the per-group parts of the modes prepared since (call after
+ * tl_model_prepare). */
+void tl_hilite_update(struct tl_hilite *h, struct tl_model *m);
 void tl_hilite_destroy(struct tl_hilite *h);
 /* Bytes of the set alive after event ev. */
 uint64_t tl_hilite_bytes(const struct tl_hilite *h, int64_t ev);
 
 /* Draws the timeline into the rectangle (x, y, w, h) of cb: y axis labels
- * on the left, the plot, an x axis row and a label row. */
+ * on the left, the plot, the x axis row, annotation names, the label row
+ * and the legend. fr (may be NULL) receives what was drawn. */
 void tl_render(const struct tl_model *m, const struct tl_view *v,
-    struct cellbuf *cb, int x, int y, int w, int h);
+    struct cellbuf *cb, int x, int y, int w, int h, struct tl_frame *fr);
+
+/* The bands after event ev as drawn under the frame fr (its row size and
+ * ranking), bottom to top, into out (at most max). Returns the count. */
+int tl_bands_at(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max);
 
 /* Plot width for a pane of width w. */
 int tl_plot_width(int w);
@@ -118,8 +308,18 @@ uint64_t tl_model_find_elem(const struct tl_model *m, uint64_t addr,
 int64_t tl_model_jump(const struct tl_model *m, enum tl_jump j,
     int64_t from, int dir);
 
+/* Index of the next (dir > 0) or previous annotation strictly after or
+ * before event from (ties: the next one in the list from cur, the index
+ * of the current one or UINT64_MAX); UINT64_MAX when there is none. */
+uint64_t tl_model_annot_step(const struct tl_model *m, int64_t from,
+    uint64_t cur, int dir);
+
 /* Total (stacked bytes) and reserved after event ev (-1 = start). */
 uint64_t tl_total_at(const struct tl_model *m, int64_t ev);
 uint64_t tl_reserved_at(const struct tl_model *m, int64_t ev);
+
+/* Element k of mode st's layer (allocations, or segments in the segment
+ * mode). */
+struct idx_elem tl_layer_elem(const struct tl_model *m, int st, uint64_t k);
 
 #endif

@@ -7,8 +7,9 @@
  * 1. The final state is the device's `segments` (blocks with address,
  *    size, state; inactive blocks' requested_size is stale and dropped).
  *    torch_npu workspace segments (the leading workspace_snapshot,
- *    segment_alloc, alloc triples, §16.4) are patched to one allocated
- *    block, as the triple says; check reports that as a note.
+ *    segment_alloc, alloc triples, doc/snapshot-format.md §16.4) are
+ *    patched to one allocated block, as the triple says; check reports
+ *    that as a note.
  *
  * 2. Backward pass (once): undo every event from the last to the first.
  *    Undoing an alloc frees its block and merges it with free neighbours;
@@ -18,13 +19,13 @@
  *    matter for the start state when the alloc of that block is in the
  *    trace (undoing the alloc merges whatever we guessed back into free
  *    space: free runs are kept maximal, which the allocator guarantees
- *    too, §13.5). It only matters for blocks allocated before the trace
- *    (frees with no alloc, ring buffer truncation, §16.8): there we use the
+ *    too, doc/snapshot-format.md §13.5). It only matters for blocks
+ *    allocated before the trace (frees with no alloc, ring buffer
+ *    truncation, doc/snapshot-format.md §16.8): there we use the
  *    allocator's own rule: round_size (512 granularity; torch_npu adds 32
- *    bytes first, detected from the final blocks: size == round512(req+32)
- *    for every block in the NPU fixtures) and should_split (§13.4 step 8:
- *    small pool or expandable: split iff remainder >= 512; large: iff
- *    remainder > 1 MiB).
+ *    bytes first, detected per device by replay_round.h) and should_split
+ *    (doc/snapshot-format.md §13.4 step 8: small pool or expandable:
+ *    split iff remainder >= 512; large: iff remainder > 1 MiB).
  *    When that guess is wrong the trace says so later, and we use it:
  *    - forward, an alloc that lands inside the free space right after a
  *      pre-trace block proves the block reached up to the alloc (an alloc
@@ -83,31 +84,13 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "replay/replay_round.h"
 #include "util/xalloc.h"
 
 #define LOG_MAX (4 * REPLAY_K)
 #define MAX_PASSES 4
 
-/* ---- construction ------------------------------------------------------------------ */
-
-static int
-is_npu_rounding(const struct snapshot *s)
-{
-	uint64_t plain = 0, npu = 0;
-	uint32_t i;
-
-	for (i = 0; i < s->n_blocks; i++) {
-		const struct snap_block *b = &s->blocks[i];
-		uint64_t q = b->requested_size;
-
-		if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED ||
-		    (b->flags & SNAP_BLOCK_F_NO_REQUESTED))
-			continue;
-		plain += b->size == (q < 512 ? 512 : (q + 511) / 512 * 512);
-		npu += b->size == (q + 32 + 511) / 512 * 512;
-	}
-	return npu > plain;
-}
+/* ---- construction -------------------------------------------------------- */
 
 struct replay *
 replay_open(const struct snapshot *s, uint32_t d)
@@ -125,7 +108,7 @@ replay_open(const struct snapshot *s, uint32_t d)
 	r->info.n_events = r->n;
 	r->info.k = REPLAY_K;
 	r->info.legacy_no_trace = r->n == 0;
-	r->npu_round = is_npu_rounding(s);
+	r->npu_round = replay_round_detect(s, d, NULL) == REPLAY_ROUND_NPU;
 	r->info.npu_rounding = r->npu_round;
 	replay_find_workspace(r);
 	return r;
@@ -256,7 +239,7 @@ replay_info(const struct replay *r)
 	return &r->info;
 }
 
-/* ---- seeking ---------------------------------------------------------------------- */
+/* ---- seeking ------------------------------------------------------------- */
 
 int
 replay_seek(struct replay *r, int64_t at, struct sv_error *err)
@@ -293,7 +276,7 @@ replay_seek(struct replay *r, int64_t at, struct sv_error *err)
 	return 0;
 }
 
-/* ---- flat view --------------------------------------------------------------------- */
+/* ---- flat view ----------------------------------------------------------- */
 
 const struct replay_state *
 replay_state(struct replay *r)

@@ -4,11 +4,12 @@
  * Replay engine: the allocator state of one device at any event.
  *
  * The state before the first event is reconstructed by undoing the trace
- * backwards from the final segments (as memory_viz does, §10.4, but with
- * blocks kept exact: sizes, splits and merges, inactive blocks); forward
- * replay from there reproduces the final segments. replay_seek() reaches
- * any event through the nearest checkpoint (every K events) plus at most
- * K events; moving by one is incremental.
+ * backwards from the final segments (as memory_viz does,
+ * doc/snapshot-format.md §10.4, but with blocks kept exact: sizes, splits
+ * and merges, inactive blocks); forward replay from there reproduces the
+ * final segments. replay_seek() reaches any event through the nearest
+ * checkpoint (every K events) plus at most K events; moving by one is
+ * incremental.
  *
  * "at N" = the state after event N has been applied; N = -1 is the state
  * before the first event.
@@ -78,10 +79,11 @@ uint64_t replay_n_events(const struct replay *r);
 
 /* ---- totals (what `snapview stats --at N` prints) --------------------- */
 
-/* Totals of a state, following _memory_viz.py segsum (§11): "allocated"
- * there is requested bytes of active_allocated blocks (alloc_requested);
- * internal free = size - requested of those blocks; external free = all
- * other blocks (inactive and pending free). */
+/* Totals of a state, following _memory_viz.py segsum
+ * (doc/snapshot-format.md §11): "allocated" there is requested bytes of
+ * active_allocated blocks (alloc_requested); internal free = size -
+ * requested of those blocks; external free = all other blocks (inactive
+ * and pending free). */
 struct replay_totals {
 	uint64_t n_segments, n_blocks;
 	uint64_t reserved;        /* sum of segment sizes */

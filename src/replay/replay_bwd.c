@@ -60,8 +60,8 @@ static void
 learn_size(struct replay *r, uint64_t ev, uint64_t size)
 {
 	if (r->n_learned == r->cap_learned)
-		r->learned = xgrow(r->learned, &r->cap_learned, r->n_learned + 1,
-		    sizeof *r->learned);
+		r->learned = xgrow(r->learned, &r->cap_learned,
+		    r->n_learned + 1, sizeof *r->learned);
 	r->learned[r->n_learned].ev = ev;
 	r->learned[r->n_learned].size = size;
 	r->n_learned++;
@@ -143,7 +143,8 @@ static int
 bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
     int pending)
 {
-	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i), avail, bs;
+	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i);
+	uint64_t avail, bs;
 	struct rseg *sg = rseg_find(st, a);
 	struct rblk *b;
 	const struct fix *fx;
@@ -160,7 +161,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 	if (f.addr < a)
 		b->b.size = a - f.addr;
 	avail = f.addr + f.size - a;
-	bs = replay_split_size(sg, replay_round_size(r, req), avail);
+	bs = replay_split_size(sg, replay_rounded(r, req), avail);
 	if ((fx = replay_fix_find(r, a)) != NULL && fx->size > bs)
 		bs = fx->size < avail ? fx->size : avail;
 	if (bs < avail) {
@@ -275,16 +276,28 @@ replay_backward(struct replay *r, struct rstate *st)
 		int rc = 0;
 
 		switch (snap_ev_action(r->t, i)) {
-		case SNAP_ALLOC: rc = bwd_alloc(r, st, i); break;
-		case SNAP_FREE_REQUESTED: rc = bwd_free_requested(r, st, i); break;
+		case SNAP_ALLOC:
+			rc = bwd_alloc(r, st, i);
+			break;
+		case SNAP_FREE_REQUESTED:
+			rc = bwd_free_requested(r, st, i);
+			break;
 		case SNAP_FREE_COMPLETED:
 			rc = bwd_free_completed(r, st, i,
 			    (pend[i / 8] >> (i % 8)) & 1);
 			break;
-		case SNAP_SEGMENT_ALLOC: rc = bwd_segment_alloc(r, st, i); break;
-		case SNAP_SEGMENT_FREE: rc = bwd_segment_free(r, st, i); break;
-		case SNAP_SEGMENT_MAP: rc = bwd_segment_map(r, st, i); break;
-		case SNAP_SEGMENT_UNMAP: rc = bwd_segment_unmap(r, st, i); break;
+		case SNAP_SEGMENT_ALLOC:
+			rc = bwd_segment_alloc(r, st, i);
+			break;
+		case SNAP_SEGMENT_FREE:
+			rc = bwd_segment_free(r, st, i);
+			break;
+		case SNAP_SEGMENT_MAP:
+			rc = bwd_segment_map(r, st, i);
+			break;
+		case SNAP_SEGMENT_UNMAP:
+			rc = bwd_segment_unmap(r, st, i);
+			break;
 		case SNAP_OOM: r->info.n_oom++; break;
 		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
 		case SNAP_WORKSPACE_SNAPSHOT: break;

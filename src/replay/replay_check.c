@@ -1,14 +1,16 @@
 /*
  * replay_check(): does forward replay from the reconstructed start state
  * reproduce the file's final segments exactly, and do the file's own
- * segment totals agree with its blocks (§14)? Every difference becomes an
- * issue with the event that last touched the address (or "end").
+ * segment totals agree with its blocks (doc/snapshot-format.md §14)?
+ * Every difference becomes an issue with the event that last touched the
+ * address (or "end").
  *
  * Compared per segment: address, total size, stream, pool id, large/small,
  * expandable; per block: address, size, state, and the requested size of
  * active blocks (inactive blocks keep a stale requested_size in the file:
  * ignored). Known quirk, reported as a note: torch_npu workspace segments
- * (§16.4) are inactive in the file but allocated by their leading triple.
+ * (doc/snapshot-format.md §16.4) are inactive in the file but allocated
+ * by their leading triple.
  */
 #include "config.h"
 
@@ -86,8 +88,8 @@ find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
 	qsort(v, n, sizeof *v, span_cmp);
 	for (i = 1; i < n; i++) {
 		if (v[i].addr < v[reach].end) {
-			uint32_t late = v[i].i > v[reach].i ? v[i].i : v[reach].i;
-			uint32_t early = v[i].i ^ v[reach].i ^ late;
+			uint32_t a = v[i].i, b = v[reach].i;
+			uint32_t late = a > b ? a : b, early = a ^ b ^ late;
 
 			if (!has[late - first]) {
 				has[late - first] = 1;
@@ -98,6 +100,15 @@ find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
 			reach = i;
 	}
 	free(v);
+}
+
+static void
+block_outside(struct replay_check *c, const struct snap_segment *sg,
+    const struct snap_block *b)
+{
+	ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block of %" PRIu64 " bytes "
+	    "lies outside its segment (0x%" PRIx64 ", %" PRIu64 " bytes)",
+	    b->size, sg->addr, sg->total_size);
 }
 
 /* The file's own totals and tiling, per segment of the device. */
@@ -127,11 +138,12 @@ check_file(const struct replay *r, struct replay_check *c)
 			    "overlaps segment 0x%" PRIx64, over[i - first]);
 		if (sv_span_wraps(sg->addr, sg->total_size))
 			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment of "
-			    "%" PRIu64 " bytes runs past the end of the address "
-			    "space", sg->total_size);
-		for (j = 0; j < sg->n_blocks && sg->first_block + j < s->n_blocks;
-		     j++) {
-			const struct snap_block *b = &s->blocks[sg->first_block + j];
+			    "%" PRIu64 " bytes runs past the end of the "
+			    "address space", sg->total_size);
+		for (j = 0; j < sg->n_blocks &&
+		     sg->first_block + j < s->n_blocks; j++) {
+			const struct snap_block *b =
+			    &s->blocks[sg->first_block + j];
 
 			if (b->addr != off && tiled) {
 				ISSUE(c, REPLAY_EV_FILE, b->addr,
@@ -141,19 +153,16 @@ check_file(const struct replay *r, struct replay_check *c)
 			}
 			if (!past && (b->addr < sg->addr ||
 			    sv_sat_add(b->addr, b->size) > sg_end)) {
-				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block of "
-				    "%" PRIu64 " bytes lies outside its segment "
-				    "(0x%" PRIx64 ", %" PRIu64 " bytes)", b->size,
-				    sg->addr, sg->total_size);
+				block_outside(c, sg, b);
 				past = 1;
 			}
 			if ((b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
 			    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) &&
 			    !(b->flags & SNAP_BLOCK_F_NO_REQUESTED) &&
 			    b->requested_size > b->size)
-				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block "
-				    "of %" PRIu64 " bytes was requested %" PRIu64,
-				    b->size, b->requested_size);
+				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: "
+				    "block of %" PRIu64 " bytes was requested "
+				    "%" PRIu64, b->size, b->requested_size);
 			off = sv_sat_add(b->addr, b->size);
 			sum = sv_sat_add(sum, b->size);
 			if (b->state == SNAP_BLOCK_UNKNOWN_STATE)
@@ -203,14 +212,15 @@ last_touch(const struct replay *r, uint64_t a, uint64_t size)
 	uint64_t i;
 
 	for (i = r->n; i-- > 0;)
-		if (snap_ev_action(r->t, i) != SNAP_OOM && snap_ev_addr(r->t, i) - a < size)
+		if (snap_ev_action(r->t, i) != SNAP_OOM &&
+		    snap_ev_addr(r->t, i) - a < size)
 			return (int64_t)i;
 	return REPLAY_EV_END;
 }
 
 static void
-cmp_blocks(struct replay_check *c, const struct rstate *fs, const struct rseg *f,
-    const struct rstate *gs, const struct rseg *g)
+cmp_blocks(struct replay_check *c, const struct rstate *fs,
+    const struct rseg *f, const struct rstate *gs, const struct rseg *g)
 {
 	const struct rblk *x = rblk_first(fs, f), *y = rblk_first(gs, g);
 
@@ -285,7 +295,8 @@ cmp_states(const struct replay *r, struct replay_check *c,
 			cmp_segment(c, fin, f, got, g);
 			f = rseg_next(f);
 			g = rseg_next(g);
-		} else if (g == NULL || (f != NULL && f->hdr.addr < g->hdr.addr)) {
+		} else if (g == NULL ||
+		    (f != NULL && f->hdr.addr < g->hdr.addr)) {
 			ISSUE(c, c->n_kept < 64 ? last_touch(r, f->hdr.addr,
 						       f->hdr.size)
 						: REPLAY_EV_END,
@@ -336,10 +347,10 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 			    "allocates it; treated as one allocated block",
 			    sg->hdr.size);
 	if (r->info.n_aligned > 0)
-		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a 16 KiB "
-		    "boundary inside a free block, the part below staying free "
-		    "(torch_npu aligns large blocks in expandable segments)",
-		    r->info.n_aligned);
+		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a "
+		    "16 KiB boundary inside a free block, the part below "
+		    "staying free (torch_npu aligns large blocks in expandable "
+		    "segments)", r->info.n_aligned);
 	if (r->info.legacy_no_trace)
 		NOTE(c, REPLAY_EV_END, 0, "no trace events: only the state at "
 		    "the end is known");

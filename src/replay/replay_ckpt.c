@@ -48,7 +48,7 @@ ckpt_bytes(const struct ckpt *c)
 	    c->n * 24;
 }
 
-/* ---- encoding --------------------------------------------------------------- */
+/* ---- encoding ------------------------------------------------------------ */
 
 static void
 put_var(struct ckpt *c, uint64_t v)
@@ -99,7 +99,8 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 	put_var(c, zz(h->pool_id[0]));
 	put_var(c, zz(h->pool_id[1]));
 	put_var(c, h->stack);
-	put_var(c, (uint64_t)(h->is_large ? 1 : 0) | (h->is_expandable ? 2 : 0));
+	put_var(c, (uint64_t)(h->is_large ? 1 : 0) |
+	    (h->is_expandable ? 2 : 0));
 	put_var(c, zz(h->alloc_ev));
 	put_var(c, zz(h->last_ev));
 	put_var(c, nb);
@@ -146,7 +147,7 @@ ckpt_take(struct ckpt *c, struct rstate *st)
 	c->n++;
 }
 
-/* ---- decoding ----------------------------------------------------------------- */
+/* ---- decoding ------------------------------------------------------------ */
 
 struct rd {
 	const uint8_t *p, *end;
@@ -230,7 +231,8 @@ decode_seg(struct ckpt *c, uint32_t id)
 			b->alloc_ev = unzz(get_var(&d));
 		}
 		b->last_ev = unzz(get_var(&d));
-		if (d.bad || b->size == 0 || b->size > h->addr + h->size - off ||
+		if (d.bad || b->size == 0 ||
+		    b->size > h->addr + h->size - off ||
 		    b->state > SNAP_BLOCK_ACTIVE_PENDING_FREE ||
 		    b->requested_size > b->size)
 			return -1;
@@ -300,7 +302,7 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 	return 0;
 }
 
-/* ---- bytes ------------------------------------------------------------------ */
+/* ---- bytes --------------------------------------------------------------- */
 
 void
 wbuf_u64(struct wbuf *w, uint64_t v)
@@ -389,7 +391,8 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		c->first[i] = rbuf_u64(b);
 		c->count[i] = rbuf_u64(b);
 		if (i == 0 ? c->pos[i] != 0
-			   : c->pos[i] <= c->pos[i - 1] || c->pos[i] >= n_events)
+			   : c->pos[i] <= c->pos[i - 1] ||
+			       c->pos[i] >= n_events)
 			return -1;
 	}
 	if (!rbuf_fits(b, n_ids, 1) || n_blobs > UINT32_MAX)

@@ -20,7 +20,7 @@ struct ckpt {
 	uint64_t *blob_off, *blob_len; /* blob id -> arena span */
 	uint64_t n_blobs;
 	size_t cap_blobs;
-	uint64_t *pos;               /* checkpoint -> events applied (0 = start) */
+	uint64_t *pos;               /* checkpoint -> events applied */
 	uint64_t *first, *count;     /* checkpoint -> its ids in ids[] */
 	uint64_t n;
 	size_t cap;

@@ -1,8 +1,8 @@
 /*
  * The final state of a device as the file shows it: where the backward
  * pass starts from and what check compares the forward replay with.
- * Also the torch_npu workspace segments (§16.4): the leading
- * workspace_snapshot, segment_alloc, alloc triples.
+ * Also the torch_npu workspace segments (doc/snapshot-format.md §16.4):
+ * the leading workspace_snapshot, segment_alloc, alloc triples.
  */
 #include "config.h"
 
@@ -84,7 +84,8 @@ final_blocks(const struct snapshot *s, const struct snap_segment *fs,
 	struct replay_block b;
 	uint32_t j;
 
-	for (j = 0; j < fs->n_blocks && fs->first_block + j < s->n_blocks; j++) {
+	for (j = 0; j < fs->n_blocks && fs->first_block + j < s->n_blocks;
+	     j++) {
 		const struct snap_block *fb = &s->blocks[fs->first_block + j];
 
 		if (fb->size == 0 || off >= end)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "replay/replay_round.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -34,25 +35,17 @@
 			    __VA_ARGS__);                                      \
 	} while (0)
 
-/* ---- sizes ----------------------------------------------------------------- */
+/* ---- sizes --------------------------------------------------------------- */
 
 uint64_t
-replay_round_size(const struct replay *r, uint64_t req)
+replay_rounded(const struct replay *r, uint64_t req)
 {
-	uint64_t pad = r->npu_round ? 32 : 0;
-
-	/* a request no allocator could round (the file says so, e.g.
-	 * 2^64 - 1): larger than any free block, so it takes the block */
-	if (req > UINT64_MAX - 511 - pad)
-		return UINT64_MAX - 511;
-	req += pad;
-	if (req < 512)
-		return 512;
-	return (req + 511) / 512 * 512;
+	return replay_round_size(r->npu_round ? REPLAY_ROUND_NPU
+					      : REPLAY_ROUND_CUDA, req);
 }
 
 /* Size the allocator gives a request of rounded size rs from a free block
- * of avail bytes (§13.4 step 8). */
+ * of avail bytes (doc/snapshot-format.md §13.4 step 8). */
 uint64_t
 replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail)
 {
@@ -115,8 +108,8 @@ replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		return;
 	}
 	/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large
-	 * request never gets one (§13.4 step 3). Expandable pages: 2 MiB
-	 * small, 20 MiB large. */
+	 * request never gets one (doc/snapshot-format.md §13.4 step 3).
+	 * Expandable pages: 2 MiB small, 20 MiB large. */
 	sg->hdr.is_expandable = (uint8_t)expandable;
 	if (expandable)
 		sg->hdr.is_large = sg->hdr.size % (20 * MIB) == 0;
@@ -131,7 +124,7 @@ touch(struct rseg *sg, uint64_t i)
 	sg->dirty = 1;
 }
 
-/* ---- expandable ranges (shared by forward and backward) --------------------- */
+/* ---- expandable ranges (shared by forward and backward) ------------------ */
 
 /* Adds mapped range [a, a+size) as free memory, merging with adjacent
  * expandable runs of the same stream. 0, or -1 when the range is not
@@ -260,7 +253,7 @@ replay_range_remove(struct replay *r, struct rstate *st, uint64_t i,
 	return 0;
 }
 
-/* ---- forward events ---------------------------------------------------------- */
+/* ---- forward events ------------------------------------------------------ */
 
 const struct fix *
 replay_fix_find(const struct replay *r, uint64_t addr)
@@ -297,7 +290,7 @@ alloc_size(struct replay *r, const struct rseg *sg, uint64_t i, uint64_t req,
 	if (ln != NULL && ln->size > 0)
 		bs = ln->size;
 	else
-		bs = replay_split_size(sg, replay_round_size(r, req), avail);
+		bs = replay_split_size(sg, replay_rounded(r, req), avail);
 	if (bs > avail) {
 		ANOM(r, i, snap_ev_addr(r->t, i), "alloc: block of %llu bytes "
 		    "> free %llu", (unsigned long long)bs,

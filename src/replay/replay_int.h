@@ -8,6 +8,7 @@
  *   replay_ckpt.c   checkpoints: take, restore, save, load (rstate only)
  *   replay_log.c    the undo log of forward steps (rstate only)
  *   replay_issue.c  lists of issues (what check reports)
+ *   replay_round.c  the rounding rule of a device (CUDA's or torch_npu's)
  *   replay_final.c  the final state as the file shows it
  *   replay_fwd.c    the forward pass: one event applied to a state
  *   replay_bwd.c    the backward pass: the start state, undoing the trace
@@ -104,7 +105,8 @@ int replay_is_workspace(const struct replay *r, uint64_t addr);
 /* Applies event i to st (st->at must be i - 1), logged when r->log.on. */
 void replay_apply(struct replay *r, struct rstate *st, uint64_t i);
 /* Shared with the backward pass: */
-uint64_t replay_round_size(const struct replay *r, uint64_t req);
+/* The block size r's rounding rule (replay_round.h) gives req bytes. */
+uint64_t replay_rounded(const struct replay *r, uint64_t req);
 uint64_t replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail);
 /* Attributes of a segment made by event ev: learned, else guessed. */
 void replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,

@@ -61,7 +61,8 @@ ulog_segs(struct ulog *l, struct urec *u, uint64_t lo,
 	u->seg_off = l->n_seg;
 	u->n_seg_pre = n;
 	if (l->n_seg + n > l->cap_seg)
-		l->seg = xgrow(l->seg, &l->cap_seg, l->n_seg + n, sizeof *l->seg);
+		l->seg = xgrow(l->seg, &l->cap_seg, l->n_seg + n,
+		    sizeof *l->seg);
 	for (i = 0; i < n; i++, first = rseg_next(first))
 		l->seg[l->n_seg++] = first->hdr;
 }
@@ -76,7 +77,8 @@ ulog_blks(struct ulog *l, struct urec *u, uint64_t lo,
 	u->blk_off = l->n_blk;
 	u->n_blk_pre = n;
 	if (l->n_blk + n > l->cap_blk)
-		l->blk = xgrow(l->blk, &l->cap_blk, l->n_blk + n, sizeof *l->blk);
+		l->blk = xgrow(l->blk, &l->cap_blk, l->n_blk + n,
+		    sizeof *l->blk);
 	for (i = 0; i < n; i++, first = avl_next(first))
 		l->blk[l->n_blk++] = first->b;
 }

@@ -32,7 +32,7 @@ rstate_destroy(struct rstate *st)
 	st->at = -1;
 }
 
-/* ---- segments ------------------------------------------------------------- */
+/* ---- segments ------------------------------------------------------------ */
 
 struct rseg *
 rseg_first(const struct rstate *st)
@@ -91,7 +91,7 @@ rseg_del(struct rstate *st, struct rseg *sg)
 	avl_remove(&st->seg, sg);
 }
 
-/* ---- blocks --------------------------------------------------------------- */
+/* ---- blocks -------------------------------------------------------------- */
 
 struct rblk *
 rblk_find(const struct rstate *st, uint64_t a)

@@ -5,7 +5,8 @@
  * and stacks (a frame list becomes a stack id the first time it is taken,
  * so its later memo references cost nothing).
  *
- * Every key is decided per record, never by position or order (§16.6);
+ * Every key is decided per record, never by position or order
+ * (doc/snapshot-format.md §16.6);
  * unknown keys are counted, unknown actions kept. Legacy blocks use
  * history[0] for their stack and, when requested_size is absent, its
  * real_size (as memory_viz's annotate_snapshot does).

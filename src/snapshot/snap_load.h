@@ -3,8 +3,8 @@
 /*
  * Loads a snapshot pickle into the model (snap_model.h), streaming: one
  * record (segment, block, trace event) at a time, never the whole file as
- * a value tree. Knows every format version (snapshot-format.md §2-§6 and
- * §16); unknown keys are counted and ignored, unknown actions kept.
+ * a value tree. Knows every format version (doc/snapshot-format.md §2-§6
+ * and §16); unknown keys are counted and ignored, unknown actions kept.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "util/search.h"
 #include "util/xalloc.h"
 
 static const char *const action_names[] = {
@@ -174,34 +175,58 @@ snap_device_has_data(const struct snapshot *s, uint32_t d)
 	return 0;
 }
 
+/* Segments of devices below d (dev_bound.upper: of devices up to d). */
+struct dev_bound {
+	const struct snapshot *s;
+	uint32_t d;
+	int upper;
+};
+
+static int
+dev_below(const void *ctx, uint64_t i)
+{
+	const struct dev_bound *b = ctx;
+	uint32_t dev = b->s->segments[i].device;
+
+	return b->upper ? dev <= b->d : dev < b->d;
+}
+
 void
 snap_device_segments(const struct snapshot *s, uint32_t d, uint32_t *first,
     uint32_t *end)
 {
-	uint32_t lo = 0, hi = s->n_segments, mid;
+	struct dev_bound b = {s, d, 0};
 
 	if (!s->segs_by_device) {
 		*first = 0;
 		*end = s->n_segments;
 		return;
 	}
-	while (lo < hi) {		/* first segment with device >= d */
-		mid = lo + (hi - lo) / 2;
-		if (s->segments[mid].device < d)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*first = lo;
-	hi = s->n_segments;
-	while (lo < hi) {		/* first segment with device > d */
-		mid = lo + (hi - lo) / 2;
-		if (s->segments[mid].device <= d)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*end = lo;
+	*first = (uint32_t)sv_partition(0, s->n_segments, dev_below, &b);
+	b.upper = 1;
+	*end = (uint32_t)sv_partition(*first, s->n_segments, dev_below, &b);
+}
+
+struct time_bound {
+	const struct snap_trace *t;
+	int64_t time_us;
+};
+
+static int
+time_below(const void *ctx, uint64_t i)
+{
+	const struct time_bound *b = ctx;
+
+	return snap_ev_time(b->t, i) < b->time_us;
+}
+
+uint64_t
+snap_ev_at_time(const struct snap_trace *t, uint64_t lo, uint64_t hi,
+    int64_t time_us)
+{
+	struct time_bound b = {t, time_us};
+
+	return sv_partition(lo, hi, time_below, &b);
 }
 
 void

@@ -293,6 +293,12 @@ snap_ev_get(const struct snap_trace *t, uint64_t i, struct snap_event *ev)
 	ev->user_metadata = snap_ev_meta(t, i);
 }
 
+/* The first event of [lo, hi) whose time_us is at or after time_us, or
+ * hi when none is; times must not decrease over the range (a file where
+ * they do gets some event of the range, never one outside it). */
+uint64_t snap_ev_at_time(const struct snap_trace *t, uint64_t lo,
+    uint64_t hi, int64_t time_us);
+
 /* Frames of a stack (borrowed): *n receives the count; innermost first. */
 const uint32_t *snap_stack(const struct snapshot *s, uint32_t stack,
     uint32_t *n);

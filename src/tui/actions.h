@@ -35,7 +35,7 @@
 	    "Previous segment_alloc/map")                                      \
 	_(ACT_GOTO, "goto", ":", "", "Go to event #N")                         \
 	_(ACT_SEARCH, "search", "/", "<F3>",                                   \
-	    "Search events by address (hex) or frame text")                    \
+	    "Search: 0x address, file:line or frame text (any case)")         \
 	_(ACT_SEARCH_NEXT, "search-next", "n", "", "Next search match")        \
 	_(ACT_SEARCH_PREV, "search-prev", "N", "", "Previous search match")    \
 	_(ACT_ENTER, "enter", "<Enter>", "",                                   \
@@ -51,12 +51,64 @@
 	_(ACT_AXIS, "axis", "t", "", "Toggle x axis: event index / time")      \
 	_(ACT_COLOR, "color", "c", "",                                         \
 	    "Colour bands by allocation / call site")                          \
+	_(ACT_STACK_NEXT, "stack-next", "m", "",                               \
+	    "Timeline bands: by allocation, call site, category, stream, "     \
+	    "segment")                                                         \
+	_(ACT_STACK_PREV, "stack-prev", "M", "",                               \
+	    "Timeline bands: previous mode")                                   \
+	_(ACT_LEGEND, "legend", "i", "",                                       \
+	    "Timeline legend: automatic / every entry / hidden")               \
+	_(ACT_PICK_UP, "pick-up", "K", "",                                     \
+	    "Pick the band above at the cursor (first: the bottom one)")       \
+	_(ACT_PICK_DOWN, "pick-down", "J", "",                                 \
+	    "Pick the band below at the cursor (first: the top one)")          \
+	_(ACT_YZOOM_IN, "y-zoom-in", ">", "",                                  \
+	    "Zoom the y axis in (around the picked band)")                     \
+	_(ACT_YZOOM_OUT, "y-zoom-out", "<", "", "Zoom the y axis out")         \
+	_(ACT_YPAN_UP, "y-pan-up", ")", "", "Pan the y axis up")               \
+	_(ACT_YPAN_DOWN, "y-pan-down", "(", "", "Pan the y axis down")         \
+	_(ACT_YFIT, "y-fit", "y", "", "Fit the y axis to what is visible")     \
+	_(ACT_ANNOT_NEXT, "annot-next", "}", "",                               \
+	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
+	_(ACT_ANNOT_PREV, "annot-prev", "{", "", "Previous annotation")        \
 	_(ACT_VIEW_LEAKS, "leaks", "U", "<F5>",                                \
 	    "Leak view: blocks never freed, by call site")                     \
 	_(ACT_VIEW_FRAG, "frag", "F", "<F6>",                                  \
 	    "Frag view: segment allocations, worst gap first")                 \
 	_(ACT_VIEW_TOP, "top", "T", "<F7>",                                    \
 	    "Top view: live bytes by call site at the cursor")                 \
+	_(ACT_VIEW_EVENTS, "events", "E", "<F8>",                              \
+	    "Event table: the events around the cursor, filtered")             \
+	_(ACT_VIEW_BLOCKS, "blocks", "B", "<F9>",                              \
+	    "Block table: every live block at the cursor, sorted")             \
+	_(ACT_VIEW_OOM, "oom", "X", "",                                        \
+	    "OOM view: why the allocation at an OOM event failed")             \
+	_(ACT_VIEW_INFO, "info", "I", "",                                      \
+	    "Info view: allocator settings, the file's facts, check")          \
+	_(ACT_WIN_START, "window-start", "b", "",                              \
+	    "Leak window: it starts at the cursor's event")                    \
+	_(ACT_WIN_END, "window-end", "e", "",                                  \
+	    "Leak window: it ends at the cursor; U lists its leaks")           \
+	_(ACT_WIN_CLEAR, "window-clear", "u", "",                              \
+	    "Leak window: clear it (leaks over the whole trace)")              \
+	_(ACT_MISMATCH, "mismatch", "!", "",                                   \
+	    "Go to the first event where the replay disagrees with the file")  \
+	_(ACT_EXPAND_ALL, "expand-all", "*", "",                               \
+	    "Tree: expand every node / collapse them all")                     \
+	_(ACT_ROOT, "root", "r", "",                                           \
+	    "Tree: show only the selected node's subtree / go back up")        \
+	_(ACT_GROUP, "group", "V", "",                                         \
+	    "Top view: group by call site / by category")                      \
+	_(ACT_SORT, "sort", ".", "",                                           \
+	    "Table: sort by the next column")                                  \
+	_(ACT_SORT_REVERSE, "sort-reverse", "R", "",                           \
+	    "Table: reverse the order")                                        \
+	_(ACT_FILTER, "filter", "&", "",                                       \
+	    "Event table: filter (action, size, stream, address, frame)")      \
+	_(ACT_EXPORT, "export", "w", "",                                       \
+	    "Write the view (list, table, stack) to a file")                   \
+	_(ACT_COPY, "copy", "C", "",                                           \
+	    "Copy the selected stack to the clipboard (OSC 52)")               \
 	_(ACT_ALLOC_NEXT, "alloc-next", "]", "",                               \
 	    "Next leaked block of the site (frag view: next row)")             \
 	_(ACT_ALLOC_PREV, "alloc-prev", "[", "",                               \

@@ -13,6 +13,7 @@
 
 #include "index/idx.h"
 #include "render/fmt.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 #define MIN_SPAN 8
@@ -33,25 +34,33 @@ n_events(const struct app *a)
 	return (int64_t)a->tl.n_events;
 }
 
+struct seg_bound {
+	const struct replay_state *st;
+	uint64_t addr;
+};
+
+/* Segments (sorted by address) that end at or before addr. */
+static int
+seg_ends_below(const void *ctx, uint64_t i)
+{
+	const struct seg_bound *b = ctx;
+
+	return b->st->segments[i].addr + b->st->segments[i].size <= b->addr;
+}
+
 /* Re-finds the selected block by address in the new state. */
 static void
 reselect(struct app *a, uint64_t seg_addr, uint64_t blk_addr)
 {
 	const struct replay_state *st = a->st;
-	uint32_t lo = 0, hi = st->n_segments, b;
+	struct seg_bound sb = {st, seg_addr};
+	uint32_t lo, b;
 
 	a->sv.sel_seg = SEGMAP_NONE;
 	a->sv.sel_block = SEGMAP_NONE;
 	if (seg_addr == UINT64_MAX)
 		return;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (st->segments[mid].addr + st->segments[mid].size <= seg_addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (uint32_t)sv_partition(0, st->n_segments, seg_ends_below, &sb);
 	if (lo >= st->n_segments)
 		return;
 	a->sv.sel_seg = lo;
@@ -98,6 +107,7 @@ uint64_t
 app_selected_elem(struct app *a)
 {
 	int64_t c = a->view.cursor;
+	const struct snap_trace *t;
 
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks)
@@ -106,12 +116,24 @@ app_selected_elem(struct app *a)
 	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
 	    idx_tl_ev_elem(&a->tl, c) < a->tl.n_elems)
 		return idx_tl_ev_elem(&a->tl, c);
+	/* a free_requested event belongs to the allocation it frees, which
+	 * stays alive until its free_completed */
+	if (c >= 0 && (uint64_t)c < a->tl.n_events &&
+	    (t = snap_trace_of(a->snap, a->device)) != NULL &&
+	    (uint64_t)c < t->n &&
+	    snap_ev_action(t, (uint64_t)c) == SNAP_FREE_REQUESTED)
+		return tl_model_find_elem(&a->tm, snap_ev_addr(t, (uint64_t)c),
+		    c);
 	return TL_NO_ELEM;
 }
 
 static void
 device_free(struct app *a)
 {
+	if (a->cats_ok > 0)
+		an_categories_destroy(&a->cats);
+	a->cats_ok = 0;
+	app_check_free(a);
 	tl_model_destroy(&a->tm);
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
@@ -136,6 +158,7 @@ app_set_device(struct app *a, uint32_t d)
 	}
 	if (a->st != NULL)
 		device_free(a);
+	app_check_free(a);
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
@@ -158,6 +181,10 @@ app_set_device(struct app *a, uint32_t d)
 	a->stack_match = NULL;
 	a->st = NULL;
 	app_set_cursor(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
+	timeline_open(a);
+	/* a short trace is checked at once: the status line warns when the
+	 * replay does not reproduce the file */
+	app_check(a, 0);
 	return 0;
 }
 
@@ -256,6 +283,35 @@ jump_elem(struct app *a, int to_free)
 	a->detail = DETAIL_EVENT;
 }
 
+/* The leak window: b starts it at the cursor, e ends it there, u clears
+ * it; an end before the start swaps them. */
+static void
+set_window(struct app *a, enum action act)
+{
+	char e0[FMT_BUF], e1[FMT_BUF];
+	int64_t t;
+
+	if (act == ACT_WIN_CLEAR) {
+		a->win_from = a->win_to = -2;
+		app_msg(a, "leak window cleared: U lists the leaks of the "
+		    "whole trace");
+		return;
+	}
+	if (act == ACT_WIN_START)
+		a->win_from = a->view.cursor;
+	else
+		a->win_to = a->view.cursor;
+	if (a->win_from >= 0 && a->win_to >= 0 && a->win_from > a->win_to) {
+		t = a->win_from;
+		a->win_from = a->win_to;
+		a->win_to = t;
+	}
+	app_msg(a, "leak window %s..%s: U lists what it allocated and never "
+	    "freed by its end", a->win_from >= -1 ? fmt_event(e0, sizeof e0,
+	    a->win_from) : "start", a->win_to >= 0 ? fmt_event(e1,
+	    sizeof e1, a->win_to) : "the end");
+}
+
 int
 app_action(struct app *a, enum action act)
 {
@@ -267,6 +323,7 @@ app_action(struct app *a, enum action act)
 		break;
 	case ACT_BACK:
 		a->help = 0;
+		a->view.pick.kind = TL_PICK_NONE;
 		a->sv.sel_block = SEGMAP_NONE;
 		a->detail = DETAIL_EVENT;
 		a->view.sel_elem = app_selected_elem(a);
@@ -329,15 +386,73 @@ app_action(struct app *a, enum action act)
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
 		break;
+	case ACT_MISMATCH: app_check_first(a); break;
+	case ACT_WIN_START:
+	case ACT_WIN_END:
+	case ACT_WIN_CLEAR:
+		set_window(a, act);
+		break;
 	case ACT_ALLOC_NEXT:
 	case ACT_ALLOC_PREV:
 		app_msg(a, "] and [ step through the blocks of a leak site: "
 		    "U opens the leak view");
 		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
-	default: return 0;
+	default: return timeline_action(a, act);
 	}
 	return UI_HANDLED | UI_REDRAW;
+}
+
+void
+app_prompt(struct app *a, enum prompt_mode m, const char *label,
+    const char *init)
+{
+	a->prompt = m;
+	snprintf(a->plabel, sizeof a->plabel, "%s", label);
+	snprintf(a->pbuf, sizeof a->pbuf, "%s", init != NULL ? init : "");
+	a->plen = (int)strlen(a->pbuf);
+}
+
+const struct an_categories *
+app_categories(struct app *a)
+{
+	struct sv_error err;
+	struct an_cat_rules rules;
+	int r;
+
+	if (a->cats_ok == 0) {
+		sv_error_clear(&err);
+		memset(&rules, 0, sizeof rules);
+		r = a->cat_rules != NULL ? an_cat_rules_load(a->cat_rules,
+		    &rules, &err) : 0;
+		if (r == 0)
+			r = an_categories_build(a->snap, &a->tl, NULL,
+			    a->cat_rules != NULL ? &rules : NULL, &a->cats,
+			    &err);
+		if (a->cat_rules != NULL)
+			an_cat_rules_destroy(&rules);
+		a->cats_ok = r == 0 ? 1 : -1;
+		if (a->cats_ok < 0)
+			app_msg(a, "categories: %s", err.msg);
+	}
+	return a->cats_ok > 0 ? &a->cats : NULL;
+}
+
+int
+app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
+{
+	const struct an_categories *c = app_categories(a);
+	uint64_t e = TL_NO_ELEM;
+
+	if (c == NULL)
+		return -1;
+	/* the element its alloc event starts (O(1)); by address for a
+	 * block allocated before the trace */
+	if (alloc_ev >= 0 && (uint64_t)alloc_ev < a->tl.n_events)
+		e = idx_tl_ev_elem(&a->tl, (uint64_t)alloc_ev);
+	if (e >= a->tl.n_elems)
+		e = tl_model_find_elem(&a->tm, addr, a->view.cursor);
+	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
 }
 
 struct an_sites *
@@ -353,81 +468,4 @@ app_sites(struct app *a)
 			app_msg(a, "call sites: %s", err.msg);
 	}
 	return a->sites_ok > 0 ? &a->sites : NULL;
-}
-
-/* ---- search ----------------------------------------------------------- */
-
-static void
-prepare_stacks(struct app *a)
-{
-	const struct snapshot *s = a->snap;
-	uint32_t st, i, n, f;
-	const uint32_t *fs;
-
-	free(a->stack_match);
-	a->stack_match = xcalloc(s->n_stacks + 1, 1);
-	for (st = 1; st < s->n_stacks; st++) {
-		fs = snap_stack(s, st, &n);
-		for (i = 0; i < n; i++) {
-			f = fs[i];
-			if (f < s->n_frames && (strstr(snap_str(s,
-			    s->frames[f].name), a->query) != NULL ||
-			    strstr(snap_str(s, s->frames[f].filename),
-			    a->query) != NULL)) {
-				a->stack_match[st] = 1;
-				break;
-			}
-		}
-	}
-}
-
-/* Sets the query; decides between an address and frame text. */
-void
-app_set_query(struct app *a, const char *q)
-{
-	snprintf(a->query, sizeof a->query, "%s", q);
-	a->query_is_addr = (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) &&
-	    fmt_parse_u64(q, &a->query_addr) == 0;
-	free(a->stack_match);
-	a->stack_match = NULL;
-	if (!a->query_is_addr)
-		prepare_stacks(a);
-}
-
-static int
-event_matches(struct app *a, const struct snap_trace *t, uint64_t i)
-{
-	if (a->query_is_addr)
-		return snap_ev_addr(t, i) <= a->query_addr &&
-		    a->query_addr < snap_ev_addr(t, i) + (snap_ev_size(t, i) > 0 ? snap_ev_size(t, i) : 1);
-	return a->stack_match != NULL && snap_ev_stack(t, i) < a->snap->n_stacks &&
-	    a->stack_match[snap_ev_stack(t, i)];
-}
-
-void
-app_search(struct app *a, int dir)
-{
-	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
-	int64_t n, i, k, start;
-
-	if (a->query[0] == '\0') {
-		app_msg(a, "no search yet: / starts one");
-		return;
-	}
-	if (t == NULL || t->n == 0)
-		return;
-	n = (int64_t)t->n;
-	start = a->view.cursor < 0 ? 0 : a->view.cursor;
-	for (k = 1; k <= n; k++) {
-		i = ((start + dir * k) % n + n) % n;
-		if (event_matches(a, t, (uint64_t)i)) {
-			app_set_cursor(a, i);
-			a->detail = DETAIL_EVENT;
-			app_msg(a, "/%s: %s%s", a->query,
-			    (dir > 0) == (i > start) ? "" : "wrapped, ",
-			    a->query_is_addr ? "address" : "frame text");
-			return;
-		}
-	}
-	app_msg(a, "/%s: not found", a->query);
 }

@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 
+#include "analysis/category.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
@@ -23,8 +24,9 @@
 #define UI_REDRAW 0x2
 #define UI_RELAYOUT 0x4
 #define UI_QUIT 0x8
+#define UI_CLOSE_VIEW 0x10      /* a view: close me, focus my pane's slot */
 
-enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE };
+enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND };
 
 /* What a view shows in the detail pane (DETAIL_SITE): a title, a line of
  * information and a stack. Written by the open view (view.h). */
@@ -33,7 +35,16 @@ struct app_vdetail {
 	char title[256], info[256];
 };
 
-enum prompt_mode { PROMPT_NONE, PROMPT_GOTO, PROMPT_SEARCH };
+/* The status line prompt: goto, search, a view's (its prompt op gets the
+ * text), the export file name, and a yes/no question. */
+enum prompt_mode {
+	PROMPT_NONE,
+	PROMPT_GOTO,
+	PROMPT_SEARCH,
+	PROMPT_VIEW,
+	PROMPT_EXPORT,
+	PROMPT_CONFIRM
+};
 
 struct views;
 
@@ -49,6 +60,8 @@ struct app {
 	struct segmap_totals totals;
 
 	struct tl_view view;            /* holds the cursor */
+	struct tl_frame tlf;            /* what the timeline drew last */
+	uint64_t annot_cur;             /* annotation the cursor went to */
 	struct segmap_view sv;
 	enum detail_mode detail;
 	int detail_scroll, help_scroll;
@@ -58,7 +71,8 @@ struct app {
 	int utf8, mono;
 
 	enum prompt_mode prompt;
-	char pbuf[128];
+	char plabel[96];                /* shown before the text */
+	char pbuf[256];
 	int plen;
 	char query[128];                /* last search */
 	uint64_t query_addr;
@@ -68,8 +82,18 @@ struct app {
 	uint32_t dev_gen;               /* changes with the device */
 	struct an_sites sites;          /* call sites (app_sites) */
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
+	struct an_categories cats;      /* of the device (app_categories) */
+	int cats_ok;
+	const char *cat_rules;          /* --categories file, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
+
+	struct replay_check chk;        /* check of the device (check.c) */
+	int chk_done;                   /* 0 not run, 1 done, -1 cannot */
+	int64_t win_from, win_to;       /* leak window; -2 = not set */
+	int64_t win_marks[2];           /* its ends, marked on the axis */
+	char export_path[1024];         /* the file an overwrite asks about */
+	int no_clipboard, no_mouse;     /* --no-clipboard, --no-mouse */
 
 	char msg[256];                  /* one-shot status message */
 	struct layout lay;
@@ -84,10 +108,12 @@ void app_set_cursor(struct app *a, int64_t ev);
 int app_set_device(struct app *a, uint32_t d);
 /* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
 uint64_t app_selected_elem(struct app *a);
+/* ---- search (search.c) ---- */
 /* Runs the search in a->query from the cursor in direction dir. */
 void app_search(struct app *a, int dir);
 /* Sets the search query: "0x..." is an address, anything else frame
- * text (substring of a frame's name or filename). */
+ * text, found in a frame's "filename:line name" without regard to case
+ * (a text ending in a line number matches that line only). */
 void app_set_query(struct app *a, const char *q);
 /* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
  * when act is not a global action. */
@@ -95,6 +121,42 @@ int app_action(struct app *a, enum action act);
 /* The call-site table (one frame per site), built the first time it is
  * needed; NULL with a message in a->msg when it cannot be. */
 struct an_sites *app_sites(struct app *a);
+
+/* The category of every element of the device's timeline, built the
+ * first time it is needed; NULL with a message when it cannot be. */
+const struct an_categories *app_categories(struct app *a);
+/* Category of the block at addr allocated at event alloc_ev (-1: before
+ * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
+ * such allocation), or -1 without categories. */
+int app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the replay check (check.c) ---- */
+/* Runs the check of the device once (force: however long its trace):
+ * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
+int app_check(struct app *a, int force);
+void app_check_free(struct app *a);
+/* The status line warning ("! 12 mismatches") or NULL. */
+const char *app_check_warning(struct app *a, char *buf, size_t size);
+/* Moves the cursor to the first mismatch and says what it is. */
+void app_check_first(struct app *a);
+
+/* Opens the prompt: mode, the label before the text, the text to start
+ * with (NULL: empty). */
+void app_prompt(struct app *a, enum prompt_mode m, const char *label,
+    const char *init);
+
+/* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
+/* Sets the timeline up for a newly opened device: the call-site bands
+ * when allocations are too small to draw one by one. */
+void timeline_open(struct app *a);
+/* Timeline actions that work whatever the focus (stacking mode, legend,
+ * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
+ * one of them. */
+int timeline_action(struct app *a, enum action act);
+/* Title and info of the detail pane for the picked band; returns the
+ * stack to show. */
+uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
+    char *info, size_t isize);
 
 /* Frees everything the app owns. */
 void app_close(struct app *a);

@@ -55,3 +55,20 @@ pane_move_cursor(struct app *a, enum action act)
 		a->detail = d;
 	return f;
 }
+
+int
+pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
+    int header)
+{
+	uint64_t k;
+
+	if (row < header)
+		return -1;
+	k = first + (uint64_t)(row - header);
+	if (k >= n)
+		return -1;
+	if (k == *sel)
+		return 1;
+	*sel = k;
+	return 0;
+}

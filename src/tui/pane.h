@@ -22,6 +22,11 @@ extern const struct pane_ops pane_segments_ops;
 extern const struct pane_ops pane_detail_ops;
 extern const struct pane_ops pane_help_ops;
 
+/* What the detail pane shows: its title and information line into the
+ * buffers; returns the stack. */
+uint32_t pane_detail_describe(struct app *a, char *title, size_t tsize,
+    char *info, size_t isize);
+
 /* Draws a title row "─ text ────" across r's first row. */
 void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text);
@@ -31,6 +36,11 @@ void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
  * action. */
 int pane_list_move(uint64_t *sel, uint64_t n, enum action act,
     const struct rect *r);
+/* A click on row (0 = the pane's title) of a list whose rows start after
+ * header rows, first shown first: -1 when no row is there, 1 when the
+ * row is the selected one (act as Enter), else 0 with *sel on it. */
+int pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
+    int header);
 /* Left/Right from a list: the cursor moves as on the timeline and the
  * detail pane keeps showing the list's selection. UI_* flags, 0 for any
  * other action. */

@@ -7,10 +7,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/fmt.h"
 #include "render/frames.h"
 #include "tui/pane.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 static const char *const state_names[] = {"inactive", "allocated",
@@ -42,14 +44,71 @@ elem_life(struct app *a, uint64_t e, char *buf, size_t size)
 	snprintf(buf, size, "alloc %s, free %s", al, fr);
 }
 
+/* Title and info of event i: what the event is about (the allocation
+ * and its life for alloc and free events; the request and the device's
+ * free memory for an oom), then size, stream and time. */
+static void
+event_header(struct app *a, const struct snap_trace *t, uint64_t i,
+    const char *life, char *title, size_t tsize, char *info, size_t isize)
+{
+	char ev[FMT_BUF], addr[FMT_BUF], sz[FMT_BUF], fr[FMT_BUF],
+	    tm[FMT_BUF] = "", un[64];
+	unsigned act = snap_ev_action(t, i);
+	const char *an = snap_action_name(act), *raw;
+
+	if (an == NULL && act - SNAP_ACTION_COUNT <
+	    a->snap->n_unknown_actions) {
+		/* the name of an unknown action comes from the file */
+		raw = snap_str(a->snap,
+		    a->snap->unknown_actions[act - SNAP_ACTION_COUNT]);
+		sv_escape(un, sizeof un, raw, strlen(raw));
+		an = un;
+	} else if (an == NULL)
+		an = "unknown";
+	/* times are from the file: subtract only when it cannot overflow
+	 * (|t| < 2^62 holds for any real clock) */
+	if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME &&
+	    snap_ev_time(t, 0) != SNAP_NO_TIME &&
+	    llabs(snap_ev_time(t, i)) < (INT64_C(1) << 62) &&
+	    llabs(snap_ev_time(t, 0)) < (INT64_C(1) << 62))
+		fmt_duration(tm, sizeof tm, snap_ev_time(t, i) -
+		    snap_ev_time(t, 0));
+	fmt_event(ev, sizeof ev, (int64_t)i);
+	fmt_addr(addr, sizeof addr, snap_ev_addr(t, i));
+	fmt_size(sz, sizeof sz, snap_ev_size(t, i));
+	switch (act) {
+	case SNAP_ALLOC:
+	case SNAP_FREE_REQUESTED:
+	case SNAP_FREE_COMPLETED:
+		snprintf(title, tsize, "Event %s %s %s %s - %.80s", ev, an,
+		    addr, sz, life);
+		break;
+	case SNAP_OOM:
+		/* the event's address field holds the device's free bytes */
+		snprintf(title, tsize, "Event %s oom - request %s, device free "
+		    "%s", ev, sz, fmt_size(fr, sizeof fr, snap_ev_addr(t, i)));
+		break;
+	case SNAP_SNAPSHOT:
+		snprintf(title, tsize, "Event %s snapshot (taken here)", ev);
+		break;
+	default:
+		snprintf(title, tsize, "Event %s %s %s %s", ev, an, addr, sz);
+	}
+	snprintf(info, isize, "size %s stream %" PRIu64 " %s%s", sz,
+	    snap_ev_stream(t, i), tm[0] != '\0' ? "time " : "", tm);
+}
+
 /* Header text and stack of what the pane shows. */
-static uint32_t
-describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
+uint32_t
+pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
+    size_t isize)
 {
 	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
 	uint64_t e = app_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
+	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
+		return timeline_band_detail(a, title, tsize, info, isize);
 	if (a->detail == DETAIL_SITE) {
 		snprintf(title, tsize, "%s", a->vdetail.title);
 		snprintf(info, isize, "%s", a->vdetail.info);
@@ -77,28 +136,9 @@ describe(struct app *a, char *title, size_t tsize, char *info, size_t isize)
 		info[0] = '\0';
 		return 0;
 	}
-	{
-		uint64_t i = (uint64_t)a->view.cursor;
-		const char *an = snap_action_name(snap_ev_action(t, i));
-		char tm[FMT_BUF] = "";
-
-		if (an == NULL)
-			an = "unknown";
-		/* times are from the file: subtract only when it cannot
-		 * overflow (|t| < 2^62 holds for any real clock) */
-		if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME &&
-		    snap_ev_time(t, 0) != SNAP_NO_TIME &&
-		    llabs(snap_ev_time(t, i)) < (INT64_C(1) << 62) &&
-		    llabs(snap_ev_time(t, 0)) < (INT64_C(1) << 62))
-			fmt_duration(tm, sizeof tm, snap_ev_time(t, i) - snap_ev_time(t, 0));
-		snprintf(title, tsize, "Event %s %s %s %s - %s",
-		    fmt_event(ev, sizeof ev, a->view.cursor), an,
-		    fmt_addr(addr, sizeof addr, snap_ev_addr(t, i)),
-		    fmt_size(sz, sizeof sz, snap_ev_size(t, i)), life);
-		snprintf(info, isize, "size %s stream %" PRIu64 " %s%s", sz,
-		    snap_ev_stream(t, i), tm[0] != '\0' ? "time " : "", tm);
-		return snap_ev_stack(t, i);
-	}
+	event_header(a, t, (uint64_t)a->view.cursor, life, title, tsize,
+	    info, isize);
+	return snap_ev_stack(t, (uint64_t)a->view.cursor);
 }
 
 static void
@@ -110,7 +150,7 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	size_t n, i;
 	int row, y;
 
-	stack = describe(a, title, sizeof title, info, sizeof info);
+	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	pane_title(a, cb, r, focused, title);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	cellbuf_puts(cb, r->x + 1, r->y + 1, info, r->w - 1, UIC_AXIS, 0);

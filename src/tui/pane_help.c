@@ -1,64 +1,289 @@
 /*
- * Help screen: every action with its keys, generated from ACTION_INFO,
- * and the legend of the two maps.
+ * Help screen: the keys by group, with the keys taken from the action
+ * table (actions.h) so that a rebinding shows here, then the legend of
+ * the two maps. Two columns when the screen is wide enough (the keys fit
+ * 80x24), one otherwise; a line too long for its column wraps, never
+ * cut; the screen scrolls. An action no group names is listed under
+ * "More" with its long help, so a new action is never missing.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/keys.h"
 #include "tui/pane.h"
+#include "util/xalloc.h"
 
-static const char *const legend[] = {
-    "",
-    "Timeline: one band per live allocation, stacked in allocation order;",
-    "  the largest are drawn, the rest is one summarised band on top;",
-    "  the reserved line shows segment bytes; x = event (t: time).",
-    "Segment map: letters = allocated blocks, ~ pending free,",
-    "  + (or light shade) rounding waste, . free; E expandable, P pool.",
-    "Search (/): a hex address (0x...) or text found in a frame.",
-    "Views: U leaks (site's leaked blocks: bottom band, allocs marked on",
-    "  the axis; Enter/]/[ go to them), F frag (segment_alloc marked;",
-    "  Enter goes there), T top at the cursor. q or Esc closes a view.",
+#define COL_MIN 38      /* two columns from 2 x COL_MIN + 2 cells */
+#define KEYS_W 10       /* width of the keys field */
+#define MAX_ACTS 4
+
+struct entry {
+	enum action act[MAX_ACTS];
+	const char *text;
 };
 
-static int
-help_lines(void)
+struct group {
+	const char *title;
+	const struct entry *e;
+	size_t n;
+};
+
+static const struct entry move[] = {
+    {{ACT_LEFT, ACT_RIGHT}, "cursor, block; tree: fold"},
+    {{ACT_UP, ACT_DOWN}, "event / segment / row"},
+    {{ACT_PAGE_UP, ACT_PAGE_DOWN}, "half a screen / a page"},
+    {{ACT_FIRST, ACT_LAST}, "start, end; first, last row"},
+    {{ACT_GOTO}, "go to event #N (decimal)"},
+    {{ACT_FOCUS_NEXT, ACT_FOCUS_PREV}, "next / previous pane"},
+};
+static const struct entry timeline[] = {
+    {{ACT_ZOOM_IN, ACT_ZOOM_OUT, ACT_FIT}, "zoom in, out, whole trace"},
+    {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "pan left / right"},
+    {{ACT_AXIS, ACT_COLOR, ACT_DEVICE}, "time axis; colour; device"},
+    {{ACT_STACK_NEXT, ACT_STACK_PREV, ACT_LEGEND}, "bands: next, prev; legend"},
+    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT}, "pick band (Enter); y fit"},
+    {{ACT_YZOOM_IN, ACT_YZOOM_OUT, ACT_YPAN_UP, ACT_YPAN_DOWN},
+	"y zoom in, out; pan"},
+};
+static const struct entry jumps[] = {
+    {{ACT_PEAK, ACT_ANNOT_NEXT, ACT_ANNOT_PREV}, "peak; next/prev annotation"},
+    {{ACT_OOM_NEXT, ACT_OOM_PREV}, "next / previous OOM"},
+    {{ACT_SEG_NEXT, ACT_SEG_PREV}, "next / prev segment_alloc"},
+    {{ACT_SEARCH, ACT_SEARCH_NEXT, ACT_SEARCH_PREV},
+	"search 0xaddr/file:line/name"},
+    {{ACT_JUMP_ALLOC, ACT_JUMP_FREE}, "alloc / free of selection"},
+    {{ACT_WIN_START, ACT_WIN_END, ACT_WIN_CLEAR},
+	"leak window begin/end/clear"},
+    {{ACT_MISMATCH}, "first replay mismatch"},
+};
+static const struct entry views[] = {
+    {{ACT_VIEW_LEAKS}, "leaks (of the window)"},
+    {{ACT_VIEW_FRAG}, "segment_allocs, worst gap"},
+    {{ACT_VIEW_TOP}, "call-stack tree at cursor"},
+    {{ACT_VIEW_EVENTS}, "events around the cursor"},
+    {{ACT_VIEW_BLOCKS}, "live blocks at the cursor"},
+    {{ACT_VIEW_OOM}, "why the OOM failed"},
+    {{ACT_VIEW_INFO}, "settings, facts, check"},
+};
+static const struct entry in_view[] = {
+    {{ACT_ENTER}, "select / go there / expand"},
+    {{ACT_ALLOC_NEXT, ACT_ALLOC_PREV}, "next / previous block or row"},
+    {{ACT_EXPAND_ALL, ACT_ROOT}, "tree: expand all; subtree"},
+    {{ACT_FOLD, ACT_GROUP}, "framework frames; category"},
+    {{ACT_SORT, ACT_SORT_REVERSE}, "table: sort column; reverse"},
+    {{ACT_FILTER}, "event table: filter"},
+};
+static const struct entry other[] = {
+    {{ACT_EXPORT, ACT_COPY}, "export view; copy stack"},
+    {{ACT_REDRAW, ACT_HELP}, "redraw; this help"},
+    {{ACT_BACK, ACT_QUIT}, "close help or view; quit"},
+};
+static const struct group groups[] = {
+    {"Move", move, sizeof move / sizeof move[0]},
+    {"Timeline", timeline, sizeof timeline / sizeof timeline[0]},
+    {"Jump", jumps, sizeof jumps / sizeof jumps[0]},
+    {"Views (again, q or Esc: close)", views, sizeof views / sizeof views[0]},
+    {"In a view", in_view, sizeof in_view / sizeof in_view[0]},
+    {"Other", other, sizeof other / sizeof other[0]},
+};
+#define N_GROUPS (sizeof groups / sizeof groups[0])
+#define FIRST_RIGHT 3   /* groups[FIRST_RIGHT..] go in the right column */
+
+static const char *const legend[] = {
+    "Timeline: m cycles the bands: one per allocation (the largest drawn, "
+    "the rest one summarised band on top), per call site, category or "
+    "stream (the 8 largest at the visible peak, the rest on top), or per "
+    "segment; the legend names them with their bytes at the cursor; the "
+    "reserved line shows segment bytes; x = event (t: time); annotations "
+    "under the axis.",
+    "Segment map: letters = allocated blocks, ~ pending free, + (or light "
+    "shade) rounding waste, . free; E expandable, P private pool.",
+    "Views take the place of a pane; Tab moves between them. Arrows work "
+    "as h j k l. snapview(1) lists every key.",
+};
+
+/* A line of the screen: text, bold for a group title. */
+struct hline {
+	char text[160];
+	int bold;
+};
+
+struct hlines {
+	struct hline *l;
+	size_t n, cap;
+};
+
+static void
+push(struct hlines *h, const char *text, int bold)
 {
-	return ACT_COUNT - 1 + (int)(sizeof legend / sizeof legend[0]);
+	XGROW(h->l, h->cap, h->n + 1);
+	snprintf(h->l[h->n].text, sizeof h->l[0].text, "%s", text);
+	h->l[h->n++].bold = bold;
+}
+
+/* Appends text wrapped at width w (at spaces when it can), the first
+ * line after prefix, the others indented by indent. */
+static void
+push_wrapped(struct hlines *h, const char *prefix, const char *text, int w,
+    int indent)
+{
+	char line[160];
+	int room, n, plen = (int)strlen(prefix);
+
+	if (w > (int)sizeof line - 1)
+		w = (int)sizeof line - 1;
+	snprintf(line, sizeof line, "%s", prefix);
+	room = w - plen;
+	while (room > 0) {
+		n = (int)strlen(text);
+		if (n > room) {
+			for (n = room; n > 0 && text[n] != ' '; n--)
+				;
+			if (n == 0)
+				n = room;
+		}
+		snprintf(line + strlen(line), sizeof line - strlen(line), "%.*s",
+		    n, text);
+		push(h, line, 0);
+		text += n;
+		while (*text == ' ')
+			text++;
+		if (*text == '\0')
+			return;
+		snprintf(line, sizeof line, "%*s", indent, "");
+		room = w - indent;
+	}
+}
+
+/* The key of act as shown: a printable key rather than an arrow. */
+static const char *
+key_shown(enum action act, char *buf, size_t size)
+{
+	const char *k = keys_action_key(act, 0), *k2 = keys_action_key(act, 1);
+	size_t n;
+
+	if (k[0] == '<' && k2[0] != '\0' && k2[0] != '<')
+		k = k2;
+	n = strlen(k);
+	if (k[0] == '<' && n > 2)
+		snprintf(buf, size, "%.*s", (int)(n - 2), k + 1);
+	else
+		snprintf(buf, size, "%s", k);
+	return buf;
+}
+
+static void
+entry_lines(struct hlines *h, const struct entry *e, int w)
+{
+	char keys[64] = "", k[16], prefix[80];
+	int i;
+
+	for (i = 0; i < MAX_ACTS && e->act[i] != ACT_NONE; i++)
+		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s",
+		    i > 0 ? " " : "", key_shown(e->act[i], k, sizeof k));
+	snprintf(prefix, sizeof prefix, " %-*s ", KEYS_W - 1, keys);
+	if ((int)strlen(prefix) > KEYS_W + 1) {
+		/* long keys: on a line of their own */
+		push_wrapped(h, "", prefix, w, 1);
+		snprintf(prefix, sizeof prefix, "%*s", KEYS_W + 1, "");
+	}
+	push_wrapped(h, prefix, e->text, w, KEYS_W + 1);
+}
+
+static int
+listed(enum action act)
+{
+	size_t g, i;
+	int k;
+
+	for (g = 0; g < N_GROUPS; g++)
+		for (i = 0; i < groups[g].n; i++)
+			for (k = 0; k < MAX_ACTS; k++)
+				if (groups[g].e[i].act[k] == act)
+					return 1;
+	return 0;
+}
+
+static void
+group_lines(struct hlines *h, size_t g0, size_t g1, int w)
+{
+	size_t g, i;
+
+	for (g = g0; g < g1; g++) {
+		push(h, groups[g].title, 1);
+		for (i = 0; i < groups[g].n; i++)
+			entry_lines(h, &groups[g].e[i], w);
+	}
+}
+
+/* Every line of the help for a width of w cells. */
+static void
+build(struct hlines *out, int w)
+{
+	struct hlines left = {0}, right = {0};
+	struct entry more = {{ACT_NONE}, NULL};
+	char line[160];
+	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a;
+	size_t i;
+
+	if (cw > 60)
+		cw = 60;
+	group_lines(&left, 0, two ? FIRST_RIGHT : N_GROUPS, two ? cw : w - 1);
+	if (two)
+		group_lines(&right, FIRST_RIGHT, N_GROUPS, cw);
+	for (a = 1; a < ACT_COUNT; a++) {
+		if (listed((enum action)a))
+			continue;
+		if (more.text == NULL)
+			push(two ? &right : &left, "More", 1);
+		more.act[0] = (enum action)a;
+		more.text = keys_action_help((enum action)a);
+		entry_lines(two ? &right : &left, &more, two ? cw : w - 1);
+	}
+	for (i = 0; i < left.n || i < right.n; i++) {
+		/* columns hold at most 60 cells each */
+		snprintf(line, sizeof line, "%-*.60s  %.60s", cw,
+		    i < left.n ? left.l[i].text : "",
+		    i < right.n ? right.l[i].text : "");
+		if (!two)
+			snprintf(line, sizeof line, "%.150s", left.l[i].text);
+		push(out, line, (i < left.n && left.l[i].bold) ||
+		    (i < right.n && right.l[i].bold));
+	}
+	free(left.l);
+	free(right.l);
+	push(out, "", 0);
+	for (i = 0; i < sizeof legend / sizeof legend[0]; i++)
+		push_wrapped(out, "", legend[i], w - 1, 2);
 }
 
 static void
 help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
-	char line[256], keys[64];
-	int i, row = 0, n = help_lines();
+	struct hlines h = {0};
+	int i, row, rows = r->h - 1, n;
+	char title[128];
 
 	(void)focused;
-	pane_title(a, cb, r, 1, "snapview help - q, Esc or ? closes");
-	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
-	if (a->help_scroll > n - (r->h - 1))
-		a->help_scroll = n - (r->h - 1);
+	build(&h, r->w);
+	n = (int)h.n;
+	if (a->help_scroll > n - rows)
+		a->help_scroll = n - rows;
 	if (a->help_scroll < 0)
 		a->help_scroll = 0;
-	for (i = a->help_scroll; i < n && row < r->h - 1; i++, row++) {
-		if (i < ACT_COUNT - 1) {
-			enum action act = (enum action)(i + 1);
-			const char *k2 = keys_action_key(act, 1);
-
-			snprintf(keys, sizeof keys, "%s%s%s",
-			    keys_action_key(act, 0), k2[0] != '\0' ? " " : "",
-			    k2);
-			snprintf(line, sizeof line, "%-16s %-13s %s", keys,
-			    keys_action_name(act), keys_action_help(act));
-		} else
-			snprintf(line, sizeof line, "%s",
-			    legend[i - (ACT_COUNT - 1)]);
-		cellbuf_puts(cb, r->x + 1, r->y + 1 + row, line, r->w - 1,
-		    UIC_DEFAULT, 0);
-	}
+	snprintf(title, sizeof title, "Help - ? q Esc close%s",
+	    a->help_scroll + rows < n ? " - more below: j" :
+	    a->help_scroll > 0 ? " - more above: k" : "");
+	pane_title(a, cb, r, 1, title);
+	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
+	for (i = a->help_scroll, row = 0; i < n && row < rows; i++, row++)
+		cellbuf_puts(cb, r->x, r->y + 1 + row, h.l[i].text, r->w,
+		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
+	free(h.l);
 }
 
 static int

@@ -1,32 +1,79 @@
 /*
- * Timeline pane: title with the device, event count and peak, then the
- * Active Memory Timeline (render/timeline.c). Handles cursor moves.
+ * Timeline pane: title with the mode, device, cursor and peak, then the
+ * Active Memory Timeline (render/timeline.h). Handles cursor moves, and
+ * whatever the focus: the stacking mode, the legend, picking a band at
+ * the cursor (J/K; Enter goes to its alloc event), the y range (zoom,
+ * pan, fit) and the annotation jumps.
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "render/fmt.h"
 #include "tui/pane.h"
+#include "util/escape.h"
+
+#define MIN_YSPAN 64   /* bytes: the y range never gets thinner */
+
+/* ---- title --------------------------------------------------------------- */
+
+/* Appends part to t (size bytes); the pane title cuts what does not
+ * fit, so parts go in order of importance. */
+static void
+title_add(char *t, size_t size, const char *part)
+{
+	size_t n = strlen(t);
+
+	snprintf(t + n, size - n, "%s", part);
+}
 
 static void
 tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
-	char t[256], n[FMT_BUF], pk[FMT_BUF], pe[FMT_BUF], cur[FMT_BUF],
-	    tot[FMT_BUF];
+	char t[256], p[128], n[FMT_BUF], pk[FMT_BUF], pe[FMT_BUF],
+	    cur[FMT_BUF], tot[FMT_BUF], lo[FMT_BUF], hi[FMT_BUF];
+	int st = a->view.stack, wide = r->w >= 110;
 
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);
 	fmt_event(cur, sizeof cur, a->view.cursor);
-	fmt_size(tot, sizeof tot, tl_total_at(&a->tm, a->view.cursor));
-	snprintf(t, sizeof t, "%s - dev %u - %s %s - peak %s @ %s - %s "
-	    "events%s", r->w >= 110 ? "Active Memory Timeline" : "Timeline",
-	    a->device, cur, tot, pk, pe, n,
-	    a->view.time_axis && a->tm.time_ok ? " - time axis" : "");
+	fmt_size(tot, sizeof tot, st == TL_STACK_SEGMENT ?
+	    tl_reserved_at(&a->tm, a->view.cursor) :
+	    tl_total_at(&a->tm, a->view.cursor));
+	/* "Timeline - dev 0 - #N" first, as scripts look for it */
+	snprintf(t, sizeof t, "%s", st == TL_STACK_SEGMENT ? (wide ?
+	    "Active Cached Segment Timeline" : "Segment Timeline") : wide ?
+	    "Active Memory Timeline" : "Timeline");
+	snprintf(p, sizeof p, " - dev %u - %s %s", a->device, cur, tot);
+	title_add(t, sizeof t, p);
+	if (st != TL_STACK_SEGMENT) {
+		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);
+		title_add(t, sizeof t, p);
+	}
+	if (tl_stack_grouped(st)) {
+		snprintf(p, sizeof p, " - by %s", st == TL_STACK_SITE ? "site" :
+		    st == TL_STACK_CATEGORY ? "category" : "stream");
+		title_add(t, sizeof t, p);
+	}
+	if (a->view.ymax > a->view.ylo) {
+		snprintf(p, sizeof p, " - y %s..%s", fmt_size_short(lo,
+		    sizeof lo, a->view.ylo), fmt_size_short(hi, sizeof hi,
+		    a->view.ymax));
+		title_add(t, sizeof t, p);
+	}
+	snprintf(p, sizeof p, " - %s events", n);
+	title_add(t, sizeof t, p);
+	if (a->view.time_axis && a->tm.time_ok)
+		title_add(t, sizeof t, " - time axis");
 	pane_title(a, cb, r, focused, t);
-	tl_render(&a->tm, &a->view, cb, r->x, r->y + 1, r->w, r->h - 1);
+	tl_render(&a->tm, &a->view, cb, r->x, r->y + 1, r->w, r->h - 1,
+	    &a->tlf);
 }
+
+/* ---- cursor -------------------------------------------------------------- */
 
 /* Event at the start of the column next to the cursor's. */
 static int64_t
@@ -52,6 +99,9 @@ column_step(struct app *a, const struct rect *r, int dir)
 }
 
 static int
+enter_band(struct app *a);
+
+static int
 tl_action(struct app *a, enum action act, const struct rect *r)
 {
 	int64_t span = a->view.ev1 - a->view.ev0;
@@ -69,11 +119,438 @@ tl_action(struct app *a, enum action act, const struct rect *r)
 		break;
 	case ACT_FIRST: app_set_cursor(a, 0); break;
 	case ACT_LAST: app_set_cursor(a, (int64_t)a->tl.n_events - 1); break;
+	case ACT_ENTER:
+		if (a->view.pick.kind == TL_PICK_NONE)
+			return 0; /* the global Enter: the stack */
+		return enter_band(a);
 	default: return 0;
 	}
-	a->detail = DETAIL_EVENT;
+	/* a picked band stays picked: the detail follows it */
+	a->detail = a->view.pick.kind != TL_PICK_NONE ? DETAIL_BAND :
+	    DETAIL_EVENT;
 	a->detail_scroll = 0;
 	return UI_HANDLED | UI_REDRAW;
+}
+
+/* ---- stacking modes ------------------------------------------------------ */
+
+static void
+clear_pick(struct app *a)
+{
+	a->view.pick.kind = TL_PICK_NONE;
+	a->view.pick.id = 0;
+	if (a->detail == DETAIL_BAND)
+		a->detail = DETAIL_EVENT;
+}
+
+/* Switches to mode st; returns 0, or -1 with the reason shown. */
+static int
+set_stack(struct app *a, int st)
+{
+	char why[128];
+
+	if (tl_model_prepare(&a->tm, st, why, sizeof why) != 0) {
+		app_msg(a, "%s bands: %s", tl_stack_name(st), why);
+		return -1;
+	}
+	if (a->view.hl != NULL)
+		tl_hilite_update(a->view.hl, &a->tm);
+	a->view.stack = st;
+	a->tlf.rank_stack = -1;
+	clear_pick(a);
+	return 0;
+}
+
+static void
+cycle_stack(struct app *a, int dir)
+{
+	int st = a->view.stack, k;
+
+	for (k = 0; k < TL_STACK_COUNT; k++) {
+		st = (st + dir + TL_STACK_COUNT) % TL_STACK_COUNT;
+		/* modes without data (no categories) are passed over */
+		if (set_stack(a, st) == 0) {
+			app_msg(a, "bands: %s%s", st == TL_STACK_SEGMENT ?
+			    "segments (reserved memory)" : "by ",
+			    st == TL_STACK_SEGMENT ? "" : tl_stack_name(st));
+			return;
+		}
+	}
+}
+
+void
+timeline_open(struct app *a)
+{
+	const struct rect *r = &a->lay.r[LAY_TIMELINE];
+	int share, st;
+
+	a->view.stack = TL_STACK_ALLOC;
+	a->view.ylo = a->view.ymax = 0;
+	a->annot_cur = UINT64_MAX;
+	memset(&a->tlf, 0, sizeof a->tlf);
+	a->tlf.rank_stack = -1;
+	clear_pick(a);
+	st = tl_model_auto_stack(&a->tm, r->w, r->h - 1, &share);
+	if (st != TL_STACK_ALLOC && set_stack(a, st) == 0)
+		app_msg(a, "bands by call site: one band per allocation would "
+		    "show %d%% of the peak here (m: modes)", share);
+}
+
+/* ---- picking ------------------------------------------------------------- */
+
+/* Index of the picked band among b[0..n) (a run of segments holds the
+ * picked one), or -1. */
+static int
+band_index(struct app *a, const struct tl_band *b, int n,
+    const struct tl_pick *p)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (b[i].kind == p->kind && (p->kind == TL_PICK_OTHER ||
+		    p->kind == TL_PICK_SET || b[i].id == p->id || (b[i].n > 1 &&
+		    b[i].hilite)))
+			return i;
+	(void)a;
+	return -1;
+}
+
+static void
+pick_move(struct app *a, int dir)
+{
+	static struct tl_band b[TL_MAX_COL_BANDS];
+	int n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
+	    TL_MAX_COL_BANDS), i;
+
+	if (n == 0) {
+		app_msg(a, "no bands at the cursor");
+		return;
+	}
+	i = band_index(a, b, n, &a->view.pick);
+	if (i < 0)
+		i = dir > 0 ? 0 : n - 1;
+	else if (i + dir < 0 || i + dir >= n) {
+		app_msg(a, "%s band", dir > 0 ? "top" : "bottom");
+		return;
+	} else
+		i += dir;
+	a->view.pick.kind = b[i].kind;
+	a->view.pick.id = b[i].id;
+	a->detail = DETAIL_BAND;
+	a->detail_scroll = 0;
+	app_msg(a, "band %d of %d at the cursor (J/K move, Enter: its alloc, "
+	    "Esc)", i + 1, n);
+}
+
+/* The largest element of group g alive at the cursor that was allocated
+ * in the trace (ties: the earliest), or TL_NO_ELEM; *count gets how many
+ * of the group's elements are alive. From the replayed state when it is
+ * exact (O(live blocks x log n)), else from every element. Only Enter
+ * asks: it is too slow for every frame of a large trace. */
+static uint64_t
+group_largest(struct app *a, uint32_t g, uint64_t *count)
+{
+	struct idx_elem e;
+	uint64_t best = 0, k, largest = TL_NO_ELEM;
+	int64_t at = a->view.cursor;
+	uint32_t i;
+
+	*count = 0;
+	if (a->st != NULL && state_exact(&a->src, at)) {
+		for (i = 0; i < a->st->n_blocks; i++) {
+			const struct replay_block *b = &a->st->blocks[i];
+
+			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
+			    b->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+				continue;
+			k = tl_model_find_elem(&a->tm, b->addr, at);
+			if (k == TL_NO_ELEM ||
+			    tl_model_group_of(&a->tm, a->view.stack, k) != g)
+				continue;
+			(*count)++;
+			e = idx_tl_elem(&a->tl, k);
+			if (e.alloc_ev >= 0 && (largest == TL_NO_ELEM ||
+			    e.size > best || (e.size == best && k < largest))) {
+				best = e.size;
+				largest = k;
+			}
+		}
+		return largest;
+	}
+	for (k = 0; k < a->tl.n_elems; k++) {
+		e = idx_tl_elem(&a->tl, k);
+		if (e.alloc_ev > at || (e.free_ev >= 0 && e.free_ev <= at) ||
+		    tl_model_group_of(&a->tm, a->view.stack, k) != g)
+			continue;
+		(*count)++;
+		if (e.alloc_ev >= 0 &&
+		    (largest == TL_NO_ELEM || e.size > best)) {
+			best = e.size;
+			largest = k;
+		}
+	}
+	return largest;
+}
+
+/* Enter on the picked band: its alloc event (a group: the alloc event of
+ * its largest block alive at the cursor). */
+static int
+enter_band(struct app *a)
+{
+	struct idx_elem e;
+	uint64_t k, count = 0;
+	char ev[FMT_BUF], sz[FMT_BUF], n[FMT_BUF];
+
+	switch (a->view.pick.kind) {
+	case TL_PICK_ELEM:
+		k = a->view.pick.id;
+		break;
+	case TL_PICK_GROUP:
+		k = group_largest(a, (uint32_t)a->view.pick.id, &count);
+		if (k == TL_NO_ELEM) {
+			app_msg(a, count > 0 ? "every block of this band was "
+			    "allocated before the trace began" :
+			    "nothing of this band is alive at the cursor");
+			return UI_HANDLED | UI_REDRAW;
+		}
+		break;
+	case TL_PICK_SET:
+		app_msg(a, "the leaked blocks: Enter and ]/[ in the leak view "
+		    "go to them");
+		return UI_HANDLED | UI_REDRAW;
+	default:
+		app_msg(a, "many allocations: pick one band (J/K), or zoom y "
+		    "(>) to draw more of them");
+		return UI_HANDLED | UI_REDRAW;
+	}
+	e = tl_layer_elem(&a->tm, a->view.stack, k);
+	if (e.alloc_ev < 0) {
+		app_msg(a, "allocated before the trace started");
+		return UI_HANDLED | UI_REDRAW;
+	}
+	app_set_cursor(a, e.alloc_ev);
+	a->detail = DETAIL_BAND;
+	a->detail_scroll = 0;
+	if (a->view.pick.kind == TL_PICK_GROUP)
+		app_msg(a, "alloc of the largest of the band's %s live blocks "
+		    "(%s) at %s", fmt_count(n, sizeof n, count),
+		    fmt_size(sz, sizeof sz, e.size), fmt_event(ev, sizeof ev,
+		    e.alloc_ev));
+	else
+		app_msg(a, "%s of the picked band at %s", a->view.stack ==
+		    TL_STACK_SEGMENT ? "segment_alloc/map" : "alloc",
+		    fmt_event(ev, sizeof ev, e.alloc_ev));
+	return UI_HANDLED | UI_REDRAW;
+}
+
+/* ---- y range ------------------------------------------------------------- */
+
+/* The y range shown now: the view's, else the last frame's fit. */
+static void
+y_range(struct app *a, uint64_t *lo, uint64_t *hi)
+{
+	if (a->view.ymax > a->view.ylo) {
+		*lo = a->view.ylo;
+		*hi = a->view.ymax;
+	} else {
+		*lo = a->tlf.ylo;
+		*hi = a->tlf.yhi > a->tlf.ylo ? a->tlf.yhi : a->tlf.ylo + 1;
+	}
+}
+
+/* Middle of the picked band at the cursor, or -1. */
+static double
+pick_level(struct app *a)
+{
+	static struct tl_band b[TL_MAX_COL_BANDS];
+	int n, i;
+
+	if (a->view.pick.kind == TL_PICK_NONE)
+		return -1;
+	n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
+	    TL_MAX_COL_BANDS);
+	i = band_index(a, b, n, &a->view.pick);
+	return i < 0 ? -1 : ((double)b[i].lo + (double)b[i].hi) / 2;
+}
+
+static void
+y_zoom(struct app *a, int in)
+{
+	uint64_t lo, hi, span, nspan;
+	double anchor, nlo;
+
+	y_range(a, &lo, &hi);
+	span = hi - lo;
+	nspan = in ? span / 2 : span * 2;
+	if (nspan < MIN_YSPAN)
+		nspan = MIN_YSPAN;
+	if (!in && nspan >= a->tlf.yfit) {
+		a->view.ylo = a->view.ymax = 0; /* back to the fit */
+		return;
+	}
+	anchor = pick_level(a);
+	if (anchor < (double)lo || anchor > (double)hi)
+		anchor = (double)lo + (double)span / 2;
+	/* the anchor keeps its place on the screen */
+	nlo = anchor - (anchor - (double)lo) * (double)nspan / (double)span;
+	a->view.ylo = nlo > 0 ? (uint64_t)nlo : 0;
+	a->view.ymax = a->view.ylo + nspan;
+}
+
+static void
+y_pan(struct app *a, int dir)
+{
+	uint64_t lo, hi, d;
+
+	y_range(a, &lo, &hi);
+	d = (hi - lo) / 4 > 0 ? (hi - lo) / 4 : 1;
+	if (dir < 0)
+		d = d < lo ? d : lo;
+	a->view.ylo = dir > 0 ? lo + d : lo - d;
+	a->view.ymax = a->view.ylo + (hi - lo);
+}
+
+/* ---- annotations --------------------------------------------------------- */
+
+static void
+annot_jump(struct app *a, int dir)
+{
+	const struct tl_model *m = &a->tm;
+	const struct tl_annot *an;
+	char esc[160], ev[FMT_BUF], tm[FMT_BUF];
+	const char *name;
+	uint64_t i;
+
+	if (m->n_annots == 0) {
+		app_msg(a, a->snap->n_annotations > 0 && !m->time_ok ?
+		    "annotations need time_us, which this trace lacks" :
+		    "no annotations for this device");
+		return;
+	}
+	i = tl_model_annot_step(m, a->view.cursor, a->annot_cur, dir);
+	if (i == UINT64_MAX) {
+		app_msg(a, "no %s annotation", dir > 0 ? "later" : "earlier");
+		return;
+	}
+	an = &m->annots[i];
+	app_set_cursor(a, an->ev);
+	a->annot_cur = i;
+	if (a->detail != DETAIL_BAND)
+		a->detail = DETAIL_EVENT;
+	name = snap_str(a->snap, an->name);
+	sv_escape(esc, sizeof esc, name, strlen(name));
+	fmt_duration(tm, sizeof tm, an->time_us - snap_ev_time(m->trace, 0));
+	app_msg(a, "%s %s %s at %s (%" PRIu64 "/%" PRIu64 ")", esc,
+	    an->stage == SNAP_STAGE_START ? "starts" : "ends", tm,
+	    fmt_event(ev, sizeof ev, an->ev), i + 1, m->n_annots);
+}
+
+int
+timeline_action(struct app *a, enum action act)
+{
+	switch (act) {
+	case ACT_STACK_NEXT: cycle_stack(a, 1); break;
+	case ACT_STACK_PREV: cycle_stack(a, -1); break;
+	case ACT_LEGEND:
+		a->view.legend = (a->view.legend + 1) % 3;
+		app_msg(a, "legend: %s", a->view.legend == TL_LEGEND_AUTO ?
+		    "automatic" : a->view.legend == TL_LEGEND_FULL ?
+		    "every entry" : "hidden");
+		break;
+	case ACT_PICK_UP: pick_move(a, 1); break;
+	case ACT_PICK_DOWN: pick_move(a, -1); break;
+	case ACT_YZOOM_IN: y_zoom(a, 1); break;
+	case ACT_YZOOM_OUT: y_zoom(a, 0); break;
+	case ACT_YPAN_UP: y_pan(a, 1); break;
+	case ACT_YPAN_DOWN: y_pan(a, -1); break;
+	case ACT_YFIT: a->view.ylo = a->view.ymax = 0; break;
+	case ACT_ANNOT_NEXT: annot_jump(a, 1); break;
+	case ACT_ANNOT_PREV: annot_jump(a, -1); break;
+	default: return 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
+/* ---- detail -------------------------------------------------------------- */
+
+static void
+elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
+    char *info, size_t isize)
+{
+	struct idx_elem e = tl_layer_elem(&a->tm, a->view.stack, k);
+	char ad[FMT_BUF], sz[FMT_BUF], al[FMT_BUF], fr[FMT_BUF], site[200],
+	    cat[128];
+	int seg = a->view.stack == TL_STACK_SEGMENT;
+	struct an_sites *sites;
+
+	if (e.alloc_ev >= 0)
+		fmt_event(al, sizeof al, e.alloc_ev);
+	else
+		snprintf(al, sizeof al, "before the trace");
+	if (e.free_ev >= 0)
+		fmt_event(fr, sizeof fr, e.free_ev);
+	else
+		snprintf(fr, sizeof fr, "never");
+	snprintf(title, tsize, "%s %s %s - %s %s, %s %s", seg ? "Segment" :
+	    "Allocation", fmt_addr(ad, sizeof ad, e.addr),
+	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
+	    seg ? "unmapped" : "freed", fr);
+	site[0] = cat[0] = '\0';
+	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
+		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
+		    e.stack), 0, a->utf8, site, sizeof site);
+	if (!seg && tl_model_categories(&a->tm, cat, sizeof cat) == 0)
+		snprintf(cat, sizeof cat, "%s - ", an_category_label(
+		    an_category_of(&a->tm.cats, k)));
+	else
+		cat[0] = '\0';
+	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,
+	    seg ? "" : "site ", seg ? "" : site, seg ? "" : " - ", e.stream,
+	    e.flags & IDX_ELEM_GHOST ? " - alive before and after the trace"
+	    : "");
+}
+
+uint32_t
+timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
+    size_t isize)
+{
+	const struct tl_pick *p = &a->view.pick;
+	char cur[FMT_BUF], b[FMT_BUF], lab[300];
+	uint64_t bytes;
+	int st = a->view.stack;
+
+	fmt_event(cur, sizeof cur, a->view.cursor);
+	switch (p->kind) {
+	case TL_PICK_ELEM:
+		elem_detail(a, p->id, title, tsize, info, isize);
+		return tl_layer_elem(&a->tm, st, p->id).stack;
+	case TL_PICK_GROUP:
+		bytes = tl_groups_bytes(&a->tm.groups[st], (uint32_t)p->id,
+		    a->view.cursor);
+		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
+		    sizeof lab);
+		snprintf(title, tsize, "%s @ %s - %s - %s",
+		    st == TL_STACK_SITE ? "Call site" :
+		    st == TL_STACK_CATEGORY ? "Category" : "Stream", cur,
+		    fmt_size(b, sizeof b, bytes), lab);
+		snprintf(info, isize, "Enter: the alloc of its largest block "
+		    "alive here; the stack of its largest block:");
+		return a->tm.groups[st].stack[p->id];
+	case TL_PICK_SET:
+		snprintf(title, tsize, "Leaked blocks of the selected site "
+		    "@ %s - %s", cur, fmt_size(b, sizeof b, a->view.hl != NULL ?
+		    tl_hilite_bytes(a->view.hl, a->view.cursor) : 0));
+		snprintf(info, isize, "%s", a->vdetail.title);
+		return a->vdetail.stack;
+	default:
+		snprintf(title, tsize, "%s @ %s", tl_stack_grouped(st) ?
+		    "Everything outside the top bands" :
+		    "Allocations too small to draw one by one", cur);
+		snprintf(info, isize, "%s", tl_stack_grouped(st) ?
+		    "m: other modes" : "> zooms the y axis so more are drawn; "
+		    "m: bands by call site");
+		return 0;
+	}
 }
 
 const struct pane_ops pane_timeline_ops = {"timeline", tl_draw, tl_action};

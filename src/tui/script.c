@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tui/keys.h"
+#include "tui/mouse.h"
 #include "util/xalloc.h"
 
 static struct script_item *
@@ -41,6 +42,18 @@ parse_command(struct script *sc, const char *l)
 	    sscanf(sp + 1, "%d %d", &c, &r) == 2) {
 		struct script_item *it = push(sc, SCR_RESIZE);
 
+		it->cols = c;
+		it->rows = r;
+		return 1;
+	}
+	if (((n == 5 && strncmp(l, "click", n) == 0) ||
+	    (n == 8 && strncmp(l, "wheel-up", n) == 0) ||
+	    (n == 10 && strncmp(l, "wheel-down", n) == 0)) && sp != NULL &&
+	    sscanf(sp + 1, "%d %d", &c, &r) == 2 && c >= 0 && r >= 0) {
+		struct script_item *it = push(sc, SCR_MOUSE);
+
+		it->key = l[0] == 'c' ? MOUSE_CLICK : n == 8 ? MOUSE_WHEEL_UP :
+		    MOUSE_WHEEL_DOWN;
 		it->cols = c;
 		it->rows = r;
 		return 1;

@@ -6,6 +6,8 @@
  *   :dump-screen F write the screen text to F (relative to the cwd)
  *   :resize C R    resize the virtual terminal
  *   :quit          stop (also at the end of the file)
+ *   :click X Y     a mouse click at column X, row Y (from 0)
+ *   :wheel-up X Y, :wheel-down X Y   the mouse wheel there
  *   :ACTION-NAME   run an action by its name in actions.h (":zoom-in")
  *   # comment, blank lines ignored
  * A line starting with ':' that is not one of these commands is keys
@@ -13,12 +15,14 @@
  */
 #include <stddef.h>
 
-enum script_kind { SCR_KEY, SCR_DUMP, SCR_RESIZE, SCR_QUIT, SCR_ACTION };
+enum script_kind { SCR_KEY, SCR_DUMP, SCR_RESIZE, SCR_QUIT, SCR_ACTION,
+    SCR_MOUSE };
 
 struct script_item {
 	enum script_kind kind;
-	int key;        /* SCR_KEY; action for SCR_ACTION */
-	int cols, rows; /* SCR_RESIZE */
+	int key;        /* SCR_KEY; action for SCR_ACTION; SCR_MOUSE: button
+			   (enum mouse_button, tui/mouse.h) */
+	int cols, rows; /* SCR_RESIZE; SCR_MOUSE: x, y */
 	char *arg;      /* SCR_DUMP path (owned) */
 };
 

@@ -1,7 +1,8 @@
 /*
  * State at the cursor, from the replay engine. If the replay cannot be
- * built (a snapshot too inconsistent to undo), the pane falls back to the
- * final segments of the device and its title says "(final)".
+ * built or cannot reach an event (a damaged saved checkpoint), the pane
+ * falls back to the final segments of the device and its title says
+ * "(final)".
  */
 #include "config.h"
 
@@ -11,70 +12,32 @@
 #include <string.h>
 
 #include "replay/replay_idx.h"
-#include "util/xalloc.h"
 
-/* The final segments of device d as a replay_state (the fallback). */
-static void
-final_state(struct state_src *src, const struct snapshot *s, uint32_t d)
+/*
+ * The final segments of device d as the replay engine reads them (blocks
+ * laid end to end inside their segment, free neighbours merged, inactive
+ * blocks without a requested size, segments by address): a replay of the
+ * snapshot with its traces hidden is a replay with no events, whose one
+ * state is the end (replay.h, legacy_no_trace). Its event number is the
+ * device's last event, as the state shown stands for it.
+ */
+static const struct replay_state *
+final_state(struct state_src *src)
 {
-	uint32_t i, b, ns = 0, nb = 0, first, end;
+	struct sv_error err;
 
-	snap_device_segments(s, d, &first, &end);
-	for (i = first; i < end; i++)
-		if (s->segments[i].device == d) {
-			ns++;
-			nb += s->segments[i].n_blocks;
-		}
-	src->segs = xcalloc(ns + 1, sizeof *src->segs);
-	src->blocks = xcalloc(nb + 1, sizeof *src->blocks);
-	ns = nb = 0;
-	for (i = first; i < end; i++) {
-		const struct snap_segment *sg = &s->segments[i];
-		struct replay_segment *o;
-
-		if (sg->device != d)
-			continue;
-		o = &src->segs[ns++];
-		o->addr = sg->addr;
-		o->size = sg->total_size;
-		o->stream = sg->stream;
-		o->pool_id[0] = sg->pool_id[0];
-		o->pool_id[1] = sg->pool_id[1];
-		o->stack = sg->stack;
-		o->is_large = sg->is_large;
-		o->is_expandable = sg->is_expandable;
-		o->alloc_ev = -1;
-		o->first_block = nb;
-		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
-		    b < s->n_blocks; b++) {
-			const struct snap_block *sb = &s->blocks[b];
-			struct replay_block *ob = &src->blocks[nb++];
-
-			ob->addr = sb->addr;
-			ob->size = sb->size;
-			ob->requested_size = sb->requested_size;
-			ob->stack = sb->stack;
-			ob->state = sb->state;
-			ob->alloc_ev = -1;
-			if (sb->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
-				o->allocated += sb->size;
-			if (sb->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
-			    sb->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) {
-				o->active += sb->size;
-				o->requested += sb->requested_size;
-			}
-		}
-		o->n_blocks = nb - o->first_block;
-		src->st.reserved += o->size;
-		src->st.allocated += o->allocated;
-		src->st.active += o->active;
-		src->st.requested += o->requested;
+	if (src->final == NULL) {
+		sv_error_clear(&err);
+		src->untraced = *src->snap;
+		src->untraced.traces = NULL;
+		src->untraced.n_traces = 0;
+		src->final = replay_new(&src->untraced, src->device, &err);
+		if (src->final != NULL)
+			src->fin = *replay_state(src->final);
+		src->fin.at = src->last;
 	}
-	src->st.segments = src->segs;
-	src->st.n_segments = ns;
-	src->st.blocks = src->blocks;
-	src->st.n_blocks = nb;
-	src->st.at = src->last;
+	src->showing_final = 1;
+	return &src->fin;
 }
 
 int
@@ -91,7 +54,7 @@ state_open(struct state_src *src, const struct sv_index *ix,
 				 : replay_new(s, d, err);
 	if (src->replay != NULL)
 		return 0;
-	final_state(src, s, d);
+	final_state(src);
 	return -1;
 }
 
@@ -99,8 +62,7 @@ void
 state_close(struct state_src *src)
 {
 	replay_free(src->replay);
-	free(src->segs);
-	free(src->blocks);
+	replay_free(src->final);
 	memset(src, 0, sizeof *src);
 }
 
@@ -115,16 +77,16 @@ state_at(struct state_src *src, int64_t at)
 			at = src->last;
 		if (at < -1)
 			at = -1;
-		if (replay_seek(src->replay, at, &err) == 0)
+		if (replay_seek(src->replay, at, &err) == 0) {
+			src->showing_final = 0;
 			return replay_state(src->replay);
+		}
 	}
-	if (src->segs == NULL)
-		final_state(src, src->snap, src->device);
-	return &src->st;
+	return final_state(src);
 }
 
 int
 state_exact(const struct state_src *src, int64_t at)
 {
-	return src->replay != NULL || at == src->last;
+	return !src->showing_final || at == src->last;
 }

@@ -6,10 +6,13 @@
  *
  * Environment: SNAPVIEW_SCRIPT=FILE runs headless (newterm on /dev/null)
  * from a key script (tui/script.h); LINES/COLUMNS fix its size;
- * SNAPVIEW_LATENCY_LOG=FILE writes per-key latency; NO_COLOR disables
+ * SNAPVIEW_LATENCY_LOG=FILE writes per key "name wall_us cpu_us"; NO_COLOR disables
  * colours.
  */
+#include <stddef.h>
 #include <stdint.h>
+
+struct snapshot;
 
 struct tui_opts {
 	const char *file;  /* snapshot to open */
@@ -17,6 +20,18 @@ struct tui_opts {
 	int quiet;
 	const char *cache_dir; /* index location, NULL: default */
 	int no_cache;          /* build the index in memory only */
+	int no_mouse;          /* ignore the mouse */
+	int no_clipboard;      /* C does not copy (OSC 52) */
+	int has_at;
+	int64_t at;            /* open with the cursor after event at */
+	int64_t from, to;      /* the leak window to start with; -2 = none */
+	const char *categories; /* category rules file (analysis/category.h) */
+	/* Checks the options against the loaded snapshot before anything is
+	 * drawn: 0, or -1 with one line in msg (printed, exit status 1).
+	 * May be NULL. */
+	int (*check)(const void *ctx, const struct snapshot *s, char *msg,
+	    size_t size);
+	const void *check_ctx;
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no

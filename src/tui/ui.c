@@ -2,9 +2,12 @@
  * The TUI: terminal set-up and restore, loading with a progress bar, and
  * the one loop (draw dirty panes into the screen cell buffer, blit it to
  * stdscr, one doupdate(), read a key, map it to an action, dispatch to
- * the focused pane then the global handler). Signals only set a flag;
- * ncurses turns SIGWINCH into KEY_RESIZE. Nothing else in snapview calls
- * curses.
+ * the focused pane then the global handler). SIGINT, SIGTERM and SIGHUP
+ * only set a flag: the loop ends, the terminal is restored and the signal
+ * is raised again with its default action. A fatal signal (util/fatal.h)
+ * cannot wait for the loop: its handler puts the terminal back with
+ * write() and tcsetattr() alone. ncurses turns SIGWINCH into KEY_RESIZE.
+ * Nothing else in snapview calls curses.
  */
 #include "config.h"
 
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <term.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,21 +32,32 @@
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
 #include "tui/colors.h"
+#include "tui/export.h"
 #include "tui/keys.h"
+#include "tui/mouse.h"
 #include "tui/pane.h"
 #include "tui/script.h"
 #include "tui/view.h"
 #include "util/escape.h"
+#include "util/fatal.h"
 #include "util/xalloc.h"
 
 static struct app app;
 static SCREEN *screen;
 static FILE *null_out, *null_in;
-static int curses_up;
+static volatile sig_atomic_t curses_up;
 static volatile sig_atomic_t got_signal;
+/* For a fatal signal: the tty modes from before curses, and what endwin()
+ * would write (attributes off, cursor shown, keypad off, main screen). */
+static struct termios shell_modes;
+static int shell_fd = -1;
+static char reset_seq[256];
+static size_t reset_len;
 static struct script script;
 static int scripted;
 static FILE *latency_log;
+/* a mouse event from the key script, for KEY_MOUSE */
+static int script_mx, script_my, script_mb;
 
 /* ---- terminal ----------------------------------------------------------- */
 
@@ -54,6 +69,61 @@ ui_done(void)
 		endwin();
 		curses_up = 0;
 	}
+}
+
+/* The fatal-signal hook: async-signal-safe, so no curses and no stdio. */
+static void
+ui_restore_async(void)
+{
+	ssize_t w;
+	size_t off = 0;
+
+	if (!curses_up)
+		return;
+	while (off < reset_len) {
+		w = write(STDOUT_FILENO, reset_seq + off, reset_len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (shell_fd >= 0)
+		tcsetattr(shell_fd, TCSANOW, &shell_modes);
+}
+
+/* Appends terminfo capability cap to reset_seq, without the padding
+ * ($<..>) that only tputs() understands; a cap that does not fit whole
+ * is left out. */
+static void
+reset_add(const char *cap)
+{
+	const char *s = tigetstr(cap), *e;
+	char tmp[sizeof reset_seq];
+	size_t n = 0;
+
+	if (s == NULL || s == (char *)-1)
+		return;
+	for (; *s != '\0'; s++) {
+		if (s[0] == '$' && s[1] == '<' && (e = strchr(s, '>')) != NULL) {
+			s = e;
+			continue;
+		}
+		if (n == sizeof tmp)
+			return;
+		tmp[n++] = *s;
+	}
+	if (n > sizeof reset_seq - reset_len)
+		return;
+	memcpy(reset_seq + reset_len, tmp, n);
+	reset_len += n;
+}
+
+static void
+prepare_restore(void)
+{
+	if (tcgetattr(STDOUT_FILENO, &shell_modes) == 0)
+		shell_fd = STDOUT_FILENO;
+	else if (tcgetattr(STDIN_FILENO, &shell_modes) == 0)
+		shell_fd = STDIN_FILENO;
 }
 
 static void
@@ -90,8 +160,10 @@ ui_init(void)
 			return 1;
 		}
 		screen = newterm(NULL, null_out, null_in);
-	} else
+	} else {
+		prepare_restore();
 		screen = newterm(NULL, stdout, stdin);
+	}
 	if (screen == NULL) {
 		fprintf(stderr, "snapview: unknown terminal type '%s'; set TERM "
 		    "or use 'snapview stats FILE'\n", term ? term : "");
@@ -109,12 +181,28 @@ ui_init(void)
 	}
 	atexit(ui_done);
 	xalloc_set_fatal_hook(ui_done);
+	if (!scripted) {
+		reset_add("sgr0");
+		reset_add("cnorm");
+		reset_add("rmkx");
+		reset_add("rmcup");
+		sv_fatal_set_restore(ui_restore_async);
+	}
 	cbreak();
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	set_escdelay(25);
+	/* clicks and the wheel; presses only, reported at once */
+	if (!scripted && !app.no_mouse) {
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+		    | BUTTON5_PRESSED
+#endif
+		    , NULL);
+		mouseinterval(0);
+	}
 	app.mono = !colors_init(0);
 	return 0;
 }
@@ -160,15 +248,14 @@ draw_too_small(struct cellbuf *cb)
 static void
 draw_status(struct cellbuf *cb, const struct rect *r)
 {
-	char right[96], cur[FMT_BUF], n[FMT_BUF];
-	const char *left;
-	int rw;
+	char right[96], cur[FMT_BUF], n[FMT_BUF], warn[64];
+	const char *left, *w;
+	int rw, ww = 0;
 
 	cellbuf_fill(cb, r->x, r->y, r->w, r->h, ' ', UIC_STATUS, 0);
 	if (app.prompt != PROMPT_NONE) {
 		cellbuf_printf(cb, r->x, r->y, r->w, UIC_STATUS, 0, "%s%.*s_",
-		    app.prompt == PROMPT_GOTO ? "go to event #: " : "/",
-		    app.plen, app.pbuf);
+		    app.plabel, app.plen, app.pbuf);
 		return;
 	}
 	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
@@ -179,7 +266,14 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	fmt_count(n, sizeof n, app.tl.n_events);
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
 	rw = (int)strlen(right);
-	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - 1, UIC_STATUS, 0);
+	/* the replay does not reproduce the file: say so, always */
+	w = app_check_warning(&app, warn, sizeof warn);
+	if (w != NULL && r->w > rw + 40) {
+		ww = (int)strlen(w) + 2;
+		cellbuf_printf(cb, r->x + r->w - rw - ww, r->y, ww, UIC_ERROR,
+		    CB_A_BOLD, " %s ", w);
+	}
+	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - ww - 1, UIC_STATUS, 0);
 	if (r->w > rw + 20)
 		cellbuf_puts(cb, r->x + r->w - rw, r->y, right, rw, UIC_STATUS,
 		    CB_A_BOLD);
@@ -219,13 +313,67 @@ relayout(void)
 
 /* ---- input -------------------------------------------------------------- */
 
+/* An event number as typed at the goto prompt: decimal digits, with an
+ * optional '#' and ',' between digits ("#1,234"); nothing else (hex
+ * would jump somewhere unexpected). */
+static int
+parse_event(const char *s, int64_t *out)
+{
+	int64_t v = 0;
+	int digits = 0;
+
+	if (*s == '#')
+		s++;
+	for (; *s != '\0'; s++) {
+		if (*s == ',' && digits > 0)
+			continue;
+		if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+		digits++;
+	}
+	if (digits == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+goto_event(const char *s)
+{
+	char last[FMT_BUF];
+	int64_t ev;
+
+	if (parse_event(s, &ev) != 0) {
+		app_msg(&app, ": takes a decimal event number, not '%s'", s);
+		return;
+	}
+	if (ev >= (int64_t)app.tl.n_events) {
+		app_msg(&app, "no event #%s: the last is %s", s, fmt_event(last,
+		    sizeof last, (int64_t)app.tl.n_events - 1));
+		return;
+	}
+	app_set_cursor(&app, ev);
+	app.detail = DETAIL_EVENT;
+}
+
 static int
 prompt_key(int k)
 {
-	uint64_t ev;
+	enum prompt_mode m;
 
+	if (app.prompt == PROMPT_CONFIRM) {
+		/* one key answers */
+		app.prompt = PROMPT_NONE;
+		export_confirm(&app, k == 'y' || k == 'Y');
+		return UI_REDRAW;
+	}
 	if (k == 27) {
 		app.prompt = PROMPT_NONE;
+		return UI_REDRAW;
+	}
+	if (k == 21) {  /* C-u: clear the line */
+		app.plen = 0;
 		return UI_REDRAW;
 	}
 	if (k == KEY_BACKSPACE || k == 127 || k == 8) {
@@ -237,18 +385,19 @@ prompt_key(int k)
 	}
 	if (k == '\n' || k == '\r' || k == KEY_ENTER) {
 		app.pbuf[app.plen] = '\0';
-		if (app.prompt == PROMPT_GOTO) {
-			if (fmt_parse_u64(app.pbuf, &ev) == 0 &&
-			    strchr(app.pbuf, 'x') == NULL) {
-				app_set_cursor(&app, (int64_t)ev);
-				app.detail = DETAIL_EVENT;
-			} else if (app.plen > 0)
-				app_msg(&app, "not an event number: %s", app.pbuf);
-		} else if (app.plen > 0) {
+		m = app.prompt;
+		app.prompt = PROMPT_NONE;
+		if (m == PROMPT_GOTO) {
+			if (app.plen > 0)
+				goto_event(app.pbuf);
+		} else if (m == PROMPT_SEARCH && app.plen > 0) {
 			app_set_query(&app, app.pbuf);
 			app_search(&app, 1);
-		}
-		app.prompt = PROMPT_NONE;
+		} else if (m == PROMPT_VIEW)
+			views_prompt(&app, app.pbuf);
+		else if (m == PROMPT_EXPORT)
+			export_to(&app, app.pbuf);
+		views_sync(&app);
 		return UI_REDRAW;
 	}
 	if (k >= 32 && k < 127 && app.plen + 1 < (int)sizeof app.pbuf)
@@ -267,9 +416,17 @@ dispatch(enum action act)
 		return act == ACT_QUIT ? UI_QUIT : 0;
 	if (app.help)
 		return pane_help_ops.action(&app, act, &app.lay.full);
+	if (act == ACT_EXPORT) {
+		export_begin(&app);
+		return UI_REDRAW;
+	}
+	if (act == ACT_COPY) {
+		copy_stack(&app, scripted ? null_out : stdout);
+		return UI_REDRAW;
+	}
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
-		app.prompt = act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH;
-		app.plen = 0;
+		app_prompt(&app, act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH,
+		    act == ACT_GOTO ? "go to event # (decimal): " : "/", NULL);
 		return UI_REDRAW;
 	}
 	r = &app.lay.r[app.focus];
@@ -282,6 +439,38 @@ dispatch(enum action act)
 	return f;
 }
 
+/* A curses mouse event (or the script's) as a mouse_event: presses and
+ * the wheel; releases and motion are not used. */
+static int
+handle_mouse(void)
+{
+	MEVENT ev;
+	int f;
+
+	if (scripted) {
+		app.msg[0] = '\0';
+		f = mouse_event(&app, script_mx, script_my,
+		    (enum mouse_button)script_mb);
+		views_sync(&app);
+		return f;
+	}
+	if (getmouse(&ev) != OK)
+		return 0;
+	app.msg[0] = '\0';
+	if (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_CLICK);
+	else if (ev.bstate & BUTTON4_PRESSED)
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_WHEEL_UP);
+#ifdef BUTTON5_PRESSED
+	else if (ev.bstate & BUTTON5_PRESSED)
+		f = mouse_event(&app, ev.x, ev.y, MOUSE_WHEEL_DOWN);
+#endif
+	else
+		return 0;
+	views_sync(&app);
+	return f;
+}
+
 static int
 handle_key(int k)
 {
@@ -289,6 +478,8 @@ handle_key(int k)
 
 	if (k == KEY_RESIZE)
 		return UI_RELAYOUT | UI_REDRAW;
+	if (k == KEY_MOUSE)
+		return app.prompt == PROMPT_NONE ? handle_mouse() : 0;
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
 	act = keys_action(k);
@@ -314,12 +505,18 @@ dump_screen(const char *path)
 }
 
 static long long
-now_us(void)
+clock_us(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static long long
+now_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 /* Next key: from the script (running its commands on the way), else from
@@ -340,6 +537,11 @@ next_key(int *action)
 		case SCR_RESIZE:
 			resizeterm(it->rows, it->cols);
 			return KEY_RESIZE;
+		case SCR_MOUSE:
+			script_mx = it->cols;
+			script_my = it->rows;
+			script_mb = it->key;
+			return KEY_MOUSE;
 		case SCR_QUIT: return -2;
 		}
 	}
@@ -350,7 +552,7 @@ static int
 ui_loop(void)
 {
 	int k, act, f;
-	long long t0;
+	long long t0, c0;
 
 	relayout();
 	ui_draw();
@@ -362,6 +564,7 @@ ui_loop(void)
 		if (k == ERR)
 			continue;
 		t0 = now_us();
+		c0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
 		f = act != ACT_NONE ? dispatch((enum action)act) : handle_key(k);
 		if (f & UI_QUIT)
 			break;
@@ -369,10 +572,13 @@ ui_loop(void)
 			relayout();
 		/* Every handled key redraws: the status line changes too. */
 		ui_draw();
+		/* wall time, then CPU time: on a busy machine the second
+		 * says what the key cost */
 		if (latency_log != NULL)
-			fprintf(latency_log, "%s %lld\n", act != ACT_NONE ?
+			fprintf(latency_log, "%s %lld %lld\n", act != ACT_NONE ?
 			    keys_action_name((enum action)act) : keys_name(k),
-			    now_us() - t0);
+			    now_us() - t0, clock_us(CLOCK_PROCESS_CPUTIME_ID) -
+			    c0);
 	}
 	return got_signal ? 128 + got_signal : 0;
 }
@@ -434,6 +640,7 @@ load(const struct tui_opts *o)
 	struct sv_error err;
 	int64_t d;
 	char name[1024]; /* the file name, escaped: it is untrusted text */
+	char msg[512];
 
 	sv_error_clear(&err);
 	sv_escape(name, sizeof name, o->file, strlen(o->file));
@@ -464,6 +671,12 @@ load(const struct tui_opts *o)
 		return sv_errcode_status(err.code);
 	}
 	app.n_devices = snap_device_count(app.snap);
+	if (o->check != NULL && o->check(o->check_ctx, app.snap, msg,
+	    sizeof msg) != 0) {
+		ui_done();
+		fprintf(stderr, "snapview: %s: %s\n", name, msg);
+		return 1;
+	}
 	d = o->device >= 0 ? o->device : snap_default_device(app.snap);
 	if (d >= app.n_devices && app.n_devices > 0) {
 		ui_done();
@@ -476,6 +689,8 @@ load(const struct tui_opts *o)
 		fprintf(stderr, "snapview: %s: %s\n", name, app.msg);
 		return 2;
 	}
+	if (o->has_at)
+		app_set_cursor(&app, o->at);
 	return 0;
 }
 
@@ -491,6 +706,11 @@ tui_main(const struct tui_opts *o)
 
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
+	app.cat_rules = o->categories;
+	app.no_mouse = o->no_mouse;
+	app.win_from = o->from >= -1 ? o->from : -2;
+	app.win_to = o->to >= 0 ? o->to : -2;
+	app.no_clipboard = o->no_clipboard;
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
@@ -533,5 +753,12 @@ tui_main(const struct tui_opts *o)
 		fclose(null_out);
 	if (null_in != NULL)
 		fclose(null_in);
+	if (got_signal) {
+		/* die of it, as the parent (a shell loop, make) expects; the
+		 * 128 + sig below is for a signal that stays ignored */
+		fflush(NULL);
+		signal(got_signal, SIG_DFL);
+		raise(got_signal);
+	}
 	return rc;
 }

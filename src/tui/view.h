@@ -32,7 +32,8 @@ struct view_ops {
 	void (*sync)(struct app *a, void *priv);
 	void (*draw)(struct app *a, void *priv, struct cellbuf *cb,
 	    const struct rect *r, int focused);
-	/* actions with the view's pane focused: UI_* flags, 0 = not handled */
+	/* actions with the view's pane focused: UI_* flags, 0 = not handled;
+	 * UI_CLOSE_VIEW closes the view and focuses the pane it covered */
 	int (*action)(struct app *a, void *priv, enum action act,
 	    const struct rect *r);
 	/* actions whatever the focus (]/[ ...): UI_* flags or 0; may be NULL */
@@ -41,11 +42,21 @@ struct view_ops {
 	const char *hint;
 	/* writes the view as text (export); NULL = nothing to export */
 	int (*write)(struct app *a, void *priv, FILE *f);
+	/* the text of a prompt the view opened (PROMPT_VIEW); may be NULL */
+	void (*prompt)(struct app *a, void *priv, const char *text);
+	/* a click at column x, row of the pane r (0 = its title): UI_*
+	 * flags; may be NULL (the pane is focused, nothing else) */
+	int (*click)(struct app *a, void *priv, int x, int row,
+	    const struct rect *r);
 };
 
 extern const struct view_ops view_leaks_ops;
 extern const struct view_ops view_frag_ops;
 extern const struct view_ops view_top_ops;
+extern const struct view_ops view_events_ops;
+extern const struct view_ops view_blocks_ops;
+extern const struct view_ops view_oom_ops;
+extern const struct view_ops view_info_ops;
 
 /* ---- the registry (views.c), for the loop in ui.c ---- */
 
@@ -62,6 +73,11 @@ const char *views_hint(const struct app *a);
 /* Actions that open or close views, or act on the open view whatever
  * the focus: UI_* flags, 0 when not one of them. */
 int views_action(struct app *a, enum action act);
+/* A click on layout slot's pane at column x, row (0 = its title): UI_*
+ * flags, 0 when no view is there. */
+int views_click(struct app *a, int slot, int x, int row);
+/* Hands the text of a PROMPT_VIEW prompt to the open view. */
+void views_prompt(struct app *a, const char *text);
 /* The open view's ops, or NULL. */
 const struct view_ops *views_open_ops(const struct app *a);
 /* Writes the open view as text to f: 0, 1 when no view is open or it has

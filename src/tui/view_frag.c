@@ -167,6 +167,18 @@ fr_write(struct app *a, void *priv, FILE *f)
 	return anlist_write(&v->list, f);
 }
 
+static int
+fr_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct frag_view *v = priv;
+
+	(void)x;
+	if (pane_list_click(&v->list.sel, v->list.first,
+	    anlist_rows(&v->list), row, 2) == 1)
+		return fr_action(a, priv, ACT_ENTER, r);
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_frag_ops = {
 	.name = "frag",
 	.key = ACT_VIEW_FRAG,
@@ -180,4 +192,5 @@ const struct view_ops view_frag_ops = {
 	.global = fr_global,
 	.hint = "j/k row  Enter go to event  ]/[ next/prev row  q close",
 	.write = fr_write,
+	.click = fr_click,
 };

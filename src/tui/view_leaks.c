@@ -1,9 +1,11 @@
 /*
- * The leak view (U): ranked leak sites in the segment map's place. The
+ * The leak view (U): ranked leak sites in the segment map's place: the
+ * blocks allocated in the leak window (b and e mark it on the timeline;
+ * the whole trace when none is set) and still alive at its end. The
  * selected site's leaked blocks are one highlighted band at the bottom
  * of the timeline and their alloc events are marked on its axis; Enter
  * and ]/[ move the cursor to its blocks. The analysis runs once per
- * device, the first time the view opens.
+ * device and window, when the view first needs it (O(elements)).
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 
 struct leaks_view {
 	int ok;                         /* analysis done */
+	int64_t from, to;               /* its window (app's win_*) */
 	struct an_leaks leaks;
 	struct an_leak_elems elems;
 	struct tl_hilite hl;            /* blocks of site hl_site */
@@ -29,29 +32,54 @@ struct leaks_view {
 	struct anlist list;
 };
 
+/* The leaks of the app's window (the whole trace when none is set). */
 static int
-lk_open(struct app *a, void *priv)
+compute(struct app *a, struct leaks_view *v)
 {
-	struct leaks_view *v = priv;
 	struct an_sites *sites = app_sites(a);
 	struct sv_error err;
 
 	if (sites == NULL)
 		return -1;
-	if (!v->ok) {
-		sv_error_clear(&err);
-		if (an_leaks(a->snap, &a->tl, sites, -1, -1, &v->leaks,
-		    &err) != 0) {
-			app_msg(a, "leaks: %s", err.msg);
-			return -1;
-		}
-		an_leak_elems(&a->tl, sites, &v->leaks, &v->elems);
-		v->hl_site = UINT64_MAX;
-		v->list.kind = ANLIST_LEAKS;
-		v->list.leaks = &v->leaks;
-		v->list.sites = sites;
-		v->ok = 1;
+	sv_error_clear(&err);
+	if (an_leaks(a->snap, &a->tl, sites, a->win_from >= -1 ?
+	    a->win_from : -1, a->win_to >= 0 ? a->win_to : -1, &v->leaks,
+	    &err) != 0) {
+		app_msg(a, "leaks: %s", err.msg);
+		return -1;
 	}
+	an_leak_elems(&a->tl, sites, &v->leaks, &v->elems);
+	v->hl_site = UINT64_MAX;
+	v->list.kind = ANLIST_LEAKS;
+	v->list.leaks = &v->leaks;
+	v->list.sites = sites;
+	v->from = a->win_from;
+	v->to = a->win_to;
+	v->ok = 1;
+	return 0;
+}
+
+static void
+drop(struct leaks_view *v)
+{
+	if (v->ok) {
+		an_leaks_destroy(&v->leaks);
+		an_leak_elems_destroy(&v->elems);
+	}
+	v->ok = 0;
+	v->hl_site = UINT64_MAX;
+	v->list.sel = v->list.first = 0;
+}
+
+static int
+lk_open(struct app *a, void *priv)
+{
+	struct leaks_view *v = priv;
+
+	if (v->ok && (v->from != a->win_from || v->to != a->win_to))
+		drop(v);
+	if (!v->ok && compute(a, v) != 0)
+		return -1;
 	v->list.utf8 = a->utf8;
 	a->detail = DETAIL_SITE;
 	return 0;
@@ -63,10 +91,7 @@ lk_reset(struct app *a, void *priv)
 	struct leaks_view *v = priv;
 
 	(void)a;
-	if (v->ok) {
-		an_leaks_destroy(&v->leaks);
-		an_leak_elems_destroy(&v->elems);
-	}
+	drop(v);
 	tl_hilite_destroy(&v->hl);
 	free(v->marks);
 }
@@ -124,7 +149,13 @@ lk_sync(struct app *a, void *priv)
 {
 	struct leaks_view *v = priv;
 
-	if (v->leaks.n_sites == 0)
+	/* the window moved (b, e, u): the leaks of the new one */
+	if (v->ok && (v->from != a->win_from || v->to != a->win_to)) {
+		drop(v);
+		compute(a, v);
+	}
+	memset(&a->vdetail, 0, sizeof a->vdetail);
+	if (!v->ok || v->leaks.n_sites == 0)
 		return;
 	if (v->list.sel >= v->leaks.n_sites)
 		v->list.sel = v->leaks.n_sites - 1;
@@ -176,14 +207,20 @@ jump(struct app *a, struct leaks_view *v, int how)
 static void
 lk_title(struct leaks_view *v, char *t, size_t size)
 {
-	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF];
+	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF], w[96], e0[FMT_BUF],
+	    e1[FMT_BUF];
 
+	w[0] = '\0';
+	if (v->from >= 0 || v->to >= 0)
+		snprintf(w, sizeof w, " in %s..%s", v->from >= 0 ?
+		    fmt_event(e0, sizeof e0, v->from) : "start", v->to >= 0 ?
+		    fmt_event(e1, sizeof e1, v->to) : "end");
 	snprintf(e, sizeof e, " - %" PRIu64 " steps", v->leaks.n_steps);
-	snprintf(t, size, "Leaks - %" PRIu64 " site%s - %s blocks, %s alive "
-	    "at the end%s", v->leaks.n_sites, v->leaks.n_sites == 1 ? "" : "s",
-	    fmt_count(b, sizeof b, v->leaks.count),
-	    fmt_size(c, sizeof c, v->leaks.bytes),
-	    v->leaks.n_steps > 0 ? e : "");
+	snprintf(t, size, "Leaks%s - %" PRIu64 " site%s - %s blocks, %s "
+	    "alive at %s%s", w, v->leaks.n_sites, v->leaks.n_sites == 1 ? "" :
+	    "s", fmt_count(b, sizeof b, v->leaks.count),
+	    fmt_size(c, sizeof c, v->leaks.bytes), w[0] != '\0' ? "its end" :
+	    "the end", v->leaks.n_steps > 0 ? e : "");
 }
 
 static void
@@ -238,6 +275,23 @@ lk_write(struct app *a, void *priv, FILE *f)
 	return anlist_write(&v->list, f);
 }
 
+static int
+lk_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct leaks_view *v = priv;
+	int c = pane_list_click(&v->list.sel, v->list.first,
+	    anlist_rows(&v->list), row, 2);
+
+	(void)x;
+	if (c == 1)
+		return lk_action(a, priv, ACT_ENTER, r);
+	if (c == 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
 const struct view_ops view_leaks_ops = {
 	.name = "leaks",
 	.key = ACT_VIEW_LEAKS,
@@ -252,4 +306,5 @@ const struct view_ops view_leaks_ops = {
 	.hint = "j/k site  Enter first block  ]/[ next/prev  Tab pane  "
 		"q close",
 	.write = lk_write,
+	.click = lk_click,
 };

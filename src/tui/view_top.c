@@ -1,51 +1,118 @@
 /*
- * The top view (T): live bytes by call site at the cursor, in the segment
- * map's place. Recomputed from the replayed state at the cursor when the
- * cursor has moved (O(live blocks)), not per trace; the selection follows
- * its site.
+ * The top view (T): live bytes at the cursor as a call-stack tree
+ * (render/stacktree.h), in the segment map's place: the call sites
+ * first, each opening onto the frames that called it, with bytes and
+ * share at every level. Enter toggles a node, Right opens it, Left
+ * closes it (or goes to its parent), * opens or closes them all, r shows
+ * only the selected subtree (again: one level up), z shows every frame
+ * of the stacks instead of the user frames (C++-only stacks, as the
+ * autograd engine's, split only then), V puts the categories
+ * (analysis/category.h) above the call sites.
+ *
+ * It follows the cursor: the live blocks come from the replayed state at
+ * the cursor (O(live blocks)), grouped by stack, each time the cursor
+ * has moved; the tree keeps its expansion and selection by path.
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/top.h"
 #include "render/anlist.h"
 #include "render/fmt.h"
+#include "render/stacktree.h"
 #include "tui/view.h"
+#include "util/u64map.h"
+#include "util/xalloc.h"
 
 struct top_view {
-	int ok;                 /* top holds the tree at `at` */
-	struct an_top top;
+	int ok;                 /* tree holds the blocks at `at` */
 	int64_t at;
-	struct anlist list;
+	struct stree tree;
+	struct stree_entry *ents;
+	size_t cap;
+	uint64_t n;
+	struct u64map by_stack; /* stack -> entry index + 1 */
 };
+
+static void
+add(struct top_view *v, uint32_t stack, uint32_t group, uint64_t bytes)
+{
+	uint64_t k, key = (uint64_t)group << 32 | stack;
+
+	if (!u64map_get(&v->by_stack, key, &k)) {
+		XGROW(v->ents, v->cap, v->n + 1);
+		memset(&v->ents[v->n], 0, sizeof v->ents[0]);
+		v->ents[v->n].stack = stack;
+		v->ents[v->n].group = group;
+		k = ++v->n;
+		u64map_put(&v->by_stack, key, k);
+	}
+	v->ents[k - 1].bytes += bytes;
+	v->ents[k - 1].count++;
+}
+
+/* The live blocks at the cursor, by stack (requested bytes, as the
+ * Active Memory Timeline and `snapview top` count them). */
+static void
+collect(struct app *a, struct top_view *v)
+{
+	const struct replay_state *st = a->st;
+	const struct an_categories *cats;
+	uint64_t i;
+	uint32_t b;
+
+	v->n = 0;
+	u64map_destroy(&v->by_stack);
+	u64map_init(&v->by_stack);
+	if (st != NULL && state_exact(&a->src, a->view.cursor)) {
+		for (b = 0; b < st->n_blocks; b++) {
+			const struct replay_block *k = &st->blocks[b];
+
+			if (k->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
+			    k->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+				continue;
+			add(v, k->stack, v->tree.grouped ? (uint32_t)
+			    app_block_category(a, k->addr, k->alloc_ev) : 0,
+			    k->requested_size);
+		}
+		return;
+	}
+	/* no replay: the timeline's elements alive at the cursor */
+	cats = v->tree.grouped ? app_categories(a) : NULL;
+	for (i = 0; i < a->tl.n_elems; i++) {
+		struct idx_elem e = idx_tl_elem(&a->tl, i);
+
+		if (an_elem_alive(&e, a->view.cursor))
+			add(v, e.stack, cats != NULL ? an_category_of(cats, i) :
+			    0, e.size);
+	}
+}
 
 static void
 refresh(struct app *a, struct top_view *v)
 {
-	uint32_t site = AN_NO_NODE, k;
-
+	if (v->tree.framework != a->unfold) {
+		v->tree.framework = a->unfold;
+		if (v->ok)
+			stree_refresh(&v->tree);
+	}
 	if (v->ok && v->at == a->view.cursor)
 		return;
-	if (v->ok) {
-		if (v->list.sel < v->top.n_roots)
-			site = v->top.nodes[v->top.roots[v->list.sel]].site;
-		an_top_destroy(&v->top);
-	}
-	if (a->st != NULL && state_exact(&a->src, a->view.cursor))
-		an_top_state(a->st, a->device, v->list.sites, 1, &v->top);
-	else
-		an_top(&a->tl, v->list.sites, a->view.cursor, 1, &v->top);
+	collect(a, v);
+	stree_set(&v->tree, v->ents, v->n);
 	v->at = a->view.cursor;
 	v->ok = 1;
-	v->list.top = &v->top;
-	for (k = 0; site != AN_NO_NODE && k < v->top.n_roots; k++)
-		if (v->top.nodes[v->top.roots[k]].site == site) {
-			v->list.sel = k;
-			break;
-		}
+}
+
+static const char *
+group_name(void *ctx, uint32_t g)
+{
+	(void)ctx;
+	return an_category_label(g);
 }
 
 static int
@@ -56,9 +123,12 @@ tp_open(struct app *a, void *priv)
 
 	if (sites == NULL)
 		return -1;
-	v->list.kind = ANLIST_TOP;
-	v->list.sites = sites;
-	v->list.utf8 = a->utf8;
+	if (v->tree.s == NULL) {
+		stree_init(&v->tree, a->snap, sites);
+		v->tree.group_name = group_name;
+		u64map_init(&v->by_stack);
+	}
+	v->tree.utf8 = a->utf8;
 	refresh(a, v);
 	a->detail = DETAIL_SITE;
 	return 0;
@@ -70,8 +140,11 @@ tp_reset(struct app *a, void *priv)
 	struct top_view *v = priv;
 
 	(void)a;
-	if (v->ok)
-		an_top_destroy(&v->top);
+	if (v->tree.s != NULL) {
+		stree_destroy(&v->tree);
+		u64map_destroy(&v->by_stack);
+	}
+	free(v->ents);
 }
 
 static void
@@ -79,36 +152,42 @@ tp_sync(struct app *a, void *priv)
 {
 	struct top_view *v = priv;
 	struct app_vdetail *d = &a->vdetail;
-	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF];
-	uint64_t k;
-	const struct an_top_node *t;
+	const struct stree_row *r;
+	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF], raw[512], lab[512];
 
 	refresh(a, v);
-	if (v->top.n_roots > 0 && v->list.sel >= v->top.n_roots)
-		v->list.sel = v->top.n_roots - 1;
-	k = v->list.sel;
 	memset(d, 0, sizeof *d);
-	if (k >= v->top.n_roots)
+	if ((r = stree_selected(&v->tree)) == NULL)
 		return;
-	t = &v->top.nodes[v->top.roots[k]];
-	d->stack = t->stack;
-	snprintf(d->title, sizeof d->title, "Site %" PRIu64 "/%u @ %s - %s "
-	    "live in %s blocks", k + 1, v->top.n_roots,
-	    fmt_event(e, sizeof e, v->top.at), fmt_size(b, sizeof b, t->bytes),
-	    fmt_count(c, sizeof c, t->count));
-	snprintf(d->info, sizeof d->info, "stack of one of its blocks; h/l "
-	    "move the cursor, the list follows");
+	d->stack = stree_row_stack(&v->tree, r);
+	stree_label(&v->tree, r->frame, raw, sizeof raw);
+	anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
+	snprintf(d->title, sizeof d->title, "%.120s @ %s - %s (%.1f%%) in %s "
+	    "block%s", lab, fmt_event(e, sizeof e, v->at),
+	    fmt_size(b, sizeof b, r->bytes), v->tree.bytes ? 100.0 *
+	    (double)r->bytes / (double)v->tree.bytes : 0.0,
+	    fmt_count(c, sizeof c, r->count), r->count == 1 ? "" : "s");
+	snprintf(d->info, sizeof d->info, "level %u; the stack of its largest "
+	    "block:", r->depth + 1);
 }
 
 static void
-tp_title(struct top_view *v, char *t, size_t size)
+tp_title(struct app *a, struct top_view *v, char *t, size_t size)
 {
-	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF];
+	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF], raw[512], lab[512],
+	    in[600] = "";
 
-	snprintf(t, size, "Top @ %s - %s live in %s blocks",
-	    fmt_event(e, sizeof e, v->top.at),
-	    fmt_size(b, sizeof b, v->top.bytes),
-	    fmt_count(c, sizeof c, v->top.count));
+	if (v->tree.root_len > 0) {
+		stree_label(&v->tree, v->tree.root[v->tree.root_len - 1], raw,
+		    sizeof raw);
+		anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
+		snprintf(in, sizeof in, " - under %s", lab);
+	}
+	snprintf(t, size, "Top @ %s - %s live in %s blocks%s%s%s",
+	    fmt_event(e, sizeof e, v->at), fmt_size(b, sizeof b, v->tree.bytes),
+	    fmt_count(c, sizeof c, v->tree.count),
+	    v->tree.grouped ? " - by category" : "",
+	    v->tree.framework ? " - every frame" : "", in);
 }
 
 static void
@@ -116,39 +195,75 @@ tp_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
 	struct top_view *v = priv;
-	char title[256];
+	char title[1024];
 
 	refresh(a, v);
-	tp_title(v, title, sizeof title);
+	tp_title(a, v, title, sizeof title);
 	pane_title(a, cb, r, focused, title);
-	anlist_render(&v->list, cb, r->x, r->y + 1, r->w, r->h - 1, focused);
+	stree_render(&v->tree, cb, r->x, r->y + 1, r->w, r->h - 1, focused);
 }
 
 static int
 tp_action(struct app *a, void *priv, enum action act, const struct rect *r)
 {
 	struct top_view *v = priv;
-	int f = pane_list_move(&v->list.sel, anlist_rows(&v->list), act, r);
+	int f = pane_list_move(&v->tree.sel, v->tree.n_rows, act, r);
 
 	if (f != 0) {
 		a->detail = DETAIL_SITE;
 		a->detail_scroll = 0;
 		return f;
 	}
-	/* Enter: the global Enter focuses the stack */
-	return pane_move_cursor(a, act);
+	switch (act) {
+	case ACT_RIGHT: stree_open(&v->tree, 1); break;
+	case ACT_LEFT: stree_open(&v->tree, 0); break;
+	case ACT_ENTER: stree_open(&v->tree, -1); break;
+	case ACT_EXPAND_ALL: stree_expand_all(&v->tree); break;
+	case ACT_ROOT: stree_focus(&v->tree); break;
+	case ACT_GROUP:
+		if (!v->tree.grouped && app_categories(a) == NULL)
+			break;
+		v->tree.grouped = !v->tree.grouped;
+		v->ok = 0;      /* collect again, with or without groups */
+		refresh(a, v);
+		stree_refresh(&v->tree);
+		app_msg(a, "top view: %s", v->tree.grouped ? "by category, "
+		    "then call site" : "by call site");
+		break;
+	default: return 0;
+	}
+	a->detail = DETAIL_SITE;
+	a->detail_scroll = 0;
+	return UI_HANDLED | UI_REDRAW;
 }
 
 static int
 tp_write(struct app *a, void *priv, FILE *f)
 {
 	struct top_view *v = priv;
-	char title[256];
+	char title[1024];
 
 	refresh(a, v);
-	tp_title(v, title, sizeof title);
+	tp_title(a, v, title, sizeof title);
 	fprintf(f, "%s\n", title);
-	return anlist_write(&v->list, f);
+	return stree_write(&v->tree, f);
+}
+
+static int
+tp_click(struct app *a, void *priv, int x, int row, const struct rect *r)
+{
+	struct top_view *v = priv;
+	int c = pane_list_click(&v->tree.sel, v->tree.first, v->tree.n_rows,
+	    row, 2);
+
+	(void)x;
+	if (c == 1)
+		return tp_action(a, priv, ACT_ENTER, r);
+	if (c == 0) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
 }
 
 const struct view_ops view_top_ops = {
@@ -161,6 +276,8 @@ const struct view_ops view_top_ops = {
 	.sync = tp_sync,
 	.draw = tp_draw,
 	.action = tp_action,
-	.hint = "j/k site  h/l cursor  Enter stack  Tab pane  q close",
+	.hint = "l/h open/close  * all  r subtree  z frames  V category  "
+		"q close",
 	.write = tp_write,
+	.click = tp_click,
 };

@@ -14,7 +14,8 @@
 #include "util/xalloc.h"
 
 static const struct view_ops *const all[] = {&view_leaks_ops,
-    &view_frag_ops, &view_top_ops};
+    &view_frag_ops, &view_top_ops, &view_events_ops, &view_blocks_ops,
+    &view_oom_ops, &view_info_ops};
 #define N_VIEWS (sizeof all / sizeof all[0])
 
 struct views {
@@ -144,14 +145,32 @@ views_action(struct app *a, enum action act)
 	}
 }
 
+/* With no view open, the ends of the leak window are marked on the
+ * timeline's axis. */
+static void
+window_marks(struct app *a)
+{
+	size_t n = 0;
+
+	if (a->win_from >= 0)
+		a->win_marks[n++] = a->win_from;
+	if (a->win_to >= 0 && a->win_to != a->win_from)
+		a->win_marks[n++] = a->win_to;
+	a->view.marks = n > 0 ? a->win_marks : NULL;
+	a->view.n_marks = n;
+	a->view.mark_sel = -2;
+}
+
 void
 views_sync(struct app *a)
 {
 	struct views *v = a->views;
 
 	check_device(a);
-	if (v->open < 0)
+	if (v->open < 0) {
+		window_marks(a);
 		return;
+	}
 	a->view.hl = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
@@ -165,6 +184,15 @@ views_hint(const struct app *a)
 	const struct view_ops *o = views_open_ops(a);
 
 	return o != NULL ? o->hint : NULL;
+}
+
+void
+views_prompt(struct app *a, const char *text)
+{
+	struct views *v = a->views;
+
+	if (v->open >= 0 && all[v->open]->prompt != NULL)
+		all[v->open]->prompt(a, v->priv[v->open], text);
 }
 
 int
@@ -188,12 +216,42 @@ view_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
 	all[v->open]->draw(a, v->priv[v->open], cb, r, focused);
 }
 
+/* A view asked to close (UI_CLOSE_VIEW): what it covered comes back,
+ * focused. */
+static int
+finish(struct app *a, int f)
+{
+	struct views *v = a->views;
+	int slot;
+
+	if ((f & UI_CLOSE_VIEW) && v->open >= 0) {
+		slot = all[v->open]->slot;
+		close_view(a);
+		a->focus = slot;
+	}
+	return f & ~UI_CLOSE_VIEW;
+}
+
 static int
 view_act(struct app *a, enum action act, const struct rect *r)
 {
 	struct views *v = a->views;
 
-	return all[v->open]->action(a, v->priv[v->open], act, r);
+	return finish(a, all[v->open]->action(a, v->priv[v->open], act, r));
+}
+
+int
+views_click(struct app *a, int slot, int x, int row)
+{
+	struct views *v = a->views;
+	const struct view_ops *o = views_open_ops(a);
+
+	if (o == NULL || o->slot != slot)
+		return 0;
+	if (o->click == NULL)
+		return UI_HANDLED | UI_REDRAW;
+	return finish(a, o->click(a, v->priv[v->open], x, row,
+	    &a->lay.r[slot]));
 }
 
 static const struct pane_ops pane_view_ops = {"view", view_draw, view_act};

@@ -69,7 +69,8 @@ node_new(struct avl *t)
 			t->chunk[t->n_chunks++] =
 			    xreallocarray(NULL, chunk_len(t->cur), t->elsize);
 		}
-		x = (struct avl_node *)(t->chunk[t->cur] + t->used++ * t->elsize);
+		x = (struct avl_node *)(t->chunk[t->cur] +
+		    t->used++ * t->elsize);
 	}
 	memset(x, 0, t->elsize);
 	x->h = 1;

@@ -27,7 +27,7 @@ struct avl {
 	size_t elsize;              /* bytes per element, node included */
 	char **chunk;               /* pool: chunk i holds 64 << min(i, 10) */
 	size_t n_chunks, cap_chunks;
-	size_t cur, used;           /* chunk being carved, elements used there */
+	size_t cur, used;           /* chunk being carved, its elements used */
 	struct avl_node *free;      /* removed elements, for reuse */
 	struct avl_node **load;     /* avl_load()'s scratch */
 	size_t cap_load;

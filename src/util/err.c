@@ -8,11 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	int status;
-} errcode_info[] = {
-#define SV_ERR_ROW(id, status, name) {name, status},
+static const int errcode_status[] = {
+#define SV_ERR_ROW(id, status, name) status,
     SV_ERRCODE_INFO(SV_ERR_ROW)
 #undef SV_ERR_ROW
 };
@@ -49,18 +46,10 @@ sv_error_set(struct sv_error *err, enum sv_errcode code, uint64_t offset,
 	return -1;
 }
 
-const char *
-sv_errcode_name(enum sv_errcode code)
-{
-	if ((unsigned)code >= sizeof errcode_info / sizeof errcode_info[0])
-		return "unknown error";
-	return errcode_info[code].name;
-}
-
 int
 sv_errcode_status(enum sv_errcode code)
 {
-	if ((unsigned)code >= sizeof errcode_info / sizeof errcode_info[0])
+	if ((unsigned)code >= sizeof errcode_status / sizeof errcode_status[0])
 		return 2;
-	return errcode_info[code].status;
+	return errcode_status[code];
 }

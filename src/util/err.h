@@ -44,10 +44,7 @@ int sv_error_set(struct sv_error *err, enum sv_errcode code, uint64_t offset,
 int sv_error_vset(struct sv_error *err, enum sv_errcode code, uint64_t offset,
     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
-/* Short name of a code ("bad input"); never NULL. */
-const char *sv_errcode_name(enum sv_errcode code);
-
-/* Exit status a command should use for code (design.md §4). */
+/* Exit status a command should use for code (snapview(1), EXIT STATUS). */
 int sv_errcode_status(enum sv_errcode code);
 
 #endif

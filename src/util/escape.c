@@ -38,7 +38,8 @@ sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 		c = c << 6 | (s[i] & 0x3f);
 	}
 	/* overlong forms, surrogates, past U+10FFFF */
-	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	if ((k == 3 && c < 0x800) ||
+	    (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
 	    (c >= 0xd800 && c <= 0xdfff))
 		return 0;
 	*cp = c;
@@ -183,7 +184,7 @@ sv_json_string(FILE *f, const char *s, size_t len)
 			fputc((int)cp, f);
 		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
 		    sv_is_invisible(cp)) {
-			/* JSON escapes are UTF-16: a surrogate pair past U+FFFF */
+			/* JSON escapes are UTF-16: past U+FFFF, a pair */
 			if (cp > 0xffff)
 				fprintf(f, "\\u%04x\\u%04x",
 				    0xd800 + ((cp - 0x10000) >> 10),

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fatal.h"
+
 int
 mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 {
@@ -54,6 +56,8 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 		}
 		madvise(p, m->len, MADV_SEQUENTIAL);
 		m->data = p;
+		/* a file shrunk underneath is an error line, not a crash */
+		sv_fatal_guard(p, m->len, path);
 	}
 	close(fd);
 	return 0;
@@ -78,7 +82,9 @@ mapfile_release(struct mapfile *m, size_t upto, size_t keep)
 void
 mapfile_close(struct mapfile *m)
 {
-	if (m->data != NULL)
+	if (m->data != NULL) {
+		sv_fatal_unguard(m->data);
 		munmap((void *)m->data, m->len);
+	}
 	memset(m, 0, sizeof *m);
 }

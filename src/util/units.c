@@ -8,27 +8,53 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#define SV_UNITS 7
+
+static const char *const size_unit[SV_UNITS] = {"B", "KiB", "MiB", "GiB",
+    "TiB", "PiB", "EiB"};
+
+/*
+ * Integers only: printf("%.1f") of a double rounds a tie such as 1.25 to
+ * even ("1.2") while the viewer rounded it up ("1.3"), so the same size
+ * read differently in a command and on the screen. bytes = q * d + r with
+ * d = 1024^unit; the tenths are q * 10 plus r * 10 / d rounded half up.
+ * r * 10 + d / 2 < 10.5 * 2^60 fits in 64 bits for every unit up to EiB.
+ */
+int
+sv_size_tenths(uint64_t bytes, uint64_t *tenths)
+{
+	int unit;
+
+	*tenths = 0;
+	if (bytes < 1024)
+		return 0;
+	for (unit = 1; unit < SV_UNITS; unit++) {
+		uint64_t d = (uint64_t)1 << (10 * unit);
+
+		*tenths = bytes / d * 10 + (bytes % d * 10 + d / 2) / d;
+		if (*tenths < 10240)
+			break;
+	}
+	return unit < SV_UNITS ? unit : SV_UNITS - 1;
+}
+
+const char *
+sv_size_unit(int unit)
+{
+	return unit >= 0 && unit < SV_UNITS ? size_unit[unit] : "?";
+}
+
 char *
 sv_fmt_size(char *buf, size_t size, uint64_t bytes)
 {
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB",
-					   "PiB", "EiB"};
-	double v = (double)bytes;
-	int k = 0;
+	uint64_t t;
+	int unit = sv_size_tenths(bytes, &t);
 
-	if (bytes < 1024) {
+	if (unit == 0)
 		snprintf(buf, size, "%" PRIu64 " B", bytes);
-		return buf;
-	}
-	while (v >= 1024.0 && k < 6) {
-		v /= 1024.0;
-		k++;
-	}
-	if (v >= 1023.95 && k < 6) {
-		v /= 1024.0;
-		k++;
-	}
-	snprintf(buf, size, "%.1f %s", v, unit[k]);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", t / 10,
+		    t % 10, size_unit[unit]);
 	return buf;
 }
 
@@ -36,11 +62,18 @@ char *
 sv_fmt_count(char *buf, size_t size, uint64_t n)
 {
 	char tmp[32];
-	int len = snprintf(tmp, sizeof tmp, "%" PRIu64, n), i, o = 0;
+	int len, i;
+	size_t o = 0;
 
-	for (i = 0; i < len && (size_t)o + 2 < size; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
+	if (size == 0)
+		return buf;
+	len = snprintf(tmp, sizeof tmp, "%" PRIu64, n);
+	for (i = 0; i < len && o + 1 < size; i++) {
+		if (i > 0 && (len - i) % 3 == 0) {
 			buf[o++] = ',';
+			if (o + 1 >= size)
+				break;
+		}
 		buf[o++] = tmp[i];
 	}
 	buf[o] = '\0';

@@ -61,6 +61,13 @@ else:
                          sum(x[1] for x in blocks)))
     if not top["periodic"]:
         errors.append("rank 1 not marked periodic")
+    if top["per_step_bytes"] != 40 << 20:
+        errors.append("rank 1 per step %d, expected 40 MiB"
+                      % top["per_step_bytes"])
+    dev = got["devices"][0]
+    if (dev["steps_source"], dev["steps"]) != ("pattern", len(blocks)):
+        errors.append("steps %s/%d, expected pattern/%d"
+                      % (dev["steps_source"], dev["steps"], len(blocks)))
     if sum(x[1] for x in bulk[1]) <= sum(x[1] for x in blocks):
         errors.append("file no longer has a larger one-off site")
 for e in errors:

@@ -201,7 +201,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_state(replay_state(r));
 	h = XXH3_64bits(data, size);
 	for (k = 0; k < 8; k++) {
-		int64_t at = (int64_t)((h >> (8 * k)) * 2654435761u % (n + 1)) - 1;
+		uint64_t pick = (h >> (8 * k)) * 2654435761u % (n + 1);
+		int64_t at = (int64_t)pick - 1;
 
 		sv_error_clear(&err);
 		if (replay_seek(r, at, &err) != 0) {

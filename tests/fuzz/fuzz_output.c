@@ -33,7 +33,7 @@
 #include "fuzz.h"
 #include "util/escape.h"
 
-/* ---- a strict JSON validator ------------------------------------------- */
+/* ---- a strict JSON validator --------------------------------------------- */
 
 #define MAX_NEST 128
 
@@ -116,10 +116,11 @@ string(struct jp *j)
 			if (u >= 0xd800 && u <= 0xdbff &&
 			    (lit(j, "\\u") != 0 || hex4(j, &lo) != 0 ||
 			    lo < 0xdc00 || lo > 0xdfff))
-				return -1;      /* a high one without its pair */
+				return -1;      /* a high one, no pair */
 			continue;
 		}
-		if ((k = sv_utf8_decode(j->p, (size_t)(j->end - j->p), &cp)) == 0)
+		k = sv_utf8_decode(j->p, (size_t)(j->end - j->p), &cp);
+		if (k == 0)
 			return -1;
 		j->p += k;
 	}
@@ -219,7 +220,8 @@ value(struct jp *j)
 static int
 json_valid(const char *s, size_t n)
 {
-	struct jp j = {(const unsigned char *)s, (const unsigned char *)s + n, 0};
+	const unsigned char *p = (const unsigned char *)s;
+	struct jp j = {p, p + n, 0};
 
 	if (value(&j) != 0)
 		return -1;
@@ -246,7 +248,7 @@ text_bad(const char *s, size_t n)
 	return 0;
 }
 
-/* ---- running the commands ------------------------------------------------- */
+/* ---- running the commands ------------------------------------------------ */
 
 static char dir[256], path[300];
 
@@ -367,8 +369,8 @@ run_one(const struct run *rn, int json, int64_t n)
 	}
 	if (json && len > 0 && json_valid(buf, len) != 0) {
 		fprintf(stderr, "fuzz_output: %s --json: not one JSON document "
-		    "(exit %d):\n%.*s\n", rn->name, rc, (int)(len < 2000 ? len
-								       : 2000), buf);
+		    "(exit %d):\n%.*s\n", rn->name, rc,
+		    (int)(len < 2000 ? len : 2000), buf);
 		abort();
 	}
 	if (!json && (bad = text_bad(buf, len)) != 0) {

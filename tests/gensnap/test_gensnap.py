@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Unit tests for contrib/gensnap.py (stdlib unittest).
+"""Unit tests for contrib/gensnap.py (stdlib unittest).  Section numbers
+(§N) refer to doc/snapshot-format.md.
 
 Run: top_srcdir=. python3 tests/gensnap/test_gensnap.py
 """
@@ -16,8 +17,11 @@ import unittest
 
 TOP = os.environ.get('top_srcdir') or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), '..', '..')
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'contrib'))
-import gensnap as g  # noqa: E402
+import gensnap_alloc as g  # noqa: E402
+import gensnap_check as chk  # noqa: E402
+import gensnap_stacks as stacks  # noqa: E402
 
 MiB = g.MiB
 GEN = os.path.join(TOP, 'tests', 'data', 'gen')
@@ -105,6 +109,28 @@ class Allocator(unittest.TestCase):
         self.assertEqual(g.segment_alloc_size(MiB), 2 * MiB)
         self.assertEqual(g.segment_alloc_size(MiB + 512), 20 * MiB)
         self.assertEqual(g.segment_alloc_size(11 * MiB + 1), 12 * MiB)
+
+    def test_npu_pad(self):
+        """torch_npu adds 32 bytes before rounding (§16.12): 16 KiB takes
+        16.5 KiB, 8 bytes take 512, and a 1 MiB request leaves the small
+        pool; with pad 0 the CUDA sizes come back."""
+        for pad, want in ((32, (16896, 512, 1536, 2560)),
+                          (0, (16384, 512, 1024, 2048))):
+            sim, dev, rec = new_dev(pad=pad)
+            got = tuple(malloc(sim, dev, n).size for n in (16384, 8, 1024,
+                                                            2048))
+            self.assertEqual(got, want)
+            b = malloc(sim, dev, MiB)
+            self.assertEqual(b.pool.kind, 'large' if pad else 'small')
+            self.assertEqual(b.size, MiB + 512 if pad else MiB)
+
+    def test_npu_rule_found(self):
+        """The checker finds torch_npu's rounding in the npu fixture and
+        CUDA's in the others, from the blocks alone."""
+        for name, pad in (('npu', 32), ('leak', 0), ('multi', 0)):
+            snap = chk.safe_load(os.path.join(GEN, name + '.pickle'))
+            segs = [s for s in snap['segments'] if s['device'] == 0]
+            self.assertEqual(chk.device_pad(segs), pad, name)
 
     def test_small_split_and_merge(self):
         sim, dev, rec = new_dev()
@@ -198,6 +224,72 @@ class Allocator(unittest.TestCase):
         self.assertEqual(rec.ev[-1][2], 30 * MiB)
 
 
+class Checker(unittest.TestCase):
+    def test_block_size_for(self):
+        """The checker's own size rule: CUDA (§13.3) and torch_npu's +32
+        pad (§16.12, with the examples measured on real NPU files)."""
+        self.assertEqual(chk.block_size_for(1), 512)
+        self.assertEqual(chk.block_size_for(512), 512)
+        self.assertEqual(chk.block_size_for(513), 1024)
+        self.assertEqual(chk.block_size_for(16384), 16384)
+        self.assertEqual(chk.block_size_for(16384, 32), 16896)
+        self.assertEqual(chk.block_size_for(8, 32), 512)
+        self.assertEqual(chk.block_size_for(480, 32), 512)
+        self.assertEqual(chk.block_size_for(481, 32), 1024)
+        self.assertEqual(chk.block_size_for(1024, 32), 1536)
+
+    def test_overlap(self):
+        """Two live blocks sharing bytes are reported, even when each alloc
+        lies inside its segment and at a fresh address."""
+        base = 0x7f0000000000
+
+        def ev(action, addr, size):
+            return {'action': action, 'addr': addr, 'size': size,
+                    'stream': 0, 'time_us': 1}
+
+        def snap(second):
+            trace = [ev('segment_alloc', base, 2 * MiB),
+                     ev('alloc', base, 1000), ev('alloc', second, 100)]
+            for a, n in ((base, 1000), (second, 100)):
+                trace += [ev('free_requested', a, n),
+                          ev('free_completed', a, n)]
+            seg = {'device': 0, 'address': base, 'total_size': 2 * MiB,
+                   'allocated_size': 0, 'active_size': 0,
+                   'requested_size': 0, 'stream': 0, 'segment_type': 'small',
+                   'blocks': [{'address': base, 'size': 2 * MiB,
+                               'requested_size': 0, 'state': 'inactive'}]}
+            return {'segments': [seg], 'device_traces': [trace]}
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 's.pickle')
+            for second, want in ((base + 1024, []), (base + 512, 1)):
+                with open(path, 'wb') as f:
+                    pickle.dump(snap(second), f)
+                errs = chk.self_check(path, quiet=True)
+                if want == []:
+                    self.assertEqual(errs, [])
+                else:
+                    self.assertEqual(len(errs), 1, errs)
+                    self.assertIn('overlaps the live block at %#x' % base,
+                                  errs[0])
+
+    def test_shares_no_code(self):
+        """The checker imports nothing of the generator, so a mistake in
+        the simulator's rounding cannot pass both."""
+        import ast
+        path = os.path.join(TOP, 'contrib', 'gensnap_check.py')
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        names = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names.append(node.module)
+        self.assertTrue(names)
+        self.assertEqual([n for n in names if n.startswith('gensnap')], [])
+
+
 def gen(tmp, name, *args):
     out = os.path.join(tmp, name + '.pickle')
     tr = os.path.join(tmp, name + '.json')
@@ -210,16 +302,17 @@ def gen(tmp, name, *args):
 
 
 def load(path):
-    return g.safe_load(path)
+    return chk.safe_load(path)
 
 
 def first_user(frames):
-    f = g.first_user_frame(frames)
+    f = stacks.first_user_frame(frames)
     return (f['filename'], f['line'], f['name']) if f else None
 
 
 def timeline_peak(snap, dev=0):
-    """§10.2 Active Memory Timeline, phases 1-5, without drawing."""
+    """doc/snapshot-format.md §10.2 Active Memory Timeline, phases 1-5,
+    without drawing."""
     trace = snap['device_traces'][dev]
     merged = []
     for e in trace:
@@ -341,7 +434,7 @@ class Files(unittest.TestCase):
                 unmatched += 1
         self.assertEqual(unmatched, dd['unmatched_frees'])
         self.assertGreater(dd['ghost_blocks'], 0)
-        self.assertEqual(g.self_check(p, quiet=True), [])
+        self.assertEqual(chk.self_check(p, quiet=True), [])
 
     def check_peak(self, name):
         snap = load(os.path.join(GEN, name + '.pickle'))
@@ -420,7 +513,7 @@ class Files(unittest.TestCase):
     def test_fixtures_consistent(self):
         for f in sorted(os.listdir(GEN)):
             if f.endswith('.pickle'):
-                self.assertEqual(g.self_check(os.path.join(GEN, f), quiet=True),
+                self.assertEqual(chk.self_check(os.path.join(GEN, f), quiet=True),
                                  [], f)
 
 

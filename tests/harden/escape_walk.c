@@ -108,7 +108,8 @@ main(int argc, char **argv)
 			j = json(in, (size_t)k);
 			if (strcmp(got, want) != 0 ||
 			    strcmp(j, "\"\\ufffd\\ufffd\\ufffd\"") != 0) {
-				printf("U+%04X: text %s, JSON %s\n", cp, got, j);
+				printf("U+%04X: text %s, JSON %s\n", cp, got,
+				    j);
 				n_bad++;
 			}
 			continue;
@@ -130,16 +131,16 @@ main(int argc, char **argv)
 			else
 				snprintf(jw, sizeof jw, "\"\\u%04x\"", cp);
 			if (strcmp(got, want) != 0 || strcmp(j, jw) != 0) {
-				printf("U+%04X invisible: text %s, JSON %s\n", cp,
-				    got, j);
+				printf("U+%04X invisible: text %s, "
+				    "JSON %s\n", cp, got, j);
 				n_bad++;
 			}
 		} else if (!partial) {
 			in[k] = '\0';
 			snprintf(want, sizeof want, "\"%s\"", in);
 			if (strcmp(got, in) != 0 || strcmp(j, want) != 0) {
-				printf("U+%04X escaped, not in the list: text %s, "
-				    "JSON %s\n", cp, got, j);
+				printf("U+%04X escaped, not in the list: "
+				    "text %s, JSON %s\n", cp, got, j);
 				n_bad++;
 			}
 		}

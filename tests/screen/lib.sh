@@ -32,6 +32,12 @@ sv_start_sh() {
 	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
 	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 sh -c '$*'" || exit 99
 }
+# sv_start_color COLS ROWS ARGS...  -- the same with colours (no NO_COLOR)
+sv_start_color() {
+	cols=$1 rows=$2; shift 2
+	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC $SV_BIN --no-cache $*" || exit 99
+}
 # sv_wait TEXT [TENTHS]  -- poll the screen until TEXT appears (no fixed sleeps)
 sv_wait() {
 	n=${2:-300}
@@ -60,4 +66,22 @@ sv_expect() {
 		sleep 0.1; n=$((n - 1))
 	done
 	diff -u "$1" "$TMUX_TMPDIR/${1##*/}.actual"
+}
+# sv_expect_attr GOLDEN FILTER... -- like sv_expect, on the screen with its
+# attributes (capture-pane -e) passed through the command FILTER (which
+# turns the escapes into text, e.g. tests/timeline/sgr.py)
+sv_expect_attr() {
+	golden=$1; shift
+	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then
+		$SV_TMUX capture-pane -e -p -t t | "$@" > "$golden"
+		return 0
+	fi
+	n=100
+	while [ "$n" -gt 0 ]; do
+		$SV_TMUX capture-pane -e -p -t t | "$@" \
+		    > "$TMUX_TMPDIR/${golden##*/}.actual"
+		cmp -s "$golden" "$TMUX_TMPDIR/${golden##*/}.actual" && return 0
+		sleep 0.1; n=$((n - 1))
+	done
+	diff -u "$golden" "$TMUX_TMPDIR/${golden##*/}.actual"
 }

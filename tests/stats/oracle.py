@@ -3,8 +3,9 @@
 
 Loads a snapshot with Python's own unpickler (globals refused) and computes,
 per device, the numbers snapview reports, following the definitions in
-snapshot-format.md: _memory_viz.py stats for free space (§11) and the Active
-Memory Timeline of memory_viz for the peak (§10.2). Prints JSON.
+doc/snapshot-format.md: _memory_viz.py stats for free space
+(doc/snapshot-format.md §11) and the Active Memory Timeline of memory_viz
+for the peak (doc/snapshot-format.md §10.2). Prints JSON.
 """
 import json
 import pickle
@@ -62,7 +63,7 @@ def device_stats(data, d):
                 out["free_external"] += b["size"]
                 out["largest_free_block"] = max(out["largest_free_block"],
                                                 b["size"])
-    # Active Memory Timeline (memory_viz §10.2)
+    # Active Memory Timeline (memory_viz, doc/snapshot-format.md §10.2)
     live = {}
     base = 0
     deltas = []

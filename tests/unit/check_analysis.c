@@ -1,9 +1,12 @@
 /*
  * Unit tests of src/analysis: call-site resolution (C++, torch,
- * site-packages, Windows paths, memory_viz filter, --frames, regex),
- * periodicity detection, the leak ranking on a built snapshot, the
- * leaked blocks per site, and live bytes by site from a replayed state
- * against the same from the timeline (generated fixtures).
+ * site-packages, Windows paths, memory_viz filter, --frames, regex, C++
+ * names of stacks with no user frame), the frame rules, steps (profiler,
+ * optimizer, pattern, malformed annotations), categories of a built
+ * training step and user rules, the leak ranking on a built snapshot,
+ * the leaked blocks per site, live bytes by site from a replayed state
+ * against the same from the timeline (generated fixtures), and the
+ * replay's size rule per device.
  */
 #include "config.h"
 
@@ -12,11 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/category.h"
+#include "analysis/frame.h"
 #include "analysis/leaks.h"
 #include "analysis/site.h"
+#include "analysis/steps.h"
 #include "analysis/top.h"
 #include "index/idx_timeline.h"
 #include "replay/replay.h"
+#include "replay/replay_round.h"
 #include "snapshot/snap_load.h"
 #include "snapshot/snap_model.h"
 
@@ -124,33 +131,13 @@ START_TEST(test_site_no_user_frame)
 	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
 	site = an_site_of(&t, st);
 	sf = an_site_frames(&t, site, &n);
-	/* falls back to the first frame memory_viz shows */
+	/* no user frame: the Python frame, never the allocator */
 	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(sf[0], fr[1]);
+	ck_assert_uint_eq(sf[0], fr[2]);
 	ck_assert(!an_site_is_user(&t, site));
+	ck_assert_int_eq(an_site_kind(&t, site), AN_SITE_PYTHON);
 	an_sites_destroy(&t);
 	snap_free(s);
-}
-END_TEST
-
-START_TEST(test_periodic)
-{
-	int64_t leak[] = {1, 2949, 5565};
-	int64_t burst[322];
-	int64_t two_per_step[] = {100, 104, 1100, 1104, 2100, 2104, 3100, 3104};
-	int64_t irregular[] = {10, 20, 7000};
-	uint64_t bursts, period, i;
-
-	ck_assert(an_periodic(leak, 3, 8180, &bursts, &period));
-	ck_assert_uint_eq(bursts, 3);
-	ck_assert_uint_eq(period, (2948 + 2616) / 2);
-	for (i = 0; i < 322; i++)
-		burst[i] = 1680 + (int64_t)i;
-	ck_assert(!an_periodic(burst, 322, 8180, &bursts, &period));
-	ck_assert(an_periodic(two_per_step, 8, 4000, &bursts, &period));
-	ck_assert_uint_eq(bursts, 4);
-	ck_assert(!an_periodic(irregular, 3, 8000, &bursts, &period));
-	ck_assert(!an_periodic(leak, 1, 8180, &bursts, &period));
 }
 END_TEST
 
@@ -171,9 +158,9 @@ build_loop(int steps, int annotate)
 	int64_t now = 1000;
 	int i, k;
 
-	for (k = 0; k < 20; k++) {
+	for (k = 0; k < 4; k++) {
 		ev = snap_trace_push(s, t, SNAP_ALLOC, base + (uint64_t)k *
-		    (1u << 20), 1u << 20, 0, sp);
+		    (5u << 20), 5u << 20, 0, sp);
 		snap_trace_set_time(t, ev, now++);
 	}
 	for (i = 0; i < steps; i++) {
@@ -216,7 +203,9 @@ check_ranking(int annotate)
 	ck_assert_int_eq(an_leaks(s, &tl, &t, -1, -1, &l, NULL), 0);
 	ck_assert_uint_eq(l.n_sites, 2);
 	ck_assert_int_eq(l.steps_source,
-	    annotate ? AN_STEPS_ANNOTATIONS : AN_STEPS_PERIODICITY);
+	    annotate ? AN_STEPS_PROFILER : AN_STEPS_PATTERN);
+	ck_assert_uint_eq(l.n_steps, 12);
+	ck_assert(l.judged);
 	/* the per-step leak first, although params hold more bytes */
 	ck_assert_str_eq(an_site_label(&t, l.sites[0].site, buf, sizeof buf),
 	    "/home/a/metrics.py:47 collect");
@@ -231,11 +220,11 @@ check_ranking(int annotate)
 	an_leaks_destroy(&l);
 
 	/* a window ending before the last steps */
-	ck_assert_int_eq(an_leaks(s, &tl, &t, 20, 20 + 4 * 6 - 1, &l, NULL),
+	ck_assert_int_eq(an_leaks(s, &tl, &t, 4, 4 + 4 * 6 - 1, &l, NULL),
 	    0);
 	ck_assert_uint_eq(l.n_sites, 1);
 	ck_assert_uint_eq(l.sites[0].count, 6);
-	ck_assert_uint_eq(l.alive_before, 20);
+	ck_assert_uint_eq(l.alive_before, 4);
 	an_leaks_destroy(&l);
 	an_sites_destroy(&t);
 	idx_timeline_destroy(&tl);
@@ -263,9 +252,9 @@ START_TEST(test_top)
 
 	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
 	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
-	/* after event 21: params, the first temporary, the first leak */
-	an_top(&tl, &t, 21, 2, &top);
-	ck_assert_uint_eq(top.count, 22);
+	/* after event 5: params, the first temporary, the first leak */
+	an_top(&tl, &t, 5, 2, &top);
+	ck_assert_uint_eq(top.count, 6);
 	ck_assert_uint_eq(top.bytes, (20u << 20) + 8192 + 1000);
 	ck_assert_uint_eq(top.n_roots, 3);
 	ck_assert_uint_eq(top.nodes[top.roots[0]].bytes, 20u << 20);
@@ -322,6 +311,667 @@ START_TEST(test_leak_elems)
 	an_leaks_destroy(&l);
 	an_sites_destroy(&t);
 	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+
+/* ---- frame rules and C++ names ---------------------------------------- */
+
+START_TEST(test_frame_rules)
+{
+	char buf[128];
+
+	ck_assert_int_eq(an_frame_kind("f", "/env/dist-packages/x/y.py"),
+	    AN_FRAME_FRAMEWORK);
+	ck_assert_int_eq(an_frame_kind("f", "/home/u/x.py"), AN_FRAME_USER);
+	ck_assert_int_eq(an_frame_kind("torch::unwind::unwind()", "??"),
+	    AN_FRAME_FILTERED);
+	ck_assert_int_eq(an_cpp_role("c10::cuda::CUDACachingAllocator::Native::"
+	    "DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)"),
+	    AN_CPP_SKIP);
+	ck_assert_int_eq(an_cpp_role("c10_npu::NPUCachingAllocator::malloc()"),
+	    AN_CPP_SKIP);
+	ck_assert_int_eq(an_cpp_role("at::_ops::bmm::redispatch(c10::"
+	    "DispatchKeySet, at::Tensor const&, at::Tensor const&)"), AN_CPP_OP);
+	ck_assert_int_eq(an_cpp_role("torch::autograd::generated::"
+	    "BmmBackward0::apply(std::vector<at::Tensor>&&)"), AN_CPP_NODE);
+	ck_assert_int_eq(an_cpp_role("torch::autograd::generated::"
+	    "BmmBackward0_apply_functional(std::vector<at::Tensor>&&)"),
+	    AN_CPP_SKIP);
+	ck_assert_int_eq(an_cpp_role("torch::autograd::Node::operator()("
+	    "std::vector<at::Tensor>&&)"), AN_CPP_SKIP);
+	ck_assert_int_eq(an_cpp_role("at::cuda::getNewWorkspace()"),
+	    AN_CPP_WORKSPACE);
+	ck_assert_int_eq(an_cpp_role("at::native::clone(at::Tensor const&)"),
+	    AN_CPP_NAMED);
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::sum_dim_IntList::call("
+	    "at::Tensor const&)", buf, sizeof buf), "at::sum");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::empty_memory_format::call()",
+	    buf, sizeof buf), "at::empty");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::pow_Tensor_Scalar::call()",
+	    buf, sizeof buf), "at::pow");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::add__Tensor::call()", buf,
+	    sizeof buf), "at::add_");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::new_empty_strided::call()",
+	    buf, sizeof buf), "at::new_empty_strided");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::bmm::call(at::Tensor const&)",
+	    buf, sizeof buf), "at::bmm");
+	ck_assert_str_eq(an_cpp_node_name("torch::autograd::AccumulateGrad::"
+	    "apply(std::vector<at::Tensor>&&)", buf, sizeof buf),
+	    "AccumulateGrad");
+	ck_assert_str_eq(an_cpp_short_name("torch::autograd::InputMetadata::"
+	    "reduce_grad(at::Tensor&) const", buf, sizeof buf),
+	    "InputMetadata::reduce_grad");
+	ck_assert_str_eq(an_cpp_short_name("at::Tensor at::_sum_to<c10::SymInt>"
+	    "(at::Tensor, c10::ArrayRef<c10::SymInt>, bool)", buf, sizeof buf),
+	    "at::_sum_to<c10::SymInt>");
+	/* traits */
+	ck_assert(an_frame_traits("step", "/p/cs336_basics/optimizer.py") &
+	    AN_TR_STEP);
+	ck_assert(!(an_frame_traits("step", "/p/train.py") & AN_TR_STEP));
+	ck_assert(an_frame_traits("_multi_tensor_adam",
+	    "/e/site-packages/torch/optim/adam.py") & AN_TR_OPTIM);
+	ck_assert(an_frame_traits("torch::autograd::Engine::thread_main()",
+	    "??") & AN_TR_BACKWARD);
+	ck_assert(an_frame_traits("torch::autograd::AccumulateGrad::apply()",
+	    "??") & AN_TR_ACCGRAD);
+	ck_assert(an_frame_traits("_apply",
+	    "C:\\py\\Lib\\site-packages\\torch\\nn\\modules\\module.py") &
+	    AN_TR_CONSTRUCT);
+	ck_assert(an_frame_traits("f", "<frozen runpy>") == 0);
+}
+END_TEST
+
+/* Frames of the autograd engine's thread, innermost first, ending with
+ * the node and op given. */
+static uint32_t
+engine_stack(struct snapshot *s, const char *op, const char *node)
+{
+	uint32_t fr[9];
+
+	fr[0] = frame(s, "??", "torch::unwind::unwind()", 0);
+	fr[1] = frame(s, "memory_snapshot.cpp",
+	    "torch::cuda::(anonymous namespace)::gather_with_cpp()", 0);
+	fr[2] = frame(s, "CUDACachingAllocator.cpp", "c10::cuda::"
+	    "CUDACachingAllocator::Native::DeviceCachingAllocator::malloc("
+	    "unsigned long, CUstream_st*)", 0);
+	fr[3] = frame(s, "??", "at::detail::empty_generic(c10::ArrayRef<long>)",
+	    0);
+	fr[4] = frame(s, "RegisterCUDA_0.cpp", "c10::impl::wrap_kernel_functor_"
+	    "unboxed_<...>::call(c10::OperatorKernel*)", 0);
+	fr[5] = frame(s, "??", op, 0);
+	fr[6] = frame(s, "??", node, 0);
+	fr[7] = frame(s, "??", "torch::autograd::Node::operator()(std::vector<"
+	    "at::Tensor, std::allocator<at::Tensor> >&&)", 0);
+	fr[8] = frame(s, "??", "torch::autograd::Engine::thread_main(std::"
+	    "shared_ptr<torch::autograd::GraphTask> const&)", 0);
+	return snap_intern_stack(s, fr, 9);
+}
+
+START_TEST(test_site_cpp)
+{
+	struct snapshot *s = snap_new();
+	struct an_sites t;
+	struct an_stack_site ss;
+	uint32_t bmm, acc, red, ws, alloc_only, fr[4];
+	char buf[256];
+
+	bmm = engine_stack(s, "at::_ops::bmm::call(at::Tensor const&, "
+	    "at::Tensor const&)", "torch::autograd::generated::BmmBackward0::"
+	    "apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)");
+	acc = engine_stack(s, "at::_ops::new_empty_strided::call(c10::ArrayRef"
+	    "<c10::SymInt>)", "torch::autograd::AccumulateGrad::apply(std::"
+	    "vector<at::Tensor, std::allocator<at::Tensor> >&&)");
+	/* no node: the op and the function that called it */
+	red = engine_stack(s, "at::_ops::sum_dim_IntList::call(at::Tensor "
+	    "const&)", "torch::autograd::InputMetadata::reduce_grad("
+	    "at::Tensor&) const");
+	fr[0] = frame(s, "??", "torch::unwind::unwind()", 0);
+	fr[1] = frame(s, "CUDABlas.cpp", "at::cuda::getNewWorkspace()", 0);
+	fr[2] = frame(s, "??", "at::cuda::getCurrentCUDABlasHandle()", 0);
+	fr[3] = frame(s, "??", "at::native::addmm_out_cuda_impl()", 0);
+	ws = snap_intern_stack(s, fr, 4);
+	/* allocator frames only: never named by the allocator */
+	fr[1] = frame(s, "CUDACachingAllocator.cpp", "c10::cuda::"
+	    "CUDACachingAllocator::Native::DeviceCachingAllocator::malloc("
+	    "unsigned long, CUstream_st*)", 0);
+	fr[2] = frame(s, "??", "std::_Function_handler<void ()>::_M_invoke()",
+	    0);
+	fr[3] = frame(s, "??", "start_thread", 0);
+	alloc_only = snap_intern_stack(s, fr, 4);
+	ck_assert_int_eq(an_sites_init(&t, s, 3, NULL, NULL), 0);
+	ck_assert_str_eq(an_site_label(&t, an_site_of(&t, bmm), buf,
+	    sizeof buf), "BmmBackward0 -> at::bmm");
+	ck_assert_int_eq(an_site_kind(&t, an_site_of(&t, bmm)), AN_SITE_CPP);
+	ck_assert_str_eq(an_site_label(&t, an_site_of(&t, acc), buf,
+	    sizeof buf), "AccumulateGrad -> at::new_empty_strided");
+	ck_assert_str_eq(an_site_label(&t, an_site_of(&t, red), buf,
+	    sizeof buf), "InputMetadata::reduce_grad -> at::sum");
+	ck_assert_str_eq(an_site_label(&t, an_site_of(&t, ws), buf,
+	    sizeof buf), "getNewWorkspace");
+	an_site_label(&t, an_site_of(&t, alloc_only), buf, sizeof buf);
+	ck_assert_ptr_null(strstr(buf, "Allocator"));
+	/* different ops of one node are different sites */
+	ck_assert_uint_ne(an_site_of(&t, bmm), an_site_of(&t, acc));
+	/* the viewer's stateless form agrees and gives positions */
+	an_stack_site(s, bmm, &ss);
+	ck_assert_int_eq(ss.kind, AN_SITE_CPP);
+	ck_assert_uint_eq(ss.pos, 6);
+	ck_assert_uint_eq(ss.aux_pos, 5);
+	an_sites_destroy(&t);
+	snap_free(s);
+}
+END_TEST
+
+/* ---- steps ------------------------------------------------------------- */
+
+static void
+annotate(struct snapshot *s, const char *name, int stage, int64_t time)
+{
+	struct snap_annotation an;
+
+	memset(&an, 0, sizeof an);
+	an.name = snap_intern_str(s, name, strlen(name));
+	an.stage = (uint8_t)stage;
+	an.time_us = time;
+	snap_push_annotation(s, &an);
+}
+
+/* n events alloc/free of one stack, time = event number. */
+static struct snapshot *
+build_timed(int n)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t f = frame(s, "/home/a/train.py", "step", 1);
+	uint32_t st = snap_intern_stack(s, &f, 1);
+	uint64_t ev;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ev = snap_trace_push(s, t, i % 2 ? SNAP_FREE_COMPLETED
+		    : SNAP_ALLOC, 0x1000000, 512, 0, st);
+		snap_trace_set_time(t, ev, i);
+	}
+	return s;
+}
+
+START_TEST(test_steps_annotations)
+{
+	struct snapshot *s = build_timed(20);
+	struct an_steps st;
+
+	annotate(s, "ProfilerStep#1", SNAP_STAGE_START, 2);
+	annotate(s, "ProfilerStep#1", SNAP_STAGE_END, 4);
+	annotate(s, "ProfilerStep#2", SNAP_STAGE_START, 5);
+	annotate(s, "ProfilerStep#2", SNAP_STAGE_END, 7);
+	annotate(s, "Optimizer.step#SGD.step", SNAP_STAGE_START, 3);
+	annotate(s, "Optimizer.step#SGD.step", SNAP_STAGE_END, 4);
+	snap_finish(s);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert_int_eq(st.source, AN_STEPS_PROFILER);
+	ck_assert_uint_eq(st.n, 2);
+	ck_assert_int_eq(st.steps[0].first, 2);
+	ck_assert_int_eq(st.steps[0].last, 4);
+	ck_assert_int_eq(st.steps[1].first, 5);
+	ck_assert_int_eq(st.steps[1].last, 7);
+	ck_assert_int_eq(an_step_at(&st, 6), 1);
+	ck_assert_int_eq(an_step_at(&st, 1), -1);
+	ck_assert_int_eq(an_step_at(&st, 9), -1);
+	/* the optimizer window is kept for phases */
+	ck_assert_uint_eq(st.n_opt, 1);
+	ck_assert_int_eq(an_window_at(st.opt, st.n_opt, 4), 0);
+	ck_assert_uint_eq(st.n_bad, 0);
+	an_steps_destroy(&st);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_steps_optimizer_and_bad)
+{
+	struct snapshot *s = build_timed(20);
+	const char *n = "Optimizer.step#AdamW.step";
+	struct an_steps st;
+
+	annotate(s, n, SNAP_STAGE_END, 5);	/* the trace began inside */
+	annotate(s, n, SNAP_STAGE_END, 8);	/* END without a START */
+	annotate(s, n, SNAP_STAGE_START, SNAP_NO_TIME);
+	annotate(s, n, SNAP_STAGE_OTHER, 9);
+	annotate(s, n, SNAP_STAGE_START, 10);
+	annotate(s, n, SNAP_STAGE_START, 11);	/* still open */
+	annotate(s, n, SNAP_STAGE_END, 3);	/* backwards */
+	annotate(s, n, SNAP_STAGE_END, 12);
+	annotate(s, n, SNAP_STAGE_START, 15);	/* the trace ends inside */
+	snap_finish(s);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert_int_eq(st.source, AN_STEPS_OPTIMIZER);
+	ck_assert_uint_eq(st.n, 2);
+	ck_assert_int_eq(st.steps[0].first, 0);
+	ck_assert_int_eq(st.steps[0].last, 5);
+	ck_assert_int_eq(st.steps[1].first, 6);
+	ck_assert_int_eq(st.steps[1].last, 12);
+	ck_assert_uint_eq(st.n_bad, 5);
+	ck_assert_str_eq(st.bad, "annotation 1 (Optimizer.step#AdamW.step): "
+	    "END without a START; ignored");
+	/* windows: [0,5], [10,12] and the open one to the end */
+	ck_assert_uint_eq(st.n_opt, 3);
+	ck_assert_int_eq(st.opt[2].first, 15);
+	ck_assert_int_eq(st.opt[2].last, 19);
+	an_steps_destroy(&st);
+	snap_free(s);
+}
+END_TEST
+
+/* Annotations but no time_us in the trace: no annotation steps; the
+ * trace repeats six times (a temporary and a kept block per step). */
+START_TEST(test_steps_no_time)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t f = frame(s, "/home/a/train.py", "step", 1);
+	uint32_t g = frame(s, "/home/a/metrics.py", "collect", 2);
+	uint32_t a = snap_intern_stack(s, &f, 1);
+	uint32_t b = snap_intern_stack(s, &g, 1);
+	struct an_steps st;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		uint64_t addr = 0x10000000 + (uint64_t)i * 0x100000;
+
+		snap_trace_push(s, t, SNAP_ALLOC, 0x1000, 512, 0, a);
+		snap_trace_push(s, t, SNAP_ALLOC, addr, 512, 0, b);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, 0x1000, 512, 0, a);
+	}
+	annotate(s, "ProfilerStep#1", SNAP_STAGE_START, 1);
+	snap_finish(s);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert(st.no_time);
+	ck_assert_int_eq(st.source, AN_STEPS_PATTERN);
+	ck_assert_uint_eq(st.n, 6);
+	ck_assert_int_eq(st.steps[1].first, 3);
+	ck_assert_int_eq(st.steps[5].last, 17);
+	an_steps_destroy(&st);
+	snap_free(s);
+}
+END_TEST
+
+/* One step: a forward of 30 distinct allocations, then an optimizer
+ * loop over 20 parameters from one line. The loop repeats, the trace
+ * does not: no steps. */
+START_TEST(test_steps_loop_is_no_step)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t f, st, loop;
+	struct an_steps out;
+	int i;
+
+	f = frame(s, "/home/a/optim.py", "step", 76);
+	loop = snap_intern_stack(s, &f, 1);
+	for (i = 0; i < 30; i++) {
+		f = frame(s, "/home/a/model.py", "forward", (uint64_t)i + 1);
+		st = snap_intern_stack(s, &f, 1);
+		snap_trace_push(s, t, SNAP_ALLOC, 0x1000000 + (uint64_t)i *
+		    0x10000, 4096, 0, st);
+	}
+	for (i = 0; i < 20; i++)
+		snap_trace_push(s, t, SNAP_ALLOC, 0x8000000 + (uint64_t)i *
+		    0x10000, 4096, 0, loop);
+	snap_finish(s);
+	ck_assert_int_eq(an_steps_find(s, 0, &out, NULL), 0);
+	ck_assert_int_eq(out.source, AN_STEPS_NONE);
+	ck_assert_uint_eq(out.n, 0);
+	an_steps_destroy(&out);
+	snap_free(s);
+}
+END_TEST
+
+/* The real files: the one-step CUDA capture without its annotations has
+ * no steps (its optimizer loop over 219 parameters repeats, the trace
+ * does not); the torch_npu traces repeat three training steps (one of
+ * them after the model's construction). */
+START_TEST(test_steps_real)
+{
+	static const struct {
+		const char *file;
+		int source;
+		uint64_t n;
+	} want[] = {
+	    {"cuda_train_one_step", AN_STEPS_NONE, 0},
+	    {"npu_leak_empty_cache", AN_STEPS_PATTERN, 3},
+	    {"npu_leak_expandable", AN_STEPS_PATTERN, 3},
+	    {"npu_all_freed", AN_STEPS_PATTERN, 3}};
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	struct an_steps st;
+	size_t i;
+
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/real/%s.pickle",
+		    TOP_SRCDIR, want[i].file);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+		    path, err.msg);
+		s->n_annotations = 0;
+		ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+		ck_assert_msg(st.source == want[i].source && st.n == want[i].n,
+		    "%s: source %d, %llu steps", want[i].file, st.source,
+		    (unsigned long long)st.n);
+		an_steps_destroy(&st);
+		snap_free(s);
+	}
+}
+END_TEST
+
+/* ---- categories ---------------------------------------------------------- */
+
+enum {
+	E_ACT, E_TMP, E_LOSS, E_WS, E_BWTMP, E_GRAD1, E_GRAD2, E_STATE,
+	E_OTMP, E_NEXT, E_PARAM, E_N
+};
+
+/* One training step with C++ stacks: forward, backward on the engine's
+ * thread, an Optimizer.step window, and a parameter alive before the
+ * trace (a block of the final segments never allocated in it). */
+static struct snapshot *
+build_step(void)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct snap_segment *sg;
+	struct snap_block *b;
+	uint32_t fr[2], fwd, fwd2, opt, ws, mul, acc, bmm;
+	const uint64_t A = 0x7f0000000000ull;
+	int64_t now = 0;
+	uint64_t ev;
+
+#define PUSH(act, addr, size, stack)                                           \
+	do {                                                                   \
+		ev = snap_trace_push(s, t, act, addr, size, 0, stack);         \
+		snap_trace_set_time(t, ev, now++);                             \
+	} while (0)
+	fr[0] = frame(s, "/home/a/model.py", "forward", 40);
+	fr[1] = frame(s, "/home/a/train.py", "train_step", 100);
+	fwd = snap_intern_stack(s, fr, 2);
+	fr[0] = frame(s, "/home/a/model.py", "forward", 41);
+	fwd2 = snap_intern_stack(s, fr, 2);
+	fr[0] = frame(s, "/home/a/my_optim.py", "step", 76);
+	opt = snap_intern_stack(s, fr, 2);
+	fr[0] = frame(s, "??", "at::cuda::getNewWorkspace()", 0);
+	ws = snap_intern_stack(s, fr, 2);
+	mul = engine_stack(s, "at::_ops::mul_Tensor::call()",
+	    "torch::autograd::generated::MulBackward0::apply()");
+	acc = engine_stack(s, "at::_ops::new_empty_strided::call()",
+	    "torch::autograd::AccumulateGrad::apply()");
+	bmm = engine_stack(s, "at::_ops::bmm::call()",
+	    "torch::autograd::generated::BmmBackward0::apply()");
+	PUSH(SNAP_ALLOC, A + 0x000000, 4096, fwd);		/* 0 act */
+	PUSH(SNAP_ALLOC, A + 0x100000, 8192, fwd2);		/* 1 tmp */
+	PUSH(SNAP_FREE_REQUESTED, A + 0x100000, 8192, fwd2);
+	PUSH(SNAP_FREE_COMPLETED, A + 0x100000, 8192, fwd2);
+	PUSH(SNAP_ALLOC, A + 0x180000, 4, fwd);			/* 4 loss */
+	PUSH(SNAP_ALLOC, A + 0x200000, 1u << 20, ws);		/* 5 ws */
+	PUSH(SNAP_ALLOC, A + 0x400000, 2048, mul);		/* 6 bwtmp */
+	PUSH(SNAP_FREE_REQUESTED, A + 0x000000, 4096, mul);
+	PUSH(SNAP_FREE_COMPLETED, A + 0x000000, 4096, mul);
+	PUSH(SNAP_ALLOC, A + 0x500000, 65536, acc);		/* 9 grad1 */
+	PUSH(SNAP_ALLOC, A + 0x600000, 65536, bmm);		/* 10 grad2 */
+	PUSH(SNAP_FREE_REQUESTED, A + 0x400000, 2048, mul);
+	PUSH(SNAP_FREE_COMPLETED, A + 0x400000, 2048, mul);
+	PUSH(SNAP_ALLOC, A + 0x700000, 65536, opt);		/* 13 state */
+	PUSH(SNAP_ALLOC, A + 0x800000, 65536, opt);		/* 14 otmp */
+	PUSH(SNAP_FREE_REQUESTED, A + 0x800000, 65536, opt);
+	PUSH(SNAP_FREE_COMPLETED, A + 0x800000, 65536, opt);
+	/* the next step's forward, cut by the end of the trace */
+	PUSH(SNAP_ALLOC, A + 0x900000, 512, fwd);		/* 17 */
+#undef PUSH
+	annotate(s, "Optimizer.step#MyOpt.step", SNAP_STAGE_START, 13);
+	annotate(s, "Optimizer.step#MyOpt.step", SNAP_STAGE_END, 16);
+	/* the parameter: a live block nobody allocated in the trace */
+	sg = snap_push_segment(s);
+	memset(sg, 0, sizeof *sg);
+	sg->addr = A + 0x10000000;
+	sg->total_size = 2u << 20;
+	sg->first_block = s->n_blocks;
+	sg->n_blocks = 2;
+	b = snap_push_block(s);
+	memset(b, 0, sizeof *b);
+	b->addr = sg->addr;
+	b->size = 1u << 20;
+	b->requested_size = 1u << 20;
+	b->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+	b = snap_push_block(s);
+	memset(b, 0, sizeof *b);
+	b->addr = sg->addr + (1u << 20);
+	b->size = 1u << 20;
+	b->state = SNAP_BLOCK_INACTIVE;
+	snap_finish(s);
+	return s;
+}
+
+/* Element of the alloc at event ev (or the ghost when ev < 0). */
+static uint64_t
+elem_of(const struct idx_timeline *tl, int64_t ev)
+{
+	uint64_t k;
+
+	for (k = 0; k < tl->n_elems; k++)
+		if (idx_tl_elem(tl, k).alloc_ev == ev)
+			return k;
+	ck_abort_msg("no element for event %lld", (long long)ev);
+	return 0;
+}
+
+START_TEST(test_categories_step)
+{
+	static const int64_t ev[E_N] = {0, 1, 4, 5, 6, 9, 10, 13, 14, 17, -1};
+	static const unsigned want[E_N] = {AN_CAT_ACTIVATION,
+	    AN_CAT_TEMPORARY, AN_CAT_OTHER, AN_CAT_WORKSPACE,
+	    AN_CAT_TEMPORARY, AN_CAT_GRADIENT, AN_CAT_GRADIENT,
+	    AN_CAT_OPTIMIZER_STATE, AN_CAT_TEMPORARY, AN_CAT_ACTIVATION,
+	    AN_CAT_PARAMETER};
+	struct snapshot *s = build_step();
+	struct idx_timeline tl;
+	struct an_categories c;
+	struct an_cat_totals ct;
+	int i;
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &c, NULL), 0);
+	ck_assert_int_eq(c.steps_source, AN_STEPS_OPTIMIZER);
+	ck_assert_uint_eq(c.n_steps, 1);
+	for (i = 0; i < E_N; i++)
+		ck_assert_msg(an_category_of(&c, elem_of(&tl, ev[i])) == want[i],
+		    "element %d: %s, want %s", i,
+		    an_category_name(an_category_of(&c, elem_of(&tl, ev[i]))),
+		    an_category_name(want[i]));
+	/* after the last event: ws, grads, state, the parameter, the loss
+	 * kept after backward and the next step's first activation */
+	an_categories_at(&tl, &c, -2, &ct);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_GRADIENT], 2 * 65536);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_OPTIMIZER_STATE], 65536);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_PARAMETER], 1u << 20);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_WORKSPACE], 1u << 20);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_OTHER], 4);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_ACTIVATION], 512);
+	ck_assert_uint_eq(ct.total_count, 7);
+	/* before the first event: only the parameter */
+	an_categories_at(&tl, &c, -1, &ct);
+	ck_assert_uint_eq(ct.total_bytes, 1u << 20);
+	an_categories_destroy(&c);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+START_TEST(test_category_rules)
+{
+	static const char good[] = "# my rules\n\n"
+	    "other   BmmBackward0\n"
+	    "optimizer-state\tmodel\\.py:4[01] \r\n"
+	    "gradient AccumulateGrad";
+	struct snapshot *s = build_step();
+	struct idx_timeline tl;
+	struct an_cat_rules r;
+	struct an_categories c;
+	struct sv_error err;
+
+	ck_assert_int_eq(an_cat_rules_parse(good, strlen(good), &r, &err), 0);
+	ck_assert_uint_eq(r.n, 3);
+	ck_assert_uint_eq(r.r[1].line, 4);
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, &r, &c, NULL), 0);
+	ck_assert_uint_eq(an_category_of(&c, elem_of(&tl, 10)), AN_CAT_OTHER);
+	ck_assert_uint_eq(an_category_of(&c, elem_of(&tl, 0)),
+	    AN_CAT_OPTIMIZER_STATE);
+	ck_assert_uint_eq(an_category_of(&c, elem_of(&tl, 1)),
+	    AN_CAT_OPTIMIZER_STATE);
+	ck_assert_uint_eq(an_category_of(&c, elem_of(&tl, 13)),
+	    AN_CAT_OPTIMIZER_STATE);
+	ck_assert_uint_eq(an_category_of(&c, elem_of(&tl, 5)),
+	    AN_CAT_WORKSPACE);
+	/* three allocs of fwd, one of fwd2, grad2, grad1 */
+	ck_assert_uint_eq(c.n_by_rule, 6);
+	an_categories_destroy(&c);
+	an_cat_rules_destroy(&r);
+
+	ck_assert_int_eq(an_cat_rules_parse("gradient x\ngrad y\n", 18, &r,
+	    &err), -1);
+	ck_assert_str_eq(err.msg, "line 2: unknown category 'grad' (expected "
+	    "parameter, gradient, optimizer_state, activation, temporary, "
+	    "workspace or other)");
+	ck_assert_uint_eq(r.n, 0);
+	ck_assert_int_eq(an_cat_rules_parse("\nother\n", 7, &r, &err), -1);
+	ck_assert_str_eq(err.msg, "line 2: no regular expression after "
+	    "'other'");
+	ck_assert_int_eq(an_cat_rules_parse("other (a\n", 9, &r, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "line 1: bad regular expression"));
+	ck_assert_int_eq(an_cat_rules_parse("other a\0b\n", 10, &r, &err), -1);
+	ck_assert_str_eq(err.msg, "line 1: a NUL byte");
+	ck_assert_int_eq(an_cat_rules_load("/nonexistent/rules", &r, &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_IO);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* One optimizer step: nothing can grow every step. */
+START_TEST(test_leaks_one_step)
+{
+	struct snapshot *s = build_step();
+	struct idx_timeline tl;
+	struct an_sites t;
+	struct an_leaks l;
+	uint64_t i;
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	ck_assert_int_eq(an_leaks(s, &tl, &t, -1, -1, &l, NULL), 0);
+	ck_assert_int_eq(l.steps_source, AN_STEPS_OPTIMIZER);
+	ck_assert_uint_eq(l.n_steps, 1);
+	ck_assert(!l.judged);
+	for (i = 0; i < l.n_sites; i++)
+		ck_assert(!l.sites[i].periodic);
+	an_leaks_destroy(&l);
+	an_sites_destroy(&t);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* ---- the replay's size rule ----------------------------------------------- */
+
+static struct snapshot *
+build_sizes(uint64_t block, int npu_flag, int with_block)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint64_t a = 0x7f0000000000ull;
+	int i;
+
+	if (with_block) {
+		struct snap_segment *sg = snap_push_segment(s);
+		struct snap_block *b;
+
+		memset(sg, 0, sizeof *sg);
+		sg->addr = 0x7e0000000000ull;
+		sg->total_size = 2u << 20;
+		sg->first_block = 0;
+		sg->n_blocks = 2;
+		for (i = 0; i < 2; i++) {
+			b = snap_push_block(s);
+			memset(b, 0, sizeof *b);
+			b->addr = sg->addr + (uint64_t)i * block;
+			b->size = i ? (2u << 20) - block : block;
+			b->requested_size = 16384;
+			b->state = i ? SNAP_BLOCK_INACTIVE
+				     : SNAP_BLOCK_ACTIVE_ALLOCATED;
+		}
+	}
+	/* requests carved one after another from one free block */
+	for (i = 0; i < 100 && block > 0; i++)
+		snap_trace_push(s, t, SNAP_ALLOC, a + (uint64_t)i * block, 16384,
+		    0, 0);
+	if (npu_flag)
+		s->features |= SNAP_F_NPU;
+	snap_finish(s);
+	return s;
+}
+
+START_TEST(test_round_rule)
+{
+	struct replay_round_evidence ev;
+	struct snapshot *s;
+
+	ck_assert_uint_eq(replay_round_size(REPLAY_ROUND_NPU, 16384), 16896);
+	ck_assert_uint_eq(replay_round_size(REPLAY_ROUND_CUDA, 16384), 16384);
+	ck_assert_uint_eq(replay_round_size(REPLAY_ROUND_CUDA, 1), 512);
+	ck_assert_uint_eq(replay_round_size(REPLAY_ROUND_NPU, 480), 512);
+	ck_assert_uint_eq(replay_round_size(REPLAY_ROUND_NPU, 481), 1024);
+	/* the trace's gaps alone */
+	s = build_sizes(16896, 0, 0);
+	ck_assert_int_eq(replay_round_detect(s, 0, &ev), REPLAY_ROUND_NPU);
+	ck_assert(ev.scanned);
+	ck_assert_uint_gt(ev.npu_gaps, 0);
+	ck_assert_uint_eq(ev.cuda_gaps, 0);
+	snap_free(s);
+	s = build_sizes(16384, 1, 0);
+	ck_assert_int_eq(replay_round_detect(s, 0, &ev), REPLAY_ROUND_CUDA);
+	ck_assert_uint_gt(ev.cuda_gaps, 0);
+	snap_free(s);
+	/* a live block of each */
+	s = build_sizes(16896, 0, 1);
+	ck_assert_int_eq(replay_round_detect(s, 0, &ev), REPLAY_ROUND_NPU);
+	ck_assert_uint_eq(ev.npu_blocks, 1);
+	snap_free(s);
+	/* no evidence: the file's flag */
+	s = build_sizes(0, 1, 0);
+	ck_assert_int_eq(replay_round_detect(s, 0, &ev), REPLAY_ROUND_NPU);
+	ck_assert(ev.npu_flag);
+	snap_free(s);
+	s = build_sizes(0, 0, 0);
+	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_CUDA);
+	snap_free(s);
+	/* two devices: each by its own trace */
+	s = snap_new();
+	{
+		struct snap_trace *t0 = snap_trace_get(s, 0);
+		struct snap_trace *t1;
+		uint64_t a = 0x7f0000000000ull;
+		int i;
+
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t0, SNAP_ALLOC, a + (uint64_t)i *
+			    16896, 16384, 0, 0);
+		t1 = snap_trace_get(s, 1);
+		for (i = 0; i < 100; i++)
+			snap_trace_push(s, t1, SNAP_ALLOC, a + (uint64_t)i *
+			    16384, 16384, 0, 0);
+	}
+	snap_finish(s);
+	ck_assert_int_eq(replay_round_detect(s, 0, NULL), REPLAY_ROUND_NPU);
+	ck_assert_int_eq(replay_round_detect(s, 1, NULL), REPLAY_ROUND_CUDA);
 	snap_free(s);
 }
 END_TEST
@@ -410,7 +1060,17 @@ analysis_suite(void)
 	tcase_add_test(tc, test_framework_frames);
 	tcase_add_test(tc, test_site_resolution);
 	tcase_add_test(tc, test_site_no_user_frame);
-	tcase_add_test(tc, test_periodic);
+	tcase_add_test(tc, test_frame_rules);
+	tcase_add_test(tc, test_site_cpp);
+	tcase_add_test(tc, test_steps_annotations);
+	tcase_add_test(tc, test_steps_optimizer_and_bad);
+	tcase_add_test(tc, test_steps_no_time);
+	tcase_add_test(tc, test_steps_loop_is_no_step);
+	tcase_add_test(tc, test_steps_real);
+	tcase_add_test(tc, test_categories_step);
+	tcase_add_test(tc, test_category_rules);
+	tcase_add_test(tc, test_leaks_one_step);
+	tcase_add_test(tc, test_round_rule);
 	tcase_add_test(tc, test_ranking_annotations);
 	tcase_add_test(tc, test_ranking_periodicity);
 	tcase_add_test(tc, test_top);

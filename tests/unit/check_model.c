@@ -127,6 +127,40 @@ START_TEST(test_model_device_segments)
 }
 END_TEST
 
+/* snap_ev_at_time: the first event at or after a time, against a scan;
+ * equal times, a range, and decreasing times (a hostile file) that must
+ * still give an event of the range. */
+START_TEST(test_model_event_at_time)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	static const int64_t times[] = {10, 10, 20, 30, 30, 30, 45, 60};
+	uint64_t i, want, n = sizeof times / sizeof times[0];
+	int64_t q;
+
+	for (i = 0; i < n; i++) {
+		uint64_t k = snap_trace_push(s, t, SNAP_ALLOC, 512 * i, 512, 0,
+		    0);
+
+		snap_trace_set_time(t, k, times[i]);
+	}
+	for (q = 0; q <= 70; q++) {
+		for (want = 0; want < n && times[want] < q; want++)
+			;
+		ck_assert_uint_eq(snap_ev_at_time(t, 0, n, q), want);
+	}
+	ck_assert_uint_eq(snap_ev_at_time(t, 4, 7, 10), 4);
+	ck_assert_uint_eq(snap_ev_at_time(t, 4, 7, 31), 6);
+	ck_assert_uint_eq(snap_ev_at_time(t, 4, 7, 99), 7);
+	ck_assert_uint_eq(snap_ev_at_time(t, 3, 3, 0), 3);
+	for (i = 0; i < n; i++)
+		snap_trace_set_time(t, i, 1000 - (int64_t)i * 7);
+	for (q = 900; q < 1100; q++)
+		ck_assert_uint_le(snap_ev_at_time(t, 2, 6, q), 6);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_model_actions)
 {
 	struct snapshot *s = snap_new();
@@ -153,6 +187,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_intern_stack);
 	tcase_add_test(tc, test_model_trace_columns);
 	tcase_add_test(tc, test_model_device_segments);
+	tcase_add_test(tc, test_model_event_at_time);
 	tcase_add_test(tc, test_model_actions);
 	suite_add_tcase(s, tc);
 	return s;

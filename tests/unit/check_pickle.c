@@ -68,11 +68,10 @@ describe(struct pkl_reader *r, const struct pkl_value *v, char *buf,
 	case PKL_NONE: app(buf, size, "None"); break;
 	case PKL_BOOL: app(buf, size, v->v.u ? "True" : "False"); break;
 	case PKL_INT:
-		snprintf(buf + used, size - used,
-		    (v->flags & PKL_F_UNSIGNED) ? "%llu" : "%lld",
-		    (v->flags & PKL_F_UNSIGNED) ? (unsigned long long)v->v.u
-						: (unsigned long long)v->v.i);
-		if (!(v->flags & PKL_F_UNSIGNED))
+		if (v->flags & PKL_F_UNSIGNED)
+			snprintf(buf + used, size - used, "%llu",
+			    (unsigned long long)v->v.u);
+		else
 			snprintf(buf + used, size - used, "%lld",
 			    (long long)v->v.i);
 		break;

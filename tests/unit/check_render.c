@@ -17,6 +17,11 @@
 #include "render/frames.h"
 #include "render/segmap.h"
 #include "render/timeline.h"
+#include "render/tl_groups.h"
+#include "render/tl_int.h"
+#include "render/tl_segs.h"
+#include "analysis/top.h"
+#include "snapshot/snap_load.h"
 
 static char *
 slurp(const char *path)
@@ -192,7 +197,7 @@ END_TEST
 
 /* ---- timeline ---------------------------------------------------------- */
 
-/* The worked example of snapshot-format.md §10.2: segment_alloc(512),
+/* The worked example of doc/snapshot-format.md §10.2: segment_alloc(512),
  * alloc A(100), alloc B(200), free A, snapshot; C(50) a ghost. */
 static struct idx_elem ex_elems[3] = {
     {0x1000, 100, 0, 1, 3, 0, 0},
@@ -262,16 +267,19 @@ START_TEST(test_render_timeline_stacking)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 4,
+	    .sel_elem = TL_NO_ELEM, .ymax = 350, .mono = 1,
+	    .legend = TL_LEGEND_OFF, .mark_sel = -2};
 	struct cellbuf cb;
 	int px = TL_YAXIS_W, bot = 6; /* 7 plot rows: 50 bytes each */
 
 	example(&tl);
 	tl_model_init(&m, NULL, &tl, 100);
-	ck_assert_uint_eq(m.n_drawn, 3);
-	ck_assert_uint_eq(m.drawn[0], 2); /* the ghost at the bottom */
+	ck_assert_uint_eq(m.layer[0].n, 3);
+	/* the ghost at the bottom */
+	ck_assert_uint_eq(m.layer[0].d[0].elem, 2);
 	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
-	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
 	/* column 2 (after alloc B): C row 0, A rows 1-2, B rows 3-6 */
 	ck_assert_uint_ne(ch_at(&cb, px + 2, bot - 1), ' ');
 	ck_assert_uint_eq(ch_at(&cb, px + 2, bot - 3), ch_at(&cb, px + 2, 0));
@@ -288,9 +296,9 @@ START_TEST(test_render_timeline_stacking)
 	/* Only the largest drawn: A and C fall into the summary band. */
 	tl_model_destroy(&m);
 	tl_model_init(&m, NULL, &tl, 1);
-	ck_assert_uint_eq(m.n_drawn, 1);
-	ck_assert_uint_eq(m.drawn[0], 1);
-	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	ck_assert_uint_eq(m.layer[0].n, 1);
+	ck_assert_uint_eq(m.layer[0].d[0].elem, 1);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
 	ck_assert_uint_eq(ch_at(&cb, px + 2, bot - 5), ':');  /* A+C on top */
 	ck_assert_uint_ne(ch_at(&cb, px + 2, bot), ':');      /* B at bottom */
 	golden_check(&cb, "timeline_example_summary.txt");
@@ -303,13 +311,14 @@ START_TEST(test_render_timeline_utf8_select)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 2, 1, 0, 0, 0, 1, 0, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 2, .sel_elem = 1,
+	    .utf8 = 1, .legend = TL_LEGEND_OFF, .mark_sel = -2};
 	struct cellbuf cb;
 
 	example(&tl);
 	tl_model_init(&m, NULL, &tl, 100);
 	cellbuf_init(&cb, 40, 10);
-	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
 	golden_check(&cb, "timeline_example_utf8.txt");
 	tl_model_destroy(&m);
 	cellbuf_destroy(&cb);
@@ -320,7 +329,9 @@ START_TEST(test_render_timeline_columns)
 {
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct tl_view v = {0, 5, 0, TL_NO_ELEM, 0, 0, 0, 0, 1, NULL, NULL, 0, -2};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .sel_elem = TL_NO_ELEM,
+	    .mono = 1,
+	    .mark_sel = -2};
 	int c;
 
 	example(&tl);
@@ -349,8 +360,9 @@ START_TEST(test_render_timeline_hilite)
 	struct tl_model m;
 	struct tl_hilite h;
 	static const int64_t marks[] = {1, 3};
-	struct tl_view v = {0, 5, 4, TL_NO_ELEM, 350, 0, 0, 0, 1, NULL, marks,
-	    2, 3};
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 4, .sel_elem =
+	    TL_NO_ELEM, .ymax = 350, .mono = 1, .legend = TL_LEGEND_OFF,
+	    .marks = marks, .n_marks = 2, .mark_sel = 3};
 	struct cellbuf cb;
 	uint64_t a = 0;
 	int px = TL_YAXIS_W, bot = 6;
@@ -365,7 +377,7 @@ START_TEST(test_render_timeline_hilite)
 	ck_assert_uint_eq(tl_hilite_bytes(&h, 3), 0);
 	v.hl = &h;
 	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
-	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
 	/* A (100 bytes = 2 rows) at the bottom after events 1 and 2, then
 	 * the ghost C, then B; gone after its free */
 	ck_assert_uint_eq(ch_at(&cb, px + 1, bot), '!');
@@ -386,6 +398,395 @@ START_TEST(test_render_timeline_hilite)
 	tl_hilite_destroy(&h);
 	tl_model_destroy(&m);
 	cellbuf_destroy(&cb);
+}
+END_TEST
+
+/* ---- stacking modes ------------------------------------------------------ */
+
+/* Group of an element of the worked example: A and C in group 0, B in
+ * group 1. */
+static uint32_t
+ex_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	(void)ctx;
+	(void)e;
+	return k == 1 ? 1 : 0;
+}
+
+/* Per-group bytes after every event equal a brute-force sum over the
+ * elements alive then. */
+START_TEST(test_render_groups_bytes)
+{
+	struct idx_timeline tl;
+	struct tl_groups g;
+	uint32_t top[4];
+	int64_t ev;
+	uint32_t grp;
+
+	example(&tl);
+	ck_assert_int_eq(tl_groups_build(&g, &tl, 4, ex_group, NULL), 0);
+	ck_assert_uint_eq(g.n, 2);
+	for (ev = -1; ev < 5; ev++)
+		for (grp = 0; grp < 2; grp++) {
+			uint64_t want = 0, k;
+
+			for (k = 0; k < tl.n_elems; k++)
+				if (ex_group(NULL, &ex_elems[k], k) == grp &&
+				    an_elem_alive(&ex_elems[k], ev))
+					want += ex_elems[k].size;
+			ck_assert_msg(tl_groups_bytes(&g, grp, ev) == want,
+			    "group %u after %lld: %llu, want %llu", grp,
+			    (long long)ev,
+			    (unsigned long long)tl_groups_bytes(&g, grp, ev),
+			    (unsigned long long)want);
+		}
+	/* after event 2: A+C 150, B 200; after 3: C 50, B 200 */
+	ck_assert_uint_eq(tl_groups_top(&g, 2, 4, top), 2);
+	ck_assert_uint_eq(top[0], 1);
+	ck_assert_uint_eq(top[1], 0);
+	ck_assert_uint_eq(tl_groups_top(&g, 2, 1, top), 1);
+	ck_assert_uint_eq(top[0], 1);
+	/* the largest element's stack names each group */
+	ck_assert_uint_eq(g.max_elem[0], 0);
+	ck_assert_uint_eq(g.max_elem[1], 1);
+	tl_groups_destroy(&g);
+}
+END_TEST
+
+static struct snapshot *
+load_data(const char *rel)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+
+	snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR, rel);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	return s;
+}
+
+/* Real and generated files whose segment events are consistent with
+ * their final segments (check passes on them). */
+static const char *const seg_files[] = {"gen/expandable.pickle",
+    "real/npu_leak_expandable.pickle", "real/npu_leak_empty_cache.pickle",
+    "real/cuda_train_one_step.pickle", "gen/frag.pickle",
+    "gen/graphs.pickle", "real/npu_all_freed.pickle"};
+
+/* The segment timeline's elements add up to reserved memory after every
+ * event (segment_map/unmap counted): a sweep over their starts and ends
+ * against the timeline's reserved column. */
+START_TEST(test_render_segs_reserved)
+{
+	struct snapshot *s = load_data(seg_files[_i]);
+	uint32_t d = snap_default_device(s);
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct idx_timeline tl;
+	struct tl_segs sg;
+	struct sv_error err;
+	int64_t *delta;
+	int64_t run = 0;
+	uint64_t k, i, n_map = 0;
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	tl_segs_build(&sg, s, d, t);
+	delta = calloc(tl.n_events + 1, sizeof *delta);
+	for (k = 0; k < sg.n; k++) {
+		const struct idx_elem *e = &sg.elems[k];
+
+		ck_assert_uint_gt(e->size, 0);
+		if (e->alloc_ev < 0)
+			run += (int64_t)e->size;
+		else
+			delta[e->alloc_ev] += (int64_t)e->size;
+		if (e->free_ev >= 0)
+			delta[e->free_ev] -= (int64_t)e->size;
+	}
+	ck_assert_int_eq(run, (int64_t)tl.base_reserved);
+	for (i = 0; i < tl.n_events; i++) {
+		run += delta[i];
+		ck_assert_msg(run == (int64_t)idx_tl_reserved(&tl, i),
+		    "%s: after #%llu segments %lld, reserved %llu",
+		    seg_files[_i], (unsigned long long)i, (long long)run,
+		    (unsigned long long)idx_tl_reserved(&tl, i));
+		n_map += snap_ev_action(t, i) == SNAP_SEGMENT_MAP;
+	}
+	/* expandable files: one element per mapped range at least */
+	if (n_map > 0)
+		ck_assert_uint_ge(sg.n, n_map);
+	free(delta);
+	tl_segs_destroy(&sg);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* A hostile order of segment events (unmaps over nothing, overlapping
+ * maps, an unmap across three ranges and a gap) gives elements, never a
+ * hang or a negative size, and an unmap across ranges ends each. */
+START_TEST(test_render_segs_unmap_ranges)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct tl_segs sg;
+	uint64_t k, live_after = 0;
+
+	snap_trace_push(s, t, SNAP_SEGMENT_MAP, 0x1000, 0x1000, 0, 0);
+	t = snap_trace_get(s, 0);
+	snap_trace_push(s, t, SNAP_SEGMENT_MAP, 0x2000, 0x1000, 0, 0);
+	t = snap_trace_get(s, 0);
+	snap_trace_push(s, t, SNAP_SEGMENT_MAP, 0x4000, 0x2000, 0, 0);
+	t = snap_trace_get(s, 0);
+	/* [0x1800, 0x5000): half of the first, the second, a gap, half of
+	 * the third */
+	snap_trace_push(s, t, SNAP_SEGMENT_UNMAP, 0x1800, 0x3800, 0, 0);
+	t = snap_trace_get(s, 0);
+	snap_trace_push(s, t, SNAP_SEGMENT_UNMAP, 0x9000, 0x1000, 0, 0);
+	t = snap_trace_get(s, 0);
+	tl_segs_build(&sg, s, 0, t);
+	for (k = 0; k < sg.n; k++) {
+		const struct idx_elem *e = &sg.elems[k];
+
+		ck_assert_uint_gt(e->size, 0);
+		if (e->free_ev < 0 && e->alloc_ev <= 4)
+			live_after += e->size;
+	}
+	/* left: [0x1000, 0x1800) and [0x5000, 0x6000) */
+	ck_assert_uint_eq(live_after, 0x800 + 0x1000);
+	/* the gap [0x3000, 0x4000) and [0x9000, 0xa000): mapped before */
+	ck_assert_uint_eq(sg.n_pre, 2);
+	tl_segs_destroy(&sg);
+	snap_free(s);
+}
+END_TEST
+
+/* Loads a file into a model with its timeline (freed by the caller). */
+static struct snapshot *
+model_of(const char *rel, struct idx_timeline *tl, struct tl_model *m)
+{
+	struct snapshot *s = load_data(rel);
+	struct sv_error err;
+
+	ck_assert_int_eq(idx_timeline_build(s, snap_default_device(s), tl,
+	    &err), 0);
+	tl_model_init(m, s, tl, TL_DEFAULT_DRAWN);
+	return s;
+}
+
+/* The call-site bands of the real training run at its peak are the top
+ * sites of an_top at that event (the same site rule, computed from the
+ * live elements instead of byte curves), and the bands add up to the
+ * total. */
+START_TEST(test_render_site_bands_real)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("real/cuda_train_one_step.pickle", &tl,
+	    &m);
+	struct tl_view v = {.ev0 = 0, .ev1 = (int64_t)tl.n_events,
+	    .cursor = tl.peak_ev, .sel_elem = TL_NO_ELEM,
+	    .stack = TL_STACK_SITE, .mark_sel = -2};
+	struct tl_frame fr = {.row_bytes = 1, .peak_ev = tl.peak_ev,
+	    .rank_stack = -1};
+	struct tl_band b[64];
+	struct an_sites sites;
+	struct an_top top;
+	char why[128], la[512], lb[512];
+	int n, i, share;
+
+	/* the case: no allocation big enough at 120x40 */
+	ck_assert_int_eq(tl_model_auto_stack(&m, 120, 19, &share),
+	    TL_STACK_SITE);
+	ck_assert_int_lt(share, 50);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	tl_rank(&m, &v, &fr);
+	ck_assert_uint_eq(fr.n_top, TL_MAX_BANDS);
+	n = tl_bands_at(&m, &v, &fr, tl.peak_ev, b, 64);
+	ck_assert_int_eq(n, TL_MAX_BANDS + 1);
+	ck_assert_uint_eq(b[n - 1].hi, tl_total_at(&m, tl.peak_ev));
+	ck_assert_int_eq(b[n - 1].kind, TL_PICK_OTHER);
+	ck_assert_int_eq(an_sites_init(&sites, s, 1, NULL, NULL), 0);
+	ck_assert_int_eq(an_top(&tl, &sites, tl.peak_ev, 1, &top), 0);
+	for (i = 0; i < TL_MAX_BANDS; i++) {
+		const struct an_top_node *t = &top.nodes[top.roots[i]];
+
+		ck_assert_uint_eq(b[i].hi - b[i].lo, t->bytes);
+		if (i > 0)
+			ck_assert_uint_eq(b[i].lo, b[i - 1].hi);
+		tl_group_label(&m, TL_STACK_SITE, (uint32_t)b[i].id, 0, 1, la,
+		    sizeof la);
+		an_site_label(&sites, t->site, lb, sizeof lb);
+		/* equal bytes may rank either way: compare the labels only
+		 * where the bytes differ from a neighbour's */
+		if ((i == 0 || top.nodes[top.roots[i - 1]].bytes != t->bytes) &&
+		    (i + 1 == TL_MAX_BANDS ||
+		    top.nodes[top.roots[i + 1]].bytes != t->bytes))
+			ck_assert_str_eq(la, lb);
+	}
+	an_top_destroy(&top);
+	an_sites_destroy(&sites);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* Generated frag file: big allocations, drawn one by one. */
+START_TEST(test_render_auto_alloc)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("gen/frag.pickle", &tl, &m);
+	int share;
+
+	ck_assert_int_eq(tl_model_auto_stack(&m, 120, 19, &share),
+	    TL_STACK_ALLOC);
+	ck_assert_int_ge(share, 50);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* Annotations land on the first event at or after their time (worked
+ * out here by a linear scan of the trace), sorted; stepping goes
+ * through them one by one. */
+START_TEST(test_render_annotations)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("real/cuda_train_one_step.pickle", &tl,
+	    &m);
+	const struct snap_trace *t = snap_trace_of(s, tl.device);
+	uint32_t i;
+	uint64_t k, n = 0, j;
+
+	ck_assert_uint_eq(m.n_annots, 2);
+	for (i = 0; i < s->n_annotations; i++) {
+		const struct snap_annotation *a = &s->annotations[i];
+		int64_t want = a->stage == SNAP_STAGE_START ?
+		    (int64_t)t->n - 1 : 0;
+
+		/* a START at the first event at or after it, an END at the
+		 * last at or before it */
+		for (k = 0; k < t->n; k++) {
+			if (a->stage == SNAP_STAGE_START &&
+			    snap_ev_time(t, k) >= a->time_us) {
+				want = (int64_t)k;
+				break;
+			}
+			if (a->stage == SNAP_STAGE_END &&
+			    snap_ev_time(t, k) <= a->time_us)
+				want = (int64_t)k;
+		}
+		for (j = 0; j < m.n_annots; j++)
+			if (m.annots[j].time_us == a->time_us &&
+			    m.annots[j].stage == a->stage) {
+				ck_assert_int_eq(m.annots[j].ev, want);
+				n++;
+			}
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(m.annots[0].stage, SNAP_STAGE_START);
+	ck_assert_str_eq(snap_str(s, m.annots[0].name),
+	    "Optimizer.step#AdamW.step");
+	ck_assert_uint_eq(tl_model_annot_step(&m, 0, UINT64_MAX, 1), 0);
+	ck_assert_uint_eq(tl_model_annot_step(&m, m.annots[0].ev, 0, 1), 1);
+	ck_assert_uint_eq(tl_model_annot_step(&m, m.annots[1].ev, 1, 1),
+	    UINT64_MAX);
+	ck_assert_uint_eq(tl_model_annot_step(&m, m.annots[1].ev, 1, -1), 0);
+	ck_assert_uint_eq(tl_model_annot_step(&m, 0, UINT64_MAX, -1),
+	    UINT64_MAX);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* Without colour every band pattern differs from the others and from
+ * the summary, set and picked glyphs, in UTF-8 and in ASCII. */
+START_TEST(test_render_mono_patterns)
+{
+	struct tl_view v = {.mono = 1, .utf8 = _i};
+	struct tl_band b = {0};
+	uint32_t g[UIC_NBANDS + 3];
+	int i, j;
+
+	b.kind = TL_PICK_GROUP;
+	for (i = 0; i < UIC_NBANDS; i++) {
+		b.color = (uint8_t)i;
+		g[i] = tl_band_glyph(&v, &b);
+	}
+	b.kind = TL_PICK_OTHER;
+	g[UIC_NBANDS] = tl_band_glyph(&v, &b);
+	b.kind = TL_PICK_SET;
+	g[UIC_NBANDS + 1] = tl_band_glyph(&v, &b);
+	b.kind = TL_PICK_GROUP;
+	b.hilite = 1;
+	g[UIC_NBANDS + 2] = tl_band_glyph(&v, &b);
+	for (i = 0; i < UIC_NBANDS + 3; i++)
+		for (j = i + 1; j < UIC_NBANDS + 3; j++)
+			ck_assert_msg(g[i] != g[j],
+			    "patterns %d and %d: U+%04X", i, j, g[i]);
+}
+END_TEST
+
+/* The leak view's set in a grouped mode rests at the bottom and is
+ * taken out of its group's band: the column still adds up to the
+ * total. */
+START_TEST(test_render_hilite_grouped)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("real/cuda_train_one_step.pickle", &tl,
+	    &m);
+	struct tl_view v = {.ev0 = 0, .ev1 = (int64_t)tl.n_events,
+	    .cursor = tl.peak_ev, .sel_elem = TL_NO_ELEM,
+	    .stack = TL_STACK_SITE, .mark_sel = -2};
+	struct tl_frame fr = {.row_bytes = 1, .peak_ev = tl.peak_ev,
+	    .rank_stack = -1};
+	struct tl_hilite h;
+	struct tl_band b[64];
+	uint64_t set[64], ns = 0, k, sum;
+	char why[128];
+	int n, i, st;
+
+	/* the set: the peak's 64 first live trace allocations */
+	for (k = 0; k < tl.n_elems && ns < 64; k++) {
+		struct idx_elem e = idx_tl_elem(&tl, k);
+
+		if (e.alloc_ev >= 0 && an_elem_alive(&e, tl.peak_ev))
+			set[ns++] = k;
+	}
+	ck_assert_uint_gt(ns, 0);
+	for (st = 0; st < TL_STACK_COUNT; st++) {
+		if (st == TL_STACK_CATEGORY)
+			continue;
+		ck_assert_int_eq(tl_model_prepare(&m, st, why, sizeof why), 0);
+		tl_hilite_init(&h, &m, set, ns);
+		v.stack = st;
+		v.hl = &h;
+		fr.rank_stack = -1;
+		fr.row_bytes = (double)tl.peak / 40;
+		tl_rank(&m, &v, &fr);
+		n = tl_bands_at(&m, &v, &fr, tl.peak_ev, b, 64);
+		ck_assert_int_gt(n, 0);
+		for (i = 0, sum = 0; i < n; i++) {
+			ck_assert_uint_eq(b[i].lo, sum);
+			sum = b[i].hi;
+		}
+		ck_assert_uint_eq(sum, tl_stack_total(&m, st, tl.peak_ev));
+		if (st != TL_STACK_SEGMENT) {
+			ck_assert_int_eq(b[0].kind, TL_PICK_SET);
+			ck_assert_uint_eq(b[0].hi, tl_hilite_bytes(&h,
+			    tl.peak_ev));
+		}
+		tl_hilite_destroy(&h);
+	}
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
 }
 END_TEST
 
@@ -552,6 +953,16 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_columns);
 	tcase_add_test(tl, test_render_timeline_hilite);
 	tcase_add_test(tl, test_render_anlist_label);
+	tcase_add_test(tl, test_render_groups_bytes);
+	tcase_add_loop_test(tl, test_render_segs_reserved, 0,
+	    (int)(sizeof seg_files / sizeof seg_files[0]));
+	tcase_add_test(tl, test_render_segs_unmap_ranges);
+	tcase_add_test(tl, test_render_site_bands_real);
+	tcase_add_test(tl, test_render_auto_alloc);
+	tcase_add_test(tl, test_render_annotations);
+	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
+	tcase_add_test(tl, test_render_hilite_grouped);
+	tcase_set_timeout(tl, 60);
 	tcase_add_test(sm, test_render_segmap_cells);
 	tcase_add_test(sm, test_render_segmap_clipped);
 	suite_add_tcase(s, tc);

@@ -454,10 +454,11 @@ START_TEST(test_replay_legacy_no_trace)
 END_TEST
 
 /* ---- a small independent allocator model --------------------------------
- * Non-expandable CUDA rules (§13.3-13.6): best fit on the same stream and
- * pool, 2 MiB small / 20 MiB or 2 MiB-rounded large segments, lowest part
- * to the allocation, should_split, merges on free, deferred frees,
- * empty_cache. It records a hash of its state after every event. */
+ * Non-expandable CUDA rules (doc/snapshot-format.md §13.3-13.6): best fit
+ * on the same stream and pool, 2 MiB small / 20 MiB or 2 MiB-rounded
+ * large segments, lowest part to the allocation, should_split, merges on
+ * free, deferred frees, empty_cache. It records a hash of its state after
+ * every event. */
 #define MS 256
 #define MB 512
 struct mblk {

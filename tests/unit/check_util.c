@@ -1,10 +1,12 @@
 /*
  * Unit tests for src/util: escape (what reaches the terminal and JSON
- * from an untrusted string) and the ordered map (avl).
+ * from an untrusted string), units (sizes and counts as printed), the
+ * binary search and the ordered map (avl).
  */
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,9 @@
 
 #include "util/avl.h"
 #include "util/escape.h"
+#include "util/json.h"
+#include "util/search.h"
+#include "util/units.h"
 
 static const char *
 esc(const char *s, size_t len)
@@ -48,27 +53,26 @@ END_TEST
 
 /* The one decoder refuses what the screen's used to accept: overlong
  * forms and surrogates. */
+static size_t
+dec(const char *s, size_t n, uint32_t *cp)
+{
+	return sv_utf8_decode((const unsigned char *)s, n, cp);
+}
+
 START_TEST(test_utf8_decode)
 {
 	uint32_t cp = 0;
 
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe6\x97\xa5",
-	    3, &cp), 3);
+	ck_assert_uint_eq(dec("\xe6\x97\xa5", 3, &cp), 3);
 	ck_assert_uint_eq(cp, 0x65e5);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xf4\x8f\xbf\xbf",
-	    4, &cp), 4);
+	ck_assert_uint_eq(dec("\xf4\x8f\xbf\xbf", 4, &cp), 4);
 	ck_assert_uint_eq(cp, 0x10ffff);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe0\x80\xaf",
-	    3, &cp), 0);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xc0\xaf",
-	    2, &cp), 0);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xed\xa0\x80",
-	    3, &cp), 0);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xf4\x90\x80\x80",
-	    4, &cp), 0);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"\xe6\x97",
-	    2, &cp), 0);
-	ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)"x", 0, &cp), 0);
+	ck_assert_uint_eq(dec("\xe0\x80\xaf", 3, &cp), 0);
+	ck_assert_uint_eq(dec("\xc0\xaf", 2, &cp), 0);
+	ck_assert_uint_eq(dec("\xed\xa0\x80", 3, &cp), 0);
+	ck_assert_uint_eq(dec("\xf4\x90\x80\x80", 4, &cp), 0);
+	ck_assert_uint_eq(dec("\xe6\x97", 2, &cp), 0);
+	ck_assert_uint_eq(dec("x", 0, &cp), 0);
 }
 END_TEST
 
@@ -107,9 +111,10 @@ START_TEST(test_escape_invisible)
 	ck_assert_str_eq(esc("\xef\xbf\xb9", 3), "\\u{fff9}");
 	/* a space that passes for U+0020 */
 	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\\u{202f}");
-	/* neighbours of the ranges are ordinary printable characters */
-	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");	/* U+2010 */
-	ck_assert_str_eq(esc("\xe2\x80\xb0", 3), "\xe2\x80\xb0");	/* U+2030 */
+	/* neighbours of the ranges are ordinary printable characters:
+	 * U+2010, U+2030 */
+	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");
+	ck_assert_str_eq(esc("\xe2\x80\xb0", 3), "\xe2\x80\xb0");
 	ck_assert_str_eq(esc(" ", 1), " ");
 }
 END_TEST
@@ -140,7 +145,7 @@ START_TEST(test_json_string)
 }
 END_TEST
 
-/* ---- avl ---------------------------------------------------------------- */
+/* ---- avl ----------------------------------------------------------------- */
 
 struct elem {
 	struct avl_node node;
@@ -318,12 +323,155 @@ START_TEST(test_avl_load)
 }
 END_TEST
 
+/* json_kv_double: exact enough to read back, null where JSON has no
+ * number (NaN, infinities). */
+START_TEST(test_json_double)
+{
+	char out[256];
+	FILE *f = fmemopen(out, sizeof out, "w");
+	struct json j;
+
+	ck_assert_ptr_nonnull(f);
+	json_init(&j, f, 0);
+	json_obj_begin(&j);
+	json_kv_double(&j, "a", 0.1);
+	json_kv_double(&j, "b", -2.5);
+	json_kv_double(&j, "c", INFINITY);
+	json_kv_double(&j, "d", NAN);
+	json_obj_end(&j);
+	fclose(f);
+	ck_assert_str_eq(out,
+	    "{\"a\":0.10000000000000001,\"b\":-2.5,\"c\":null,\"d\":null}");
+}
+END_TEST
+
+static const char *
+size_str(uint64_t bytes)
+{
+	static char buf[32];
+
+	return sv_fmt_size(buf, sizeof buf, bytes);
+}
+
+START_TEST(test_size_text)
+{
+	ck_assert_str_eq(size_str(0), "0 B");
+	ck_assert_str_eq(size_str(1023), "1023 B");
+	ck_assert_str_eq(size_str(1024), "1.0 KiB");
+	/* 1.25 KiB: a tie, rounded up (printf's %.1f gives "1.2") */
+	ck_assert_str_eq(size_str(1280), "1.3 KiB");
+	ck_assert_str_eq(size_str(2304), "2.3 KiB");
+	ck_assert_str_eq(size_str(1279), "1.2 KiB");
+	ck_assert_str_eq(size_str(1536), "1.5 KiB");
+	/* the last KiB value and the first that rounds to 1024.0 */
+	ck_assert_str_eq(size_str(1048524), "1023.9 KiB");
+	ck_assert_str_eq(size_str(1048525), "1.0 MiB");
+	ck_assert_str_eq(size_str(20ull << 20), "20.0 MiB");
+	ck_assert_str_eq(size_str((5ull << 30) + (1ull << 28)), "5.3 GiB");
+	ck_assert_str_eq(size_str(1ull << 60), "1.0 EiB");
+	ck_assert_str_eq(size_str(UINT64_MAX), "16.0 EiB");
+}
+END_TEST
+
+/* The tenths of sv_size_tenths against the definition, in 128-bit
+ * arithmetic: t is the nearest tenth of bytes / 1024^unit, ties up
+ * (2 * 10 * bytes in [(2t - 1) d, (2t + 1) d)), and the unit is the first
+ * whose t is below 10240. Returns what is wrong, or NULL. (No Check
+ * assertion per value: each one costs a write to the test's pipe.) */
+static const char *
+tenths_wrong(uint64_t bytes)
+{
+	uint64_t t;
+	int unit = sv_size_tenths(bytes, &t);
+	unsigned __int128 d, x = (unsigned __int128)bytes * 20;
+
+	if (bytes < 1024)
+		return unit == 0 ? NULL : "bytes below 1024 not in B";
+	if (unit < 1 || unit > 6)
+		return "unit out of range";
+	d = (unsigned __int128)1 << (10 * unit);
+	if (x + d < (unsigned __int128)2 * t * d ||
+	    x + d >= (unsigned __int128)(2 * t + 2) * d)
+		return "not the nearest tenth (ties up)";
+	if (t >= 10240 && unit < 6)
+		return "rounds to 1024.0 or more";
+	if (unit > 1 && (x + (d >> 10)) / (2 * (d >> 10)) < 10240)
+		return "a smaller unit would do";
+	return NULL;
+}
+
+static void
+check_tenths(uint64_t bytes)
+{
+	const char *why = tenths_wrong(bytes);
+
+	if (why != NULL)
+		ck_abort_msg("%llu: %s", (unsigned long long)bytes, why);
+}
+
+START_TEST(test_size_tenths)
+{
+	uint64_t b, s = 0x9e3779b97f4a7c15ull;
+	int i, u;
+
+	for (b = 0; b < (4u << 20); b++)
+		check_tenths(b);
+	for (u = 1; u <= 6; u++) {
+		uint64_t edge = (uint64_t)((1ull << (10 * u)) / 20 * 20479);
+
+		for (b = edge - 2000; b < edge + 2000; b++)
+			check_tenths(b);
+	}
+	for (i = 0; i < 1000000; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		check_tenths(s >> (s % 61));
+	}
+	check_tenths(UINT64_MAX);
+}
+END_TEST
+
+START_TEST(test_count_text)
+{
+	char b[32], small[4];
+
+	ck_assert_str_eq(sv_fmt_count(b, sizeof b, 0), "0");
+	ck_assert_str_eq(sv_fmt_count(b, sizeof b, 999), "999");
+	ck_assert_str_eq(sv_fmt_count(b, sizeof b, 1000), "1,000");
+	ck_assert_str_eq(sv_fmt_count(b, sizeof b, 1204551), "1,204,551");
+	ck_assert_str_eq(sv_fmt_count(b, sizeof b, UINT64_MAX),
+	    "18,446,744,073,709,551,615");
+	/* cut short, always terminated */
+	ck_assert_str_eq(sv_fmt_count(small, sizeof small, 1204551), "1,2");
+	ck_assert_str_eq(sv_fmt_count(small, 1, 5), "");
+}
+END_TEST
+
+/* sv_count_le_i64 (on sv_partition) against a scan, on every prefix of a
+ * sorted array with runs of equal values. */
+START_TEST(test_search_count_le)
+{
+	static const int64_t a[] = {-5, -5, 0, 3, 3, 3, 7, 100, 100, 101};
+	uint64_t n, want, i;
+	int64_t x;
+
+	for (n = 0; n <= sizeof a / sizeof a[0]; n++)
+		for (x = -7; x <= 103; x++) {
+			for (want = 0, i = 0; i < n; i++)
+				want += a[i] <= x;
+			ck_assert_uint_eq(sv_count_le_i64(a, n, x), want);
+		}
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("escape");
 	TCase *ta = tcase_create("avl");
+	TCase *tu = tcase_create("units");
 
 	tcase_add_test(tc, test_escape_controls);
 	tcase_add_test(tc, test_utf8_decode);
@@ -331,10 +479,16 @@ util_suite(void)
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
 	tcase_add_test(tc, test_json_string);
+	tcase_add_test(tc, test_json_double);
+	suite_add_tcase(s, tc);
+	tcase_add_test(tu, test_size_text);
+	tcase_add_test(tu, test_size_tenths);
+	tcase_add_test(tu, test_count_text);
+	tcase_add_test(tu, test_search_count_le);
+	suite_add_tcase(s, tu);
 	tcase_add_test(ta, test_avl_random);
 	tcase_add_test(ta, test_avl_descending);
 	tcase_add_test(ta, test_avl_load);
-	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ta);
 	return s;
 }

@@ -25,4 +25,6 @@ g tiny-p2     --scenario leak --events 300 --protocol 2
 g tiny-p3     --scenario leak --events 300 --protocol 3
 g tiny-p4     --scenario leak --events 300 --protocol 4
 g tiny-p5     --scenario leak --events 300 --protocol 5
+g training    --scenario training --layers 2 --hidden 256
+g training-leak --scenario training --layers 2 --hidden 256 --steps 4 --leak
 $gen --scenario leak --events 3000 -o "$out/demo.pickle"

@@ -1,0 +1,677 @@
+/*
+ * Categories of allocations: user rules, then frames and lifetimes
+ * against the step's phases. See category.h.
+ */
+#include "config.h"
+
+#include "analysis/category.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/frame.h"
+#include "util/escape.h"
+#include "util/xalloc.h"
+
+static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
+    "optimizer_state", "activation", "temporary", "workspace", "other"};
+static const char *const cat_labels[AN_CAT_COUNT] = {"parameter",
+    "gradient", "optimizer state", "activation", "temporary", "workspace",
+    "other"};
+
+const char *
+an_category_name(unsigned c)
+{
+	return c < AN_CAT_COUNT ? cat_names[c] : NULL;
+}
+
+const char *
+an_category_label(unsigned c)
+{
+	return c < AN_CAT_COUNT ? cat_labels[c] : NULL;
+}
+
+int
+an_category_lookup(const char *name, size_t len)
+{
+	unsigned c;
+
+	for (c = 0; c < AN_CAT_COUNT; c++)
+		if (strlen(cat_names[c]) == len &&
+		    strncmp(cat_names[c], name, len) == 0)
+			return (int)c;
+	if (len == 15 && strncmp(name, "optimizer-state", 15) == 0)
+		return AN_CAT_OPTIMIZER_STATE;
+	return -1;
+}
+
+/* ---- rules -------------------------------------------------------------- */
+
+#define RULES_MAX_BYTES (1u << 20)
+#define RULE_LINE_MAX 4096
+
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static int
+parse_line(const char *p, size_t n, uint32_t line, struct an_cat_rules *out,
+    size_t *cap, struct sv_error *err)
+{
+	char re[RULE_LINE_MAX + 1], msg[128];
+	size_t i = 0, w;
+	int cat, rc;
+	struct an_cat_rule *r;
+
+	while (i < n && is_space(p[i]))
+		i++;
+	while (n > i && is_space(p[n - 1]))
+		n--;
+	if (i == n || p[i] == '#')
+		return 0;
+	for (w = i; w < n && !is_space(p[w]); w++)
+		;
+	cat = an_category_lookup(p + i, w - i);
+	if (cat < 0) {
+		char word[64];
+
+		/* the word is the user's text: escaped for the terminal */
+		sv_escape(word, sizeof word, p + i, w - i > 40 ? 40 : w - i);
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "line %u: unknown category '%s' (expected parameter, "
+		    "gradient, optimizer_state, activation, temporary, "
+		    "workspace or other)", line, word);
+	}
+	while (w < n && is_space(p[w]))
+		w++;
+	if (w == n)
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "line %u: no regular expression after '%s'", line,
+		    cat_names[cat]);
+	if (out->n >= AN_CAT_RULES_MAX)
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "line %u: more than %u rules", line, AN_CAT_RULES_MAX);
+	memcpy(re, p + w, n - w);
+	re[n - w] = '\0';
+	XGROW(out->r, *cap, (size_t)out->n + 1);
+	r = &out->r[out->n];
+	rc = regcomp(&r->re, re, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		regerror(rc, &r->re, msg, sizeof msg);
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "line %u: bad regular expression: %s", line, msg);
+	}
+	r->cat = (uint8_t)cat;
+	r->line = line;
+	out->n++;
+	return 0;
+}
+
+int
+an_cat_rules_parse(const char *text, size_t len, struct an_cat_rules *out,
+    struct sv_error *err)
+{
+	size_t pos = 0, cap = 0;
+	uint32_t line = 0;
+
+	memset(out, 0, sizeof *out);
+	while (pos < len) {
+		const char *p = text + pos, *nl;
+		size_t n;
+
+		line++;
+		nl = memchr(p, '\n', len - pos);
+		n = nl != NULL ? (size_t)(nl - p) : len - pos;
+		pos += n + (nl != NULL);
+		if (memchr(p, '\0', n) != NULL) {
+			an_cat_rules_destroy(out);
+			return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+			    "line %u: a NUL byte", line);
+		}
+		if (n > RULE_LINE_MAX) {
+			an_cat_rules_destroy(out);
+			return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+			    "line %u: longer than %u bytes", line,
+			    RULE_LINE_MAX);
+		}
+		if (parse_line(p, n, line, out, &cap, err) != 0) {
+			an_cat_rules_destroy(out);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+an_cat_rules_load(const char *path, struct an_cat_rules *out,
+    struct sv_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+	int r;
+
+	memset(out, 0, sizeof *out);
+	if (f == NULL)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	buf = xmalloc(RULES_MAX_BYTES + 1);
+	n = fread(buf, 1, RULES_MAX_BYTES + 1, f);
+	if (ferror(f)) {
+		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "cannot read: %s", strerror(errno));
+	} else if (n > RULES_MAX_BYTES) {
+		r = sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "larger than %u bytes", RULES_MAX_BYTES);
+	} else {
+		r = an_cat_rules_parse(buf, n, out, err);
+	}
+	free(buf);
+	fclose(f);
+	return r;
+}
+
+void
+an_cat_rules_destroy(struct an_cat_rules *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		regfree(&r->r[i].re);
+	free(r->r);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- inference ---------------------------------------------------------- */
+
+/* cuBLAS's default workspace before Hopper (CUBLAS_WORKSPACE_CONFIG
+ * :4096:2:16:8, two 4 MiB chunks and eight of 16 KiB; PyTorch's
+ * CublasHandlePool.cpp) */
+#define CUBLAS_WORKSPACE (2 * 4096 * 1024 + 8 * 16 * 1024)
+
+#define ST_DONE 0x80000000u
+#define ST_EMPTY 0x40000000u	/* the stack has no frame */
+#define NO_RULE 0xffu
+#define RULE_TODO 0xfeu
+
+struct ctx {
+	const struct snapshot *s;
+	const struct snap_trace *t;
+	const struct idx_timeline *tl;
+	const struct an_steps *steps;
+	const struct an_cat_rules *rules;
+	struct an_frame_cache fc;
+	uint32_t *st;		/* per stack: traits | ST_* */
+	uint8_t *st_rule;	/* per stack: rule category, NO_RULE */
+	uint32_t *fr_rule;	/* per frame: first matching rule + 1, or
+				   UINT32_MAX when none; 0 = not yet */
+	int py_only;		/* stacks hold Python frames and no C++ */
+	/* phases per step (or one pseudo step: the whole trace) */
+	const struct an_step *ph;
+	uint64_t n_ph;
+	struct an_step *ph_own;
+	int64_t *bwd_last;		/* per phase: last backward event */
+	struct an_window *bwd_runs, *opt_runs;	/* see scan_events */
+	uint64_t n_bwd_runs, n_opt_runs;
+	int64_t first_bwd;		/* first backward event, -1 */
+	int64_t last_bwd;		/* last backward event, -1 */
+	uint32_t *ftr;			/* per element: free traits */
+	int64_t ws_end;			/* allocs <= this in the leading
+					   torch_npu workspace triples */
+	uint64_t *ws;			/* their alloc events */
+	uint64_t n_ws;
+};
+
+static uint32_t
+stack_traits(struct ctx *c, uint32_t stack)
+{
+	const uint32_t *fr;
+	uint32_t n, i, v = ST_DONE;
+	int user_seen = 0;
+
+	if (stack >= c->s->n_stacks)
+		stack = 0;
+	if (c->st[stack] != 0)
+		return c->st[stack];
+	fr = snap_stack(c->s, stack, &n);
+	if (n == 0)
+		v |= ST_EMPTY;
+	for (i = 0; i < n; i++) {
+		unsigned tr = an_frame_cache_traits(&c->fc, fr[i]);
+
+		/* a user __init__ counts only as the innermost user frame */
+		if (an_frame_cache_kind(&c->fc, fr[i]) == AN_FRAME_USER) {
+			if (user_seen)
+				tr &= ~(unsigned)AN_TR_INIT;
+			user_seen = 1;
+		}
+		v |= tr;
+	}
+	c->st[stack] = v;
+	return v;
+}
+
+static uint32_t
+frame_rule(struct ctx *c, uint32_t f)
+{
+	char buf[4096];
+	const struct snap_frame *fr;
+	uint32_t i;
+
+	if (f >= c->s->n_frames)
+		return UINT32_MAX;
+	if (c->fr_rule[f] != 0)
+		return c->fr_rule[f];
+	fr = &c->s->frames[f];
+	if (fr->line == UINT64_MAX)
+		snprintf(buf, sizeof buf, "%s:? %s",
+		    snap_str(c->s, fr->filename), snap_str(c->s, fr->name));
+	else
+		snprintf(buf, sizeof buf, "%s:%llu %s",
+		    snap_str(c->s, fr->filename), (unsigned long long)fr->line,
+		    snap_str(c->s, fr->name));
+	c->fr_rule[f] = UINT32_MAX;
+	for (i = 0; i < c->rules->n; i++)
+		if (regexec(&c->rules->r[i].re, buf, 0, NULL, 0) == 0) {
+			c->fr_rule[f] = i + 1;
+			break;
+		}
+	return c->fr_rule[f];
+}
+
+/* Category a user rule gives stack, or NO_RULE. */
+static unsigned
+stack_rule(struct ctx *c, uint32_t stack)
+{
+	const uint32_t *fr;
+	uint32_t n, i, best = UINT32_MAX;
+
+	if (c->rules == NULL || c->rules->n == 0)
+		return NO_RULE;
+	if (stack >= c->s->n_stacks)
+		stack = 0;
+	if (c->st_rule[stack] != RULE_TODO)
+		return c->st_rule[stack];
+	fr = snap_stack(c->s, stack, &n);
+	for (i = 0; i < n; i++) {
+		uint32_t r = frame_rule(c, fr[i]);
+
+		if (r < best)
+			best = r;
+	}
+	c->st_rule[stack] = best == UINT32_MAX ? NO_RULE
+	    : c->rules->r[best - 1].cat;
+	return c->st_rule[stack];
+}
+
+/* Traits of stack, with an empty stack in a Python-only file standing for
+ * the autograd engine's thread. */
+static uint32_t
+event_traits(struct ctx *c, uint32_t stack)
+{
+	uint32_t v = stack_traits(c, stack);
+
+	if (c->py_only && (v & ST_EMPTY))
+		v |= AN_TR_BACKWARD;
+	return v;
+}
+
+static void
+find_py_only(struct ctx *c)
+{
+	uint32_t f;
+	int py = 0, cpp = 0;
+
+	for (f = 0; f < c->s->n_frames && !cpp; f++) {
+		unsigned tr = an_frame_cache_traits(&c->fc, f);
+
+		py |= (tr & AN_TR_PYTHON) != 0;
+		cpp |= (tr & AN_TR_CPP) != 0;
+	}
+	c->py_only = py && !cpp;
+}
+
+/* The leading torch_npu workspace triples: workspace_snapshot,
+ * segment_alloc, alloc (doc/snapshot-format.md §16.4); their allocs are
+ * workspaces. */
+static void
+find_workspace(struct ctx *c)
+{
+	uint64_t i;
+	size_t cap = 0;
+
+	for (i = 0; c->t != NULL && i + 2 < c->t->n; i += 3) {
+		if (snap_ev_action(c->t, i) != SNAP_WORKSPACE_SNAPSHOT ||
+		    snap_ev_action(c->t, i + 1) != SNAP_SEGMENT_ALLOC ||
+		    snap_ev_action(c->t, i + 2) != SNAP_ALLOC ||
+		    snap_ev_addr(c->t, i + 1) != snap_ev_addr(c->t, i + 2))
+			break;
+		XGROW(c->ws, cap, (size_t)c->n_ws + 1);
+		c->ws[c->n_ws++] = i + 2;
+	}
+}
+
+static int
+is_workspace_alloc(const struct ctx *c, int64_t a)
+{
+	uint64_t i;
+
+	if (a < 0 || c->n_ws == 0 || (uint64_t)a > c->ws[c->n_ws - 1])
+		return 0;
+	for (i = 0; i < c->n_ws; i++)
+		if (c->ws[i] == (uint64_t)a)
+			return 1;
+	return 0;
+}
+
+/* A run of events of one phase (backward, optimizer): it goes on while
+ * the phase's events come, with at most RUN_GAP other allocations in
+ * between (another thread's), and ends at its last own event. */
+#define RUN_GAP 4
+
+struct runs {
+	struct an_window *w;
+	size_t cap;
+	uint64_t n;
+	uint64_t others;	/* other allocations since the last own */
+	int open;
+};
+
+static void
+run_own(struct runs *r, int64_t i)
+{
+	if (!r->open) {
+		XGROW(r->w, r->cap, (size_t)r->n + 1);
+		r->w[r->n].first = i;
+		r->n++;
+		r->open = 1;
+	}
+	r->w[r->n - 1].last = i;
+	r->others = 0;
+}
+
+static void
+run_other(struct runs *r)
+{
+	if (r->open && ++r->others > RUN_GAP)
+		r->open = 0;
+}
+
+/* One pass over the events: the last backward event of every phase and
+ * of the trace, the backward and optimizer runs, and the traits of the
+ * stack that freed each element. */
+static void
+scan_events(struct ctx *c)
+{
+	uint64_t i, k = 0, n = c->t != NULL ? c->t->n : 0;
+	struct runs bwd, opt;
+
+	memset(&bwd, 0, sizeof bwd);
+	memset(&opt, 0, sizeof opt);
+	c->bwd_last = xmalloc(((size_t)c->n_ph + 1) * sizeof *c->bwd_last);
+	for (i = 0; i < c->n_ph; i++)
+		c->bwd_last[i] = -1;
+	c->first_bwd = c->last_bwd = -1;
+	for (i = 0; i < n; i++) {
+		unsigned act = snap_ev_action(c->t, i);
+		uint32_t tr;
+		uint64_t el;
+		int is_opt, is_bwd;
+
+		if (act != SNAP_ALLOC && act != SNAP_FREE_REQUESTED &&
+		    act != SNAP_FREE_COMPLETED)
+			continue;
+		tr = event_traits(c, snap_ev_stack(c->t, i));
+		if (act == SNAP_FREE_COMPLETED &&
+		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems)
+			c->ftr[el] = tr;
+		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
+		is_bwd = (tr & AN_TR_BACKWARD) && !is_opt;
+		if (is_opt)
+			run_own(&opt, (int64_t)i);
+		else if (act == SNAP_ALLOC)
+			run_other(&opt);
+		if (!is_bwd) {
+			if (act == SNAP_ALLOC)
+				run_other(&bwd);
+			continue;
+		}
+		run_own(&bwd, (int64_t)i);
+		if (c->first_bwd < 0)
+			c->first_bwd = (int64_t)i;
+		c->last_bwd = (int64_t)i;
+		while (k < c->n_ph && c->ph[k].last < (int64_t)i)
+			k++;
+		if (k == c->n_ph || c->ph[k].first > (int64_t)i)
+			continue;
+		c->bwd_last[k] = (int64_t)i;
+	}
+	c->bwd_runs = bwd.w;
+	c->n_bwd_runs = bwd.n;
+	c->opt_runs = opt.w;
+	c->n_opt_runs = opt.n;
+}
+
+static int64_t
+phase_at(const struct ctx *c, int64_t ev)
+{
+	struct an_steps tmp;
+
+	memset(&tmp, 0, sizeof tmp);
+	tmp.steps = (struct an_step *)c->ph;
+	tmp.n = c->n_ph;
+	return an_step_at(&tmp, ev);
+}
+
+/* Alive before the trace: never freed (tr: its own stack's traits), or
+ * freed by the stack in e's stack (frees without an alloc carry the
+ * free's stack; etr: its traits as an event). */
+static unsigned
+classify_before(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
+    uint32_t etr)
+{
+	if (e->free_ev < 0) {
+		if (tr & (AN_TR_OPTIM | AN_TR_STEP))
+			return AN_CAT_OPTIMIZER_STATE;
+		if (tr & (AN_TR_ACCGRAD | AN_TR_BACKWARD))
+			return AN_CAT_GRADIENT;
+		return AN_CAT_PARAMETER;
+	}
+	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || an_window_at(c->steps->opt,
+	    c->steps->n_opt, e->free_ev) >= 0)
+		return AN_CAT_OPTIMIZER_STATE;
+	if ((etr & AN_TR_ZERO_GRAD) || an_window_at(c->steps->zero_grad,
+	    c->steps->n_zero_grad, e->free_ev) >= 0)
+		return AN_CAT_GRADIENT;
+	if (etr & AN_TR_BACKWARD)
+		return AN_CAT_ACTIVATION;
+	return AN_CAT_OTHER;
+}
+
+static unsigned
+classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
+    uint32_t etr, uint32_t ftr)
+{
+	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bl;
+
+	if ((tr & AN_TR_WORKSPACE) || is_workspace_alloc(c, a))
+		return AN_CAT_WORKSPACE;
+	/* a stack with no C++ frame cannot show getNewWorkspace: cuBLAS's
+	 * default workspace size, kept to the end, says it instead */
+	if (e->size == CUBLAS_WORKSPACE && f < 0 && !(tr & AN_TR_CPP))
+		return AN_CAT_WORKSPACE;
+	if (tr & AN_TR_ACCGRAD)
+		return AN_CAT_GRADIENT;
+	if (a < 0)
+		return classify_before(c, e, tr, etr);
+	p = phase_at(c, a);
+	if (p < 0)
+		return AN_CAT_OTHER; /* only a hostile timeline gets here */
+	bl = c->bwd_last[p];
+	/* optimizer: alive after its annotation window, else after its
+	 * run of optimizer events */
+	w = an_window_at(c->steps->opt, c->steps->n_opt, a);
+	if (w >= 0 || (etr & (AN_TR_OPTIM | AN_TR_STEP))) {
+		if (w >= 0)
+			end = c->steps->opt[w].last;
+		else if ((w = an_window_at(c->opt_runs, c->n_opt_runs, a)) >= 0)
+			end = c->opt_runs[w].last;
+		else
+			end = c->ph[p].last;
+		return f < 0 || f > end ? AN_CAT_OPTIMIZER_STATE
+					: AN_CAT_TEMPORARY;
+	}
+	/* backward: alive after its run of backward events */
+	if (etr & AN_TR_BACKWARD) {
+		w = an_window_at(c->bwd_runs, c->n_bwd_runs, a);
+		end = w >= 0 ? c->bwd_runs[w].last : bl;
+		return f < 0 || f > end ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
+	}
+	if (etr & (AN_TR_CONSTRUCT | AN_TR_INIT))
+		return f < 0 || (c->first_bwd >= 0 && f > c->first_bwd)
+		    ? AN_CAT_PARAMETER : AN_CAT_TEMPORARY;
+	/* forward, or between phases */
+	if (f < 0) {
+		/* kept after a backward, or made after its step's */
+		if (c->last_bwd > a || bl >= 0)
+			return AN_CAT_OTHER;
+		/* no backward after it: the trace stopped before one */
+		return c->first_bwd >= 0 ? AN_CAT_ACTIVATION : AN_CAT_OTHER;
+	}
+	if (ftr & AN_TR_BACKWARD)
+		return AN_CAT_ACTIVATION;
+	if (f <= c->ph[p].last)
+		return AN_CAT_TEMPORARY;
+	return AN_CAT_OTHER;
+}
+
+/* Phases cover the whole trace: the steps, and pseudo steps for the
+ * events before, between and after them. */
+static void
+make_phases(struct ctx *c, const struct an_steps *steps, int64_t n_ev)
+{
+	struct an_step *ph = NULL;
+	size_t cap = 0;
+	int64_t next = 0;
+	uint64_t i;
+
+	for (i = 0; i <= steps->n; i++) {
+		int64_t first = i < steps->n ? steps->steps[i].first : n_ev;
+
+		if (first > next) {
+			XGROW(ph, cap, (size_t)c->n_ph + 1);
+			ph[c->n_ph].first = next;
+			ph[c->n_ph].last = first - 1;
+			ph[c->n_ph].complete = 0;
+			c->n_ph++;
+		}
+		if (i == steps->n)
+			break;
+		if (steps->steps[i].first < next)
+			continue; /* overlapping: not from an_steps_find */
+		XGROW(ph, cap, (size_t)c->n_ph + 1);
+		ph[c->n_ph++] = steps->steps[i];
+		next = steps->steps[i].last + 1;
+	}
+	c->ph_own = ph;
+	c->ph = ph;
+}
+
+int
+an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
+    const struct an_steps *steps, const struct an_cat_rules *rules,
+    struct an_categories *out, struct sv_error *err)
+{
+	struct an_steps own;
+	struct ctx c;
+	uint64_t k;
+
+	memset(out, 0, sizeof *out);
+	memset(&own, 0, sizeof own);
+	out->device = tl->device;
+	if (steps == NULL) {
+		if (an_steps_find(s, tl->device, &own, err) != 0)
+			return -1;
+		steps = &own;
+	}
+	memset(&c, 0, sizeof c);
+	c.s = s;
+	c.t = snap_trace_of(s, tl->device);
+	c.tl = tl;
+	c.steps = steps;
+	c.rules = rules;
+	an_frame_cache_init(&c.fc, s);
+	c.st = xcalloc((size_t)s->n_stacks + 1, sizeof *c.st);
+	c.st_rule = xmalloc((size_t)s->n_stacks + 1);
+	memset(c.st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
+	c.fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c.fr_rule);
+	c.ftr = xcalloc((size_t)tl->n_elems + 1, sizeof *c.ftr);
+	find_py_only(&c);
+	find_workspace(&c);
+	make_phases(&c, steps, (int64_t)tl->n_events);
+	scan_events(&c);
+	out->n_elems = tl->n_elems;
+	out->cat = xmalloc((size_t)tl->n_elems + 1);
+	out->steps_source = steps->source;
+	out->n_steps = steps->n;
+	for (k = 0; k < tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(tl, k);
+		unsigned r = stack_rule(&c, e.stack);
+
+		if (r != NO_RULE) {
+			out->cat[k] = (uint8_t)r;
+			out->n_by_rule++;
+			continue;
+		}
+		out->cat[k] = (uint8_t)classify(&c, &e,
+		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
+		    c.ftr[k]);
+	}
+	free(c.bwd_last);
+	free(c.bwd_runs);
+	free(c.opt_runs);
+	free(c.ph_own);
+	free(c.ftr);
+	free(c.ws);
+	free(c.st);
+	free(c.st_rule);
+	free(c.fr_rule);
+	an_frame_cache_destroy(&c.fc);
+	an_steps_destroy(&own);
+	return 0;
+}
+
+void
+an_categories_destroy(struct an_categories *c)
+{
+	free(c->cat);
+	memset(c, 0, sizeof *c);
+}
+
+void
+an_categories_at(const struct idx_timeline *tl, const struct an_categories *c,
+    int64_t at, struct an_cat_totals *out)
+{
+	uint64_t k;
+
+	memset(out, 0, sizeof *out);
+	if (at < -1 || at >= (int64_t)tl->n_events)
+		at = (int64_t)tl->n_events - 1;
+	out->at = at;
+	for (k = 0; k < tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(tl, k);
+		unsigned cat;
+
+		if (!(e.alloc_ev <= at && (e.free_ev < 0 || e.free_ev > at)))
+			continue;
+		cat = an_category_of(c, k);
+		out->bytes[cat] += e.size;
+		out->count[cat]++;
+		out->total_bytes += e.size;
+		out->total_count++;
+	}
+}

@@ -1,0 +1,133 @@
+#ifndef SNAPVIEW_ANALYSIS_CATEGORY_H
+#define SNAPVIEW_ANALYSIS_CATEGORY_H
+/*
+ * What each allocation is for: parameter, gradient, optimizer state,
+ * activation, temporary, workspace or other. One category per element of
+ * a device's timeline (idx_tl_elem(tl, k), k < tl->n_elems).
+ *
+ * A user's rules come first: lines of `CATEGORY REGEX`, the regex
+ * (POSIX extended) matched against every frame of the element's stack as
+ * "filename:line name"; the first rule (in file order) that matches any
+ * frame decides. Blank lines and lines starting with '#' are skipped.
+ *
+ * Then the inference, from the frames (stack traits) and the lifetime
+ * against the step's phases (steps.h):
+ *   - workspace: a cuBLAS/cuDNN workspace frame (getNewWorkspace, ...),
+ *     a torch_npu workspace triple, or, in a stack with no C++ frame to
+ *     tell, a never-freed allocation of cuBLAS's default workspace size
+ *     (8,519,680 bytes);
+ *   - gradient: an AccumulateGrad frame; or allocated in backward (the
+ *     autograd engine, a *Backward* node, backward() in torch) and still
+ *     alive after the step's last backward allocation; or, allocated
+ *     before the trace, freed by zero_grad;
+ *   - optimizer state: allocated in the optimizer phase (an
+ *     Optimizer.step annotation window, or a torch/optim frame) and alive
+ *     after it (its window's end; without a window, its step's end);
+ *     allocated before the trace and freed there;
+ *   - activation: allocated outside backward and the optimizer and freed
+ *     by a backward stack; or still alive with no backward after it in
+ *     the whole trace (the trace stopped before the backward); allocated
+ *     before the trace and freed in backward;
+ *   - parameter: alive before the trace and never freed (with no frame
+ *     saying otherwise), or allocated by model construction (a module's
+ *     __init__, .to()/.cuda(), torch.nn.init, nn.Parameter) and alive
+ *     into the first step or to the end;
+ *   - temporary: allocated and freed within one phase of one step;
+ *   - other: everything else (the data batch, a loss or a metric kept
+ *     after a backward, allocations freed in a later step with no telling
+ *     frame).
+ * In a file whose stacks have no C++ frame (stacks="python"), an
+ * allocation with an empty stack inside a step counts as made by the
+ * autograd engine's thread (it holds no Python frame).
+ */
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/steps.h"
+#include "index/idx_timeline.h"
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+enum an_category {
+	AN_CAT_PARAMETER,
+	AN_CAT_GRADIENT,
+	AN_CAT_OPTIMIZER_STATE,
+	AN_CAT_ACTIVATION,
+	AN_CAT_TEMPORARY,
+	AN_CAT_WORKSPACE,
+	AN_CAT_OTHER,
+	AN_CAT_COUNT
+};
+
+/* "parameter", "gradient", "optimizer_state", "activation", "temporary",
+ * "workspace", "other" (JSON, rules files); NULL past the end. */
+const char *an_category_name(unsigned c);
+/* The same for text: "optimizer state". */
+const char *an_category_label(unsigned c);
+/* Category of a name (also "optimizer-state"), or -1. */
+int an_category_lookup(const char *name, size_t len);
+
+/* ---- user rules --------------------------------------------------------- */
+
+struct an_cat_rule {
+	uint8_t cat;
+	uint32_t line;
+	regex_t re;
+};
+
+struct an_cat_rules {
+	struct an_cat_rule *r;
+	uint32_t n;
+};
+
+#define AN_CAT_RULES_MAX 4096	/* rules per file */
+
+/* Parses rules from text (len bytes; need not be NUL-terminated). On a
+ * bad line returns -1 with err "line N: reason" (SV_ERR_FORMAT). */
+int an_cat_rules_parse(const char *text, size_t len,
+    struct an_cat_rules *out, struct sv_error *err);
+/* Reads and parses the file at path (at most 1 MiB). */
+int an_cat_rules_load(const char *path, struct an_cat_rules *out,
+    struct sv_error *err);
+void an_cat_rules_destroy(struct an_cat_rules *r);
+
+/* ---- categories of a device --------------------------------------------- */
+
+struct an_categories {
+	uint32_t device;
+	uint64_t n_elems;
+	uint8_t *cat;		/* per element: enum an_category */
+	uint64_t n_by_rule;	/* elements a user rule decided */
+	int steps_source;	/* of the steps used (enum an_steps_source) */
+	uint64_t n_steps;
+};
+
+/* Category of every element of tl (device tl->device of s). steps may be
+ * NULL: they are found here then. rules may be NULL. */
+int an_categories_build(const struct snapshot *s,
+    const struct idx_timeline *tl, const struct an_steps *steps,
+    const struct an_cat_rules *rules, struct an_categories *out,
+    struct sv_error *err);
+void an_categories_destroy(struct an_categories *c);
+
+/* Category of element k (AN_CAT_OTHER past the end). */
+static inline unsigned
+an_category_of(const struct an_categories *c, uint64_t k)
+{
+	return k < c->n_elems ? c->cat[k] : AN_CAT_OTHER;
+}
+
+/* Live requested bytes and blocks per category after event at (-1:
+ * before the first event; past the end: the last), as the Active Memory
+ * Timeline counts them. */
+struct an_cat_totals {
+	int64_t at;
+	uint64_t bytes[AN_CAT_COUNT];
+	uint64_t count[AN_CAT_COUNT];
+	uint64_t total_bytes, total_count;
+};
+void an_categories_at(const struct idx_timeline *tl,
+    const struct an_categories *c, int64_t at, struct an_cat_totals *out);
+
+#endif

@@ -1,0 +1,621 @@
+/*
+ * Training steps: from ProfilerStep and Optimizer annotations, else from
+ * the trace repeating itself. See steps.h.
+ */
+#include "config.h"
+
+#include "analysis/steps.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/search.h"
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+/* Pattern acceptance: share of allocations whose key occurs in every
+ * step, and the smallest step against the largest (allocations). */
+#define PATTERN_COVERAGE 0.70
+#define PATTERN_BALANCE 0.25
+#define PATTERN_CANDIDATES 6
+#define PATTERN_ANCHORS 3	/* keys tried as step starts per count */
+
+enum ann_kind { ANN_PROFILER, ANN_OPT_STEP, ANN_ZERO_GRAD, ANN_KINDS };
+
+static const char *const ann_prefix[ANN_KINDS] = {
+    "ProfilerStep#", "Optimizer.step#", "Optimizer.zero_grad#"};
+
+const char *
+an_steps_source_name(int source)
+{
+	switch (source) {
+	case AN_STEPS_PROFILER: return "profiler_step";
+	case AN_STEPS_OPTIMIZER: return "optimizer";
+	case AN_STEPS_PATTERN: return "pattern";
+	default: return "none";
+	}
+}
+
+const char *
+an_steps_source_text(int source)
+{
+	switch (source) {
+	case AN_STEPS_PROFILER: return "ProfilerStep annotations";
+	case AN_STEPS_OPTIMIZER: return "Optimizer.step annotations";
+	case AN_STEPS_PATTERN: return "the trace repeating itself";
+	default: return "none found";
+	}
+}
+
+static int
+ann_kind_of(const char *name)
+{
+	int k;
+
+	for (k = 0; k < ANN_KINDS; k++)
+		if (strncmp(name, ann_prefix[k], strlen(ann_prefix[k])) == 0)
+			return k;
+	return -1;
+}
+
+/* First event with time >= t. */
+static int64_t
+ev_at_or_after(const struct snap_trace *t, int64_t time)
+{
+	return (int64_t)snap_ev_at_time(t, 0, t->n, time);
+}
+
+/* Last event with time <= t (-1 if none): the one before the first
+ * event after t. */
+static int64_t
+ev_at_or_before(const struct snap_trace *t, int64_t time)
+{
+	if (time == INT64_MAX)
+		return (int64_t)t->n - 1;
+	return (int64_t)snap_ev_at_time(t, 0, t->n, time + 1) - 1;
+}
+
+static void
+bad(struct an_steps *out, uint32_t i, const char *name, const char *why)
+{
+	if (out->n_bad++ > 0)
+		return;
+	snprintf(out->bad, sizeof out->bad, "annotation %" PRIu32
+	    " (%.60s): %s; ignored", i, name, why);
+}
+
+/* Windows of one kind of annotation, paired START..END in file order. */
+struct pairing {
+	struct an_window *w;
+	size_t cap;
+	uint64_t n;
+	int64_t open;		/* START event of the open window, -1 */
+	int64_t last_time;
+	int seen;
+	int first_is_end;	/* the first window began before the trace */
+	int implicit_end;	/* a START closes the open window */
+	int last_open;		/* the last window has no END */
+};
+
+static void
+pair_push(struct pairing *p, int64_t first, int64_t last)
+{
+	XGROW(p->w, p->cap, (size_t)p->n + 1);
+	p->w[p->n].first = first;
+	p->w[p->n].last = last;
+	p->n++;
+}
+
+static void
+pair_one(struct an_steps *out, const struct snap_trace *t, struct pairing *p,
+    uint32_t i, const struct snap_annotation *a, const char *name)
+{
+	if (a->time_us == SNAP_NO_TIME) {
+		bad(out, i, name, "no time_us");
+		return;
+	}
+	if (a->stage == SNAP_STAGE_OTHER) {
+		bad(out, i, name, "stage is neither START nor END");
+		return;
+	}
+	if (p->seen && a->time_us < p->last_time) {
+		bad(out, i, name, "time goes backwards");
+		return;
+	}
+	if (a->stage == SNAP_STAGE_START) {
+		int64_t ev = ev_at_or_after(t, a->time_us);
+
+		if (p->open >= 0 && !p->implicit_end) {
+			bad(out, i, name, "START while the previous one is "
+			    "still open");
+			return;
+		}
+		/* a profiler step ends where the next one starts */
+		if (p->open >= 0)
+			pair_push(p, p->open, ev - 1);
+		p->open = ev;
+	} else if (p->open >= 0) {
+		pair_push(p, p->open, ev_at_or_before(t, a->time_us));
+		p->open = -1;
+	} else if (!p->seen) {
+		/* the trace began inside this window */
+		pair_push(p, 0, ev_at_or_before(t, a->time_us));
+		p->first_is_end = 1;
+	} else {
+		bad(out, i, name, "END without a START");
+		return;
+	}
+	p->seen = 1;
+	p->last_time = a->time_us;
+}
+
+static void
+push_step(struct an_steps *out, size_t *cap, int64_t first, int64_t last,
+    int complete)
+{
+	if (last < first)
+		return;
+	XGROW(out->steps, *cap, (size_t)out->n + 1);
+	out->steps[out->n].first = first;
+	out->steps[out->n].last = last;
+	out->steps[out->n].complete = complete;
+	out->n++;
+	out->n_complete += complete != 0;
+}
+
+/* ProfilerStep windows: each step runs to the next one's start. */
+static void
+steps_profiler(struct an_steps *out, const struct pairing *p)
+{
+	size_t cap = 0;
+	uint64_t k;
+
+	for (k = 0; k < p->n; k++) {
+		int64_t first = p->w[k].first, last;
+		int complete = !(k == 0 && p->first_is_end);
+
+		if (k + 1 < p->n) {
+			last = p->w[k + 1].first - 1;
+		} else {
+			last = p->w[k].last;
+			if (p->last_open)
+				complete = 0;
+		}
+		if (first < 0)
+			first = 0;
+		push_step(out, &cap, first, last, complete);
+	}
+	if (out->n > 0)
+		out->source = AN_STEPS_PROFILER;
+}
+
+/* Optimizer.step windows: each END ends a step. */
+static void
+steps_optimizer(struct an_steps *out, const struct pairing *p)
+{
+	size_t cap = 0;
+	int64_t from = 0;
+	uint64_t k;
+
+	for (k = 0; k < p->n; k++) {
+		if (k + 1 == p->n && p->last_open)
+			break;
+		push_step(out, &cap, from, p->w[k].last, 1);
+		if (p->w[k].last + 1 > from)
+			from = p->w[k].last + 1;
+	}
+	if (out->n > 0)
+		out->source = AN_STEPS_OPTIMIZER;
+}
+
+/* ---- the trace repeating itself ----------------------------------------- */
+
+struct keys {
+	uint32_t *key;		/* per allocation: key id */
+	uint64_t n;		/* allocations */
+	uint32_t n_keys;
+	uint32_t *count;	/* per key */
+	uint32_t *first;	/* per key: first allocation */
+};
+
+static void
+keys_destroy(struct keys *k)
+{
+	free(k->key);
+	free(k->count);
+	free(k->first);
+	memset(k, 0, sizeof *k);
+}
+
+static uint64_t
+mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+/* Key ids of every allocation: by stack and size (with_size) or by
+ * stack alone. Two (stack, size) pairs whose mixed hash collides share a
+ * key: that only blurs the pattern, never breaks a bound. */
+static void
+keys_build(const struct snap_trace *t, int with_size, struct keys *k)
+{
+	struct u64map ids;
+	size_t cap = 0, cap_keys = 0;
+	uint64_t i, v;
+
+	memset(k, 0, sizeof *k);
+	u64map_init(&ids);
+	for (i = 0; i < t->n; i++) {
+		uint64_t h;
+		uint32_t id;
+
+		if (snap_ev_action(t, i) != SNAP_ALLOC)
+			continue;
+		h = with_size ? mix(snap_ev_stack(t, i), snap_ev_size(t, i))
+			      : snap_ev_stack(t, i);
+		if (u64map_get(&ids, h, &v)) {
+			id = (uint32_t)v;
+		} else {
+			id = k->n_keys++;
+			u64map_put(&ids, h, id);
+			if (id >= cap_keys) {
+				size_t c2 = cap_keys;
+
+				XGROW(k->count, cap_keys, (size_t)id + 1);
+				XGROW(k->first, c2, (size_t)id + 1);
+			}
+			k->count[id] = 0;
+			k->first[id] = (uint32_t)k->n;
+		}
+		if (k->n > UINT32_MAX - 1)
+			break; /* 4 billion allocations are plenty to judge */
+		XGROW(k->key, cap, (size_t)k->n + 1);
+		k->key[k->n++] = id;
+		k->count[id]++;
+	}
+	u64map_destroy(&ids);
+}
+
+struct cand {
+	uint64_t s, mass;
+};
+
+static int
+cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->mass != y->mass)
+		return x->mass > y->mass ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Step counts worth testing: S >= 3 that some key occurs exactly S times
+ * (it cuts the trace), ranked by the allocations whose key count is a
+ * multiple of S. */
+static uint64_t
+candidates(const struct keys *k, struct cand *out, uint64_t max)
+{
+	struct u64map by_count, mass;
+	struct cand *all = NULL;
+	size_t cap = 0;
+	uint64_t n = 0, i, m;
+	uint32_t id;
+
+	u64map_init(&by_count);
+	u64map_init(&mass);
+	for (id = 0; id < k->n_keys; id++) {
+		uint64_t c = k->count[id], old = 0;
+
+		if (c < 3)
+			continue;
+		u64map_get(&by_count, c, &old);
+		u64map_put(&by_count, c, old + c);
+	}
+	for (i = 0; i < by_count.cap; i++) {
+		uint64_t c = by_count.keys[i], d;
+
+		if (!by_count.used[i])
+			continue;
+		m = by_count.vals[i];
+		for (d = 1; d * d <= c; d++) {
+			uint64_t e = c / d, old;
+
+			if (c % d != 0)
+				continue;
+			if (d >= 3 && u64map_get(&by_count, d, &old)) {
+				old = 0;
+				u64map_get(&mass, d, &old);
+				u64map_put(&mass, d, old + m);
+			}
+			if (e != d && e >= 3 &&
+			    u64map_get(&by_count, e, &old)) {
+				old = 0;
+				u64map_get(&mass, e, &old);
+				u64map_put(&mass, e, old + m);
+			}
+		}
+	}
+	for (i = 0; i < mass.cap; i++) {
+		if (!mass.used[i])
+			continue;
+		XGROW(all, cap, (size_t)n + 1);
+		all[n].s = mass.keys[i];
+		all[n].mass = mass.vals[i];
+		n++;
+	}
+	if (n > 0)
+		qsort(all, n, sizeof *all, cmp_cand);
+	if (n > max)
+		n = max;
+	if (n > 0)
+		memcpy(out, all, n * sizeof *out);
+	free(all);
+	u64map_destroy(&by_count);
+	u64map_destroy(&mass);
+	return n;
+}
+
+/* Cuts the allocations at each occurrence of anchor into steps. The
+ * coverage is the share of the allocations from the first step on whose
+ * key occurs in every step; the balance the smallest step against the
+ * largest (allocations). The allocations before the first step (model
+ * construction, a step cut by the start of recording) may be at most
+ * twice as many as the largest step has: else the repetition is only part
+ * of the trace (a loop inside one step) and the coverage is 0. */
+static double
+verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
+    uint32_t *nseg, uint64_t *post, double *balance)
+{
+	uint64_t *size = xcalloc(s, sizeof *size), j, covered = 0, lo, hi;
+	uint64_t after = 0;
+	int64_t seg = -1;
+	uint32_t id;
+
+	for (id = 0; id < k->n_keys; id++) {
+		last_seg[id] = -1;
+		nseg[id] = 0;
+		post[id] = 0;
+	}
+	for (j = 0; j < k->n; j++) {
+		id = k->key[j];
+		if (id == anchor && seg + 1 < (int64_t)s)
+			seg++;
+		if (seg < 0)
+			continue;
+		size[seg]++;
+		post[id]++;
+		after++;
+		if (last_seg[id] != (int32_t)seg) {
+			last_seg[id] = (int32_t)seg;
+			nseg[id]++;
+		}
+	}
+	for (id = 0; id < k->n_keys; id++)
+		if (nseg[id] == s)
+			covered += post[id];
+	lo = UINT64_MAX;
+	hi = 0;
+	for (j = 0; j < s; j++) {
+		if (size[j] < lo)
+			lo = size[j];
+		if (size[j] > hi)
+			hi = size[j];
+	}
+	free(size);
+	*balance = hi ? (double)lo / (double)hi : 0.0;
+	if (after == 0 || k->n - after > 2 * hi)
+		return 0.0;
+	return (double)covered / (double)after;
+}
+
+struct best {
+	double coverage;
+	uint64_t s;
+	uint32_t anchor;
+	int with_size;
+};
+
+static void
+try_keys(const struct snap_trace *t, int with_size, struct best *best,
+    struct keys *keep)
+{
+	struct keys k;
+	struct cand c[PATTERN_CANDIDATES];
+	uint64_t n_c, i;
+	int32_t *last_seg;
+	uint32_t *nseg, id;
+	uint64_t *post;
+	int took = 0;
+
+	keys_build(t, with_size, &k);
+	n_c = candidates(&k, c, PATTERN_CANDIDATES);
+	last_seg = xmalloc(((size_t)k.n_keys + 1) * sizeof *last_seg);
+	nseg = xmalloc(((size_t)k.n_keys + 1) * sizeof *nseg);
+	post = xmalloc(((size_t)k.n_keys + 1) * sizeof *post);
+	for (i = 0; i < n_c; i++) {
+		uint32_t anchor[PATTERN_ANCHORS];
+		unsigned n_a = 0, a, m;
+		double cov, bal;
+
+		/* the keys that occur exactly S times, earliest first */
+		for (id = 0; id < k.n_keys; id++) {
+			if (k.count[id] != c[i].s)
+				continue;
+			for (m = n_a; m > 0 &&
+			     k.first[anchor[m - 1]] > k.first[id]; m--)
+				if (m < PATTERN_ANCHORS)
+					anchor[m] = anchor[m - 1];
+			if (m < PATTERN_ANCHORS)
+				anchor[m] = id;
+			if (n_a < PATTERN_ANCHORS)
+				n_a++;
+		}
+		for (a = 0; a < n_a; a++) {
+			cov = verify(&k, anchor[a], c[i].s, last_seg, nseg,
+			    post, &bal);
+			if (cov < PATTERN_COVERAGE || bal < PATTERN_BALANCE)
+				continue;
+			if (cov > best->coverage || (cov == best->coverage &&
+			    c[i].s > best->s)) {
+				best->coverage = cov;
+				best->s = c[i].s;
+				best->anchor = anchor[a];
+				best->with_size = with_size;
+				took = 1;
+			}
+		}
+	}
+	free(post);
+	free(last_seg);
+	free(nseg);
+	if (took) {
+		keys_destroy(keep);
+		*keep = k;
+	} else {
+		keys_destroy(&k);
+	}
+}
+
+static void
+steps_pattern(struct an_steps *out, const struct snap_trace *t)
+{
+	struct best best = {0.0, 0, 0, 0};
+	struct keys k;
+	size_t cap = 0;
+	int64_t *start;
+	uint64_t i, j = 0, m = 0;
+
+	memset(&k, 0, sizeof k);
+	try_keys(t, 1, &best, &k);
+	if (best.s == 0)
+		try_keys(t, 0, &best, &k);
+	if (best.s == 0) {
+		keys_destroy(&k);
+		return;
+	}
+	start = xmalloc(best.s * sizeof *start);
+	for (i = 0; i < t->n && j < k.n && m < best.s; i++) {
+		if (snap_ev_action(t, i) != SNAP_ALLOC)
+			continue;
+		if (k.key[j++] == best.anchor)
+			start[m++] = (int64_t)i;
+	}
+	for (i = 0; i < m; i++)
+		push_step(out, &cap, start[i],
+		    i + 1 < m ? start[i + 1] - 1 : (int64_t)t->n - 1, 1);
+	if (out->n > 0)
+		out->source = AN_STEPS_PATTERN;
+	free(start);
+	keys_destroy(&k);
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+int
+an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
+    struct sv_error *err)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct pairing p[ANN_KINDS];
+	uint32_t i;
+	int k;
+
+	(void)err;
+	memset(out, 0, sizeof *out);
+	memset(p, 0, sizeof p);
+	out->device = d;
+	if (t == NULL || t->n == 0)
+		return 0;
+	for (k = 0; k < ANN_KINDS; k++)
+		p[k].open = -1;
+	p[ANN_PROFILER].implicit_end = 1;
+	for (i = 0; i < s->n_annotations; i++) {
+		const struct snap_annotation *a = &s->annotations[i];
+		const char *name;
+
+		if (a->device != d)
+			continue;
+		out->n_annotations++;
+		name = snap_str(s, a->name);
+		if ((k = ann_kind_of(name)) < 0)
+			continue;
+		if (!snap_trace_has_time(t)) {
+			out->no_time = 1;
+			continue;
+		}
+		pair_one(out, t, &p[k], i, a, name);
+	}
+	for (k = 0; k < ANN_KINDS; k++)
+		if (p[k].open >= 0) {
+			/* the trace ended inside this window */
+			pair_push(&p[k], p[k].open, (int64_t)t->n - 1);
+			p[k].last_open = 1;
+		}
+	steps_profiler(out, &p[ANN_PROFILER]);
+	if (out->n == 0)
+		steps_optimizer(out, &p[ANN_OPT_STEP]);
+	if (out->n == 0)
+		steps_pattern(out, t);
+	out->opt = p[ANN_OPT_STEP].w;
+	out->n_opt = p[ANN_OPT_STEP].n;
+	out->zero_grad = p[ANN_ZERO_GRAD].w;
+	out->n_zero_grad = p[ANN_ZERO_GRAD].n;
+	free(p[ANN_PROFILER].w);
+	return 0;
+}
+
+void
+an_steps_destroy(struct an_steps *st)
+{
+	free(st->steps);
+	free(st->opt);
+	free(st->zero_grad);
+	memset(st, 0, sizeof *st);
+}
+
+struct starts_by {
+	const struct an_window *w;
+	const struct an_step *s;
+	int64_t ev;
+};
+
+/* Windows (or steps) in event order that start at or before ev. */
+static int
+starts_by(const void *ctx, uint64_t i)
+{
+	const struct starts_by *b = ctx;
+
+	return (b->w != NULL ? b->w[i].first : b->s[i].first) <= b->ev;
+}
+
+int64_t
+an_window_at(const struct an_window *w, uint64_t n, int64_t ev)
+{
+	struct starts_by b = {w, NULL, ev};
+	uint64_t lo;
+
+	/* windows are in event order: the last one starting at or before
+	 * ev is the only one that can hold it */
+	lo = sv_partition(0, n, starts_by, &b);
+	if (lo == 0 || w[lo - 1].last < ev)
+		return -1;
+	return (int64_t)lo - 1;
+}
+
+int64_t
+an_step_at(const struct an_steps *st, int64_t ev)
+{
+	struct starts_by b = {NULL, st->steps, ev};
+	uint64_t lo = sv_partition(0, st->n, starts_by, &b);
+
+	if (lo == 0 || st->steps[lo - 1].last < ev)
+		return -1;
+	return (int64_t)lo - 1;
+}

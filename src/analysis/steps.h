@@ -1,0 +1,91 @@
+#ifndef SNAPVIEW_ANALYSIS_STEPS_H
+#define SNAPVIEW_ANALYSIS_STEPS_H
+/*
+ * Training steps of one device's trace, as event ranges.
+ *
+ * Sources, the first that gives steps wins:
+ *   1. ProfilerStep#N START annotations (the profiler's own steps): step
+ *      k runs from its START to the event before the next START; the
+ *      last one to its END, or to the end of the trace.
+ *   2. The optimizer's annotations: every Optimizer.step#... END ends a
+ *      step (the first step starts at the first event, later ones after
+ *      the previous END). Events after the last END are no step.
+ *   3. A repetition of the whole trace: the sequence of allocations
+ *      (their stacks and sizes, else their stacks alone) recurs at least
+ *      three times. A candidate count S comes from how often stacks
+ *      recur; an allocation whose stack recurs exactly S times (the
+ *      first three such, by first occurrence) cuts the trace into S
+ *      steps; they are accepted only when at least 70% of the
+ *      allocations from the first step on have a stack that occurs in
+ *      every step, no step has fewer than a quarter of the allocations
+ *      of the largest, and the allocations before the first step (model
+ *      construction, a step cut by the start of recording) are at most
+ *      twice as many as the largest step's. A loop inside one step (per layer,
+ *      per parameter) repeats only a part of the trace, so it never
+ *      passes.
+ * Annotations are mapped to events through time_us (a START to the first
+ * event at or after it, an END to the last event at or before it), so a
+ * trace without time_us has no annotation steps.
+ *
+ * Optimizer.step and Optimizer.zero_grad windows (START..END, as event
+ * ranges) are kept whatever gave the steps: category inference uses them
+ * as the optimizer phase. A malformed annotation (no time, a stage that
+ * is neither START nor END, an END with no START, a START inside an open
+ * one, time going backwards) is ignored and counted; the first one is
+ * described in `bad` for one line of warning.
+ */
+#include <stdint.h>
+
+#include "snapshot/snap_model.h"
+#include "util/err.h"
+
+enum an_steps_source {
+	AN_STEPS_NONE,
+	AN_STEPS_PROFILER,	/* ProfilerStep#N annotations */
+	AN_STEPS_OPTIMIZER,	/* Optimizer.step annotations */
+	AN_STEPS_PATTERN	/* the trace repeats itself */
+};
+
+/* An event range, inclusive. */
+struct an_window {
+	int64_t first, last;
+};
+
+struct an_step {
+	int64_t first, last;	/* events, inclusive */
+	int complete;		/* both ends known (not cut) */
+};
+
+struct an_steps {
+	uint32_t device;
+	int source;			/* enum an_steps_source */
+	struct an_step *steps;		/* in event order, disjoint */
+	uint64_t n;
+	uint64_t n_complete;
+	struct an_window *opt;		/* Optimizer.step windows */
+	uint64_t n_opt;
+	struct an_window *zero_grad;	/* Optimizer.zero_grad windows */
+	uint64_t n_zero_grad;
+	uint64_t n_annotations;		/* of this device */
+	int no_time;			/* annotations, but no time_us */
+	uint64_t n_bad;			/* malformed ones, ignored */
+	char bad[200];			/* the first, described */
+};
+
+/* Finds the steps of device d of s. Returns 0 (out->n may be 0). */
+int an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
+    struct sv_error *err);
+void an_steps_destroy(struct an_steps *st);
+
+/* Index of the step holding event ev, or -1 (outside every step). */
+int64_t an_step_at(const struct an_steps *st, int64_t ev);
+
+/* Index of the window of w[0..n) holding ev, or -1. */
+int64_t an_window_at(const struct an_window *w, uint64_t n, int64_t ev);
+
+/* "profiler_step", "optimizer", "pattern", "none" (JSON) and the text
+ * form ("ProfilerStep annotations", ...). */
+const char *an_steps_source_name(int source);
+const char *an_steps_source_text(int source);
+
+#endif

@@ -1,0 +1,519 @@
+/*
+ * Active Memory Timeline drawing: columns of stacked bands, the y axis,
+ * the x axis row (cursor, marks, the picked band's lifetime, annotation
+ * ticks), annotation names, axis labels; the legend is in tl_legend.c.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/fmt.h"
+#include "render/tl_int.h"
+#include "util/escape.h"
+#include "util/search.h"
+#include "util/xalloc.h"
+
+/* Patterns without colour: every band of a column differs from its
+ * neighbours in colour mode by colour, in monochrome by pattern. The
+ * shades ░ and ▓ and the checker ▚ are kept for the summary band, the
+ * picked band and the highlighted set. */
+static const uint32_t mono_utf8[UIC_NBANDS] = {0x2588, 0x2592, 0x259e,
+    0x258c, 0x2590, 0x2599, 0x259c, 0x2596};
+static const char mono_ascii[UIC_NBANDS + 1] = "#%=+ox&$";
+static const uint32_t eighths[] = {' ', 0x2581, 0x2582, 0x2583, 0x2584,
+    0x2585, 0x2586, 0x2587, 0x2588};
+
+#define G_HAIR_UTF8 0x2501    /* ━ a picked band thinner than a cell */
+#define G_MARKER_UTF8 0x25b8  /* ▸ the picked band's level */
+
+uint32_t
+tl_band_glyph(const struct tl_view *v, const struct tl_band *b)
+{
+	if (b->kind == TL_PICK_SET && !b->hilite)
+		return v->utf8 ? (v->mono ? 0x259a : 0x2588) : '!';
+	if (b->hilite)
+		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
+	if (b->kind == TL_PICK_OTHER)
+		return v->utf8 ? 0x2591 : ':';
+	if (!v->mono)
+		return v->utf8 ? 0x2588 : '#';
+	return v->utf8 ? mono_utf8[b->color % UIC_NBANDS] :
+	    (uint32_t)mono_ascii[b->color % UIC_NBANDS];
+}
+
+unsigned
+tl_band_color(const struct tl_band *b)
+{
+	if (b->hilite)
+		return UIC_HILITE;
+	if (b->kind == TL_PICK_SET)
+		return UIC_LEAK;
+	if (b->kind == TL_PICK_OTHER)
+		return UIC_SUMMARY;
+	return UIC_BAND0 + b->color % UIC_NBANDS;
+}
+
+/* ---- one column ---------------------------------------------------------- */
+
+struct col_ctx {
+	const struct tl_model *m;
+	const struct tl_view *v;
+	const struct tl_frame *fr;
+	struct cellbuf *cb;
+	int ybot;           /* row of the bottom plot row */
+	struct tl_band *bands;
+};
+
+/* Fills the cells of column x from bands[0..n); returns 1 when a cell
+ * shows the picked band. */
+static int
+fill_cells(struct col_ctx *c, int x, const struct tl_band *bands, int n)
+{
+	const struct tl_view *v = c->v;
+	double rb = c->fr->row_bytes, ylo = (double)c->fr->ylo;
+	uint64_t top = n > 0 ? bands[n - 1].hi : 0;
+	int r, j = 0, shown = 0;
+
+	for (r = 0; r < c->fr->ph && n > 0; r++) {
+		double lo = ylo + r * rb, mid = lo + rb / 2;
+		const struct tl_band *b;
+
+		if (lo >= (double)top)
+			break;
+		while (j + 1 < n && (double)bands[j].hi <= mid)
+			j++;
+		if (mid < (double)top) {
+			/* the highlighted set rests at the bottom: its cell
+			 * shows from an eighth of a row on, so it is seen */
+			b = &bands[j];
+			if (r == 0 && c->fr->ylo == 0 &&
+			    bands[0].kind == TL_PICK_SET &&
+			    (double)bands[0].hi >= rb / 8)
+				b = &bands[0];
+			cellbuf_put(c->cb, x, c->ybot - r, tl_band_glyph(v, b),
+			    tl_band_color(b), 0);
+		} else {
+			int e8 = (int)(((double)top - lo) * 8 / rb);
+			uint32_t g;
+
+			if (e8 <= 0)
+				continue;
+			b = &bands[n - 1];
+			if (v->utf8)
+				g = eighths[e8 > 8 ? 8 : e8];
+			else
+				g = e8 >= 4 ? tl_band_glyph(v, b) : '_';
+			cellbuf_put(c->cb, x, c->ybot - r, g, tl_band_color(b),
+			    0);
+		}
+		shown |= b->hilite;
+	}
+	return shown;
+}
+
+/* Row of byte level y in the plot, or -1 when outside it. */
+static int
+row_of(const struct tl_frame *fr, double y)
+{
+	int r;
+
+	if (y < (double)fr->ylo || y >= (double)fr->yhi || fr->row_bytes <= 0)
+		return -1;
+	r = (int)((y - (double)fr->ylo) / fr->row_bytes);
+	return r < fr->ph ? r : fr->ph - 1;
+}
+
+/* Draws column x for the state after event ev; returns 1 when the
+ * picked band is in it. */
+static int
+draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t res)
+{
+	const struct tl_view *v = c->v;
+	int n = tl_bands_at(c->m, v, c->fr, ev, c->bands, TL_MAX_COL_BANDS);
+	int shown = fill_cells(c, x, c->bands, n), i, r, present = 0;
+	struct cell *cell;
+
+	for (i = 0; i < n; i++) {
+		if (!c->bands[i].hilite)
+			continue;
+		present = 1;
+		/* thinner than a cell: a hairline at its level */
+		r = row_of(c->fr, ((double)c->bands[i].lo +
+		    (double)c->bands[i].hi) / 2);
+		if (!shown && r >= 0)
+			cellbuf_put(c->cb, x, c->ybot - r, v->utf8 ?
+			    G_HAIR_UTF8 : '=', UIC_HILITE, 0);
+	}
+	/* over reserved memory the set is drawn on top, from the bottom */
+	if (v->stack == TL_STACK_SEGMENT && v->hl != NULL) {
+		uint64_t set = tl_hilite_bytes(v->hl, ev);
+		struct tl_band sb = {0, set, TL_PICK_SET, 0, 0, 0, 0, 0, 0};
+
+		for (r = 0; r < c->fr->ph; r++)
+			if ((double)c->fr->ylo + (r + 0.5) * c->fr->row_bytes <
+			    (double)set)
+				cellbuf_put(c->cb, x, c->ybot - r,
+				    tl_band_glyph(v, &sb), UIC_LEAK, 0);
+	}
+	/* the reserved line over empty and partly filled cells */
+	r = row_of(c->fr, (double)res);
+	if (res == c->fr->yhi && res > c->fr->ylo)
+		r = c->fr->ph - 1;
+	if (res > 0 && r >= 0 && (cell = cellbuf_at(c->cb, x, c->ybot - r)) &&
+	    (cell->ch == ' ' || (cell->ch >= 0x2581 && cell->ch < 0x2588) ||
+	    cell->ch == '_'))
+		cellbuf_put(c->cb, x, c->ybot - r, v->utf8 ? 0x2500 : '-',
+		    UIC_RESERVED, 0);
+	return present;
+}
+
+/* ---- axes ---------------------------------------------------------------- */
+
+static void
+label_for(const struct tl_model *m, const struct tl_view *v, int64_t ev,
+    char *buf, size_t size)
+{
+	if (tl_use_time(m, v) && ev >= 0)
+		fmt_duration(buf, size, tl_time_of(m, ev) - tl_time_of(m, 0));
+	else
+		fmt_event(buf, size, ev);
+}
+
+/* Marks (tl_view.marks) in the view on the x axis row at (px, y). */
+static void
+draw_marks(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y, int pw)
+{
+	uint64_t i;
+	int sel = -1, c;
+
+	if (v->marks == NULL)
+		return;
+	for (i = sv_count_le_i64(v->marks, v->n_marks, v->ev0 - 1);
+	    i < v->n_marks && v->marks[i] < v->ev1; i++) {
+		c = tl_event_col(m, v, pw, v->marks[i]);
+		if (c < 0)
+			continue;
+		if (v->marks[i] == v->mark_sel)
+			sel = c;
+		cellbuf_put(cb, px + c, y, v->utf8 ? 0x25b2 : '^', UIC_MARK, 0);
+	}
+	if (sel >= 0)
+		cellbuf_put(cb, px + sel, y, v->utf8 ? 0x25b2 : '^', UIC_HILITE,
+		    0);
+}
+
+/* First annotation at or after event ev. */
+static uint64_t
+annot_from(const struct tl_model *m, int64_t ev)
+{
+	uint64_t lo = 0, hi = m->n_annots;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (m->annots[mid].ev < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Annotations column by column (O(columns x log annotations), however
+ * many steps the trace has): on the axis row ┬ where one starts in the
+ * column (else ┴ where one ends); on the names row (y_names >= 0) the
+ * name of the first that starts in it, when the row is free there. */
+static void
+draw_annots(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y_axis, int y_names, int pw)
+{
+	char esc[256];
+	const char *name;
+	uint64_t i;
+	int c, end = 0, start;
+	int64_t lo, hi;
+
+	if (m->n_annots == 0)
+		return;
+	for (c = 0; c < pw; c++) {
+		lo = tl_col_event(m, v, pw, c);
+		hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) : v->ev1;
+		if (hi <= lo)
+			continue;
+		start = -1;
+		for (i = annot_from(m, lo); i < m->n_annots &&
+		    m->annots[i].ev < hi; i++)
+			if (m->annots[i].stage == SNAP_STAGE_START) {
+				start = (int)i;
+				break;
+			}
+		i = annot_from(m, lo);
+		if (i >= m->n_annots || m->annots[i].ev >= hi)
+			continue;
+		cellbuf_put(cb, px + c, y_axis, start >= 0 ? (v->utf8 ?
+		    0x252c : '[') : (v->utf8 ? 0x2534 : ']'), UIC_MARK, 0);
+		if (start < 0 || y_names < 0 || c < end)
+			continue;
+		name = snap_str(m->snap, m->annots[start].name);
+		sv_escape(esc, sizeof esc, name, strlen(name));
+		end = c + cellbuf_puts(cb, px + c, y_names, esc, pw - c,
+		    UIC_MARK, 0) + 1;
+	}
+}
+
+/* Columns of the picked element's lifetime, or of every column where
+ * the picked band is present. */
+static void
+draw_lifetime(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y, int pw, const uint8_t *present)
+{
+	uint64_t k = v->pick.kind == TL_PICK_ELEM ? v->pick.id : v->sel_elem;
+	uint64_t n = v->stack == TL_STACK_SEGMENT ? m->segs.n : m->tl->n_elems;
+	int c;
+
+	if (v->pick.kind != TL_PICK_NONE && v->pick.kind != TL_PICK_ELEM) {
+		for (c = 0; c < pw; c++)
+			if (present[c])
+				cellbuf_put(cb, px + c, y, v->utf8 ? 0x2501 :
+				    '=', UIC_HILITE, 0);
+		return;
+	}
+	if (k != TL_NO_ELEM && k < n &&
+	    (v->pick.kind == TL_PICK_ELEM || v->stack != TL_STACK_SEGMENT)) {
+		struct idx_elem e = tl_layer_elem(m, v->stack, k);
+		int64_t a = e.alloc_ev < v->ev0 ? v->ev0 : e.alloc_ev;
+		int64_t f = e.free_ev < 0 || e.free_ev >= v->ev1 ?
+		    v->ev1 - 1 : e.free_ev;
+		int ca = tl_event_col(m, v, pw, a);
+		int cf = tl_event_col(m, v, pw, f);
+
+		if (a <= f && ca >= 0 && cf >= 0)
+			cellbuf_fill(cb, px + ca, y, cf - ca + 1, 1,
+			    v->utf8 ? 0x2501 : '=', UIC_HILITE, 0);
+	}
+}
+
+/* The picked band's level at the cursor, on the y axis. */
+static void
+draw_pick_marker(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_frame *fr, struct cellbuf *cb, int px, int ybot,
+    struct tl_band *bands)
+{
+	int n, i, r;
+
+	if (v->pick.kind == TL_PICK_NONE || v->cursor < 0)
+		return;
+	n = tl_bands_at(m, v, fr, v->cursor, bands, TL_MAX_COL_BANDS);
+	for (i = 0; i < n; i++) {
+		if (!bands[i].hilite || (bands[i].kind == TL_PICK_ELEM &&
+		    v->pick.kind != TL_PICK_ELEM))
+			continue;
+		r = row_of(fr, ((double)bands[i].lo + (double)bands[i].hi) / 2);
+		if (r >= 0)
+			cellbuf_put(cb, px - 1, ybot - r, v->utf8 ?
+			    G_MARKER_UTF8 : '>', UIC_HILITE, 0);
+		return;
+	}
+}
+
+static void
+draw_yaxis(const struct tl_view *v, const struct tl_frame *fr,
+    struct cellbuf *cb, int x, int y)
+{
+	char buf[FMT_BUF];
+	int r, ph = fr->ph;
+
+	for (r = 0; r < ph; r++)
+		cellbuf_put(cb, x + TL_YAXIS_W - 1, y + r, v->utf8 ? 0x2595 :
+		    '|', UIC_AXIS, 0);
+	fmt_size_short(buf, sizeof buf, fr->yhi);
+	cellbuf_printf(cb, x, y, TL_YAXIS_W - 1, UIC_AXIS, 0, "%5s", buf);
+	if (ph >= 5) {
+		fmt_size_short(buf, sizeof buf, fr->ylo + (fr->yhi -
+		    fr->ylo) / 2);
+		cellbuf_printf(cb, x, y + ph / 2, TL_YAXIS_W - 1, UIC_AXIS, 0,
+		    "%5s", buf);
+	}
+	if (ph >= 2) {
+		if (fr->ylo > 0)
+			fmt_size_short(buf, sizeof buf, fr->ylo);
+		else
+			snprintf(buf, sizeof buf, "0");
+		cellbuf_printf(cb, x, y + ph - 1, TL_YAXIS_W - 1, UIC_AXIS, 0,
+		    "%5s", buf);
+	}
+}
+
+/* The label row: first event, last event, cursor. */
+static void
+draw_labels(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y, int pw, int cc)
+{
+	char buf[FMT_BUF], lab[FMT_BUF + 8];
+	int len, pos, r;
+
+	label_for(m, v, v->ev0, buf, sizeof buf);
+	len = cellbuf_puts(cb, px, y, buf, pw, UIC_AXIS, 0);
+	label_for(m, v, v->ev1 - 1, buf, sizeof buf);
+	pos = px + pw - (int)strlen(buf);
+	if (pos > px + len + 1)
+		cellbuf_puts(cb, pos, y, buf, pw, UIC_AXIS, 0);
+	else
+		pos = px + pw;
+	if (cc >= 0) {
+		label_for(m, v, v->cursor, buf, sizeof buf);
+		snprintf(lab, sizeof lab, "^%s", buf);
+		r = (int)strlen(lab);
+		if (px + cc + r >= pos)
+			cc = pos - px - r - 1;
+		if (px + cc > px + len)
+			cellbuf_puts(cb, px + cc, y, lab, r, UIC_CURSOR, 0);
+	}
+}
+
+/* The cursor column (reversed cells, a line through empty ones) and its
+ * mark on the axis row; returns its column or -1. */
+static int
+draw_cursor(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int px, int y, int pw, int ph)
+{
+	int cc = tl_event_col(m, v, pw, v->cursor), r;
+
+	if (cc < 0)
+		return -1;
+	for (r = 0; r < ph; r++) {
+		struct cell *c = cellbuf_at(cb, px + cc, y + r);
+
+		if (c == NULL)
+			continue;
+		if (c->ch == ' ')
+			cellbuf_put(cb, px + cc, y + r, v->utf8 ? 0x2502 : '|',
+			    UIC_CURSOR, 0);
+		else
+			c->attr |= CB_A_REVERSE;
+	}
+	cellbuf_put(cb, px + cc, y + ph, v->utf8 ? 0x253c : '+', UIC_CURSOR,
+	    0);
+	return cc;
+}
+
+/* ---- the frame ----------------------------------------------------------- */
+
+/* Rows of the parts below the plot: *names (annotation names) and *leg
+ * (legend), shrunk until the plot has at least 3 rows when it can. */
+static int
+plot_rows(const struct tl_model *m, const struct tl_view *v, int w, int h,
+    int *names, int *leg)
+{
+	int ph;
+
+	*names = m->n_annots > 0 && h >= 8;
+	*leg = tl_legend_rows(m, v, w, h);
+	ph = h - 2 - *names - *leg;
+	while (ph < 3 && *leg > 0) {
+		(*leg)--;
+		ph++;
+	}
+	if (ph < 3 && *names) {
+		*names = 0;
+		ph++;
+	}
+	return ph;
+}
+
+/* Column events and reserved values; the fitted y top and the visible
+ * peak (highest stacked total, first of equals). */
+static uint64_t
+columns(const struct tl_model *m, const struct tl_view *v, int pw,
+    int64_t *evs, uint64_t *res, int64_t *peak_ev)
+{
+	uint64_t ymax = 0, best = 0, t;
+	int c;
+
+	*peak_ev = v->ev0;
+	for (c = 0; c < pw; c++) {
+		int64_t lo = tl_col_event(m, v, pw, c);
+		int64_t hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) :
+		    v->ev1;
+
+		if (hi <= lo && lo < v->ev1 && !tl_use_time(m, v))
+			hi = lo + 1;
+		tl_col_agg(m, v->stack, lo, hi, &evs[c], &res[c]);
+		t = tl_stack_total(m, v->stack, evs[c]);
+		if (res[c] > ymax)
+			ymax = res[c];
+		if (t > ymax)
+			ymax = t;
+		if (c == 0 || t > best) {
+			best = t;
+			*peak_ev = evs[c];
+		}
+	}
+	return ymax > 0 ? ymax : 1;
+}
+
+void
+tl_render(const struct tl_model *m, const struct tl_view *v,
+    struct cellbuf *cb, int x, int y, int w, int h, struct tl_frame *out)
+{
+	struct tl_frame local, *fr = out != NULL ? out : &local;
+	int pw = tl_plot_width(w), ph, names, leg, c, cc;
+	int px = x + TL_YAXIS_W;
+	int64_t *evs;
+	uint64_t *res, yfit;
+	uint8_t *present;
+	struct col_ctx cx;
+
+	if (out == NULL) {
+		memset(&local, 0, sizeof local);
+		local.rank_stack = -1;
+	}
+	cellbuf_fill(cb, x, y, w, h, ' ', UIC_DEFAULT, 0);
+	ph = plot_rows(m, v, w, h, &names, &leg);
+	fr->pw = pw;
+	fr->ph = ph;
+	fr->legend_rows = leg;
+	if (pw < 2 || ph < 1 || v->ev1 <= v->ev0)
+		return;
+	evs = xcalloc(pw, sizeof *evs);
+	res = xcalloc(pw, sizeof *res);
+	present = xcalloc(pw, 1);
+	yfit = columns(m, v, pw, evs, res, &fr->peak_ev);
+	fr->yfit = yfit;
+	if (v->ymax > v->ylo) {
+		fr->ylo = v->ylo;
+		fr->yhi = v->ymax;
+	} else {
+		fr->ylo = 0;
+		fr->yhi = yfit;
+	}
+	fr->row_bytes = (double)(fr->yhi - fr->ylo) / ph;
+	tl_rank(m, v, fr);
+	cx.m = m;
+	cx.v = v;
+	cx.fr = fr;
+	cx.cb = cb;
+	cx.ybot = y + ph - 1;
+	cx.bands = xcalloc(TL_MAX_COL_BANDS, sizeof *cx.bands);
+	for (c = 0; c < pw; c++)
+		present[c] = (uint8_t)draw_column(&cx, px + c, evs[c], res[c]);
+	draw_yaxis(v, fr, cb, x, y);
+	cellbuf_fill(cb, px, y + ph, pw, 1, v->utf8 ? 0x2500 : '-', UIC_AXIS,
+	    0);
+	cellbuf_put(cb, px - 1, y + ph, v->utf8 ? 0x2514 : '+', UIC_AXIS, 0);
+	draw_annots(m, v, cb, px, y + ph, names ? y + ph + 1 : -1, pw);
+	draw_lifetime(m, v, cb, px, y + ph, pw, present);
+	draw_marks(m, v, cb, px, y + ph, pw);
+	cc = draw_cursor(m, v, cb, px, y, pw, ph);
+	draw_pick_marker(m, v, fr, cb, px, cx.ybot, cx.bands);
+	draw_labels(m, v, cb, px, y + ph + 1 + names, pw, cc);
+	if (leg > 0)
+		tl_legend_draw(m, v, fr, cb, x, y + ph + 2 + names, w, leg);
+	free(cx.bands);
+	free(present);
+	free(res);
+	free(evs);
+}

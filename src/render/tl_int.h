@@ -1,0 +1,54 @@
+#ifndef SNAPVIEW_RENDER_TL_INT_H
+#define SNAPVIEW_RENDER_TL_INT_H
+/*
+ * Internals shared by the timeline's model (timeline.c) and its drawing
+ * (tl_draw.c, tl_legend.c). Not for other modules.
+ */
+#include "render/timeline.h"
+
+#define TL_LOD_BLOCK 256
+/* Time axis only for |time_us| below this: spans cannot overflow. */
+#define TL_TIME_LIMIT ((int64_t)1 << 62)
+
+enum { TL_LAYER_ALLOC, TL_LAYER_SEG };
+
+/* Builds the drawn set of a layer (TL_LAYER_*): its max_drawn largest
+ * elements in stacking order, with their colours. */
+void tl_build_layer(struct tl_model *m, int layer);
+
+/* Is an element with these events alive after event at? */
+int tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at);
+
+/* Total that mode st stacks after event ev: allocated or reserved. */
+uint64_t tl_stack_total(const struct tl_model *m, int st, int64_t ev);
+
+/* Aggregate of events [lo, hi) for mode st: the event with the highest
+ * stacked total and the highest reserved. */
+void tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
+    int64_t *ev, uint64_t *maxres);
+
+int tl_use_time(const struct tl_model *m, const struct tl_view *v);
+int64_t tl_time_of(const struct tl_model *m, int64_t ev);
+
+/* Bytes of the highlighted set in group g of mode st after ev. */
+uint64_t tl_hilite_group_bytes(const struct tl_hilite *h, int st,
+    uint32_t g, int64_t ev);
+
+/* Ranks the groups of v's mode at the frame's visible peak into fr->top
+ * (bottom to top), unless fr already holds that ranking. */
+void tl_rank(const struct tl_model *m, const struct tl_view *v,
+    struct tl_frame *fr);
+
+/* Band glyph and colour under v. */
+uint32_t tl_band_glyph(const struct tl_view *v, const struct tl_band *b);
+unsigned tl_band_color(const struct tl_band *b);
+
+/* Legend: rows it wants in a pane of w x h, and drawing it in the rows
+ * (x, y, w, rows) of cb. */
+int tl_legend_rows(const struct tl_model *m, const struct tl_view *v,
+    int w, int h);
+void tl_legend_draw(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_frame *fr, struct cellbuf *cb, int x, int y, int w,
+    int rows);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * The timeline's grouped modes: the group of an element by call site,
+ * category or stream/pool, and building each mode's data the first time
+ * it is shown (tl_model_prepare). See timeline.h.
+ */
+#include "config.h"
+
+#include "render/timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/tl_int.h"
+#include "util/xalloc.h"
+
+#define TL_MAX_STREAM_GROUPS 4096
+
+static uint32_t
+site_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	(void)k;
+	return an_site_of(ctx, e->stack);
+}
+
+static uint32_t
+category_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	(void)e;
+	return an_category_of(ctx, k);
+}
+
+/* The device's final segments by address, for the pool of an element
+ * (memory_viz resolves pools the same way; an element whose segment was
+ * freed during the trace gets the default pool (0, 0)). */
+static const struct snapshot *seg_snap;
+
+static int
+cmp_seg(const void *a, const void *b)
+{
+	uint64_t x = seg_snap->segments[*(const uint32_t *)a].addr;
+	uint64_t y = seg_snap->segments[*(const uint32_t *)b].addr;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+build_seg_table(struct tl_model *m)
+{
+	uint32_t g, gend, n = 0;
+
+	snap_device_segments(m->snap, m->tl->device, &g, &gend);
+	m->seg_by_addr = xcalloc((size_t)(gend > g ? gend - g : 0) + 1,
+	    sizeof *m->seg_by_addr);
+	for (; g < gend && g < m->snap->n_segments; g++)
+		if (m->snap->segments[g].device == m->tl->device)
+			m->seg_by_addr[n++] = g;
+	seg_snap = m->snap;
+	qsort(m->seg_by_addr, n, sizeof *m->seg_by_addr, cmp_seg);
+	m->n_seg_by_addr = n;
+}
+
+static void
+pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
+{
+	const struct snap_segment *sg;
+	uint32_t lo = 0, hi = m->n_seg_by_addr;
+
+	pool[0] = pool[1] = 0;
+	/* the last segment starting at or below addr */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (m->snap->segments[m->seg_by_addr[mid]].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return;
+	sg = &m->snap->segments[m->seg_by_addr[lo - 1]];
+	if (addr - sg->addr < sg->total_size) {
+		pool[0] = sg->pool_id[0];
+		pool[1] = sg->pool_id[1];
+	}
+}
+
+/* Group of (stream, pool); past TL_MAX_STREAM_GROUPS distinct keys the
+ * rest share the last group. */
+static uint32_t
+stream_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
+{
+	uint32_t i;
+
+	for (i = 0; i < m->n_skeys; i++)
+		if (m->skeys[i].stream == stream &&
+		    m->skeys[i].pool[0] == pool[0] &&
+		    m->skeys[i].pool[1] == pool[1])
+			return i;
+	if (m->n_skeys == TL_MAX_STREAM_GROUPS)
+		return TL_MAX_STREAM_GROUPS - 1;
+	m->skeys = xreallocarray(m->skeys, (size_t)m->n_skeys + 1,
+	    sizeof *m->skeys);
+	m->skeys[m->n_skeys].stream = stream;
+	m->skeys[m->n_skeys].pool[0] = pool[0];
+	m->skeys[m->n_skeys].pool[1] = pool[1];
+	return m->n_skeys++;
+}
+
+static uint32_t
+stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	struct tl_model *m = ctx;
+	int64_t pool[2];
+
+	(void)k;
+	pool_of(m, e->addr, pool);
+	return stream_key_group(m, e->stream, pool);
+}
+
+static int
+prepare_groups(struct tl_model *m, int st, char *why, size_t size)
+{
+	uint32_t i, max;
+	int r;
+
+	if (st == TL_STACK_SITE) {
+		if (tl_model_sites(m) == NULL) {
+			snprintf(why, size, "call sites unavailable");
+			return -1;
+		}
+		/* resolve every stack first: site ids are then all known */
+		for (i = 0; i < m->snap->n_stacks; i++)
+			an_site_of(&m->sites, i);
+		max = m->sites.n + 1;
+		r = tl_groups_build(&m->groups[st], m->tl, max, site_group,
+		    &m->sites);
+	} else if (st == TL_STACK_CATEGORY) {
+		if (tl_model_categories(m, why, size) != 0)
+			return -1;
+		r = tl_groups_build(&m->groups[st], m->tl, AN_CAT_COUNT,
+		    category_group, &m->cats);
+	} else {
+		if (m->snap == NULL) {
+			snprintf(why, size, "no segments");
+			return -1;
+		}
+		build_seg_table(m);
+		r = tl_groups_build(&m->groups[st], m->tl, TL_MAX_STREAM_GROUPS,
+		    stream_group, m);
+	}
+	if (r != 0)
+		snprintf(why, size, "too many events for grouped bands");
+	return r;
+}
+
+struct an_sites *
+tl_model_sites(struct tl_model *m)
+{
+	if (m->sites_ok == 0) {
+		m->sites_ok = -1;
+		if (m->snap != NULL &&
+		    an_sites_init(&m->sites, m->snap, 1, NULL, NULL) == 0)
+			m->sites_ok = 1;
+	}
+	return m->sites_ok > 0 ? &m->sites : NULL;
+}
+
+int
+tl_model_categories(struct tl_model *m, char *why, size_t size)
+{
+	struct sv_error err;
+
+	if (m->cats_ok != 0) {
+		if (m->cats_ok < 0)
+			snprintf(why, size, "categories unavailable");
+		return m->cats_ok > 0 ? 0 : -1;
+	}
+	if (m->snap == NULL) {
+		snprintf(why, size, "no call stacks");
+		m->cats_ok = -1;
+		return -1;
+	}
+	sv_error_clear(&err);
+	if (an_categories_build(m->snap, m->tl, NULL, m->cat_rules, &m->cats,
+	    &err) != 0) {
+		snprintf(why, size, "%s", err.msg);
+		m->cats_ok = -1;
+		return -1;
+	}
+	m->cats_ok = 1;
+	return 0;
+}
+
+int
+tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
+{
+	why[0] = '\0';
+	if (st < 0 || st >= TL_STACK_COUNT)
+		return -1;
+	if (m->groups_ok[st] != 0) {
+		if (m->groups_ok[st] < 0)
+			snprintf(why, size, "%s bands unavailable",
+			    tl_stack_name(st));
+		return m->groups_ok[st] > 0 ? 0 : -1;
+	}
+	if (st == TL_STACK_SEGMENT) {
+		if (m->snap == NULL) {
+			snprintf(why, size, "no segments");
+			m->groups_ok[st] = -1;
+			return -1;
+		}
+		tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace);
+		tl_build_layer(m, TL_LAYER_SEG);
+		m->groups_ok[st] = 1;
+		return 0;
+	}
+	if (prepare_groups(m, st, why, size) != 0) {
+		m->groups_ok[st] = -1;
+		return -1;
+	}
+	m->groups_ok[st] = 1;
+	return 0;
+}
+
+uint32_t
+tl_model_group_of(struct tl_model *m, int st, uint64_t k)
+{
+	struct idx_elem e;
+
+	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
+		return TL_NO_GROUP;
+	e = idx_tl_elem(m->tl, k);
+	switch (st) {
+	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
+	case TL_STACK_CATEGORY: return an_category_of(&m->cats, k);
+	case TL_STACK_STREAM: return stream_group(m, &e, k);
+	default: return TL_NO_GROUP;
+	}
+}
+

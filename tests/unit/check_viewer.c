@@ -1,0 +1,358 @@
+/*
+ * The viewer's pure parts: event filters (render/evfilter.h), the call-
+ * stack tree (render/stacktree.h) and the cut of long labels
+ * (render/anlist.h), on snapshots built here with known stacks, so every
+ * expected number is worked out by hand.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/site.h"
+#include "render/anlist.h"
+#include "render/evfilter.h"
+#include "render/stacktree.h"
+
+/* A frame "file.py:line name". */
+static uint32_t
+frame(struct snapshot *s, const char *file, uint64_t line, const char *name)
+{
+	return snap_intern_frame(s, snap_intern_str(s, name, strlen(name)),
+	    snap_intern_str(s, file, strlen(file)), line);
+}
+
+/* ---- evfilter --------------------------------------------------------- */
+
+START_TEST(test_viewer_parse_size)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(evfilter_parse_size("512", &v), 0);
+	ck_assert_uint_eq(v, 512);
+	ck_assert_int_eq(evfilter_parse_size("4K", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(evfilter_parse_size("1.5M", &v), 0);
+	ck_assert_uint_eq(v, 3 << 19);
+	ck_assert_int_eq(evfilter_parse_size("2GiB", &v), 0);
+	ck_assert_uint_eq(v, 2ull << 30);
+	ck_assert_int_eq(evfilter_parse_size("3mb", &v), 0);
+	ck_assert_uint_eq(v, 3 << 20);
+	ck_assert_int_eq(evfilter_parse_size("", &v), -1);
+	ck_assert_int_eq(evfilter_parse_size("5X", &v), -1);
+	ck_assert_int_eq(evfilter_parse_size("-1", &v), -1);
+	ck_assert_int_eq(evfilter_parse_size("1M2", &v), -1);
+	ck_assert_int_eq(evfilter_parse_size("99999999T", &v), -1);
+}
+END_TEST
+
+/* Events: 0 alloc 4K at 0x1000 s0 (train.py:11), 1 alloc 2M at 0x10000 s7
+ * (train.py:110), 2 free_requested 4K at 0x1000, 3 free_completed,
+ * 4 segment_alloc 20M at 0x0, 5 oom 3G (addr = device free 0x1000). */
+static struct snapshot *
+events_snapshot(void)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t f11 = frame(s, "/home/a/Train.py", 11, "step"),
+	    f110 = frame(s, "/home/a/train.py", 110, "loop");
+	uint32_t s11 = snap_intern_stack(s, &f11, 1),
+	    s110 = snap_intern_stack(s, &f110, 1);
+
+	snap_trace_push(s, t, SNAP_ALLOC, 0x1000, 4096, 0, s11);
+	snap_trace_push(s, t, SNAP_ALLOC, 0x10000, 2 << 20, 7, s110);
+	snap_trace_push(s, t, SNAP_FREE_REQUESTED, 0x1000, 4096, 0, s11);
+	snap_trace_push(s, t, SNAP_FREE_COMPLETED, 0x1000, 4096, 0, s11);
+	snap_trace_push(s, t, SNAP_SEGMENT_ALLOC, 0x0, 20 << 20, 0, 0);
+	snap_trace_push(s, t, SNAP_OOM, 0x1000, 3ull << 30, 0, s110);
+	return s;
+}
+
+/* The events of the snapshot's trace that f lets through, as a bit set. */
+static unsigned
+passing(const struct snapshot *s, const char *q)
+{
+	const struct snap_trace *t = snap_trace_of(s, 0);
+	struct evfilter f;
+	char err[128];
+	unsigned bits = 0;
+	uint64_t i;
+
+	memset(&f, 0, sizeof f);
+	ck_assert_msg(evfilter_parse(&f, s, q, err, sizeof err) == 0,
+	    "'%s': %s", q, err);
+	for (i = 0; i < t->n; i++)
+		if (evfilter_match(&f, t, i))
+			bits |= 1u << i;
+	evfilter_destroy(&f);
+	return bits;
+}
+
+START_TEST(test_viewer_filter)
+{
+	struct snapshot *s = events_snapshot();
+	struct evfilter f;
+	char err[128];
+
+	ck_assert_uint_eq(passing(s, ""), 0x3f);
+	ck_assert_uint_eq(passing(s, "alloc"), 0x03);
+	ck_assert_uint_eq(passing(s, "free"), 0x0c);
+	ck_assert_uint_eq(passing(s, "segment oom"), 0x30);
+	ck_assert_uint_eq(passing(s, ">1M"), 0x32);
+	ck_assert_uint_eq(passing(s, "<=4K"), 0x0d);
+	ck_assert_uint_eq(passing(s, "4K..2M"), 0x0f);
+	ck_assert_uint_eq(passing(s, "=4096 alloc"), 0x01);
+	ck_assert_uint_eq(passing(s, "stream=7"), 0x02);
+	ck_assert_uint_eq(passing(s, "stream=0x7"), 0x02);
+	/* an address inside a range; an oom's address is no address */
+	ck_assert_uint_eq(passing(s, "0x1fff"), 0x1d);
+	ck_assert_uint_eq(passing(s, "0x10000 alloc"), 0x02);
+	/* frame text in any case; ":11" is not ":110" */
+	ck_assert_uint_eq(passing(s, "train.py:11"), 0x0d);
+	ck_assert_uint_eq(passing(s, "TRAIN.PY:110"), 0x22);
+	ck_assert_uint_eq(passing(s, "train.py:1"), 0x00);
+	ck_assert_uint_eq(passing(s, "loop alloc"), 0x02);
+	/* words that are no condition are refused, and f stays as it was */
+	memset(&f, 0, sizeof f);
+	ck_assert_int_eq(evfilter_parse(&f, s, "alloc", err, sizeof err), 0);
+	ck_assert_int_eq(evfilter_parse(&f, s, ">5X", err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, ">5X"));
+	ck_assert_int_eq(evfilter_parse(&f, s, "2M..1M", err, sizeof err), -1);
+	ck_assert_int_eq(evfilter_parse(&f, s, "<0", err, sizeof err), -1);
+	ck_assert_int_eq(evfilter_parse(&f, s, "stream=x", err, sizeof err),
+	    -1);
+	ck_assert_str_eq(f.desc, "alloc");
+	evfilter_destroy(&f);
+	ck_assert(evfilter_empty(&f));
+	snap_free(s);
+}
+END_TEST
+
+/* ---- stacktree --------------------------------------------------------- */
+
+/* Stacks, innermost first (user frames u*, framework f*):
+ *   A = site a <- caller main            100 B, 1 block
+ *   B = site a <- caller other           300 B, 3 blocks
+ *   C = site b <- caller main             50 B, 1 block
+ *   D = torch frame, then site a <- main  20 B, 2 blocks (same path as A)
+ */
+struct tree_fixture {
+	struct snapshot *s;
+	struct an_sites sites;
+	struct stree t;
+	uint32_t fa, fb, fmain, fother, ftorch;
+};
+
+static void
+tree_setup(struct tree_fixture *x)
+{
+	struct stree_entry e[4];
+	uint32_t st[4][3];
+	struct sv_error err;
+	int i;
+
+	x->s = snap_new();
+	x->fa = frame(x->s, "/u/a.py", 1, "a");
+	x->fb = frame(x->s, "/u/b.py", 2, "b");
+	x->fmain = frame(x->s, "/u/main.py", 3, "main");
+	x->fother = frame(x->s, "/u/main.py", 4, "other");
+	x->ftorch = frame(x->s, "/x/site-packages/torch/nn.py", 5, "fwd");
+	st[0][0] = x->fa; st[0][1] = x->fmain;
+	st[1][0] = x->fa; st[1][1] = x->fother;
+	st[2][0] = x->fb; st[2][1] = x->fmain;
+	st[3][0] = x->ftorch; st[3][1] = x->fa; st[3][2] = x->fmain;
+	memset(e, 0, sizeof e);
+	e[0].stack = snap_intern_stack(x->s, st[0], 2);
+	e[0].bytes = 100; e[0].count = 1;
+	e[1].stack = snap_intern_stack(x->s, st[1], 2);
+	e[1].bytes = 300; e[1].count = 3;
+	e[2].stack = snap_intern_stack(x->s, st[2], 2);
+	e[2].bytes = 50; e[2].count = 1;
+	e[3].stack = snap_intern_stack(x->s, st[3], 3);
+	e[3].bytes = 20; e[3].count = 2;
+	sv_error_clear(&err);
+	ck_assert_int_eq(an_sites_init(&x->sites, x->s, 1, NULL, &err), 0);
+	stree_init(&x->t, x->s, &x->sites);
+	stree_set(&x->t, e, 4);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_ne(e[i].stack, 0);
+}
+
+static void
+tree_teardown(struct tree_fixture *x)
+{
+	stree_destroy(&x->t);
+	an_sites_destroy(&x->sites);
+	snap_free(x->s);
+}
+
+/* Label of row i. */
+static const char *
+row_label(struct tree_fixture *x, uint64_t i)
+{
+	static char buf[256];
+
+	return stree_label(&x->t, x->t.rows[i].frame, buf, sizeof buf);
+}
+
+START_TEST(test_viewer_tree_levels)
+{
+	struct tree_fixture x;
+
+	tree_setup(&x);
+	ck_assert_uint_eq(x.t.bytes, 470);
+	ck_assert_uint_eq(x.t.count, 7);
+	/* roots: site a (100 + 300 + 20), then site b (50) */
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	ck_assert_str_eq(row_label(&x, 0), "/u/a.py:1 a");
+	ck_assert_uint_eq(x.t.rows[0].bytes, 420);
+	ck_assert_uint_eq(x.t.rows[0].count, 6);
+	ck_assert(x.t.rows[0].kids && !x.t.rows[0].open);
+	ck_assert_uint_eq(x.t.rows[1].bytes, 50);
+	/* open a: its callers, largest first: other (300), main (120) */
+	x.t.sel = 0;
+	ck_assert_int_eq(stree_open(&x.t, 1), 1);
+	ck_assert_uint_eq(x.t.n_rows, 4);
+	ck_assert_str_eq(row_label(&x, 1), "/u/main.py:4 other");
+	ck_assert_uint_eq(x.t.rows[1].bytes, 300);
+	ck_assert_str_eq(row_label(&x, 2), "/u/main.py:3 main");
+	ck_assert_uint_eq(x.t.rows[2].bytes, 120);
+	ck_assert_uint_eq(x.t.rows[2].count, 3);
+	ck_assert_uint_eq(x.t.rows[2].depth, 1);
+	/* the stack of the largest entry under a node */
+	ck_assert_uint_eq(stree_row_stack(&x.t, &x.t.rows[0]),
+	    x.t.ents[x.t.rows[1].lo].stack);
+	/* Right on an open node: its first child; Left: back to a; Left on
+	 * the open a closes it */
+	ck_assert_int_eq(stree_open(&x.t, 1), 1);
+	ck_assert_uint_eq(x.t.sel, 1);
+	ck_assert_int_eq(stree_open(&x.t, 0), 1);
+	ck_assert_uint_eq(x.t.sel, 0);
+	ck_assert_int_eq(stree_open(&x.t, 0), 1);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	tree_teardown(&x);
+}
+END_TEST
+
+START_TEST(test_viewer_tree_expand_focus)
+{
+	struct tree_fixture x;
+	struct stree_entry e = {0, 0, 0, 0};
+
+	tree_setup(&x);
+	/* every node open, then all closed again */
+	stree_expand_all(&x.t);
+	ck_assert_uint_eq(x.t.n_rows, 5);
+	stree_expand_all(&x.t);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	/* the subtree of b: b and its caller main; again: back up */
+	x.t.sel = 1;
+	stree_focus(&x.t);
+	ck_assert_uint_eq(x.t.root_len, 1);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	ck_assert_uint_eq(x.t.rows[0].bytes, 50);
+	ck_assert_str_eq(row_label(&x, 1), "/u/main.py:3 main");
+	x.t.sel = 0;
+	stree_focus(&x.t);
+	ck_assert_uint_eq(x.t.root_len, 0);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	ck_assert_str_eq(row_label(&x, x.t.sel), "/u/b.py:2 b");
+	/* new entries (the cursor moved): what was open stays open, the
+	 * selection stays on its path */
+	x.t.sel = 0;
+	stree_open(&x.t, 1);
+	x.t.sel = 2;    /* a <- main */
+	e = x.t.ents[x.t.rows[2].lo];
+	e.bytes = 5;
+	e.count = 1;
+	stree_set(&x.t, &e, 1);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	ck_assert(x.t.rows[0].open);
+	ck_assert_uint_eq(x.t.sel, 1);
+	ck_assert_str_eq(row_label(&x, 1), "/u/main.py:3 main");
+	tree_teardown(&x);
+}
+END_TEST
+
+START_TEST(test_viewer_tree_framework)
+{
+	struct tree_fixture x;
+
+	tree_setup(&x);
+	/* every frame: the torch frame of D is a root of its own */
+	x.t.framework = 1;
+	stree_refresh(&x.t);
+	ck_assert_uint_eq(x.t.n_rows, 3);
+	ck_assert_str_eq(row_label(&x, 0), "/u/a.py:1 a");
+	ck_assert_uint_eq(x.t.rows[0].bytes, 400);
+	ck_assert_str_eq(row_label(&x, 2), "/x/site-packages/torch/nn.py:5 fwd");
+	ck_assert_uint_eq(x.t.rows[2].bytes, 20);
+	/* grouped: the groups first */
+	x.t.framework = 0;
+	x.t.grouped = 1;
+	x.t.ents[0].group = 1;
+	stree_refresh(&x.t);
+	ck_assert_uint_eq(x.t.n_rows, 2);
+	ck_assert_uint_eq(x.t.rows[0].frame, STREE_GROUP + 0);
+	ck_assert_uint_eq(x.t.rows[1].frame, STREE_GROUP + 1);
+	ck_assert_uint_eq(x.t.rows[0].bytes + x.t.rows[1].bytes, 470);
+	tree_teardown(&x);
+}
+END_TEST
+
+/* ---- labels ------------------------------------------------------------- */
+
+START_TEST(test_viewer_cut_label)
+{
+	char buf[256];
+
+	/* fits: as it is */
+	ck_assert_str_eq(anlist_cut_label("a.py:1 f", 20, 0, buf, sizeof buf),
+	    "a.py:1 f");
+	/* too long: cut at the left, at a path component */
+	ck_assert_str_eq(anlist_cut_label("/home/alice/proj/model.py:40 "
+	    "forward", 24, 0, buf, sizeof buf), ".../model.py:40 forward");
+	/* a C++ name keeps its name, not its parameters */
+	ck_assert_str_eq(anlist_cut_label("x.cpp:0 ns::Alloc::malloc(unsigned "
+	    "long, CUstream_st*) [clone .lto]", 40, 0, buf, sizeof buf),
+	    "x.cpp:0 ns::Alloc::malloc(...)");
+	/* control characters from the file are escaped */
+	ck_assert_str_eq(anlist_cut_label("a\x1b[31m.py", 40, 0, buf,
+	    sizeof buf), "a\\e[31m.py");
+}
+END_TEST
+
+static Suite *
+viewer_suite(void)
+{
+	Suite *s = suite_create("viewer");
+	TCase *tc;
+
+	tc = tcase_create("filter");
+	tcase_add_test(tc, test_viewer_parse_size);
+	tcase_add_test(tc, test_viewer_filter);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tree");
+	tcase_add_test(tc, test_viewer_tree_levels);
+	tcase_add_test(tc, test_viewer_tree_expand_focus);
+	tcase_add_test(tc, test_viewer_tree_framework);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("labels");
+	tcase_add_test(tc, test_viewer_cut_label);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(viewer_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
