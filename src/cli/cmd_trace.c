@@ -23,6 +23,7 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/sat.h"
+#include "util/search.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -153,6 +154,19 @@ names_destroy(struct names *nm)
 	free(nm->reach);
 }
 
+struct span_at {
+	const struct fspan *span;
+	uint64_t addr;
+};
+
+static int
+span_below(const void *ctx, uint64_t i)
+{
+	const struct span_at *b = ctx;
+
+	return b->span[i].addr <= b->addr;
+}
+
 /* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
  * of the file's final segments (by total_size), else MEM. */
 static void
@@ -160,21 +174,15 @@ seg_of(const struct names *nm, uint64_t addr, char *name, size_t n,
     uint64_t *base)
 {
 	const struct named *x = avl_le(&nm->seg, addr);
-	uint32_t lo = 0, hi = nm->n_span;
+	struct span_at at = {nm->span, addr};
+	uint64_t lo;
 
 	if (x != NULL && addr - avl_key(x) < x->size) {
 		name_str(name, n, x->name);
 		*base = avl_key(x);
 		return;
 	}
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (nm->span[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sv_partition(0, nm->n_span, span_below, &at);
 	if (lo > 0) {
 		const struct fspan *f = &nm->span[lo - 1];
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "util/sat.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 void
@@ -264,20 +265,26 @@ fill_blk(void *el, size_t i, void *arg)
 	return 0;
 }
 
+struct by_pos {
+	const uint64_t *pos;
+	uint64_t want;
+};
+
+static int
+pos_below(const void *ctx, uint64_t i)
+{
+	const struct by_pos *b = ctx;
+
+	return b->pos[i] <= b->want;
+}
+
 uint64_t
 ckpt_find(const struct ckpt *c, int64_t at)
 {
-	uint64_t lo = 0, hi = c->n, want = (uint64_t)(at + 1);
+	struct by_pos b = {c->pos, (uint64_t)(at + 1)};
+	uint64_t i = sv_partition(0, c->n, pos_below, &b);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (c->pos[mid] <= want)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 ? lo - 1 : 0;
+	return i > 0 ? i - 1 : 0;
 }
 
 int

@@ -11,6 +11,7 @@
 
 #include "replay/replay_int.h"
 #include "util/sat.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 static int
@@ -44,20 +45,26 @@ replay_find_workspace(struct replay *r)
 	r->info.n_workspace = r->n_workspace;
 }
 
+struct by_addr {
+	const uint64_t *a;
+	uint64_t addr;
+};
+
+static int
+addr_below(const void *ctx, uint64_t i)
+{
+	const struct by_addr *b = ctx;
+
+	return b->a[i] < b->addr;
+}
+
 int
 replay_is_workspace(const struct replay *r, uint64_t addr)
 {
-	uint64_t lo = 0, hi = r->n_workspace;
+	struct by_addr b = {r->workspace, addr};
+	uint64_t i = sv_partition(0, r->n_workspace, addr_below, &b);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (r->workspace[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->n_workspace && r->workspace[lo] == addr;
+	return i < r->n_workspace && r->workspace[i] == addr;
 }
 
 /* Appends a block at the end of the segment being built, merged with the

@@ -21,6 +21,7 @@
 #include "replay/replay_int.h"
 #include "replay/replay_round.h"
 #include "util/sat.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 #define MIB (1024ull * 1024)
@@ -59,37 +60,39 @@ replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail)
 	return rem > MIB ? rs : avail;
 }
 
+/* learned[] and attrs[] ascend by event; each record starts with it. */
+struct by_ev {
+	const void *base;
+	size_t stride;
+	uint64_t ev;
+};
+
+static int
+ev_below(const void *ctx, uint64_t i)
+{
+	const struct by_ev *b = ctx;
+
+	return *(const uint64_t *)((const char *)b->base + i * b->stride) <
+	    b->ev;
+}
+
 static const struct learned *
 learned_find(const struct replay *r, uint64_t ev)
 {
-	uint64_t lo = 0, hi = r->n_learned;
+	struct by_ev b = {r->learned, sizeof *r->learned, ev};
+	uint64_t i = sv_partition(0, r->n_learned, ev_below, &b);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (r->learned[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->n_learned && r->learned[lo].ev == ev ? &r->learned[lo]
-							    : NULL;
+	return i < r->n_learned && r->learned[i].ev == ev ? &r->learned[i]
+							  : NULL;
 }
 
 static const struct segattr *
 attr_find(const struct replay *r, uint64_t ev)
 {
-	uint64_t lo = 0, hi = r->n_attrs;
+	struct by_ev b = {r->attrs, sizeof *r->attrs, ev};
+	uint64_t i = sv_partition(0, r->n_attrs, ev_below, &b);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (r->attrs[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->n_attrs && r->attrs[lo].ev == ev ? &r->attrs[lo] : NULL;
+	return i < r->n_attrs && r->attrs[i].ev == ev ? &r->attrs[i] : NULL;
 }
 
 void

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/invisible.h"
+#include "util/search.h"
 
 size_t
 sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
@@ -55,21 +56,19 @@ sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
  * ("Trojan source"), so they are shown as \u{XXXX}. The table
  * (invisible.h) is made from Unicode's own data by mkinvisible.py.
  */
+static int
+range_below(const void *ctx, uint64_t i)
+{
+	return invisible[i].hi < *(const uint32_t *)ctx;
+}
+
 int
 sv_is_invisible(uint32_t cp)
 {
-	size_t lo = 0, hi = sizeof invisible / sizeof invisible[0];
+	uint64_t n = sizeof invisible / sizeof invisible[0];
+	uint64_t i = sv_partition(0, n, range_below, &cp);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (invisible[mid].hi < cp)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < sizeof invisible / sizeof invisible[0] &&
-	    invisible[lo].lo <= cp;
+	return i < n && invisible[i].lo <= cp;
 }
 
 struct out {
