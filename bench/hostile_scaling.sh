@@ -11,6 +11,8 @@
 #   device number:  one empty segment on device N (stats; the index's
 #                   per-device sections)
 #   trace lists:    N empty trace lists, one per device (stats)
+#   traced devices: N devices, each with a segment and a one-event trace
+#                   (stats: the index builds a replay per device)
 #   overlaps:       N segments of one device stacked at one address
 #                   (check)
 #   desc. allocs:   N allocs in descending address order in one segment
@@ -66,6 +68,13 @@ elif shape == "devnum":
     snap = {"segments": [seg(n, 0, 0, [])]}
 elif shape == "lists":
     snap = {"segments": [], "device_traces": [[] for _ in range(n)]}
+elif shape == "traced":
+    blocks = lambda: [{"address": A, "size": 512, "requested_size": 100,
+                       "state": "active_allocated"},
+                      {"address": A + 512, "size": 2 * MIB - 512,
+                       "requested_size": 0, "state": "inactive"}]
+    snap = {"segments": [seg(i, A, 2 * MIB, blocks()) for i in range(n)],
+            "device_traces": [[ev("alloc", A, 100)] for _ in range(n)]}
 elif shape == "overlaps":
     snap = {"segments": [seg(0, A, 2 * MIB,
                              [{"address": A, "size": 2 * MIB,
@@ -88,17 +97,20 @@ PY
 # An exit status of 2 or 3 (the file refused) or above 4 is kept.
 run() {
 	rm -rf "$w/cache"
-	[ "$3" = reopen ] && "$sv" $1 --cache-dir "$w/cache" "$2" >/dev/null \
-	    2>&1
+	if [ "$3" = reopen ]; then
+		"$sv" $1 --cache-dir "$w/cache" "$2" >/dev/null 2>&1 || true
+	fi
 	for k in 1 2 3; do
 		[ "$3" = open ] && rm -rf "$w/cache"
 		/usr/bin/time -f '%U %S %M %x' -o "$w/time" "$sv" $1 \
 		    --cache-dir "$w/cache" "$2" >/dev/null 2>"$w/err" || true
 		tail -n 1 "$w/time"
+		# a run of seconds is not noise: once is enough
+		awk '{ exit !($1 + $2 > 2) }' "$w/time" && break
 	done | awk '{ t = $1 + $2; if (NR == 1 || t < bt) bt = t
 		if (NR == 1 || $3 < bm) bm = $3
 		if ($4 == 2 || $4 == 3 || $4 > 4) bad = $4 }
-		END { print bt, bm, bad + 0 }'
+		END { if (NR == 0) bad = 127; print bt + 0, bm + 0, bad + 0 }'
 }
 
 # case LABEL SHAPE N CMD: open and reopen
@@ -134,12 +146,15 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 printf '%-15s %-6s %-9s %10s  %8s %8s  %6s  %9s %9s  %6s\n' shape cmd size \
     "file N" "time N" "4N" ratio "mem N" "4N" ratio
 echo "(cmd*: the reopen, with the index built)"
-# (devices stop at 65,536 and the value stack at 2^20 entries: 4N of
-# those cases is at the limit, whatever SCALE)
+# (the value stack stops at 2^20 entries: 4N of the orphans is at the
+# limit; devices stop at 65,536, and the device cases stay small while
+# the index's per-device lookup is quadratic: 65,536 trace lists took
+# 431 s)
 case_ "orphan blocks" orphan 250000 stats
-case_ devices devices 16384 stats
-case_ "device number" devnum 16383 stats
-case_ "trace lists" lists 16384 stats
+case_ devices devices $((2048 * scale)) stats
+case_ "device number" devnum $((2048 * scale)) stats
+case_ "trace lists" lists $((2048 * scale)) stats
+case_ "traced devices" traced $((2048 * scale)) stats
 case_ overlaps overlaps $((100000 * scale)) check
 case_ "desc. allocs" descalloc $((250000 * scale)) check
 case_ "desc. segments" descseg $((150000 * scale)) check
