@@ -8,9 +8,10 @@
 #   orphan blocks:  N popped segment dicts with a blocks list, then N
 #                   segments (the loader; stats)
 #   devices:        N devices, 4 segments each (stats)
-#   device number:  one empty segment on device N (stats; the index's
-#                   per-device sections)
-#   trace lists:    N empty trace lists, one per device (stats)
+#   device number:  one empty segment on device N - 1 (stats; the index
+#                   numbers devices densely: time must not follow it)
+#   trace lists:    N trace lists, all empty but the last (stats: the
+#                   loader's trace array, the index's devices)
 #   traced devices: N devices, each with a segment and a one-event trace
 #                   (stats: the index builds a replay per device)
 #   overlaps:       N segments of one device stacked at one address
@@ -65,9 +66,10 @@ elif shape == "devices":
                          for i in range(n) for k in range(4)],
             "device_traces": []}
 elif shape == "devnum":
-    snap = {"segments": [seg(n, 0, 0, [])]}
+    snap = {"segments": [seg(n - 1, 0, 0, [])]}
 elif shape == "lists":
-    snap = {"segments": [], "device_traces": [[] for _ in range(n)]}
+    snap = {"segments": [], "device_traces": [[] for _ in range(n - 1)] +
+            [[ev("alloc", A, 1)]]}
 elif shape == "traced":
     blocks = lambda: [{"address": A, "size": 512, "requested_size": 100,
                        "state": "active_allocated"},
@@ -146,14 +148,13 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 printf '%-15s %-6s %-9s %10s  %8s %8s  %6s  %9s %9s  %6s\n' shape cmd size \
     "file N" "time N" "4N" ratio "mem N" "4N" ratio
 echo "(cmd*: the reopen, with the index built)"
-# (the value stack stops at 2^20 entries: 4N of the orphans is at the
-# limit; devices stop at 65,536, and the device cases stay small while
-# the index's per-device lookup is quadratic: 65,536 trace lists took
-# 431 s)
+# (the value stack stops at 2^20 entries and devices at 65,536: 4N of the
+# orphans, the devices, the device number and the trace lists is at the
+# limit; 65,536 trace lists once took 431 s, device 65535 291 s)
 case_ "orphan blocks" orphan 250000 stats
-case_ devices devices $((2048 * scale)) stats
-case_ "device number" devnum $((2048 * scale)) stats
-case_ "trace lists" lists $((2048 * scale)) stats
+case_ devices devices 16384 stats
+case_ "device number" devnum 16384 stats
+case_ "trace lists" lists 16384 stats
 case_ "traced devices" traced $((2048 * scale)) stats
 case_ overlaps overlaps $((100000 * scale)) check
 case_ "desc. allocs" descalloc $((250000 * scale)) check

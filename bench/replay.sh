@@ -1,6 +1,9 @@
 #!/bin/sh
 # Replay benchmark: p50/p99 of the state at a random event and of +-1
-# steps on a large generated snapshot. Not a test (no time limits).
+# steps on a large generated snapshot, opened through its index (the
+# block-coded events and the stored checkpoints, as every command reads
+# them; the index is built in $BENCH_CACHE the first time). Not a test
+# (no time limits). The target: state at any event p99 <= 5 ms.
 #   bench/replay.sh [EVENTS] [SCENARIO]     (default 1000000 frag)
 # EVENTS=5000000 reproduces the 5M-event target (file ~430 MB, about
 # 2 minutes to generate). The file is kept in bench/out/ for reruns.

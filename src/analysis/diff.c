@@ -73,6 +73,7 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 {
 	const struct idx_timeline *tl = in->tl;
 	int64_t end = (int64_t)tl->n_events - 1;
+	int64_t at = in->has_at ? in->at : end;
 	uint64_t i;
 
 	free(rs->site_row);
@@ -102,11 +103,17 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 		x = side ? &rs->d->rows[row].b : &rs->d->rows[row].a;
 		if (e->alloc_ev >= 0)
 			x->allocs++;
-		if (an_elem_alive(e, end)) {
+		if (an_elem_alive(e, at)) {
+			if (x->live_n == 0 || e->size > x->stack_size) {
+				x->stack = e->stack;
+				x->stack_size = e->size;
+			}
 			x->live += e->size;
 			x->live_n++;
 		}
-		if (tl->peak_ev >= 0 && an_elem_alive(e, tl->peak_ev))
+		/* peak_ev -1 is the state before the first event (an
+		 * element alive from the start is alive there) */
+		if (an_elem_alive(e, tl->peak_ev))
 			x->peak += e->size;
 	}
 	rs->d->events[side] = tl->n_events;
@@ -115,6 +122,9 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 	rs->d->reserved_end[side] = tl->n_events ? idx_tl_reserved(tl, end)
 						 : tl->base_reserved;
 	rs->d->live_end[side] = tl->n_events ? idx_tl_total(tl, end) : tl->base_total;
+	rs->d->at[side] = at;
+	rs->d->reserved_at[side] = idx_tl_reserved(tl, at);
+	rs->d->live_at[side] = idx_tl_total(tl, at);
 }
 
 static uint64_t
@@ -194,4 +204,24 @@ an_diff_destroy(struct an_diff *d)
 	free(d->rows);
 	free(d->settings);
 	memset(d, 0, sizeof *d);
+}
+
+int64_t
+an_diff_step_at(const struct idx_timeline *tl, const struct an_steps *st,
+    uint64_t k)
+{
+	int64_t e, best;
+	uint64_t hi;
+
+	if (k >= st->n || st->steps[k].first < 0 ||
+	    (uint64_t)st->steps[k].last >= tl->n_events)
+		return -2;
+	best = st->steps[k].first;
+	hi = idx_tl_total(tl, best);
+	for (e = best + 1; e <= st->steps[k].last; e++)
+		if (idx_tl_total(tl, e) > hi) {
+			hi = idx_tl_total(tl, e);
+			best = e;
+		}
+	return best;
 }

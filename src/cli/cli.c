@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/summary.h"
 #include "cli/progress.h"
 #include "index/idx.h"
 #include "replay/replay_idx.h"
@@ -34,10 +35,12 @@ cli_report(const char *path, const struct sv_error *err)
 }
 
 /* Extension sections every command asks the index for: the replay
- * engine's checkpoints, so seeking needs no backward pass on reopen. */
-static const struct idx_section_builder *const cli_sections =
-    &replay_idx_section;
-static const size_t cli_n_sections = 1;
+ * engine's checkpoints, so seeking needs no backward pass on reopen, and
+ * the summary a rank overview reads (analysis/summary.h). Every opener
+ * asks for the same ones, so that no open rewrites an index for want of
+ * a section another one left out. */
+static struct idx_section_builder cli_sections[2];
+static const size_t cli_n_sections = 2;
 
 static void
 cli_warn(void *ctx, const char *msg)
@@ -55,6 +58,8 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
     struct cli_progress *pb, const char *path)
 {
 	memset(io, 0, sizeof *io);
+	cli_sections[0] = replay_idx_section;
+	cli_sections[1] = an_summary_section;
 	io->cache_dir = o->cache_dir;
 	io->no_cache = o->no_cache;
 	io->warn = cli_warn;
@@ -113,9 +118,20 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 void
 cli_close(struct cli_input *in)
 {
-	if (in->index != NULL)
+	if (in->index != NULL) {
+		struct idx_info info;
+
+		/* a block that failed its checks read as zeros: say so (the
+		 * index removes itself, so the next open rebuilds it) */
+		idx_get_info(in->index, &info);
+		if (idx_damaged(in->index))
+			fprintf(stderr, "snapview: warning: %s: the index is "
+			    "damaged (a block failed its checks) and the "
+			    "answers above may be wrong; it is removed and "
+			    "rebuilt on the next open\n", info.path != NULL
+			    ? cli_shown(info.path) : "index in memory");
 		idx_close(in->index);
-	else
+	} else
 		snap_free(in->snap);
 	in->index = NULL;
 	in->snap = NULL;

@@ -28,6 +28,9 @@ struct cli_opts {
 	unsigned uses;          /* CLI_U_* of the command */
 	const char *file;       /* first positional argument */
 	const char *file2;      /* second positional (diff) */
+	char *const *args;      /* every positional argument (ranks) */
+	size_t n_args;
+	int64_t jobs;           /* --jobs N (ranks), 0 = the CPUs */
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */
@@ -37,14 +40,18 @@ struct cli_opts {
 	int64_t device;         /* --device, -1 = default */
 	int has_at;
 	int64_t at;             /* --at N (-1 = start) */
+	int has_at_b;
+	int64_t at_b;           /* diff --at N,M: M, the event of B */
+	int has_step;
+	int64_t step;           /* diff --step K (from 1) */
 	int has_from, has_to;
 	int64_t from, to;       /* --from / --to */
 	int64_t frames;         /* --frames K, 0 = default */
 	const char *site_regex; /* --site-regex */
 	int64_t limit;          /* --limit N, 0 = default */
+	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
-	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 };
 
 #define CLI_CACHE_LIST 0
@@ -124,6 +131,8 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(top, cmd_top, CLI_U_AT,                                              \
 	    "live bytes by call-site tree at event N (--at N)")                \
 	_(diff, cmd_diff, 0, "two snapshots compared by call site")            \
+	_(ranks, cmd_ranks, 0,                                                 \
+	    "one row per rank of a job: peaks, skew, leaks, OOMs")             \
 	_(cache, cmd_cache, 0,                                                 \
 	    "the index cache: --list, --trim, --clear (no FILE)")
 

@@ -37,6 +37,7 @@ usage(FILE *f)
 
 	fprintf(f, "usage: snapview [OPTIONS] FILE\n"
 		   "       snapview COMMAND [OPTIONS] FILE\n"
+		   "       snapview [ranks] [OPTIONS] FILE... | DIR\n"
 		   "       snapview cache [--list | --trim | --clear]\n\n"
 		   "Opens a PyTorch memory snapshot (the pickle written by\n"
 		   "torch.cuda.memory._dump_snapshot) in a terminal viewer,\n"
@@ -48,13 +49,17 @@ usage(FILE *f)
 	    "\nOptions:\n"
 	    "  --json            machine-readable output\n"
 	    "  --device D        device to report (default: most events)\n"
-	    "  --at N            state after event N (-1: before the first)\n"
+	    "  --at N            state after event N (-1: before the first);\n"
+	    "                    diff: --at N,M compares A after N, B after M\n"
+	    "  --step K          (diff) each file at its highest point in\n"
+	    "                    step K\n"
 	    "  --from N, --to M  event window\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
 	    "  --limit N         rows to print\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
+	    "  --jobs N          (ranks) index at most N files at once\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -83,6 +88,36 @@ parse_i64(const char *opt, const char *s, int64_t *out)
 	return 0;
 }
 
+/* --at N, or (diff) --at N,M: N for the first file, M for the second;
+ * "start" is -1, the state before the first event. */
+static int
+parse_at(struct cli_opts *o, const char *arg)
+{
+	char first[64];
+	const char *comma = strchr(arg, ',');
+	size_t n = comma != NULL ? (size_t)(comma - arg) : strlen(arg);
+
+	if (n >= sizeof first) {
+		fprintf(stderr, "snapview: --at: not a number: '%s'\n",
+		    cli_shown(arg));
+		return -1;
+	}
+	memcpy(first, arg, n);
+	first[n] = '\0';
+	o->has_at = 1;
+	o->at = -1;
+	if (strcmp(first, "start") != 0 && parse_i64("--at", first,
+	    &o->at) != 0)
+		return -1;
+	if (comma == NULL)
+		return 0;
+	o->has_at_b = 1;
+	o->at_b = -1;
+	if (strcmp(comma + 1, "start") == 0)
+		return 0;
+	return parse_i64("--at", comma + 1, &o->at_b);
+}
+
 enum {
 	OPT_JSON = 256,
 	OPT_DEVICE,
@@ -100,7 +135,9 @@ enum {
 	OPT_NO_CACHE,
 	OPT_LIST,
 	OPT_TRIM,
-	OPT_CLEAR
+	OPT_CLEAR,
+	OPT_JOBS,
+	OPT_STEP
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +158,8 @@ static const struct option long_opts[] = {
     {"list", no_argument, NULL, OPT_LIST},
     {"trim", no_argument, NULL, OPT_TRIM},
     {"clear", no_argument, NULL, OPT_CLEAR},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"step", required_argument, NULL, OPT_STEP},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -141,12 +180,17 @@ parse_opt(int c, struct cli_opts *o)
 	case 'q': o->quiet = 1; return 0;
 	case OPT_DEVICE: return parse_i64("--device", optarg, &o->device);
 	case OPT_AT:
-		o->has_at = 1;
-		if (strcmp(optarg, "start") == 0) {
-			o->at = -1;
-			return 0;
+		return parse_at(o, optarg);
+	case OPT_STEP:
+		o->has_step = 1;
+		if (parse_i64("--step", optarg, &o->step) != 0)
+			return -1;
+		if (o->step < 1) {
+			fprintf(stderr, "snapview: --step: steps are numbered "
+			    "from 1\n");
+			return -1;
 		}
-		return parse_i64("--at", optarg, &o->at);
+		return 0;
 	case OPT_FROM:
 		o->has_from = 1;
 		return parse_i64("--from", optarg, &o->from);
@@ -155,6 +199,15 @@ parse_opt(int c, struct cli_opts *o)
 		return parse_i64("--to", optarg, &o->to);
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
+	case OPT_JOBS:
+		if (parse_i64("--jobs", optarg, &o->jobs) != 0)
+			return -1;
+		if (o->jobs < 1 || o->jobs > 1024) {
+			fprintf(stderr, "snapview: --jobs: expected 1 to "
+			    "1024\n");
+			return -1;
+		}
+		return 0;
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
@@ -254,11 +307,21 @@ cli_main(int argc, char **argv)
 		}
 		return cmd_cache(&o);
 	}
+	if ((o.has_at_b || o.has_step) && (o.cmd == NULL ||
+	    strcmp(o.cmd, "diff") != 0)) {
+		fprintf(stderr, "snapview: %s is for diff\nTry 'snapview "
+		    "--help'.\n", o.has_step ? "--step" : "--at N,M");
+		return CLI_EXIT_USAGE;
+	}
+	o.args = argv + optind;
+	o.n_args = (size_t)(argc - optind);
 	if (optind < argc)
 		o.file = argv[optind++];
 	if (optind < argc)
 		o.file2 = argv[optind++];
-	if (optind < argc || o.file == NULL) {
+	/* ranks and the viewer take a set of files */
+	if (o.file == NULL || (optind < argc && o.cmd != NULL &&
+	    strcmp(o.cmd, "ranks") != 0)) {
 		fprintf(stderr, "snapview: %s\nTry 'snapview --help'.\n",
 		    o.file == NULL ? "no snapshot file given"
 				   : "too many arguments");
@@ -282,6 +345,8 @@ cli_main(int argc, char **argv)
 		t.to = o.has_to ? o.to : -2;
 		t.check = tui_check;
 		t.check_ctx = &o;
+		t.files = o.args;
+		t.n_files = o.n_args;
 		return tui_main(&t);
 	}
 	for (i = 0; i < N_COMMANDS; i++)

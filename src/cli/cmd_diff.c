@@ -2,13 +2,17 @@
  * snapview diff A B: two snapshots compared by call site (live at the
  * end, contribution to the peak, allocations), overall peaks and the
  * allocator settings that differ. Each file's device is --device, else
- * its default device.
+ * its default device. --at N (N,M: N in A, M in B) compares what was live
+ * after those events instead of at the end; --step K each file at its
+ * highest point in step K: the question the viewer's comparison answers
+ * at its cursor.
  */
 #include "config.h"
 
 #include <inttypes.h>
 
 #include "analysis/diff.h"
+#include "analysis/steps.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
 #include "index/idx_timeline.h"
@@ -47,6 +51,22 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 	printf("  %-14s %12s %12s %12s\n", "live at end",
 	    sv_fmt_size(a, sizeof a, df->live_end[0]),
 	    sv_fmt_size(b, sizeof b, df->live_end[1]), c);
+	if (o->has_at || o->has_step) {
+		char ea[32], eb[32];
+
+		snprintf(ea, sizeof ea, "#%" PRId64, df->at[0]);
+		snprintf(eb, sizeof eb, "#%" PRId64, df->at[1]);
+		printf("  %-14s %12s %12s\n", "compared after", ea, eb);
+		signed_size(c, sizeof c, df->live_at[0], df->live_at[1]);
+		printf("  %-14s %12s %12s %12s\n", "live there",
+		    sv_fmt_size(a, sizeof a, df->live_at[0]),
+		    sv_fmt_size(b, sizeof b, df->live_at[1]), c);
+		signed_size(c, sizeof c, df->reserved_at[0],
+		    df->reserved_at[1]);
+		printf("  %-14s %12s %12s %12s\n", "reserved there",
+		    sv_fmt_size(a, sizeof a, df->reserved_at[0]),
+		    sv_fmt_size(b, sizeof b, df->reserved_at[1]), c);
+	}
 	signed_size(c, sizeof c, df->reserved_end[0], df->reserved_end[1]);
 	printf("  %-14s %12s %12s %12s\n", "reserved end",
 	    sv_fmt_size(a, sizeof a, df->reserved_end[0]),
@@ -65,7 +85,15 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 			printf("\n");
 		}
 	}
-	printf("\nBy call site (largest change in live bytes first):\n");
+	if (o->has_step)
+		printf("\nBy call site, live at each file's highest point in "
+		    "step %" PRId64 " (largest change first):\n", o->step);
+	else if (o->has_at)
+		printf("\nBy call site, live after the events above (largest "
+		    "change first):\n");
+	else
+		printf("\nBy call site (largest change in live bytes "
+		    "first):\n");
 	printf("  %11s %11s %11s %11s %7s %7s  %s\n", "live A", "live B",
 	    "peak A", "peak B", "allocs A", "allocs B", "site");
 	for (i = 0; i < df->n_rows && i < limit; i++) {
@@ -117,8 +145,16 @@ json_diff(struct json *j, const struct cli_opts *o, uint32_t da, uint32_t db,
 		json_kv_i64(j, "peak_event", df->peak_ev[x]);
 		json_kv_u64(j, "live_end", df->live_end[x]);
 		json_kv_u64(j, "reserved_end", df->reserved_end[x]);
+		json_kv_i64(j, "at_event", df->at[x]);
+		json_kv_u64(j, "live_at", df->live_at[x]);
+		json_kv_u64(j, "reserved_at", df->reserved_at[x]);
 		json_obj_end(j);
 	}
+	json_key(j, "step");
+	if (o->has_step)
+		json_i64(j, o->step);
+	else
+		json_null(j);
 	json_key(j, "settings");
 	json_arr_begin(j);
 	for (k = 0; k < df->n_settings; k++) {
@@ -154,6 +190,51 @@ json_diff(struct json *j, const struct cli_opts *o, uint32_t da, uint32_t db,
 	json_end(j);
 }
 
+/* Sets in->at from --at or --step for side x. Returns 0, or the exit
+ * status with the reason printed. */
+static int
+diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
+    struct an_diff_input *in)
+{
+	const char *file = x ? o->file2 : o->file;
+	const struct idx_timeline *tl = in->tl;
+	struct an_steps st;
+	struct sv_error err;
+	int64_t at;
+
+	if (o->has_step) {
+		sv_error_clear(&err);
+		if (an_steps_find(s, tl->device, &st, &err) != 0)
+			return cli_report(file, &err);
+		at = an_diff_step_at(tl, &st, (uint64_t)o->step - 1);
+		if (at == -2) {
+			fprintf(stderr, "snapview: %s: --step %" PRId64 ": "
+			    "device %u has %" PRIu64 " step%s (%s)\n",
+			    cli_shown(file), o->step, tl->device, st.n,
+			    st.n == 1 ? "" : "s",
+			    an_steps_source_text(st.source));
+			an_steps_destroy(&st);
+			return CLI_EXIT_USAGE;
+		}
+		an_steps_destroy(&st);
+	} else if (o->has_at) {
+		at = x && o->has_at_b ? o->at_b : o->at;
+		if (at < -1 || (at >= 0 && (uint64_t)at >= tl->n_events)) {
+			fprintf(stderr, "snapview: %s: --at %" PRId64 ": "
+			    "device %u has events #0..#%" PRId64 " (or "
+			    "start)\n",
+			    cli_shown(file), at, tl->device,
+			    (int64_t)tl->n_events - 1);
+			return CLI_EXIT_USAGE;
+		}
+	} else {
+		return 0;
+	}
+	in->has_at = 1;
+	in->at = at;
+	return 0;
+}
+
 int
 cmd_diff(const struct cli_opts *o)
 {
@@ -172,6 +253,11 @@ cmd_diff(const struct cli_opts *o)
 	if (o->file2 == NULL) {
 		fprintf(stderr, "snapview: diff needs two files\n"
 				"Try 'snapview --help'.\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->has_step && o->has_at) {
+		fprintf(stderr, "snapview: --at and --step: one or the "
+		    "other\nTry 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if ((r = cli_open(o, o->file, &in[0])) != 0)
@@ -196,7 +282,10 @@ cmd_diff(const struct cli_opts *o)
 		}
 		din[x].s = in[x].snap;
 		din[x].sites = &sites[x];
+		din[x].has_at = 0;
 		built++;
+		if ((r = diff_point(o, x, in[x].snap, &din[x])) != 0)
+			break;
 	}
 	if (r == 0) {
 		an_diff(&din[0], &din[1], &df);

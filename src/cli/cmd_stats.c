@@ -91,12 +91,18 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	    sv_fmt_size(c, sizeof c, st->seg.external_free));
 	printf("  largest free:  %s\n",
 	    sv_fmt_size(a, sizeof a, st->seg.largest_free));
-	if (st->events > 0) {
+	if (st->events > 0 && st->peak_ev < 0) {
+		/* blocks alive from the start were the most */
+		printf("  peak:          %s before the first event (Active "
+		       "Memory Timeline)\n", sv_fmt_size(a, sizeof a,
+			   st->peak));
+	} else if (st->events > 0) {
 		printf("  peak:          %s at event #%s (Active Memory "
 		       "Timeline)\n",
 		    sv_fmt_size(a, sizeof a, st->peak),
-		    st->peak_ev < 0 ? "-" : sv_fmt_count(b, sizeof b,
-							 (uint64_t)st->peak_ev));
+		    sv_fmt_count(b, sizeof b, (uint64_t)st->peak_ev));
+	}
+	if (st->events > 0) {
 		printf("  before trace:  %" PRIu64 " frees without alloc "
 		       "(ring buffer wrapped), %" PRIu64
 		       " live blocks never allocated in the trace\n",

@@ -27,22 +27,33 @@ struct sv_index;
 
 /* An extension section: built from the snapshot when the index lacks it,
  * stored LZ4-compressed, handed back by idx_section(). build returns 0 and
- * a heap buffer in *data (the index takes it over) or -1 with err set. */
+ * a heap buffer in *data (the index takes it over) or -1 with err set.
+ * An index is read for the sections its opener registers only: a section
+ * of another name is never read. */
 struct idx_section_builder {
 	const char *name; /* [A-Za-z0-9_.-], at most 40 characters */
 	int (*build)(const struct snapshot *s, void *arg, uint8_t **data,
 	    size_t *len, struct sv_error *err);
 	void *arg;
+	/* The largest section accepted for s: a stored one that is longer
+	 * is not read (it is rebuilt). NULL: IDX_EXT_BASE plus IDX_EXT_PER
+	 * bytes per event, segment and block (idx_format.h). */
+	uint64_t (*max_len)(const struct snapshot *s, void *arg);
+	/* When set, used instead of build: the section is built from the
+	 * index being written (idx_snapshot(), idx_timeline(), idx_lod()),
+	 * so that a builder needs no pairing of its own (which would cost a
+	 * pass and memory in proportion to the events). */
+	int (*build_index)(const struct sv_index *ix, void *arg,
+	    uint8_t **data, size_t *len, struct sv_error *err);
 };
 
 /* How much of an existing index is checked on open. QUICK (the default)
- * hashes every section except the uncompressed ones larger than 1 MiB
- * (the per-event columns), so a reopen reads only what is used; a damaged
- * column then gives wrong numbers, never an out-of-bounds read (every
- * reader checks the ids and event numbers it takes from a column; the
- * trust argument is in doc/SECURITY.md). FULL hashes every section. A
- * freshly built index is checked QUICK: its column hashes were computed
- * from the memory they were written from. */
+ * hashes every section except the column data (the block-coded events
+ * and elements) and the extension sections, so a reopen reads only what
+ * it uses: each block's chunks are hashed when first decoded, and an
+ * extension section when first asked for. FULL hashes everything. A
+ * damaged block reads as zeros and marks the index damaged, never an
+ * out-of-bounds read (doc/SECURITY.md). */
 enum idx_verify { IDX_VERIFY_QUICK, IDX_VERIFY_FULL };
 
 struct idx_opts {
@@ -94,6 +105,11 @@ int idx_section(const struct sv_index *ix, const char *name,
     const uint8_t **data, size_t *len);
 
 void idx_get_info(const struct sv_index *ix, struct idx_info *info);
+
+/* 1 when a block of the index failed its checks while decoding (what was
+ * read from it came out as zeros): the file is damaged. idx_close() then
+ * removes it when it still holds our magic, so the next open rebuilds. */
+int idx_damaged(const struct sv_index *ix);
 
 /* Where the index of path goes: beside it (path + ".snapidx") or, under
  * cache_dir (or the XDG cache when cache_dir is NULL), a name derived from

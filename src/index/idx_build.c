@@ -1,20 +1,27 @@
 /*
- * Building an index: the loader parses the snapshot into heap columns;
- * extension sections are built from it; then, device by device, the
- * timeline is computed and the trace columns, timeline arrays and LOD
- * pyramid are written straight from their arrays (no copies) and freed,
- * which keeps the builder's own memory near one device's worth. The header
- * (msgpack TOC) goes last, then the fixed prelude at offset 0. Where the
- * file goes, and when it replaces another, is idx_locate.c's business.
+ * Building an index (format 2, doc/FORMAT.md) while the snapshot is
+ * parsed. The parser hands every event to a second thread, in batches,
+ * which pairs allocations with frees and encodes, compresses and writes
+ * the blocks of events and elements as they fill (idx_enc.c): the parse,
+ * the part that cannot be split, runs alone on its core. The events are
+ * never all in memory, so neither is any per-event column. When the
+ * parse is over, the last blocks are written with the ghosts, then the
+ * extension sections are built from a view of what was written (the
+ * same block decoders as any reader's), then the whole-snapshot sections,
+ * the directories, the header, and last the prelude at offset 0. Where
+ * the file goes, and when it replaces another, is idx_locate.c's
+ * business; without a file the same bytes go to memory.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/idx_enc.h"
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
@@ -29,23 +36,6 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 
 	/* The parse is the first 90% of the work. */
 	return o->progress(o->progress_ctx, done - done / 10, total);
-}
-
-static int
-load_snapshot(const char *path, const struct idx_opts *o,
-    struct snapshot **out, struct sv_error *err)
-{
-	struct snap_load_opts lo;
-	struct load_progress lp = {o};
-
-	memset(&lo, 0, sizeof lo);
-	if (o->progress != NULL) {
-		lo.progress = load_progress_cb;
-		lo.progress_ctx = &lp;
-	}
-	if (o->load != NULL)
-		return o->load(path, &lo, out, err);
-	return snap_load_file(path, &lo, out, err);
 }
 
 static int
@@ -64,301 +54,418 @@ valid_section_name(const char *name)
 	return 1;
 }
 
-/* Builds the extension sections opts asks for and ix lacks. */
+/* Builds the extension sections opts asks for and ix lacks (or has but
+ * cannot read). */
 int
 idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, struct sv_error *err)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < o->n_sections; i++) {
 		const struct idx_section_builder *sb = &o->sections[i];
-		const uint8_t *d;
-		size_t n;
-		struct idx_ext *e;
+		struct idx_ext *e = NULL;
 		uint8_t *data = NULL;
 		size_t len = 0;
 
 		if (!valid_section_name(sb->name))
 			return sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET,
 			    "bad section name '%s'", sb->name);
-		if (idx_section(ix, sb->name, &d, &n) == 0)
+		for (k = 0; k < ix->n_ext; k++)
+			if (strcmp(ix->ext[k].name, sb->name) == 0)
+				e = &ix->ext[k];
+		if (e != NULL && e->state >= 0)
 			continue;
-		if (sb->build(s, sb->arg, &data, &len, err) != 0)
+		if (sb->build_index != NULL ? sb->build_index(ix, sb->arg,
+			&data, &len, err) != 0 : sb->build(s, sb->arg, &data,
+			&len, err) != 0)
 			return -1;
-		ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
-		    sizeof *ix->ext);
-		e = &ix->ext[ix->n_ext++];
+		if (e == NULL) {
+			ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
+			    sizeof *ix->ext);
+			e = &ix->ext[ix->n_ext++];
+			e->data = NULL;
+		}
+		free(e->data);
+		memset(e, 0, sizeof *e);
 		snprintf(e->name, sizeof e->name, "%s", sb->name);
 		e->data = data != NULL ? data : xmalloc(1);
 		e->len = len;
+		e->state = 1;
 	}
 	return 0;
 }
 
+/* 1 when a section o registers has no entry in ix (none stored, or one
+ * over its bound). Nothing is read. */
 int
 idx_missing_extensions(const struct sv_index *ix, const struct idx_opts *o)
 {
-	size_t i;
-	const uint8_t *d;
-	size_t n;
+	size_t i, k;
 
-	for (i = 0; i < o->n_sections; i++)
-		if (idx_section(ix, o->sections[i].name, &d, &n) != 0)
+	for (i = 0; i < o->n_sections; i++) {
+		for (k = 0; k < ix->n_ext; k++)
+			if (strcmp(ix->ext[k].name, o->sections[i].name) == 0)
+				break;
+		if (k == ix->n_ext)
 			return 1;
+	}
 	return 0;
 }
 
-/*
- * A build overlaps its phases on a second thread (the first open is what
- * the user waits for). Both jobs only read the snapshot, as the main
- * thread does meanwhile (timelines); each is joined before anything it
- * reads is freed, and the writer is used by one thread at a time (the
- * trace job is joined before the main thread writes again). Without a
- * thread, a job runs in place.
- */
-struct ext_job {
+/* ---- the parser -> encoder pipe ------------------------------------------ */
+
+#define BATCH 4096   /* events per batch */
+#define N_BATCH 4    /* batches in flight */
+
+struct pipe {
 	pthread_t th;
-	int running;             /* started and not joined */
-	struct sv_index ext;     /* the sections built */
-	const struct snapshot *s;
-	const struct idx_opts *o;
-	struct sv_error err;
-	int rc;
+	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct snap_evrec buf[N_BATCH][BATCH];
+	size_t len[N_BATCH];
+	unsigned prod, cons;  /* slot being filled, slot to encode next */
+	unsigned full;        /* published slots not yet encoded */
+	int done;
+	struct idx_enc *enc;
 };
 
 static void *
-ext_job_run(void *arg)
+pipe_run(void *arg)
 {
-	struct ext_job *j = arg;
+	struct pipe *p = arg;
 
-	j->rc = idx_build_extensions(&j->ext, j->s, j->o, &j->err);
-	return NULL;
+	for (;;) {
+		unsigned k;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->full == 0 && !p->done)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->full == 0) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		k = p->cons;
+		pthread_mutex_unlock(&p->mu);
+		idx_enc_events(p->enc, p->buf[k], p->len[k]);
+		pthread_mutex_lock(&p->mu);
+		p->cons = (p->cons + 1) % N_BATCH;
+		p->full--;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
 }
 
 static void
-ext_job_start(struct ext_job *j, const struct snapshot *s,
-    const struct idx_opts *o)
+pipe_start(struct pipe *p, struct idx_enc *enc)
 {
-	memset(j, 0, sizeof *j);
-	j->s = s;
-	j->o = o;
-	sv_error_clear(&j->err);
-	if (o->n_sections == 0)
-		return;
-	if (pthread_create(&j->th, NULL, ext_job_run, j) == 0)
-		j->running = 1;
-	else
-		ext_job_run(j);
+	p->enc = enc;
+	p->prod = p->cons = p->full = 0;
+	p->len[0] = 0;
+	p->done = 0;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->threaded = pthread_create(&p->th, NULL, pipe_run, p) == 0;
 }
 
-/* Waits for the job (again: a no-op); -1 with err set if it failed. */
-static int
-ext_job_join(struct ext_job *j, struct sv_error *err)
+/* Hands the filled slot to the encoder and waits for a free one. */
+static void
+pipe_publish(struct pipe *p)
 {
-	if (j->running) {
-		pthread_join(j->th, NULL);
-		j->running = 0;
+	if (!p->threaded) {
+		idx_enc_events(p->enc, p->buf[0], p->len[0]);
+		p->len[0] = 0;
+		return;
 	}
-	if (j->rc != 0) {
-		if (err != NULL)
-			*err = j->err;
-		return -1;
-	}
+	pthread_mutex_lock(&p->mu);
+	p->full++;
+	pthread_cond_broadcast(&p->cv);
+	while (p->full == N_BATCH)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	p->prod = (p->prod + 1) % N_BATCH;
+	p->len[p->prod] = 0;
+}
+
+static int
+pipe_push(void *ctx, const struct snap_evrec *r)
+{
+	struct pipe *p = ctx;
+	unsigned k = p->prod;
+
+	p->buf[k][p->len[k]++] = *r;
+	if (p->len[k] == BATCH)
+		pipe_publish(p);
 	return 0;
 }
 
+/* Encodes what is left and stops the encoder thread. */
 static void
-ext_job_free(struct ext_job *j)
+pipe_finish(struct pipe *p)
 {
-	ext_job_join(j, NULL);
-	while (j->ext.n_ext > 0)
-		free(j->ext.ext[--j->ext.n_ext].data);
-	free(j->ext.ext);
-	j->ext.ext = NULL;
+	if (p->len[p->prod] > 0)
+		pipe_publish(p);
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->done = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+		p->threaded = 0;
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
 }
 
-/* Writes one device's trace columns (w_trace). */
-struct trace_job {
-	pthread_t th;
-	int running;
-	struct writer *w;
+/* ---- parsing ---------------------------------------------------------- */
+
+/* Feeds the events of a snapshot loaded with its columns (a test's own
+ * loader) into the pipe, and drops the columns. */
+static void
+feed_loaded(struct pipe *p, struct snapshot *s)
+{
 	uint32_t d;
-	const struct snap_trace *t;
-};
+	uint64_t i;
 
-static void *
-trace_job_run(void *arg)
-{
-	struct trace_job *j = arg;
-
-	(void)idx_w_trace(j->w, j->d, j->t); /* failures stay in w */
-	return NULL;
-}
-
-static void
-trace_job_start(struct trace_job *j, struct writer *w, uint32_t d,
-    const struct snap_trace *t)
-{
-	memset(j, 0, sizeof *j);
-	j->w = w;
-	j->d = d;
-	j->t = t;
-	if (t == NULL)
-		return;
-	if (pthread_create(&j->th, NULL, trace_job_run, j) == 0)
-		j->running = 1;
-	else
-		trace_job_run(j);
-}
-
-static void
-trace_job_join(struct trace_job *j)
-{
-	if (j->running) {
-		pthread_join(j->th, NULL);
-		j->running = 0;
-	}
-}
-
-/* Streams s (heap, consumed: trace columns are freed as written) into the
- * open temp file. Extension sections come from the job, joined here
- * before the first trace column is freed. */
-static int
-write_index(struct writer *w, struct snapshot *s, const struct src_key *key,
-    const char *src_path, struct ext_job *job, struct sv_error *err)
-{
-	uint32_t n_dev = snap_device_count(s), d;
-	struct hdr_trace *tr;
-	struct hdr_tl *tl;
-	uint8_t pre[IDX_PRELUDE_LEN];
-	int r = -1;
-
-	tr = xcalloc(s->n_traces + 1, sizeof *tr);
-	tl = xcalloc(n_dev + 1, sizeof *tl);
 	for (d = 0; d < s->n_traces; d++) {
-		tr[d].n = s->traces[d].n;
-		tr[d].cols = idx_trace_cols(&s->traces[d]);
-	}
-	w->est = idx_estimate_size(s);
-	/* A prelude that fails its checksum until the real one is written:
-	 * the magic says the file is ours, the zero hash that it is not
-	 * complete. */
-	memset(pre, 0, sizeof pre);
-	memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
-	idx_w_raw(w, pre, sizeof pre);
-	idx_w_snapshot(w, s);
-	for (d = 0; d < n_dev && w->err == 0 && !w->cancelled; d++) {
-		struct idx_timeline t;
-		struct idx_lod_bucket *lod;
-		struct trace_job tj;
-		int tl_rc;
+		struct snap_trace *t = &s->traces[d];
+		int has_time = snap_trace_has_time(t);
 
-		/* the trace columns are written while the timeline is
-		 * computed from them */
-		trace_job_start(&tj, w, d,
-		    d < s->n_traces ? &s->traces[d] : NULL);
-		tl_rc = idx_timeline_build(s, d, &t, err);
-		trace_job_join(&tj);
-		if (tl_rc != 0)
-			goto out;
-		if (ext_job_join(job, err) != 0) {
-			idx_timeline_destroy(&t);
-			goto out;
+		for (i = 0; i < t->n; i++) {
+			struct snap_evrec r;
+
+			r.addr = snap_ev_addr(t, i);
+			r.size = snap_ev_size(t, i);
+			r.stream = snap_ev_stream(t, i);
+			r.time_us = snap_ev_time(t, i);
+			r.device = d;
+			r.stack = snap_ev_stack(t, i);
+			r.ctx = snap_ev_ctx(t, i);
+			r.meta = snap_ev_meta(t, i);
+			r.action = (uint8_t)snap_ev_action(t, i);
+			r.has_time = (uint8_t)has_time;
+			pipe_push(p, &r);
 		}
-		if (d < s->n_traces)
-			snap_trace_free_columns(&s->traces[d]);
-		if (w->err != 0 || w->cancelled) {
-			idx_timeline_destroy(&t);
-			break;
-		}
-		lod = xmalloc((idx_lod_count(t.n_events, NULL) + 1) *
-		    sizeof *lod);
-		idx_lod_fill(&t, lod);
-		idx_w_timeline(w, d, &t, lod);
-		idx_hdr_from_tl(&tl[d], &t);
-		free(lod);
-		idx_timeline_destroy(&t);
+		snap_trace_free_columns(t);
 	}
-	for (; d < s->n_traces && w->err == 0; d++) {
-		/* empty traces past the last device with data */
-		idx_w_trace(w, d, &s->traces[d]);
+}
+
+/* Parses path, every event going through p. */
+static int
+parse(const char *path, const struct idx_opts *o, struct pipe *p,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snap_load_opts lo;
+	struct load_progress lp = {o};
+
+	memset(&lo, 0, sizeof lo);
+	if (o->progress != NULL) {
+		lo.progress = load_progress_cb;
+		lo.progress_ctx = &lp;
 	}
-	if (ext_job_join(job, err) != 0)
-		goto out;
-	idx_w_extensions(w, &job->ext);
-	if (idx_w_finish(w, key, src_path, s, tr, tl, n_dev) == 0)
-		r = 0;
-out:
-	if (r != 0 && w->cancelled)
-		sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET, "cancelled");
-	else if (r != 0 && w->err != 0)
-		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(w->err));
-	free(tr);
-	free(tl);
+	if (o->load != NULL) {
+		if (o->load(path, &lo, out, err) != 0)
+			return -1;
+		feed_loaded(p, *out);
+		return 0;
+	}
+	lo.event = pipe_push;
+	lo.event_ctx = p;
+	return snap_load_file(path, &lo, out, err);
+}
+
+/* ---- the view of what was written ------------------------------------- */
+
+/* Builds the extension sections from s with its events bound to the
+ * blocks just written (data: the column data). The sections are left in
+ * *view, whose devices are unbound again. */
+static int
+build_ext_view(struct sv_index *view, struct snapshot *s,
+    const struct idx_enc_out *eo, const uint8_t *data,
+    const struct idx_opts *o, struct sv_error *err)
+{
+	struct idx_devsrc src;
+	char why[128];
+	int r;
+
+	memset(&src, 0, sizeof src);
+	src.recs = eo->recs;
+	src.n_recs = eo->n_recs;
+	src.evdir = eo->evdir;
+	src.n_evdir = eo->n_evdir;
+	src.eldir = eo->eldir;
+	src.n_eldir = eo->n_eldir;
+	src.late = eo->late;
+	src.n_late = eo->n_late;
+	src.lod = eo->lod;
+	src.n_lod = eo->n_lod;
+	src.data = data;
+	src.data_len = eo->data_len;
+	view->snap = s;
+	if (idx_bind_devices(view, &src, why, sizeof why) != 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "index just written does not read back: %s", why);
+	r = idx_build_extensions(view, s, o, err);
+	idx_unbind_devices(view);
+	view->snap = NULL;
 	return r;
 }
 
-/* Parses the snapshot at path and writes its index into fd (a fresh temp
- * file holding the magic). Returns 0, or -1 with err set. */
+/* The column data as written so far: mapped from the file, or in the
+ * memory image. */
+static const uint8_t *
+written_data(struct writer *w, const struct idx_enc_out *eo, void **map,
+    size_t *map_len)
+{
+	*map = NULL;
+	*map_len = 0;
+	if (w->fd < 0)
+		return w->mem->p + eo->data_off;
+	*map_len = (size_t)(eo->data_off + eo->data_len);
+	*map = mmap(NULL, *map_len, PROT_READ, MAP_SHARED, w->fd, 0);
+	if (*map == MAP_FAILED) {
+		*map = NULL;
+		return NULL;
+	}
+	return (const uint8_t *)*map + eo->data_off;
+}
+
+/* The sections after the column data. */
+static void
+write_sections(struct writer *w, const struct snapshot *s,
+    const struct idx_enc_out *eo)
+{
+	struct toc_ent *t;
+
+	XGROW(w->toc, w->cap_toc, w->n_toc + 1);
+	t = &w->toc[w->n_toc++];
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", IDX_SEC_COLDATA);
+	t->off = eo->data_off;
+	t->len = t->raw = eo->data_len;
+	t->comp = IDX_COMP_NONE;
+	t->hash = eo->data_hash;
+	idx_w_snapshot(w, s);
+	/* the directories and the pyramid are used in place */
+	idx_w_section(w, IDX_SEC_DEVICES, eo->recs,
+	    eo->n_recs * sizeof *eo->recs, IDX_COMP_NONE);
+	idx_w_section(w, IDX_SEC_EVDIR, eo->evdir,
+	    eo->n_evdir * sizeof *eo->evdir, IDX_COMP_NONE);
+	idx_w_section(w, IDX_SEC_ELDIR, eo->eldir,
+	    eo->n_eldir * sizeof *eo->eldir, IDX_COMP_NONE);
+	idx_w_section(w, IDX_SEC_LATE, eo->late, eo->n_late * 16,
+	    IDX_COMP_NONE);
+	idx_w_section(w, IDX_SEC_LOD, eo->lod, eo->n_lod * sizeof *eo->lod,
+	    IDX_COMP_NONE);
+}
+
+static void
+view_free(struct sv_index *view)
+{
+	size_t i;
+
+	for (i = 0; i < view->n_ext; i++)
+		free(view->ext[i].data);
+	free(view->ext);
+	view->ext = NULL;
+	view->n_ext = 0;
+}
+
 int
-idx_build_into(int fd, const char *path, const struct src_key *key,
+idx_build_into(struct writer *w, const char *path, const struct src_key *key,
     const struct idx_opts *o, struct sv_error *err)
 {
 	struct snapshot *s = NULL;
-	struct ext_job job;
-	struct writer w;
-	char *abs;
-	int r = -1;
+	struct idx_enc *enc;
+	struct idx_enc_out eo;
+	struct sv_index view;
+	struct pipe *p = xcalloc(1, sizeof *p);
+	uint8_t pre[IDX_PRELUDE_LEN];
+	const uint8_t *data;
+	void *map;
+	size_t map_len;
+	char *abs = NULL;
+	int r = -1, rp;
 
-	memset(&job, 0, sizeof job);
-	memset(&w, 0, sizeof w);
-	if (load_snapshot(path, o, &s, err) == 0) {
-		/* the extension sections are built meanwhile */
-		ext_job_start(&job, s, o);
-		w.fd = fd;
-		w.o = o;
-		w.src_size = key->size;
-		abs = realpath(path, NULL);
-		r = write_index(&w, s, key, abs != NULL ? abs : path, &job,
-		    err);
-		free(abs);
-		ext_job_join(&job, NULL); /* before s goes */
+	memset(&view, 0, sizeof view);
+	memset(&eo, 0, sizeof eo);
+	/* a prelude that fails its checksum until the real one is written:
+	 * the magic says the file is ours, the zero hash that it is not
+	 * complete */
+	memset(pre, 0, sizeof pre);
+	memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
+	idx_w_raw(w, pre, sizeof pre);
+	idx_w_align(w);
+	enc = idx_enc_new(w);
+	pipe_start(p, enc);
+	rp = parse(path, o, p, &s, err);
+	pipe_finish(p);
+	free(p);
+	if (rp != 0)
+		goto out;
+	if (idx_enc_finish(enc, s, &eo) != 0 || w->err != 0)
+		goto io;
+	if (o->n_sections > 0) {
+		data = written_data(w, &eo, &map, &map_len);
+		if (data == NULL)
+			goto io;
+		view.mut = xcalloc(1, sizeof *view.mut);
+		rp = build_ext_view(&view, s, &eo, data, o, err);
+		free(view.mut);
+		view.mut = NULL;
+		if (map != NULL)
+			munmap(map, map_len);
+		if (rp != 0)
+			goto out;
 	}
+	write_sections(w, s, &eo);
+	idx_w_extensions(w, &view);
+	abs = realpath(path, NULL);
+	if (idx_w_finish(w, key, abs != NULL ? abs : path, s) == 0)
+		r = 0;
+io:
+	if (r != 0 && w->cancelled)
+		sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET, "cancelled");
+	else if (r != 0)
+		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(w->err ? w->err : EIO));
+out:
+	free(abs);
+	view_free(&view);
+	idx_enc_free(enc);
 	snap_free(s);
-	ext_job_free(&job);
-	free(w.toc);
 	return r;
 }
 
-/* In-memory index: the loaded snapshot plus heap timelines. */
+/* An index built into memory and opened from there (nothing is written:
+ * --no-cache, or no place takes a file). */
 int
 idx_build_memory(const char *path, const struct idx_opts *o,
     struct sv_index **out, struct sv_error *err)
 {
-	struct sv_index *ix = xcalloc(1, sizeof *ix);
-	uint32_t d;
+	struct snap_buf mem;
+	struct writer w;
+	struct src_key key;
+	char why[256];
 
-	if (load_snapshot(path, o, &ix->snap, err) != 0) {
-		free(ix);
+	memset(&mem, 0, sizeof mem);
+	memset(&w, 0, sizeof w);
+	memset(&key, 0, sizeof key);
+	w.fd = -1;
+	w.mem = &mem;
+	w.o = o;
+	if (idx_build_into(&w, path, &key, o, err) != 0) {
+		free(w.toc);
+		snap_buf_free(&mem);
 		return -1;
 	}
-	ix->in_memory = 1;
-	ix->built = 1;
-	ix->source_size = ix->snap->source_size;
-	ix->n_devs = snap_device_count(ix->snap);
-	ix->devs = xcalloc(ix->n_devs + 1, sizeof *ix->devs);
-	for (d = 0; d < ix->n_devs; d++) {
-		if (idx_timeline_build(ix->snap, d, &ix->devs[d].tl, err) != 0)
-			goto fail;
-		idx_lod_build(&ix->devs[d].lod, &ix->devs[d].tl);
-	}
-	if (idx_build_extensions(ix, ix->snap, o, err) != 0)
-		goto fail;
-	*out = ix;
+	free(w.toc);
+	if (idx_map_index(-1, NULL, mem.p, mem.len, NULL, 1, o, out, why,
+		sizeof why) != IDX_OK)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "index built in memory does not read back: %s", why);
+	(*out)->in_memory = 1;
+	(*out)->built = 1;
 	return 0;
-fail:
-	idx_index_free(ix);
-	return -1;
 }

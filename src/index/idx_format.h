@@ -9,8 +9,8 @@
  *   [header_off, +header_len)  msgpack header: key, counts, TOC
  *
  * All integers are little-endian; fixed-width records are the in-memory
- * structs of snap_model.h / idx_timeline.h / idx_lod.h, whose sizes are
- * recorded in the header ("abi") and checked on open.
+ * structs of snap_model.h / snap_blk.h / idx_lod.h / idx_int.h, whose
+ * sizes are recorded in the header ("abi") and checked on open.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +18,7 @@
 /* Prelude: magic, then the fields at these byte offsets (little-endian). */
 #define IDX_MAGIC "SNAPIDX\x1a"
 #define IDX_MAGIC_LEN 8
-#define IDX_VERSION 1u
+#define IDX_VERSION 2u
 #define IDX_PRELUDE_LEN 64
 #define IDX_OFF_VERSION 8      /* u32 */
 #define IDX_OFF_FLAGS 12       /* u32, 0 */
@@ -33,9 +33,13 @@
 /* Largest header accepted (a header is a few KiB per device). */
 #define IDX_MAX_HEADER (64u << 20)
 
-/* Section compression (TOC field "comp"). */
+/* Section compression (TOC field "comp"): none, one LZ4 block, or LZ4
+ * chunks: [u32 stored length, u32 raw length, LZ4 block] until the raw
+ * length, each chunk at most IDX_LZ4_CHUNK raw bytes (sections over it). */
 #define IDX_COMP_NONE 0u
 #define IDX_COMP_LZ4 1u
+#define IDX_COMP_LZ4C 2u
+#define IDX_LZ4_CHUNK (4u << 20)
 
 /* Written in the header's abi list; a reader on another byte order sees
  * a different value and rebuilds. */
@@ -47,39 +51,38 @@
 
 /* Level-of-detail pyramid: level j has buckets of 2^(IDX_LOD_MIN_SHIFT+j)
  * events. */
-#define IDX_LOD_MIN_SHIFT 4
+#define IDX_LOD_MIN_SHIFT 8
 #define IDX_LOD_MAX_LEVELS 60
 
-/* Section names (TOC). Per-device sections are printf'd with the device
- * number; extension sections get the prefix "x.". */
-#define IDX_SEC_STRS_DATA "strs.data"   /* LZ4: NUL-terminated strings */
-#define IDX_SEC_STRS_OFF "strs.off"     /* LZ4: u64 offset per string */
+/* Devices a file can name (trace lists, segment devices): the loader
+ * refuses more, and so does the index reader. */
+#define IDX_MAX_DEVICES 65536u
+
+/* Section names (TOC). Extension sections get the prefix "x.". */
+#define IDX_SEC_COLDATA "coldata"       /* block payloads (not hashed
+					   on a quick open) */
+#define IDX_SEC_STRS_DATA "strs.data"   /* NUL-terminated strings */
+#define IDX_SEC_STRS_OFF "strs.off"     /* u64 offset per string */
 #define IDX_SEC_FRAMES "frames"         /* LZ4: struct snap_frame[] */
 #define IDX_SEC_STACK_OFF "stack.off"   /* LZ4: u32[n_stacks + 1] */
 #define IDX_SEC_STACK_FRAMES "stack.frames" /* LZ4: u32 frame ids */
 #define IDX_SEC_SEGMENTS "segments"     /* struct snap_segment[] */
 #define IDX_SEC_BLOCKS "blocks"         /* struct snap_block[] */
-#define IDX_SEC_ANNOTATIONS "annotations" /* LZ4: struct snap_annotation[] */
+#define IDX_SEC_ANNOTATIONS "annotations" /* struct snap_annotation[] */
 #define IDX_SEC_SETTINGS "settings"     /* LZ4: struct snap_setting[] */
-#define IDX_SEC_DEV_FMT "d%u.%s"        /* device, column name */
+#define IDX_SEC_DEVICES "devices"       /* struct idx_devrec[] */
+#define IDX_SEC_EVDIR "evdir"           /* struct snap_blkdir[], events */
+#define IDX_SEC_ELDIR "eldir"           /* struct snap_blkdir[], elements */
+#define IDX_SEC_LATE "late"             /* u64 (element, free event) */
+#define IDX_SEC_LOD "lod"               /* struct idx_lod_cum[] */
 #define IDX_SEC_EXT_PREFIX "x."
 #define IDX_MAX_SECTION_NAME 48
 
-/* Per-device column names (uncompressed, one value per event unless
- * noted). */
-#define IDX_COL_ACTION "action"     /* u8 */
-#define IDX_COL_ADDR "addr"         /* u64 */
-#define IDX_COL_SIZE "size"         /* u64 */
-#define IDX_COL_STREAM "stream"     /* u64 */
-#define IDX_COL_TIME "time"         /* i64, only when the trace has times */
-#define IDX_COL_STACK "stack"       /* u32 */
-#define IDX_COL_CTX "ctx"           /* u32, only when present */
-#define IDX_COL_META "meta"         /* u32, only when present */
-#define IDX_COL_ELEMS "elems"       /* struct idx_elem[n_elems] */
-#define IDX_COL_EV_ELEM "ev_elem"   /* u64 */
-#define IDX_COL_TOTAL "total"       /* u64 */
-#define IDX_COL_RESERVED "reserved" /* u64 */
-#define IDX_COL_LOD "lod"           /* struct idx_lod_bucket[], all levels */
+/* Extension sections without a bound of their own get this one:
+ * IDX_EXT_BASE bytes plus IDX_EXT_PER bytes per event, segment and
+ * block of the snapshot. */
+#define IDX_EXT_BASE (16u << 20)
+#define IDX_EXT_PER 64u
 
 /* Index file names. */
 #define IDX_SUFFIX ".snapidx"

@@ -7,11 +7,16 @@
  *                 source key, which file may be replaced, temp files,
  *                 choosing between opening, building and memory
  *   idx_map.c     mapping an index file and validating every section
+ *   idx_dec.c     binding devices to their block-coded columns, and the
+ *                 decoders of the timeline's columns
  *   idx_write.c   writing sections, the header and the prelude
- *   idx_build.c   building an index from a parsed snapshot
+ *   idx_enc.c     the streamed encoder: events in, blocks out
+ *   idx_build.c   building an index while the snapshot is parsed
  *
- * Calls go locate -> build -> write, and locate/build -> map; never back.
+ * Calls go locate -> build -> enc/write, and locate/build -> map -> dec;
+ * never back.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -31,30 +36,94 @@ struct toc_ent {
 	uint32_t comp;
 };
 
+/* A device's record in the "devices" section, stored as is (its size is
+ * in the header's abi list). Devices are numbered densely in the index:
+ * only devices with events or segments have a record, by ascending
+ * device; device is the file's device id. */
+struct idx_devrec {
+	uint32_t device;
+	uint32_t flags;        /* SNAP_TRACE_* columns, IDX_DEV_WRAP */
+	uint64_t n_events;
+	uint64_t n_elems;      /* all elements, the ghosts last */
+	uint64_t n_pre, n_ghost;
+	uint64_t base_total;
+	int64_t base_reserved; /* before clamping at 0 */
+	uint64_t peak;
+	int64_t peak_ev;
+	uint64_t ev_blk, n_ev_blk; /* its entries of "evdir" */
+	uint64_t el_blk, n_el_blk; /* its entries of "eldir" */
+	uint64_t late, n_late;     /* its pairs of "late" */
+	uint64_t lod, n_lod;       /* its buckets of "lod" */
+};
+/* A running sum or a base exceeds 2^62 in magnitude (only a hostile file
+ * does that): no pyramid is stored and peak/peak_ev are not set; a reader
+ * computes both from the totals. */
+#define IDX_DEV_WRAP 0x100u
+#define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
+	IDX_DEV_WRAP)
+
+/* One device of an open index: its record, its block sets (events and
+ * elements) and the views readers get. */
 struct idx_dev {
 	struct idx_timeline tl;
 	struct idx_lod lod;
+	struct snap_blkset ev;      /* event blocks: trace and timeline */
+	struct snap_blkset el;      /* element blocks */
+	struct idx_devrec rec;
+	const uint64_t *late;       /* (element, free event) pairs */
+	uint64_t n_late;
+	uint64_t n_trace_elems;     /* elements before the ghosts */
 };
 
+/* An extension section: located at open, checked and decompressed on
+ * first use (idx_section). */
 struct idx_ext {
 	char name[IDX_MAX_SECTION_NAME];
-	uint8_t *data; /* heap, owned */
+	struct toc_ent toc;      /* where it is stored (mapped index) */
+	uint64_t max_len;        /* the builder's bound */
+	uint8_t *data;           /* heap, owned; NULL until loaded */
 	size_t len;
+	int state;               /* 0 not loaded, 1 loaded, -1 unusable */
+};
+
+/* What the devices of an index are bound to: the column data and the
+ * directory sections (mapped, or the builder's memory). */
+struct idx_devsrc {
+	const struct idx_devrec *recs;
+	uint64_t n_recs;
+	const struct snap_blkdir *evdir;
+	uint64_t n_evdir;
+	const struct snap_blkdir *eldir;
+	uint64_t n_eldir;
+	const uint64_t *late;     /* pairs */
+	uint64_t n_late;          /* pairs */
+	const struct idx_lod_cum *lod;
+	uint64_t n_lod;
+	const uint8_t *data;      /* column data */
+	uint64_t data_len;
+};
+
+/* The state of an open index that readers change. */
+struct idx_mut {
+	pthread_mutex_t ext_lock; /* lazy loading of extension sections */
+	int damaged;              /* a block failed to decode */
 };
 
 struct sv_index {
 	struct snapshot *snap;
-	struct idx_dev *devs;
+	struct idx_dev *devs;    /* devices with data, by ascending device */
 	uint32_t n_devs;
 	struct idx_ext *ext;
 	size_t n_ext;
+	struct idx_mut *mut; /* what readers change (they hold it const) */
 	char *path;          /* index file, NULL in memory */
 	uint64_t file_size;
 	uint64_t source_size;
 	int built;
 	int in_memory;
-	/* mapped file (shared with the snapshot's backing) */
-	const uint8_t *map;
+	/* mapped file or memory image (shared with the snapshot's
+	 * backing); mapped read-only */
+	uint8_t *map;
 	size_t map_len;
 	struct toc_ent *toc;
 	size_t n_toc;
@@ -62,8 +131,9 @@ struct sv_index {
 
 /* What the snapshot's backing_free releases for a mapped index. */
 struct idx_backing {
-	void *map;
+	void *map;        /* munmap()ed */
 	size_t len;
+	void *mem;        /* free()d: an in-memory index image */
 	void **bufs;
 	size_t n_bufs, cap_bufs;
 };
@@ -76,25 +146,11 @@ enum idx_why {
 	IDX_CORRUPT    /* our magic, damaged */
 };
 
-/* Per-device numbers of the header. */
-struct hdr_trace {
-	uint64_t n;
-	uint32_t cols; /* HDR_COL_* */
-};
-#define HDR_COL_TIME 1u
-#define HDR_COL_CTX 2u
-#define HDR_COL_META 4u
-
-struct hdr_tl {
-	uint64_t n_events, n_elems, base_total, base_reserved, peak;
-	int64_t peak_ev;
-	uint64_t n_pre, n_ghost;
-};
-
-
-/* Writer state of one index file being written (idx_write.c). */
+/* Writer state of one index being written (idx_write.c): to a file
+ * (fd >= 0) or to memory (mem). */
 struct writer {
 	int fd;
+	struct snap_buf *mem;
 	uint64_t off;
 	int err; /* errno of the first failure */
 	struct toc_ent *toc;
@@ -139,30 +195,41 @@ get_u64(const uint8_t *p)
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int idx_read_full(int fd, uint8_t *buf, size_t n, uint64_t off);
-enum idx_why idx_map_index(int fd, const char *name,
-    const struct src_key *key, int quick, struct sv_index **out, char *why,
-    size_t wl);
+/* Maps the index in fd (the file called name; or, with fd < 0, opens the
+ * memory image mem of len bytes, taken over) and checks it against key
+ * (NULL: no check). Returns IDX_OK with *out set, or the reason with why
+ * filled. */
+enum idx_why idx_map_index(int fd, const char *name, uint8_t *mem,
+    size_t len, const struct src_key *key, int quick,
+    const struct idx_opts *o, struct sv_index **out, char *why, size_t wl);
 void idx_index_free(struct sv_index *ix);
+struct sv_index *idx_index_new(void);
+/* Registered extension sections of o (names and bounds) into ix->ext. */
+void idx_ext_register(struct sv_index *ix, const struct idx_opts *o);
+
+/* idx_dec.c: binding devices to their blocks, and the timeline decoders */
+int idx_bind_devices(struct sv_index *ix, const struct idx_devsrc *src,
+    char *why, size_t wl);
+void idx_unbind_devices(struct sv_index *ix);
 
 /* idx_write.c */
 int idx_w_raw(struct writer *w, const void *p, size_t n);
+int idx_w_align(struct writer *w);
+int idx_w_section(struct writer *w, const char *name, const void *data,
+    uint64_t n, uint32_t comp);
 int idx_w_snapshot(struct writer *w, const struct snapshot *s);
-int idx_w_trace(struct writer *w, uint32_t d, const struct snap_trace *t);
-int idx_w_timeline(struct writer *w, uint32_t d,
-    const struct idx_timeline *tl, const struct idx_lod_bucket *lod);
 int idx_w_extensions(struct writer *w, const struct sv_index *ix);
 int idx_w_finish(struct writer *w, const struct src_key *key,
-    const char *src_path, const struct snapshot *s,
-    const struct hdr_trace *tr, const struct hdr_tl *tl, uint32_t n_tl);
-void idx_hdr_from_tl(struct hdr_tl *h, const struct idx_timeline *tl);
-uint32_t idx_trace_cols(const struct snap_trace *t);
-uint64_t idx_estimate_size(const struct snapshot *s);
+    const char *src_path, const struct snapshot *s);
 int idx_rewrite_index(struct writer *w, const struct sv_index *ix,
     const struct src_key *key, const char *src_path, struct sv_error *err);
 
 /* idx_build.c */
-int idx_build_into(int fd, const char *path, const struct src_key *key,
-    const struct idx_opts *o, struct sv_error *err);
+/* Parses the snapshot at path and writes its index through w (a file or
+ * memory; the prelude is written here). Returns 0, or -1 with err set. */
+int idx_build_into(struct writer *w, const char *path,
+    const struct src_key *key, const struct idx_opts *o,
+    struct sv_error *err);
 int idx_build_memory(const char *path, const struct idx_opts *o,
     struct sv_index **out, struct sv_error *err);
 int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,

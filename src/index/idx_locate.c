@@ -285,7 +285,8 @@ publish(int fd, const char *tmp, const char *target,
 {
 	char why[256];
 
-	if (idx_map_index(fd, target, key, 1, out, why, sizeof why) != IDX_OK) {
+	if (idx_map_index(fd, target, NULL, 0, key, 1, o, out, why,
+	    sizeof why) != IDX_OK) {
 		unlink(tmp);
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
@@ -329,6 +330,7 @@ build_file(const char *path, const char *target, mode_t mode,
     struct sv_index **out, struct sv_error *err)
 {
 	char *tmp = NULL;
+	struct writer w;
 	int fd, r;
 
 	clean_stale_temps(target);
@@ -353,7 +355,12 @@ build_file(const char *path, const char *target, mode_t mode,
 			    strerror(e ? e : EIO));
 		}
 	}
-	r = idx_build_into(fd, path, key, o, err);
+	memset(&w, 0, sizeof w);
+	w.fd = fd;
+	w.o = o;
+	w.src_size = key->size;
+	r = idx_build_into(&w, path, key, o, err);
+	free(w.toc);
 	if (r == 0) {
 		r = publish(fd, tmp, target, key, o, out, err);
 		if (r == 0)
@@ -420,8 +427,8 @@ struct cand {
  * (why/kind set); 2: there but not trusted (why set). */
 static int
 try_open(const struct cand *c, const struct src_key *key,
-    const struct src_info *si, int quick, struct sv_index **out,
-    enum idx_why *kind, char *why, size_t wl)
+    const struct src_info *si, int quick, const struct idx_opts *o,
+    struct sv_index **out, enum idx_why *kind, char *why, size_t wl)
 {
 	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
@@ -437,7 +444,8 @@ try_open(const struct cand *c, const struct src_key *key,
 		close(fd);
 		return 2;
 	}
-	*kind = idx_map_index(fd, c->path, key, quick, out, why, wl);
+	*kind = idx_map_index(fd, c->path, NULL, 0, key, quick, o, out, why,
+	    wl);
 	if (*kind == IDX_OK && c->cache) {
 		/* last use, for the cache's eviction (fails harmlessly on
 		 * a file that is not ours) */
@@ -585,7 +593,7 @@ idx_open(const char *path, const struct idx_opts *opts,
 		enum idx_why kind;
 
 		r = try_open(&c[i], &key, &si, o->verify == IDX_VERIFY_QUICK,
-		    out, &kind, why, sizeof why);
+		    o, out, &kind, why, sizeof why);
 		if (r == 0) {
 			(*out)->path = xstrdup(c[i].path);
 			if (idx_missing_extensions(*out, o)) {

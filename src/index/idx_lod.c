@@ -51,21 +51,92 @@ raw_bucket(const struct idx_timeline *tl, uint64_t i,
 	b->max_reserved = idx_tl_reserved(tl, i);
 }
 
-void
-idx_lod_init(struct idx_lod *lod, uint64_t n, const struct idx_lod_bucket *b)
+static void
+lod_levels(struct idx_lod *lod, uint64_t n)
 {
 	uint64_t off = 0, nb;
 	uint32_t j, s = IDX_LOD_MIN_SHIFT;
 
-	memset(lod, 0, sizeof *lod);
 	lod->n_events = n;
 	idx_lod_count(n, &lod->n_levels);
-	lod->buckets = b;
 	for (j = 0; j < lod->n_levels; j++, s++) {
 		nb = ((n - 1) >> s) + 1;
 		lod->level_off[j] = off;
 		lod->level_n[j] = nb;
 		off += nb;
+	}
+}
+
+void
+idx_lod_init(struct idx_lod *lod, uint64_t n, const struct idx_lod_bucket *b)
+{
+	memset(lod, 0, sizeof *lod);
+	lod_levels(lod, n);
+	lod->buckets = b;
+}
+
+void
+idx_lod_init_cum(struct idx_lod *lod, uint64_t n,
+    const struct idx_lod_cum *cum, uint64_t base_total,
+    int64_t base_reserved)
+{
+	memset(lod, 0, sizeof *lod);
+	lod_levels(lod, n);
+	lod->cum = cum;
+	lod->base_total = base_total;
+	lod->base_reserved = (uint64_t)base_reserved;
+}
+
+/* The total or reserved value for base + sum (idx_timeline.h). */
+static uint64_t
+clamp_sum(uint64_t base, int64_t sum)
+{
+	int64_t v = (int64_t)(base + (uint64_t)sum);
+
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
+void
+idx_lod_get(const struct idx_lod *lod, uint64_t k, struct idx_lod_bucket *b)
+{
+	const struct idx_lod_cum *c;
+
+	if (lod->buckets != NULL) {
+		*b = lod->buckets[k];
+		return;
+	}
+	c = &lod->cum[k];
+	b->min_total = clamp_sum(lod->base_total, c->min_total);
+	b->max_total = clamp_sum(lod->base_total, c->max_total);
+	b->max_reserved = clamp_sum(lod->base_reserved, c->max_reserved);
+}
+
+void
+idx_lod_cum_levels(struct idx_lod_cum *all, uint64_t n)
+{
+	struct idx_lod lod;
+	uint64_t k;
+	uint32_t j;
+
+	memset(&lod, 0, sizeof lod);
+	lod_levels(&lod, n);
+	for (j = 1; j < lod.n_levels; j++) {
+		const struct idx_lod_cum *below = all + lod.level_off[j - 1];
+		struct idx_lod_cum *cur = all + lod.level_off[j];
+
+		for (k = 0; k < lod.level_n[j]; k++) {
+			cur[k] = below[2 * k];
+			if (2 * k + 1 < lod.level_n[j - 1]) {
+				const struct idx_lod_cum *o = &below[2 * k + 1];
+
+				if (o->min_total < cur[k].min_total)
+					cur[k].min_total = o->min_total;
+				if (o->max_total > cur[k].max_total)
+					cur[k].max_total = o->max_total;
+				if (o->max_reserved > cur[k].max_reserved)
+					cur[k].max_reserved = o->max_reserved;
+			}
+		}
 	}
 }
 
@@ -158,7 +229,7 @@ idx_lod_range(const struct idx_lod *lod, const struct idx_timeline *tl,
 			end = i + span > n ? n : i + span;
 			if (end > to)
 				continue;
-			r = lod->buckets[lod->level_off[j] + (i >> s)];
+			idx_lod_get(lod, lod->level_off[j] + (i >> s), &r);
 			i = end;
 			used = 1;
 			break;

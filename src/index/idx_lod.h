@@ -7,10 +7,10 @@
  *
  * Level j groups events into buckets of 2^(IDX_LOD_MIN_SHIFT + j) events
  * (bucket k covers events [k*2^s, min((k+1)*2^s, n))); each bucket holds
- * the minimum and maximum of tl->total and the maximum of tl->reserved
- * over its events. Levels stop at the first level with one bucket. All
- * levels are stored one after the other in one array (the index keeps it
- * in the file; the struct below borrows it).
+ * the minimum and maximum of the total and the maximum of the reserved
+ * bytes over its events. Levels stop at the first level with one bucket.
+ * All levels are stored one after the other in one array (the index keeps
+ * it in the file; the struct below borrows it).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -24,10 +24,26 @@ struct idx_lod_bucket {
 	uint64_t max_reserved;
 };
 
+/* A bucket as the index stores it (format 2): extremes of the running
+ * sums of the total and reserved deltas, so that it can be written
+ * before the bases (which need the whole trace) are known. The value
+ * after event i is then clamp0(base + sum_i) (idx_timeline.h), and as
+ * long as no sum nor base exceeds 2^62 in magnitude that is monotonic
+ * in sum_i, so the extremes carry over. The index keeps no pyramid of a
+ * timeline where they might not (it is built at open instead). */
+struct idx_lod_cum {
+	int64_t min_total;
+	int64_t max_total;
+	int64_t max_reserved;
+};
+
 struct idx_lod {
 	uint64_t n_events;
 	uint32_t n_levels;
 	const struct idx_lod_bucket *buckets;   /* borrowed (or owned below) */
+	const struct idx_lod_cum *cum;          /* else these, plus bases */
+	uint64_t base_total;
+	uint64_t base_reserved;                 /* signed, unclamped */
 	uint64_t level_off[IDX_LOD_MAX_LEVELS]; /* first bucket of level j */
 	uint64_t level_n[IDX_LOD_MAX_LEVELS];   /* buckets in level j */
 	struct idx_lod_bucket *owned;           /* freed by idx_lod_destroy */
@@ -43,6 +59,19 @@ void idx_lod_fill(const struct idx_timeline *tl, struct idx_lod_bucket *out);
 /* Sets lod up over buckets (borrowed; idx_lod_count(n) of them). */
 void idx_lod_init(struct idx_lod *lod, uint64_t n_events,
     const struct idx_lod_bucket *buckets);
+
+/* Sets lod up over stored buckets (borrowed) and the timeline's bases:
+ * base_total, and the signed reserved base before clamping. */
+void idx_lod_init_cum(struct idx_lod *lod, uint64_t n_events,
+    const struct idx_lod_cum *cum, uint64_t base_total,
+    int64_t base_reserved);
+
+/* Bucket k (all levels, level_off[j] + index) of lod. */
+void idx_lod_get(const struct idx_lod *lod, uint64_t k,
+    struct idx_lod_bucket *b);
+
+/* Fills levels 1 and up of a stored pyramid whose level 0 is filled. */
+void idx_lod_cum_levels(struct idx_lod_cum *all, uint64_t n_events);
 
 /* Builds an owned pyramid for tl (heap). */
 void idx_lod_build(struct idx_lod *lod, const struct idx_timeline *tl);

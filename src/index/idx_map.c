@@ -10,9 +10,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <lz4.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,35 +173,29 @@ mp_u64(const msgpack_object *o, uint64_t *v)
 }
 
 static int
-mp_i64(const msgpack_object *o, int64_t *v)
-{
-	if (o == NULL)
-		return -1;
-	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
-		*v = o->via.i64;
-	else if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    o->via.u64 <= INT64_MAX)
-		*v = (int64_t)o->via.u64;
-	else
-		return -1;
-	return 0;
-}
-
-static int
 mp_key_u64(const msgpack_object *map, const char *key, uint64_t *v)
 {
 	return mp_u64(mp_get(map, key), v);
 }
 
+/* ---- sections ------------------------------------------------------------ */
+
+static int
+cmp_toc(const void *a, const void *b)
+{
+	return strcmp(((const struct toc_ent *)a)->name,
+	    ((const struct toc_ent *)b)->name);
+}
+
+/* The TOC is sorted by name at open (parse_toc): a lookup is a binary
+ * search, whatever a file puts in it. */
 static const struct toc_ent *
 toc_find(const struct sv_index *ix, const char *name)
 {
-	size_t i;
+	struct toc_ent key;
 
-	for (i = 0; i < ix->n_toc; i++)
-		if (strcmp(ix->toc[i].name, name) == 0)
-			return &ix->toc[i];
-	return NULL;
+	snprintf(key.name, sizeof key.name, "%s", name);
+	return bsearch(&key, ix->toc, ix->n_toc, sizeof *ix->toc, cmp_toc);
 }
 
 /* Every unmapping of an index goes through here: a mapping stays
@@ -231,31 +227,82 @@ backing_release(struct snapshot *s)
 	free(b->bufs);
 	if (b->map != NULL)
 		unmap(b->map, b->len);
+	free(b->mem);
 	free(s->traces);
 	free(b);
 	s->backing = NULL;
 }
 
+/* Decodes LZ4 chunks (IDX_COMP_LZ4C) of p[0, len) into out[0, raw): every
+ * chunk inside the bytes, none over IDX_LZ4_CHUNK or past raw, each
+ * giving exactly its length, all bytes used. 0 or -1. */
+static int
+unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
+{
+	uint64_t at = 0, done = 0;
+
+	while (at < len) {
+		uint32_t sl, rl;
+
+		if (len - at < 8)
+			return -1;
+		sl = get_u32(p + at);
+		rl = get_u32(p + at + 4);
+		at += 8;
+		if (sl > len - at || rl == 0 || rl > IDX_LZ4_CHUNK ||
+		    rl > raw - done ||
+		    sl > (uint32_t)LZ4_compressBound((int)rl) ||
+		    LZ4_decompress_safe((const char *)p + at,
+			(char *)out + done, (int)sl, (int)rl) != (int)rl)
+			return -1;
+		at += sl;
+		done += rl;
+	}
+	return done == raw ? 0 : -1;
+}
+
+/* Decompresses (or, stored as is, copies) a section into a new heap
+ * buffer of t->raw bytes; NULL when it does not decode. */
+static uint8_t *
+sec_unpack(const uint8_t *map, const struct toc_ent *t)
+{
+	uint8_t *buf = xmalloc(t->raw ? t->raw : 1);
+
+	if (t->comp == IDX_COMP_NONE && t->len == t->raw) {
+		memcpy(buf, map + t->off, t->raw);
+		return buf;
+	}
+	if (t->comp == IDX_COMP_LZ4 && t->raw <= INT_MAX && t->len <= INT_MAX &&
+	    LZ4_decompress_safe((const char *)map + t->off, (char *)buf,
+		(int)t->len, (int)t->raw) == (int)t->raw)
+		return buf;
+	if (t->comp == IDX_COMP_LZ4C &&
+	    unchunk(map + t->off, t->len, buf, t->raw) == 0)
+		return buf;
+	free(buf);
+	return NULL;
+}
+
 /* Section contents: a view into the map (uncompressed) or a heap copy
- * (LZ4), kept by the backing. *len is the raw length. Absent sections
- * give NULL/0 and return 1 when required is 0, -1 when required. */
+ * (LZ4), kept by the backing; NULL with *n = 0 when empty. Returns 0, or
+ * -1 with why set when the section is missing, does not decode or its
+ * length is not a multiple of rec. *n is the record count. */
 static int
 sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
-    int required, const void **data, uint64_t *len, char *why, size_t wl)
+    size_t rec, void **data, uint64_t *n, char *why, size_t wl)
 {
 	const struct toc_ent *t = toc_find(ix, name);
 	uint8_t *buf;
 
 	*data = NULL;
-	*len = 0;
+	*n = 0;
 	if (t == NULL) {
-		if (required) {
-			snprintf(why, wl, "section %s missing", name);
-			return -1;
-		}
-		return 1;
+		snprintf(why, wl, "section %s missing", name);
+		return -1;
 	}
-	*len = t->raw;
+	if (t->raw % rec != 0)
+		goto bad;
+	*n = t->raw / rec;
 	if (t->raw == 0)
 		return 0;
 	if (t->comp == IDX_COMP_NONE) {
@@ -264,39 +311,15 @@ sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
 		*data = ix->map + t->off;
 		return 0;
 	}
-	if (t->comp != IDX_COMP_LZ4 || t->raw > INT_MAX || t->len > INT_MAX)
+	buf = sec_unpack(ix->map, t);
+	if (buf == NULL)
 		goto bad;
-	buf = xmalloc(t->raw);
-	if (LZ4_decompress_safe((const char *)ix->map + t->off, (char *)buf,
-		(int)t->len, (int)t->raw) != (int)t->raw) {
-		free(buf);
-		goto bad;
-	}
 	backing_keep(b, buf);
 	*data = buf;
 	return 0;
 bad:
 	snprintf(why, wl, "section %s cannot be decoded", name);
 	return -1;
-}
-
-/* Array section of n records of size rec: checks the length divides. */
-static int
-sec_array(const struct sv_index *ix, struct idx_backing *b, const char *name,
-    size_t rec, int required, const void **data, uint64_t *n, char *why,
-    size_t wl)
-{
-	uint64_t len;
-	int r = sec_get(ix, b, name, required, data, &len, why, wl);
-
-	if (r < 0)
-		return r;
-	if (len % rec != 0) {
-		snprintf(why, wl, "section %s has a bad length", name);
-		return -1;
-	}
-	*n = len / rec;
-	return r;
 }
 
 static int
@@ -318,13 +341,14 @@ parse_toc(struct sv_index *ix, const msgpack_object *toc, uint64_t data_end,
 			goto bad;
 		e = e->via.array.ptr;
 		if (e[0].type != MSGPACK_OBJECT_STR ||
-		    e[0].via.str.size >= sizeof t->name)
+		    e[0].via.str.size >= sizeof t->name ||
+		    memchr(e[0].via.str.ptr, '\0', e[0].via.str.size) != NULL)
 			goto bad;
 		memcpy(t->name, e[0].via.str.ptr, e[0].via.str.size);
 		t->name[e[0].via.str.size] = '\0';
 		if (mp_u64(&e[1], &t->off) || mp_u64(&e[2], &t->len) ||
 		    mp_u64(&e[3], &t->raw) || mp_u64(&e[4], &comp) ||
-		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4)
+		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4C)
 			goto bad;
 		t->comp = (uint32_t)comp;
 		if (t->off < IDX_PRELUDE_LEN || t->off % IDX_ALIGN != 0 ||
@@ -334,59 +358,75 @@ parse_toc(struct sv_index *ix, const msgpack_object *toc, uint64_t data_end,
 			return -1;
 		}
 	}
+	qsort(ix->toc, ix->n_toc, sizeof *ix->toc, cmp_toc);
+	for (i = 1; i < ix->n_toc; i++)
+		if (strcmp(ix->toc[i - 1].name, ix->toc[i].name) == 0)
+			goto bad;
 	return 0;
 bad:
 	snprintf(why, wl, "bad table of contents");
 	return -1;
 }
 
-/* Verifies the XXH3 of every section. Big uncompressed sections are read
- * with pread into a small buffer rather than through the map, so a
- * reopen does not fault in (and keep resident) every page of the file.
- * With quick, those big column sections are skipped. */
+/* XXH3 of a stored section: through the map when small, else through
+ * pread into a small buffer, so that a full check does not fault in (and
+ * keep resident) every page of the file. */
+static uint64_t
+sec_hash(const struct sv_index *ix, int fd, const struct toc_ent *t)
+{
+	size_t bufsz = 1u << 20;
+	uint8_t *buf;
+	XXH3_state_t *h;
+	uint64_t done, got;
+
+	if (t->len <= bufsz || fd < 0)
+		return XXH3_64bits(ix->map + t->off, t->len);
+	buf = xmalloc(bufsz);
+	h = XXH3_createState();
+	XXH3_64bits_reset(h);
+	for (done = 0; done < t->len; done += bufsz) {
+		size_t n = t->len - done < bufsz ? (size_t)(t->len - done)
+		    : bufsz;
+
+		if (idx_read_full(fd, buf, n, t->off + done) != 0)
+			break;
+		XXH3_64bits_update(h, buf, n);
+	}
+	got = done >= t->len ? XXH3_64bits_digest(h) : ~t->hash;
+	XXH3_freeState(h);
+	free(buf);
+	return got;
+}
+
+static int
+is_ext(const char *name)
+{
+	return strncmp(name, IDX_SEC_EXT_PREFIX,
+	    strlen(IDX_SEC_EXT_PREFIX)) == 0;
+}
+
+/* Verifies the XXH3 of the sections: QUICK, every one but the column
+ * data and the extension sections (checked when first used); FULL,
+ * every one. */
 static int
 check_sections(const struct sv_index *ix, int fd, int quick, char *why,
     size_t wl)
 {
-	size_t i, bufsz = 1u << 20;
-	uint8_t *buf = NULL;
-	XXH3_state_t *h = NULL;
-	int r = 0;
+	size_t i;
 
-	for (i = 0; i < ix->n_toc && r == 0; i++) {
+	for (i = 0; i < ix->n_toc; i++) {
 		const struct toc_ent *t = &ix->toc[i];
-		uint64_t got, done;
 
-		if (t->len <= bufsz || t->comp != IDX_COMP_NONE) {
-			got = XXH3_64bits(ix->map + t->off, t->len);
-		} else if (quick) {
+		if (quick && (strcmp(t->name, IDX_SEC_COLDATA) == 0 ||
+		    is_ext(t->name)))
 			continue;
-		} else {
-			if (buf == NULL) {
-				buf = xmalloc(bufsz);
-				h = XXH3_createState();
-			}
-			XXH3_64bits_reset(h);
-			for (done = 0; done < t->len; done += bufsz) {
-				size_t n = t->len - done < bufsz
-				    ? (size_t)(t->len - done) : bufsz;
-
-				if (idx_read_full(fd, buf, n, t->off + done) != 0)
-					break;
-				XXH3_64bits_update(h, buf, n);
-			}
-			got = done >= t->len ? XXH3_64bits_digest(h) : ~t->hash;
-		}
-		if (got != t->hash) {
+		if (sec_hash(ix, fd, t) != t->hash) {
 			snprintf(why, wl, "section %s: checksum mismatch",
 			    t->name);
-			r = -1;
+			return -1;
 		}
 	}
-	free(buf);
-	if (h != NULL)
-		XXH3_freeState(h);
-	return r;
+	return 0;
 }
 
 static int
@@ -395,8 +435,8 @@ check_abi(const msgpack_object *abi)
 	static const uint64_t want[] = {IDX_ENDIAN_MARK,
 	    sizeof(struct snap_frame), sizeof(struct snap_segment),
 	    sizeof(struct snap_block), sizeof(struct snap_annotation),
-	    sizeof(struct snap_setting), sizeof(struct idx_elem),
-	    sizeof(struct idx_lod_bucket)};
+	    sizeof(struct snap_setting), sizeof(struct idx_lod_cum),
+	    sizeof(struct snap_blkdir), sizeof(struct idx_devrec)};
 	uint32_t i;
 
 	if (abi == NULL || abi->type != MSGPACK_OBJECT_ARRAY ||
@@ -411,331 +451,329 @@ check_abi(const msgpack_object *abi)
 	return 0;
 }
 
-/* Builds the snapshot view: strings, frames, stacks, segments, blocks,
- * annotations, settings, trace columns. */
-static int
-view_snapshot(struct sv_index *ix, struct idx_backing *b,
-    const msgpack_object *snap, const msgpack_object *traces, char *why,
-    size_t wl)
-{
-	struct snapshot *s = ix->snap;
-	const void *p;
-	uint64_t n, i, v;
-	const msgpack_object *ua;
+/* ---- the snapshot view ------------------------------------------------- */
 
-	if (mp_key_u64(snap, "features", &v))
-		goto bad;
+static int
+view_header(struct snapshot *s, const msgpack_object *snap)
+{
+	const msgpack_object *ua;
+	uint64_t v, i;
+
+	if (mp_key_u64(snap, "features", &v) || v > UINT32_MAX)
+		return -1;
 	s->features = (uint32_t)v;
-	if (mp_key_u64(snap, "protocol", &v))
-		goto bad;
+	if (mp_key_u64(snap, "protocol", &v) || v > 255)
+		return -1;
 	s->protocol = (int)v;
 	if (mp_key_u64(snap, "source_size", &s->source_size) ||
-	    mp_key_u64(snap, "unknown_keys", &s->unknown_keys))
-		goto bad;
+	    mp_key_u64(snap, "unknown_keys", &s->unknown_keys) ||
+	    mp_key_u64(snap, "n_traces", &v) || v > IDX_MAX_DEVICES)
+		return -1;
+	s->n_traces = (uint32_t)v;
 	ua = mp_get(snap, "unknown_actions");
 	if (ua == NULL || ua->type != MSGPACK_OBJECT_ARRAY ||
 	    ua->via.array.size > SNAP_MAX_UNKNOWN_ACTIONS)
-		goto bad;
+		return -1;
 	for (i = 0; i < ua->via.array.size; i++) {
-		if (mp_u64(&ua->via.array.ptr[i], &v))
-			goto bad;
+		if (mp_u64(&ua->via.array.ptr[i], &v) || v > UINT32_MAX)
+			return -1;
 		s->unknown_actions[i] = (uint32_t)v;
 	}
 	s->n_unknown_actions = ua->via.array.size;
+	return 0;
+}
 
-	/* strings */
-	if (sec_get(ix, b, IDX_SEC_STRS_DATA, 1, &p, &n, why, wl) < 0)
+static int
+view_strings(struct sv_index *ix, struct idx_backing *b, char *why,
+    size_t wl)
+{
+	struct snapshot *s = ix->snap;
+	void *p;
+	uint64_t n, i;
+
+	if (sec_get(ix, b, IDX_SEC_STRS_DATA, 1, &p, &n, why, wl) != 0)
 		return -1;
-	s->strs.data = (char *)p;
+	s->strs.data = p;
 	s->strs.len = n;
 	if (n == 0 || s->strs.data[n - 1] != '\0')
-		goto bad;
-	if (sec_array(ix, b, IDX_SEC_STRS_OFF, 8, 1, &p, &n, why, wl) < 0)
+		return -1;
+	if (sec_get(ix, b, IDX_SEC_STRS_OFF, 8, &p, &n, why, wl) != 0)
 		return -1;
 	if (n == 0 || n > UINT32_MAX)
-		goto bad;
-	s->strs.off = (uint64_t *)p;
+		return -1;
+	s->strs.off = p;
 	s->strs.n = (uint32_t)n;
 	for (i = 0; i < n; i++)
 		if (s->strs.off[i] >= s->strs.len)
-			goto bad;
+			return -1;
+	for (i = 0; i < s->n_unknown_actions; i++)
+		if (s->unknown_actions[i] >= s->strs.n)
+			return -1;
+	return 0;
+}
 
-	/* frames and stacks */
-	if (sec_array(ix, b, IDX_SEC_FRAMES, sizeof(struct snap_frame), 1, &p,
-		&n, why, wl) < 0)
+static int
+view_stacks(struct sv_index *ix, struct idx_backing *b, char *why,
+    size_t wl)
+{
+	struct snapshot *s = ix->snap;
+	void *p;
+	uint64_t n, i;
+
+	if (sec_get(ix, b, IDX_SEC_FRAMES, sizeof(struct snap_frame), &p, &n,
+		why, wl) != 0 || n > UINT32_MAX)
 		return -1;
-	s->frames = (struct snap_frame *)p;
+	s->frames = p;
 	s->n_frames = (uint32_t)n;
 	for (i = 0; i < n; i++)
 		if (s->frames[i].name >= s->strs.n ||
 		    s->frames[i].filename >= s->strs.n)
-			goto bad;
-	if (sec_array(ix, b, IDX_SEC_STACK_OFF, 4, 1, &p, &n, why, wl) < 0)
+			return -1;
+	if (sec_get(ix, b, IDX_SEC_STACK_OFF, 4, &p, &n, why, wl) != 0)
 		return -1;
 	if (n == 0 || n - 1 > UINT32_MAX)
-		goto bad;
-	s->stack_off = (uint32_t *)p;
-	s->n_stacks = (uint32_t)(n - 1);
-	if (sec_array(ix, b, IDX_SEC_STACK_FRAMES, 4, 1, &p,
-		&s->n_stack_frames, why, wl) < 0)
 		return -1;
-	s->stack_frames = (uint32_t *)p;
+	s->stack_off = p;
+	s->n_stacks = (uint32_t)(n - 1);
+	if (sec_get(ix, b, IDX_SEC_STACK_FRAMES, 4, &p, &s->n_stack_frames,
+		why, wl) != 0)
+		return -1;
+	s->stack_frames = p;
 	if (s->stack_off[0] != 0 || s->stack_off[s->n_stacks] !=
 	    s->n_stack_frames)
-		goto bad;
+		return -1;
 	for (i = 0; i < s->n_stacks; i++)
 		if (s->stack_off[i] > s->stack_off[i + 1])
-			goto bad;
+			return -1;
 	for (i = 0; i < s->n_stack_frames; i++)
 		if (s->stack_frames[i] >= s->n_frames)
-			goto bad;
+			return -1;
+	return 0;
+}
 
-	/* segments and blocks */
-	if (sec_array(ix, b, IDX_SEC_SEGMENTS, sizeof(struct snap_segment), 1,
-		&p, &n, why, wl) < 0)
+/* Segments (grouped by device), blocks, annotations and settings, with
+ * every id and count they hold in range. */
+static int
+view_state(struct sv_index *ix, struct idx_backing *b, char *why,
+    size_t wl)
+{
+	struct snapshot *s = ix->snap;
+	void *p;
+	uint64_t n, i;
+
+	if (sec_get(ix, b, IDX_SEC_SEGMENTS, sizeof(struct snap_segment), &p,
+		&n, why, wl) != 0 || n > UINT32_MAX)
 		return -1;
-	s->segments = (struct snap_segment *)p;
+	s->segments = p;
 	s->n_segments = (uint32_t)n;
-	if (sec_array(ix, b, IDX_SEC_BLOCKS, sizeof(struct snap_block), 1, &p,
-		&n, why, wl) < 0)
+	if (sec_get(ix, b, IDX_SEC_BLOCKS, sizeof(struct snap_block), &p, &n,
+		why, wl) != 0 || n > UINT32_MAX)
 		return -1;
-	s->blocks = (struct snap_block *)p;
+	s->blocks = p;
 	s->n_blocks = (uint32_t)n;
 	s->segs_by_device = 1;
 	for (i = 0; i < s->n_segments; i++) {
-		if ((uint64_t)s->segments[i].first_block +
-			s->segments[i].n_blocks > s->n_blocks)
-			goto bad;
-		if (i > 0 && s->segments[i].device < s->segments[i - 1].device)
-			s->segs_by_device = 0;
+		const struct snap_segment *g = &s->segments[i];
+
+		if ((uint64_t)g->first_block + g->n_blocks > s->n_blocks ||
+		    g->device >= IDX_MAX_DEVICES || g->stack >= s->n_stacks ||
+		    (i > 0 && g->device < s->segments[i - 1].device))
+			return -1;
 	}
-	if (sec_array(ix, b, IDX_SEC_ANNOTATIONS,
-		sizeof(struct snap_annotation), 1, &p, &n, why, wl) < 0)
+	for (i = 0; i < s->n_blocks; i++)
+		if (s->blocks[i].stack >= s->n_stacks ||
+		    s->blocks[i].state > SNAP_BLOCK_UNKNOWN_STATE)
+			return -1;
+	if (sec_get(ix, b, IDX_SEC_ANNOTATIONS, sizeof(struct snap_annotation),
+		&p, &n, why, wl) != 0 || n > UINT32_MAX)
 		return -1;
-	s->annotations = (struct snap_annotation *)p;
+	s->annotations = p;
 	s->n_annotations = (uint32_t)n;
-	if (sec_array(ix, b, IDX_SEC_SETTINGS, sizeof(struct snap_setting), 1,
-		&p, &n, why, wl) < 0)
+	for (i = 0; i < n; i++)
+		if (s->annotations[i].name >= s->strs.n ||
+		    s->annotations[i].device >= IDX_MAX_DEVICES ||
+		    s->annotations[i].stage > SNAP_STAGE_OTHER)
+			return -1;
+	if (sec_get(ix, b, IDX_SEC_SETTINGS, sizeof(struct snap_setting), &p,
+		&n, why, wl) != 0 || n > UINT32_MAX)
 		return -1;
-	s->settings = (struct snap_setting *)p;
+	s->settings = p;
 	s->n_settings = (uint32_t)n;
-
-	/* trace columns */
-	if (traces == NULL || traces->type != MSGPACK_OBJECT_ARRAY)
-		goto bad;
-	s->n_traces = traces->via.array.size;
-	s->traces = xcalloc(s->n_traces ? s->n_traces : 1,
-	    sizeof *s->traces);
-	for (i = 0; i < s->n_traces; i++) {
-		const msgpack_object *to = &traces->via.array.ptr[i];
-		struct snap_trace *t = &s->traces[i];
-		uint64_t cols, cn;
-		char name[IDX_MAX_SECTION_NAME];
-		int c;
-		static const struct {
-			const char *col;
-			size_t rec;
-			uint32_t need; /* HDR_COL_* or 0 = always */
-		} cdef[] = {{IDX_COL_ACTION, 1, 0}, {IDX_COL_ADDR, 8, 0},
-		    {IDX_COL_SIZE, 8, 0}, {IDX_COL_STREAM, 8, 0},
-		    {IDX_COL_STACK, 4, 0}, {IDX_COL_TIME, 8, HDR_COL_TIME},
-		    {IDX_COL_CTX, 4, HDR_COL_CTX},
-		    {IDX_COL_META, 4, HDR_COL_META}};
-		void **dst[8];
-
-		t->device = (uint32_t)i;
-		if (mp_key_u64(to, "n", &t->n) || mp_key_u64(to, "cols", &cols))
-			goto bad;
-		dst[0] = (void **)&t->action;
-		dst[1] = (void **)&t->addr;
-		dst[2] = (void **)&t->size;
-		dst[3] = (void **)&t->stream;
-		dst[4] = (void **)&t->stack;
-		dst[5] = (void **)&t->time_us;
-		dst[6] = (void **)&t->compile_context;
-		dst[7] = (void **)&t->user_metadata;
-		for (c = 0; c < 8; c++) {
-			if (cdef[c].need != 0 && !(cols & cdef[c].need))
-				continue;
-			snprintf(name, sizeof name, IDX_SEC_DEV_FMT,
-			    (unsigned)i, cdef[c].col);
-			if (sec_array(ix, b, name, cdef[c].rec, 1, &p, &cn,
-				why, wl) < 0)
-				return -1;
-			if (cn != t->n)
-				goto bad;
-			*dst[c] = (void *)p;
-		}
-	}
+	for (i = 0; i < n; i++)
+		if (s->settings[i].key >= s->strs.n ||
+		    s->settings[i].value >= s->strs.n)
+			return -1;
 	return 0;
-bad:
-	if (why[0] == '\0')
-		snprintf(why, wl, "inconsistent snapshot sections");
-	return -1;
 }
 
+/* The devices: their records, directories, late frees and pyramids, bound
+ * to the column data. */
 static int
-view_timelines(struct sv_index *ix, struct idx_backing *b,
-    const msgpack_object *tls, char *why, size_t wl)
+view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
+    size_t wl)
 {
+	struct idx_devsrc src;
+	const struct toc_ent *cd = toc_find(ix, IDX_SEC_COLDATA);
+	void *p;
+	uint64_t n;
+
+	memset(&src, 0, sizeof src);
+	if (cd == NULL || cd->comp != IDX_COMP_NONE || cd->len != cd->raw) {
+		snprintf(why, wl, "section %s missing", IDX_SEC_COLDATA);
+		return -1;
+	}
+	src.data = ix->map + cd->off;
+	src.data_len = cd->len;
+	if (sec_get(ix, b, IDX_SEC_DEVICES, sizeof(struct idx_devrec), &p, &n,
+		why, wl) != 0)
+		return -1;
+	src.recs = p;
+	src.n_recs = n;
+	if (sec_get(ix, b, IDX_SEC_EVDIR, sizeof(struct snap_blkdir), &p, &n,
+		why, wl) != 0)
+		return -1;
+	src.evdir = p;
+	src.n_evdir = n;
+	if (sec_get(ix, b, IDX_SEC_ELDIR, sizeof(struct snap_blkdir), &p, &n,
+		why, wl) != 0)
+		return -1;
+	src.eldir = p;
+	src.n_eldir = n;
+	if (sec_get(ix, b, IDX_SEC_LATE, 16, &p, &n, why, wl) != 0)
+		return -1;
+	src.late = p;
+	src.n_late = n;
+	if (sec_get(ix, b, IDX_SEC_LOD, sizeof(struct idx_lod_cum), &p, &n, why,
+		wl) != 0)
+		return -1;
+	src.lod = p;
+	src.n_lod = n;
+	return idx_bind_devices(ix, &src, why, wl);
+}
+
+/* ---- extension sections ---------------------------------------------- */
+
+static int
+valid_ext_name(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > 40)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+			(name[i] >= 'A' && name[i] <= 'Z') ||
+			(name[i] >= '0' && name[i] <= '9') ||
+			strchr("_.-", name[i]) != NULL))
+			return 0;
+	return 1;
+}
+
+static uint64_t
+ext_bound(const struct snapshot *s, const struct idx_section_builder *sb)
+{
+	uint64_t items = (uint64_t)s->n_segments + s->n_blocks;
 	uint32_t d;
 
-	if (tls == NULL || tls->type != MSGPACK_OBJECT_ARRAY)
-		goto bad;
-	ix->n_devs = tls->via.array.size;
-	ix->devs = xcalloc(ix->n_devs ? ix->n_devs : 1, sizeof *ix->devs);
-	for (d = 0; d < ix->n_devs; d++) {
-		const msgpack_object *o = &tls->via.array.ptr[d];
-		struct idx_timeline *tl = &ix->devs[d].tl;
-		const void *p;
-		uint64_t n;
-		char name[IDX_MAX_SECTION_NAME];
-
-		tl->device = d;
-		if (mp_key_u64(o, "n", &tl->n_events) ||
-		    mp_key_u64(o, "base_total", &tl->base_total) ||
-		    mp_key_u64(o, "base_reserved", &tl->base_reserved) ||
-		    mp_key_u64(o, "peak", &tl->peak) ||
-		    mp_i64(mp_get(o, "peak_ev"), &tl->peak_ev) ||
-		    mp_key_u64(o, "n_pre", &tl->n_pre) ||
-		    mp_key_u64(o, "n_ghost", &tl->n_ghost))
-			goto bad;
-		if (tl->n_events != (d < ix->snap->n_traces
-			? ix->snap->traces[d].n : 0))
-			goto bad;
-#define TL_COL(col, rec, field, count)                                         \
-	snprintf(name, sizeof name, IDX_SEC_DEV_FMT, (unsigned)d, col);        \
-	if (sec_array(ix, b, name, rec, 1, &p, &n, why, wl) < 0)               \
-		return -1;                                                     \
-	if (count != UINT64_MAX && n != count)                                 \
-		goto bad;                                                      \
-	tl->field = (void *)p;
-		TL_COL(IDX_COL_ELEMS, sizeof(struct idx_elem), elems,
-		    UINT64_MAX);
-		tl->n_elems = n;
-		TL_COL(IDX_COL_EV_ELEM, 8, ev_elem, tl->n_events);
-		TL_COL(IDX_COL_TOTAL, 8, total, tl->n_events);
-		TL_COL(IDX_COL_RESERVED, 8, reserved, tl->n_events);
-#undef TL_COL
-		snprintf(name, sizeof name, IDX_SEC_DEV_FMT, (unsigned)d,
-		    IDX_COL_LOD);
-		if (sec_array(ix, b, name, sizeof(struct idx_lod_bucket), 1,
-			&p, &n, why, wl) < 0)
-			return -1;
-		if (n != idx_lod_count(tl->n_events, NULL))
-			goto bad;
-		idx_lod_init(&ix->devs[d].lod, tl->n_events, p);
-	}
-	return 0;
-bad:
-	if (why[0] == '\0')
-		snprintf(why, wl, "inconsistent timeline sections");
-	return -1;
+	if (sb->max_len != NULL)
+		return sb->max_len(s, sb->arg);
+	for (d = 0; d < s->n_traces; d++)
+		items += s->traces[d].n;
+	return IDX_EXT_BASE + IDX_EXT_PER * items;
 }
 
-static int
-view_extensions(struct sv_index *ix)
+void
+idx_ext_register(struct sv_index *ix, const struct idx_opts *o)
 {
-	size_t i, pl = strlen(IDX_SEC_EXT_PREFIX);
+	size_t i;
+	char name[IDX_MAX_SECTION_NAME + 8];
 
-	for (i = 0; i < ix->n_toc; i++) {
-		const struct toc_ent *t = &ix->toc[i];
+	if (o == NULL)
+		return;
+	for (i = 0; i < o->n_sections; i++) {
+		const struct idx_section_builder *sb = &o->sections[i];
+		const struct toc_ent *t;
 		struct idx_ext *e;
 
-		if (strncmp(t->name, IDX_SEC_EXT_PREFIX, pl) != 0)
+		if (!valid_ext_name(sb->name))
 			continue;
+		snprintf(name, sizeof name, "%s%s", IDX_SEC_EXT_PREFIX,
+		    sb->name);
+		t = ix->toc != NULL ? toc_find(ix, name) : NULL;
+		if (t == NULL || t->raw > ext_bound(ix->snap, sb) ||
+		    t->raw > SIZE_MAX / 2)
+			continue; /* absent, or too big: built again */
 		ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
 		    sizeof *ix->ext);
 		e = &ix->ext[ix->n_ext++];
-		snprintf(e->name, sizeof e->name, "%s", t->name + pl);
-		e->len = t->raw;
-		e->data = xmalloc(t->raw ? t->raw : 1);
-		if (t->raw == 0)
-			continue;
-		if (t->comp == IDX_COMP_NONE && t->len == t->raw) {
-			memcpy(e->data, ix->map + t->off, t->raw);
-		} else if (t->comp != IDX_COMP_LZ4 || t->raw > INT_MAX ||
-		    t->len > INT_MAX ||
-		    LZ4_decompress_safe((const char *)ix->map + t->off,
-			(char *)e->data, (int)t->len, (int)t->raw) !=
-			(int)t->raw) {
-			return -1;
-		}
+		memset(e, 0, sizeof *e);
+		snprintf(e->name, sizeof e->name, "%s", sb->name);
+		e->toc = *t;
+		e->len = (size_t)t->raw;
 	}
-	return 0;
 }
+
+/* Loads e (a registered section of the mapped index) on first use. */
+static void
+ext_load(const struct sv_index *ix, struct idx_ext *e)
+{
+	if (XXH3_64bits(ix->map + e->toc.off, e->toc.len) != e->toc.hash ||
+	    (e->data = sec_unpack(ix->map, &e->toc)) == NULL) {
+		e->state = -1;
+		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	e->state = 1;
+}
+
+/* ---- opening ------------------------------------------------------------ */
 
 void
 idx_index_free(struct sv_index *ix)
 {
-	uint32_t d;
 	size_t i;
 
 	if (ix == NULL)
 		return;
-	for (d = 0; d < ix->n_devs; d++) {
-		idx_lod_destroy(&ix->devs[d].lod);
-		idx_timeline_destroy(&ix->devs[d].tl);
-	}
-	free(ix->devs);
+	idx_unbind_devices(ix);
 	for (i = 0; i < ix->n_ext; i++)
 		free(ix->ext[i].data);
 	free(ix->ext);
 	free(ix->toc);
 	free(ix->path);
 	snap_free(ix->snap); /* unmaps a mapped index */
+	pthread_mutex_destroy(&ix->mut->ext_lock);
+	free(ix->mut);
 	free(ix);
 }
 
-/* Maps the index in fd (the file called name) and checks it against key.
- * Returns IDX_OK with *out set, or the reason with why filled. */
-enum idx_why
-idx_map_index(int fd, const char *name, const struct src_key *key, int quick,
-    struct sv_index **out, char *why, size_t wl)
+struct sv_index *
+idx_index_new(void)
 {
-	struct stat st;
-	struct sv_index *ix;
-	struct idx_backing *b;
-	uint8_t *map;
-	uint64_t size, hoff, hlen;
-	msgpack_unpacked res;
-	size_t moff = 0;
-	const msgpack_object *root, *src;
-	uint64_t v;
-	enum idx_why r = IDX_CORRUPT;
+	struct sv_index *ix = xcalloc(1, sizeof *ix);
 
-	*out = NULL;
-	why[0] = '\0';
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, wl, "not a regular file");
-		return IDX_FOREIGN;
-	}
-	size = (uint64_t)st.st_size;
-	if (size < IDX_MAGIC_LEN) {
-		snprintf(why, wl, "not an index");
-		return size == 0 ? IDX_FOREIGN : IDX_FOREIGN;
-	}
-	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		snprintf(why, wl, "cannot map: %s", strerror(errno));
-		return IDX_FOREIGN;
-	}
-	/* from here a SIGBUS (the file truncated by its owner while we
-	 * read it) is an error line naming it, not a crash */
-	sv_fatal_guard(map, size, name);
-	if (memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
-		unmap(map, size);
+	ix->mut = xcalloc(1, sizeof *ix->mut);
+	pthread_mutex_init(&ix->mut->ext_lock, NULL);
+	return ix;
+}
+
+/* The prelude of map (size bytes): IDX_OK with the header's place, or why
+ * not. */
+static enum idx_why
+check_prelude(const uint8_t *map, uint64_t size, uint64_t *hoff,
+    uint64_t *hlen, char *why, size_t wl)
+{
+	if (size < IDX_MAGIC_LEN ||
+	    memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
 		snprintf(why, wl, "not an index");
 		return IDX_FOREIGN;
 	}
 	if (size < IDX_PRELUDE_LEN) {
-		unmap(map, size);
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
 	if (XXH3_64bits(map, IDX_OFF_PRELUDE_HASH) !=
 	    get_u64(map + IDX_OFF_PRELUDE_HASH)) {
-		unmap(map, size);
 		snprintf(why, wl, "incomplete or damaged");
 		return IDX_CORRUPT;
 	}
@@ -743,39 +781,116 @@ idx_map_index(int fd, const char *name, const struct src_key *key, int quick,
 		snprintf(why, wl, "index format version %u, this program "
 				  "reads version %u",
 		    get_u32(map + IDX_OFF_VERSION), IDX_VERSION);
-		unmap(map, size);
 		return IDX_STALE;
 	}
-	hoff = get_u64(map + IDX_OFF_HEADER_OFF);
-	hlen = get_u64(map + IDX_OFF_HEADER_LEN);
-	if (hoff < IDX_PRELUDE_LEN || hlen > IDX_MAX_HEADER || hoff > size ||
-	    hlen > size - hoff) {
-		unmap(map, size);
+	*hoff = get_u64(map + IDX_OFF_HEADER_OFF);
+	*hlen = get_u64(map + IDX_OFF_HEADER_LEN);
+	if (*hoff < IDX_PRELUDE_LEN || *hlen > IDX_MAX_HEADER || *hoff > size ||
+	    *hlen > size - *hoff) {
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
-	if (XXH3_64bits(map + hoff, hlen) !=
+	if (XXH3_64bits(map + *hoff, *hlen) !=
 	    get_u64(map + IDX_OFF_HEADER_HASH)) {
-		unmap(map, size);
 		snprintf(why, wl, "header checksum mismatch");
 		return IDX_CORRUPT;
 	}
+	return IDX_OK;
+}
 
-	ix = xcalloc(1, sizeof *ix);
+static enum idx_why
+check_source(struct sv_index *ix, const msgpack_object *src,
+    const struct src_key *key, char *why, size_t wl)
+{
+	struct src_key k;
+
+	if (mp_key_u64(src, "size", &k.size) ||
+	    mp_key_u64(src, "mtime_ns", &k.mtime_ns) ||
+	    mp_key_u64(src, "hash", &k.hash)) {
+		snprintf(why, wl, "bad header");
+		return IDX_CORRUPT;
+	}
+	ix->source_size = k.size;
+	if (key == NULL)
+		return IDX_OK;
+	if (k.size != key->size || k.hash != key->hash) {
+		snprintf(why, wl, "made for another file or an older version "
+				  "of it");
+		return IDX_STALE;
+	}
+	if (k.mtime_ns != key->mtime_ns) {
+		snprintf(why, wl, "stale (the snapshot was modified)");
+		return IDX_STALE;
+	}
+	return IDX_OK;
+}
+
+enum idx_why
+idx_map_index(int fd, const char *name, uint8_t *mem, size_t len,
+    const struct src_key *key, int quick, const struct idx_opts *o,
+    struct sv_index **out, char *why, size_t wl)
+{
+	struct stat st;
+	struct sv_index *ix;
+	struct idx_backing *b;
+	uint8_t *map;
+	uint64_t size, hoff = 0, hlen = 0;
+	msgpack_unpacked res;
+	size_t moff = 0;
+	const msgpack_object *root;
+	uint64_t v;
+	enum idx_why r;
+
+	*out = NULL;
+	why[0] = '\0';
+	if (fd >= 0) {
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			snprintf(why, wl, "not a regular file");
+			return IDX_FOREIGN;
+		}
+		size = (uint64_t)st.st_size;
+		if (size < IDX_MAGIC_LEN || size > SIZE_MAX) {
+			snprintf(why, wl, "not an index");
+			return IDX_FOREIGN;
+		}
+		map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			snprintf(why, wl, "cannot map: %s", strerror(errno));
+			return IDX_FOREIGN;
+		}
+		/* from here a SIGBUS (the file truncated by its owner while
+		 * we read it) is an error line naming it, not a crash */
+		sv_fatal_guard(map, (size_t)size, name);
+	} else {
+		/* an index image in memory (taken over) */
+		map = mem;
+		size = len;
+	}
+	ix = idx_index_new();
 	ix->snap = xcalloc(1, sizeof *ix->snap);
 	b = xcalloc(1, sizeof *b);
-	b->map = map;
-	b->len = size;
+	if (fd >= 0) {
+		b->map = map;
+		b->len = (size_t)size;
+	} else {
+		b->mem = map;
+	}
 	ix->snap->backing = b;
 	ix->snap->backing_free = backing_release;
 	ix->map = map;
-	ix->map_len = size;
+	ix->map_len = (size_t)size;
 	ix->file_size = size;
 
+	r = check_prelude(map, size, &hoff, &hlen, why, wl);
+	if (r != IDX_OK) {
+		idx_index_free(ix);
+		return r;
+	}
+	r = IDX_CORRUPT;
 	msgpack_unpacked_init(&res);
-	if (idx_mp_bounded(map + hoff, hlen) != 0 ||
-	    msgpack_unpack_next(&res, (const char *)map + hoff, hlen, &moff) !=
-	    MSGPACK_UNPACK_SUCCESS || moff != hlen) {
+	if (idx_mp_bounded(map + hoff, (size_t)hlen) != 0 ||
+	    msgpack_unpack_next(&res, (const char *)map + hoff, (size_t)hlen,
+		&moff) != MSGPACK_UNPACK_SUCCESS || moff != hlen) {
 		snprintf(why, wl, "bad header");
 		goto fail;
 	}
@@ -786,39 +901,30 @@ idx_map_index(int fd, const char *name, const struct src_key *key, int quick,
 		r = IDX_STALE;
 		goto fail;
 	}
-	src = mp_get(root, "source");
-	{
-		struct src_key k;
-
-		if (mp_key_u64(src, "size", &k.size) ||
-		    mp_key_u64(src, "mtime_ns", &k.mtime_ns) ||
-		    mp_key_u64(src, "hash", &k.hash)) {
-			snprintf(why, wl, "bad header");
-			goto fail;
-		}
-		if (k.size != key->size || k.hash != key->hash) {
-			snprintf(why, wl, "made for another file or an older "
-					  "version of it");
-			r = IDX_STALE;
-			goto fail;
-		}
-		if (k.mtime_ns != key->mtime_ns) {
-			snprintf(why, wl, "stale (the snapshot was modified)");
-			r = IDX_STALE;
-			goto fail;
-		}
-		ix->source_size = k.size;
-	}
+	r = check_source(ix, mp_get(root, "source"), key, why, wl);
+	if (r != IDX_OK)
+		goto fail;
+	r = IDX_CORRUPT;
 	if (parse_toc(ix, mp_get(root, "toc"), hoff, why, wl) != 0 ||
-	    check_sections(ix, fd, quick, why, wl) != 0 ||
-	    view_snapshot(ix, b, mp_get(root, "snap"), mp_get(root, "traces"),
-		why, wl) != 0 ||
-	    view_timelines(ix, b, mp_get(root, "timelines"), why, wl) != 0)
+	    check_sections(ix, fd, quick, why, wl) != 0)
 		goto fail;
-	if (view_extensions(ix) != 0) {
-		snprintf(why, wl, "extension section cannot be decoded");
+	if (view_header(ix->snap, mp_get(root, "snap")) != 0) {
+		snprintf(why, wl, "bad header");
 		goto fail;
 	}
+	ix->snap->traces = xcalloc(ix->snap->n_traces + 1,
+	    sizeof *ix->snap->traces);
+	for (v = 0; v < ix->snap->n_traces; v++)
+		ix->snap->traces[v].device = (uint32_t)v;
+	if (view_strings(ix, b, why, wl) != 0 ||
+	    view_stacks(ix, b, why, wl) != 0 ||
+	    view_state(ix, b, why, wl) != 0 ||
+	    view_devices(ix, b, why, wl) != 0) {
+		if (why[0] == '\0')
+			snprintf(why, wl, "inconsistent sections");
+		goto fail;
+	}
+	idx_ext_register(ix, o);
 	msgpack_unpacked_destroy(&res);
 	*out = ix;
 	return IDX_OK;
@@ -828,9 +934,26 @@ fail:
 	return r;
 }
 
+/* ---- the handle --------------------------------------------------------- */
+
 void
 idx_close(struct sv_index *ix)
 {
+	if (ix == NULL)
+		return;
+	if (idx_damaged(ix) && ix->path != NULL && !ix->in_memory) {
+		/* remove a damaged index (only ours: it still starts with our
+		 * magic), so that the next open builds a good one */
+		uint8_t m[IDX_MAGIC_LEN];
+		int fd = open(ix->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		if (fd >= 0) {
+			if (idx_read_full(fd, m, sizeof m, 0) == 0 &&
+			    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0)
+				unlink(ix->path);
+			close(fd);
+		}
+	}
 	idx_index_free(ix);
 }
 
@@ -840,16 +963,36 @@ idx_snapshot(const struct sv_index *ix)
 	return ix->snap;
 }
 
+static const struct idx_dev *
+dev_of(const struct sv_index *ix, uint32_t d)
+{
+	uint32_t lo = 0, hi = ix->n_devs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ix->devs[mid].rec.device < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->n_devs && ix->devs[lo].rec.device == d
+	    ? &ix->devs[lo] : NULL;
+}
+
 const struct idx_timeline *
 idx_timeline(const struct sv_index *ix, uint32_t d)
 {
-	return d < ix->n_devs ? &ix->devs[d].tl : NULL;
+	const struct idx_dev *v = dev_of(ix, d);
+
+	return v != NULL ? &v->tl : NULL;
 }
 
 const struct idx_lod *
 idx_lod(const struct sv_index *ix, uint32_t d)
 {
-	return d < ix->n_devs ? &ix->devs[d].lod : NULL;
+	const struct idx_dev *v = dev_of(ix, d);
+
+	return v != NULL ? &v->lod : NULL;
 }
 
 int
@@ -858,14 +1001,25 @@ idx_section(const struct sv_index *ix, const char *name,
 {
 	size_t i;
 
-	for (i = 0; i < ix->n_ext; i++)
-		if (strcmp(ix->ext[i].name, name) == 0) {
-			*data = ix->ext[i].data;
-			*len = ix->ext[i].len;
-			return 0;
-		}
 	*data = NULL;
 	*len = 0;
+	for (i = 0; i < ix->n_ext; i++) {
+		struct idx_ext *e = &ix->ext[i];
+		int st;
+
+		if (strcmp(e->name, name) != 0)
+			continue;
+		pthread_mutex_lock(&ix->mut->ext_lock);
+		if (e->state == 0)
+			ext_load(ix, e);
+		st = e->state;
+		pthread_mutex_unlock(&ix->mut->ext_lock);
+		if (st != 1)
+			return -1;
+		*data = e->data;
+		*len = e->len;
+		return 0;
+	}
 	return -1;
 }
 
@@ -878,4 +1032,10 @@ idx_get_info(const struct sv_index *ix, struct idx_info *info)
 	info->source_size = ix->source_size;
 	info->built = ix->built;
 	info->in_memory = ix->in_memory;
+}
+
+int
+idx_damaged(const struct sv_index *ix)
+{
+	return __atomic_load_n(&ix->mut->damaged, __ATOMIC_RELAXED) != 0;
 }

@@ -53,23 +53,23 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 		uint64_t k;
 
 		delta = 0;
-		switch (t->action[i]) {
+		switch (snap_ev_action(t, i)) {
 		case SNAP_ALLOC:
 			memset(&e, 0, sizeof e);
-			e.addr = t->addr[i];
-			e.size = t->size[i];
-			e.stream = t->stream[i];
+			e.addr = snap_ev_addr(t, i);
+			e.size = snap_ev_size(t, i);
+			e.stream = snap_ev_stream(t, i);
 			e.alloc_ev = (int64_t)i;
 			e.free_ev = IDX_NO_EVENT;
-			e.stack = t->stack[i];
+			e.stack = snap_ev_stack(t, i);
 			k = push_elem(tl, cap, &e);
 			u64map_put(live, e.addr, k);
 			tl->ev_elem[i] = k;
 			delta = e.size;
 			break;
 		case SNAP_FREE_COMPLETED:
-			if (u64map_get(live, t->addr[i], &k)) {
-				u64map_del(live, t->addr[i]);
+			if (u64map_get(live, snap_ev_addr(t, i), &k)) {
+				u64map_del(live, snap_ev_addr(t, i));
 				tl->elems[k].free_ev = (int64_t)i;
 				tl->ev_elem[i] = k;
 				delta = -(__int128)tl->elems[k].size;
@@ -77,12 +77,12 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 			}
 			/* freed before any alloc: alive from the start */
 			memset(&e, 0, sizeof e);
-			e.addr = t->addr[i];
-			e.size = t->size[i];
-			e.stream = t->stream[i];
+			e.addr = snap_ev_addr(t, i);
+			e.size = snap_ev_size(t, i);
+			e.stream = snap_ev_stream(t, i);
 			e.alloc_ev = IDX_NO_EVENT;
 			e.free_ev = (int64_t)i;
-			e.stack = t->stack[i];
+			e.stack = snap_ev_stack(t, i);
 			e.flags = IDX_ELEM_PRE;
 			tl->ev_elem[i] = push_elem(tl, cap, &e);
 			tl->base_total = sv_sat_add(tl->base_total, e.size);
@@ -160,15 +160,44 @@ reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
 			r += s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
 		tl->reserved[i] = reserved_of(r);
-		switch (t->action[i]) {
+		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
-		case SNAP_SEGMENT_MAP: r -= t->size[i]; break;
+		case SNAP_SEGMENT_MAP:
+			r -= snap_ev_size(t, i);
+			break;
 		case SNAP_SEGMENT_FREE:
-		case SNAP_SEGMENT_UNMAP: r += t->size[i]; break;
+		case SNAP_SEGMENT_UNMAP:
+			r += snap_ev_size(t, i);
+			break;
 		default: break;
 		}
 	}
 	tl->base_reserved = reserved_of(r);
+}
+
+void
+idx_timeline_peak(struct idx_timeline *tl)
+{
+	uint64_t i, top = 0;
+	int64_t top_ev = IDX_NO_EVENT;
+
+	/* memory_viz counts blocks alive before the trace from the start,
+	 * so the state before the first event is a candidate too */
+	for (i = 0; i < tl->n_events; i++) {
+		uint64_t v = idx_tl_total(tl, (int64_t)i);
+
+		if (top_ev == IDX_NO_EVENT || v > top) {
+			top = v;
+			top_ev = (int64_t)i;
+		}
+	}
+	if (top_ev == IDX_NO_EVENT || tl->base_total > top) {
+		tl->peak = tl->base_total;
+		tl->peak_ev = IDX_NO_EVENT;
+	} else {
+		tl->peak = top;
+		tl->peak_ev = top_ev;
+	}
 }
 
 int
@@ -191,7 +220,8 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	tl->reserved = xmalloc((tl->n_events + 1) * sizeof *tl->reserved);
 	xalloc_hint_huge(tl->ev_elem, (tl->n_events + 1) * sizeof *tl->ev_elem);
 	xalloc_hint_huge(tl->total, (tl->n_events + 1) * sizeof *tl->total);
-	xalloc_hint_huge(tl->reserved, (tl->n_events + 1) * sizeof *tl->reserved);
+	xalloc_hint_huge(tl->reserved,
+	    (tl->n_events + 1) * sizeof *tl->reserved);
 	for (i = 0; i < tl->n_events; i++)
 		tl->ev_elem[i] = UINT64_MAX;
 	u64map_init(&live);
@@ -200,18 +230,11 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	add_ghosts(s, d, tl, &live, &cap);
 	u64map_destroy(&live);
 
-	/* The peak is taken over the states after each event (memory_viz
-	 * records max_size after each action, not for the start alone). */
-	tl->peak = tl->base_total;
-	tl->peak_ev = IDX_NO_EVENT;
 	for (i = 0; i < tl->n_events; i++) {
 		cur = (__int128)tl->base_total + (int64_t)tl->total[i];
 		tl->total[i] = reserved_of(cur);
-		if (tl->peak_ev == IDX_NO_EVENT || tl->total[i] > tl->peak) {
-			tl->peak = tl->total[i];
-			tl->peak_ev = (int64_t)i;
-		}
 	}
+	idx_timeline_peak(tl);
 	reserved_pass(s, d, t, tl);
 	return 0;
 }

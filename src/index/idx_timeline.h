@@ -56,11 +56,20 @@ struct idx_timeline {
 	uint64_t *reserved;
 	uint64_t base_total;    /* total before event 0 */
 	uint64_t base_reserved; /* reserved before event 0 */
-	uint64_t peak;          /* max total over events (base if none) */
-	int64_t peak_ev;        /* first event reaching peak, -1 if none */
+	/* The highest total, the state before the first event included;
+	 * peak_ev is the first event after which the total is peak, or -1
+	 * when the state before the first event is above every later one
+	 * (or there are no events). */
+	uint64_t peak;
+	int64_t peak_ev;
 	uint64_t n_pre;         /* frees without alloc (ring buffer wrapped) */
 	uint64_t n_ghost;       /* final blocks never allocated in trace */
 	int owned;              /* arrays are heap-owned (else borrowed) */
+	/* Block-coded storage (an index's; the arrays above are then NULL):
+	 * ev_elem, total and reserved are decoded from the event blocks,
+	 * elements from the element blocks. */
+	const struct snap_blkset *evblk;
+	const struct snap_blkset *elblk;
 };
 
 /*
@@ -75,20 +84,33 @@ struct idx_timeline {
 static inline uint64_t
 idx_tl_total(const struct idx_timeline *tl, int64_t i)
 {
-	return i < 0 ? tl->base_total : tl->total[i];
+	if (i < 0)
+		return tl->base_total;
+	if (tl->evblk == NULL)
+		return tl->total[i];
+	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_TOTAL,
+	    (uint64_t)i, 8);
 }
 
 /* Reserved bytes after event i; i == -1 gives the bytes before it. */
 static inline uint64_t
 idx_tl_reserved(const struct idx_timeline *tl, int64_t i)
 {
-	return i < 0 ? tl->base_reserved : tl->reserved[i];
+	if (i < 0)
+		return tl->base_reserved;
+	if (tl->evblk == NULL)
+		return tl->reserved[i];
+	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_RESERVED,
+	    (uint64_t)i, 8);
 }
 
 /* The element event i starts or ends, or UINT64_MAX. */
 static inline uint64_t
 idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 {
+	if (tl->evblk != NULL)
+		return *(const uint64_t *)snap_blk_at(tl->evblk,
+		    SNAP_COL_EV_ELEM, i, 8);
 	return tl->ev_elem != NULL ? tl->ev_elem[i] : UINT64_MAX;
 }
 
@@ -96,7 +118,10 @@ idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 static inline struct idx_elem
 idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 {
-	return tl->elems[k];
+	if (tl->elblk == NULL)
+		return tl->elems[k];
+	return *(const struct idx_elem *)snap_blk_at(tl->elblk, SNAP_COL_ELEM,
+	    k, sizeof(struct idx_elem));
 }
 
 /* Builds tl for device d of s. Returns 0, or -1 with err set. The caller
@@ -104,5 +129,9 @@ idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 int idx_timeline_build(const struct snapshot *s, uint32_t d,
     struct idx_timeline *tl, struct sv_error *err);
 void idx_timeline_destroy(struct idx_timeline *tl);
+
+/* Sets tl->peak and tl->peak_ev from the totals and the base (see
+ * struct idx_timeline). */
+void idx_timeline_peak(struct idx_timeline *tl);
 
 #endif

@@ -7,7 +7,12 @@
  * pool index and a generation so a stale one is detected, never followed.
  * The memo is an array of 8-byte encoded slots (strings as offset/length,
  * containers as references, ids, small scalars inline, anything else
- * boxed), so a file with 16M memo entries costs 128 MB, not more.
+ * boxed), so a file with 16M memo entries costs 128 MB, not more. A
+ * pickle memoizes about every object it writes (two or three per trace
+ * event), so past MEMO_HEAP_MAX the memo moves to an unlinked temporary
+ * file of which only the last MEMO_KEEP bytes stay resident
+ * (util/spill.h): the memory of a parse then does not grow with the file.
+ * Slots far back are still there, read back from the page cache.
  *
  * What it does not do: text protocols 0/1 opcodes (INT, STRING, PUT, ...)
  * are refused; opcodes that import or call code (GLOBAL, REDUCE, BUILD,
@@ -21,11 +26,15 @@
 #include <string.h>
 
 #include "pickle/pkl_ops.h"
+#include "util/spill.h"
 #include "util/xalloc.h"
 
 #define MAX_DEPTH (1u << 20)
 #define PROGRESS_STEP (1u << 20)
 #define NO_MEMO UINT32_MAX
+#define MEMO_HEAP_MAX (16u << 20) /* bytes of memo kept on the heap */
+#define MEMO_KEEP (16u << 20)     /* bytes of a spilled memo kept resident */
+#define MEMO_RESERVE ((size_t)UINT32_MAX * 8) /* every slot memo_put allows */
 
 /* memo slot tags (low 3 bits) */
 enum { M_EMPTY, M_STR, M_CONT, M_ID, M_SMALL, M_BOXED, M_GONE };
@@ -64,6 +73,8 @@ struct pkl_reader {
 			      * the allocation is never read, so growing
 			      * it touches no fresh page ahead of use */
 	uint64_t memo_used;  /* distinct slots set: MEMOIZE's next index */
+	struct spill spill;  /* the memo's file once past MEMO_HEAP_MAX */
+	int spilled;         /* 1 in the file, -1 cannot be, 0 not yet */
 
 	struct cont *conts;
 	uint32_t n_conts, cap_conts;
@@ -317,6 +328,55 @@ memo_decode(struct pkl_reader *r, uint64_t m, struct pkl_value *v,
 	}
 }
 
+/* Moves the memo into its file (0), or says it cannot (-1). */
+static int
+memo_spill(struct pkl_reader *r)
+{
+	if (sizeof(size_t) < 8 || spill_init(&r->spill, MEMO_RESERVE) != 0 ||
+	    spill_grow(&r->spill, r->memo_cap * sizeof *r->memo) == NULL) {
+		spill_free(&r->spill);
+		r->spilled = -1;
+		return -1;
+	}
+	memcpy(r->spill.base, r->memo, r->memo_top * sizeof *r->memo);
+	free(r->memo);
+	r->memo = (uint64_t *)(void *)r->spill.base;
+	r->memo_cap = r->spill.cap / sizeof *r->memo;
+	r->spilled = 1;
+	return 0;
+}
+
+/* Room for need slots: on the heap, or in the memo's file past
+ * MEMO_HEAP_MAX; back on the heap if the file cannot grow (a full disk). */
+static void
+memo_grow(struct pkl_reader *r, size_t need)
+{
+	size_t cap = r->memo_cap;
+
+	if (r->spilled == 0 && need * sizeof *r->memo > MEMO_HEAP_MAX)
+		memo_spill(r);
+	if (r->spilled == 1) {
+		uint64_t *heap;
+
+		if (spill_grow(&r->spill, need * sizeof *r->memo) != NULL) {
+			r->memo_cap = r->spill.cap / sizeof *r->memo;
+			return;
+		}
+		heap = xreallocarray(NULL, need > 2 * cap ? need : 2 * cap,
+		    sizeof *heap);
+		memcpy(heap, r->memo, r->memo_top * sizeof *heap);
+		cap = need > 2 * cap ? need : 2 * cap;
+		spill_free(&r->spill);
+		r->spilled = -1;
+		r->memo = heap;
+		r->memo_cap = cap;
+		return;
+	}
+	r->memo = xgrow(r->memo, &cap, need, sizeof *r->memo);
+	xalloc_hint_huge(r->memo, cap * sizeof *r->memo);
+	r->memo_cap = cap;
+}
+
 static int
 memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 {
@@ -332,13 +392,8 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 	if (idx >= UINT32_MAX || idx > 2 * r->memo_used + (1u << 20))
 		return fail(r, err, SV_ERR_LIMIT, "memo index %llu too large",
 		    (unsigned long long)idx);
-	if (idx >= r->memo_cap) {
-		size_t cap = r->memo_cap;
-
-		r->memo = xgrow(r->memo, &cap, idx + 1, sizeof *r->memo);
-		xalloc_hint_huge(r->memo, cap * sizeof *r->memo);
-		r->memo_cap = cap;
-	}
+	if (idx >= r->memo_cap)
+		memo_grow(r, idx + 1);
 	if (idx >= r->memo_top) {
 		if (idx > r->memo_top) /* MEMOIZE never skips a slot */
 			memset(r->memo + r->memo_top, 0,
@@ -1314,6 +1369,9 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 		}
 		if (__builtin_expect(pos >= next_progress, 0)) {
 			next_progress = pos + PROGRESS_STEP;
+			if (r->spilled == 1)
+				spill_release(&r->spill,
+				    r->memo_top * sizeof *r->memo, MEMO_KEEP);
 			if (sink->progress != NULL &&
 			    sink->progress(ctx, pos) != 0) {
 				sv_error_set(err, SV_ERR_CANCELLED, pos,
@@ -1347,7 +1405,10 @@ pkl_reader_free(struct pkl_reader *r)
 	free(r->free_conts);
 	free(r->stack);
 	free(r->marks);
-	free(r->memo);
+	if (r->spilled == 1)
+		spill_free(&r->spill);
+	else
+		free(r->memo);
 	free(r->boxed);
 	free(r->work);
 	free(r);

@@ -62,20 +62,31 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 			continue;
 		}
 		replay_free(r);
-		out = xgrow(out, &cap, used + 16 + blen, 1);
+		if (out == NULL) {
+			/* the first device's blob becomes the section: a
+			 * second copy of a blob of hundreds of MB was the
+			 * peak of an index build */
+			out = xreallocarray(blob, blen + 16, 1);
+			memmove(out + 16, out, blen);
+			cap = blen + 16;
+		} else {
+			out = xgrow(out, &cap, used + 16 + blen, 1);
+			memcpy(out + used + 16, blob, blen);
+			free(blob);
+		}
 		put_u64(out + used, d);
 		put_u64(out + used + 8, blen);
-		memcpy(out + used + 16, blob, blen);
 		used += 16 + blen;
-		free(blob);
 	}
 	*data = out != NULL ? out : xmalloc(1);
 	*len = used;
 	return 0;
 }
 
-const struct idx_section_builder replay_idx_section = {SECTION_NAME, build,
-    NULL};
+const struct idx_section_builder replay_idx_section = {
+	.name = SECTION_NAME,
+	.build = build,
+};
 
 struct replay *
 replay_from_index(const struct sv_index *ix, uint32_t d, struct sv_error *err)

@@ -530,16 +530,35 @@ take_event(struct loader *L, const struct pkl_value *d, struct sv_error *err)
 	if (t->n >= UINT32_MAX * 16ull)
 		return sv_error_set(err, SV_ERR_LIMIT, pkl_offset(L->r),
 		    "too many trace events");
-	ev = snap_trace_push(s, t, action, addr, size, stream, stack);
-	if (has_time) {
-		snap_trace_set_time(t, ev, time_us);
+	if (action == SNAP_WORKSPACE_SNAPSHOT)
+		s->features |= SNAP_F_NPU;
+	if (has_time)
 		s->features |= SNAP_F_TIME_US;
+	if (L->opts != NULL && L->opts->event != NULL) {
+		struct snap_evrec r;
+
+		r.addr = addr;
+		r.size = size;
+		r.stream = stream;
+		r.time_us = has_time ? time_us : SNAP_NO_TIME;
+		r.device = L->cur_device;
+		r.stack = stack;
+		r.ctx = ctx;
+		r.meta = meta;
+		r.action = (uint8_t)action;
+		r.has_time = (uint8_t)has_time;
+		t->n++;
+		if (L->opts->event(L->opts->event_ctx, &r) != 0)
+			return sv_error_set(err, SV_ERR_CANCELLED,
+			    pkl_offset(L->r), "cancelled");
+		return PKL_DROP;
 	}
+	ev = snap_trace_push(s, t, action, addr, size, stream, stack);
+	if (has_time)
+		snap_trace_set_time(t, ev, time_us);
 	if (ctx != 0 || meta != 0 || t->compile_context != NULL ||
 	    t->user_metadata != NULL)
 		snap_trace_set_ctx(t, ev, ctx, meta);
-	if (action == SNAP_WORKSPACE_SNAPSHOT)
-		s->features |= SNAP_F_NPU;
 	return PKL_DROP;
 }
 
@@ -962,9 +981,12 @@ progress(void *ctx, uint64_t offset)
 
 	/* Give back the pages already parsed, keeping a window for the
 	 * strings of the memo that are read again (they fault back in from
-	 * the page cache if needed). */
+	 * the page cache if needed). Mapped pages count in the process's
+	 * RSS: 8 MiB instead of 64 took 60 MB off a 1 GB file's first open,
+	 * at no cost in time (key and action strings are cached by offset,
+	 * frames and stacks interned once). */
 	if (L->map != NULL)
-		mapfile_release(L->map, (size_t)offset, 64u << 20);
+		mapfile_release(L->map, (size_t)offset, 8u << 20);
 	if (L->opts != NULL && L->opts->progress != NULL)
 		return L->opts->progress(L->opts->progress_ctx, offset, L->total);
 	return 0;

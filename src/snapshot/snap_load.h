@@ -12,11 +12,31 @@
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
+/* One trace event as parsed, for a loader that streams events out. */
+struct snap_evrec {
+	uint64_t addr;    /* block/segment address; device_free for oom */
+	uint64_t size;
+	uint64_t stream;
+	int64_t time_us;  /* SNAP_NO_TIME when has_time is 0 */
+	uint32_t device;
+	uint32_t stack;
+	uint32_t ctx;     /* compile_context string id, 0 = none */
+	uint32_t meta;    /* user_metadata string id, 0 = none */
+	uint8_t action;
+	uint8_t has_time; /* the entry had an integer time_us */
+};
+
 struct snap_load_opts {
 	/* Called now and then with bytes consumed and total; a non-zero
 	 * return cancels the load (SV_ERR_CANCELLED). May be NULL. */
 	int (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* When set, every trace event is handed to this callback in file
+	 * order and not stored: the snapshot's traces keep their event
+	 * counts (n) and no columns. A non-zero return cancels the load
+	 * (SV_ERR_CANCELLED). May be NULL. */
+	int (*event)(void *ctx, const struct snap_evrec *ev);
+	void *event_ctx;
 };
 
 /* Loads path. On success *out is a new snapshot the caller frees with

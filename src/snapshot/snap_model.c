@@ -493,8 +493,16 @@ snap_trace_get(struct snapshot *s, uint32_t d)
 	if (d >= s->n_traces) {
 		uint32_t i;
 
-		s->traces = xreallocarray(s->traces, (size_t)d + 1,
-		    sizeof *s->traces);
+		/* grown geometrically: a file can name 65,536 trace lists
+		 * one at a time */
+		if (d >= s->cap_traces) {
+			size_t cap = s->cap_traces;
+
+			s->traces = xgrow(s->traces, &cap, (size_t)d + 1,
+			    sizeof *s->traces);
+			s->cap_traces = (uint32_t)(cap > UINT32_MAX ?
+			    UINT32_MAX : cap);
+		}
 		for (i = s->n_traces; i <= d; i++) {
 			memset(&s->traces[i], 0, sizeof s->traces[i]);
 			s->traces[i].device = i;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapshot/snap_blk.h"
+
 /* X-macro: enum id, name in the file. Order is stable: it is stored in
  * the index. */
 #define SNAP_ACTION_INFO(_)                                                    \
@@ -113,10 +115,22 @@ struct snap_segment {
 	uint8_t pad[6];
 };
 
+/* Columns a trace has (snap_trace.cols, for block-coded traces). */
+#define SNAP_TRACE_TIME 1u /* some event has time_us */
+#define SNAP_TRACE_CTX 2u  /* some event has a compile_context */
+#define SNAP_TRACE_META 4u /* some event has user_metadata */
+
+/*
+ * A trace's events are either owned heap columns (the arrays below, from
+ * the builder functions) or block-coded columns (blk, an index's; the
+ * arrays are then NULL). Readers use the snap_ev_* accessors, which read
+ * either.
+ */
 struct snap_trace {
 	uint32_t device;
-	uint32_t pad;
+	uint32_t cols;           /* SNAP_TRACE_* when blk is set */
 	uint64_t n;              /* number of events */
+	const struct snap_blkset *blk; /* block-coded events, or NULL */
 	uint8_t *action;         /* enum snap_action or unknown index */
 	uint64_t *addr;          /* block/segment address; device_free for oom */
 	uint64_t *size;
@@ -181,7 +195,7 @@ struct snapshot {
 	uint32_t n_blocks, cap_blocks;
 
 	struct snap_trace *traces; /* traces[d] for device d, may be n = 0 */
-	uint32_t n_traces;
+	uint32_t n_traces, cap_traces;
 
 	struct snap_annotation *annotations;
 	uint32_t n_annotations, cap_annotations;
@@ -226,31 +240,44 @@ struct snap_event {
 static inline unsigned
 snap_ev_action(const struct snap_trace *t, uint64_t i)
 {
-	return t->action[i];
+	if (t->blk == NULL)
+		return t->action[i];
+	return *(const uint8_t *)snap_blk_at(t->blk, SNAP_COL_ACTION, i, 1);
+}
+
+static inline uint64_t
+snap_ev_u64_(const struct snap_trace *t, const uint64_t *col, unsigned c,
+    uint64_t i)
+{
+	if (t->blk == NULL)
+		return col[i];
+	return *(const uint64_t *)snap_blk_at(t->blk, c, i, 8);
 }
 
 static inline uint64_t
 snap_ev_addr(const struct snap_trace *t, uint64_t i)
 {
-	return t->addr[i];
+	return snap_ev_u64_(t, t->addr, SNAP_COL_ADDR, i);
 }
 
 static inline uint64_t
 snap_ev_size(const struct snap_trace *t, uint64_t i)
 {
-	return t->size[i];
+	return snap_ev_u64_(t, t->size, SNAP_COL_SIZE, i);
 }
 
 static inline uint64_t
 snap_ev_stream(const struct snap_trace *t, uint64_t i)
 {
-	return t->stream[i];
+	return snap_ev_u64_(t, t->stream, SNAP_COL_STREAM, i);
 }
 
 static inline uint32_t
 snap_ev_stack(const struct snap_trace *t, uint64_t i)
 {
-	return t->stack[i];
+	if (t->blk == NULL)
+		return t->stack[i];
+	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_STACK, i, 4);
 }
 
 /* 1 when some event of t carries time_us (else every time is
@@ -258,25 +285,50 @@ snap_ev_stack(const struct snap_trace *t, uint64_t i)
 static inline int
 snap_trace_has_time(const struct snap_trace *t)
 {
-	return t->time_us != NULL;
+	if (t->blk == NULL)
+		return t->time_us != NULL;
+	return (t->cols & SNAP_TRACE_TIME) != 0;
 }
 
 static inline int64_t
 snap_ev_time(const struct snap_trace *t, uint64_t i)
 {
-	return t->time_us != NULL ? t->time_us[i] : SNAP_NO_TIME;
+	if (t->blk == NULL)
+		return t->time_us != NULL ? t->time_us[i] : SNAP_NO_TIME;
+	if (!(t->cols & SNAP_TRACE_TIME))
+		return SNAP_NO_TIME;
+	return *(const int64_t *)snap_blk_at(t->blk, SNAP_COL_TIME, i, 8);
 }
 
 static inline uint32_t
 snap_ev_ctx(const struct snap_trace *t, uint64_t i)
 {
-	return t->compile_context != NULL ? t->compile_context[i] : 0;
+	if (t->blk == NULL)
+		return t->compile_context != NULL ? t->compile_context[i] : 0;
+	if (!(t->cols & SNAP_TRACE_CTX))
+		return 0;
+	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_CTX, i, 4);
 }
 
 static inline uint32_t
 snap_ev_meta(const struct snap_trace *t, uint64_t i)
 {
-	return t->user_metadata != NULL ? t->user_metadata[i] : 0;
+	if (t->blk == NULL)
+		return t->user_metadata != NULL ? t->user_metadata[i] : 0;
+	if (!(t->cols & SNAP_TRACE_META))
+		return 0;
+	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_META, i, 4);
+}
+
+/* Which optional columns t has (SNAP_TRACE_*), whatever its storage. */
+static inline uint32_t
+snap_trace_cols(const struct snap_trace *t)
+{
+	if (t->blk != NULL)
+		return t->cols;
+	return (t->time_us != NULL ? SNAP_TRACE_TIME : 0) |
+	    (t->compile_context != NULL ? SNAP_TRACE_CTX : 0) |
+	    (t->user_metadata != NULL ? SNAP_TRACE_META : 0);
 }
 
 /* All of event i at once. */

@@ -113,6 +113,8 @@
 	    "Next leaked block of the site (frag view: next row)")             \
 	_(ACT_ALLOC_PREV, "alloc-prev", "[", "",                               \
 	    "Previous leaked block (frag view: previous row)")                 \
+	_(ACT_RANKS, "ranks", "<Backspace>", "",                               \
+	    "Back to the rank overview (the viewer on several files)")         \
 	_(ACT_REDRAW, "redraw", "<C-l>", "", "Redraw the screen")              \
 	_(ACT_HELP, "help", "?", "<F1>", "This help")                          \
 	_(ACT_BACK, "back", "<Esc>", "",                                       \

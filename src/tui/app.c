@@ -194,7 +194,7 @@ app_close(struct app *a)
 	if (a->sites_ok > 0)
 		an_sites_destroy(&a->sites);
 	a->sites_ok = 0;
-	if (a->st != NULL || a->tl.elems != NULL)
+	if (a->st != NULL || a->tl.elems != NULL || a->tl.elblk != NULL)
 		device_free(a);
 	free(a->stack_match);
 	a->stack_match = NULL;

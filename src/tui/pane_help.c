@@ -80,6 +80,7 @@ static const struct entry other[] = {
     {{ACT_EXPORT, ACT_COPY}, "export view; copy stack"},
     {{ACT_REDRAW, ACT_HELP}, "redraw; this help"},
     {{ACT_BACK, ACT_QUIT}, "close help or view; quit"},
+    {{ACT_RANKS}, "back to the rank overview"},
 };
 static const struct group groups[] = {
     {"Move", move, sizeof move / sizeof move[0]},

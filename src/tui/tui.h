@@ -32,6 +32,10 @@ struct tui_opts {
 	int (*check)(const void *ctx, const struct snapshot *s, char *msg,
 	    size_t size);
 	const void *check_ctx;
+	/* Every file given: one file opens it; two, their comparison;
+	 * more, or a directory, the rank overview. */
+	char *const *files;
+	size_t n_files;
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no

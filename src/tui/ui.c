@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <term.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/summary.h"
 #include "render/fmt.h"
 #include "index/idx.h"
 #include "replay/replay_idx.h"
@@ -36,6 +38,7 @@
 #include "tui/keys.h"
 #include "tui/mouse.h"
 #include "tui/pane.h"
+#include "tui/ranks.h"
 #include "tui/script.h"
 #include "tui/view.h"
 #include "util/escape.h"
@@ -58,6 +61,24 @@ static int scripted;
 static FILE *latency_log;
 /* a mouse event from the key script, for KEY_MOUSE */
 static int script_mx, script_my, script_mb;
+/* The viewer on several files: the rank set's screens (tui/ranks.h), and
+ * whether they show (else a rank's full view, in app). */
+static struct rk *set;
+static int in_set;
+static const struct tui_opts *opts;
+
+/* The app's fields that come from the options (tui_main, and again when
+ * a rank's full view is closed). */
+static void
+app_set_opts(void)
+{
+	app.cat_rules = opts->categories;
+	app.no_mouse = opts->no_mouse;
+	/* a leak window is one file's events */
+	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
+	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
+	app.no_clipboard = opts->no_clipboard;
+}
 
 /* ---- terminal ----------------------------------------------------------- */
 
@@ -259,6 +280,8 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		return;
 	}
 	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
+	if (left == NULL && set != NULL)
+		left = rk_hint();
 	if (left == NULL)
 		left = "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  "
 		       "q quit";
@@ -287,6 +310,8 @@ ui_draw(void)
 
 	if (app.lay.too_small) {
 		draw_too_small(cb);
+	} else if (in_set) {
+		rk_draw(set, cb, app.utf8);
 	} else if (app.help) {
 		pane_help_ops.draw(&app, cb, &app.lay.full, 1);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
@@ -405,6 +430,66 @@ prompt_key(int k)
 	return UI_REDRAW;
 }
 
+static int load_file(const char *path, int64_t device, char *msg,
+    size_t ml);
+
+/* Closes the open rank's full view: the app as tui_main left it. */
+static void
+app_unload(void)
+{
+	struct cellbuf cb = app.screen;
+	int utf8 = app.utf8, mono = app.mono;
+
+	views_free(&app);
+	app_close(&app);
+	memset(&app, 0, sizeof app);
+	app.screen = cb;
+	app.utf8 = utf8;
+	app.mono = mono;
+	app.view.utf8 = app.sv.utf8 = utf8;
+	app.view.mono = app.sv.mono = mono;
+	app_set_opts();
+	views_init(&app);
+}
+
+/* The ranks action in a rank's full view: back to the overview. */
+static int
+to_set(void)
+{
+	if (set == NULL) {
+		app_msg(&app, "one file: no rank overview (give several files "
+		    "or a directory)");
+		return UI_REDRAW;
+	}
+	app_unload();
+	in_set = 1;
+	return UI_RELAYOUT | UI_REDRAW;
+}
+
+/* A key on the set's screens. */
+static int
+set_key(int k, enum action act)
+{
+	const char *path;
+	uint32_t d;
+	char msg[2048];
+
+	switch (rk_key(set, k, act)) {
+	case RK_QUIT: return UI_QUIT;
+	case RK_OPEN:
+		rk_target(set, &path, &d);
+		app.path = path;
+		if (load_file(path, d, msg, sizeof msg) != 0) {
+			app_unload();
+			rk_message(set, msg);
+			return UI_REDRAW;
+		}
+		in_set = 0;
+		return UI_RELAYOUT | UI_REDRAW;
+	default: return UI_REDRAW;
+	}
+}
+
 static int
 dispatch(enum action act)
 {
@@ -414,6 +499,10 @@ dispatch(enum action act)
 	app.msg[0] = '\0';
 	if (app.lay.too_small)
 		return act == ACT_QUIT ? UI_QUIT : 0;
+	if (in_set)
+		return set_key(0, act);
+	if (act == ACT_RANKS)
+		return to_set();
 	if (app.help)
 		return pane_help_ops.action(&app, act, &app.lay.full);
 	if (act == ACT_EXPORT) {
@@ -479,10 +568,19 @@ handle_key(int k)
 	if (k == KEY_RESIZE)
 		return UI_RELAYOUT | UI_REDRAW;
 	if (k == KEY_MOUSE)
-		return app.prompt == PROMPT_NONE ? handle_mouse() : 0;
+		/* the rank set's screens take no clicks */
+		return app.prompt == PROMPT_NONE && !in_set ? handle_mouse()
+							    : 0;
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
 	act = keys_action(k);
+	/* Backspace comes as ^? or ^H as often as KEY_BACKSPACE */
+	if (set != NULL && (k == 127 || k == 8))
+		act = ACT_RANKS;
+	if (in_set && !app.lay.too_small) {
+		app.msg[0] = '\0';
+		return set_key(k, act);
+	}
 	if (act == ACT_NONE) {
 		app_msg(&app, "key %s is not bound; ? shows the keys",
 		    keys_name(k));
@@ -585,28 +683,14 @@ ui_loop(void)
 
 /* ---- loading -------------------------------------------------------------- */
 
-static int
-load_progress(void *ctx, uint64_t done, uint64_t total)
+/* The loading screen: line, a bar at pct, "q cancels". */
+static void
+draw_loading(const char *line, int pct)
 {
-	static int last_pct = -1;
 	struct cellbuf *cb = &app.screen;
-	int pct = total > 0 ? (int)(done * 100 / total) : 0, w, k;
-	char line[256];
+	int w;
 
-	(void)ctx;
-	if (got_signal)
-		return 1;
-	if (!scripted) {
-		while ((k = wgetch(stdscr)) != ERR)
-			if (k == 'q' || k == 27)
-				return 1;
-	}
-	if (pct == last_pct)
-		return 0;
-	last_pct = pct;
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
-	memcpy(line, "Loading ", 8);
-	sv_escape(line + 8, sizeof line - 8, app.path, strlen(app.path));
 	cellbuf_puts(cb, 1, cb->h / 2 - 1, line, cb->w - 2, UIC_DEFAULT, 0);
 	w = cb->w - 12 > 0 ? cb->w - 12 : 0;
 	cellbuf_put(cb, 1, cb->h / 2, '[', UIC_AXIS, 0);
@@ -620,6 +704,51 @@ load_progress(void *ctx, uint64_t done, uint64_t total)
 	    0);
 	blit(cb);
 	doupdate();
+}
+
+/* Non-zero when the user cancelled (q, Esc, a signal). */
+static int
+load_cancelled(void)
+{
+	int k;
+
+	if (got_signal)
+		return 1;
+	if (!scripted) {
+		while ((k = wgetch(stdscr)) != ERR)
+			if (k == 'q' || k == 27)
+				return 1;
+	}
+	return 0;
+}
+
+static int
+load_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	static int last_pct = -1;
+	int pct = total > 0 ? (int)(done * 100 / total) : 0;
+	char line[256];
+
+	(void)ctx;
+	if (load_cancelled())
+		return 1;
+	if (pct == last_pct)
+		return 0;
+	last_pct = pct;
+	memcpy(line, "Loading ", 8);
+	sv_escape(line + 8, sizeof line - 8, app.path, strlen(app.path));
+	draw_loading(line, pct);
+	return 0;
+}
+
+/* The set's loading: its own line (no file name: several load). */
+static int
+set_progress(void *ctx, const char *line, int pct)
+{
+	(void)ctx;
+	if (load_cancelled())
+		return 1;
+	draw_loading(line, pct);
 	return 0;
 }
 
@@ -633,65 +762,112 @@ load_warn(void *ctx, const char *msg)
 	sv_escape(app.msg, sizeof app.msg, msg, strlen(msg));
 }
 
+/* Opens path (device, or its default when -1) into the app. Returns 0,
+ * or the exit status with one line in msg. */
 static int
-load(const struct tui_opts *o)
+load_file(const char *path, int64_t device, char *msg, size_t ml)
 {
+	static struct idx_section_builder sections[2];
 	struct idx_opts io;
 	struct sv_error err;
 	int64_t d;
 	char name[1024]; /* the file name, escaped: it is untrusted text */
-	char msg[512];
+	char why[512];
 
 	sv_error_clear(&err);
-	sv_escape(name, sizeof name, o->file, strlen(o->file));
+	sv_escape(name, sizeof name, path, strlen(path));
 	memset(&io, 0, sizeof io);
-	io.cache_dir = o->cache_dir;
-	io.no_cache = o->no_cache;
+	io.cache_dir = opts->cache_dir;
+	io.no_cache = opts->no_cache;
 	io.progress = load_progress;
 	io.warn = load_warn;
-	if (!o->no_cache) {
-		io.sections = &replay_idx_section;
-		io.n_sections = 1;
+	if (!opts->no_cache) {
+		/* the sections every command asks for (cli.c) */
+		sections[0] = replay_idx_section;
+		sections[1] = an_summary_section;
+		io.sections = sections;
+		io.n_sections = 2;
 	}
 	relayout();
 	wtimeout(stdscr, 0);
-	if (idx_open(o->file, &io, &app.ix, &err) == 0)
+	if (idx_open(path, &io, &app.ix, &err) == 0)
 		app.snap = (struct snapshot *)idx_snapshot(app.ix);
 	else {
-		ui_done();
 		if (err.code == SV_ERR_CANCELLED || got_signal) {
-			fprintf(stderr, "snapview: %s: cancelled\n", name);
+			snprintf(msg, ml, "snapview: %s: cancelled", name);
 			return got_signal ? 128 + got_signal : 130;
 		}
 		if (err.offset != SV_NO_OFFSET)
-			fprintf(stderr, "snapview: %s: byte %llu: %s\n", name,
+			snprintf(msg, ml, "snapview: %s: byte %llu: %s", name,
 			    (unsigned long long)err.offset, err.msg);
 		else
-			fprintf(stderr, "snapview: %s: %s\n", name, err.msg);
+			snprintf(msg, ml, "snapview: %s: %s", name, err.msg);
 		return sv_errcode_status(err.code);
 	}
 	app.n_devices = snap_device_count(app.snap);
-	if (o->check != NULL && o->check(o->check_ctx, app.snap, msg,
-	    sizeof msg) != 0) {
-		ui_done();
-		fprintf(stderr, "snapview: %s: %s\n", name, msg);
+	/* the event options are the one file's (a rank of a set opens on
+	 * its own device, at its peak) */
+	if (set == NULL && opts->check != NULL &&
+	    opts->check(opts->check_ctx, app.snap, why, sizeof why) != 0) {
+		snprintf(msg, ml, "snapview: %s: %s", name, why);
 		return 1;
 	}
-	d = o->device >= 0 ? o->device : snap_default_device(app.snap);
+	d = device >= 0 ? device : snap_default_device(app.snap);
 	if (d >= app.n_devices && app.n_devices > 0) {
-		ui_done();
-		fprintf(stderr, "snapview: %s: no data for device %lld\n",
+		snprintf(msg, ml, "snapview: %s: no data for device %lld",
 		    name, (long long)d);
 		return 1;
 	}
 	if (app_set_device(&app, (uint32_t)d) != 0) {
-		ui_done();
-		fprintf(stderr, "snapview: %s: %s\n", name, app.msg);
+		snprintf(msg, ml, "snapview: %s: %s", name, app.msg);
 		return 2;
 	}
-	if (o->has_at)
-		app_set_cursor(&app, o->at);
+	if (set == NULL && opts->has_at)
+		app_set_cursor(&app, opts->at);
 	return 0;
+}
+
+static int
+load(const struct tui_opts *o)
+{
+	char msg[2048];
+	int rc = load_file(o->file, o->device, msg, sizeof msg);
+
+	if (rc != 0) {
+		ui_done();
+		fprintf(stderr, "%s\n", msg);
+	}
+	return rc;
+}
+
+/* The viewer on several files, or a directory: the rank set. */
+static int
+load_set(const struct tui_opts *o)
+{
+	char msg[512];
+	int rc;
+
+	relayout();
+	wtimeout(stdscr, 0);
+	rc = rk_open(&set, o, set_progress, NULL, msg, sizeof msg);
+	if (rc != 0) {
+		ui_done();
+		fprintf(stderr, "snapview: %s\n", msg);
+		return got_signal ? 128 + got_signal : rc;
+	}
+	in_set = 1;
+	app_set_opts();
+	return 0;
+}
+
+static int
+wants_set(const struct tui_opts *o)
+{
+	struct stat st;
+
+	if (o->n_files > 1)
+		return 1;
+	return stat(o->file, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* ---- entry ----------------------------------------------------------------- */
@@ -706,11 +882,8 @@ tui_main(const struct tui_opts *o)
 
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
-	app.cat_rules = o->categories;
-	app.no_mouse = o->no_mouse;
-	app.win_from = o->from >= -1 ? o->from : -2;
-	app.win_to = o->to >= 0 ? o->to : -2;
-	app.no_clipboard = o->no_clipboard;
+	opts = o;
+	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
@@ -737,11 +910,13 @@ tui_main(const struct tui_opts *o)
 	if (lat != NULL && lat[0] != '\0')
 		latency_log = fopen(lat, "w");
 	views_init(&app);
-	rc = load(o);
+	rc = wants_set(o) ? load_set(o) : load(o);
 	if (rc == 0)
 		rc = ui_loop();
 	ui_done();
 	views_free(&app);
+	rk_free(set);
+	set = NULL;
 	if (latency_log != NULL)
 		fclose(latency_log);
 	app_close(&app);

@@ -11,12 +11,13 @@
  * holds it as a msgpack u64), else the first. The source key's mtime is
  * pinned, so the seeds (built by this program, see below) stay valid.
  *
- * Every section and the header carry an XXH3 hash, so nearly every
- * mutation would be refused by a hash check. When the header still parses
- * as msgpack, the harness recomputes the section hashes in its TOC, the
- * header hash and the prelude hash (in a copy), so that mutations reach
- * the decoders and the model/timeline views behind them. An input whose
- * header does not parse is opened as it is.
+ * Every section, every chunk of a block and the header carry a hash, so
+ * nearly every mutation would be refused by a hash check. When the header
+ * still parses as msgpack, the harness recomputes the chunk hashes of the
+ * block directories, the section hashes in its TOC, the header hash and
+ * the prelude hash (in a copy), so that mutations reach the decoders and
+ * the model/timeline views behind them. An input whose header does not
+ * parse is opened as it is.
  *
  * SNAPVIEW_FUZZ_INDEX_SEEDS=DIR: write the index of each fixture to
  * DIR/seed-N (how tests/fuzz/corpus/index/ was seeded).
@@ -40,6 +41,7 @@
 #include "index/idx_format.h"
 #include "index/idx_lod.h"
 #include "index/idx_timeline.h"
+#include "snapshot/snap_blk.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
@@ -218,8 +220,70 @@ pick_fixture(const uint8_t *d, size_t n)
 	return 0;
 }
 
-/* A copy of d with the TOC, header and prelude hashes made right, or NULL
- * when the header cannot be found or parsed. */
+/* The TOC entry named name (offset and length inside n bytes), or -1. */
+static int
+toc_entry(const msgpack_object *toc, const char *name, size_t n,
+    uint64_t *off, uint64_t *len)
+{
+	uint32_t i;
+	size_t nl = strlen(name);
+
+	for (i = 0; toc != NULL && i < toc->via.array.size; i++) {
+		const msgpack_object *e = &toc->via.array.ptr[i];
+
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < 6 ||
+		    e->via.array.ptr[0].type != MSGPACK_OBJECT_STR ||
+		    e->via.array.ptr[0].via.str.size != nl ||
+		    memcmp(e->via.array.ptr[0].via.str.ptr, name, nl) != 0 ||
+		    e->via.array.ptr[1].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[2].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER)
+			continue;
+		*off = e->via.array.ptr[1].via.u64;
+		*len = e->via.array.ptr[2].via.u64;
+		return *off <= n && *len <= n - *off ? 0 : -1;
+	}
+	return -1;
+}
+
+/* Makes the chunk hashes of the block directories in d (a copy) right,
+ * so that mutated column data reaches the block decoders. */
+static void
+fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
+{
+	static const char *const dirs[2] = {IDX_SEC_EVDIR, IDX_SEC_ELDIR};
+	uint64_t cd_off, cd_len, off, len, b;
+	int k;
+
+	if (toc_entry(toc, IDX_SEC_COLDATA, n, &cd_off, &cd_len) != 0)
+		return;
+	for (k = 0; k < 2; k++) {
+		if (toc_entry(toc, dirs[k], n, &off, &len) != 0)
+			continue;
+		for (b = 0; b + 1 <= len / sizeof(struct snap_blkdir); b++) {
+			struct snap_blkdir bd;
+			uint64_t at;
+			unsigned c;
+
+			memcpy(&bd, d + off + b * sizeof bd, sizeof bd);
+			if (bd.off > cd_len)
+				continue;
+			at = cd_off + bd.off;
+			for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+				if (bd.clen[c] > n - at)
+					break;
+				bd.chash[c] = snap_chunk_hash(d + at,
+				    bd.clen[c]);
+				at += bd.clen[c];
+			}
+			memcpy(d + off + b * sizeof bd, &bd, sizeof bd);
+		}
+	}
+}
+
+/* A copy of d with the chunk, TOC, header and prelude hashes made right,
+ * or NULL when the header cannot be found or parsed. */
 static uint8_t *
 fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 {
@@ -228,7 +292,7 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	const msgpack_object *root, *toc = NULL;
-	uint8_t *out = NULL;
+	uint8_t *out = NULL, *work;
 	size_t off = 0;
 	uint32_t i;
 
@@ -257,6 +321,12 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 			    kv->val.type == MSGPACK_OBJECT_ARRAY)
 				toc = &kv->val;
 		}
+	work = malloc(n);
+	if (work == NULL)
+		abort();
+	memcpy(work, d, n);
+	fix_chunks(work, n, toc);
+	d = work;
 	for (i = 0; toc != NULL && i < toc->via.array.size; i++) {
 		msgpack_object *e = &toc->via.array.ptr[i];
 		uint64_t so, sl;
@@ -289,6 +359,7 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 	wr64(out + IDX_OFF_HEADER_HASH, XXH3_64bits(sb.data, sb.size));
 	wr64(out + 40, XXH3_64bits(out, 40));
 	msgpack_sbuffer_destroy(&sb);
+	free(work);
 	return out;
 }
 
@@ -336,29 +407,30 @@ walk(const struct sv_index *ix)
 
 		if (t != NULL)
 			for (j = 0; j < t->n; j++) {
-				acc += t->action[j] + t->addr[j] + t->size[j] +
-				    t->stream[j];
-				(void)snap_stack(s, t->stack[j], &nf);
+				acc += snap_ev_action(t, j) +
+				    snap_ev_addr(t, j) + snap_ev_size(t, j) +
+				    snap_ev_stream(t, j);
+				(void)snap_stack(s, snap_ev_stack(t, j), &nf);
 				acc += nf;
-				if (t->time_us != NULL)
-					acc += (uint64_t)t->time_us[j];
-				if (t->compile_context != NULL)
-					acc += strlen(snap_str(s,
-					    t->compile_context[j]));
-				if (t->user_metadata != NULL)
-					acc += strlen(snap_str(s,
-					    t->user_metadata[j]));
+				acc += (uint64_t)snap_ev_time(t, j);
+				acc += strlen(snap_str(s, snap_ev_ctx(t, j)));
+				acc += strlen(snap_str(s, snap_ev_meta(t, j)));
 			}
 		if (tl == NULL || lod == NULL)
 			continue;
 		for (j = 0; j < tl->n_elems; j++) {
-			acc += tl->elems[j].size + tl->elems[j].addr;
-			(void)snap_stack(s, tl->elems[j].stack, &nf);
+			struct idx_elem e = idx_tl_elem(tl, j);
+
+			acc += e.size + e.addr;
+			(void)snap_stack(s, e.stack, &nf);
 		}
-		for (j = 0; j < tl->n_events; j++)
-			acc += tl->total[j] + tl->reserved[j] +
-			    (tl->ev_elem[j] < tl->n_elems ?
-				    tl->elems[tl->ev_elem[j]].size : 0);
+		for (j = 0; j < tl->n_events; j++) {
+			uint64_t k = idx_tl_ev_elem(tl, j);
+
+			acc += idx_tl_total(tl, (int64_t)j) +
+			    idx_tl_reserved(tl, (int64_t)j) +
+			    (k < tl->n_elems ? idx_tl_elem(tl, k).size : 0);
+		}
 		idx_lod_range(lod, tl, 0, tl->n_events, &b);
 		acc += b.max_total;
 		idx_lod_range(lod, tl, tl->n_events / 3,

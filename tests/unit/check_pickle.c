@@ -253,6 +253,70 @@ START_TEST(test_pickle_memo)
 }
 END_TEST
 
+/* A memo bigger than the part kept on the heap moves to a temporary file
+ * and its old pages are given back (util/spill.h): a slot far back, and
+ * the last one, still read right. 4M slots (32 MB of memo) through a
+ * 28 MB pickle, read far behind the parse. */
+START_TEST(test_pickle_memo_spilled)
+{
+	size_t n = 4u << 20, i, len = 0;
+	uint8_t *b = xmalloc(n * 7 + 64);
+	struct rec rc;
+	struct sv_error err;
+	char want[64];
+
+	b[len++] = 0x80;
+	b[len++] = 4;
+	b[len++] = 0x8c; /* SHORT_BINUNICODE 'x', MEMOIZE: slot 0 */
+	b[len++] = 1;
+	b[len++] = 'x';
+	b[len++] = 0x94;
+	b[len++] = '0';
+	for (i = 1; i < n; i++) {
+		b[len++] = 'J'; /* BININT i, MEMOIZE: slot i, POP */
+		b[len++] = (uint8_t)i;
+		b[len++] = (uint8_t)(i >> 8);
+		b[len++] = (uint8_t)(i >> 16);
+		b[len++] = (uint8_t)(i >> 24);
+		b[len++] = 0x94;
+		b[len++] = '0';
+	}
+	b[len++] = '(';
+	b[len++] = 'h';  /* BINGET 0 */
+	b[len++] = 0;
+	b[len++] = 'j';  /* LONG_BINGET n - 1 */
+	b[len++] = (uint8_t)(n - 1);
+	b[len++] = (uint8_t)((n - 1) >> 8);
+	b[len++] = (uint8_t)((n - 1) >> 16);
+	b[len++] = (uint8_t)((n - 1) >> 24);
+	b[len++] = 'j';  /* LONG_BINGET 12345 */
+	b[len++] = 0x39;
+	b[len++] = 0x30;
+	b[len++] = 0;
+	b[len++] = 0;
+	b[len++] = 'l';
+	b[len++] = '.';
+	ck_assert_int_eq(run(b, len, &rc, &err), 0);
+	snprintf(want, sizeof want, "['x',%zu,12345]", n - 1);
+	ck_assert_str_eq(rc.root_items, want);
+	/* no temporary file to be had: the memo stays on the heap */
+	{
+		char *old = getenv("TMPDIR") != NULL ?
+		    xstrdup(getenv("TMPDIR")) : NULL;
+
+		setenv("TMPDIR", "/nonexistent-snapview-dir", 1);
+		ck_assert_int_eq(run(b, len, &rc, &err), 0);
+		ck_assert_str_eq(rc.root_items, want);
+		if (old != NULL)
+			setenv("TMPDIR", old, 1);
+		else
+			unsetenv("TMPDIR");
+		free(old);
+	}
+	free(b);
+}
+END_TEST
+
 START_TEST(test_pickle_take)
 {
 	struct rec rc;
@@ -381,6 +445,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_scalars);
 	tcase_add_test(tc, test_pickle_containers);
 	tcase_add_test(tc, test_pickle_memo);
+	tcase_add_test(tc, test_pickle_memo_spilled);
 	tcase_add_test(tc, test_pickle_take);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);

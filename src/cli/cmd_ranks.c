@@ -1,0 +1,394 @@
+/*
+ * snapview ranks FILE... | DIR: one row per rank (and device) of a job,
+ * the highest peak first: when it peaked, reserved memory, what was
+ * allocated at the end, OOMs, waste, the call site on top at the peak and
+ * the leading leak suspect, with the skew in words. The figures come from
+ * each index's summary section (analysis/summary.h); missing indexes are
+ * built in parallel (analysis/rankset.h) under one progress line.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/rankset.h"
+#include "analysis/steps.h"
+#include "cli/cli.h"
+#include "cli/progress.h"
+#include "index/idx.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+static const char *
+base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b != NULL && b[1] != '\0' ? b + 1 : path;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+struct ranks_bar {
+	struct cli_progress pb;
+	char label[96];
+};
+
+static int
+ranks_progress(void *ctx, const struct an_rankset_progress *p)
+{
+	struct ranks_bar *b = ctx;
+
+	if (p->building == 0)
+		return 0;
+	/* the bar shows the label after its last '/': keep it without one */
+	snprintf(b->label, sizeof b->label, "ranks %zu of %zu, %zu running",
+	    p->done, p->total, p->building);
+	return cli_progress_cb(&b->pb, p->bytes_done, p->bytes_total);
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static const char *
+fmt_step(char *buf, size_t size, const struct an_sum_dev *d)
+{
+	if (d->peak_step < 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%" PRId64, d->peak_step + 1);
+	return buf;
+}
+
+static const char *
+fmt_time(char *buf, size_t size, const struct an_sum_dev *d)
+{
+	if (!(d->flags & AN_SUM_F_TIME))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "+%.3fs", (double)d->peak_time / 1e6);
+	return buf;
+}
+
+static const char *
+fmt_leak(char *buf, size_t size, const struct an_sum_dev *d)
+{
+	if (d->leak_site[0] != '\0')
+		return sv_fmt_size(buf, size, d->leak_per_step);
+	snprintf(buf, size, "%s", d->flags & AN_SUM_F_JUDGED ? "-" : "?");
+	return buf;
+}
+
+static void
+print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
+{
+	size_t i, n = 0;
+	char a[32];
+
+	for (i = 0; i < rp->n_rows; i++) {
+		const struct an_sum_dev *d = rp->rows[i].dev;
+
+		if (d->leak_site[0] == '\0')
+			continue;
+		if (n++ == 3)
+			continue;
+		printf("Leak suspect: rank %" PRId64 " device %u grows %s "
+		    "every step (%" PRIu64 " steps) at ",
+		    rs->m[rp->rows[i].member].rank, d->device,
+		    sv_fmt_size(a, sizeof a, d->leak_per_step), d->leak_steps);
+		sv_escape_fputs(stdout, d->leak_site);
+		printf("\n");
+	}
+	if (n > 3)
+		printf("  ... and %zu more ranks with a leak suspect\n", n - 3);
+	if (n == 0)
+		printf("No leak suspect: no call site grows every step.\n");
+}
+
+static void
+print_ooms(const struct an_rankset *rs, const struct an_rs_report *rp)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < rp->n_rows; i++) {
+		const struct an_sum_dev *d = rp->rows[i].dev;
+
+		if (d->ooms == 0)
+			continue;
+		printf("%s rank %" PRId64 " (%" PRIu64 ")", n++ ? "," : "OOM:",
+		    rs->m[rp->rows[i].member].rank, d->ooms);
+	}
+	if (n > 0)
+		printf("\n");
+}
+
+static int
+name_width(const struct an_rankset *rs)
+{
+	size_t i, w = 4;
+
+	for (i = 0; i < rs->n; i++)
+		if (strlen(base_name(rs->m[i].path)) > w)
+			w = strlen(base_name(rs->m[i].path));
+	return w > 32 ? 32 : (int)w;
+}
+
+static void
+print_row(const struct an_rankset *rs, const struct an_rs_row *row, int nw)
+{
+	const struct an_sum_dev *d = row->dev;
+	char a[32], b[32], c[32], e[32], f[32], g[32], h[32], k[32], ev[32];
+
+	snprintf(ev, sizeof ev, "#%" PRId64, d->peak_ev);
+	printf(" %5" PRId64 " %3u %10s %10s %4s %8s %10s %10s %4" PRIu64
+	       " %10s %10s  %-*.*s  ", rs->m[row->member].rank, d->device,
+	    sv_fmt_size(a, sizeof a, d->peak), ev,
+	    fmt_step(b, sizeof b, d), fmt_time(c, sizeof c, d),
+	    sv_fmt_size(e, sizeof e, d->reserved_max),
+	    sv_fmt_size(f, sizeof f, d->allocated_end), d->ooms,
+	    sv_fmt_size(g, sizeof g, d->waste), fmt_leak(h, sizeof h, d), nw,
+	    nw, cli_shown(base_name(rs->m[row->member].path)));
+	if (d->top_site[0] == '\0') {
+		printf("-\n");
+		return;
+	}
+	sv_escape_fputs(stdout, d->top_site);
+	printf(" (%s)\n", sv_fmt_size(k, sizeof k, d->top_bytes));
+}
+
+static void
+print_failed(const struct an_rs_member *m)
+{
+	printf(" %5" PRId64 "   - failed: %s: ", m->rank,
+	    cli_shown(base_name(m->path)));
+	if (m->err.offset != SV_NO_OFFSET)
+		printf("byte %" PRIu64 ": ", m->err.offset);
+	sv_escape_fputs(stdout, m->err.msg);
+	printf("\n");
+}
+
+static void
+print_text(const struct cli_opts *o, const struct an_rankset *rs,
+    const struct an_rs_report *rp)
+{
+	char words[512];
+	size_t i;
+	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit : UINT64_MAX;
+	int nw = name_width(rs);
+
+	printf("%zu rank%s", rs->n, rs->n == 1 ? "" : "s");
+	if (rs->dir != NULL)
+		printf(" in %s", cli_shown(rs->dir));
+	printf(" (%s)", rs->ranks_from_names ? "ranks from the file names"
+					     : "ranks in the order given");
+	if (rp->n_failed > 0)
+		printf(", %zu could not be read", rp->n_failed);
+	printf("\n");
+	an_rankset_skew_text(rs, rp, words, sizeof words);
+	printf("%s\n", words);
+	if (rp->n_rows > 0) {
+		print_leaks(rs, rp);
+		print_ooms(rs, rp);
+	}
+	printf("\n %5s %3s %10s %10s %4s %8s %10s %10s %4s %10s %10s  %-*s  "
+	       "%s\n", "rank", "dev", "peak", "at event", "step", "time",
+	    "reserved", "at end", "OOM", "waste", "leak/step", nw, "file",
+	    "top call site at the peak");
+	for (i = 0; i < rp->n_rows && i < limit; i++)
+		print_row(rs, &rp->rows[i], nw);
+	if (rp->n_rows > limit)
+		printf("  ... %zu more rows (--limit)\n",
+		    rp->n_rows - (size_t)limit);
+	for (i = 0; i < rs->n; i++)
+		if (rs->m[i].state != AN_RS_OK)
+			print_failed(&rs->m[i]);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void
+json_row(struct json *j, const struct an_rankset *rs,
+    const struct an_rs_row *row)
+{
+	const struct an_sum_dev *d = row->dev;
+
+	json_obj_begin(j);
+	json_kv_i64(j, "rank", rs->m[row->member].rank);
+	json_kv_str(j, "file", rs->m[row->member].path);
+	json_kv_u64(j, "device", d->device);
+	json_kv_u64(j, "events", d->events);
+	json_kv_u64(j, "peak", d->peak);
+	json_kv_i64(j, "peak_event", d->peak_ev);
+	json_key(j, "peak_time_us");
+	if (d->flags & AN_SUM_F_TIME)
+		json_i64(j, d->peak_time);
+	else
+		json_null(j);
+	json_key(j, "peak_step");
+	if (d->peak_step >= 0)
+		json_i64(j, d->peak_step + 1);
+	else
+		json_null(j);
+	json_kv_u64(j, "reserved_peak", d->reserved_max);
+	json_kv_i64(j, "reserved_peak_event", d->reserved_max_ev);
+	json_kv_u64(j, "reserved_end", d->reserved_end);
+	json_kv_u64(j, "allocated_end", d->allocated_end);
+	json_kv_u64(j, "ooms", d->ooms);
+	json_kv_u64(j, "waste", d->waste);
+	json_kv_str(j, "steps_source", an_steps_source_name(
+	    (int)d->steps_source));
+	json_kv_u64(j, "steps", d->n_steps);
+	json_kv_u64(j, "complete_steps", d->n_complete);
+	json_key(j, "top_site");
+	if (d->top_site[0] != '\0') {
+		json_obj_begin(j);
+		json_kv_str(j, "site", d->top_site);
+		json_kv_u64(j, "bytes", d->top_bytes);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
+	json_kv_bool(j, "leaks_judged", (d->flags & AN_SUM_F_JUDGED) != 0);
+	json_key(j, "leak_suspect");
+	if (d->leak_site[0] != '\0') {
+		json_obj_begin(j);
+		json_kv_str(j, "site", d->leak_site);
+		json_kv_u64(j, "bytes", d->leak_bytes);
+		json_kv_u64(j, "per_step_bytes", d->leak_per_step);
+		json_kv_u64(j, "steps", d->leak_steps);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
+	json_obj_end(j);
+}
+
+static void
+json_failed(struct json *j, const struct an_rs_member *m)
+{
+	json_obj_begin(j);
+	json_kv_i64(j, "rank", m->rank);
+	json_kv_str(j, "file", m->path);
+	json_key(j, "offset");
+	if (m->err.offset != SV_NO_OFFSET)
+		json_u64(j, m->err.offset);
+	else
+		json_null(j);
+	json_kv_str(j, "error", m->err.msg);
+	json_kv_u64(j, "status", (uint64_t)sv_errcode_status(m->err.code));
+	json_obj_end(j);
+}
+
+static void
+print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
+{
+	struct json j;
+	char words[512];
+	size_t i;
+
+	json_init(&j, stdout, 1);
+	json_obj_begin(&j);
+	json_key(&j, "dir");
+	if (rs->dir != NULL)
+		json_str(&j, rs->dir);
+	else
+		json_null(&j);
+	json_kv_str(&j, "ranks_from", rs->ranks_from_names ? "names"
+							   : "order");
+	json_kv_u64(&j, "files", rs->n);
+	json_kv_u64(&j, "failed", rp->n_failed);
+	json_key(&j, "peak_rank");
+	if (rp->n_rows > 0)
+		json_i64(&j, rs->m[rp->rows[0].member].rank);
+	else
+		json_null(&j);
+	json_key(&j, "peak_device");
+	if (rp->n_rows > 0)
+		json_u64(&j, rp->rows[0].dev->device);
+	else
+		json_null(&j);
+	json_kv_u64(&j, "peak", rp->n_rows > 0 ? rp->rows[0].dev->peak : 0);
+	json_kv_u64(&j, "median_peak", rp->median);
+	json_kv_double(&j, "skew", rp->skew);
+	an_rankset_skew_text(rs, rp, words, sizeof words);
+	json_kv_str(&j, "skew_text", words);
+	json_key(&j, "rows");
+	json_arr_begin(&j);
+	for (i = 0; i < rp->n_rows; i++)
+		json_row(&j, rs, &rp->rows[i]);
+	json_arr_end(&j);
+	json_key(&j, "errors");
+	json_arr_begin(&j);
+	for (i = 0; i < rs->n; i++)
+		if (rs->m[i].state != AN_RS_OK)
+			json_failed(&j, &rs->m[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+int
+cmd_ranks(const struct cli_opts *o)
+{
+	struct an_rankset rs;
+	struct an_rankset_opts ro;
+	struct an_rs_report rp;
+	struct idx_opts io;
+	struct ranks_bar bar;
+	struct sv_error err;
+	size_t i;
+	int r, status = 0;
+
+	sv_error_clear(&err);
+	if (an_rankset_collect(o->args, o->n_args, &rs, &err) != 0)
+		return cli_report(o->file, &err);
+	/* the bar and the warnings of cli_index_opts; the loader sets its
+	 * own sections and progress on each open */
+	cli_index_opts(o, &io, &bar.pb, "ranks");
+	snprintf(bar.label, sizeof bar.label, "ranks");
+	bar.pb.label = bar.label;
+	memset(&ro, 0, sizeof ro);
+	ro.io = &io;
+	ro.jobs = (unsigned)o->jobs;
+	ro.progress = ranks_progress;
+	ro.progress_ctx = &bar;
+	ro.child_exit = _exit;
+	r = an_rankset_load(&rs, &ro, &err);
+	cli_progress_end(&bar.pb);
+	if (r != 0) {
+		an_rankset_free(&rs);
+		return cli_report(o->file, &err);
+	}
+	an_rankset_report(&rs, o->device, &rp);
+	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
+		fprintf(stderr, "snapview: no rank has data for device %" PRId64
+		    "\n", o->device);
+		an_rankset_report_free(&rp);
+		an_rankset_free(&rs);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->json)
+		print_json(&rs, &rp);
+	else
+		print_text(o, &rs, &rp);
+	fflush(stdout);
+	for (i = 0; i < rs.n; i++) {
+		int st;
+
+		if (rs.m[i].state == AN_RS_OK)
+			continue;
+		st = sv_errcode_status(rs.m[i].err.code);
+		if (st > status)
+			status = st;
+	}
+	if (rp.n_failed > 0)
+		fprintf(stderr, "snapview: %zu of %zu files could not be "
+		    "read\n", rp.n_failed, rs.n);
+	an_rankset_report_free(&rp);
+	an_rankset_free(&rs);
+	return status;
+}

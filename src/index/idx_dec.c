@@ -1,0 +1,497 @@
+/*
+ * Devices of an index bound to their block-coded columns, and the
+ * decoders of the timeline's columns (doc/FORMAT.md, "Decoding"): the
+ * element of each event, the running totals and reserved bytes (derived
+ * from the actions and sizes), and the elements themselves.
+ *
+ * Binding checks every device record and directory entry against the
+ * column data and the counts (so a decoder can trust where a chunk is and
+ * how long it says it is); the decoders check every value they produce
+ * (ids, event numbers, the sums at block boundaries). A check that fails
+ * at open rejects the index; one that fails in a decoder reads as zeros
+ * and marks the index damaged (idx_damaged()).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/idx_int.h"
+#include "util/xalloc.h"
+
+/* ---- decoders --------------------------------------------------------- */
+
+/* The default delta of an event's total (idx_enc.c): +size for an alloc,
+ * -size for a free_completed. */
+static uint64_t
+total_delta(uint8_t action, uint64_t size)
+{
+	if (action == SNAP_ALLOC)
+		return size;
+	if (action == SNAP_FREE_COMPLETED)
+		return 0 - size;
+	return 0;
+}
+
+static uint64_t
+reserved_delta(uint8_t action, uint64_t size)
+{
+	switch (action) {
+	case SNAP_SEGMENT_ALLOC:
+	case SNAP_SEGMENT_MAP: return size;
+	case SNAP_SEGMENT_FREE:
+	case SNAP_SEGMENT_UNMAP: return 0 - size;
+	default: return 0;
+	}
+}
+
+static uint64_t
+clamp_sum(uint64_t base, uint64_t sum)
+{
+	int64_t v = (int64_t)(base + sum);
+
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* Reads a varint from [*p, end); -1 when it runs off. */
+static int
+rd_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned s = 0;
+
+	for (;;) {
+		uint8_t c;
+
+		if (*p == end || s > 63)
+			return -1;
+		c = *(*p)++;
+		if (s == 63 && c > 1)
+			return -1;
+		r |= (uint64_t)(c & 0x7f) << s;
+		if (c < 0x80)
+			break;
+		s += 7;
+	}
+	*v = r;
+	return 0;
+}
+
+/* The next exception of a TEXC chunk (index after `after`, or any when
+ * after is UINT64_MAX), or *next = UINT64_MAX when none is left. */
+static int
+exc_next(const uint8_t **p, const uint8_t *end, uint64_t *left,
+    uint64_t *next, uint64_t *xv, uint64_t after, uint32_t n)
+{
+	if (*left == 0) {
+		*next = UINT64_MAX;
+		return 0;
+	}
+	if (rd_uv(p, end, next) != 0 || rd_uv(p, end, xv) != 0 ||
+	    *next >= n || (after != UINT64_MAX && *next <= after))
+		return -1;
+	(*left)--;
+	return 0;
+}
+
+/* Totals (which 0) or reserved bytes (which 1) of event block b. */
+static int
+dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
+{
+	const struct snap_blkdir *d = &v->ev.dir[b];
+	const uint8_t *act = snap_blk_pin(&v->ev, SNAP_COL_ACTION, b, 1);
+	const uint64_t *size = snap_blk_pin(&v->ev, SNAP_COL_SIZE, b, 8);
+	const uint8_t *p = (const uint8_t *)"", *end = p;
+	uint64_t sum = d->base[which], base, left = 0, next = UINT64_MAX;
+	uint64_t xv = 0, delta;
+	uint32_t j, rlen;
+	int r = -1;
+
+	if (which == 0) {
+		base = v->tl.base_total;
+		p = snap_blk_chunk(&v->ev, b, SNAP_EVC_TEXC, &rlen, 1);
+		if (p == NULL)
+			goto out;
+		end = p + rlen;
+		if (rlen > 0 && (rd_uv(&p, end, &left) != 0 || left == 0 ||
+		    left > d->n ||
+		    exc_next(&p, end, &left, &next, &xv, UINT64_MAX, d->n)))
+			goto out;
+	} else {
+		base = (uint64_t)v->rec.base_reserved;
+	}
+	for (j = 0; j < d->n; j++) {
+		if (which == 1) {
+			delta = reserved_delta(act[j], size[j]);
+		} else if (j == next) {
+			delta = snap_unzz(xv);
+			if (exc_next(&p, end, &left, &next, &xv, j, d->n) != 0)
+				goto out;
+		} else {
+			delta = total_delta(act[j], size[j]);
+		}
+		sum += delta;
+		out[j] = clamp_sum(base, sum);
+	}
+	if (p != end || next != UINT64_MAX)
+		goto out;
+	/* the sums must meet the next block's */
+	if (b + 1 < v->ev.n_blk && v->ev.dir[b + 1].base[which] != sum)
+		goto out;
+	r = 0;
+out:
+	snap_blk_unpin(size);
+	snap_blk_unpin(act);
+	return r;
+}
+
+static int
+dec_ev_elem(const struct idx_dev *v, uint64_t b, uint64_t *out)
+{
+	const struct snap_blkdir *d = &v->ev.dir[b];
+	const uint8_t *act = snap_blk_pin(&v->ev, SNAP_COL_ACTION, b, 1);
+	const uint8_t *p, *end;
+	uint64_t cnt = d->base[2], lv, want;
+	uint32_t j, rlen;
+	int r = -1;
+
+	p = snap_blk_chunk(&v->ev, b, SNAP_EVC_LINK, &rlen, 1);
+	if (p == NULL)
+		goto out;
+	end = p + rlen;
+	for (j = 0; j < d->n; j++) {
+		switch (act[j]) {
+		case SNAP_ALLOC:
+			out[j] = cnt++;
+			break;
+		case SNAP_FREE_COMPLETED:
+			if (rd_uv(&p, end, &lv) != 0 || lv > cnt)
+				goto out;
+			out[j] = lv == 0 ? cnt++ : cnt - lv;
+			break;
+		default:
+			out[j] = UINT64_MAX;
+			break;
+		}
+		if (cnt > v->n_trace_elems)
+			goto out;
+	}
+	want = b + 1 < v->ev.n_blk ? v->ev.dir[b + 1].base[2]
+	    : v->n_trace_elems;
+	if (p == end && cnt == want)
+		r = 0;
+out:
+	snap_blk_unpin(act);
+	return r;
+}
+
+static int
+ev_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
+{
+	const struct idx_dev *v = bs->owner;
+
+	switch (col) {
+	case SNAP_COL_EV_ELEM: return dec_ev_elem(v, b, out);
+	case SNAP_COL_TOTAL: return dec_sums(v, b, out, 0);
+	case SNAP_COL_RESERVED: return dec_sums(v, b, out, 1);
+	default: return snap_blk_decode_trace(bs, col, b, out);
+	}
+}
+
+/* Free event of element k from the late frees, or -1. */
+static int64_t
+late_free(const struct idx_dev *v, uint64_t k)
+{
+	uint64_t lo = 0, hi = v->n_late, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (v->late[2 * mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < v->n_late && v->late[2 * lo] == k)
+		return (int64_t)v->late[2 * lo + 1];
+	return IDX_NO_EVENT;
+}
+
+/* Decodes chunk c of element block b as n values into tmp (varints,
+ * zig-zag deltas or a dictionary, by chunk). */
+static int
+el_chunk(const struct idx_dev *v, uint64_t b, unsigned c, uint64_t *tmp)
+{
+	uint32_t n = v->el.dir[b].n, rlen;
+	const uint8_t *p = snap_blk_chunk(&v->el, b, c, &rlen, 1);
+
+	if (p == NULL || rlen == 0)
+		return -1;
+	switch (c) {
+	case SNAP_ELC_EV:
+	case SNAP_ELC_ADDR: return snap_dec_zd(p, rlen, n, tmp);
+	case SNAP_ELC_STREAM: return snap_dec_dict(p, rlen, n, tmp);
+	default: return snap_dec_uv(p, rlen, n, tmp);
+	}
+}
+
+static int
+el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
+{
+	const struct idx_dev *v = bs->owner;
+	const struct snap_blkdir *d = &bs->dir[b];
+	struct idx_elem *o = out;
+	uint64_t *tmp = NULL, n_ev = v->rec.n_events;
+	uint32_t n = d->n, j, rlen;
+	const uint8_t *p;
+	int r = -1;
+
+	if (col != SNAP_COL_ELEM)
+		return -1;
+	memset(o, 0, (size_t)n * sizeof *o);
+	p = snap_blk_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
+	if (p == NULL || rlen != n)
+		return -1;
+	for (j = 0; j < n; j++) {
+		uint64_t k = d->first + j;
+		int ghost = k >= v->n_trace_elems;
+
+		o[j].flags = p[j];
+		if (ghost ? p[j] != IDX_ELEM_GHOST
+		    : p[j] != 0 && p[j] != IDX_ELEM_PRE)
+			return -1;
+	}
+	tmp = xmalloc((size_t)n * sizeof *tmp);
+	if (el_chunk(v, b, SNAP_ELC_EV, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++) {
+		if (o[j].flags != IDX_ELEM_GHOST && tmp[j] >= n_ev)
+			goto out;
+		o[j].alloc_ev = (int64_t)tmp[j];
+	}
+	if (el_chunk(v, b, SNAP_ELC_FREE, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++) {
+		uint64_t ev = (uint64_t)o[j].alloc_ev, fv = tmp[j];
+
+		switch (o[j].flags) {
+		case IDX_ELEM_GHOST:
+			if (fv != 0)
+				goto out;
+			o[j].alloc_ev = o[j].free_ev = IDX_NO_EVENT;
+			break;
+		case IDX_ELEM_PRE:
+			if (fv != 1)
+				goto out;
+			o[j].alloc_ev = IDX_NO_EVENT;
+			o[j].free_ev = (int64_t)ev;
+			break;
+		default:
+			if (fv == 0)
+				o[j].free_ev = late_free(v, d->first + j);
+			else if (fv - 1 < n_ev - ev)
+				o[j].free_ev = (int64_t)(ev + fv - 1);
+			else
+				goto out;
+			break;
+		}
+	}
+	if (el_chunk(v, b, SNAP_ELC_ADDR, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++)
+		o[j].addr = tmp[j];
+	if (el_chunk(v, b, SNAP_ELC_SIZE, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++)
+		o[j].size = tmp[j];
+	if (el_chunk(v, b, SNAP_ELC_STREAM, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++)
+		o[j].stream = tmp[j];
+	if (el_chunk(v, b, SNAP_ELC_STACK, tmp) != 0)
+		goto out;
+	for (j = 0; j < n; j++) {
+		if (tmp[j] >= bs->lim.n_stacks)
+			goto out;
+		o[j].stack = (uint32_t)tmp[j];
+	}
+	r = 0;
+out:
+	free(tmp);
+	return r;
+}
+
+/* ---- binding ---------------------------------------------------------- */
+
+/* &base[k] of an array of rec-byte records, NULL for an empty (NULL)
+ * section: NULL + 0 is undefined. */
+static const void *
+rec_at(const void *base, uint64_t k, size_t rec)
+{
+	return base != NULL ? (const uint8_t *)base + k * rec : NULL;
+}
+
+/* The directory entries dir[0, n) tile [0, total) in order. */
+static int
+check_dir(const struct snap_blkdir *dir, uint64_t n, uint64_t total,
+    unsigned nchunk, uint64_t data_len)
+{
+	uint64_t b, next = 0;
+
+	for (b = 0; b < n; b++) {
+		if (snap_blkdir_check(&dir[b], nchunk, data_len) != 0 ||
+		    dir[b].first != next)
+			return -1;
+		next += dir[b].n;
+	}
+	return next == total ? 0 : -1;
+}
+
+/* rec's ranges inside the sections of src, and its counts coherent. */
+static int
+check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
+    uint32_t n_traces)
+{
+	uint64_t k, prev;
+	const uint64_t *late;
+
+	if (rec->device >= IDX_MAX_DEVICES ||
+	    (rec->flags & ~(uint32_t)IDX_DEV_FLAGS) != 0 ||
+	    (rec->n_events > 0 && rec->device >= n_traces) ||
+	    rec->n_ghost > rec->n_elems ||
+	    rec->n_pre > rec->n_elems - rec->n_ghost ||
+	    rec->ev_blk > src->n_evdir || rec->n_ev_blk >
+	    src->n_evdir - rec->ev_blk ||
+	    rec->el_blk > src->n_eldir || rec->n_el_blk >
+	    src->n_eldir - rec->el_blk ||
+	    rec->late > src->n_late || rec->n_late > src->n_late - rec->late ||
+	    rec->lod > src->n_lod || rec->n_lod > src->n_lod - rec->lod)
+		return -1;
+	if (check_dir(rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir),
+		rec->n_ev_blk, rec->n_events, SNAP_EVC_N, src->data_len) != 0 ||
+	    check_dir(rec_at(src->eldir, rec->el_blk, sizeof *src->eldir),
+		rec->n_el_blk, rec->n_elems, SNAP_ELC_N, src->data_len) != 0)
+		return -1;
+	late = rec_at(src->late, rec->late, 16);
+	for (k = 0, prev = 0; k < rec->n_late; k++) {
+		if ((k > 0 && late[2 * k] <= prev) ||
+		    late[2 * k] >= rec->n_elems - rec->n_ghost ||
+		    late[2 * k + 1] >= rec->n_events)
+			return -1;
+		prev = late[2 * k];
+	}
+	if (rec->flags & IDX_DEV_WRAP)
+		return rec->n_lod == 0 ? 0 : -1;
+	if (rec->n_lod != idx_lod_count(rec->n_events, NULL))
+		return -1;
+	return rec->peak_ev >= IDX_NO_EVENT &&
+	    rec->peak_ev < (int64_t)rec->n_events ? 0 : -1;
+}
+
+static void
+bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
+{
+	const struct idx_devrec *rec = &v->rec;
+	struct snapshot *s = ix->snap;
+	struct snap_blklim lim;
+	struct idx_timeline *tl = &v->tl;
+
+	memset(&lim, 0, sizeof lim);
+	lim.n_actions = SNAP_ACTION_COUNT + s->n_unknown_actions;
+	lim.n_stacks = s->n_stacks;
+	lim.n_strs = s->strs.n;
+	lim.n_events = rec->n_events;
+	v->n_trace_elems = rec->n_elems - rec->n_ghost;
+	v->late = rec_at(src->late, rec->late, 16);
+	v->n_late = rec->n_late;
+	v->ev.id = snap_blk_new_id();
+	v->ev.dir = rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir);
+	v->ev.n_blk = rec->n_ev_blk;
+	v->ev.n = rec->n_events;
+	v->ev.data = src->data;
+	v->ev.data_len = src->data_len;
+	v->ev.lim = lim;
+	v->ev.decode = ev_decode;
+	v->ev.owner = v;
+	v->ev.damaged = &ix->mut->damaged;
+	v->el = v->ev;
+	v->el.id = snap_blk_new_id();
+	v->el.dir = rec_at(src->eldir, rec->el_blk, sizeof *src->eldir);
+	v->el.n_blk = rec->n_el_blk;
+	v->el.n = rec->n_elems;
+	v->el.decode = el_decode;
+	if (rec->n_events > 0) {
+		struct snap_trace *t = &s->traces[rec->device];
+
+		t->n = rec->n_events;
+		t->cols = rec->flags & (SNAP_TRACE_TIME | SNAP_TRACE_CTX |
+		    SNAP_TRACE_META);
+		t->blk = &v->ev;
+	}
+	memset(tl, 0, sizeof *tl);
+	tl->device = rec->device;
+	tl->n_events = rec->n_events;
+	tl->n_elems = rec->n_elems;
+	tl->base_total = rec->base_total;
+	tl->base_reserved = rec->base_reserved < 0 ? 0
+	    : (uint64_t)rec->base_reserved;
+	tl->n_pre = rec->n_pre;
+	tl->n_ghost = rec->n_ghost;
+	tl->evblk = &v->ev;
+	tl->elblk = &v->el;
+	if (rec->flags & IDX_DEV_WRAP) {
+		/* sums beyond 2^62: the peak and the pyramid from the
+		 * totals themselves */
+		idx_timeline_peak(tl);
+		idx_lod_build(&v->lod, tl);
+	} else {
+		tl->peak = rec->peak;
+		tl->peak_ev = rec->peak_ev;
+		idx_lod_init_cum(&v->lod, rec->n_events, rec_at(src->lod,
+		    rec->lod, sizeof *src->lod), rec->base_total,
+		    rec->base_reserved);
+	}
+}
+
+int
+idx_bind_devices(struct sv_index *ix, const struct idx_devsrc *src,
+    char *why, size_t wl)
+{
+	uint64_t k;
+
+	if (src->n_recs > IDX_MAX_DEVICES)
+		goto bad;
+	for (k = 0; k < src->n_recs; k++)
+		if ((k > 0 && src->recs[k].device <= src->recs[k - 1].device) ||
+		    check_rec(&src->recs[k], src, ix->snap->n_traces) != 0)
+			goto bad;
+	ix->n_devs = (uint32_t)src->n_recs;
+	ix->devs = xcalloc(ix->n_devs + 1, sizeof *ix->devs);
+	for (k = 0; k < src->n_recs; k++) {
+		ix->devs[k].rec = src->recs[k];
+		bind_one(ix, &ix->devs[k], src);
+	}
+	return 0;
+bad:
+	snprintf(why, wl, "bad device records");
+	return -1;
+}
+
+void
+idx_unbind_devices(struct sv_index *ix)
+{
+	uint32_t d;
+
+	for (d = 0; d < ix->n_devs; d++) {
+		const struct idx_devrec *rec = &ix->devs[d].rec;
+
+		if (ix->snap != NULL && rec->device < ix->snap->n_traces)
+			ix->snap->traces[rec->device].blk = NULL;
+		idx_lod_destroy(&ix->devs[d].lod);
+	}
+	free(ix->devs);
+	ix->devs = NULL;
+	ix->n_devs = 0;
+	/* this thread's decoded blocks of these devices are of no more use */
+	snap_blk_cache_clear();
+}

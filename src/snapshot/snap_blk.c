@@ -1,0 +1,650 @@
+/*
+ * Block-coded columns: the encoders and checked decoders of one chunk, and
+ * the per-thread cache of decoded blocks behind the event accessors
+ * (snap_blk.h; the format is in doc/FORMAT.md).
+ *
+ * The cache holds at most CACHE_SLOTS decoded blocks and CACHE_BYTES
+ * bytes per thread, evicting the least recently used block that no
+ * decoder has pinned. It is created on a thread's first read and freed
+ * when the thread exits (or by snap_blk_cache_clear()).
+ */
+#include "config.h"
+
+#include "snapshot/snap_blk.h"
+
+#include <lz4.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "snapshot/snap_model.h"
+#include "util/xalloc.h"
+
+#define CACHE_SLOTS 64
+#define CACHE_BYTES (64u << 20)
+#define N_SCRATCH 4
+
+struct cache_ent {
+	uint64_t id, blk, lo, n;  /* id 0: holds no block */
+	unsigned col;
+	int pin;
+	void *data;   /* its buffer (kept when it holds no block) */
+	size_t bytes; /* the buffer's size */
+	uint64_t used; /* clock of the last use */
+};
+
+struct blk_cache {
+	struct cache_ent e[CACHE_SLOTS];
+	size_t bytes;
+	uint64_t clock;
+	uint8_t *scratch[N_SCRATCH];
+	size_t scratch_cap[N_SCRATCH];
+};
+
+__thread struct snap_hot snap_hot[SNAP_NCOL];
+static __thread struct blk_cache *cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static uint64_t next_id = 1;
+
+uint64_t
+snap_blk_new_id(void)
+{
+	return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t
+snap_blk_find(const struct snap_blkset *bs, uint64_t i)
+{
+	uint64_t lo = 0, hi = bs->n_blk, mid;
+
+	/* the last block whose first value is <= i */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (bs->dir[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- the per-thread cache ----------------------------------------------- */
+
+static void
+cache_free(void *p)
+{
+	struct blk_cache *c = p;
+	int k;
+
+	if (c == NULL)
+		return;
+	for (k = 0; k < CACHE_SLOTS; k++)
+		free(c->e[k].data);
+	for (k = 0; k < N_SCRATCH; k++)
+		free(c->scratch[k]);
+	free(c);
+}
+
+static void
+cache_key_init(void)
+{
+	(void)pthread_key_create(&cache_key, cache_free);
+}
+
+static struct blk_cache *
+cache_get(void)
+{
+	if (cache == NULL) {
+		pthread_once(&cache_once, cache_key_init);
+		cache = xcalloc(1, sizeof *cache);
+		(void)pthread_setspecific(cache_key, cache);
+	}
+	return cache;
+}
+
+void
+snap_blk_cache_clear(void)
+{
+	struct blk_cache *c = cache;
+
+	memset(snap_hot, 0, sizeof snap_hot);
+	if (c == NULL)
+		return;
+	cache = NULL;
+	(void)pthread_setspecific(cache_key, NULL);
+	cache_free(c);
+}
+
+/* Forgets what e holds (its buffer stays, for the next block). */
+static void
+ent_forget(struct cache_ent *e)
+{
+	if (e->data != NULL && snap_hot[e->col].data == e->data)
+		memset(&snap_hot[e->col], 0, sizeof snap_hot[e->col]);
+	e->id = 0;
+}
+
+static void
+ent_drop(struct blk_cache *c, struct cache_ent *e)
+{
+	ent_forget(e);
+	c->bytes -= e->bytes;
+	free(e->data);
+	memset(e, 0, sizeof *e);
+}
+
+/* A slot with a buffer of at least bytes for a block being decoded,
+ * claimed (pinned) until ent_load fills it in: the least recently used
+ * unpinned slot, whose buffer is reused (a fresh buffer of a few hundred
+ * KiB is a fresh mapping, zeroed by the kernel at every decode). Other
+ * unpinned buffers are freed while the cache is over CACHE_BYTES. */
+static struct cache_ent *
+ent_claim(struct blk_cache *c, size_t bytes)
+{
+	struct cache_ent *victim = NULL;
+	int k;
+
+	for (k = 0; k < CACHE_SLOTS; k++) {
+		struct cache_ent *e = &c->e[k];
+
+		if (e->pin > 0)
+			continue;
+		if (victim == NULL || (e->id == 0 && victim->id != 0) ||
+		    (e->id != 0 && victim->id != 0 && e->used < victim->used))
+			victim = e;
+	}
+	if (victim == NULL)
+		return NULL;
+	ent_forget(victim);
+	if (victim->bytes < bytes) {
+		c->bytes -= victim->bytes;
+		free(victim->data);
+		victim->data = xmalloc(bytes ? bytes : 1);
+		victim->bytes = bytes;
+		c->bytes += bytes;
+	}
+	victim->pin = 1;
+	/* keep the total under the budget: free the oldest others */
+	while (c->bytes > CACHE_BYTES) {
+		struct cache_ent *old = NULL;
+
+		for (k = 0; k < CACHE_SLOTS; k++) {
+			struct cache_ent *e = &c->e[k];
+
+			if (e->pin == 0 && e->data != NULL &&
+			    (old == NULL || e->used < old->used))
+				old = e;
+		}
+		if (old == NULL)
+			break;
+		ent_drop(c, old);
+	}
+	return victim;
+}
+
+static struct cache_ent *
+ent_find(struct blk_cache *c, uint64_t id, unsigned col, uint64_t b)
+{
+	int k;
+
+	for (k = 0; k < CACHE_SLOTS; k++) {
+		struct cache_ent *e = &c->e[k];
+
+		if (e->id == id && e->col == col && e->blk == b)
+			return e;
+	}
+	return NULL;
+}
+
+/* The decoded block b of column col, in the cache. */
+static struct cache_ent *
+ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
+{
+	struct blk_cache *c = cache_get();
+	struct cache_ent *e = ent_find(c, bs->id, col, b);
+	size_t bytes;
+
+	if (e != NULL) {
+		e->used = ++c->clock;
+		return e;
+	}
+	bytes = (size_t)bs->dir[b].n * w;
+	e = ent_claim(c, bytes);
+	if (e == NULL) {
+		/* every slot pinned: cannot happen (a decoder pins at most
+		 * a few); keep going with the first */
+		e = &c->e[0];
+		ent_forget(e);
+		if (e->bytes < bytes) {
+			c->bytes -= e->bytes;
+			free(e->data);
+			e->data = xmalloc(bytes ? bytes : 1);
+			e->bytes = bytes;
+			c->bytes += bytes;
+		}
+		e->pin++;
+	}
+	/* unfindable (id 0) and pinned while it is filled: the decode may
+	 * load (and evict) other blocks */
+	if (bs->decode(bs, col, b, e->data) != 0) {
+		memset(e->data, 0, bytes);
+		if (bs->damaged != NULL)
+			__atomic_store_n(bs->damaged, 1, __ATOMIC_RELAXED);
+	}
+	e->pin--;
+	e->id = bs->id;
+	e->col = col;
+	e->blk = b;
+	e->lo = bs->dir[b].first;
+	e->n = bs->dir[b].n;
+	e->used = ++c->clock;
+	return e;
+}
+
+const void *
+snap_blk_miss(const struct snap_blkset *bs, unsigned col, uint64_t i,
+    size_t w)
+{
+	struct cache_ent *e = ent_load(bs, col, snap_blk_find(bs, i), w);
+	struct snap_hot *h = &snap_hot[col];
+
+	h->id = bs->id;
+	h->lo = e->lo;
+	h->n = e->n;
+	h->data = e->data;
+	if (i - e->lo >= e->n) {
+		/* i is past the directory's blocks (a damaged directory):
+		 * read as zero */
+		static const uint8_t zero[64];
+
+		return zero;
+	}
+	return (const uint8_t *)e->data + (i - e->lo) * w;
+}
+
+const void *
+snap_blk_pin(const struct snap_blkset *bs, unsigned col, uint64_t b,
+    size_t w)
+{
+	struct cache_ent *e = ent_load(bs, col, b, w);
+
+	e->pin++;
+	return e->data;
+}
+
+void
+snap_blk_unpin(const void *data)
+{
+	struct blk_cache *c = cache;
+	int k;
+
+	if (c == NULL)
+		return;
+	for (k = 0; k < CACHE_SLOTS; k++)
+		if (c->e[k].data == data && c->e[k].pin > 0) {
+			c->e[k].pin--;
+			return;
+		}
+}
+
+static uint8_t *
+scratch(unsigned slot, size_t need)
+{
+	struct blk_cache *c = cache_get();
+
+	if (c->scratch_cap[slot] < need) {
+		free(c->scratch[slot]);
+		c->scratch[slot] = xmalloc(need);
+		c->scratch_cap[slot] = need;
+	}
+	return c->scratch[slot];
+}
+
+/* ---- encoding --------------------------------------------------------- */
+
+void
+snap_buf_reserve(struct snap_buf *b, size_t more)
+{
+	if (b->cap - b->len < more)
+		b->p = xgrow(b->p, &b->cap, b->len + more, 1);
+}
+
+void
+snap_buf_free(struct snap_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+void
+snap_enc_u8(struct snap_buf *out, const uint8_t *v, uint32_t n)
+{
+	snap_buf_reserve(out, n);
+	memcpy(out->p + out->len, v, n);
+	out->len += n;
+}
+
+void
+snap_enc_uv(struct snap_buf *out, const uint64_t *v, uint32_t n)
+{
+	uint32_t i;
+
+	snap_buf_reserve(out, (size_t)n * 10);
+	for (i = 0; i < n; i++)
+		snap_put_uv(out, v[i]);
+}
+
+void
+snap_enc_uv32(struct snap_buf *out, const uint32_t *v, uint32_t n)
+{
+	uint32_t i;
+
+	snap_buf_reserve(out, (size_t)n * 5);
+	for (i = 0; i < n; i++)
+		snap_put_uv(out, v[i]);
+}
+
+void
+snap_enc_zd(struct snap_buf *out, const uint64_t *v, uint32_t n)
+{
+	uint64_t prev = 0;
+	uint32_t i;
+
+	snap_buf_reserve(out, (size_t)n * 10);
+	for (i = 0; i < n; i++) {
+		snap_put_uv(out, snap_zz(v[i] - prev));
+		prev = v[i];
+	}
+}
+
+void
+snap_enc_dict(struct snap_buf *out, const uint64_t *v, uint32_t n)
+{
+	uint64_t dict[255];
+	uint32_t k = 0, i, j;
+	uint8_t last = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < k && dict[j] != v[i]; j++)
+			;
+		if (j == k) {
+			if (k == 255) {
+				snap_put_uv(out, 0);
+				snap_enc_uv(out, v, n);
+				return;
+			}
+			dict[k++] = v[i];
+		}
+	}
+	snap_put_uv(out, k);
+	for (j = 0; j < k; j++)
+		snap_put_uv(out, dict[j]);
+	snap_buf_reserve(out, n);
+	for (i = 0; i < n; i++) {
+		/* the same value as the last event is the common case */
+		if (dict[last] != v[i])
+			for (last = 0; dict[last] != v[i]; last++)
+				;
+		out->p[out->len++] = last;
+	}
+}
+
+uint32_t
+snap_chunk_hash(const uint8_t *p, uint32_t clen)
+{
+	return (uint32_t)XXH3_64bits(p, clen);
+}
+
+uint32_t
+snap_chunk_store(struct snap_buf *out, const uint8_t *raw, uint32_t rlen,
+    uint32_t *hash)
+{
+	int bound, zl = 0;
+	uint8_t *dst;
+
+	if (rlen == 0) {
+		*hash = 0;
+		return 0;
+	}
+	bound = LZ4_compressBound((int)rlen);
+	snap_buf_reserve(out, (size_t)bound + rlen);
+	dst = out->p + out->len;
+	/* only compressed data shorter than the raw bytes is kept: a
+	 * reader tells the two apart by clen < rlen */
+	if (rlen > 16)
+		zl = LZ4_compress_default((const char *)raw, (char *)dst,
+		    (int)rlen, (int)rlen - 1);
+	if (zl <= 0 || (uint32_t)zl >= rlen) {
+		memcpy(dst, raw, rlen);
+		zl = (int)rlen;
+	}
+	*hash = snap_chunk_hash(dst, (uint32_t)zl);
+	out->len += (size_t)zl;
+	return (uint32_t)zl;
+}
+
+/* ---- decoding --------------------------------------------------------- */
+
+const uint8_t *
+snap_chunk_raw(const uint8_t *src, uint32_t clen, uint32_t rlen,
+    uint8_t *scratch_buf)
+{
+	if (clen == rlen)
+		return src;
+	if (clen > rlen || rlen > (uint32_t)LZ4_MAX_INPUT_SIZE ||
+	    clen > (uint32_t)LZ4_MAX_INPUT_SIZE)
+		return NULL;
+	if (LZ4_decompress_safe((const char *)src, (char *)scratch_buf,
+		(int)clen, (int)rlen) != (int)rlen)
+		return NULL;
+	return scratch_buf;
+}
+
+/* One varint from [*p, end); -1 when it runs off or is longer than 10
+ * bytes (or its 10th byte holds more than bit 63). */
+static inline int
+get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	unsigned s = 0;
+
+	/* most values fit in one byte (deltas, stacks, string ids) */
+	if (__builtin_expect(p != end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	for (;;) {
+		uint8_t c;
+
+		if (p == end)
+			return -1;
+		c = *p++;
+		if (s == 63 && c > 1)
+			return -1;
+		r |= (uint64_t)(c & 0x7f) << s;
+		if (c < 0x80)
+			break;
+		s += 7;
+		if (s > 63)
+			return -1;
+	}
+	*v = r;
+	*pp = p;
+	return 0;
+}
+
+int
+snap_dec_u8(const uint8_t *p, uint32_t rlen, uint32_t n, uint8_t *out)
+{
+	if (rlen != n)
+		return -1;
+	memcpy(out, p, n);
+	return 0;
+}
+
+int
+snap_dec_uv(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
+{
+	const uint8_t *end = p + rlen;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (get_uv(&p, end, &out[i]) != 0)
+			return -1;
+	return p == end ? 0 : -1;
+}
+
+int
+snap_dec_uv32(const uint8_t *p, uint32_t rlen, uint32_t n, uint32_t *out,
+    uint32_t limit)
+{
+	const uint8_t *end = p + rlen;
+	uint64_t v;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (get_uv(&p, end, &v) != 0 || v >= limit)
+			return -1;
+		out[i] = (uint32_t)v;
+	}
+	return p == end ? 0 : -1;
+}
+
+int
+snap_dec_zd(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
+{
+	const uint8_t *end = p + rlen;
+	uint64_t prev = 0, v;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (get_uv(&p, end, &v) != 0)
+			return -1;
+		prev += snap_unzz(v);
+		out[i] = prev;
+	}
+	return p == end ? 0 : -1;
+}
+
+int
+snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
+{
+	const uint8_t *end = p + rlen;
+	uint64_t dict[255], k, j;
+	uint32_t i;
+
+	if (get_uv(&p, end, &k) != 0 || k > 255)
+		return -1;
+	if (k == 0)
+		return snap_dec_uv(p, (uint32_t)(end - p), n, out);
+	for (j = 0; j < k; j++)
+		if (get_uv(&p, end, &dict[j]) != 0)
+			return -1;
+	if ((uint64_t)(end - p) != n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (p[i] >= k)
+			return -1;
+		out[i] = dict[p[i]];
+	}
+	return 0;
+}
+
+int
+snap_blkdir_check(const struct snap_blkdir *d, unsigned nchunk,
+    uint64_t data_len)
+{
+	uint64_t sum = 0;
+	unsigned c;
+
+	if (d->n == 0 || d->n > SNAP_BLK_MAX || d->off > data_len ||
+	    d->len > data_len - d->off)
+		return -1;
+	for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+		if (c >= nchunk && (d->clen[c] != 0 || d->rlen[c] != 0))
+			return -1;
+		if (d->clen[c] > d->rlen[c] ||
+		    d->rlen[c] > SNAP_CHUNK_MAX(d->n) ||
+		    (d->rlen[c] != 0 && d->clen[c] == 0))
+			return -1;
+		sum += d->clen[c];
+	}
+	return sum == d->len ? 0 : -1;
+}
+
+const uint8_t *
+snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
+    uint32_t *rlen, unsigned slot)
+{
+	const struct snap_blkdir *d = &bs->dir[b];
+	uint64_t off = d->off;
+	unsigned k;
+
+	*rlen = d->rlen[c];
+	for (k = 0; k < c; k++)
+		off += d->clen[k];
+	/* the directory was checked at open (snap_blkdir_check), so the
+	 * chunk lies inside the data; its bytes are checked here */
+	if (d->clen[c] == 0)
+		return (const uint8_t *)"";
+	if (snap_chunk_hash(bs->data + off, d->clen[c]) != d->chash[c])
+		return NULL;
+	return snap_chunk_raw(bs->data + off, d->clen[c], d->rlen[c],
+	    scratch(slot, d->rlen[c]));
+}
+
+int
+snap_blk_decode_trace(const struct snap_blkset *bs, unsigned col, uint64_t b,
+    void *out)
+{
+	static const unsigned chunk[] = {SNAP_EVC_ACTION, SNAP_EVC_ADDR,
+	    SNAP_EVC_SIZE, SNAP_EVC_STREAM, SNAP_EVC_STACK, SNAP_EVC_TIME,
+	    SNAP_EVC_CTX, SNAP_EVC_META};
+	uint32_t n = bs->dir[b].n, rlen, i;
+	const uint8_t *p;
+
+	if (col > SNAP_COL_META)
+		return -1;
+	p = snap_blk_chunk(bs, b, chunk[col], &rlen, 0);
+	if (p == NULL)
+		return -1;
+	if (rlen == 0) {
+		/* absent: no time, no context, no metadata in this block */
+		if (col == SNAP_COL_TIME) {
+			int64_t *t = out;
+
+			for (i = 0; i < n; i++)
+				t[i] = SNAP_NO_TIME;
+			return 0;
+		}
+		if (col == SNAP_COL_CTX || col == SNAP_COL_META) {
+			memset(out, 0, (size_t)n * 4);
+			return 0;
+		}
+		return -1;
+	}
+	switch (col) {
+	case SNAP_COL_ACTION:
+		if (snap_dec_u8(p, rlen, n, out) != 0)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (((uint8_t *)out)[i] >= bs->lim.n_actions)
+				return -1;
+		return 0;
+	case SNAP_COL_ADDR:
+	case SNAP_COL_TIME:
+		return snap_dec_zd(p, rlen, n, out);
+	case SNAP_COL_SIZE:
+		return snap_dec_uv(p, rlen, n, out);
+	case SNAP_COL_STREAM:
+		return snap_dec_dict(p, rlen, n, out);
+	case SNAP_COL_STACK:
+		return snap_dec_uv32(p, rlen, n, out, bs->lim.n_stacks);
+	default:
+		return snap_dec_uv32(p, rlen, n, out, bs->lim.n_strs);
+	}
+}

@@ -1,0 +1,51 @@
+#ifndef SNAPVIEW_TUI_RANKS_H
+#define SNAPVIEW_TUI_RANKS_H
+/*
+ * The screens of the viewer on several files (internal to tui/): the rank
+ * overview (one row per rank and device: figures from each index's
+ * summary and a sparkline of its timeline, every rank on one axis) and
+ * the comparison of two ranks or runs (both timelines over one axis with
+ * one cursor, and the call sites ranked by the change in live bytes at
+ * the cursor, as snapview diff --at / --step ranks them).
+ *
+ * ui.c owns the loop and the terminal: it hands keys to rk_key() and
+ * draws with rk_draw() while the set is showing; Enter on a rank asks it
+ * (RK_OPEN) to open that rank's full view, which returns here on the
+ * ranks action.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "render/cellbuf.h"
+#include "tui/actions.h"
+#include "tui/tui.h"
+
+struct rk;
+
+/* What a key asks of ui.c. */
+enum rk_result { RK_NONE, RK_REDRAW, RK_QUIT, RK_OPEN };
+
+/* Draws a loading line: done of total, pct of the bytes being indexed;
+ * returns non-zero to cancel. */
+typedef int (*rk_progress_fn)(void *ctx, const char *line, int pct);
+
+/* Collects the set of o->files and loads the summaries (building missing
+ * indexes, progress through fn). Two regular files open their comparison
+ * at once. Returns 0, or the exit status with a line in msg (nothing to
+ * show, cancelled). */
+int rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
+    void *ctx, char *msg, size_t ml);
+void rk_free(struct rk *r);
+
+void rk_draw(struct rk *r, struct cellbuf *cb, int utf8);
+/* key: the key read (0 for a scripted action); act: its action. */
+enum rk_result rk_key(struct rk *r, int key, enum action act);
+
+/* After RK_OPEN: the file and device to open (borrowed). */
+void rk_target(const struct rk *r, const char **path, uint32_t *device);
+/* A one-line message for the set's status line (an open that failed). */
+void rk_message(struct rk *r, const char *msg);
+/* The status line's hint while a rank's full view is open. */
+const char *rk_hint(void);
+
+#endif

@@ -1,0 +1,39 @@
+#ifndef SNAPVIEW_UTIL_SPILL_H
+#define SNAPVIEW_UTIL_SPILL_H
+/*
+ * A growable array backed by an unlinked temporary file instead of
+ * anonymous memory, of which only a window stays resident: the part
+ * below it is given back to the kernel (it stays in the file, and a later
+ * read of it faults back from the page cache). For arrays that grow with
+ * the input but are read mostly near their end, like a pickle's memo.
+ *
+ * The array never moves: its address range is reserved at init and the
+ * file is mapped into it as it grows. Where a temporary file cannot be
+ * made or grown (no TMPDIR, a full disk), the calls say so and the caller
+ * keeps its array on the heap.
+ */
+#include <stddef.h>
+
+struct spill {
+	unsigned char *base; /* the reserved range */
+	size_t reserve;      /* bytes reserved */
+	size_t cap;          /* bytes mapped (the file's size) */
+	size_t released;     /* bytes below this were given back */
+	int fd;              /* the file, or -1 when not in use */
+};
+
+/* Reserves room for reserve bytes in an unlinked file in $TMPDIR (else
+ * /tmp). Returns 0, or -1 (s unusable: fd -1). */
+int spill_init(struct spill *s, size_t reserve);
+
+/* Makes at least need bytes usable (doubling); returns s->base, or NULL
+ * when the file cannot grow (s is then still valid at its old size). */
+void *spill_grow(struct spill *s, size_t need);
+
+/* Gives back the pages below upto - keep (once each). */
+void spill_release(struct spill *s, size_t upto, size_t keep);
+
+/* Unmaps and closes; a no-op when unused. */
+void spill_free(struct spill *s);
+
+#endif
