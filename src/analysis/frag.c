@@ -65,11 +65,21 @@ pages_inside(uint64_t addr, uint64_t size)
 void
 an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 {
+	struct replay_totals t;
 	uint32_t i, b;
 
 	free(st->segs);
 	memset(st, 0, sizeof *st);
+	/* the totals are the replay's (replay_totals), as stats --at N */
+	replay_totals(rs, &t);
 	st->at = rs->at;
+	st->reserved = t.reserved;
+	st->allocated = t.allocated;
+	st->requested = t.alloc_requested;
+	st->internal = t.free_internal;
+	st->external = t.free_external;
+	st->pending = t.pending;
+	st->largest_free = t.largest_free;
 	st->segs = xcalloc((size_t)rs->n_segments + 1, sizeof *st->segs);
 	st->n_segs = rs->n_segments;
 	for (i = 0; i < rs->n_segments; i++) {
@@ -81,45 +91,32 @@ an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 		fs->size = sg->size;
 		fs->stream = sg->stream;
 		fs->is_expandable = sg->is_expandable;
-		st->reserved += sg->size;
 		pl->segments++;
 		pl->reserved += sg->size;
 		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
 		     b < rs->n_blocks; b++) {
 			const struct replay_block *bl = &rs->blocks[b];
 
-			switch (bl->state) {
-			case SNAP_BLOCK_ACTIVE_ALLOCATED:
+			if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
 				fs->allocated += bl->size;
-				st->allocated += bl->size;
-				st->requested += bl->requested_size;
-				if (bl->size > bl->requested_size)
-					st->internal +=
-					    bl->size - bl->requested_size;
-				break;
-			case SNAP_BLOCK_ACTIVE_PENDING_FREE:
-				st->pending += bl->size;
-				st->external += bl->size;
-				break;
-			default:
-				st->external += bl->size;
-				fs->free_bytes += bl->size;
-				fs->gaps++;
-				pl->free_bytes += bl->size;
-				pl->free_blocks++;
-				if (bl->size > pl->largest_free)
-					pl->largest_free = bl->size;
-				if (sg->is_expandable && default_pool(sg))
-					st->release_bytes +=
-					    pages_inside(bl->addr, bl->size);
-				if (bl->size > fs->largest_free)
-					fs->largest_free = bl->size;
-				if (bl->size > st->largest_free)
-					st->largest_free = bl->size;
-				st->free_blocks++;
-				st->hist[bucket_of(bl->size)]++;
-				st->hist_bytes[bucket_of(bl->size)] += bl->size;
-			}
+			if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
+			    bl->state == SNAP_BLOCK_ACTIVE_PENDING_FREE)
+				continue;
+			/* a free (inactive) block */
+			fs->free_bytes += bl->size;
+			fs->gaps++;
+			pl->free_bytes += bl->size;
+			pl->free_blocks++;
+			if (bl->size > pl->largest_free)
+				pl->largest_free = bl->size;
+			if (sg->is_expandable && default_pool(sg))
+				st->release_bytes += pages_inside(bl->addr,
+				    bl->size);
+			if (bl->size > fs->largest_free)
+				fs->largest_free = bl->size;
+			st->free_blocks++;
+			st->hist[bucket_of(bl->size)]++;
+			st->hist_bytes[bucket_of(bl->size)] += bl->size;
 		}
 		if (fs->free_bytes != sg->size)
 			continue;

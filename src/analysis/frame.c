@@ -22,9 +22,13 @@ static const char *const filter_files[] = {
     "Modules/main.c", "Objects/call.c", "Objects/methodobject.c",
     "pycore_ceval.h", "ceval.c", "cpython/abstract.h", NULL};
 
-/* C++ frames nobody names a site by (substrings of the name). */
+/* The caching allocators' own frames (substrings of the name). */
+static const char *const allocator_names[] = {"CachingAllocator",
+    "c10::Allocator", NULL};
+
+/* Other C++ frames nobody names a site by (substrings of the name). */
 static const char *const skip_names[] = {
-    "CachingAllocator", "c10::Allocator", "unwind::", "CapturedTraceback",
+    "unwind::", "CapturedTraceback",
     "gather_with_cpp", "c10::impl::", "c10::Dispatcher", "c10::Kernel",
     "c10::BoxedKernel", "c10::OperatorHandle", "::redispatch",
     "wrapper_", "VariableType::", "ADInplaceOrView::", "at::detail::",
@@ -152,6 +156,12 @@ node_span(const char *name, const char **b, const char **e)
 }
 
 int
+an_cpp_allocator(const char *name)
+{
+	return contains_any(name, allocator_names);
+}
+
+int
 an_cpp_role(const char *name)
 {
 	const char *b, *e;
@@ -164,7 +174,8 @@ an_cpp_role(const char *name)
 		return AN_CPP_OP;
 	if (node_span(name, &b, &e))
 		return AN_CPP_NODE;
-	if (contains_any(name, skip_names) || contains_any(name, filter_names))
+	if (an_cpp_allocator(name) || contains_any(name, skip_names) ||
+	    contains_any(name, filter_names))
 		return AN_CPP_SKIP;
 	/* the interpreter */
 	if (strncmp(name, "Py", 2) == 0 || strncmp(name, "_Py", 3) == 0)

@@ -15,12 +15,12 @@
  *   USER      any other Python frame.
  *
  * Role of a C++ frame, for naming a site with no user frame:
- *   SKIP      the allocator (CUDA, torch_npu, XPU caching allocators),
- *             unwinding and traceback capture, dispatcher plumbing
- *             (kernel wrappers, redispatch, VariableType, boxing), tensor
- *             factories and TensorIterator set-up, the autograd engine's
- *             loop, the interpreter, libc and std:: frames: nobody
- *             recognises a site by them;
+ *   SKIP      the allocator (CUDA, torch_npu, XPU caching allocators:
+ *             an_cpp_allocator), unwinding and traceback capture,
+ *             dispatcher plumbing (kernel wrappers, redispatch,
+ *             VariableType, boxing), tensor factories and TensorIterator
+ *             set-up, the autograd engine's loop, the interpreter, libc
+ *             and std:: frames: nobody recognises a site by them;
  *   NODE      an autograd node's apply (torch::autograd::...::X::apply):
  *             named by X, e.g. BmmBackward0, AccumulateGrad;
  *   OP        an operator entry (at::_ops::X::call or ::redispatch):
@@ -59,6 +59,10 @@ enum an_cpp_role {
 
 enum an_frame_kind an_frame_kind(const char *name, const char *filename);
 int an_cpp_role(const char *name);
+/* Is name a caching allocator's own function (its malloc, free,
+ * allocate, ...)? Such frames come first in every stack of an alloc or a
+ * free; a view of every frame starts below them. */
+int an_cpp_allocator(const char *name);
 unsigned an_frame_traits(const char *name, const char *filename);
 
 /* Short names (into buf, NUL-terminated, truncated to size; returns

@@ -20,6 +20,20 @@ leaked(const struct idx_elem *e, int64_t from, int64_t to)
 	    (e->free_ev < 0 || e->free_ev > to);
 }
 
+/* Sites are keyed apart for the blocks named by the stack of their free
+ * (allocated before the trace, freed in it). */
+static uint64_t
+site_key(uint32_t site, const struct idx_elem *e)
+{
+	return (uint64_t)site * 2 + ((e->flags & IDX_ELEM_PRE) != 0);
+}
+
+static uint64_t
+leak_key(const struct an_leak_site *ls)
+{
+	return (uint64_t)ls->site * 2 + (ls->free_stack != 0);
+}
+
 static int
 cmp_site(const void *a, const void *b)
 {
@@ -158,7 +172,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 		struct an_leak_site *ls;
-		uint64_t k, bs = 0;
+		uint64_t k, key, bs = 0;
 		uint32_t site;
 		int64_t st;
 		unsigned cat;
@@ -172,14 +186,15 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 			continue;
 		}
 		site = an_site_of(sites, e.stack);
-		if (site >= cap_of) {
+		key = site_key(site, &e);
+		if (key >= cap_of) {
 			size_t old = cap_of;
 
-			XGROW(slot_of, cap_of, (size_t)site + 1);
+			XGROW(slot_of, cap_of, (size_t)key + 1);
 			memset(slot_of + old, 0xff,
 			    (cap_of - old) * sizeof *slot_of);
 		}
-		if (slot_of[site] == UINT32_MAX) {
+		if (slot_of[key] == UINT32_MAX) {
 			XGROW(slots, cap_sl, (size_t)n_slots + 1);
 			XGROW(out->sites, cap_ls, (size_t)n_slots + 1);
 			memset(&slots[n_slots], 0, sizeof slots[n_slots]);
@@ -192,9 +207,10 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 			ls->first_ev = e.alloc_ev;
 			ls->last_ev = e.alloc_ev;
 			ls->category = -1;
-			slot_of[site] = n_slots++;
+			ls->free_stack = (e.flags & IDX_ELEM_PRE) != 0;
+			slot_of[key] = n_slots++;
 		}
-		k = slot_of[site];
+		k = slot_of[key];
 		ls = &out->sites[k];
 		if (rs != NULL)
 			bs = block_size_at(rs, e.addr);
@@ -294,29 +310,27 @@ void
 an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out)
 {
-	uint32_t *rank = NULL, max_site = 0;
-	uint64_t i, k, *pos;
+	uint32_t *rank = NULL;
+	uint64_t i, k, key, max_key = 0, *pos;
 
 	memset(out, 0, sizeof *out);
 	out->n_sites = l->n_sites;
 	out->off = xcalloc(l->n_sites + 2, sizeof *out->off);
 	for (k = 0; k < l->n_sites; k++)
-		if (l->sites[k].site + 1 > max_site)
-			max_site = l->sites[k].site + 1;
-	rank = xmalloc(((size_t)max_site + 1) * sizeof *rank);
-	memset(rank, 0xff, ((size_t)max_site + 1) * sizeof *rank);
+		if (leak_key(&l->sites[k]) + 1 > max_key)
+			max_key = leak_key(&l->sites[k]) + 1;
+	rank = xmalloc(((size_t)max_key + 1) * sizeof *rank);
+	memset(rank, 0xff, ((size_t)max_key + 1) * sizeof *rank);
 	for (k = 0; k < l->n_sites; k++)
-		rank[l->sites[k].site] = (uint32_t)k;
+		rank[leak_key(&l->sites[k])] = (uint32_t)k;
 	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e_v = idx_tl_elem(tl, i);
-		const struct idx_elem *e = &e_v;
-		uint32_t site;
+		const struct idx_elem e = idx_tl_elem(tl, i);
 
-		if (!leaked(e, l->from, l->to))
+		if (!leaked(&e, l->from, l->to))
 			continue;
-		site = an_site_of(sites, e->stack);
-		if (site < max_site && rank[site] != UINT32_MAX)
-			out->off[rank[site] + 1]++;
+		key = site_key(an_site_of(sites, e.stack), &e);
+		if (key < max_key && rank[key] != UINT32_MAX)
+			out->off[rank[key] + 1]++;
 	}
 	for (k = 0; k < l->n_sites; k++)
 		out->off[k + 1] += out->off[k];
@@ -324,15 +338,13 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	pos = xmalloc((l->n_sites + 1) * sizeof *pos);
 	memcpy(pos, out->off, (l->n_sites + 1) * sizeof *pos);
 	for (i = 0; i < tl->n_elems; i++) {
-		uint32_t site;
-
-		struct idx_elem e = idx_tl_elem(tl, i);
+		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, l->from, l->to))
 			continue;
-		site = an_site_of(sites, e.stack);
-		if (site < max_site && rank[site] != UINT32_MAX)
-			out->elems[pos[rank[site]]++] = i;
+		key = site_key(an_site_of(sites, e.stack), &e);
+		if (key < max_key && rank[key] != UINT32_MAX)
+			out->elems[pos[rank[key]]++] = i;
 	}
 	cmp_tl = tl;
 	for (k = 0; k < l->n_sites; k++)

@@ -25,6 +25,11 @@
  * replayed allocator state at the window's end (else the device's size
  * rule, replay_round.h). With categories, each site has the category
  * holding most of its bytes, and the leaked bytes are summed by category.
+ *
+ * A block allocated before the trace and freed in it has only the stack
+ * of its free (memory_viz shows the same; it counts in a window that
+ * ends before that free): such blocks make sites of their own
+ * (free_stack), apart from the blocks allocated at the site.
  */
 #include <stdint.h>
 
@@ -47,6 +52,9 @@ struct an_leak_site {
 	int64_t first_ev, last_ev;
 	int periodic;
 	int category;        /* enum an_category, -1 without categories */
+	int free_stack;      /* its blocks were allocated before the trace
+				and are freed in it after the window: the
+				site is that of their free */
 };
 
 struct an_leaks {

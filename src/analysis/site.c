@@ -26,6 +26,19 @@ an_frame_filtered(const struct snapshot *s, uint32_t f)
 }
 
 int
+an_frame_allocator(const struct snapshot *s, uint32_t f)
+{
+	const struct snap_frame *fr;
+
+	if (f >= s->n_frames)
+		return 0;
+	fr = &s->frames[f];
+	return an_frame_kind(snap_str(s, fr->name), snap_str(s,
+	    fr->filename)) == AN_FRAME_FRAMEWORK &&
+	    an_cpp_allocator(snap_str(s, fr->name));
+}
+
+int
 an_frame_is_framework(const struct snapshot *s, uint32_t f)
 {
 	const struct snap_frame *fr;

@@ -80,6 +80,8 @@ int an_frame_is_framework(const struct snapshot *s, uint32_t f);
 
 /* Is frame f dropped by memory_viz's frame filter? */
 int an_frame_filtered(const struct snapshot *s, uint32_t f);
+/* Is frame f a caching allocator's own (frame.h, an_cpp_allocator)? */
+int an_frame_allocator(const struct snapshot *s, uint32_t f);
 
 /* Sets up a table for s (borrowed). k = 0 means 1. regex may be NULL;
  * a bad regex gives -1 with err set (SV_ERR_USAGE). */

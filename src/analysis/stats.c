@@ -21,8 +21,8 @@ an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 
 		if (g->device != d)
 			continue;
-		t->segments++;
-		t->reserved += g->total_size;
+		t->sum.n_segments++;
+		t->sum.reserved += g->total_size;
 		t->expandable += g->is_expandable != 0;
 		t->private_pool += g->pool_id[0] != 0 || g->pool_id[1] != 0;
 		for (j = 0; j < g->n_blocks; j++) {
@@ -31,27 +31,8 @@ an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 			if ((uint64_t)g->first_block + j >= s->n_blocks)
 				break;
 			b = &s->blocks[g->first_block + j];
-			t->blocks++;
-			switch (b->state) {
-			case SNAP_BLOCK_ACTIVE_ALLOCATED:
-				t->allocated += b->requested_size;
-				t->allocated_blocks += b->size;
-				t->active += b->size;
-				if (b->size > b->requested_size)
-					t->internal_free +=
-					    b->size - b->requested_size;
-				break;
-			case SNAP_BLOCK_ACTIVE_PENDING_FREE:
-				t->active += b->size;
-				t->pending_free += b->size;
-				t->external_free += b->size;
-				break;
-			default:
-				t->external_free += b->size;
-				if (b->size > t->largest_free)
-					t->largest_free = b->size;
-				break;
-			}
+			replay_totals_add(&t->sum, b->state, b->size,
+			    b->requested_size);
 		}
 	}
 }

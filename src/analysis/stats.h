@@ -3,27 +3,21 @@
 /*
  * Per-device summary of a snapshot: what `snapview stats` prints and the
  * TUI shows in its titles. Free space is split as PyTorch's
- * `_memory_viz.py stats` defines it (doc/snapshot-format.md §11): allocated =
- * sum of requested sizes of active_allocated blocks; internal free = the
- * rounding inside them (size - requested); external free = every other
- * block (inactive and pending free).
+ * `_memory_viz.py stats` defines it (doc/snapshot-format.md §11), by the
+ * one rule of replay.h (struct replay_totals), whatever holds the blocks:
+ * allocated = requested bytes of active_allocated blocks
+ * (alloc_requested); internal free = the rounding inside them (size -
+ * requested); external free = every other block (inactive and pending
+ * free).
  */
 #include <stdint.h>
 
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
 #include "snapshot/snap_model.h"
 
 struct an_seg_totals {
-	uint64_t segments;
-	uint64_t blocks;
-	uint64_t reserved;        /* sum of segment sizes */
-	uint64_t allocated;       /* requested bytes of active_allocated */
-	uint64_t allocated_blocks; /* block bytes of active_allocated */
-	uint64_t active;          /* block bytes of allocated + pending */
-	uint64_t pending_free;    /* block bytes of active_pending_free */
-	uint64_t internal_free;   /* rounding inside active_allocated */
-	uint64_t external_free;   /* bytes of every other block */
-	uint64_t largest_free;    /* largest inactive block */
+	struct replay_totals sum; /* over the blocks (replay_totals_add) */
 	uint64_t expandable;      /* expandable segments */
 	uint64_t private_pool;    /* segments in a pool other than (0,0) */
 };
@@ -32,7 +26,7 @@ struct an_stats {
 	uint32_t device;
 	uint64_t events;
 	uint64_t by_action[SNAP_ACTION_COUNT + 1]; /* last: unknown */
-	struct an_seg_totals seg;  /* the final segments */
+	struct an_seg_totals seg;  /* the final segments (or at `at`) */
 	uint64_t streams;          /* distinct streams in trace + segments */
 	uint64_t frees_without_alloc;
 	uint64_t ghost_blocks;

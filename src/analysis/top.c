@@ -30,11 +30,13 @@ cmp_node(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* The node under parent for key (a site at level 0, else a frame); the
+ * free-stack sites are keyed apart under a parent no node has. */
 static uint32_t
 node_get(struct an_top *t, struct u64map *m, size_t *cap, uint32_t parent,
-    uint32_t key, uint32_t depth, uint32_t stack)
+    uint32_t key, uint32_t depth, uint32_t stack, int free_stack)
 {
-	uint64_t k = ((uint64_t)parent << 32) | key, v;
+	uint64_t k = ((uint64_t)(parent - (free_stack != 0)) << 32) | key, v;
 	struct an_top_node *n;
 
 	if (u64map_get(m, k, &v))
@@ -47,27 +49,29 @@ node_get(struct an_top *t, struct u64map *m, size_t *cap, uint32_t parent,
 	n->stack = stack;
 	n->site = depth == 0 ? key : AN_NO_NODE;
 	n->frame = depth == 0 ? AN_NO_NODE : key;
+	n->free_stack = free_stack;
 	u64map_put(m, k, t->n_nodes);
 	return t->n_nodes++;
 }
 
-/* Adds one live allocation (size bytes, stack) under its site node and
- * up to out->depth - 1 caller levels. */
+/* Adds one live allocation (size bytes, stack; free_stack: the stack of
+ * its free) under its site node and up to out->depth - 1 caller
+ * levels. */
 static void
 top_add(struct an_top *out, struct u64map *m, size_t *cap,
-    struct an_sites *sites, uint64_t size, uint32_t stack)
+    struct an_sites *sites, uint64_t size, uint32_t stack, int free_stack)
 {
 	uint32_t path[AN_SITE_MAX_FRAMES], n, node, d;
 
 	out->bytes += size;
 	out->count++;
 	node = node_get(out, m, cap, AN_NO_NODE, an_site_of(sites, stack), 0,
-	    stack);
+	    stack, free_stack);
 	out->nodes[node].bytes += size;
 	out->nodes[node].count++;
 	n = out->depth > 1 ? an_site_path(sites, stack, path, out->depth) : 0;
 	for (d = 1; d < n; d++) {
-		node = node_get(out, m, cap, node, path[d], d, stack);
+		node = node_get(out, m, cap, node, path[d], d, stack, 0);
 		out->nodes[node].bytes += size;
 		out->nodes[node].count++;
 	}
@@ -116,32 +120,10 @@ top_finish(struct an_top *out)
 	sort_ctx = NULL;
 }
 
-int
-an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
-    uint32_t depth, struct an_top *out)
-{
-	struct u64map m;
-	size_t cap = 0;
-	uint64_t i;
-
-	if (at < -1 || at >= (int64_t)tl->n_events)
-		at = (int64_t)tl->n_events - 1;
-	top_begin(out, tl->device, at, depth);
-	u64map_init(&m);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e_v = idx_tl_elem(tl, i);
-		const struct idx_elem *e = &e_v;
-
-		if (an_elem_alive(e, at))
-			top_add(out, &m, &cap, sites, e->size, e->stack);
-	}
-	u64map_destroy(&m);
-	top_finish(out);
-	return 0;
-}
-
-int
-an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+/* The tree of the elements alive after event at; with cats, of those of
+ * category cat only. */
+static int
+top_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_categories *cats, unsigned cat, int64_t at,
     uint32_t depth, struct an_top *out)
 {
@@ -156,12 +138,29 @@ an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
-		if (an_category_of(cats, i) == cat && an_elem_alive(&e, at))
-			top_add(out, &m, &cap, sites, e.size, e.stack);
+		if ((cats == NULL || an_category_of(cats, i) == cat) &&
+		    an_elem_alive(&e, at))
+			top_add(out, &m, &cap, sites, e.size, e.stack,
+			    (e.flags & IDX_ELEM_PRE) != 0);
 	}
 	u64map_destroy(&m);
 	top_finish(out);
 	return 0;
+}
+
+int
+an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	return top_elems(tl, sites, NULL, 0, at, depth, out);
+}
+
+int
+an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, unsigned cat, int64_t at,
+    uint32_t depth, struct an_top *out)
+{
+	return top_elems(tl, sites, cats, cat, at, depth, out);
 }
 
 int
@@ -180,7 +179,7 @@ an_top_state(const struct replay_state *st, uint32_t device,
 		if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
 		    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE)
 			top_add(out, &m, &cap, sites, b->requested_size,
-			    b->stack);
+			    b->stack, 0);
 	}
 	u64map_destroy(&m);
 	top_finish(out);

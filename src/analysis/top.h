@@ -5,6 +5,11 @@
  * after event N (requested bytes), as a bottom-up call-site tree. Level 0
  * is the call site (site.h, honouring --frames/--site-regex); level 1 is
  * the user frame that called it, and so on up to `depth` levels.
+ *
+ * A block allocated before the trace and freed in it (IDX_ELEM_PRE) has
+ * only the stack of its free (memory_viz shows the same): its site is
+ * where it was freed. Such blocks get level-0 nodes of their own
+ * (free_stack), apart from the blocks allocated at that site.
  */
 #include <stdint.h>
 
@@ -22,6 +27,9 @@ struct an_top_node {
 	uint32_t depth;
 	uint32_t stack;       /* a stack of one element below this node */
 	uint64_t bytes, count;
+	int free_stack;       /* level 0: its blocks were allocated before
+				 the trace and freed in it (their stack is
+				 that of the free) */
 };
 
 struct an_top {
@@ -43,9 +51,10 @@ int an_top(const struct idx_timeline *tl, struct an_sites *sites, int64_t at,
     uint32_t depth, struct an_top *out);
 /* The same tree from a replayed allocator state (the TUI's state at the
  * cursor): its active and pending-free blocks, requested bytes. Cost
- * O(blocks of the state), independent of the trace length. It equals
- * an_top at st->at where the replay is exact (check_analysis compares
- * them). Free with an_top_destroy. */
+ * O(blocks of the state), independent of the trace length. A state does
+ * not know which of its blocks the trace frees later, so no node is
+ * free_stack; otherwise it equals an_top at st->at where the replay is
+ * exact (check_analysis compares them). Free with an_top_destroy. */
 int an_top_state(const struct replay_state *st, uint32_t device,
     struct an_sites *sites, uint32_t depth, struct an_top *out);
 /* an_top over the elements of one category (cats built for tl). */

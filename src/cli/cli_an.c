@@ -105,6 +105,15 @@ cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site)
 }
 
 void
+cli_an_blocks_site_text(FILE *f, const struct an_sites *t, uint32_t site,
+    int free_stack)
+{
+	cli_an_site_text(f, t, site);
+	if (free_stack)
+		fputs(" (freed here; allocated before the trace)", f);
+}
+
+void
 cli_an_frame_json(struct json *j, const struct snapshot *s, uint32_t frame)
 {
 	const struct snap_frame *fr = &s->frames[frame];
@@ -281,4 +290,76 @@ cli_an_steps_text(const struct an_steps *st, char *buf, size_t size)
 		    sv_fmt_count(n, sizeof n, st->n), st->n == 1 ? "" : "s",
 		    an_steps_source_text(st->source));
 	return buf;
+}
+
+int
+cli_an_run(const struct cli_opts *o, const struct cli_opts *site_opts,
+    unsigned flags, struct cli_an_run *run,
+    int (*report)(void *ctx, const struct cli_an_dev *dev,
+	struct sv_error *err),
+    void *ctx)
+{
+	struct cli_input in;
+	struct an_sites sites;
+	int64_t only;
+	int r;
+
+	memset(&run->rules, 0, sizeof run->rules);
+	if ((r = cli_an_open(o, site_opts, &in, &sites, &only)) != 0)
+		return r;
+	if ((flags & CLI_AN_RULES) && (r = cli_an_rules(o, &run->rules)) != 0) {
+		an_sites_destroy(&sites);
+		cli_close(&in);
+		return r;
+	}
+	run->o = o;
+	run->snap = in.snap;
+	run->sites = &sites;
+	run->limit = cli_an_limit(o);
+	if (o->json)
+		cli_an_json_begin(&run->j, o->file);
+	r = cli_an_each_device(o, &in, only, (flags & CLI_AN_REPLAY) != 0,
+	    report, ctx);
+	if (o->json)
+		cli_an_json_end(&run->j);
+	an_cat_rules_destroy(&run->rules);
+	an_sites_destroy(&sites);
+	cli_close(&in);
+	run->sites = NULL;
+	run->snap = NULL;
+	return r;
+}
+
+unsigned
+cli_an_rank_categories(const uint64_t *bytes, const uint64_t *count,
+    unsigned *order)
+{
+	unsigned c, i, n = 0;
+
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		if (count[c] == 0)
+			continue;
+		for (i = n; i > 0 && bytes[order[i - 1]] < bytes[c]; i--)
+			order[i] = order[i - 1];
+		order[i] = c;
+		n++;
+	}
+	return n;
+}
+
+void
+cli_an_category_json(struct json *j, unsigned c, uint64_t bytes,
+    uint64_t count)
+{
+	json_kv_str(j, "category", an_category_name(c));
+	json_kv_u64(j, "bytes", bytes);
+	json_kv_u64(j, "count", count);
+}
+
+void
+cli_an_blocks_site_json(struct json *j, struct an_sites *t, uint32_t site,
+    uint32_t stack, int free_stack)
+{
+	cli_an_site_json(j, t, site, stack);
+	json_kv_bool(j, "free_stack", free_stack);
 }

@@ -51,6 +51,41 @@ int cli_an_each_device(const struct cli_opts *o, struct cli_input *in,
 	struct sv_error *err),
     void *ctx);
 
+/* What the report of every analysis command shares. */
+struct cli_an_run {
+	const struct cli_opts *o;
+	const struct snapshot *snap;
+	struct an_sites *sites;
+	struct an_cat_rules rules;	/* --categories (with CLI_AN_RULES) */
+	struct json j;			/* the report, with --json */
+	uint64_t limit;			/* cli_an_limit() */
+};
+
+#define CLI_AN_REPLAY 0x1	/* each device's report gets a replay */
+#define CLI_AN_RULES 0x2	/* --categories is read */
+
+/* The body of an analysis command: opens o->file with the call sites of
+ * site_opts (cli_an_open) and, with CLI_AN_RULES, the rules of
+ * --categories; fills *run; opens the JSON report; calls report(ctx,
+ * dev, err) for each device (cli_an_each_device; ctx is the command's
+ * own state, which holds run); closes the report and everything opened.
+ * Returns 0 or the exit status. */
+int cli_an_run(const struct cli_opts *o, const struct cli_opts *site_opts,
+    unsigned flags, struct cli_an_run *run,
+    int (*report)(void *ctx, const struct cli_an_dev *dev,
+	struct sv_error *err),
+    void *ctx);
+
+/* Keys of category c inside the current object: "category" (its
+ * name), "bytes", "count". */
+void cli_an_category_json(struct json *j, unsigned c, uint64_t bytes,
+    uint64_t count);
+
+/* Ranks the categories with blocks (count[c] > 0) by bytes, largest
+ * first, into order (AN_CAT_COUNT entries); returns how many. */
+unsigned cli_an_rank_categories(const uint64_t *bytes,
+    const uint64_t *count, unsigned *order);
+
 /* Resolves --device for an analysis command: -1 = all devices with data;
  * -2 = error already printed (exit with CLI_EXIT_USAGE). */
 int64_t cli_an_only(const struct cli_opts *o, const struct snapshot *s);
@@ -70,6 +105,12 @@ const struct idx_timeline *cli_an_timeline(const struct cli_input *in,
 void cli_an_frame_text(FILE *f, const struct snapshot *s, uint32_t frame);
 void cli_an_site_text(FILE *f, const struct an_sites *t, uint32_t site);
 
+/* The label of a site of live or leaked blocks (an_top_node,
+ * an_leak_site) and, for blocks allocated before the trace and freed in
+ * it (free_stack: named by the stack of their free), a mark saying so. */
+void cli_an_blocks_site_text(FILE *f, const struct an_sites *t,
+    uint32_t site, int free_stack);
+
 /* JSON of one frame: {"filename","line","name"} (line null if unknown). */
 void cli_an_frame_json(struct json *j, const struct snapshot *s,
     uint32_t frame);
@@ -78,6 +119,11 @@ void cli_an_frame_json(struct json *j, const struct snapshot *s,
  * user frame of stack, or null; omitted when stack is UINT32_MAX). */
 void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
     uint32_t stack);
+/* The same for a site of live or leaked blocks, with "free_stack": true
+ * when they were allocated before the trace and are named by the stack
+ * of their free. */
+void cli_an_blocks_site_json(struct json *j, struct an_sites *t,
+    uint32_t site, uint32_t stack, int free_stack);
 
 /* Loads --categories FILE into *rules (no rules without the option).
  * Returns 0, or the exit status with `snapview: FILE: line N: reason`

@@ -326,20 +326,11 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	json_obj_end(j);
 }
 
-struct frag_run {
-	const struct cli_opts *o;
-	const struct snapshot *snap;
-	struct an_sites *sites;
-	struct json j;
-	uint64_t limit;
-};
-
 static int
 frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
-	struct frag_run *fr = ctx;
+	struct cli_an_run *fr = ctx;
 	struct an_frag f;
-
 	struct an_steps st;
 	int r;
 
@@ -367,24 +358,7 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 int
 cmd_frag(const struct cli_opts *o)
 {
-	struct cli_input in;
-	struct an_sites sites;
-	struct frag_run fr;
-	int64_t only;
-	int r;
+	struct cli_an_run fr;
 
-	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
-		return r;
-	fr.o = o;
-	fr.snap = in.snap;
-	fr.sites = &sites;
-	fr.limit = cli_an_limit(o);
-	if (o->json)
-		cli_an_json_begin(&fr.j, o->file);
-	r = cli_an_each_device(o, &in, only, 1, frag_device, &fr);
-	if (o->json)
-		cli_an_json_end(&fr.j);
-	an_sites_destroy(&sites);
-	cli_close(&in);
-	return r;
+	return cli_an_run(o, o, CLI_AN_REPLAY, &fr, frag_device, &fr);
 }

@@ -62,19 +62,11 @@ static void
 print_categories(const struct an_leaks *l)
 {
 	char a[32], b[32];
-	unsigned c, order[AN_CAT_COUNT], n = 0, i;
+	unsigned order[AN_CAT_COUNT], n, i;
 
 	if (!l->has_categories || l->count == 0)
 		return;
-	for (c = 0; c < AN_CAT_COUNT; c++) {
-		if (l->cat_count[c] == 0)
-			continue;
-		for (i = n; i > 0 && l->cat_bytes[order[i - 1]] <
-		     l->cat_bytes[c]; i--)
-			order[i] = order[i - 1];
-		order[i] = c;
-		n++;
-	}
+	n = cli_an_rank_categories(l->cat_bytes, l->cat_count, order);
 	printf("  %s by category:\n", l->from < 0 ? "Alive at the end"
 						   : "Leaked in the window");
 	for (i = 0; i < n; i++)
@@ -110,7 +102,7 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 		    ls->periodic ? sv_fmt_size(c, sizeof c, per_step(ls)) : "-",
 		    steps, ls->category >= 0 ?
 			an_category_label((unsigned)ls->category) : "-");
-		cli_an_site_text(stdout, t, ls->site);
+		cli_an_blocks_site_text(stdout, t, ls->site, ls->free_stack);
 		printf("%s\n", ls->periodic ? "   <- grows every step" : "");
 		if (caller != UINT32_MAX) {
 			printf("  %57s called from ", "");
@@ -162,9 +154,7 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 		if (l->cat_count[c] == 0)
 			continue;
 		json_obj_begin(j);
-		json_kv_str(j, "category", an_category_name(c));
-		json_kv_u64(j, "bytes", l->cat_bytes[c]);
-		json_kv_u64(j, "count", l->cat_count[c]);
+		cli_an_category_json(j, c, l->cat_bytes[c], l->cat_count[c]);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -176,7 +166,8 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 
 		json_obj_begin(j);
 		json_kv_u64(j, "rank", i + 1);
-		cli_an_site_json(j, t, ls->site, ls->stack);
+		cli_an_blocks_site_json(j, t, ls->site, ls->stack,
+		    ls->free_stack);
 		json_kv_u64(j, "count", ls->count);
 		json_kv_u64(j, "bytes", ls->bytes);
 		json_kv_u64(j, "rounded_bytes", ls->rounded);
@@ -197,19 +188,10 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 	json_obj_end(j);
 }
 
-struct leaks_run {
-	const struct cli_opts *o;
-	const struct snapshot *snap;
-	struct an_sites *sites;
-	struct an_cat_rules rules;
-	struct json j;
-	uint64_t limit;
-};
-
 static int
 leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
-	struct leaks_run *lr = ctx;
+	struct cli_an_run *lr = ctx;
 	const struct cli_opts *o = lr->o;
 	struct cli_an_classes cl;
 	struct an_leaks_with with;
@@ -240,30 +222,8 @@ leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 int
 cmd_leaks(const struct cli_opts *o)
 {
-	struct cli_input in;
-	struct an_sites sites;
-	struct leaks_run lr;
-	int64_t only;
-	int r;
+	struct cli_an_run lr;
 
-	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
-		return r;
-	if ((r = cli_an_rules(o, &lr.rules)) != 0) {
-		an_sites_destroy(&sites);
-		cli_close(&in);
-		return r;
-	}
-	lr.o = o;
-	lr.snap = in.snap;
-	lr.sites = &sites;
-	lr.limit = cli_an_limit(o);
-	if (o->json)
-		cli_an_json_begin(&lr.j, o->file);
-	r = cli_an_each_device(o, &in, only, 1, leaks_device, &lr);
-	if (o->json)
-		cli_an_json_end(&lr.j);
-	an_cat_rules_destroy(&lr.rules);
-	an_sites_destroy(&sites);
-	cli_close(&in);
-	return r;
+	return cli_an_run(o, o, CLI_AN_REPLAY | CLI_AN_RULES, &lr,
+	    leaks_device, &lr);
 }

@@ -14,24 +14,6 @@
 #include "util/json.h"
 #include "util/units.h"
 
-/* Categories ranked by live bytes into order; returns how many. */
-static unsigned
-cat_order(const struct an_cat_totals *ct, unsigned *order)
-{
-	unsigned c, i, n = 0;
-
-	for (c = 0; c < AN_CAT_COUNT; c++) {
-		if (ct->count[c] == 0)
-			continue;
-		for (i = n; i > 0 && ct->bytes[order[i - 1]] < ct->bytes[c];
-		     i--)
-			order[i] = order[i - 1];
-		order[i] = c;
-		n++;
-	}
-	return n;
-}
-
 static void
 text_event(struct an_sites *s, const struct an_oom_event *e,
     const struct an_cat_totals *ct, uint64_t limit)
@@ -79,7 +61,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 		    sv_fmt_size(c, sizeof c, x->largest_free),
 		    x->largest_free < e->request ? " < request" : " >= request");
 	}
-	nc = cat_order(ct, order);
+	nc = cli_an_rank_categories(ct->bytes, ct->count, order);
 	printf("\n  live by category:");
 	for (k = 0; k < nc; k++)
 		printf("%s %s %s", k ? "," : "", an_category_label(order[k]),
@@ -93,7 +75,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 
 		printf("  %10s %7s  ", sv_fmt_size(a, sizeof a, n->bytes),
 		    sv_fmt_count(b, sizeof b, n->count));
-		cli_an_site_text(stdout, s, n->site);
+		cli_an_blocks_site_text(stdout, s, n->site, n->free_stack);
 		printf("\n");
 	}
 }
@@ -165,14 +147,13 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	nc = cat_order(ct, order);
+	nc = cli_an_rank_categories(ct->bytes, ct->count, order);
 	json_key(j, "live_categories");
 	json_arr_begin(j);
 	for (c = 0; c < nc; c++) {
 		json_obj_begin(j);
-		json_kv_str(j, "category", an_category_name(order[c]));
-		json_kv_u64(j, "bytes", ct->bytes[order[c]]);
-		json_kv_u64(j, "count", ct->count[order[c]]);
+		cli_an_category_json(j, order[c], ct->bytes[order[c]],
+		    ct->count[order[c]]);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -184,7 +165,8 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		const struct an_top_node *n = &e->live.nodes[e->live.roots[i]];
 
 		json_obj_begin(j);
-		cli_an_site_json(j, s, n->site, n->stack);
+		cli_an_blocks_site_json(j, s, n->site, n->stack,
+		    n->free_stack);
 		json_kv_u64(j, "bytes", n->bytes);
 		json_kv_u64(j, "count", n->count);
 		json_obj_end(j);
@@ -194,12 +176,7 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 }
 
 struct oom_run {
-	const struct cli_opts *o;
-	const struct snapshot *snap;
-	struct an_sites *sites;
-	struct an_cat_rules rules;
-	struct json j;
-	uint64_t limit;
+	struct cli_an_run r;
 	uint64_t total;		/* OOM events reported so far */
 };
 
@@ -207,41 +184,42 @@ static int
 oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct oom_run *run = ctx;
+	struct cli_an_run *r = &run->r;
 	struct cli_an_classes cl;
 	struct an_cat_totals ct;
 	struct an_oom oo;
 	uint64_t i;
 
-	if (an_oom(run->snap, dev->tl, dev->replay, run->sites, &oo, err) != 0)
+	if (an_oom(r->snap, dev->tl, dev->replay, r->sites, &oo, err) != 0)
 		return -1;
-	if (oo.n_events > 0 && cli_an_classes(run->o, run->snap, dev->tl,
-	    &run->rules, &cl, err) != 0) {
+	if (oo.n_events > 0 && cli_an_classes(r->o, r->snap, dev->tl,
+	    &r->rules, &cl, err) != 0) {
 		an_oom_destroy(&oo);
 		return -1;
 	}
-	if (run->o->json) {
-		json_obj_begin(&run->j);
-		json_kv_u64(&run->j, "device", dev->device);
-		json_key(&run->j, "ooms");
-		json_arr_begin(&run->j);
+	if (r->o->json) {
+		json_obj_begin(&r->j);
+		json_kv_u64(&r->j, "device", dev->device);
+		json_key(&r->j, "ooms");
+		json_arr_begin(&r->j);
 	}
 	for (i = 0; i < oo.n_events; i++) {
 		an_categories_at(dev->tl, &cl.cats, oo.events[i].ev, &ct);
-		if (run->o->json) {
-			json_event(&run->j, run->sites, &oo.events[i], &ct,
-			    run->limit);
+		if (r->o->json) {
+			json_event(&r->j, r->sites, &oo.events[i], &ct,
+			    r->limit);
 		} else {
 			printf("%sDevice %u: ", run->total ? "\n" : "",
 			    dev->device);
-			text_event(run->sites, &oo.events[i], &ct, run->limit);
+			text_event(r->sites, &oo.events[i], &ct, r->limit);
 		}
 		run->total++;
 	}
 	if (oo.n_events > 0)
 		cli_an_classes_destroy(&cl);
-	if (run->o->json) {
-		json_arr_end(&run->j);
-		json_obj_end(&run->j);
+	if (r->o->json) {
+		json_arr_end(&r->j);
+		json_obj_end(&r->j);
 	}
 	an_oom_destroy(&oo);
 	return 0;
@@ -250,33 +228,13 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 int
 cmd_oom(const struct cli_opts *o)
 {
-	struct cli_input in;
-	struct an_sites sites;
 	struct oom_run run;
-	int64_t only;
 	int r;
 
-	if ((r = cli_an_open(o, o, &in, &sites, &only)) != 0)
-		return r;
-	if ((r = cli_an_rules(o, &run.rules)) != 0) {
-		an_sites_destroy(&sites);
-		cli_close(&in);
-		return r;
-	}
-	run.o = o;
-	run.snap = in.snap;
-	run.sites = &sites;
-	run.limit = cli_an_limit(o);
 	run.total = 0;
-	if (o->json)
-		cli_an_json_begin(&run.j, o->file);
-	r = cli_an_each_device(o, &in, only, 1, oom_device, &run);
-	if (o->json)
-		cli_an_json_end(&run.j);
-	else if (r == 0 && run.total == 0)
+	r = cli_an_run(o, o, CLI_AN_REPLAY | CLI_AN_RULES, &run.r, oom_device,
+	    &run);
+	if (!o->json && r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
-	an_cat_rules_destroy(&run.rules);
-	an_sites_destroy(&sites);
-	cli_close(&in);
 	return r;
 }

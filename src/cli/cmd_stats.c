@@ -71,26 +71,26 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 		    sv_fmt_size(a, sizeof a, st->at_total));
 	printf("  segments:      %" PRIu64 " (%" PRIu64 " blocks, %" PRIu64
 	       " streams%s)\n",
-	    st->seg.segments, st->seg.blocks, st->streams,
+	    st->seg.sum.n_segments, st->seg.sum.n_blocks, st->streams,
 	    st->seg.expandable ? ", expandable" : "");
 	printf("  reserved:      %s\n",
-	    sv_fmt_size(a, sizeof a, st->seg.reserved));
+	    sv_fmt_size(a, sizeof a, st->seg.sum.reserved));
 	printf("  allocated:     %s (requested; %s in blocks)\n",
-	    sv_fmt_size(a, sizeof a, st->seg.allocated),
-	    sv_fmt_size(b, sizeof b, st->seg.allocated_blocks));
+	    sv_fmt_size(a, sizeof a, st->seg.sum.alloc_requested),
+	    sv_fmt_size(b, sizeof b, st->seg.sum.allocated));
 	printf("  active:        %s (%s pending free)\n",
-	    sv_fmt_size(a, sizeof a, st->seg.active),
-	    sv_fmt_size(b, sizeof b, st->seg.pending_free));
+	    sv_fmt_size(a, sizeof a, st->seg.sum.active),
+	    sv_fmt_size(b, sizeof b, st->seg.sum.pending));
 	printf("  free:          %s (%.1f%% of reserved): internal %s, "
 	       "external %s\n",
 	    sv_fmt_size(a, sizeof a,
-		st->seg.internal_free + st->seg.external_free),
-	    pct(st->seg.internal_free + st->seg.external_free,
-		st->seg.reserved),
-	    sv_fmt_size(b, sizeof b, st->seg.internal_free),
-	    sv_fmt_size(c, sizeof c, st->seg.external_free));
+		st->seg.sum.free_internal + st->seg.sum.free_external),
+	    pct(st->seg.sum.free_internal + st->seg.sum.free_external,
+		st->seg.sum.reserved),
+	    sv_fmt_size(b, sizeof b, st->seg.sum.free_internal),
+	    sv_fmt_size(c, sizeof c, st->seg.sum.free_external));
 	printf("  largest free:  %s\n",
-	    sv_fmt_size(a, sizeof a, st->seg.largest_free));
+	    sv_fmt_size(a, sizeof a, st->seg.sum.largest_free));
 	if (st->events > 0 && st->peak_ev < 0) {
 		/* blocks alive from the start were the most */
 		printf("  peak:          %s before the first event (Active "
@@ -139,19 +139,19 @@ json_device(struct json *j, const struct an_stats *st)
 						  : "unknown",
 			    st->by_action[i]);
 	json_obj_end(j);
-	json_kv_u64(j, "segments", st->seg.segments);
-	json_kv_u64(j, "blocks", st->seg.blocks);
+	json_kv_u64(j, "segments", st->seg.sum.n_segments);
+	json_kv_u64(j, "blocks", st->seg.sum.n_blocks);
 	json_kv_u64(j, "streams", st->streams);
 	json_kv_u64(j, "expandable_segments", st->seg.expandable);
 	json_kv_u64(j, "private_pool_segments", st->seg.private_pool);
-	json_kv_u64(j, "reserved", st->seg.reserved);
-	json_kv_u64(j, "allocated", st->seg.allocated);
-	json_kv_u64(j, "allocated_blocks", st->seg.allocated_blocks);
-	json_kv_u64(j, "active", st->seg.active);
-	json_kv_u64(j, "pending_free", st->seg.pending_free);
-	json_kv_u64(j, "free_internal", st->seg.internal_free);
-	json_kv_u64(j, "free_external", st->seg.external_free);
-	json_kv_u64(j, "largest_free_block", st->seg.largest_free);
+	json_kv_u64(j, "reserved", st->seg.sum.reserved);
+	json_kv_u64(j, "allocated", st->seg.sum.alloc_requested);
+	json_kv_u64(j, "allocated_blocks", st->seg.sum.allocated);
+	json_kv_u64(j, "active", st->seg.sum.active);
+	json_kv_u64(j, "pending_free", st->seg.sum.pending);
+	json_kv_u64(j, "free_internal", st->seg.sum.free_internal);
+	json_kv_u64(j, "free_external", st->seg.sum.free_external);
+	json_kv_u64(j, "largest_free_block", st->seg.sum.largest_free);
 	json_kv_u64(j, "frees_without_alloc", st->frees_without_alloc);
 	json_kv_u64(j, "blocks_before_trace", st->ghost_blocks);
 	json_kv_u64(j, "peak", st->peak);
@@ -176,7 +176,6 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 {
 	struct sv_error err;
 	struct replay *r;
-	struct replay_totals t;
 
 	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
 		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
@@ -193,18 +192,8 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		/* a corrupt checkpoint is bad input, not a usage error */
 		return sv_errcode_status(err.code);
 	}
-	replay_totals(replay_state(r), &t);
+	replay_totals(replay_state(r), &st->seg.sum);
 	replay_free(r);
-	st->seg.segments = t.n_segments;
-	st->seg.blocks = t.n_blocks;
-	st->seg.reserved = t.reserved;
-	st->seg.allocated = t.alloc_requested;
-	st->seg.allocated_blocks = t.allocated;
-	st->seg.active = t.active;
-	st->seg.pending_free = t.pending;
-	st->seg.internal_free = t.free_internal;
-	st->seg.external_free = t.free_external;
-	st->seg.largest_free = t.largest_free;
 	st->has_at = 1;
 	st->at = o->at;
 	st->at_total = o->at < 0 ? tl->base_total : idx_tl_total(tl, o->at);

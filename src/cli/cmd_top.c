@@ -26,7 +26,7 @@ text_node(struct an_sites *s, const struct an_top *t, uint32_t id,
 	    sv_fmt_count(b, sizeof b, n->count), (int)(2 * n->depth), "",
 	    n->depth ? "<- " : "");
 	if (n->depth == 0)
-		cli_an_site_text(stdout, s, n->site);
+		cli_an_blocks_site_text(stdout, s, n->site, n->free_stack);
 	else
 		cli_an_frame_text(stdout, s->s, n->frame);
 	printf("\n");
@@ -44,7 +44,8 @@ json_node(struct json *j, struct an_sites *s, const struct an_top *t,
 
 	json_obj_begin(j);
 	if (n->depth == 0) {
-		cli_an_site_json(j, s, n->site, UINT32_MAX);
+		cli_an_blocks_site_json(j, s, n->site, UINT32_MAX,
+		    n->free_stack);
 	} else {
 		json_key(j, "frame");
 		cli_an_frame_json(j, s->s, n->frame);
@@ -61,51 +62,29 @@ json_node(struct json *j, struct an_sites *s, const struct an_top *t,
 }
 
 struct top_run {
-	const struct cli_opts *o;
-	const struct snapshot *snap;
-	struct an_sites *sites;
-	struct an_cat_rules rules;
-	struct json j;
-	uint64_t limit;
+	struct cli_an_run r;
 	uint32_t depth;
 };
-
-/* Categories ranked by live bytes (largest first), empty ones left out. */
-static unsigned
-rank_categories(const struct an_cat_totals *ct, unsigned *order)
-{
-	unsigned c, i, n = 0;
-
-	for (c = 0; c < AN_CAT_COUNT; c++) {
-		if (ct->count[c] == 0)
-			continue;
-		for (i = n; i > 0 && ct->bytes[order[i - 1]] < ct->bytes[c];
-		     i--)
-			order[i] = order[i - 1];
-		order[i] = c;
-		n++;
-	}
-	return n;
-}
 
 static int
 top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct top_run *tr = ctx;
-	struct json *j = &tr->j;
+	struct cli_an_run *r = &tr->r;
+	struct json *j = &r->j;
 	struct cli_an_classes cl;
 	struct an_cat_totals ct;
 	unsigned order[AN_CAT_COUNT], n, i;
 	uint32_t k;
 	char a[32], b[32], st[96];
 
-	if (cli_an_classes(tr->o, tr->snap, dev->tl, &tr->rules, &cl,
+	if (cli_an_classes(r->o, r->snap, dev->tl, &r->rules, &cl,
 		err) != 0)
 		return -1;
-	an_categories_at(dev->tl, &cl.cats, tr->o->has_at ? tr->o->at : -2,
+	an_categories_at(dev->tl, &cl.cats, r->o->has_at ? r->o->at : -2,
 	    &ct);
-	n = rank_categories(&ct, order);
-	if (tr->o->json) {
+	n = cli_an_rank_categories(ct.bytes, ct.count, order);
+	if (r->o->json) {
 		json_obj_begin(j);
 		json_kv_u64(j, "device", dev->device);
 		json_kv_i64(j, "at", ct.at);
@@ -132,17 +111,15 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		unsigned c = order[i];
 		struct an_top t;
 
-		an_top_category(dev->tl, tr->sites, &cl.cats, c, ct.at, 1, &t);
-		if (tr->o->json) {
+		an_top_category(dev->tl, r->sites, &cl.cats, c, ct.at, 1, &t);
+		if (r->o->json) {
 			json_obj_begin(j);
-			json_kv_str(j, "category", an_category_name(c));
-			json_kv_u64(j, "bytes", ct.bytes[c]);
-			json_kv_u64(j, "count", ct.count[c]);
+			cli_an_category_json(j, c, ct.bytes[c], ct.count[c]);
 			json_kv_u64(j, "n_sites", t.n_roots);
 			json_key(j, "sites");
 			json_arr_begin(j);
-			for (k = 0; k < t.n_roots && k < tr->limit; k++)
-				json_node(j, tr->sites, &t, t.roots[k], 0);
+			for (k = 0; k < t.n_roots && k < r->limit; k++)
+				json_node(j, r->sites, &t, t.roots[k], 0);
 			json_arr_end(j);
 			json_obj_end(j);
 		} else {
@@ -152,24 +129,25 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 				(double)ct.total_bytes : 0.0,
 			    sv_fmt_count(b, sizeof b, ct.count[c]),
 			    an_category_label(c));
-			for (k = 0; k < t.n_roots && k < tr->limit; k++) {
+			for (k = 0; k < t.n_roots && k < r->limit; k++) {
 				const struct an_top_node *nd =
 				    &t.nodes[t.roots[k]];
 
 				printf("  %10s %7s %7s    ",
 				    sv_fmt_size(a, sizeof a, nd->bytes), "",
 				    sv_fmt_count(b, sizeof b, nd->count));
-				cli_an_site_text(stdout, tr->sites, nd->site);
+				cli_an_blocks_site_text(stdout, r->sites,
+				    nd->site, nd->free_stack);
 				printf("\n");
 			}
-			if (t.n_roots > tr->limit)
+			if (t.n_roots > r->limit)
 				printf("  %30s ... %" PRIu64 " more sites "
 				       "(--limit)\n", "",
-				    (uint64_t)t.n_roots - tr->limit);
+				    (uint64_t)t.n_roots - r->limit);
 		}
 		an_top_destroy(&t);
 	}
-	if (tr->o->json) {
+	if (r->o->json) {
 		json_arr_end(j);
 		json_obj_end(j);
 	}
@@ -181,16 +159,17 @@ static int
 top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
 	struct top_run *tr = ctx;
-	struct json *j = &tr->j;
+	struct cli_an_run *r = &tr->r;
+	struct json *j = &r->j;
 	struct an_top t;
-	uint64_t limit = tr->limit;
+	uint64_t limit = r->limit;
 	uint32_t i;
 	char a[32], b[32];
 
 	(void)err;	/* an_top cannot fail */
-	an_top(dev->tl, tr->sites, tr->o->has_at ? tr->o->at : -2, tr->depth,
+	an_top(dev->tl, r->sites, r->o->has_at ? r->o->at : -2, tr->depth,
 	    &t);
-	if (tr->o->json) {
+	if (r->o->json) {
 		json_obj_begin(j);
 		json_kv_u64(j, "device", dev->device);
 		json_kv_i64(j, "at", t.at);
@@ -200,7 +179,7 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		json_key(j, "sites");
 		json_arr_begin(j);
 		for (i = 0; i < t.n_roots && i < limit; i++)
-			json_node(j, tr->sites, &t, t.roots[i], limit);
+			json_node(j, r->sites, &t, t.roots[i], limit);
 		json_arr_end(j);
 		json_obj_end(j);
 	} else {
@@ -213,7 +192,7 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		printf("  %10s %7s %7s  %s\n", "bytes", "share",
 		    "blocks", "call site <- callers");
 		for (i = 0; i < t.n_roots && i < limit; i++)
-			text_node(tr->sites, &t, t.roots[i], limit);
+			text_node(r->sites, &t, t.roots[i], limit);
 		if (t.n_roots > limit)
 			printf("  ... %" PRIu64 " more sites (--limit)\n",
 			    (uint64_t)t.n_roots - limit);
@@ -225,34 +204,11 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 int
 cmd_top(const struct cli_opts *o)
 {
-	struct cli_input in;
-	struct an_sites sites;
 	struct cli_opts so = *o;
 	struct top_run tr;
-	int64_t only;
-	int r;
 
 	so.frames = 1; /* --frames is the tree depth here */
-	if ((r = cli_an_open(o, &so, &in, &sites, &only)) != 0)
-		return r;
-	if ((r = cli_an_rules(o, &tr.rules)) != 0) {
-		an_sites_destroy(&sites);
-		cli_close(&in);
-		return r;
-	}
-	tr.o = o;
-	tr.snap = in.snap;
-	tr.sites = &sites;
-	tr.limit = cli_an_limit(o);
 	tr.depth = o->frames > 0 ? (uint32_t)o->frames : 3;
-	if (o->json)
-		cli_an_json_begin(&tr.j, o->file);
-	r = cli_an_each_device(o, &in, only, 0,
+	return cli_an_run(o, &so, CLI_AN_RULES, &tr.r,
 	    o->by_category ? top_cat_device : top_device, &tr);
-	if (o->json)
-		cli_an_json_end(&tr.j);
-	an_cat_rules_destroy(&tr.rules);
-	an_sites_destroy(&sites);
-	cli_close(&in);
-	return r;
 }

@@ -106,7 +106,8 @@ static const char *
 header(const struct anlist *l)
 {
 	switch (l->kind) {
-	case ANLIST_LEAKS: return "  #   bytes blocks per step  call site";
+	case ANLIST_LEAKS:
+		return "  #   bytes blocks per step  category   call site";
 	case ANLIST_FRAG:
 		return "event     kind   size    gap request largest  call site";
 	default: return "   bytes  share blocks  call site";
@@ -127,9 +128,13 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		if (s->periodic)
 			fmt_size_short(c, sizeof c, s->steps_hit ?
 			    s->bytes / s->steps_hit : s->bytes);
-		snprintf(buf, size, "%3" PRIu64 " %7s %6s %8s  ", i + 1,
-		    fmt_size_short(a, sizeof a, s->bytes),
-		    fmt_count(b, sizeof b, s->count), s->periodic ? c : "-");
+		/* "optimizer" for optimizer state, as the block table; blocks
+		 * allocated before the trace are named where they are freed */
+		snprintf(buf, size, "%3" PRIu64 " %7s %6s %8s  %-10.10s %s",
+		    i + 1, fmt_size_short(a, sizeof a, s->bytes),
+		    fmt_count(b, sizeof b, s->count), s->periodic ? c : "-",
+		    s->category >= 0 ? an_category_label((unsigned)s->category)
+				     : "-", s->free_stack ? "freed at " : "");
 	} else if (l->kind == ANLIST_FRAG) {
 		const struct an_frag_alloc *x = &l->frag->allocs[i];
 		/* measured in the pool the request needed (frag.h) */

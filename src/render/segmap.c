@@ -25,54 +25,6 @@ hash32(uint64_t x)
 	return (uint32_t)x;
 }
 
-void
-segmap_totals(const struct replay_state *st, struct segmap_totals *t)
-{
-	uint32_t s, b;
-
-	memset(t, 0, sizeof *t);
-	t->n_segments = st->n_segments;
-	t->n_blocks = st->n_blocks;
-	for (s = 0; s < st->n_segments; s++) {
-		const struct replay_segment *sg = &st->segments[s];
-		uint64_t at = sg->addr, end = sv_sat_add(sg->addr, sg->size);
-
-		t->reserved = sv_sat_add(t->reserved, sg->size);
-		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
-		    b < st->n_blocks; b++) {
-			const struct replay_block *bl = &st->blocks[b];
-			uint64_t gap = bl->addr > at ? bl->addr - at : 0;
-
-			if (gap > t->largest_free)
-				t->largest_free = gap;
-			if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
-			    bl->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) {
-				uint64_t req = bl->requested_size;
-
-				if (req == 0 || req > bl->size)
-					req = bl->size;
-				if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
-					t->allocated = sv_sat_add(t->allocated,
-					    bl->size);
-				else
-					t->pending = sv_sat_add(t->pending,
-					    bl->size);
-				t->requested = sv_sat_add(t->requested, req);
-				t->free_internal = sv_sat_add(t->free_internal,
-				    bl->size - req);
-			} else if (bl->size > t->largest_free)
-				t->largest_free = bl->size;
-			if (sv_sat_add(bl->addr, bl->size) > at)
-				at = sv_sat_add(bl->addr, bl->size);
-		}
-		if (end > at && end - at > t->largest_free)
-			t->largest_free = end - at;
-	}
-	/* blocks from a file can overlap or overrun their segment */
-	t->free_external = t->reserved > sv_sat_add(t->allocated, t->pending)
-	    ? t->reserved - t->allocated - t->pending : 0;
-}
-
 /* Accumulates, for the cell range [c0, c1), the bytes per category and
  * the allocated block holding most bytes. Blocks are clipped to their
  * segment: one that runs past it (a file can say so) is drawn up to the

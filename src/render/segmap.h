@@ -10,7 +10,9 @@
  * address order, coloured by a hash of its address), a pending free
  * ('~'), rounding waste inside an allocated block ('+', size minus
  * requested size), or free space ('.': inactive blocks and gaps).
- * Flags: E = expandable segment, P = private pool.
+ * Flags: E = expandable segment, P = private pool. The totals of a state
+ * (the pane's title) are replay.h's replay_totals, the numbers
+ * `snapview stats --at N` prints.
  *
  * Cost: O(visible rows x (cells + blocks of the row)).
  */
@@ -28,20 +30,6 @@ struct segmap_view {
 	int utf8;
 	int mono;
 };
-
-struct segmap_totals {
-	uint64_t reserved;      /* sum of segment sizes */
-	uint64_t allocated;     /* active_allocated block sizes */
-	uint64_t pending;       /* active_pending_free block sizes */
-	uint64_t requested;     /* requested bytes of active blocks */
-	uint64_t free_internal; /* size - requested of active blocks */
-	uint64_t free_external; /* reserved - active (inactive + gaps) */
-	uint64_t largest_free;  /* largest inactive block or gap */
-	uint32_t n_segments, n_blocks;
-};
-
-/* Sums st into t. O(blocks). */
-void segmap_totals(const struct replay_state *st, struct segmap_totals *t);
 
 /* Draws the rows of st starting at v->first into (x, y, w, h) of cb. */
 void segmap_render(const struct replay_state *st,

@@ -58,6 +58,31 @@ path(const struct stree *t, uint64_t i)
 	return t->frames + t->off[i];
 }
 
+/* Can node id f carry STREE_FREED (a site or a frame id below it)? */
+static int
+can_flag(const struct stree *t, uint32_t f)
+{
+	if (t->s->n_frames > STREE_FREED)
+		return 0;
+	if (f >= STREE_SITE)
+		return f < STREE_GROUP - STREE_FREED;
+	return f < STREE_FREED;
+}
+
+/* Node id f without STREE_FREED. */
+static uint32_t
+unflag(const struct stree *t, uint32_t f)
+{
+	return stree_freed(t, f) ? f & ~STREE_FREED : f;
+}
+
+int
+stree_freed(const struct stree *t, uint32_t frame)
+{
+	return frame < STREE_GROUP && (frame & STREE_FREED) &&
+	    t->s->n_frames <= STREE_FREED;
+}
+
 /* The path of one entry into out (at most STREE_MAX_DEPTH frames). */
 static uint32_t
 resolve(const struct stree *t, const struct stree_entry *e, uint32_t *out)
@@ -80,7 +105,8 @@ resolve(const struct stree *t, const struct stree_entry *e, uint32_t *out)
 		fs = snap_stack(t->s, e->stack, &k);
 		for (i = 0; i < k && n < STREE_MAX_DEPTH; i++)
 			if (fs[i] < t->s->n_frames &&
-			    !an_frame_filtered(t->s, fs[i]))
+			    !an_frame_filtered(t->s, fs[i]) &&
+			    (n > start || !an_frame_allocator(t->s, fs[i])))
 				out[n++] = fs[i];
 		/* every frame filtered: the first one */
 		if (n == start && k > 0 && fs[0] < t->s->n_frames)
@@ -88,6 +114,8 @@ resolve(const struct stree *t, const struct stree_entry *e, uint32_t *out)
 	}
 	if (n == start)
 		out[n++] = STREE_NO_STACK;
+	else if (e->free_stack && can_flag(t, out[start]))
+		out[start] |= STREE_FREED;
 	return n;
 }
 
@@ -126,14 +154,39 @@ is_open(const struct stree *t, uint64_t key)
 	return t->expand_all ^ u64map_get(&t->toggled, key, &v);
 }
 
+/* Rows of equal bytes in the file's order: a call site by the frame that
+ * names it (site ids follow the order sites were first looked up, which
+ * depends on what was shown before), then by id; a STREE_FREED node after
+ * the same node without it. */
+static uint64_t
+row_order(const struct stree *t, uint32_t f)
+{
+	const uint32_t *fs;
+	uint32_t n;
+
+	if (stree_freed(t, f))
+		return row_order(t, unflag(t, f)) | 1;
+	if (f < STREE_SITE || f >= STREE_GROUP ||
+	    t->s->n_frames >= STREE_SITE)
+		return (uint64_t)f << 32;
+	fs = an_site_frames(t->sites, f - STREE_SITE, &n);
+	return (uint64_t)(n > 0 ? fs[0] : 0) << 32 | (uint64_t)(f - STREE_SITE)
+	    << 1;
+}
+
+static const struct stree *row_ctx;
+
 static int
 cmp_row(const void *a, const void *b)
 {
 	const struct stree_row *x = a, *y = b;
+	uint64_t ox, oy;
 
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	ox = row_order(row_ctx, x->frame);
+	oy = row_order(row_ctx, y->frame);
+	return ox < oy ? -1 : ox > oy;
 }
 
 /* Fills r with the node of path depth d over entries [lo, hi). */
@@ -179,6 +232,7 @@ children(struct stree *t, uint32_t d, uint64_t lo, uint64_t hi, uint64_t key)
 		node(t, &kids[n], d, i, j, mix(key, path(t, i)[d]));
 		n++;
 	}
+	row_ctx = t;
 	qsort(kids, n, sizeof *kids, cmp_row);
 	for (k = 0; k < n; k++) {
 		*push_row(t) = kids[k];
@@ -433,6 +487,7 @@ stree_label(const struct stree *t, uint32_t frame, char *buf, size_t size)
 {
 	const char *g;
 
+	frame = unflag(t, frame);
 	if (frame == STREE_NO_STACK)
 		snprintf(buf, size, "<no stack>");
 	else if (frame >= STREE_SITE && frame < STREE_GROUP)
@@ -472,10 +527,11 @@ row_text(const struct stree *t, const struct stree_row *r, char *buf,
 
 	if (indent > maxindent)
 		indent = maxindent;
-	snprintf(buf, size, "%8s %5.1f%% %6s  %*s%s ",
+	snprintf(buf, size, "%8s %5.1f%% %6s  %*s%s %s",
 	    fmt_size_short(a, sizeof a, r->bytes),
 	    t->bytes ? 100.0 * (double)r->bytes / (double)t->bytes : 0.0,
-	    fmt_count(b, sizeof b, r->count), indent, "", mark);
+	    fmt_count(b, sizeof b, r->count), indent, "", mark,
+	    stree_freed(t, r->frame) ? "freed at " : "");
 	return indent;
 }
 
@@ -518,8 +574,9 @@ stree_render(struct stree *t, struct cellbuf *cb, int x, int y, int w, int h,
 		anlist_cut_label(raw, w - 1 - len, t->utf8, label,
 		    sizeof label);
 		cellbuf_puts(cb, x + 1 + len, y + 1 + k, label, w - 1 - len,
-		    r->frame < STREE_SITE && an_frame_is_framework(t->s,
-		    r->frame) && !sel ? UIC_FRAMEWORK : col, at);
+		    unflag(t, r->frame) < STREE_SITE && an_frame_is_framework(
+		    t->s, unflag(t, r->frame)) && !sel ? UIC_FRAMEWORK : col,
+		    at);
 	}
 }
 

@@ -17,8 +17,15 @@
  * Paths: with framework frames hidden, the call site (an_site_of: the one
  * rule of analysis/site.h) and the user frames that called it;
  * shown, every frame of the stack innermost first except those
- * memory_viz filters. Expansion and selection are remembered by path, so
- * they survive new entries (the cursor moved).
+ * memory_viz filters and the caching allocator's own at the start (its
+ * malloc or free: the path starts at their caller). Expansion and
+ * selection are remembered by path, so they survive new entries (the
+ * cursor moved).
+ *
+ * An entry of blocks allocated before the trace and freed in it
+ * (free_stack: its stack is that of the free, analysis/top.h) has a
+ * first node of its own (the site or frame with STREE_FREED), shown as
+ * "freed at SITE".
  *
  * Pure: no curses, no I/O except stree_write.
  */
@@ -37,11 +44,14 @@
 #define STREE_NO_STACK 0xffffffffu
 #define STREE_GROUP 0xfff00000u
 #define STREE_SITE 0x80000000u
+#define STREE_FREED 0x40000000u  /* flag: the first node of free_stack */
 
 struct stree_entry {
 	uint32_t stack;
 	uint32_t group;          /* used when the tree is grouped */
 	uint64_t bytes, count;
+	int free_stack;          /* blocks allocated before the trace, stack
+				    of their free */
 };
 
 struct stree_row {
@@ -109,9 +119,13 @@ void stree_focus(struct stree *t);
 const struct stree_row *stree_selected(const struct stree *t);
 /* Stack of the largest entry under row r (for its call stack). */
 uint32_t stree_row_stack(const struct stree *t, const struct stree_row *r);
-/* Label of a row's node (raw file text: escape before showing). */
+/* Label of a row's node (raw file text: escape before showing), without
+ * the "freed at" of a STREE_FREED node. */
 char *stree_label(const struct stree *t, uint32_t frame, char *buf,
     size_t size);
+/* Is the node a first node of blocks freed in the trace and allocated
+ * before it (STREE_FREED)? */
+int stree_freed(const struct stree *t, uint32_t frame);
 
 /* Draws a header and the rows into (x, y, w, h); first moves to keep the
  * selection visible. */

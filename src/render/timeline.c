@@ -429,8 +429,6 @@ tl_model_destroy(struct tl_model *m)
 		tl_groups_destroy(&m->groups[k]);
 	if (m->sites_ok > 0)
 		an_sites_destroy(&m->sites);
-	if (m->cats_ok > 0)
-		an_categories_destroy(&m->cats);
 	free(m->skeys);
 	free(m->seg_by_addr);
 	memset(m, 0, sizeof *m);

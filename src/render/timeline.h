@@ -19,8 +19,10 @@
  *               the visible peak, largest at the bottom, and one "other"
  *               band on top for the rest (tl_groups.h: per-group byte
  *               curves built once per device, at first use). Sites are
- *               site.h's (one frame); categories category.h's inference
- *               (and the user's rules, cat_rules).
+ *               site.h's (one frame); categories are a table of
+ *               category.h's the caller builds and lends
+ *               (tl_model_set_categories: the user's rules included),
+ *               so the bands and the views that name categories agree.
  *   segment     memory_viz's Active Cached Segment Timeline (same, §10.3):
  *               reserved memory, one band per segment (or mapped range of
  *               an expandable segment, tl_segs.h), stacked like
@@ -129,9 +131,8 @@ struct tl_model {
 	uint32_t n_skeys;
 	uint32_t *seg_by_addr;           /* final segments of the device */
 	uint32_t n_seg_by_addr;
-	struct an_categories cats;       /* per element (analysis/) */
-	int cats_ok;                     /* 0 not yet, 1 ready, -1 failed */
-	const struct an_cat_rules *cat_rules; /* the user's, or NULL */
+	/* per element (analysis/), borrowed: tl_model_set_categories */
+	const struct an_categories *cats;
 };
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
@@ -243,9 +244,11 @@ int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
  * time; NULL when it cannot be. */
 struct an_sites *tl_model_sites(struct tl_model *m);
 
-/* Builds the categories of the elements (once). Returns 0, or -1 with a
- * reason in why. */
-int tl_model_categories(struct tl_model *m, char *why, size_t size);
+/* Lends the model the category of every element of its timeline (built
+ * for it: c->n_elems == tl->n_elems), for the category mode; c must
+ * outlive the model, NULL takes it back (the mode is then unavailable). */
+void tl_model_set_categories(struct tl_model *m,
+    const struct an_categories *c);
 
 /* Mode names: "allocation", "call site", ... */
 const char *tl_stack_name(int st);

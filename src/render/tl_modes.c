@@ -26,8 +26,10 @@ site_group(void *ctx, const struct idx_elem *e, uint64_t k)
 static uint32_t
 category_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
+	const struct tl_model *m = ctx;
+
 	(void)e;
-	return an_category_of(ctx, k);
+	return an_category_of(m->cats, k);
 }
 
 /* The device's final segments by address, for the pool of an element
@@ -136,10 +138,12 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 		r = tl_groups_build(&m->groups[st], m->tl, max, site_group,
 		    &m->sites);
 	} else if (st == TL_STACK_CATEGORY) {
-		if (tl_model_categories(m, why, size) != 0)
+		if (m->cats == NULL) {
+			snprintf(why, size, "no categories");
 			return -1;
+		}
 		r = tl_groups_build(&m->groups[st], m->tl, AN_CAT_COUNT,
-		    category_group, &m->cats);
+		    category_group, m);
 	} else {
 		if (m->snap == NULL) {
 			snprintf(why, size, "no segments");
@@ -166,30 +170,17 @@ tl_model_sites(struct tl_model *m)
 	return m->sites_ok > 0 ? &m->sites : NULL;
 }
 
-int
-tl_model_categories(struct tl_model *m, char *why, size_t size)
+void
+tl_model_set_categories(struct tl_model *m, const struct an_categories *c)
 {
-	struct sv_error err;
-
-	if (m->cats_ok != 0) {
-		if (m->cats_ok < 0)
-			snprintf(why, size, "categories unavailable");
-		return m->cats_ok > 0 ? 0 : -1;
-	}
-	if (m->snap == NULL) {
-		snprintf(why, size, "no call stacks");
-		m->cats_ok = -1;
-		return -1;
-	}
-	sv_error_clear(&err);
-	if (an_categories_build(m->snap, m->tl, NULL, m->cat_rules, &m->cats,
-	    &err) != 0) {
-		snprintf(why, size, "%s", err.msg);
-		m->cats_ok = -1;
-		return -1;
-	}
-	m->cats_ok = 1;
-	return 0;
+	if (c != NULL && c->n_elems != m->tl->n_elems)
+		c = NULL;
+	if (c == m->cats)
+		return;
+	/* category bands built from another table are stale */
+	tl_groups_destroy(&m->groups[TL_STACK_CATEGORY]);
+	m->groups_ok[TL_STACK_CATEGORY] = 0;
+	m->cats = c;
 }
 
 int
@@ -233,7 +224,7 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 	e = idx_tl_elem(m->tl, k);
 	switch (st) {
 	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
-	case TL_STACK_CATEGORY: return an_category_of(&m->cats, k);
+	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
 	case TL_STACK_STREAM: return stream_group(m, &e, k);
 	default: return TL_NO_GROUP;
 	}

@@ -341,32 +341,9 @@ replay_totals(const struct replay_state *st, struct replay_totals *t)
 
 	memset(t, 0, sizeof *t);
 	t->n_segments = st->n_segments;
-	t->n_blocks = st->n_blocks;
 	for (i = 0; i < st->n_segments; i++)
-		t->reserved += st->segments[i].size;
-	for (i = 0; i < st->n_blocks; i++) {
-		const struct replay_block *b = &st->blocks[i];
-
-		switch (b->state) {
-		case SNAP_BLOCK_ACTIVE_ALLOCATED:
-			t->allocated += b->size;
-			t->active += b->size;
-			t->requested += b->requested_size;
-			t->alloc_requested += b->requested_size;
-			if (b->size > b->requested_size)
-				t->free_internal += b->size - b->requested_size;
-			break;
-		case SNAP_BLOCK_ACTIVE_PENDING_FREE:
-			t->active += b->size;
-			t->requested += b->requested_size;
-			t->pending += b->size;
-			break;
-		default:
-			t->inactive += b->size;
-			if (b->size > t->largest_free)
-				t->largest_free = b->size;
-			break;
-		}
-	}
-	t->free_external = t->inactive + t->pending;
+		t->reserved = sv_sat_add(t->reserved, st->segments[i].size);
+	for (i = 0; i < st->n_blocks; i++)
+		replay_totals_add(t, st->blocks[i].state, st->blocks[i].size,
+		    st->blocks[i].requested_size);
 }

@@ -18,6 +18,7 @@
 
 #include "snapshot/snap_model.h"
 #include "util/err.h"
+#include "util/sat.h"
 
 struct replay_block {
 	uint64_t addr;
@@ -98,6 +99,40 @@ struct replay_totals {
 	uint64_t largest_free;    /* largest inactive block */
 };
 void replay_totals(const struct replay_state *st, struct replay_totals *t);
+
+/* Adds one block (its state, size and requested bytes) to t as
+ * replay_totals counts each block of a state; for blocks kept elsewhere
+ * (the file's final segments), so that every total over blocks is this
+ * one. The sums saturate: a file's sizes can add past 2^64. */
+static inline void
+replay_totals_add(struct replay_totals *t, unsigned state, uint64_t size,
+    uint64_t requested)
+{
+	t->n_blocks++;
+	switch (state) {
+	case SNAP_BLOCK_ACTIVE_ALLOCATED:
+		t->allocated = sv_sat_add(t->allocated, size);
+		t->active = sv_sat_add(t->active, size);
+		t->requested = sv_sat_add(t->requested, requested);
+		t->alloc_requested = sv_sat_add(t->alloc_requested, requested);
+		if (size > requested)
+			t->free_internal = sv_sat_add(t->free_internal,
+			    size - requested);
+		break;
+	case SNAP_BLOCK_ACTIVE_PENDING_FREE:
+		t->active = sv_sat_add(t->active, size);
+		t->requested = sv_sat_add(t->requested, requested);
+		t->pending = sv_sat_add(t->pending, size);
+		t->free_external = sv_sat_add(t->free_external, size);
+		break;
+	default:
+		t->inactive = sv_sat_add(t->inactive, size);
+		t->free_external = sv_sat_add(t->free_external, size);
+		if (size > t->largest_free)
+			t->largest_free = size;
+		break;
+	}
+}
 
 /* ---- what the reconstruction found --------------------------------------
  * Counts that describe the trace window; none of them is an error. */

@@ -98,9 +98,18 @@ app_set_cursor(struct app *a, int64_t ev)
 			blk_addr = a->st->blocks[a->sv.sel_block].addr;
 	}
 	a->st = state_at(&a->src, ev);
-	segmap_totals(a->st, &a->totals);
+	replay_totals(a->st, &a->totals);
 	reselect(a, seg_addr, blk_addr);
 	a->view.sel_elem = app_selected_elem(a);
+}
+
+void
+app_replay_moved(struct app *a)
+{
+	a->st = NULL;
+	a->sv.sel_seg = SEGMAP_NONE;
+	a->sv.sel_block = SEGMAP_NONE;
+	app_set_cursor(a, a->view.cursor);
 }
 
 uint64_t
@@ -417,41 +426,40 @@ const struct an_categories *
 app_categories(struct app *a)
 {
 	struct sv_error err;
-	struct an_cat_rules rules;
-	int r;
 
 	if (a->cats_ok == 0) {
 		sv_error_clear(&err);
-		memset(&rules, 0, sizeof rules);
-		r = a->cat_rules != NULL ? an_cat_rules_load(a->cat_rules,
-		    &rules, &err) : 0;
-		if (r == 0)
-			r = an_categories_build(a->snap, &a->tl, NULL,
-			    a->cat_rules != NULL ? &rules : NULL, &a->cats,
-			    &err);
-		if (a->cat_rules != NULL)
-			an_cat_rules_destroy(&rules);
-		a->cats_ok = r == 0 ? 1 : -1;
+		a->cats_ok = an_categories_build(a->snap, &a->tl, NULL,
+		    a->cat_rules, &a->cats, &err) == 0 ? 1 : -1;
 		if (a->cats_ok < 0)
 			app_msg(a, "categories: %s", err.msg);
 	}
 	return a->cats_ok > 0 ? &a->cats : NULL;
 }
 
-int
-app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
+uint64_t
+app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
 {
-	const struct an_categories *c = app_categories(a);
 	uint64_t e = TL_NO_ELEM;
 
-	if (c == NULL)
-		return -1;
 	/* the element its alloc event starts (O(1)); by address for a
 	 * block allocated before the trace */
 	if (alloc_ev >= 0 && (uint64_t)alloc_ev < a->tl.n_events)
 		e = idx_tl_ev_elem(&a->tl, (uint64_t)alloc_ev);
 	if (e >= a->tl.n_elems)
 		e = tl_model_find_elem(&a->tm, addr, a->view.cursor);
+	return e < a->tl.n_elems ? e : TL_NO_ELEM;
+}
+
+int
+app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
+{
+	const struct an_categories *c = app_categories(a);
+	uint64_t e;
+
+	if (c == NULL)
+		return -1;
+	e = app_block_elem(a, addr, alloc_ev);
 	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
 }
 

@@ -57,7 +57,7 @@ struct app {
 	struct tl_model tm;
 	struct state_src src;
 	const struct replay_state *st;  /* state at the cursor (borrowed) */
-	struct segmap_totals totals;
+	struct replay_totals totals;    /* of st (replay_totals) */
 
 	struct tl_view view;            /* holds the cursor */
 	struct tl_frame tlf;            /* what the timeline drew last */
@@ -84,7 +84,7 @@ struct app {
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
 	struct an_categories cats;      /* of the device (app_categories) */
 	int cats_ok;
-	const char *cat_rules;          /* --categories file, or NULL */
+	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
@@ -106,6 +106,10 @@ void app_set_cursor(struct app *a, int64_t ev);
 /* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
  * a->msg). */
 int app_set_device(struct app *a, uint32_t d);
+/* After an analysis moved the device's replay (a->src.replay): the state
+ * at the cursor is fetched again, the block selection (which pointed into
+ * the old state) dropped. */
+void app_replay_moved(struct app *a);
 /* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
 uint64_t app_selected_elem(struct app *a);
 /* ---- search (search.c) ---- */
@@ -125,6 +129,9 @@ struct an_sites *app_sites(struct app *a);
 /* The category of every element of the device's timeline, built the
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
+/* The timeline's element of the block at addr allocated at event
+ * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
+uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
 /* Category of the block at addr allocated at event alloc_ev (-1: before
  * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
  * such allocation), or -1 without categories. */

@@ -44,11 +44,7 @@ app_check(struct app *a, int force)
 	}
 	sv_error_clear(&err);
 	r = replay_check(a->src.replay, &a->chk, &err);
-	/* the check moved the replay: the state at the cursor again */
-	a->st = NULL;
-	a->sv.sel_seg = SEGMAP_NONE;
-	a->sv.sel_block = SEGMAP_NONE;
-	app_set_cursor(a, a->view.cursor);
+	app_replay_moved(a);
 	if (r != 0) {
 		app_msg(a, "check: %s", err.msg);
 		a->chk_done = -1;

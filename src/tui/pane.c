@@ -5,6 +5,13 @@
 
 #include "tui/pane.h"
 
+#include <string.h>
+
+#include "render/anlist.h"
+#include "util/escape.h"
+
+#define LABEL_MAX 1024
+
 void
 pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text)
@@ -71,4 +78,62 @@ pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
 		return 1;
 	*sel = k;
 	return 0;
+}
+
+int
+pane_list_clicked(struct app *a, void *priv, const struct rect *r,
+    int c, int site,
+    int (*action)(struct app *, void *, enum action, const struct rect *))
+{
+	if (c == 1)
+		return action(a, priv, ACT_ENTER, r);
+	if (c == 0 && site) {
+		a->detail = DETAIL_SITE;
+		a->detail_scroll = 0;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
+void
+pane_list_scroll(uint64_t *sel, uint64_t *first, uint64_t n, int rows)
+{
+	if (*sel >= n)
+		*sel = n - 1;
+	if (*sel < *first)
+		*first = *sel;
+	if (*sel >= *first + (uint64_t)rows)
+		*first = *sel - (uint64_t)rows + 1;
+}
+
+void
+pane_list_row(struct app *a, struct cellbuf *cb, const struct rect *r,
+    int y, const char *text, const char *raw, int sel, int focused,
+    unsigned col)
+{
+	char label[LABEL_MAX];
+	unsigned at = sel && focused ? CB_A_BOLD : 0;
+	int len;
+
+	if (sel) {
+		col = UIC_SELECT;
+		cellbuf_fill(cb, r->x, y, r->w, 1, ' ', col, at);
+	}
+	len = cellbuf_puts(cb, r->x + 1, y, text, r->w - 1, col, at);
+	if (raw == NULL)
+		return;
+	anlist_cut_label(raw, r->w - 1 - len, a->utf8, label, sizeof label);
+	cellbuf_puts(cb, r->x + 1 + len, y, label, r->w - 1 - len, col, at);
+}
+
+void
+pane_list_write_row(FILE *f, const char *text, const char *raw)
+{
+	char esc[LABEL_MAX];
+
+	fprintf(f, "%s", text);
+	if (raw != NULL) {
+		sv_escape(esc, sizeof esc, raw, strlen(raw));
+		fprintf(f, "%s", esc);
+	}
+	fprintf(f, "\n");
 }

@@ -6,6 +6,8 @@
  * handles actions, returning UI_* flags (0 = not handled, so the global
  * handler in ui.c gets it). Generic code owns layout, focus and redraw.
  */
+#include <stdio.h>
+
 #include "render/cellbuf.h"
 #include "tui/app.h"
 #include "tui/layout.h"
@@ -41,6 +43,25 @@ int pane_list_move(uint64_t *sel, uint64_t n, enum action act,
  * row is the selected one (act as Enter), else 0 with *sel on it. */
 int pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
     int header);
+/* What a click on a list view does, given pane_list_click's answer c:
+ * on the selected row, the view's Enter (its action op, with priv and
+ * r); on another row, when the view shows its selection in the detail
+ * pane (site), that row's stack from the top. UI_* flags. */
+int pane_list_clicked(struct app *a, void *priv, const struct rect *r,
+    int c, int site,
+    int (*action)(struct app *, void *, enum action, const struct rect *));
+/* Moves *first so that *sel (clamped below n > 0) is one of the rows
+ * rows shown from it. */
+void pane_list_scroll(uint64_t *sel, uint64_t *first, uint64_t n, int rows);
+/* Draws row y of a list in r: its text, then raw (a call site, text
+ * from the file: escaped here) cut at the left to the cells left; the
+ * selected row highlighted, bold when focused; others in colour col. */
+void pane_list_row(struct app *a, struct cellbuf *cb, const struct rect *r,
+    int y, const char *text, const char *raw, int sel, int focused,
+    unsigned col);
+/* Writes a row as text: text, then raw escaped, and a newline. */
+void pane_list_write_row(FILE *f, const char *text, const char *raw);
+
 /* Left/Right from a list: the cursor moves as on the timeline and the
  * detail pane keeps showing the list's selection. UI_* flags, 0 for any
  * other action. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/site.h"
 #include "render/fmt.h"
 #include "render/frames.h"
 #include "tui/pane.h"
@@ -141,6 +142,27 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 	return snap_ev_stack(t, (uint64_t)a->view.cursor);
 }
 
+/* A stack with no Python frame is named by its C++ frames, e.g.
+ * "BmmBackward0 -> at::bmm": that label, as the analyses print it, into
+ * buf (escaped); 0 for any other stack. */
+static int
+cpp_site(struct app *a, uint32_t stack, char *buf, size_t size)
+{
+	struct an_sites *sites = stack != 0 ? app_sites(a) : NULL;
+	char raw[400], esc[400];
+	uint32_t site;
+
+	if (sites == NULL)
+		return 0;
+	site = an_site_of(sites, stack);
+	if (an_site_kind(sites, site) != AN_SITE_CPP)
+		return 0;
+	an_site_label(sites, site, raw, sizeof raw);
+	sv_escape(esc, sizeof esc, raw, strlen(raw));
+	snprintf(buf, size, "site %s", esc);
+	return 1;
+}
+
 static void
 det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
@@ -148,22 +170,27 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	struct frame_line *fl;
 	uint32_t stack;
 	size_t n, i;
-	int row, y;
+	int row, y, top;
 
 	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	pane_title(a, cb, r, focused, title);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	cellbuf_puts(cb, r->x + 1, r->y + 1, info, r->w - 1, UIC_AXIS, 0);
+	/* the site line, above the frames (it does not scroll) */
+	top = r->y + 2;
+	if (cpp_site(a, stack, line, sizeof line))
+		cellbuf_puts(cb, r->x + 1, top++, line, r->w - 1, UIC_DEFAULT,
+		    CB_A_BOLD);
 	n = frames_layout(a->snap, stack, a->unfold, NULL, 0);
 	fl = xcalloc(n + 1, sizeof *fl);
 	frames_layout(a->snap, stack, a->unfold, fl, n);
 	if (n == 0)
-		cellbuf_puts(cb, r->x + 1, r->y + 2, "(no stack recorded)",
+		cellbuf_puts(cb, r->x + 1, top, "(no stack recorded)",
 		    r->w - 1, UIC_AXIS, 0);
 	if (a->detail_scroll > (int)n - 1)
 		a->detail_scroll = n > 0 ? (int)n - 1 : 0;
 	for (i = (size_t)a->detail_scroll, row = 0; i < n; i++, row++) {
-		y = r->y + 2 + row;
+		y = top + row;
 		if (y >= r->y + r->h)
 			break;
 		if (fl[i].nfold > 0) {

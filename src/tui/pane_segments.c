@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "render/fmt.h"
@@ -12,7 +13,7 @@
 static void
 seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
-	const struct segmap_totals *t = &a->totals;
+	const struct replay_totals *t = &a->totals;
 	char at[FMT_BUF], res[FMT_BUF], al[FMT_BUF], fi[FMT_BUF], fe[FMT_BUF],
 	    lf[FMT_BUF], title[512];
 	int rows = r->h - 1;
@@ -24,7 +25,7 @@ seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
 	snprintf(title, sizeof title, "%s @ %s%s - reserved %s alloc %s - "
-	    "free int %s ext %s - largest %s - %u segs",
+	    "free int %s ext %s - largest %s - %" PRIu64 " segs",
 	    r->w >= 110 ? "Allocator state" : "State", at,
 	    state_exact(&a->src, a->view.cursor) ? "" : " (final)", res, al,
 	    fi, fe, lf, t->n_segments);

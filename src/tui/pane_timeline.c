@@ -149,6 +149,13 @@ set_stack(struct app *a, int st)
 {
 	char why[128];
 
+	/* the one table the block table and the top view use, with the
+	 * user's rules (app_categories says why when there is none) */
+	if (st == TL_STACK_CATEGORY) {
+		if (app_categories(a) == NULL)
+			return -1;
+		tl_model_set_categories(&a->tm, app_categories(a));
+	}
 	if (tl_model_prepare(&a->tm, st, why, sizeof why) != 0) {
 		app_msg(a, "%s bands: %s", tl_stack_name(st), why);
 		return -1;
@@ -482,6 +489,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	    cat[128];
 	int seg = a->view.stack == TL_STACK_SEGMENT;
 	struct an_sites *sites;
+	const struct an_categories *cats;
 
 	if (e.alloc_ev >= 0)
 		fmt_event(al, sizeof al, e.alloc_ev);
@@ -499,11 +507,9 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
 		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
 		    e.stack), 0, a->utf8, site, sizeof site);
-	if (!seg && tl_model_categories(&a->tm, cat, sizeof cat) == 0)
+	if (!seg && (cats = app_categories(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
-		    an_category_of(&a->tm.cats, k)));
-	else
-		cat[0] = '\0';
+		    an_category_of(cats, k)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,
 	    seg ? "" : "site ", seg ? "" : site, seg ? "" : " - ", e.stream,
 	    e.flags & IDX_ELEM_GHOST ? " - alive before and after the trace"

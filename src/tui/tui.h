@@ -25,7 +25,8 @@ struct tui_opts {
 	int has_at;
 	int64_t at;            /* open with the cursor after event at */
 	int64_t from, to;      /* the leak window to start with; -2 = none */
-	const char *categories; /* category rules file (analysis/category.h) */
+	const char *categories; /* category rules file (analysis/category.h),
+				   read before the screen is set up */
 	/* Checks the options against the loaded snapshot before anything is
 	 * drawn: 0, or -1 with one line in msg (printed, exit status 1).
 	 * May be NULL. */
@@ -39,8 +40,8 @@ struct tui_opts {
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no
- * usable terminal, 2/3 when the file cannot be read, 130 cancelled,
- * 128+signal when ended by a signal). */
+ * usable terminal, 2/3 when the file or the categories file cannot be
+ * read, 130 cancelled, 128+signal when ended by a signal). */
 int tui_main(const struct tui_opts *o);
 
 #endif

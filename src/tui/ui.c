@@ -66,13 +66,15 @@ static int script_mx, script_my, script_mb;
 static struct rk *set;
 static int in_set;
 static const struct tui_opts *opts;
+/* --categories, read once before the screen is set up */
+static struct an_cat_rules cat_rules;
 
 /* The app's fields that come from the options (tui_main, and again when
  * a rank's full view is closed). */
 static void
 app_set_opts(void)
 {
-	app.cat_rules = opts->categories;
+	app.cat_rules = opts->categories != NULL ? &cat_rules : NULL;
 	app.no_mouse = opts->no_mouse;
 	/* a leak window is one file's events */
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
@@ -872,6 +874,25 @@ wants_set(const struct tui_opts *o)
 
 /* ---- entry ----------------------------------------------------------------- */
 
+/* Reads the rules file at path into cat_rules: 0, or -1 with one line
+ * "snapview: FILE: line N: reason" printed and the exit status in *rc. */
+static int
+load_rules(const char *path, int *rc)
+{
+	struct sv_error err;
+	char name[1024];
+
+	sv_error_clear(&err);
+	if (an_cat_rules_load(path, &cat_rules, &err) == 0)
+		return 0;
+	sv_escape(name, sizeof name, path, strlen(path));
+	fprintf(stderr, "snapview: %s: ", name);
+	sv_escape_fputs(stderr, err.msg);
+	fputc('\n', stderr);
+	*rc = sv_errcode_status(err.code);
+	return -1;
+}
+
 int
 tui_main(const struct tui_opts *o)
 {
@@ -883,6 +904,9 @@ tui_main(const struct tui_opts *o)
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
 	opts = o;
+	/* a bad rules file stops the viewer as it stops a command */
+	if (o->categories != NULL && load_rules(o->categories, &rc) != 0)
+		return rc;
 	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
@@ -920,6 +944,7 @@ tui_main(const struct tui_opts *o)
 	if (latency_log != NULL)
 		fclose(latency_log);
 	app_close(&app);
+	an_cat_rules_destroy(&cat_rules);
 	cellbuf_destroy(&app.screen);
 	script_free(&script);
 	if (screen != NULL)

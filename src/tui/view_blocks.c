@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/anlist.h"
 #include "render/fmt.h"
 #include "tui/view.h"
-#include "util/escape.h"
 #include "util/xalloc.h"
 
 enum { COL_ADDR, COL_SIZE, COL_REQ, COL_AGE, COL_STREAM, COL_CAT, COL_SITE,
@@ -276,8 +274,8 @@ bl_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
 	struct blocks_view *v = priv;
-	char title[256], text[256], label[1024], hd[256];
-	int rows = r->h - 2, k, len;
+	char title[256], text[256], hd[256];
+	int rows = r->h - 2, k;
 	size_t i;
 
 	refresh(a, v);
@@ -293,27 +291,12 @@ bl_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 	}
 	if (rows < 1)
 		return;
-	if (v->sel >= v->n)
-		v->sel = v->n - 1;
-	if (v->sel < v->first)
-		v->first = v->sel;
-	if (v->sel >= v->first + (uint64_t)rows)
-		v->first = v->sel - (uint64_t)rows + 1;
+	pane_list_scroll(&v->sel, &v->first, v->n, rows);
 	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
-		int sel = i == v->sel;
-		unsigned col = sel ? UIC_SELECT : UIC_DEFAULT;
-		unsigned at = sel && focused ? CB_A_BOLD : 0;
-
 		row_text(a, v, i, text, sizeof text);
-		if (sel)
-			cellbuf_fill(cb, r->x, r->y + 2 + k, r->w, 1, ' ', col,
-			    at);
-		len = cellbuf_puts(cb, r->x + 1, r->y + 2 + k, text, r->w - 1,
-		    col, at);
-		anlist_cut_label(site_label(a, v, v->rows[i].site),
-		    r->w - 1 - len, a->utf8, label, sizeof label);
-		cellbuf_puts(cb, r->x + 1 + len, r->y + 2 + k, label,
-		    r->w - 1 - len, col, at);
+		pane_list_row(a, cb, r, r->y + 2 + k, text,
+		    site_label(a, v, v->rows[i].site), i == v->sel, focused,
+		    UIC_DEFAULT);
 	}
 }
 
@@ -362,8 +345,7 @@ static int
 bl_write(struct app *a, void *priv, FILE *f)
 {
 	struct blocks_view *v = priv;
-	char title[256], text[256], hd[256], esc[1024];
-	const char *raw;
+	char title[256], text[256], hd[256];
 	size_t i;
 
 	refresh(a, v);
@@ -372,9 +354,8 @@ bl_write(struct app *a, void *priv, FILE *f)
 	fprintf(f, "%s\n%s\n", title, hd);
 	for (i = 0; i < v->n; i++) {
 		row_text(a, v, i, text, sizeof text);
-		raw = site_label(a, v, v->rows[i].site);
-		sv_escape(esc, sizeof esc, raw, strlen(raw));
-		fprintf(f, "%s%s\n", text, esc);
+		pane_list_write_row(f, text, site_label(a, v,
+		    v->rows[i].site));
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -401,11 +382,7 @@ bl_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 		return UI_HANDLED | UI_REDRAW;
 	}
 	c = pane_list_click(&v->sel, v->first, v->n, row, 2);
-	if (c == 1)
-		return bl_action(a, priv, ACT_ENTER, r);
-	if (c == 0)
-		a->detail = DETAIL_SITE;
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, bl_action);
 }
 
 const struct view_ops view_blocks_ops = {

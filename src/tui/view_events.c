@@ -20,11 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/anlist.h"
 #include "render/evfilter.h"
 #include "render/fmt.h"
 #include "tui/view.h"
-#include "util/escape.h"
 #include "util/xalloc.h"
 
 #define SCAN_BUDGET (1u << 21)  /* events read per extension */
@@ -35,7 +33,7 @@ struct events_view {
 	int64_t *m;             /* matching events in [lo, hi], ascending */
 	size_t n, cap;
 	int64_t lo, hi;         /* range read; empty when lo > hi */
-	size_t sel, first;
+	uint64_t sel, first;
 	int64_t follow;         /* the cursor the table last followed */
 	int64_t stopped;        /* event a budget-limited scan stopped at */
 	int ready;
@@ -286,7 +284,7 @@ ev_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 {
 	struct events_view *v = priv;
 	char title[512], text[256], label[1024], e0[FMT_BUF], e1[FMT_BUF];
-	int rows = r->h - 2, k, len;
+	int rows = r->h - 2, k;
 	size_t i;
 	uint32_t site;
 
@@ -308,28 +306,13 @@ ev_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 		    0);
 		return;
 	}
-	if (v->sel >= v->n)
-		v->sel = v->n - 1;
-	if (v->sel < v->first)
-		v->first = v->sel;
-	if (v->sel >= v->first + (size_t)rows)
-		v->first = v->sel - (size_t)rows + 1;
+	pane_list_scroll(&v->sel, &v->first, v->n, rows);
 	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
-		int sel = i == v->sel;
-		unsigned col = sel ? UIC_SELECT : v->m[i] == a->view.cursor ?
-		    UIC_CURSOR : UIC_DEFAULT;
-		unsigned at = sel && focused ? CB_A_BOLD : 0;
-
 		row(a, v, i, text, sizeof text, &site);
-		if (sel)
-			cellbuf_fill(cb, r->x, r->y + 2 + k, r->w, 1, ' ', col,
-			    at);
-		len = cellbuf_puts(cb, r->x + 1, r->y + 2 + k, text, r->w - 1,
-		    col, at);
-		anlist_site_label(app_sites(a), site, r->w - 1 - len, a->utf8,
-		    label, sizeof label);
-		cellbuf_puts(cb, r->x + 1 + len, r->y + 2 + k, label,
-		    r->w - 1 - len, col, at);
+		pane_list_row(a, cb, r, r->y + 2 + k, text,
+		    an_site_label(app_sites(a), site, label, sizeof label),
+		    i == v->sel, focused, v->m[i] == a->view.cursor ?
+		    UIC_CURSOR : UIC_DEFAULT);
 	}
 }
 
@@ -428,7 +411,7 @@ static int
 ev_write(struct app *a, void *priv, FILE *f)
 {
 	struct events_view *v = priv;
-	char title[512], text[256], raw[1024], esc[1024];
+	char title[512], text[256], raw[1024];
 	size_t i;
 	uint32_t site;
 
@@ -436,9 +419,8 @@ ev_write(struct app *a, void *priv, FILE *f)
 	fprintf(f, "%s\n%s\n", title, header);
 	for (i = 0; i < v->n; i++) {
 		row(a, v, i, text, sizeof text, &site);
-		an_site_label(app_sites(a), site, raw, sizeof raw);
-		sv_escape(esc, sizeof esc, raw, strlen(raw));
-		fprintf(f, "%s%s\n", text, esc);
+		pane_list_write_row(f, text, an_site_label(app_sites(a), site,
+		    raw, sizeof raw));
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -447,18 +429,10 @@ static int
 ev_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 {
 	struct events_view *v = priv;
-	uint64_t sel = v->sel;
-	int c = pane_list_click(&sel, v->first, v->n, row, 2);
+	int c = pane_list_click(&v->sel, v->first, v->n, row, 2);
 
 	(void)x;
-	v->sel = (size_t)sel;
-	if (c == 1)
-		return ev_action(a, priv, ACT_ENTER, r);
-	if (c == 0) {
-		a->detail = DETAIL_SITE;
-		a->detail_scroll = 0;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, ev_action);
 }
 
 const struct view_ops view_events_ops = {

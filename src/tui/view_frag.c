@@ -23,8 +23,7 @@ struct frag_view {
 	struct anlist list;
 };
 
-/* The state at the cursor is fetched again afterwards (the block
- * selection, which pointed into the old state, is dropped). */
+/* The analysis moves the replay: app_replay_moved afterwards. */
 static int
 fr_open(struct app *a, void *priv)
 {
@@ -37,12 +36,9 @@ fr_open(struct app *a, void *priv)
 		return -1;
 	if (!v->ok) {
 		sv_error_clear(&err);
-		a->sv.sel_seg = SEGMAP_NONE;
-		a->sv.sel_block = SEGMAP_NONE;
 		r = an_frag(a->snap, &a->tl, a->src.replay, sites, -2,
 		    &v->frag, &err);
-		a->st = NULL;
-		app_set_cursor(a, a->view.cursor);
+		app_replay_moved(a);
 		if (r != 0) {
 			an_frag_destroy(&v->frag);
 			memset(&v->frag, 0, sizeof v->frag);
@@ -91,11 +87,19 @@ go(struct app *a, struct frag_view *v)
 	x = &v->frag.allocs[v->list.sel];
 	a->detail = DETAIL_EVENT;
 	app_set_cursor(a, x->ev);
+	/* measured in the pool the request needed, as snapview frag does */
 	if (x->has_state && x->req_ev >= 0)
-		app_msg(a, "%s gap %s req %s: free %s, largest block %s",
+		app_msg(a, "%s gap %s req %s: %s pool free %s, largest %s",
 		    fmt_event(e, sizeof e, x->ev),
 		    fmt_size_short(g, sizeof g, x->gap),
 		    fmt_size_short(r, sizeof r, x->request),
+		    x->large ? "large" : "small",
+		    fmt_size_short(f, sizeof f, x->pool_free),
+		    fmt_size_short(lg, sizeof lg, x->pool_largest));
+	else if (x->has_state)
+		app_msg(a, "%s gap %s: free on its stream %s, largest %s",
+		    fmt_event(e, sizeof e, x->ev),
+		    fmt_size_short(g, sizeof g, x->gap),
 		    fmt_size_short(f, sizeof f, x->stream_free),
 		    fmt_size_short(lg, sizeof lg, x->stream_largest));
 	else
@@ -173,10 +177,9 @@ fr_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	struct frag_view *v = priv;
 
 	(void)x;
-	if (pane_list_click(&v->list.sel, v->list.first,
-	    anlist_rows(&v->list), row, 2) == 1)
-		return fr_action(a, priv, ACT_ENTER, r);
-	return UI_HANDLED | UI_REDRAW;
+	/* the view is in the detail pane's place: no site to show there */
+	return pane_list_clicked(a, priv, r, pane_list_click(&v->list.sel,
+	    v->list.first, anlist_rows(&v->list), row, 2), 0, fr_action);
 }
 
 const struct view_ops view_frag_ops = {

@@ -87,9 +87,9 @@ facts(struct app *a, struct info_view *v)
 		    fmt_duration(b0, sizeof b0, st.time_last - st.time_first));
 	add(v, "Final state   %" PRIu64 " segments (%" PRIu64 " expandable, %"
 	    PRIu64 " in private pools), %s reserved, %s allocated",
-	    st.seg.segments, st.seg.expandable, st.seg.private_pool,
-	    fmt_size(b0, sizeof b0, st.seg.reserved), fmt_size(b1, sizeof b1,
-	    st.seg.allocated));
+	    st.seg.sum.n_segments, st.seg.expandable, st.seg.private_pool,
+	    fmt_size(b0, sizeof b0, st.seg.sum.reserved), fmt_size(b1,
+	    sizeof b1, st.seg.sum.alloc_requested));
 	add(v, "Not in trace  %s frees without their alloc (recording began "
 	    "later), %s blocks alive from before the first event",
 	    fmt_count(b0, sizeof b0, st.frees_without_alloc),

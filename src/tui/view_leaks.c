@@ -4,8 +4,12 @@
  * the whole trace when none is set) and still alive at its end. The
  * selected site's leaked blocks are one highlighted band at the bottom
  * of the timeline and their alloc events are marked on its axis; Enter
- * and ]/[ move the cursor to its blocks. The analysis runs once per
- * device and window, when the view first needs it (O(elements)).
+ * and ]/[ move the cursor to its blocks. Each site has the category
+ * holding most of its bytes (the viewer's one table, with the user's
+ * rules); with fewer than two complete steps in the window, no site is
+ * said to grow every step (analysis/leaks.h: judged). The analysis runs
+ * once per device and window, when the view first needs it
+ * (O(elements)).
  */
 #include "config.h"
 
@@ -37,12 +41,15 @@ static int
 compute(struct app *a, struct leaks_view *v)
 {
 	struct an_sites *sites = app_sites(a);
+	struct an_leaks_with with;
 	struct sv_error err;
 
 	if (sites == NULL)
 		return -1;
+	memset(&with, 0, sizeof with);
+	with.cats = app_categories(a);
 	sv_error_clear(&err);
-	if (an_leaks(a->snap, &a->tl, sites, a->win_from >= -1 ?
+	if (an_leaks_ex(a->snap, &a->tl, sites, &with, a->win_from >= -1 ?
 	    a->win_from : -1, a->win_to >= 0 ? a->win_to : -1, &v->leaks,
 	    &err) != 0) {
 		app_msg(a, "leaks: %s", err.msg);
@@ -82,6 +89,10 @@ lk_open(struct app *a, void *priv)
 		return -1;
 	v->list.utf8 = a->utf8;
 	a->detail = DETAIL_SITE;
+	if (!v->leaks.judged)
+		app_msg(a, "leaks across steps not judged: %" PRIu64
+		    " complete step%s (2 needed)", v->leaks.n_complete,
+		    v->leaks.n_complete == 1 ? "" : "s");
 	return 0;
 }
 
@@ -124,24 +135,32 @@ site_detail(struct app *a, struct leaks_view *v)
 	char b[FMT_BUF], c[FMT_BUF], e0[FMT_BUF], e1[FMT_BUF];
 	uint64_t k = v->list.sel;
 	const struct an_leak_site *s;
+	const char *cat;
 
 	memset(d, 0, sizeof *d);
 	if (k >= v->leaks.n_sites)
 		return;
 	s = &v->leaks.sites[k];
 	d->stack = s->stack;
+	/* with a window, blocks alive at its end may be freed later */
 	snprintf(d->title, sizeof d->title, "Leak site %" PRIu64 "/%" PRIu64
-	    " - %s in %s blocks never freed%s", k + 1, v->leaks.n_sites,
+	    " - %s in %s blocks %s%s", k + 1, v->leaks.n_sites,
 	    fmt_size(b, sizeof b, s->bytes), fmt_count(c, sizeof c, s->count),
+	    v->to >= 0 ? "alive at its end" : "never freed",
 	    s->periodic ? " - grows every step" : "");
-	if (s->first_ev >= 0)
-		snprintf(d->info, sizeof d->info, "allocated %s..%s - Enter: "
-		    "first block, ]/[: next/previous",
+	cat = s->category >= 0 ? an_category_label((unsigned)s->category) :
+	    "no category";
+	if (s->free_stack)
+		snprintf(d->info, sizeof d->info, "%s - allocated before the "
+		    "trace; the stack of their free", cat);
+	else if (s->first_ev >= 0)
+		snprintf(d->info, sizeof d->info, "%s - allocated %s..%s - "
+		    "Enter: first block, ]/[: next/previous", cat,
 		    fmt_event(e0, sizeof e0, s->first_ev),
 		    fmt_event(e1, sizeof e1, s->last_ev));
 	else
 		snprintf(d->info, sizeof d->info,
-		    "allocated before the trace began");
+		    "%s - allocated before the trace began", cat);
 }
 
 static void
@@ -215,12 +234,16 @@ lk_title(struct leaks_view *v, char *t, size_t size)
 		snprintf(w, sizeof w, " in %s..%s", v->from >= 0 ?
 		    fmt_event(e0, sizeof e0, v->from) : "start", v->to >= 0 ?
 		    fmt_event(e1, sizeof e1, v->to) : "end");
-	snprintf(e, sizeof e, " - %" PRIu64 " steps", v->leaks.n_steps);
+	e[0] = '\0';
+	if (v->leaks.n_steps > 0 || !v->leaks.judged)
+		snprintf(e, sizeof e, " - %" PRIu64 " step%s%s",
+		    v->leaks.n_steps, v->leaks.n_steps == 1 ? "" : "s",
+		    v->leaks.judged ? "" : ", not judged");
 	snprintf(t, size, "Leaks%s - %" PRIu64 " site%s - %s blocks, %s "
 	    "alive at %s%s", w, v->leaks.n_sites, v->leaks.n_sites == 1 ? "" :
 	    "s", fmt_count(b, sizeof b, v->leaks.count),
 	    fmt_size(c, sizeof c, v->leaks.bytes), w[0] != '\0' ? "its end" :
-	    "the end", v->leaks.n_steps > 0 ? e : "");
+	    "the end", e);
 }
 
 static void
@@ -283,13 +306,7 @@ lk_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	    anlist_rows(&v->list), row, 2);
 
 	(void)x;
-	if (c == 1)
-		return lk_action(a, priv, ACT_ENTER, r);
-	if (c == 0) {
-		a->detail = DETAIL_SITE;
-		a->detail_scroll = 0;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, lk_action);
 }
 
 const struct view_ops view_leaks_ops = {

@@ -22,7 +22,6 @@
 #include "render/anlist.h"
 #include "render/fmt.h"
 #include "tui/view.h"
-#include "util/escape.h"
 #include "util/xalloc.h"
 
 struct oom_row {
@@ -154,10 +153,12 @@ build(struct app *a, struct oom_view *v, int w)
 		r = push(v, nd->stack);
 		r->live = 1;
 		r->site = nd->site;
-		snprintf(r->text, sizeof r->text, "  %8s %5.1f%% %6s  ",
+		/* blocks allocated before the trace: where they are freed */
+		snprintf(r->text, sizeof r->text, "  %8s %5.1f%% %6s  %s",
 		    fmt_size_short(b0, sizeof b0, nd->bytes), e->live.bytes ?
 		    100.0 * (double)nd->bytes / (double)e->live.bytes : 0.0,
-		    fmt_count(b3, sizeof b3, nd->count));
+		    fmt_count(b3, sizeof b3, nd->count), nd->free_stack ?
+		    "freed at " : "");
 	}
 	v->width = w;
 	v->built_k = v->k;
@@ -203,13 +204,9 @@ oo_open(struct app *a, void *priv)
 		return -1;
 	if (!v->ok) {
 		sv_error_clear(&err);
-		a->sv.sel_seg = SEGMAP_NONE;
-		a->sv.sel_block = SEGMAP_NONE;
 		r = an_oom(a->snap, &a->tl, a->src.replay, sites, &v->oom,
 		    &err);
-		/* the replay moved: fetch the state at the cursor again */
-		a->st = NULL;
-		app_set_cursor(a, a->view.cursor);
+		app_replay_moved(a);
 		if (r != 0) {
 			an_oom_destroy(&v->oom);
 			memset(&v->oom, 0, sizeof v->oom);
@@ -288,13 +285,21 @@ oo_title(struct oom_view *v, char *t, size_t size)
 	    " - retried" : " - failed");
 }
 
+/* The call site of a row that names one (raw file text), or NULL. */
+static const char *
+site_of(struct app *a, const struct oom_row *row, char *buf, size_t size)
+{
+	return row->live ? an_site_label(app_sites(a), row->site, buf, size)
+			 : NULL;
+}
+
 static void
 oo_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
 	struct oom_view *v = priv;
 	char title[256], label[1024];
-	int rows = r->h - 1, k, len;
+	int rows = r->h - 1, k;
 	uint64_t i;
 
 	if (v->width != r->w || v->built_k != v->k)
@@ -304,30 +309,11 @@ oo_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	if (rows < 1 || v->n == 0)
 		return;
-	if (v->sel >= v->n)
-		v->sel = v->n - 1;
-	if (v->sel < v->first)
-		v->first = v->sel;
-	if (v->sel >= v->first + (uint64_t)rows)
-		v->first = v->sel - (uint64_t)rows + 1;
-	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
-		const struct oom_row *row = &v->rows[i];
-		int sel = i == v->sel;
-		unsigned col = sel ? UIC_SELECT : UIC_DEFAULT;
-		unsigned at = sel && focused ? CB_A_BOLD : 0;
-
-		if (sel)
-			cellbuf_fill(cb, r->x, r->y + 1 + k, r->w, 1, ' ', col,
-			    at);
-		len = cellbuf_puts(cb, r->x + 1, r->y + 1 + k, row->text,
-		    r->w - 1, col, at);
-		if (!row->live)
-			continue;
-		anlist_site_label(app_sites(a), row->site, r->w - 1 - len,
-		    a->utf8, label, sizeof label);
-		cellbuf_puts(cb, r->x + 1 + len, r->y + 1 + k, label,
-		    r->w - 1 - len, col, at);
-	}
+	pane_list_scroll(&v->sel, &v->first, v->n, rows);
+	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++)
+		pane_list_row(a, cb, r, r->y + 1 + k, v->rows[i].text,
+		    site_of(a, &v->rows[i], label, sizeof label), i == v->sel,
+		    focused, UIC_DEFAULT);
 }
 
 static int
@@ -363,22 +349,15 @@ static int
 oo_write(struct app *a, void *priv, FILE *f)
 {
 	struct oom_view *v = priv;
-	char title[256], raw[1024], esc[1024];
+	char title[256], raw[1024];
 	uint64_t i;
 
 	build(a, v, 100);
 	oo_title(v, title, sizeof title);
 	fprintf(f, "%s\n", title);
-	for (i = 0; i < v->n; i++) {
-		fprintf(f, "%s", v->rows[i].text);
-		if (v->rows[i].live) {
-			an_site_label(app_sites(a), v->rows[i].site, raw,
-			    sizeof raw);
-			sv_escape(esc, sizeof esc, raw, strlen(raw));
-			fprintf(f, "%s", esc);
-		}
-		fprintf(f, "\n");
-	}
+	for (i = 0; i < v->n; i++)
+		pane_list_write_row(f, v->rows[i].text, site_of(a, &v->rows[i],
+		    raw, sizeof raw));
 	v->width = 0;   /* wrapped for the screen again when drawn */
 	return ferror(f) ? -1 : 0;
 }
@@ -389,10 +368,8 @@ oo_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	struct oom_view *v = priv;
 
 	(void)x;
-	if (pane_list_click(&v->sel, v->first, v->n, row, 1) == 1)
-		return oo_action(a, priv, ACT_ENTER, r);
-	a->detail = DETAIL_SITE;
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, pane_list_click(&v->sel,
+	    v->first, v->n, row, 1), 1, oo_action);
 }
 
 const struct view_ops view_oom_ops = {

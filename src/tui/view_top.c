@@ -39,15 +39,18 @@ struct top_view {
 };
 
 static void
-add(struct top_view *v, uint32_t stack, uint32_t group, uint64_t bytes)
+add(struct top_view *v, uint32_t stack, uint32_t group, int free_stack,
+    uint64_t bytes)
 {
-	uint64_t k, key = (uint64_t)group << 32 | stack;
+	uint64_t k, key = (uint64_t)group << 33 | (uint64_t)(free_stack != 0)
+	    << 32 | stack;
 
 	if (!u64map_get(&v->by_stack, key, &k)) {
 		XGROW(v->ents, v->cap, v->n + 1);
 		memset(&v->ents[v->n], 0, sizeof v->ents[0]);
 		v->ents[v->n].stack = stack;
 		v->ents[v->n].group = group;
+		v->ents[v->n].free_stack = free_stack != 0;
 		k = ++v->n;
 		u64map_put(&v->by_stack, key, k);
 	}
@@ -55,8 +58,23 @@ add(struct top_view *v, uint32_t stack, uint32_t group, uint64_t bytes)
 	v->ents[k - 1].count++;
 }
 
+/* Was the block (allocated before the trace) freed in it, so that its
+ * stack is that of its free? */
+static int
+freed_later(struct app *a, const struct replay_block *k)
+{
+	uint64_t e;
+
+	if (k->alloc_ev >= 0)
+		return 0;
+	e = app_block_elem(a, k->addr, k->alloc_ev);
+	return e != TL_NO_ELEM && (idx_tl_elem(&a->tl, e).flags &
+	    IDX_ELEM_PRE);
+}
+
 /* The live blocks at the cursor, by stack (requested bytes, as the
- * Active Memory Timeline and `snapview top` count them). */
+ * Active Memory Timeline and `snapview top` count them); the blocks
+ * allocated before the trace and freed in it apart (analysis/top.h). */
 static void
 collect(struct app *a, struct top_view *v)
 {
@@ -77,7 +95,7 @@ collect(struct app *a, struct top_view *v)
 				continue;
 			add(v, k->stack, v->tree.grouped ? (uint32_t)
 			    app_block_category(a, k->addr, k->alloc_ev) : 0,
-			    k->requested_size);
+			    freed_later(a, k), k->requested_size);
 		}
 		return;
 	}
@@ -88,7 +106,7 @@ collect(struct app *a, struct top_view *v)
 
 		if (an_elem_alive(&e, a->view.cursor))
 			add(v, e.stack, cats != NULL ? an_category_of(cats, i) :
-			    0, e.size);
+			    0, (e.flags & IDX_ELEM_PRE) != 0, e.size);
 	}
 }
 
@@ -154,21 +172,28 @@ tp_sync(struct app *a, void *priv)
 	struct app_vdetail *d = &a->vdetail;
 	const struct stree_row *r;
 	char b[FMT_BUF], c[FMT_BUF], e[FMT_BUF], raw[512], lab[512];
+	int freed;
 
 	refresh(a, v);
 	memset(d, 0, sizeof *d);
 	if ((r = stree_selected(&v->tree)) == NULL)
 		return;
 	d->stack = stree_row_stack(&v->tree, r);
+	freed = stree_freed(&v->tree, r->frame);
 	stree_label(&v->tree, r->frame, raw, sizeof raw);
 	anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
-	snprintf(d->title, sizeof d->title, "%.120s @ %s - %s (%.1f%%) in %s "
-	    "block%s", lab, fmt_event(e, sizeof e, v->at),
-	    fmt_size(b, sizeof b, r->bytes), v->tree.bytes ? 100.0 *
-	    (double)r->bytes / (double)v->tree.bytes : 0.0,
-	    fmt_count(c, sizeof c, r->count), r->count == 1 ? "" : "s");
-	snprintf(d->info, sizeof d->info, "level %u; the stack of its largest "
-	    "block:", r->depth + 1);
+	snprintf(d->title, sizeof d->title, "%s%.120s @ %s - %s (%.1f%%) in "
+	    "%s block%s", freed ? "freed at " : "", lab,
+	    fmt_event(e, sizeof e, v->at), fmt_size(b, sizeof b, r->bytes),
+	    v->tree.bytes ? 100.0 * (double)r->bytes / (double)v->tree.bytes :
+	    0.0, fmt_count(c, sizeof c, r->count), r->count == 1 ? "" : "s");
+	if (freed)
+		snprintf(d->info, sizeof d->info, "level %u; allocated before "
+		    "the trace: the stack of its largest block's free:",
+		    r->depth + 1);
+	else
+		snprintf(d->info, sizeof d->info, "level %u; the stack of its "
+		    "largest block:", r->depth + 1);
 }
 
 static void
@@ -257,13 +282,7 @@ tp_click(struct app *a, void *priv, int x, int row, const struct rect *r)
 	    row, 2);
 
 	(void)x;
-	if (c == 1)
-		return tp_action(a, priv, ACT_ENTER, r);
-	if (c == 0) {
-		a->detail = DETAIL_SITE;
-		a->detail_scroll = 0;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return pane_list_clicked(a, priv, r, c, 1, tp_action);
 }
 
 const struct view_ops view_top_ops = {

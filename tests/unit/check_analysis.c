@@ -977,7 +977,9 @@ START_TEST(test_round_rule)
 END_TEST
 
 /* an_top_state on the replayed state equals an_top on the timeline, at
- * events spread over each generated fixture. */
+ * events spread over each generated fixture (a site's blocks freed in
+ * the trace and allocated before it, apart in an_top, counted with it:
+ * a state cannot tell them). */
 static const char *const top_fixtures[] = {"leak", "frag", "expandable",
     "oom", "multi", "wrapped", "npu", "graphs"};
 
@@ -1020,21 +1022,24 @@ START_TEST(test_top_state_matches)
 			    (unsigned long long)a.count,
 			    (unsigned long long)b.bytes,
 			    (unsigned long long)b.count);
-			ck_assert_uint_eq(a.n_roots, b.n_roots);
 			/* same sites with the same bytes (ties in bytes may
 			 * come in another order) */
-			for (k = 0; k < a.n_roots; k++) {
-				const struct an_top_node *x = &a.nodes[a.roots[k]];
+			for (k = 0; k < b.n_roots; k++) {
+				const struct an_top_node *y, *x;
+				uint64_t bytes = 0, count = 0;
 				uint32_t j;
 
-				for (j = 0; j < b.n_roots; j++)
-					if (b.nodes[b.roots[j]].site == x->site)
-						break;
-				ck_assert_uint_lt(j, b.n_roots);
-				ck_assert_uint_eq(b.nodes[b.roots[j]].bytes,
-				    x->bytes);
-				ck_assert_uint_eq(b.nodes[b.roots[j]].count,
-				    x->count);
+				y = &b.nodes[b.roots[k]];
+				ck_assert(!y->free_stack);
+				for (j = 0; j < a.n_roots; j++) {
+					x = &a.nodes[a.roots[j]];
+					if (x->site != y->site)
+						continue;
+					bytes += x->bytes;
+					count += x->count;
+				}
+				ck_assert_uint_eq(bytes, y->bytes);
+				ck_assert_uint_eq(count, y->count);
 				if (k > 0)
 					ck_assert_uint_ge(
 					    b.nodes[b.roots[k - 1]].bytes,

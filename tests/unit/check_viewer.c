@@ -239,7 +239,7 @@ END_TEST
 START_TEST(test_viewer_tree_expand_focus)
 {
 	struct tree_fixture x;
-	struct stree_entry e = {0, 0, 0, 0};
+	struct stree_entry e = {.stack = 0};
 
 	tree_setup(&x);
 	/* every node open, then all closed again */

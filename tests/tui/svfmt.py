@@ -1,0 +1,17 @@
+"""Sizes as the viewer writes them (render/fmt.c), for the tests that
+compare a screen with a command's JSON."""
+
+
+def size_short(b):
+    """fmt_size_short: "768K", "3.2G", "117M", "512B"."""
+    if b < 1024:
+        return "%dB" % b
+    for unit in range(1, 7):
+        d = 1 << (10 * unit)
+        t = b // d * 10 + (b % d * 10 + d // 2) // d
+        if t < 10240:
+            break
+    u = "BKMGTPE"[unit]
+    if t >= 1000:
+        return "%d%s" % ((t + 5) // 10, u)
+    return "%d.%d%s" % (t // 10, t % 10, u)
