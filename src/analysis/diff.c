@@ -188,7 +188,8 @@ an_diff(const struct an_diff_input *a, const struct an_diff_input *b,
 	add_side(&rs, b, 1);
 	free(rs.site_row);
 	u64map_destroy(&rs.by_hash);
-	qsort(out->rows, out->n_rows, sizeof *out->rows, cmp_row);
+	if (out->n_rows > 1)
+		qsort(out->rows, out->n_rows, sizeof *out->rows, cmp_row);
 	diff_settings(a->s, b->s, out);
 	return 0;
 }

@@ -130,7 +130,8 @@ an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 			st->release_segs++;
 		}
 	}
-	qsort(st->segs, st->n_segs, sizeof *st->segs, cmp_seg);
+	if (st->n_segs > 1)
+		qsort(st->segs, st->n_segs, sizeof *st->segs, cmp_seg);
 }
 
 static void
@@ -508,6 +509,7 @@ an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	u64map_destroy(&varying);
 	if (r != NULL && examine(r, out, last_ev, err) != 0) {
 		an_steps_destroy(&own);
+		an_frag_destroy(out);
 		return -1;
 	}
 	if (at < -1 || at >= (int64_t)n)
@@ -515,6 +517,7 @@ an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	if (r != NULL) {
 		if (replay_seek(r, at, err) != 0) {
 			an_steps_destroy(&own);
+			an_frag_destroy(out);
 			return -1;
 		}
 		an_frag_state_of(replay_state(r), &out->state);

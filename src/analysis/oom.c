@@ -194,8 +194,10 @@ an_oom(const struct snapshot *s, const struct idx_timeline *tl,
 		oe->allocated = idx_tl_total(tl, i);
 		an_top(tl, sites, (int64_t)i, 1, &oe->live);
 		if (r != NULL) {
-			if (replay_seek(r, (int64_t)i, err) != 0)
+			if (replay_seek(r, (int64_t)i, err) != 0) {
+				an_oom_destroy(out);
 				return -1;
+			}
 			streams_of(replay_state(r), oe);
 			oe->has_state = 1;
 		}

@@ -181,8 +181,8 @@ json_diff(struct json *j, const struct cli_opts *o, uint32_t da, uint32_t db,
 		json_kv_str(j, "site", df->rows[i].label);
 		json_side(j, "a", &df->rows[i].a);
 		json_side(j, "b", &df->rows[i].b);
-		json_kv_i64(j, "live_delta",
-		    (int64_t)df->rows[i].b.live - (int64_t)df->rows[i].a.live);
+		json_key(j, "live_delta");
+		json_u64_delta(j, df->rows[i].a.live, df->rows[i].b.live);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "replay/replay.h"
 #include "util/json.h"
+#include "util/sat.h"
 #include "util/units.h"
 
 #define PAGE (20ull * 1024 * 1024)
@@ -22,7 +23,7 @@ static void
 vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 {
 	char b[32];
-	uint64_t tot = ext + in;
+	uint64_t tot = sv_sat_add(ext, in);
 
 	if (tot == 0)
 		snprintf(buf, n, "%s", sv_fmt_vz_bytes(b, sizeof b, tot));
@@ -31,11 +32,14 @@ vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 		    sv_fmt_vz_bytes(b, sizeof b, tot), 100.0 * (double)in / (double)tot);
 }
 
-/* One segsum line: page chars, total, free (internal share), stream. */
+/* One segsum line: page chars, total, free (internal share), stream.
+ * The replay keeps every block inside its segment and its requested size
+ * within the block; the clamps below hold whatever the state says. */
 static void
 segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 {
-	uint64_t np = (sg->size + PAGE - 1) / PAGE, ext = 0, in = 0, j, k = 0;
+	uint64_t np = sg->size / PAGE + (sg->size % PAGE != 0), ext = 0, in = 0;
+	uint64_t j, k = 0;
 	char body[1024], a[32], f[64];
 	double frac[1024];
 
@@ -46,26 +50,30 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 	memset(body, ' ', np);
 	body[np] = '\0';
 	memset(frac, 0, sizeof frac);
-	for (j = 0; j < sg->n_blocks; j++) {
+	for (j = 0; j < sg->n_blocks && sg->first_block + j < st->n_blocks;
+	     j++) {
 		const struct replay_block *b = &st->blocks[sg->first_block + j];
-		uint64_t s0 = b->addr - sg->addr, e0, p;
+		uint64_t s0, e0, p, req;
 
 		if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED) {
-			ext += b->size;
+			ext = sv_sat_add(ext, b->size);
 			continue;
 		}
-		if (b->size > b->requested_size)
-			in += b->size - b->requested_size;
-		e0 = s0 + b->requested_size;
-		for (p = s0 / PAGE; p < np && p < (e0 + PAGE - 1) / PAGE; p++) {
+		req = b->requested_size < b->size ? b->requested_size : b->size;
+		in = sv_sat_add(in, b->size - req);
+		if (b->addr < sg->addr || b->addr - sg->addr >= sg->size)
+			continue;
+		s0 = b->addr - sg->addr;
+		e0 = req > sg->size - s0 ? sg->size : s0 + req;
+		for (p = s0 / PAGE; p < np && p * PAGE < e0; p++) {
 			uint64_t s = s0 > p * PAGE ? s0 : p * PAGE;
-			uint64_t e = e0 < (p + 1) * PAGE ? e0 : (p + 1) * PAGE;
+			uint64_t e = e0 - p * PAGE < PAGE ? e0 : (p + 1) * PAGE;
 			int idx;
 
 			frac[p] += (double)(e - s) / (double)PAGE;
-			idx = (int)(frac[p] * 10);
+			idx = frac[p] >= 1.0 ? 10 : (int)(frac[p] * 10);
 			if (body[p] != ' ')
-				body[p] = "0123456789*"[idx > 10 ? 10 : idx];
+				body[p] = "0123456789*"[idx];
 			else
 				body[p] = (char)('a' + k % 26);
 		}
@@ -225,11 +233,11 @@ cmd_state(const struct cli_opts *o)
 		return cli_report(o->file, &err);
 	}
 	if (replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file),
-		    err.msg);
+		/* out of range: usage (1); a corrupt checkpoint: bad input */
+		rc = cli_report(o->file, &err);
 		replay_free(r);
 		cli_close(&in);
-		return CLI_EXIT_USAGE;
+		return rc;
 	}
 	if (o->json)
 		json_state((uint32_t)d, replay_state(r));

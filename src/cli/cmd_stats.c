@@ -168,7 +168,8 @@ json_device(struct json *j, const struct an_stats *st)
 	json_obj_end(j);
 }
 
-/* Replaces the final-state totals of st by those after event o->at. */
+/* Replaces the final-state totals of st by those after event o->at.
+ * Returns 0 or the exit status. */
 static int
 stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
     const struct idx_timeline *tl, struct an_stats *st)
@@ -180,7 +181,7 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
 				"events -1..%" PRId64 " of device %u\n",
 		    cli_shown(o->file), o->at, (int64_t)tl->n_events - 1, d);
-		return -1;
+		return CLI_EXIT_USAGE;
 	}
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
@@ -188,7 +189,8 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		fprintf(stderr, "snapview: %s: device %u: %s\n", cli_shown(o->file), d,
 		    err.msg);
 		replay_free(r);
-		return -1;
+		/* a corrupt checkpoint is bad input, not a usage error */
+		return sv_errcode_status(err.code);
 	}
 	replay_totals(replay_state(r), &st->seg.sum);
 	replay_free(r);
@@ -302,8 +304,8 @@ cmd_stats(const struct cli_opts *o)
 			itl = &tl;
 		}
 		an_stats(in.snap, d, itl, &st);
-		if (o->has_at && stats_at(o, &in, d, itl, &st) != 0) {
-			r = CLI_EXIT_USAGE;
+		if (o->has_at && (r = stats_at(o, &in, d, itl, &st)) != 0) {
+			idx_timeline_destroy(&tl);
 			break;
 		}
 		if (o->json)

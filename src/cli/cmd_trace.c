@@ -19,92 +19,40 @@
 
 #include "cli/cli.h"
 #include "replay/replay.h"
+#include "util/avl.h"
 #include "util/escape.h"
+#include "util/json.h"
+#include "util/sat.h"
+#include "util/search.h"
 #include "util/units.h"
 #include "util/xalloc.h"
+
+/* Names by address, in ordered maps (util/avl): a file picks the
+ * addresses, so no hash it could flood and no list searched per event. */
+struct named {
+	struct avl_node node;    /* key: address */
+	uint64_t size;           /* segments: bytes from the segment_alloc */
+	uint32_t name;
+};
+
+/* The file's final segments of the device by address, for addresses no
+ * live segment_alloc names: span[i] ascending; reach[i] = the span of
+ * span[0..i] that ends highest (it holds an address past span[i]'s end
+ * when any earlier one does). */
+struct fspan {
+	uint64_t addr, end;
+	uint32_t seg;            /* index in s->segments */
+};
 
 struct names {
 	uint32_t *free;          /* recycled name numbers (a stack) */
 	size_t n_free, cap_free;
 	uint32_t next;
-	/* addr -> name number + 1, allocations and segments apart */
-	struct nmap {
-		uint64_t *key;
-		uint32_t *val;   /* 0 = empty slot... see nmap_* */
-		uint8_t *used;
-		size_t cap, n;
-	} alloc, seg;
-	/* live segment_alloc intervals (addr, size, name) */
-	struct ival {
-		uint64_t addr, size;
-		uint32_t name;
-	} *iv;
-	size_t n_iv, cap_iv;
+	struct avl alloc, seg;   /* live allocations, live segments */
+	struct fspan *span;
+	uint32_t *reach;
+	uint32_t n_span;
 };
-
-static size_t
-nmap_slot(const struct nmap *m, uint64_t key)
-{
-	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-
-	while (m->used[h] && m->key[h] != key)
-		h = (h + 1) & (m->cap - 1);
-	return h;
-}
-
-static void
-nmap_put(struct nmap *m, uint64_t key, uint32_t val)
-{
-	size_t h;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct nmap o = *m;
-		size_t i;
-
-		m->cap = o.cap ? o.cap * 2 : 256;
-		m->n = 0;
-		m->key = xcalloc(m->cap, sizeof *m->key);
-		m->val = xcalloc(m->cap, sizeof *m->val);
-		m->used = xcalloc(m->cap, 1);
-		for (i = 0; i < o.cap; i++)
-			if (o.used[i] == 1)
-				nmap_put(m, o.key[i], o.val[i]);
-		free(o.key);
-		free(o.val);
-		free(o.used);
-	}
-	h = nmap_slot(m, key);
-	if (m->used[h] != 1)
-		m->n++;
-	m->used[h] = 1;
-	m->key[h] = key;
-	m->val[h] = val;
-}
-
-/* Returns 1 and *val if present; del removes it (tombstone kept). */
-static int
-nmap_get(struct nmap *m, uint64_t key, uint32_t *val, int del)
-{
-	size_t h;
-
-	if (m->cap == 0)
-		return 0;
-	h = nmap_slot(m, key);
-	if (m->used[h] != 1)
-		return 0;
-	*val = m->val[h];
-	if (del)
-		m->used[h] = 2;
-	return 1;
-}
-
-static void
-nmap_free(struct nmap *m)
-{
-	free(m->key);
-	free(m->val);
-	free(m->used);
-}
 
 static uint32_t
 name_new(struct names *nm)
@@ -133,28 +81,116 @@ name_str(char *buf, size_t n, uint32_t v)
 	return buf;
 }
 
-/* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
- * of the file's final segments (by total_size), else MEM. */
-static void
-seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
-    uint64_t addr, char *name, size_t n, uint64_t *base)
+/* Sets the name at addr (replacing one there). */
+static struct named *
+name_put(struct avl *m, uint64_t addr, uint32_t v)
 {
-	size_t i;
-	uint32_t k, kend;
+	struct named *x = avl_insert(m, addr);
 
-	for (i = 0; i < nm->n_iv; i++)
-		if (addr - nm->iv[i].addr < nm->iv[i].size) {
-			name_str(name, n, nm->iv[i].name);
-			*base = nm->iv[i].addr;
-			return;
-		}
+	if (x == NULL)
+		x = avl_find(m, addr);
+	x->name = v;
+	return x;
+}
+
+/* Takes the name at addr out of m: 1 and *v when there was one. */
+static int
+name_take(struct avl *m, uint64_t addr, uint32_t *v)
+{
+	struct named *x = avl_find(m, addr);
+
+	if (x == NULL)
+		return 0;
+	*v = x->name;
+	avl_remove(m, x);
+	return 1;
+}
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct fspan *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+static void
+names_init(struct names *nm, const struct snapshot *s, uint32_t d)
+{
+	uint32_t k, kend, i;
+
+	memset(nm, 0, sizeof *nm);
+	avl_init(&nm->alloc, sizeof(struct named));
+	avl_init(&nm->seg, sizeof(struct named));
 	snap_device_segments(s, d, &k, &kend);
+	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1, sizeof *nm->span);
+	nm->reach = xreallocarray(NULL, (size_t)(kend - k) + 1,
+	    sizeof *nm->reach);
 	for (; k < kend; k++) {
 		const struct snap_segment *sg = &s->segments[k];
 
-		if (sg->device == d && addr - sg->addr < sg->total_size) {
-			snprintf(name, n, "seg_%u", k);
-			*base = sg->addr;
+		if (sg->device != d || sg->total_size == 0)
+			continue;
+		nm->span[nm->n_span].addr = sg->addr;
+		nm->span[nm->n_span].end = sv_sat_add(sg->addr, sg->total_size);
+		nm->span[nm->n_span++].seg = k;
+	}
+	if (nm->n_span > 1)
+		qsort(nm->span, nm->n_span, sizeof *nm->span, span_cmp);
+	for (i = 0; i < nm->n_span; i++)
+		nm->reach[i] = i > 0 && nm->span[nm->reach[i - 1]].end >
+		    nm->span[i].end ? nm->reach[i - 1] : i;
+}
+
+static void
+names_destroy(struct names *nm)
+{
+	avl_destroy(&nm->alloc);
+	avl_destroy(&nm->seg);
+	free(nm->free);
+	free(nm->span);
+	free(nm->reach);
+}
+
+struct span_at {
+	const struct fspan *span;
+	uint64_t addr;
+};
+
+static int
+span_below(const void *ctx, uint64_t i)
+{
+	const struct span_at *b = ctx;
+
+	return b->span[i].addr <= b->addr;
+}
+
+/* Segment that holds addr: "s0" from a live segment_alloc, else seg_<i>
+ * of the file's final segments (by total_size), else MEM. */
+static void
+seg_of(const struct names *nm, uint64_t addr, char *name, size_t n,
+    uint64_t *base)
+{
+	const struct named *x = avl_le(&nm->seg, addr);
+	struct span_at at = {nm->span, addr};
+	uint64_t lo;
+
+	if (x != NULL && addr - avl_key(x) < x->size) {
+		name_str(name, n, x->name);
+		*base = avl_key(x);
+		return;
+	}
+	lo = sv_partition(0, nm->n_span, span_below, &at);
+	if (lo > 0) {
+		const struct fspan *f = &nm->span[lo - 1];
+
+		if (addr >= f->end)
+			f = &nm->span[nm->reach[lo - 1]];
+		if (addr < f->end) {
+			snprintf(name, n, "seg_%u", f->seg);
+			*base = f->addr;
 			return;
 		}
 	}
@@ -162,159 +198,249 @@ seg_of(const struct names *nm, const struct snapshot *s, uint32_t d,
 	*base = 0;
 }
 
-static void
-iv_remove(struct names *nm, uint64_t addr)
-{
-	size_t i;
+/* What the listing calls event i's address: the name of the allocation or
+ * segment (memory_viz's a, b, ..., a1, ...), and for an alloc the
+ * segment holding it and the offset there. */
+struct evname {
+	char name[32];          /* "" when unnamed: the address is shown */
+	char seg[32];           /* alloc only */
+	uint64_t off;
+};
 
-	for (i = 0; i < nm->n_iv; i++)
-		if (nm->iv[i].addr == addr) {
-			nm->iv[i] = nm->iv[--nm->n_iv];
-			return;
-		}
-}
-
-/* Updates the names for event i; prints its line when out != NULL. */
+/* Updates the names for event i; fills *en when en != NULL. */
 static void
-event_line(struct names *nm, const struct snapshot *s, uint32_t d,
-    const struct snap_trace *t, uint64_t i, FILE *out)
+event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
+    struct evname *en)
 {
-	uint64_t a = snap_ev_addr(t, i), z = snap_ev_size(t, i), base;
-	char nb[32], sb[32], fb[32], seg[32];
+	uint64_t a = snap_ev_addr(t, i), base;
 	uint32_t v;
-	unsigned act = snap_ev_action(t, i);
 
-	if (out != NULL)
-		fprintf(out, "#%" PRIu64 " ", i);
-	switch (act) {
+	if (en != NULL)
+		memset(en, 0, sizeof *en);
+	switch (snap_ev_action(t, i)) {
 	case SNAP_ALLOC:
 		v = name_new(nm);
-		nmap_put(&nm->alloc, a, v);
-		if (out == NULL)
+		name_put(&nm->alloc, a, v);
+		if (en == NULL)
 			break;
-		seg_of(nm, s, d, a, seg, sizeof seg, &base);
-		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n",
-		    name_str(nb, sizeof nb, v), seg, a - base,
-		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		name_str(en->name, sizeof en->name, v);
+		seg_of(nm, a, en->seg, sizeof en->seg, &base);
+		en->off = a - base;
 		break;
 	case SNAP_FREE_REQUESTED:
-		if (out == NULL)
-			break;
-		if (nmap_get(&nm->alloc, a, &v, 0))
-			fprintf(out, "del %s # %s\n", name_str(nb, sizeof nb, v),
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
-		else
-			fprintf(out, "del %" PRIu64 " # %s\n", a,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		if (en != NULL) {
+			const struct named *x = avl_find(&nm->alloc, a);
+
+			if (x != NULL)
+				name_str(en->name, sizeof en->name, x->name);
+		}
 		break;
 	case SNAP_FREE_COMPLETED:
-		if (nmap_get(&nm->alloc, a, &v, 1)) {
+		if (name_take(&nm->alloc, a, &v)) {
 			name_release(nm, v);
-			name_str(nb, sizeof nb, v);
-		} else
-			snprintf(nb, sizeof nb, "%" PRIu64, a);
-		if (out != NULL)
-			fprintf(out, "# free completed for %s %s\n", nb,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+			if (en != NULL)
+				name_str(en->name, sizeof en->name, v);
+		}
 		break;
 	case SNAP_SEGMENT_ALLOC:
 		v = name_new(nm);
-		nmap_put(&nm->seg, a, v);
-		if (nm->n_iv == nm->cap_iv)
-			nm->iv = xgrow(nm->iv, &nm->cap_iv, nm->n_iv + 1,
-			    sizeof *nm->iv);
-		nm->iv[nm->n_iv].addr = a;
-		nm->iv[nm->n_iv].size = z;
-		nm->iv[nm->n_iv++].name = v;
-		if (out != NULL)
-			fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n",
-			    name_str(nb, sizeof nb, v),
-			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
+		name_put(&nm->seg, a, v)->size = snap_ev_size(t, i);
+		if (en != NULL)
+			name_str(en->name, sizeof en->name, v);
 		break;
 	case SNAP_SEGMENT_FREE:
-		if (nmap_get(&nm->seg, a, &v, 1)) {
+		if (name_take(&nm->seg, a, &v)) {
 			name_release(nm, v);
-			iv_remove(nm, a);
-			name_str(nb, sizeof nb, v);
-		} else
-			snprintf(nb, sizeof nb, "%" PRIu64, a);
-		if (out != NULL)
-			fprintf(out, "cudaFree(%s) # %s\n", nb,
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
+			if (en != NULL)
+				name_str(en->name, sizeof en->name, v);
+		}
 		break;
-	default:
-		if (out == NULL)
-			break;
-		switch (act) {
-		case SNAP_SEGMENT_MAP:
-			fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    snap_ev_stream(t, i));
-			break;
-		case SNAP_SEGMENT_UNMAP:
-			fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %"
-			    PRIu64 "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    snap_ev_stream(t, i));
-			break;
-		case SNAP_OOM:
-			fprintf(out, "raise OutOfMemoryError() # %s requested, "
-			    "%s free in CUDA\n", sv_fmt_vz_bytes(sb, sizeof sb, z),
-			    sv_fmt_vz_bytes(fb, sizeof fb, a));
-			break;
-		case SNAP_SNAPSHOT:
-			fprintf(out, "# snapshot taken: %s active\n",
-			    sv_fmt_vz_bytes(sb, sizeof sb, z));
-			break;
-		case SNAP_WORKSPACE_SNAPSHOT:
-			fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n",
-			    a, sv_fmt_vz_bytes(sb, sizeof sb, z));
-			break;
-		default: {
-			unsigned k = act - SNAP_ACTION_COUNT;
-
-			fprintf(out, "# unknown action '");
-			sv_escape_fputs(out, k < s->n_unknown_actions
-				? snap_str(s, s->unknown_actions[k]) : "?");
-			fprintf(out, "' addr %" PRIu64 " size %" PRIu64 "\n", a,
-			    z);
-		}
-		}
 	}
 }
 
+/* The name, or the address in decimal as memory_viz prints it. */
+static const char *
+shown_name(const struct evname *en, uint64_t a, char *buf, size_t n)
+{
+	if (en->name[0] != '\0')
+		return en->name;
+	snprintf(buf, n, "%" PRIu64, a);
+	return buf;
+}
+
+static void
+unknown_action(FILE *out, const struct snapshot *s, unsigned act)
+{
+	unsigned k = act - SNAP_ACTION_COUNT;
+
+	sv_escape_fputs(out, k < s->n_unknown_actions
+	    ? snap_str(s, s->unknown_actions[k]) : "?");
+}
+
+/* Event i's line of the listing. */
+static void
+text_line(FILE *out, const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, const struct evname *en)
+{
+	uint64_t a = snap_ev_addr(t, i), z = snap_ev_size(t, i);
+	char nb[32], sb[32], fb[32];
+	unsigned act = snap_ev_action(t, i);
+
+	fprintf(out, "#%" PRIu64 " ", i);
+	switch (act) {
+	case SNAP_ALLOC:
+		fprintf(out, "%s = %s[%" PRIu64 ":%s]\n", en->name, en->seg,
+		    en->off, sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_REQUESTED:
+		fprintf(out, "del %s # %s\n", shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_FREE_COMPLETED:
+		fprintf(out, "# free completed for %s %s\n",
+		    shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_ALLOC:
+		fprintf(out, "%s = cudaMalloc(%" PRIu64 ", %s)\n", en->name, a,
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_FREE:
+		fprintf(out, "cudaFree(%s) # %s\n",
+		    shown_name(en, a, nb, sizeof nb),
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_SEGMENT_MAP:
+		fprintf(out, "cuMemMap(%" PRIu64 ", %s) # stream %" PRIu64 "\n",
+		    a, sv_fmt_vz_bytes(sb, sizeof sb, z), snap_ev_stream(t, i));
+		break;
+	case SNAP_SEGMENT_UNMAP:
+		fprintf(out, "cuMemUnmap(%" PRIu64 ", %s) # stream %" PRIu64
+		    "\n", a, sv_fmt_vz_bytes(sb, sizeof sb, z),
+		    snap_ev_stream(t, i));
+		break;
+	case SNAP_OOM:
+		fprintf(out, "raise OutOfMemoryError() # %s requested, %s free "
+		    "in CUDA\n", sv_fmt_vz_bytes(sb, sizeof sb, z),
+		    sv_fmt_vz_bytes(fb, sizeof fb, a));
+		break;
+	case SNAP_SNAPSHOT:
+		fprintf(out, "# snapshot taken: %s active\n",
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	case SNAP_WORKSPACE_SNAPSHOT:
+		fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n", a,
+		    sv_fmt_vz_bytes(sb, sizeof sb, z));
+		break;
+	default:
+		fprintf(out, "# unknown action '");
+		unknown_action(out, s, act);
+		fprintf(out, "' addr %" PRIu64 " size %" PRIu64 "\n", a, z);
+	}
+}
+
+/* Event i as one JSON object on one line (doc/json-schema.md). */
+static void
+json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, const struct evname *en)
+{
+	unsigned act = snap_ev_action(t, i);
+	const char *an = snap_action_name(act);
+	struct json j;
+
+	json_init(&j, out, 0);
+	json_obj_begin(&j);
+	json_kv_u64(&j, "event", i);
+	if (an != NULL)
+		json_kv_str(&j, "action", an);
+	else {
+		unsigned k = act - SNAP_ACTION_COUNT;
+
+		json_kv_str(&j, "action", k < s->n_unknown_actions
+		    ? snap_str(s, s->unknown_actions[k]) : "?");
+	}
+	json_kv_u64(&j, "addr", snap_ev_addr(t, i));
+	json_kv_u64(&j, "size", snap_ev_size(t, i));
+	json_kv_u64(&j, "stream", snap_ev_stream(t, i));
+	if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME)
+		json_kv_i64(&j, "time_us", snap_ev_time(t, i));
+	if (en->name[0] != '\0')
+		json_kv_str(&j, "name", en->name);
+	if (act == SNAP_ALLOC) {
+		json_kv_str(&j, "segment", en->seg);
+		json_kv_u64(&j, "offset", en->off);
+	}
+	json_obj_end(&j);
+}
+
+/* The requested bytes of active blocks after event to, from the replay;
+ * 0 when the replay cannot be built. */
 static int
-trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d)
+total_mem(const struct cli_input *in, uint32_t d, int64_t to, uint64_t *v)
+{
+	struct sv_error err;
+	struct replay *r;
+	int ok = 0;
+
+	sv_error_clear(&err);
+	r = cli_replay(in, d, &err);
+	if (r != NULL && replay_seek(r, to, &err) == 0) {
+		*v = replay_state(r)->requested;
+		ok = 1;
+	}
+	replay_free(r);
+	return ok;
+}
+
+static void
+trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
+    int first)
 {
 	const struct snapshot *s = in->snap;
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct names nm;
-	struct replay *r;
-	struct sv_error err;
+	struct evname en;
 	int64_t from = o->has_from ? o->from : 0, to;
-	uint64_t i;
+	uint64_t i, mem;
 	char sb[32];
+	int ok;
 
 	to = o->has_to ? o->to : (int64_t)t->n - 1;
 	if (from < 0)
 		from = 0;
 	if (to >= (int64_t)t->n)
 		to = (int64_t)t->n - 1;
-	memset(&nm, 0, sizeof nm);
-	printf("Device %u ----------------\n", d);
-	printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
-	for (i = 0; (int64_t)i <= to; i++)
-		event_line(&nm, s, d, t, i, (int64_t)i >= from ? stdout : NULL);
-	sv_error_clear(&err);
-	r = cli_replay(in, d, &err);
-	if (r != NULL && replay_seek(r, to, &err) == 0)
-		printf("TOTAL MEM: %s\n",
-		    sv_fmt_vz_bytes(sb, sizeof sb, replay_state(r)->requested));
-	replay_free(r);
-	nmap_free(&nm.alloc);
-	nmap_free(&nm.seg);
-	free(nm.free);
-	free(nm.iv);
-	return 0;
+	names_init(&nm, s, d);
+	if (o->json)
+		printf("%s\n{\"device\": %u, \"from\": %" PRId64 ", \"to\": %"
+		    PRId64 ", \"entries\": %" PRId64 ", \"events\": [",
+		    first ? "" : ",", d, from, to, to >= from ? to - from + 1 : 0);
+	else {
+		printf("Device %u ----------------\n", d);
+		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
+	}
+	for (i = 0; (int64_t)i <= to; i++) {
+		int shown = (int64_t)i >= from;
+
+		event_names(&nm, t, i, shown ? &en : NULL);
+		if (!shown)
+			continue;
+		if (o->json) {
+			fputs((int64_t)i > from ? ",\n" : "\n", stdout);
+			json_event(stdout, s, t, i, &en);
+		} else
+			text_line(stdout, s, t, i, &en);
+	}
+	ok = total_mem(in, d, to, &mem);
+	if (o->json) {
+		printf("\n], \"total_mem\": ");
+		if (ok)
+			printf("%" PRIu64 "}", mem);
+		else
+			printf("null}");
+	} else if (ok)
+		printf("TOTAL MEM: %s\n", sv_fmt_vz_bytes(sb, sizeof sb, mem));
+	names_destroy(&nm);
 }
 
 int
@@ -326,6 +452,11 @@ cmd_trace(const struct cli_opts *o)
 
 	if (rc != 0)
 		return rc;
+	if (o->json) {
+		printf("{\"file\": ");
+		sv_json_string(stdout, o->file, strlen(o->file));
+		printf(", \"devices\": [");
+	}
 	nd = snap_device_count(in.snap);
 	for (d = 0; d < nd; d++) {
 		const struct snap_trace *t = snap_trace_of(in.snap, d);
@@ -334,10 +465,12 @@ cmd_trace(const struct cli_opts *o)
 			continue;
 		if (t == NULL || t->n == 0)
 			continue;
-		trace_device(o, &in, d);
+		trace_device(o, &in, d, !any);
 		any = 1;
 	}
-	if (!any)
+	if (o->json)
+		printf("%s]}\n", any ? "\n" : "");
+	else if (!any)
 		printf("%s: no trace events%s\n", cli_shown(o->file),
 		    o->device >= 0 ? " on that device" : "");
 	cli_close(&in);

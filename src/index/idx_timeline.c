@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/sat.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -24,15 +25,28 @@ push_elem(struct idx_timeline *tl, size_t *cap, const struct idx_elem *e)
 	return tl->n_elems++;
 }
 
+/* The running sum of changes, as tl->total holds it until the base is
+ * known: an int64_t, past which a file's sizes (2^64 - 1 bytes in one
+ * request) saturate instead of wrapping. */
+static uint64_t
+sum_stored(__int128 sum)
+{
+	if (sum > INT64_MAX)
+		sum = INT64_MAX;
+	if (sum < INT64_MIN)
+		sum = INT64_MIN;
+	return (uint64_t)(int64_t)sum;
+}
+
 /* Forward pass: elements, ev_elem, and in tl->total the sum of the
- * per-event changes up to each event (modulo 2^64, read back as int64
+ * per-event changes up to each event (sum_stored(), read back as int64
  * once the base is known: no separate delta column). */
 static void
 pair_events(const struct snap_trace *t, struct idx_timeline *tl,
     struct u64map *live, size_t *cap)
 {
 	uint64_t i;
-	uint64_t sum = 0, delta;
+	__int128 sum = 0, delta;
 
 	for (i = 0; i < tl->n_events; i++) {
 		struct idx_elem e;
@@ -58,7 +72,7 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 				u64map_del(live, snap_ev_addr(t, i));
 				tl->elems[k].free_ev = (int64_t)i;
 				tl->ev_elem[i] = k;
-				delta = 0 - tl->elems[k].size;
+				delta = -(__int128)tl->elems[k].size;
 				break;
 			}
 			/* freed before any alloc: alive from the start */
@@ -71,15 +85,15 @@ pair_events(const struct snap_trace *t, struct idx_timeline *tl,
 			e.stack = snap_ev_stack(t, i);
 			e.flags = IDX_ELEM_PRE;
 			tl->ev_elem[i] = push_elem(tl, cap, &e);
-			tl->base_total += e.size;
+			tl->base_total = sv_sat_add(tl->base_total, e.size);
 			tl->n_pre++;
-			delta = 0 - e.size;
+			delta = -(__int128)e.size;
 			break;
 		default:
 			break;
 		}
 		sum += delta;
-		tl->total[i] = sum;
+		tl->total[i] = sum_stored(sum);
 	}
 }
 
@@ -116,40 +130,49 @@ add_ghosts(const struct snapshot *s, uint32_t d, struct idx_timeline *tl,
 			e.stack = b->stack;
 			e.flags = IDX_ELEM_GHOST;
 			push_elem(tl, cap, &e);
-			tl->base_total += e.size;
+			tl->base_total = sv_sat_add(tl->base_total, e.size);
 			tl->n_ghost++;
 		}
 	}
 }
 
-/* Backward pass: reserved after each event, from the final segments. */
+/* A byte count clamped to what one can be: [0, 2^64 - 1]. */
+static uint64_t
+reserved_of(__int128 r)
+{
+	return r < 0 ? 0 : r > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/* Backward pass: reserved after each event, from the final segments.
+ * Sizes are the file's: summed in 128 bits (2^32 segments and 2^36
+ * events of 2^64 bytes stay far inside), never through int64_t. */
 static void
 reserved_pass(const struct snapshot *s, uint32_t d, const struct snap_trace *t,
     struct idx_timeline *tl)
 {
-	int64_t r = 0;
+	__int128 r = 0;
 	uint64_t i;
 	uint32_t g, gend;
 
 	snap_device_segments(s, d, &g, &gend);
 	for (; g < gend; g++)
 		if (s->segments[g].device == d)
-			r += (int64_t)s->segments[g].total_size;
+			r += s->segments[g].total_size;
 	for (i = tl->n_events; i-- > 0;) {
-		tl->reserved[i] = r < 0 ? 0 : (uint64_t)r;
+		tl->reserved[i] = reserved_of(r);
 		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
 		case SNAP_SEGMENT_MAP:
-			r -= (int64_t)snap_ev_size(t, i);
+			r -= snap_ev_size(t, i);
 			break;
 		case SNAP_SEGMENT_FREE:
 		case SNAP_SEGMENT_UNMAP:
-			r += (int64_t)snap_ev_size(t, i);
+			r += snap_ev_size(t, i);
 			break;
 		default: break;
 		}
 	}
-	tl->base_reserved = r < 0 ? 0 : (uint64_t)r;
+	tl->base_reserved = reserved_of(r);
 }
 
 void
@@ -184,7 +207,7 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map live;
 	size_t cap = 0;
-	int64_t cur;
+	__int128 cur;
 	uint64_t i;
 
 	(void)err;
@@ -208,8 +231,8 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	u64map_destroy(&live);
 
 	for (i = 0; i < tl->n_events; i++) {
-		cur = (int64_t)(tl->base_total + tl->total[i]);
-		tl->total[i] = cur < 0 ? 0 : (uint64_t)cur;
+		cur = (__int128)tl->base_total + (int64_t)tl->total[i];
+		tl->total[i] = reserved_of(cur);
 	}
 	idx_timeline_peak(tl);
 	reserved_pass(s, d, t, tl);

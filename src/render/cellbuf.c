@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 void
@@ -74,52 +75,30 @@ cellbuf_fill(struct cellbuf *cb, int x, int y, int w, int h, uint32_t ch,
 			cellbuf_put(cb, i, j, ch, color, attr);
 }
 
-/* Decodes one UTF-8 sequence; returns its length (>= 1) and the code
- * point, or '?' for an invalid byte. */
-static size_t
-utf8_next(const unsigned char *s, uint32_t *cp)
-{
-	size_t k, i;
-	uint32_t c;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, c = s[0] & 0x07;
-	else {
-		*cp = '?';
-		return 1;
-	}
-	for (i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			*cp = '?';
-			return 1;
-		}
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	*cp = c;
-	return k;
-}
-
+/* Draws s one code point a cell, decoded by the one strict decoder
+ * (util/escape.h): an invalid byte, a control or an invisible code point
+ * shows as '?'. Text from a file is escaped before it gets here; this
+ * keeps anything else from reaching the terminal as is. */
 int
 cellbuf_puts(struct cellbuf *cb, int x, int y, const char *s, int maxw,
     unsigned color, unsigned attr)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), k;
 	uint32_t cp;
 	int n = 0;
 
 	if (y < 0 || y >= cb->h)
 		return 0;
-	while (*p != '\0' && n < maxw && x + n < cb->w) {
-		p += utf8_next(p, &cp);
-		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+	while (len > 0 && n < maxw && x + n < cb->w) {
+		if ((k = sv_utf8_decode(p, len, &cp)) == 0) {
+			cp = '?';
+			k = 1;
+		}
+		p += k;
+		len -= k;
+		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) ||
+		    sv_is_invisible(cp))
 			cp = '?';
 		cellbuf_put(cb, x + n, y, cp, color, attr);
 		n++;

@@ -12,6 +12,7 @@
 
 #include "render/fmt.h"
 #include "snapshot/snap_model.h"
+#include "util/sat.h"
 
 enum cat { CAT_FREE, CAT_ALLOC, CAT_PEND, CAT_WASTE, CAT_N };
 
@@ -25,7 +26,9 @@ hash32(uint64_t x)
 }
 
 /* Accumulates, for the cell range [c0, c1), the bytes per category and
- * the allocated block holding most bytes. */
+ * the allocated block holding most bytes. Blocks are clipped to their
+ * segment: one that runs past it (a file can say so) is drawn up to the
+ * segment's end. */
 struct cellacc {
 	uint64_t bytes[CAT_N];
 	uint32_t best_block;
@@ -54,22 +57,29 @@ static void
 cell_classify(const struct replay_state *st, const struct replay_segment *sg,
     uint64_t c0, uint64_t c1, uint32_t *bi, struct cellacc *a)
 {
-	uint32_t b, end = sg->first_block + sg->n_blocks;
-	uint64_t covered = 0;
+	uint32_t b, end = sg->n_blocks;
+	uint64_t covered = 0, sg_end = sv_sat_add(sg->addr, sg->size);
 
 	memset(a, 0, sizeof *a);
 	a->best_block = SEGMAP_NONE;
-	if (end > st->n_blocks)
-		end = st->n_blocks;
-	while (*bi < end && st->blocks[*bi].addr + st->blocks[*bi].size <= c0)
+	if (sg->first_block > st->n_blocks)
+		end = 0;
+	else if (end > st->n_blocks - sg->first_block)
+		end = st->n_blocks - sg->first_block;
+	end += sg->first_block;
+	while (*bi < end &&
+	    sv_sat_add(st->blocks[*bi].addr, st->blocks[*bi].size) <= c0)
 		(*bi)++;
 	for (b = *bi; b < end && st->blocks[b].addr < c1; b++) {
 		const struct replay_block *bl = &st->blocks[b];
-		uint64_t req = bl->requested_size, e = bl->addr + bl->size;
+		uint64_t req = bl->requested_size;
+		uint64_t e = sv_sat_add(bl->addr, bl->size);
 		uint64_t n;
 
 		if (req == 0 || req > bl->size)
 			req = bl->size;
+		if (e > sg_end)
+			e = sg_end;
 		n = overlap(c0, c1, bl->addr, e);
 		covered += n;
 		if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
@@ -77,15 +87,25 @@ cell_classify(const struct replay_state *st, const struct replay_segment *sg,
 			enum cat c = bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED ?
 			    CAT_ALLOC : CAT_PEND;
 
-			acc_add(a, c, overlap(c0, c1, bl->addr, bl->addr + req),
-			    b);
-			acc_add(a, CAT_WASTE, overlap(c0, c1, bl->addr + req, e),
-			    b);
+			acc_add(a, c, overlap(c0, c1, bl->addr,
+			    sv_sat_add(bl->addr, req)), b);
+			acc_add(a, CAT_WASTE, overlap(c0, c1,
+			    sv_sat_add(bl->addr, req), e), b);
 		} else
 			acc_add(a, CAT_FREE, n, b);
 	}
 	if (c1 - c0 > covered)
 		a->bytes[CAT_FREE] += c1 - c0 - covered;
+}
+
+/* Offset of cell i of bw in a segment of size bytes, never past size
+ * (long double rounding could otherwise step over 2^64 - 1). */
+static uint64_t
+cell_off(uint64_t size, int i, int bw)
+{
+	long double x = (long double)size * i / bw;
+
+	return x >= (long double)size ? size : (uint64_t)x;
 }
 
 static void
@@ -94,19 +114,21 @@ draw_bar(const struct replay_state *st, const struct segmap_view *v,
     int bw)
 {
 	uint32_t bi = sg->first_block, sel_cells = 0;
+	uint64_t size = sg->size;
 	int i, k, sel_first = -1;
 
+	if (sv_span_wraps(sg->addr, size))
+		size = UINT64_MAX - sg->addr;
 	for (i = 0; i < bw; i++) {
-		uint64_t c0 = sg->addr + (uint64_t)((long double)sg->size * i / bw);
-		uint64_t c1 = sg->addr +
-		    (uint64_t)((long double)sg->size * (i + 1) / bw);
+		uint64_t c0 = sg->addr + cell_off(size, i, bw);
+		uint64_t c1 = sg->addr + cell_off(size, i + 1, bw);
 		struct cellacc a;
 		enum cat best = CAT_FREE;
 		uint32_t ch = v->utf8 ? 0x00b7 : '.';
 		unsigned color = UIC_FREE, attr = 0;
 
 		if (c1 <= c0)
-			c1 = c0 + 1;
+			c1 = sv_sat_add(c0, 1);
 		cell_classify(st, sg, c0, c1, &bi, &a);
 		for (k = 1; k < CAT_N; k++)
 			if (a.bytes[k] > a.bytes[best])
@@ -168,8 +190,9 @@ draw_row(const struct replay_state *st, const struct segmap_view *v,
 	fmt_addr(addr, sizeof addr, sg->addr);
 	fmt_size_short(size, sizeof size, sg->size);
 	stream_label(sg->stream, strm, sizeof strm);
-	pct = sg->size > 0 ? (int)((long double)sg->allocated * 100 / sg->size)
-	    : 0;
+	/* a state from a file can claim more allocated than reserved */
+	pct = sg->size == 0 ? 0 : sg->allocated >= sg->size ? 100
+	    : (int)((long double)sg->allocated * 100 / sg->size);
 	cellbuf_printf(cb, x, y, w, acol, s == v->sel_seg ? CB_A_REVERSE : 0,
 	    "%-14s", addr);
 	cellbuf_printf(cb, x + 14, y, w - 14, UIC_DEFAULT, 0,

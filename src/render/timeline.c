@@ -304,7 +304,8 @@ build_annots(struct tl_model *m)
 		o->name = a->name;
 		o->stage = a->stage;
 	}
-	qsort(m->annots, m->n_annots, sizeof *m->annots, cmp_annot);
+	if (m->n_annots > 1)
+		qsort(m->annots, m->n_annots, sizeof *m->annots, cmp_annot);
 }
 
 uint64_t

@@ -18,6 +18,7 @@
 
 #include "snapshot/snap_model.h"
 #include "util/err.h"
+#include "util/sat.h"
 
 struct replay_block {
 	uint64_t addr;
@@ -102,7 +103,7 @@ void replay_totals(const struct replay_state *st, struct replay_totals *t);
 /* Adds one block (its state, size and requested bytes) to t as
  * replay_totals counts each block of a state; for blocks kept elsewhere
  * (the file's final segments), so that every total over blocks is this
- * one. */
+ * one. The sums saturate: a file's sizes can add past 2^64. */
 static inline void
 replay_totals_add(struct replay_totals *t, unsigned state, uint64_t size,
     uint64_t requested)
@@ -110,22 +111,23 @@ replay_totals_add(struct replay_totals *t, unsigned state, uint64_t size,
 	t->n_blocks++;
 	switch (state) {
 	case SNAP_BLOCK_ACTIVE_ALLOCATED:
-		t->allocated += size;
-		t->active += size;
-		t->requested += requested;
-		t->alloc_requested += requested;
+		t->allocated = sv_sat_add(t->allocated, size);
+		t->active = sv_sat_add(t->active, size);
+		t->requested = sv_sat_add(t->requested, requested);
+		t->alloc_requested = sv_sat_add(t->alloc_requested, requested);
 		if (size > requested)
-			t->free_internal += size - requested;
+			t->free_internal = sv_sat_add(t->free_internal,
+			    size - requested);
 		break;
 	case SNAP_BLOCK_ACTIVE_PENDING_FREE:
-		t->active += size;
-		t->requested += requested;
-		t->pending += size;
-		t->free_external += size;
+		t->active = sv_sat_add(t->active, size);
+		t->requested = sv_sat_add(t->requested, requested);
+		t->pending = sv_sat_add(t->pending, size);
+		t->free_external = sv_sat_add(t->free_external, size);
 		break;
 	default:
-		t->inactive += size;
-		t->free_external += size;
+		t->inactive = sv_sat_add(t->inactive, size);
+		t->free_external = sv_sat_add(t->free_external, size);
 		if (size > t->largest_free)
 			t->largest_free = size;
 		break;
@@ -176,7 +178,8 @@ struct replay_check {
 };
 #define REPLAY_MAX_ISSUES 1000
 /* Fills c (caller storage; free with replay_check_destroy). Moves the
- * replay's cursor. Returns 0 (c->n_issues may be > 0), -1 on error. */
+ * replay's cursor. Returns 0 (c->n_issues may be > 0), or -1 on error
+ * with err set and c left empty. */
 int replay_check(struct replay *r, struct replay_check *c,
     struct sv_error *err);
 void replay_check_destroy(struct replay_check *c);
@@ -186,14 +189,13 @@ void replay_check_destroy(struct replay_check *c);
  * the snapshot itself (checkpoints, the sizes and segment attributes the
  * backward pass learned, the info counts) to one byte buffer:
  *
- *   "SVRPCK01"  u32 version (1)  u32 device
- *   u64 n_events, k, n_ckpt, n_refs, n_learned, n_attrs, arena_len
- *   replay_info counts (12 x u64; see info_put in replay_ckpt.c)
- *   n_ckpt x {u64 first_ref, u64 n_refs}        segment blobs per checkpoint
- *   n_refs x {u64 off, u64 len}                 into the arena
- *   n_learned x {u64 ev, u64 size}              exact block size of an alloc
- *   n_attrs x {u64 ev, i64 pool0, i64 pool1, u64 stack|large<<32|exp<<33}
- *   arena: segment blobs (varints: header, then blocks)
+ *   "SVRPCK02"  u64 device  u64 n_events
+ *   replay_info counts (12 x u64; see info_put in replay_save.c)
+ *   u64 n_learned, n_learned x {u64 ev, u64 size}   exact block size of an
+ *                                                   alloc, by event
+ *   u64 n_attrs, n_attrs x {u64 ev, i64 pool0, i64 pool1,
+ *                           u64 stack | large << 32 | expandable << 33}
+ *   the checkpoints (ckpt_save(), replay_ckpt.h)
  *   u64 XXH3-64 of all bytes before it
  * All integers little-endian. Checkpoint j is the state after j*k events
  * (checkpoint 0 = the start). Unchanged segments share one blob.

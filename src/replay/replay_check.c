@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 static const char *
@@ -81,15 +82,14 @@ find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
 		if (g->device != dev || g->total_size == 0)
 			continue;
 		v[n].addr = g->addr;
-		v[n].end = g->addr + g->total_size < g->addr ? UINT64_MAX
-							      : g->addr + g->total_size;
+		v[n].end = sv_sat_add(g->addr, g->total_size);
 		v[n++].i = i;
 	}
 	qsort(v, n, sizeof *v, span_cmp);
 	for (i = 1; i < n; i++) {
 		if (v[i].addr < v[reach].end) {
-			uint32_t late = v[i].i > v[reach].i ? v[i].i : v[reach].i;
-			uint32_t early = v[i].i ^ v[reach].i ^ late;
+			uint32_t a = v[i].i, b = v[reach].i;
+			uint32_t late = a > b ? a : b, early = a ^ b ^ late;
 
 			if (!has[late - first]) {
 				has[late - first] = 1;
@@ -100,6 +100,15 @@ find_overlaps(const struct snapshot *s, uint32_t dev, uint32_t first,
 			reach = i;
 	}
 	free(v);
+}
+
+static void
+block_outside(struct replay_check *c, const struct snap_segment *sg,
+    const struct snap_block *b)
+{
+	ISSUE(c, REPLAY_EV_FILE, b->addr, "file: block of %" PRIu64 " bytes "
+	    "lies outside its segment (0x%" PRIx64 ", %" PRIu64 " bytes)",
+	    b->size, sg->addr, sg->total_size);
 }
 
 /* The file's own totals and tiling, per segment of the device. */
@@ -119,15 +128,22 @@ check_file(const struct replay *r, struct replay_check *c)
 		const struct snap_segment *sg = &s->segments[i];
 		uint64_t off = sg->addr, sum = 0, al = 0, ac = 0, rq = 0;
 		int tiled = 1, has_req = (s->features & SNAP_F_REQUESTED) != 0;
+		uint64_t sg_end = sv_sat_add(sg->addr, sg->total_size);
+		int past = 0;
 
 		if (sg->device != r->device)
 			continue;
 		if (has[i - first])
 			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment "
 			    "overlaps segment 0x%" PRIx64, over[i - first]);
-		for (j = 0; j < sg->n_blocks && sg->first_block + j < s->n_blocks;
-		     j++) {
-			const struct snap_block *b = &s->blocks[sg->first_block + j];
+		if (sv_span_wraps(sg->addr, sg->total_size))
+			ISSUE(c, REPLAY_EV_FILE, sg->addr, "file: segment of "
+			    "%" PRIu64 " bytes runs past the end of the "
+			    "address space", sg->total_size);
+		for (j = 0; j < sg->n_blocks &&
+		     sg->first_block + j < s->n_blocks; j++) {
+			const struct snap_block *b =
+			    &s->blocks[sg->first_block + j];
 
 			if (b->addr != off && tiled) {
 				ISSUE(c, REPLAY_EV_FILE, b->addr,
@@ -135,17 +151,29 @@ check_file(const struct replay *r, struct replay_check *c)
 				    "one (expected 0x%" PRIx64 ")", off);
 				tiled = 0;
 			}
-			off = b->addr + b->size;
-			sum += b->size;
+			if (!past && (b->addr < sg->addr ||
+			    sv_sat_add(b->addr, b->size) > sg_end)) {
+				block_outside(c, sg, b);
+				past = 1;
+			}
+			if ((b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
+			    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) &&
+			    !(b->flags & SNAP_BLOCK_F_NO_REQUESTED) &&
+			    b->requested_size > b->size)
+				ISSUE(c, REPLAY_EV_FILE, b->addr, "file: "
+				    "block of %" PRIu64 " bytes was requested "
+				    "%" PRIu64, b->size, b->requested_size);
+			off = sv_sat_add(b->addr, b->size);
+			sum = sv_sat_add(sum, b->size);
 			if (b->state == SNAP_BLOCK_UNKNOWN_STATE)
 				ISSUE(c, REPLAY_EV_FILE, b->addr,
 				    "file: block has an unknown state");
 			if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
-				al += b->size;
+				al = sv_sat_add(al, b->size);
 			if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED ||
 			    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE) {
-				ac += b->size;
-				rq += b->requested_size;
+				ac = sv_sat_add(ac, b->size);
+				rq = sv_sat_add(rq, b->requested_size);
 				if (b->flags & SNAP_BLOCK_F_NO_REQUESTED)
 					has_req = 0;
 			}
@@ -184,18 +212,20 @@ last_touch(const struct replay *r, uint64_t a, uint64_t size)
 	uint64_t i;
 
 	for (i = r->n; i-- > 0;)
-		if (snap_ev_action(r->t, i) != SNAP_OOM && snap_ev_addr(r->t, i) - a < size)
+		if (snap_ev_action(r->t, i) != SNAP_OOM &&
+		    snap_ev_addr(r->t, i) - a < size)
 			return (int64_t)i;
 	return REPLAY_EV_END;
 }
 
 static void
-cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
+cmp_blocks(struct replay_check *c, const struct rstate *fs,
+    const struct rseg *f, const struct rstate *gs, const struct rseg *g)
 {
-	uint32_t i = 0, j = 0;
+	const struct rblk *x = rblk_first(fs, f), *y = rblk_first(gs, g);
 
-	while (i < f->n && j < g->n) {
-		const struct replay_block *a = &f->b[i], *b = &g->b[j];
+	while (x != NULL && y != NULL) {
+		const struct replay_block *a = &x->b, *b = &y->b;
 		uint64_t ae = a->addr + a->size, be = b->addr + b->size;
 
 		if (a->addr == b->addr && a->size == b->size) {
@@ -209,8 +239,8 @@ cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 				    "block requested_size: file %" PRIu64
 				    ", replay %" PRIu64,
 				    a->requested_size, b->requested_size);
-			i++;
-			j++;
+			x = rblk_next(f, x);
+			y = rblk_next(g, y);
 			continue;
 		}
 		ISSUE(c, ev_or_end(b->last_ev), a->addr < b->addr ? a->addr
@@ -221,14 +251,15 @@ cmp_blocks(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 		    state_name(b->state));
 		/* resynchronise on the next common boundary */
 		if (ae <= be)
-			i++;
+			x = rblk_next(f, x);
 		if (be <= ae)
-			j++;
+			y = rblk_next(g, y);
 	}
 }
 
 static void
-cmp_segment(struct replay_check *c, const struct rseg *f, const struct rseg *g)
+cmp_segment(struct replay_check *c, const struct rstate *fs,
+    const struct rseg *f, const struct rstate *gs, const struct rseg *g)
 {
 	const struct replay_segment *a = &f->hdr, *b = &g->hdr;
 	int64_t ev = ev_or_end(b->last_ev);
@@ -250,35 +281,33 @@ cmp_segment(struct replay_check *c, const struct rseg *f, const struct rseg *g)
 	if (a->is_expandable != b->is_expandable)
 		ISSUE(c, ev, a->addr, "segment expandable: file %d, replay %d",
 		    a->is_expandable, b->is_expandable);
-	cmp_blocks(c, f, g);
+	cmp_blocks(c, fs, f, gs, g);
 }
 
 static void
 cmp_states(const struct replay *r, struct replay_check *c,
     const struct rstate *fin, const struct rstate *got)
 {
-	uint32_t i = 0, j = 0;
+	const struct rseg *f = rseg_first(fin), *g = rseg_first(got);
 
-	while (i < fin->n || j < got->n) {
-		const struct rseg *f = i < fin->n ? &fin->seg[i] : NULL;
-		const struct rseg *g = j < got->n ? &got->seg[j] : NULL;
-
+	while (f != NULL || g != NULL) {
 		if (f != NULL && g != NULL && f->hdr.addr == g->hdr.addr) {
-			cmp_segment(c, f, g);
-			i++;
-			j++;
-		} else if (g == NULL || (f != NULL && f->hdr.addr < g->hdr.addr)) {
+			cmp_segment(c, fin, f, got, g);
+			f = rseg_next(f);
+			g = rseg_next(g);
+		} else if (g == NULL ||
+		    (f != NULL && f->hdr.addr < g->hdr.addr)) {
 			ISSUE(c, c->n_kept < 64 ? last_touch(r, f->hdr.addr,
 						       f->hdr.size)
 						: REPLAY_EV_END,
 			    f->hdr.addr, "segment of %" PRIu64 " bytes is in "
 			    "the file, not in the replay", f->hdr.size);
-			i++;
+			f = rseg_next(f);
 		} else {
 			ISSUE(c, ev_or_end(g->hdr.last_ev), g->hdr.addr,
 			    "segment of %" PRIu64 " bytes is in the replay, "
 			    "not in the file", g->hdr.size);
-			j++;
+			g = rseg_next(g);
 		}
 	}
 }
@@ -287,11 +316,10 @@ int
 replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 {
 	struct rstate fin;
+	const struct rseg *sg;
 	uint64_t i;
-	uint32_t k;
 
 	memset(c, 0, sizeof *c);
-	memset(&fin, 0, sizeof fin);
 	check_file(r, c);
 	for (i = 0; i < r->n_fwd_kept; i++)
 		ISSUE(c, r->fwd_issues[i].ev, r->fwd_issues[i].addr, "%s",
@@ -301,26 +329,28 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 		ISSUE(c, REPLAY_EV_END, 0, "%" PRIu64 " events do not fit the "
 		    "final segments when undone backwards",
 		    r->info.n_undo_anomalies);
-	if (replay_seek(r, (int64_t)r->n - 1, err) != 0)
+	if (replay_seek(r, (int64_t)r->n - 1, err) != 0) {
+		replay_check_destroy(c);
 		return -1;
+	}
+	rstate_init(&fin);
 	replay_final_state(r, &fin, 1);
 	cmp_states(r, c, &fin, &r->cur);
-	c->n_segments = fin.n;
-	for (k = 0; k < fin.n; k++) {
-		c->n_blocks += fin.seg[k].n;
-		if (replay_is_workspace(r, fin.seg[k].hdr.addr))
-			NOTE(c, REPLAY_EV_END, fin.seg[k].hdr.addr,
+	c->n_segments = fin.seg.n;
+	c->n_blocks = fin.blk.n;
+	for (sg = rseg_first(&fin); sg != NULL; sg = rseg_next(sg))
+		if (replay_is_workspace(r, sg->hdr.addr))
+			NOTE(c, REPLAY_EV_END, sg->hdr.addr,
 			    "torch_npu workspace segment of %" PRIu64 " bytes: "
 			    "the file shows one inactive block, its leading "
 			    "workspace_snapshot/segment_alloc/alloc triple "
 			    "allocates it; treated as one allocated block",
-			    fin.seg[k].hdr.size);
-	}
+			    sg->hdr.size);
 	if (r->info.n_aligned > 0)
-		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a 16 KiB "
-		    "boundary inside a free block, the part below staying free "
-		    "(torch_npu aligns large blocks in expandable segments)",
-		    r->info.n_aligned);
+		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a "
+		    "16 KiB boundary inside a free block, the part below "
+		    "staying free (torch_npu aligns large blocks in expandable "
+		    "segments)", r->info.n_aligned);
 	if (r->info.legacy_no_trace)
 		NOTE(c, REPLAY_EV_END, 0, "no trace events: only the state at "
 		    "the end is known");

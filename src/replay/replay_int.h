@@ -1,54 +1,49 @@
 #ifndef SNAPVIEW_REPLAY_REPLAY_INT_H
 #define SNAPVIEW_REPLAY_REPLAY_INT_H
 /*
- * Private to src/replay/: the live allocator state (segments, each with
- * its own block array) and the replay handle shared by replay.c,
- * replay_ckpt.c and replay_check.c.
+ * Private to src/replay/: the replay handle and the passes that share it.
+ *
+ * Files, each calling only those listed before it (no call cycle):
+ *   rstate.c        segments and blocks by address (the containers)
+ *   replay_ckpt.c   checkpoints: take, restore, save, load (rstate only)
+ *   replay_log.c    the undo log of forward steps (rstate only)
+ *   replay_issue.c  lists of issues (what check reports)
+ *   replay_round.c  the rounding rule of a device (CUDA's or torch_npu's)
+ *   replay_final.c  the final state as the file shows it
+ *   replay_fwd.c    the forward pass: one event applied to a state
+ *   replay_bwd.c    the backward pass: the start state, undoing the trace
+ *   replay.c        construction, seeking, the flat view, totals
+ *   replay_save.c   a replay to bytes and back
+ *   replay_check.c  check: forward replay against the file's final state
+ *   replay_idx.c    the index section holding the saved replays
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "replay/replay.h"
+#include "replay/replay_ckpt.h"
+#include "replay/replay_log.h"
+#include "replay/rstate.h"
+#include "util/avl.h"
 
-/* Live segment: header fields in hdr (first_block/n_blocks/allocated/
- * active/requested are only filled in the flat view). */
-struct rseg {
-	struct replay_segment hdr;
-	struct replay_block *b; /* owned, by address, tiling the segment */
-	uint32_t n, cap;
-	uint32_t blob;          /* checkpoint blob id of the last encoding */
-	uint8_t dirty;          /* changed since that encoding */
-	uint8_t pad[3];
-};
-
-struct rstate {
-	struct rseg *seg;       /* by address */
-	uint32_t n, cap;
-	int64_t at;
-};
-
-/* Undo record of one forward event: the pre-image of what it changed. */
-enum { U_NONE, U_BLOCKS, U_SEGS };
-struct urec {
-	uint8_t kind;
-	uint32_t seg;           /* segment index, or first segment index */
-	uint32_t lo;            /* first block (U_BLOCKS) */
-	uint32_t n_pre, n_post; /* blocks (U_BLOCKS) or segments (U_SEGS) */
-	uint64_t pre_off;       /* into blk_pool (U_BLOCKS) / seg_pool */
-	int64_t seg_last_ev;
-};
-
+/* An exact block size the backward pass learned for the alloc at ev. */
 struct learned {
 	uint64_t ev, size;
 };
+/* The attributes of the segment that segment_alloc/map ev created. */
 struct segattr {
 	uint64_t ev;
 	int64_t pool[2];
 	uint32_t stack;
 	uint8_t is_large, is_expandable;
 };
+/* A pre-trace block at addr that the trace proves reached size bytes. */
+struct fix {
+	struct avl_node node;   /* key: the block's address */
+	uint64_t size;
+};
 
-#define REPLAY_NO_BLOB UINT32_MAX
+#define REPLAY_K 4096
 
 struct replay {
 	const struct snapshot *s;       /* borrowed */
@@ -56,51 +51,32 @@ struct replay {
 	uint32_t device;
 	uint64_t n;                     /* events */
 	struct replay_info info;
+	int npu_round;                  /* rounding rule: torch_npu's */
 
 	struct rstate cur;              /* state at cur.at */
-	struct rstate tmp;              /* scratch for restores */
 
-	/* backward-pass knowledge for forward replay */
-	struct learned *learned;        /* by ev */
-	uint64_t n_learned, cap_learned;
-	struct segattr *attrs;          /* by ev */
-	uint64_t n_attrs, cap_attrs;
+	/* what the backward pass learned, for forward replay; by event */
+	struct learned *learned;
+	uint64_t n_learned;
+	size_t cap_learned;
+	struct segattr *attrs;
+	uint64_t n_attrs;
+	size_t cap_attrs;
 	uint64_t *workspace;            /* workspace segment addresses */
 	uint64_t n_workspace;
+	/* pre-trace block sizes learned from a forward pass: an alloc that
+	 * landed inside the free space after such a block proves the block
+	 * reached up to the alloc */
+	struct avl fix;
+	uint64_t n_fix_new;
 
-	/* checkpoints */
-	uint64_t k;
-	uint8_t *arena;
-	uint64_t arena_len, arena_cap;
-	uint64_t *ref_off, *ref_len;    /* blob id -> arena span */
-	uint64_t n_refs, cap_refs;
-	uint64_t *ck_first, *ck_n;      /* checkpoint -> blob ids in refs_of */
-	uint64_t n_ck, cap_ck;
-	uint32_t *ck_refs;              /* blob ids, per checkpoint */
-	uint64_t n_ck_refs, cap_ck_refs;
-
-	/* undo log of forward events since log_base */
-	int logging;
-	int64_t log_base;
-	struct urec *log;
-	uint64_t n_log, cap_log;
-	struct replay_block *blk_pool;
-	uint64_t n_blk_pool, cap_blk_pool;
-	struct rseg *seg_pool;          /* b = NULL; blocks in blk_pool */
-	uint64_t n_seg_pool, cap_seg_pool;
+	struct ckpt ck;
+	struct ulog log;
 
 	/* forward anomalies of the build pass (for check) */
 	struct replay_issue *fwd_issues;
 	uint64_t n_fwd_issues, n_fwd_kept;
 	int collect;
-
-	int npu_round;
-
-	/* pre-trace block sizes learned from a forward pass (addr -> size):
-	 * an alloc that landed inside the free space after such a block
-	 * proves the block reached up to the alloc */
-	struct learned *fix;
-	uint64_t n_fix, cap_fix, n_fix_new;
 
 	/* flat view */
 	struct replay_state view;
@@ -111,27 +87,43 @@ struct replay {
 	int view_valid;
 };
 
-/* state helpers (replay.c) */
-void rstate_clear(struct rstate *st);
-void rstate_destroy(struct rstate *st);
-void rstate_copy(struct rstate *dst, const struct rstate *src);
-struct rseg *rstate_insert_seg(struct rstate *st, uint32_t at);
-int32_t rstate_find_seg(const struct rstate *st, uint64_t addr);
-void rseg_reserve(struct rseg *sg, uint32_t n);
-void replay_apply(struct replay *r, struct rstate *st, uint64_t i);
+/* replay_issue.c: appends to a list of at most REPLAY_MAX_ISSUES kept
+ * (*n counts them all). */
 void replay_issue_add(struct replay_issue **v, uint64_t *n, uint64_t *kept,
     int64_t ev, uint64_t addr, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* The final state as the file shows it; patch = workspace segments as one
- * allocated block. */
+/* replay_final.c */
+/* The final state as the file shows it, made possible (see there); patch
+ * = workspace segments as one allocated block. */
 void replay_final_state(const struct replay *r, struct rstate *st, int patch);
+/* The leading torch_npu workspace triples (r->workspace). */
+void replay_find_workspace(struct replay *r);
 int replay_is_workspace(const struct replay *r, uint64_t addr);
-struct replay *replay_alloc_for_load(const struct snapshot *s, uint32_t d);
 
-/* checkpoints (replay_ckpt.c) */
-void ckpt_take(struct replay *r, const struct rstate *st);
-int ckpt_restore(struct replay *r, uint64_t j, struct rstate *st);
-void ckpt_free(struct replay *r);
+/* replay_fwd.c */
+/* Applies event i to st (st->at must be i - 1), logged when r->log.on. */
+void replay_apply(struct replay *r, struct rstate *st, uint64_t i);
+/* Shared with the backward pass: */
+/* The block size r's rounding rule (replay_round.h) gives req bytes. */
+uint64_t replay_rounded(const struct replay *r, uint64_t req);
+uint64_t replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail);
+/* Attributes of a segment made by event ev: learned, else guessed. */
+void replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
+    uint64_t stream, int expandable);
+int replay_range_add(struct replay *r, struct rstate *st, uint64_t i,
+    uint64_t a, uint64_t size, uint64_t stream);
+int replay_range_remove(struct replay *r, struct rstate *st, uint64_t i,
+    uint64_t a, uint64_t size);
+const struct fix *replay_fix_find(const struct replay *r, uint64_t addr);
+
+/* replay_bwd.c: undoes the whole trace on st (the final state), leaving
+ * the start state; fills learned, attrs and the undo counts of info. */
+void replay_backward(struct replay *r, struct rstate *st);
+
+/* replay.c */
+/* A replay of device d with nothing built (no start state, no
+ * checkpoints); what replay_new() and replay_new_saved() start from. */
+struct replay *replay_open(const struct snapshot *s, uint32_t d);
 
 #endif

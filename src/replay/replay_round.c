@@ -17,12 +17,15 @@
 uint64_t
 replay_round_size(int rule, uint64_t req)
 {
-	if (rule == REPLAY_ROUND_NPU)
-		req += 32;
+	uint64_t pad = rule == REPLAY_ROUND_NPU ? 32 : 0;
+
+	/* a request no allocator could round (a file can say 2^64 - 1):
+	 * more than any free block, never wrapped to a small one */
+	if (req > UINT64_MAX - 511 - pad)
+		return UINT64_MAX - 511;
+	req += pad;
 	if (req < 512)
 		return 512;
-	if (req > UINT64_MAX - 511)
-		return req;
 	return (req + 511) / 512 * 512;
 }
 

@@ -8,13 +8,17 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t
-utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+#include "util/invisible.h"
+#include "util/search.h"
+
+size_t
+sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	size_t k, i;
 	uint32_t c;
 
+	if (n == 0)
+		return 0;
 	if (s[0] < 0x80) {
 		*cp = s[0];
 		return 1;
@@ -34,7 +38,9 @@ utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 			return 0;
 		c = c << 6 | (s[i] & 0x3f);
 	}
-	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	/* overlong forms, surrogates, past U+10FFFF */
+	if ((k == 3 && c < 0x800) ||
+	    (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
 	    (c >= 0xd800 && c <= 0xdfff))
 		return 0;
 	*cp = c;
@@ -42,20 +48,27 @@ utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 }
 
 /*
- * Format characters that draw nothing or reorder what follows: bidi
- * embeddings, overrides and isolates (U+202A..E, U+2066..9), marks
- * (U+200E/F, U+061C), zero-width space/joiners (U+200B..D), the word
- * joiner and invisible operators (U+2060..4), the BOM (U+FEFF) and the
- * soft hyphen (U+00AD). They cannot drive the terminal, but they can make
- * one frame name look like another ("Trojan source"), so they are shown
- * as \u{XXXX} like other invisible characters.
+ * Code points that draw nothing, or nothing like themselves: bidi
+ * embeddings, overrides and isolates, zero-width spaces and joiners,
+ * variation selectors, tag characters, the BOM, the soft hyphen, fillers,
+ * line and paragraph separators, spaces other than U+0020. They cannot
+ * drive the terminal, but they can make one frame name look like another
+ * ("Trojan source"), so they are shown as \u{XXXX}. The table
+ * (invisible.h) is made from Unicode's own data by mkinvisible.py.
  */
 static int
-is_invisible(uint32_t cp)
+range_below(const void *ctx, uint64_t i)
 {
-	return cp == 0xad || cp == 0x61c || (cp >= 0x200b && cp <= 0x200f) ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
-	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+	return invisible[i].hi < *(const uint32_t *)ctx;
+}
+
+int
+sv_is_invisible(uint32_t cp)
+{
+	uint64_t n = sizeof invisible / sizeof invisible[0];
+	uint64_t i = sv_partition(0, n, range_below, &cp);
+
+	return i < n && invisible[i].lo <= cp;
 }
 
 struct out {
@@ -87,12 +100,12 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 		buf[0] = '\0';
 	while (i < len) {
 		uint32_t cp = 0;
-		size_t k = utf8_len(p + i, len - i, &cp);
+		size_t k = sv_utf8_decode(p + i, len - i, &cp);
 		char esc[4] = {'\\', 'x', 0, 0};
 
 		if (k > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
 		    cp != '\\') {
-			if (is_invisible(cp)) {
+			if (sv_is_invisible(cp)) {
 				char u[12];
 
 				put(&o, u, (size_t)snprintf(u, sizeof u, "\\u{%04x}",
@@ -158,7 +171,7 @@ sv_json_string(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 	while (i < len) {
 		uint32_t cp = 0;
-		size_t k = utf8_len(p + i, len - i, &cp);
+		size_t k = sv_utf8_decode(p + i, len - i, &cp);
 
 		if (k == 0) {
 			fputs("\\ufffd", f);
@@ -169,8 +182,14 @@ sv_json_string(FILE *f, const char *s, size_t len)
 			fputc('\\', f);
 			fputc((int)cp, f);
 		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
-		    is_invisible(cp)) {
-			fprintf(f, "\\u%04x", (unsigned)cp);
+		    sv_is_invisible(cp)) {
+			/* JSON escapes are UTF-16: past U+FFFF, a pair */
+			if (cp > 0xffff)
+				fprintf(f, "\\u%04x\\u%04x",
+				    0xd800 + ((cp - 0x10000) >> 10),
+				    0xdc00 + ((cp - 0x10000) & 0x3ff));
+			else
+				fprintf(f, "\\u%04x", (unsigned)cp);
 		} else {
 			fwrite(s + i, 1, k, f);
 		}

@@ -6,23 +6,35 @@
  * string from a file goes through one of these before it is printed.
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* The one UTF-8 decoder: the length (1..4) of the valid sequence at
+ * s[0..n) and its code point in *cp, or 0 when it is not valid UTF-8
+ * (a stray byte, a truncated sequence, an overlong form, a surrogate,
+ * past U+10FFFF). */
+size_t sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
+/* 1 for a code point that draws nothing or nothing like itself, which
+ * the functions below escape: Unicode's Default_Ignorable_Code_Point set,
+ * format characters (Cf), line and paragraph separators, spaces other
+ * than U+0020, U+2800 (the table: invisible.h, from Unicode 15.0). */
+int sv_is_invisible(uint32_t cp);
 
 /* Writes s[0..len) into buf (size bytes, always NUL-terminated) with C0
  * controls, DEL, C1 controls (U+0080..U+009F) and invalid UTF-8 bytes
- * shown as \xNN (and \n, \t, \r, \e, \\ as such); invisible format
- * characters (bidi controls, zero-width characters, BOM, soft hyphen) as
- * \u{XXXX}. Other valid printable UTF-8 passes through. Returns the
- * length the full result would need (like snprintf), so a caller can
- * detect truncation. */
+ * shown as \xNN (and \n, \t, \r, \e, \\ as such); invisible code
+ * points (sv_is_invisible) as \u{XXXX}. Other valid UTF-8 passes
+ * through. Returns the length the full result would need (like
+ * snprintf), so a caller can detect truncation. */
 size_t sv_escape(char *buf, size_t size, const char *s, size_t len);
 
 /* Same, written to f. */
 void sv_escape_fputs(FILE *f, const char *s);
 
 /* Writes s as a JSON string literal (with quotes) to f: \" \\ \uXXXX for
- * controls and the invisible format characters above; invalid UTF-8
- * bytes become U+FFFD. */
+ * controls and invisible code points (a surrogate pair \uXXXX\uXXXX past
+ * U+FFFF); invalid UTF-8 bytes become U+FFFD. */
 void sv_json_string(FILE *f, const char *s, size_t len);
 
 #endif

@@ -109,6 +109,16 @@ json_i64(struct json *j, int64_t v)
 }
 
 void
+json_u64_delta(struct json *j, uint64_t from, uint64_t to)
+{
+	before(j);
+	if (to >= from)
+		fprintf(j->f, "%" PRIu64, to - from);
+	else
+		fprintf(j->f, "-%" PRIu64, from - to);
+}
+
+void
 json_double(struct json *j, double v)
 {
 	before(j);

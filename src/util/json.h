@@ -29,6 +29,9 @@ void json_str(struct json *j, const char *s);
 void json_strn(struct json *j, const char *s, size_t len);
 void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
+/* to - from, exactly, whatever the two values: the difference of two
+ * 64-bit counts needs 65 bits, which int64_t does not have. */
+void json_u64_delta(struct json *j, uint64_t from, uint64_t to);
 void json_double(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);

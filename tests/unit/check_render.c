@@ -83,6 +83,25 @@ START_TEST(test_render_cellbuf_text)
 }
 END_TEST
 
+/* The screen decodes UTF-8 as strictly as the escaping does: an overlong
+ * '/', a surrogate and an invisible RLO each show as '?' per byte or
+ * code point, never as what they would pass for. */
+START_TEST(test_render_cellbuf_strict)
+{
+	struct cellbuf cb;
+	char *s;
+
+	cellbuf_init(&cb, 12, 1);
+	ck_assert_int_eq(cellbuf_puts(&cb, 0, 0,
+	    "a\xe0\x80\xaf" "b\xed\xa0\x80" "c\xe2\x80\xae" "d", 99, 0, 0),
+	    11);
+	s = cellbuf_to_text(&cb);
+	ck_assert_str_eq(s, "a???b???c?d\n");
+	free(s);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 START_TEST(test_render_fmt_units)
 {
 	char b[FMT_BUF];
@@ -874,6 +893,52 @@ START_TEST(test_render_segmap_cells)
 }
 END_TEST
 
+/* A state that claims the impossible (what a file can say): a block of
+ * 2^64 - 1 bytes inside a 1 KiB segment, a segment that runs past the
+ * end of the address space, more allocated than reserved. Drawn clipped
+ * to the segment, percentages at most 100, totals saturated. */
+static const struct replay_block bad_blocks[] = {
+    {.addr = 0x1000, .size = 512, .state = SNAP_BLOCK_INACTIVE,
+	.alloc_ev = -1, .last_ev = -1},
+    {.addr = 0x1200, .size = UINT64_MAX, .requested_size = UINT64_MAX,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 1, .last_ev = 1},
+    {.addr = UINT64_MAX - 4095, .size = 8192, .requested_size = 100,
+	.state = SNAP_BLOCK_ACTIVE_ALLOCATED, .alloc_ev = 2, .last_ev = 2},
+};
+static const struct replay_segment bad_segs[] = {
+    {.addr = 0x1000, .size = 1024, .first_block = 0, .n_blocks = 2,
+	.allocated = UINT64_MAX, .active = UINT64_MAX},
+    {.addr = UINT64_MAX - 4095, .size = 8192, .first_block = 2,
+	.n_blocks = 5, .allocated = 8192, .active = 8192},
+};
+
+START_TEST(test_render_segmap_clipped)
+{
+	struct replay_state st;
+	struct segmap_view v = {0, SEGMAP_NONE, SEGMAP_NONE, 0, 1};
+	struct replay_totals t;
+	struct cellbuf cb;
+	char *s;
+
+	memset(&st, 0, sizeof st);
+	st.segments = bad_segs;
+	st.n_segments = 2;
+	st.blocks = bad_blocks;
+	st.n_blocks = 3;
+	cellbuf_init(&cb, SEGMAP_PREFIX_W + 2 + 5 + 16, 2);
+	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
+	s = cellbuf_to_text(&cb);
+	ck_assert_msg(strstr(s, "[........BBBBBBBB] 100%") != NULL, "%s", s);
+	ck_assert_msg(strstr(s, "[++++++++++++++++] 100%") != NULL, "%s", s);
+	free(s);
+	/* totals saturate, not wrap: 2^64 - 1 + 8192 allocated bytes */
+	replay_totals(&st, &t);
+	ck_assert_uint_eq(t.allocated, UINT64_MAX);
+	ck_assert_uint_eq(t.reserved, 1024 + 8192);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 static Suite *
 render_suite(void)
 {
@@ -883,6 +948,7 @@ render_suite(void)
 	TCase *sm = tcase_create("segmap");
 
 	tcase_add_test(tc, test_render_cellbuf_text);
+	tcase_add_test(tc, test_render_cellbuf_strict);
 	tcase_add_test(tc, test_render_fmt_units);
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);
@@ -903,6 +969,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_hilite_grouped);
 	tcase_set_timeout(tl, 60);
 	tcase_add_test(sm, test_render_segmap_cells);
+	tcase_add_test(sm, test_render_segmap_clipped);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tl);
 	suite_add_tcase(s, sm);

@@ -12,6 +12,10 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "analysis/frag.h"
+#include "analysis/oom.h"
+#include "analysis/site.h"
+#include "index/idx_timeline.h"
 #include "replay/replay.h"
 #include "snapshot/snap_load.h"
 
@@ -880,6 +884,77 @@ check_real(const char *name, int want_ok)
 	snap_free(s);
 }
 
+/* A saved replay whose last checkpoint is corrupt (hash recomputed, as
+ * whoever wrote the index can): it loads (checkpoint 0 is sound), a seek
+ * through that checkpoint is refused as bad input, and oom and frag give
+ * the error back with nothing left allocated (ASan checks the leak they
+ * had). */
+START_TEST(test_replay_corrupt_checkpoint)
+{
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct idx_timeline tl;
+	struct an_sites sites;
+	struct an_frag f;
+	struct an_oom o;
+	struct sv_error err;
+	uint8_t *buf;
+	size_t len;
+	uint64_t i, h, n;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 4000; i++) {
+		ev(s, SNAP_ALLOC, BASE, 512);
+		ev(s, SNAP_FREE_REQUESTED, BASE, 512);
+		ev(s, SNAP_FREE_COMPLETED, BASE, 512);
+	}
+	ev(s, SNAP_SEGMENT_ALLOC, BASE + 4 * MIB, 2 * MIB);
+	ev(s, SNAP_ALLOC, BASE + 4 * MIB, 4096);
+	ev(s, SNAP_OOM, 0, 1ull << 40);
+	push_seg(s, BASE, 0, 1, 0, (const struct fb[]){{2 * MIB, I, 0}}, 1);
+	push_seg(s, BASE + 4 * MIB, 0, 1, 0,
+	    (const struct fb[]){{4096, A, 4096}, {2 * MIB - 4096, I, 0}}, 2);
+	snap_finish(s);
+	r = open_ok(s);
+	n = replay_n_events(r);
+	ck_assert_uint_ge(replay_info(r)->n_checkpoints, 3);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	replay_free(r);
+	/* the last byte of the arena ends the last checkpoint's last blob */
+	buf[len - 9] |= 0x80;
+	h = XXH3_64bits(buf, len - 8);
+	for (i = 0; i < 8; i++)
+		buf[len - 8 + i] = (uint8_t)(h >> (8 * i));
+
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_int_ne(replay_seek(r2, (int64_t)n - 1, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_int_eq(sv_errcode_status(err.code), 2);
+	seek_ok(r2, 10);
+	replay_free(r2);
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
+	ck_assert_int_eq(an_sites_init(&sites, s, 1, NULL, NULL), 0);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	sv_error_clear(&err);
+	ck_assert_int_ne(an_frag(s, &tl, r2, &sites, -2, &f, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_ptr_null(f.allocs);
+	replay_free(r2);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	sv_error_clear(&err);
+	ck_assert_int_ne(an_oom(s, &tl, r2, &sites, &o, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_ptr_null(o.events);
+	replay_free(r2);
+	an_sites_destroy(&sites);
+	idx_timeline_destroy(&tl);
+	free(buf);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_replay_real_files)
 {
 	check_real("npu_leak_expandable.pickle", 1);
@@ -905,6 +980,7 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_mismatch_and_file);
 	tcase_add_test(tc, test_replay_check_overlaps);
 	tcase_add_test(tc, test_replay_legacy_no_trace);
+	tcase_add_test(tc, test_replay_corrupt_checkpoint);
 	tcase_add_test(tc, test_replay_real_files);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(tp, test_replay_model_truth, 0, 6);

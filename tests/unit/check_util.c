@@ -1,16 +1,18 @@
 /*
  * Unit tests for src/util: escape (what reaches the terminal and JSON
- * from an untrusted string), units (sizes and counts as printed) and the
- * binary search.
+ * from an untrusted string), units (sizes and counts as printed), the
+ * binary search and the ordered map (avl).
  */
 #include "config.h"
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/avl.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/search.h"
@@ -49,6 +51,31 @@ START_TEST(test_escape_controls)
 }
 END_TEST
 
+/* The one decoder refuses what the screen's used to accept: overlong
+ * forms and surrogates. */
+static size_t
+dec(const char *s, size_t n, uint32_t *cp)
+{
+	return sv_utf8_decode((const unsigned char *)s, n, cp);
+}
+
+START_TEST(test_utf8_decode)
+{
+	uint32_t cp = 0;
+
+	ck_assert_uint_eq(dec("\xe6\x97\xa5", 3, &cp), 3);
+	ck_assert_uint_eq(cp, 0x65e5);
+	ck_assert_uint_eq(dec("\xf4\x8f\xbf\xbf", 4, &cp), 4);
+	ck_assert_uint_eq(cp, 0x10ffff);
+	ck_assert_uint_eq(dec("\xe0\x80\xaf", 3, &cp), 0);
+	ck_assert_uint_eq(dec("\xc0\xaf", 2, &cp), 0);
+	ck_assert_uint_eq(dec("\xed\xa0\x80", 3, &cp), 0);
+	ck_assert_uint_eq(dec("\xf4\x90\x80\x80", 4, &cp), 0);
+	ck_assert_uint_eq(dec("\xe6\x97", 2, &cp), 0);
+	ck_assert_uint_eq(dec("x", 0, &cp), 0);
+}
+END_TEST
+
 START_TEST(test_escape_utf8)
 {
 	/* printable UTF-8 passes through */
@@ -71,9 +98,24 @@ START_TEST(test_escape_invisible)
 	ck_assert_str_eq(esc("\xe2\x81\xa6", 3), "\\u{2066}");
 	ck_assert_str_eq(esc("\xef\xbb\xbf", 3), "\\u{feff}");
 	ck_assert_str_eq(esc("\xc2\xad", 2), "\\u{00ad}");
-	/* neighbours of the ranges are ordinary printable characters */
-	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");	/* U+2010 */
-	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\xe2\x80\xaf");	/* U+202F */
+	/* the ones issue 18 found passing: a tag character, the line
+	 * separator, the Mongolian vowel separator, the grapheme joiner, the
+	 * Hangul fillers, a variation selector, an annotation anchor */
+	ck_assert_str_eq(esc("a\xf3\xa0\x80\x81" "b", 6), "a\\u{e0001}b");
+	ck_assert_str_eq(esc("\xe2\x80\xa8", 3), "\\u{2028}");
+	ck_assert_str_eq(esc("\xe1\xa0\x8e", 3), "\\u{180e}");
+	ck_assert_str_eq(esc("\xcd\x8f", 2), "\\u{034f}");
+	ck_assert_str_eq(esc("\xe3\x85\xa4", 3), "\\u{3164}");
+	ck_assert_str_eq(esc("\xe1\x85\x9f", 3), "\\u{115f}");
+	ck_assert_str_eq(esc("\xef\xb8\x8f", 3), "\\u{fe0f}");
+	ck_assert_str_eq(esc("\xef\xbf\xb9", 3), "\\u{fff9}");
+	/* a space that passes for U+0020 */
+	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\\u{202f}");
+	/* neighbours of the ranges are ordinary printable characters:
+	 * U+2010, U+2030 */
+	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");
+	ck_assert_str_eq(esc("\xe2\x80\xb0", 3), "\xe2\x80\xb0");
+	ck_assert_str_eq(esc(" ", 1), " ");
 }
 END_TEST
 
@@ -96,7 +138,188 @@ START_TEST(test_json_string)
 	ck_assert_str_eq(json("\x1b\n", 2), "\"\\u001b\\u000a\"");
 	ck_assert_str_eq(json("\xff" "x", 2), "\"\\ufffdx\"");
 	ck_assert_str_eq(json("\xe2\x80\xae", 3), "\"\\u202e\"");
+	/* past U+FFFF: a UTF-16 surrogate pair, as JSON requires */
+	ck_assert_str_eq(json("\xf3\xa0\x80\x81", 4), "\"\\udb40\\udc01\"");
+	ck_assert_str_eq(json("\xe2\x80\xa8", 3), "\"\\u2028\"");
 	ck_assert_str_eq(json("\xc3\xa9", 2), "\"\xc3\xa9\"");
+}
+END_TEST
+
+/* ---- avl ----------------------------------------------------------------- */
+
+struct elem {
+	struct avl_node node;
+	uint64_t val;
+};
+
+/* Checks order, parent links, heights and balance of the subtree at x;
+ * returns its height and counts its nodes. */
+static int32_t
+avl_verify(const struct avl_node *x, const struct avl_node *parent,
+    size_t *n)
+{
+	int32_t a, b;
+
+	if (x == NULL)
+		return 0;
+	ck_assert_ptr_eq(x->p, parent);
+	if (x->l != NULL)
+		ck_assert_uint_lt(x->l->key, x->key);
+	if (x->r != NULL)
+		ck_assert_uint_gt(x->r->key, x->key);
+	a = avl_verify(x->l, x, n);
+	b = avl_verify(x->r, x, n);
+	ck_assert_int_le(a - b, 1);
+	ck_assert_int_ge(a - b, -1);
+	ck_assert_int_eq(x->h, (a > b ? a : b) + 1);
+	(*n)++;
+	return x->h;
+}
+
+/* Random inserts and removes against a bitmap of the keys present. */
+START_TEST(test_avl_random)
+{
+	enum { N = 4096 };
+	static unsigned char in[N];
+	struct avl t;
+	uint64_t x = 88172645463325252ull;
+	size_t i, n, count = 0, ge_key;
+	int64_t le_key;
+
+	memset(in, 0, sizeof in);
+	avl_init(&t, sizeof(struct elem));
+	for (i = 0; i < 100000; i++) {
+		uint64_t k;
+		struct elem *e;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = (x >> 8) % N;
+		if (x & 1) {
+			e = avl_insert(&t, k);
+			ck_assert_int_eq(e == NULL, in[k]);
+			if (e != NULL) {
+				ck_assert_uint_eq(e->val, 0);
+				e->val = k * 3;
+				in[k] = 1;
+				count++;
+			}
+		} else if ((e = avl_find(&t, k)) != NULL) {
+			ck_assert(in[k]);
+			ck_assert_uint_eq(e->val, k * 3);
+			avl_remove(&t, e);
+			in[k] = 0;
+			count--;
+		} else
+			ck_assert(!in[k]);
+		if (i % 4999 == 0) {
+			n = 0;
+			avl_verify(t.root, NULL, &n);
+			ck_assert_uint_eq(n, count);
+			ck_assert_uint_eq(t.n, count);
+		}
+	}
+	/* le / ge / next / prev agree with the bitmap */
+	for (i = 0, le_key = -1; i < N; i++) {
+		struct elem *le = avl_le(&t, i);
+
+		if (in[i])
+			le_key = (int64_t)i;
+		if (le_key < 0)
+			ck_assert_ptr_null(le);
+		else
+			ck_assert_uint_eq(avl_key(le), (uint64_t)le_key);
+	}
+	for (i = N, ge_key = N; i-- > 0;) {
+		struct elem *ge = avl_ge(&t, i);
+
+		if (in[i])
+			ge_key = i;
+		if (ge_key == N) {
+			ck_assert_ptr_null(ge);
+			continue;
+		}
+		ck_assert_uint_eq(avl_key(ge), ge_key);
+		if (avl_next(ge) != NULL)
+			ck_assert(avl_key(avl_next(ge)) > ge_key);
+		if (avl_prev(ge) != NULL)
+			ck_assert(avl_key(avl_prev(ge)) < ge_key);
+	}
+	n = 0;
+	for (struct elem *e = avl_first(&t); e != NULL; e = avl_next(e))
+		n++;
+	ck_assert_uint_eq(n, count);
+	avl_clear(&t);
+	ck_assert_ptr_null(avl_first(&t));
+	ck_assert_ptr_nonnull(avl_insert(&t, 7));
+	avl_destroy(&t);
+}
+END_TEST
+
+/* Keys in descending order, the order a hostile file picks: the tree
+ * stays balanced (height <= 1.45 log2 n) and elements do not move. */
+START_TEST(test_avl_descending)
+{
+	enum { N = 100000 };
+	struct avl t;
+	struct elem *first;
+	size_t i, n = 0;
+
+	avl_init(&t, sizeof(struct elem));
+	first = avl_insert(&t, N);
+	first->val = 42;
+	for (i = N; i-- > 0;)
+		ck_assert_ptr_nonnull(avl_insert(&t, i));
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, N + 1);
+	ck_assert_int_le(t.root->h, 25);
+	ck_assert_ptr_eq(avl_find(&t, N), first);
+	ck_assert_uint_eq(first->val, 42);
+	ck_assert_uint_eq(avl_key(avl_first(&t)), 0);
+	ck_assert_uint_eq(avl_key(avl_last(&t)), N);
+	avl_destroy(&t);
+}
+END_TEST
+
+static int
+fill_sq(void *el, size_t i, void *arg)
+{
+	struct elem *e = el;
+	const size_t *bad_at = arg;
+
+	avl_rekey(e, i == *bad_at ? 0 : (uint64_t)i * i);
+	e->val = i;
+	return 0;
+}
+
+/* avl_load builds a balanced map in order, and refuses keys that do not
+ * ascend (leaving it empty). */
+START_TEST(test_avl_load)
+{
+	struct avl t;
+	struct elem *e;
+	size_t n = 0, bad_at = SIZE_MAX, i = 0;
+
+	avl_init(&t, sizeof(struct elem));
+	ck_assert_ptr_nonnull(avl_insert(&t, 5));
+	ck_assert_int_eq(avl_load(&t, 3000, fill_sq, &bad_at), 0);
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, 3000);
+	ck_assert_ptr_null(avl_find(&t, 5));
+	for (e = avl_first(&t); e != NULL; e = avl_next(e), i++)
+		ck_assert_uint_eq(avl_key(e), i * i);
+	ck_assert_uint_eq(i, 3000);
+	e = avl_find(&t, 49);
+	ck_assert_uint_eq(e->val, 7);
+	avl_remove(&t, e);
+	ck_assert_ptr_nonnull(avl_insert(&t, 50));
+	n = 0;
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, 3000);
+	bad_at = 10;
+	ck_assert_int_eq(avl_load(&t, 100, fill_sq, &bad_at), -1);
+	ck_assert_ptr_null(avl_first(&t));
+	ck_assert_uint_eq(t.n, 0);
+	avl_destroy(&t);
 }
 END_TEST
 
@@ -247,9 +470,11 @@ util_suite(void)
 {
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("escape");
+	TCase *ta = tcase_create("avl");
 	TCase *tu = tcase_create("units");
 
 	tcase_add_test(tc, test_escape_controls);
+	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
@@ -261,6 +486,10 @@ util_suite(void)
 	tcase_add_test(tu, test_count_text);
 	tcase_add_test(tu, test_search_count_le);
 	suite_add_tcase(s, tu);
+	tcase_add_test(ta, test_avl_random);
+	tcase_add_test(ta, test_avl_descending);
+	tcase_add_test(ta, test_avl_load);
+	suite_add_tcase(s, ta);
 	return s;
 }
 

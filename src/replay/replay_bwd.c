@@ -1,0 +1,320 @@
+/*
+ * The backward pass (once per build): undo every event from the last to
+ * the first, starting from the final state, to find the state before the
+ * first event (replay.c says why that is exact where it matters).
+ *
+ * Undoing an alloc frees its block and merges it with free neighbours;
+ * undoing a free_completed re-creates the block inside the free run the
+ * free merged into, guessing its size by the allocator's own rules (and
+ * the sizes a forward pass proved, r->fix); undoing segment events adds
+ * and removes segments. On the way it learns, for every alloc whose
+ * block survives to the end, its exact block size, and for every
+ * segment_alloc / segment_map the attributes of the segment it made.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/replay_int.h"
+#include "util/sat.h"
+#include "util/xalloc.h"
+
+#define GUESSED 0x1 /* pad[0] during the backward pass */
+
+/* Per address, whether a free_requested is waiting for its
+ * free_completed: bit i set when free_completed i follows a
+ * free_requested of the same block (undoing it gives a pending block).
+ * Only addresses with a request in flight are held, in an ordered map, so
+ * the pass is O(n log n) whatever addresses the file picks. */
+static uint8_t *
+pending_pairs(const struct replay *r)
+{
+	uint8_t *bits = xcalloc(r->n / 8 + 1, 1);
+	struct avl m;
+	uint64_t i;
+
+	avl_init(&m, sizeof(struct avl_node));
+	for (i = 0; i < r->n; i++) {
+		uint8_t a = snap_ev_action(r->t, i);
+		struct avl_node *x;
+
+		if (a != SNAP_ALLOC && a != SNAP_FREE_REQUESTED &&
+		    a != SNAP_FREE_COMPLETED)
+			continue;
+		if (a == SNAP_FREE_REQUESTED) {
+			avl_insert(&m, snap_ev_addr(r->t, i));
+			continue;
+		}
+		if ((x = avl_find(&m, snap_ev_addr(r->t, i))) == NULL)
+			continue;
+		if (a == SNAP_FREE_COMPLETED)
+			bits[i / 8] |= (uint8_t)(1u << (i % 8));
+		avl_remove(&m, x);
+	}
+	avl_destroy(&m);
+	return bits;
+}
+
+static void
+learn_size(struct replay *r, uint64_t ev, uint64_t size)
+{
+	if (r->n_learned == r->cap_learned)
+		r->learned = xgrow(r->learned, &r->cap_learned,
+		    r->n_learned + 1, sizeof *r->learned);
+	r->learned[r->n_learned].ev = ev;
+	r->learned[r->n_learned].size = size;
+	r->n_learned++;
+}
+
+static void
+learn_attrs(struct replay *r, uint64_t ev, const struct rseg *sg)
+{
+	struct segattr *a;
+
+	if (r->n_attrs == r->cap_attrs)
+		r->attrs = xgrow(r->attrs, &r->cap_attrs, r->n_attrs + 1,
+		    sizeof *r->attrs);
+	a = &r->attrs[r->n_attrs++];
+	memset(a, 0, sizeof *a);
+	a->ev = ev;
+	a->pool[0] = sg->hdr.pool_id[0];
+	a->pool[1] = sg->hdr.pool_id[1];
+	a->stack = sg->hdr.stack;
+	a->is_large = sg->hdr.is_large;
+	a->is_expandable = sg->hdr.is_expandable;
+}
+
+/* The block starting exactly at a and its segment, or NULL. */
+static struct rblk *
+block_at(const struct rstate *st, uint64_t a, struct rseg **psg)
+{
+	struct rblk *b = rblk_at(st, a);
+
+	*psg = b != NULL ? rseg_find(st, a) : NULL;
+	return b;
+}
+
+static int
+bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
+{
+	struct rseg *sg;
+	struct rblk *b = block_at(st, snap_ev_addr(r->t, i), &sg);
+
+	if (b == NULL || b->b.state == SNAP_BLOCK_INACTIVE)
+		return -1;
+	if (!(b->b.pad[0] & GUESSED))
+		learn_size(r, i, b->b.size);
+	rblk_free_init(&b->b, b->b.addr, b->b.size, -1);
+	rblk_merge(st, sg, b, -1);
+	return 0;
+}
+
+static int
+bwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
+{
+	struct rseg *sg;
+	struct rblk *b = block_at(st, snap_ev_addr(r->t, i), &sg);
+
+	if (b == NULL || b->b.state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+		return -1;
+	b->b.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+	return 0;
+}
+
+/* A guessed pre-trace block b took the whole free run, but a block
+ * started at a inside it: the guess was too large; it ends at a. Returns
+ * the free block now at a. */
+static struct rblk *
+shrink_guess(struct rstate *st, const struct rseg *sg, struct rblk *b,
+    uint64_t a)
+{
+	uint64_t end = b->b.addr + b->b.size;
+	struct replay_block f;
+	struct rblk *nb;
+
+	b->b.size = a - b->b.addr;
+	rblk_free_init(&f, a, end - a, -1);
+	nb = rblk_add(st, &f);
+	return rblk_merge(st, sg, nb, -1);
+}
+
+static int
+bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
+    int pending)
+{
+	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i);
+	uint64_t avail, bs;
+	struct rseg *sg = rseg_find(st, a);
+	struct rblk *b;
+	const struct fix *fx;
+	struct replay_block f, nb;
+
+	if (sg == NULL || (b = rblk_find(st, a)) == NULL)
+		return -1;
+	if (b->b.state != SNAP_BLOCK_INACTIVE && (b->b.pad[0] & GUESSED) &&
+	    b->b.addr < a)
+		b = shrink_guess(st, sg, b, a);
+	if (b->b.state != SNAP_BLOCK_INACTIVE)
+		return -1;
+	f = b->b;
+	if (f.addr < a)
+		b->b.size = a - f.addr;
+	avail = f.addr + f.size - a;
+	bs = replay_split_size(sg, replay_rounded(r, req), avail);
+	if ((fx = replay_fix_find(r, a)) != NULL && fx->size > bs)
+		bs = fx->size < avail ? fx->size : avail;
+	if (bs < avail) {
+		rblk_free_init(&nb, a + bs, avail - bs, -1);
+		rblk_add(st, &nb);
+	}
+	memset(&nb, 0, sizeof nb);
+	nb.addr = a;
+	nb.size = bs;
+	nb.requested_size = req < bs ? req : bs;
+	nb.stack = snap_ev_stack(r->t, i);
+	nb.state = pending ? SNAP_BLOCK_ACTIVE_PENDING_FREE
+			   : SNAP_BLOCK_ACTIVE_ALLOCATED;
+	nb.alloc_ev = -1;
+	nb.last_ev = -1;
+	nb.pad[0] = GUESSED;
+	if (f.addr < a)
+		rblk_add(st, &nb);
+	else
+		b->b = nb;
+	return 0;
+}
+
+/* Removes segment sg and its blocks. */
+static void
+drop_segment(struct rstate *st, struct rseg *sg)
+{
+	struct rblk *b;
+
+	while ((b = rblk_first(st, sg)) != NULL)
+		rblk_del(st, b);
+	rseg_del(st, sg);
+}
+
+static int
+bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
+{
+	struct rseg *sg = rseg_find(st, snap_ev_addr(r->t, i));
+
+	if (sg == NULL || sg->hdr.addr != snap_ev_addr(r->t, i))
+		return -1;
+	learn_attrs(r, i, sg);
+	drop_segment(st, sg);
+	return 0;
+}
+
+static int
+bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
+{
+	uint64_t a = snap_ev_addr(r->t, i), size = snap_ev_size(r->t, i);
+	struct replay_block b;
+	struct rseg *sg;
+
+	if (size == 0 || sv_span_wraps(a, size) || rseg_overlaps(st, a, size))
+		return -1;
+	sg = rseg_add(st, a, size);
+	/* no segattr has event UINT64_MAX: the attributes are guessed */
+	replay_seg_attrs(r, sg, UINT64_MAX, snap_ev_stream(r->t, i), 0);
+	rblk_free_init(&b, a, size, -1);
+	rblk_add(st, &b);
+	return 0;
+}
+
+static int
+bwd_segment_map(struct replay *r, struct rstate *st, uint64_t i)
+{
+	struct rseg *sg = rseg_find(st, snap_ev_addr(r->t, i));
+
+	if (sg == NULL)
+		return -1;
+	learn_attrs(r, i, sg);
+	return replay_range_remove(r, st, i, snap_ev_addr(r->t, i),
+	    snap_ev_size(r->t, i));
+}
+
+static int
+bwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i)
+{
+	return replay_range_add(r, st, UINT64_MAX, snap_ev_addr(r->t, i),
+	    snap_ev_size(r->t, i), snap_ev_stream(r->t, i));
+}
+
+/* learned / attrs were appended in decreasing event order */
+static void
+reverse_learned(struct replay *r)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->n_learned / 2; i++) {
+		struct learned x = r->learned[i];
+
+		r->learned[i] = r->learned[r->n_learned - 1 - i];
+		r->learned[r->n_learned - 1 - i] = x;
+	}
+	for (i = 0; i < r->n_attrs / 2; i++) {
+		struct segattr x = r->attrs[i];
+
+		r->attrs[i] = r->attrs[r->n_attrs - 1 - i];
+		r->attrs[r->n_attrs - 1 - i] = x;
+	}
+}
+
+void
+replay_backward(struct replay *r, struct rstate *st)
+{
+	uint8_t *pend = pending_pairs(r);
+	struct rseg *sg;
+	struct rblk *b;
+	uint64_t i;
+
+	for (i = r->n; i-- > 0;) {
+		int rc = 0;
+
+		switch (snap_ev_action(r->t, i)) {
+		case SNAP_ALLOC:
+			rc = bwd_alloc(r, st, i);
+			break;
+		case SNAP_FREE_REQUESTED:
+			rc = bwd_free_requested(r, st, i);
+			break;
+		case SNAP_FREE_COMPLETED:
+			rc = bwd_free_completed(r, st, i,
+			    (pend[i / 8] >> (i % 8)) & 1);
+			break;
+		case SNAP_SEGMENT_ALLOC:
+			rc = bwd_segment_alloc(r, st, i);
+			break;
+		case SNAP_SEGMENT_FREE:
+			rc = bwd_segment_free(r, st, i);
+			break;
+		case SNAP_SEGMENT_MAP:
+			rc = bwd_segment_map(r, st, i);
+			break;
+		case SNAP_SEGMENT_UNMAP:
+			rc = bwd_segment_unmap(r, st, i);
+			break;
+		case SNAP_OOM: r->info.n_oom++; break;
+		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
+		case SNAP_WORKSPACE_SNAPSHOT: break;
+		default: r->info.n_unknown++; break;
+		}
+		if (rc < 0)
+			r->info.n_undo_anomalies++;
+	}
+	free(pend);
+	reverse_learned(r);
+	for (b = avl_first(&st->blk); b != NULL; b = avl_next(b)) {
+		b->b.pad[0] = 0;
+		b->b.last_ev = -1;
+	}
+	for (sg = rseg_first(st); sg != NULL; sg = rseg_next(sg)) {
+		sg->hdr.last_ev = -1;
+		sg->dirty = 1;
+	}
+	st->at = -1;
+}

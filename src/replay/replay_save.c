@@ -1,0 +1,164 @@
+/*
+ * A built replay to bytes and back (format in replay.h): what the index
+ * keeps so that a reopen seeks at once, with no backward pass. Loading
+ * treats the bytes as untrusted: every count and offset is checked, and
+ * checkpoint 0 must decode to a possible state.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "replay/replay_int.h"
+#include "util/xalloc.h"
+
+#define MAGIC "SVRPCK02"
+#define N_INFO 12
+
+static void
+info_put(struct wbuf *w, const struct replay_info *in)
+{
+	wbuf_u64(w, in->n_pre_blocks);
+	wbuf_u64(w, in->n_ghost);
+	wbuf_u64(w, in->n_free_no_alloc);
+	wbuf_u64(w, in->n_workspace);
+	wbuf_u64(w, in->n_unknown);
+	wbuf_u64(w, in->n_oom);
+	wbuf_u64(w, in->n_snapshot);
+	wbuf_u64(w, in->n_undo_anomalies);
+	wbuf_u64(w, (uint64_t)in->npu_rounding);
+	wbuf_u64(w, (uint64_t)in->legacy_no_trace);
+	wbuf_u64(w, in->checkpoint_bytes);
+	wbuf_u64(w, in->n_aligned);
+}
+
+static void
+info_get(struct rbuf *b, struct replay_info *in)
+{
+	in->n_pre_blocks = rbuf_u64(b);
+	in->n_ghost = rbuf_u64(b);
+	in->n_free_no_alloc = rbuf_u64(b);
+	in->n_workspace = rbuf_u64(b);
+	in->n_unknown = rbuf_u64(b);
+	in->n_oom = rbuf_u64(b);
+	in->n_snapshot = rbuf_u64(b);
+	in->n_undo_anomalies = rbuf_u64(b);
+	in->npu_rounding = rbuf_u64(b) != 0;
+	in->legacy_no_trace = rbuf_u64(b) != 0;
+	in->checkpoint_bytes = rbuf_u64(b);
+	in->n_aligned = rbuf_u64(b);
+}
+
+int
+replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
+{
+	struct wbuf w = {NULL, 0, 0};
+	uint64_t i;
+
+	wbuf_bytes(&w, MAGIC, 8);
+	wbuf_u64(&w, r->device);
+	wbuf_u64(&w, r->n);
+	info_put(&w, &r->info);
+	wbuf_u64(&w, r->n_learned);
+	for (i = 0; i < r->n_learned; i++) {
+		wbuf_u64(&w, r->learned[i].ev);
+		wbuf_u64(&w, r->learned[i].size);
+	}
+	wbuf_u64(&w, r->n_attrs);
+	for (i = 0; i < r->n_attrs; i++) {
+		const struct segattr *a = &r->attrs[i];
+
+		wbuf_u64(&w, a->ev);
+		wbuf_u64(&w, (uint64_t)a->pool[0]);
+		wbuf_u64(&w, (uint64_t)a->pool[1]);
+		wbuf_u64(&w, (uint64_t)a->stack | (uint64_t)a->is_large << 32 |
+			(uint64_t)a->is_expandable << 33);
+	}
+	ckpt_save(&r->ck, &w);
+	wbuf_u64(&w, XXH3_64bits(w.p, w.len));
+	*buf = w.p;
+	*len = w.len;
+	return 0;
+}
+
+/* learned and attrs, each sorted by event (forward replay searches
+ * them) and naming events of the trace. */
+static int
+load_learned(struct replay *r, struct rbuf *b)
+{
+	uint64_t i, n = rbuf_u64(b);
+
+	if (!rbuf_fits(b, n, 2))
+		return -1;
+	r->learned = xreallocarray(NULL, n + 1, sizeof *r->learned);
+	r->n_learned = r->cap_learned = n;
+	for (i = 0; i < n; i++) {
+		r->learned[i].ev = rbuf_u64(b);
+		r->learned[i].size = rbuf_u64(b);
+		if (r->learned[i].ev >= r->n ||
+		    (i > 0 && r->learned[i].ev <= r->learned[i - 1].ev))
+			return -1;
+	}
+	n = rbuf_u64(b);
+	if (!rbuf_fits(b, n, 4))
+		return -1;
+	r->attrs = xcalloc(n + 1, sizeof *r->attrs);
+	r->n_attrs = r->cap_attrs = n;
+	for (i = 0; i < n; i++) {
+		struct segattr *a = &r->attrs[i];
+		uint64_t x;
+
+		a->ev = rbuf_u64(b);
+		a->pool[0] = (int64_t)rbuf_u64(b);
+		a->pool[1] = (int64_t)rbuf_u64(b);
+		x = rbuf_u64(b);
+		a->stack = (uint32_t)x;
+		a->is_large = (x >> 32) & 1;
+		a->is_expandable = (x >> 33) & 1;
+		if (a->ev >= r->n || (i > 0 && a->ev <= r->attrs[i - 1].ev))
+			return -1;
+	}
+	return b->bad ? -1 : 0;
+}
+
+struct replay *
+replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
+    size_t len, struct sv_error *err)
+{
+	struct rbuf b = {buf, len, 0, 0};
+	struct replay *r;
+	uint64_t sum = 0;
+
+	if (len >= 24) {
+		b.off = len - 8;
+		sum = rbuf_u64(&b);
+	}
+	if (len < 24 || memcmp(buf, MAGIC, 8) != 0 ||
+	    XXH3_64bits(buf, len - 8) != sum) {
+		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "replay checkpoints: bad magic or checksum");
+		return NULL;
+	}
+	b.len = len - 8;
+	b.off = 8;
+	r = replay_open(s, d);
+	if (rbuf_u64(&b) == d && rbuf_u64(&b) == r->n)
+		info_get(&b, &r->info);
+	else
+		b.bad = 1;
+	if (b.bad || load_learned(r, &b) != 0 ||
+	    ckpt_load(&r->ck, &b, r->n) != 0 || b.off != b.len ||
+	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
+		replay_free(r);
+		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "replay checkpoints: stale or corrupt (device %u)", d);
+		return NULL;
+	}
+	r->info.n_events = r->n;
+	r->info.k = r->ck.k;
+	r->info.n_checkpoints = r->ck.n;
+	r->log.on = 1;
+	ulog_reset(&r->log, r->cur.at);
+	return r;
+}

@@ -1,0 +1,92 @@
+#ifndef SNAPVIEW_REPLAY_RSTATE_H
+#define SNAPVIEW_REPLAY_RSTATE_H
+/*
+ * The live allocator state of one device, private to src/replay/: its
+ * segments and its blocks, each in an ordered map by address (util/avl),
+ * so that any insert or removal is O(log n) whatever order a file picks.
+ *
+ * The blocks of all segments share one map. Invariants, kept by every
+ * change the replay makes: segments do not overlap and end at or below
+ * 2^64 - 1; every block lies in one segment; the blocks of a segment tile
+ * it exactly, each of a non-zero size; a block's requested size is at
+ * most its size. A segment's blocks are thus the blocks from its address
+ * up to its end, and merging or splitting segments (expandable runs)
+ * changes headers only, never moves a block.
+ */
+#include <stdint.h>
+
+#include "replay/replay.h"
+#include "util/avl.h"
+
+#define REPLAY_NO_BLOB UINT32_MAX
+
+/* hdr.first_block, n_blocks, allocated, active and requested are only
+ * filled in the flat view (replay_state()). */
+struct rseg {
+	struct avl_node node;        /* key: hdr.addr */
+	struct replay_segment hdr;
+	uint32_t blob;               /* checkpoint blob of the last encoding */
+	uint8_t dirty;               /* changed since that encoding */
+	uint8_t pad[3];
+};
+
+struct rblk {
+	struct avl_node node;        /* key: b.addr */
+	struct replay_block b;
+};
+
+struct rstate {
+	struct avl seg;
+	struct avl blk;
+	int64_t at;                  /* event applied last, -1 = start */
+};
+
+void rstate_init(struct rstate *st);
+void rstate_clear(struct rstate *st);
+void rstate_destroy(struct rstate *st);
+
+static inline uint64_t
+rseg_end(const struct rseg *sg)
+{
+	return sg->hdr.addr + sg->hdr.size;
+}
+
+/* ---- segments ----------------------------------------------------------- */
+struct rseg *rseg_first(const struct rstate *st);
+struct rseg *rseg_next(const struct rseg *sg);
+/* Segment holding address a, or NULL. */
+struct rseg *rseg_find(const struct rstate *st, uint64_t a);
+/* First segment at or above a, or NULL. */
+struct rseg *rseg_ge(const struct rstate *st, uint64_t a);
+/* Does [a, a + size) meet a segment? (size > 0, no wrap: the caller's
+ * checks.) */
+int rseg_overlaps(const struct rstate *st, uint64_t a, uint64_t size);
+/* A new segment header at addr (zeroed: no events, dirty, no blob), or
+ * NULL when a segment starts there. Its blocks are the caller's. */
+struct rseg *rseg_add(struct rstate *st, uint64_t addr, uint64_t size);
+/* Removes the header only. */
+void rseg_del(struct rstate *st, struct rseg *sg);
+
+/* ---- blocks ------------------------------------------------------------- */
+/* Block holding address a, or NULL. */
+struct rblk *rblk_find(const struct rstate *st, uint64_t a);
+/* Block starting exactly at a, or NULL. */
+struct rblk *rblk_at(const struct rstate *st, uint64_t a);
+/* First block of sg; the next / previous one in the same segment. */
+struct rblk *rblk_first(const struct rstate *st, const struct rseg *sg);
+struct rblk *rblk_next(const struct rseg *sg, const struct rblk *b);
+struct rblk *rblk_prev(const struct rseg *sg, const struct rblk *b);
+/* Adds a copy of *b, or returns NULL when a block starts at b->addr. */
+struct rblk *rblk_add(struct rstate *st, const struct replay_block *b);
+void rblk_del(struct rstate *st, struct rblk *b);
+/* Moves b's start to addr (between its neighbours) with its end kept. */
+void rblk_move_start(struct rblk *b, uint64_t addr);
+/* An inactive block [addr, addr + size) last changed by ev. */
+void rblk_free_init(struct replay_block *b, uint64_t addr, uint64_t size,
+    int64_t ev);
+/* Merges b with its inactive neighbours in sg; returns the merged block,
+ * last changed by ev. */
+struct rblk *rblk_merge(struct rstate *st, const struct rseg *sg,
+    struct rblk *b, int64_t ev);
+
+#endif
