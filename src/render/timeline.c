@@ -61,12 +61,16 @@ layer_elem(const struct tl_model *m, int layer, uint64_t k)
 	    TL_STACK_ALLOC, k);
 }
 
-/* Stacking key of an element: ghosts reversed, then pre-trace frees
+/* Stacking order of an element: ghosts reversed, then pre-trace frees
  * reversed, then trace allocations in order (memory_viz phase 3). */
+enum { CLS_GHOST, CLS_PRE, CLS_TRACE };
+
 struct keyed {
-	uint64_t key;
+	int cls;
+	uint64_t ord;   /* rank among the ghosts or the pre-trace frees, or
+			   the element */
 	uint64_t elem;
-	uint64_t size;
+	struct idx_elem e;
 };
 
 static int
@@ -74,14 +78,19 @@ cmp_keyed(const void *a, const void *b)
 {
 	const struct keyed *x = a, *y = b;
 
-	return x->key < y->key ? -1 : x->key > y->key;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (x->cls != CLS_TRACE)
+		return x->ord > y->ord ? -1 : x->ord < y->ord;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /* Min-heap on size (the k largest survive; ties keep the earlier). */
 static int
 heap_less(const struct keyed *x, const struct keyed *y)
 {
-	return x->size < y->size || (x->size == y->size && x->elem > y->elem);
+	return x->e.size < y->e.size || (x->e.size == y->e.size &&
+	    x->elem > y->elem);
 }
 
 static void
@@ -102,73 +111,74 @@ heap_sift(struct keyed *h, uint32_t n, uint32_t i)
 	}
 }
 
-/* The k largest elements of the layer, with their stacking keys. */
-static uint32_t
-pick_largest(const struct tl_model *m, int layer, uint32_t k,
-    struct keyed *out)
+/* The k largest elements of a layer, given one by one in order, with
+ * what drawing them needs. */
+struct picker {
+	struct keyed *h;
+	uint32_t k, n;
+	uint64_t ng, np;   /* ghosts and pre-trace frees seen */
+};
+
+static void
+pick_init(struct picker *p, uint32_t k)
 {
-	uint64_t i, n = layer_count(m, layer), ng = 0, np = 0, *ord;
-	uint32_t cnt = 0, j;
-
-	/* ranks among ghosts and among pre-trace elements */
-	ord = xcalloc(n + 1, sizeof *ord);
-	for (i = 0; i < n; i++) {
-		struct idx_elem e = layer_elem(m, layer, i);
-
-		if (e.flags & IDX_ELEM_GHOST)
-			ord[i] = ng++;
-		else if (e.flags & IDX_ELEM_PRE)
-			ord[i] = np++;
-	}
-	for (i = 0; i < n && k > 0; i++) {
-		struct idx_elem e = layer_elem(m, layer, i);
-		struct keyed kd;
-
-		if (e.size == 0)
-			continue;
-		kd.elem = i;
-		kd.size = e.size;
-		if (e.flags & IDX_ELEM_GHOST)
-			kd.key = ng - 1 - ord[i];
-		else if (e.flags & IDX_ELEM_PRE)
-			kd.key = ng + np - 1 - ord[i];
-		else
-			kd.key = ng + np + i;
-		if (cnt < k) {
-			out[cnt++] = kd;
-			if (cnt == k)
-				for (j = k / 2 + 1; j-- > 0;)
-					heap_sift(out, cnt, j);
-		} else if (heap_less(&out[0], &kd)) {
-			out[0] = kd;
-			heap_sift(out, cnt, 0);
-		}
-	}
-	free(ord);
-	return cnt;
+	memset(p, 0, sizeof *p);
+	p->h = xcalloc((size_t)k + 1, sizeof *p->h);
+	p->k = k;
 }
 
-void
-tl_build_layer(struct tl_model *m, int layer)
+static void
+pick_add(struct picker *p, uint64_t i, const struct idx_elem *e)
+{
+	struct keyed kd;
+	uint32_t j;
+
+	kd.elem = i;
+	kd.e = *e;
+	if (e->flags & IDX_ELEM_GHOST) {
+		kd.cls = CLS_GHOST;
+		kd.ord = p->ng++;
+	} else if (e->flags & IDX_ELEM_PRE) {
+		kd.cls = CLS_PRE;
+		kd.ord = p->np++;
+	} else {
+		kd.cls = CLS_TRACE;
+		kd.ord = i;
+	}
+	if (e->size == 0 || p->k == 0)
+		return;
+	if (p->n < p->k) {
+		p->h[p->n++] = kd;
+		if (p->n == p->k)
+			for (j = p->k / 2 + 1; j-- > 0;)
+				heap_sift(p->h, p->n, j);
+	} else if (heap_less(&p->h[0], &kd)) {
+		p->h[0] = kd;
+		heap_sift(p->h, p->n, 0);
+	}
+}
+
+/* The drawn set of a layer from what p picked. */
+static void
+pick_finish(struct tl_model *m, int layer, struct picker *p)
 {
 	struct tl_layer *L = &m->layer[layer];
-	struct keyed *kd = xcalloc((size_t)m->max_drawn + 1, sizeof *kd);
-	uint32_t n = pick_largest(m, layer, m->max_drawn, kd), j;
+	uint32_t n = p->n, j;
 
-	qsort(kd, n, sizeof *kd, cmp_keyed);
+	qsort(p->h, n, sizeof *p->h, cmp_keyed);
 	L->d = xcalloc((size_t)n + 1, sizeof *L->d);
 	for (j = 0; j < n; j++) {
-		struct idx_elem e = layer_elem(m, layer, kd[j].elem);
+		const struct idx_elem *e = &p->h[j].e;
 		uint32_t site = m->snap != NULL ?
-		    frames_call_site(m->snap, e.stack) : e.stack;
+		    frames_call_site(m->snap, e->stack) : e->stack;
 		struct tl_drawn *d = &L->d[j];
 
-		d->elem = kd[j].elem;
-		d->size = e.size;
-		d->alloc_ev = e.alloc_ev;
-		d->free_ev = e.free_ev;
-		d->color_alloc = (uint8_t)(hash64(e.addr * 31 +
-		    (uint64_t)e.alloc_ev) % UIC_NBANDS);
+		d->elem = p->h[j].elem;
+		d->size = e->size;
+		d->alloc_ev = e->alloc_ev;
+		d->free_ev = e->free_ev;
+		d->color_alloc = (uint8_t)(hash64(e->addr * 31 +
+		    (uint64_t)e->alloc_ev) % UIC_NBANDS);
 		d->color_site = (uint8_t)(hash64(site) % UIC_NBANDS);
 		/* Neighbours in the stack differ, so bands stay apart. */
 		if (j > 0 && d->color_alloc == L->d[j - 1].color_alloc)
@@ -176,7 +186,23 @@ tl_build_layer(struct tl_model *m, int layer)
 	}
 	L->n = n;
 	L->ok = 1;
-	free(kd);
+	free(p->h);
+	p->h = NULL;
+}
+
+void
+tl_build_layer(struct tl_model *m, int layer)
+{
+	struct picker p;
+	uint64_t i, n = layer_count(m, layer);
+
+	pick_init(&p, m->max_drawn);
+	for (i = 0; i < n; i++) {
+		struct idx_elem e = layer_elem(m, layer, i);
+
+		pick_add(&p, i, &e);
+	}
+	pick_finish(m, layer, &p);
 }
 
 /* ---- LOD blocks, jumps, annotations -------------------------------------- */
@@ -193,13 +219,101 @@ level_alloc(struct tl_lod_level *L, uint64_t n)
 	}
 }
 
-/* Level 0 from the events, read in order; level 1 from level 0. */
+/* What the pass over the events at open gathers besides the maxima. */
+struct ev_pass {
+	size_t cap[3];          /* of the jump lists */
+	int time_ok;
+	int64_t prev;
+	/* the device's annotations by time, placed on the events as the
+	 * pass reaches their time (ev[], by annotation) */
+	uint32_t *by_time[2];   /* START, END */
+	uint32_t n[2], next[2];
+	int64_t *ev;
+};
+
+static const struct snap_annotation *sort_ann;
+
+static int
+cmp_ann_time(const void *a, const void *b)
+{
+	int64_t x = sort_ann[*(const uint32_t *)a].time_us;
+	int64_t y = sort_ann[*(const uint32_t *)b].time_us;
+
+	return x < y ? -1 : x > y;
+}
+
 static void
-build_lod(struct tl_model *m)
+ev_pass_init(struct tl_model *m, struct ev_pass *p)
+{
+	const struct snapshot *s = m->snap;
+	uint32_t i;
+	int k;
+
+	memset(p, 0, sizeof *p);
+	p->time_ok = m->trace != NULL && snap_trace_has_time(m->trace) &&
+	    m->tl->n_events > 0;
+	if (s == NULL || !p->time_ok)
+		return;
+	p->ev = xcalloc((size_t)s->n_annotations + 1, sizeof *p->ev);
+	for (k = 0; k < 2; k++)
+		p->by_time[k] = xcalloc((size_t)s->n_annotations + 1,
+		    sizeof *p->by_time[k]);
+	for (i = 0; i < s->n_annotations; i++) {
+		const struct snap_annotation *a = &s->annotations[i];
+
+		if (a->device != m->tl->device || a->stage == SNAP_STAGE_OTHER)
+			continue;
+		k = a->stage == SNAP_STAGE_START ? 0 : 1;
+		p->by_time[k][p->n[k]++] = i;
+	}
+	sort_ann = s->annotations;
+	for (k = 0; k < 2; k++)
+		qsort(p->by_time[k], p->n[k], sizeof *p->by_time[k],
+		    cmp_ann_time);
+}
+
+/* Event i, with time t: a time axis needs times that never go back, and
+ * within +-2^62 us so that spans and "+ 1" cannot overflow on a crafted
+ * file. An annotation START goes at the first event at or after its
+ * time, an END at the last at or before it (as steps.h maps them). */
+static void
+ev_pass_time(const struct tl_model *m, struct ev_pass *p, uint64_t i,
+    int64_t t)
+{
+	const struct snap_annotation *an = m->snap != NULL ?
+	    m->snap->annotations : NULL;
+	uint32_t *st = p->by_time[0], *en = p->by_time[1];
+
+	if (t == SNAP_NO_TIME || t < -TL_TIME_LIMIT || t >= TL_TIME_LIMIT ||
+	    (i > 0 && t < p->prev)) {
+		p->time_ok = 0;
+		return;
+	}
+	p->prev = t;
+	while (p->next[0] < p->n[0] && an[st[p->next[0]]].time_us <= t)
+		p->ev[st[p->next[0]++]] = (int64_t)i;
+	while (p->next[1] < p->n[1] && an[en[p->next[1]]].time_us < t)
+		p->ev[en[p->next[1]++]] = i > 0 ? (int64_t)i - 1 : 0;
+}
+
+static void
+push_jump(struct tl_model *m, struct ev_pass *p, int k, uint64_t i)
+{
+	XGROW(m->jumps[k], p->cap[k], m->n_jumps[k] + 1);
+	m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
+}
+
+/* One pass over the events, in order: the maxima of level 0 (then level
+ * 1 from them), the jump lists, whether the times make an axis, and
+ * where the annotations fall. */
+static void
+scan_events(struct tl_model *m, struct ev_pass *p)
 {
 	const struct idx_timeline *tl = m->tl;
+	const struct snap_trace *t = m->trace;
 	struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
 	uint64_t b, i, v[2];
+	unsigned act;
 	int k;
 
 	level_alloc(L0, (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK);
@@ -217,6 +331,18 @@ build_lod(struct tl_model *m)
 					L0->max[k][b] = v[k];
 					L0->arg[k][b] = i;
 				}
+			if (t == NULL)
+				continue;
+			act = snap_ev_action(t, i);
+			if (act == SNAP_OOM)
+				push_jump(m, p, TL_JUMP_OOM, i);
+			else if (act == SNAP_SEGMENT_ALLOC ||
+			    act == SNAP_SEGMENT_MAP)
+				push_jump(m, p, TL_JUMP_SEGALLOC, i);
+			else if (act == SNAP_SNAPSHOT)
+				push_jump(m, p, TL_JUMP_SNAPSHOT, i);
+			if (p->time_ok)
+				ev_pass_time(m, p, i, snap_ev_time(t, i));
 		}
 	}
 	for (b = 0; b < L0->n; b++)
@@ -226,28 +352,7 @@ build_lod(struct tl_model *m)
 				L1->max[k][b / TL_LOD_FAN] = L0->max[k][b];
 				L1->arg[k][b / TL_LOD_FAN] = L0->arg[k][b];
 			}
-}
-
-static void
-build_jumps(struct tl_model *m)
-{
-	const struct snap_trace *t = m->trace;
-	static const unsigned act[3] = {SNAP_OOM, SNAP_SEGMENT_ALLOC,
-	    SNAP_SNAPSHOT};
-	uint64_t i;
-	size_t cap[3] = {0, 0, 0};
-	int k;
-
-	if (t == NULL)
-		return;
-	for (i = 0; i < t->n; i++)
-		for (k = 0; k < 3; k++)
-			if (snap_ev_action(t, i) == act[k] ||
-			    (k == 1 &&
-			    snap_ev_action(t, i) == SNAP_SEGMENT_MAP)) {
-				XGROW(m->jumps[k], cap[k], m->n_jumps[k] + 1);
-				m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
-			}
+	m->time_ok = p->time_ok;
 }
 
 static int
@@ -262,50 +367,39 @@ cmp_annot(const void *a, const void *b)
 	return (x->stage == SNAP_STAGE_END) - (y->stage == SNAP_STAGE_END);
 }
 
-/* The device's annotations at events: a START at the first event at or
- * after its time (after the last event: the last), an END at the last
- * event at or before it (before the first: the first). Needs the time
- * axis. */
+/* The device's annotations at the events the pass placed them (after
+ * the last event: the last), in the file's order, then sorted. Needs the
+ * time axis. */
 static void
-build_annots(struct tl_model *m)
+build_annots(struct tl_model *m, struct ev_pass *p)
 {
 	const struct snapshot *s = m->snap;
-	uint64_t n = m->tl->n_events;
+	int64_t n = (int64_t)m->tl->n_events;
 	size_t cap = 0;
 	uint32_t i;
+	int k;
 
-	if (s == NULL || !m->time_ok)
-		return;
-	for (i = 0; i < s->n_annotations; i++) {
+	for (k = 0; k < 2 && p->ev != NULL; k++)
+		for (; p->next[k] < p->n[k]; p->next[k]++)
+			p->ev[p->by_time[k][p->next[k]]] = n - 1;
+	for (i = 0; m->time_ok && i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
-		uint64_t lo = 0, hi = n;
 		struct tl_annot *o;
 
 		if (a->device != m->tl->device || a->stage == SNAP_STAGE_OTHER)
 			continue;
-		/* the first event at or after a START, the last at or
-		 * before an END (as steps.h maps them) */
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (a->stage == SNAP_STAGE_START ?
-			    snap_ev_time(m->trace, mid) < a->time_us :
-			    snap_ev_time(m->trace, mid) <= a->time_us)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (a->stage == SNAP_STAGE_END)
-			lo = lo > 0 ? lo - 1 : 0;
 		XGROW(m->annots, cap, m->n_annots + 1);
 		o = &m->annots[m->n_annots++];
-		o->ev = (int64_t)(lo < n ? lo : n - 1);
+		o->ev = p->ev[i];
 		o->time_us = a->time_us;
 		o->name = a->name;
 		o->stage = a->stage;
 	}
 	if (m->n_annots > 1)
 		qsort(m->annots, m->n_annots, sizeof *m->annots, cmp_annot);
+	for (k = 0; k < 2; k++)
+		free(p->by_time[k]);
+	free(p->ev);
 }
 
 uint64_t
@@ -356,85 +450,126 @@ cmp_run(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The elements by address (struct tl_addrs), from one pass over the
- * elements in order: each address gets a run, numbered as first seen;
- * the runs are then put in address order, and the elements dealt into
- * them in creation order. */
-static void
-build_addrs(struct tl_model *m)
-{
-	const struct idx_timeline *tl = m->tl;
-	struct tl_addrs *A = &m->addrs;
+/* Building struct tl_addrs: each address gets a run, numbered as first
+ * seen; then the runs are put in address order and the elements dealt
+ * into them in creation order. */
+struct addrs_build {
 	struct u64map runs;
-	uint64_t n = tl->n_elems, k, r, *first = NULL;
-	uint32_t *run, *fr, *cnt = NULL, *ord, *rank, j;
-	size_t cap = 0, cap_pre = 0;
+	uint64_t *first;        /* address of each run */
+	uint32_t *cnt;          /* elements of each run */
+	size_t cap, cap_pre;
+	uint32_t *run, *fr;     /* per element: its run, its free event */
+};
 
-	memset(A, 0, sizeof *A);
-	if (n >= UINT32_MAX || tl->n_events >= UINT32_MAX)
+static void
+addrs_begin(struct tl_model *m, struct addrs_build *ab)
+{
+	uint64_t n = m->tl->n_elems;
+
+	memset(ab, 0, sizeof *ab);
+	memset(&m->addrs, 0, sizeof m->addrs);
+	if (n >= UINT32_MAX || m->tl->n_events >= UINT32_MAX)
+		return; /* too many for 32 bits: tl_model_find_elem scans */
+	u64map_init(&ab->runs);
+	ab->run = xcalloc(n + 1, sizeof *ab->run);
+	ab->fr = xcalloc(n + 1, sizeof *ab->fr);
+}
+
+static void
+addrs_add(struct tl_model *m, struct addrs_build *ab, uint64_t k,
+    const struct idx_elem *e)
+{
+	struct tl_addrs *A = &m->addrs;
+	uint64_t r;
+
+	if (ab->run == NULL)
 		return;
-	u64map_init(&runs);
-	run = xcalloc(n + 1, sizeof *run);
-	fr = xcalloc(n + 1, sizeof *fr);
-	for (k = 0; k < n; k++) {
-		struct idx_elem e = idx_tl_elem(tl, k);
-
-		if (!u64map_get(&runs, e.addr, &r)) {
-			r = A->n_addr++;
-			u64map_put(&runs, e.addr, r);
-			if (r + 1 > cap) {
-				first = xgrow(first, &cap, r + 1, sizeof *first);
-				cnt = xreallocarray(cnt, cap, sizeof *cnt);
-			}
-			first[r] = e.addr;
-			cnt[r] = 0;
+	if (!u64map_get(&ab->runs, e->addr, &r)) {
+		r = A->n_addr++;
+		u64map_put(&ab->runs, e->addr, r);
+		if (r + 1 > ab->cap) {
+			ab->first = xgrow(ab->first, &ab->cap, r + 1,
+			    sizeof *ab->first);
+			ab->cnt = xreallocarray(ab->cnt, ab->cap,
+			    sizeof *ab->cnt);
 		}
-		run[k] = (uint32_t)r;
-		cnt[r]++;
-		fr[k] = e.free_ev < 0 ? UINT32_MAX : (uint32_t)e.free_ev;
-		if (e.flags & (IDX_ELEM_PRE | IDX_ELEM_GHOST)) {
-			XGROW(A->pre, cap_pre, A->n_pre + 1);
-			A->pre[A->n_pre].addr = e.addr;
-			A->pre[A->n_pre++].elem = k;
-		}
+		ab->first[r] = e->addr;
+		ab->cnt[r] = 0;
 	}
-	u64map_destroy(&runs);
-	/* runs in address order: ord[i] is the i-th, rank its inverse */
+	ab->run[k] = (uint32_t)r;
+	ab->cnt[r]++;
+	ab->fr[k] = e->free_ev < 0 ? UINT32_MAX : (uint32_t)e->free_ev;
+	if (e->flags & (IDX_ELEM_PRE | IDX_ELEM_GHOST)) {
+		XGROW(A->pre, ab->cap_pre, A->n_pre + 1);
+		A->pre[A->n_pre].addr = e->addr;
+		A->pre[A->n_pre++].elem = k;
+	}
+}
+
+static void
+addrs_finish(struct tl_model *m, struct addrs_build *ab)
+{
+	struct tl_addrs *A = &m->addrs;
+	uint64_t n = m->tl->n_elems, k, r;
+	uint32_t *ord, j;
+
+	if (ab->run == NULL)
+		return;
+	u64map_destroy(&ab->runs);
+	/* runs in address order: ord[i] is the i-th */
 	ord = xcalloc(A->n_addr + 1, sizeof *ord);
-	rank = xcalloc(A->n_addr + 1, sizeof *rank);
 	for (r = 0; r < A->n_addr; r++)
 		ord[r] = (uint32_t)r;
-	sort_addr = first;
+	sort_addr = ab->first;
 	qsort(ord, A->n_addr, sizeof *ord, cmp_run);
 	A->addr = xcalloc(A->n_addr + 1, sizeof *A->addr);
 	A->off = xcalloc(A->n_addr + 1, sizeof *A->off);
 	for (r = 0; r < A->n_addr; r++) {
-		rank[ord[r]] = (uint32_t)r;
-		A->addr[r] = first[ord[r]];
-		A->off[r + 1] = A->off[r] + cnt[ord[r]];
+		A->addr[r] = ab->first[ord[r]];
+		A->off[r + 1] = A->off[r] + ab->cnt[ord[r]];
 	}
 	/* deal the elements into their runs, cnt[] now the fill */
 	for (r = 0; r < A->n_addr; r++)
-		cnt[ord[r]] = A->off[r];
+		ab->cnt[ord[r]] = A->off[r];
 	A->elem = xcalloc(n + 1, sizeof *A->elem);
 	A->free_max = xcalloc(n + 1, sizeof *A->free_max);
 	for (k = 0; k < n; k++) {
-		j = cnt[run[k]]++;
+		j = ab->cnt[ab->run[k]]++;
 		A->elem[j] = (uint32_t)k;
-		A->free_max[j] = fr[k];
+		A->free_max[j] = ab->fr[k];
 	}
 	for (r = 0; r < A->n_addr; r++)
 		for (j = A->off[r] + 1; j < A->off[r + 1]; j++)
 			if (A->free_max[j - 1] > A->free_max[j])
 				A->free_max[j] = A->free_max[j - 1];
 	qsort(A->pre, A->n_pre, sizeof *A->pre, cmp_addr_elem);
-	free(rank);
 	free(ord);
-	free(cnt);
-	free(first);
-	free(fr);
-	free(run);
+	free(ab->cnt);
+	free(ab->first);
+	free(ab->fr);
+	free(ab->run);
 	A->ok = 1;
+}
+
+/* One pass over the elements, in order: the drawn set of allocations
+ * and the elements by address. */
+static void
+scan_elems(struct tl_model *m)
+{
+	struct addrs_build ab;
+	struct picker p;
+	uint64_t k;
+
+	pick_init(&p, m->max_drawn);
+	addrs_begin(m, &ab);
+	for (k = 0; k < m->tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(m->tl, k);
+
+		pick_add(&p, k, &e);
+		addrs_add(m, &ab, k, &e);
+	}
+	pick_finish(m, TL_LAYER_ALLOC, &p);
+	addrs_finish(m, &ab);
 }
 
 static void
@@ -448,31 +583,12 @@ addrs_destroy(struct tl_addrs *A)
 	memset(A, 0, sizeof *A);
 }
 
-static int
-times_ok(const struct tl_model *m)
-{
-	uint64_t i;
-
-	if (m->trace == NULL || !snap_trace_has_time(m->trace) ||
-	    m->tl->n_events == 0)
-		return 0;
-	/* a time axis needs times that never go back, and within +-2^62 us
-	 * so that spans and "+ 1" cannot overflow on a crafted file */
-	for (i = 0; i < m->tl->n_events; i++) {
-		int64_t t = snap_ev_time(m->trace, i);
-
-		if (t == SNAP_NO_TIME || t < -TL_TIME_LIMIT ||
-		    t >= TL_TIME_LIMIT ||
-		    (i > 0 && t < snap_ev_time(m->trace, i - 1)))
-			return 0;
-	}
-	return 1;
-}
-
 void
 tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn)
 {
+	struct ev_pass p;
+
 	memset(m, 0, sizeof *m);
 	m->snap = s;
 	m->tl = tl;
@@ -481,12 +597,10 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	if (m->trace != NULL && m->trace->n != tl->n_events)
 		m->trace = NULL;
 	m->cols = xcalloc(2, sizeof *m->cols);
-	tl_build_layer(m, TL_LAYER_ALLOC);
-	build_lod(m);
-	build_jumps(m);
-	build_addrs(m);
-	m->time_ok = times_ok(m);
-	build_annots(m);
+	scan_elems(m);
+	ev_pass_init(m, &p);
+	scan_events(m, &p);
+	build_annots(m, &p);
 	m->groups_ok[TL_STACK_ALLOC] = 1;
 }
 
