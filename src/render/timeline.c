@@ -219,6 +219,53 @@ level_alloc(struct tl_lod_level *L, uint64_t n)
 	}
 }
 
+static void
+sub_alloc(struct tl_lod_sub *S, uint64_t n, uint64_t runs)
+{
+	int k;
+
+	S->n = n;
+	for (k = 0; k < 2; k++) {
+		S->below[k] = xcalloc(n + 1, sizeof *S->below[k]);
+		S->arg[k] = xcalloc(n + 1, 1);
+		S->ok[k] = xcalloc(runs + 1, 1);
+	}
+}
+
+static void
+sub_free(struct tl_lod_sub *S)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		free(S->below[k]);
+		free(S->arg[k]);
+		free(S->ok[k]);
+	}
+	memset(S, 0, sizeof *S);
+}
+
+/* The runs of TL_LOD_SUB of run b of level 0 (cnt events), from their
+ * maxima smax, below the run's. */
+static void
+sub_below(struct tl_model *m, uint64_t b, uint64_t cnt,
+    uint64_t smax[2][TL_LOD_SUBS])
+{
+	uint64_t j, d, top;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		top = m->lod[0].max[k][b];
+		m->sub.ok[k][b] = 1;
+		for (j = 0; j * TL_LOD_SUB < cnt; j++) {
+			d = top - smax[k][j];
+			if (d > UINT32_MAX)
+				m->sub.ok[k][b] = 0;
+			m->sub.below[k][b * TL_LOD_SUBS + j] = (uint32_t)d;
+		}
+	}
+}
+
 /* What the pass over the events at open gathers besides the maxima. */
 struct ev_pass {
 	size_t cap[3];          /* of the jump lists */
@@ -312,12 +359,14 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 	const struct idx_timeline *tl = m->tl;
 	const struct snap_trace *t = m->trace;
 	struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
-	uint64_t b, i, v[2];
+	uint64_t b, i, j, v[2], smax[2][TL_LOD_SUBS];
 	unsigned act;
 	int k;
 
 	level_alloc(L0, (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK);
 	level_alloc(L1, (L0->n + TL_LOD_FAN - 1) / TL_LOD_FAN);
+	sub_alloc(&m->sub, (tl->n_events + TL_LOD_SUB - 1) / TL_LOD_SUB,
+	    L0->n);
 	for (b = 0; b < L0->n; b++) {
 		uint64_t lo = b * TL_LOD_BLOCK, hi = lo + TL_LOD_BLOCK;
 
@@ -326,11 +375,18 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 		for (i = lo; i < hi; i++) {
 			v[TL_SER_TOTAL] = idx_tl_total(tl, (int64_t)i);
 			v[TL_SER_RESERVED] = idx_tl_reserved(tl, (int64_t)i);
-			for (k = 0; k < 2; k++)
+			for (k = 0; k < 2; k++) {
 				if (i == lo || v[k] > L0->max[k][b]) {
 					L0->max[k][b] = v[k];
 					L0->arg[k][b] = i;
 				}
+				j = (i - lo) / TL_LOD_SUB;
+				if (i % TL_LOD_SUB == 0 || v[k] > smax[k][j]) {
+					smax[k][j] = v[k];
+					m->sub.arg[k][i / TL_LOD_SUB] =
+					    (uint8_t)(i % TL_LOD_SUB);
+				}
+			}
 			if (t == NULL)
 				continue;
 			act = snap_ev_action(t, i);
@@ -344,6 +400,7 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 			if (p->time_ok)
 				ev_pass_time(m, p, i, snap_ev_time(t, i));
 		}
+		sub_below(m, b, hi - lo, smax);
 	}
 	for (b = 0; b < L0->n; b++)
 		for (k = 0; k < 2; k++)
@@ -615,6 +672,7 @@ tl_model_destroy(struct tl_model *m)
 		free(m->lod[k / 2].arg[k % 2]);
 		free(m->lod[k / 2].max[k % 2]);
 	}
+	sub_free(&m->sub);
 	for (k = 0; m->cols != NULL && k < 2; k++) {
 		free(m->cols[k].lo);
 		free(m->cols[k].ev);
@@ -913,43 +971,79 @@ runs_series(const struct tl_model *m, int k, uint64_t r0, uint64_t r1)
 	return f;
 }
 
-/* A part of a run at an end of a column: events [lo, hi) of run r. */
-struct part {
-	int64_t lo, hi;
-	uint64_t r;
-	int set;
-};
+/* The levels a range descends through: runs of TL_LOD_BLOCK events (and
+ * TL_LOD_FAN of those), runs of TL_LOD_SUB inside one of those, events. */
+enum { LV_EVENTS, LV_SUBS, LV_RUNS };
 
-/* Series k of part p when the run's maximum lies inside it (*f then
- * exact, return 1); else *f gets the run's maximum, a bound (return 0). */
-static int
-part_series(const struct tl_model *m, int k, const struct part *p,
-    struct fmax *f)
+/* The maximum of run r of level lv of series k. */
+static struct fmax
+run_max(const struct tl_model *m, int k, int lv, uint64_t r)
 {
-	int64_t at = (int64_t)m->lod[0].arg[k][p->r];
+	const struct tl_lod_level *L0 = &m->lod[0];
+	struct fmax f;
 
-	f->v = m->lod[0].max[k][p->r];
-	f->at = at;
-	return at >= p->lo && at < p->hi;
+	if (lv == LV_RUNS) {
+		f.v = L0->max[k][r];
+		f.at = (int64_t)L0->arg[k][r];
+	} else {
+		f.v = L0->max[k][r / TL_LOD_SUBS] - m->sub.below[k][r];
+		f.at = (int64_t)(r * TL_LOD_SUB + m->sub.arg[k][r]);
+	}
+	return f;
 }
 
-/* The first maximum of series k over a column: its left part, its whole
- * runs, its right part. A part whose run has its maximum outside it is
- * read event by event only when that maximum could win the column: on
- * the left when it is at least what the rest reaches (the left wins
- * ties), on the right when it is above what comes before it. */
 static struct fmax
-column_series(const struct tl_model *m, int k, const struct part *left,
-    uint64_t r0, uint64_t r1, const struct part *right)
+whole_runs(const struct tl_model *m, int k, int lv, uint64_t r0,
+    uint64_t r1)
 {
-	struct fmax l = {0, -2}, mid = runs_series(m, k, r0, r1);
-	struct fmax r = {0, -2}, rest, f = {0, -2};
+	struct fmax f = {0, -2}, g;
+
+	if (lv == LV_RUNS)
+		return runs_series(m, k, r0, r1);
+	for (; r0 < r1; r0++) {
+		g = run_max(m, k, lv, r0);
+		fmax_merge(&f, &g);
+	}
+	return f;
+}
+
+/*
+ * The first maximum of series k over events [lo, hi) (lo < hi) at level
+ * lv: the part of a run at its left end, its whole runs, the part of a
+ * run at its right end. A part holding its run's maximum has it; a part
+ * whose run has its maximum outside it is looked at one level down only
+ * when that maximum could win the range: on the left when it is at least
+ * what the rest reaches (the left wins ties), on the right when it is
+ * above what comes before it. A part of a run of TL_LOD_BLOCK lies in
+ * one run, so one level down it has runs of TL_LOD_SUB or, where that
+ * run has none, events.
+ */
+static struct fmax
+range_series(const struct tl_model *m, int k, int lv, int64_t lo,
+    int64_t hi)
+{
+	int64_t n = (int64_t)m->tl->n_events;
+	int64_t B = lv == LV_RUNS ? TL_LOD_BLOCK : TL_LOD_SUB, lhi = 0, rlo = 0;
+	struct fmax l = {0, -2}, r = {0, -2}, mid, rest, f = {0, -2};
+	uint64_t r0, r1;
 	int lx = 1, rx = 1;
 
-	if (left->set)
-		lx = part_series(m, k, left, &l);
-	if (right->set)
-		rx = part_series(m, k, right, &r);
+	if (lv == LV_EVENTS || (lv == LV_SUBS &&
+	    !m->sub.ok[k][lo / TL_LOD_BLOCK]))
+		return scan_series(m, k, lo, hi);
+	r0 = (uint64_t)(lo / B);
+	r1 = (uint64_t)((hi - 1) / B) + 1;
+	if (lo % B != 0) {
+		l = run_max(m, k, lv, r0++);
+		lhi = (int64_t)r0 * B < hi ? (int64_t)r0 * B : hi;
+		lx = l.at >= lo && l.at < lhi;
+	}
+	if (hi % B != 0 && hi != n && r1 > r0) {
+		r = run_max(m, k, lv, --r1);
+		rlo = (int64_t)r1 * B;
+		rx = r.at >= rlo && r.at < hi;
+	}
+	mid = whole_runs(m, k, lv, r0, r1);
 	if (!lx) {
 		rest = mid;
 		if (rx)
@@ -957,7 +1051,7 @@ column_series(const struct tl_model *m, int k, const struct part *left,
 		if (rest.at != -2 && l.v < rest.v)
 			l.at = -2; /* below the rest: cannot win */
 		else
-			l = scan_series(m, k, left->lo, left->hi);
+			l = range_series(m, k, lv - 1, lo, lhi);
 	}
 	if (!rx) {
 		rest = l;
@@ -965,7 +1059,7 @@ column_series(const struct tl_model *m, int k, const struct part *left,
 		if (rest.at != -2 && r.v <= rest.v)
 			r.at = -2;
 		else
-			r = scan_series(m, k, right->lo, right->hi);
+			r = range_series(m, k, lv - 1, rlo, hi);
 	}
 	fmax_merge(&f, &l);
 	fmax_merge(&f, &mid);
@@ -977,10 +1071,8 @@ void
 tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
     int64_t *ev, uint64_t *top, uint64_t *maxres)
 {
-	int64_t n = (int64_t)m->tl->n_events, B = TL_LOD_BLOCK;
+	int64_t n = (int64_t)m->tl->n_events;
 	int ks = st == TL_STACK_SEGMENT ? TL_SER_RESERVED : TL_SER_TOTAL;
-	struct part left, right;
-	uint64_t r0, r1;
 	struct fmax fs, fr;
 
 	if (hi > n)
@@ -993,28 +1085,9 @@ tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
 		*maxres = tl_reserved_at(m, lo - 1);
 		return;
 	}
-	memset(&left, 0, sizeof left);
-	memset(&right, 0, sizeof right);
-	/* the runs the column covers whole, and the parts at its ends */
-	r0 = (uint64_t)(lo / B);
-	r1 = (uint64_t)((hi - 1) / B) + 1;
-	if (lo % B != 0) {
-		left.set = 1;
-		left.r = r0++;
-		left.lo = lo;
-		left.hi = (int64_t)r0 * B < hi ? (int64_t)r0 * B : hi;
-	}
-	if (hi % B != 0 && hi != n && r1 > r0) {
-		right.set = 1;
-		right.r = --r1;
-		right.lo = (int64_t)r1 * B;
-		right.hi = hi;
-	}
-	fs = column_series(m, ks, &left, r0, r1, &right);
-	if (ks == TL_SER_RESERVED)
-		fr = fs;
-	else
-		fr = column_series(m, TL_SER_RESERVED, &left, r0, r1, &right);
+	fs = range_series(m, ks, LV_RUNS, lo, hi);
+	fr = ks == TL_SER_RESERVED ? fs :
+	    range_series(m, TL_SER_RESERVED, LV_RUNS, lo, hi);
 	*ev = fs.at;
 	*top = fs.v;
 	*maxres = fr.v;

@@ -118,6 +118,17 @@ struct tl_lod_level {
 	uint64_t n;         /* runs */
 };
 
+/* Runs of 16 events inside those of level 0, so that a column's end
+ * reads 16 events, not 256, where the maximum may lie: their maximum as
+ * what it is below their run's (a run where that exceeds 32 bits has
+ * none: ok 0) and its first event. 10 bytes per 16 events. */
+struct tl_lod_sub {
+	uint32_t *below[2];
+	uint8_t *arg[2];
+	uint8_t *ok[2];     /* per run of level 0 */
+	uint64_t n;
+};
+
 /* What the columns of the last frame showed, reused while the visible
  * range, the plot width and the axis stay the same: a cursor move, a
  * pick, a y zoom or another mode draws from them. One for the modes
@@ -168,6 +179,7 @@ struct tl_model {
 	struct tl_layer layer[2];        /* allocations, segments */
 	/* runs of TL_LOD_BLOCK events, and of TL_LOD_FAN of those */
 	struct tl_lod_level lod[2];
+	struct tl_lod_sub sub;
 	/* [2]: the total, reserved bytes; changed by tl_render (a model
 	 * is drawn from one thread) */
 	struct tl_cols *cols;

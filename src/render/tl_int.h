@@ -8,6 +8,8 @@
 
 #define TL_LOD_BLOCK 256
 #define TL_LOD_FAN 64   /* runs of level 0 in a run of level 1 */
+#define TL_LOD_SUB 16   /* events of a run inside one of level 0 */
+#define TL_LOD_SUBS (TL_LOD_BLOCK / TL_LOD_SUB)
 /* Time axis only for |time_us| below this: spans cannot overflow. */
 #define TL_TIME_LIMIT ((int64_t)1 << 62)
 

@@ -4,8 +4,8 @@
  * element: on a generated trace of many event blocks indexed in memory
  * (read through the block decoders) and on the same trace paired
  * directly (heap arrays). The trace has ties (equal totals, flat
- * reserved bytes, clamped at zero), frees without alloc, an address
- * allocated twice without a free, and ghosts.
+ * reserved bytes, clamped at zero), spikes of 8 GiB, frees without
+ * alloc, an address allocated twice without a free, and ghosts.
  */
 #include "config.h"
 
@@ -76,6 +76,13 @@ make_trace(uint64_t n)
 			 * stays alive for ever */
 			snap_trace_push(s, t, SNAP_ALLOC, 0x100000, 4096, 0,
 			    st);
+		} else if (k % 7001 == 0) {
+			/* 8 GiB for one event: a run whose values lie more
+			 * than 32 bits apart */
+			snap_trace_push(s, t, SNAP_ALLOC, 0x900000000000,
+			    8ull << 30, 0, st);
+			snap_trace_push(s, t, SNAP_FREE_COMPLETED,
+			    0x900000000000, 8ull << 30, 0, st);
 		} else if (k % 30011 == 0) {
 			snap_trace_push(s, t, SNAP_FREE_COMPLETED, 0x9000 + k,
 			    512, 0, st);
