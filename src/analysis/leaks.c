@@ -293,17 +293,19 @@ an_leaks_destroy(struct an_leaks *l)
 	memset(l, 0, sizeof *l);
 }
 
-static const struct idx_timeline *cmp_tl;
+struct leak_el {
+	uint64_t id;
+	struct idx_elem e;
+};
 
 static int
 cmp_elem_alloc(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	int64_t ex = idx_tl_elem(cmp_tl, x).alloc_ev, ey = idx_tl_elem(cmp_tl, y).alloc_ev;
+	const struct leak_el *x = a, *y = b;
 
-	if (ex != ey)
-		return ex < ey ? -1 : 1;
-	return x < y ? -1 : x > y;
+	if (x->e.alloc_ev != y->e.alloc_ev)
+		return x->e.alloc_ev < y->e.alloc_ev ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 void
@@ -311,7 +313,8 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out)
 {
 	uint32_t *rank = NULL;
-	uint64_t i, k, key, max_key = 0, *pos;
+	uint64_t i, k, key, max_key = 0, *pos, n;
+	struct leak_el *all;
 
 	memset(out, 0, sizeof *out);
 	out->n_sites = l->n_sites;
@@ -334,7 +337,8 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	}
 	for (k = 0; k < l->n_sites; k++)
 		out->off[k + 1] += out->off[k];
-	out->elems = xmalloc((out->off[l->n_sites] + 1) * sizeof *out->elems);
+	n = out->off[l->n_sites];
+	all = xmalloc((n + 1) * sizeof *all);
 	pos = xmalloc((l->n_sites + 1) * sizeof *pos);
 	memcpy(pos, out->off, (l->n_sites + 1) * sizeof *pos);
 	for (i = 0; i < tl->n_elems; i++) {
@@ -343,14 +347,21 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 		if (!leaked(&e, l->from, l->to))
 			continue;
 		key = site_key(an_site_of(sites, e.stack), &e);
-		if (key < max_key && rank[key] != UINT32_MAX)
-			out->elems[pos[rank[key]]++] = i;
+		if (key < max_key && rank[key] != UINT32_MAX) {
+			all[pos[rank[key]]].id = i;
+			all[pos[rank[key]]++].e = e;
+		}
 	}
-	cmp_tl = tl;
 	for (k = 0; k < l->n_sites; k++)
-		qsort(out->elems + out->off[k], out->off[k + 1] - out->off[k],
-		    sizeof *out->elems, cmp_elem_alloc);
-	cmp_tl = NULL;
+		qsort(all + out->off[k], out->off[k + 1] - out->off[k],
+		    sizeof *all, cmp_elem_alloc);
+	out->elems = xmalloc((n + 1) * sizeof *out->elems);
+	out->vals = xmalloc((n + 1) * sizeof *out->vals);
+	for (i = 0; i < n; i++) {
+		out->elems[i] = all[i].id;
+		out->vals[i] = all[i].e;
+	}
+	free(all);
 	free(pos);
 	free(rank);
 }
@@ -359,6 +370,7 @@ void
 an_leak_elems_destroy(struct an_leak_elems *le)
 {
 	free(le->elems);
+	free(le->vals);
 	free(le->off);
 	memset(le, 0, sizeof *le);
 }

@@ -227,6 +227,7 @@ struct tl_hilite {
 	uint8_t *drawn;                 /* per drawn allocation band */
 	uint32_t n_drawn;
 	uint64_t *elems;                /* the set, sorted */
+	struct idx_elem *vals;          /* its elements */
 	uint64_t n_elems;
 	struct tl_hl_part *parts[TL_STACK_COUNT];
 	uint32_t n_parts[TL_STACK_COUNT];
@@ -338,10 +339,12 @@ char *tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
 int tl_model_auto_stack(const struct tl_model *m, int w, int h,
     int *share);
 
-/* Builds the set of the n elements elems (ids of m's timeline) for m.
- * Free with tl_hilite_destroy (also on a zeroed struct). */
+/* Builds the set of the n elements elems (ids of m's timeline) for m;
+ * vals, when not NULL, holds the elements themselves (else they are
+ * read: a block decode for each element block the set touches). Free
+ * with tl_hilite_destroy (also on a zeroed struct). */
 void tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
-    const uint64_t *elems, uint64_t n);
+    const uint64_t *elems, const struct idx_elem *vals, uint64_t n);
 /* Adds the per-group parts of the modes prepared since (call after
  * tl_model_prepare). */
 void tl_hilite_update(struct tl_hilite *h, struct tl_model *m);

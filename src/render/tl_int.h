@@ -45,6 +45,10 @@ int tl_bands_total(const struct tl_model *m, const struct tl_view *v,
 int tl_use_time(const struct tl_model *m, const struct tl_view *v);
 int64_t tl_time_of(const struct tl_model *m, int64_t ev);
 
+/* tl_model_group_of for element k, e (the mode must be prepared). */
+uint32_t tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
+    const struct idx_elem *e);
+
 /* Bytes of the highlighted set in group g of mode st after ev. */
 uint64_t tl_hilite_group_bytes(const struct tl_hilite *h, int st,
     uint32_t g, int64_t ev);

@@ -215,6 +215,20 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 }
 
 uint32_t
+tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
+    const struct idx_elem *e)
+{
+	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
+		return TL_NO_GROUP;
+	switch (st) {
+	case TL_STACK_SITE: return an_site_of(&m->sites, e->stack);
+	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
+	case TL_STACK_STREAM: return stream_group(m, e, k);
+	default: return TL_NO_GROUP;
+	}
+}
+
+uint32_t
 tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 {
 	struct idx_elem e;
@@ -222,11 +236,6 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
 		return TL_NO_GROUP;
 	e = idx_tl_elem(m->tl, k);
-	switch (st) {
-	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
-	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
-	case TL_STACK_STREAM: return stream_group(m, &e, k);
-	default: return TL_NO_GROUP;
-	}
+	return tl_group_of_elem(m, st, k, &e);
 }
 

@@ -270,7 +270,8 @@ START_TEST(test_top)
 END_TEST
 
 /* The leaked blocks of each site: as many as an_leaks counted, each
- * still alive at the end, of that site, in alloc order. */
+ * still alive at the end, of that site, in alloc order, each with its
+ * element. */
 START_TEST(test_leak_elems)
 {
 	struct snapshot *s = build_loop(12, 1);
@@ -292,6 +293,7 @@ START_TEST(test_leak_elems)
 		for (i = le.off[k]; i < le.off[k + 1]; i++) {
 			const struct idx_elem *e = &tl.elems[le.elems[i]];
 
+			ck_assert_mem_eq(&le.vals[i], e, sizeof *e);
 			ck_assert_int_lt(e->free_ev, 0);
 			ck_assert_uint_eq(an_site_of(&t, e->stack),
 			    l.sites[k].site);

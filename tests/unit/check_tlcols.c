@@ -599,6 +599,68 @@ START_TEST(test_tlcols_find_elem_heap)
 }
 END_TEST
 
+/* ---- the highlighted set --------------------------------------------- */
+
+/* A set given with its elements is the set read from the timeline. */
+START_TEST(test_tlcols_hilite_vals)
+{
+	struct sv_index *ix = open_trace();
+	struct tl_model m;
+	struct tl_hilite a, b;
+	uint64_t *ids, k, n = 0, ne;
+	struct idx_elem *vals;
+	char why[128];
+	int64_t ev;
+	int st;
+	uint32_t g;
+
+	tl_model_init(&m, idx_snapshot(ix), idx_timeline(ix, 0), 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_STREAM, why,
+	    sizeof why), 0);
+	ne = m.tl->n_elems;
+	ids = xcalloc(ne / 7 + 2, sizeof *ids);
+	vals = xcalloc(ne / 7 + 2, sizeof *vals);
+	/* every seventh element, last first, and one out of range */
+	for (k = ne; k-- > 0;)
+		if (k % 7 == 0) {
+			ids[n] = k;
+			vals[n++] = idx_tl_elem(m.tl, k);
+		}
+	ids[n++] = ne + 3;
+	tl_hilite_init(&a, &m, ids, NULL, n);
+	tl_hilite_init(&b, &m, ids, vals, n);
+	ck_assert_uint_eq(a.n_elems, n - 1);
+	ck_assert_uint_eq(b.n_elems, n - 1);
+	ck_assert_mem_eq(a.elems, b.elems, a.n_elems * sizeof *a.elems);
+	for (k = 0; k < a.n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(m.tl, a.elems[k]);
+
+		ck_assert_mem_eq(&a.vals[k], &e, sizeof e);
+		ck_assert_mem_eq(&b.vals[k], &e, sizeof e);
+	}
+	ck_assert_mem_eq(a.drawn, b.drawn, a.n_drawn);
+	for (ev = -1; ev < (int64_t)m.tl->n_events; ev += 997) {
+		ck_assert_uint_eq(tl_hilite_bytes(&a, ev),
+		    tl_hilite_bytes(&b, ev));
+		for (st = TL_STACK_SITE; st <= TL_STACK_STREAM; st++)
+			for (g = 0; g < 4; g++)
+				ck_assert_uint_eq(tl_hilite_group_bytes(&a, st,
+				    g, ev), tl_hilite_group_bytes(&b, st, g,
+				    ev));
+	}
+	ck_assert_uint_gt(tl_hilite_bytes(&a, (int64_t)m.tl->n_events / 2),
+	    0);
+	tl_hilite_destroy(&a);
+	tl_hilite_destroy(&b);
+	free(ids);
+	free(vals);
+	tl_model_destroy(&m);
+	idx_close(ix);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -614,6 +676,7 @@ suite(void)
 	tcase_add_test(tc, test_tlcols_frames);
 	tcase_add_test(tc, test_tlcols_find_elem_index);
 	tcase_add_test(tc, test_tlcols_find_elem_heap);
+	tcase_add_test(tc, test_tlcols_hilite_vals);
 	suite_add_tcase(s, tc);
 	return s;
 }
