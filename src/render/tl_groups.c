@@ -15,7 +15,7 @@
 static int
 used(const struct tl_groups *g, uint32_t grp)
 {
-	return g->base[grp] > 0 || g->off[grp + 1] > g->off[grp];
+	return g->base[grp] > 0 || g->c[grp].n_changes > 0;
 }
 
 /* Build state of an element: what its next event does. */
@@ -30,11 +30,12 @@ struct el {
 };
 
 /* Pass 1: each element's group, size and state; changes per group (in
- * g->off[grp + 1]), base bytes, largest element. Returns the number of
+ * want[grp]), base bytes, largest element. Returns the number of
  * groups. */
 static uint32_t
 scan_elems(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx, struct el *el)
+    uint32_t max_groups, tl_group_fn group_of, void *ctx, struct el *el,
+    uint64_t *want)
 {
 	uint32_t n = 0, grp;
 	uint64_t k;
@@ -61,13 +62,66 @@ scan_elems(struct tl_groups *g, const struct idx_timeline *tl,
 			g->base[grp] += e.size;
 			el[k].state = EL_LIVE;
 			if (e.free_ev >= 0)
-				g->off[grp + 1]++;
+				want[grp]++;
 		} else {
 			el[k].state = EL_NOT_STARTED;
-			g->off[grp + 1] += e.free_ev >= 0 ? 2 : 1;
+			want[grp] += e.free_ev >= 0 ? 2 : 1;
 		}
 	}
 	return n;
+}
+
+/* A curve being written: the last change's event and bytes. */
+struct curve_fill {
+	uint32_t ev;
+	uint64_t live;
+	size_t cap;
+};
+
+static void
+put_uv(struct tl_group_curve *c, size_t *cap, uint64_t v)
+{
+	if (c->len + 10 > *cap)
+		c->data = xgrow(c->data, cap, c->len + 10, 1);
+	while (v >= 0x80) {
+		c->data[c->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	c->data[c->len++] = (uint8_t)v;
+}
+
+static uint64_t
+get_uv(const uint8_t **p)
+{
+	uint64_t v = 0;
+	unsigned s = 0;
+
+	while (**p >= 0x80) {
+		v |= (uint64_t)(*(*p)++ & 0x7f) << s;
+		s += 7;
+	}
+	return v | (uint64_t)*(*p)++ << s;
+}
+
+/* Appends the change (ev, live) to curve c. */
+static void
+curve_add(struct tl_group_curve *c, struct curve_fill *f, uint32_t ev,
+    uint64_t live)
+{
+	uint64_t j = c->n_changes++, d;
+
+	if (j % TL_GROUPS_CHUNK == 0) {
+		c->cev[j / TL_GROUPS_CHUNK] = ev;
+		c->clive[j / TL_GROUPS_CHUNK] = live;
+		c->cpos[j / TL_GROUPS_CHUNK] = c->len;
+		c->n_chunks++;
+	} else {
+		put_uv(c, &f->cap, ev - f->ev);
+		d = live - f->live;
+		put_uv(c, &f->cap, d << 1 ^ (uint64_t)((int64_t)d >> 63));
+	}
+	f->ev = ev;
+	f->live = live;
 }
 
 int
@@ -75,30 +129,34 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
     uint32_t max_groups, tl_group_fn group_of, void *ctx)
 {
 	struct el *el;
-	uint64_t *fill, *run, k, i, total;
+	struct curve_fill *fill;
+	uint64_t *want, *run, k, i, nc;
 	uint32_t n, grp;
 
 	memset(g, 0, sizeof *g);
 	if (tl->n_events >= UINT32_MAX)
 		return -1;
 	el = xcalloc(tl->n_elems + 1, sizeof *el);
-	g->off = xcalloc((size_t)max_groups + 2, sizeof *g->off);
+	want = xcalloc((size_t)max_groups + 1, sizeof *want);
 	g->base = xcalloc((size_t)max_groups + 1, sizeof *g->base);
 	g->stack = xcalloc((size_t)max_groups + 1, sizeof *g->stack);
 	g->max_elem = xcalloc((size_t)max_groups + 1, sizeof *g->max_elem);
 	memset(g->max_elem, 0xff, ((size_t)max_groups + 1) *
 	    sizeof *g->max_elem);
-	n = scan_elems(g, tl, max_groups, group_of, ctx, el);
+	n = scan_elems(g, tl, max_groups, group_of, ctx, el, want);
 	g->n = n;
-	for (grp = 0; grp < n; grp++)
-		g->off[grp + 1] += g->off[grp];
-	total = g->off[n];
-	g->ev = xcalloc(total + 1, sizeof *g->ev);
-	g->live = xcalloc(total + 1, sizeof *g->live);
+	g->c = xcalloc((size_t)n + 1, sizeof *g->c);
 	fill = xcalloc((size_t)n + 1, sizeof *fill);
 	run = xcalloc((size_t)n + 1, sizeof *run);
-	memcpy(fill, g->off, (size_t)n * sizeof *fill);
-	memcpy(run, g->base, (size_t)n * sizeof *run);
+	for (grp = 0; grp < n; grp++) {
+		struct tl_group_curve *c = &g->c[grp];
+
+		nc = (want[grp] + TL_GROUPS_CHUNK - 1) / TL_GROUPS_CHUNK;
+		c->cev = xcalloc(nc + 1, sizeof *c->cev);
+		c->clive = xcalloc(nc + 1, sizeof *c->clive);
+		c->cpos = xcalloc(nc + 1, sizeof *c->cpos);
+		run[grp] = g->base[grp];
+	}
 	/* pass 2, events in order: each group's changes come out sorted */
 	for (i = 0; i < tl->n_events; i++) {
 		struct el *x;
@@ -108,7 +166,7 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 			continue;
 		x = &el[k];
 		grp = x->group;
-		if (fill[grp] >= g->off[grp + 1])
+		if (g->c[grp].n_changes >= want[grp])
 			continue; /* more events than counted: a bad index */
 		if (x->state == EL_NOT_STARTED) {
 			run[grp] += x->size;
@@ -117,24 +175,18 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 			run[grp] -= x->size < run[grp] ? x->size : run[grp];
 			x->state = EL_DONE;
 		}
-		g->ev[fill[grp]] = (uint32_t)i;
-		g->live[fill[grp]++] = run[grp];
+		curve_add(&g->c[grp], &fill[grp], (uint32_t)i, run[grp]);
 	}
-	/* an index whose ev_elem misses events leaves slots unfilled: cut
-	 * each group to what was filled, keeping offsets consistent */
-	for (grp = 0, k = 0; grp < n; grp++) {
-		uint64_t from = g->off[grp], m = fill[grp] - from;
+	for (grp = 0; grp < n; grp++) {
+		struct tl_group_curve *c = &g->c[grp];
 
-		memmove(g->ev + k, g->ev + from, m * sizeof *g->ev);
-		memmove(g->live + k, g->live + from, m * sizeof *g->live);
-		g->off[grp] = k;
-		k += m;
-	}
-	g->off[n] = k;
-	for (grp = 0; grp < n; grp++)
+		/* no room left unused */
+		c->data = xreallocarray(c->data, c->len + 1, 1);
 		g->n_used += used(g, grp);
+	}
 	free(run);
 	free(fill);
+	free(want);
 	free(el);
 	return 0;
 }
@@ -142,9 +194,15 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 void
 tl_groups_destroy(struct tl_groups *g)
 {
-	free(g->off);
-	free(g->ev);
-	free(g->live);
+	uint32_t grp;
+
+	for (grp = 0; g->c != NULL && grp < g->n; grp++) {
+		free(g->c[grp].cev);
+		free(g->c[grp].clive);
+		free(g->c[grp].cpos);
+		free(g->c[grp].data);
+	}
+	free(g->c);
 	free(g->base);
 	free(g->stack);
 	free(g->max_elem);
@@ -154,32 +212,53 @@ tl_groups_destroy(struct tl_groups *g)
 uint64_t
 tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
 {
-	uint64_t lo, hi;
+	const struct tl_group_curve *c;
+	const uint8_t *p, *end;
+	uint64_t lo, hi, mid, live, e, d, z;
 
 	if (grp >= g->n)
 		return 0;
-	lo = g->off[grp];
-	hi = g->off[grp + 1];
-	if (ev < 0 || lo == hi || g->ev[lo] > ev)
+	c = &g->c[grp];
+	if (ev < 0 || c->n_changes == 0 || c->cev[0] > ev)
 		return g->base[grp];
-	/* last change at or before ev */
+	/* the last chunk starting at or before ev */
+	lo = 0;
+	hi = c->n_chunks;
 	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (g->ev[mid] <= ev)
+		mid = lo + (hi - lo) / 2;
+		if (c->cev[mid] <= ev)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return g->live[lo];
+	/* then its changes up to ev */
+	live = c->clive[lo];
+	e = c->cev[lo];
+	p = c->data + c->cpos[lo];
+	end = c->data + (lo + 1 < c->n_chunks ? c->cpos[lo + 1] : c->len);
+	while (p < end) {
+		d = get_uv(&p);
+		z = get_uv(&p);
+		if (e + d > (uint64_t)ev)
+			break;
+		e += d;
+		live += z >> 1 ^ (0 - (z & 1));
+	}
+	return live;
 }
 
 uint64_t
 tl_groups_memory(const struct tl_groups *g)
 {
-	return g->off != NULL ? g->off[g->n] * (sizeof *g->ev +
-	    sizeof *g->live) + (uint64_t)g->n * (sizeof *g->off +
-	    sizeof *g->base + sizeof *g->stack + sizeof *g->max_elem) : 0;
+	uint64_t b = (uint64_t)g->n * (sizeof *g->c + sizeof *g->base +
+	    sizeof *g->stack + sizeof *g->max_elem);
+	uint32_t grp;
+
+	for (grp = 0; g->c != NULL && grp < g->n; grp++)
+		b += g->c[grp].len + (g->c[grp].n_chunks + 1) *
+		    (sizeof *g->c[grp].cev + sizeof *g->c[grp].clive +
+		    sizeof *g->c[grp].cpos);
+	return b;
 }
 
 uint32_t

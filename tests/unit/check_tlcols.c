@@ -1,11 +1,11 @@
 /*
- * The timeline's column aggregates, its column cache and its lookup of
- * elements by address, checked against brute force over every event or
- * element: on a generated trace of many event blocks indexed in memory
- * (read through the block decoders) and on the same trace paired
- * directly (heap arrays). The trace has ties (equal totals, flat
- * reserved bytes, clamped at zero), spikes of 8 GiB, frees without
- * alloc, an address allocated twice without a free, and ghosts.
+ * The timeline's column aggregates, its column cache, its lookup of
+ * elements by address and its group curves, checked against brute force
+ * over every event or element: on a generated trace of many event
+ * blocks indexed in memory (read through the block decoders) and on the
+ * same trace paired directly (heap arrays). The trace has ties (equal
+ * totals, flat reserved bytes, clamped at zero), spikes of 8 GiB, frees
+ * without alloc, an address allocated twice without a free, and ghosts.
  */
 #include "config.h"
 
@@ -599,6 +599,50 @@ START_TEST(test_tlcols_find_elem_heap)
 }
 END_TEST
 
+/* ---- group curves ------------------------------------------------------ */
+
+/* The bytes of every group of the grouped modes after events across the
+ * trace (curves of many chunks) against the elements alive then. */
+START_TEST(test_tlcols_group_curves)
+{
+	struct sv_index *ix = open_trace();
+	struct tl_model m;
+	const struct idx_timeline *tl;
+	uint64_t want[64], k;
+	uint32_t grp;
+	char why[128];
+	int64_t ev;
+	int st;
+
+	tl_model_init(&m, idx_snapshot(ix), idx_timeline(ix, 0), 100);
+	tl = m.tl;
+	for (st = TL_STACK_SITE; st <= TL_STACK_STREAM; st += 2) {
+		ck_assert_int_eq(tl_model_prepare(&m, st, why, sizeof why), 0);
+		ck_assert_uint_le(m.groups[st].n, 64);
+		for (k = 0, grp = 0; grp < m.groups[st].n; grp++)
+			if (m.groups[st].c[grp].n_chunks > k)
+				k = m.groups[st].c[grp].n_chunks;
+		ck_assert_uint_gt(k, 100);
+		for (ev = -1; ev < (int64_t)tl->n_events + 2; ev += 1009) {
+			memset(want, 0, sizeof want);
+			for (k = 0; k < tl->n_elems; k++) {
+				struct idx_elem e = idx_tl_elem(tl, k);
+
+				grp = tl_model_group_of(&m, st, k);
+				if (grp < 64 && tl_live_at(e.alloc_ev,
+				    e.free_ev, ev))
+					want[grp] += e.size;
+			}
+			for (grp = 0; grp < m.groups[st].n; grp++)
+				ck_assert_uint_eq(tl_groups_bytes(&m.groups[st],
+				    grp, ev), want[grp]);
+		}
+	}
+	tl_model_destroy(&m);
+	idx_close(ix);
+}
+END_TEST
+
 /* ---- the highlighted set --------------------------------------------- */
 
 /* A set given with its elements is the set read from the timeline. */
@@ -676,6 +720,7 @@ suite(void)
 	tcase_add_test(tc, test_tlcols_frames);
 	tcase_add_test(tc, test_tlcols_find_elem_index);
 	tcase_add_test(tc, test_tlcols_find_elem_heap);
+	tcase_add_test(tc, test_tlcols_group_curves);
 	tcase_add_test(tc, test_tlcols_hilite_vals);
 	suite_add_tcase(s, tc);
 	return s;
