@@ -276,6 +276,7 @@ struct ev_pass {
 	uint32_t *by_time[2];   /* START, END */
 	uint32_t n[2], next[2];
 	int64_t *ev;
+	int64_t *run_time;      /* first time of each run of level 0 */
 };
 
 static const struct snap_annotation *sort_ann;
@@ -301,6 +302,8 @@ ev_pass_init(struct tl_model *m, struct ev_pass *p)
 	    m->tl->n_events > 0;
 	if (s == NULL || !p->time_ok)
 		return;
+	p->run_time = xcalloc((m->tl->n_events + TL_LOD_BLOCK - 1) /
+	    TL_LOD_BLOCK + 1, sizeof *p->run_time);
 	p->ev = xcalloc((size_t)s->n_annotations + 1, sizeof *p->ev);
 	for (k = 0; k < 2; k++)
 		p->by_time[k] = xcalloc((size_t)s->n_annotations + 1,
@@ -397,8 +400,11 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 				push_jump(m, p, TL_JUMP_SEGALLOC, i);
 			else if (act == SNAP_SNAPSHOT)
 				push_jump(m, p, TL_JUMP_SNAPSHOT, i);
-			if (p->time_ok)
-				ev_pass_time(m, p, i, snap_ev_time(t, i));
+			if (!p->time_ok)
+				continue;
+			ev_pass_time(m, p, i, snap_ev_time(t, i));
+			if (i == lo)
+				p->run_time[b] = p->prev;
 		}
 		sub_below(m, b, hi - lo, smax);
 	}
@@ -410,6 +416,11 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 				L1->arg[k][b / TL_LOD_FAN] = L0->arg[k][b];
 			}
 	m->time_ok = p->time_ok;
+	if (m->time_ok) {
+		m->run_time = p->run_time;
+		p->run_time = NULL;
+	}
+	free(p->run_time);
 }
 
 static int
@@ -673,6 +684,7 @@ tl_model_destroy(struct tl_model *m)
 		free(m->lod[k / 2].max[k % 2]);
 	}
 	sub_free(&m->sub);
+	free(m->run_time);
 	for (k = 0; m->cols != NULL && k < 2; k++) {
 		free(m->cols[k].lo);
 		free(m->cols[k].ev);
@@ -851,13 +863,41 @@ tl_time_of(const struct tl_model *m, int64_t ev)
 	return snap_ev_time(m->trace, ev);
 }
 
-/* First event with time >= t in [lo, hi) (0 <= lo <= hi). */
+struct time_bound {
+	const int64_t *run_time;
+	int64_t t;
+};
+
+static int
+run_before(const void *ctx, uint64_t r)
+{
+	const struct time_bound *b = ctx;
+
+	return b->run_time[r] < b->t;
+}
+
+/* First event with time >= t in [lo, hi) (0 <= lo <= hi). The times
+ * never go back: that is the first of the whole trace, held to [lo,
+ * hi], and it lies in the run before the first run starting at or after
+ * t (the runs' first times are in memory), so only that run is read. */
 static int64_t
 time_lower_bound(const struct tl_model *m, int64_t lo, int64_t hi,
     int64_t t)
 {
-	return (int64_t)snap_ev_at_time(m->trace, (uint64_t)lo, (uint64_t)hi,
-	    t);
+	struct time_bound b = {m->run_time, t};
+	uint64_t r, n = m->tl->n_events;
+	int64_t e;
+
+	if (m->run_time == NULL)
+		return (int64_t)snap_ev_at_time(m->trace, (uint64_t)lo,
+		    (uint64_t)hi, t);
+	r = sv_partition(0, m->lod[0].n, run_before, &b);
+	if (r == 0)
+		e = 0;
+	else
+		e = (int64_t)snap_ev_at_time(m->trace, (r - 1) * TL_LOD_BLOCK,
+		    r * TL_LOD_BLOCK < n ? r * TL_LOD_BLOCK : n, t);
+	return e < lo ? lo : e > hi ? hi : e;
 }
 
 int

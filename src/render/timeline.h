@@ -184,6 +184,8 @@ struct tl_model {
 	 * is drawn from one thread) */
 	struct tl_cols *cols;
 	int time_ok;                     /* time_us present, non-decreasing */
+	int64_t *run_time;               /* first time of each run of level 0
+					    (with time_ok) */
 	struct tl_addrs addrs;
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
 	uint64_t n_jumps[3];

@@ -233,8 +233,26 @@ check_range(const struct tl_model *m, int64_t lo, int64_t hi)
 	}
 }
 
+/* The first event of column col, as tl_col_event defines it, with the
+ * trace's own binary search over the times. */
+static int64_t
+ref_col_event(const struct tl_model *m, const struct tl_view *v, int pw,
+    int col)
+{
+	int64_t t0, t1, t;
+
+	if (!tl_use_time(m, v))
+		return v->ev0 + (int64_t)((double)(v->ev1 - v->ev0) * col /
+		    pw);
+	t0 = snap_ev_time(m->trace, (uint64_t)v->ev0);
+	t1 = snap_ev_time(m->trace, (uint64_t)v->ev1 - 1) + 1;
+	t = t0 + (int64_t)((double)(t1 - t0) * col / pw);
+	return (int64_t)snap_ev_at_time(m->trace, (uint64_t)v->ev0,
+	    (uint64_t)v->ev1, t);
+}
+
 /* Every column of v at width pw against brute force, its bounds
- * against tl_col_event. */
+ * against tl_col_event and ref_col_event. */
 static void
 check_columns(const struct tl_model *m, const struct tl_view *v, int pw)
 {
@@ -246,6 +264,7 @@ check_columns(const struct tl_model *m, const struct tl_view *v, int pw)
 	for (i = 0; i < pw; i++) {
 		lo = tl_col_event(m, v, pw, i);
 		hi = i + 1 < pw ? tl_col_event(m, v, pw, i + 1) : v->ev1;
+		ck_assert_int_eq(lo, ref_col_event(m, v, pw, i));
 		ck_assert_int_eq(c->lo[i], lo);
 		ck_assert_int_eq(c->lo[i + 1], hi);
 		if (hi <= lo && lo < v->ev1 && !tl_use_time(m, v))
