@@ -81,8 +81,11 @@ struct curve_fill {
 static void
 put_uv(struct tl_group_curve *c, size_t *cap, uint64_t v)
 {
-	if (c->len + 10 > *cap)
-		c->data = xgrow(c->data, cap, c->len + 10, 1);
+	if (c->len + 10 > *cap) {
+		/* past the first guess (curve_begin): half as much again */
+		*cap = c->len + 10 + (c->len + 10) / 2;
+		c->data = xreallocarray(c->data, *cap, 1);
+	}
 	while (v >= 0x80) {
 		c->data[c->len++] = (uint8_t)(v | 0x80);
 		v >>= 7;
@@ -155,6 +158,9 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 		c->cev = xcalloc(nc + 1, sizeof *c->cev);
 		c->clive = xcalloc(nc + 1, sizeof *c->clive);
 		c->cpos = xcalloc(nc + 1, sizeof *c->cpos);
+		/* about 4 bytes a change: room for 5, cut to size after */
+		fill[grp].cap = want[grp] * 5 + 16;
+		c->data = xmalloc(fill[grp].cap);
 		run[grp] = g->base[grp];
 	}
 	/* pass 2, events in order: each group's changes come out sorted */
