@@ -21,54 +21,67 @@ used(const struct tl_groups *g, uint32_t grp)
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
-/* What pass 2 needs of an element, in one cache line's quarter: the
+/* What pass 2 needs of an element, in one cache line's third: the
  * events of a trace refer to elements at random. */
 struct el {
 	uint64_t size;
-	uint32_t group;
+	uint32_t group[TL_GROUPS_MAX_N];
 	uint8_t state;
 };
 
-/* Pass 1: each element's group, size and state; changes per group (in
- * want[grp]), base bytes, largest element. Returns the number of
- * groups. */
-static uint32_t
-scan_elems(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx, struct el *el,
-    uint64_t *want)
+/* Pass 1 for grouping j of an element: its group, base bytes, changes
+ * (in want[grp]) and the group's largest element. Returns 1 when the
+ * element belongs to a group of j. */
+static int
+scan_elem(const struct tl_grouping *gj, struct el *el, uint64_t k,
+    const struct idx_elem *e, unsigned j, uint64_t *want, uint32_t *n)
 {
-	uint32_t n = 0, grp;
+	struct tl_groups *g = gj->g;
+	uint32_t grp;
+
+	grp = gj->group_of(gj->ctx, e, k);
+	el[k].group[j] = grp < gj->max_groups ? grp : TL_NO_GROUP;
+	if (el[k].group[j] == TL_NO_GROUP)
+		return 0;
+	if (grp + 1 > *n)
+		*n = grp + 1;
+	if (g->max_elem[grp] == UINT64_MAX ||
+	    e->size > el[g->max_elem[grp]].size) {
+		g->max_elem[grp] = k;
+		g->stack[grp] = e->stack;
+	}
+	if (e->alloc_ev < 0) {
+		/* alive from the start: the base, and its free */
+		g->base[grp] += e->size;
+		if (e->free_ev >= 0)
+			want[grp]++;
+	} else
+		want[grp] += e->free_ev >= 0 ? 2 : 1;
+	return 1;
+}
+
+/* Pass 1: each element's groups, size and state, and scan_elem's
+ * figures per grouping (n[j]: its number of groups). */
+static void
+scan_elems(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl, struct el *el, uint64_t **want,
+    uint32_t *n)
+{
 	uint64_t k;
+	unsigned j;
+	int any;
 
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
 
-		grp = group_of(ctx, &e, k);
 		el[k].size = e.size;
-		el[k].group = grp < max_groups ? grp : TL_NO_GROUP;
-		if (el[k].group == TL_NO_GROUP) {
+		for (j = 0, any = 0; j < ng; j++)
+			any |= scan_elem(&gs[j], el, k, &e, j, want[j], &n[j]);
+		if (!any)
 			el[k].state = EL_DONE;
-			continue;
-		}
-		if (grp + 1 > n)
-			n = grp + 1;
-		if (g->max_elem[grp] == UINT64_MAX ||
-		    e.size > el[g->max_elem[grp]].size) {
-			g->max_elem[grp] = k;
-			g->stack[grp] = e.stack;
-		}
-		if (e.alloc_ev < 0) {
-			/* alive from the start: the base, and its free */
-			g->base[grp] += e.size;
-			el[k].state = EL_LIVE;
-			if (e.free_ev >= 0)
-				want[grp]++;
-		} else {
-			el[k].state = EL_NOT_STARTED;
-			want[grp] += e.free_ev >= 0 ? 2 : 1;
-		}
+		else
+			el[k].state = e.alloc_ev < 0 ? EL_LIVE : EL_NOT_STARTED;
 	}
-	return n;
 }
 
 /* A curve being written: the last change's event and bytes. */
@@ -127,30 +140,27 @@ curve_add(struct tl_group_curve *c, struct curve_fill *f, uint32_t ev,
 	f->live = live;
 }
 
-int
-tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx)
-{
-	struct el *el;
-	struct curve_fill *fill;
-	uint64_t *want, *run, k, i, nc;
-	uint32_t n, grp;
+/* Per grouping during pass 2: what each group's curve was sized for
+ * and its running bytes. */
+struct fill {
+	uint64_t *want;
+	uint64_t *run;
+	struct curve_fill *cf;
+};
 
-	memset(g, 0, sizeof *g);
-	if (tl->n_events >= UINT32_MAX)
-		return -1;
-	el = xcalloc(tl->n_elems + 1, sizeof *el);
-	want = xcalloc((size_t)max_groups + 1, sizeof *want);
-	g->base = xcalloc((size_t)max_groups + 1, sizeof *g->base);
-	g->stack = xcalloc((size_t)max_groups + 1, sizeof *g->stack);
-	g->max_elem = xcalloc((size_t)max_groups + 1, sizeof *g->max_elem);
-	memset(g->max_elem, 0xff, ((size_t)max_groups + 1) *
-	    sizeof *g->max_elem);
-	n = scan_elems(g, tl, max_groups, group_of, ctx, el, want);
+static void
+fill_begin(struct fill *f, const struct tl_grouping *gj, uint64_t *want,
+    uint32_t n)
+{
+	struct tl_groups *g = gj->g;
+	uint64_t nc;
+	uint32_t grp;
+
 	g->n = n;
 	g->c = xcalloc((size_t)n + 1, sizeof *g->c);
-	fill = xcalloc((size_t)n + 1, sizeof *fill);
-	run = xcalloc((size_t)n + 1, sizeof *run);
+	f->want = want;
+	f->cf = xcalloc((size_t)n + 1, sizeof *f->cf);
+	f->run = xcalloc((size_t)n + 1, sizeof *f->run);
 	for (grp = 0; grp < n; grp++) {
 		struct tl_group_curve *c = &g->c[grp];
 
@@ -159,10 +169,61 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 		c->clive = xcalloc(nc + 1, sizeof *c->clive);
 		c->cpos = xcalloc(nc + 1, sizeof *c->cpos);
 		/* about 4 bytes a change: room for 5, cut to size after */
-		fill[grp].cap = want[grp] * 5 + 16;
-		c->data = xmalloc(fill[grp].cap);
-		run[grp] = g->base[grp];
+		f->cf[grp].cap = want[grp] * 5 + 16;
+		c->data = xmalloc(f->cf[grp].cap);
+		f->run[grp] = g->base[grp];
 	}
+}
+
+static void
+fill_end(struct fill *f, struct tl_groups *g)
+{
+	uint32_t grp;
+
+	for (grp = 0; grp < g->n; grp++) {
+		struct tl_group_curve *c = &g->c[grp];
+
+		/* no room left unused */
+		c->data = xreallocarray(c->data, c->len + 1, 1);
+		g->n_used += used(g, grp);
+	}
+	free(f->run);
+	free(f->cf);
+	free(f->want);
+}
+
+int
+tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl)
+{
+	struct el *el;
+	struct fill f[TL_GROUPS_MAX_N];
+	uint64_t *want[TL_GROUPS_MAX_N], k, i, size;
+	uint32_t n[TL_GROUPS_MAX_N], grp;
+	unsigned j;
+	int start;
+
+	if (ng == 0 || ng > TL_GROUPS_MAX_N)
+		return -1;
+	for (j = 0; j < ng; j++)
+		memset(gs[j].g, 0, sizeof *gs[j].g);
+	if (tl->n_events >= UINT32_MAX)
+		return -1;
+	el = xcalloc(tl->n_elems + 1, sizeof *el);
+	for (j = 0; j < ng; j++) {
+		struct tl_groups *g = gs[j].g;
+		size_t m = (size_t)gs[j].max_groups + 1;
+
+		want[j] = xcalloc(m, sizeof *want[j]);
+		g->base = xcalloc(m, sizeof *g->base);
+		g->stack = xcalloc(m, sizeof *g->stack);
+		g->max_elem = xcalloc(m, sizeof *g->max_elem);
+		memset(g->max_elem, 0xff, m * sizeof *g->max_elem);
+		n[j] = 0;
+	}
+	scan_elems(gs, ng, tl, el, want, n);
+	for (j = 0; j < ng; j++)
+		fill_begin(&f[j], &gs[j], want[j], n[j]);
 	/* pass 2, events in order: each group's changes come out sorted */
 	for (i = 0; i < tl->n_events; i++) {
 		struct el *x;
@@ -171,30 +232,40 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 		if (k >= tl->n_elems || el[k].state == EL_DONE)
 			continue;
 		x = &el[k];
-		grp = x->group;
-		if (g->c[grp].n_changes >= want[grp])
-			continue; /* more events than counted: a bad index */
-		if (x->state == EL_NOT_STARTED) {
-			run[grp] += x->size;
-			x->state = EL_LIVE;
-		} else {
-			run[grp] -= x->size < run[grp] ? x->size : run[grp];
-			x->state = EL_DONE;
-		}
-		curve_add(&g->c[grp], &fill[grp], (uint32_t)i, run[grp]);
-	}
-	for (grp = 0; grp < n; grp++) {
-		struct tl_group_curve *c = &g->c[grp];
+		start = x->state == EL_NOT_STARTED;
+		x->state = start ? EL_LIVE : EL_DONE;
+		for (j = 0; j < ng; j++) {
+			struct tl_group_curve *c;
+			uint64_t *run;
 
-		/* no room left unused */
-		c->data = xreallocarray(c->data, c->len + 1, 1);
-		g->n_used += used(g, grp);
+			if ((grp = x->group[j]) == TL_NO_GROUP)
+				continue;
+			c = &gs[j].g->c[grp];
+			if (c->n_changes >= f[j].want[grp])
+				continue; /* more events than counted: a bad
+					     index */
+			run = &f[j].run[grp];
+			size = x->size;
+			if (start)
+				*run += size;
+			else
+				*run -= size < *run ? size : *run;
+			curve_add(c, &f[j].cf[grp], (uint32_t)i, *run);
+		}
 	}
-	free(run);
-	free(fill);
-	free(want);
+	for (j = 0; j < ng; j++)
+		fill_end(&f[j], gs[j].g);
 	free(el);
 	return 0;
+}
+
+int
+tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
+    uint32_t max_groups, tl_group_fn group_of, void *ctx)
+{
+	struct tl_grouping gj = { g, max_groups, group_of, ctx };
+
+	return tl_groups_build_n(&gj, 1, tl);
 }
 
 void

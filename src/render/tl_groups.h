@@ -11,8 +11,7 @@
  * changes are kept in chunks of TL_GROUPS_CHUNK: the first one's event
  * and bytes as they are, the others as varints of the difference from
  * the one before (about 4 to 5 bytes a change, instead of 12). Built in
- * one sequential pass over the elements and one over the events; during
- * the build 16 bytes per element.
+ * one sequential pass over the elements and one over the events.
  */
 #include <stdint.h>
 
@@ -51,6 +50,26 @@ struct tl_groups {
  * when the trace has too many events for the 32-bit event column. */
 int tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
     uint32_t max_groups, tl_group_fn group_of, void *ctx);
+
+/* One grouping of tl_groups_build_n: its output and tl_groups_build's
+ * arguments. */
+struct tl_grouping {
+	struct tl_groups *g;
+	uint32_t max_groups;
+	tl_group_fn group_of;
+	void *ctx;
+};
+
+#define TL_GROUPS_MAX_N 3
+
+/* tl_groups_build for ng (1 .. TL_GROUPS_MAX_N) groupings at once: each
+ * element and event is decoded once for all of them (decoding is most of
+ * a build's time), and group_of is called for the groupings in order for
+ * each element, in element order, as tl_groups_build calls it. The
+ * result of each is what tl_groups_build gives. During the build 24
+ * bytes per element. */
+int tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl);
 void tl_groups_destroy(struct tl_groups *g);
 
 /* Bytes of group grp alive after event ev (-1: before the first). */

@@ -662,6 +662,97 @@ START_TEST(test_tlcols_group_curves)
 }
 END_TEST
 
+/* Groupings for test_tlcols_groups_together: by size, by element (some
+ * left out), and by address with a counter in ctx (called in element
+ * order, as the stream/pool grouping that numbers groups as it meets
+ * them). */
+static uint32_t
+by_size(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	(void)ctx;
+	(void)k;
+	return e->size >= (1 << 20) ? 2 : e->size >= 4096;
+}
+
+static uint32_t
+by_elem(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	(void)ctx;
+	(void)e;
+	return k % 11 == 3 ? TL_NO_GROUP : (uint32_t)(k % 7);
+}
+
+static uint32_t
+by_addr_seen(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	uint64_t *calls = ctx;
+
+	(void)k;
+	(*calls)++;
+	return (uint32_t)(e->addr >> 20) % 40;
+}
+
+static void
+same_groups(const struct tl_groups *a, const struct tl_groups *b)
+{
+	uint32_t grp;
+
+	ck_assert_uint_eq(a->n, b->n);
+	ck_assert_uint_eq(a->n_used, b->n_used);
+	for (grp = 0; grp < a->n; grp++) {
+		const struct tl_group_curve *x = &a->c[grp], *y = &b->c[grp];
+
+		ck_assert_uint_eq(a->base[grp], b->base[grp]);
+		ck_assert_uint_eq(a->stack[grp], b->stack[grp]);
+		ck_assert_uint_eq(a->max_elem[grp], b->max_elem[grp]);
+		ck_assert_uint_eq(x->n_changes, y->n_changes);
+		ck_assert_uint_eq(x->n_chunks, y->n_chunks);
+		ck_assert_uint_eq(x->len, y->len);
+		ck_assert(memcmp(x->cev, y->cev, x->n_chunks *
+		    sizeof *x->cev) == 0);
+		ck_assert(memcmp(x->clive, y->clive, x->n_chunks *
+		    sizeof *x->clive) == 0);
+		ck_assert(memcmp(x->cpos, y->cpos, x->n_chunks *
+		    sizeof *x->cpos) == 0);
+		ck_assert(x->len == 0 || memcmp(x->data, y->data, x->len) == 0);
+	}
+}
+
+/* Groupings built in one pass (tl_groups_build_n) are the groupings
+ * built one by one, byte for byte, and each group_of is called once per
+ * element. */
+START_TEST(test_tlcols_groups_together)
+{
+	struct sv_index *ix = open_trace();
+	const struct idx_timeline *tl = idx_timeline(ix, 0);
+	struct tl_groups one[3], all[3];
+	uint64_t calls_one = 0, calls_all = 0;
+	struct tl_grouping gs[3] = {
+		{ &all[0], 8, by_size, NULL },
+		{ &all[1], 8, by_elem, NULL },
+		{ &all[2], 64, by_addr_seen, &calls_all },
+	};
+	int j;
+
+	ck_assert_int_eq(tl_groups_build(&one[0], tl, 8, by_size, NULL), 0);
+	ck_assert_int_eq(tl_groups_build(&one[1], tl, 8, by_elem, NULL), 0);
+	ck_assert_int_eq(tl_groups_build(&one[2], tl, 64, by_addr_seen,
+	    &calls_one), 0);
+	ck_assert_int_eq(tl_groups_build_n(gs, 3, tl), 0);
+	ck_assert_uint_eq(calls_one, tl->n_elems);
+	ck_assert_uint_eq(calls_all, tl->n_elems);
+	for (j = 0; j < 3; j++) {
+		ck_assert_uint_gt(one[j].n, 1);
+		same_groups(&one[j], &all[j]);
+		tl_groups_destroy(&one[j]);
+		tl_groups_destroy(&all[j]);
+	}
+	ck_assert_int_eq(tl_groups_build_n(gs, 0, tl), -1);
+	ck_assert_int_eq(tl_groups_build_n(gs, TL_GROUPS_MAX_N + 1, tl), -1);
+	idx_close(ix);
+}
+END_TEST
+
 /* ---- the highlighted set --------------------------------------------- */
 
 /* A set given with its elements is the set read from the timeline. */
@@ -740,6 +831,7 @@ suite(void)
 	tcase_add_test(tc, test_tlcols_find_elem_index);
 	tcase_add_test(tc, test_tlcols_find_elem_heap);
 	tcase_add_test(tc, test_tlcols_group_curves);
+	tcase_add_test(tc, test_tlcols_groups_together);
 	tcase_add_test(tc, test_tlcols_hilite_vals);
 	suite_add_tcase(s, tc);
 	return s;
