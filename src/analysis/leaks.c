@@ -312,9 +312,10 @@ void
 an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out)
 {
-	uint32_t *rank = NULL;
-	uint64_t i, k, key, max_key = 0, *pos, n;
-	struct leak_el *all;
+	uint32_t *rank = NULL, *in_site = NULL;
+	uint64_t i, k, key, max_key = 0, *pos, n = 0;
+	struct leak_el *found = NULL, *all;
+	size_t cap = 0, cap_site = 0;
 
 	memset(out, 0, sizeof *out);
 	out->n_sites = l->n_sites;
@@ -326,32 +327,32 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	memset(rank, 0xff, ((size_t)max_key + 1) * sizeof *rank);
 	for (k = 0; k < l->n_sites; k++)
 		rank[leak_key(&l->sites[k])] = (uint32_t)k;
+	/* one pass over the elements (decoding them is the cost): the
+	 * leaked ones of the listed sites, with their site's rank */
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, l->from, l->to))
 			continue;
 		key = site_key(an_site_of(sites, e.stack), &e);
-		if (key < max_key && rank[key] != UINT32_MAX)
-			out->off[rank[key] + 1]++;
+		if (key >= max_key || rank[key] == UINT32_MAX)
+			continue;
+		XGROW(found, cap, (size_t)n + 1);
+		XGROW(in_site, cap_site, (size_t)n + 1);
+		found[n].id = i;
+		found[n].e = e;
+		in_site[n++] = rank[key];
+		out->off[rank[key] + 1]++;
 	}
 	for (k = 0; k < l->n_sites; k++)
 		out->off[k + 1] += out->off[k];
-	n = out->off[l->n_sites];
 	all = xmalloc((n + 1) * sizeof *all);
 	pos = xmalloc((l->n_sites + 1) * sizeof *pos);
 	memcpy(pos, out->off, (l->n_sites + 1) * sizeof *pos);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e = idx_tl_elem(tl, i);
-
-		if (!leaked(&e, l->from, l->to))
-			continue;
-		key = site_key(an_site_of(sites, e.stack), &e);
-		if (key < max_key && rank[key] != UINT32_MAX) {
-			all[pos[rank[key]]].id = i;
-			all[pos[rank[key]]++].e = e;
-		}
-	}
+	for (i = 0; i < n; i++)
+		all[pos[in_site[i]]++] = found[i];
+	free(found);
+	free(in_site);
 	for (k = 0; k < l->n_sites; k++)
 		qsort(all + out->off[k], out->off[k + 1] - out->off[k],
 		    sizeof *all, cmp_elem_alloc);
