@@ -610,7 +610,8 @@ addrs_finish(struct tl_model *m, struct addrs_build *ab)
 		for (j = A->off[r] + 1; j < A->off[r + 1]; j++)
 			if (A->free_max[j - 1] > A->free_max[j])
 				A->free_max[j] = A->free_max[j - 1];
-	qsort(A->pre, A->n_pre, sizeof *A->pre, cmp_addr_elem);
+	if (A->n_pre > 1) /* qsort takes no NULL, even for no element */
+		qsort(A->pre, A->n_pre, sizeof *A->pre, cmp_addr_elem);
 	free(ord);
 	free(ab->cnt);
 	free(ab->first);
