@@ -53,8 +53,8 @@ print_header(const struct an_leaks *l)
 		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
 	if (!l->judged)
 		printf("  A leak across steps cannot be judged from this "
-		       "trace: it holds %" PRIu64 " complete step%s, at least 2 are "
-		       "needed.\n", l->n_complete,
+		       "trace: it holds %" PRIu64 " complete step%s, at least "
+		       "2 are needed.\n", l->n_complete,
 		    l->n_complete == 1 ? "" : "s");
 }
 

@@ -101,7 +101,8 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 			printf("\n");
 		printf("Device %u after event #%" PRId64 ": %s live in %s "
 		       "blocks (requested bytes), by category\n  steps: %s\n\n",
-		    dev->device, ct.at, sv_fmt_size(a, sizeof a, ct.total_bytes),
+		    dev->device, ct.at,
+		    sv_fmt_size(a, sizeof a, ct.total_bytes),
 		    sv_fmt_count(b, sizeof b, ct.total_count),
 		    cli_an_steps_text(&cl.steps, st, sizeof st));
 		printf("  %10s %7s %7s  %s\n", "bytes", "share", "blocks",

@@ -125,7 +125,8 @@ names_init(struct names *nm, const struct snapshot *s, uint32_t d)
 	avl_init(&nm->alloc, sizeof(struct named));
 	avl_init(&nm->seg, sizeof(struct named));
 	snap_device_segments(s, d, &k, &kend);
-	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1, sizeof *nm->span);
+	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1,
+	    sizeof *nm->span);
 	nm->reach = xreallocarray(NULL, (size_t)(kend - k) + 1,
 	    sizeof *nm->reach);
 	for (; k < kend; k++) {
@@ -414,7 +415,8 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	if (o->json)
 		printf("%s\n{\"device\": %u, \"from\": %" PRId64 ", \"to\": %"
 		    PRId64 ", \"entries\": %" PRId64 ", \"events\": [",
-		    first ? "" : ",", d, from, to, to >= from ? to - from + 1 : 0);
+		    first ? "" : ",", d, from, to,
+		    to >= from ? to - from + 1 : 0);
 	else {
 		printf("Device %u ----------------\n", d);
 		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);

@@ -129,8 +129,8 @@ check(struct app *a, struct info_view *v)
 
 	add(v, "%s", "");
 	if (app_check(a, 1) < 0) {
-		add(v, "Replay: none (the file cannot be replayed): the segment "
-		    "map shows the final state");
+		add(v, "Replay: none (the file cannot be replayed): "
+		    "the segment map shows the final state");
 		return;
 	}
 	ri = replay_info(a->src.replay);

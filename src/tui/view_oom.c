@@ -252,7 +252,8 @@ oo_sync(struct app *a, void *priv)
 	if (a->view.cursor != v->follow) {
 		v->follow = a->view.cursor;
 		for (k = 0; k < v->oom.n_events; k++)
-			if (v->oom.events[k].ev == a->view.cursor && k != v->k) {
+			if (v->oom.events[k].ev == a->view.cursor &&
+			    k != v->k) {
 				v->k = k;
 				v->sel = 0;
 			}
