@@ -55,9 +55,9 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
-		printf("  stream %#" PRIx64 ": %" PRIu64 " segments, %s "
+		printf("  stream %#" PRIx64 ": %" PRIu64 " segment%s, %s "
 		       "reserved, %s free, largest free block %s%s\n",
-		    x->stream, x->segments,
+		    x->stream, x->segments, x->segments == 1 ? "" : "s",
 		    sv_fmt_size(a, sizeof a, x->reserved),
 		    sv_fmt_size(b, sizeof b, x->free_bytes),
 		    sv_fmt_size(c, sizeof c, x->largest_free),
@@ -70,9 +70,10 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 		printf("%s %s %s", k ? "," : "", an_category_label(order[k]),
 		    sv_fmt_size(a, sizeof a, ct->bytes[order[k]]));
 	printf("%s\n", nc ? "" : " nothing");
-	printf("  live by call site (%s in %s blocks):\n",
+	printf("  live by call site (%s in %s block%s):\n",
 	    sv_fmt_size(a, sizeof a, e->live.bytes),
-	    sv_fmt_count(b, sizeof b, e->live.count));
+	    sv_fmt_count(b, sizeof b, e->live.count),
+	    e->live.count == 1 ? "" : "s");
 	for (i = 0; i < e->live.n_roots && i < limit; i++) {
 		const struct an_top_node *n = &e->live.nodes[e->live.roots[i]];
 

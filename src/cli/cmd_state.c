@@ -101,18 +101,19 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 		printf("before the first event");
 	else
 		printf("after event %" PRId64, st->at);
-	printf(" (%" PRIu64 " events)%s\n", replay_n_events(r),
+	printf(" (%" PRIu64 " event%s)%s\n", replay_n_events(r),
+	    replay_n_events(r) == 1 ? "" : "s",
 	    replay_info(r)->legacy_no_trace
 		? "; no trace in this file: the state at the end only" : "");
 	for (i = 0; i < st->n_segments; i++) {
 		const struct replay_segment *sg = &st->segments[i];
 
 		printf("seg 0x%" PRIx64 " %s %s%s pool (%" PRId64 ", %" PRId64
-		       ") %u blocks\n",
+		       ") %u block%s\n",
 		    sg->addr, sv_fmt_vz_bytes(a, sizeof a, sg->size),
 		    sg->is_large ? "large" : "small",
 		    sg->is_expandable ? " expandable" : "", sg->pool_id[0],
-		    sg->pool_id[1], sg->n_blocks);
+		    sg->pool_id[1], sg->n_blocks, sg->n_blocks == 1 ? "" : "s");
 		segsum_line(st, sg);
 	}
 	printf("segments: %" PRIu64 "\n", t.n_segments);

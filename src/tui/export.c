@@ -244,8 +244,8 @@ copy_stack(struct app *a, FILE *term)
 	 * base64: nothing of it reaches the terminal as a command */
 	fprintf(term, "\033]52;c;%s\a", b64);
 	fflush(term);
-	app_msg(a, "copied the stack (%zu lines) to the clipboard (OSC 52)",
-	    lines);
+	app_msg(a, "copied the stack (%zu line%s) to the clipboard "
+	    "(OSC 52)", lines, lines == 1 ? "" : "s");
 	free(b64);
 	free(text);
 }

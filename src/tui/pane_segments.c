@@ -25,10 +25,10 @@ seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
 	snprintf(title, sizeof title, "%s @ %s%s - reserved %s alloc %s - "
-	    "free int %s ext %s - largest %s - %" PRIu64 " segs",
+	    "free int %s ext %s - largest %s - %" PRIu64 " seg%s",
 	    r->w >= 110 ? "Allocator state" : "State", at,
 	    state_exact(&a->src, a->view.cursor) ? "" : " (final)", res, al,
-	    fi, fe, lf, t->n_segments);
+	    fi, fe, lf, t->n_segments, t->n_segments == 1 ? "" : "s");
 	pane_title(a, cb, r, focused, title);
 	if (a->sv.sel_seg != SEGMAP_NONE && rows > 0) {
 		if (a->sv.sel_seg < a->sv.first)
