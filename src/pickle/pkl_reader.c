@@ -248,6 +248,20 @@ cont_push(struct cont *c, const struct pkl_value *v)
 		c->n_cont++;
 }
 
+/* Appends n stack values at v in one copy; the caller counts the
+ * containers among them. Grows to at least twice the capacity, so a long
+ * run of APPENDS batches stays linear. */
+static void
+cont_push_run(struct cont *c, const struct pkl_value *v, size_t n)
+{
+	if (c->n + n > c->cap) {
+		c->cap = c->n + n > 2 * c->cap ? c->n + n : 2 * c->cap;
+		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
+	}
+	memcpy(c->items + c->n, v, n * sizeof *c->items);
+	c->n += n;
+}
+
 /* ---- memo -------------------------------------------------------------- */
 
 static uint64_t
@@ -687,16 +701,7 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 
 			while (j < r->sp && !is_cont(&r->stack[j]))
 				j++;
-			if (pc->n + (j - i) > pc->cap) {
-				pc->cap = pc->n + (j - i) > 2 * pc->cap
-					      ? pc->n + (j - i)
-					      : 2 * pc->cap;
-				pc->items = xreallocarray(pc->items, pc->cap,
-				    sizeof *pc->items);
-			}
-			memcpy(pc->items + pc->n, &r->stack[i],
-			    (j - i) * sizeof *pc->items);
-			pc->n += j - i;
+			cont_push_run(pc, &r->stack[i], j - i);
 			pc->count += j - i;
 			i = j - 1;
 			continue;
@@ -758,19 +763,10 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 
 			while (j < r->sp && !is_cont(&r->stack[j + 1]))
 				j += 2;
-			if (pc->n + (j - i) > pc->cap) {
-				pc->cap = pc->n + (j - i) > 2 * pc->cap
-					      ? pc->n + (j - i)
-					      : 2 * pc->cap;
-				pc->items = xreallocarray(pc->items, pc->cap,
-				    sizeof *pc->items);
-			}
-			memcpy(pc->items + pc->n, &r->stack[i],
-			    (j - i) * sizeof *pc->items);
+			cont_push_run(pc, &r->stack[i], j - i);
 			for (k = i; k < j; k += 2) /* a key can be one */
 				if (is_cont(&r->stack[k]))
 					pc->n_cont++;
-			pc->n += j - i;
 			pc->count += (j - i) / 2;
 			i = j - 2;
 			continue;
