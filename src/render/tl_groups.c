@@ -21,27 +21,36 @@ used(const struct tl_groups *g, uint32_t grp)
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
-/* What pass 2 needs of an element, in one cache line's third: the
- * events of a trace refer to elements at random. */
+/* What pass 2 needs of an element, in one cache line's quarter: the
+ * events of a trace refer to elements at random. The group of the
+ * first grouping; those of the others in a side array (groups_of). */
 struct el {
 	uint64_t size;
-	uint32_t group[TL_GROUPS_MAX_N];
+	uint32_t group;
 	uint8_t state;
 };
+
+/* Where the group of element k in grouping j (of ng) is kept. */
+static uint32_t *
+group_slot(struct el *el, uint32_t *more, unsigned ng, uint64_t k,
+    unsigned j)
+{
+	return j == 0 ? &el[k].group : &more[k * (ng - 1) + j - 1];
+}
 
 /* Pass 1 for grouping j of an element: its group, base bytes, changes
  * (in want[grp]) and the group's largest element. Returns 1 when the
  * element belongs to a group of j. */
 static int
 scan_elem(const struct tl_grouping *gj, struct el *el, uint64_t k,
-    const struct idx_elem *e, unsigned j, uint64_t *want, uint32_t *n)
+    const struct idx_elem *e, uint32_t *slot, uint64_t *want, uint32_t *n)
 {
 	struct tl_groups *g = gj->g;
 	uint32_t grp;
 
 	grp = gj->group_of(gj->ctx, e, k);
-	el[k].group[j] = grp < gj->max_groups ? grp : TL_NO_GROUP;
-	if (el[k].group[j] == TL_NO_GROUP)
+	*slot = grp < gj->max_groups ? grp : TL_NO_GROUP;
+	if (*slot == TL_NO_GROUP)
 		return 0;
 	if (grp + 1 > *n)
 		*n = grp + 1;
@@ -64,8 +73,8 @@ scan_elem(const struct tl_grouping *gj, struct el *el, uint64_t k,
  * figures per grouping (n[j]: its number of groups). */
 static void
 scan_elems(const struct tl_grouping *gs, unsigned ng,
-    const struct idx_timeline *tl, struct el *el, uint64_t **want,
-    uint32_t *n)
+    const struct idx_timeline *tl, struct el *el, uint32_t *more,
+    uint64_t **want, uint32_t *n)
 {
 	uint64_t k;
 	unsigned j;
@@ -76,7 +85,8 @@ scan_elems(const struct tl_grouping *gs, unsigned ng,
 
 		el[k].size = e.size;
 		for (j = 0, any = 0; j < ng; j++)
-			any |= scan_elem(&gs[j], el, k, &e, j, want[j], &n[j]);
+			any |= scan_elem(&gs[j], el, k, &e,
+			    group_slot(el, more, ng, k, j), want[j], &n[j]);
 		if (!any)
 			el[k].state = EL_DONE;
 		else
@@ -197,6 +207,7 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl)
 {
 	struct el *el;
+	uint32_t *more;
 	struct fill f[TL_GROUPS_MAX_N];
 	uint64_t *want[TL_GROUPS_MAX_N], k, i, size;
 	uint32_t n[TL_GROUPS_MAX_N], grp;
@@ -210,6 +221,7 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 	if (tl->n_events >= UINT32_MAX)
 		return -1;
 	el = xcalloc(tl->n_elems + 1, sizeof *el);
+	more = xcalloc((tl->n_elems + 1) * (ng - 1) + 1, sizeof *more);
 	for (j = 0; j < ng; j++) {
 		struct tl_groups *g = gs[j].g;
 		size_t m = (size_t)gs[j].max_groups + 1;
@@ -221,7 +233,7 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 		memset(g->max_elem, 0xff, m * sizeof *g->max_elem);
 		n[j] = 0;
 	}
-	scan_elems(gs, ng, tl, el, want, n);
+	scan_elems(gs, ng, tl, el, more, want, n);
 	for (j = 0; j < ng; j++)
 		fill_begin(&f[j], &gs[j], want[j], n[j]);
 	/* pass 2, events in order: each group's changes come out sorted */
@@ -238,7 +250,8 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 			struct tl_group_curve *c;
 			uint64_t *run;
 
-			if ((grp = x->group[j]) == TL_NO_GROUP)
+			grp = *group_slot(el, more, ng, k, j);
+			if (grp == TL_NO_GROUP)
 				continue;
 			c = &gs[j].g->c[grp];
 			if (c->n_changes >= f[j].want[grp])
@@ -255,6 +268,7 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 	}
 	for (j = 0; j < ng; j++)
 		fill_end(&f[j], gs[j].g);
+	free(more);
 	free(el);
 	return 0;
 }

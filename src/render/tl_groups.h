@@ -66,8 +66,8 @@ struct tl_grouping {
  * element and event is decoded once for all of them (decoding is most of
  * a build's time), and group_of is called for the groupings in order for
  * each element, in element order, as tl_groups_build calls it. The
- * result of each is what tl_groups_build gives. During the build 24
- * bytes per element. */
+ * result of each is what tl_groups_build gives. During the build 16
+ * bytes per element and 4 per element and grouping after the first. */
 int tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl);
 void tl_groups_destroy(struct tl_groups *g);
