@@ -144,8 +144,9 @@ site_detail(struct app *a, struct leaks_view *v)
 	d->stack = s->stack;
 	/* with a window, blocks alive at its end may be freed later */
 	snprintf(d->title, sizeof d->title, "Leak site %" PRIu64 "/%" PRIu64
-	    " - %s in %s blocks %s%s", k + 1, v->leaks.n_sites,
+	    " - %s in %s block%s %s%s", k + 1, v->leaks.n_sites,
 	    fmt_size(b, sizeof b, s->bytes), fmt_count(c, sizeof c, s->count),
+	    s->count == 1 ? "" : "s",
 	    v->to >= 0 ? "alive at its end" : "never freed",
 	    s->periodic ? " - grows every step" : "");
 	cat = s->category >= 0 ? an_category_label((unsigned)s->category) :
@@ -241,9 +242,10 @@ lk_title(struct leaks_view *v, char *t, size_t size)
 		snprintf(e, sizeof e, " - %" PRIu64 " step%s%s",
 		    v->leaks.n_steps, v->leaks.n_steps == 1 ? "" : "s",
 		    v->leaks.judged ? "" : ", not judged");
-	snprintf(t, size, "Leaks%s - %" PRIu64 " site%s - %s blocks, %s "
+	snprintf(t, size, "Leaks%s - %" PRIu64 " site%s - %s block%s, %s "
 	    "alive at %s%s", w, v->leaks.n_sites, v->leaks.n_sites == 1 ? "" :
 	    "s", fmt_count(b, sizeof b, v->leaks.count),
+	    v->leaks.count == 1 ? "" : "s",
 	    fmt_size(c, sizeof c, v->leaks.bytes), w[0] != '\0' ? "its end" :
 	    "the end", e);
 }
