@@ -203,6 +203,14 @@ enum idx_why idx_map_index(int fd, const char *name, uint8_t *mem,
     size_t len, const struct src_key *key, int quick,
     const struct idx_opts *o, struct sv_index **out, char *why, size_t wl);
 void idx_index_free(struct sv_index *ix);
+/* One section of the index in fd (the file called name) whose prelude,
+ * header and source key check out, without the rest: the stored bytes of
+ * section (a TOC name), hashed and unpacked into a heap buffer the caller
+ * frees, when not longer than max_len. IDX_OK, or why not (IDX_STALE
+ * also when the index lacks the section). */
+enum idx_why idx_peek_fd(int fd, const char *name, const struct src_key *key,
+    const char *section, uint64_t max_len, uint8_t **data, size_t *len,
+    char *why, size_t wl);
 struct sv_index *idx_index_new(void);
 /* Registered extension sections of o (names and bounds) into ix->ext. */
 void idx_ext_register(struct sv_index *ix, const struct idx_opts *o);

@@ -1695,6 +1695,75 @@ small_bound(const struct snapshot *s, void *arg)
 	return 16;
 }
 
+/* idx_peek_section(): one section of an index idx_open() would use,
+ * the same bytes, without opening it; nothing when there is no index, no
+ * such section, a damaged one, a stale index or one it does not trust. */
+START_TEST(test_peek_section)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder sec = {.name = "peek.me",
+	    .build = ext_build, .arg = (void *)(uintptr_t)7};
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {1000000, 0}};
+	struct sv_error err;
+	const uint8_t *d;
+	uint8_t *p;
+	size_t len, plen;
+	uint64_t off, slen;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = &sec;
+	o.n_sections = 1;
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_section(ix, "peek.me", &d, &len), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	ck_assert_uint_eq(plen, len);
+	ck_assert_int_eq(memcmp(p, d, len), 0);
+	free(p);
+	idx_close(ix);
+	/* too long, another name */
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", len - 1, &p,
+	    &plen, &err), 1);
+	ck_assert_int_eq(idx_peek_section(src, &o, "other", 1 << 20, &p,
+	    &plen, &err), 1);
+	ck_assert_ptr_null(p);
+	/* not trusted: writable by the group */
+	ck_assert_int_eq(chmod(ipath, 0620), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	ck_assert_int_eq(chmod(ipath, 0600), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	free(p);
+	/* damaged */
+	find_section(ipath, "x.peek.me", &off, &slen);
+	flip_bit(ipath, off + slen / 2, 3);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	flip_bit(ipath, off + slen / 2, 3);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	free(p);
+	/* stale: the snapshot changed */
+	ck_assert_int_eq(utimensat(AT_FDCWD, src, ts, 0), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	/* no snapshot at all */
+	ck_assert_int_eq(unlink(src), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), -1);
+	ck_assert_int_eq(w.n, 0);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 /* Extension sections: only the names the opener registers are read, each
  * checked and decompressed when first asked for, and one longer than its
  * builder's bound is not read (it is built again). */
@@ -2122,6 +2191,7 @@ index_suite(void)
 	tcase_add_test(tc, test_no_cache_and_cache_dir);
 	tcase_add_test(tc, test_extension_sections);
 	tcase_add_test(tc, test_extension_sections_lazy);
+	tcase_add_test(tc, test_peek_section);
 	tcase_add_test(tc, test_device_out_of_range);
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
