@@ -55,9 +55,9 @@ struct idx_devrec {
 	uint64_t late, n_late;     /* its pairs of "late" */
 	uint64_t lod, n_lod;       /* its buckets of "lod" */
 };
-/* A running sum or a base exceeds 2^62 in magnitude (only a hostile file
+/* A running sum or a base reaches 2^62 in magnitude (only a hostile file
  * does that): no pyramid is stored and peak/peak_ev are not set; a reader
- * computes both from the totals. */
+ * adds up the exact sums (idx_dec.c) and computes both from the totals. */
 #define IDX_DEV_WRAP 0x100u
 #define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
 	IDX_DEV_WRAP)
@@ -73,6 +73,11 @@ struct idx_dev {
 	const uint64_t *late;       /* (element, free event) pairs */
 	uint64_t n_late;
 	uint64_t n_trace_elems;     /* elements before the ghosts */
+	/* IDX_DEV_WRAP only: the exact sums of the changes of totals and
+	 * of reserved bytes before each event block (two per block), and
+	 * the exact reserved bytes before the first event */
+	__int128 *xb;
+	__int128 xbase_r;
 };
 
 /* An extension section: located at open, checked and decompressed on

@@ -1828,6 +1828,111 @@ START_TEST(test_extension_sections_lazy)
 }
 END_TEST
 
+/* Sizes a hostile file gives (2^63 and more): totals beyond 2^62 set
+ * the device's WRAP flag, and the index then reads its totals by the
+ * same saturating rule as the timeline builder (idx_timeline.c): a sum
+ * of changes saturated to int64_t, bases saturated, totals clamped to
+ * [0, 2^64 - 1]; reserved bytes exact in 128 bits, clamped. */
+static int wrap_case;
+
+static int
+wrap_load(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	const uint64_t A = 0x7f0000000000ull, H = 1ull << 63;
+	struct snap_segment *sg;
+	struct snap_block *b;
+	uint64_t i;
+
+	(void)path;
+	(void)lo;
+	(void)err;
+	switch (wrap_case) {
+	case 0: /* a request of 2^64 - 1 bytes after one of 100 */
+		snap_trace_push(s, t, SNAP_ALLOC, A, 100, 0, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, A + 512, UINT64_MAX, 0, 0);
+		break;
+	case 1: /* three of 2^62 */
+		for (i = 0; i < 3; i++)
+			snap_trace_push(s, t, SNAP_ALLOC, A + i * 512,
+			    1ull << 62, 0, 0);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A, 1ull << 62, 0,
+		    0);
+		break;
+	case 2: /* a segment of 2^63 made and freed */
+		snap_trace_push(s, t, SNAP_SEGMENT_ALLOC, A, H, 0, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, A, 512, 0, 0);
+		snap_trace_push(s, t, SNAP_SEGMENT_FREE, A, H, 0, 0);
+		break;
+	case 3: /* a final segment of 2^64 - 1 bytes */
+		sg = snap_push_segment(s);
+		sg->addr = 0;
+		sg->total_size = UINT64_MAX;
+		sg->first_block = s->n_blocks;
+		sg->n_blocks = 1;
+		b = snap_push_block(s);
+		b->addr = 0;
+		b->size = UINT64_MAX;
+		b->state = SNAP_BLOCK_INACTIVE;
+		t = snap_trace_get(s, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, 4096, 100, 0, 0);
+		break;
+	case 4: /* blocks of 2^63 + 5 freed before any alloc */
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A, H + 5, 0, 0);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A + 512, H + 5, 0,
+		    0);
+		snap_trace_push(s, t, SNAP_ALLOC, A, 10, 0, 0);
+		break;
+	default: /* across blocks: 2^63 allocated in one, freed (saying
+		  * another size) in another */
+		for (i = 0; i < 3 * SNAP_BLK_MAX; i++) {
+			uint64_t a = A + 4096 + (i / 2 % 64) * 512;
+
+			if (i == SNAP_BLK_MAX + 7)
+				snap_trace_push(s, t, SNAP_ALLOC, A, H, 0, 0);
+			else if (i == 2 * SNAP_BLK_MAX + 9)
+				snap_trace_push(s, t, SNAP_FREE_COMPLETED, A,
+				    7, 0, 0);
+			else
+				snap_trace_push(s, t, i % 2 ?
+				    SNAP_FREE_COMPLETED : SNAP_ALLOC, a,
+				    64 + i % 100, 0, 0);
+		}
+		break;
+	}
+	snap_finish(s);
+	*out = s;
+	return 0;
+}
+
+START_TEST(test_wrap_totals)
+{
+	char *src = tpath("w.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	struct sv_error err;
+	int pass;
+
+	write_file(src, "wrap", 4);
+	wrap_case = _i;
+	wrap_load(NULL, NULL, &ref, &err);
+	for (pass = 0; pass < 2; pass++) {
+		opts_init(&o, &w, 1);
+		o.load = wrap_load;
+		ix = open_ok(src, &o);
+		assert_same_timelines(ix, ref);
+		ck_assert_int_eq(idx_damaged(ix), 0);
+		idx_close(ix);
+	}
+	snap_free(ref);
+	free(src);
+}
+END_TEST
+
 /* Only frees of blocks allocated before the trace: the highest total is
  * the state before the first event (issue 12), peak_ev -1. */
 static int
@@ -2195,6 +2300,7 @@ index_suite(void)
 	tcase_add_test(tc, test_device_out_of_range);
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
+	tcase_add_loop_test(tc, test_wrap_totals, 0, 6);
 	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_extension_chunked);
 	tcase_add_test(tc, test_interleaved_late_frees);
