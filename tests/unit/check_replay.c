@@ -1071,10 +1071,10 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_check_overlaps);
 	tcase_add_test(tc, test_replay_legacy_no_trace);
 	tcase_add_test(tc, test_replay_corrupt_checkpoint);
-	tcase_add_test(tc, test_replay_checkpoint_lists);
 	tcase_add_test(tc, test_replay_real_files);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(tp, test_replay_model_truth, 0, 6);
+	tcase_add_test(tp, test_replay_checkpoint_lists);
 	tcase_add_loop_test(tp, test_replay_truncated_paths, 0, 3);
 	tcase_set_timeout(tp, 120);
 	suite_add_tcase(s, tp);
