@@ -420,10 +420,11 @@ ckpt_find(const struct ckpt *c, int64_t at)
 static uint32_t *
 lb_room(struct ckpt *c, size_t len, uint64_t n)
 {
-	if (n > SIZE_MAX / 8 - len)
+	if (n > SIZE_MAX / 8 - len - 1)
 		return NULL;
-	if (len + n > c->cap_lb)
-		c->lb = xgrow(c->lb, &c->cap_lb, len + (size_t)n,
+	/* one more: never a null list, even an empty one */
+	if (len + n + 1 > c->cap_lb)
+		c->lb = xgrow(c->lb, &c->cap_lb, len + (size_t)n + 1,
 		    sizeof *c->lb);
 	return c->lb + len;
 }
@@ -439,8 +440,11 @@ decode_list(struct ckpt *c, uint64_t j, size_t n_la, size_t *n)
 	uint32_t *o;
 	uint64_t v, last = 0, k, made = 0;
 
-	d.p = c->lists + c->loff[j];
-	d.end = d.p + c->llen[j];
+	d.p = d.end = NULL; /* an empty list may have no bytes at all */
+	if (c->llen[j] > 0) {
+		d.p = c->lists + c->loff[j];
+		d.end = d.p + c->llen[j];
+	}
 	d.bad = 0;
 	while (d.p < d.end) {
 		v = get_var(&d);
@@ -460,7 +464,8 @@ decode_list(struct ckpt *c, uint64_t j, size_t n_la, size_t *n)
 		case OP_COPY:
 			if (k > n_la - at || (o = lb_room(c, len, k)) == NULL)
 				return -1;
-			memcpy(o, c->la + at, (size_t)k * sizeof *o);
+			if (k > 0)
+				memcpy(o, c->la + at, (size_t)k * sizeof *o);
 			at += (size_t)k;
 			len += (size_t)k;
 			break;
