@@ -1,7 +1,8 @@
 /*
  * Unit tests for src/util: escape (what reaches the terminal and JSON
  * from an untrusted string), units (sizes and counts as printed), the
- * binary search, the ordered map (avl) and the hash map (u64map).
+ * binary search, address arithmetic (sat.h), the ordered map (avl) and
+ * the hash map (u64map).
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include "util/avl.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/sat.h"
 #include "util/search.h"
 #include "util/u64map.h"
 #include "util/units.h"
@@ -554,6 +556,28 @@ START_TEST(test_search_count_le)
 }
 END_TEST
 
+START_TEST(test_span_ends_by)
+{
+	static const uint64_t v[] = {0, 1, 2, 4096, 0x7f0000000000ull,
+	    UINT64_MAX / 2, UINT64_MAX - 4096, UINT64_MAX - 1, UINT64_MAX};
+	size_t n = sizeof v / sizeof v[0], i, j, k;
+
+	/* against the sum where it fits (a span that wraps ends nowhere) */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n; k++) {
+				int fits = v[j] <= UINT64_MAX - v[i];
+
+				ck_assert_int_eq(sv_span_ends_by(v[i], v[j],
+				    v[k]), fits && v[i] + v[j] <= v[k]);
+			}
+	/* the case the plain sum gets wrong: a span to the very top */
+	ck_assert(!sv_span_ends_by(UINT64_MAX - 4095, 4096, 0x1000));
+	ck_assert(sv_span_wraps(UINT64_MAX - 4095, 4096));
+	ck_assert_uint_eq(sv_sat_add(UINT64_MAX - 1, 5), UINT64_MAX);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -575,6 +599,7 @@ util_suite(void)
 	tcase_add_test(tu, test_size_tenths);
 	tcase_add_test(tu, test_count_text);
 	tcase_add_test(tu, test_search_count_le);
+	tcase_add_test(tu, test_span_ends_by);
 	suite_add_tcase(s, tu);
 	tcase_add_test(ta, test_avl_random);
 	tcase_add_test(ta, test_avl_descending);
