@@ -140,7 +140,9 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 	uint64_t xv = 0, delta;
 	uint32_t j, rlen;
 	int r = -1;
-	__int128 x = v->xb != NULL ? v->xb[2 * b + (uint64_t)which] : 0;
+	/* not WRAP: the sum before the block is its base read as int64 */
+	__int128 x = v->xb != NULL ? v->xb[2 * b + (uint64_t)which]
+	    : (__int128)(int64_t)d->base[which];
 
 	if (which == 0) {
 		base = v->tl.base_total;
@@ -155,6 +157,8 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 	} else {
 		base = (uint64_t)v->rec.base_reserved;
 	}
+	if (v->xb == NULL && (x >= IDX_SUM_LIMIT || x <= -IDX_SUM_LIMIT))
+		goto out;
 	for (j = 0; j < d->n; j++) {
 		if (which == 1) {
 			delta = reserved_delta(act[j], size[j]);
@@ -166,11 +170,14 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 			delta = total_delta(act[j], size[j]);
 		}
 		sum += delta;
+		x += exact_delta(act[j], delta);
 		if (v->xb == NULL) {
+			/* not WRAP: int64 is exact only inside the limit */
+			if (x >= IDX_SUM_LIMIT || x <= -IDX_SUM_LIMIT)
+				goto out;
 			out[j] = clamp_sum(base, sum);
 			continue;
 		}
-		x += exact_delta(act[j], delta);
 		out[j] = which == 1 ? clamp_bytes(v->xbase_r + x)
 		    : clamp_bytes((__int128)base + sat_int64(x));
 	}
@@ -460,6 +467,11 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	}
 	if (rec->flags & IDX_DEV_WRAP)
 		return rec->n_lod == 0 ? 0 : -1;
+	/* not WRAP: both bases inside the int64 rule (idx_int.h) */
+	if ((__int128)rec->base_total >= IDX_SUM_LIMIT ||
+	    rec->base_reserved >= IDX_SUM_LIMIT ||
+	    rec->base_reserved <= -IDX_SUM_LIMIT)
+		return -1;
 	if (rec->n_lod != idx_lod_count(rec->n_events, NULL))
 		return -1;
 	return rec->peak_ev >= IDX_NO_EVENT &&

@@ -57,8 +57,13 @@ struct idx_devrec {
 };
 /* A running sum or a base reaches 2^62 in magnitude (only a hostile file
  * does that): no pyramid is stored and peak/peak_ev are not set; a reader
- * adds up the exact sums (idx_dec.c) and computes both from the totals. */
+ * adds up the exact sums (idx_dec.c) and computes both from the totals.
+ * Without it, every exact sum of changes (after each event) and both
+ * bases stay below IDX_SUM_LIMIT in magnitude, so int64 arithmetic on
+ * them is exact; a reader checks that and takes a device that breaks it
+ * for a damaged one. */
 #define IDX_DEV_WRAP 0x100u
+#define IDX_SUM_LIMIT ((__int128)1 << 62)
 #define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
 	IDX_DEV_WRAP)
 

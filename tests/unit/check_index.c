@@ -1608,6 +1608,64 @@ rehash_index(const char *ipath)
 /* A device number in an index is range-checked like the loader's: a
  * hostile index naming device 0xfffffffe is rebuilt, not believed (it
  * made `stats` allocate 4.2 GB). */
+/* A device without the WRAP flag is read with int64 sums, exact only
+ * while every sum stays below 2^62 in magnitude (what the builder flags
+ * WRAP past): a block whose stored base breaks that rule (a hostile
+ * writer's, hashes made right) is damage, found when its totals or
+ * reserved bytes are read, not sums read modulo 2^64. */
+START_TEST(test_int64_rule)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	const struct idx_timeline *tl;
+	struct sv_index *ix;
+	uint64_t off, len, big = (uint64_t)1 << 62;
+	uint64_t neg = 0 - big;
+	int fd;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	/* the good index reads without damage */
+	ix = open_ok(src, &o);
+	walk_all(ix);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	idx_close(ix);
+	/* base[0] (totals), then base[1] (reserved, below -2^62) */
+	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
+	ck_assert_uint_ge(len, sizeof(struct snap_blkdir));
+	fd = open(ipath, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &big, 8, (off_t)(off +
+	    offsetof(struct snap_blkdir, base))), 8);
+	close(fd);
+	rehash_index(ipath);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	tl = idx_timeline(ix, 0);
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_uint_gt(tl->n_events, 0);
+	(void)idx_tl_total(tl, 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	ck_assert(!exists(ipath));
+	idx_close(open_ok(src, &o)); /* rebuilt */
+	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
+	fd = open(ipath, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &neg, 8, (off_t)(off +
+	    offsetof(struct snap_blkdir, base) + 8)), 8);
+	close(fd);
+	rehash_index(ipath);
+	ix = open_ok(src, &o);
+	tl = idx_timeline(ix, 0);
+	(void)idx_tl_reserved(tl, 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	free(ipath);
+	free(src);
+}
+END_TEST
+
 START_TEST(test_device_out_of_range)
 {
 	struct idx_opts o;
@@ -2298,6 +2356,7 @@ index_suite(void)
 	tcase_add_test(tc, test_extension_sections_lazy);
 	tcase_add_test(tc, test_peek_section);
 	tcase_add_test(tc, test_device_out_of_range);
+	tcase_add_test(tc, test_int64_rule);
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
 	tcase_add_loop_test(tc, test_wrap_totals, 0, 6);
