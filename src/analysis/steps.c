@@ -62,19 +62,19 @@ ann_kind_of(const char *name)
 
 /* First event with time >= t. */
 static int64_t
-ev_at_or_after(const struct snap_trace *t, int64_t time)
+ev_at_or_after(struct snap_time_memo *m, int64_t time)
 {
-	return (int64_t)snap_ev_at_time(t, 0, t->n, time);
+	return (int64_t)snap_time_memo_find(m, time);
 }
 
 /* Last event with time <= t (-1 if none): the one before the first
  * event after t. */
 static int64_t
-ev_at_or_before(const struct snap_trace *t, int64_t time)
+ev_at_or_before(struct snap_time_memo *m, int64_t time)
 {
 	if (time == INT64_MAX)
-		return (int64_t)t->n - 1;
-	return (int64_t)snap_ev_at_time(t, 0, t->n, time + 1) - 1;
+		return (int64_t)m->t->n - 1;
+	return (int64_t)snap_time_memo_find(m, time + 1) - 1;
 }
 
 static void
@@ -109,7 +109,7 @@ pair_push(struct pairing *p, int64_t first, int64_t last)
 }
 
 static void
-pair_one(struct an_steps *out, const struct snap_trace *t, struct pairing *p,
+pair_one(struct an_steps *out, struct snap_time_memo *m, struct pairing *p,
     uint32_t i, const struct snap_annotation *a, const char *name)
 {
 	if (a->time_us == SNAP_NO_TIME) {
@@ -125,7 +125,7 @@ pair_one(struct an_steps *out, const struct snap_trace *t, struct pairing *p,
 		return;
 	}
 	if (a->stage == SNAP_STAGE_START) {
-		int64_t ev = ev_at_or_after(t, a->time_us);
+		int64_t ev = ev_at_or_after(m, a->time_us);
 
 		if (p->open >= 0 && !p->implicit_end) {
 			bad(out, i, name, "START while the previous one is "
@@ -137,11 +137,11 @@ pair_one(struct an_steps *out, const struct snap_trace *t, struct pairing *p,
 			pair_push(p, p->open, ev - 1);
 		p->open = ev;
 	} else if (p->open >= 0) {
-		pair_push(p, p->open, ev_at_or_before(t, a->time_us));
+		pair_push(p, p->open, ev_at_or_before(m, a->time_us));
 		p->open = -1;
 	} else if (!p->seen) {
 		/* the trace began inside this window */
-		pair_push(p, 0, ev_at_or_before(t, a->time_us));
+		pair_push(p, 0, ev_at_or_before(m, a->time_us));
 		p->first_is_end = 1;
 	} else {
 		bad(out, i, name, "END without a START");
@@ -524,6 +524,7 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct pairing p[ANN_KINDS];
+	struct snap_time_memo memo;
 	uint32_t i;
 	int k;
 
@@ -536,6 +537,8 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 	for (k = 0; k < ANN_KINDS; k++)
 		p[k].open = -1;
 	p[ANN_PROFILER].implicit_end = 1;
+	/* the searches of the pairing share their first probes */
+	snap_time_memo_init(&memo, t);
 	for (i = 0; i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
 		const char *name;
@@ -550,8 +553,9 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 			out->no_time = 1;
 			continue;
 		}
-		pair_one(out, t, &p[k], i, a, name);
+		pair_one(out, &memo, &p[k], i, a, name);
 	}
+	snap_time_memo_free(&memo);
 	for (k = 0; k < ANN_KINDS; k++)
 		if (p[k].open >= 0) {
 			/* the trace ended inside this window */
