@@ -50,20 +50,6 @@ pane_list_move(uint64_t *sel, uint64_t n, enum action act,
 }
 
 int
-pane_move_cursor(struct app *a, enum action act)
-{
-	enum detail_mode d = a->detail;
-	int f;
-
-	if (act != ACT_LEFT && act != ACT_RIGHT)
-		return 0;
-	f = pane_timeline_ops.action(a, act, &a->lay.r[LAY_TIMELINE]);
-	if (d == DETAIL_SITE)
-		a->detail = d;
-	return f;
-}
-
-int
 pane_list_click(uint64_t *sel, uint64_t first, uint64_t n, int row,
     int header)
 {

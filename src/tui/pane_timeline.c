@@ -560,3 +560,18 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 }
 
 const struct pane_ops pane_timeline_ops = {"timeline", tl_draw, tl_action};
+
+/* Left and right in a detail pane move the timeline's cursor. */
+int
+pane_move_cursor(struct app *a, enum action act)
+{
+	enum detail_mode d = a->detail;
+	int f;
+
+	if (act != ACT_LEFT && act != ACT_RIGHT)
+		return 0;
+	f = pane_timeline_ops.action(a, act, &a->lay.r[LAY_TIMELINE]);
+	if (d == DETAIL_SITE)
+		a->detail = d;
+	return f;
+}
