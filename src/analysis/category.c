@@ -198,6 +198,10 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 #define NO_RULE 0xffu
 #define RULE_TODO 0xfeu
 
+/* The cursors of the lookups made per element (allocs come in order). */
+enum { AT_PH, AT_OPT, AT_OPT_RUNS, AT_BWD_RUNS, AT_OPT_FREE, AT_ZG_FREE,
+	AT_N };
+
 struct ctx {
 	const struct snapshot *s;
 	const struct snap_trace *t;
@@ -220,6 +224,7 @@ struct ctx {
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
 	uint32_t *ftr;			/* per element: free traits */
+	struct an_at *at;		/* lookup cursors, AT_* */
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
@@ -464,7 +469,7 @@ phase_at(const struct ctx *c, int64_t ev)
 	memset(&tmp, 0, sizeof tmp);
 	tmp.steps = (struct an_step *)c->ph;
 	tmp.n = c->n_ph;
-	return an_step_at(&tmp, ev);
+	return an_step_at_c(&tmp, ev, &c->at[AT_PH]);
 }
 
 /* Alive before the trace: never freed (tr: its own stack's traits), or
@@ -481,11 +486,11 @@ classify_before(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 			return AN_CAT_GRADIENT;
 		return AN_CAT_PARAMETER;
 	}
-	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || an_window_at(c->steps->opt,
-	    c->steps->n_opt, e->free_ev) >= 0)
+	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || an_window_at_c(c->steps->opt,
+	    c->steps->n_opt, e->free_ev, &c->at[AT_OPT_FREE]) >= 0)
 		return AN_CAT_OPTIMIZER_STATE;
-	if ((etr & AN_TR_ZERO_GRAD) || an_window_at(c->steps->zero_grad,
-	    c->steps->n_zero_grad, e->free_ev) >= 0)
+	if ((etr & AN_TR_ZERO_GRAD) || an_window_at_c(c->steps->zero_grad,
+	    c->steps->n_zero_grad, e->free_ev, &c->at[AT_ZG_FREE]) >= 0)
 		return AN_CAT_GRADIENT;
 	if (etr & AN_TR_BACKWARD)
 		return AN_CAT_ACTIVATION;
@@ -514,11 +519,12 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	bl = c->bwd_last[p];
 	/* optimizer: alive after its annotation window, else after its
 	 * run of optimizer events */
-	w = an_window_at(c->steps->opt, c->steps->n_opt, a);
+	w = an_window_at_c(c->steps->opt, c->steps->n_opt, a, &c->at[AT_OPT]);
 	if (w >= 0 || (etr & (AN_TR_OPTIM | AN_TR_STEP))) {
 		if (w >= 0)
 			end = c->steps->opt[w].last;
-		else if ((w = an_window_at(c->opt_runs, c->n_opt_runs, a)) >= 0)
+		else if ((w = an_window_at_c(c->opt_runs, c->n_opt_runs, a,
+		    &c->at[AT_OPT_RUNS])) >= 0)
 			end = c->opt_runs[w].last;
 		else
 			end = c->ph[p].last;
@@ -527,7 +533,8 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	}
 	/* backward: alive after its run of backward events */
 	if (etr & AN_TR_BACKWARD) {
-		w = an_window_at(c->bwd_runs, c->n_bwd_runs, a);
+		w = an_window_at_c(c->bwd_runs, c->n_bwd_runs, a,
+		    &c->at[AT_BWD_RUNS]);
 		end = w >= 0 ? c->bwd_runs[w].last : bl;
 		return f < 0 || f > end ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
 	}
@@ -610,6 +617,7 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	memset(c.st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
 	c.fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c.fr_rule);
 	c.ftr = xcalloc((size_t)tl->n_elems + 1, sizeof *c.ftr);
+	c.at = xcalloc(AT_N, sizeof *c.at);
 	find_py_only(&c);
 	find_workspace(&c);
 	make_phases(&c, steps, (int64_t)tl->n_events);
@@ -631,6 +639,7 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
 		    c.ftr[k]);
 	}
+	free(c.at);
 	free(c.bwd_last);
 	free(c.bwd_runs);
 	free(c.opt_runs);

@@ -302,6 +302,7 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 	size_t cap = 0;
 	uint64_t i, nv = 0, k, best = 0, val;
 	int64_t st;
+	struct an_at at = {0, 0};
 
 	u64map_init(&by_stack);
 	for (i = 0; t != NULL && steps->n >= 3 && i < t->n; i++) {
@@ -310,7 +311,7 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 
 		if (snap_ev_action(t, i) != SNAP_ALLOC ||
 		    size <= AN_SMALL_REQUEST ||
-		    (st = an_step_at(steps, (int64_t)i)) < 0)
+		    (st = an_step_at_c(steps, (int64_t)i, &at)) < 0)
 			continue;
 		if (!u64map_get(&by_stack, snap_ev_stack(t, i), &val)) {
 			XGROW(v, cap, (size_t)nv + 1);
