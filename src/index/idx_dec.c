@@ -125,6 +125,16 @@ exc_next(const uint8_t **p, const uint8_t *end, uint64_t *left,
 	return 0;
 }
 
+/* A sum of changes, read as int64, outside (-2^62, 2^62): a device
+ * without WRAP cannot have it (idx_int.h). */
+static int
+out_of_rule(uint64_t sum)
+{
+	int64_t v = (int64_t)sum;
+
+	return v >= (int64_t)IDX_SUM_LIMIT || v <= -(int64_t)IDX_SUM_LIMIT;
+}
+
 /* Totals (which 0) or reserved bytes (which 1) of event block b; with
  * xend, the exact sum of the changes after the block too (v->xb[b] must
  * be known, the rest of v->xb need not be). */
@@ -139,10 +149,8 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 	uint64_t sum = d->base[which], base, left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, delta;
 	uint32_t j, rlen;
-	int r = -1;
-	/* not WRAP: the sum before the block is its base read as int64 */
-	__int128 x = v->xb != NULL ? v->xb[2 * b + (uint64_t)which]
-	    : (__int128)(int64_t)d->base[which];
+	int r = -1, big;
+	__int128 x = v->xb != NULL ? v->xb[2 * b + (uint64_t)which] : 0;
 
 	if (which == 0) {
 		base = v->tl.base_total;
@@ -157,27 +165,36 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 	} else {
 		base = (uint64_t)v->rec.base_reserved;
 	}
-	if (v->xb == NULL && (x >= IDX_SUM_LIMIT || x <= -IDX_SUM_LIMIT))
+	/* not WRAP (idx_int.h): the sums stay inside (-2^62, 2^62), the
+	 * base before the block too */
+	if (v->xb == NULL && out_of_rule(sum))
 		goto out;
 	for (j = 0; j < d->n; j++) {
 		if (which == 1) {
 			delta = reserved_delta(act[j], size[j]);
+			big = (int64_t)size[j] < 0;
 		} else if (j == next) {
+			__int128 e = exact_delta(act[j], snap_unzz(xv));
+
 			delta = snap_unzz(xv);
+			big = e >= 2 * IDX_SUM_LIMIT || e <= -2 * IDX_SUM_LIMIT;
 			if (exc_next(&p, end, &left, &next, &xv, j, d->n) != 0)
 				goto out;
 		} else {
 			delta = total_delta(act[j], size[j]);
+			big = (int64_t)size[j] < 0;
 		}
 		sum += delta;
-		x += exact_delta(act[j], delta);
 		if (v->xb == NULL) {
-			/* not WRAP: int64 is exact only inside the limit */
-			if (x >= IDX_SUM_LIMIT || x <= -IDX_SUM_LIMIT)
+			/* a change below 2^63 in magnitude from a sum inside
+			 * the rule: the exact sum leaves it exactly when the
+			 * int64 reading does; a bigger change always does */
+			if ((big && delta != 0) || out_of_rule(sum))
 				goto out;
 			out[j] = clamp_sum(base, sum);
 			continue;
 		}
+		x += exact_delta(act[j], delta);
 		out[j] = which == 1 ? clamp_bytes(v->xbase_r + x)
 		    : clamp_bytes((__int128)base + sat_int64(x));
 	}
