@@ -4,7 +4,8 @@ Loads a pickle with an unpickler that refuses globals, checks every
 segment, then undoes the trace from the final segments to get the state
 at trace start (doc/snapshot-format.md §10.4) and replays it forward,
 checking each event, and that the replay ends at exactly the snapshot's
-live blocks and segments (§14).
+live blocks and segments (§14).  Section numbers (§N) refer to
+doc/snapshot-format.md.
 
 This module shares no code with the generator: its size rules are
 written here again from the allocator's documented behaviour (§13.1,

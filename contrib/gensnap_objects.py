@@ -3,7 +3,8 @@
 Builds the Python objects of a snapshot in one format (segments, blocks,
 trace entries, allocator settings, annotations) with the sharing a real
 snapshot has: one dict per distinct frame, one frames list per stack
-(doc/snapshot-format.md §2-§6, §8.3).
+(doc/snapshot-format.md §2-§6, §8.3).  Section numbers (§N) refer to
+doc/snapshot-format.md.
 """
 
 from gensnap_alloc import ALLOCATED, FREE, STATE_NAMES

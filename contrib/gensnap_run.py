@@ -3,7 +3,8 @@
 Two paths write the same bytes: in memory (ListSink, snapshot objects,
 pickle.dump) for small runs and ring buffers, and streaming (SpoolSink,
 then the streaming pickle writer) for runs of any size.  Both hand what
-they saw to the TruthTracker for the ground truth sidecar.
+they saw to the TruthTracker for the ground truth sidecar.  Section
+numbers (§N) refer to doc/snapshot-format.md.
 """
 
 import json

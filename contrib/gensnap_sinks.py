@@ -3,7 +3,8 @@
 CountSink counts them (the first pass of a ring-buffer run), ListSink
 keeps them in memory for the pickle.dump path, SpoolSink writes them to a
 compressed temporary file for the streaming path, and `replay` reads
-that spool back into the streaming pickle writer.
+that spool back into the streaming pickle writer.  Section numbers
+(§N) refer to doc/snapshot-format.md.
 """
 
 import array

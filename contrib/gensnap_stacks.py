@@ -3,7 +3,8 @@
 Stack templates are tuples of (name, filename, line), innermost frame
 first, as the frames of a snapshot list them (doc/snapshot-format.md §5,
 §9, §16.7): Python-only stacks, or C++ and Python frames interleaved as
-`stacks="all"` records them.
+`stacks="all"` records them.  Section numbers (§N) refer to
+doc/snapshot-format.md.
 """
 
 from gensnap_alloc import U64_MAX

@@ -24,7 +24,8 @@ show it (doc/snapshot-format.md §16.8, §16.13, §16.14):
 
 Every stack template carries the category of the tensor it allocates or
 frees (Template.cat), which the ground truth adds up; the categories are
-those of CATEGORIES.
+those of CATEGORIES.  Section numbers (§N) refer to
+doc/snapshot-format.md.
 """
 
 from gensnap_alloc import GiB, OutOfMemory, round_size

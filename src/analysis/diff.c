@@ -121,7 +121,8 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 	rs->d->peak_ev[side] = tl->peak_ev;
 	rs->d->reserved_end[side] = tl->n_events ? idx_tl_reserved(tl, end)
 						 : tl->base_reserved;
-	rs->d->live_end[side] = tl->n_events ? idx_tl_total(tl, end) : tl->base_total;
+	rs->d->live_end[side] = tl->n_events ? idx_tl_total(tl, end)
+					     : tl->base_total;
 	rs->d->at[side] = at;
 	rs->d->reserved_at[side] = idx_tl_reserved(tl, at);
 	rs->d->live_at[side] = idx_tl_total(tl, at);
@@ -160,7 +161,8 @@ diff_settings(const struct snapshot *a, const struct snapshot *b,
 		const struct snapshot *s = i < a->n_settings ? a : b;
 		uint32_t k = i < a->n_settings ? i : i - a->n_settings;
 		const char *key = snap_str(s, s->settings[k].key);
-		const char *va = snap_setting(a, key), *vb = snap_setting(b, key);
+		const char *va = snap_setting(a, key);
+		const char *vb = snap_setting(b, key);
 
 		if (s == b && va != NULL)
 			continue; /* already compared from a's side */

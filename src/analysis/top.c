@@ -83,9 +83,12 @@ top_begin(struct an_top *out, uint32_t device, int64_t at, uint32_t depth)
 	memset(out, 0, sizeof *out);
 	out->device = device;
 	out->at = at;
-	out->depth = depth == 0 ? 1
-				: (depth > AN_SITE_MAX_FRAMES ? AN_SITE_MAX_FRAMES
-							      : depth);
+	if (depth == 0)
+		out->depth = 1;
+	else if (depth > AN_SITE_MAX_FRAMES)
+		out->depth = AN_SITE_MAX_FRAMES;
+	else
+		out->depth = depth;
 }
 
 /* Children lists, then each sorted by bytes. */

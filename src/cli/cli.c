@@ -105,7 +105,8 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 	if (path == o->file) {
 		char msg[512];
 
-		if (cli_check_args(o, o->uses, in->snap, msg, sizeof msg) != 0) {
+		if (cli_check_args(o, o->uses, in->snap, msg,
+		    sizeof msg) != 0) {
 			fprintf(stderr, "snapview: %s: %s\n", cli_shown(path),
 			    msg);
 			cli_close(in);

@@ -117,7 +117,8 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(stats, cmd_stats, CLI_U_AT,                                          \
 	    "summary of segments, events and the peak")                        \
 	_(index, cmd_index, 0, "build or refresh the index, say where it is")  \
-	_(check, cmd_check, 0, "replay the trace and verify the final segments") \
+	_(check, cmd_check, 0,                                                 \
+	    "replay the trace and verify the final segments")                  \
 	_(state, cmd_state, CLI_U_AT | CLI_U_ONE_DEVICE,                       \
 	    "allocator state after event N (--at N)")                          \
 	_(trace, cmd_trace, CLI_U_WINDOW,                                      \

@@ -150,7 +150,8 @@ cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
 
 	json_kv_str(j, "site", an_site_label(t, site, buf, sizeof buf));
 	if (n > 0) {
-		json_kv_str(j, "filename", snap_str(s, s->frames[f[0]].filename));
+		json_kv_str(j, "filename",
+		    snap_str(s, s->frames[f[0]].filename));
 		json_key(j, "line");
 		if (s->frames[f[0]].line == UINT64_MAX)
 			json_null(j);

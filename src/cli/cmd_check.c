@@ -62,10 +62,12 @@ text_device(uint32_t d, const struct replay_info *in,
 		    c->issues[i].addr, c->issues[i].msg);
 	}
 	if (c->n_issues > c->n_kept)
-		printf("  ... %" PRIu64 " more mismatches\n",
-		    c->n_issues - c->n_kept);
+		printf("  ... %" PRIu64 " more mismatch%s\n",
+		    c->n_issues - c->n_kept,
+		    c->n_issues - c->n_kept == 1 ? "" : "es");
 	if (c->n_issues)
-		printf("  %" PRIu64 " mismatches\n", c->n_issues);
+		printf("  %" PRIu64 " mismatch%s\n", c->n_issues,
+		    c->n_issues == 1 ? "" : "es");
 }
 
 static void

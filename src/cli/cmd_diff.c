@@ -291,8 +291,8 @@ cmd_diff(const struct cli_opts *o)
 		an_diff(&din[0], &din[1], &df);
 		if (o->json) {
 			json_init(&j, stdout, 1);
-			json_diff(&j, o, (uint32_t)dev[0], (uint32_t)dev[1], &df,
-			    limit);
+			json_diff(&j, o, (uint32_t)dev[0], (uint32_t)dev[1],
+			    &df, limit);
 		} else {
 			print_text(o, &df, limit);
 		}

@@ -53,10 +53,12 @@ print_pool(const char *name, const struct an_frag_pool *p)
 {
 	char a[32], b[32], c[32];
 
-	printf("%s %" PRIu64 " segments, %s reserved, %s free in %" PRIu64
-	       " blocks (largest %s)\n", name, p->segments,
+	printf("%s %" PRIu64 " segment%s, %s reserved, %s free in %" PRIu64
+	       " block%s (largest %s)\n", name, p->segments,
+	    p->segments == 1 ? "" : "s",
 	    sv_fmt_size(a, sizeof a, p->reserved),
 	    sv_fmt_size(b, sizeof b, p->free_bytes), p->free_blocks,
+	    p->free_blocks == 1 ? "" : "s",
 	    sv_fmt_size(c, sizeof c, p->largest_free));
 }
 
@@ -67,9 +69,10 @@ print_cached(const struct an_frag *f)
 	const struct an_frag_state *st = &f->state;
 	char a[32], b[32], c[32];
 
-	printf("  cached:        %" PRIu64 " of %u segments hold no live "
+	printf("  cached:        %" PRIu64 " of %u segment%s hold%s no live "
 	       "block: %s; empty_cache() would give back %s\n",
-	    st->whole_free_segs, st->n_segs,
+	    st->whole_free_segs, st->n_segs, st->n_segs == 1 ? "" : "s",
+	    st->whole_free_segs == 1 ? "s" : "",
 	    sv_fmt_size(a, sizeof a, st->whole_free_bytes),
 	    sv_fmt_size(b, sizeof b, st->release_bytes));
 	if (st->private_free_bytes > 0)
@@ -105,8 +108,9 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	unsigned k;
 
 	printf("Device %u after event #%" PRId64 "\n", f->device, st->at);
-	printf("  reserved:      %s in %u segments\n",
-	    sv_fmt_size(a, sizeof a, st->reserved), st->n_segs);
+	printf("  reserved:      %s in %u segment%s\n",
+	    sv_fmt_size(a, sizeof a, st->reserved), st->n_segs,
+	    st->n_segs == 1 ? "" : "s");
 	printf("  allocated:     %s in blocks (%s requested)\n",
 	    sv_fmt_size(a, sizeof a, st->allocated),
 	    sv_fmt_size(b, sizeof b, st->requested));
@@ -125,11 +129,12 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 		for (k = 0; k < AN_FRAG_BUCKETS; k++)
 			if (st->hist[k])
 				printf("    %10s .. %-10s %6" PRIu64
-				       " blocks %10s\n",
+				       " %-6s %10s\n",
 				    sv_fmt_size(a, sizeof a, (uint64_t)1 << k),
 				    sv_fmt_size(b, sizeof b,
 					((uint64_t)1 << (k + 1)) - 1),
 				    st->hist[k],
+				    st->hist[k] == 1 ? "block" : "blocks",
 				    sv_fmt_size(c, sizeof c,
 					st->hist_bytes[k]));
 	}
@@ -141,10 +146,11 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 			if (g->free_bytes == 0)
 				break;
 			printf("    %#" PRIx64 " %10s stream %#" PRIx64
-			       ": %s free in %" PRIu64 " gaps, largest %s\n",
+			       ": %s free in %" PRIu64 " gap%s, largest %s\n",
 			    g->addr, sv_fmt_size(a, sizeof a, g->size),
 			    g->stream, sv_fmt_size(b, sizeof b, g->free_bytes),
-			    g->gaps, sv_fmt_size(c, sizeof c, g->largest_free));
+			    g->gaps, g->gaps == 1 ? "" : "s",
+			    sv_fmt_size(c, sizeof c, g->largest_free));
 		}
 	}
 	printf("\nSegment allocations: %" PRIu64 " (largest gap reserved - "

@@ -39,22 +39,25 @@ print_header(const struct an_leaks *l)
 		    l->n_steps == 1 ? "" : "s",
 		    an_steps_source_text(l->steps_source));
 	if (l->from < 0)
-		printf("  %s blocks, %s alive at the end (%s of them "
+		printf("  %s block%s, %s alive at the end (%s of them "
 		       "allocated before the trace began)\n",
 		    sv_fmt_count(a, sizeof a, l->count),
+		    l->count == 1 ? "" : "s",
 		    sv_fmt_size(b, sizeof b, l->bytes),
 		    sv_fmt_count(c, sizeof c, l->before_trace));
 	else
-		printf("  %s blocks, %s allocated in the window and alive "
-		       "at its end; %s blocks (%s) alive from before it\n",
+		printf("  %s block%s, %s allocated in the window and alive "
+		       "at its end; %s block%s (%s) alive from before it\n",
 		    sv_fmt_count(a, sizeof a, l->count),
+		    l->count == 1 ? "" : "s",
 		    sv_fmt_size(b, sizeof b, l->bytes),
 		    sv_fmt_count(c, sizeof c, l->alive_before),
+		    l->alive_before == 1 ? "" : "s",
 		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
 	if (!l->judged)
 		printf("  A leak across steps cannot be judged from this "
-		       "trace: it holds %" PRIu64 " complete step%s, at least 2 are "
-		       "needed.\n", l->n_complete,
+		       "trace: it holds %" PRIu64 " complete step%s, at least "
+		       "2 are needed.\n", l->n_complete,
 		    l->n_complete == 1 ? "" : "s");
 }
 
@@ -70,9 +73,10 @@ print_categories(const struct an_leaks *l)
 	printf("  %s by category:\n", l->from < 0 ? "Alive at the end"
 						   : "Leaked in the window");
 	for (i = 0; i < n; i++)
-		printf("  %12s %7s blocks  %s\n",
+		printf("  %12s %7s %-6s  %s\n",
 		    sv_fmt_size(a, sizeof a, l->cat_bytes[order[i]]),
 		    sv_fmt_count(b, sizeof b, l->cat_count[order[i]]),
+		    l->cat_count[order[i]] == 1 ? "block" : "blocks",
 		    an_category_label(order[i]));
 }
 

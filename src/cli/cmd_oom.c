@@ -26,7 +26,8 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	    e->stream);
 	printf("  request:       %s (rounded)\n",
 	    sv_fmt_size(a, sizeof a, e->request));
-	printf("  device free:   %s\n", sv_fmt_size(a, sizeof a, e->device_free));
+	printf("  device free:   %s\n",
+	    sv_fmt_size(a, sizeof a, e->device_free));
 	printf("  reserved:      %s\n", sv_fmt_size(a, sizeof a, e->reserved));
 	printf("  allocated:     %s (requested; %s in blocks)\n",
 	    sv_fmt_size(a, sizeof a, e->allocated),
@@ -54,12 +55,14 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
-		printf("  stream %#" PRIx64 ": %" PRIu64 " segments, %s "
+		printf("  stream %#" PRIx64 ": %" PRIu64 " segment%s, %s "
 		       "reserved, %s free, largest free block %s%s\n",
-		    x->stream, x->segments, sv_fmt_size(a, sizeof a, x->reserved),
+		    x->stream, x->segments, x->segments == 1 ? "" : "s",
+		    sv_fmt_size(a, sizeof a, x->reserved),
 		    sv_fmt_size(b, sizeof b, x->free_bytes),
 		    sv_fmt_size(c, sizeof c, x->largest_free),
-		    x->largest_free < e->request ? " < request" : " >= request");
+		    x->largest_free < e->request ? " < request" :
+		    " >= request");
 	}
 	nc = cli_an_rank_categories(ct->bytes, ct->count, order);
 	printf("\n  live by category:");
@@ -67,9 +70,10 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 		printf("%s %s %s", k ? "," : "", an_category_label(order[k]),
 		    sv_fmt_size(a, sizeof a, ct->bytes[order[k]]));
 	printf("%s\n", nc ? "" : " nothing");
-	printf("  live by call site (%s in %s blocks):\n",
+	printf("  live by call site (%s in %s block%s):\n",
 	    sv_fmt_size(a, sizeof a, e->live.bytes),
-	    sv_fmt_count(b, sizeof b, e->live.count));
+	    sv_fmt_count(b, sizeof b, e->live.count),
+	    e->live.count == 1 ? "" : "s");
 	for (i = 0; i < e->live.n_roots && i < limit; i++) {
 		const struct an_top_node *n = &e->live.nodes[e->live.roots[i]];
 
@@ -141,7 +145,8 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		json_kv_u64(j, "segments", e->streams[i].segments);
 		json_kv_u64(j, "reserved", e->streams[i].reserved);
 		json_kv_u64(j, "free", e->streams[i].free_bytes);
-		json_kv_u64(j, "largest_free_block", e->streams[i].largest_free);
+		json_kv_u64(j, "largest_free_block",
+		    e->streams[i].largest_free);
 		json_kv_bool(j, "fits_request",
 		    e->streams[i].largest_free >= e->request);
 		json_obj_end(j);

@@ -95,9 +95,10 @@ print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 		if (n++ == 3)
 			continue;
 		printf("Leak suspect: rank %" PRId64 " device %u grows %s "
-		    "every step (%" PRIu64 " steps) at ",
+		    "every step (%" PRIu64 " step%s) at ",
 		    rs->m[rp->rows[i].member].rank, d->device,
-		    sv_fmt_size(a, sizeof a, d->leak_per_step), d->leak_steps);
+		    sv_fmt_size(a, sizeof a, d->leak_per_step), d->leak_steps,
+		    d->leak_steps == 1 ? "" : "s");
 		sv_escape_fputs(stdout, d->leak_site);
 		printf("\n");
 	}
@@ -386,8 +387,8 @@ cmd_ranks(const struct cli_opts *o)
 			status = st;
 	}
 	if (rp.n_failed > 0)
-		fprintf(stderr, "snapview: %zu of %zu files could not be "
-		    "read\n", rp.n_failed, rs.n);
+		fprintf(stderr, "snapview: %zu of %zu file%s could not be "
+		    "read\n", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
 	an_rankset_report_free(&rp);
 	an_rankset_free(&rs);
 	return status;

@@ -29,7 +29,8 @@ vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 		snprintf(buf, n, "%s", sv_fmt_vz_bytes(b, sizeof b, tot));
 	else
 		snprintf(buf, n, "%s (%.1f%% internal)",
-		    sv_fmt_vz_bytes(b, sizeof b, tot), 100.0 * (double)in / (double)tot);
+		    sv_fmt_vz_bytes(b, sizeof b, tot),
+		    100.0 * (double)in / (double)tot);
 }
 
 /* One segsum line: page chars, total, free (internal share), stream.
@@ -100,29 +101,34 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 		printf("before the first event");
 	else
 		printf("after event %" PRId64, st->at);
-	printf(" (%" PRIu64 " events)%s\n", replay_n_events(r),
+	printf(" (%" PRIu64 " event%s)%s\n", replay_n_events(r),
+	    replay_n_events(r) == 1 ? "" : "s",
 	    replay_info(r)->legacy_no_trace
 		? "; no trace in this file: the state at the end only" : "");
 	for (i = 0; i < st->n_segments; i++) {
 		const struct replay_segment *sg = &st->segments[i];
 
 		printf("seg 0x%" PRIx64 " %s %s%s pool (%" PRId64 ", %" PRId64
-		       ") %u blocks\n",
+		       ") %u block%s\n",
 		    sg->addr, sv_fmt_vz_bytes(a, sizeof a, sg->size),
 		    sg->is_large ? "large" : "small",
 		    sg->is_expandable ? " expandable" : "", sg->pool_id[0],
-		    sg->pool_id[1], sg->n_blocks);
+		    sg->pool_id[1], sg->n_blocks, sg->n_blocks == 1 ? "" : "s");
 		segsum_line(st, sg);
 	}
 	printf("segments: %" PRIu64 "\n", t.n_segments);
 	printf("blocks: %" PRIu64 "\n", t.n_blocks);
-	printf("total_reserved: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.reserved));
-	printf("total_allocated: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.alloc_requested));
+	printf("total_reserved: %s\n",
+	    sv_fmt_vz_bytes(a, sizeof a, t.reserved));
+	printf("total_allocated: %s\n",
+	    sv_fmt_vz_bytes(a, sizeof a, t.alloc_requested));
 	printf("total_active: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.active));
 	vz_free(f, sizeof f, t.free_external, t.free_internal);
 	printf("total_free: %s\n", f);
-	printf("free_internal: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.free_internal));
-	printf("free_external: %s\n", sv_fmt_vz_bytes(a, sizeof a, t.free_external));
+	printf("free_internal: %s\n",
+	    sv_fmt_vz_bytes(a, sizeof a, t.free_internal));
+	printf("free_external: %s\n",
+	    sv_fmt_vz_bytes(a, sizeof a, t.free_external));
 	printf("largest_free_block: %s\n",
 	    sv_fmt_vz_bytes(a, sizeof a, t.largest_free));
 }
@@ -175,7 +181,8 @@ json_state(uint32_t d, const struct replay_state *st)
 		json_kv_u64(&j, "active_size", sg->active);
 		json_kv_u64(&j, "requested_size", sg->requested);
 		json_kv_u64(&j, "stream", sg->stream);
-		json_kv_str(&j, "segment_type", sg->is_large ? "large" : "small");
+		json_kv_str(&j, "segment_type",
+		    sg->is_large ? "large" : "small");
 		json_key(&j, "segment_pool_id");
 		json_arr_begin(&j);
 		json_i64(&j, sg->pool_id[0]);

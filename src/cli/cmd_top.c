@@ -100,9 +100,12 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		if (!dev->first)
 			printf("\n");
 		printf("Device %u after event #%" PRId64 ": %s live in %s "
-		       "blocks (requested bytes), by category\n  steps: %s\n\n",
-		    dev->device, ct.at, sv_fmt_size(a, sizeof a, ct.total_bytes),
+		       "block%s (requested bytes), by category\n"
+		       "  steps: %s\n\n",
+		    dev->device, ct.at,
+		    sv_fmt_size(a, sizeof a, ct.total_bytes),
 		    sv_fmt_count(b, sizeof b, ct.total_count),
+		    ct.total_count == 1 ? "" : "s",
 		    cli_an_steps_text(&cl.steps, st, sizeof st));
 		printf("  %10s %7s %7s  %s\n", "bytes", "share", "blocks",
 		    "category, then its call sites");
@@ -186,9 +189,10 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		if (!dev->first)
 			printf("\n");
 		printf("Device %u after event #%" PRId64 ": %s live in "
-		       "%s blocks (requested bytes)\n\n",
+		       "%s block%s (requested bytes)\n\n",
 		    dev->device, t.at, sv_fmt_size(a, sizeof a, t.bytes),
-		    sv_fmt_count(b, sizeof b, t.count));
+		    sv_fmt_count(b, sizeof b, t.count),
+		    t.count == 1 ? "" : "s");
 		printf("  %10s %7s %7s  %s\n", "bytes", "share",
 		    "blocks", "call site <- callers");
 		for (i = 0; i < t.n_roots && i < limit; i++)

@@ -125,7 +125,8 @@ names_init(struct names *nm, const struct snapshot *s, uint32_t d)
 	avl_init(&nm->alloc, sizeof(struct named));
 	avl_init(&nm->seg, sizeof(struct named));
 	snap_device_segments(s, d, &k, &kend);
-	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1, sizeof *nm->span);
+	nm->span = xreallocarray(NULL, (size_t)(kend - k) + 1,
+	    sizeof *nm->span);
 	nm->reach = xreallocarray(NULL, (size_t)(kend - k) + 1,
 	    sizeof *nm->reach);
 	for (; k < kend; k++) {
@@ -207,6 +208,20 @@ struct evname {
 	uint64_t off;
 };
 
+/* A free (of an allocation or a segment): its name at addr in m, if it
+ * had one, goes back for reuse and into *en when en != NULL. */
+static void
+name_end(struct names *nm, struct avl *m, uint64_t addr, struct evname *en)
+{
+	uint32_t v;
+
+	if (!name_take(m, addr, &v))
+		return;
+	name_release(nm, v);
+	if (en != NULL)
+		name_str(en->name, sizeof en->name, v);
+}
+
 /* Updates the names for event i; fills *en when en != NULL. */
 static void
 event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
@@ -236,11 +251,7 @@ event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
 		}
 		break;
 	case SNAP_FREE_COMPLETED:
-		if (name_take(&nm->alloc, a, &v)) {
-			name_release(nm, v);
-			if (en != NULL)
-				name_str(en->name, sizeof en->name, v);
-		}
+		name_end(nm, &nm->alloc, a, en);
 		break;
 	case SNAP_SEGMENT_ALLOC:
 		v = name_new(nm);
@@ -249,11 +260,7 @@ event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
 			name_str(en->name, sizeof en->name, v);
 		break;
 	case SNAP_SEGMENT_FREE:
-		if (name_take(&nm->seg, a, &v)) {
-			name_release(nm, v);
-			if (en != NULL)
-				name_str(en->name, sizeof en->name, v);
-		}
+		name_end(nm, &nm->seg, a, en);
 		break;
 	}
 }
@@ -414,7 +421,8 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	if (o->json)
 		printf("%s\n{\"device\": %u, \"from\": %" PRId64 ", \"to\": %"
 		    PRId64 ", \"entries\": %" PRId64 ", \"events\": [",
-		    first ? "" : ",", d, from, to, to >= from ? to - from + 1 : 0);
+		    first ? "" : ",", d, from, to,
+		    to >= from ? to - from + 1 : 0);
 	else {
 		printf("Device %u ----------------\n", d);
 		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);

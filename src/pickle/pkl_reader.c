@@ -220,7 +220,8 @@ decref(struct pkl_reader *r, const struct pkl_value *v)
 
 			if (k != NULL && --k->refs == 0) {
 				XGROW(r->work, r->cap_work, r->n_work + 1);
-				r->work[r->n_work++] = (uint32_t)c->items[i].v.ref;
+				r->work[r->n_work++] =
+				    (uint32_t)c->items[i].v.ref;
 			}
 		}
 		c->n = 0;
@@ -245,6 +246,20 @@ cont_push(struct cont *c, const struct pkl_value *v)
 	c->items[c->n++] = *v;
 	if (is_cont(v))
 		c->n_cont++;
+}
+
+/* Appends n stack values at v in one copy; the caller counts the
+ * containers among them. Grows to at least twice the capacity, so a long
+ * run of APPENDS batches stays linear. */
+static void
+cont_push_run(struct cont *c, const struct pkl_value *v, size_t n)
+{
+	if (c->n + n > c->cap) {
+		c->cap = c->n + n > 2 * c->cap ? c->n + n : 2 * c->cap;
+		c->items = xreallocarray(c->items, c->cap, sizeof *c->items);
+	}
+	memcpy(c->items + c->n, v, n * sizeof *c->items);
+	c->n += n;
 }
 
 /* ---- memo -------------------------------------------------------------- */
@@ -384,7 +399,8 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 	uint64_t old;
 
 	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
-		return fail(r, err, SV_ERR_FORMAT, "memo store with empty stack");
+		return fail(r, err, SV_ERR_FORMAT,
+		    "memo store with empty stack");
 	/* bounded by the slots actually set, not the slots allocated: a
 	 * ladder of puts each at twice the capacity would otherwise grow the
 	 * memo to 32 GiB in two dozen opcodes. CPython numbers memo slots
@@ -545,7 +561,8 @@ classify_new(struct pkl_reader *r, uint8_t kind)
 		p = &r->stack[t - 1];
 		if (unfilled(r, p, PKL_LIST) || unfilled(r, p, PKL_SET)) {
 			pc = cont_of(r, p);
-			cls = r->sink->classify(r->ctx, r, pc->cls, NULL, 0, kind);
+			cls = r->sink->classify(r->ctx, r, pc->cls, NULL, 0,
+			    kind);
 			if (cls != 0)
 				return cls;
 		}
@@ -684,16 +701,7 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 
 			while (j < r->sp && !is_cont(&r->stack[j]))
 				j++;
-			if (pc->n + (j - i) > pc->cap) {
-				pc->cap = pc->n + (j - i) > 2 * pc->cap
-					      ? pc->n + (j - i)
-					      : 2 * pc->cap;
-				pc->items = xreallocarray(pc->items, pc->cap,
-				    sizeof *pc->items);
-			}
-			memcpy(pc->items + pc->n, &r->stack[i],
-			    (j - i) * sizeof *pc->items);
-			pc->n += j - i;
+			cont_push_run(pc, &r->stack[i], j - i);
 			pc->count += j - i;
 			i = j - 1;
 			continue;
@@ -723,7 +731,8 @@ op_append(struct pkl_reader *r, struct sv_error *err)
 		return -1;
 	pc = cont_of(r, &r->stack[r->sp - 2]);
 	if (pc == NULL || pc->kind != PKL_LIST)
-		return fail(r, err, SV_ERR_FORMAT, "APPEND target is not a list");
+		return fail(r, err, SV_ERR_FORMAT,
+		    "APPEND target is not a list");
 	index = pc->count++;
 	r->sp--;
 	return give(r, pc, pc->cls, &r->stack[r->sp - 1], NULL, index,
@@ -740,7 +749,8 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 
 	pc = cont_of(r, &r->stack[below]);
 	if (pc == NULL || pc->kind != PKL_DICT)
-		return fail(r, err, SV_ERR_FORMAT, "SETITEM target is not a dict");
+		return fail(r, err, SV_ERR_FORMAT,
+		    "SETITEM target is not a dict");
 	if ((r->sp - from) & 1)
 		return fail(r, err, SV_ERR_FORMAT, "odd number of dict items");
 	for (i = from; i < r->sp; i += 2) {
@@ -753,19 +763,10 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 
 			while (j < r->sp && !is_cont(&r->stack[j + 1]))
 				j += 2;
-			if (pc->n + (j - i) > pc->cap) {
-				pc->cap = pc->n + (j - i) > 2 * pc->cap
-					      ? pc->n + (j - i)
-					      : 2 * pc->cap;
-				pc->items = xreallocarray(pc->items, pc->cap,
-				    sizeof *pc->items);
-			}
-			memcpy(pc->items + pc->n, &r->stack[i],
-			    (j - i) * sizeof *pc->items);
+			cont_push_run(pc, &r->stack[i], j - i);
 			for (k = i; k < j; k += 2) /* a key can be one */
 				if (is_cont(&r->stack[k]))
 					pc->n_cont++;
-			pc->n += j - i;
 			pc->count += (j - i) / 2;
 			i = j - 2;
 			continue;
@@ -1054,7 +1055,8 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 			return -1;
 		n = le(p, nb);
 		if (op == PKL_OP_LONG4 && (n & 0x80000000u))
-			return fail(r, err, SV_ERR_FORMAT, "negative LONG4 size");
+			return fail(r, err, SV_ERR_FORMAT,
+			    "negative LONG4 size");
 		if (n > r->len - r->pos)
 			return fail(r, err, SV_ERR_FORMAT,
 			    "%s length %llu runs past the end of the file",
@@ -1240,7 +1242,8 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 					idx = le(buf + pos, 4);
 					at = pos + 4;
 				}
-				if (__builtin_expect(idx >= mcap || sp == cap, 0))
+				if (__builtin_expect(idx >= mcap || sp == cap,
+				    0))
 					break;
 				m = memo[idx];
 				sv = &stk[sp];
@@ -1299,18 +1302,21 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 		case PKL_OP_BININT1:
 		case PKL_OP_BININT2:
 		case PKL_OP_BININT:
-			idx = op == PKL_OP_BININT1 ? 1 : op == PKL_OP_BININT2 ? 2 : 4;
+			idx = op == PKL_OP_BININT1 ? 1 :
+			    op == PKL_OP_BININT2 ? 2 : 4;
 			if (__builtin_expect(len - pos < idx ||
 			    r->sp == r->stack_cap, 0))
 				goto slow;
 			sv = &r->stack[r->sp++];
 			memset(sv, 0, sizeof *sv);
 			sv->kind = PKL_INT;
-			sv->v.u = op == PKL_OP_BININT1 ? buf[pos]
-				  : op == PKL_OP_BININT2
-				      ? le(buf + pos, 2)
-				      : (uint64_t)(int64_t)(int32_t)(uint32_t)le(
-					    buf + pos, 4);
+			if (op == PKL_OP_BININT1)
+				sv->v.u = buf[pos];
+			else if (op == PKL_OP_BININT2)
+				sv->v.u = le(buf + pos, 2);
+			else
+				sv->v.u = (uint64_t)(int64_t)(int32_t)
+				    (uint32_t)le(buf + pos, 4);
 			pos += (size_t)idx;
 			break;
 		case PKL_OP_LONG1:
@@ -1354,8 +1360,9 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 				    ? push_new_cont(r, PKL_DICT, err)
 				: op == PKL_OP_EMPTY_LIST
 				    ? push_new_cont(r, PKL_LIST, err)
-				: op == PKL_OP_SETITEMS ? op_setitems(r, err)
-							: op_appends(r, 0, err)) != 0)
+				: op == PKL_OP_SETITEMS
+				    ? op_setitems(r, err)
+				    : op_appends(r, 0, err)) != 0)
 				goto out;
 			break;
 		default:

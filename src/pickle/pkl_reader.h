@@ -79,8 +79,9 @@ struct pkl_sink {
 	    const struct pkl_value *key, uint64_t index, uint8_t kind);
 	/* A parent (class parent_cls; parent is NULL for the root) takes
 	 * child (a container). key as above. parent->v.ref identifies the
-	 * parent container while it lives. Return PKL_KEEP, PKL_DROP, or PKL_ID_REPLACE with *id and
-	 * *id_cls set; -1 with err set aborts the load. */
+	 * parent container while it lives. Return PKL_KEEP, PKL_DROP, or
+	 * PKL_ID_REPLACE with *id and *id_cls set; -1 with err set aborts
+	 * the load. */
 	int (*take)(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	    const struct pkl_value *parent, const struct pkl_value *key,
 	    uint64_t index,

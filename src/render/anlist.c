@@ -109,7 +109,8 @@ header(const struct anlist *l)
 	case ANLIST_LEAKS:
 		return "  #   bytes blocks per step  category   call site";
 	case ANLIST_FRAG:
-		return "event     kind   size    gap request largest  call site";
+		return "event     kind   size    gap request largest  "
+		    "call site";
 	default: return "   bytes  share blocks  call site";
 	}
 }
@@ -159,7 +160,8 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 		*site = n->site;
 		snprintf(buf, size, "%8s %5.1f%% %6s  ",
 		    fmt_size_short(a, sizeof a, n->bytes),
-		    t->bytes ? 100.0 * (double)n->bytes / (double)t->bytes : 0.0,
+		    t->bytes ? 100.0 * (double)n->bytes / (double)t->bytes :
+		    0.0,
 		    fmt_count(b, sizeof b, n->count));
 	}
 }

@@ -198,8 +198,8 @@ evfilter_parse(struct evfilter *f, const struct snapshot *s, const char *q,
 		}
 		if ((r = size_word(&n, w)) != 0) {
 			if (r < 0) {
-				snprintf(err, errsize, "bad size in '%s' (sizes "
-				    "take B K M G T: >1M, 4K..2M)", w);
+				snprintf(err, errsize, "bad size in '%s' "
+				    "(sizes take B K M G T: >1M, 4K..2M)", w);
 				return -1;
 			}
 			continue;

@@ -28,7 +28,8 @@ kind_of(const struct snapshot *s, uint32_t f)
 {
 	const struct snap_frame *fr = &s->frames[f];
 
-	return frames_classify(snap_str(s, fr->name), snap_str(s, fr->filename));
+	return frames_classify(snap_str(s, fr->name),
+	    snap_str(s, fr->filename));
 }
 
 size_t

@@ -150,7 +150,8 @@ draw_bar(const struct replay_state *st, const struct segmap_view *v,
 			attr = CB_A_REVERSE;
 			sel_cells++;
 		}
-		if (v->sel_block != SEGMAP_NONE && v->sel_block < st->n_blocks &&
+		if (v->sel_block != SEGMAP_NONE &&
+		    v->sel_block < st->n_blocks &&
 		    st->blocks[v->sel_block].addr >= c0 &&
 		    st->blocks[v->sel_block].addr < c1)
 			sel_first = i;

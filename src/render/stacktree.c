@@ -91,7 +91,8 @@ resolve(const struct stree *t, const struct stree_entry *e, uint32_t *out)
 	const uint32_t *fs;
 
 	if (t->grouped)
-		out[n++] = STREE_GROUP + (e->group < 0xfffff ? e->group : 0xfffff);
+		out[n++] = STREE_GROUP +
+		    (e->group < 0xfffff ? e->group : 0xfffff);
 	start = n;
 	if (!t->framework) {
 		/* the site, then the user frames that called it */
@@ -136,7 +137,7 @@ cmp_path(const void *a, const void *b)
 	return x < y ? -1 : 1;
 }
 
-/* ---- rows ------------------------------------------------------------------ */
+/* ---- rows ---------------------------------------------------------------- */
 
 static struct stree_row *
 push_row(struct stree *t)
@@ -250,7 +251,8 @@ find_prefix(const struct stree *t, const uint32_t *p, uint32_t n,
 	uint64_t i;
 
 	for (i = 0; i < t->n_ents; i++)
-		if (plen(t, i) >= n && memcmp(path(t, i), p, n * sizeof *p) == 0)
+		if (plen(t, i) >= n &&
+		    memcmp(path(t, i), p, n * sizeof *p) == 0)
 			break;
 	*lo = i;
 	for (; i < t->n_ents; i++)
@@ -306,7 +308,8 @@ rebuild(struct stree *t, const uint32_t *sp, uint32_t sn)
 	for (d = sn; d > 0; d--) {
 		key = path_key(sp, d);
 		for (i = 0; i < t->n_rows; i++)
-			if (t->rows[i].key == key && t->rows[i].depth == d - 1) {
+			if (t->rows[i].key == key &&
+			    t->rows[i].depth == d - 1) {
 				t->sel = i;
 				return;
 			}
@@ -399,7 +402,7 @@ stree_refresh(struct stree *t)
 	sort_entries(t, NULL, 0);
 }
 
-/* ---- operations ------------------------------------------------------------- */
+/* ---- operations ---------------------------------------------------------- */
 
 static void
 set_open(struct stree *t, const struct stree_row *r, int open)
@@ -501,7 +504,7 @@ stree_label(const struct stree *t, uint32_t frame, char *buf, size_t size)
 	return buf;
 }
 
-/* ---- drawing ------------------------------------------------------------------ */
+/* ---- drawing ------------------------------------------------------------- */
 
 static const char *
 header(const struct stree *t)

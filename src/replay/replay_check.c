@@ -326,9 +326,10 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 		    r->fwd_issues[i].msg);
 	c->n_issues += r->n_fwd_issues - r->n_fwd_kept;
 	if (r->info.n_undo_anomalies > 0)
-		ISSUE(c, REPLAY_EV_END, 0, "%" PRIu64 " events do not fit the "
-		    "final segments when undone backwards",
-		    r->info.n_undo_anomalies);
+		ISSUE(c, REPLAY_EV_END, 0, "%" PRIu64 " %s the final "
+		    "segments when undone backwards",
+		    r->info.n_undo_anomalies, r->info.n_undo_anomalies == 1 ?
+		    "event does not fit" : "events do not fit");
 	if (replay_seek(r, (int64_t)r->n - 1, err) != 0) {
 		replay_check_destroy(c);
 		return -1;
@@ -347,10 +348,11 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 			    "allocates it; treated as one allocated block",
 			    sg->hdr.size);
 	if (r->info.n_aligned > 0)
-		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " allocs start at a "
+		NOTE(c, REPLAY_EV_END, 0, "%" PRIu64 " %s at a "
 		    "16 KiB boundary inside a free block, the part below "
 		    "staying free (torch_npu aligns large blocks in expandable "
-		    "segments)", r->info.n_aligned);
+		    "segments)", r->info.n_aligned,
+		    r->info.n_aligned == 1 ? "alloc starts" : "allocs start");
 	if (r->info.legacy_no_trace)
 		NOTE(c, REPLAY_EV_END, 0, "no trace events: only the state at "
 		    "the end is known");

@@ -27,11 +27,12 @@
 enum replay_round_rule { REPLAY_ROUND_CUDA, REPLAY_ROUND_NPU };
 
 struct replay_round_evidence {
-	uint64_t cuda_blocks, npu_blocks;	/* live blocks that fit one rule */
-	uint64_t cuda_gaps, npu_gaps;		/* trace gaps that fit one rule */
-	int npu_flag;				/* the file looks like torch_npu */
-	int scanned;				/* the trace was read */
-	int rule;				/* the verdict */
+	/* live blocks and trace gaps that fit one rule */
+	uint64_t cuda_blocks, npu_blocks;
+	uint64_t cuda_gaps, npu_gaps;
+	int npu_flag;		/* the file looks like torch_npu */
+	int scanned;		/* the trace was read */
+	int rule;		/* the verdict */
 };
 
 /* Detects the rule of device d of s; ev may be NULL. */

@@ -154,10 +154,17 @@ struct loader {
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
 };
 
+/* Fibonacci hashing: the multiply spreads nearby offsets apart. */
+static inline uint32_t
+scache_slot(uint64_t off)
+{
+	return (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
+}
+
 static inline uint16_t
 scache_get(struct scache *c, uint64_t off, int *hit)
 {
-	uint32_t h = (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
+	uint32_t h = scache_slot(off);
 
 	*hit = c->off[h] == off + 1;
 	return c->code[h];
@@ -166,7 +173,7 @@ scache_get(struct scache *c, uint64_t off, int *hit)
 static void
 scache_put(struct scache *c, uint64_t off, uint16_t code)
 {
-	uint32_t h = (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> (64 - SCACHE_BITS));
+	uint32_t h = scache_slot(off);
 
 	c->off[h] = off + 1;
 	c->code[h] = code;
@@ -183,7 +190,8 @@ key_lookup(struct loader *L, const struct pkl_value *k)
 	p = pkl_str(L->r, k, &len);
 	code = K_UNKNOWN;
 	for (i = 1; i < K_COUNT; i++)
-		if (strlen(key_names[i]) == len && memcmp(key_names[i], p, len) == 0) {
+		if (strlen(key_names[i]) == len &&
+		    memcmp(key_names[i], p, len) == 0) {
 			code = (uint16_t)i;
 			break;
 		}
@@ -280,8 +288,8 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 	k = key_of(L, key);
 	switch (parent) {
 	case C_NONE:
-		if (key == NULL && index == 0 &&
-		    (kind == PKL_LIST || kind == PKL_DICT) && L->root_kind == 0) {
+		if (key == NULL && index == 0 && L->root_kind == 0 &&
+		    (kind == PKL_LIST || kind == PKL_DICT)) {
 			L->root_kind = kind;
 			return C_ROOT;
 		}
@@ -292,7 +300,8 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		switch (k) {
 		case K_SEGMENTS: return kind == PKL_LIST ? C_SEGMENTS : 0;
 		case K_DEVICE_TRACES: return kind == PKL_LIST ? C_TRACES : 0;
-		case K_ALLOCATOR_SETTINGS: return kind == PKL_DICT ? C_SETTINGS : 0;
+		case K_ALLOCATOR_SETTINGS:
+			return kind == PKL_DICT ? C_SETTINGS : 0;
 		case K_EXTERNAL_ANNOTATIONS:
 			return kind == PKL_LIST ? C_ANNOTATIONS : 0;
 		default: return C_OTHER;
@@ -370,7 +379,8 @@ pending_add(struct loader *L, const struct pkl_value *parent, int kind)
 	struct pending *p;
 	uint64_t ref = parent != NULL ? parent->v.ref : UINT64_MAX, at;
 
-	if (parent != NULL && u64map_get(&L->pend_map, pend_key(ref, kind), &at))
+	if (parent != NULL &&
+	    u64map_get(&L->pend_map, pend_key(ref, kind), &at))
 		return memset(&scratch, 0, sizeof scratch);
 	XGROW(L->pend, L->cap_pend, L->n_pend + 1);
 	p = &L->pend[L->n_pend];
@@ -399,8 +409,9 @@ pending_take(struct loader *L, const struct pkl_value *dict, int kind,
 	if (at != last) {
 		L->pend[at] = L->pend[last];
 		if (L->pend[at].parent_ref != UINT64_MAX)
-			u64map_put(&L->pend_map, pend_key(L->pend[at].parent_ref,
-			    L->pend[at].kind), at);
+			u64map_put(&L->pend_map,
+			    pend_key(L->pend[at].parent_ref, L->pend[at].kind),
+			    at);
 		if (L->hist_open == last)
 			L->hist_open = at;
 	}
@@ -438,7 +449,8 @@ take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
 
 	if (n > L->cap_frame_buf) {
 		L->cap_frame_buf = n;
-		L->frame_buf = xreallocarray(L->frame_buf, n, sizeof *L->frame_buf);
+		L->frame_buf = xreallocarray(L->frame_buf, n,
+		    sizeof *L->frame_buf);
 	}
 	for (i = 0; i < n; i++)
 		if (it[i].kind == PKL_ID && it[i].cls == ID_FRAME)
@@ -878,7 +890,8 @@ take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
 	if (root->kind == PKL_LIST) {
 		s->features |= SNAP_F_LEGACY_LIST;
 		if (pkl_count(L->r, root) > 0 && s->n_segments == 0)
-			return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
+			return sv_error_set(err, SV_ERR_FORMAT,
+			    pkl_offset(L->r),
 			    "not a memory snapshot: a list that holds no "
 			    "segment dicts");
 		return PKL_DROP;
@@ -988,7 +1001,8 @@ progress(void *ctx, uint64_t offset)
 	if (L->map != NULL)
 		mapfile_release(L->map, (size_t)offset, 8u << 20);
 	if (L->opts != NULL && L->opts->progress != NULL)
-		return L->opts->progress(L->opts->progress_ctx, offset, L->total);
+		return L->opts->progress(L->opts->progress_ctx, offset,
+		    L->total);
 	return 0;
 }
 

@@ -67,7 +67,7 @@ enum snap_feature {
 	SNAP_F_BLOCK_FRAMES = 1u << 4,   /* blocks carry frames (2.1+) */
 	SNAP_F_HISTORY = 1u << 5,        /* blocks carry legacy history */
 	SNAP_F_REQUESTED = 1u << 6,      /* requested_size present (2.0+) */
-	SNAP_F_TIME_US = 1u << 7,        /* trace entries carry time_us (2.2+) */
+	SNAP_F_TIME_US = 1u << 7,        /* trace entries have time_us (2.2+) */
 	SNAP_F_SETTINGS = 1u << 8,       /* allocator_settings (2.3+) */
 	SNAP_F_ANNOTATIONS = 1u << 9,    /* external_annotations (2.5+) */
 	SNAP_F_COMPILE_CONTEXT = 1u << 10, /* compile_context (2.8+) */
@@ -132,7 +132,7 @@ struct snap_trace {
 	uint64_t n;              /* number of events */
 	const struct snap_blkset *blk; /* block-coded events, or NULL */
 	uint8_t *action;         /* enum snap_action or unknown index */
-	uint64_t *addr;          /* block/segment address; device_free for oom */
+	uint64_t *addr;          /* block/segment address; oom: device_free */
 	uint64_t *size;
 	uint64_t *stream;
 	int64_t *time_us;        /* NULL when no event has time_us */

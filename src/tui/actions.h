@@ -22,7 +22,8 @@
 	    "Half a screen on / a page down")                                  \
 	_(ACT_FIRST, "first", "g", "<Home>", "Start of the trace / first row") \
 	_(ACT_LAST, "last", "G", "<End>", "End of the trace / last row")       \
-	_(ACT_ZOOM_IN, "zoom-in", "+", "=", "Zoom the timeline in at the cursor") \
+	_(ACT_ZOOM_IN, "zoom-in", "+", "=",                                    \
+	    "Zoom the timeline in at the cursor")                              \
 	_(ACT_ZOOM_OUT, "zoom-out", "-", "_", "Zoom the timeline out")         \
 	_(ACT_FIT, "fit", "0", "", "Show the whole trace")                     \
 	_(ACT_PAN_LEFT, "pan-left", "H", "", "Pan the timeline left")          \

@@ -182,18 +182,19 @@ export_confirm(struct app *a, int yes)
 	finish(a, fd, shown);
 }
 
-/* ---- copy ------------------------------------------------------------------ */
+/* ---- copy ---------------------------------------------------------------- */
 
 static void
 base64(const unsigned char *in, size_t n, char *out)
 {
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789+/";
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t i, k = 0;
 	uint32_t v;
 
 	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+		    in[i + 2];
 		out[k++] = t[v >> 18 & 63];
 		out[k++] = t[v >> 12 & 63];
 		out[k++] = t[v >> 6 & 63];
@@ -243,8 +244,8 @@ copy_stack(struct app *a, FILE *term)
 	 * base64: nothing of it reaches the terminal as a command */
 	fprintf(term, "\033]52;c;%s\a", b64);
 	fflush(term);
-	app_msg(a, "copied the stack (%zu lines) to the clipboard (OSC 52)",
-	    lines);
+	app_msg(a, "copied the stack (%zu line%s) to the clipboard "
+	    "(OSC 52)", lines, lines == 1 ? "" : "s");
 	free(b64);
 	free(text);
 }

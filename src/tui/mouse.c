@@ -52,8 +52,8 @@ click_segments(struct app *a, const struct rect *r, int x, int y)
 	i = x - (r->x + SEGMAP_PREFIX_W + 1);
 	if (bw >= 4 && i >= 0 && i < bw) {
 		/* the middle of the cell */
-		addr = sg->addr + (uint64_t)((long double)sg->size * (2 * i + 1) /
-		    (2 * bw));
+		addr = sg->addr +
+		    (uint64_t)((long double)sg->size * (2 * i + 1) / (2 * bw));
 		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
 		    b < st->n_blocks; b++)
 			if (st->blocks[b].addr <= addr && addr -

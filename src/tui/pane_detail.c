@@ -119,20 +119,23 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks) {
 		const struct replay_block *b = &a->st->blocks[a->sv.sel_block];
-		const struct replay_segment *sg = &a->st->segments[a->sv.sel_seg];
+		const struct replay_segment *sg =
+		    &a->st->segments[a->sv.sel_seg];
 
 		snprintf(title, tsize, "Block %s %s %s - %s",
 		    fmt_addr(addr, sizeof addr, b->addr),
 		    fmt_size(sz, sizeof sz, b->size),
 		    state_names[b->state < 4 ? b->state : 3], life);
 		snprintf(info, isize, "size %s requested %s stream %" PRIu64
-		    " segment %s", sz, fmt_size(rq, sizeof rq, b->requested_size),
+		    " segment %s", sz,
+		    fmt_size(rq, sizeof rq, b->requested_size),
 		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr));
 		if (b->stack != 0)
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
 	}
-	if (t == NULL || a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n) {
+	if (t == NULL || a->view.cursor < 0 ||
+	    (uint64_t)a->view.cursor >= t->n) {
 		snprintf(title, tsize, "No event");
 		info[0] = '\0';
 		return 0;

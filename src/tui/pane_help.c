@@ -146,8 +146,8 @@ push_wrapped(struct hlines *h, const char *prefix, const char *text, int w,
 			if (n == 0)
 				n = room;
 		}
-		snprintf(line + strlen(line), sizeof line - strlen(line), "%.*s",
-		    n, text);
+		snprintf(line + strlen(line), sizeof line - strlen(line),
+		    "%.*s", n, text);
 		push(h, line, 0);
 		text += n;
 		while (*text == ' ')
@@ -183,8 +183,9 @@ entry_lines(struct hlines *h, const struct entry *e, int w)
 	int i;
 
 	for (i = 0; i < MAX_ACTS && e->act[i] != ACT_NONE; i++)
-		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s",
-		    i > 0 ? " " : "", key_shown(e->act[i], k, sizeof k));
+		snprintf(keys + strlen(keys), sizeof keys - strlen(keys),
+		    "%s%s", i > 0 ? " " : "",
+		    key_shown(e->act[i], k, sizeof k));
 	snprintf(prefix, sizeof prefix, " %-*s ", KEYS_W - 1, keys);
 	if ((int)strlen(prefix) > KEYS_W + 1) {
 		/* long keys: on a line of their own */

@@ -25,10 +25,10 @@ seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
 	snprintf(title, sizeof title, "%s @ %s%s - reserved %s alloc %s - "
-	    "free int %s ext %s - largest %s - %" PRIu64 " segs",
+	    "free int %s ext %s - largest %s - %" PRIu64 " seg%s",
 	    r->w >= 110 ? "Allocator state" : "State", at,
 	    state_exact(&a->src, a->view.cursor) ? "" : " (final)", res, al,
-	    fi, fe, lf, t->n_segments);
+	    fi, fe, lf, t->n_segments, t->n_segments == 1 ? "" : "s");
 	pane_title(a, cb, r, focused, title);
 	if (a->sv.sel_seg != SEGMAP_NONE && rows > 0) {
 		if (a->sv.sel_seg < a->sv.first)
@@ -71,7 +71,8 @@ select_block(struct app *a, int dir)
 	b = a->sv.sel_block;
 	if (b == SEGMAP_NONE || b < sg->first_block ||
 	    b >= sg->first_block + sg->n_blocks)
-		b = dir > 0 ? sg->first_block : sg->first_block + sg->n_blocks - 1;
+		b = dir > 0 ? sg->first_block :
+		    sg->first_block + sg->n_blocks - 1;
 	else if (dir > 0 && b + 1 < sg->first_block + sg->n_blocks)
 		b++;
 	else if (dir < 0 && b > sg->first_block)
@@ -84,7 +85,8 @@ select_block(struct app *a, int dir)
 static int
 seg_action(struct app *a, enum action act, const struct rect *r)
 {
-	int64_t cur = a->sv.sel_seg == SEGMAP_NONE ? -1 : (int64_t)a->sv.sel_seg;
+	int64_t cur = a->sv.sel_seg == SEGMAP_NONE ? -1 :
+	    (int64_t)a->sv.sel_seg;
 	int page = r->h > 2 ? r->h - 2 : 1;
 
 	switch (act) {

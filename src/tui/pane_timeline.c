@@ -64,7 +64,8 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		    a->view.ymax));
 		title_add(t, sizeof t, p);
 	}
-	snprintf(p, sizeof p, " - %s events", n);
+	snprintf(p, sizeof p, " - %s event%s", n,
+	    a->tl.n_events == 1 ? "" : "s");
 	title_add(t, sizeof t, p);
 	if (a->view.time_axis && a->tm.time_ok)
 		title_add(t, sizeof t, " - time axis");

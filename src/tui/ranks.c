@@ -390,7 +390,8 @@ cmp_step(struct rk *r, struct cmp *c, int64_t k)
 	uint64_t na = c->s[0].steps.n, nb = c->s[1].steps.n;
 
 	if (k < 0 || (uint64_t)k >= na || (uint64_t)k >= nb) {
-		rk_msgf(r, "A has %" PRIu64 " steps, B %" PRIu64, na, nb);
+		rk_msgf(r, "A has %" PRIu64 " step%s, B %" PRIu64, na,
+		    na == 1 ? "" : "s", nb);
 		return;
 	}
 	c->step = k;
@@ -667,8 +668,8 @@ draw_cmp(struct cmp *c, struct cellbuf *cb, int utf8)
 		    list_h - list_h / 2, utf8);
 	} else {
 		snprintf(title, sizeof title, "Call sites by the change in "
-		    "live bytes at the cursor, B - A - %" PRIu64 " sites",
-		    c->df.n_rows);
+		    "live bytes at the cursor, B - A - %" PRIu64 " site%s",
+		    c->df.n_rows, c->df.n_rows == 1 ? "" : "s");
 		title_bar(cb, y + 2, title, utf8);
 		draw_sites(cb, c, list_y, list_h, utf8);
 	}
@@ -747,8 +748,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
-	snprintf(line, sizeof line, " device %u, %" PRIu64 " events, %"
+	snprintf(line, sizeof line, " device %u, %" PRIu64 " event%s, %"
 	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device, d->events,
+	    d->events == 1 ? "" : "s",
 	    d->n_steps, d->n_steps == 1 ? "" : "s",
 	    an_steps_source_text((int)d->steps_source), d->ooms,
 	    d->ooms == 1 ? "" : "s");
@@ -783,8 +785,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	cellbuf_puts(cb, 0, y + 4, line, cb->w, UIC_DEFAULT, 0);
 	if (d->leak_site[0] != '\0') {
 		snprintf(line, sizeof line, " leak suspect: +%s a step (%"
-		    PRIu64 " steps) at ", sv_fmt_size(a, sizeof a,
-		    d->leak_per_step), d->leak_steps);
+		    PRIu64 " step%s) at ", sv_fmt_size(a, sizeof a,
+		    d->leak_per_step), d->leak_steps,
+		    d->leak_steps == 1 ? "" : "s");
 		snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
 		    fit_left(fit, sizeof fit, shown(site, sizeof site,
 		    d->leak_site), cb->w - (int)strlen(line) - 1, utf8));

@@ -6,8 +6,8 @@
  *
  * Environment: SNAPVIEW_SCRIPT=FILE runs headless (newterm on /dev/null)
  * from a key script (tui/script.h); LINES/COLUMNS fix its size;
- * SNAPVIEW_LATENCY_LOG=FILE writes per key "name wall_us cpu_us"; NO_COLOR disables
- * colours.
+ * SNAPVIEW_LATENCY_LOG=FILE writes per key "name wall_us cpu_us";
+ * NO_COLOR disables colours.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -126,7 +126,8 @@ reset_add(const char *cap)
 	if (s == NULL || s == (char *)-1)
 		return;
 	for (; *s != '\0'; s++) {
-		if (s[0] == '$' && s[1] == '<' && (e = strchr(s, '>')) != NULL) {
+		if (s[0] == '$' && s[1] == '<' &&
+		    (e = strchr(s, '>')) != NULL) {
 			s = e;
 			continue;
 		}
@@ -188,8 +189,9 @@ ui_init(void)
 		screen = newterm(NULL, stdout, stdin);
 	}
 	if (screen == NULL) {
-		fprintf(stderr, "snapview: unknown terminal type '%s'; set TERM "
-		    "or use 'snapview stats FILE'\n", term ? term : "");
+		fprintf(stderr, "snapview: unknown terminal type '%s'; "
+		    "set TERM or use 'snapview stats FILE'\n",
+		    term ? term : "");
 		return 1;
 	}
 	set_term(screen);
@@ -197,8 +199,9 @@ ui_init(void)
 	cup = tigetstr("cup");
 	if (!scripted && (cup == NULL || cup == (char *)-1)) {
 		ui_done();
-		fprintf(stderr, "snapview: terminal '%s' cannot move the cursor; "
-		    "use a full-screen terminal or 'snapview stats FILE'\n",
+		fprintf(stderr, "snapview: terminal '%s' cannot move the "
+		    "cursor; use a full-screen terminal or "
+		    "'snapview stats FILE'\n",
 		    term ? term : "");
 		return 1;
 	}
@@ -241,7 +244,8 @@ blit(const struct cellbuf *cb)
 
 	for (y = 0; y < cb->h && y < LINES; y++)
 		for (x = 0; x < cb->w && x < COLS; x++) {
-			const struct cell *c = &cb->cells[(size_t)y * cb->w + x];
+			const struct cell *c =
+			    &cb->cells[(size_t)y * cb->w + x];
 			short pair;
 			attr_t at = colors_attr(c->color, c->attr, &pair);
 
@@ -285,8 +289,8 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	if (left == NULL && set != NULL)
 		left = rk_hint();
 	if (left == NULL)
-		left = "h/l move  +/- zoom  Tab pane  p peak  / search  ? help  "
-		       "q quit";
+		left = "h/l move  +/- zoom  Tab pane  p peak  / search  "
+		       "? help  q quit";
 	fmt_event(cur, sizeof cur, app.view.cursor);
 	fmt_count(n, sizeof n, app.tl.n_events);
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
@@ -665,7 +669,8 @@ ui_loop(void)
 			continue;
 		t0 = now_us();
 		c0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
-		f = act != ACT_NONE ? dispatch((enum action)act) : handle_key(k);
+		f = act != ACT_NONE ? dispatch((enum action)act) :
+		    handle_key(k);
 		if (f & UI_QUIT)
 			break;
 		if (f & UI_RELAYOUT)
@@ -683,7 +688,7 @@ ui_loop(void)
 	return got_signal ? 128 + got_signal : 0;
 }
 
-/* ---- loading -------------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------- */
 
 /* The loading screen: line, a bar at pct, "q cancels". */
 static void
@@ -872,7 +877,7 @@ wants_set(const struct tui_opts *o)
 	return stat(o->file, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* ---- entry ----------------------------------------------------------------- */
+/* ---- entry --------------------------------------------------------------- */
 
 /* Reads the rules file at path into cat_rules: 0, or -1 with one line
  * "snapview: FILE: line N: reason" printed and the exit status in *rc. */

@@ -140,7 +140,8 @@ refresh(struct app *a, struct blocks_view *v)
 		for (b = st->segments[s].first_block; b < st->segments[s]
 		    .first_block + st->segments[s].n_blocks &&
 		    b < st->n_blocks; b++) {
-			if (st->blocks[b].state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
+			if (st->blocks[b].state !=
+			    SNAP_BLOCK_ACTIVE_ALLOCATED &&
 			    st->blocks[b].state !=
 			    SNAP_BLOCK_ACTIVE_PENDING_FREE)
 				continue;

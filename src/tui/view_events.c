@@ -177,15 +177,15 @@ detail(struct app *a, struct events_view *v)
 	an = snap_action_name(snap_ev_action(t, i));
 	fmt_event(ev, sizeof ev, (int64_t)i);
 	if (snap_ev_action(t, i) == SNAP_OOM)
-		snprintf(d->title, sizeof d->title, "Event %s oom - request %s, "
-		    "device free %s", ev, fmt_size(sz, sizeof sz,
-		    snap_ev_size(t, i)), fmt_size(fr, sizeof fr,
-		    snap_ev_addr(t, i)));
+		snprintf(d->title, sizeof d->title, "Event %s oom - "
+		    "request %s, device free %s", ev,
+		    fmt_size(sz, sizeof sz, snap_ev_size(t, i)),
+		    fmt_size(fr, sizeof fr, snap_ev_addr(t, i)));
 	else
 		snprintf(d->title, sizeof d->title, "Event %s %s %s %s", ev,
-		    an != NULL ? an : "(unknown action)", fmt_addr(ad, sizeof ad,
-		    snap_ev_addr(t, i)), fmt_size(sz, sizeof sz,
-		    snap_ev_size(t, i)));
+		    an != NULL ? an : "(unknown action)",
+		    fmt_addr(ad, sizeof ad, snap_ev_addr(t, i)),
+		    fmt_size(sz, sizeof sz, snap_ev_size(t, i)));
 	snprintf(d->info, sizeof d->info, "stream %" PRIu64 " - Enter: move "
 	    "the cursor here", snap_ev_stream(t, i));
 	d->stack = snap_ev_stack(t, i);

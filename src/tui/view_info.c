@@ -49,6 +49,7 @@ facts(struct app *a, struct info_view *v)
 {
 	const struct snapshot *s = a->snap;
 	struct an_stats st;
+	uint64_t nst;
 	char b0[FMT_BUF], b1[FMT_BUF], name[200], acts[256];
 	unsigned i;
 	size_t len = 0;
@@ -57,14 +58,17 @@ facts(struct app *a, struct info_view *v)
 	add(v, "File          %s", name);
 	add(v, "Format        %s, pickle protocol %d, %s", snap_format_label(s),
 	    s->protocol, fmt_size(b0, sizeof b0, s->source_size));
-	add(v, "Stacks        %s distinct stacks over %s frames; %u "
-	    "annotations", fmt_count(b0, sizeof b0, s->n_stacks > 0 ?
-	    s->n_stacks - 1 : 0), fmt_count(b1, sizeof b1, s->n_frames),
-	    s->n_annotations);
+	nst = s->n_stacks > 0 ? s->n_stacks - 1 : 0;
+	add(v, "Stacks        %s distinct stack%s over %s frame%s; %u "
+	    "annotation%s", fmt_count(b0, sizeof b0, nst),
+	    nst == 1 ? "" : "s", fmt_count(b1, sizeof b1, s->n_frames),
+	    s->n_frames == 1 ? "" : "s", s->n_annotations,
+	    s->n_annotations == 1 ? "" : "s");
 	an_stats(s, a->device, &a->tl, &st);
-	add(v, "Device        %u of %u: %s events, %" PRIu64 " stream%s",
+	add(v, "Device        %u of %u: %s event%s, %" PRIu64 " stream%s",
 	    a->device, a->n_devices, fmt_count(b0, sizeof b0, st.events),
-	    st.streams, st.streams == 1 ? "" : "s");
+	    st.events == 1 ? "" : "s", st.streams,
+	    st.streams == 1 ? "" : "s");
 	acts[0] = '\0';
 	for (i = 0; i <= SNAP_ACTION_COUNT; i++) {
 		if (st.by_action[i] == 0)
@@ -85,15 +89,18 @@ facts(struct app *a, struct info_view *v)
 	    st.time_last - st.time_first >= 0)
 		add(v, "Time          %s from the first event to the last",
 		    fmt_duration(b0, sizeof b0, st.time_last - st.time_first));
-	add(v, "Final state   %" PRIu64 " segments (%" PRIu64 " expandable, %"
+	add(v, "Final state   %" PRIu64 " segment%s (%" PRIu64 " expandable, %"
 	    PRIu64 " in private pools), %s reserved, %s allocated",
-	    st.seg.sum.n_segments, st.seg.expandable, st.seg.private_pool,
+	    st.seg.sum.n_segments, st.seg.sum.n_segments == 1 ? "" : "s",
+	    st.seg.expandable, st.seg.private_pool,
 	    fmt_size(b0, sizeof b0, st.seg.sum.reserved), fmt_size(b1,
 	    sizeof b1, st.seg.sum.alloc_requested));
-	add(v, "Not in trace  %s frees without their alloc (recording began "
-	    "later), %s blocks alive from before the first event",
+	add(v, "Not in trace  %s free%s without their alloc (recording began "
+	    "later), %s block%s alive from before the first event",
 	    fmt_count(b0, sizeof b0, st.frees_without_alloc),
-	    fmt_count(b1, sizeof b1, st.ghost_blocks));
+	    st.frees_without_alloc == 1 ? "" : "s",
+	    fmt_count(b1, sizeof b1, st.ghost_blocks),
+	    st.ghost_blocks == 1 ? "" : "s");
 }
 
 static void
@@ -129,23 +136,24 @@ check(struct app *a, struct info_view *v)
 
 	add(v, "%s", "");
 	if (app_check(a, 1) < 0) {
-		add(v, "Replay: none (the file cannot be replayed): the segment "
-		    "map shows the final state");
+		add(v, "Replay: none (the file cannot be replayed): "
+		    "the segment map shows the final state");
 		return;
 	}
 	ri = replay_info(a->src.replay);
-	add(v, "Replay: %s pre-trace blocks reconstructed, checkpoints every "
-	    "%s events", fmt_count(b0, sizeof b0, ri->n_pre_blocks),
-	    fmt_count(b1, sizeof b1, ri->k));
+	add(v, "Replay: %s pre-trace block%s reconstructed, checkpoints "
+	    "every %s events", fmt_count(b0, sizeof b0, ri->n_pre_blocks),
+	    ri->n_pre_blocks == 1 ? "" : "s", fmt_count(b1, sizeof b1, ri->k));
 	if (a->chk.n_issues == 0) {
 		add(v, "Check: OK - the replay reproduces the file's final "
-		    "segments (%" PRIu64 " segments, %" PRIu64 " blocks)",
-		    a->chk.n_segments, a->chk.n_blocks);
+		    "segments (%" PRIu64 " segment%s, %" PRIu64 " block%s)",
+		    a->chk.n_segments, a->chk.n_segments == 1 ? "" : "s",
+		    a->chk.n_blocks, a->chk.n_blocks == 1 ? "" : "s");
 		return;
 	}
-	add(v, "Check: INCONSISTENT - %s mismatches with the file (! goes to "
-	    "the first); the map may be wrong", fmt_count(b0, sizeof b0,
-	    a->chk.n_issues));
+	add(v, "Check: INCONSISTENT - %s mismatch%s with the file (! goes "
+	    "to the first); the map may be wrong", fmt_count(b0, sizeof b0,
+	    a->chk.n_issues), a->chk.n_issues == 1 ? "" : "es");
 	for (i = 0; i < a->chk.n_kept && i < MAX_ISSUES_SHOWN; i++) {
 		const struct replay_issue *is = &a->chk.issues[i];
 

@@ -135,17 +135,18 @@ build(struct app *a, struct oom_view *v, int w)
 		char lb[32];
 
 		snprintf(lb, sizeof lb, "stream %" PRIu64, s->stream);
-		snprintf(t, sizeof t, "%" PRIu64 " segments, %s reserved, %s "
+		snprintf(t, sizeof t, "%" PRIu64 " segment%s, %s reserved, %s "
 		    "free, largest free block %s%s", s->segments,
+		    s->segments == 1 ? "" : "s",
 		    fmt_size(b0, sizeof b0, s->reserved), fmt_size(b1,
 		    sizeof b1, s->free_bytes), fmt_size(b2, sizeof b2,
 		    s->largest_free), s->largest_free < e->request ?
 		    " < request" : "");
 		line(v, lb, t, w, e->stack);
 	}
-	snprintf(t, sizeof t, "live by call site (%s in %s blocks):",
+	snprintf(t, sizeof t, "live by call site (%s in %s block%s):",
 	    fmt_size(b0, sizeof b0, e->live.bytes), fmt_count(b1, sizeof b1,
-	    e->live.count));
+	    e->live.count), e->live.count == 1 ? "" : "s");
 	snprintf(push(v, e->stack)->text, sizeof v->rows[0].text, "%.200s", t);
 	for (i = 0; i < e->live.n_roots; i++) {
 		const struct an_top_node *nd = &e->live.nodes[e->live.roots[i]];
@@ -252,7 +253,8 @@ oo_sync(struct app *a, void *priv)
 	if (a->view.cursor != v->follow) {
 		v->follow = a->view.cursor;
 		for (k = 0; k < v->oom.n_events; k++)
-			if (v->oom.events[k].ev == a->view.cursor && k != v->k) {
+			if (v->oom.events[k].ev == a->view.cursor &&
+			    k != v->k) {
 				v->k = k;
 				v->sel = 0;
 			}

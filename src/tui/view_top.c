@@ -208,9 +208,10 @@ tp_title(struct app *a, struct top_view *v, char *t, size_t size)
 		anlist_cut_label(raw, 48, a->utf8, lab, sizeof lab);
 		snprintf(in, sizeof in, " - under %s", lab);
 	}
-	snprintf(t, size, "Top @ %s - %s live in %s blocks%s%s%s",
+	snprintf(t, size, "Top @ %s - %s live in %s block%s%s%s%s",
 	    fmt_event(e, sizeof e, v->at), fmt_size(b, sizeof b, v->tree.bytes),
 	    fmt_count(c, sizeof c, v->tree.count),
+	    v->tree.count == 1 ? "" : "s",
 	    v->tree.grouped ? " - by category" : "",
 	    v->tree.framework ? " - every frame" : "", in);
 }

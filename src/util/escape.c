@@ -71,6 +71,13 @@ sv_is_invisible(uint32_t cp)
 	return i < n && invisible[i].lo <= cp;
 }
 
+/* C0 and C1 controls and DEL: they drive the terminal. */
+static int
+is_control(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+}
+
 struct out {
 	char *buf;
 	size_t size, used;
@@ -103,13 +110,12 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 		size_t k = sv_utf8_decode(p + i, len - i, &cp);
 		char esc[4] = {'\\', 'x', 0, 0};
 
-		if (k > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
-		    cp != '\\') {
+		if (k > 0 && !is_control(cp) && cp != '\\') {
 			if (sv_is_invisible(cp)) {
 				char u[12];
 
-				put(&o, u, (size_t)snprintf(u, sizeof u, "\\u{%04x}",
-				    (unsigned)cp));
+				put(&o, u, (size_t)snprintf(u, sizeof u,
+				    "\\u{%04x}", (unsigned)cp));
 			} else {
 				put(&o, s + i, k);
 			}
@@ -152,8 +158,7 @@ sv_escape_fputs(FILE *f, const char *s)
 	while (len > 0) {
 		size_t chunk = len < 100 ? len : 100;
 
-		while (chunk < len && ((unsigned char)s[chunk] & 0xc0) == 0x80 &&
-		    chunk < len)
+		while (chunk < len && ((unsigned char)s[chunk] & 0xc0) == 0x80)
 			chunk++;
 		sv_escape(buf, sizeof buf, s, chunk);
 		fputs(buf, f);
@@ -181,8 +186,7 @@ sv_json_string(FILE *f, const char *s, size_t len)
 		if (cp == '"' || cp == '\\') {
 			fputc('\\', f);
 			fputc((int)cp, f);
-		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
-		    sv_is_invisible(cp)) {
+		} else if (is_control(cp) || sv_is_invisible(cp)) {
 			/* JSON escapes are UTF-16: past U+FFFF, a pair */
 			if (cp > 0xffff)
 				fprintf(f, "\\u%04x\\u%04x",

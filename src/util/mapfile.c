@@ -27,7 +27,8 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
 		    strerror(errno));
 	if (fstat(fd, &st) != 0) {
-		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s", strerror(errno));
+		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
 		close(fd);
 		return -1;
 	}

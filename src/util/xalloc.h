@@ -42,6 +42,7 @@ void xalloc_hint_huge(void *p, size_t bytes);
  */
 void xalloc_tune(void);
 
-#define XGROW(arr, cap, need) ((arr) = xgrow((arr), &(cap), (need), sizeof *(arr)))
+#define XGROW(arr, cap, need) \
+	((arr) = xgrow((arr), &(cap), (need), sizeof *(arr)))
 
 #endif

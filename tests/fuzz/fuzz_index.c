@@ -173,7 +173,8 @@ write_seeds(const char *out)
 		opts(&o);
 		o.force_rebuild = 1;
 		if (idx_open(src[i], &o, &ix, &err) != 0) {
-			fprintf(stderr, "fuzz_index: %s: %s\n", src[i], err.msg);
+			fprintf(stderr, "fuzz_index: %s: %s\n", src[i],
+			    err.msg);
 			abort();
 		}
 		idx_close(ix);
@@ -332,9 +333,12 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 		uint64_t so, sl;
 
 		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < 6 ||
-		    e->via.array.ptr[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-		    e->via.array.ptr[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-		    e->via.array.ptr[5].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		    e->via.array.ptr[1].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[2].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    e->via.array.ptr[5].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER)
 			continue;
 		so = e->via.array.ptr[1].via.u64;
 		sl = e->via.array.ptr[2].via.u64;

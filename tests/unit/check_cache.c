@@ -153,7 +153,7 @@ opts_init(struct idx_opts *o, struct warns *w, const char *cache_dir)
 	o->warn_ctx = w;
 }
 
-/* ---- SNAPVIEW_CACHE_MAX ---------------------------------------------------- */
+/* ---- SNAPVIEW_CACHE_MAX -------------------------------------------------- */
 
 START_TEST(test_parse_size)
 {
@@ -177,8 +177,8 @@ START_TEST(test_parse_size)
 
 	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
 		v = 12345;
-		ck_assert_msg((idx_cache_parse_size(c[i].s, &v) == 0) == c[i].ok,
-		    "'%s'", c[i].s);
+		ck_assert_msg((idx_cache_parse_size(c[i].s, &v) == 0) ==
+		    c[i].ok, "'%s'", c[i].s);
 		if (c[i].ok)
 			ck_assert_msg(v == c[i].v, "'%s': %llu", c[i].s,
 			    (unsigned long long)v);
@@ -204,7 +204,7 @@ START_TEST(test_limit_env)
 }
 END_TEST
 
-/* ---- entries, eviction, clearing ---------------------------------------------- */
+/* ---- entries, eviction, clearing ----------------------------------------- */
 
 #define E1 "0123456789abcdef-a.pickle.snapidx"
 #define E2 "fedcba9876543210-b.pickle.snapidx"
@@ -420,7 +420,7 @@ START_TEST(test_foreign_owner_kept)
 }
 END_TEST
 
-/* ---- through idx_open ------------------------------------------------------ */
+/* ---- through idx_open ---------------------------------------------------- */
 
 static mode_t
 mode_of(const char *p)

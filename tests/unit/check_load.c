@@ -56,8 +56,8 @@ dump_stack(FILE *f, const struct snapshot *s, uint32_t st)
 	for (i = 0; i < n; i++) {
 		const struct snap_frame *x = &s->frames[fr[i]];
 
-		fprintf(f, "%s%s@%s:%" PRIu64, i ? "|" : "", snap_str(s, x->name),
-		    snap_str(s, x->filename), x->line);
+		fprintf(f, "%s%s@%s:%" PRIu64, i ? "|" : "",
+		    snap_str(s, x->name), snap_str(s, x->filename), x->line);
 	}
 }
 
@@ -79,7 +79,8 @@ dump(FILE *f, const struct snapshot *s)
 		dump_stack(f, s, g->stack);
 		fprintf(f, "\n");
 		for (j = 0; j < g->n_blocks; j++) {
-			const struct snap_block *b = &s->blocks[g->first_block + j];
+			const struct snap_block *b =
+			    &s->blocks[g->first_block + j];
 
 			fprintf(f, "block addr=%" PRIu64 " size=%" PRIu64
 				   " req=%" PRIu64 " state=%d stack=",

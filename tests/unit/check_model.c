@@ -67,7 +67,8 @@ START_TEST(test_model_trace_columns)
 
 	ck_assert_uint_eq(s->n_traces, 3);
 	for (i = 0; i < 3000; i++) {
-		uint64_t k = snap_trace_push(s, t, SNAP_ALLOC, i * 512, i, 0, 0);
+		uint64_t k = snap_trace_push(s, t, SNAP_ALLOC, i * 512, i, 0,
+		    0);
 
 		if (i == 2000)
 			snap_trace_set_time(t, k, 1700000000000000LL);

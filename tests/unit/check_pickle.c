@@ -92,7 +92,8 @@ describe(struct pkl_reader *r, const struct pkl_value *v, char *buf,
 	case PKL_SET:
 	case PKL_DICT:
 		it = pkl_items(r, v, &n);
-		app(buf, size, v->kind == PKL_LIST ? "[" : v->kind == PKL_TUPLE ? "(" : "{");
+		app(buf, size, v->kind == PKL_LIST ? "[" :
+		    v->kind == PKL_TUPLE ? "(" : "{");
 		for (i = 0; i < n; i++) {
 			if (i)
 				app(buf, size, ",");
@@ -104,7 +105,8 @@ describe(struct pkl_reader *r, const struct pkl_value *v, char *buf,
 				describe(r, &it[i], buf, size);
 			}
 		}
-		app(buf, size, v->kind == PKL_LIST ? "]" : v->kind == PKL_TUPLE ? ")" : "}");
+		app(buf, size, v->kind == PKL_LIST ? "]" :
+		    v->kind == PKL_TUPLE ? ")" : "}");
 		break;
 	default: app(buf, size, "?"); break;
 	}
@@ -161,14 +163,15 @@ run(const void *buf, size_t len, struct rec *rc, struct sv_error *err)
 		ck_assert_str_eq(rc_.root_items, want);                        \
 	} while (0)
 
-#define RUN_FAIL(bytes, want_code, frag)                                            \
+#define RUN_FAIL(bytes, want_code, frag)                                       \
 	do {                                                                   \
 		struct rec rc_;                                                \
 		struct sv_error e_;                                            \
 		int r_ = run(bytes, sizeof(bytes) - 1, &rc_, &e_);             \
 		ck_assert_int_eq(r_, -1);                                      \
-		ck_assert_int_eq(e_.code, want_code);                             \
-		ck_assert_msg(strstr(e_.msg, frag) != NULL, "msg: %s", e_.msg); \
+		ck_assert_int_eq(e_.code, want_code);                          \
+		ck_assert_msg(strstr(e_.msg, frag) != NULL,                    \
+		    "msg: %s", e_.msg);                                        \
 	} while (0)
 
 START_TEST(test_pickle_ints)
@@ -199,8 +202,10 @@ START_TEST(test_pickle_scalars)
 	RUN_OK("\x80\x04(\x8c\x02hiX\x03\x00\x00\x00" "abc"
 	       "\x8d\x01\x00\x00\x00\x00\x00\x00\x00zC\x01\x01l.",
 	    "['hi','abc','z',b'\001']");
-	RUN_OK("\x80\x04(B\x02\x00\x00\x00" "ab\x8e\x01\x00\x00\x00\x00\x00\x00\x00" "c"
-	       "\x96\x00\x00\x00\x00\x00\x00\x00\x00U\x01" "dT\x01\x00\x00\x00" "el.",
+	RUN_OK("\x80\x04(B\x02\x00\x00\x00" "ab"
+	       "\x8e\x01\x00\x00\x00\x00\x00\x00\x00" "c"
+	       "\x96\x00\x00\x00\x00\x00\x00\x00\x00"
+	       "U\x01" "dT\x01\x00\x00\x00" "el.",
 	    "[b'ab',b'c',b'','d','e']");
 }
 END_TEST
@@ -226,7 +231,8 @@ END_TEST
 
 START_TEST(test_pickle_memo)
 {
-	/* MEMOIZE / BINGET share one list; BINPUT / LONG_BINPUT / LONG_BINGET */
+	/* MEMOIZE / BINGET share one list; BINPUT / LONG_BINPUT /
+	 * LONG_BINGET */
 	RUN_OK("\x80\x04(]\x94K\x01" "ah\x00l.", "[[1],[1]]");
 	RUN_OK("\x80\x02(\x8c\x01xq\x05\x8c\x01yr\x00\x01\x00\x00"
 	       "h\x05j\x00\x01\x00\x00l.",
@@ -352,7 +358,8 @@ START_TEST(test_pickle_refused)
 		if (name == NULL)
 			continue;
 		switch (op) {
-#define PKL_CASE(id, byte, nm, kind) case byte: if (kind != PKL_OPK_CODE) continue; break;
+#define PKL_CASE(id, byte, nm, kind) \
+		case byte: if (kind != PKL_OPK_CODE) continue; break;
 			PKL_OPS_INFO(PKL_CASE)
 #undef PKL_CASE
 		default: continue;
@@ -378,7 +385,8 @@ START_TEST(test_pickle_malformed)
 	RUN_FAIL("\x80\x04X\xff\xff\xff\xff.", SV_ERR_FORMAT, "past the end");
 	RUN_FAIL("\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7f.", SV_ERR_FORMAT,
 	    "past the end");
-	RUN_FAIL("\x80\x04\x8b\xff\xff\xff\x7f.", SV_ERR_FORMAT, "past the end");
+	RUN_FAIL("\x80\x04\x8b\xff\xff\xff\x7f.", SV_ERR_FORMAT,
+	    "past the end");
 	RUN_FAIL("\x80\x04K\x01K\x02s.", SV_ERR_FORMAT, "underflow");
 	RUN_FAIL("\x80\x04K\x01K\x02K\x03s.", SV_ERR_FORMAT, "not a dict");
 	RUN_FAIL("\x80\x04K\x01(K\x02" "e.", SV_ERR_FORMAT, "not a list");

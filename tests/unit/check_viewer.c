@@ -287,7 +287,8 @@ START_TEST(test_viewer_tree_framework)
 	ck_assert_uint_eq(x.t.n_rows, 3);
 	ck_assert_str_eq(row_label(&x, 0), "/u/a.py:1 a");
 	ck_assert_uint_eq(x.t.rows[0].bytes, 400);
-	ck_assert_str_eq(row_label(&x, 2), "/x/site-packages/torch/nn.py:5 fwd");
+	ck_assert_str_eq(row_label(&x, 2),
+	    "/x/site-packages/torch/nn.py:5 fwd");
 	ck_assert_uint_eq(x.t.rows[2].bytes, 20);
 	/* grouped: the groups first */
 	x.t.framework = 0;
