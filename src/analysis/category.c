@@ -13,6 +13,7 @@
 
 #include "analysis/frame.h"
 #include "util/escape.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -198,9 +199,8 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 #define NO_RULE 0xffu
 #define RULE_TODO 0xfeu
 
-/* The cursors of the lookups made per element (allocs come in order). */
-enum { AT_PH, AT_OPT, AT_OPT_RUNS, AT_BWD_RUNS, AT_OPT_FREE, AT_ZG_FREE,
-	AT_N };
+/* The window lists classify looks events up in, each with its hint. */
+enum { H_PHASE, H_OPT, H_ZERO_GRAD, H_OPT_RUN, H_BWD_RUN, HINTS };
 
 struct ctx {
 	const struct snapshot *s;
@@ -224,11 +224,11 @@ struct ctx {
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
 	uint32_t *ftr;			/* per element: free traits */
-	struct an_at *at;		/* lookup cursors, AT_* */
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
 	uint64_t n_ws;
+	uint64_t hint[HINTS];		/* window_near's last answers */
 };
 
 static uint32_t
@@ -461,22 +461,66 @@ scan_events(struct ctx *c)
 	c->n_opt_runs = opt.n;
 }
 
-static int64_t
-phase_at(const struct ctx *c, int64_t ev)
-{
-	struct an_steps tmp;
+/* Windows (w) or steps (st) in event order, for window_near. */
+struct wlist {
+	const struct an_window *w;
+	const struct an_step *st;
+	int64_t ev;
+};
 
-	memset(&tmp, 0, sizeof tmp);
-	tmp.steps = (struct an_step *)c->ph;
-	tmp.n = c->n_ph;
-	return an_step_at_c(&tmp, ev, &c->at[AT_PH]);
+static int64_t
+wl_first(const struct wlist *l, uint64_t i)
+{
+	return l->w != NULL ? l->w[i].first : l->st[i].first;
+}
+
+static int
+wl_starts_by(const void *ctx, uint64_t i)
+{
+	const struct wlist *l = ctx;
+
+	return wl_first(l, i) <= l->ev;
+}
+
+/* an_window_at (w) or an_step_at (st) over n windows in event order,
+ * trying the window found last time for this list (*hint) and the one
+ * after it before a binary search: the elements come in event order, so
+ * it is nearly always one of those. The answer is the search's: the
+ * window after which the starts pass ev, whichever way it is found. */
+static int64_t
+window_near(const struct an_window *w, const struct an_step *st,
+    uint64_t n, uint64_t *hint, int64_t ev)
+{
+	struct wlist l = {w, st, ev};
+	uint64_t j, lo = UINT64_MAX;
+	int64_t last;
+
+	for (j = *hint; j < n && j <= *hint + 1; j++)
+		if (wl_first(&l, j) <= ev &&
+		    (j + 1 == n || wl_first(&l, j + 1) > ev)) {
+			lo = j + 1;
+			break;
+		}
+	if (lo == UINT64_MAX)
+		lo = sv_partition(0, n, wl_starts_by, &l);
+	if (lo == 0)
+		return -1;
+	*hint = lo - 1;
+	last = w != NULL ? w[lo - 1].last : st[lo - 1].last;
+	return last < ev ? -1 : (int64_t)lo - 1;
+}
+
+static int64_t
+phase_at(struct ctx *c, int64_t ev)
+{
+	return window_near(NULL, c->ph, c->n_ph, &c->hint[H_PHASE], ev);
 }
 
 /* Alive before the trace: never freed (tr: its own stack's traits), or
  * freed by the stack in e's stack (frees without an alloc carry the
  * free's stack; etr: its traits as an event). */
 static unsigned
-classify_before(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
+classify_before(struct ctx *c, const struct idx_elem *e, uint32_t tr,
     uint32_t etr)
 {
 	if (e->free_ev < 0) {
@@ -486,11 +530,12 @@ classify_before(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 			return AN_CAT_GRADIENT;
 		return AN_CAT_PARAMETER;
 	}
-	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || an_window_at_c(c->steps->opt,
-	    c->steps->n_opt, e->free_ev, &c->at[AT_OPT_FREE]) >= 0)
+	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || window_near(c->steps->opt,
+	    NULL, c->steps->n_opt, &c->hint[H_OPT], e->free_ev) >= 0)
 		return AN_CAT_OPTIMIZER_STATE;
-	if ((etr & AN_TR_ZERO_GRAD) || an_window_at_c(c->steps->zero_grad,
-	    c->steps->n_zero_grad, e->free_ev, &c->at[AT_ZG_FREE]) >= 0)
+	if ((etr & AN_TR_ZERO_GRAD) || window_near(c->steps->zero_grad,
+	    NULL, c->steps->n_zero_grad, &c->hint[H_ZERO_GRAD],
+	    e->free_ev) >= 0)
 		return AN_CAT_GRADIENT;
 	if (etr & AN_TR_BACKWARD)
 		return AN_CAT_ACTIVATION;
@@ -498,7 +543,7 @@ classify_before(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 }
 
 static unsigned
-classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
+classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
     uint32_t etr, uint32_t ftr)
 {
 	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bl;
@@ -519,12 +564,13 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	bl = c->bwd_last[p];
 	/* optimizer: alive after its annotation window, else after its
 	 * run of optimizer events */
-	w = an_window_at_c(c->steps->opt, c->steps->n_opt, a, &c->at[AT_OPT]);
+	w = window_near(c->steps->opt, NULL, c->steps->n_opt,
+	    &c->hint[H_OPT], a);
 	if (w >= 0 || (etr & (AN_TR_OPTIM | AN_TR_STEP))) {
 		if (w >= 0)
 			end = c->steps->opt[w].last;
-		else if ((w = an_window_at_c(c->opt_runs, c->n_opt_runs, a,
-		    &c->at[AT_OPT_RUNS])) >= 0)
+		else if ((w = window_near(c->opt_runs, NULL, c->n_opt_runs,
+		    &c->hint[H_OPT_RUN], a)) >= 0)
 			end = c->opt_runs[w].last;
 		else
 			end = c->ph[p].last;
@@ -533,8 +579,8 @@ classify(const struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	}
 	/* backward: alive after its run of backward events */
 	if (etr & AN_TR_BACKWARD) {
-		w = an_window_at_c(c->bwd_runs, c->n_bwd_runs, a,
-		    &c->at[AT_BWD_RUNS]);
+		w = window_near(c->bwd_runs, NULL, c->n_bwd_runs,
+		    &c->hint[H_BWD_RUN], a);
 		end = w >= 0 ? c->bwd_runs[w].last : bl;
 		return f < 0 || f > end ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
 	}
@@ -617,7 +663,6 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	memset(c.st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
 	c.fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c.fr_rule);
 	c.ftr = xcalloc((size_t)tl->n_elems + 1, sizeof *c.ftr);
-	c.at = xcalloc(AT_N, sizeof *c.at);
 	find_py_only(&c);
 	find_workspace(&c);
 	make_phases(&c, steps, (int64_t)tl->n_events);
@@ -639,7 +684,6 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
 		    c.ftr[k]);
 	}
-	free(c.at);
 	free(c.bwd_last);
 	free(c.bwd_runs);
 	free(c.opt_runs);

@@ -294,25 +294,29 @@ an_leaks_destroy(struct an_leaks *l)
 	memset(l, 0, sizeof *l);
 }
 
-static const struct idx_timeline *cmp_tl;
+struct leak_el {
+	uint64_t id;
+	struct idx_elem e;
+};
 
 static int
 cmp_elem_alloc(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	int64_t ex = idx_tl_elem(cmp_tl, x).alloc_ev, ey = idx_tl_elem(cmp_tl, y).alloc_ev;
+	const struct leak_el *x = a, *y = b;
 
-	if (ex != ey)
-		return ex < ey ? -1 : 1;
-	return x < y ? -1 : x > y;
+	if (x->e.alloc_ev != y->e.alloc_ev)
+		return x->e.alloc_ev < y->e.alloc_ev ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 void
 an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out)
 {
-	uint32_t *rank = NULL;
-	uint64_t i, k, key, max_key = 0, *pos;
+	uint32_t *rank = NULL, *in_site = NULL;
+	uint64_t i, k, key, max_key = 0, *pos, n = 0;
+	struct leak_el *found = NULL, *all;
+	size_t cap = 0, cap_site = 0;
 
 	memset(out, 0, sizeof *out);
 	out->n_sites = l->n_sites;
@@ -324,34 +328,42 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 	memset(rank, 0xff, ((size_t)max_key + 1) * sizeof *rank);
 	for (k = 0; k < l->n_sites; k++)
 		rank[leak_key(&l->sites[k])] = (uint32_t)k;
+	/* one pass over the elements (decoding them is the cost): the
+	 * leaked ones of the listed sites, with their site's rank */
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, l->from, l->to))
 			continue;
 		key = site_key(an_site_of(sites, e.stack), &e);
-		if (key < max_key && rank[key] != UINT32_MAX)
-			out->off[rank[key] + 1]++;
+		if (key >= max_key || rank[key] == UINT32_MAX)
+			continue;
+		XGROW(found, cap, (size_t)n + 1);
+		XGROW(in_site, cap_site, (size_t)n + 1);
+		found[n].id = i;
+		found[n].e = e;
+		in_site[n++] = rank[key];
+		out->off[rank[key] + 1]++;
 	}
 	for (k = 0; k < l->n_sites; k++)
 		out->off[k + 1] += out->off[k];
-	out->elems = xmalloc((out->off[l->n_sites] + 1) * sizeof *out->elems);
+	all = xmalloc((n + 1) * sizeof *all);
 	pos = xmalloc((l->n_sites + 1) * sizeof *pos);
 	memcpy(pos, out->off, (l->n_sites + 1) * sizeof *pos);
-	for (i = 0; i < tl->n_elems; i++) {
-		const struct idx_elem e = idx_tl_elem(tl, i);
-
-		if (!leaked(&e, l->from, l->to))
-			continue;
-		key = site_key(an_site_of(sites, e.stack), &e);
-		if (key < max_key && rank[key] != UINT32_MAX)
-			out->elems[pos[rank[key]]++] = i;
-	}
-	cmp_tl = tl;
+	for (i = 0; i < n; i++)
+		all[pos[in_site[i]]++] = found[i];
+	free(found);
+	free(in_site);
 	for (k = 0; k < l->n_sites; k++)
-		qsort(out->elems + out->off[k], out->off[k + 1] - out->off[k],
-		    sizeof *out->elems, cmp_elem_alloc);
-	cmp_tl = NULL;
+		qsort(all + out->off[k], out->off[k + 1] - out->off[k],
+		    sizeof *all, cmp_elem_alloc);
+	out->elems = xmalloc((n + 1) * sizeof *out->elems);
+	out->vals = xmalloc((n + 1) * sizeof *out->vals);
+	for (i = 0; i < n; i++) {
+		out->elems[i] = all[i].id;
+		out->vals[i] = all[i].e;
+	}
+	free(all);
 	free(pos);
 	free(rank);
 }
@@ -360,6 +372,7 @@ void
 an_leak_elems_destroy(struct an_leak_elems *le)
 {
 	free(le->elems);
+	free(le->vals);
 	free(le->off);
 	memset(le, 0, sizeof *le);
 }

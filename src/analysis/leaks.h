@@ -104,15 +104,17 @@ void an_leaks_destroy(struct an_leaks *l);
 /* The leaked blocks of each ranked site of l (computed from tl and sites
  * as an_leaks did): element ids of tl for l->sites[k] are
  * elems[off[k] .. off[k+1]), in alloc event order (blocks alive since
- * before the trace first). */
+ * before the trace first), and vals[] the elements themselves, so that
+ * a reader of one site's blocks decodes no element block. */
 struct an_leak_elems {
 	uint64_t *elems;
+	struct idx_elem *vals;
 	uint64_t *off;     /* n_sites + 1 entries */
 	uint64_t n_sites;
 };
 
-/* Fills out (caller-provided; free with an_leak_elems_destroy). O(n_elems
- * + leaked log leaked). */
+/* Fills out (caller-provided; free with an_leak_elems_destroy). Two
+ * passes over the elements, then O(leaked log leaked) in memory. */
 void an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_leaks *l, struct an_leak_elems *out);
 void an_leak_elems_destroy(struct an_leak_elems *le);

@@ -239,6 +239,53 @@ idx_timeline_build(const struct snapshot *s, uint32_t d,
 	return 0;
 }
 
+/* Event that created element k (not a ghost): its alloc, or the free of
+ * a block allocated before the trace. */
+static int64_t
+created_at(const struct idx_timeline *tl, uint64_t k)
+{
+	struct idx_elem e = idx_tl_elem(tl, k);
+
+	return e.alloc_ev >= 0 ? e.alloc_ev : e.free_ev;
+}
+
+uint64_t
+idx_tl_created(const struct idx_timeline *tl, int64_t i)
+{
+	uint64_t lo = 0, hi, mid, c, j;
+
+	if (i < 0 || tl->n_events == 0)
+		return 0;
+	if ((uint64_t)i >= tl->n_events)
+		i = (int64_t)tl->n_events - 1;
+	if (tl->evblk != NULL) {
+		/* the count before i's block, then its events up to i: an
+		 * event creates the element numbered by the count so far */
+		const struct snap_blkset *bs = tl->evblk;
+		const struct snap_blkdir *d = &bs->dir[snap_blk_find(bs,
+		    (uint64_t)i)];
+		const uint64_t *ee;
+
+		/* the block's column is decoded whole: from its first */
+		ee = snap_blk_at(bs, SNAP_COL_EV_ELEM, d->first, 8);
+		c = d->base[2];
+		for (j = 0; j <= (uint64_t)i - d->first; j++)
+			c += ee[j] == c;
+		return c;
+	}
+	/* elements are numbered in creation order: the first created
+	 * after i */
+	hi = tl->n_elems - tl->n_ghost;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (created_at(tl, mid) <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void
 idx_timeline_destroy(struct idx_timeline *tl)
 {

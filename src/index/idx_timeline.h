@@ -124,6 +124,12 @@ idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 	    k, sizeof(struct idx_elem));
 }
 
+/* Elements created by events 0..i (an alloc creates one, and so does the
+ * free of a block allocated before the trace): element k, not a ghost,
+ * was created by an event at or before i iff k < idx_tl_created(tl, i).
+ * 0 for i < 0. Reads the events of one block at most. */
+uint64_t idx_tl_created(const struct idx_timeline *tl, int64_t i);
+
 /* Builds tl for device d of s. Returns 0, or -1 with err set. The caller
  * owns tl's arrays: free with idx_timeline_destroy(). */
 int idx_timeline_build(const struct snapshot *s, uint32_t d,

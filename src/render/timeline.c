@@ -15,6 +15,7 @@
 #include "render/frames.h"
 #include "render/tl_int.h"
 #include "util/search.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 static const char *const stack_names[TL_STACK_COUNT] = {"allocation",
@@ -60,12 +61,16 @@ layer_elem(const struct tl_model *m, int layer, uint64_t k)
 	    TL_STACK_ALLOC, k);
 }
 
-/* Stacking key of an element: ghosts reversed, then pre-trace frees
+/* Stacking order of an element: ghosts reversed, then pre-trace frees
  * reversed, then trace allocations in order (memory_viz phase 3). */
+enum { CLS_GHOST, CLS_PRE, CLS_TRACE };
+
 struct keyed {
-	uint64_t key;
+	int cls;
+	uint64_t ord;   /* rank among the ghosts or the pre-trace frees, or
+			   the element */
 	uint64_t elem;
-	uint64_t size;
+	struct idx_elem e;
 };
 
 static int
@@ -73,14 +78,19 @@ cmp_keyed(const void *a, const void *b)
 {
 	const struct keyed *x = a, *y = b;
 
-	return x->key < y->key ? -1 : x->key > y->key;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (x->cls != CLS_TRACE)
+		return x->ord > y->ord ? -1 : x->ord < y->ord;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /* Min-heap on size (the k largest survive; ties keep the earlier). */
 static int
 heap_less(const struct keyed *x, const struct keyed *y)
 {
-	return x->size < y->size || (x->size == y->size && x->elem > y->elem);
+	return x->e.size < y->e.size || (x->e.size == y->e.size &&
+	    x->elem > y->elem);
 }
 
 static void
@@ -101,73 +111,74 @@ heap_sift(struct keyed *h, uint32_t n, uint32_t i)
 	}
 }
 
-/* The k largest elements of the layer, with their stacking keys. */
-static uint32_t
-pick_largest(const struct tl_model *m, int layer, uint32_t k,
-    struct keyed *out)
+/* The k largest elements of a layer, given one by one in order, with
+ * what drawing them needs. */
+struct picker {
+	struct keyed *h;
+	uint32_t k, n;
+	uint64_t ng, np;   /* ghosts and pre-trace frees seen */
+};
+
+static void
+pick_init(struct picker *p, uint32_t k)
 {
-	uint64_t i, n = layer_count(m, layer), ng = 0, np = 0, *ord;
-	uint32_t cnt = 0, j;
-
-	/* ranks among ghosts and among pre-trace elements */
-	ord = xcalloc(n + 1, sizeof *ord);
-	for (i = 0; i < n; i++) {
-		struct idx_elem e = layer_elem(m, layer, i);
-
-		if (e.flags & IDX_ELEM_GHOST)
-			ord[i] = ng++;
-		else if (e.flags & IDX_ELEM_PRE)
-			ord[i] = np++;
-	}
-	for (i = 0; i < n && k > 0; i++) {
-		struct idx_elem e = layer_elem(m, layer, i);
-		struct keyed kd;
-
-		if (e.size == 0)
-			continue;
-		kd.elem = i;
-		kd.size = e.size;
-		if (e.flags & IDX_ELEM_GHOST)
-			kd.key = ng - 1 - ord[i];
-		else if (e.flags & IDX_ELEM_PRE)
-			kd.key = ng + np - 1 - ord[i];
-		else
-			kd.key = ng + np + i;
-		if (cnt < k) {
-			out[cnt++] = kd;
-			if (cnt == k)
-				for (j = k / 2 + 1; j-- > 0;)
-					heap_sift(out, cnt, j);
-		} else if (heap_less(&out[0], &kd)) {
-			out[0] = kd;
-			heap_sift(out, cnt, 0);
-		}
-	}
-	free(ord);
-	return cnt;
+	memset(p, 0, sizeof *p);
+	p->h = xcalloc((size_t)k + 1, sizeof *p->h);
+	p->k = k;
 }
 
-void
-tl_build_layer(struct tl_model *m, int layer)
+static void
+pick_add(struct picker *p, uint64_t i, const struct idx_elem *e)
+{
+	struct keyed kd;
+	uint32_t j;
+
+	kd.elem = i;
+	kd.e = *e;
+	if (e->flags & IDX_ELEM_GHOST) {
+		kd.cls = CLS_GHOST;
+		kd.ord = p->ng++;
+	} else if (e->flags & IDX_ELEM_PRE) {
+		kd.cls = CLS_PRE;
+		kd.ord = p->np++;
+	} else {
+		kd.cls = CLS_TRACE;
+		kd.ord = i;
+	}
+	if (e->size == 0 || p->k == 0)
+		return;
+	if (p->n < p->k) {
+		p->h[p->n++] = kd;
+		if (p->n == p->k)
+			for (j = p->k / 2 + 1; j-- > 0;)
+				heap_sift(p->h, p->n, j);
+	} else if (heap_less(&p->h[0], &kd)) {
+		p->h[0] = kd;
+		heap_sift(p->h, p->n, 0);
+	}
+}
+
+/* The drawn set of a layer from what p picked. */
+static void
+pick_finish(struct tl_model *m, int layer, struct picker *p)
 {
 	struct tl_layer *L = &m->layer[layer];
-	struct keyed *kd = xcalloc((size_t)m->max_drawn + 1, sizeof *kd);
-	uint32_t n = pick_largest(m, layer, m->max_drawn, kd), j;
+	uint32_t n = p->n, j;
 
-	qsort(kd, n, sizeof *kd, cmp_keyed);
+	qsort(p->h, n, sizeof *p->h, cmp_keyed);
 	L->d = xcalloc((size_t)n + 1, sizeof *L->d);
 	for (j = 0; j < n; j++) {
-		struct idx_elem e = layer_elem(m, layer, kd[j].elem);
+		const struct idx_elem *e = &p->h[j].e;
 		uint32_t site = m->snap != NULL ?
-		    frames_call_site(m->snap, e.stack) : e.stack;
+		    frames_call_site(m->snap, e->stack) : e->stack;
 		struct tl_drawn *d = &L->d[j];
 
-		d->elem = kd[j].elem;
-		d->size = e.size;
-		d->alloc_ev = e.alloc_ev;
-		d->free_ev = e.free_ev;
-		d->color_alloc = (uint8_t)(hash64(e.addr * 31 +
-		    (uint64_t)e.alloc_ev) % UIC_NBANDS);
+		d->elem = p->h[j].elem;
+		d->size = e->size;
+		d->alloc_ev = e->alloc_ev;
+		d->free_ev = e->free_ev;
+		d->color_alloc = (uint8_t)(hash64(e->addr * 31 +
+		    (uint64_t)e->alloc_ev) % UIC_NBANDS);
 		d->color_site = (uint8_t)(hash64(site) % UIC_NBANDS);
 		/* Neighbours in the stack differ, so bands stay apart. */
 		if (j > 0 && d->color_alloc == L->d[j - 1].color_alloc)
@@ -175,65 +186,241 @@ tl_build_layer(struct tl_model *m, int layer)
 	}
 	L->n = n;
 	L->ok = 1;
-	free(kd);
+	free(p->h);
+	p->h = NULL;
+}
+
+void
+tl_build_layer(struct tl_model *m, int layer)
+{
+	struct picker p;
+	uint64_t i, n = layer_count(m, layer);
+
+	pick_init(&p, m->max_drawn);
+	for (i = 0; i < n; i++) {
+		struct idx_elem e = layer_elem(m, layer, i);
+
+		pick_add(&p, i, &e);
+	}
+	pick_finish(m, layer, &p);
 }
 
 /* ---- LOD blocks, jumps, annotations -------------------------------------- */
 
 static void
-build_lod(struct tl_model *m)
+level_alloc(struct tl_lod_level *L, uint64_t n)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t b, i;
+	int k;
 
-	m->n_blk = (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK;
-	m->blk_argmax = xcalloc(m->n_blk + 1, sizeof *m->blk_argmax);
-	m->blk_argres = xcalloc(m->n_blk + 1, sizeof *m->blk_argres);
-	m->blk_maxres = xcalloc(m->n_blk + 1, sizeof *m->blk_maxres);
-	m->blk_maxtot = xcalloc(m->n_blk + 1, sizeof *m->blk_maxtot);
-	for (b = 0; b < m->n_blk; b++) {
-		uint64_t lo = b * TL_LOD_BLOCK, hi = lo + TL_LOD_BLOCK;
-		uint64_t am = lo, ar = lo, mt = idx_tl_total(tl, lo);
-		uint64_t mr = idx_tl_reserved(tl, lo);
-
-		if (hi > tl->n_events)
-			hi = tl->n_events;
-		for (i = lo + 1; i < hi; i++) {
-			uint64_t t = idx_tl_total(tl, i);
-			uint64_t r = idx_tl_reserved(tl, i);
-
-			if (t > mt)
-				mt = t, am = i;
-			if (r > mr)
-				mr = r, ar = i;
-		}
-		m->blk_argmax[b] = am;
-		m->blk_argres[b] = ar;
-		m->blk_maxres[b] = mr;
-		m->blk_maxtot[b] = mt;
+	L->n = n;
+	for (k = 0; k < 2; k++) {
+		L->arg[k] = xcalloc(n + 1, sizeof *L->arg[k]);
+		L->max[k] = xcalloc(n + 1, sizeof *L->max[k]);
 	}
 }
 
 static void
-build_jumps(struct tl_model *m)
+sub_alloc(struct tl_lod_sub *S, uint64_t n, uint64_t runs)
 {
-	const struct snap_trace *t = m->trace;
-	static const unsigned act[3] = {SNAP_OOM, SNAP_SEGMENT_ALLOC,
-	    SNAP_SNAPSHOT};
-	uint64_t i;
-	size_t cap[3] = {0, 0, 0};
 	int k;
 
-	if (t == NULL)
+	S->n = n;
+	for (k = 0; k < 2; k++) {
+		S->below[k] = xcalloc(n + 1, sizeof *S->below[k]);
+		S->arg[k] = xcalloc(n + 1, 1);
+		S->ok[k] = xcalloc(runs + 1, 1);
+	}
+}
+
+static void
+sub_free(struct tl_lod_sub *S)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		free(S->below[k]);
+		free(S->arg[k]);
+		free(S->ok[k]);
+	}
+	memset(S, 0, sizeof *S);
+}
+
+/* The runs of TL_LOD_SUB of run b of level 0 (cnt events), from their
+ * maxima smax, below the run's. */
+static void
+sub_below(struct tl_model *m, uint64_t b, uint64_t cnt,
+    uint64_t smax[2][TL_LOD_SUBS])
+{
+	uint64_t j, d, top;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		top = m->lod[0].max[k][b];
+		m->sub.ok[k][b] = 1;
+		for (j = 0; j * TL_LOD_SUB < cnt; j++) {
+			d = top - smax[k][j];
+			if (d > UINT32_MAX)
+				m->sub.ok[k][b] = 0;
+			m->sub.below[k][b * TL_LOD_SUBS + j] = (uint32_t)d;
+		}
+	}
+}
+
+/* What the pass over the events at open gathers besides the maxima. */
+struct ev_pass {
+	size_t cap[3];          /* of the jump lists */
+	int time_ok;
+	int64_t prev;
+	/* the device's annotations by time, placed on the events as the
+	 * pass reaches their time (ev[], by annotation) */
+	uint32_t *by_time[2];   /* START, END */
+	uint32_t n[2], next[2];
+	int64_t *ev;
+	int64_t *run_time;      /* first time of each run of level 0 */
+};
+
+static const struct snap_annotation *sort_ann;
+
+static int
+cmp_ann_time(const void *a, const void *b)
+{
+	int64_t x = sort_ann[*(const uint32_t *)a].time_us;
+	int64_t y = sort_ann[*(const uint32_t *)b].time_us;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+ev_pass_init(struct tl_model *m, struct ev_pass *p)
+{
+	const struct snapshot *s = m->snap;
+	uint32_t i;
+	int k;
+
+	memset(p, 0, sizeof *p);
+	p->time_ok = m->trace != NULL && snap_trace_has_time(m->trace) &&
+	    m->tl->n_events > 0;
+	if (s == NULL || !p->time_ok)
 		return;
-	for (i = 0; i < t->n; i++)
-		for (k = 0; k < 3; k++)
-			if (snap_ev_action(t, i) == act[k] ||
-			    (k == 1 &&
-			    snap_ev_action(t, i) == SNAP_SEGMENT_MAP)) {
-				XGROW(m->jumps[k], cap[k], m->n_jumps[k] + 1);
-				m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
+	p->run_time = xcalloc((m->tl->n_events + TL_LOD_BLOCK - 1) /
+	    TL_LOD_BLOCK + 1, sizeof *p->run_time);
+	p->ev = xcalloc((size_t)s->n_annotations + 1, sizeof *p->ev);
+	for (k = 0; k < 2; k++)
+		p->by_time[k] = xcalloc((size_t)s->n_annotations + 1,
+		    sizeof *p->by_time[k]);
+	for (i = 0; i < s->n_annotations; i++) {
+		const struct snap_annotation *a = &s->annotations[i];
+
+		if (a->device != m->tl->device || a->stage == SNAP_STAGE_OTHER)
+			continue;
+		k = a->stage == SNAP_STAGE_START ? 0 : 1;
+		p->by_time[k][p->n[k]++] = i;
+	}
+	sort_ann = s->annotations;
+	for (k = 0; k < 2; k++)
+		qsort(p->by_time[k], p->n[k], sizeof *p->by_time[k],
+		    cmp_ann_time);
+}
+
+/* Event i, with time t: a time axis needs times that never go back, and
+ * within +-2^62 us so that spans and "+ 1" cannot overflow on a crafted
+ * file. An annotation START goes at the first event at or after its
+ * time, an END at the last at or before it (as steps.h maps them). */
+static void
+ev_pass_time(const struct tl_model *m, struct ev_pass *p, uint64_t i,
+    int64_t t)
+{
+	const struct snap_annotation *an = m->snap != NULL ?
+	    m->snap->annotations : NULL;
+	uint32_t *st = p->by_time[0], *en = p->by_time[1];
+
+	if (t == SNAP_NO_TIME || t < -TL_TIME_LIMIT || t >= TL_TIME_LIMIT ||
+	    (i > 0 && t < p->prev)) {
+		p->time_ok = 0;
+		return;
+	}
+	p->prev = t;
+	while (p->next[0] < p->n[0] && an[st[p->next[0]]].time_us <= t)
+		p->ev[st[p->next[0]++]] = (int64_t)i;
+	while (p->next[1] < p->n[1] && an[en[p->next[1]]].time_us < t)
+		p->ev[en[p->next[1]++]] = i > 0 ? (int64_t)i - 1 : 0;
+}
+
+static void
+push_jump(struct tl_model *m, struct ev_pass *p, int k, uint64_t i)
+{
+	XGROW(m->jumps[k], p->cap[k], m->n_jumps[k] + 1);
+	m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
+}
+
+/* One pass over the events, in order: the maxima of level 0 (then level
+ * 1 from them), the jump lists, whether the times make an axis, and
+ * where the annotations fall. */
+static void
+scan_events(struct tl_model *m, struct ev_pass *p)
+{
+	const struct idx_timeline *tl = m->tl;
+	const struct snap_trace *t = m->trace;
+	struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
+	uint64_t b, i, j, v[2], smax[2][TL_LOD_SUBS];
+	unsigned act;
+	int k;
+
+	level_alloc(L0, (tl->n_events + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK);
+	level_alloc(L1, (L0->n + TL_LOD_FAN - 1) / TL_LOD_FAN);
+	sub_alloc(&m->sub, (tl->n_events + TL_LOD_SUB - 1) / TL_LOD_SUB,
+	    L0->n);
+	for (b = 0; b < L0->n; b++) {
+		uint64_t lo = b * TL_LOD_BLOCK, hi = lo + TL_LOD_BLOCK;
+
+		if (hi > tl->n_events)
+			hi = tl->n_events;
+		for (i = lo; i < hi; i++) {
+			v[TL_SER_TOTAL] = idx_tl_total(tl, (int64_t)i);
+			v[TL_SER_RESERVED] = idx_tl_reserved(tl, (int64_t)i);
+			for (k = 0; k < 2; k++) {
+				if (i == lo || v[k] > L0->max[k][b]) {
+					L0->max[k][b] = v[k];
+					L0->arg[k][b] = i;
+				}
+				j = (i - lo) / TL_LOD_SUB;
+				if (i % TL_LOD_SUB == 0 || v[k] > smax[k][j]) {
+					smax[k][j] = v[k];
+					m->sub.arg[k][i / TL_LOD_SUB] =
+					    (uint8_t)(i % TL_LOD_SUB);
+				}
 			}
+			if (t == NULL)
+				continue;
+			act = snap_ev_action(t, i);
+			if (act == SNAP_OOM)
+				push_jump(m, p, TL_JUMP_OOM, i);
+			else if (act == SNAP_SEGMENT_ALLOC ||
+			    act == SNAP_SEGMENT_MAP)
+				push_jump(m, p, TL_JUMP_SEGALLOC, i);
+			else if (act == SNAP_SNAPSHOT)
+				push_jump(m, p, TL_JUMP_SNAPSHOT, i);
+			if (!p->time_ok)
+				continue;
+			ev_pass_time(m, p, i, snap_ev_time(t, i));
+			if (i == lo)
+				p->run_time[b] = p->prev;
+		}
+		sub_below(m, b, hi - lo, smax);
+	}
+	for (b = 0; b < L0->n; b++)
+		for (k = 0; k < 2; k++)
+			if (b % TL_LOD_FAN == 0 ||
+			    L0->max[k][b] > L1->max[k][b / TL_LOD_FAN]) {
+				L1->max[k][b / TL_LOD_FAN] = L0->max[k][b];
+				L1->arg[k][b / TL_LOD_FAN] = L0->arg[k][b];
+			}
+	m->time_ok = p->time_ok;
+	if (m->time_ok) {
+		m->run_time = p->run_time;
+		p->run_time = NULL;
+	}
+	free(p->run_time);
 }
 
 static int
@@ -248,50 +435,39 @@ cmp_annot(const void *a, const void *b)
 	return (x->stage == SNAP_STAGE_END) - (y->stage == SNAP_STAGE_END);
 }
 
-/* The device's annotations at events: a START at the first event at or
- * after its time (after the last event: the last), an END at the last
- * event at or before it (before the first: the first). Needs the time
- * axis. */
+/* The device's annotations at the events the pass placed them (after
+ * the last event: the last), in the file's order, then sorted. Needs the
+ * time axis. */
 static void
-build_annots(struct tl_model *m)
+build_annots(struct tl_model *m, struct ev_pass *p)
 {
 	const struct snapshot *s = m->snap;
-	uint64_t n = m->tl->n_events;
+	int64_t n = (int64_t)m->tl->n_events;
 	size_t cap = 0;
 	uint32_t i;
+	int k;
 
-	if (s == NULL || !m->time_ok)
-		return;
-	for (i = 0; i < s->n_annotations; i++) {
+	for (k = 0; k < 2 && p->ev != NULL; k++)
+		for (; p->next[k] < p->n[k]; p->next[k]++)
+			p->ev[p->by_time[k][p->next[k]]] = n - 1;
+	for (i = 0; m->time_ok && i < s->n_annotations; i++) {
 		const struct snap_annotation *a = &s->annotations[i];
-		uint64_t lo = 0, hi = n;
 		struct tl_annot *o;
 
 		if (a->device != m->tl->device || a->stage == SNAP_STAGE_OTHER)
 			continue;
-		/* the first event at or after a START, the last at or
-		 * before an END (as steps.h maps them) */
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (a->stage == SNAP_STAGE_START ?
-			    snap_ev_time(m->trace, mid) < a->time_us :
-			    snap_ev_time(m->trace, mid) <= a->time_us)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (a->stage == SNAP_STAGE_END)
-			lo = lo > 0 ? lo - 1 : 0;
 		XGROW(m->annots, cap, m->n_annots + 1);
 		o = &m->annots[m->n_annots++];
-		o->ev = (int64_t)(lo < n ? lo : n - 1);
+		o->ev = p->ev[i];
 		o->time_us = a->time_us;
 		o->name = a->name;
 		o->stage = a->stage;
 	}
 	if (m->n_annots > 1)
 		qsort(m->annots, m->n_annots, sizeof *m->annots, cmp_annot);
+	for (k = 0; k < 2; k++)
+		free(p->by_time[k]);
+	free(p->ev);
 }
 
 uint64_t
@@ -321,78 +497,167 @@ tl_model_annot_step(const struct tl_model *m, int64_t from, uint64_t cur,
 
 /* ---- model --------------------------------------------------------------- */
 
-struct addr_id {
-	uint64_t addr, id;
-};
-
-/* Elements by (address, id): an LSD radix sort of (address, id) pairs,
- * 11 bits a pass, passes where every address has the same digit
- * skipped. Stable, so equal addresses stay in id order; it reads no
- * element columns at random and costs O(n) a pass. */
-static void
-build_by_addr(struct tl_model *m)
+static int
+cmp_addr_elem(const void *a, const void *b)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t n = tl->n_elems, i, cnt[2048], or_ = 0, and_ = UINT64_MAX;
-	struct addr_id *a = xcalloc(n + 1, sizeof *a);
-	struct addr_id *b = xcalloc(n + 1, sizeof *b), *t;
-	int shift;
+	const struct tl_addr_elem *x = a, *y = b;
 
-	for (i = 0; i < n; i++) {
-		a[i].addr = idx_tl_elem(tl, i).addr;
-		a[i].id = i;
-		or_ |= a[i].addr;
-		and_ &= a[i].addr;
-	}
-	for (shift = 0; shift < 64; shift += 11) {
-		uint64_t sum = 0, c;
-
-		if ((((or_ ^ and_) >> shift) & 2047) == 0)
-			continue; /* the same digit everywhere */
-		memset(cnt, 0, sizeof cnt);
-		for (i = 0; i < n; i++)
-			cnt[(a[i].addr >> shift) & 2047]++;
-		for (i = 0; i < 2048; i++) {
-			c = cnt[i];
-			cnt[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			b[cnt[(a[i].addr >> shift) & 2047]++] = a[i];
-		t = a, a = b, b = t;
-	}
-	m->by_addr = xcalloc(n + 1, sizeof *m->by_addr);
-	for (i = 0; i < n; i++)
-		m->by_addr[i] = a[i].id;
-	free(b);
-	free(a);
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->elem < y->elem ? -1 : x->elem > y->elem;
 }
 
+static const uint64_t *sort_addr;
+
 static int
-times_ok(const struct tl_model *m)
+cmp_run(const void *a, const void *b)
 {
-	uint64_t i;
+	uint64_t x = sort_addr[*(const uint32_t *)a];
+	uint64_t y = sort_addr[*(const uint32_t *)b];
 
-	if (m->trace == NULL || !snap_trace_has_time(m->trace) ||
-	    m->tl->n_events == 0)
-		return 0;
-	/* a time axis needs times that never go back, and within +-2^62 us
-	 * so that spans and "+ 1" cannot overflow on a crafted file */
-	for (i = 0; i < m->tl->n_events; i++) {
-		int64_t t = snap_ev_time(m->trace, i);
+	return x < y ? -1 : x > y;
+}
 
-		if (t == SNAP_NO_TIME || t < -TL_TIME_LIMIT ||
-		    t >= TL_TIME_LIMIT ||
-		    (i > 0 && t < snap_ev_time(m->trace, i - 1)))
-			return 0;
+/* Building struct tl_addrs: each address gets a run, numbered as first
+ * seen; then the runs are put in address order and the elements dealt
+ * into them in creation order. */
+struct addrs_build {
+	struct u64map runs;
+	uint64_t *first;        /* address of each run */
+	uint32_t *cnt;          /* elements of each run */
+	size_t cap, cap_pre;
+	uint32_t *run, *fr;     /* per element: its run, its free event */
+};
+
+static void
+addrs_begin(struct tl_model *m, struct addrs_build *ab)
+{
+	uint64_t n = m->tl->n_elems;
+
+	memset(ab, 0, sizeof *ab);
+	memset(&m->addrs, 0, sizeof m->addrs);
+	if (n >= UINT32_MAX || m->tl->n_events >= UINT32_MAX)
+		return; /* too many for 32 bits: tl_model_find_elem scans */
+	u64map_init(&ab->runs);
+	ab->run = xcalloc(n + 1, sizeof *ab->run);
+	ab->fr = xcalloc(n + 1, sizeof *ab->fr);
+}
+
+static void
+addrs_add(struct tl_model *m, struct addrs_build *ab, uint64_t k,
+    const struct idx_elem *e)
+{
+	struct tl_addrs *A = &m->addrs;
+	uint64_t r;
+
+	if (ab->run == NULL)
+		return;
+	if (!u64map_get(&ab->runs, e->addr, &r)) {
+		r = A->n_addr++;
+		u64map_put(&ab->runs, e->addr, r);
+		if (r + 1 > ab->cap) {
+			ab->first = xgrow(ab->first, &ab->cap, r + 1,
+			    sizeof *ab->first);
+			ab->cnt = xreallocarray(ab->cnt, ab->cap,
+			    sizeof *ab->cnt);
+		}
+		ab->first[r] = e->addr;
+		ab->cnt[r] = 0;
 	}
-	return 1;
+	ab->run[k] = (uint32_t)r;
+	ab->cnt[r]++;
+	ab->fr[k] = e->free_ev < 0 ? UINT32_MAX : (uint32_t)e->free_ev;
+	if (e->flags & (IDX_ELEM_PRE | IDX_ELEM_GHOST)) {
+		XGROW(A->pre, ab->cap_pre, A->n_pre + 1);
+		A->pre[A->n_pre].addr = e->addr;
+		A->pre[A->n_pre++].elem = k;
+	}
+}
+
+static void
+addrs_finish(struct tl_model *m, struct addrs_build *ab)
+{
+	struct tl_addrs *A = &m->addrs;
+	uint64_t n = m->tl->n_elems, k, r;
+	uint32_t *ord, j;
+
+	if (ab->run == NULL)
+		return;
+	u64map_destroy(&ab->runs);
+	/* runs in address order: ord[i] is the i-th */
+	ord = xcalloc(A->n_addr + 1, sizeof *ord);
+	for (r = 0; r < A->n_addr; r++)
+		ord[r] = (uint32_t)r;
+	sort_addr = ab->first;
+	qsort(ord, A->n_addr, sizeof *ord, cmp_run);
+	A->addr = xcalloc(A->n_addr + 1, sizeof *A->addr);
+	A->off = xcalloc(A->n_addr + 1, sizeof *A->off);
+	for (r = 0; r < A->n_addr; r++) {
+		A->addr[r] = ab->first[ord[r]];
+		A->off[r + 1] = A->off[r] + ab->cnt[ord[r]];
+	}
+	/* deal the elements into their runs, cnt[] now the fill */
+	for (r = 0; r < A->n_addr; r++)
+		ab->cnt[ord[r]] = A->off[r];
+	A->elem = xcalloc(n + 1, sizeof *A->elem);
+	A->free_max = xcalloc(n + 1, sizeof *A->free_max);
+	for (k = 0; k < n; k++) {
+		j = ab->cnt[ab->run[k]]++;
+		A->elem[j] = (uint32_t)k;
+		A->free_max[j] = ab->fr[k];
+	}
+	for (r = 0; r < A->n_addr; r++)
+		for (j = A->off[r] + 1; j < A->off[r + 1]; j++)
+			if (A->free_max[j - 1] > A->free_max[j])
+				A->free_max[j] = A->free_max[j - 1];
+	if (A->n_pre > 1) /* qsort takes no NULL, even for no element */
+		qsort(A->pre, A->n_pre, sizeof *A->pre, cmp_addr_elem);
+	free(ord);
+	free(ab->cnt);
+	free(ab->first);
+	free(ab->fr);
+	free(ab->run);
+	A->ok = 1;
+}
+
+/* One pass over the elements, in order: the drawn set of allocations
+ * and the elements by address. */
+static void
+scan_elems(struct tl_model *m)
+{
+	struct addrs_build ab;
+	struct picker p;
+	uint64_t k;
+
+	pick_init(&p, m->max_drawn);
+	addrs_begin(m, &ab);
+	for (k = 0; k < m->tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(m->tl, k);
+
+		pick_add(&p, k, &e);
+		addrs_add(m, &ab, k, &e);
+	}
+	pick_finish(m, TL_LAYER_ALLOC, &p);
+	addrs_finish(m, &ab);
+}
+
+static void
+addrs_destroy(struct tl_addrs *A)
+{
+	free(A->addr);
+	free(A->off);
+	free(A->elem);
+	free(A->free_max);
+	free(A->pre);
+	memset(A, 0, sizeof *A);
 }
 
 void
 tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn)
 {
+	struct ev_pass p;
+
 	memset(m, 0, sizeof *m);
 	m->snap = s;
 	m->tl = tl;
@@ -400,12 +665,11 @@ tl_model_init(struct tl_model *m, const struct snapshot *s,
 	m->trace = s != NULL ? snap_trace_of(s, tl->device) : NULL;
 	if (m->trace != NULL && m->trace->n != tl->n_events)
 		m->trace = NULL;
-	tl_build_layer(m, TL_LAYER_ALLOC);
-	build_lod(m);
-	build_jumps(m);
-	build_by_addr(m);
-	m->time_ok = times_ok(m);
-	build_annots(m);
+	m->cols = xcalloc(2, sizeof *m->cols);
+	scan_elems(m);
+	ev_pass_init(m, &p);
+	scan_events(m, &p);
+	build_annots(m, &p);
 	m->groups_ok[TL_STACK_ALLOC] = 1;
 }
 
@@ -416,11 +680,20 @@ tl_model_destroy(struct tl_model *m)
 
 	for (k = 0; k < 2; k++)
 		free(m->layer[k].d);
-	free(m->blk_argmax);
-	free(m->blk_argres);
-	free(m->blk_maxres);
-	free(m->blk_maxtot);
-	free(m->by_addr);
+	for (k = 0; k < 4; k++) {
+		free(m->lod[k / 2].arg[k % 2]);
+		free(m->lod[k / 2].max[k % 2]);
+	}
+	sub_free(&m->sub);
+	free(m->run_time);
+	for (k = 0; m->cols != NULL && k < 2; k++) {
+		free(m->cols[k].lo);
+		free(m->cols[k].ev);
+		free(m->cols[k].top);
+		free(m->cols[k].res);
+	}
+	free(m->cols);
+	addrs_destroy(&m->addrs);
 	for (k = 0; k < 3; k++)
 		free(m->jumps[k]);
 	free(m->annots);
@@ -467,36 +740,100 @@ tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at)
 	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
 }
 
-struct addr_bound {
-	const struct tl_model *m;
-	uint64_t addr;
+/* The first element (lowest id) with address addr alive after event at,
+ * by reading every element: for a model without struct tl_addrs. */
+static uint64_t
+find_elem_scan(const struct tl_model *m, uint64_t addr, int64_t at)
+{
+	uint64_t k;
+
+	for (k = 0; k < m->tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(m->tl, k);
+
+		if (e.addr == addr && tl_live_at(e.alloc_ev, e.free_ev, at))
+			return k;
+	}
+	return TL_NO_ELEM;
+}
+
+struct run_bound {
+	const struct tl_addrs *A;
+	uint64_t x, y;
 };
 
 static int
 addr_below(const void *ctx, uint64_t i)
 {
-	const struct addr_bound *b = ctx;
+	const struct run_bound *b = ctx;
 
-	return idx_tl_elem(b->m->tl, b->m->by_addr[i]).addr < b->addr;
+	return b->A->addr[i] < b->x;
 }
 
+static int
+elem_below(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+
+	return b->A->elem[i] < b->x;
+}
+
+static int
+freed_by(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+
+	return b->A->free_max[i] <= b->x;
+}
+
+/* (address, element) of the elements alive before the trace below
+ * (x, y). */
+static int
+pre_below(const void *ctx, uint64_t i)
+{
+	const struct run_bound *b = ctx;
+	const struct tl_addr_elem *e = &b->A->pre[i];
+
+	return e->addr < b->x || (e->addr == b->x && e->elem < b->y);
+}
+
+/*
+ * The elements with address addr, in creation order, are: those created
+ * by events up to at (the first c = idx_tl_created(at) elements; alive
+ * when not freed by at, except a free without alloc, already freed),
+ * then those created later (alive only when allocated before the trace:
+ * frees without alloc, ghosts). So the first alive is the first of the
+ * run before c whose latest free so far is past at, else the first
+ * element alive before the trace with an id of at least c.
+ */
 uint64_t
 tl_model_find_elem(const struct tl_model *m, uint64_t addr, int64_t at)
 {
-	const struct idx_timeline *tl = m->tl;
-	struct addr_bound b = {m, addr};
-	uint64_t i;
+	const struct tl_addrs *A = &m->addrs;
+	struct run_bound b = {A, addr, 0};
+	uint64_t i, p, q, c;
 
-	for (i = sv_partition(0, tl->n_elems, addr_below, &b);
-	    i < tl->n_elems; i++) {
-		struct idx_elem e = idx_tl_elem(tl, m->by_addr[i]);
-
-		if (e.addr != addr)
-			break;
-		if (tl_live_at(e.alloc_ev, e.free_ev, at))
-			return m->by_addr[i];
+	if (!A->ok)
+		return find_elem_scan(m, addr, at);
+	if (at < -1)
+		return TL_NO_ELEM; /* before the state before the trace */
+	/* nothing happens after the last event */
+	if (at >= (int64_t)m->tl->n_events)
+		at = (int64_t)m->tl->n_events - 1;
+	c = idx_tl_created(m->tl, at);
+	i = sv_partition(0, A->n_addr, addr_below, &b);
+	if (i < A->n_addr && A->addr[i] == addr && at >= 0) {
+		b.x = c;
+		p = sv_partition(A->off[i], A->off[i + 1], elem_below, &b);
+		b.x = (uint64_t)at;
+		q = sv_partition(A->off[i], p, freed_by, &b);
+		if (q < p)
+			return A->elem[q];
 	}
-	return TL_NO_ELEM;
+	b.x = addr;
+	b.y = c;
+	i = sv_partition(0, A->n_pre, pre_below, &b);
+	return i < A->n_pre && A->pre[i].addr == addr ? A->pre[i].elem :
+	    TL_NO_ELEM;
 }
 
 int64_t
@@ -527,13 +864,41 @@ tl_time_of(const struct tl_model *m, int64_t ev)
 	return snap_ev_time(m->trace, ev);
 }
 
-/* First event with time >= t in [lo, hi) (0 <= lo <= hi). */
+struct time_bound {
+	const int64_t *run_time;
+	int64_t t;
+};
+
+static int
+run_before(const void *ctx, uint64_t r)
+{
+	const struct time_bound *b = ctx;
+
+	return b->run_time[r] < b->t;
+}
+
+/* First event with time >= t in [lo, hi) (0 <= lo <= hi). The times
+ * never go back: that is the first of the whole trace, held to [lo,
+ * hi], and it lies in the run before the first run starting at or after
+ * t (the runs' first times are in memory), so only that run is read. */
 static int64_t
 time_lower_bound(const struct tl_model *m, int64_t lo, int64_t hi,
     int64_t t)
 {
-	return (int64_t)snap_ev_at_time(m->trace, (uint64_t)lo, (uint64_t)hi,
-	    t);
+	struct time_bound b = {m->run_time, t};
+	uint64_t r, n = m->tl->n_events;
+	int64_t e;
+
+	if (m->run_time == NULL)
+		return (int64_t)snap_ev_at_time(m->trace, (uint64_t)lo,
+		    (uint64_t)hi, t);
+	r = sv_partition(0, m->lod[0].n, run_before, &b);
+	if (r == 0)
+		e = 0;
+	else
+		e = (int64_t)snap_ev_at_time(m->trace, (r - 1) * TL_LOD_BLOCK,
+		    r * TL_LOD_BLOCK < n ? r * TL_LOD_BLOCK : n, t);
+	return e < lo ? lo : e > hi ? hi : e;
 }
 
 int
@@ -586,63 +951,242 @@ tl_event_col(const struct tl_model *m, const struct tl_view *v, int pw,
 	return c < pw ? c : pw - 1;
 }
 
-/* Folds events [lo, hi) into the running argmax *am (of the stacked
- * total) and maximum reserved *mr. */
+/* ---- column aggregates --------------------------------------------------- */
+
+/* A first maximum: the highest value v, first reached at event at (-2:
+ * nothing yet). Parts are added in event order, so that equal values
+ * keep the earlier event. */
+struct fmax {
+	uint64_t v;
+	int64_t at;
+};
+
 static void
-scan_events(const struct tl_model *m, int st, int64_t lo, int64_t hi,
-    int64_t *am, uint64_t *mr)
+fmax_add(struct fmax *f, uint64_t v, int64_t at)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t best = tl_stack_total(m, st, *am), t, r;
+	if (f->at == -2 || v > f->v) {
+		f->v = v;
+		f->at = at;
+	}
+}
+
+static void
+fmax_merge(struct fmax *f, const struct fmax *g)
+{
+	if (g->at != -2)
+		fmax_add(f, g->v, g->at);
+}
+
+/* Series k (TL_SER_*) over events [lo, hi), read one by one. */
+static struct fmax
+scan_series(const struct tl_model *m, int k, int64_t lo, int64_t hi)
+{
+	struct fmax f = {0, -2};
 	int64_t i;
 
-	/* lo .. hi - 1 are events of the trace: read them directly */
-	for (i = lo; i < hi; i++) {
-		r = idx_tl_reserved(tl, i);
-		t = st == TL_STACK_SEGMENT ? r : idx_tl_total(tl, i);
-		if (t > best) {
-			best = t;
-			*am = i;
+	for (i = lo; i < hi; i++)
+		fmax_add(&f, k == TL_SER_TOTAL ? idx_tl_total(m->tl, i) :
+		    idx_tl_reserved(m->tl, i), i);
+	return f;
+}
+
+/* Series k over the whole runs [r0, r1) of level 0, by level 1 where a
+ * whole run of it fits. */
+static struct fmax
+runs_series(const struct tl_model *m, int k, uint64_t r0, uint64_t r1)
+{
+	const struct tl_lod_level *L0 = &m->lod[0], *L1 = &m->lod[1];
+	struct fmax f = {0, -2};
+	uint64_t r = r0;
+
+	while (r < r1) {
+		if (r % TL_LOD_FAN == 0 && r + TL_LOD_FAN <= r1) {
+			fmax_add(&f, L1->max[k][r / TL_LOD_FAN],
+			    (int64_t)L1->arg[k][r / TL_LOD_FAN]);
+			r += TL_LOD_FAN;
+		} else {
+			fmax_add(&f, L0->max[k][r], (int64_t)L0->arg[k][r]);
+			r++;
 		}
-		if (r > *mr)
-			*mr = r;
 	}
+	return f;
+}
+
+/* The levels a range descends through: runs of TL_LOD_BLOCK events (and
+ * TL_LOD_FAN of those), runs of TL_LOD_SUB inside one of those, events. */
+enum { LV_EVENTS, LV_SUBS, LV_RUNS };
+
+/* The maximum of run r of level lv of series k. */
+static struct fmax
+run_max(const struct tl_model *m, int k, int lv, uint64_t r)
+{
+	const struct tl_lod_level *L0 = &m->lod[0];
+	struct fmax f;
+
+	if (lv == LV_RUNS) {
+		f.v = L0->max[k][r];
+		f.at = (int64_t)L0->arg[k][r];
+	} else {
+		f.v = L0->max[k][r / TL_LOD_SUBS] - m->sub.below[k][r];
+		f.at = (int64_t)(r * TL_LOD_SUB + m->sub.arg[k][r]);
+	}
+	return f;
+}
+
+static struct fmax
+whole_runs(const struct tl_model *m, int k, int lv, uint64_t r0,
+    uint64_t r1)
+{
+	struct fmax f = {0, -2}, g;
+
+	if (lv == LV_RUNS)
+		return runs_series(m, k, r0, r1);
+	for (; r0 < r1; r0++) {
+		g = run_max(m, k, lv, r0);
+		fmax_merge(&f, &g);
+	}
+	return f;
+}
+
+/*
+ * The first maximum of series k over events [lo, hi) (lo < hi) at level
+ * lv: the part of a run at its left end, its whole runs, the part of a
+ * run at its right end. A part holding its run's maximum has it; a part
+ * whose run has its maximum outside it is looked at one level down only
+ * when that maximum could win the range: on the left when it is at least
+ * what the rest reaches (the left wins ties), on the right when it is
+ * above what comes before it. A part of a run of TL_LOD_BLOCK lies in
+ * one run, so one level down it has runs of TL_LOD_SUB or, where that
+ * run has none, events.
+ */
+static struct fmax
+range_series(const struct tl_model *m, int k, int lv, int64_t lo,
+    int64_t hi)
+{
+	int64_t n = (int64_t)m->tl->n_events;
+	int64_t B = lv == LV_RUNS ? TL_LOD_BLOCK : TL_LOD_SUB, lhi = 0, rlo = 0;
+	struct fmax l = {0, -2}, r = {0, -2}, mid, rest, f = {0, -2};
+	uint64_t r0, r1;
+	int lx = 1, rx = 1;
+
+	if (lv == LV_EVENTS || (lv == LV_SUBS &&
+	    !m->sub.ok[k][lo / TL_LOD_BLOCK]))
+		return scan_series(m, k, lo, hi);
+	r0 = (uint64_t)(lo / B);
+	r1 = (uint64_t)((hi - 1) / B) + 1;
+	if (lo % B != 0) {
+		l = run_max(m, k, lv, r0++);
+		lhi = (int64_t)r0 * B < hi ? (int64_t)r0 * B : hi;
+		lx = l.at >= lo && l.at < lhi;
+	}
+	if (hi % B != 0 && hi != n && r1 > r0) {
+		r = run_max(m, k, lv, --r1);
+		rlo = (int64_t)r1 * B;
+		rx = r.at >= rlo && r.at < hi;
+	}
+	mid = whole_runs(m, k, lv, r0, r1);
+	if (!lx) {
+		rest = mid;
+		if (rx)
+			fmax_merge(&rest, &r);
+		if (rest.at != -2 && l.v < rest.v)
+			l.at = -2; /* below the rest: cannot win */
+		else
+			l = range_series(m, k, lv - 1, lo, lhi);
+	}
+	if (!rx) {
+		rest = l;
+		fmax_merge(&rest, &mid);
+		if (rest.at != -2 && r.v <= rest.v)
+			r.at = -2;
+		else
+			r = range_series(m, k, lv - 1, rlo, hi);
+	}
+	fmax_merge(&f, &l);
+	fmax_merge(&f, &mid);
+	fmax_merge(&f, &r);
+	return f;
 }
 
 void
 tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
-    int64_t *ev, uint64_t *maxres)
+    int64_t *ev, uint64_t *top, uint64_t *maxres)
 {
-	int seg = st == TL_STACK_SEGMENT;
-	const uint64_t *arg = seg ? m->blk_argres : m->blk_argmax;
-	const uint64_t *max = seg ? m->blk_maxres : m->blk_maxtot;
-	int64_t am, b, b0, b1;
-	uint64_t mr = 0, best;
+	int64_t n = (int64_t)m->tl->n_events;
+	int ks = st == TL_STACK_SEGMENT ? TL_SER_RESERVED : TL_SER_TOTAL;
+	struct fmax fs, fr;
 
-	if (lo >= hi || m->tl->n_events == 0) {
+	if (hi > n)
+		hi = n;
+	if (lo < 0)
+		lo = 0;
+	if (lo >= hi || n == 0) {
 		*ev = lo - 1;
+		*top = tl_stack_total(m, st, lo - 1);
 		*maxres = tl_reserved_at(m, lo - 1);
 		return;
 	}
-	am = lo;
-	b0 = (lo + TL_LOD_BLOCK - 1) / TL_LOD_BLOCK;
-	b1 = hi / TL_LOD_BLOCK;
-	if (b0 >= b1) {
-		scan_events(m, st, lo, hi, &am, &mr);
-	} else {
-		scan_events(m, st, lo, b0 * TL_LOD_BLOCK, &am, &mr);
-		/* whole blocks: their maxima, read in order */
-		best = tl_stack_total(m, st, am);
-		for (b = b0; b < b1; b++) {
-			if (max[b] > best) {
-				best = max[b];
-				am = (int64_t)arg[b];
-			}
-			if (m->blk_maxres[b] > mr)
-				mr = m->blk_maxres[b];
-		}
-		scan_events(m, st, b1 * TL_LOD_BLOCK, hi, &am, &mr);
+	fs = range_series(m, ks, LV_RUNS, lo, hi);
+	fr = ks == TL_SER_RESERVED ? fs :
+	    range_series(m, TL_SER_RESERVED, LV_RUNS, lo, hi);
+	*ev = fs.at;
+	*top = fs.v;
+	*maxres = fr.v;
+}
+
+/* The aggregates of every column of v at width pw into c. */
+static void
+columns_build(const struct tl_model *m, const struct tl_view *v, int pw,
+    struct tl_cols *c)
+{
+	uint64_t ymax = 0, best = 0;
+	int i, use_time = tl_use_time(m, v);
+
+	if (pw > c->cap) {
+		c->lo = xreallocarray(c->lo, (size_t)pw + 1, sizeof *c->lo);
+		c->ev = xreallocarray(c->ev, (size_t)pw, sizeof *c->ev);
+		c->top = xreallocarray(c->top, (size_t)pw, sizeof *c->top);
+		c->res = xreallocarray(c->res, (size_t)pw, sizeof *c->res);
+		c->cap = pw;
 	}
-	*ev = am;
-	*maxres = mr;
+	for (i = 0; i < pw; i++)
+		c->lo[i] = tl_col_event(m, v, pw, i);
+	c->lo[pw] = v->ev1;
+	c->peak_ev = v->ev0;
+	for (i = 0; i < pw; i++) {
+		int64_t lo = c->lo[i], hi = c->lo[i + 1];
+
+		if (hi <= lo && lo < v->ev1 && !use_time)
+			hi = lo + 1;
+		tl_col_agg(m, v->stack, lo, hi, &c->ev[i], &c->top[i],
+		    &c->res[i]);
+		if (c->res[i] > ymax)
+			ymax = c->res[i];
+		if (c->top[i] > ymax)
+			ymax = c->top[i];
+		if (i == 0 || c->top[i] > best) {
+			best = c->top[i];
+			c->peak_ev = c->ev[i];
+		}
+	}
+	c->yfit = ymax > 0 ? ymax : 1;
+	c->ev0 = v->ev0;
+	c->ev1 = v->ev1;
+	c->pw = pw;
+	c->seg = v->stack == TL_STACK_SEGMENT;
+	c->time = use_time;
+	c->valid = 1;
+	c->n_built++;
+}
+
+const struct tl_cols *
+tl_columns(const struct tl_model *m, const struct tl_view *v, int pw)
+{
+	int seg = v->stack == TL_STACK_SEGMENT;
+	struct tl_cols *c = &m->cols[seg];
+
+	if (!c->valid || c->ev0 != v->ev0 || c->ev1 != v->ev1 ||
+	    c->pw != pw || c->seg != seg || c->time != tl_use_time(m, v))
+		columns_build(m, v, pw, c);
+	return c;
 }

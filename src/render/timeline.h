@@ -38,8 +38,11 @@
  * labels and the legend.
  *
  * Cost per frame: O(columns x drawn) in the allocation and segment
- * modes, O(columns x K x log n) in the grouped ones, plus O(columns x
- * range / TL_LOD_BLOCK) for the column aggregates.
+ * modes, O(columns x K x log n) in the grouped ones. When the visible
+ * range changes, the column aggregates: per column O(TL_LOD_FAN + range
+ * / (TL_LOD_BLOCK x TL_LOD_FAN)) run maxima, and the events of a part
+ * of a run at either end only when the column's maximum may lie there
+ * (one block decoded); other frames reuse them (struct tl_cols).
  */
 #include <stdint.h>
 
@@ -104,19 +107,86 @@ struct tl_stream_key {
 	int64_t pool[2];
 };
 
+/* The highest total and the highest reserved bytes of each run of
+ * events of a level (the first event reaching each), so that a column
+ * reads its runs and not its events. */
+enum { TL_SER_TOTAL, TL_SER_RESERVED };
+
+struct tl_lod_level {
+	uint64_t *arg[2];   /* TL_SER_*: first event of the maximum */
+	uint64_t *max[2];
+	uint64_t n;         /* runs */
+};
+
+/* Runs of 16 events inside those of level 0, so that a column's end
+ * reads 16 events, not 256, where the maximum may lie: their maximum as
+ * what it is below their run's (a run where that exceeds 32 bits has
+ * none: ok 0) and its first event. 10 bytes per 16 events. */
+struct tl_lod_sub {
+	uint32_t *below[2];
+	uint8_t *arg[2];
+	uint8_t *ok[2];     /* per run of level 0 */
+	uint64_t n;
+};
+
+/* What the columns of the last frame showed, reused while the visible
+ * range, the plot width and the axis stay the same: a cursor move, a
+ * pick, a y zoom or another mode draws from them. One for the modes
+ * that stack the total, one for the segment mode (reserved bytes). */
+struct tl_cols {
+	int valid;
+	int64_t ev0, ev1;   /* the key: view range, */
+	int pw;             /* plot columns, */
+	int seg;            /* stacking reserved bytes, */
+	int time;           /* the time axis in use */
+	int cap;            /* columns allocated */
+	int64_t *lo;        /* pw + 1: first event of each column, then ev1 */
+	int64_t *ev;        /* the event each column shows */
+	uint64_t *top;      /* its stacked total */
+	uint64_t *res;      /* the column's highest reserved */
+	uint64_t yfit;
+	int64_t peak_ev;
+	uint64_t n_built;   /* times the columns were computed */
+};
+
+/* Elements by address, for tl_model_find_elem: the distinct addresses in
+ * order, each with its run of elements in creation order and, along the
+ * run, the latest free event so far (UINT32_MAX: one is never freed), so
+ * that the first element alive after an event is found by binary
+ * searches in memory; and the elements alive before the trace (frees
+ * without alloc, ghosts) by (address, element). 8 bytes per element, 12
+ * per address, 16 per element alive before the trace. */
+struct tl_addr_elem {
+	uint64_t addr, elem;
+};
+
+struct tl_addrs {
+	uint64_t *addr;
+	uint32_t *off;       /* n_addr + 1: the run of addr[i] */
+	uint32_t *elem;      /* elements by (address, element) */
+	uint32_t *free_max;
+	uint64_t n_addr;
+	struct tl_addr_elem *pre;
+	uint64_t n_pre;
+	int ok;              /* else (2^32 elements or events) a scan */
+};
+
 struct tl_model {
 	const struct snapshot *snap;     /* borrowed */
 	const struct idx_timeline *tl;   /* borrowed */
 	const struct snap_trace *trace;  /* borrowed; may be NULL */
 	uint32_t max_drawn;
 	struct tl_layer layer[2];        /* allocations, segments */
-	uint64_t *blk_argmax;            /* per TL_LOD_BLOCK events */
-	uint64_t *blk_argres;            /* event of the highest reserved */
-	uint64_t *blk_maxres;
-	uint64_t *blk_maxtot;            /* highest total of the block */
-	uint64_t n_blk;
+	/* runs of TL_LOD_BLOCK events, and of TL_LOD_FAN of those */
+	struct tl_lod_level lod[2];
+	struct tl_lod_sub sub;
+	/* [2]: the total, reserved bytes; changed by tl_render (a model
+	 * is drawn from one thread) */
+	struct tl_cols *cols;
 	int time_ok;                     /* time_us present, non-decreasing */
-	uint64_t *by_addr;               /* elements by (addr, id) */
+	int64_t *run_time;               /* first time of each run of level 0
+					    (with time_ok) */
+	struct tl_addrs addrs;
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
 	uint64_t n_jumps[3];
 	struct tl_annot *annots;         /* sorted by event */
@@ -159,6 +229,7 @@ struct tl_hilite {
 	uint8_t *drawn;                 /* per drawn allocation band */
 	uint32_t n_drawn;
 	uint64_t *elems;                /* the set, sorted */
+	struct idx_elem *vals;          /* its elements */
 	uint64_t n_elems;
 	struct tl_hl_part *parts[TL_STACK_COUNT];
 	uint32_t n_parts[TL_STACK_COUNT];
@@ -270,10 +341,12 @@ char *tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
 int tl_model_auto_stack(const struct tl_model *m, int w, int h,
     int *share);
 
-/* Builds the set of the n elements elems (ids of m's timeline) for m.
- * Free with tl_hilite_destroy (also on a zeroed struct). */
+/* Builds the set of the n elements elems (ids of m's timeline) for m;
+ * vals, when not NULL, holds the elements themselves (else they are
+ * read: a block decode for each element block the set touches). Free
+ * with tl_hilite_destroy (also on a zeroed struct). */
 void tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
-    const uint64_t *elems, uint64_t n);
+    const uint64_t *elems, const struct idx_elem *vals, uint64_t n);
 /* Adds the per-group parts of the modes prepared since (call after
  * tl_model_prepare). */
 void tl_hilite_update(struct tl_hilite *h, struct tl_model *m);
@@ -302,7 +375,9 @@ int64_t tl_col_event(const struct tl_model *m, const struct tl_view *v,
 int tl_event_col(const struct tl_model *m, const struct tl_view *v, int pw,
     int64_t ev);
 
-/* The element with address addr alive after event at, or TL_NO_ELEM. */
+/* The element with address addr alive after event at (the first created
+ * when several are: an address allocated twice), or TL_NO_ELEM. Binary
+ * searches in memory and one block's events (idx_tl_created). */
 uint64_t tl_model_find_elem(const struct tl_model *m, uint64_t addr,
     int64_t at);
 

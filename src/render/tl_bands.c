@@ -148,7 +148,16 @@ int
 tl_bands_at(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max)
 {
-	uint64_t total = tl_stack_total(m, v->stack, ev), off = 0, set;
+	return tl_bands_total(m, v, fr, ev, tl_stack_total(m, v->stack, ev),
+	    out, max);
+}
+
+int
+tl_bands_total(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_frame *fr, int64_t ev, uint64_t total,
+    struct tl_band *out, int max)
+{
+	uint64_t off = 0, set;
 	int n = 0;
 
 	if (max < 3)
@@ -193,9 +202,9 @@ tl_model_auto_stack(const struct tl_model *m, int w, int h, int *share)
 	v.ev1 = m->tl->n_events > 0 ? (int64_t)m->tl->n_events : 1;
 	/* the fitted y range of the whole trace */
 	ymax = m->tl->base_reserved > peak ? m->tl->base_reserved : peak;
-	for (k = 0; k < m->n_blk; k++)
-		if (m->blk_maxres[k] > ymax)
-			ymax = m->blk_maxres[k];
+	for (k = 0; k < m->lod[1].n; k++)
+		if (m->lod[1].max[TL_SER_RESERVED][k] > ymax)
+			ymax = m->lod[1].max[TL_SER_RESERVED][k];
 	fr.row_bytes = (double)ymax / ph;
 	fr.rank_stack = -1;
 	b = xcalloc(TL_MAX_COL_BANDS, sizeof *b);

@@ -125,13 +125,15 @@ row_of(const struct tl_frame *fr, double y)
 	return r < fr->ph ? r : fr->ph - 1;
 }
 
-/* Draws column x for the state after event ev; returns 1 when the
- * picked band is in it. */
+/* Draws column x for the state after event ev, whose stacked total is
+ * top; returns 1 when the picked band is in it. */
 static int
-draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t res)
+draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t top,
+    uint64_t res)
 {
 	const struct tl_view *v = c->v;
-	int n = tl_bands_at(c->m, v, c->fr, ev, c->bands, TL_MAX_COL_BANDS);
+	int n = tl_bands_total(c->m, v, c->fr, ev, top, c->bands,
+	    TL_MAX_COL_BANDS);
 	int shown = fill_cells(c, x, c->bands, n), i, r, present = 0;
 	struct cell *cell;
 
@@ -228,7 +230,8 @@ annot_from(const struct tl_model *m, int64_t ev)
  * name of the first that starts in it, when the row is free there. */
 static void
 draw_annots(const struct tl_model *m, const struct tl_view *v,
-    struct cellbuf *cb, int px, int y_axis, int y_names, int pw)
+    const struct tl_cols *cols, struct cellbuf *cb, int px, int y_axis,
+    int y_names, int pw)
 {
 	char esc[256];
 	const char *name;
@@ -239,8 +242,8 @@ draw_annots(const struct tl_model *m, const struct tl_view *v,
 	if (m->n_annots == 0)
 		return;
 	for (c = 0; c < pw; c++) {
-		lo = tl_col_event(m, v, pw, c);
-		hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) : v->ev1;
+		lo = cols->lo[c];
+		hi = cols->lo[c + 1];
 		if (hi <= lo)
 			continue;
 		start = -1;
@@ -424,37 +427,6 @@ plot_rows(const struct tl_model *m, const struct tl_view *v, int w, int h,
 	return ph;
 }
 
-/* Column events and reserved values; the fitted y top and the visible
- * peak (highest stacked total, first of equals). */
-static uint64_t
-columns(const struct tl_model *m, const struct tl_view *v, int pw,
-    int64_t *evs, uint64_t *res, int64_t *peak_ev)
-{
-	uint64_t ymax = 0, best = 0, t;
-	int c;
-
-	*peak_ev = v->ev0;
-	for (c = 0; c < pw; c++) {
-		int64_t lo = tl_col_event(m, v, pw, c);
-		int64_t hi = c + 1 < pw ? tl_col_event(m, v, pw, c + 1) :
-		    v->ev1;
-
-		if (hi <= lo && lo < v->ev1 && !tl_use_time(m, v))
-			hi = lo + 1;
-		tl_col_agg(m, v->stack, lo, hi, &evs[c], &res[c]);
-		t = tl_stack_total(m, v->stack, evs[c]);
-		if (res[c] > ymax)
-			ymax = res[c];
-		if (t > ymax)
-			ymax = t;
-		if (c == 0 || t > best) {
-			best = t;
-			*peak_ev = evs[c];
-		}
-	}
-	return ymax > 0 ? ymax : 1;
-}
-
 void
 tl_render(const struct tl_model *m, const struct tl_view *v,
     struct cellbuf *cb, int x, int y, int w, int h, struct tl_frame *out)
@@ -462,8 +434,7 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	struct tl_frame local, *fr = out != NULL ? out : &local;
 	int pw = tl_plot_width(w), ph, names, leg, c, cc;
 	int px = x + TL_YAXIS_W;
-	int64_t *evs;
-	uint64_t *res, yfit;
+	const struct tl_cols *cols;
 	uint8_t *present;
 	struct col_ctx cx;
 
@@ -478,17 +449,16 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	fr->legend_rows = leg;
 	if (pw < 2 || ph < 1 || v->ev1 <= v->ev0)
 		return;
-	evs = xcalloc(pw, sizeof *evs);
-	res = xcalloc(pw, sizeof *res);
 	present = xcalloc(pw, 1);
-	yfit = columns(m, v, pw, evs, res, &fr->peak_ev);
-	fr->yfit = yfit;
+	cols = tl_columns(m, v, pw);
+	fr->peak_ev = cols->peak_ev;
+	fr->yfit = cols->yfit;
 	if (v->ymax > v->ylo) {
 		fr->ylo = v->ylo;
 		fr->yhi = v->ymax;
 	} else {
 		fr->ylo = 0;
-		fr->yhi = yfit;
+		fr->yhi = cols->yfit;
 	}
 	fr->row_bytes = (double)(fr->yhi - fr->ylo) / ph;
 	tl_rank(m, v, fr);
@@ -499,12 +469,13 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	cx.ybot = y + ph - 1;
 	cx.bands = xcalloc(TL_MAX_COL_BANDS, sizeof *cx.bands);
 	for (c = 0; c < pw; c++)
-		present[c] = (uint8_t)draw_column(&cx, px + c, evs[c], res[c]);
+		present[c] = (uint8_t)draw_column(&cx, px + c, cols->ev[c],
+		    cols->top[c], cols->res[c]);
 	draw_yaxis(v, fr, cb, x, y);
 	cellbuf_fill(cb, px, y + ph, pw, 1, v->utf8 ? 0x2500 : '-', UIC_AXIS,
 	    0);
 	cellbuf_put(cb, px - 1, y + ph, v->utf8 ? 0x2514 : '+', UIC_AXIS, 0);
-	draw_annots(m, v, cb, px, y + ph, names ? y + ph + 1 : -1, pw);
+	draw_annots(m, v, cols, cb, px, y + ph, names ? y + ph + 1 : -1, pw);
 	draw_lifetime(m, v, cb, px, y + ph, pw, present);
 	draw_marks(m, v, cb, px, y + ph, pw);
 	cc = draw_cursor(m, v, cb, px, y, pw, ph);
@@ -514,6 +485,4 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 		tl_legend_draw(m, v, fr, cb, x, y + ph + 2 + names, w, leg);
 	free(cx.bands);
 	free(present);
-	free(res);
-	free(evs);
 }

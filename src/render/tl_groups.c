@@ -15,90 +15,227 @@
 static int
 used(const struct tl_groups *g, uint32_t grp)
 {
-	return g->base[grp] > 0 || g->off[grp + 1] > g->off[grp];
+	return g->base[grp] > 0 || g->c[grp].n_changes > 0;
 }
 
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
 /* What pass 2 needs of an element, in one cache line's quarter: the
- * events of a trace refer to elements at random. */
+ * events of a trace refer to elements at random. The group of the
+ * first grouping; those of the others in a side array (groups_of). */
 struct el {
 	uint64_t size;
 	uint32_t group;
 	uint8_t state;
 };
 
-/* Pass 1: each element's group, size and state; changes per group (in
- * g->off[grp + 1]), base bytes, largest element. Returns the number of
- * groups. */
-static uint32_t
-scan_elems(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx, struct el *el)
+/* Where the group of element k in grouping j (of ng) is kept. */
+static uint32_t *
+group_slot(struct el *el, uint32_t *more, unsigned ng, uint64_t k,
+    unsigned j)
 {
-	uint32_t n = 0, grp;
+	return j == 0 ? &el[k].group : &more[k * (ng - 1) + j - 1];
+}
+
+/* Pass 1 for grouping j of an element: its group, base bytes, changes
+ * (in want[grp]) and the group's largest element. Returns 1 when the
+ * element belongs to a group of j. */
+static int
+scan_elem(const struct tl_grouping *gj, struct el *el, uint64_t k,
+    const struct idx_elem *e, uint32_t *slot, uint64_t *want, uint32_t *n)
+{
+	struct tl_groups *g = gj->g;
+	uint32_t grp;
+
+	grp = gj->group_of(gj->ctx, e, k);
+	*slot = grp < gj->max_groups ? grp : TL_NO_GROUP;
+	if (*slot == TL_NO_GROUP)
+		return 0;
+	if (grp + 1 > *n)
+		*n = grp + 1;
+	if (g->max_elem[grp] == UINT64_MAX ||
+	    e->size > el[g->max_elem[grp]].size) {
+		g->max_elem[grp] = k;
+		g->stack[grp] = e->stack;
+	}
+	if (e->alloc_ev < 0) {
+		/* alive from the start: the base, and its free */
+		g->base[grp] += e->size;
+		if (e->free_ev >= 0)
+			want[grp]++;
+	} else
+		want[grp] += e->free_ev >= 0 ? 2 : 1;
+	return 1;
+}
+
+/* Pass 1: each element's groups, size and state, and scan_elem's
+ * figures per grouping (n[j]: its number of groups). */
+static void
+scan_elems(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl, struct el *el, uint32_t *more,
+    uint64_t **want, uint32_t *n)
+{
 	uint64_t k;
+	unsigned j;
+	int any;
 
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
 
-		grp = group_of(ctx, &e, k);
 		el[k].size = e.size;
-		el[k].group = grp < max_groups ? grp : TL_NO_GROUP;
-		if (el[k].group == TL_NO_GROUP) {
+		for (j = 0, any = 0; j < ng; j++)
+			any |= scan_elem(&gs[j], el, k, &e,
+			    group_slot(el, more, ng, k, j), want[j], &n[j]);
+		if (!any)
 			el[k].state = EL_DONE;
-			continue;
-		}
-		if (grp + 1 > n)
-			n = grp + 1;
-		if (g->max_elem[grp] == UINT64_MAX ||
-		    e.size > el[g->max_elem[grp]].size) {
-			g->max_elem[grp] = k;
-			g->stack[grp] = e.stack;
-		}
-		if (e.alloc_ev < 0) {
-			/* alive from the start: the base, and its free */
-			g->base[grp] += e.size;
-			el[k].state = EL_LIVE;
-			if (e.free_ev >= 0)
-				g->off[grp + 1]++;
-		} else {
-			el[k].state = EL_NOT_STARTED;
-			g->off[grp + 1] += e.free_ev >= 0 ? 2 : 1;
-		}
+		else
+			el[k].state = e.alloc_ev < 0 ? EL_LIVE : EL_NOT_STARTED;
 	}
-	return n;
+}
+
+/* A curve being written: the last change's event and bytes. */
+struct curve_fill {
+	uint32_t ev;
+	uint64_t live;
+	size_t cap;
+};
+
+static void
+put_uv(struct tl_group_curve *c, size_t *cap, uint64_t v)
+{
+	if (c->len + 10 > *cap) {
+		/* past the first guess (curve_begin): half as much again */
+		*cap = c->len + 10 + (c->len + 10) / 2;
+		c->data = xreallocarray(c->data, *cap, 1);
+	}
+	while (v >= 0x80) {
+		c->data[c->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	c->data[c->len++] = (uint8_t)v;
+}
+
+static uint64_t
+get_uv(const uint8_t **p)
+{
+	uint64_t v = 0;
+	unsigned s = 0;
+
+	while (**p >= 0x80) {
+		v |= (uint64_t)(*(*p)++ & 0x7f) << s;
+		s += 7;
+	}
+	return v | (uint64_t)*(*p)++ << s;
+}
+
+/* Appends the change (ev, live) to curve c. */
+static void
+curve_add(struct tl_group_curve *c, struct curve_fill *f, uint32_t ev,
+    uint64_t live)
+{
+	uint64_t j = c->n_changes++, d;
+
+	if (j % TL_GROUPS_CHUNK == 0) {
+		c->cev[j / TL_GROUPS_CHUNK] = ev;
+		c->clive[j / TL_GROUPS_CHUNK] = live;
+		c->cpos[j / TL_GROUPS_CHUNK] = c->len;
+		c->n_chunks++;
+	} else {
+		put_uv(c, &f->cap, ev - f->ev);
+		d = live - f->live;
+		put_uv(c, &f->cap, d << 1 ^ (uint64_t)((int64_t)d >> 63));
+	}
+	f->ev = ev;
+	f->live = live;
+}
+
+/* Per grouping during pass 2: what each group's curve was sized for
+ * and its running bytes. */
+struct fill {
+	uint64_t *want;
+	uint64_t *run;
+	struct curve_fill *cf;
+};
+
+static void
+fill_begin(struct fill *f, const struct tl_grouping *gj, uint64_t *want,
+    uint32_t n)
+{
+	struct tl_groups *g = gj->g;
+	uint64_t nc;
+	uint32_t grp;
+
+	g->n = n;
+	g->c = xcalloc((size_t)n + 1, sizeof *g->c);
+	f->want = want;
+	f->cf = xcalloc((size_t)n + 1, sizeof *f->cf);
+	f->run = xcalloc((size_t)n + 1, sizeof *f->run);
+	for (grp = 0; grp < n; grp++) {
+		struct tl_group_curve *c = &g->c[grp];
+
+		nc = (want[grp] + TL_GROUPS_CHUNK - 1) / TL_GROUPS_CHUNK;
+		c->cev = xcalloc(nc + 1, sizeof *c->cev);
+		c->clive = xcalloc(nc + 1, sizeof *c->clive);
+		c->cpos = xcalloc(nc + 1, sizeof *c->cpos);
+		/* about 4 bytes a change: room for 5, cut to size after */
+		f->cf[grp].cap = want[grp] * 5 + 16;
+		c->data = xmalloc(f->cf[grp].cap);
+		f->run[grp] = g->base[grp];
+	}
+}
+
+static void
+fill_end(struct fill *f, struct tl_groups *g)
+{
+	uint32_t grp;
+
+	for (grp = 0; grp < g->n; grp++) {
+		struct tl_group_curve *c = &g->c[grp];
+
+		/* no room left unused */
+		c->data = xreallocarray(c->data, c->len + 1, 1);
+		g->n_used += used(g, grp);
+	}
+	free(f->run);
+	free(f->cf);
+	free(f->want);
 }
 
 int
-tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
-    uint32_t max_groups, tl_group_fn group_of, void *ctx)
+tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl)
 {
 	struct el *el;
-	uint64_t *fill, *run, k, i, total;
-	uint32_t n, grp;
+	uint32_t *more;
+	struct fill f[TL_GROUPS_MAX_N];
+	uint64_t *want[TL_GROUPS_MAX_N], k, i, size;
+	uint32_t n[TL_GROUPS_MAX_N], grp;
+	unsigned j;
+	int start;
 
-	memset(g, 0, sizeof *g);
+	if (ng == 0 || ng > TL_GROUPS_MAX_N)
+		return -1;
+	for (j = 0; j < ng; j++)
+		memset(gs[j].g, 0, sizeof *gs[j].g);
 	if (tl->n_events >= UINT32_MAX)
 		return -1;
 	el = xcalloc(tl->n_elems + 1, sizeof *el);
-	g->off = xcalloc((size_t)max_groups + 2, sizeof *g->off);
-	g->base = xcalloc((size_t)max_groups + 1, sizeof *g->base);
-	g->stack = xcalloc((size_t)max_groups + 1, sizeof *g->stack);
-	g->max_elem = xcalloc((size_t)max_groups + 1, sizeof *g->max_elem);
-	memset(g->max_elem, 0xff, ((size_t)max_groups + 1) *
-	    sizeof *g->max_elem);
-	n = scan_elems(g, tl, max_groups, group_of, ctx, el);
-	g->n = n;
-	for (grp = 0; grp < n; grp++)
-		g->off[grp + 1] += g->off[grp];
-	total = g->off[n];
-	g->ev = xcalloc(total + 1, sizeof *g->ev);
-	g->live = xcalloc(total + 1, sizeof *g->live);
-	fill = xcalloc((size_t)n + 1, sizeof *fill);
-	run = xcalloc((size_t)n + 1, sizeof *run);
-	memcpy(fill, g->off, (size_t)n * sizeof *fill);
-	memcpy(run, g->base, (size_t)n * sizeof *run);
+	more = xcalloc((tl->n_elems + 1) * (ng - 1) + 1, sizeof *more);
+	for (j = 0; j < ng; j++) {
+		struct tl_groups *g = gs[j].g;
+		size_t m = (size_t)gs[j].max_groups + 1;
+
+		want[j] = xcalloc(m, sizeof *want[j]);
+		g->base = xcalloc(m, sizeof *g->base);
+		g->stack = xcalloc(m, sizeof *g->stack);
+		g->max_elem = xcalloc(m, sizeof *g->max_elem);
+		memset(g->max_elem, 0xff, m * sizeof *g->max_elem);
+		n[j] = 0;
+	}
+	scan_elems(gs, ng, tl, el, more, want, n);
+	for (j = 0; j < ng; j++)
+		fill_begin(&f[j], &gs[j], want[j], n[j]);
 	/* pass 2, events in order: each group's changes come out sorted */
 	for (i = 0; i < tl->n_events; i++) {
 		struct el *x;
@@ -107,44 +244,56 @@ tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
 		if (k >= tl->n_elems || el[k].state == EL_DONE)
 			continue;
 		x = &el[k];
-		grp = x->group;
-		if (fill[grp] >= g->off[grp + 1])
-			continue; /* more events than counted: a bad index */
-		if (x->state == EL_NOT_STARTED) {
-			run[grp] += x->size;
-			x->state = EL_LIVE;
-		} else {
-			run[grp] -= x->size < run[grp] ? x->size : run[grp];
-			x->state = EL_DONE;
-		}
-		g->ev[fill[grp]] = (uint32_t)i;
-		g->live[fill[grp]++] = run[grp];
-	}
-	/* an index whose ev_elem misses events leaves slots unfilled: cut
-	 * each group to what was filled, keeping offsets consistent */
-	for (grp = 0, k = 0; grp < n; grp++) {
-		uint64_t from = g->off[grp], m = fill[grp] - from;
+		start = x->state == EL_NOT_STARTED;
+		x->state = start ? EL_LIVE : EL_DONE;
+		for (j = 0; j < ng; j++) {
+			struct tl_group_curve *c;
+			uint64_t *run;
 
-		memmove(g->ev + k, g->ev + from, m * sizeof *g->ev);
-		memmove(g->live + k, g->live + from, m * sizeof *g->live);
-		g->off[grp] = k;
-		k += m;
+			grp = *group_slot(el, more, ng, k, j);
+			if (grp == TL_NO_GROUP)
+				continue;
+			c = &gs[j].g->c[grp];
+			if (c->n_changes >= f[j].want[grp])
+				continue; /* more events than counted: a bad
+					     index */
+			run = &f[j].run[grp];
+			size = x->size;
+			if (start)
+				*run += size;
+			else
+				*run -= size < *run ? size : *run;
+			curve_add(c, &f[j].cf[grp], (uint32_t)i, *run);
+		}
 	}
-	g->off[n] = k;
-	for (grp = 0; grp < n; grp++)
-		g->n_used += used(g, grp);
-	free(run);
-	free(fill);
+	for (j = 0; j < ng; j++)
+		fill_end(&f[j], gs[j].g);
+	free(more);
 	free(el);
 	return 0;
+}
+
+int
+tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
+    uint32_t max_groups, tl_group_fn group_of, void *ctx)
+{
+	struct tl_grouping gj = { g, max_groups, group_of, ctx };
+
+	return tl_groups_build_n(&gj, 1, tl);
 }
 
 void
 tl_groups_destroy(struct tl_groups *g)
 {
-	free(g->off);
-	free(g->ev);
-	free(g->live);
+	uint32_t grp;
+
+	for (grp = 0; g->c != NULL && grp < g->n; grp++) {
+		free(g->c[grp].cev);
+		free(g->c[grp].clive);
+		free(g->c[grp].cpos);
+		free(g->c[grp].data);
+	}
+	free(g->c);
 	free(g->base);
 	free(g->stack);
 	free(g->max_elem);
@@ -154,32 +303,53 @@ tl_groups_destroy(struct tl_groups *g)
 uint64_t
 tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
 {
-	uint64_t lo, hi;
+	const struct tl_group_curve *c;
+	const uint8_t *p, *end;
+	uint64_t lo, hi, mid, live, e, d, z;
 
 	if (grp >= g->n)
 		return 0;
-	lo = g->off[grp];
-	hi = g->off[grp + 1];
-	if (ev < 0 || lo == hi || g->ev[lo] > ev)
+	c = &g->c[grp];
+	if (ev < 0 || c->n_changes == 0 || c->cev[0] > ev)
 		return g->base[grp];
-	/* last change at or before ev */
+	/* the last chunk starting at or before ev */
+	lo = 0;
+	hi = c->n_chunks;
 	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (g->ev[mid] <= ev)
+		mid = lo + (hi - lo) / 2;
+		if (c->cev[mid] <= ev)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return g->live[lo];
+	/* then its changes up to ev */
+	live = c->clive[lo];
+	e = c->cev[lo];
+	p = c->data + c->cpos[lo];
+	end = c->data + (lo + 1 < c->n_chunks ? c->cpos[lo + 1] : c->len);
+	while (p < end) {
+		d = get_uv(&p);
+		z = get_uv(&p);
+		if (e + d > (uint64_t)ev)
+			break;
+		e += d;
+		live += z >> 1 ^ (0 - (z & 1));
+	}
+	return live;
 }
 
 uint64_t
 tl_groups_memory(const struct tl_groups *g)
 {
-	return g->off != NULL ? g->off[g->n] * (sizeof *g->ev +
-	    sizeof *g->live) + (uint64_t)g->n * (sizeof *g->off +
-	    sizeof *g->base + sizeof *g->stack + sizeof *g->max_elem) : 0;
+	uint64_t b = (uint64_t)g->n * (sizeof *g->c + sizeof *g->base +
+	    sizeof *g->stack + sizeof *g->max_elem);
+	uint32_t grp;
+
+	for (grp = 0; g->c != NULL && grp < g->n; grp++)
+		b += g->c[grp].len + (g->c[grp].n_chunks + 1) *
+		    (sizeof *g->c[grp].cev + sizeof *g->c[grp].clive +
+		    sizeof *g->c[grp].cpos);
+	return b;
 }
 
 uint32_t

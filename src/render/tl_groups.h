@@ -6,11 +6,12 @@
  *
  * For each group, the events at which its live bytes change and its bytes
  * after each, so the bytes of any group after any event are one binary
- * search (O(log n)); a frame of K bands over C columns costs O(C K log n)
- * whatever the trace length. Built in one sequential pass over the
- * elements and one over the events; memory: 12 bytes per alloc or free
- * event that starts or ends an element, 28 bytes per group, and during
- * the build 16 bytes per element.
+ * search and a short decode (O(log n + TL_GROUPS_CHUNK)); a frame of K
+ * bands over C columns costs O(C K log n) whatever the trace length. The
+ * changes are kept in chunks of TL_GROUPS_CHUNK: the first one's event
+ * and bytes as they are, the others as varints of the difference from
+ * the one before (about 4 to 5 bytes a change, instead of 12). Built in
+ * one sequential pass over the elements and one over the events.
  */
 #include <stdint.h>
 
@@ -22,12 +23,24 @@
 typedef uint32_t (*tl_group_fn)(void *ctx, const struct idx_elem *e,
     uint64_t k);
 
+#define TL_GROUPS_CHUNK 64
+
+/* The changes of one group. */
+struct tl_group_curve {
+	uint64_t n_changes;
+	uint64_t n_chunks;
+	uint32_t *cev;       /* per chunk: the event of its first change */
+	uint64_t *clive;     /* the group's bytes after it */
+	uint64_t *cpos;      /* where its other changes start in data */
+	uint8_t *data;       /* per change after a chunk's first: varint
+				event delta, zig-zag varint bytes delta */
+	uint64_t len;
+};
+
 struct tl_groups {
 	uint32_t n;          /* groups: ids 0 .. n-1 */
 	uint32_t n_used;     /* groups that ever hold bytes */
-	uint64_t *off;       /* n + 1: changes of g are [off[g], off[g+1]) */
-	uint32_t *ev;        /* event of each change, ascending per group */
-	uint64_t *live;      /* bytes of the group after that event */
+	struct tl_group_curve *c;
 	uint64_t *base;      /* bytes of each group before event 0 */
 	uint32_t *stack;     /* per group: stack of its largest element */
 	uint64_t *max_elem;  /* per group: the element with that stack */
@@ -37,6 +50,26 @@ struct tl_groups {
  * when the trace has too many events for the 32-bit event column. */
 int tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
     uint32_t max_groups, tl_group_fn group_of, void *ctx);
+
+/* One grouping of tl_groups_build_n: its output and tl_groups_build's
+ * arguments. */
+struct tl_grouping {
+	struct tl_groups *g;
+	uint32_t max_groups;
+	tl_group_fn group_of;
+	void *ctx;
+};
+
+#define TL_GROUPS_MAX_N 3
+
+/* tl_groups_build for ng (1 .. TL_GROUPS_MAX_N) groupings at once: each
+ * element and event is decoded once for all of them (decoding is most of
+ * a build's time), and group_of is called for the groupings in order for
+ * each element, in element order, as tl_groups_build calls it. The
+ * result of each is what tl_groups_build gives. During the build 16
+ * bytes per element and 4 per element and grouping after the first. */
+int tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
+    const struct idx_timeline *tl);
 void tl_groups_destroy(struct tl_groups *g);
 
 /* Bytes of group grp alive after event ev (-1: before the first). */

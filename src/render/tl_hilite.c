@@ -52,23 +52,22 @@ sums_of(struct ev_size *p, uint64_t n, int64_t **ev, uint64_t **cum)
 	}
 }
 
-/* Running sums of the elements ids[0..n) of tl. */
+/* Running sums of the elements vals[0..n). */
 static void
-sums_build(struct tl_sums *s, const struct idx_timeline *tl,
-    const uint64_t *ids, uint64_t n)
+sums_build(struct tl_sums *s, const struct idx_elem *vals, uint64_t n)
 {
 	struct ev_size *al = xcalloc(n + 1, sizeof *al);
 	struct ev_size *fr = xcalloc(n + 1, sizeof *fr);
 	uint64_t i, na = 0, nf = 0;
 
 	for (i = 0; i < n; i++) {
-		struct idx_elem e = idx_tl_elem(tl, ids[i]);
+		const struct idx_elem *e = &vals[i];
 
-		al[na].ev = e.alloc_ev;
-		al[na++].size = e.size;
-		if (e.free_ev >= 0) {
-			fr[nf].ev = e.free_ev;
-			fr[nf++].size = e.size;
+		al[na].ev = e->alloc_ev;
+		al[na++].size = e->size;
+		if (e->free_ev >= 0) {
+			fr[nf].ev = e->free_ev;
+			fr[nf++].size = e->size;
 		}
 	}
 	sums_of(al, na, &s->alloc_ev, &s->alloc_cum);
@@ -111,11 +110,12 @@ sums_bytes(const struct tl_sums *s, int64_t ev)
 static void
 hilite_parts(struct tl_hilite *h, struct tl_model *m, int st)
 {
-	uint64_t *ids = xcalloc(h->n_elems + 1, sizeof *ids), i, j, n;
+	struct idx_elem *vals = xcalloc(h->n_elems + 1, sizeof *vals);
+	uint64_t i, j, n;
 	uint32_t *grp = xcalloc(h->n_elems + 1, sizeof *grp), np = 0, g;
 
 	for (i = 0; i < h->n_elems; i++)
-		grp[i] = tl_model_group_of(m, st, h->elems[i]);
+		grp[i] = tl_group_of_elem(m, st, h->elems[i], &h->vals[i]);
 	/* one part per distinct group (sets are small: quadratic is fine
 	 * up to the few groups a leak site spans) */
 	for (i = 0; i < h->n_elems; i++) {
@@ -126,11 +126,11 @@ hilite_parts(struct tl_hilite *h, struct tl_model *m, int st)
 			continue;
 		for (n = 0, j = i; j < h->n_elems; j++)
 			if (grp[j] == g)
-				ids[n++] = h->elems[j];
+				vals[n++] = h->vals[j];
 		h->parts[st] = xreallocarray(h->parts[st], (size_t)np + 1,
 		    sizeof *h->parts[st]);
 		h->parts[st][np].group = g;
-		sums_build(&h->parts[st][np].sums, m->tl, ids, n);
+		sums_build(&h->parts[st][np].sums, vals, n);
 		np++;
 		if (np >= 64)
 			break;
@@ -138,25 +138,52 @@ hilite_parts(struct tl_hilite *h, struct tl_model *m, int st)
 	h->n_parts[st] = np;
 	h->parts_ok[st] = 1;
 	free(grp);
-	free(ids);
+	free(vals);
+}
+
+struct id_val {
+	uint64_t id;
+	struct idx_elem e;
+};
+
+static int
+cmp_id_val(const void *a, const void *b)
+{
+	uint64_t x = ((const struct id_val *)a)->id;
+	uint64_t y = ((const struct id_val *)b)->id;
+
+	return x < y ? -1 : x > y;
 }
 
 void
 tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
-    const uint64_t *elems, uint64_t n)
+    const uint64_t *elems, const struct idx_elem *vals, uint64_t n)
 {
 	const struct idx_timeline *tl = m->tl;
 	const struct tl_layer *L = &m->layer[TL_LAYER_ALLOC];
+	struct id_val *iv = xcalloc(n + 1, sizeof *iv);
 	uint64_t i;
 	uint32_t j;
 
 	memset(h, 0, sizeof *h);
-	h->elems = xcalloc(n + 1, sizeof *h->elems);
 	for (i = 0; i < n; i++)
-		if (elems[i] < tl->n_elems)
-			h->elems[h->n_elems++] = elems[i];
-	qsort(h->elems, h->n_elems, sizeof *h->elems, cmp_u64);
-	sums_build(&h->all, tl, h->elems, h->n_elems);
+		if (elems[i] < tl->n_elems) {
+			iv[h->n_elems].id = elems[i];
+			if (vals != NULL)
+				iv[h->n_elems].e = vals[i];
+			h->n_elems++;
+		}
+	qsort(iv, h->n_elems, sizeof *iv, cmp_id_val);
+	h->elems = xcalloc(h->n_elems + 1, sizeof *h->elems);
+	h->vals = xcalloc(h->n_elems + 1, sizeof *h->vals);
+	for (i = 0; i < h->n_elems; i++) {
+		h->elems[i] = iv[i].id;
+		/* in id order: each element block is decoded once */
+		h->vals[i] = vals != NULL ? iv[i].e :
+		    idx_tl_elem(tl, iv[i].id);
+	}
+	free(iv);
+	sums_build(&h->all, h->vals, h->n_elems);
 	h->n_drawn = L->n;
 	h->drawn = xcalloc((size_t)L->n + 1, 1);
 	for (j = 0; j < L->n; j++)
@@ -186,6 +213,7 @@ tl_hilite_destroy(struct tl_hilite *h)
 	sums_destroy(&h->all);
 	free(h->drawn);
 	free(h->elems);
+	free(h->vals);
 	for (st = 0; st < TL_STACK_COUNT; st++) {
 		for (i = 0; i < h->n_parts[st]; i++)
 			sums_destroy(&h->parts[st][i].sums);

@@ -7,6 +7,9 @@
 #include "render/timeline.h"
 
 #define TL_LOD_BLOCK 256
+#define TL_LOD_FAN 64   /* runs of level 0 in a run of level 1 */
+#define TL_LOD_SUB 16   /* events of a run inside one of level 0 */
+#define TL_LOD_SUBS (TL_LOD_BLOCK / TL_LOD_SUB)
 /* Time axis only for |time_us| below this: spans cannot overflow. */
 #define TL_TIME_LIMIT ((int64_t)1 << 62)
 
@@ -22,13 +25,29 @@ int tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at);
 /* Total that mode st stacks after event ev: allocated or reserved. */
 uint64_t tl_stack_total(const struct tl_model *m, int st, int64_t ev);
 
-/* Aggregate of events [lo, hi) for mode st: the event with the highest
- * stacked total and the highest reserved. */
+/* Aggregate of events [lo, hi) for mode st: the first event with the
+ * highest stacked total (*top gets that total) and the highest reserved.
+ * Reads the runs of the model's levels and, at each end of the range,
+ * the events of a part of a run only when the maximum may lie there. */
 void tl_col_agg(const struct tl_model *m, int st, int64_t lo, int64_t hi,
-    int64_t *ev, uint64_t *maxres);
+    int64_t *ev, uint64_t *top, uint64_t *maxres);
+
+/* The columns of the view at plot width pw, from the model's column
+ * cache when its key matches, else computed into it. */
+const struct tl_cols *tl_columns(const struct tl_model *m,
+    const struct tl_view *v, int pw);
+
+/* tl_bands_at for an event whose stacked total is known. */
+int tl_bands_total(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_frame *fr, int64_t ev, uint64_t total,
+    struct tl_band *out, int max);
 
 int tl_use_time(const struct tl_model *m, const struct tl_view *v);
 int64_t tl_time_of(const struct tl_model *m, int64_t ev);
+
+/* tl_model_group_of for element k, e (the mode must be prepared). */
+uint32_t tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
+    const struct idx_elem *e);
 
 /* Bytes of the highlighted set in group g of mode st after ev. */
 uint64_t tl_hilite_group_bytes(const struct tl_hilite *h, int st,

@@ -120,12 +120,15 @@ stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
 	return stream_key_group(m, e->stream, pool);
 }
 
+/* Adds mode st's grouping to gs[*n], or says why it has none. */
 static int
-prepare_groups(struct tl_model *m, int st, char *why, size_t size)
+add_grouping(struct tl_model *m, int st, struct tl_grouping *gs,
+    unsigned *n, char *why, size_t size)
 {
-	uint32_t i, max;
-	int r;
+	struct tl_grouping *gj = &gs[*n];
+	uint32_t i;
 
+	gj->g = &m->groups[st];
 	if (st == TL_STACK_SITE) {
 		if (tl_model_sites(m) == NULL) {
 			snprintf(why, size, "call sites unavailable");
@@ -134,27 +137,56 @@ prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 		/* resolve every stack first: site ids are then all known */
 		for (i = 0; i < m->snap->n_stacks; i++)
 			an_site_of(&m->sites, i);
-		max = m->sites.n + 1;
-		r = tl_groups_build(&m->groups[st], m->tl, max, site_group,
-		    &m->sites);
+		gj->max_groups = m->sites.n + 1;
+		gj->group_of = site_group;
+		gj->ctx = &m->sites;
 	} else if (st == TL_STACK_CATEGORY) {
 		if (m->cats == NULL) {
 			snprintf(why, size, "no categories");
 			return -1;
 		}
-		r = tl_groups_build(&m->groups[st], m->tl, AN_CAT_COUNT,
-		    category_group, m);
+		gj->max_groups = AN_CAT_COUNT;
+		gj->group_of = category_group;
+		gj->ctx = m;
 	} else {
 		if (m->snap == NULL) {
 			snprintf(why, size, "no segments");
 			return -1;
 		}
 		build_seg_table(m);
-		r = tl_groups_build(&m->groups[st], m->tl, TL_MAX_STREAM_GROUPS,
-		    stream_group, m);
+		gj->max_groups = TL_MAX_STREAM_GROUPS;
+		gj->group_of = stream_group;
+		gj->ctx = m;
 	}
+	(*n)++;
+	return 0;
+}
+
+/* Builds mode st's curves and, in the same pass, those of the other of
+ * the call-site and stream/pool modes when it is not built yet: one
+ * decode of the trace for both (the category mode waits for its
+ * analysis, which only its first use runs). */
+static int
+prepare_groups(struct tl_model *m, int st, char *why, size_t size)
+{
+	struct tl_grouping gs[2];
+	char other_why[128];
+	unsigned n = 0;
+	int other = -1, r;
+
+	if (add_grouping(m, st, gs, &n, why, size) != 0)
+		return -1;
+	if (st == TL_STACK_SITE || st == TL_STACK_STREAM) {
+		other = st == TL_STACK_SITE ? TL_STACK_STREAM : TL_STACK_SITE;
+		if (m->groups_ok[other] != 0 || add_grouping(m, other, gs, &n,
+		    other_why, sizeof other_why) != 0)
+			other = -1;
+	}
+	r = tl_groups_build_n(gs, n, m->tl);
 	if (r != 0)
 		snprintf(why, size, "too many events for grouped bands");
+	if (other >= 0)
+		m->groups_ok[other] = r == 0 ? 1 : -1;
 	return r;
 }
 
@@ -215,6 +247,20 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 }
 
 uint32_t
+tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
+    const struct idx_elem *e)
+{
+	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
+		return TL_NO_GROUP;
+	switch (st) {
+	case TL_STACK_SITE: return an_site_of(&m->sites, e->stack);
+	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
+	case TL_STACK_STREAM: return stream_group(m, e, k);
+	default: return TL_NO_GROUP;
+	}
+}
+
+uint32_t
 tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 {
 	struct idx_elem e;
@@ -222,11 +268,6 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
 		return TL_NO_GROUP;
 	e = idx_tl_elem(m->tl, k);
-	switch (st) {
-	case TL_STACK_SITE: return an_site_of(&m->sites, e.stack);
-	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
-	case TL_STACK_STREAM: return stream_group(m, &e, k);
-	default: return TL_NO_GROUP;
-	}
+	return tl_group_of_elem(m, st, k, &e);
 }
 

@@ -229,62 +229,6 @@ snap_ev_at_time(const struct snap_trace *t, uint64_t lo, uint64_t hi,
 	return sv_partition(lo, hi, time_below, &b);
 }
 
-#define MEMO_UNKNOWN INT64_MIN /* not read yet (or read as INT64_MIN) */
-
-void
-snap_time_memo_init(struct snap_time_memo *m, const struct snap_trace *t)
-{
-	memset(m, 0, sizeof *m);
-	m->t = t;
-}
-
-void
-snap_time_memo_free(struct snap_time_memo *m)
-{
-	free(m->time);
-	m->time = NULL;
-	m->n_nodes = 0;
-}
-
-uint64_t
-snap_time_memo_find(struct snap_time_memo *m, int64_t time_us)
-{
-	uint64_t lo = 0, hi = m->t->n, node = 1, k;
-
-	if (m->time == NULL) {
-		/* nodes of a tree over n events are below 2 * 2^ceil(log2 n) */
-		m->n_nodes = 2;
-		while (m->n_nodes < SNAP_TIME_MEMO_NODES &&
-		    m->n_nodes / 2 <= hi)
-			m->n_nodes *= 2;
-		m->time = xreallocarray(NULL, m->n_nodes, sizeof *m->time);
-		for (k = 0; k < m->n_nodes; k++)
-			m->time[k] = MEMO_UNKNOWN;
-	}
-	/* sv_partition()'s loop, node by node */
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		int64_t tm;
-
-		if (node < m->n_nodes) {
-			if ((tm = m->time[node]) == MEMO_UNKNOWN)
-				tm = m->time[node] = snap_ev_time(m->t, mid);
-		} else {
-			tm = snap_ev_time(m->t, mid);
-		}
-		if (tm < time_us) {
-			lo = mid + 1;
-			node = 2 * node + 1;
-		} else {
-			hi = mid;
-			node = 2 * node;
-		}
-		if (node > m->n_nodes)
-			node = m->n_nodes; /* below the kept nodes for good */
-	}
-	return lo;
-}
-
 void
 snap_finish(struct snapshot *s)
 {

@@ -351,26 +351,6 @@ snap_ev_get(const struct snap_trace *t, uint64_t i, struct snap_event *ev)
 uint64_t snap_ev_at_time(const struct snap_trace *t, uint64_t lo,
     uint64_t hi, int64_t time_us);
 
-/*
- * snap_ev_at_time(t, 0, t->n, time_us) for many searches: each is the
- * same binary search, so its first probes read the same events every
- * time, each in a block of its own on an indexed trace (a cache lookup
- * and a directory search apiece, more of them the longer the trace).
- * The memo keeps the times those probes read by their place in the
- * search tree (node 1 the middle, node k's halves 2k and 2k + 1), for
- * the top SNAP_TIME_MEMO_NODES nodes, each read the first time a search
- * needs it: the same probes and the same answers, whatever the times.
- */
-#define SNAP_TIME_MEMO_NODES 65536
-struct snap_time_memo {
-	const struct snap_trace *t;
-	int64_t *time;          /* by node; NULL until the first search */
-	uint64_t n_nodes;
-};
-void snap_time_memo_init(struct snap_time_memo *m, const struct snap_trace *t);
-uint64_t snap_time_memo_find(struct snap_time_memo *m, int64_t time_us);
-void snap_time_memo_free(struct snap_time_memo *m);
-
 /* Frames of a stack (borrowed): *n receives the count; innermost first. */
 const uint32_t *snap_stack(const struct snapshot *s, uint32_t stack,
     uint32_t *n);

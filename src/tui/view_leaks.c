@@ -111,19 +111,19 @@ static void
 hilite(struct app *a, struct leaks_view *v, uint64_t k)
 {
 	const uint64_t *el = v->elems.elems + v->elems.off[k];
+	const struct idx_elem *ev = v->elems.vals + v->elems.off[k];
 	uint64_t cnt = v->elems.off[k + 1] - v->elems.off[k], i;
 
 	if (v->hl_site == k)
 		return;
 	tl_hilite_destroy(&v->hl);
-	tl_hilite_init(&v->hl, &a->tm, el, cnt);
+	tl_hilite_init(&v->hl, &a->tm, el, ev, cnt);
 	free(v->marks);
 	v->marks = xcalloc(cnt + 1, sizeof *v->marks);
 	v->n_marks = 0;
 	for (i = 0; i < cnt; i++)
-		if (idx_tl_elem(&a->tl, el[i]).alloc_ev >= 0)
-			v->marks[v->n_marks++] = idx_tl_elem(&a->tl, el[i])
-			    .alloc_ev;
+		if (ev[i].alloc_ev >= 0)
+			v->marks[v->n_marks++] = ev[i].alloc_ev;
 	v->hl_site = k;
 }
 
@@ -192,13 +192,15 @@ jump(struct app *a, struct leaks_view *v, int how)
 {
 	uint64_t k = v->list.sel, i, cnt, found = UINT64_MAX;
 	const uint64_t *el;
+	const struct idx_elem *vals;
 
 	if (k >= v->leaks.n_sites)
 		return;
 	el = v->elems.elems + v->elems.off[k];
+	vals = v->elems.vals + v->elems.off[k];
 	cnt = v->elems.off[k + 1] - v->elems.off[k];
 	for (i = 0; i < cnt; i++) {
-		int64_t ev = idx_tl_elem(&a->tl, el[i]).alloc_ev;
+		int64_t ev = vals[i].alloc_ev;
 
 		if (ev < 0)
 			continue;
@@ -217,7 +219,7 @@ jump(struct app *a, struct leaks_view *v, int how)
 	}
 	a->detail = DETAIL_EVENT;
 	a->detail_scroll = 0;
-	app_set_cursor(a, idx_tl_elem(&a->tl, el[found]).alloc_ev);
+	app_set_cursor(a, vals[found].alloc_ev);
 	a->view.sel_elem = el[found];
 	app_msg(a, "leaked block %" PRIu64 " of %" PRIu64 " of site %" PRIu64,
 	    found + 1, cnt, k + 1);

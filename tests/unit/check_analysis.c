@@ -271,7 +271,8 @@ START_TEST(test_top)
 END_TEST
 
 /* The leaked blocks of each site: as many as an_leaks counted, each
- * still alive at the end, of that site, in alloc order. */
+ * still alive at the end, of that site, in alloc order, each with its
+ * element. */
 START_TEST(test_leak_elems)
 {
 	struct snapshot *s = build_loop(12, 1);
@@ -293,6 +294,7 @@ START_TEST(test_leak_elems)
 		for (i = le.off[k]; i < le.off[k + 1]; i++) {
 			const struct idx_elem *e = &tl.elems[le.elems[i]];
 
+			ck_assert_mem_eq(&le.vals[i], e, sizeof *e);
 			ck_assert_int_lt(e->free_ev, 0);
 			ck_assert_uint_eq(an_site_of(&t, e->stack),
 			    l.sites[k].site);
@@ -524,6 +526,63 @@ START_TEST(test_steps_annotations)
 	ck_assert_uint_eq(st.n_opt, 1);
 	ck_assert_int_eq(an_window_at(st.opt, st.n_opt, 4), 0);
 	ck_assert_uint_eq(st.n_bad, 0);
+	an_steps_destroy(&st);
+	snap_free(s);
+}
+END_TEST
+
+/* Optimizer windows over a trace with equal and missing times, paired
+ * from many annotations whose times jump by a little or a lot (and stay
+ * put): each bound is the event a scan of every event finds. */
+START_TEST(test_steps_many_windows)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t f = frame(s, "/home/a/train.py", "step", 1);
+	uint32_t stk = snap_intern_stack(s, &f, 1);
+	const int n = 6000;
+	int64_t time = -5, want_first, want_last, tm[2];
+	uint64_t rng = 11, ev, k;
+	struct an_steps st;
+	int i, w, nw = 0;
+
+	for (i = 0; i < n; i++) {
+		ev = snap_trace_push(s, t, i % 2 ? SNAP_FREE_COMPLETED
+		    : SNAP_ALLOC, 0x1000000, 512, 0, stk);
+		/* three events a time, even times only */
+		snap_trace_set_time(t, ev, (i / 3) * 2);
+	}
+	while (time < 2 * (n / 3) + 40) {
+		for (w = 0; w < 2; w++) {
+			rng = rng * 6364136223846793005ull + 1;
+			k = rng >> 33;
+			/* stay, step a little, or jump far */
+			time += k % 4 == 0 ? 0 : k % 4 == 1 ? (int64_t)(k % 7)
+			    : (int64_t)(k % 900);
+			annotate(s, "Optimizer.step#SGD.step", w == 0 ?
+			    SNAP_STAGE_START : SNAP_STAGE_END, time);
+		}
+		nw++;
+	}
+	snap_finish(s);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert_uint_eq(st.n_bad, 0);
+	ck_assert_uint_eq(st.n_opt, (uint64_t)nw);
+	for (k = 0; k < st.n_opt; k++) {
+		/* the annotations' times, back from the snapshot */
+		tm[0] = s->annotations[2 * k].time_us;
+		tm[1] = s->annotations[2 * k + 1].time_us;
+		want_first = n;
+		want_last = -1;
+		for (i = 0; i < n; i++) {
+			if (want_first == n && (i / 3) * 2 >= tm[0])
+				want_first = i;
+			if ((i / 3) * 2 <= tm[1])
+				want_last = i;
+		}
+		ck_assert_int_eq(st.opt[k].first, want_first);
+		ck_assert_int_eq(st.opt[k].last, want_last);
+	}
 	an_steps_destroy(&st);
 	snap_free(s);
 }
@@ -1134,6 +1193,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_frame_rules);
 	tcase_add_test(tc, test_site_cpp);
 	tcase_add_test(tc, test_steps_annotations);
+	tcase_add_test(tc, test_steps_many_windows);
 	tcase_add_test(tc, test_steps_optimizer_and_bad);
 	tcase_add_test(tc, test_steps_no_time);
 	tcase_add_test(tc, test_steps_loop_is_no_step);

@@ -162,62 +162,6 @@ START_TEST(test_model_event_at_time)
 }
 END_TEST
 
-/* 3000 searches of t's times, a few of them at the extremes. */
-static void
-memo_queries(const struct snap_trace *t, uint64_t *seed)
-{
-	struct snap_time_memo m;
-	int64_t span = (int64_t)t->n * 4 + 20, at;
-	int q;
-
-	snap_time_memo_init(&m, t);
-	for (q = 0; q < 3000; q++) {
-		*seed = *seed * 6364136223846793005ull + 1;
-		at = (int64_t)(*seed >> 40) % span - 10;
-		if (q % 500 == 0)
-			at = q % 1000 == 0 ? INT64_MIN : INT64_MAX;
-		ck_assert_uint_eq(snap_time_memo_find(&m, at),
-		    snap_ev_at_time(t, 0, t->n, at));
-	}
-	snap_time_memo_free(&m);
-}
-
-/* snap_time_memo_find() gives snap_ev_at_time()'s answer over the whole
- * trace, query after query, on sorted times, on shuffled ones (a hostile
- * file: the same probes must give the same event) and with INT64_MIN
- * times (what the memo takes for "not read yet"); past the kept nodes
- * too (more events than SNAP_TIME_MEMO_NODES). */
-START_TEST(test_model_time_memo)
-{
-	static const uint64_t sizes[] = {0, 1, 2, 3, 7, 64, 1000, 150000};
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
-	size_t z;
-	int kind;
-
-	for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
-		for (kind = 0; kind < 3; kind++) {
-			struct snapshot *s = snap_new();
-			struct snap_trace *t = snap_trace_get(s, 0);
-			uint64_t i, n = sizes[z];
-
-			for (i = 0; i < n; i++) {
-				uint64_t k = snap_trace_push(s, t, SNAP_ALLOC,
-				    512 * i, 512, 0, 0);
-				int64_t tm = (int64_t)(i / 3) * 10;
-
-				seed = seed * 6364136223846793005ull + 1;
-				if (kind == 1)
-					tm = (int64_t)(seed >> 40) % 5000;
-				else if (kind == 2 && (seed >> 60) == 0)
-					tm = INT64_MIN;
-				snap_trace_set_time(t, k, tm);
-			}
-			memo_queries(t, &seed);
-			snap_free(s);
-		}
-}
-END_TEST
-
 START_TEST(test_model_actions)
 {
 	struct snapshot *s = snap_new();
@@ -245,7 +189,6 @@ model_suite(void)
 	tcase_add_test(tc, test_model_trace_columns);
 	tcase_add_test(tc, test_model_device_segments);
 	tcase_add_test(tc, test_model_event_at_time);
-	tcase_add_test(tc, test_model_time_memo);
 	tcase_add_test(tc, test_model_actions);
 	suite_add_tcase(s, tc);
 	return s;

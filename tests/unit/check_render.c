@@ -369,7 +369,7 @@ START_TEST(test_render_timeline_hilite)
 
 	example(&tl);
 	tl_model_init(&m, NULL, &tl, 100);
-	tl_hilite_init(&h, &m, &a, 1);
+	tl_hilite_init(&h, &m, &a, NULL, 1);
 	ck_assert_uint_eq(tl_hilite_bytes(&h, -1), 0);
 	ck_assert_uint_eq(tl_hilite_bytes(&h, 0), 0);
 	ck_assert_uint_eq(tl_hilite_bytes(&h, 1), 100);
@@ -764,7 +764,7 @@ START_TEST(test_render_hilite_grouped)
 		if (st == TL_STACK_CATEGORY)
 			continue;
 		ck_assert_int_eq(tl_model_prepare(&m, st, why, sizeof why), 0);
-		tl_hilite_init(&h, &m, set, ns);
+		tl_hilite_init(&h, &m, set, NULL, ns);
 		v.stack = st;
 		v.hl = &h;
 		fr.rank_stack = -1;
