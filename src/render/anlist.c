@@ -25,17 +25,6 @@ anlist_rows(const struct anlist *l)
 	return 0;
 }
 
-/* Cells of UTF-8 text s (one per code point). */
-static int
-cells(const char *s)
-{
-	int n = 0;
-
-	for (; *s != '\0'; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* A C++ name too long for its column keeps its name rather than its
  * parameters: "f(unsigned long, CUstream_st*) [clone .x]" becomes
  * "f(...)" in place (the name part is after the first space, past
@@ -48,12 +37,12 @@ shorten_cxx(char *s, int utf8)
 	const char *dots = utf8 ? "(\xe2\x80\xa6)" : "(...)";
 
 	if (name == NULL)
-		return cells(s);
+		return sv_utf8_cells(s);
 	if ((clone = strstr(name, " [clone ")) != NULL)
 		*clone = '\0';
 	end = name + strlen(name);
 	if (end == name || end[-1] != ')')
-		return cells(s);
+		return sv_utf8_cells(s);
 	for (p = end - 1; p > name; p--) {
 		if (*p == ')')
 			depth++;
@@ -62,7 +51,7 @@ shorten_cxx(char *s, int utf8)
 	}
 	if (*p == '(' && depth == 0 && (size_t)(end - p) > strlen(dots))
 		memcpy(p, dots, strlen(dots) + 1);
-	return cells(s);
+	return sv_utf8_cells(s);
 }
 
 char *
@@ -73,7 +62,7 @@ anlist_cut_label(const char *raw, int w, int utf8, char *buf, size_t size)
 	int n, nd = utf8 ? 1 : 3;
 
 	sv_escape(esc, sizeof esc, raw, strlen(raw));
-	n = cells(esc);
+	n = sv_utf8_cells(esc);
 	if (n > w)
 		n = shorten_cxx(esc, utf8);
 	if (w <= nd || n <= w) {

@@ -1,6 +1,7 @@
 /*
- * The bands of a column in each stacking mode, bottom to top, and the
- * mode the viewer starts in. See timeline.h.
+ * The bands of a column in each stacking mode, bottom to top, the glyph
+ * and colour each is drawn with, and the mode the viewer starts in. See
+ * timeline.h.
  */
 #include "config.h"
 
@@ -11,6 +12,42 @@
 
 #include "render/tl_int.h"
 #include "util/xalloc.h"
+
+/* Patterns without colour: every band of a column differs from its
+ * neighbours in colour mode by colour, in monochrome by pattern. The
+ * shades ░ and ▓ and the checker ▚ are kept for the summary band, the
+ * picked band and the highlighted set. */
+static const uint32_t mono_utf8[UIC_NBANDS] = {0x2588, 0x2592, 0x259e,
+    0x258c, 0x2590, 0x2599, 0x259c, 0x2596};
+static const char mono_ascii[UIC_NBANDS + 1] = "#%=+ox&$";
+
+/* What a band is drawn with: the legend draws its key with the same. */
+uint32_t
+tl_band_glyph(const struct tl_view *v, const struct tl_band *b)
+{
+	if (b->kind == TL_PICK_SET && !b->hilite)
+		return v->utf8 ? (v->mono ? 0x259a : 0x2588) : '!';
+	if (b->hilite)
+		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
+	if (b->kind == TL_PICK_OTHER)
+		return v->utf8 ? 0x2591 : ':';
+	if (!v->mono)
+		return v->utf8 ? 0x2588 : '#';
+	return v->utf8 ? mono_utf8[b->color % UIC_NBANDS] :
+	    (uint32_t)mono_ascii[b->color % UIC_NBANDS];
+}
+
+unsigned
+tl_band_color(const struct tl_band *b)
+{
+	if (b->hilite)
+		return UIC_HILITE;
+	if (b->kind == TL_PICK_SET)
+		return UIC_LEAK;
+	if (b->kind == TL_PICK_OTHER)
+		return UIC_SUMMARY;
+	return UIC_BAND0 + b->color % UIC_NBANDS;
+}
 
 void
 tl_rank(const struct tl_model *m, const struct tl_view *v,

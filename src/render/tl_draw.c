@@ -15,45 +15,11 @@
 #include "util/search.h"
 #include "util/xalloc.h"
 
-/* Patterns without colour: every band of a column differs from its
- * neighbours in colour mode by colour, in monochrome by pattern. The
- * shades ░ and ▓ and the checker ▚ are kept for the summary band, the
- * picked band and the highlighted set. */
-static const uint32_t mono_utf8[UIC_NBANDS] = {0x2588, 0x2592, 0x259e,
-    0x258c, 0x2590, 0x2599, 0x259c, 0x2596};
-static const char mono_ascii[UIC_NBANDS + 1] = "#%=+ox&$";
 static const uint32_t eighths[] = {' ', 0x2581, 0x2582, 0x2583, 0x2584,
     0x2585, 0x2586, 0x2587, 0x2588};
 
 #define G_HAIR_UTF8 0x2501    /* ━ a picked band thinner than a cell */
 #define G_MARKER_UTF8 0x25b8  /* ▸ the picked band's level */
-
-uint32_t
-tl_band_glyph(const struct tl_view *v, const struct tl_band *b)
-{
-	if (b->kind == TL_PICK_SET && !b->hilite)
-		return v->utf8 ? (v->mono ? 0x259a : 0x2588) : '!';
-	if (b->hilite)
-		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
-	if (b->kind == TL_PICK_OTHER)
-		return v->utf8 ? 0x2591 : ':';
-	if (!v->mono)
-		return v->utf8 ? 0x2588 : '#';
-	return v->utf8 ? mono_utf8[b->color % UIC_NBANDS] :
-	    (uint32_t)mono_ascii[b->color % UIC_NBANDS];
-}
-
-unsigned
-tl_band_color(const struct tl_band *b)
-{
-	if (b->hilite)
-		return UIC_HILITE;
-	if (b->kind == TL_PICK_SET)
-		return UIC_LEAK;
-	if (b->kind == TL_PICK_OTHER)
-		return UIC_SUMMARY;
-	return UIC_BAND0 + b->color % UIC_NBANDS;
-}
 
 /* ---- one column ---------------------------------------------------------- */
 

@@ -30,24 +30,13 @@ struct leg_entry {
 	char brief[160];      /* when the full one does not fit */
 };
 
-/* Cells of UTF-8 text s. */
-static int
-cells(const char *s)
-{
-	int n = 0;
-
-	for (; *s != '\0'; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* Cuts escaped text at the left to w cells, at a path component when
  * one is left. */
 static void
 cut_left(char *buf, size_t size, const char *esc, int w, int utf8)
 {
 	const char *p = esc, *dots = utf8 ? "\xe2\x80\xa6" : "...";
-	int n = cells(esc), nd = utf8 ? 1 : 3;
+	int n = sv_utf8_cells(esc), nd = utf8 ? 1 : 3;
 
 	if (w <= nd || n <= w) {
 		snprintf(buf, size, "%s", esc);
@@ -308,8 +297,8 @@ draw_entry(const struct tl_view *v, const struct leg_entry *e,
 		lw = w - n;
 	if (lw < 1)
 		return n - 1;
-	cut_left(lab, sizeof lab, cells(e->label) <= lw ? e->label : e->brief,
-	    lw, v->utf8);
+	cut_left(lab, sizeof lab,
+	    sv_utf8_cells(e->label) <= lw ? e->label : e->brief, lw, v->utf8);
 	return n + cellbuf_puts(cb, x + n, y, lab, lw, col, 0);
 }
 
@@ -320,7 +309,7 @@ draw_line(const struct tl_view *v, const struct leg_entry *e, int n,
     struct cellbuf *cb, int x, int y, int w)
 {
 	char more[32];
-	int i, pos = 0, need, left, lw = w / 3 - 10;
+	int i, pos = 0, need, left, lw = w / 3 - 10, bw;
 
 	/* room for about three entries */
 	if (lw > LEG_LINE_LABEL)
@@ -330,7 +319,8 @@ draw_line(const struct tl_view *v, const struct leg_entry *e, int n,
 	for (i = 0; i < n; i++) {
 		snprintf(more, sizeof more, "+%d (i)", n - i - 1);
 		left = w - pos - (i + 1 < n ? (int)strlen(more) + 2 : 0);
-		need = 8 + (cells(e[i].brief) < lw ? cells(e[i].brief) : lw);
+		bw = sv_utf8_cells(e[i].brief);
+		need = 8 + (bw < lw ? bw : lw);
 		if (need > left && i > 0)
 			break;
 		pos += draw_entry(v, &e[i], cb, x + pos, y, left, lw) + 2;

@@ -11,6 +11,16 @@
 #include "util/invisible.h"
 #include "util/search.h"
 
+int
+sv_utf8_cells(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 size_t
 sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {

@@ -15,6 +15,11 @@
  * past U+10FFFF). */
 size_t sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* Terminal cells of s, text already escaped (valid UTF-8 without wide
+ * or combining characters): one per code point, that is one per byte
+ * that does not continue a sequence. */
+int sv_utf8_cells(const char *s);
+
 /* 1 for a code point that draws nothing or nothing like itself, which
  * the functions below escape: Unicode's Default_Ignorable_Code_Point set,
  * format characters (Cf), line and paragraph separators, spaces other

@@ -22,6 +22,7 @@
 #include "render/tl_segs.h"
 #include "analysis/top.h"
 #include "snapshot/snap_load.h"
+#include "util/escape.h"
 
 static char *
 slurp(const char *path)
@@ -86,6 +87,19 @@ END_TEST
 /* The screen decodes UTF-8 as strictly as the escaping does: an overlong
  * '/', a surrogate and an invisible RLO each show as '?' per byte or
  * code point, never as what they would pass for. */
+/* Labels are measured in cells before they are cut: one cell a code
+ * point, whatever its length in bytes. */
+START_TEST(test_render_utf8_cells)
+{
+	ck_assert_int_eq(sv_utf8_cells(""), 0);
+	ck_assert_int_eq(sv_utf8_cells("abc"), 3);
+	/* "a…b": the ellipsis is 3 bytes, 1 cell */
+	ck_assert_int_eq(sv_utf8_cells("a\xe2\x80\xa6" "b"), 3);
+	/* U+1F600, 4 bytes */
+	ck_assert_int_eq(sv_utf8_cells("\xf0\x9f\x98\x80"), 1);
+}
+END_TEST
+
 START_TEST(test_render_cellbuf_strict)
 {
 	struct cellbuf cb;
@@ -949,6 +963,7 @@ render_suite(void)
 
 	tcase_add_test(tc, test_render_cellbuf_text);
 	tcase_add_test(tc, test_render_cellbuf_strict);
+	tcase_add_test(tc, test_render_utf8_cells);
 	tcase_add_test(tc, test_render_fmt_units);
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);
