@@ -55,8 +55,11 @@ sv="./src/snapview"
 		    "x stats"
 		for (i = 1; i <= n; i++) {
 			c = k[i]
-			printf "%-6s %8.2f %10.0f %12.1f\n", c, t[c], m[c] / 1024,
-			    (t["stats"] > 0 ? t[c] / t["stats"] : 0)
+			printf "%-6s %8.2f %10.0f ", c, t[c], m[c] / 1024
+			if (t["stats"] > 0)
+				printf "%12.1f\n", t[c] / t["stats"]
+			else	# under the 10 ms /usr/bin/time shows
+				printf "%12s\n", "-"
 		}
 		print "(index: built once; the others reopen through it;"
 		print " diff opens the file twice)"

@@ -20,6 +20,10 @@
 #                   (check: replay inserts)
 #   desc. segments: N segment_allocs in descending address order (check,
 #                   then trace)
+#   hash flood:     N allocs, then their frees, at addresses that a fixed
+#                   mixing function sends to one hash slot (stats: the
+#                   index's pairing of allocs and frees; the map is now
+#                   keyed per process)
 # usage: bench/hostile_scaling.sh [SCALE]   (default 1: N as below, the
 # N run of each taking about 0.1 to 0.5 s; run from a build directory or
 # set SNAPVIEW). Needs python3 and /usr/bin/time; about 2 minutes and
@@ -86,6 +90,18 @@ elif shape == "descalloc":
     evs = [ev("segment_alloc", A, (n + 1) * 512)]
     evs += [ev("alloc", A + i * 512, 512) for i in range(n, 0, -1)]
     snap = {"segments": [], "device_traces": [evs]}
+elif shape == "flood":
+    # the inverse of the fixed mix the hash maps used: every address
+    # below once went to slot 0, whatever the table size
+    M64, inv = (1 << 64) - 1, pow(0xff51afd7ed558ccd, -1, 1 << 64)
+    def unmix(h):
+        h ^= h >> 33
+        h = h * inv & M64
+        return h ^ h >> 33
+    addrs = [unmix(j << 32) for j in range(1, n + 1)]
+    snap = {"segments": [], "device_traces": [
+        [ev("alloc", a, 512) for a in addrs] +
+        [ev("free_completed", a, 512) for a in addrs]]}
 elif shape == "descseg":
     evs = [ev("segment_alloc", A + i * 2 * MIB, 2 * MIB) for i in range(n, 0, -1)]
     snap = {"segments": [], "device_traces": [evs]}
@@ -160,4 +176,5 @@ case_ overlaps overlaps $((100000 * scale)) check
 case_ "desc. allocs" descalloc $((250000 * scale)) check
 case_ "desc. segments" descseg $((150000 * scale)) check
 case_ "desc. segments" descseg $((150000 * scale)) trace
+case_ "hash flood" flood $((200000 * scale)) stats
 exit $fail

@@ -80,7 +80,7 @@ reopen() {
 
 one_file() {
 	f=$1
-	size=$(stat -c %s "$f")
+	size=$(stat -L -c %s "$f")
 	printf '\n%s: %.1f MiB; load %s\n' "$f" \
 	    "$(echo "$size / 1048576" | bc -l)" "$(load)"
 	run "python pickle.load" python3 -c \
@@ -104,7 +104,7 @@ scale() {
 	for gb in "$@"; do
 		f=$(gen "leak-py-${gb}gb.pickle" leak python \
 		    "$(echo "$gb * 11600000 / 1" | bc)")
-		size=$(stat -c %s "$f")
+		size=$(stat -L -c %s "$f")
 		printf '\n%s: %.1f MiB; load %s\n' "$f" \
 		    "$(echo "$size / 1048576" | bc -l)" "$(load)"
 		first_open "$f"

@@ -6,6 +6,13 @@
 # command does (snapview stats on each file, one after the other).
 #
 #   bench/ranks.sh [COUNTS]        (default "8 64 256")
+#   bench/ranks.sh --big N FILE    N ranks that are each FILE (hard links
+#                                  to one big snapshot, so N ranks of 1 GB
+#                                  take the disk of one, plus N indexes):
+#                                  the overview of N big indexed ranks,
+#                                  whose cost per rank (the index's header
+#                                  and summary, the snapshot's source key)
+#                                  does not depend on the content
 #
 # Generates small rank sets (contrib/gensnap.py --ranks N, the training
 # scenario, ~300 KiB a rank) into $BENCH_DIR (default /tmp/snapview-bench),
@@ -37,6 +44,31 @@ best3() {
 }
 printf 'machine: %s cores, load %s\n' "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf ':dump-screen %s\n:quit\n' "$dir/screen" > "$dir/keys"
+if [ "${1:-}" = --big ]; then
+	n=$2 f=$3 set_dir="$dir/big"
+	mkdir -p "$set_dir"
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		ln "$f" "$set_dir/rank$i.pickle" 2>/dev/null ||
+		    ln -s "$(realpath "$f")" "$set_dir/rank$i.pickle"
+		i=$((i + 1))
+	done
+	printf '%d ranks of %s MiB (links to %s)\n' "$n" \
+	    "$(($(stat -L -c %s "$f") / 1048576))" "$f"
+	build=$(wall "$SV" ranks --quiet "$set_dir")
+	imib=$(du -cm "$set_dir"/*.snapidx | tail -1 | cut -f1)
+	over=$(best3 "$SV" ranks --quiet "$set_dir")
+	view=$(best3 env SNAPVIEW_SCRIPT="$dir/keys" LINES=24 COLUMNS=80 \
+	    TERM=xterm "$SV" "$set_dir")
+	each=$(wall sh -c 'for f in "$1"/rank*.pickle; do "$2" stats --quiet "$f" || exit 1; done' \
+	    sh "$set_dir" "$SV")
+	printf 'build %.2fs (indexes %s MiB), overview %.3fs (%.2f ms/rank), viewer %.3fs, stats each %.2fs\n' \
+	    "$build" "$imib" "$over" "$(echo "$over * 1000 / $n" | bc -l)" \
+	    "$view" "$each"
+	printf '256 such ranks at this rate: %.2f s\n' \
+	    "$(echo "$over * 256 / $n" | bc -l)"
+	exit 0
+fi
 printf '%6s %6s %9s %9s %8s %9s %11s %12s\n' ranks MiB build overview \
     ms/rank viewer "stats each" "build/overv"
 for n in $counts; do

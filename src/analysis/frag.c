@@ -290,6 +290,7 @@ struct vary {
 	uint64_t steps, lo, hi, n;
 	uint64_t sizes[3];
 	uint32_t n_sizes;
+	uint32_t stack;
 };
 
 static void
@@ -301,6 +302,7 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 	size_t cap = 0;
 	uint64_t i, nv = 0, k, best = 0, val;
 	int64_t st;
+	struct an_at at = {0, 0};
 
 	u64map_init(&by_stack);
 	for (i = 0; t != NULL && steps->n >= 3 && i < t->n; i++) {
@@ -309,13 +311,14 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 
 		if (snap_ev_action(t, i) != SNAP_ALLOC ||
 		    size <= AN_SMALL_REQUEST ||
-		    (st = an_step_at(steps, (int64_t)i)) < 0)
+		    (st = an_step_at_c(steps, (int64_t)i, &at)) < 0)
 			continue;
 		if (!u64map_get(&by_stack, snap_ev_stack(t, i), &val)) {
 			XGROW(v, cap, (size_t)nv + 1);
 			memset(&v[nv], 0, sizeof v[nv]);
 			v[nv].last_step = -1;
 			v[nv].lo = UINT64_MAX;
+			v[nv].stack = snap_ev_stack(t, i);
 			u64map_put(&by_stack, snap_ev_stack(t, i), nv);
 			val = nv++;
 		}
@@ -334,21 +337,19 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 		if (j == x->n_sizes && x->n_sizes < 3)
 			x->sizes[x->n_sizes++] = size;
 	}
-	for (i = 0; i < by_stack.cap; i++) {
-		struct vary *x;
+	/* in the order the stacks first occur, not the map's (which is
+	 * keyed anew each run): of equal counts the first stack wins */
+	for (k = 0; k < nv; k++) {
+		struct vary *x = &v[k];
 
-		if (!by_stack.used[i])
-			continue;
-		k = by_stack.vals[i];
-		x = &v[k];
 		/* three sizes over at least three steps, one 1.5x another */
 		if (x->steps < 3 || x->n_sizes < 3 || x->hi * 2 < x->lo * 3)
 			continue;
 		f->n_varying++;
-		u64map_put(varying, by_stack.keys[i], 1);
+		u64map_put(varying, x->stack, 1);
 		if (x->n > best) {
 			best = x->n;
-			f->varying_stack = (uint32_t)by_stack.keys[i];
+			f->varying_stack = x->stack;
 			f->varying_lo = x->lo;
 			f->varying_hi = x->hi;
 			f->varying_steps = x->steps;

@@ -135,6 +135,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 	int rule = REPLAY_ROUND_CUDA;
 	int64_t last_step;
 	uint64_t i;
+	struct an_at at = {0, 0};
 
 	if (with == NULL)
 		with = &none;
@@ -219,7 +220,7 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 		if (e.alloc_ev < 0) {
 			ls->before_trace++;
 			out->before_trace++;
-		} else if ((st = an_step_at(steps, e.alloc_ev)) >= 0) {
+		} else if ((st = an_step_at_c(steps, e.alloc_ev, &at)) >= 0) {
 			struct slot *sl = &slots[k];
 
 			/* elements come in alloc order: steps only grow */

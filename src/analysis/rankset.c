@@ -280,6 +280,8 @@ set_sections(struct idx_opts *io, struct idx_section_builder *sec)
 	io->n_sections = io->no_cache ? 0 : 2;
 }
 
+#define MSG_MAX (64u << 20) /* a summary is KiB; anything this big lies */
+
 /* Opens m's index if it is there. Returns 1 when a build is needed. */
 static int
 open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
@@ -290,6 +292,22 @@ open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 	struct peek p;
 	int i, r;
 
+	uint8_t *data;
+	size_t len;
+	char why[128];
+
+	/* the summary alone, when an index has it: a few KiB, where
+	 * opening the index validates and unpacks its whole model */
+	if (idx_peek_section(m->path, &io, AN_SUM_SECTION, MSG_MAX, &data,
+	    &len, &m->err) == 0) {
+		r = an_summary_decode(data, len, &m->sum, why, sizeof why);
+		free(data);
+		if (r == 0) {
+			m->state = AN_RS_OK;
+			return 0;
+		}
+	}
+	sv_error_clear(&m->err);
 	memset(&p, 0, sizeof p);
 	set_sections(&io, sec);
 	io.progress = peek_progress;
@@ -314,7 +332,6 @@ open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 
 enum { MSG_PROGRESS = 'P', MSG_WARN = 'W', MSG_SUMMARY = 'S', MSG_ERROR = 'E' };
 
-#define MSG_MAX (64u << 20) /* a summary is KiB; anything this big lies */
 
 static void
 put32(uint8_t *p, uint32_t v)

@@ -38,48 +38,77 @@ an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 }
 
 void
-an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
-    struct an_stats *st)
+an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map streams;
 	uint64_t i, dummy, last_stream = 0;
 	uint32_t g, gend;
 
-	memset(st, 0, sizeof *st);
-	st->device = d;
-	an_seg_totals(s, d, &st->seg);
+	memset(c, 0, sizeof *c);
 	u64map_init(&streams);
 	snap_device_segments(s, d, &g, &gend);
 	for (; g < gend; g++)
 		if (s->segments[g].device == d)
 			u64map_put(&streams, s->segments[g].stream, 1);
 	if (t != NULL) {
-		st->events = t->n;
+		c->events = t->n;
 		for (i = 0; i < t->n; i++) {
 			unsigned a = snap_ev_action(t, i);
+			int64_t tm;
 
-			st->by_action[a < SNAP_ACTION_COUNT ? a
-							    : SNAP_ACTION_COUNT]++;
+			c->by_action[a < SNAP_ACTION_COUNT ? a
+							   : SNAP_ACTION_COUNT]++;
 			/* runs of one stream are the rule: look up changes */
 			if ((i == 0 || snap_ev_stream(t, i) != last_stream) &&
 			    !u64map_get(&streams, snap_ev_stream(t, i), &dummy))
 				u64map_put(&streams, snap_ev_stream(t, i), 1);
 			last_stream = snap_ev_stream(t, i);
-			if (snap_trace_has_time(t) && snap_ev_time(t, i) != SNAP_NO_TIME) {
-				if (!st->has_time || snap_ev_time(t, i) < st->time_first)
-					st->time_first = snap_ev_time(t, i);
-				if (!st->has_time || snap_ev_time(t, i) > st->time_last)
-					st->time_last = snap_ev_time(t, i);
-				st->has_time = 1;
-			}
+			if (!snap_trace_has_time(t) ||
+			    (tm = snap_ev_time(t, i)) == SNAP_NO_TIME)
+				continue;
+			if (!c->has_time || tm < c->time_first)
+				c->time_first = tm;
+			if (!c->has_time || tm > c->time_last)
+				c->time_last = tm;
+			c->has_time = 1;
 		}
 	}
-	st->streams = streams.n;
+	c->streams = streams.n;
 	u64map_destroy(&streams);
+}
+
+void
+an_stats_with(const struct snapshot *s, uint32_t d,
+    const struct idx_timeline *tl, const struct an_ev_counts *c,
+    struct an_stats *st)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct an_ev_counts own;
+
+	memset(st, 0, sizeof *st);
+	st->device = d;
+	an_seg_totals(s, d, &st->seg);
+	if (c == NULL || c->events != (t != NULL ? t->n : 0)) {
+		an_ev_counts(s, d, &own);
+		c = &own;
+	}
+	st->events = c->events;
+	memcpy(st->by_action, c->by_action, sizeof st->by_action);
+	st->streams = c->streams;
+	st->has_time = c->has_time;
+	st->time_first = c->time_first;
+	st->time_last = c->time_last;
 	st->frees_without_alloc = tl->n_pre;
 	st->ghost_blocks = tl->n_ghost;
 	st->peak = tl->peak;
 	st->peak_ev = tl->peak_ev;
 	st->base_total = tl->base_total;
+}
+
+void
+an_stats(const struct snapshot *s, uint32_t d, const struct idx_timeline *tl,
+    struct an_stats *st)
+{
+	an_stats_with(s, d, tl, NULL, st);
 }

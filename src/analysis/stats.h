@@ -40,6 +40,21 @@ struct an_stats {
 	uint64_t at_total;         /* timeline total after event `at` */
 };
 
+/* What an_stats() learns from every event of a device's trace (with the
+ * streams of its final segments): kept in the index's summary
+ * (summary.h), so that stats on a reopen reads no event. */
+struct an_ev_counts {
+	uint64_t events;
+	uint64_t by_action[SNAP_ACTION_COUNT + 1]; /* last: unknown */
+	uint64_t streams;          /* distinct streams in trace + segments */
+	int has_time;
+	int64_t time_first, time_last;
+};
+
+/* The counts of device d: one pass over its events. */
+void an_ev_counts(const struct snapshot *s, uint32_t d,
+    struct an_ev_counts *c);
+
 /* Totals over the final segments of device d. */
 void an_seg_totals(const struct snapshot *s, uint32_t d,
     struct an_seg_totals *t);
@@ -47,5 +62,10 @@ void an_seg_totals(const struct snapshot *s, uint32_t d,
 /* Fills st for device d; tl is that device's timeline. */
 void an_stats(const struct snapshot *s, uint32_t d,
     const struct idx_timeline *tl, struct an_stats *st);
+/* The same with the event counts c already known (NULL: counted here);
+ * c is used only when its event count is the trace's. */
+void an_stats_with(const struct snapshot *s, uint32_t d,
+    const struct idx_timeline *tl, const struct an_ev_counts *c,
+    struct an_stats *st);
 
 #endif

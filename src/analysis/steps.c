@@ -650,6 +650,78 @@ an_window_at(const struct an_window *w, uint64_t n, int64_t ev)
 	return (int64_t)lo - 1;
 }
 
+static int64_t
+first_of(const struct starts_by *b, uint64_t i)
+{
+	return b->w != NULL ? b->w[i].first : b->s[i].first;
+}
+
+/* sv_partition(0, n, starts_by, b), from c's last answer when the starts
+ * ascend (then the partition point is unique, and any search finds it). */
+static uint64_t
+starts_point(const struct starts_by *b, uint64_t n, struct an_at *c)
+{
+	uint64_t lo, hi, step = 1, i;
+
+	if (c->sorted == 0) {
+		c->sorted = 1;
+		for (i = 1; i < n; i++)
+			if (first_of(b, i - 1) > first_of(b, i)) {
+				c->sorted = -1;
+				break;
+			}
+	}
+	if (c->sorted < 0)
+		return sv_partition(0, n, starts_by, b);
+	hi = c->hint < n ? c->hint : n;
+	if (hi < n && starts_by(b, hi)) {
+		/* the point is past the hint: widen upwards */
+		lo = hi + 1;
+		for (;;) {
+			hi = n - lo > step ? lo + step : n;
+			if (hi == n || !starts_by(b, hi))
+				break;
+			lo = hi + 1;
+			step *= 2;
+		}
+	} else {
+		/* at or before the hint: widen downwards */
+		for (;;) {
+			lo = hi > step ? hi - step : 0;
+			if (lo == 0 || starts_by(b, lo - 1))
+				break;
+			hi = lo - 1;
+			step *= 2;
+		}
+	}
+	/* the point is in [lo, hi] */
+	c->hint = sv_partition(lo, hi, starts_by, b);
+	return c->hint;
+}
+
+int64_t
+an_window_at_c(const struct an_window *w, uint64_t n, int64_t ev,
+    struct an_at *c)
+{
+	struct starts_by b = {w, NULL, ev};
+	uint64_t lo = starts_point(&b, n, c);
+
+	if (lo == 0 || w[lo - 1].last < ev)
+		return -1;
+	return (int64_t)lo - 1;
+}
+
+int64_t
+an_step_at_c(const struct an_steps *st, int64_t ev, struct an_at *c)
+{
+	struct starts_by b = {NULL, st->steps, ev};
+	uint64_t lo = starts_point(&b, st->n, c);
+
+	if (lo == 0 || st->steps[lo - 1].last < ev)
+		return -1;
+	return (int64_t)lo - 1;
+}
+
 int64_t
 an_step_at(const struct an_steps *st, int64_t ev)
 {

@@ -83,6 +83,20 @@ int64_t an_step_at(const struct an_steps *st, int64_t ev);
 /* Index of the window of w[0..n) holding ev, or -1. */
 int64_t an_window_at(const struct an_window *w, uint64_t n, int64_t ev);
 
+/* The same two lookups for many events of one array: the same answers,
+ * searched from the previous answer's place (exponential search) when
+ * the starts ascend, as they do in any file whose times do; so events
+ * in order cost O(1) each, not O(log n). A cursor serves one array and
+ * starts zeroed. */
+struct an_at {
+	uint64_t hint;		/* the last partition point */
+	int sorted;		/* starts ascend: 1, do not: -1, unknown: 0 */
+};
+int64_t an_step_at_c(const struct an_steps *st, int64_t ev,
+    struct an_at *c);
+int64_t an_window_at_c(const struct an_window *w, uint64_t n, int64_t ev,
+    struct an_at *c);
+
 /* "profiler_step", "optimizer", "pattern", "none" (JSON) and the text
  * form ("ProfilerStep annotations", ...). */
 const char *an_steps_source_name(int source);

@@ -16,7 +16,7 @@
 #include "analysis/top.h"
 #include "util/xalloc.h"
 
-static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 1};
+static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 2};
 
 /* ---- computing ----------------------------------------------------------- */
 
@@ -182,6 +182,7 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 	o->peak_ev = tl->peak_ev;
 	o->peak_step = -1;
 	scan_events(s, tl, o);
+	an_ev_counts(s, tl->device, &o->counts);
 	if (an_steps_find(s, tl->device, &st, err) != 0)
 		goto out;
 	keep_steps(&st, o);
@@ -393,6 +394,13 @@ encode_dev(struct wbuf *w, const struct an_sum_dev *d)
 		w_u64(w, (uint64_t)d->steps[k].first);
 		w_u64(w, (uint64_t)d->steps[k].last);
 	}
+	w_u32(w, SNAP_ACTION_COUNT + 1);
+	for (k = 0; k <= SNAP_ACTION_COUNT; k++)
+		w_u64(w, d->counts.by_action[k]);
+	w_u64(w, d->counts.streams);
+	w_u32(w, (uint32_t)d->counts.has_time);
+	w_u64(w, (uint64_t)d->counts.time_first);
+	w_u64(w, (uint64_t)d->counts.time_last);
 }
 
 void
@@ -532,6 +540,33 @@ decode_steps(struct rbuf *r, struct an_sum_dev *d)
 	}
 }
 
+/* The event counts: one per action as this program knows them, adding
+ * up to the events. */
+static void
+decode_counts(struct rbuf *r, struct an_sum_dev *d)
+{
+	struct an_ev_counts *c = &d->counts;
+	uint64_t sum = 0;
+	uint32_t k;
+
+	if (r_u32(r, "counts") != SNAP_ACTION_COUNT + 1 && r->bad == NULL)
+		r->bad = "counts for other actions";
+	for (k = 0; k <= SNAP_ACTION_COUNT && r->bad == NULL; k++) {
+		c->by_action[k] = r_u64(r, "counts");
+		if (c->by_action[k] > d->events - sum)
+			r->bad = "counts do not add up";
+		sum += c->by_action[k];
+	}
+	c->events = d->events;
+	c->streams = r_u64(r, "streams");
+	c->has_time = r_u32(r, "time") != 0;
+	c->time_first = (int64_t)r_u64(r, "time");
+	c->time_last = (int64_t)r_u64(r, "time");
+	if (r->bad == NULL && (sum != d->events ||
+	    (c->has_time && c->time_first > c->time_last)))
+		r->bad = "counts do not agree";
+}
+
 static void
 decode_dev(struct rbuf *r, struct an_sum_dev *d)
 {
@@ -571,6 +606,7 @@ decode_dev(struct rbuf *r, struct an_sum_dev *d)
 		r->off += 2;
 	}
 	decode_steps(r, d);
+	decode_counts(r, d);
 	check_dev(r, d);
 }
 
@@ -692,6 +728,19 @@ an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
 		}
 	}
 	return 0;
+}
+
+int
+an_summary_section_of(const struct sv_index *ix, struct an_summary *out)
+{
+	const uint8_t *data;
+	size_t len;
+	char why[128];
+
+	memset(out, 0, sizeof *out);
+	if (idx_section(ix, AN_SUM_SECTION, &data, &len) != 0)
+		return -1;
+	return an_summary_decode(data, len, out, why, sizeof why);
 }
 
 int

@@ -22,24 +22,30 @@
  *   - the steps (steps.h) as event ranges, at most AN_SUM_MAX_STEPS;
  *   - the timeline downsampled to at most AN_SUM_SPARK samples: sample k
  *     is the highest total over events [k n / S, (k + 1) n / S), as a
- *     fraction of the peak in 1/65535.
+ *     fraction of the peak in 1/65535;
+ *   - what stats counts over the events (stats.h, struct an_ev_counts:
+ *     events by action, streams, first and last time), so that stats on
+ *     a reopen reads no event.
  *
  * Encoding (little-endian):
- * "SVSUM" 0 0 1, u32 devices, then per device the fields of struct
+ * "SVSUM" 0 0 2, u32 devices, then per device the fields of struct
  * an_sum_dev in order (strings as u32 length + bytes), the samples as
  * u32 count + u16 each, the steps as u32 count + (i64 first, i64 last)
- * each. The decoder checks every count, length, event number and range:
- * an index is a file, and a file may lie.
+ * each, then the counts: u32 n (SNAP_ACTION_COUNT + 1), n x u64 events
+ * by action, u64 streams, u32 has_time, i64 time_first, i64 time_last.
+ * The decoder checks every count, length, event number and range: an
+ * index is a file, and a file may lie.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "index/idx.h"
+#include "analysis/stats.h"
 #include "index/idx_timeline.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
-#define AN_SUM_SECTION "summary.1"
+#define AN_SUM_SECTION "summary.2"
 #define AN_SUM_SPARK 1024      /* timeline samples kept */
 #define AN_SUM_MAX_STEPS 4096  /* steps kept */
 #define AN_SUM_LABEL_MAX 1024  /* bytes of a call-site label kept */
@@ -79,6 +85,7 @@ struct an_sum_dev {
 	uint32_t n_spark;
 	struct an_sum_step *steps; /* owned; n_kept */
 	uint32_t n_kept;
+	struct an_ev_counts counts;
 };
 
 struct an_summary {
@@ -111,6 +118,10 @@ extern const struct idx_section_builder an_summary_section;
 /* The summary computed from an opened index's snapshot and timelines. */
 int an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
     struct sv_error *err);
+
+/* The summary section of an opened index, decoded: 0, or -1 when it has
+ * none that decodes (nothing is computed). */
+int an_summary_section_of(const struct sv_index *ix, struct an_summary *out);
 
 /* The summary of an opened index: its section (decoded), else computed
  * as an_summary_from_index() does. Returns 0, or -1 with err set. */

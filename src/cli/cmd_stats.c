@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/stats.h"
+#include "analysis/summary.h"
 #include "cli/cli.h"
 #include "index/idx.h"
 #include "index/idx_timeline.h"
@@ -262,6 +263,8 @@ cmd_stats(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct json j;
+	struct an_summary sum;
+	const struct an_sum_dev *sd;
 	uint32_t d, n_dev;
 	int64_t only = -1;
 	uint8_t *has;
@@ -275,6 +278,10 @@ cmd_stats(const struct cli_opts *o)
 	}
 	n_dev = snap_device_count(in.snap);
 	has = devices_with_data(in.snap, n_dev);
+	/* the index's summary holds what stats counts over the events: a
+	 * reopen then reads none */
+	if (in.index == NULL || an_summary_section_of(in.index, &sum) != 0)
+		memset(&sum, 0, sizeof sum);
 	if (o->json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j);
@@ -303,7 +310,9 @@ cmd_stats(const struct cli_opts *o)
 			}
 			itl = &tl;
 		}
-		an_stats(in.snap, d, itl, &st);
+		sd = an_summary_dev(&sum, d);
+		an_stats_with(in.snap, d, itl, sd != NULL ? &sd->counts : NULL,
+		    &st);
 		if (o->has_at && (r = stats_at(o, &in, d, itl, &st)) != 0) {
 			idx_timeline_destroy(&tl);
 			break;
@@ -322,6 +331,7 @@ cmd_stats(const struct cli_opts *o)
 		printf("\nNo device holds any segment or trace event.\n");
 	}
 	free(has);
+	an_summary_destroy(&sum);
 	cli_close(&in);
 	return r;
 }

@@ -91,6 +91,19 @@ int idx_open(const char *path, const struct idx_opts *opts,
     struct sv_index **out, struct sv_error *err);
 void idx_close(struct sv_index *ix);
 
+/* The extension section name (as registered) of the index of path that
+ * idx_open() would use, checked as it would check it (the same places,
+ * the same trust rule, the prelude, header, version and source key, the
+ * section's hash), without mapping the model: for an overview that needs
+ * one small section of many indexes. The bytes are a heap buffer the
+ * caller frees (when not longer than max_len). Builds nothing and tells
+ * nothing. Returns 0; 1 when there is no such index or section, or it
+ * is not usable (idx_open() then says why and builds); -1 with err set
+ * when the snapshot cannot be read. */
+int idx_peek_section(const char *path, const struct idx_opts *opts,
+    const char *name, uint64_t max_len, uint8_t **data, size_t *len,
+    struct sv_error *err);
+
 /* The snapshot (borrowed; columns may point into the mapped file). */
 const struct snapshot *idx_snapshot(const struct sv_index *ix);
 

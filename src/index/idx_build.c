@@ -54,32 +54,89 @@ valid_section_name(const char *name)
 	return 1;
 }
 
+/* One extension section to build. */
+struct ext_job {
+	const struct idx_section_builder *sb;
+	const struct sv_index *ix;
+	const struct snapshot *s;
+	uint8_t *data;
+	size_t len;
+	struct sv_error err;
+	int rc;
+	pthread_t th;
+	int threaded;
+};
+
+static void *
+ext_job_run(void *arg)
+{
+	struct ext_job *j = arg;
+	const struct idx_section_builder *sb = j->sb;
+
+	sv_error_clear(&j->err);
+	j->rc = sb->build_index != NULL ? sb->build_index(j->ix, sb->arg,
+	    &j->data, &j->len, &j->err) : sb->build(j->s, sb->arg, &j->data,
+	    &j->len, &j->err);
+	return NULL;
+}
+
 /* Builds the extension sections opts asks for and ix lacks (or has but
- * cannot read). */
+ * cannot read). They read the snapshot and the index and nothing else
+ * (a thread's decoded blocks are its own), so each runs on a thread of
+ * its own: the replay's checkpoints beside the summary on a second
+ * core. */
 int
 idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, struct sv_error *err)
 {
-	size_t i, k;
+	struct ext_job *jobs = xcalloc(o->n_sections + 1, sizeof *jobs);
+	size_t i, k, n = 0;
+	int r = 0;
 
 	for (i = 0; i < o->n_sections; i++) {
 		const struct idx_section_builder *sb = &o->sections[i];
 		struct idx_ext *e = NULL;
-		uint8_t *data = NULL;
-		size_t len = 0;
 
-		if (!valid_section_name(sb->name))
+		if (!valid_section_name(sb->name)) {
+			free(jobs);
 			return sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET,
 			    "bad section name '%s'", sb->name);
+		}
 		for (k = 0; k < ix->n_ext; k++)
 			if (strcmp(ix->ext[k].name, sb->name) == 0)
 				e = &ix->ext[k];
 		if (e != NULL && e->state >= 0)
 			continue;
-		if (sb->build_index != NULL ? sb->build_index(ix, sb->arg,
-			&data, &len, err) != 0 : sb->build(s, sb->arg, &data,
-			&len, err) != 0)
-			return -1;
+		jobs[n].sb = sb;
+		jobs[n].ix = ix;
+		jobs[n].s = s;
+		n++;
+	}
+	/* the first on this thread, the others each on its own */
+	for (i = 1; i < n; i++)
+		jobs[i].threaded = pthread_create(&jobs[i].th, NULL,
+		    ext_job_run, &jobs[i]) == 0;
+	for (i = 0; i < n; i++)
+		if (i == 0 || !jobs[i].threaded)
+			ext_job_run(&jobs[i]);
+	for (i = 1; i < n; i++)
+		if (jobs[i].threaded)
+			pthread_join(jobs[i].th, NULL);
+	for (i = 0; i < n; i++) {
+		struct idx_ext *e = NULL;
+
+		if (r != 0 || jobs[i].rc != 0) {
+			if (r == 0) {
+				if (err != NULL)
+					*err = jobs[i].err;
+				r = -1;
+			}
+			free(jobs[i].data);
+			continue;
+		}
+		for (k = 0; k < ix->n_ext; k++)
+			if (strcmp(ix->ext[k].name, jobs[i].sb->name) == 0)
+				e = &ix->ext[k];
 		if (e == NULL) {
 			ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
 			    sizeof *ix->ext);
@@ -88,12 +145,13 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		}
 		free(e->data);
 		memset(e, 0, sizeof *e);
-		snprintf(e->name, sizeof e->name, "%s", sb->name);
-		e->data = data != NULL ? data : xmalloc(1);
-		e->len = len;
+		snprintf(e->name, sizeof e->name, "%s", jobs[i].sb->name);
+		e->data = jobs[i].data != NULL ? jobs[i].data : xmalloc(1);
+		e->len = jobs[i].len;
 		e->state = 1;
 	}
-	return 0;
+	free(jobs);
+	return r;
 }
 
 /* 1 when a section o registers has no entry in ix (none stored, or one

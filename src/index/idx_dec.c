@@ -54,6 +54,36 @@ clamp_sum(uint64_t base, uint64_t sum)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* The rule of a WRAP device (and of idx_timeline.c for any): a byte
+ * count clamped to [0, 2^64 - 1], a sum of changes to int64_t. */
+static uint64_t
+clamp_bytes(__int128 v)
+{
+	return v < 0 ? 0 : v > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+static __int128
+sat_int64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : v;
+}
+
+/* The exact change of an event, its change modulo 2^64 being d: frees
+ * and segment releases take bytes away, never add them. */
+static __int128
+exact_delta(uint8_t action, uint64_t d)
+{
+	switch (action) {
+	case SNAP_ALLOC:
+	case SNAP_SEGMENT_ALLOC:
+	case SNAP_SEGMENT_MAP: return (__int128)d;
+	case SNAP_FREE_COMPLETED:
+	case SNAP_SEGMENT_FREE:
+	case SNAP_SEGMENT_UNMAP: return -(__int128)(0 - d);
+	default: return (__int128)(int64_t)d;
+	}
+}
+
 /* Reads a varint from [*p, end); -1 when it runs off. */
 static int
 rd_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -95,9 +125,22 @@ exc_next(const uint8_t **p, const uint8_t *end, uint64_t *left,
 	return 0;
 }
 
-/* Totals (which 0) or reserved bytes (which 1) of event block b. */
+/* A sum of changes, read as int64, outside (-2^62, 2^62): a device
+ * without WRAP cannot have it (idx_int.h). */
 static int
-dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
+out_of_rule(uint64_t sum)
+{
+	int64_t v = (int64_t)sum;
+
+	return v >= (int64_t)IDX_SUM_LIMIT || v <= -(int64_t)IDX_SUM_LIMIT;
+}
+
+/* Totals (which 0) or reserved bytes (which 1) of event block b; with
+ * xend, the exact sum of the changes after the block too (v->xb[b] must
+ * be known, the rest of v->xb need not be). */
+static int
+dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
+    __int128 *xend)
 {
 	const struct snap_blkdir *d = &v->ev.dir[b];
 	const uint8_t *act = snap_blk_pin(&v->ev, SNAP_COL_ACTION, b, 1);
@@ -106,7 +149,8 @@ dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
 	uint64_t sum = d->base[which], base, left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, delta;
 	uint32_t j, rlen;
-	int r = -1;
+	int r = -1, big;
+	__int128 x = v->xb != NULL ? v->xb[2 * b + (uint64_t)which] : 0;
 
 	if (which == 0) {
 		base = v->tl.base_total;
@@ -121,19 +165,41 @@ dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
 	} else {
 		base = (uint64_t)v->rec.base_reserved;
 	}
+	/* not WRAP (idx_int.h): the sums stay inside (-2^62, 2^62), the
+	 * base before the block too */
+	if (v->xb == NULL && out_of_rule(sum))
+		goto out;
 	for (j = 0; j < d->n; j++) {
 		if (which == 1) {
 			delta = reserved_delta(act[j], size[j]);
+			big = (int64_t)size[j] < 0;
 		} else if (j == next) {
+			__int128 e = exact_delta(act[j], snap_unzz(xv));
+
 			delta = snap_unzz(xv);
+			big = e >= 2 * IDX_SUM_LIMIT || e <= -2 * IDX_SUM_LIMIT;
 			if (exc_next(&p, end, &left, &next, &xv, j, d->n) != 0)
 				goto out;
 		} else {
 			delta = total_delta(act[j], size[j]);
+			big = (int64_t)size[j] < 0;
 		}
 		sum += delta;
-		out[j] = clamp_sum(base, sum);
+		if (v->xb == NULL) {
+			/* a change below 2^63 in magnitude from a sum inside
+			 * the rule: the exact sum leaves it exactly when the
+			 * int64 reading does; a bigger change always does */
+			if ((big && delta != 0) || out_of_rule(sum))
+				goto out;
+			out[j] = clamp_sum(base, sum);
+			continue;
+		}
+		x += exact_delta(act[j], delta);
+		out[j] = which == 1 ? clamp_bytes(v->xbase_r + x)
+		    : clamp_bytes((__int128)base + sat_int64(x));
 	}
+	if (xend != NULL)
+		*xend = x;
 	if (p != end || next != UINT64_MAX)
 		goto out;
 	/* the sums must meet the next block's */
@@ -144,6 +210,42 @@ out:
 	snap_blk_unpin(size);
 	snap_blk_unpin(act);
 	return r;
+}
+
+static int
+dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
+{
+	return dec_sums_x(v, b, out, which, NULL);
+}
+
+/* The exact sums before each block of a WRAP device, and the reserved
+ * bytes before its first event: the final segments less every change of
+ * the trace, in 128 bits (idx_timeline.c reserved_pass). A block that
+ * does not decode adds nothing (it reads as zeros). */
+static void
+wrap_sums(struct idx_dev *v, const struct snapshot *s)
+{
+	uint64_t b, *tmp = xmalloc(SNAP_BLK_MAX * sizeof *tmp);
+	__int128 t = 0, r = 0, end, fin = 0;
+	uint32_t g, gend;
+
+	v->xb = xcalloc(2 * (v->ev.n_blk + 1), sizeof *v->xb);
+	for (b = 0; b < v->ev.n_blk; b++) {
+		v->xb[2 * b] = t;
+		v->xb[2 * b + 1] = r;
+		if (dec_sums_x(v, b, tmp, 0, &end) == 0)
+			t = end;
+		else if (v->ev.damaged != NULL)
+			__atomic_store_n(v->ev.damaged, 1, __ATOMIC_RELAXED);
+		if (dec_sums_x(v, b, tmp, 1, &end) == 0)
+			r = end;
+	}
+	free(tmp);
+	snap_device_segments(s, v->rec.device, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == v->rec.device)
+			fin += s->segments[g].total_size;
+	v->xbase_r = fin - r;
 }
 
 static int
@@ -382,6 +484,11 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	}
 	if (rec->flags & IDX_DEV_WRAP)
 		return rec->n_lod == 0 ? 0 : -1;
+	/* not WRAP: both bases inside the int64 rule (idx_int.h) */
+	if ((__int128)rec->base_total >= IDX_SUM_LIMIT ||
+	    rec->base_reserved >= IDX_SUM_LIMIT ||
+	    rec->base_reserved <= -IDX_SUM_LIMIT)
+		return -1;
 	if (rec->n_lod != idx_lod_count(rec->n_events, NULL))
 		return -1;
 	return rec->peak_ev >= IDX_NO_EVENT &&
@@ -440,8 +547,10 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	tl->evblk = &v->ev;
 	tl->elblk = &v->el;
 	if (rec->flags & IDX_DEV_WRAP) {
-		/* sums beyond 2^62: the peak and the pyramid from the
-		 * totals themselves */
+		/* sums beyond 2^62: exact sums, then the peak and the
+		 * pyramid from the totals themselves */
+		wrap_sums(v, s);
+		tl->base_reserved = clamp_bytes(v->xbase_r);
 		idx_timeline_peak(tl);
 		idx_lod_build(&v->lod, tl);
 	} else {
@@ -488,6 +597,7 @@ idx_unbind_devices(struct sv_index *ix)
 		if (ix->snap != NULL && rec->device < ix->snap->n_traces)
 			ix->snap->traces[rec->device].blk = NULL;
 		idx_lod_destroy(&ix->devs[d].lod);
+		free(ix->devs[d].xb);
 	}
 	free(ix->devs);
 	ix->devs = NULL;

@@ -31,7 +31,6 @@
 #define EL_BLK 16384  /* elements per element block */
 _Static_assert(EL_BLK <= SNAP_BLK_MAX, "element blocks fit the scratch");
 #define EL_WINDOW 4   /* element blocks kept open for their frees */
-#define SUM_LIMIT ((__int128)1 << 62)
 
 /* An element not yet written. */
 struct el_stage {
@@ -503,12 +502,14 @@ take_one(struct idx_enc *e, const struct snap_evrec *r)
 	if (delta != 0) {
 		v->xsum_t += r->action == SNAP_ALLOC ? (__int128)delta
 		    : -(__int128)(0 - delta);
-		if (v->xsum_t > SUM_LIMIT || v->xsum_t < -SUM_LIMIT)
+		if (v->xsum_t >= IDX_SUM_LIMIT || v->xsum_t <= -IDX_SUM_LIMIT)
 			v->wrap = 1;
 	}
 	if (rdelta != 0) {
-		v->xsum_r += (int64_t)rdelta;
-		if (v->xsum_r > SUM_LIMIT || v->xsum_r < -SUM_LIMIT)
+		v->xsum_r += r->action == SNAP_SEGMENT_ALLOC ||
+		    r->action == SNAP_SEGMENT_MAP ? (__int128)rdelta
+		    : -(__int128)(0 - rdelta);
+		if (v->xsum_r >= IDX_SUM_LIMIT || v->xsum_r <= -IDX_SUM_LIMIT)
 			v->wrap = 1;
 	}
 	if (v->max_ev < 0 || (int64_t)v->sum_t > v->max_t) {
@@ -602,13 +603,16 @@ close_device(struct idx_enc *e, struct enc_dev *v, const struct snapshot *s)
 	for (; g < gend; g++)
 		if (s->segments[g].device == v->device) {
 			fin += s->segments[g].total_size;
-			xfin += (int64_t)s->segments[g].total_size;
+			xfin += s->segments[g].total_size;
 		}
 	rec->base_reserved = (int64_t)(fin - v->sum_r);
 	xbase_r = xfin - v->xsum_r;
-	if (v->xpre > SUM_LIMIT || xbase_r > SUM_LIMIT ||
-	    xbase_r < -SUM_LIMIT)
+	if (v->xpre >= IDX_SUM_LIMIT || xbase_r >= IDX_SUM_LIMIT ||
+	    xbase_r <= -IDX_SUM_LIMIT)
 		v->wrap = 1;
+	/* past 2^64 (WRAP) the bytes before the trace saturate */
+	rec->base_total = v->xpre > (__int128)UINT64_MAX ? UINT64_MAX
+	    : (uint64_t)v->xpre;
 	rec->flags = v->cols;
 	if (v->wrap) {
 		rec->flags |= IDX_DEV_WRAP;

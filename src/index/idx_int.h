@@ -55,10 +55,15 @@ struct idx_devrec {
 	uint64_t late, n_late;     /* its pairs of "late" */
 	uint64_t lod, n_lod;       /* its buckets of "lod" */
 };
-/* A running sum or a base exceeds 2^62 in magnitude (only a hostile file
+/* A running sum or a base reaches 2^62 in magnitude (only a hostile file
  * does that): no pyramid is stored and peak/peak_ev are not set; a reader
- * computes both from the totals. */
+ * adds up the exact sums (idx_dec.c) and computes both from the totals.
+ * Without it, every exact sum of changes (after each event) and both
+ * bases stay below IDX_SUM_LIMIT in magnitude, so int64 arithmetic on
+ * them is exact; a reader checks that and takes a device that breaks it
+ * for a damaged one. */
 #define IDX_DEV_WRAP 0x100u
+#define IDX_SUM_LIMIT ((__int128)1 << 62)
 #define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
 	IDX_DEV_WRAP)
 
@@ -73,6 +78,11 @@ struct idx_dev {
 	const uint64_t *late;       /* (element, free event) pairs */
 	uint64_t n_late;
 	uint64_t n_trace_elems;     /* elements before the ghosts */
+	/* IDX_DEV_WRAP only: the exact sums of the changes of totals and
+	 * of reserved bytes before each event block (two per block), and
+	 * the exact reserved bytes before the first event */
+	__int128 *xb;
+	__int128 xbase_r;
 };
 
 /* An extension section: located at open, checked and decompressed on
@@ -203,6 +213,14 @@ enum idx_why idx_map_index(int fd, const char *name, uint8_t *mem,
     size_t len, const struct src_key *key, int quick,
     const struct idx_opts *o, struct sv_index **out, char *why, size_t wl);
 void idx_index_free(struct sv_index *ix);
+/* One section of the index in fd (the file called name) whose prelude,
+ * header and source key check out, without the rest: the stored bytes of
+ * section (a TOC name), hashed and unpacked into a heap buffer the caller
+ * frees, when not longer than max_len. IDX_OK, or why not (IDX_STALE
+ * also when the index lacks the section). */
+enum idx_why idx_peek_fd(int fd, const char *name, const struct src_key *key,
+    const char *section, uint64_t max_len, uint8_t **data, size_t *len,
+    char *why, size_t wl);
 struct sv_index *idx_index_new(void);
 /* Registered extension sections of o (names and bounds) into ix->ext. */
 void idx_ext_register(struct sv_index *ix, const struct idx_opts *o);

@@ -538,6 +538,94 @@ warn_untrusted(const struct idx_opts *o, const struct cand *c, int n,
 	return 1;
 }
 
+/* The candidate places of path's index, the one to prefer first: what
+ * idx_open() tries in turn. Returns how many, or -1 with err set. */
+static int
+candidates(const char *path, const struct idx_opts *o, struct cand *c,
+    struct sv_error *err)
+{
+	int n = 0;
+	struct sv_error e2;
+
+	memset(c, 0, 2 * sizeof *c);
+	if (o->cache_dir != NULL) {
+		if (idx_path_cache(path, o->cache_dir, &c[n].path, err) != 0)
+			return -1;
+		c[n++].cache = 1;
+	} else {
+		char *beside = NULL, *cache = NULL;
+
+		idx_path_beside(path, &beside, err);
+		sv_error_clear(&e2);
+		idx_path_cache(path, NULL, &cache, &e2);
+		if (dir_writable(beside) || cache == NULL) {
+			c[n++].path = beside;
+			if (cache != NULL) {
+				c[n].cache = 1;
+				c[n++].path = cache;
+			}
+		} else {
+			c[n].cache = 1;
+			c[n++].path = cache;
+			c[n++].path = beside;
+		}
+	}
+	return n;
+}
+
+int
+idx_peek_section(const char *path, const struct idx_opts *opts,
+    const char *name, uint64_t max_len, uint8_t **data, size_t *len,
+    struct sv_error *err)
+{
+	struct idx_opts dflt;
+	const struct idx_opts *o = opts;
+	struct src_key key;
+	struct src_info si;
+	struct cand c[2];
+	char why[256], sec[IDX_MAX_SECTION_NAME + 8];
+	int n, i, r = 1;
+
+	*data = NULL;
+	*len = 0;
+	if (o == NULL) {
+		memset(&dflt, 0, sizeof dflt);
+		o = &dflt;
+	}
+	if (o->no_cache || o->force_rebuild)
+		return 1;
+	memset(&si, 0, sizeof si);
+	if (source_key(path, &key, &si, err) != 0)
+		return -1;
+	if ((n = candidates(path, o, c, err)) < 0)
+		return -1;
+	snprintf(sec, sizeof sec, "%s%s", IDX_SEC_EXT_PREFIX, name);
+	/* the places in idx_open()'s order, the first usable index */
+	for (i = 0; i < n && r == 1; i++) {
+		int fd = open(c[i].path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		    O_NONBLOCK);
+
+		if (fd < 0)
+			continue;
+		if (trusted(fd, &si, why, sizeof why) &&
+		    idx_peek_fd(fd, c[i].path, &key, sec, max_len, data, len,
+			why, sizeof why) == IDX_OK) {
+			r = 0;
+			if (c[i].cache) {
+				/* last use, for the cache's eviction */
+				struct timespec ts[2] = {{0, UTIME_OMIT},
+				    {0, UTIME_NOW}};
+
+				futimens(fd, ts);
+			}
+		}
+		close(fd);
+	}
+	free(c[0].path);
+	free(c[1].path);
+	return r;
+}
+
 int
 idx_open(const char *path, const struct idx_opts *opts,
     struct sv_index **out, struct sv_error *err)
@@ -563,29 +651,8 @@ idx_open(const char *path, const struct idx_opts *opts,
 		return -1;
 
 	/* Candidate locations, the preferred one first. */
-	memset(c, 0, sizeof c);
-	if (o->cache_dir != NULL) {
-		if (idx_path_cache(path, o->cache_dir, &c[n].path, err) != 0)
-			return -1;
-		c[n++].cache = 1;
-	} else {
-		char *beside = NULL, *cache = NULL;
-
-		idx_path_beside(path, &beside, err);
-		sv_error_clear(&e2);
-		idx_path_cache(path, NULL, &cache, &e2);
-		if (dir_writable(beside) || cache == NULL) {
-			c[n++].path = beside;
-			if (cache != NULL) {
-				c[n].cache = 1;
-				c[n++].path = cache;
-			}
-		} else {
-			c[n].cache = 1;
-			c[n++].path = cache;
-			c[n++].path = beside;
-		}
-	}
+	if ((n = candidates(path, o, c, err)) < 0)
+		return -1;
 	for (i = 0; i < n; i++)
 		c[i].usable = 1;
 

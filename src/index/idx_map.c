@@ -934,6 +934,87 @@ fail:
 	return r;
 }
 
+/* ---- one section, without the model ------------------------------------ */
+
+enum idx_why
+idx_peek_fd(int fd, const char *name, const struct src_key *key,
+    const char *section, uint64_t max_len, uint8_t **data, size_t *len,
+    char *why, size_t wl)
+{
+	struct stat st;
+	struct sv_index ix;
+	const struct toc_ent *t;
+	msgpack_unpacked res;
+	const msgpack_object *root;
+	uint8_t *map;
+	uint64_t size, hoff = 0, hlen = 0, v;
+	size_t moff = 0;
+	enum idx_why r;
+
+	*data = NULL;
+	*len = 0;
+	why[0] = '\0';
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < IDX_MAGIC_LEN ||
+	    (uint64_t)st.st_size > SIZE_MAX) {
+		snprintf(why, wl, "not an index");
+		return IDX_FOREIGN;
+	}
+	size = (uint64_t)st.st_size;
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(why, wl, "cannot map: %s", strerror(errno));
+		return IDX_FOREIGN;
+	}
+	sv_fatal_guard(map, (size_t)size, name);
+	memset(&ix, 0, sizeof ix);
+	ix.map = map;
+	ix.map_len = (size_t)size;
+	msgpack_unpacked_init(&res);
+	r = check_prelude(map, size, &hoff, &hlen, why, wl);
+	if (r != IDX_OK)
+		goto out;
+	r = IDX_CORRUPT;
+	if (idx_mp_bounded(map + hoff, (size_t)hlen) != 0 ||
+	    msgpack_unpack_next(&res, (const char *)map + hoff, (size_t)hlen,
+		&moff) != MSGPACK_UNPACK_SUCCESS || moff != hlen) {
+		snprintf(why, wl, "bad header");
+		goto out;
+	}
+	root = &res.data;
+	if (mp_key_u64(root, "version", &v) || v != IDX_VERSION ||
+	    check_abi(mp_get(root, "abi")) != 0) {
+		snprintf(why, wl, "written for another machine or version");
+		r = IDX_STALE;
+		goto out;
+	}
+	ix.snap = NULL;
+	r = check_source(&ix, mp_get(root, "source"), key, why, wl);
+	if (r != IDX_OK)
+		goto out;
+	r = IDX_CORRUPT;
+	if (parse_toc(&ix, mp_get(root, "toc"), hoff, why, wl) != 0)
+		goto out;
+	t = toc_find(&ix, section);
+	if (t == NULL || t->raw > max_len || t->raw > SIZE_MAX / 2) {
+		snprintf(why, wl, "no section %s", section);
+		r = IDX_STALE;
+		goto out;
+	}
+	if (XXH3_64bits(map + t->off, t->len) != t->hash ||
+	    (*data = sec_unpack(map, t)) == NULL) {
+		snprintf(why, wl, "section %s damaged", section);
+		goto out;
+	}
+	*len = (size_t)t->raw;
+	r = IDX_OK;
+out:
+	msgpack_unpacked_destroy(&res);
+	free(ix.toc);
+	unmap(map, (size_t)size);
+	return r;
+}
+
 /* ---- the handle --------------------------------------------------------- */
 
 void

@@ -189,7 +189,7 @@ void replay_check_destroy(struct replay_check *c);
  * the snapshot itself (checkpoints, the sizes and segment attributes the
  * backward pass learned, the info counts) to one byte buffer:
  *
- *   "SVRPCK02"  u64 device  u64 n_events
+ *   "SVRPCK03"  u64 device  u64 n_events
  *   replay_info counts (12 x u64; see info_put in replay_save.c)
  *   u64 n_learned, n_learned x {u64 ev, u64 size}   exact block size of an
  *                                                   alloc, by event

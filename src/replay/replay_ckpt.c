@@ -8,6 +8,18 @@
  * (1 = large, 2 = expandable), zz(alloc_ev), zz(last_ev), n_blocks, then
  * per block: size, state, [requested, stack, zz(alloc_ev) if active],
  * zz(last_ev). Block addresses are implied (blocks tile the segment).
+ *
+ * A checkpoint's list of blobs (its segments in address order), in
+ * varints. A key list: count times zz(id - the previous id, from 0). A
+ * change from the previous checkpoint's list P: ops (n << 2 | op) until
+ * the list's bytes end; op 0 copies the next n ids of P, op 1 skips the
+ * next n, op 2 appends the next n new blobs (the blobs made for this
+ * checkpoint are numbered from nb0 on, in address order: they need no
+ * id). All of P must be copied or skipped. A segment that kept its blob
+ * keeps its place among the others, so a change costs a few ops where a
+ * few segments changed; a key list is written instead when the changes
+ * since the last one would outgrow it, or after CKPT_CHAIN changes, so
+ * that a restore decodes at most about twice a list before the blobs.
  */
 #include "config.h"
 
@@ -31,12 +43,19 @@ void
 ckpt_destroy(struct ckpt *c)
 {
 	free(c->arena);
-	free(c->pos);
 	free(c->blob_off);
 	free(c->blob_len);
-	free(c->first);
+	free(c->pos);
+	free(c->loff);
+	free(c->llen);
 	free(c->count);
-	free(c->ids);
+	free(c->nb0);
+	free(c->key);
+	free(c->lists);
+	free(c->prev);
+	free(c->next);
+	free(c->la);
+	free(c->lb);
 	free(c->dseg);
 	free(c->dblk);
 	ckpt_init(c, c->k);
@@ -45,22 +64,45 @@ ckpt_destroy(struct ckpt *c)
 uint64_t
 ckpt_bytes(const struct ckpt *c)
 {
-	return c->arena_len + c->n_ids * sizeof *c->ids + c->n_blobs * 16 +
-	    c->n * 24;
+	return c->arena_len + c->lists_len + c->n_blobs * 16 + c->n * 41;
 }
 
 /* ---- encoding ------------------------------------------------------------ */
 
 static void
-put_var(struct ckpt *c, uint64_t v)
+put_vb(uint8_t **p, uint64_t *len, size_t *cap, uint64_t v)
 {
-	if (c->arena_len + 10 > c->arena_cap)
-		c->arena = xgrow(c->arena, &c->arena_cap, c->arena_len + 10, 1);
+	if (*len + 10 > *cap)
+		*p = xgrow(*p, cap, (size_t)*len + 10, 1);
 	while (v >= 0x80) {
-		c->arena[c->arena_len++] = (uint8_t)(v | 0x80);
+		(*p)[(*len)++] = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	c->arena[c->arena_len++] = (uint8_t)v;
+	(*p)[(*len)++] = (uint8_t)v;
+}
+
+static uint64_t
+var_len(uint64_t v)
+{
+	uint64_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void
+put_var(struct ckpt *c, uint64_t v)
+{
+	put_vb(&c->arena, &c->arena_len, &c->arena_cap, v);
+}
+
+static void
+put_list(struct ckpt *c, uint64_t v)
+{
+	put_vb(&c->lists, &c->lists_len, &c->lists_cap, v);
 }
 
 static uint64_t
@@ -119,33 +161,120 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 	return id;
 }
 
+enum { OP_COPY, OP_SKIP, OP_NEW };
+
+static void
+put_op(struct ckpt *c, unsigned op, uint64_t n)
+{
+	if (n > 0)
+		put_list(c, n << 2 | op);
+}
+
+/* c->next (count ids, the blobs from nb0 on new) as the change from
+ * c->prev. -1 when an old blob is not where the previous list has it
+ * (then only a key list will do). */
+static int
+put_change(struct ckpt *c, size_t count, uint64_t nb0)
+{
+	const uint32_t *p = c->prev, *q = c->next;
+	size_t i = 0, j = 0, m = c->n_prev, s;
+
+	while (i < count) {
+		if (q[i] >= nb0) {
+			for (s = i; i < count && q[i] >= nb0; i++)
+				;
+			put_op(c, OP_NEW, i - s);
+			continue;
+		}
+		for (s = j; j < m && p[j] != q[i]; j++)
+			;
+		if (j == m)
+			return -1;
+		put_op(c, OP_SKIP, j - s);
+		for (s = i; i < count && j < m && q[i] < nb0 && p[j] == q[i];
+		    i++, j++)
+			;
+		put_op(c, OP_COPY, i - s);
+	}
+	put_op(c, OP_SKIP, m - j);
+	return 0;
+}
+
+static void
+put_key(struct ckpt *c, size_t count)
+{
+	uint32_t last = 0;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		put_list(c, zz((int64_t)c->next[i] - (int64_t)last));
+		last = c->next[i];
+	}
+}
+
 void
 ckpt_take(struct ckpt *c, struct rstate *st)
 {
 	struct rseg *sg;
+	uint64_t nb0 = c->n_blobs, start = c->lists_len, full, j = c->n;
+	size_t count = 0, i;
+	uint32_t *t;
+	int key;
 
 	if (c->n == c->cap) {
 		size_t cap = c->cap;
 
 		c->pos = xgrow(c->pos, &cap, c->n + 1, 8);
 		cap = c->cap;
-		c->first = xgrow(c->first, &cap, c->n + 1, 8);
-		c->count = xgrow(c->count, &c->cap, c->n + 1, 8);
+		c->loff = xgrow(c->loff, &cap, c->n + 1, 8);
+		cap = c->cap;
+		c->llen = xgrow(c->llen, &cap, c->n + 1, 8);
+		cap = c->cap;
+		c->count = xgrow(c->count, &cap, c->n + 1, 8);
+		cap = c->cap;
+		c->nb0 = xgrow(c->nb0, &cap, c->n + 1, 8);
+		c->key = xgrow(c->key, &c->cap, c->n + 1, 1);
 	}
-	c->pos[c->n] = (uint64_t)(st->at + 1);
-	c->first[c->n] = c->n_ids;
-	c->count[c->n] = st->seg.n;
+	if (st->seg.n > c->cap_next)
+		c->next = xgrow(c->next, &c->cap_next, st->seg.n,
+		    sizeof *c->next);
 	for (sg = rseg_first(st); sg != NULL; sg = rseg_next(sg)) {
 		if (sg->dirty || sg->blob == REPLAY_NO_BLOB) {
 			sg->blob = encode_seg(c, st, sg);
 			sg->dirty = 0;
 		}
-		if (c->n_ids == c->cap_ids)
-			c->ids = xgrow(c->ids, &c->cap_ids, c->n_ids + 1,
-			    sizeof *c->ids);
-		c->ids[c->n_ids++] = sg->blob;
+		c->next[count++] = sg->blob;
 	}
+	/* a key list's bytes, to weigh the changes against */
+	for (full = 0, i = 0; i < count; i++)
+		full += var_len(zz((int64_t)c->next[i] -
+		    (int64_t)(i > 0 ? c->next[i - 1] : 0)));
+	key = j == 0 || c->chain >= CKPT_CHAIN ||
+	    put_change(c, count, nb0) != 0 ||
+	    c->since_key + (c->lists_len - start) > full;
+	if (key) {
+		c->lists_len = start;
+		put_key(c, count);
+		c->since_key = 0;
+		c->chain = 0;
+	} else {
+		c->since_key += c->lists_len - start;
+		c->chain++;
+	}
+	c->pos[j] = (uint64_t)(st->at + 1);
+	c->loff[j] = start;
+	c->llen[j] = c->lists_len - start;
+	c->count[j] = count;
+	c->nb0[j] = nb0;
+	c->key[j] = (uint8_t)key;
 	c->n++;
+	t = c->prev;
+	c->prev = c->next;
+	c->next = t;
+	i = c->cap_prev;
+	c->cap_prev = c->cap_next;
+	c->cap_next = i;
+	c->n_prev = count;
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -287,17 +416,112 @@ ckpt_find(const struct ckpt *c, int64_t at)
 	return i > 0 ? i - 1 : 0;
 }
 
+/* Appends n ids to c->lb (of *len). */
+static uint32_t *
+lb_room(struct ckpt *c, size_t len, uint64_t n)
+{
+	if (n > SIZE_MAX / 8 - len - 1)
+		return NULL;
+	/* one more: never a null list, even an empty one */
+	if (len + n + 1 > c->cap_lb)
+		c->lb = xgrow(c->lb, &c->cap_lb, len + (size_t)n + 1,
+		    sizeof *c->lb);
+	return c->lb + len;
+}
+
+/* Decodes the list of checkpoint j into c->lb from the list of j - 1 in
+ * c->la (n_la ids), or from nothing when j has a key list; *n its
+ * length. Every id is checked against the blobs. */
+static int
+decode_list(struct ckpt *c, uint64_t j, size_t n_la, size_t *n)
+{
+	struct rd d;
+	size_t len = 0, at = 0;
+	uint32_t *o;
+	uint64_t v, last = 0, k, made = 0;
+
+	d.p = d.end = NULL; /* an empty list may have no bytes at all */
+	if (c->llen[j] > 0) {
+		d.p = c->lists + c->loff[j];
+		d.end = d.p + c->llen[j];
+	}
+	d.bad = 0;
+	while (d.p < d.end) {
+		v = get_var(&d);
+		if (d.bad)
+			return -1;
+		if (c->key[j]) {
+			last += (uint64_t)unzz(v);
+			if (last >= c->n_blobs ||
+			    (o = lb_room(c, len, 1)) == NULL)
+				return -1;
+			*o = (uint32_t)last;
+			len++;
+			continue;
+		}
+		k = v >> 2;
+		switch (v & 3) {
+		case OP_COPY:
+			if (k > n_la - at || (o = lb_room(c, len, k)) == NULL)
+				return -1;
+			if (k > 0)
+				memcpy(o, c->la + at, (size_t)k * sizeof *o);
+			at += (size_t)k;
+			len += (size_t)k;
+			break;
+		case OP_SKIP:
+			if (k > n_la - at)
+				return -1;
+			at += (size_t)k;
+			break;
+		case OP_NEW:
+			if (c->nb0[j] > c->n_blobs ||
+			    k > c->n_blobs - c->nb0[j] - made ||
+			    (o = lb_room(c, len, k)) == NULL)
+				return -1;
+			for (v = 0; v < k; v++)
+				o[v] = (uint32_t)(c->nb0[j] + made++);
+			len += (size_t)k;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if ((!c->key[j] && at != n_la) || len != c->count[j])
+		return -1;
+	*n = len;
+	return 0;
+}
+
 int
 ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 {
-	uint64_t i;
+	uint64_t i, from;
+	size_t n = 0;
+	uint32_t *t;
 
 	rstate_clear(st);
 	if (j >= c->n)
 		return -1;
+	/* back to the key list, then the changes up to j */
+	for (from = j; !c->key[from]; from--)
+		if (from == 0 || j - from >= CKPT_CHAIN)
+			return -1;
+	for (i = from; i <= j; i++) {
+		size_t cap;
+
+		if (decode_list(c, i, n, &n) != 0)
+			return -1;
+		t = c->la;
+		c->la = c->lb;
+		c->lb = t;
+		cap = c->cap_la;
+		c->cap_la = c->cap_lb;
+		c->cap_lb = cap;
+	}
 	c->n_dseg = c->n_dblk = 0;
-	for (i = 0; i < c->count[j]; i++)
-		if (decode_seg(c, c->ids[c->first[j] + i]) != 0)
+	for (i = 0; i < n; i++)
+		if (decode_seg(c, c->la[i]) != 0)
 			return -1;
 	/* decoded in address order and apart, so the loads cannot fail */
 	if (avl_load(&st->seg, c->n_dseg, fill_seg, c) != 0 ||
@@ -360,16 +584,18 @@ ckpt_save(const struct ckpt *c, struct wbuf *w)
 
 	wbuf_u64(w, c->k);
 	wbuf_u64(w, c->n);
-	wbuf_u64(w, c->n_ids);
+	wbuf_u64(w, c->lists_len);
 	wbuf_u64(w, c->n_blobs);
 	wbuf_u64(w, c->arena_len);
 	for (i = 0; i < c->n; i++) {
 		wbuf_u64(w, c->pos[i]);
-		wbuf_u64(w, c->first[i]);
+		wbuf_u64(w, c->loff[i]);
+		wbuf_u64(w, c->llen[i]);
 		wbuf_u64(w, c->count[i]);
+		wbuf_u64(w, c->nb0[i]);
+		wbuf_u64(w, c->key[i]);
 	}
-	for (i = 0; i < c->n_ids; i++)
-		wbuf_u64(w, c->ids[i]);
+	wbuf_bytes(w, c->lists, c->lists_len);
 	for (i = 0; i < c->n_blobs; i++) {
 		wbuf_u64(w, c->blob_off[i]);
 		wbuf_u64(w, c->blob_len[i]);
@@ -377,45 +603,64 @@ ckpt_save(const struct ckpt *c, struct wbuf *w)
 	wbuf_bytes(w, c->arena, c->arena_len);
 }
 
+/* Copies n bytes of b into a heap buffer (one byte more, never NULL). */
+static uint8_t *
+rbuf_copy(struct rbuf *b, uint64_t n)
+{
+	uint8_t *p;
+
+	if (b->bad || n > b->len - b->off) {
+		b->bad = 1;
+		return NULL;
+	}
+	p = xmalloc((size_t)n + 1);
+	memcpy(p, b->p + b->off, (size_t)n);
+	b->off += (size_t)n;
+	return p;
+}
+
 static int
 load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 {
-	uint64_t i, n, n_ids, n_blobs, alen;
+	uint64_t i, n, llen, n_blobs, alen, chain = 0;
 
 	c->k = rbuf_u64(b);
 	n = rbuf_u64(b);
-	n_ids = rbuf_u64(b);
+	llen = rbuf_u64(b);
 	n_blobs = rbuf_u64(b);
 	alen = rbuf_u64(b);
-	if (b->bad || c->k == 0 || n == 0 || !rbuf_fits(b, n, 3))
+	if (b->bad || c->k == 0 || n == 0 || !rbuf_fits(b, n, 6))
 		return -1;
 	c->pos = xreallocarray(NULL, n, 8);
-	c->first = xreallocarray(NULL, n, 8);
+	c->loff = xreallocarray(NULL, n, 8);
+	c->llen = xreallocarray(NULL, n, 8);
 	c->count = xreallocarray(NULL, n, 8);
+	c->nb0 = xreallocarray(NULL, n, 8);
+	c->key = xreallocarray(NULL, n, 1);
 	c->n = c->cap = n;
 	for (i = 0; i < n; i++) {
-		c->pos[i] = rbuf_u64(b);
-		c->first[i] = rbuf_u64(b);
-		c->count[i] = rbuf_u64(b);
-		if (i == 0 ? c->pos[i] != 0
-			   : c->pos[i] <= c->pos[i - 1] ||
-			       c->pos[i] >= n_events)
-			return -1;
-	}
-	if (!rbuf_fits(b, n_ids, 1) || n_blobs > UINT32_MAX)
-		return -1;
-	c->ids = xreallocarray(NULL, n_ids + 1, sizeof *c->ids);
-	c->n_ids = c->cap_ids = n_ids;
-	for (i = 0; i < n_ids; i++) {
-		uint64_t v = rbuf_u64(b);
+		uint64_t key;
 
-		if (v >= n_blobs)
+		c->pos[i] = rbuf_u64(b);
+		c->loff[i] = rbuf_u64(b);
+		c->llen[i] = rbuf_u64(b);
+		c->count[i] = rbuf_u64(b);
+		c->nb0[i] = rbuf_u64(b);
+		key = rbuf_u64(b);
+		c->key[i] = key != 0;
+		chain = key != 0 ? 0 : chain + 1;
+		if (key > 1 || chain > CKPT_CHAIN ||
+		    (i == 0 ? c->pos[i] != 0 || !key
+			    : c->pos[i] <= c->pos[i - 1] ||
+			        c->pos[i] >= n_events) ||
+		    c->loff[i] > llen || c->llen[i] > llen - c->loff[i] ||
+		    c->nb0[i] > n_blobs || n_blobs > UINT32_MAX)
 			return -1;
-		c->ids[i] = (uint32_t)v;
 	}
-	for (i = 0; i < n; i++)
-		if (c->first[i] > n_ids || c->count[i] > n_ids - c->first[i])
-			return -1;
+	if ((c->lists = rbuf_copy(b, llen)) == NULL)
+		return -1;
+	c->lists_len = llen;
+	c->lists_cap = (size_t)llen + 1;
 	if (!rbuf_fits(b, n_blobs, 2))
 		return -1;
 	c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
@@ -428,13 +673,10 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		    c->blob_len[i] > alen - c->blob_off[i])
 			return -1;
 	}
-	if (b->bad || alen > b->len - b->off)
+	if ((c->arena = rbuf_copy(b, alen)) == NULL)
 		return -1;
-	c->arena = xmalloc(alen + 1);
-	memcpy(c->arena, b->p + b->off, alen);
 	c->arena_len = alen;
-	c->arena_cap = alen + 1;
-	b->off += alen;
+	c->arena_cap = (size_t)alen + 1;
 	return 0;
 }
 

@@ -4,13 +4,22 @@
  * Replay checkpoints, private to src/replay/: the full state every K
  * events, encoded one segment at a time into an append-only arena of
  * varint blobs; a segment that did not change since the previous
- * checkpoint reuses its blob. Knows the state containers (rstate.h) and
+ * checkpoint reuses its blob. A checkpoint is the list of its segments'
+ * blobs in address order, kept as the change from the previous
+ * checkpoint's list (runs copied, skipped, and the blobs made for it),
+ * with a whole list now and then (a key list): a state of thousands of
+ * segments of which a few change costs a few bytes a checkpoint, not
+ * four bytes a segment. Knows the state containers (rstate.h) and
  * nothing of the replay itself.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "replay/rstate.h"
+
+/* A checkpoint's list is a key list, or the change from the previous
+ * list; at most this many changes follow a key list. */
+#define CKPT_CHAIN 16
 
 struct ckpt {
 	uint64_t k;                  /* the shortest interval, in events */
@@ -20,14 +29,24 @@ struct ckpt {
 	uint64_t *blob_off, *blob_len; /* blob id -> arena span */
 	uint64_t n_blobs;
 	size_t cap_blobs;
-	uint64_t *pos;               /* checkpoint -> events applied */
-	uint64_t *first, *count;     /* checkpoint -> its ids in ids[] */
+	/* checkpoint -> events applied, its list's bytes in lists[], its
+	 * segments, the first blob made for it, whether its list is a key
+	 * list */
+	uint64_t *pos, *loff, *llen, *count, *nb0;
+	uint8_t *key;
 	uint64_t n;
 	size_t cap;
-	uint32_t *ids;               /* blob ids, checkpoint after checkpoint */
-	uint64_t n_ids;
-	size_t cap_ids;
-	/* ckpt_restore()'s scratch: the decoded state */
+	uint8_t *lists;              /* the lists, one after the other */
+	uint64_t lists_len;
+	size_t lists_cap;
+	/* ckpt_take()'s: the previous checkpoint's list and the new one,
+	 * and the bytes of changes since the last key list */
+	uint32_t *prev, *next;
+	size_t n_prev, cap_prev, cap_next;
+	uint64_t since_key, chain;
+	/* ckpt_restore()'s scratch: the list and the decoded state */
+	uint32_t *la, *lb;
+	size_t cap_la, cap_lb;
 	struct rseg *dseg;
 	size_t n_dseg, cap_dseg;
 	struct replay_block *dblk;
@@ -66,14 +85,18 @@ uint64_t rbuf_u64(struct rbuf *b);
 int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
 
 /* The checkpoints as bytes:
- *   u64 k, n, n_ids, n_blobs, arena_len
- *   n x {u64 pos, u64 first, u64 count}   events applied; ids of its
- *                                 segments
- *   n_ids x u64                   blob ids
+ *   u64 k, n, lists_len, n_blobs, arena_len
+ *   n x {u64 pos, u64 loff, u64 llen, u64 count, u64 nb0, u64 key}
+ *                                 events applied; its list's bytes; its
+ *                                 segments; the first blob made for it;
+ *                                 1 for a key list
+ *   lists_len bytes               the lists (see replay_ckpt.c)
  *   n_blobs x {u64 off, u64 len}  into the arena
  *   arena_len bytes               segment blobs (see replay_ckpt.c)
  * ckpt_load() checks every count and offset, and that checkpoint 0 is
- * the start and the others follow in order within n_events; -1 when not. */
+ * the start with a key list, the others follow in order within n_events
+ * and each list is at most CKPT_CHAIN changes after a key list; -1 when
+ * not. A list is checked when a restore reads it. */
 void ckpt_save(const struct ckpt *c, struct wbuf *w);
 int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
 

@@ -3,9 +3,11 @@
 /*
  * Replay checkpoints kept in the index, so a reopen seeks at once with no
  * backward pass. The index layer stores them as the extension section
- * "replay" (it knows nothing of replay itself): one record per device with
- * a trace, {u32 device, u32 pad, u64 length, replay_checkpoints_save()
- * bytes}, all little-endian.
+ * "replay.2" (it knows nothing of replay itself): one record per device
+ * with a trace, {u64 device, u64 length, replay_checkpoints_save()
+ * bytes}, all little-endian. (".2": the checkpoints' lists are kept as
+ * changes since "SVRPCK03"; an index with the old section "replay" gets
+ * the new one built and the old one dropped on its next open.)
  */
 #include "index/idx.h"
 #include "replay/replay.h"

@@ -13,7 +13,7 @@
 #include "replay/replay_int.h"
 #include "util/xalloc.h"
 
-#define MAGIC "SVRPCK02"
+#define MAGIC "SVRPCK03"
 #define N_INFO 12
 
 static void

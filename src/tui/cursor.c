@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "index/idx.h"
+#include "util/sat.h"
 #include "util/search.h"
 
 void
@@ -41,8 +42,10 @@ static int
 seg_ends_below(const void *ctx, uint64_t i)
 {
 	const struct seg_bound *b = ctx;
+	const struct replay_segment *sg = &b->st->segments[i];
 
-	return b->st->segments[i].addr + b->st->segments[i].size <= b->addr;
+	/* not addr + size <= b->addr: a hostile segment's sum can wrap */
+	return sv_span_ends_by(sg->addr, sg->size, b->addr);
 }
 
 /* Re-finds the selected block by address in the new state. */

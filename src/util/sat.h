@@ -15,6 +15,14 @@ sv_span_wraps(uint64_t addr, uint64_t size)
 	return size > UINT64_MAX - addr;
 }
 
+/* Does [addr, addr + size) end at or before at? Exact where addr + size
+ * would wrap (such a span ends past every address). */
+static inline int
+sv_span_ends_by(uint64_t addr, uint64_t size, uint64_t at)
+{
+	return addr <= at && size <= at - addr;
+}
+
 /* a + b, or UINT64_MAX when that does not fit. */
 static inline uint64_t
 sv_sat_add(uint64_t a, uint64_t b)

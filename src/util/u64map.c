@@ -1,22 +1,56 @@
 /*
- * uint64 -> uint64 hash map.
+ * uint64 -> uint64 hash map, keyed against flooding (u64map.h).
+ *
+ * The slot of a key is multiply-shift hashing: the top bits of (key ^ a)
+ * times b, with a and b drawn once per process (b odd). For two keys
+ * fixed before b is drawn, the chance that they share a slot is at most
+ * 2 / (slots), whatever keys a file picks (Dietzfelbinger et al.,
+ * "A reliable randomized algorithm for the closest-pair problem", 1997);
+ * a file cannot know b, so it cannot aim its addresses at one slot.
  */
 #include "config.h"
 
 #include "util/u64map.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include "util/xalloc.h"
+
+static uint64_t seed_a, seed_b;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+/* The kernel's randomness; should it be unavailable (an old kernel, a
+ * seccomp filter), the clock, the process id and where the stack and
+ * this library were placed, which a file cannot know either. */
+static void
+seed_init(void)
+{
+	struct timespec ts;
+	uint64_t v[5];
+
+	if (getrandom(v, 2 * sizeof v[0], GRND_NONBLOCK) !=
+	    (ssize_t)(2 * sizeof v[0])) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v[2] = (uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec;
+		v[3] = (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&ts;
+		v[4] = (uint64_t)(uintptr_t)&seed_a;
+		v[0] = XXH3_64bits(v + 2, 3 * sizeof v[0]);
+		v[1] = XXH3_64bits_withSeed(v + 2, 3 * sizeof v[0], v[0]);
+	}
+	seed_a = v[0];
+	seed_b = v[1] | 1;
+}
 
 static size_t
 slot_of(const struct u64map *m, uint64_t key)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & (m->cap - 1);
+	return (size_t)(((key ^ m->seed) * m->mult) >> m->shift);
 }
 
 void
@@ -31,7 +65,9 @@ u64map_destroy(struct u64map *m)
 	free(m->keys);
 	free(m->vals);
 	free(m->used);
-	memset(m, 0, sizeof *m);
+	m->keys = m->vals = NULL;
+	m->used = NULL;
+	m->cap = m->n = 0;
 }
 
 static void
@@ -45,6 +81,17 @@ grow(struct u64map *m)
 	g.keys = xmalloc(g.cap * sizeof *g.keys);
 	g.vals = xmalloc(g.cap * sizeof *g.vals);
 	g.used = xcalloc(g.cap, 1);
+	/* the seed is taken when the first slots are (a map may also start
+	 * zeroed, without u64map_init) and kept while the map grows */
+	if (m->cap == 0) {
+		pthread_once(&seed_once, seed_init);
+		g.seed = seed_a;
+		g.mult = seed_b;
+	} else {
+		g.seed = m->seed;
+		g.mult = m->mult;
+	}
+	g.shift = 64 - (unsigned)__builtin_ctzll((unsigned long long)g.cap);
 	for (i = 0; i < m->cap; i++)
 		if (m->used[i])
 			u64map_put(&g, m->keys[i], m->vals[i]);

@@ -4,6 +4,14 @@
  * Open-addressing hash map from uint64 keys to uint64 values (linear
  * probing, backward-shift deletion: no tombstones, so lookups stay fast
  * after millions of inserts and removals).
+ *
+ * Keys often come from a file (addresses, sizes), so the slot of a key is
+ * a keyed hash, with keys drawn from the kernel once per process (see
+ * u64map.c). Without them a file could pick addresses that all land in
+ * one slot and make every insert walk all the others (a fixed mixing
+ * function is invertible). The order of the slots therefore changes from
+ * run to run: a caller that walks them must not let that order decide an
+ * answer.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +22,8 @@ struct u64map {
 	uint8_t *used;
 	size_t cap; /* power of two, 0 when empty */
 	size_t n;
+	uint64_t seed, mult; /* the hash's keys */
+	unsigned shift;      /* 64 - log2(cap) */
 };
 
 void u64map_init(struct u64map *m);

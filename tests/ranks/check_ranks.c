@@ -130,6 +130,13 @@ assert_same(const struct an_sum_dev *a, const struct an_sum_dev *b)
 	ck_assert_mem_eq(a->spark, b->spark, a->n_spark * sizeof *a->spark);
 	ck_assert_uint_eq(a->n_kept, b->n_kept);
 	ck_assert_mem_eq(a->steps, b->steps, a->n_kept * sizeof *a->steps);
+	ck_assert_uint_eq(a->counts.events, b->counts.events);
+	ck_assert_mem_eq(a->counts.by_action, b->counts.by_action,
+	    sizeof a->counts.by_action);
+	ck_assert_uint_eq(a->counts.streams, b->counts.streams);
+	ck_assert_int_eq(a->counts.has_time, b->counts.has_time);
+	ck_assert_int_eq(a->counts.time_first, b->counts.time_first);
+	ck_assert_int_eq(a->counts.time_last, b->counts.time_last);
 }
 
 START_TEST(test_encoding)
@@ -211,6 +218,24 @@ START_TEST(test_index_paths_agree)
 	ck_assert_int_eq(an_summary_from_index(ix, &b, &err), 0);
 	ck_assert_uint_eq(a.n_dev, b.n_dev);
 	assert_same(&a.dev[0], &b.dev[0]);
+	/* stats from the stored counts, reading no event, is stats */
+	{
+		const struct snapshot *s = idx_snapshot(ix);
+		uint32_t d = a.dev[0].device;
+		const struct idx_timeline *tl = idx_timeline(ix, d);
+		struct an_stats x, y;
+
+		ck_assert_uint_gt(a.dev[0].counts.events, 0);
+		ck_assert_uint_gt(a.dev[0].counts.streams, 0);
+		an_stats_with(s, d, tl, &a.dev[0].counts, &x);
+		an_stats(s, d, tl, &y);
+		ck_assert_mem_eq(&x, &y, sizeof x);
+		/* counts of another event count are not used */
+		a.dev[0].counts.events++;
+		a.dev[0].counts.by_action[0]++;
+		an_stats_with(s, d, tl, &a.dev[0].counts, &x);
+		ck_assert_mem_eq(&x, &y, sizeof x);
+	}
 	an_summary_destroy(&a);
 	an_summary_destroy(&b);
 	idx_close(ix);

@@ -26,6 +26,7 @@
 #include "replay/replay_round.h"
 #include "snapshot/snap_load.h"
 #include "snapshot/snap_model.h"
+#include "util/xalloc.h"
 
 static uint32_t
 frame(struct snapshot *s, const char *file, const char *name, uint64_t line)
@@ -1115,6 +1116,71 @@ START_TEST(test_top_state_matches)
 }
 END_TEST
 
+static uint64_t
+lcg(uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+	return *seed;
+}
+
+/* n windows (and steps) starting in event order, or with some starts
+ * moved back (shuffled); lookups ascending (order 0), descending (1) or
+ * at random (2), each against the plain lookup. */
+static void
+cursor_case(uint64_t n, int shuffled, int order, uint64_t *seed)
+{
+	struct an_window *w = xcalloc(n + 1, sizeof *w);
+	struct an_step *st = xcalloc(n + 1, sizeof *st);
+	struct an_steps steps;
+	struct an_at cw = {0, 0}, cs = {0, 0};
+	int64_t at = 0, ev, k, span = 4 * (int64_t)n + 40;
+	uint64_t i, r;
+
+	for (i = 0; i < n; i++) {
+		r = lcg(seed);
+		at += (int64_t)(r >> 61); /* 0..7: gaps, touching, equal */
+		w[i].first = at;
+		w[i].last = at + (int64_t)(r >> 59 & 3);
+		if (shuffled && i > 0 && (r >> 58 & 1))
+			w[i].first = w[i - 1].first - 3;
+		st[i].first = w[i].first;
+		st[i].last = w[i].last;
+	}
+	memset(&steps, 0, sizeof steps);
+	steps.steps = st;
+	steps.n = n;
+	for (k = 0; k < span; k++) {
+		r = lcg(seed);
+		ev = order == 0 ? k - 10 : order == 1 ? span - 10 - k
+		    : (int64_t)(r >> 40) % span - 10;
+		ck_assert_int_eq(an_window_at_c(w, n, ev, &cw),
+		    an_window_at(w, n, ev));
+		ck_assert_int_eq(an_step_at_c(&steps, ev, &cs),
+		    an_step_at(&steps, ev));
+	}
+	free(w);
+	free(st);
+}
+
+/* an_step_at_c() and an_window_at_c() answer as an_step_at() and
+ * an_window_at() whatever the order of the lookups; on windows in event
+ * order (with gaps, touching, equal starts), none, one, and out of order
+ * (a hostile timeline: the cursor then searches as the plain lookup
+ * does). */
+START_TEST(test_steps_cursor)
+{
+	static const uint64_t sizes[] = {0, 1, 2, 5, 300};
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	size_t z;
+	int order, shuffled;
+
+	for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+		for (shuffled = 0; shuffled < 2; shuffled++)
+			for (order = 0; order < 3; order++)
+				cursor_case(sizes[z], shuffled, order, &seed);
+}
+END_TEST
+
 static Suite *
 analysis_suite(void)
 {
@@ -1132,6 +1198,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_no_time);
 	tcase_add_test(tc, test_steps_loop_is_no_step);
 	tcase_add_test(tc, test_steps_real);
+	tcase_add_test(tc, test_steps_cursor);
 	tcase_add_test(tc, test_categories_step);
 	tcase_add_test(tc, test_category_rules);
 	tcase_add_test(tc, test_leaks_one_step);

@@ -1608,6 +1608,64 @@ rehash_index(const char *ipath)
 /* A device number in an index is range-checked like the loader's: a
  * hostile index naming device 0xfffffffe is rebuilt, not believed (it
  * made `stats` allocate 4.2 GB). */
+/* A device without the WRAP flag is read with int64 sums, exact only
+ * while every sum stays below 2^62 in magnitude (what the builder flags
+ * WRAP past): a block whose stored base breaks that rule (a hostile
+ * writer's, hashes made right) is damage, found when its totals or
+ * reserved bytes are read, not sums read modulo 2^64. */
+START_TEST(test_int64_rule)
+{
+	struct idx_opts o;
+	struct warns w;
+	char *src = built_fixture("a.pickle", &o, &w), *ipath;
+	const struct idx_timeline *tl;
+	struct sv_index *ix;
+	uint64_t off, len, big = (uint64_t)1 << 62;
+	uint64_t neg = 0 - big;
+	int fd;
+
+	xasprintf(&ipath, "%s%s", src, IDX_SUFFIX);
+	/* the good index reads without damage */
+	ix = open_ok(src, &o);
+	walk_all(ix);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	idx_close(ix);
+	/* base[0] (totals), then base[1] (reserved, below -2^62) */
+	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
+	ck_assert_uint_ge(len, sizeof(struct snap_blkdir));
+	fd = open(ipath, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &big, 8, (off_t)(off +
+	    offsetof(struct snap_blkdir, base))), 8);
+	close(fd);
+	rehash_index(ipath);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	tl = idx_timeline(ix, 0);
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_uint_gt(tl->n_events, 0);
+	(void)idx_tl_total(tl, 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	ck_assert(!exists(ipath));
+	idx_close(open_ok(src, &o)); /* rebuilt */
+	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
+	fd = open(ipath, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &neg, 8, (off_t)(off +
+	    offsetof(struct snap_blkdir, base) + 8)), 8);
+	close(fd);
+	rehash_index(ipath);
+	ix = open_ok(src, &o);
+	tl = idx_timeline(ix, 0);
+	(void)idx_tl_reserved(tl, 0);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	free(ipath);
+	free(src);
+}
+END_TEST
+
 START_TEST(test_device_out_of_range)
 {
 	struct idx_opts o;
@@ -1695,6 +1753,75 @@ small_bound(const struct snapshot *s, void *arg)
 	return 16;
 }
 
+/* idx_peek_section(): one section of an index idx_open() would use,
+ * the same bytes, without opening it; nothing when there is no index, no
+ * such section, a damaged one, a stale index or one it does not trust. */
+START_TEST(test_peek_section)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder sec = {.name = "peek.me",
+	    .build = ext_build, .arg = (void *)(uintptr_t)7};
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {1000000, 0}};
+	struct sv_error err;
+	const uint8_t *d;
+	uint8_t *p;
+	size_t len, plen;
+	uint64_t off, slen;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = &sec;
+	o.n_sections = 1;
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_section(ix, "peek.me", &d, &len), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	ck_assert_uint_eq(plen, len);
+	ck_assert_int_eq(memcmp(p, d, len), 0);
+	free(p);
+	idx_close(ix);
+	/* too long, another name */
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", len - 1, &p,
+	    &plen, &err), 1);
+	ck_assert_int_eq(idx_peek_section(src, &o, "other", 1 << 20, &p,
+	    &plen, &err), 1);
+	ck_assert_ptr_null(p);
+	/* not trusted: writable by the group */
+	ck_assert_int_eq(chmod(ipath, 0620), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	ck_assert_int_eq(chmod(ipath, 0600), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	free(p);
+	/* damaged */
+	find_section(ipath, "x.peek.me", &off, &slen);
+	flip_bit(ipath, off + slen / 2, 3);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	flip_bit(ipath, off + slen / 2, 3);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 0);
+	free(p);
+	/* stale: the snapshot changed */
+	ck_assert_int_eq(utimensat(AT_FDCWD, src, ts, 0), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), 1);
+	/* no snapshot at all */
+	ck_assert_int_eq(unlink(src), 0);
+	ck_assert_int_eq(idx_peek_section(src, &o, "peek.me", 1 << 20, &p,
+	    &plen, &err), -1);
+	ck_assert_int_eq(w.n, 0);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 /* Extension sections: only the names the opener registers are read, each
  * checked and decompressed when first asked for, and one longer than its
  * builder's bound is not read (it is built again). */
@@ -1756,6 +1883,111 @@ START_TEST(test_extension_sections_lazy)
 	idx_close(ix);
 	free(src);
 	free(ipath);
+}
+END_TEST
+
+/* Sizes a hostile file gives (2^63 and more): totals beyond 2^62 set
+ * the device's WRAP flag, and the index then reads its totals by the
+ * same saturating rule as the timeline builder (idx_timeline.c): a sum
+ * of changes saturated to int64_t, bases saturated, totals clamped to
+ * [0, 2^64 - 1]; reserved bytes exact in 128 bits, clamped. */
+static int wrap_case;
+
+static int
+wrap_load(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	const uint64_t A = 0x7f0000000000ull, H = 1ull << 63;
+	struct snap_segment *sg;
+	struct snap_block *b;
+	uint64_t i;
+
+	(void)path;
+	(void)lo;
+	(void)err;
+	switch (wrap_case) {
+	case 0: /* a request of 2^64 - 1 bytes after one of 100 */
+		snap_trace_push(s, t, SNAP_ALLOC, A, 100, 0, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, A + 512, UINT64_MAX, 0, 0);
+		break;
+	case 1: /* three of 2^62 */
+		for (i = 0; i < 3; i++)
+			snap_trace_push(s, t, SNAP_ALLOC, A + i * 512,
+			    1ull << 62, 0, 0);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A, 1ull << 62, 0,
+		    0);
+		break;
+	case 2: /* a segment of 2^63 made and freed */
+		snap_trace_push(s, t, SNAP_SEGMENT_ALLOC, A, H, 0, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, A, 512, 0, 0);
+		snap_trace_push(s, t, SNAP_SEGMENT_FREE, A, H, 0, 0);
+		break;
+	case 3: /* a final segment of 2^64 - 1 bytes */
+		sg = snap_push_segment(s);
+		sg->addr = 0;
+		sg->total_size = UINT64_MAX;
+		sg->first_block = s->n_blocks;
+		sg->n_blocks = 1;
+		b = snap_push_block(s);
+		b->addr = 0;
+		b->size = UINT64_MAX;
+		b->state = SNAP_BLOCK_INACTIVE;
+		t = snap_trace_get(s, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, 4096, 100, 0, 0);
+		break;
+	case 4: /* blocks of 2^63 + 5 freed before any alloc */
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A, H + 5, 0, 0);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A + 512, H + 5, 0,
+		    0);
+		snap_trace_push(s, t, SNAP_ALLOC, A, 10, 0, 0);
+		break;
+	default: /* across blocks: 2^63 allocated in one, freed (saying
+		  * another size) in another */
+		for (i = 0; i < 3 * SNAP_BLK_MAX; i++) {
+			uint64_t a = A + 4096 + (i / 2 % 64) * 512;
+
+			if (i == SNAP_BLK_MAX + 7)
+				snap_trace_push(s, t, SNAP_ALLOC, A, H, 0, 0);
+			else if (i == 2 * SNAP_BLK_MAX + 9)
+				snap_trace_push(s, t, SNAP_FREE_COMPLETED, A,
+				    7, 0, 0);
+			else
+				snap_trace_push(s, t, i % 2 ?
+				    SNAP_FREE_COMPLETED : SNAP_ALLOC, a,
+				    64 + i % 100, 0, 0);
+		}
+		break;
+	}
+	snap_finish(s);
+	*out = s;
+	return 0;
+}
+
+START_TEST(test_wrap_totals)
+{
+	char *src = tpath("w.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	struct sv_error err;
+	int pass;
+
+	write_file(src, "wrap", 4);
+	wrap_case = _i;
+	wrap_load(NULL, NULL, &ref, &err);
+	for (pass = 0; pass < 2; pass++) {
+		opts_init(&o, &w, 1);
+		o.load = wrap_load;
+		ix = open_ok(src, &o);
+		assert_same_timelines(ix, ref);
+		ck_assert_int_eq(idx_damaged(ix), 0);
+		idx_close(ix);
+	}
+	snap_free(ref);
+	free(src);
 }
 END_TEST
 
@@ -2122,9 +2354,12 @@ index_suite(void)
 	tcase_add_test(tc, test_no_cache_and_cache_dir);
 	tcase_add_test(tc, test_extension_sections);
 	tcase_add_test(tc, test_extension_sections_lazy);
+	tcase_add_test(tc, test_peek_section);
 	tcase_add_test(tc, test_device_out_of_range);
+	tcase_add_test(tc, test_int64_rule);
 	tcase_add_test(tc, test_big_section_hashed);
 	tcase_add_test(tc, test_peak_before_first_event);
+	tcase_add_loop_test(tc, test_wrap_totals, 0, 6);
 	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_extension_chunked);
 	tcase_add_test(tc, test_interleaved_late_frees);

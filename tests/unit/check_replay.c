@@ -955,6 +955,96 @@ START_TEST(test_replay_corrupt_checkpoint)
 }
 END_TEST
 
+/* Many segments, few of which change between checkpoints, some freed
+ * and made again: each checkpoint's list of segments is kept as its
+ * change from the one before (copied, skipped and new runs, a key list
+ * now and then), so the saved checkpoints stay far below a list per
+ * checkpoint; restoring any of them, directly or from the saved bytes,
+ * gives the state that stepping one event at a time gives. */
+START_TEST(test_replay_checkpoint_lists)
+{
+	enum { NSEG = 600, HOT = 5, ITER = 50000 };
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct sv_error err;
+	static uint8_t alive[NSEG];
+	uint64_t *h, x = 0x9e3779b97f4a7c15ull, n, i, nck;
+	uint8_t *buf;
+	size_t len;
+	int g;
+
+	for (g = 0; g < NSEG; g++) {
+		ev(s, SNAP_SEGMENT_ALLOC, BASE + (uint64_t)g * 4 * MIB,
+		    2 * MIB);
+		alive[g] = 1;
+	}
+	for (i = 0; i < ITER; i++) {
+		uint64_t a;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		g = (int)((x >> 32) % (x % 100 < 99 ? HOT : NSEG - HOT));
+		g += x % 100 < 99 ? 0 : HOT;
+		a = BASE + (uint64_t)g * 4 * MIB;
+		if (i % 500 == 499 && g >= HOT && alive[g]) {
+			ev(s, SNAP_SEGMENT_FREE, a, 2 * MIB);
+			alive[g] = 0;
+			continue;
+		}
+		if (!alive[g]) {
+			ev(s, SNAP_SEGMENT_ALLOC, a, 2 * MIB);
+			alive[g] = 1;
+		}
+		ev(s, SNAP_ALLOC, a, 512);
+		ev(s, SNAP_FREE_REQUESTED, a, 512);
+		ev(s, SNAP_FREE_COMPLETED, a, 512);
+	}
+	for (g = 0; g < NSEG; g++)
+		if (alive[g])
+			push_seg(s, BASE + (uint64_t)g * 4 * MIB, 0, 1, 0,
+			    (const struct fb[]){{2 * MIB, I, 0}}, 1);
+	snap_finish(s);
+	r = open_ok(s);
+	n = replay_n_events(r);
+	nck = replay_info(r)->n_checkpoints;
+	ck_assert_uint_ge(nck, 2 * 16 + 2); /* past a key list's chain */
+	ck_assert_uint_eq(check_issues(r), 0);
+	/* every fifth state, stepping one event at a time */
+	h = malloc(n * sizeof *h);
+	seek_ok(r, -1);
+	for (i = 0; i < n; i++) {
+		seek_ok(r, (int64_t)i);
+		if (i % 5 == 0)
+			h[i] = replay_hash(replay_state(r));
+	}
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	/* a list of NSEG ids a checkpoint took 4 NSEG bytes in memory, 8 NSEG
+	 * saved */
+	ck_assert_uint_lt(len, nck * NSEG * 4);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r2);
+	for (i = 0; i < 3000; i++) {
+		uint64_t at = x % n / 5 * 5;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		seek_ok(r, (int64_t)at);
+		ck_assert(replay_hash(replay_state(r)) == h[at]);
+		if (i % 3 == 0) {
+			seek_ok(r2, (int64_t)at);
+			ck_assert(replay_hash(replay_state(r2)) == h[at]);
+		}
+	}
+	free(buf);
+	free(h);
+	replay_free(r2);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_replay_real_files)
 {
 	check_real("npu_leak_expandable.pickle", 1);
@@ -984,6 +1074,7 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_real_files);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(tp, test_replay_model_truth, 0, 6);
+	tcase_add_test(tp, test_replay_checkpoint_lists);
 	tcase_add_loop_test(tp, test_replay_truncated_paths, 0, 3);
 	tcase_set_timeout(tp, 120);
 	suite_add_tcase(s, tp);

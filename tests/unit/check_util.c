@@ -1,7 +1,8 @@
 /*
  * Unit tests for src/util: escape (what reaches the terminal and JSON
  * from an untrusted string), units (sizes and counts as printed), the
- * binary search and the ordered map (avl).
+ * binary search, address arithmetic (sat.h), the ordered map (avl) and
+ * the hash map (u64map).
  */
 #include "config.h"
 
@@ -15,7 +16,9 @@
 #include "util/avl.h"
 #include "util/escape.h"
 #include "util/json.h"
+#include "util/sat.h"
 #include "util/search.h"
+#include "util/u64map.h"
 #include "util/units.h"
 
 static const char *
@@ -323,6 +326,94 @@ START_TEST(test_avl_load)
 }
 END_TEST
 
+/* The map against a plain array: puts, replacements, gets and
+ * deletions (backward shifts) in a pseudo-random order. */
+START_TEST(test_u64map_ops)
+{
+	static uint8_t have[4096];
+	static uint64_t val[4096];
+	struct u64map m;
+	uint64_t x = 88172645463325252ull, v;
+	size_t i, n = 0;
+
+	memset(have, 0, sizeof have);
+	u64map_init(&m);
+	for (i = 0; i < 200000; i++) {
+		uint64_t k;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k = x % 4096;
+		if (x >> 62 == 0) {
+			ck_assert_int_eq(u64map_del(&m, k * 0x10000), have[k]);
+			n -= have[k];
+			have[k] = 0;
+		} else {
+			u64map_put(&m, k * 0x10000, x);
+			n += !have[k];
+			have[k] = 1;
+			val[k] = x;
+		}
+		ck_assert_uint_eq(m.n, n);
+	}
+	for (i = 0; i < 4096; i++) {
+		ck_assert_int_eq(u64map_get(&m, i * 0x10000, &v), have[i]);
+		if (have[i])
+			ck_assert_uint_eq(v, val[i]);
+	}
+	u64map_destroy(&m);
+	ck_assert_int_eq(u64map_get(&m, 0, &v), 0);
+}
+END_TEST
+
+/* The mixing function the map used to place keys with, undone: keys that
+ * it sent to one slot whatever the table size. */
+static uint64_t
+unmix(uint64_t h)
+{
+	uint64_t a = 0xff51afd7ed558ccdull, inv = a;
+	int i;
+
+	for (i = 0; i < 6; i++) /* Newton: inverse of a mod 2^64 */
+		inv *= 2 - a * inv;
+	h ^= h >> 33;
+	h *= inv;
+	h ^= h >> 33;
+	return h;
+}
+
+/* A file chooses its addresses: 100,000 keys that a fixed mix put in one
+ * slot (each insert walked past all the others) spread over the table
+ * like any keys once the hash is keyed. */
+START_TEST(test_u64map_flood)
+{
+	struct u64map m;
+	uint64_t j, v, k = unmix(1ull << 32);
+	size_t i, run = 0, longest = 0;
+
+	/* the keys really did collide under the old mix */
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	ck_assert_uint_eq(k, 1ull << 32);
+	u64map_init(&m);
+	for (j = 1; j <= 100000; j++)
+		u64map_put(&m, unmix(j << 32), j);
+	for (i = 0; i < 2 * m.cap; i++) {
+		run = m.used[i & (m.cap - 1)] ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	ck_assert_uint_lt(longest, 1000);
+	for (j = 1; j <= 100000; j++) {
+		ck_assert_int_eq(u64map_get(&m, unmix(j << 32), &v), 1);
+		ck_assert_uint_eq(v, j);
+	}
+	u64map_destroy(&m);
+}
+END_TEST
+
 /* json_kv_double: exact enough to read back, null where JSON has no
  * number (NaN, infinities). */
 START_TEST(test_json_double)
@@ -465,6 +556,28 @@ START_TEST(test_search_count_le)
 }
 END_TEST
 
+START_TEST(test_span_ends_by)
+{
+	static const uint64_t v[] = {0, 1, 2, 4096, 0x7f0000000000ull,
+	    UINT64_MAX / 2, UINT64_MAX - 4096, UINT64_MAX - 1, UINT64_MAX};
+	size_t n = sizeof v / sizeof v[0], i, j, k;
+
+	/* against the sum where it fits (a span that wraps ends nowhere) */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n; k++) {
+				int fits = v[j] <= UINT64_MAX - v[i];
+
+				ck_assert_int_eq(sv_span_ends_by(v[i], v[j],
+				    v[k]), fits && v[i] + v[j] <= v[k]);
+			}
+	/* the case the plain sum gets wrong: a span to the very top */
+	ck_assert(!sv_span_ends_by(UINT64_MAX - 4095, 4096, 0x1000));
+	ck_assert(sv_span_wraps(UINT64_MAX - 4095, 4096));
+	ck_assert_uint_eq(sv_sat_add(UINT64_MAX - 1, 5), UINT64_MAX);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -472,6 +585,7 @@ util_suite(void)
 	TCase *tc = tcase_create("escape");
 	TCase *ta = tcase_create("avl");
 	TCase *tu = tcase_create("units");
+	TCase *th = tcase_create("u64map");
 
 	tcase_add_test(tc, test_escape_controls);
 	tcase_add_test(tc, test_utf8_decode);
@@ -485,11 +599,15 @@ util_suite(void)
 	tcase_add_test(tu, test_size_tenths);
 	tcase_add_test(tu, test_count_text);
 	tcase_add_test(tu, test_search_count_le);
+	tcase_add_test(tu, test_span_ends_by);
 	suite_add_tcase(s, tu);
 	tcase_add_test(ta, test_avl_random);
 	tcase_add_test(ta, test_avl_descending);
 	tcase_add_test(ta, test_avl_load);
 	suite_add_tcase(s, ta);
+	tcase_add_test(th, test_u64map_ops);
+	tcase_add_test(th, test_u64map_flood);
+	suite_add_tcase(s, th);
 	return s;
 }
 
