@@ -10,6 +10,21 @@
  * and removes segments. On the way it learns, for every alloc whose
  * block survives to the end, its exact block size, and for every
  * segment_alloc / segment_map the attributes of the segment it made.
+ *
+ * Whether a re-created block was allocated or pending free (a
+ * free_requested came before its free_completed) is decided by the
+ * event before the free_completed at the same address among alloc,
+ * free_requested and free_completed: pending iff it is a free_requested.
+ * The pass meets that event later (it goes backward), so the block is
+ * re-created allocated and UNSURE; the next of those events undone at
+ * its address settles it: a free_requested finds the block as if it had
+ * been pending (and leaves it allocated, as undoing the request of a
+ * pending block does), an alloc or a free_completed finds it allocated.
+ * Nothing else tells the two states apart while it is unsure (the other
+ * undo steps ask only whether a block is free), and an unsure block left
+ * at the start had no such event before it: allocated, as it is. This
+ * saves a forward pass over the trace with a map of the requests in
+ * flight.
  */
 #include "config.h"
 
@@ -20,41 +35,10 @@
 #include "util/sat.h"
 #include "util/xalloc.h"
 
-#define GUESSED 0x1 /* pad[0] during the backward pass */
-
-/* Per address, whether a free_requested is waiting for its
- * free_completed: bit i set when free_completed i follows a
- * free_requested of the same block (undoing it gives a pending block).
- * Only addresses with a request in flight are held, in an ordered map, so
- * the pass is O(n log n) whatever addresses the file picks. */
-static uint8_t *
-pending_pairs(const struct replay *r)
-{
-	uint8_t *bits = xcalloc(r->n / 8 + 1, 1);
-	struct avl m;
-	uint64_t i;
-
-	avl_init(&m, sizeof(struct avl_node));
-	for (i = 0; i < r->n; i++) {
-		uint8_t a = snap_ev_action(r->t, i);
-		struct avl_node *x;
-
-		if (a != SNAP_ALLOC && a != SNAP_FREE_REQUESTED &&
-		    a != SNAP_FREE_COMPLETED)
-			continue;
-		if (a == SNAP_FREE_REQUESTED) {
-			avl_insert(&m, snap_ev_addr(r->t, i));
-			continue;
-		}
-		if ((x = avl_find(&m, snap_ev_addr(r->t, i))) == NULL)
-			continue;
-		if (a == SNAP_FREE_COMPLETED)
-			bits[i / 8] |= (uint8_t)(1u << (i % 8));
-		avl_remove(&m, x);
-	}
-	avl_destroy(&m);
-	return bits;
-}
+/* pad[0] of a block during the backward pass */
+#define GUESSED 0x1   /* made by undoing a free_completed: size guessed */
+#define UNSURE 0x2    /* the same, and allocated or pending free: no event
+			 at its address undone since tells which */
 
 static void
 learn_size(struct replay *r, uint64_t ev, uint64_t size)
@@ -113,10 +97,13 @@ bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 static int
 bwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
 {
-	struct rseg *sg;
-	struct rblk *b = block_at(st, snap_ev_addr(r->t, i), &sg);
+	struct rblk *b = rblk_at(st, snap_ev_addr(r->t, i));
 
-	if (b == NULL || b->b.state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+	if (b == NULL)
+		return -1;
+	if (b->b.state == SNAP_BLOCK_ACTIVE_ALLOCATED && (b->b.pad[0] & UNSURE))
+		b->b.pad[0] &= (uint8_t)~UNSURE;   /* it was pending */
+	else if (b->b.state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
 		return -1;
 	b->b.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
 	return 0;
@@ -140,8 +127,7 @@ shrink_guess(struct rstate *st, const struct rseg *sg, struct rblk *b,
 }
 
 static int
-bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
-    int pending)
+bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 {
 	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i);
 	uint64_t avail, bs;
@@ -152,6 +138,9 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 
 	if (sg == NULL || (b = rblk_find(st, a)) == NULL)
 		return -1;
+	/* an unsure block here was allocated: this free comes before it */
+	if (b->b.addr == a)
+		b->b.pad[0] &= (uint8_t)~UNSURE;
 	if (b->b.state != SNAP_BLOCK_INACTIVE && (b->b.pad[0] & GUESSED) &&
 	    b->b.addr < a)
 		b = shrink_guess(st, sg, b, a);
@@ -173,11 +162,10 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
 	nb.size = bs;
 	nb.requested_size = req < bs ? req : bs;
 	nb.stack = snap_ev_stack(r->t, i);
-	nb.state = pending ? SNAP_BLOCK_ACTIVE_PENDING_FREE
-			   : SNAP_BLOCK_ACTIVE_ALLOCATED;
+	nb.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
 	nb.alloc_ev = -1;
 	nb.last_ev = -1;
-	nb.pad[0] = GUESSED;
+	nb.pad[0] = GUESSED | UNSURE;
 	if (f.addr < a)
 		rblk_add(st, &nb);
 	else
@@ -267,7 +255,6 @@ reverse_learned(struct replay *r)
 void
 replay_backward(struct replay *r, struct rstate *st)
 {
-	uint8_t *pend = pending_pairs(r);
 	struct rseg *sg;
 	struct rblk *b;
 	uint64_t i;
@@ -283,8 +270,7 @@ replay_backward(struct replay *r, struct rstate *st)
 			rc = bwd_free_requested(r, st, i);
 			break;
 		case SNAP_FREE_COMPLETED:
-			rc = bwd_free_completed(r, st, i,
-			    (pend[i / 8] >> (i % 8)) & 1);
+			rc = bwd_free_completed(r, st, i);
 			break;
 		case SNAP_SEGMENT_ALLOC:
 			rc = bwd_segment_alloc(r, st, i);
@@ -306,7 +292,6 @@ replay_backward(struct replay *r, struct rstate *st)
 		if (rc < 0)
 			r->info.n_undo_anomalies++;
 	}
-	free(pend);
 	reverse_learned(r);
 	for (b = avl_first(&st->blk); b != NULL; b = avl_next(b)) {
 		b->b.pad[0] = 0;
