@@ -153,9 +153,10 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 	bs = replay_split_size(sg, replay_rounded(r, req), avail);
 	if ((fx = replay_fix_find(r, a)) != NULL && fx->size > bs)
 		bs = fx->size < avail ? fx->size : avail;
+	/* both new blocks split b's old range: added next to it */
 	if (bs < avail) {
 		rblk_free_init(&nb, a + bs, avail - bs, -1);
-		rblk_add(st, &nb);
+		rblk_add_after(st, b, &nb);
 	}
 	memset(&nb, 0, sizeof nb);
 	nb.addr = a;
@@ -167,7 +168,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 	nb.last_ev = -1;
 	nb.pad[0] = GUESSED | UNSURE;
 	if (f.addr < a)
-		rblk_add(st, &nb);
+		rblk_add_after(st, b, &nb);
 	else
 		b->b = nb;
 	return 0;

@@ -320,7 +320,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	const struct snap_trace *t = r->t;
 	uint64_t a = snap_ev_addr(t, i), req = snap_ev_size(t, i), avail, bs;
 	struct rseg *sg = rseg_find(st, a);
-	struct rblk *fb;
+	struct rblk *fb, *pb, *x;
 	struct replay_block f, nb;
 	struct urec *u;
 
@@ -377,13 +377,17 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	nb.addr = a;
 	nb.size = bs;
 	set_allocated(&nb, t, i, req);
-	if (f.addr < a)
-		rblk_add(st, &nb);
-	else
+	/* the new blocks split fb's old range: each is added next to the
+	 * block before it, with no search */
+	pb = fb;
+	if (f.addr < a) {
+		if ((x = rblk_add_after(st, fb, &nb)) != NULL)
+			pb = x;
+	} else
 		fb->b = nb;
 	if (bs < avail) {
 		rblk_free_init(&nb, a + bs, avail - bs, (int64_t)i);
-		rblk_add(st, &nb);
+		rblk_add_after(st, pb, &nb);
 	}
 	touch(sg, i);
 	if (u != NULL) {

@@ -141,6 +141,17 @@ rblk_add(struct rstate *st, const struct replay_block *b)
 	return x;
 }
 
+struct rblk *
+rblk_add_after(struct rstate *st, struct rblk *prev,
+    const struct replay_block *b)
+{
+	struct rblk *x = avl_insert_after(&st->blk, prev, b->addr);
+
+	if (x != NULL)
+		x->b = *b;
+	return x;
+}
+
 void
 rblk_del(struct rstate *st, struct rblk *b)
 {

@@ -78,6 +78,10 @@ struct rblk *rblk_next(const struct rseg *sg, const struct rblk *b);
 struct rblk *rblk_prev(const struct rseg *sg, const struct rblk *b);
 /* Adds a copy of *b, or returns NULL when a block starts at b->addr. */
 struct rblk *rblk_add(struct rstate *st, const struct replay_block *b);
+/* The same, b starting inside prev's old range (a split of prev): no
+ * search of the map. */
+struct rblk *rblk_add_after(struct rstate *st, struct rblk *prev,
+    const struct replay_block *b);
 void rblk_del(struct rstate *st, struct rblk *b);
 /* Moves b's start to addr (between its neighbours) with its end kept. */
 void rblk_move_start(struct rblk *b, uint64_t addr);

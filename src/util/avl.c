@@ -193,6 +193,38 @@ leftmost(struct avl_node *x)
 	return x;
 }
 
+void *
+avl_insert_after(struct avl *t, void *el, uint64_t key)
+{
+	struct avl_node *e = el, *p, *x, *s;
+
+	if (key <= e->key)
+		return avl_insert(t, key);
+	/* the new node becomes e's right child, or the left child of the
+	 * leftmost node of e's right subtree (e's successor) */
+	if (e->r != NULL) {
+		p = leftmost(e->r);
+		if (key >= p->key)
+			return avl_insert(t, key);
+	} else {
+		p = e;
+		for (s = e; s->p != NULL && s->p->r == s; s = s->p)
+			;
+		if (s->p != NULL && key >= s->p->key)
+			return avl_insert(t, key);
+	}
+	x = node_new(t);
+	x->key = key;
+	x->p = p;
+	if (p == e)
+		p->r = x;
+	else
+		p->l = x;
+	t->n++;
+	rebalance(t, p);
+	return x;
+}
+
 static struct avl_node *
 rightmost(struct avl_node *x)
 {

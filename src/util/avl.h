@@ -42,6 +42,11 @@ void avl_clear(struct avl *t);
  * when the key is there already. */
 void *avl_insert(struct avl *t, uint64_t key);
 void avl_remove(struct avl *t, void *el);
+/* The same, next to el, which the key must follow (and the element after
+ * el, if any, exceed): no search from the root, for the caller that
+ * splits el's range and so holds the new element's neighbour. With the
+ * keys out of that order it is a plain avl_insert(). */
+void *avl_insert_after(struct avl *t, void *el, uint64_t key);
 
 /* Replaces the content with n elements in O(n): fill(el, i, arg) sets
  * element i (zeroed; its key with avl_rekey()) and returns 0, keys

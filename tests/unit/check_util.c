@@ -283,6 +283,70 @@ START_TEST(test_avl_descending)
 }
 END_TEST
 
+/* Same keys in the same places: the shapes of two subtrees agree. */
+static void
+avl_same_shape(const struct avl_node *x, const struct avl_node *y)
+{
+	ck_assert_int_eq(x == NULL, y == NULL);
+	if (x == NULL)
+		return;
+	ck_assert_uint_eq(x->key, y->key);
+	ck_assert_int_eq(x->h, y->h);
+	avl_same_shape(x->l, y->l);
+	avl_same_shape(x->r, y->r);
+}
+
+/* Splitting ranges as the replay does: avl_insert_after next to the
+ * element being split, or next to a wrong one (the plain insert then),
+ * gives the tree avl_insert gives, and NULL for a key already there. */
+START_TEST(test_avl_insert_after)
+{
+	struct avl t, ref;
+	uint64_t x = 2463534242ull;
+	size_t i, n = 0;
+
+	avl_init(&t, sizeof(struct elem));
+	avl_init(&ref, sizeof(struct elem));
+	ck_assert_ptr_nonnull(avl_insert(&t, 0));
+	ck_assert_ptr_nonnull(avl_insert(&ref, 0));
+	ck_assert_ptr_nonnull(avl_insert(&t, 1ull << 40));
+	ck_assert_ptr_nonnull(avl_insert(&ref, 1ull << 40));
+	for (i = 0; i < 60000; i++) {
+		struct elem *e, *nx, *hint;
+		uint64_t k, lo, hi;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		e = avl_le(&t, (x >> 4) % (1ull << 40));
+		nx = avl_next(e);
+		lo = avl_key(e);
+		hi = avl_key(nx);
+		if (hi - lo < 2)
+			continue;
+		k = lo + 1 + (x >> 20) % (hi - lo - 1);
+		switch (x % 8) {
+		case 0: hint = nx; break;                 /* after the key */
+		case 1: hint = avl_prev(e) != NULL ? avl_prev(e) : e; break;
+		case 2: hint = e; k = lo; break;          /* already there */
+		default: hint = e; break;                 /* the right one */
+		}
+		ck_assert_int_eq(avl_insert_after(&t, hint, k) == NULL,
+		    avl_insert(&ref, k) == NULL);
+		if (x % 64 == 5) {
+			/* and removals between the splits */
+			avl_remove(&t, avl_find(&t, k));
+			avl_remove(&ref, avl_find(&ref, k));
+		}
+	}
+	avl_verify(t.root, NULL, &n);
+	ck_assert_uint_eq(n, t.n);
+	ck_assert_uint_eq(t.n, ref.n);
+	ck_assert_uint_gt(t.n, 20000);
+	avl_same_shape(t.root, ref.root);
+	avl_destroy(&t);
+	avl_destroy(&ref);
+}
+END_TEST
+
 static int
 fill_sq(void *el, size_t i, void *arg)
 {
@@ -603,6 +667,7 @@ util_suite(void)
 	suite_add_tcase(s, tu);
 	tcase_add_test(ta, test_avl_random);
 	tcase_add_test(ta, test_avl_descending);
+	tcase_add_test(ta, test_avl_insert_after);
 	tcase_add_test(ta, test_avl_load);
 	suite_add_tcase(s, ta);
 	tcase_add_test(th, test_u64map_ops);
