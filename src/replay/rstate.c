@@ -6,6 +6,7 @@
 
 #include "replay/rstate.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void
@@ -14,6 +15,8 @@ rstate_init(struct rstate *st)
 	avl_init(&st->seg, sizeof(struct rseg));
 	avl_init(&st->blk, sizeof(struct rblk));
 	st->at = -1;
+	st->near_seg = NULL;
+	st->near_blk = NULL;
 }
 
 void
@@ -22,6 +25,8 @@ rstate_clear(struct rstate *st)
 	avl_clear(&st->seg);
 	avl_clear(&st->blk);
 	st->at = -1;
+	st->near_seg = NULL;
+	st->near_blk = NULL;
 }
 
 void
@@ -30,6 +35,29 @@ rstate_destroy(struct rstate *st)
 	avl_destroy(&st->seg);
 	avl_destroy(&st->blk);
 	st->at = -1;
+	st->near_seg = NULL;
+	st->near_blk = NULL;
+}
+
+/* The lookups' memory (rstate.h): a cache, written through the const
+ * pointer the lookups take. */
+static struct rstate *
+near_of(const struct rstate *st)
+{
+	return (struct rstate *)(uintptr_t)st;
+}
+
+/* avl_le(t, a), tried first at el (an element of t, or NULL): el is the
+ * answer when its key is <= a and its successor's is > a. */
+static void *
+le_near(const struct avl *t, void *el, uint64_t a)
+{
+	void *nx;
+
+	if (el != NULL && avl_key(el) <= a &&
+	    ((nx = avl_next(el)) == NULL || avl_key(nx) > a))
+		return el;
+	return avl_le(t, a);
 }
 
 /* ---- segments ------------------------------------------------------------ */
@@ -49,8 +77,10 @@ rseg_next(const struct rseg *sg)
 struct rseg *
 rseg_find(const struct rstate *st, uint64_t a)
 {
-	struct rseg *sg = avl_le(&st->seg, a);
+	struct rseg *sg = le_near(&st->seg, st->near_seg, a);
 
+	if (sg != NULL)
+		near_of(st)->near_seg = sg;
 	return sg != NULL && a - sg->hdr.addr < sg->hdr.size ? sg : NULL;
 }
 
@@ -88,6 +118,8 @@ rseg_add(struct rstate *st, uint64_t addr, uint64_t size)
 void
 rseg_del(struct rstate *st, struct rseg *sg)
 {
+	if (st->near_seg == sg)
+		st->near_seg = NULL;
 	avl_remove(&st->seg, sg);
 }
 
@@ -96,15 +128,23 @@ rseg_del(struct rstate *st, struct rseg *sg)
 struct rblk *
 rblk_find(const struct rstate *st, uint64_t a)
 {
-	struct rblk *b = avl_le(&st->blk, a);
+	struct rblk *b = le_near(&st->blk, st->near_blk, a);
 
+	if (b != NULL)
+		near_of(st)->near_blk = b;
 	return b != NULL && a - b->b.addr < b->b.size ? b : NULL;
 }
 
 struct rblk *
 rblk_at(const struct rstate *st, uint64_t a)
 {
-	return avl_find(&st->blk, a);
+	struct rblk *b = st->near_blk;
+
+	if (b != NULL && avl_key(b) == a)
+		return b;
+	if ((b = avl_find(&st->blk, a)) != NULL)
+		near_of(st)->near_blk = b;
+	return b;
 }
 
 struct rblk *
@@ -155,6 +195,8 @@ rblk_add_after(struct rstate *st, struct rblk *prev,
 void
 rblk_del(struct rstate *st, struct rblk *b)
 {
+	if (st->near_blk == b)
+		st->near_blk = NULL;
 	avl_remove(&st->blk, b);
 }
 

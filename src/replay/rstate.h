@@ -12,6 +12,13 @@
  * most its size. A segment's blocks are thus the blocks from its address
  * up to its end, and merging or splitting segments (expandable runs)
  * changes headers only, never moves a block.
+ *
+ * The lookups by address remember what they found last and try it first
+ * (a free_requested and its free_completed, one after the other in most
+ * traces, look up the same block and segment): the answer is the one a
+ * search gives, as the remembered element is checked against its
+ * successor in the map and forgotten when it leaves the map. That is a
+ * write behind a const pointer: one thread at a time uses an rstate.
  */
 #include <stdint.h>
 
@@ -39,6 +46,8 @@ struct rstate {
 	struct avl seg;
 	struct avl blk;
 	int64_t at;                  /* event applied last, -1 = start */
+	struct rseg *near_seg;       /* found last by rseg_find(), or NULL */
+	struct rblk *near_blk;       /* by rblk_find() or rblk_at() */
 };
 
 void rstate_init(struct rstate *st);
