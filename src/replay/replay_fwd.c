@@ -76,12 +76,30 @@ ev_below(const void *ctx, uint64_t i)
 	    b->ev;
 }
 
+/* 1 when i is where ev goes in learned[] (the first entry at or after
+ * it). */
+static int
+learned_at(const struct replay *r, uint64_t i, uint64_t ev)
+{
+	return i <= r->n_learned && (i == 0 || r->learned[i - 1].ev < ev) &&
+	    (i == r->n_learned || r->learned[i].ev >= ev);
+}
+
 static const struct learned *
-learned_find(const struct replay *r, uint64_t ev)
+learned_find(struct replay *r, uint64_t ev)
 {
 	struct by_ev b = {r->learned, sizeof *r->learned, ev};
-	uint64_t i = sv_partition(0, r->n_learned, ev_below, &b);
+	uint64_t i = r->learned_near;
 
+	/* a pass asks in event order: where the last lookup ended, or one
+	 * entry on; a seek anywhere else searches */
+	if (!learned_at(r, i, ev)) {
+		if (learned_at(r, i + 1, ev))
+			i++;
+		else
+			i = sv_partition(0, r->n_learned, ev_below, &b);
+	}
+	r->learned_near = i;
 	return i < r->n_learned && r->learned[i].ev == ev ? &r->learned[i]
 							  : NULL;
 }

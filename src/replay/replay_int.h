@@ -59,6 +59,7 @@ struct replay {
 	struct learned *learned;
 	uint64_t n_learned;
 	size_t cap_learned;
+	uint64_t learned_near;          /* where the last lookup ended */
 	struct segattr *attrs;
 	uint64_t n_attrs;
 	size_t cap_attrs;
