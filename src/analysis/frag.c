@@ -267,7 +267,8 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 	    f->state.whole_free_bytes * 4 >= f->state.reserved)
 		add_hint(f, AN_HINT_EMPTY_CACHE,
 		    "%s of %s reserved (%.0f%%) is cached: %" PRIu64
-		    " segments hold no live block. They were reserved for a peak "
+		    " segment%s no live block. They were reserved for a "
+		    "peak "
 		    "(reserved %s at the allocation peak, %s; most reserved "
 		    "%s). %s gives back %s to the device; the allocator "
 		    "reserves it again when a later peak needs it.",
@@ -276,6 +277,7 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 		    100.0 * (double)f->state.whole_free_bytes /
 			(double)f->state.reserved,
 		    f->state.whole_free_segs,
+		    f->state.whole_free_segs == 1 ? " holds" : "s hold",
 		    sv_fmt_size(c, sizeof c, f->reserved_at_peak), pk,
 		    sv_fmt_size(d, sizeof d, f->reserved_max),
 		    f->npu ? "torch.npu.empty_cache()"

@@ -57,8 +57,9 @@ an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 			unsigned a = snap_ev_action(t, i);
 			int64_t tm;
 
-			c->by_action[a < SNAP_ACTION_COUNT ? a
-							   : SNAP_ACTION_COUNT]++;
+			if (a > SNAP_ACTION_COUNT)
+				a = SNAP_ACTION_COUNT;
+			c->by_action[a]++;
 			/* runs of one stream are the rule: look up changes */
 			if ((i == 0 || snap_ev_stream(t, i) != last_stream) &&
 			    !u64map_get(&streams, snap_ev_stream(t, i), &dummy))

@@ -67,12 +67,15 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	}
 	printf("%s\n", first ? "" : ")");
 	if (st->has_at)
-		printf("  state after:   event #%" PRId64 "%s (timeline total %s)\n",
+		printf("  state after:   event #%" PRId64
+		       "%s (timeline total %s)\n",
 		    st->at, st->at < 0 ? " (before the first event)" : "",
 		    sv_fmt_size(a, sizeof a, st->at_total));
-	printf("  segments:      %" PRIu64 " (%" PRIu64 " blocks, %" PRIu64
-	       " streams%s)\n",
-	    st->seg.sum.n_segments, st->seg.sum.n_blocks, st->streams,
+	printf("  segments:      %" PRIu64 " (%" PRIu64 " block%s, %" PRIu64
+	       " stream%s%s)\n",
+	    st->seg.sum.n_segments, st->seg.sum.n_blocks,
+	    st->seg.sum.n_blocks == 1 ? "" : "s", st->streams,
+	    st->streams == 1 ? "" : "s",
 	    st->seg.expandable ? ", expandable" : "");
 	printf("  reserved:      %s\n",
 	    sv_fmt_size(a, sizeof a, st->seg.sum.reserved));
@@ -104,16 +107,18 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 		    sv_fmt_count(b, sizeof b, (uint64_t)st->peak_ev));
 	}
 	if (st->events > 0) {
-		printf("  before trace:  %" PRIu64 " frees without alloc "
+		printf("  before trace:  %" PRIu64 " free%s without alloc "
 		       "(ring buffer wrapped), %" PRIu64
-		       " live blocks never allocated in the trace\n",
-		    st->frees_without_alloc, st->ghost_blocks);
+		       " live block%s never allocated in the trace\n",
+		    st->frees_without_alloc,
+		    st->frees_without_alloc == 1 ? "" : "s", st->ghost_blocks,
+		    st->ghost_blocks == 1 ? "" : "s");
 	} else {
 		printf("  trace:         none (state at the end only)\n");
 	}
 	if (st->has_time)
-		printf("  time span:     %.3f s (time_us %" PRId64 " .. %" PRId64
-		       ")\n",
+		printf("  time span:     %.3f s (time_us %" PRId64
+		       " .. %" PRId64 ")\n",
 		    ((double)st->time_last - (double)st->time_first) / 1e6,
 		    st->time_first, st->time_last);
 	(void)s;
@@ -187,8 +192,8 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
 	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: device %u: %s\n", cli_shown(o->file), d,
-		    err.msg);
+		fprintf(stderr, "snapview: %s: device %u: %s\n",
+		    cli_shown(o->file), d, err.msg);
 		replay_free(r);
 		/* a corrupt checkpoint is bad input, not a usage error */
 		return sv_errcode_status(err.code);
@@ -245,7 +250,8 @@ text_header(const struct cli_opts *o, const struct snapshot *s)
 		printf("Unknown actions:");
 		for (i = 0; i < s->n_unknown_actions; i++) {
 			printf(" ");
-			sv_escape_fputs(stdout, snap_str(s, s->unknown_actions[i]));
+			sv_escape_fputs(stdout,
+			    snap_str(s, s->unknown_actions[i]));
 		}
 		printf("\n");
 	}

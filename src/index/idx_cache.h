@@ -28,7 +28,7 @@
 #define IDX_CACHE_MAX_ENV "SNAPVIEW_CACHE_MAX"
 
 struct idx_cache_entry {
-	char *name;       /* file name in the cache directory (untrusted text) */
+	char *name;       /* file name in the cache directory (untrusted) */
 	uint64_t size;    /* bytes */
 	int64_t used;     /* last use: seconds since the epoch */
 };

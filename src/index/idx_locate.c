@@ -267,7 +267,8 @@ clean_stale_temps(const char *target)
 		xasprintf(&path, "%s/%s", slash == NULL ? "." : slash == dir
 		    ? "" : dir, de->d_name);
 		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-		    idx_temp_abandoned(p, st.st_mtime, now) && may_replace(path))
+		    idx_temp_abandoned(p, st.st_mtime, now) &&
+		    may_replace(path))
 			unlink(path);
 		free(path);
 	}
@@ -294,8 +295,8 @@ publish(int fd, const char *tmp, const char *target,
 	if (!may_replace(target)) {
 		/* Someone put a file there meanwhile: leave it alone and
 		 * keep using our (now unlinked) mapping. */
-		idx_warnf(o, "%s: not an index, left alone; index kept in memory",
-		    target);
+		idx_warnf(o, "%s: not an index, left alone; index kept in "
+		    "memory", target);
 		unlink(tmp);
 		(*out)->in_memory = 1;
 		return 0;
@@ -721,8 +722,8 @@ idx_open(const char *path, const struct idx_opts *opts,
 		failed = i;
 	}
 	if (failed >= 0)
-		idx_warnf(o, "%s: cannot write the index (%s); working in memory",
-		    c[failed].path, why);
+		idx_warnf(o, "%s: cannot write the index (%s); working in "
+		    "memory", c[failed].path, why);
 	else if (!told_memory)
 		idx_warnf(o, "%s: no index written; working in memory", path);
 	r = idx_build_memory(path, o, out, err);

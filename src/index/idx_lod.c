@@ -255,8 +255,10 @@ idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 		to = tl->n_events;
 	span = to > from ? to - from : 0;
 	for (c = 0; c < ncols; c++) {
-		lo = from + (uint64_t)((unsigned __int128)span * c / ncols);
-		hi = from + (uint64_t)((unsigned __int128)span * (c + 1) / ncols);
+		lo = from + (uint64_t)((unsigned __int128)span * c /
+		    ncols);
+		hi = from + (uint64_t)((unsigned __int128)span * (c + 1) /
+		    ncols);
 		if (hi <= lo)
 			hi = lo + 1;
 		idx_lod_range(lod, tl, lo, hi, &out[c]);

@@ -27,7 +27,7 @@ struct replay_block {
 	uint32_t stack;          /* alloc stack, 0 if none */
 	uint8_t state;           /* enum snap_block_state */
 	uint8_t pad[3];
-	int64_t alloc_ev;        /* event that allocated it; -1 = before trace */
+	int64_t alloc_ev;        /* event that allocated it; -1: before trace */
 	int64_t last_ev;         /* last event that changed it; -1 = none */
 };
 
@@ -169,7 +169,7 @@ struct replay_issue {
 	char msg[200];
 };
 struct replay_check {
-	uint64_t n_issues;            /* all found; at most REPLAY_MAX_ISSUES kept */
+	uint64_t n_issues;            /* all found; REPLAY_MAX_ISSUES kept */
 	struct replay_issue *issues;  /* owned */
 	uint64_t n_kept;
 	uint64_t n_notes;

@@ -52,8 +52,9 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 			continue;
 		r = replay_new(s, d, err);
 		if (r == NULL) {
-			/* an inconsistent device: no checkpoints for it; the
-			 * commands that need them report the error themselves */
+			/* an inconsistent device: no checkpoints for it;
+			 * the commands that need them report the error
+			 * themselves */
 			sv_error_clear(err);
 			continue;
 		}

@@ -147,10 +147,12 @@ u64map_del(struct u64map *m, uint64_t key)
 	/* backward-shift the cluster after i */
 	m->used[i] = 0;
 	m->n--;
-	for (j = (i + 1) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1)) {
+	for (j = (i + 1) & (m->cap - 1); m->used[j];
+	    j = (j + 1) & (m->cap - 1)) {
 		k = slot_of(m, m->keys[j]);
 		/* move j to i if its home k is not in (i, j] cyclically */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+		if ((j > i && (k <= i || k > j)) ||
+		    (j < i && (k <= i && k > j))) {
 			m->keys[i] = m->keys[j];
 			m->vals[i] = m->vals[j];
 			m->used[i] = 1;

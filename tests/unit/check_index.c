@@ -157,7 +157,8 @@ make_snap(uint64_t n_events)
 		char name[32];
 		int n = snprintf(name, sizeof name, "fn_%u", i);
 
-		fr[i] = snap_intern_frame(s, snap_intern_str(s, name, (size_t)n),
+		fr[i] = snap_intern_frame(s,
+		    snap_intern_str(s, name, (size_t)n),
 		    snap_intern_str(s, "train.py", 8), i == 3 ? UINT64_MAX : i);
 	}
 	st[0] = snap_intern_stack(s, fr, 2);
@@ -185,8 +186,8 @@ make_snap(uint64_t n_events)
 		} else {
 			int j = (int)((rng >> 37) % (uint64_t)nlive);
 
-			snap_trace_push(s, t0, SNAP_FREE_COMPLETED, live[j], 0, 7,
-			    st[1]);
+			snap_trace_push(s, t0, SNAP_FREE_COMPLETED, live[j],
+			    0, 7, st[1]);
 			/* size of a free is the block size in real files */
 			t0->size[t0->n - 1] = 512;
 			live[j] = live[--nlive];
@@ -312,7 +313,7 @@ open_ok(const char *src, const struct idx_opts *o)
 	return ix;
 }
 
-/* ---- comparisons ----------------------------------------------------------- */
+/* ---- comparisons --------------------------------------------------------- */
 
 static void
 assert_same_snapshot(const struct snapshot *a, const struct snapshot *b)
@@ -369,7 +370,8 @@ assert_same_snapshot(const struct snapshot *a, const struct snapshot *b)
 		    a->n_settings * sizeof *a->settings);
 	ck_assert_uint_eq(a->n_traces, b->n_traces);
 	for (i = 0; i < a->n_traces; i++) {
-		const struct snap_trace *ta = &a->traces[i], *tb = &b->traces[i];
+		const struct snap_trace *ta = &a->traces[i];
+		const struct snap_trace *tb = &b->traces[i];
 		uint64_t n = ta->n;
 
 		uint64_t k;
@@ -447,7 +449,7 @@ assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 	}
 }
 
-/* ---- round trips ---------------------------------------------------------- */
+/* ---- round trips --------------------------------------------------------- */
 
 START_TEST(test_roundtrip_model)
 {
@@ -620,7 +622,7 @@ START_TEST(test_lod_ranges)
 }
 END_TEST
 
-/* ---- invalidation ---------------------------------------------------------- */
+/* ---- invalidation -------------------------------------------------------- */
 
 /* Builds the index of a fresh copy of a fixture; returns its path. */
 static char *
@@ -1195,7 +1197,7 @@ START_TEST(test_foreign_file_kept)
 }
 END_TEST
 
-/* ---- build robustness -------------------------------------------------- */
+/* ---- build robustness ---------------------------------------------------- */
 
 static int kill_after;
 
@@ -1459,7 +1461,7 @@ START_TEST(test_no_cache_and_cache_dir)
 }
 END_TEST
 
-/* ---- extension sections ------------------------------------------------ */
+/* ---- extension sections -------------------------------------------------- */
 
 static int n_ext_builds;
 

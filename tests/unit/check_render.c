@@ -50,7 +50,8 @@ golden_check(const struct cellbuf *cb, const char *name)
 	char path[1024];
 	char *got = cellbuf_to_text(cb), *want;
 
-	snprintf(path, sizeof path, "%s/tests/unit/golden/%s", TOP_SRCDIR, name);
+	snprintf(path, sizeof path, "%s/tests/unit/golden/%s", TOP_SRCDIR,
+	    name);
 	if (getenv("SV_UPDATE_GOLDEN") != NULL) {
 		FILE *f = fopen(path, "wb");
 

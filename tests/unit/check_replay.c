@@ -412,8 +412,8 @@ START_TEST(test_replay_check_overlaps)
 	push_seg(s, BASE + 8 * MIB, 0, 1, 0, two, 1);	/* A */
 	push_seg(s, BASE, 0, 1, 0, two, 1);		/* B: disjoint */
 	push_seg(s, BASE + 9 * MIB, 0, 1, 0, one, 1);	/* C: inside A */
-	push_seg(s, BASE + 7 * MIB, 0, 1, 0, two, 1);	/* D: over A's start */
-	push_seg(s, BASE + 8 * MIB, 0, 1, 0, two, 1);	/* E: on device 1 */
+	push_seg(s, BASE + 7 * MIB, 0, 1, 0, two, 1);	/* D: over A */
+	push_seg(s, BASE + 8 * MIB, 0, 1, 0, two, 1);	/* E: device 1 */
 	s->segments[4].device = 1;
 	snap_finish(s);
 	r = open_ok(s);
@@ -593,8 +593,8 @@ m_alloc(struct model *m, uint64_t req, uint64_t stream)
 			}
 		}
 	if (bi < 0) {
-		uint64_t ss = !large ? 2 * MIB : rs < 10 * MIB ? 20 * MIB
-						: (rs + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
+		uint64_t ss = !large ? 2 * MIB : rs < 10 * MIB ? 20 * MIB :
+		    (rs + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
 
 		if (m->n == MS)
 			return;
@@ -696,7 +696,8 @@ m_empty_cache(struct model *m)
 		if (sg->n == 1 && sg->b[0].state == I) {
 			uint64_t a = sg->addr, z = sg->size, st = sg->stream;
 
-			memmove(sg, sg + 1, (size_t)(m->n - i - 1) * sizeof *sg);
+			memmove(sg, sg + 1,
+			    (size_t)(m->n - i - 1) * sizeof *sg);
 			m->n--;
 			m_emit(m, SNAP_SEGMENT_FREE, a, z, st);
 		} else
@@ -846,7 +847,8 @@ START_TEST(test_replay_truncated_paths)
 		ck_assert(replay_hash(replay_state(r)) == h[at]);
 		ck_assert(replay_hash(replay_state(r2)) == h[at]);
 		seek_ok(r2, (int64_t)at - 1);
-		ck_assert(at == 0 || replay_hash(replay_state(r2)) == h[at - 1]);
+		ck_assert(at == 0 ||
+		    replay_hash(replay_state(r2)) == h[at - 1]);
 	}
 	/* corrupt or stale buffers are refused */
 	buf[len / 2] ^= 0x40;
