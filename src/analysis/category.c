@@ -13,7 +13,6 @@
 
 #include "analysis/frame.h"
 #include "util/escape.h"
-#include "util/search.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -199,7 +198,7 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 #define NO_RULE 0xffu
 #define RULE_TODO 0xfeu
 
-/* The window lists classify looks events up in, each with its hint. */
+/* The window lists classify looks events up in, each with its cursor. */
 enum { H_PHASE, H_OPT, H_ZERO_GRAD, H_OPT_RUN, H_BWD_RUN, HINTS };
 
 struct ctx {
@@ -228,7 +227,7 @@ struct ctx {
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
 	uint64_t n_ws;
-	uint64_t hint[HINTS];		/* window_near's last answers */
+	struct an_at at[HINTS];		/* window_near's cursors */
 };
 
 static uint32_t
@@ -461,59 +460,23 @@ scan_events(struct ctx *c)
 	c->n_opt_runs = opt.n;
 }
 
-/* Windows (w) or steps (st) in event order, for window_near. */
-struct wlist {
-	const struct an_window *w;
-	const struct an_step *st;
-	int64_t ev;
-};
-
-static int64_t
-wl_first(const struct wlist *l, uint64_t i)
-{
-	return l->w != NULL ? l->w[i].first : l->st[i].first;
-}
-
-static int
-wl_starts_by(const void *ctx, uint64_t i)
-{
-	const struct wlist *l = ctx;
-
-	return wl_first(l, i) <= l->ev;
-}
-
 /* an_window_at (w) or an_step_at (st) over n windows in event order,
- * trying the window found last time for this list (*hint) and the one
- * after it before a binary search: the elements come in event order, so
- * it is nearly always one of those. The answer is the search's: the
- * window after which the starts pass ev, whichever way it is found. */
+ * searched from the last answer for this list (*at): the elements come
+ * in event order, so it is nearly always the same window or the next.
+ * The answer is the plain search's, whatever the order of the lookups. */
 static int64_t
 window_near(const struct an_window *w, const struct an_step *st,
-    uint64_t n, uint64_t *hint, int64_t ev)
+    uint64_t n, struct an_at *at, int64_t ev)
 {
-	struct wlist l = {w, st, ev};
-	uint64_t j, lo = UINT64_MAX;
-	int64_t last;
-
-	for (j = *hint; j < n && j <= *hint + 1; j++)
-		if (wl_first(&l, j) <= ev &&
-		    (j + 1 == n || wl_first(&l, j + 1) > ev)) {
-			lo = j + 1;
-			break;
-		}
-	if (lo == UINT64_MAX)
-		lo = sv_partition(0, n, wl_starts_by, &l);
-	if (lo == 0)
-		return -1;
-	*hint = lo - 1;
-	last = w != NULL ? w[lo - 1].last : st[lo - 1].last;
-	return last < ev ? -1 : (int64_t)lo - 1;
+	if (w != NULL)
+		return an_window_near_c(w, n, ev, at);
+	return an_step_near_c(st, n, ev, at);
 }
 
 static int64_t
 phase_at(struct ctx *c, int64_t ev)
 {
-	return window_near(NULL, c->ph, c->n_ph, &c->hint[H_PHASE], ev);
+	return window_near(NULL, c->ph, c->n_ph, &c->at[H_PHASE], ev);
 }
 
 /* Alive before the trace: never freed (tr: its own stack's traits), or
@@ -531,10 +494,10 @@ classify_before(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 		return AN_CAT_PARAMETER;
 	}
 	if ((etr & (AN_TR_OPTIM | AN_TR_STEP)) || window_near(c->steps->opt,
-	    NULL, c->steps->n_opt, &c->hint[H_OPT], e->free_ev) >= 0)
+	    NULL, c->steps->n_opt, &c->at[H_OPT], e->free_ev) >= 0)
 		return AN_CAT_OPTIMIZER_STATE;
 	if ((etr & AN_TR_ZERO_GRAD) || window_near(c->steps->zero_grad,
-	    NULL, c->steps->n_zero_grad, &c->hint[H_ZERO_GRAD],
+	    NULL, c->steps->n_zero_grad, &c->at[H_ZERO_GRAD],
 	    e->free_ev) >= 0)
 		return AN_CAT_GRADIENT;
 	if (etr & AN_TR_BACKWARD)
@@ -565,12 +528,12 @@ classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	/* optimizer: alive after its annotation window, else after its
 	 * run of optimizer events */
 	w = window_near(c->steps->opt, NULL, c->steps->n_opt,
-	    &c->hint[H_OPT], a);
+	    &c->at[H_OPT], a);
 	if (w >= 0 || (etr & (AN_TR_OPTIM | AN_TR_STEP))) {
 		if (w >= 0)
 			end = c->steps->opt[w].last;
 		else if ((w = window_near(c->opt_runs, NULL, c->n_opt_runs,
-		    &c->hint[H_OPT_RUN], a)) >= 0)
+		    &c->at[H_OPT_RUN], a)) >= 0)
 			end = c->opt_runs[w].last;
 		else
 			end = c->ph[p].last;
@@ -580,7 +543,7 @@ classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	/* backward: alive after its run of backward events */
 	if (etr & AN_TR_BACKWARD) {
 		w = window_near(c->bwd_runs, NULL, c->n_bwd_runs,
-		    &c->hint[H_BWD_RUN], a);
+		    &c->at[H_BWD_RUN], a);
 		end = w >= 0 ? c->bwd_runs[w].last : bl;
 		return f < 0 || f > end ? AN_CAT_GRADIENT : AN_CAT_TEMPORARY;
 	}

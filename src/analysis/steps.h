@@ -83,19 +83,88 @@ int64_t an_step_at(const struct an_steps *st, int64_t ev);
 /* Index of the window of w[0..n) holding ev, or -1. */
 int64_t an_window_at(const struct an_window *w, uint64_t n, int64_t ev);
 
-/* The same two lookups for many events of one array: the same answers,
- * searched from the previous answer's place (exponential search) when
- * the starts ascend, as they do in any file whose times do; so events
- * in order cost O(1) each, not O(log n). A cursor serves one array and
- * starts zeroed. */
+/* The same two lookups for many events of one array, with the same
+ * answers whatever the order of the lookups: searched from the previous
+ * answer's place (exponential search) when the starts ascend, as they
+ * do in any file whose times do, so events in order cost O(1) each, not
+ * O(log n); where they do not (the first lookup checks, in one pass over
+ * the array), each lookup is the plain one's binary search. A cursor
+ * serves one array and starts zeroed. */
 struct an_at {
 	uint64_t hint;		/* the last partition point */
 	int sorted;		/* starts ascend: 1, do not: -1, unknown: 0 */
 };
 int64_t an_step_at_c(const struct an_steps *st, int64_t ev,
     struct an_at *c);
+/* an_step_at_c over the steps s[0..n) (steps in event order). */
+int64_t an_step_list_at_c(const struct an_step *s, uint64_t n, int64_t ev,
+    struct an_at *c);
 int64_t an_window_at_c(const struct an_window *w, uint64_t n, int64_t ev,
     struct an_at *c);
+
+/*
+ * The same again, inline, for lookups that nearly always land in the
+ * window of the last one or the next (each element of a timeline in
+ * event order): once the cursor knows the starts ascend, those two are
+ * tried here; there the first start past ev is the same whichever way it
+ * is found. Else the lookup is an_*_at_c's.
+ */
+static inline int64_t
+an_near_(int64_t before, int64_t at, int64_t next, uint64_t p, uint64_t n,
+    int64_t ev, struct an_at *c)
+{
+	if ((p == 0 || before <= ev) && (p == n || at > ev))
+		return (int64_t)p;
+	if (p < n && at <= ev && (p + 1 == n || next > ev)) {
+		c->hint = p + 1;
+		return (int64_t)p + 1;
+	}
+	return -1;
+}
+
+static inline int64_t
+an_window_near_c(const struct an_window *w, uint64_t n, int64_t ev,
+    struct an_at *c)
+{
+	uint64_t p = c->hint;
+	int64_t lo;
+
+	if (c->sorted <= 0 || p > n || (lo = an_near_(p > 0 ? w[p - 1].first :
+	    0, p < n ? w[p].first : 0, p + 1 < n ? w[p + 1].first : 0, p, n,
+	    ev, c)) < 0)
+		return an_window_at_c(w, n, ev, c);
+	return lo == 0 || w[lo - 1].last < ev ? -1 : lo - 1;
+}
+
+static inline int64_t
+an_step_near_c(const struct an_step *s, uint64_t n, int64_t ev,
+    struct an_at *c)
+{
+	uint64_t p = c->hint;
+	int64_t lo;
+
+	if (c->sorted <= 0 || p > n || (lo = an_near_(p > 0 ? s[p - 1].first :
+	    0, p < n ? s[p].first : 0, p + 1 < n ? s[p + 1].first : 0, p, n,
+	    ev, c)) < 0)
+		return an_step_list_at_c(s, n, ev, c);
+	return lo == 0 || s[lo - 1].last < ev ? -1 : lo - 1;
+}
+
+/* The first event of t at or after time, as snap_ev_at_time(t, 0, t->n,
+ * time) finds it, for many searches of one trace: *hint (one per run of
+ * searches whose times mostly grow, starting at 0) gets each answer, and
+ * the next search of that run gallops from there. It only gallops on
+ * times that never go down (every real trace), which the first search
+ * checks in one pass over the trace unless gallop is set already (-1:
+ * too few searches to pay for that pass); otherwise each search is that
+ * binary search. So the answer is the binary search's on any trace,
+ * for searches in any order. */
+struct an_times {
+	const struct snap_trace *t;
+	int gallop;		/* times ascend: 1; do not, or do not
+				   look: -1; unknown: 0 */
+};
+uint64_t an_ev_at_time_c(struct an_times *tm, uint64_t *hint, int64_t time);
 
 /* "profiler_step", "optimizer", "pattern", "none" (JSON) and the text
  * form ("ProfilerStep annotations", ...). */

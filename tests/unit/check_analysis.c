@@ -1123,16 +1123,16 @@ lcg(uint64_t *seed)
 	return *seed;
 }
 
-/* n windows (and steps) starting in event order, or with some starts
- * moved back (shuffled); lookups ascending (order 0), descending (1) or
- * at random (2), each against the plain lookup. */
+/* n windows (and steps) starting in event order, with some starts moved
+ * back (shuffled 1) or in any order (2); lookups ascending (order 0),
+ * descending (1) or at random (2), each against the plain lookup. */
 static void
 cursor_case(uint64_t n, int shuffled, int order, uint64_t *seed)
 {
 	struct an_window *w = xcalloc(n + 1, sizeof *w);
 	struct an_step *st = xcalloc(n + 1, sizeof *st);
 	struct an_steps steps;
-	struct an_at cw = {0, 0}, cs = {0, 0};
+	struct an_at cw = {0, 0}, cs = {0, 0}, nw = {0, 0}, ns = {0, 0};
 	int64_t at = 0, ev, k, span = 4 * (int64_t)n + 40;
 	uint64_t i, r;
 
@@ -1141,8 +1141,13 @@ cursor_case(uint64_t n, int shuffled, int order, uint64_t *seed)
 		at += (int64_t)(r >> 61); /* 0..7: gaps, touching, equal */
 		w[i].first = at;
 		w[i].last = at + (int64_t)(r >> 59 & 3);
-		if (shuffled && i > 0 && (r >> 58 & 1))
+		if (shuffled == 1 && i > 0 && (r >> 58 & 1))
 			w[i].first = w[i - 1].first - 3;
+		if (shuffled == 2) {
+			/* any order, many equal */
+			w[i].first = (int64_t)(r >> 44 & 15);
+			w[i].last = w[i].first + (int64_t)(r >> 59 & 3);
+		}
 		st[i].first = w[i].first;
 		st[i].last = w[i].last;
 	}
@@ -1157,12 +1162,17 @@ cursor_case(uint64_t n, int shuffled, int order, uint64_t *seed)
 		    an_window_at(w, n, ev));
 		ck_assert_int_eq(an_step_at_c(&steps, ev, &cs),
 		    an_step_at(&steps, ev));
+		ck_assert_int_eq(an_window_near_c(w, n, ev, &nw),
+		    an_window_at(w, n, ev));
+		ck_assert_int_eq(an_step_near_c(st, n, ev, &ns),
+		    an_step_at(&steps, ev));
 	}
 	free(w);
 	free(st);
 }
 
-/* an_step_at_c() and an_window_at_c() answer as an_step_at() and
+/* an_step_at_c(), an_window_at_c() and their inline forms for lookups
+ * near the last one (an_*_near_c) answer as an_step_at() and
  * an_window_at() whatever the order of the lookups; on windows in event
  * order (with gaps, touching, equal starts), none, one, and out of order
  * (a hostile timeline: the cursor then searches as the plain lookup
@@ -1175,9 +1185,153 @@ START_TEST(test_steps_cursor)
 	int order, shuffled;
 
 	for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
-		for (shuffled = 0; shuffled < 2; shuffled++)
+		for (shuffled = 0; shuffled < 3; shuffled++)
 			for (order = 0; order < 3; order++)
 				cursor_case(sizes[z], shuffled, order, &seed);
+}
+END_TEST
+
+/* Times of n events by kind: ascending with equal runs (0), ascending
+ * with some missing (SNAP_NO_TIME, as a trace where only some events
+ * carry time_us: the times then go down) (1), ascending with some steps
+ * back (2), at random from a few values (3), descending (4). */
+static int64_t
+time_of(int kind, uint64_t i, uint64_t n, int64_t *at, uint64_t *seed)
+{
+	uint64_t r = lcg(seed);
+
+	switch (kind) {
+	case 0:
+		return *at += (int64_t)(r >> 62);
+	case 1:
+		*at += (int64_t)(r >> 62);
+		return (r >> 57 & 7) == 0 ? SNAP_NO_TIME : *at;
+	case 2:
+		*at += (int64_t)(r >> 62);
+		return (r >> 57 & 7) == 0 ? *at - (int64_t)(r >> 40 & 15) : *at;
+	case 3:
+		return (int64_t)(r >> 60) - 4;
+	default:
+		return (int64_t)(n - i) / 2;
+	}
+}
+
+/* Searches of the times of one trace from three runs of hints (as three
+ * kinds of annotation), times ascending (order 0), descending (1) or at
+ * random (2) and the extremes, each against the binary search over the
+ * whole trace. */
+static void
+time_search_case(uint64_t n, int kind, int order, uint64_t *seed)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct an_times tm;
+	uint64_t i, ev, hint[3] = {0, 0, 0}, q, nq = 3 * n + 30, got;
+	int64_t at = -3, lo = INT64_MAX, hi = INT64_MIN, time, v, span;
+
+	for (i = 0; i < n; i++) {
+		ev = snap_trace_push(s, t, i % 2 ? SNAP_FREE_COMPLETED
+		    : SNAP_ALLOC, 0x1000000, 512, 0, 0);
+		v = time_of(kind, i, n, &at, seed);
+		snap_trace_set_time(t, ev, v);
+		if (v != SNAP_NO_TIME && v < lo)
+			lo = v;
+		if (v != SNAP_NO_TIME && v > hi)
+			hi = v;
+	}
+	snap_finish(s);
+	if (lo > hi)
+		lo = hi = 0;
+	span = hi - lo + 7;
+	tm.t = t;
+	tm.gallop = 0;
+	for (q = 0; q < nq; q++) {
+		uint64_t r = lcg(seed);
+
+		if (q < 2)
+			time = q == 0 ? INT64_MIN : INT64_MAX;
+		else if (order == 0)
+			time = lo - 3 + (int64_t)(q * (uint64_t)span / nq);
+		else if (order == 1)
+			time = hi + 3 - (int64_t)(q * (uint64_t)span / nq);
+		else
+			time = lo - 3 + (int64_t)((r >> 20) % (uint64_t)span);
+		got = an_ev_at_time_c(&tm, &hint[r >> 62 == 3 ? 0 : r >> 62],
+		    time);
+		ck_assert_uint_eq(got, snap_ev_at_time(t, 0, n, time));
+	}
+	/* the pass found what the times are */
+	if (n > 1 && (kind == 0 || kind == 4))
+		ck_assert_int_eq(tm.gallop, kind == 0 ? 1 : -1);
+	snap_free(s);
+}
+
+/* an_ev_at_time_c() answers as the binary search over the whole trace
+ * (snap_ev_at_time) on any times and searches in any order: on ascending
+ * times by galloping, on times that go down somewhere by that search. */
+START_TEST(test_steps_time_search)
+{
+	static const uint64_t sizes[] = {0, 1, 2, 3, 17, 300, 3000};
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	size_t z;
+	int kind, order, rep;
+
+	for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+		for (kind = 0; kind < 5; kind++)
+			for (order = 0; order < 3; order++)
+				for (rep = 0; rep < 3; rep++)
+					time_search_case(sizes[z], kind, order,
+					    &seed);
+}
+END_TEST
+
+/* Optimizer windows over a trace whose times go back now and then: each
+ * bound is the one the binary search over the whole trace finds, as if
+ * every annotation were looked up on its own. */
+START_TEST(test_steps_times_back)
+{
+	uint64_t seed = 0x1234567887654321ull;
+	int rep;
+
+	for (rep = 0; rep < 40; rep++) {
+		struct snapshot *s = snap_new();
+		struct snap_trace *t = snap_trace_get(s, 0);
+		const uint64_t n = 400 + (uint64_t)rep * 37;
+		struct an_steps st;
+		int64_t at = 0, time = -2, tm[2];
+		uint64_t i, ev, k, nw = 0;
+		int w;
+
+		for (i = 0; i < n; i++) {
+			ev = snap_trace_push(s, t, i % 2 ? SNAP_FREE_COMPLETED
+			    : SNAP_ALLOC, 0x1000000, 512, 0, 0);
+			snap_trace_set_time(t, ev, time_of(rep % 3 == 0 ? 1 :
+			    2, i, n, &at, &seed));
+		}
+		/* a window per event or two: galloping, not binary search */
+		while (time < at + 5) {
+			for (w = 0; w < 2; w++) {
+				time += (int64_t)(lcg(&seed) >> 62);
+				annotate(s, "Optimizer.step#SGD.step", w == 0 ?
+				    SNAP_STAGE_START : SNAP_STAGE_END, time);
+			}
+			nw++;
+		}
+		snap_finish(s);
+		ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+		ck_assert_uint_eq(st.n_bad, 0);
+		ck_assert_uint_eq(st.n_opt, nw);
+		for (k = 0; k < st.n_opt; k++) {
+			tm[0] = s->annotations[2 * k].time_us;
+			tm[1] = s->annotations[2 * k + 1].time_us;
+			ck_assert_int_eq(st.opt[k].first,
+			    (int64_t)snap_ev_at_time(t, 0, n, tm[0]));
+			ck_assert_int_eq(st.opt[k].last,
+			    (int64_t)snap_ev_at_time(t, 0, n, tm[1] + 1) - 1);
+		}
+		an_steps_destroy(&st);
+		snap_free(s);
+	}
 }
 END_TEST
 
@@ -1199,6 +1353,8 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_loop_is_no_step);
 	tcase_add_test(tc, test_steps_real);
 	tcase_add_test(tc, test_steps_cursor);
+	tcase_add_test(tc, test_steps_time_search);
+	tcase_add_test(tc, test_steps_times_back);
 	tcase_add_test(tc, test_categories_step);
 	tcase_add_test(tc, test_category_rules);
 	tcase_add_test(tc, test_leaks_one_step);
