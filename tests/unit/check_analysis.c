@@ -181,9 +181,11 @@ build_loop(int steps, int annotate)
 		snap_trace_set_time(t, ev, now++);
 		ev = snap_trace_push(s, t, SNAP_ALLOC, a, 1000, 0, sl);
 		snap_trace_set_time(t, ev, now++);
-		ev = snap_trace_push(s, t, SNAP_FREE_REQUESTED, tm, 8192, 0, st);
+		ev = snap_trace_push(s, t, SNAP_FREE_REQUESTED, tm, 8192, 0,
+		    st);
 		snap_trace_set_time(t, ev, now++);
-		ev = snap_trace_push(s, t, SNAP_FREE_COMPLETED, tm, 8192, 0, st);
+		ev = snap_trace_push(s, t, SNAP_FREE_COMPLETED, tm, 8192, 0,
+		    st);
 		snap_trace_set_time(t, ev, now++);
 	}
 	snap_finish(s);
@@ -336,7 +338,8 @@ START_TEST(test_frame_rules)
 	ck_assert_int_eq(an_cpp_role("c10_npu::NPUCachingAllocator::malloc()"),
 	    AN_CPP_SKIP);
 	ck_assert_int_eq(an_cpp_role("at::_ops::bmm::redispatch(c10::"
-	    "DispatchKeySet, at::Tensor const&, at::Tensor const&)"), AN_CPP_OP);
+	    "DispatchKeySet, at::Tensor const&, at::Tensor const&)"),
+	    AN_CPP_OP);
 	ck_assert_int_eq(an_cpp_role("torch::autograd::generated::"
 	    "BmmBackward0::apply(std::vector<at::Tensor>&&)"), AN_CPP_NODE);
 	ck_assert_int_eq(an_cpp_role("torch::autograd::generated::"
@@ -358,8 +361,8 @@ START_TEST(test_frame_rules)
 	    sizeof buf), "at::add_");
 	ck_assert_str_eq(an_cpp_op_name("at::_ops::new_empty_strided::call()",
 	    buf, sizeof buf), "at::new_empty_strided");
-	ck_assert_str_eq(an_cpp_op_name("at::_ops::bmm::call(at::Tensor const&)",
-	    buf, sizeof buf), "at::bmm");
+	ck_assert_str_eq(an_cpp_op_name("at::_ops::bmm::call("
+	    "at::Tensor const&)", buf, sizeof buf), "at::bmm");
 	ck_assert_str_eq(an_cpp_node_name("torch::autograd::AccumulateGrad::"
 	    "apply(std::vector<at::Tensor>&&)", buf, sizeof buf),
 	    "AccumulateGrad");
@@ -711,8 +714,8 @@ START_TEST(test_steps_real)
 	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
 		snprintf(path, sizeof path, "%s/tests/data/real/%s.pickle",
 		    TOP_SRCDIR, want[i].file);
-		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
-		    path, err.msg);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0,
+		    "%s: %s", path, err.msg);
 		s->n_annotations = 0;
 		ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
 		ck_assert_msg(st.source == want[i].source && st.n == want[i].n,
@@ -770,16 +773,16 @@ build_step(void)
 	PUSH(SNAP_ALLOC, A + 0x100000, 8192, fwd2);		/* 1 tmp */
 	PUSH(SNAP_FREE_REQUESTED, A + 0x100000, 8192, fwd2);
 	PUSH(SNAP_FREE_COMPLETED, A + 0x100000, 8192, fwd2);
-	PUSH(SNAP_ALLOC, A + 0x180000, 4, fwd);			/* 4 loss */
+	PUSH(SNAP_ALLOC, A + 0x180000, 4, fwd);		/* 4 loss */
 	PUSH(SNAP_ALLOC, A + 0x200000, 1u << 20, ws);		/* 5 ws */
 	PUSH(SNAP_ALLOC, A + 0x400000, 2048, mul);		/* 6 bwtmp */
 	PUSH(SNAP_FREE_REQUESTED, A + 0x000000, 4096, mul);
 	PUSH(SNAP_FREE_COMPLETED, A + 0x000000, 4096, mul);
 	PUSH(SNAP_ALLOC, A + 0x500000, 65536, acc);		/* 9 grad1 */
-	PUSH(SNAP_ALLOC, A + 0x600000, 65536, bmm);		/* 10 grad2 */
+	PUSH(SNAP_ALLOC, A + 0x600000, 65536, bmm);	/* 10 grad2 */
 	PUSH(SNAP_FREE_REQUESTED, A + 0x400000, 2048, mul);
 	PUSH(SNAP_FREE_COMPLETED, A + 0x400000, 2048, mul);
-	PUSH(SNAP_ALLOC, A + 0x700000, 65536, opt);		/* 13 state */
+	PUSH(SNAP_ALLOC, A + 0x700000, 65536, opt);	/* 13 state */
 	PUSH(SNAP_ALLOC, A + 0x800000, 65536, opt);		/* 14 otmp */
 	PUSH(SNAP_FREE_REQUESTED, A + 0x800000, 65536, opt);
 	PUSH(SNAP_FREE_COMPLETED, A + 0x800000, 65536, opt);
@@ -842,8 +845,8 @@ START_TEST(test_categories_step)
 	ck_assert_int_eq(c.steps_source, AN_STEPS_OPTIMIZER);
 	ck_assert_uint_eq(c.n_steps, 1);
 	for (i = 0; i < E_N; i++)
-		ck_assert_msg(an_category_of(&c, elem_of(&tl, ev[i])) == want[i],
-		    "element %d: %s, want %s", i,
+		ck_assert_msg(an_category_of(&c, elem_of(&tl, ev[i])) ==
+		    want[i], "element %d: %s, want %s", i,
 		    an_category_name(an_category_of(&c, elem_of(&tl, ev[i]))),
 		    an_category_name(want[i]));
 	/* after the last event: ws, grads, state, the parameter, the loss
@@ -906,7 +909,8 @@ START_TEST(test_category_rules)
 	ck_assert_str_eq(err.msg, "line 2: no regular expression after "
 	    "'other'");
 	ck_assert_int_eq(an_cat_rules_parse("other (a\n", 9, &r, &err), -1);
-	ck_assert_ptr_nonnull(strstr(err.msg, "line 1: bad regular expression"));
+	ck_assert_ptr_nonnull(strstr(err.msg,
+	    "line 1: bad regular expression"));
 	ck_assert_int_eq(an_cat_rules_parse("other a\0b\n", 10, &r, &err), -1);
 	ck_assert_str_eq(err.msg, "line 1: a NUL byte");
 	ck_assert_int_eq(an_cat_rules_load("/nonexistent/rules", &r, &err), -1);
@@ -940,7 +944,7 @@ START_TEST(test_leaks_one_step)
 }
 END_TEST
 
-/* ---- the replay's size rule ----------------------------------------------- */
+/* ---- the replay's size rule --------------------------------------------- */
 
 static struct snapshot *
 build_sizes(uint64_t block, int npu_flag, int with_block)
@@ -971,8 +975,8 @@ build_sizes(uint64_t block, int npu_flag, int with_block)
 	}
 	/* requests carved one after another from one free block */
 	for (i = 0; i < 100 && block > 0; i++)
-		snap_trace_push(s, t, SNAP_ALLOC, a + (uint64_t)i * block, 16384,
-		    0, 0);
+		snap_trace_push(s, t, SNAP_ALLOC, a + (uint64_t)i * block,
+		    16384, 0, 0);
 	if (npu_flag)
 		s->features |= SNAP_F_NPU;
 	snap_finish(s);
