@@ -20,22 +20,36 @@ sv_cleanup() {
 }
 trap sv_cleanup EXIT INT TERM
 
+# sv_new ARGS... -- tmux new-session ARGS, again while it fails: after a
+# test kills its only session the server exits, and a new-session that
+# reaches the socket before it is gone says "server exited unexpectedly"
+sv_new() {
+	n=0
+	while ! $SV_TMUX new-session "$@" 2>"$TMUX_TMPDIR/new.err"; do
+		n=$((n + 1))
+		if [ "$n" -ge 30 ]; then
+			cat "$TMUX_TMPDIR/new.err" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
 # sv_start COLS ROWS ARGS...  -- launch the program in a detached pane
 sv_start() {
 	cols=$1 rows=$2; shift 2
-	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	sv_new -d -s t -x "$cols" -y "$rows" \
 	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 $SV_BIN --no-cache $*" || exit 99
 }
 # sv_start_sh COLS ROWS CMD -- launch a shell command line in the pane
 sv_start_sh() {
 	cols=$1 rows=$2; shift 2
-	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	sv_new -d -s t -x "$cols" -y "$rows" \
 	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 sh -c '$*'" || exit 99
 }
 # sv_start_color COLS ROWS ARGS...  -- the same with colours (no NO_COLOR)
 sv_start_color() {
 	cols=$1 rows=$2; shift 2
-	$SV_TMUX new-session -d -s t -x "$cols" -y "$rows" \
+	sv_new -d -s t -x "$cols" -y "$rows" \
 	    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC $SV_BIN --no-cache $*" || exit 99
 }
 # sv_wait TEXT [TENTHS]  -- poll the screen until TEXT appears (no fixed sleeps)
