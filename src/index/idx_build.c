@@ -38,22 +38,6 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	return o->progress(o->progress_ctx, done - done / 10, total);
 }
 
-static int
-valid_section_name(const char *name)
-{
-	size_t i, n = strlen(name);
-
-	if (n == 0 || n > 40)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-			(name[i] >= 'A' && name[i] <= 'Z') ||
-			(name[i] >= '0' && name[i] <= '9') ||
-			strchr("_.-", name[i]) != NULL))
-			return 0;
-	return 1;
-}
-
 /* One extension section to build. */
 struct ext_job {
 	const struct idx_section_builder *sb;
@@ -97,7 +81,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		const struct idx_section_builder *sb = &o->sections[i];
 		struct idx_ext *e = NULL;
 
-		if (!valid_section_name(sb->name)) {
+		if (!idx_section_name_ok(sb->name)) {
 			free(jobs);
 			return sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET,
 			    "bad section name '%s'", sb->name);

@@ -265,4 +265,8 @@ int idx_missing_extensions(const struct sv_index *ix,
  * than IDX_TMP_STALE_S. */
 int idx_temp_abandoned(const char *pid_part, time_t mtime, time_t now);
 
+/* 1 when an extension section's name is one the writer may write and the
+ * reader may look up: 1 to 40 characters of [A-Za-z0-9_.-]. */
+int idx_section_name_ok(const char *name);
+
 #endif

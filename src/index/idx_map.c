@@ -653,8 +653,8 @@ view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
 
 /* ---- extension sections ---------------------------------------------- */
 
-static int
-valid_ext_name(const char *name)
+int
+idx_section_name_ok(const char *name)
 {
 	size_t i, n = strlen(name);
 
@@ -695,7 +695,7 @@ idx_ext_register(struct sv_index *ix, const struct idx_opts *o)
 		const struct toc_ent *t;
 		struct idx_ext *e;
 
-		if (!valid_ext_name(sb->name))
+		if (!idx_section_name_ok(sb->name))
 			continue;
 		snprintf(name, sizeof name, "%s%s", IDX_SEC_EXT_PREFIX,
 		    sb->name);
