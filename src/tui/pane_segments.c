@@ -9,14 +9,22 @@
 
 #include "render/fmt.h"
 #include "tui/pane.h"
+#include "util/escape.h"
 
+/*
+ * The title: the totals at the cursor, in the longest of these forms that
+ * fits the pane, so that an 80-column terminal still shows the largest
+ * free block (the figure a fragmentation question starts from) rather
+ * than losing the end of the line.
+ */
 static void
-seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
+seg_title(struct app *a, const struct rect *r, char *title, size_t size)
 {
 	const struct replay_totals *t = &a->totals;
 	char at[FMT_BUF], res[FMT_BUF], al[FMT_BUF], fi[FMT_BUF], fe[FMT_BUF],
-	    lf[FMT_BUF], title[512];
-	int rows = r->h - 1;
+	    lf[FMT_BUF], segs[48];
+	const char *fin;
+	int form;
 
 	fmt_event(at, sizeof at, a->view.cursor);
 	fmt_size_short(res, sizeof res, t->reserved);
@@ -24,11 +32,51 @@ seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	fmt_size_short(fi, sizeof fi, t->free_internal);
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
-	snprintf(title, sizeof title, "%s @ %s%s - reserved %s alloc %s - "
-	    "free int %s ext %s - largest %s - %" PRIu64 " seg%s",
-	    r->w >= 110 ? "Allocator state" : "State", at,
-	    state_exact(&a->src, a->view.cursor) ? "" : " (final)", res, al,
-	    fi, fe, lf, t->n_segments, t->n_segments == 1 ? "" : "s");
+	fin = state_exact(&a->src, a->view.cursor) ? "" : " (final)";
+	snprintf(segs, sizeof segs, " - %" PRIu64 " seg%s", t->n_segments,
+	    t->n_segments == 1 ? "" : "s");
+	for (form = 0; form < 5; form++) {
+		switch (form) {
+		case 0:
+			snprintf(title, size, "%s @ %s%s - reserved %s alloc %s"
+			    " - free int %s ext %s - largest %s%s",
+			    r->w >= 110 ? "Allocator state" : "State", at, fin,
+			    res, al, fi, fe, lf, segs);
+			break;
+		case 1:
+			snprintf(title, size, "State @ %s%s - reserved %s "
+			    "alloc %s - free int %s ext %s - largest %s", at,
+			    fin, res, al, fi, fe, lf);
+			break;
+		case 2:
+			snprintf(title, size, "State @ %s%s - res %s alloc %s"
+			    " - free int %s ext %s - largest %s", at, fin, res,
+			    al, fi, fe, lf);
+			break;
+		case 3:
+			snprintf(title, size, "State @ %s%s - res %s alloc %s"
+			    " - int %s ext %s - max free %s", at, fin, res, al,
+			    fi, fe, lf);
+			break;
+		default:
+			snprintf(title, size, "@ %s%s - res %s alloc %s - "
+			    "int %s ext %s - max free %s", at, fin, res, al,
+			    fi, fe, lf);
+			break;
+		}
+		/* pane_title() draws the text in w - 4 cells */
+		if (sv_utf8_cells(title) <= r->w - 4)
+			break;
+	}
+}
+
+static void
+seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
+{
+	char title[512];
+	int rows = r->h - 1;
+
+	seg_title(a, r, title, sizeof title);
 	pane_title(a, cb, r, focused, title);
 	if (a->sv.sel_seg != SEGMAP_NONE && rows > 0) {
 		if (a->sv.sel_seg < a->sv.first)
