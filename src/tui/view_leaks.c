@@ -175,6 +175,9 @@ lk_sync(struct app *a, void *priv)
 		compute(a, v);
 	}
 	memset(&a->vdetail, 0, sizeof a->vdetail);
+	if (v->ok && v->leaks.n_sites == 0)
+		snprintf(a->vdetail.title, sizeof a->vdetail.title,
+		    "Leak site - none");
 	if (!v->ok || v->leaks.n_sites == 0)
 		return;
 	if (v->list.sel >= v->leaks.n_sites)
