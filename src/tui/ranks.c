@@ -748,9 +748,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
-	snprintf(line, sizeof line, " device %u, %" PRIu64 " event%s, %"
-	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device, d->events,
-	    d->events == 1 ? "" : "s",
+	snprintf(line, sizeof line, " device %u, %s event%s, %"
+	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device,
+	    sv_fmt_count(c, sizeof c, d->events), d->events == 1 ? "" : "s",
 	    d->n_steps, d->n_steps == 1 ? "" : "s",
 	    an_steps_source_text((int)d->steps_source), d->ooms,
 	    d->ooms == 1 ? "" : "s");
