@@ -119,31 +119,6 @@ cellbuf_printf(struct cellbuf *cb, int x, int y, int maxw, unsigned color,
 	return cellbuf_puts(cb, x, y, buf, maxw, color, attr);
 }
 
-int
-cellbuf_utf8(uint32_t cp, char *out)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 char *
 cellbuf_to_text(const struct cellbuf *cb)
 {
@@ -157,7 +132,7 @@ cellbuf_to_text(const struct cellbuf *cb)
 		for (last = cb->w - 1; last >= 0 && row[last].ch == ' '; last--)
 			;
 		for (x = 0; x <= last; x++)
-			n += cellbuf_utf8(row[x].ch, out + n);
+			n += sv_utf8_encode(row[x].ch, out + n);
 		out[n++] = '\n';
 	}
 	out[n] = '\0';

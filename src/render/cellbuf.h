@@ -104,7 +104,4 @@ void cellbuf_write_text(const struct cellbuf *cb, FILE *f);
 /* Same into a malloc'd string the caller frees. */
 char *cellbuf_to_text(const struct cellbuf *cb);
 
-/* Encodes cp as UTF-8 into out (4 bytes room); returns the length. */
-int cellbuf_utf8(uint32_t cp, char *out);
-
 #endif

@@ -20,6 +20,10 @@ size_t sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
  * that does not continue a sequence. */
 int sv_utf8_cells(const char *s);
 
+/* Writes code point cp (at most U+10FFFF) as UTF-8 into out (room for 4
+ * bytes); returns its length. The inverse of sv_utf8_decode(). */
+int sv_utf8_encode(uint32_t cp, char *out);
+
 /* 1 for a code point that draws nothing or nothing like itself, which
  * the functions below escape: Unicode's Default_Ignorable_Code_Point set,
  * format characters (Cf), line and paragraph separators, spaces other

@@ -23,31 +23,6 @@
 
 #define N_CP 0x110000
 
-static int
-utf8(uint32_t cp, char *out)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 static const char *
 json(const char *s, size_t len)
 {
@@ -100,7 +75,7 @@ main(int argc, char **argv)
 
 		if (cp >= 0xd800 && cp <= 0xdfff) {
 			/* the three bytes a surrogate would be: invalid */
-			k = utf8(cp, in);
+			k = sv_utf8_encode(cp, in);
 			sv_escape(got, sizeof got, in, (size_t)k);
 			snprintf(want, sizeof want, "\\x%02x\\x%02x\\x%02x",
 			    (unsigned char)in[0], (unsigned char)in[1],
@@ -117,7 +92,7 @@ main(int argc, char **argv)
 		if (is_control(cp) || cp == '\\' || cp == '"')
 			continue;
 		n_walked++;
-		k = utf8(cp, in);
+		k = sv_utf8_encode(cp, in);
 		sv_escape(got, sizeof got, in, (size_t)k);
 		j = json(in, (size_t)k);
 		if (listed[cp]) {

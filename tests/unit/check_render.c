@@ -101,6 +101,27 @@ START_TEST(test_render_utf8_cells)
 }
 END_TEST
 
+/* What the screen's text dump encodes, the one decoder reads back. */
+START_TEST(test_render_utf8_encode)
+{
+	static const uint32_t cps[] = {0, 0x7f, 0x80, 0x7ff, 0x800, 0x2588,
+	    0xffff, 0x10000, 0x1f600, 0x10ffff};
+	unsigned i;
+
+	for (i = 0; i < sizeof cps / sizeof cps[0]; i++) {
+		char buf[4];
+		uint32_t cp = UINT32_MAX;
+		int n = sv_utf8_encode(cps[i], buf);
+
+		ck_assert_int_eq(n, cps[i] < 0x80 ? 1 : cps[i] < 0x800 ? 2 :
+		    cps[i] < 0x10000 ? 3 : 4);
+		ck_assert_uint_eq(sv_utf8_decode((const unsigned char *)buf,
+		    (size_t)n, &cp), (size_t)n);
+		ck_assert_uint_eq(cp, cps[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_render_cellbuf_strict)
 {
 	struct cellbuf cb;
@@ -965,6 +986,7 @@ render_suite(void)
 	tcase_add_test(tc, test_render_cellbuf_text);
 	tcase_add_test(tc, test_render_cellbuf_strict);
 	tcase_add_test(tc, test_render_utf8_cells);
+	tcase_add_test(tc, test_render_utf8_encode);
 	tcase_add_test(tc, test_render_fmt_units);
 	tcase_add_test(tc, test_render_frames_classify);
 	tcase_add_test(tc, test_render_frames_fold);
