@@ -1,7 +1,7 @@
 /*
- * Segment elements for the segment timeline: live mapped ranges kept in a
- * treap by start address (priorities from a counter hash, so no input
- * order can unbalance it). See tl_segs.h.
+ * Segment elements for the segment timeline: live mapped ranges kept in
+ * an ordered map by start address (util/avl.h: no input order can
+ * unbalance it). See tl_segs.h.
  */
 #include "config.h"
 
@@ -10,141 +10,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/avl.h"
 #include "util/xalloc.h"
 
-#define NIL UINT32_MAX
-
-struct node {
-	uint64_t start, end;  /* [start, end) */
+/* A live range, in the map by its start address. */
+struct live {
+	struct avl_node node;  /* key: start */
+	uint64_t end;          /* [start, end) */
 	uint64_t elem;
-	uint32_t pri, l, r;
-};
-
-struct treap {
-	struct node *nd;
-	size_t cap;
-	uint32_t n, root, free_list;
 };
 
 struct build {
 	struct tl_segs *out;
 	size_t cap;
-	struct treap tr;
-	uint32_t seq;
+	struct avl live;
 };
 
-static uint32_t
-mix32(uint32_t x)
+/* The live range that holds address p, or NULL. */
+static struct live *
+live_at(const struct build *B, uint64_t p)
 {
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
+	struct live *x = avl_le(&B->live, p);
+
+	return x != NULL && x->end > p ? x : NULL;
 }
 
-/* Splits t into keys < key (*a) and keys >= key (*b). */
+/* Where the gap at p (no live range holds p) ends, at most at end: the
+ * next live range's start. */
+static uint64_t
+gap_end(const struct build *B, uint64_t p, uint64_t end)
+{
+	const struct live *x = avl_ge(&B->live, p);
+
+	return x != NULL && avl_key(x) < end ? avl_key(x) : end;
+}
+
+/* Range [start, end) of element elem is live from event ev on; a live
+ * range at the same start ends there (an inconsistent file maps one
+ * address twice, or overlapping ranges). */
 static void
-split(struct node *nd, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b)
+live_add(struct build *B, uint64_t start, uint64_t end, uint64_t elem,
+    int64_t ev)
 {
-	if (t == NIL) {
-		*a = *b = NIL;
-		return;
-	}
-	if (nd[t].start < key) {
-		split(nd, nd[t].r, key, &nd[t].r, b);
-		*a = t;
-	} else {
-		split(nd, nd[t].l, key, a, &nd[t].l);
-		*b = t;
-	}
-}
+	struct live *x = avl_find(&B->live, start);
 
-static uint32_t
-merge(struct node *nd, uint32_t a, uint32_t b)
-{
-	if (a == NIL)
-		return b;
-	if (b == NIL)
-		return a;
-	if (nd[a].pri > nd[b].pri) {
-		nd[a].r = merge(nd, nd[a].r, b);
-		return a;
-	}
-	nd[b].l = merge(nd, a, nd[b].l);
-	return b;
-}
-
-static void
-tr_insert(struct build *B, uint64_t start, uint64_t end, uint64_t elem)
-{
-	struct treap *tr = &B->tr;
-	uint32_t x, a, b;
-
-	if (tr->free_list != NIL) {
-		x = tr->free_list;
-		tr->free_list = tr->nd[x].l;
-	} else {
-		XGROW(tr->nd, tr->cap, (size_t)tr->n + 1);
-		x = tr->n++;
-	}
-	tr->nd[x].start = start;
-	tr->nd[x].end = end;
-	tr->nd[x].elem = elem;
-	tr->nd[x].pri = mix32(++B->seq);
-	tr->nd[x].l = tr->nd[x].r = NIL;
-	split(tr->nd, tr->root, start, &a, &b);
-	tr->root = merge(tr->nd, merge(tr->nd, a, x), b);
-}
-
-/* Removes the node that starts at start (it exists). */
-static void
-tr_erase(struct treap *tr, uint64_t start)
-{
-	uint32_t a, b, m, c;
-
-	split(tr->nd, tr->root, start, &a, &b);
-	/* b's smallest key is start: cut it off */
-	split(tr->nd, b, start + 1, &m, &c);
-	if (m != NIL) {
-		/* keys are unique, so m is one node */
-		tr->nd[m].l = tr->free_list;
-		tr->free_list = m;
-	}
-	tr->root = merge(tr->nd, a, c);
-}
-
-/* The node with the largest start <= p, or NIL. */
-static uint32_t
-tr_floor(const struct treap *tr, uint64_t p)
-{
-	uint32_t t = tr->root, best = NIL;
-
-	while (t != NIL) {
-		if (tr->nd[t].start <= p) {
-			best = t;
-			t = tr->nd[t].r;
-		} else
-			t = tr->nd[t].l;
-	}
-	return best;
-}
-
-/* The node with the smallest start > p, or NIL. */
-static uint32_t
-tr_after(const struct treap *tr, uint64_t p)
-{
-	uint32_t t = tr->root, best = NIL;
-
-	while (t != NIL) {
-		if (tr->nd[t].start > p) {
-			best = t;
-			t = tr->nd[t].l;
-		} else
-			t = tr->nd[t].r;
-	}
-	return best;
+	if (x != NULL)
+		B->out->elems[x->elem].free_ev = ev;
+	else
+		x = avl_insert(&B->live, start);
+	x->end = end;
+	x->elem = elem;
 }
 
 static uint64_t
@@ -173,18 +88,12 @@ static void
 seg_start(struct build *B, const struct snap_trace *t, uint64_t i)
 {
 	uint64_t a = snap_ev_addr(t, i), sz = snap_ev_size(t, i), e;
-	uint32_t x;
 
 	if (sz == 0 || a + sz < a)
 		return;
-	x = tr_floor(&B->tr, a);
-	if (x != NIL && B->tr.nd[x].start == a) {
-		B->out->elems[B->tr.nd[x].elem].free_ev = (int64_t)i;
-		tr_erase(&B->tr, a);
-	}
 	e = push(B, a, sz, snap_ev_stream(t, i), (int64_t)i, -1,
 	    snap_ev_stack(t, i), 0);
-	tr_insert(B, a, a + sz, e);
+	live_add(B, a, a + sz, e, (int64_t)i);
 }
 
 /* Event i frees or unmaps [a, a + sz): every live range it covers ends
@@ -194,48 +103,43 @@ static void
 seg_end(struct build *B, const struct snap_trace *t, uint64_t i)
 {
 	uint64_t a = snap_ev_addr(t, i), sz = snap_ev_size(t, i);
-	uint64_t end = a + sz, p = a, stream = snap_ev_stream(t, i);
-	uint32_t stack = snap_ev_stack(t, i), x;
+	uint64_t end = a + sz, p = a, stream = snap_ev_stream(t, i), q;
+	uint32_t stack = snap_ev_stack(t, i);
+	struct live *x;
 
 	if (end < a)
 		end = UINT64_MAX;
 	if (sz == 0) {
 		/* a free without size: the whole range that starts there */
-		x = tr_floor(&B->tr, a);
-		if (x == NIL || B->tr.nd[x].start != a)
+		if ((x = avl_find(&B->live, a)) == NULL)
 			return;
-		end = B->tr.nd[x].end;
+		end = x->end;
 	}
 	while (p < end) {
-		x = tr_floor(&B->tr, p);
-		if (x != NIL && B->tr.nd[x].end > p) {
-			struct node n = B->tr.nd[x];
+		if ((x = live_at(B, p)) != NULL) {
+			uint64_t n_start = avl_key(x), n_end = x->end;
+			const struct idx_elem *n = &B->out->elems[x->elem];
+			uint64_t n_stream = n->stream;
+			uint32_t n_stack = n->stack;
 
-			B->out->elems[n.elem].free_ev = (int64_t)i;
-			tr_erase(&B->tr, n.start);
-			if (n.start < p)
-				tr_insert(B, n.start, p, push(B, n.start,
-				    p - n.start, B->out->elems[n.elem].stream,
-				    (int64_t)i, -1, B->out->elems[n.elem].stack,
-				    0));
-			if (n.end > end)
-				tr_insert(B, end, n.end, push(B, end,
-				    n.end - end, B->out->elems[n.elem].stream,
-				    (int64_t)i, -1, B->out->elems[n.elem].stack,
-				    0));
-			p = n.end < end ? n.end : end;
+			B->out->elems[x->elem].free_ev = (int64_t)i;
+			avl_remove(&B->live, x);
+			if (n_start < p)
+				live_add(B, n_start, p, push(B, n_start,
+				    p - n_start, n_stream, (int64_t)i, -1,
+				    n_stack, 0), (int64_t)i);
+			if (n_end > end)
+				live_add(B, end, n_end, push(B, end,
+				    n_end - end, n_stream, (int64_t)i, -1,
+				    n_stack, 0), (int64_t)i);
+			p = n_end < end ? n_end : end;
 			continue;
 		}
-		x = tr_after(&B->tr, p);
-		{
-			uint64_t q = x != NIL && B->tr.nd[x].start < end ?
-			    B->tr.nd[x].start : end;
-
-			push(B, p, q - p, stream, -1, (int64_t)i, stack,
-			    IDX_ELEM_PRE);
-			B->out->n_pre++;
-			p = q;
-		}
+		q = gap_end(B, p, end);
+		push(B, p, q - p, stream, -1, (int64_t)i, stack,
+		    IDX_ELEM_PRE);
+		B->out->n_pre++;
+		p = q;
 	}
 }
 
@@ -245,25 +149,18 @@ static void
 seg_ghost(struct build *B, uint64_t a, uint64_t end, uint64_t stream,
     uint32_t stack)
 {
-	uint64_t p = a;
-	uint32_t x;
+	uint64_t p = a, q;
+	const struct live *x;
 
 	while (p < end) {
-		x = tr_floor(&B->tr, p);
-		if (x != NIL && B->tr.nd[x].end > p) {
-			p = B->tr.nd[x].end;
+		if ((x = live_at(B, p)) != NULL) {
+			p = x->end;
 			continue;
 		}
-		x = tr_after(&B->tr, p);
-		{
-			uint64_t q = x != NIL && B->tr.nd[x].start < end ?
-			    B->tr.nd[x].start : end;
-
-			push(B, p, q - p, stream, -1, -1, stack,
-			    IDX_ELEM_GHOST);
-			B->out->n_ghost++;
-			p = q;
-		}
+		q = gap_end(B, p, end);
+		push(B, p, q - p, stream, -1, -1, stack, IDX_ELEM_GHOST);
+		B->out->n_ghost++;
+		p = q;
 	}
 }
 
@@ -278,7 +175,7 @@ tl_segs_build(struct tl_segs *out, const struct snapshot *s, uint32_t d,
 	memset(out, 0, sizeof *out);
 	memset(&B, 0, sizeof B);
 	B.out = out;
-	B.tr.root = B.tr.free_list = NIL;
+	avl_init(&B.live, sizeof(struct live));
 	for (i = 0; t != NULL && i < t->n; i++) {
 		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
@@ -298,7 +195,7 @@ tl_segs_build(struct tl_segs *out, const struct snapshot *s, uint32_t d,
 		seg_ghost(&B, sg->addr, end < sg->addr ? UINT64_MAX : end,
 		    sg->stream, sg->stack);
 	}
-	free(B.tr.nd);
+	avl_destroy(&B.live);
 }
 
 void

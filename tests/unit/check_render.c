@@ -596,6 +596,46 @@ START_TEST(test_render_segs_unmap_ranges)
 }
 END_TEST
 
+/* Overlapping maps: the part of a range left by an unmap can start where
+ * another live range starts. The later one takes that start and the
+ * earlier ends there, as with two maps at one address. */
+START_TEST(test_render_segs_overlap_start)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct tl_segs sg;
+	uint64_t k, live = 0, n_live = 0;
+	int found = 0;
+
+	snap_trace_push(s, t, SNAP_SEGMENT_MAP, 0x1000, 0x2000, 0, 0);
+	t = snap_trace_get(s, 0);
+	snap_trace_push(s, t, SNAP_SEGMENT_MAP, 0x2000, 0x2000, 0, 0);
+	t = snap_trace_get(s, 0);
+	/* leaves [0x2000, 0x3000) of the first, where the second starts */
+	snap_trace_push(s, t, SNAP_SEGMENT_UNMAP, 0x1000, 0x1000, 0, 0);
+	t = snap_trace_get(s, 0);
+	tl_segs_build(&sg, s, 0, t);
+	for (k = 0; k < sg.n; k++) {
+		const struct idx_elem *e = &sg.elems[k];
+
+		ck_assert_uint_gt(e->size, 0);
+		if (e->free_ev < 0) {
+			live += e->size;
+			n_live++;
+		}
+		if (e->alloc_ev == 1) {
+			ck_assert_int_eq(e->free_ev, 2);
+			found = 1;
+		}
+	}
+	ck_assert(found);
+	ck_assert_uint_eq(n_live, 1);
+	ck_assert_uint_eq(live, 0x1000);
+	tl_segs_destroy(&sg);
+	snap_free(s);
+}
+END_TEST
+
 /* Loads a file into a model with its timeline (freed by the caller). */
 static struct snapshot *
 model_of(const char *rel, struct idx_timeline *tl, struct tl_model *m)
@@ -1000,6 +1040,7 @@ render_suite(void)
 	tcase_add_loop_test(tl, test_render_segs_reserved, 0,
 	    (int)(sizeof seg_files / sizeof seg_files[0]));
 	tcase_add_test(tl, test_render_segs_unmap_ranges);
+	tcase_add_test(tl, test_render_segs_overlap_start);
 	tcase_add_test(tl, test_render_site_bands_real);
 	tcase_add_test(tl, test_render_auto_alloc);
 	tcase_add_test(tl, test_render_annotations);
