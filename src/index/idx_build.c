@@ -320,12 +320,14 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 /* ---- the view of what was written ------------------------------------- */
 
 /* Builds the extension sections from s with its events bound to the
- * blocks just written (data: the column data). The sections are left in
- * *view, whose devices are unbound again. */
+ * blocks just written (data: the column data; drop: NULL, or the file
+ * mapping it lies in, whose pages are then given back as they are read).
+ * The sections are left in *view, whose devices are unbound again. */
 static int
 build_ext_view(struct sv_index *view, struct snapshot *s,
     const struct idx_enc_out *eo, const uint8_t *data,
-    const struct idx_opts *o, struct sv_error *err)
+    struct snap_blkdrop *drop, const struct idx_opts *o,
+    struct sv_error *err)
 {
 	struct idx_devsrc src;
 	char why[128];
@@ -344,6 +346,7 @@ build_ext_view(struct sv_index *view, struct snapshot *s,
 	src.n_lod = eo->n_lod;
 	src.data = data;
 	src.data_len = eo->data_len;
+	src.drop = drop;
 	view->snap = s;
 	if (idx_bind_devices(view, &src, why, sizeof why) != 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
@@ -422,6 +425,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	struct idx_enc *enc;
 	struct idx_enc_out eo;
 	struct sv_index view;
+	struct snap_blkdrop drop;
 	struct pipe *p = xcalloc(1, sizeof *p);
 	uint8_t pre[IDX_PRELUDE_LEN];
 	const uint8_t *data;
@@ -453,7 +457,11 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		if (data == NULL)
 			goto io;
 		view.mut = xcalloc(1, sizeof *view.mut);
-		rp = build_ext_view(&view, s, &eo, data, o, err);
+		memset(&drop, 0, sizeof drop);
+		drop.map = map;
+		drop.len = map_len;
+		rp = build_ext_view(&view, s, &eo, data, map != NULL ? &drop :
+		    NULL, o, err);
 		free(view.mut);
 		view.mut = NULL;
 		if (map != NULL)
