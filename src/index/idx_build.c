@@ -346,6 +346,7 @@ build_ext_view(struct sv_index *view, struct snapshot *s,
 struct written {
 	uint64_t data_off, data_len;
 	uint64_t off[5], n[5]; /* devices, evdir, eldir, late, pyramid */
+	uint64_t strs_data, strs_off, annotations; /* snapshot sections */
 };
 
 /* Writes the column data's entry and the directories and pyramid that go
@@ -389,12 +390,70 @@ write_dirs(struct writer *w, const struct idx_enc_out *eo,
 	}
 }
 
+/* Where section name (the last of that name) starts. */
+static uint64_t
+toc_off(const struct writer *w, const char *name)
+{
+	size_t i;
+
+	for (i = w->n_toc; i > 0; i--)
+		if (strcmp(w->toc[i - 1].name, name) == 0)
+			return w->toc[i - 1].off;
+	return 0;
+}
+
+/* Writes the whole-snapshot sections, and notes where those that grow
+ * with the file lie. */
+static void
+write_snapshot(struct writer *w, const struct snapshot *s,
+    struct written *wr)
+{
+	idx_w_snapshot(w, s);
+	wr->strs_data = toc_off(w, IDX_SEC_STRS_DATA);
+	wr->strs_off = toc_off(w, IDX_SEC_STRS_OFF);
+	wr->annotations = toc_off(w, IDX_SEC_ANNOTATIONS);
+}
+
+/* The string table and the annotations of s grow with the file (with
+ * ProfilerStep annotations, two annotations and a name per step): once
+ * written, their heap copies go, and the extension sections read them
+ * from the index written so far (base), like a reader of the index, in
+ * pages given back with the others. Only for a snapshot that owns its
+ * arrays; returns 1 when lent. */
+static int
+lend_written(struct snapshot *s, const uint8_t *base,
+    const struct written *wr)
+{
+	if (s->backing_free != NULL)
+		return 0;
+	free(s->strs.data);
+	free(s->strs.off);
+	free(s->annotations);
+	s->strs.data = (char *)(uintptr_t)(base + wr->strs_data);
+	s->strs.off = (uint64_t *)(uintptr_t)(base + wr->strs_off);
+	s->annotations = (struct snap_annotation *)(uintptr_t)(base +
+	    wr->annotations);
+	return 1;
+}
+
+/* Before the index written so far is unmapped: s has no strings and no
+ * annotations left (only their counts), which is all that the rest of
+ * the build reads of them. */
+static void
+end_lend(struct snapshot *s)
+{
+	s->strs.data = NULL;
+	s->strs.off = NULL;
+	s->annotations = NULL;
+}
+
 /* The index written so far: mapped from the file, or the memory image
- * (valid until the next write). Fills src from it; *map is NULL for the
- * memory image. Returns 0, or -1 when the file cannot be mapped. */
+ * (valid until the next write): *basep, and src from it; *map is NULL
+ * for the memory image. Returns 0, or -1 when the file cannot be mapped. */
 static int
 written_src(struct writer *w, const struct written *wr,
-    struct idx_devsrc *src, void **map, size_t *map_len)
+    struct idx_devsrc *src, const uint8_t **basep, void **map,
+    size_t *map_len)
 {
 	const uint8_t *base;
 
@@ -424,6 +483,7 @@ written_src(struct writer *w, const struct written *wr,
 	src->n_lod = wr->n[4];
 	src->data = base + wr->data_off;
 	src->data_len = wr->data_len;
+	*basep = base;
 	return 0;
 }
 
@@ -450,12 +510,13 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	struct snap_blkdrop drop;
 	struct written wr;
 	struct idx_devsrc src;
+	const uint8_t *base;
 	struct pipe *p = xcalloc(1, sizeof *p);
 	uint8_t pre[IDX_PRELUDE_LEN];
 	void *map;
 	size_t map_len;
 	char *abs = NULL;
-	int r = -1, rp;
+	int r = -1, rp, lent;
 
 	memset(&view, 0, sizeof view);
 	memset(&eo, 0, sizeof eo);
@@ -478,10 +539,11 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	write_dirs(w, &eo, &wr);
 	idx_enc_free(enc);
 	enc = NULL;
+	write_snapshot(w, s, &wr);
 	if (w->err != 0)
 		goto io;
 	if (o->n_sections > 0) {
-		if (written_src(w, &wr, &src, &map, &map_len) != 0)
+		if (written_src(w, &wr, &src, &base, &map, &map_len) != 0)
 			goto io;
 		/* the pages of the file the sections read go back as they
 		 * read them */
@@ -489,8 +551,11 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		drop.map = map;
 		drop.len = map_len;
 		src.drop = map != NULL ? &drop : NULL;
+		lent = lend_written(s, base, &wr);
 		view.mut = xcalloc(1, sizeof *view.mut);
 		rp = build_ext_view(&view, s, &src, o, err);
+		if (lent)
+			end_lend(s);
 		free(view.mut);
 		view.mut = NULL;
 		if (map != NULL)
@@ -498,7 +563,6 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		if (rp != 0)
 			goto out;
 	}
-	idx_w_snapshot(w, s);
 	idx_w_extensions(w, &view);
 	abs = realpath(path, NULL);
 	if (idx_w_finish(w, key, abs != NULL ? abs : path, s) == 0)
