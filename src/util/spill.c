@@ -1,10 +1,15 @@
 /*
  * File-backed growable arrays (spill.h). The range is reserved with
- * PROT_NONE; each growth allocates the file's new blocks first
- * (posix_fallocate, so a full disk is an error here and never a SIGBUS on
- * a later write) and maps them over the reservation with MAP_FIXED.
- * Giving back is MADV_DONTNEED on a shared file mapping: the pages leave
- * the process, their contents stay in the file.
+ * PROT_NONE. Growth maps anonymous memory over the reservation (the
+ * window being written); giving back writes a finished part to the file
+ * with pwrite() and then maps the file over it in place of the anonymous
+ * pages, which the kernel frees. Writing with pwrite() and mapping after
+ * matters: pages first touched through a shared mapping of a fresh file
+ * are read in (zero-filled) by the filesystem before they are written,
+ * and on ext4 that cost more than the parse of the memo itself. Space is
+ * allocated (posix_fallocate) before the write, so a later store through
+ * the mapping never meets a full disk as a SIGBUS; where the file cannot
+ * take a part, that part stays in memory.
  */
 #include "config.h"
 
@@ -84,21 +89,37 @@ spill_grow(struct spill *s, size_t need)
 		ncap *= 2;
 	if (ncap > s->reserve)
 		ncap = s->reserve;
-	if (posix_fallocate(s->fd, (off_t)s->cap, (off_t)(ncap - s->cap)) != 0)
-		return NULL;
 	p = mmap(s->base + s->cap, ncap - s->cap, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_FIXED, s->fd, (off_t)s->cap);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	s->cap = ncap;
 	return s->base;
 }
 
+/* Writes [off, off + len) of the range to the file. */
+static int
+write_out(struct spill *s, size_t off, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(s->fd, s->base + off, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 void
 spill_release(struct spill *s, size_t upto, size_t keep)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	size_t end;
+	size_t end, len;
+	void *p, *q;
 
 	if (s->fd < 0 || pg <= 0 || upto <= keep)
 		return;
@@ -107,8 +128,22 @@ spill_release(struct spill *s, size_t upto, size_t keep)
 		end = s->cap & ~((size_t)pg - 1);
 	if (end <= s->released)
 		return;
-	(void)madvise(s->base + s->released, end - s->released,
-	    MADV_DONTNEED);
+	len = end - s->released;
+	if (posix_fallocate(s->fd, (off_t)s->released, (off_t)len) != 0 ||
+	    write_out(s, s->released, len) != 0)
+		return;
+	/* mapped aside and then moved over the window, so a failure leaves
+	 * the window as it was */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+	    (off_t)s->released);
+	if (p == MAP_FAILED)
+		return;
+	q = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+	    s->base + s->released);
+	if (q == MAP_FAILED) {
+		munmap(p, len);
+		return;
+	}
 	s->released = end;
 }
 
