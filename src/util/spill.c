@@ -17,11 +17,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* the range, its growth and what is given back are in units of a huge
+ * page (2 MiB on x86-64), so the window can be backed by huge pages */
+#define SPILL_UNIT ((size_t)2 << 20)
 
 static int
 tmp_fd(void)
@@ -52,25 +57,29 @@ tmp_fd(void)
 int
 spill_init(struct spill *s, size_t reserve)
 {
-	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *p, *a;
 
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
-	if (pg <= 0)
+	if (reserve > SIZE_MAX - 2 * SPILL_UNIT)
 		return -1;
-	reserve = (reserve + (size_t)pg - 1) & ~((size_t)pg - 1);
-	s->base = mmap(NULL, reserve, PROT_NONE,
+	reserve = (reserve + SPILL_UNIT - 1) & ~(SPILL_UNIT - 1);
+	/* one unit more, to start the range on a unit */
+	p = mmap(NULL, reserve + SPILL_UNIT, PROT_NONE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (s->base == MAP_FAILED) {
-		s->base = NULL;
+	if (p == MAP_FAILED)
 		return -1;
-	}
+	a = (unsigned char *)(((uintptr_t)p + SPILL_UNIT - 1) &
+	    ~(uintptr_t)(SPILL_UNIT - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + reserve, SPILL_UNIT - (size_t)(a - p));
 	s->fd = tmp_fd();
 	if (s->fd < 0) {
-		munmap(s->base, reserve);
-		s->base = NULL;
+		munmap(a, reserve);
 		return -1;
 	}
+	s->base = a;
 	s->reserve = reserve;
 	return 0;
 }
@@ -78,7 +87,7 @@ spill_init(struct spill *s, size_t reserve)
 void *
 spill_grow(struct spill *s, size_t need)
 {
-	size_t ncap = s->cap ? s->cap : 1u << 20;
+	size_t ncap = s->cap ? s->cap : SPILL_UNIT;
 	void *p;
 
 	if (s->fd < 0 || need > s->reserve)
@@ -93,6 +102,10 @@ spill_grow(struct spill *s, size_t need)
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+#ifdef MADV_HUGEPAGE
+	/* a fault per huge page rather than per page */
+	(void)madvise(p, ncap - s->cap, MADV_HUGEPAGE);
+#endif
 	s->cap = ncap;
 	return s->base;
 }
@@ -117,15 +130,15 @@ write_out(struct spill *s, size_t off, size_t len)
 void
 spill_release(struct spill *s, size_t upto, size_t keep)
 {
-	long pg = sysconf(_SC_PAGESIZE);
 	size_t end, len;
 	void *p, *q;
 
-	if (s->fd < 0 || pg <= 0 || upto <= keep)
+	if (s->fd < 0 || upto <= keep)
 		return;
-	end = (upto - keep) & ~((size_t)pg - 1);
+	/* whole units, so no huge page is split */
+	end = (upto - keep) & ~(SPILL_UNIT - 1);
 	if (end > s->cap)
-		end = s->cap & ~((size_t)pg - 1);
+		end = s->cap;
 	if (end <= s->released)
 		return;
 	len = end - s->released;
