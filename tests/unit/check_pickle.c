@@ -261,8 +261,9 @@ END_TEST
 
 /* A memo bigger than the part kept on the heap moves to a temporary file
  * and its old pages are given back (util/spill.h): a slot far back, and
- * the last one, still read right, and a slot far back written again. 4M slots (32 MB of memo) through a
- * 28 MB pickle, read far behind the parse. */
+ * the last one, still read right, and a slot far back written again. 4M
+ * slots (32 MB of memo) through a 28 MB pickle, read far behind the
+ * parse. */
 START_TEST(test_pickle_memo_spilled)
 {
 	size_t n = 4u << 20, i, len = 0;
