@@ -428,7 +428,7 @@ lend_written(struct snapshot *s, const uint8_t *base,
 		return 0;
 	free(s->strs.data);
 	free(s->strs.off);
-	free(s->annotations);
+	snap_free_annotations(s);
 	s->strs.data = (char *)(uintptr_t)(base + wr->strs_data);
 	s->strs.off = (uint64_t *)(uintptr_t)(base + wr->strs_off);
 	s->annotations = (struct snap_annotation *)(uintptr_t)(base +
