@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "util/search.h"
+#include "util/spill.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -281,21 +282,117 @@ steps_optimizer(struct an_steps *out, const struct pairing *p)
 
 /* ---- the trace repeating itself ----------------------------------------- */
 
+/*
+ * The key of every allocation is written once and then read in order a
+ * few times (once per step count and anchor tried): past keys_heap_max
+ * bytes it moves to a temporary file (util/spill.h), and each reading
+ * gives back the pages behind it, so finding steps in a trace without
+ * annotations costs memory for its distinct keys, not for its events.
+ * Where no file can be had the keys stay on the heap.
+ */
+static size_t keys_heap_max = (size_t)16 << 20;
+#define KEYS_KEEP ((size_t)4 << 20)  /* bytes kept resident while written */
+#define KEYS_STRIDE ((uint64_t)1 << 20) /* keys between two give-backs */
+
 struct keys {
 	uint32_t *key;		/* per allocation: key id */
 	uint64_t n;		/* allocations */
+	size_t cap;		/* room for keys on the heap */
+	struct spill *sp;	/* the keys' file, or NULL */
+	int heap_only;		/* no file to be had */
 	uint32_t n_keys;
 	uint32_t *count;	/* per key */
 	uint32_t *first;	/* per key: first allocation */
 };
 
+void
+an_steps_set_keys_heap_max(size_t bytes)
+{
+	keys_heap_max = bytes;
+}
+
+static void
+keys_free_array(struct keys *k)
+{
+	if (k->sp != NULL) {
+		spill_free(k->sp);
+		free(k->sp);
+		k->sp = NULL;
+	} else {
+		free(k->key);
+	}
+	k->key = NULL;
+}
+
 static void
 keys_destroy(struct keys *k)
 {
-	free(k->key);
+	keys_free_array(k);
 	free(k->count);
 	free(k->first);
 	memset(k, 0, sizeof *k);
+}
+
+/* Moves the keys to a file with room for most of them, or says it
+ * cannot (they stay on the heap for good). */
+static int
+keys_spill(struct keys *k, uint64_t most, size_t need)
+{
+	struct spill *sp = xcalloc(1, sizeof *sp);
+
+	if (sizeof(size_t) >= 8 && most <= SIZE_MAX / sizeof *k->key &&
+	    spill_init(sp, (size_t)most * sizeof *k->key) == 0 &&
+	    spill_grow(sp, need) != NULL) {
+		memcpy(sp->base, k->key, (size_t)k->n * sizeof *k->key);
+		free(k->key);
+		k->key = (uint32_t *)(void *)sp->base;
+		k->sp = sp;
+		return 0;
+	}
+	spill_free(sp);
+	free(sp);
+	k->heap_only = 1;
+	return -1;
+}
+
+/* Appends a key (most: how many there can be in all). */
+static void
+keys_push(struct keys *k, uint32_t id, uint64_t most)
+{
+	size_t need = ((size_t)k->n + 1) * sizeof *k->key;
+
+	if (k->sp == NULL && !k->heap_only && need > keys_heap_max)
+		(void)keys_spill(k, most, need);
+	if (k->sp != NULL && need > k->sp->cap &&
+	    spill_grow(k->sp, need) == NULL) {
+		/* the range is full: back to the heap */
+		uint32_t *a = xreallocarray(NULL, (size_t)k->n + 1,
+		    sizeof *a);
+
+		memcpy(a, k->key, (size_t)k->n * sizeof *a);
+		keys_free_array(k);
+		k->key = a;
+		k->cap = (size_t)k->n + 1;
+		k->heap_only = 1;
+	}
+	if (k->sp == NULL)
+		XGROW(k->key, k->cap, (size_t)k->n + 1);
+	k->key[k->n++] = id;
+	if (k->sp != NULL && k->n % KEYS_STRIDE == 0)
+		spill_release(k->sp, (size_t)k->n * sizeof *k->key,
+		    KEYS_KEEP);
+}
+
+/* Called as keys are read in order, before key j: gives back the pages
+ * read since *from. */
+static void
+keys_read(const struct keys *k, uint64_t j, uint64_t *from)
+{
+	if (k->sp == NULL || j % KEYS_STRIDE != 0 || j == *from)
+		return;
+	spill_drop(k->sp, (size_t)*from * sizeof *k->key,
+	    (size_t)j * sizeof *k->key);
+	*from = j;
 }
 
 static uint64_t
@@ -315,7 +412,7 @@ static void
 keys_build(const struct snap_trace *t, int with_size, struct keys *k)
 {
 	struct u64map ids;
-	size_t cap = 0, cap_keys = 0;
+	size_t cap_keys = 0;
 	uint64_t i, v;
 
 	memset(k, 0, sizeof *k);
@@ -344,11 +441,13 @@ keys_build(const struct snap_trace *t, int with_size, struct keys *k)
 		}
 		if (k->n > UINT32_MAX - 1)
 			break; /* 4 billion allocations are plenty to judge */
-		XGROW(k->key, cap, (size_t)k->n + 1);
-		k->key[k->n++] = id;
+		keys_push(k, id, t->n);
 		k->count[id]++;
 	}
 	u64map_destroy(&ids);
+	/* written: all of it to the file, read back as it is needed */
+	if (k->sp != NULL)
+		spill_release(k->sp, (size_t)k->n * sizeof *k->key, 0);
 }
 
 struct cand {
@@ -443,7 +542,7 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
     uint32_t *nseg, uint64_t *post, double *balance)
 {
 	uint64_t *size = xcalloc(s, sizeof *size), j, covered = 0, lo, hi;
-	uint64_t after = 0;
+	uint64_t after = 0, read = 0;
 	int64_t seg = -1;
 	uint32_t id;
 
@@ -453,6 +552,7 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
 		post[id] = 0;
 	}
 	for (j = 0; j < k->n; j++) {
+		keys_read(k, j, &read);
 		id = k->key[j];
 		if (id == anchor && seg + 1 < (int64_t)s)
 			seg++;
@@ -559,7 +659,7 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 	struct keys k;
 	size_t cap = 0;
 	int64_t *start;
-	uint64_t i, j = 0, m = 0;
+	uint64_t i, j = 0, m = 0, read = 0;
 
 	memset(&k, 0, sizeof k);
 	try_keys(t, 1, &best, &k);
@@ -573,6 +673,7 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 	for (i = 0; i < t->n && j < k.n && m < best.s; i++) {
 		if (snap_ev_action(t, i) != SNAP_ALLOC)
 			continue;
+		keys_read(&k, j, &read);
 		if (k.key[j++] == best.anchor)
 			start[m++] = (int64_t)i;
 	}

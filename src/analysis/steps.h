@@ -34,6 +34,7 @@
  * one, time going backwards) is ignored and counted; the first one is
  * described in `bad` for one line of warning.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "snapshot/snap_model.h"
@@ -76,6 +77,12 @@ struct an_steps {
 int an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
     struct sv_error *err);
 void an_steps_destroy(struct an_steps *st);
+
+/* Bytes of allocation keys kept on the heap before they move to a
+ * temporary file when steps are found in the trace's repetition (16 MiB;
+ * tests lower it to take that path on small traces). Not thread-safe:
+ * set it before any search. */
+void an_steps_set_keys_heap_max(size_t bytes);
 
 /* Index of the step holding event ev, or -1 (outside every step). */
 int64_t an_step_at(const struct an_steps *st, int64_t ev);

@@ -163,6 +163,23 @@ spill_release(struct spill *s, size_t upto, size_t keep)
 }
 
 void
+spill_drop(struct spill *s, size_t from, size_t to)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (s->fd < 0 || pg <= 0)
+		return;
+	if (to > s->released)
+		to = s->released;
+	to &= ~((size_t)pg - 1);
+	if (from >= to)
+		return;
+	from = (from + (size_t)pg - 1) & ~((size_t)pg - 1);
+	if (to > from)
+		(void)madvise(s->base + from, to - from, MADV_DONTNEED);
+}
+
+void
 spill_free(struct spill *s)
 {
 	if (s->base != NULL)

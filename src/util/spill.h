@@ -37,6 +37,12 @@ void *spill_grow(struct spill *s, size_t need);
  * file and mapped from there. On a write error they stay resident. */
 void spill_release(struct spill *s, size_t upto, size_t keep);
 
+/* Gives back the resident pages of [from, to) that are in the file
+ * (below what was given back): for an array read in order again, the
+ * pages behind the reader. Nothing is lost; a later read faults them back
+ * in from the page cache. */
+void spill_drop(struct spill *s, size_t from, size_t to);
+
 /* Unmaps and closes; a no-op when unused. */
 void spill_free(struct spill *s);
 

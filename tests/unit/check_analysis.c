@@ -659,6 +659,52 @@ START_TEST(test_steps_no_time)
 }
 END_TEST
 
+/* Steps from the trace's repetition with the allocation keys in a
+ * temporary file (an_steps_set_keys_heap_max): six steps of 2^19
+ * allocations each, enough for pages to be given back as the keys are
+ * written and read; the steps are the ones built in, and the same as
+ * with the keys on the heap. */
+START_TEST(test_steps_pattern_spilled)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t stk[1001];
+	struct an_steps heap, file;
+	uint64_t i, n = 1u << 19;
+	int k;
+
+	for (k = 0; k < 1001; k++) {
+		uint32_t f = frame(s, "/home/a/train.py", "step",
+		    (uint64_t)k + 1);
+
+		stk[k] = snap_intern_stack(s, &f, 1);
+	}
+	for (k = 0; k < 6; k++)
+		for (i = 0; i < n; i++) /* the same scramble every step */
+			snap_trace_push(s, t, SNAP_ALLOC, 0x10000000 + i * 512,
+			    512, 0, i == 0 ? stk[1000] :
+			    stk[(i * 2654435761u >> 7) % 1000]);
+	snap_finish(s);
+	an_steps_set_keys_heap_max(4096);
+	ck_assert_int_eq(an_steps_find(s, 0, &file, NULL), 0);
+	an_steps_set_keys_heap_max(SIZE_MAX);
+	ck_assert_int_eq(an_steps_find(s, 0, &heap, NULL), 0);
+	an_steps_set_keys_heap_max((size_t)16 << 20);
+	ck_assert_int_eq(file.source, AN_STEPS_PATTERN);
+	ck_assert_uint_eq(file.n, 6);
+	ck_assert_uint_eq(heap.n, 6);
+	for (k = 0; k < 6; k++) {
+		ck_assert_int_eq(file.steps[k].first, (int64_t)((uint64_t)k *
+		    n));
+		ck_assert_int_eq(heap.steps[k].first, file.steps[k].first);
+		ck_assert_int_eq(heap.steps[k].last, file.steps[k].last);
+	}
+	an_steps_destroy(&file);
+	an_steps_destroy(&heap);
+	snap_free(s);
+}
+END_TEST
+
 /* One step: a forward of 30 distinct allocations, then an optimizer
  * loop over 20 parameters from one line. The loop repeats, the trace
  * does not: no steps. */
@@ -1354,6 +1400,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_many_windows);
 	tcase_add_test(tc, test_steps_optimizer_and_bad);
 	tcase_add_test(tc, test_steps_no_time);
+	tcase_add_test(tc, test_steps_pattern_spilled);
 	tcase_add_test(tc, test_steps_loop_is_no_step);
 	tcase_add_test(tc, test_steps_real);
 	tcase_add_test(tc, test_steps_cursor);
