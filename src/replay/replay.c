@@ -191,6 +191,9 @@ replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 		return NULL;
 	}
 	r = replay_open(s, d);
+	/* the passes look blocks up by their address all the time; seeks
+	 * restore whole states, which would have to refill the index */
+	rstate_index(&r->cur, 1);
 	for (pass = 0;; pass++) {
 		r->n_fix_new = 0;
 		replay_final_state(r, &r->cur, 1);
@@ -204,6 +207,7 @@ replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 	r->info.n_checkpoints = r->ck.n;
 	r->info.checkpoint_bytes = ckpt_bytes(&r->ck) +
 	    r->n_learned * sizeof *r->learned + r->n_attrs * sizeof *r->attrs;
+	rstate_index(&r->cur, 0);
 	r->log.on = 1;
 	ulog_reset(&r->log, r->cur.at);
 	return r;

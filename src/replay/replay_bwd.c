@@ -75,7 +75,7 @@ block_at(const struct rstate *st, uint64_t a, struct rseg **psg)
 {
 	struct rblk *b = rblk_at(st, a);
 
-	*psg = b != NULL ? rseg_find(st, a) : NULL;
+	*psg = b != NULL ? rblk_seg(st, b) : NULL;
 	return b;
 }
 
@@ -131,12 +131,12 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 {
 	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i);
 	uint64_t avail, bs;
-	struct rseg *sg = rseg_find(st, a);
-	struct rblk *b;
+	struct rblk *b = rblk_find(st, a);
+	struct rseg *sg;
 	const struct fix *fx;
 	struct replay_block f, nb;
 
-	if (sg == NULL || (b = rblk_find(st, a)) == NULL)
+	if (b == NULL || (sg = rblk_seg(st, b)) == NULL)
 		return -1;
 	/* an unsure block here was allocated: this free comes before it */
 	if (b->b.addr == a)

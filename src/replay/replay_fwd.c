@@ -253,7 +253,7 @@ replay_range_remove(struct replay *r, struct rstate *st, uint64_t i,
 			rblk_add(st, &up);
 		}
 	} else if (end < fend)
-		rblk_move_start(fb, end);
+		rblk_move_start(st, fb, end);
 	else
 		rblk_del(st, fb);
 	/* segments: the runs below and above */
@@ -337,17 +337,16 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 {
 	const struct snap_trace *t = r->t;
 	uint64_t a = snap_ev_addr(t, i), req = snap_ev_size(t, i), avail, bs;
-	struct rseg *sg = rseg_find(st, a);
-	struct rblk *fb, *pb, *x;
+	struct rblk *fb = rblk_find(st, a), *pb, *x;
+	struct rseg *sg;
 	struct replay_block f, nb;
 	struct urec *u;
 
-	if (sg == NULL) {
+	/* the blocks tile the segments: a block holds a iff a segment does */
+	if (fb == NULL || (sg = rblk_seg(st, fb)) == NULL) {
 		ANOM(r, i, a, "alloc: no segment holds this address");
 		return;
 	}
-	if ((fb = rblk_find(st, a)) == NULL)
-		return;
 	f = fb->b;
 	if (f.state != SNAP_BLOCK_INACTIVE) {
 		ANOM(r, i, a, "alloc: the block here is already active");
@@ -420,7 +419,7 @@ block_at(const struct rstate *st, uint64_t a, struct rseg **psg)
 {
 	struct rblk *b = rblk_at(st, a);
 
-	*psg = b != NULL ? rseg_find(st, a) : NULL;
+	*psg = b != NULL ? rblk_seg(st, b) : NULL;
 	return b;
 }
 
