@@ -144,18 +144,22 @@ build_forward(struct replay *r)
 {
 	uint64_t i, last = 0;
 
+	struct evs es;
+
 	r->collect = 1;
 	ckpt_take(&r->ck, &r->cur);
+	evs_open(&es, r->t, r->n, 0);
 	for (i = 0; i < r->n; i++) {
 		uint64_t gap = r->cur.blk.n / 4;
 
-		replay_apply(r, &r->cur, i);
+		replay_apply_ev(r, &r->cur, i, evs_get(&es, i));
 		if (i + 1 < r->n && i + 1 - last >= (gap > r->ck.k ? gap
 								   : r->ck.k)) {
 			ckpt_take(&r->ck, &r->cur);
 			last = i + 1;
 		}
 	}
+	evs_close(&es);
 	r->collect = 0;
 	count_ghosts(r);
 }

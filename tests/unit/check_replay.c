@@ -16,8 +16,9 @@
 #include "analysis/oom.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
+#include "index/idx.h"
 #include "replay/replay.h"
-#include "replay/rstate.h"
+#include "replay/replay_int.h"
 #include "snapshot/snap_load.h"
 
 #define MIB (1024ull * 1024)
@@ -1060,17 +1061,22 @@ END_TEST
 static void
 same_builds(const struct snapshot *s, uint32_t d, const char *what)
 {
-	static const size_t mins[] = {SIZE_MAX, 0, 8};
-	uint8_t *buf[3];
-	size_t len[3];
-	uint64_t n_issues[3], i, n, *h, x = 0x9e3779b97f4a7c15ull;
+	/* the index from how many blocks, the read-ahead thread from how
+	 * many events; the first is the reference, the last kept */
+	static const struct {
+		size_t index_min, read_min;
+	} v[] = {{SIZE_MAX, SIZE_MAX}, {0, SIZE_MAX}, {0, 0}, {8, 0}};
+	uint8_t *buf[4];
+	size_t len[4];
+	uint64_t n_issues[4], i, n, *h, x = 0x9e3779b97f4a7c15ull;
 	struct replay *r = NULL;
 	struct sv_error err;
 	struct replay_check c;
 	int k;
 
-	for (k = 0; k < 3; k++) {
-		rstate_index_min = mins[k];
+	for (k = 0; k < 4; k++) {
+		rstate_index_min = v[k].index_min;
+		replay_read_ahead_min = v[k].read_min;
 		if (r != NULL)
 			replay_free(r);
 		r = replay_new(s, d, &err);
@@ -1083,11 +1089,11 @@ same_builds(const struct snapshot *s, uint32_t d, const char *what)
 		ck_assert_msg(len[k] == len[0] &&
 		    memcmp(buf[k], buf[0], len[0]) == 0 &&
 		    n_issues[k] == n_issues[0],
-		    "%s device %u: the build with the index from %zu blocks "
-		    "differs", what, d, mins[k]);
+		    "%s device %u: build %d differs", what, d, k);
 	}
 	rstate_index_min = 512;
-	/* r: the build with the index on from 8 blocks */
+	replay_read_ahead_min = 4 * EVS_CHUNK;
+	/* r: the build with the index on from 8 blocks, read ahead */
 	n = replay_n_events(r);
 	h = malloc((n + 1) * sizeof *h);
 	seek_ok(r, -1);
@@ -1109,7 +1115,7 @@ same_builds(const struct snapshot *s, uint32_t d, const char *what)
 		    (long long)at);
 	}
 	free(h);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		free(buf[k]);
 	replay_free(r);
 }
@@ -1239,7 +1245,9 @@ churn_snapshot(uint64_t seed, uint64_t n_ev)
 
 START_TEST(test_replay_build_shortcuts_churn)
 {
-	struct snapshot *s = churn_snapshot((uint64_t)_i + 1, 30000);
+	/* 5 to 10 chunks of events: the read-ahead ring wraps */
+	struct snapshot *s = churn_snapshot((uint64_t)_i + 1,
+	    40000 + 20000 * (uint64_t)_i);
 	struct replay *r = open_ok(s);
 	const struct replay_info *in = replay_info(r);
 
@@ -1295,6 +1303,36 @@ START_TEST(test_replay_build_shortcuts_files)
 }
 END_TEST
 
+/* The same on an index's block-coded events, which the read-ahead thread
+ * decodes into blocks of its own. */
+START_TEST(test_replay_build_block_coded)
+{
+	static const char *names[] = {"cuda_train_one_step",
+	    "npu_leak_expandable"};
+	char path[1024];
+	struct sv_index *ix;
+	struct idx_opts o;
+	struct sv_error err;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		const struct snapshot *s;
+
+		snprintf(path, sizeof path, "%s/tests/data/real/%s.pickle",
+		    TOP_SRCDIR, names[k]);
+		memset(&o, 0, sizeof o);
+		o.no_cache = 1;
+		ck_assert_msg(idx_open(path, &o, &ix, &err) == 0, "%s: %s",
+		    path, err.msg);
+		s = idx_snapshot(ix);
+		ck_assert_ptr_nonnull(snap_trace_of(s, snap_default_device(s))
+		    ->blk);
+		same_builds(s, snap_default_device(s), path);
+		idx_close(ix);
+	}
+}
+END_TEST
+
 START_TEST(test_replay_real_files)
 {
 	check_real("npu_leak_expandable.pickle", 1);
@@ -1329,6 +1367,7 @@ replay_suite(void)
 	tcase_add_loop_test(tp, test_replay_build_shortcuts_model, 0, 3);
 	tcase_add_test(tp, test_replay_build_shortcuts_files);
 	tcase_add_loop_test(tp, test_replay_build_shortcuts_churn, 0, 3);
+	tcase_add_test(tp, test_replay_build_block_coded);
 	tcase_set_timeout(tp, 120);
 	suite_add_tcase(s, tp);
 	return s;
