@@ -130,9 +130,9 @@ evs_open(struct evs *es, const struct snap_trace *t, uint64_t n, int down)
 }
 
 const struct rev *
-evs_get(struct evs *es, uint64_t i)
+evs_next(struct evs *es, uint64_t i)
 {
-	uint64_t c = (es->down ? es->n - 1 - i : i) / EVS_CHUNK, hi;
+	uint64_t c = (es->down ? es->n - 1 - i : i) / EVS_CHUNK;
 
 	if (c != es->cur) {
 		if (!es->threaded)
@@ -147,9 +147,10 @@ evs_get(struct evs *es, uint64_t i)
 			pthread_mutex_unlock(&es->mu);
 		}
 		es->cur = c;
-		chunk_span(es, c, &es->lo, &hi);
+		chunk_span(es, c, &es->lo, &es->hi);
+		es->at = es->ring + (c % EVS_RING) * EVS_CHUNK;
 	}
-	return &es->ring[(c % EVS_RING) * EVS_CHUNK + (i - es->lo)];
+	return &es->at[i - es->lo];
 }
 
 void

@@ -128,8 +128,9 @@ struct evs {
 	uint64_t n, n_chunks;
 	int down;
 	struct rev *ring;          /* EVS_RING chunks; chunk c in c % RING */
-	uint64_t cur, lo;          /* the chunk evs_get() reads (or none),
-				      its first event */
+	uint64_t cur;              /* the chunk evs_get() reads, or none */
+	uint64_t lo, hi;           /* its events */
+	const struct rev *at;      /* its records: at[i - lo] */
 	uint64_t filled, done;     /* chunks read ahead, chunks used */
 	int stop;
 	int threaded;
@@ -142,10 +143,19 @@ struct evs {
 extern size_t replay_read_ahead_min;
 void evs_open(struct evs *es, const struct snap_trace *t, uint64_t n,
     int down);
+/* The chunk holding event i (evs_get()'s slow path). */
+const struct rev *evs_next(struct evs *es, uint64_t i);
+void evs_close(struct evs *es);
+
 /* Event i, which must come in the pass's order (borrowed until the next
  * call). */
-const struct rev *evs_get(struct evs *es, uint64_t i);
-void evs_close(struct evs *es);
+static inline const struct rev *
+evs_get(struct evs *es, uint64_t i)
+{
+	if (i - es->lo < es->hi - es->lo)
+		return &es->at[i - es->lo];
+	return evs_next(es, i);
+}
 
 /* replay_fwd.c */
 /* Applies event i to st (st->at must be i - 1), logged when r->log.on. */

@@ -24,6 +24,7 @@ rstate_init(struct rstate *st)
 void
 rstate_clear(struct rstate *st)
 {
+	st->seg_gen++;
 	avl_clear(&st->seg);
 	avl_clear(&st->blk);
 	st->at = -1;
@@ -55,6 +56,7 @@ rstate_reindex(struct rstate *st)
 {
 	struct rblk *b;
 
+	st->seg_gen++;
 	u64map_destroy(&st->by_addr);
 	st->index_live = st->indexed && st->blk.n >= rstate_index_min;
 	if (!st->index_live)
@@ -147,6 +149,7 @@ rseg_add(struct rstate *st, uint64_t addr, uint64_t size)
 
 	if (sg == NULL)
 		return NULL;
+	st->seg_gen++;
 	sg->hdr.addr = addr;
 	sg->hdr.size = size;
 	sg->hdr.alloc_ev = -1;
@@ -163,6 +166,7 @@ rseg_del(struct rstate *st, struct rseg *sg)
 		st->near_seg = NULL;
 	/* no block that remembers it takes it for its segment now */
 	sg->hdr.size = 0;
+	st->seg_gen++;
 	avl_remove(&st->seg, sg);
 }
 

@@ -66,6 +66,8 @@ struct rstate {
 	int64_t at;                  /* event applied last, -1 = start */
 	struct rseg *near_seg;       /* found last by rseg_find(), or NULL */
 	struct rblk *near_blk;       /* by rblk_find() or rblk_at() */
+	uint64_t seg_gen;            /* changes when a segment comes or goes
+					(not when one grows or shrinks) */
 	struct u64map by_addr;       /* block address -> rblk, when live */
 	uint8_t indexed;             /* rstate_index() on */
 	uint8_t index_live;          /* and by_addr holds every block */
