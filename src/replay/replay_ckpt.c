@@ -54,7 +54,6 @@ ckpt_destroy(struct ckpt *c)
 	free(c->lists);
 	free(c->prev);
 	free(c->next);
-	free(c->segs);
 	free(c->la);
 	free(c->lb);
 	free(c->dseg);
@@ -239,22 +238,7 @@ ckpt_take(struct ckpt *c, struct rstate *st)
 	if (st->seg.n > c->cap_next)
 		c->next = xgrow(c->next, &c->cap_next, st->seg.n,
 		    sizeof *c->next);
-	/* the segments in address order: a walk of the map when one came
-	 * or went since the last checkpoint, else the same as then (a walk
-	 * of thousands of segments per checkpoint was a tenth of a build) */
-	if (c->segs_of != st || c->segs_gen != st->seg_gen ||
-	    c->n_segs != st->seg.n) {
-		if (st->seg.n > c->cap_segs)
-			c->segs = xgrow(c->segs, &c->cap_segs, st->seg.n,
-			    sizeof *c->segs);
-		c->n_segs = 0;
-		for (sg = rseg_first(st); sg != NULL; sg = rseg_next(sg))
-			c->segs[c->n_segs++] = sg;
-		c->segs_of = st;
-		c->segs_gen = st->seg_gen;
-	}
-	for (i = 0; i < c->n_segs; i++) {
-		sg = c->segs[i];
+	for (sg = rseg_first(st); sg != NULL; sg = rseg_next(sg)) {
 		if (sg->dirty || sg->blob == REPLAY_NO_BLOB) {
 			sg->blob = encode_seg(c, st, sg);
 			sg->dirty = 0;

@@ -44,12 +44,6 @@ struct ckpt {
 	uint32_t *prev, *next;
 	size_t n_prev, cap_prev, cap_next;
 	uint64_t since_key, chain;
-	/* the segments of the state the last ckpt_take() walked, in
-	 * address order, while its seg_gen says they are the same */
-	struct rseg **segs;
-	size_t n_segs, cap_segs;
-	const struct rstate *segs_of;
-	uint64_t segs_gen;
 	/* ckpt_restore()'s scratch: the list and the decoded state */
 	uint32_t *la, *lb;
 	size_t cap_la, cap_lb;

@@ -14,6 +14,7 @@ rstate_init(struct rstate *st)
 {
 	avl_init(&st->seg, sizeof(struct rseg));
 	avl_init(&st->blk, sizeof(struct rblk));
+	st->seg_first = NULL;
 	st->at = -1;
 	st->near_seg = NULL;
 	st->near_blk = NULL;
@@ -24,7 +25,7 @@ rstate_init(struct rstate *st)
 void
 rstate_clear(struct rstate *st)
 {
-	st->seg_gen++;
+	st->seg_first = NULL;
 	avl_clear(&st->seg);
 	avl_clear(&st->blk);
 	st->at = -1;
@@ -37,6 +38,7 @@ rstate_clear(struct rstate *st)
 void
 rstate_destroy(struct rstate *st)
 {
+	st->seg_first = NULL;
 	avl_destroy(&st->seg);
 	avl_destroy(&st->blk);
 	st->at = -1;
@@ -54,9 +56,14 @@ size_t rstate_index_min = 512;
 void
 rstate_reindex(struct rstate *st)
 {
+	struct rseg *sg, *p = NULL;
 	struct rblk *b;
 
-	st->seg_gen++;
+	st->seg_first = avl_first(&st->seg);
+	for (sg = st->seg_first; sg != NULL; p = sg, sg = avl_next(sg)) {
+		sg->prev = p;
+		sg->next = avl_next(sg);
+	}
 	u64map_destroy(&st->by_addr);
 	st->index_live = st->indexed && st->blk.n >= rstate_index_min;
 	if (!st->index_live)
@@ -108,13 +115,13 @@ le_near(const struct avl *t, void *el, uint64_t a)
 struct rseg *
 rseg_first(const struct rstate *st)
 {
-	return avl_first(&st->seg);
+	return st->seg_first;
 }
 
 struct rseg *
 rseg_next(const struct rseg *sg)
 {
-	return avl_next(sg);
+	return sg->next;
 }
 
 struct rseg *
@@ -149,7 +156,14 @@ rseg_add(struct rstate *st, uint64_t addr, uint64_t size)
 
 	if (sg == NULL)
 		return NULL;
-	st->seg_gen++;
+	sg->prev = avl_prev(sg);
+	sg->next = sg->prev != NULL ? sg->prev->next : st->seg_first;
+	if (sg->prev != NULL)
+		sg->prev->next = sg;
+	else
+		st->seg_first = sg;
+	if (sg->next != NULL)
+		sg->next->prev = sg;
 	sg->hdr.addr = addr;
 	sg->hdr.size = size;
 	sg->hdr.alloc_ev = -1;
@@ -164,9 +178,14 @@ rseg_del(struct rstate *st, struct rseg *sg)
 {
 	if (st->near_seg == sg)
 		st->near_seg = NULL;
+	if (sg->prev != NULL)
+		sg->prev->next = sg->next;
+	else
+		st->seg_first = sg->next;
+	if (sg->next != NULL)
+		sg->next->prev = sg->prev;
 	/* no block that remembers it takes it for its segment now */
 	sg->hdr.size = 0;
-	st->seg_gen++;
 	avl_remove(&st->seg, sg);
 }
 

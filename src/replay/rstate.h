@@ -47,6 +47,7 @@
  * filled in the flat view (replay_state()). */
 struct rseg {
 	struct avl_node node;        /* key: hdr.addr */
+	struct rseg *next, *prev;    /* in address order */
 	struct replay_segment hdr;
 	uint32_t blob;               /* checkpoint blob of the last encoding */
 	uint8_t dirty;               /* changed since that encoding */
@@ -62,12 +63,13 @@ struct rblk {
 
 struct rstate {
 	struct avl seg;
+	struct rseg *seg_first;      /* the segments as a list: a walk of
+					thousands at every checkpoint took a
+					tenth of a build in the map */
 	struct avl blk;
 	int64_t at;                  /* event applied last, -1 = start */
 	struct rseg *near_seg;       /* found last by rseg_find(), or NULL */
 	struct rblk *near_blk;       /* by rblk_find() or rblk_at() */
-	uint64_t seg_gen;            /* changes when a segment comes or goes
-					(not when one grows or shrinks) */
 	struct u64map by_addr;       /* block address -> rblk, when live */
 	uint8_t indexed;             /* rstate_index() on */
 	uint8_t index_live;          /* and by_addr holds every block */
@@ -77,8 +79,8 @@ void rstate_init(struct rstate *st);
 /* Turns the shortcuts (above) on, the index filled from the blocks
  * there, or off. */
 void rstate_index(struct rstate *st, int on);
-/* Refills the index after the blocks were replaced wholesale (a restore
- * with avl_load()); nothing when it is off. */
+/* Refills the list of segments, and the index when it is on, after the
+ * maps were replaced wholesale (a restore with avl_load()). */
 void rstate_reindex(struct rstate *st);
 /* Blocks from which an indexed state keeps its index (512); SIZE_MAX
  * turns rstate_index() into a no-op, so that no shortcut is taken. A
