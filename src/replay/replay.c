@@ -53,6 +53,18 @@
  *    fixture: 421 such allocs, 15872-byte free blocks before them); the
  *    replay carves the block there exactly as the allocator did.
  *
+ * Building is two passes over the whole trace, on the thread that opens
+ * the replay; nothing else is learned from the backward pass until it
+ * ends, so they cannot overlap. While they run, the state also finds a
+ * block by its exact address in a hash and a block's segment from where
+ * it was last found (rstate.h), and a second thread reads the events a
+ * few chunks ahead of each pass, decoding the index's blocks
+ * (replay_evs.c). Measured (gensnap leak with Python stacks, 11.6 M
+ * events, 27 k blocks in 9 k segments at the end; on an index; load ~5
+ * on 2 cores): 1.03 s on the opening thread before, 0.58 s after, 0.93 s
+ * CPU in all; gensnap frag with C++ stacks (5.6 M events, 49 blocks):
+ * 0.42 s before, 0.24 s after, 0.43 s in all.
+ *
  * The state lives in ordered maps by address (rstate.h): a file picks
  * the order of its addresses, and a sorted array with a memmove per
  * insert took 3 s for 58 k allocs in descending order; every insert and
