@@ -75,15 +75,16 @@ block_at(const struct rstate *st, uint64_t a, struct rseg **psg)
 {
 	struct rblk *b = rblk_at(st, a);
 
-	*psg = b != NULL ? rseg_find(st, a) : NULL;
+	*psg = b != NULL ? rblk_seg(st, b) : NULL;
 	return b;
 }
 
 static int
-bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
+bwd_alloc(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
 	struct rseg *sg;
-	struct rblk *b = block_at(st, snap_ev_addr(r->t, i), &sg);
+	struct rblk *b = block_at(st, e->addr, &sg);
 
 	if (b == NULL || b->b.state == SNAP_BLOCK_INACTIVE)
 		return -1;
@@ -95,9 +96,9 @@ bwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 }
 
 static int
-bwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
+bwd_free_requested(struct rstate *st, const struct rev *e)
 {
-	struct rblk *b = rblk_at(st, snap_ev_addr(r->t, i));
+	struct rblk *b = rblk_at(st, e->addr);
 
 	if (b == NULL)
 		return -1;
@@ -127,16 +128,16 @@ shrink_guess(struct rstate *st, const struct rseg *sg, struct rblk *b,
 }
 
 static int
-bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
+bwd_free_completed(struct replay *r, struct rstate *st, const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i), req = snap_ev_size(r->t, i);
+	uint64_t a = e->addr, req = e->size;
 	uint64_t avail, bs;
-	struct rseg *sg = rseg_find(st, a);
-	struct rblk *b;
+	struct rblk *b = rblk_find(st, a);
+	struct rseg *sg;
 	const struct fix *fx;
 	struct replay_block f, nb;
 
-	if (sg == NULL || (b = rblk_find(st, a)) == NULL)
+	if (b == NULL || (sg = rblk_seg(st, b)) == NULL)
 		return -1;
 	/* an unsure block here was allocated: this free comes before it */
 	if (b->b.addr == a)
@@ -162,7 +163,7 @@ bwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 	nb.addr = a;
 	nb.size = bs;
 	nb.requested_size = req < bs ? req : bs;
-	nb.stack = snap_ev_stack(r->t, i);
+	nb.stack = e->stack;
 	nb.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
 	nb.alloc_ev = -1;
 	nb.last_ev = -1;
@@ -186,11 +187,12 @@ drop_segment(struct rstate *st, struct rseg *sg)
 }
 
 static int
-bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
+bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	struct rseg *sg = rseg_find(st, snap_ev_addr(r->t, i));
+	struct rseg *sg = rseg_find(st, e->addr);
 
-	if (sg == NULL || sg->hdr.addr != snap_ev_addr(r->t, i))
+	if (sg == NULL || sg->hdr.addr != e->addr)
 		return -1;
 	learn_attrs(r, i, sg);
 	drop_segment(st, sg);
@@ -198,9 +200,9 @@ bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 }
 
 static int
-bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
+bwd_segment_free(struct replay *r, struct rstate *st, const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i), size = snap_ev_size(r->t, i);
+	uint64_t a = e->addr, size = e->size;
 	struct replay_block b;
 	struct rseg *sg;
 
@@ -208,29 +210,30 @@ bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 		return -1;
 	sg = rseg_add(st, a, size);
 	/* no segattr has event UINT64_MAX: the attributes are guessed */
-	replay_seg_attrs(r, sg, UINT64_MAX, snap_ev_stream(r->t, i), 0);
+	replay_seg_attrs(r, sg, UINT64_MAX, e->stream, 0);
 	rblk_free_init(&b, a, size, -1);
 	rblk_add(st, &b);
 	return 0;
 }
 
 static int
-bwd_segment_map(struct replay *r, struct rstate *st, uint64_t i)
+bwd_segment_map(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	struct rseg *sg = rseg_find(st, snap_ev_addr(r->t, i));
+	struct rseg *sg = rseg_find(st, e->addr);
 
 	if (sg == NULL)
 		return -1;
 	learn_attrs(r, i, sg);
-	return replay_range_remove(r, st, i, snap_ev_addr(r->t, i),
-	    snap_ev_size(r->t, i));
+	return replay_range_remove(r, st, i, e->addr,
+	    e->size);
 }
 
 static int
-bwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i)
+bwd_segment_unmap(struct replay *r, struct rstate *st, const struct rev *e)
 {
-	return replay_range_add(r, st, UINT64_MAX, snap_ev_addr(r->t, i),
-	    snap_ev_size(r->t, i), snap_ev_stream(r->t, i));
+	return replay_range_add(r, st, UINT64_MAX, e->addr,
+	    e->size, e->stream);
 }
 
 /* learned / attrs were appended in decreasing event order */
@@ -258,32 +261,35 @@ replay_backward(struct replay *r, struct rstate *st)
 {
 	struct rseg *sg;
 	struct rblk *b;
+	struct evs es;
 	uint64_t i;
 
+	evs_open(&es, r->t, r->n, 1);
 	for (i = r->n; i-- > 0;) {
+		const struct rev *e = evs_get(&es, i);
 		int rc = 0;
 
-		switch (snap_ev_action(r->t, i)) {
+		switch (e->action) {
 		case SNAP_ALLOC:
-			rc = bwd_alloc(r, st, i);
+			rc = bwd_alloc(r, st, i, e);
 			break;
 		case SNAP_FREE_REQUESTED:
-			rc = bwd_free_requested(r, st, i);
+			rc = bwd_free_requested(st, e);
 			break;
 		case SNAP_FREE_COMPLETED:
-			rc = bwd_free_completed(r, st, i);
+			rc = bwd_free_completed(r, st, e);
 			break;
 		case SNAP_SEGMENT_ALLOC:
-			rc = bwd_segment_alloc(r, st, i);
+			rc = bwd_segment_alloc(r, st, i, e);
 			break;
 		case SNAP_SEGMENT_FREE:
-			rc = bwd_segment_free(r, st, i);
+			rc = bwd_segment_free(r, st, e);
 			break;
 		case SNAP_SEGMENT_MAP:
-			rc = bwd_segment_map(r, st, i);
+			rc = bwd_segment_map(r, st, i, e);
 			break;
 		case SNAP_SEGMENT_UNMAP:
-			rc = bwd_segment_unmap(r, st, i);
+			rc = bwd_segment_unmap(r, st, e);
 			break;
 		case SNAP_OOM: r->info.n_oom++; break;
 		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
@@ -293,6 +299,7 @@ replay_backward(struct replay *r, struct rstate *st)
 		if (rc < 0)
 			r->info.n_undo_anomalies++;
 	}
+	evs_close(&es);
 	reverse_learned(r);
 	for (b = avl_first(&st->blk); b != NULL; b = avl_next(b)) {
 		b->b.pad[0] = 0;

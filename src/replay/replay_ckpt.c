@@ -529,6 +529,7 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		rstate_clear(st);
 		return -1;
 	}
+	rstate_reindex(st);
 	st->at = (int64_t)c->pos[j] - 1;
 	return 0;
 }

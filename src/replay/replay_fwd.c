@@ -253,7 +253,7 @@ replay_range_remove(struct replay *r, struct rstate *st, uint64_t i,
 			rblk_add(st, &up);
 		}
 	} else if (end < fend)
-		rblk_move_start(fb, end);
+		rblk_move_start(st, fb, end);
 	else
 		rblk_del(st, fb);
 	/* segments: the runs below and above */
@@ -302,9 +302,10 @@ learn_fix(struct replay *r, const struct rseg *sg, const struct rblk *fb,
 /* The size of the block the alloc at event i takes from a free run of
  * avail bytes. */
 static uint64_t
-alloc_size(struct replay *r, const struct rseg *sg, uint64_t i, uint64_t req,
-    uint64_t avail)
+alloc_size(struct replay *r, const struct rseg *sg, uint64_t i,
+    const struct rev *e, uint64_t avail)
 {
+	uint64_t req = e->size;
 	const struct learned *ln = learned_find(r, i);
 	uint64_t bs;
 
@@ -313,7 +314,7 @@ alloc_size(struct replay *r, const struct rseg *sg, uint64_t i, uint64_t req,
 	else
 		bs = replay_split_size(sg, replay_rounded(r, req), avail);
 	if (bs > avail) {
-		ANOM(r, i, snap_ev_addr(r->t, i), "alloc: block of %llu bytes "
+		ANOM(r, i, e->addr, "alloc: block of %llu bytes "
 		    "> free %llu", (unsigned long long)bs,
 		    (unsigned long long)avail);
 		bs = avail;
@@ -322,32 +323,30 @@ alloc_size(struct replay *r, const struct rseg *sg, uint64_t i, uint64_t req,
 }
 
 static void
-set_allocated(struct replay_block *b, const struct snap_trace *t,
-    uint64_t i, uint64_t req)
+set_allocated(struct replay_block *b, uint64_t i, const struct rev *e)
 {
 	b->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
-	b->requested_size = req < b->size ? req : b->size;
-	b->stack = snap_ev_stack(t, i);
+	b->requested_size = e->size < b->size ? e->size : b->size;
+	b->stack = e->stack;
 	b->alloc_ev = (int64_t)i;
 	b->last_ev = (int64_t)i;
 }
 
 static void
-fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
+fwd_alloc(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	const struct snap_trace *t = r->t;
-	uint64_t a = snap_ev_addr(t, i), req = snap_ev_size(t, i), avail, bs;
-	struct rseg *sg = rseg_find(st, a);
-	struct rblk *fb, *pb, *x;
+	uint64_t a = e->addr, req = e->size, avail, bs;
+	struct rblk *fb = rblk_find(st, a), *pb, *x;
+	struct rseg *sg;
 	struct replay_block f, nb;
 	struct urec *u;
 
-	if (sg == NULL) {
+	/* the blocks tile the segments: a block holds a iff a segment does */
+	if (fb == NULL || (sg = rblk_seg(st, fb)) == NULL) {
 		ANOM(r, i, a, "alloc: no segment holds this address");
 		return;
 	}
-	if ((fb = rblk_find(st, a)) == NULL)
-		return;
 	f = fb->b;
 	if (f.state != SNAP_BLOCK_INACTIVE) {
 		ANOM(r, i, a, "alloc: the block here is already active");
@@ -358,7 +357,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 			ulog_blks(&r->log, u, a, fb, 1);
 			u->n_seg_post = u->n_blk_post = 1;
 		}
-		set_allocated(&fb->b, t, i, req);
+		set_allocated(&fb->b, i, e);
 		touch(sg, i);
 		return;
 	}
@@ -384,7 +383,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 		fb->b.last_ev = (int64_t)i;
 	}
 	avail = f.addr + f.size - a;
-	bs = alloc_size(r, sg, i, req, avail);
+	bs = alloc_size(r, sg, i, e, avail);
 	if (req > bs)
 		/* a block never holds more than it was given: the request
 		 * is cut to the block, so every total stays within the
@@ -394,7 +393,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	memset(&nb, 0, sizeof nb);
 	nb.addr = a;
 	nb.size = bs;
-	set_allocated(&nb, t, i, req);
+	set_allocated(&nb, i, e);
 	/* the new blocks split fb's old range: each is added next to the
 	 * block before it, with no search */
 	pb = fb;
@@ -420,14 +419,15 @@ block_at(const struct rstate *st, uint64_t a, struct rseg **psg)
 {
 	struct rblk *b = rblk_at(st, a);
 
-	*psg = b != NULL ? rseg_find(st, a) : NULL;
+	*psg = b != NULL ? rblk_seg(st, b) : NULL;
 	return b;
 }
 
 static void
-fwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
+fwd_free_requested(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i);
+	uint64_t a = e->addr;
 	struct rseg *sg;
 	struct rblk *b = block_at(st, a, &sg);
 	struct urec *u;
@@ -451,9 +451,10 @@ fwd_free_requested(struct replay *r, struct rstate *st, uint64_t i)
 }
 
 static void
-fwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
+fwd_free_completed(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i);
+	uint64_t a = e->addr;
 	struct rseg *sg;
 	struct rblk *b = block_at(st, a, &sg), *p, *n, *lo;
 	struct urec *u;
@@ -487,9 +488,10 @@ fwd_free_completed(struct replay *r, struct rstate *st, uint64_t i)
 }
 
 static void
-fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
+fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i), size = snap_ev_size(r->t, i);
+	uint64_t a = e->addr, size = e->size;
 	struct replay_block b;
 	struct rseg *sg;
 	struct urec *u;
@@ -511,15 +513,16 @@ fwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i)
 	sg = rseg_add(st, a, size);
 	sg->hdr.alloc_ev = (int64_t)i;
 	sg->hdr.last_ev = (int64_t)i;
-	replay_seg_attrs(r, sg, i, snap_ev_stream(r->t, i), 0);
+	replay_seg_attrs(r, sg, i, e->stream, 0);
 	rblk_free_init(&b, a, size, (int64_t)i);
 	rblk_add(st, &b);
 }
 
 static void
-fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
+fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i);
+	uint64_t a = e->addr;
 	struct rseg *sg = rseg_find(st, a);
 	struct rblk *b, *first;
 	struct urec *u;
@@ -534,9 +537,9 @@ fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 		nb++;
 	if (nb != 1 || first->b.state != SNAP_BLOCK_INACTIVE)
 		ANOM(r, i, a, "segment_free: segment still has active blocks");
-	if (sg->hdr.size != snap_ev_size(r->t, i))
+	if (sg->hdr.size != e->size)
 		ANOM(r, i, a, "segment_free: size %llu, segment has %llu",
-		    (unsigned long long)snap_ev_size(r->t, i),
+		    (unsigned long long)e->size,
 		    (unsigned long long)sg->hdr.size);
 	if ((u = ulog_begin(&r->log)) != NULL) {
 		ulog_segs(&r->log, u, a, sg, 1);
@@ -548,37 +551,49 @@ fwd_segment_free(struct replay *r, struct rstate *st, uint64_t i)
 }
 
 static void
-fwd_segment_map(struct replay *r, struct rstate *st, uint64_t i)
+fwd_segment_map(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i);
+	uint64_t a = e->addr;
 
-	if (replay_range_add(r, st, i, a, snap_ev_size(r->t, i),
-	    snap_ev_stream(r->t, i)) < 0)
+	if (replay_range_add(r, st, i, a, e->size,
+	    e->stream) < 0)
 		ANOM(r, i, a, "segment_map: overlaps mapped memory");
 }
 
 static void
-fwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i)
+fwd_segment_unmap(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
-	uint64_t a = snap_ev_addr(r->t, i);
+	uint64_t a = e->addr;
 
-	if (replay_range_remove(r, st, i, a, snap_ev_size(r->t, i)) < 0)
+	if (replay_range_remove(r, st, i, a, e->size) < 0)
 		ANOM(r, i, a, "segment_unmap: range is not free mapped memory");
 }
 
 void
 replay_apply(struct replay *r, struct rstate *st, uint64_t i)
 {
+	struct rev e;
+
+	rev_read(r->t, i, &e);
+	replay_apply_ev(r, st, i, &e);
+}
+
+void
+replay_apply_ev(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
+{
 	uint64_t n_log = r->log.n;
 
-	switch (snap_ev_action(r->t, i)) {
-	case SNAP_ALLOC: fwd_alloc(r, st, i); break;
-	case SNAP_FREE_REQUESTED: fwd_free_requested(r, st, i); break;
-	case SNAP_FREE_COMPLETED: fwd_free_completed(r, st, i); break;
-	case SNAP_SEGMENT_ALLOC: fwd_segment_alloc(r, st, i); break;
-	case SNAP_SEGMENT_FREE: fwd_segment_free(r, st, i); break;
-	case SNAP_SEGMENT_MAP: fwd_segment_map(r, st, i); break;
-	case SNAP_SEGMENT_UNMAP: fwd_segment_unmap(r, st, i); break;
+	switch (e->action) {
+	case SNAP_ALLOC: fwd_alloc(r, st, i, e); break;
+	case SNAP_FREE_REQUESTED: fwd_free_requested(r, st, i, e); break;
+	case SNAP_FREE_COMPLETED: fwd_free_completed(r, st, i, e); break;
+	case SNAP_SEGMENT_ALLOC: fwd_segment_alloc(r, st, i, e); break;
+	case SNAP_SEGMENT_FREE: fwd_segment_free(r, st, i, e); break;
+	case SNAP_SEGMENT_MAP: fwd_segment_map(r, st, i, e); break;
+	case SNAP_SEGMENT_UNMAP: fwd_segment_unmap(r, st, i, e); break;
 	default: break; /* oom, snapshot, workspace_snapshot, unknown */
 	}
 	if (r->log.on && r->log.n == n_log)

@@ -10,6 +10,7 @@
  *   replay_issue.c  lists of issues (what check reports)
  *   replay_round.c  the rounding rule of a device (CUDA's or torch_npu's)
  *   replay_final.c  the final state as the file shows it
+ *   replay_evs.c    the events of a pass, read ahead on a thread
  *   replay_fwd.c    the forward pass: one event applied to a state
  *   replay_bwd.c    the backward pass: the start state, undoing the trace
  *   replay.c        construction, seeking, the flat view, totals
@@ -17,6 +18,7 @@
  *   replay_check.c  check: forward replay against the file's final state
  *   replay_idx.c    the index section holding the saved replays
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,9 +104,65 @@ void replay_final_state(const struct replay *r, struct rstate *st, int patch);
 void replay_find_workspace(struct replay *r);
 int replay_is_workspace(const struct replay *r, uint64_t addr);
 
+/* replay_evs.c: what the passes read of an event. */
+struct rev {
+	uint64_t addr;
+	uint64_t size;     /* alloc, free_completed and segment events */
+	uint64_t stream;   /* segment events */
+	uint32_t stack;    /* alloc and free_completed */
+	uint8_t action;
+	uint8_t pad[3];
+};
+/* Event i of t, the fields the passes read (the others 0). */
+void rev_read(const struct snap_trace *t, uint64_t i, struct rev *e);
+/*
+ * The events of one pass over a trace, in its order (down: from the last
+ * to the first), read in chunks a few chunks ahead of the pass, on a
+ * thread of their own when the trace is block-coded and long enough:
+ * decoding the blocks was a fifth of a pass, and a pass cannot be split.
+ */
+#define EVS_CHUNK 8192
+#define EVS_RING 4
+struct evs {
+	const struct snap_trace *t;
+	uint64_t n, n_chunks;
+	int down;
+	struct rev *ring;          /* EVS_RING chunks; chunk c in c % RING */
+	uint64_t cur;              /* the chunk evs_get() reads, or none */
+	uint64_t lo, hi;           /* its events */
+	const struct rev *at;      /* its records: at[i - lo] */
+	uint64_t filled, done;     /* chunks read ahead, chunks used */
+	int stop;
+	int threaded;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+/* Events from which a pass reads ahead on a thread (4 chunks); a
+ * variable for the tests (0: always, SIZE_MAX: never). */
+extern size_t replay_read_ahead_min;
+void evs_open(struct evs *es, const struct snap_trace *t, uint64_t n,
+    int down);
+/* The chunk holding event i (evs_get()'s slow path). */
+const struct rev *evs_next(struct evs *es, uint64_t i);
+void evs_close(struct evs *es);
+
+/* Event i, which must come in the pass's order (borrowed until the next
+ * call). */
+static inline const struct rev *
+evs_get(struct evs *es, uint64_t i)
+{
+	if (i - es->lo < es->hi - es->lo)
+		return &es->at[i - es->lo];
+	return evs_next(es, i);
+}
+
 /* replay_fwd.c */
 /* Applies event i to st (st->at must be i - 1), logged when r->log.on. */
 void replay_apply(struct replay *r, struct rstate *st, uint64_t i);
+/* The same with the event read (rev_read()). */
+void replay_apply_ev(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e);
 /* Shared with the backward pass: */
 /* The block size r's rounding rule (replay_round.h) gives req bytes. */
 uint64_t replay_rounded(const struct replay *r, uint64_t req);

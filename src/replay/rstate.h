@@ -19,11 +19,27 @@
  * search gives, as the remembered element is checked against its
  * successor in the map and forgotten when it leaves the map. That is a
  * write behind a const pointer: one thread at a time uses an rstate.
+ *
+ * Two more shortcuts serve a pass over the whole trace, where most
+ * lookups ask for the block that starts at an address and its segment,
+ * and a search of the map from its root was most of the time:
+ * - an exact-address index of the blocks (a hash, rstate_index()), on
+ *   while a pass builds the checkpoints, off for seeking, where a
+ *   restore would have to refill it; and only while the state holds
+ *   many blocks: a search of a map of a few dozen costs less than
+ *   keeping a hash;
+ * - each block remembers the segment it was last found in (rblk_seg()).
+ *   A removed segment's header is left with size 0, so a remembered
+ *   segment is the answer iff it holds the block's address: segments do
+ *   not overlap, and an element's memory stays in its map's pool until
+ *   the map is destroyed with the blocks.
+ * Both only find what the ordered maps would find.
  */
 #include <stdint.h>
 
 #include "replay/replay.h"
 #include "util/avl.h"
+#include "util/u64map.h"
 
 #define REPLAY_NO_BLOB UINT32_MAX
 
@@ -31,6 +47,7 @@
  * filled in the flat view (replay_state()). */
 struct rseg {
 	struct avl_node node;        /* key: hdr.addr */
+	struct rseg *next, *prev;    /* in address order */
 	struct replay_segment hdr;
 	uint32_t blob;               /* checkpoint blob of the last encoding */
 	uint8_t dirty;               /* changed since that encoding */
@@ -40,17 +57,36 @@ struct rseg {
 struct rblk {
 	struct avl_node node;        /* key: b.addr */
 	struct replay_block b;
+	struct rseg *sg;             /* segment it was last found in, or
+					NULL (rblk_seg()) */
 };
 
 struct rstate {
 	struct avl seg;
+	struct rseg *seg_first;      /* the segments as a list: a walk of
+					thousands at every checkpoint took a
+					tenth of a build in the map */
 	struct avl blk;
 	int64_t at;                  /* event applied last, -1 = start */
 	struct rseg *near_seg;       /* found last by rseg_find(), or NULL */
 	struct rblk *near_blk;       /* by rblk_find() or rblk_at() */
+	struct u64map by_addr;       /* block address -> rblk, when live */
+	uint8_t indexed;             /* rstate_index() on */
+	uint8_t index_live;          /* and by_addr holds every block */
 };
 
 void rstate_init(struct rstate *st);
+/* Turns the shortcuts (above) on, the index filled from the blocks
+ * there, or off. */
+void rstate_index(struct rstate *st, int on);
+/* Refills the list of segments, and the index when it is on, after the
+ * maps were replaced wholesale (a restore with avl_load()). */
+void rstate_reindex(struct rstate *st);
+/* Blocks from which an indexed state keeps its index (512); SIZE_MAX
+ * turns rstate_index() into a no-op, so that no shortcut is taken. A
+ * variable for the tests, which compare builds with it at 0 (the index
+ * always), a few blocks, and SIZE_MAX (plain searches). */
+extern size_t rstate_index_min;
 void rstate_clear(struct rstate *st);
 void rstate_destroy(struct rstate *st);
 
@@ -73,7 +109,7 @@ int rseg_overlaps(const struct rstate *st, uint64_t a, uint64_t size);
 /* A new segment header at addr (zeroed: no events, dirty, no blob), or
  * NULL when a segment starts there. Its blocks are the caller's. */
 struct rseg *rseg_add(struct rstate *st, uint64_t addr, uint64_t size);
-/* Removes the header only. */
+/* Removes the header only (leaving its size 0: see rblk_seg()). */
 void rseg_del(struct rstate *st, struct rseg *sg);
 
 /* ---- blocks ------------------------------------------------------------- */
@@ -81,6 +117,8 @@ void rseg_del(struct rstate *st, struct rseg *sg);
 struct rblk *rblk_find(const struct rstate *st, uint64_t a);
 /* Block starting exactly at a, or NULL. */
 struct rblk *rblk_at(const struct rstate *st, uint64_t a);
+/* The segment holding b (never NULL while the invariants hold). */
+struct rseg *rblk_seg(const struct rstate *st, struct rblk *b);
 /* First block of sg; the next / previous one in the same segment. */
 struct rblk *rblk_first(const struct rstate *st, const struct rseg *sg);
 struct rblk *rblk_next(const struct rseg *sg, const struct rblk *b);
@@ -93,7 +131,7 @@ struct rblk *rblk_add_after(struct rstate *st, struct rblk *prev,
     const struct replay_block *b);
 void rblk_del(struct rstate *st, struct rblk *b);
 /* Moves b's start to addr (between its neighbours) with its end kept. */
-void rblk_move_start(struct rblk *b, uint64_t addr);
+void rblk_move_start(struct rstate *st, struct rblk *b, uint64_t addr);
 /* An inactive block [addr, addr + size) last changed by ev. */
 void rblk_free_init(struct replay_block *b, uint64_t addr, uint64_t size,
     int64_t ev);

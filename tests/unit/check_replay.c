@@ -16,7 +16,9 @@
 #include "analysis/oom.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
+#include "index/idx.h"
 #include "replay/replay.h"
+#include "replay/replay_int.h"
 #include "snapshot/snap_load.h"
 
 #define MIB (1024ull * 1024)
@@ -1047,6 +1049,290 @@ START_TEST(test_replay_checkpoint_lists)
 }
 END_TEST
 
+/*
+ * The build's shortcuts (rstate.h: the exact-address index of the
+ * blocks, the segment a block remembers) find only what the ordered maps
+ * find: a build with the index always on, on from a few blocks (so that
+ * it comes and goes), and never on saves the same bytes (checkpoints,
+ * learned sizes, segment attributes, counts) and the same anomalies; and
+ * the state at every event reached by a plain forward replay from the
+ * start equals the state a seek reaches through those checkpoints.
+ */
+static void
+same_builds(const struct snapshot *s, uint32_t d, const char *what)
+{
+	/* the index from how many blocks, the read-ahead thread from how
+	 * many events; the first is the reference, the last kept */
+	static const struct {
+		size_t index_min, read_min;
+	} v[] = {{SIZE_MAX, SIZE_MAX}, {0, SIZE_MAX}, {0, 0}, {8, 0}};
+	uint8_t *buf[4];
+	size_t len[4];
+	uint64_t n_issues[4], i, n, *h, x = 0x9e3779b97f4a7c15ull;
+	struct replay *r = NULL;
+	struct sv_error err;
+	struct replay_check c;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		rstate_index_min = v[k].index_min;
+		replay_read_ahead_min = v[k].read_min;
+		if (r != NULL)
+			replay_free(r);
+		r = replay_new(s, d, &err);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_int_eq(replay_checkpoints_save(r, &buf[k], &len[k]),
+		    0);
+		ck_assert_int_eq(replay_check(r, &c, &err), 0);
+		n_issues[k] = c.n_issues;
+		replay_check_destroy(&c);
+		ck_assert_msg(len[k] == len[0] &&
+		    memcmp(buf[k], buf[0], len[0]) == 0 &&
+		    n_issues[k] == n_issues[0],
+		    "%s device %u: build %d differs", what, d, k);
+	}
+	rstate_index_min = 512;
+	replay_read_ahead_min = 4 * EVS_CHUNK;
+	/* r: the build with the index on from 8 blocks, read ahead */
+	n = replay_n_events(r);
+	h = malloc((n + 1) * sizeof *h);
+	seek_ok(r, -1);
+	h[0] = replay_hash(replay_state(r));
+	for (i = 0; i < n; i++) {
+		seek_ok(r, (int64_t)i);
+		h[i + 1] = replay_hash(replay_state(r));
+	}
+	for (i = 0; i < 400 && n > 0; i++) {
+		uint64_t at;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		at = x % (n + 1);
+		seek_ok(r, (int64_t)at - 1);
+		ck_assert_msg(replay_hash(replay_state(r)) == h[at],
+		    "%s device %u: state after %lld events differs", what, d,
+		    (long long)at);
+	}
+	free(h);
+	for (k = 0; k < 4; k++)
+		free(buf[k]);
+	replay_free(r);
+}
+
+START_TEST(test_replay_build_shortcuts_model)
+{
+	struct model *m = malloc(sizeof *m);
+	uint64_t seed = (uint64_t)_i + 300;
+	struct snapshot *s = model_run(m, seed, 6000);
+
+	/* the whole history, then a ring buffer's tail of it (frees of
+	 * blocks the trace never allocated) */
+	same_builds(s, 0, "model");
+	truncate_trace(s, m->n_ev / 3);
+	same_builds(s, 0, "truncated model");
+	snap_free(s);
+	free(m->hash);
+	free(m);
+}
+END_TEST
+
+/*
+ * Expandable segments under churn: pages mapped and unmapped one at a
+ * time, so that runs merge (a segment absorbs the one above it) and
+ * split (the part above an unmap becomes a segment of its own) while
+ * their blocks stay, and blocks are allocated and freed all over them
+ * meanwhile. Every event fits the allocator's rules: an alloc starts its
+ * free block (the highest live block of a page ends where the next one
+ * goes), sizes are multiples of 512, a page is unmapped only when free.
+ * The final segments are what a first replay gives at the end, so that
+ * the file is consistent.
+ */
+#define XPAGES 48
+static struct snapshot *
+churn_snapshot(uint64_t seed, uint64_t n_ev)
+{
+	struct snapshot *s = snap_new();
+	static struct { uint64_t a, size; } live[XPAGES][64];
+	int n_live[XPAGES] = {0}, mapped[XPAGES] = {0};
+	uint64_t cur[XPAGES] = {0}, x = seed * 2654435761u + 1, i;
+	const struct replay_state *st;
+	struct snapshot *f;
+	struct replay *r;
+	uint32_t k, j;
+
+	snap_trace_get(s, 0);
+	while (snap_trace_get(s, 0)->n < n_ev) {
+		int p, op;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p = (int)((x >> 8) % XPAGES);
+		op = (int)((x >> 20) % 20);
+		if (!mapped[p]) {
+			ev(s, SNAP_SEGMENT_MAP, BASE + (uint64_t)p * 2 * MIB,
+			    2 * MIB);
+			mapped[p] = 1;
+		} else if (op < 10 && n_live[p] < 64 && cur[p] < 2 * MIB &&
+		    (cur[p] > 0 || p == 0 || !mapped[p - 1] ||
+		    cur[p - 1] == 2 * MIB)) {
+			uint64_t sz = 512 * (1 + (x >> 32) % 600);
+			uint64_t a = BASE + (uint64_t)p * 2 * MIB + cur[p];
+
+			if (sz > 2 * MIB - cur[p])
+				sz = 2 * MIB - cur[p];
+			ev(s, SNAP_ALLOC, a, sz);
+			live[p][n_live[p]].a = a;
+			live[p][n_live[p]++].size = sz;
+			cur[p] += sz;
+		} else if (op < 19 && n_live[p] > 0) {
+			int v = (int)((x >> 40) % (uint64_t)n_live[p]), w;
+
+			if (op & 1)
+				ev(s, SNAP_FREE_REQUESTED, live[p][v].a,
+				    live[p][v].size);
+			ev(s, SNAP_FREE_COMPLETED, live[p][v].a,
+			    live[p][v].size);
+			live[p][v] = live[p][--n_live[p]];
+			/* the highest live block ends where the next goes */
+			cur[p] = 0;
+			for (w = 0; w < n_live[p]; w++)
+				if (live[p][w].a + live[p][w].size -
+				    (BASE + (uint64_t)p * 2 * MIB) > cur[p])
+					cur[p] = live[p][w].a +
+					    live[p][w].size -
+					    (BASE + (uint64_t)p * 2 * MIB);
+		} else if (n_live[p] == 0) {
+			ev(s, SNAP_SEGMENT_UNMAP, BASE + (uint64_t)p * 2 * MIB,
+			    2 * MIB);
+			mapped[p] = 0;
+		}
+	}
+	/* the same trace with the final state a replay of it ends in */
+	r = open_ok(s);
+	seek_ok(r, (int64_t)replay_n_events(r) - 1);
+	st = replay_state(r);
+	f = snap_new();
+	for (k = 0; k < st->n_segments; k++) {
+		const struct replay_segment *sg = &st->segments[k];
+		struct fb *b = malloc(sg->n_blocks * sizeof *b);
+
+		for (j = 0; j < sg->n_blocks; j++) {
+			const struct replay_block *rb =
+			    &st->blocks[sg->first_block + j];
+
+			b[j].size = rb->size;
+			b[j].state = rb->state;
+			b[j].req = rb->requested_size;
+		}
+		push_seg(f, sg->addr, sg->stream, sg->is_large, 1, b,
+		    (int)sg->n_blocks);
+		free(b);
+	}
+	snap_trace_get(f, 0);
+	for (i = 0; i < replay_n_events(r); i++) {
+		const struct snap_trace *t = snap_trace_of(s, 0);
+
+		ev(f, snap_ev_action(t, i), snap_ev_addr(t, i),
+		    snap_ev_size(t, i));
+	}
+	replay_free(r);
+	snap_free(s);
+	snap_finish(f);
+	return f;
+}
+
+START_TEST(test_replay_build_shortcuts_churn)
+{
+	/* 5 to 10 chunks of events: the read-ahead ring wraps */
+	struct snapshot *s = churn_snapshot((uint64_t)_i + 1,
+	    40000 + 20000 * (uint64_t)_i);
+	struct replay *r = open_ok(s);
+	const struct replay_info *in = replay_info(r);
+
+	/* a sound file, checkpoints all through, runs merged and split */
+	ck_assert_uint_eq(check_issues(r), 0);
+	ck_assert_uint_eq(in->n_undo_anomalies, 0);
+	ck_assert_uint_gt(in->n_checkpoints, 5);
+	replay_free(r);
+	same_builds(s, 0, "churn");
+	snap_free(s);
+}
+END_TEST
+
+/* The same on every committed snapshot with a trace: CUDA and torch_npu
+ * (its rounding, expandable segments, workspace triples), the generated
+ * scenarios and the fixtures. */
+START_TEST(test_replay_build_shortcuts_files)
+{
+	static const char *dirs[] = {"tests/data/real", "tests/data/gen",
+	    "tests/data/fixtures", "tests/data"};
+	static const char *names[] = {
+	    "cuda_train_one_step", "npu_all_freed", "npu_leak_empty_cache",
+	    "npu_leak_expandable", "synthetic_inconsistent", NULL,
+	    "expandable", "frag", "graphs", "leak", "leak-cpp", "multi", "npu",
+	    "oom", "training", "training-leak", "wrapped", NULL,
+	    "newest", "notime", "two_traces", "small_p4", NULL,
+	    "demo", NULL};
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	size_t k, dir = 0, n_files = 0;
+	uint32_t d;
+
+	for (k = 0; k < sizeof names / sizeof names[0]; k++) {
+		if (names[k] == NULL) {
+			dir++;
+			continue;
+		}
+		snprintf(path, sizeof path, "%s/%s/%s.pickle", TOP_SRCDIR,
+		    dirs[dir], names[k]);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0,
+		    "%s: %s", path, err.msg);
+		for (d = 0; d < snap_device_count(s); d++) {
+			const struct snap_trace *t = snap_trace_of(s, d);
+
+			if (t != NULL && t->n > 0)
+				same_builds(s, d, path);
+		}
+		snap_free(s);
+		n_files++;
+	}
+	ck_assert_uint_eq(n_files, 21);
+}
+END_TEST
+
+/* The same on an index's block-coded events, which the read-ahead thread
+ * decodes into blocks of its own. */
+START_TEST(test_replay_build_block_coded)
+{
+	static const char *names[] = {"cuda_train_one_step",
+	    "npu_leak_expandable"};
+	char path[1024];
+	struct sv_index *ix;
+	struct idx_opts o;
+	struct sv_error err;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		const struct snapshot *s;
+
+		snprintf(path, sizeof path, "%s/tests/data/real/%s.pickle",
+		    TOP_SRCDIR, names[k]);
+		memset(&o, 0, sizeof o);
+		o.no_cache = 1;
+		ck_assert_msg(idx_open(path, &o, &ix, &err) == 0, "%s: %s",
+		    path, err.msg);
+		s = idx_snapshot(ix);
+		ck_assert_ptr_nonnull(snap_trace_of(s, snap_default_device(s))
+		    ->blk);
+		same_builds(s, snap_default_device(s), path);
+		idx_close(ix);
+	}
+}
+END_TEST
+
 START_TEST(test_replay_real_files)
 {
 	check_real("npu_leak_expandable.pickle", 1);
@@ -1078,6 +1364,10 @@ replay_suite(void)
 	tcase_add_loop_test(tp, test_replay_model_truth, 0, 6);
 	tcase_add_test(tp, test_replay_checkpoint_lists);
 	tcase_add_loop_test(tp, test_replay_truncated_paths, 0, 3);
+	tcase_add_loop_test(tp, test_replay_build_shortcuts_model, 0, 3);
+	tcase_add_test(tp, test_replay_build_shortcuts_files);
+	tcase_add_loop_test(tp, test_replay_build_shortcuts_churn, 0, 3);
+	tcase_add_test(tp, test_replay_build_block_coded);
 	tcase_set_timeout(tp, 120);
 	suite_add_tcase(s, tp);
 	return s;

@@ -1,0 +1,170 @@
+/*
+ * The events of a pass (replay_int.h): the build reads every event twice,
+ * backward and forward, and decoding the index's blocks was a fifth of
+ * it, on the one thread a pass runs on. Here a second thread reads the
+ * events a few chunks ahead of the pass, through the trace's accessors
+ * (its own decoded blocks: snap_blk.h's caches are per thread), into a
+ * ring of plain records; the pass waits only when it catches up.
+ *
+ * Chunk c of a pass holds its events c * EVS_CHUNK on, in the pass's
+ * order (down: counted from the last event). The reader fills chunk c
+ * once the pass is done with chunk c - EVS_RING; filled and done count
+ * chunks, under the mutex. Without the thread (a short or heap-backed
+ * trace, or no thread to be had) the pass reads each chunk itself when
+ * it gets there: the same records either way.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/replay_int.h"
+#include "util/xalloc.h"
+
+size_t replay_read_ahead_min = 4 * EVS_CHUNK;
+
+void
+rev_read(const struct snap_trace *t, uint64_t i, struct rev *e)
+{
+	memset(e, 0, sizeof *e);
+	e->action = (uint8_t)snap_ev_action(t, i);
+	e->addr = snap_ev_addr(t, i);
+	switch (e->action) {
+	case SNAP_ALLOC:
+	case SNAP_FREE_COMPLETED:
+		e->size = snap_ev_size(t, i);
+		e->stack = snap_ev_stack(t, i);
+		break;
+	case SNAP_SEGMENT_ALLOC:
+	case SNAP_SEGMENT_FREE:
+	case SNAP_SEGMENT_MAP:
+	case SNAP_SEGMENT_UNMAP:
+		e->size = snap_ev_size(t, i);
+		e->stream = snap_ev_stream(t, i);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Events [*lo, *hi) of chunk c. */
+static void
+chunk_span(const struct evs *es, uint64_t c, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = c * EVS_CHUNK, b = a + EVS_CHUNK < es->n ? a + EVS_CHUNK
+							       : es->n;
+
+	if (es->down) {
+		*lo = es->n - b;
+		*hi = es->n - a;
+	} else {
+		*lo = a;
+		*hi = b;
+	}
+}
+
+/* Reads chunk c into its slot, in the pass's order. */
+static void
+fill(struct evs *es, uint64_t c)
+{
+	struct rev *slot = es->ring + (c % EVS_RING) * EVS_CHUNK;
+	uint64_t lo, hi, i;
+
+	chunk_span(es, c, &lo, &hi);
+	if (es->down)
+		for (i = hi; i-- > lo;)
+			rev_read(es->t, i, &slot[i - lo]);
+	else
+		for (i = lo; i < hi; i++)
+			rev_read(es->t, i, &slot[i - lo]);
+}
+
+static void *
+read_ahead(void *arg)
+{
+	struct evs *es = arg;
+	uint64_t c;
+
+	for (c = 0; c < es->n_chunks; c++) {
+		pthread_mutex_lock(&es->mu);
+		while (!es->stop && c >= es->done + EVS_RING)
+			pthread_cond_wait(&es->cv, &es->mu);
+		if (es->stop) {
+			pthread_mutex_unlock(&es->mu);
+			break;
+		}
+		pthread_mutex_unlock(&es->mu);
+		fill(es, c);
+		pthread_mutex_lock(&es->mu);
+		es->filled = c + 1;
+		pthread_cond_broadcast(&es->cv);
+		pthread_mutex_unlock(&es->mu);
+	}
+	return NULL;
+}
+
+void
+evs_open(struct evs *es, const struct snap_trace *t, uint64_t n, int down)
+{
+	memset(es, 0, sizeof *es);
+	es->t = t;
+	es->n = n;
+	es->n_chunks = (n + EVS_CHUNK - 1) / EVS_CHUNK;
+	es->down = down;
+	es->cur = UINT64_MAX;
+	if (n == 0)
+		return;
+	es->ring = xreallocarray(NULL, EVS_RING * EVS_CHUNK,
+	    sizeof *es->ring);
+	/* heap columns read faster than a thread hands them over */
+	if ((t->blk == NULL && replay_read_ahead_min > 0) ||
+	    n < replay_read_ahead_min)
+		return;
+	pthread_mutex_init(&es->mu, NULL);
+	pthread_cond_init(&es->cv, NULL);
+	es->threaded = pthread_create(&es->th, NULL, read_ahead, es) == 0;
+	if (!es->threaded) {
+		pthread_cond_destroy(&es->cv);
+		pthread_mutex_destroy(&es->mu);
+	}
+}
+
+const struct rev *
+evs_next(struct evs *es, uint64_t i)
+{
+	uint64_t c = (es->down ? es->n - 1 - i : i) / EVS_CHUNK;
+
+	if (c != es->cur) {
+		if (!es->threaded)
+			fill(es, c);
+		else {
+			pthread_mutex_lock(&es->mu);
+			/* the chunks before c are used */
+			es->done = c;
+			pthread_cond_broadcast(&es->cv);
+			while (es->filled <= c)
+				pthread_cond_wait(&es->cv, &es->mu);
+			pthread_mutex_unlock(&es->mu);
+		}
+		es->cur = c;
+		chunk_span(es, c, &es->lo, &es->hi);
+		es->at = es->ring + (c % EVS_RING) * EVS_CHUNK;
+	}
+	return &es->at[i - es->lo];
+}
+
+void
+evs_close(struct evs *es)
+{
+	if (es->threaded) {
+		pthread_mutex_lock(&es->mu);
+		es->stop = 1;
+		pthread_cond_broadcast(&es->cv);
+		pthread_mutex_unlock(&es->mu);
+		pthread_join(es->th, NULL);
+		pthread_cond_destroy(&es->cv);
+		pthread_mutex_destroy(&es->mu);
+	}
+	free(es->ring);
+	memset(es, 0, sizeof *es);
+}
