@@ -197,6 +197,8 @@ block_windows(const struct snap_blkset *bs, uint64_t b, struct idx_tl_run *runs,
 	for (*m = k; *m < n && runs[*m].from < bhi; (*m)++) {
 		lo = runs[*m].from > blo ? runs[*m].from : blo;
 		hi = runs[*m].to < bhi ? runs[*m].to : bhi;
+		if (hi < lo)
+			hi = lo; /* runs out of order: not read */
 		w[*m - k].lo = (uint32_t)(lo - blo);
 		w[*m - k].hi = (uint32_t)(hi - blo);
 		w[*m - k].sp = &sp[*m];
