@@ -261,7 +261,7 @@ END_TEST
 
 /* A memo bigger than the part kept on the heap moves to a temporary file
  * and its old pages are given back (util/spill.h): a slot far back, and
- * the last one, still read right. 4M slots (32 MB of memo) through a
+ * the last one, still read right, and a slot far back written again. 4M slots (32 MB of memo) through a
  * 28 MB pickle, read far behind the parse. */
 START_TEST(test_pickle_memo_spilled)
 {
@@ -300,10 +300,20 @@ START_TEST(test_pickle_memo_spilled)
 	b[len++] = 0x30;
 	b[len++] = 0;
 	b[len++] = 0;
+	/* BININT1 7, LONG_BINPUT 12345: a store into a slot given back,
+	 * then LONG_BINGET 12345 reads it */
+	b[len++] = 'K';
+	b[len++] = 7;
+	b[len++] = 'r';
+	memcpy(b + len, "\x39\x30\0\0", 4);
+	len += 4;
+	b[len++] = 'j';
+	memcpy(b + len, "\x39\x30\0\0", 4);
+	len += 4;
 	b[len++] = 'l';
 	b[len++] = '.';
 	ck_assert_int_eq(run(b, len, &rc, &err), 0);
-	snprintf(want, sizeof want, "['x',%zu,12345]", n - 1);
+	snprintf(want, sizeof want, "['x',%zu,12345,7,7]", n - 1);
 	ck_assert_str_eq(rc.root_items, want);
 	/* no temporary file to be had: the memo stays on the heap */
 	{
