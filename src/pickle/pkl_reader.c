@@ -939,6 +939,34 @@ decode_long(const uint8_t *p, uint64_t n, struct pkl_value *v)
 	v->v.i = neg ? -1 : 1;
 }
 
+/* decode_long() for 1 to 8 bytes with 8 readable at p (addresses and
+ * times: LONG1 of 6 or 7 bytes in every trace event): one load, the
+ * sign extended from the top byte. */
+static inline void
+long_le8(const uint8_t *p, unsigned n, struct pkl_value *v)
+{
+	uint64_t u;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&u, p, 8);
+#else
+	unsigned i;
+
+	for (u = 0, i = 0; i < 8; i++)
+		u |= (uint64_t)p[i] << (8 * i);
+#endif
+	if (n < 8) {
+		unsigned sh = 64 - 8 * n;
+		uint64_t top = 1ull << (8 * n - 1);
+
+		u &= ~0ull >> sh;
+		u = (u ^ top) - top; /* two's complement of n bytes */
+	}
+	memset(v, 0, sizeof *v);
+	v->kind = PKL_INT;
+	v->v.u = u;
+}
+
 static int
 op_string(struct pkl_reader *r, uint8_t kind, size_t lenbytes, int sign,
     struct sv_error *err)
@@ -1326,7 +1354,11 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 			if (__builtin_expect(idx > len - pos - 1 ||
 			    r->sp == r->stack_cap, 0))
 				goto slow;
-			decode_long(buf + pos + 1, idx, &r->stack[r->sp++]);
+			sv = &r->stack[r->sp++];
+			if (idx >= 1 && idx <= 8 && len - pos - 1 >= 8)
+				long_le8(buf + pos + 1, (unsigned)idx, sv);
+			else
+				decode_long(buf + pos + 1, idx, sv);
 			pos += 1 + (size_t)idx;
 			break;
 		case PKL_OP_NONE:

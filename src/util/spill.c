@@ -27,6 +27,7 @@
 /* the range, its growth and what is given back are in units of a huge
  * page (2 MiB on x86-64), so the window can be backed by huge pages */
 #define SPILL_UNIT ((size_t)2 << 20)
+#define SPILL_BATCH (4 * SPILL_UNIT)
 
 static int
 tmp_fd(void)
@@ -139,7 +140,8 @@ spill_release(struct spill *s, size_t upto, size_t keep)
 	end = (upto - keep) & ~(SPILL_UNIT - 1);
 	if (end > s->cap)
 		end = s->cap;
-	if (end <= s->released)
+	/* a few units at a time: each call leaves a mapping or two behind */
+	if (end < s->released + SPILL_BATCH)
 		return;
 	len = end - s->released;
 	if (posix_fallocate(s->fd, (off_t)s->released, (off_t)len) != 0 ||

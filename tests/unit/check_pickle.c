@@ -191,6 +191,16 @@ START_TEST(test_pickle_ints)
 	    "[5,big,32767]");
 	/* a redundant sign byte: -1 written on 3 bytes */
 	RUN_OK("\x80\x04(\x8a\x03\xff\xff\xffl.", "[-1]");
+	/* 6 and 7 bytes (an address, a time in us), negative on 5 and 1,
+	 * 127 on 1 with its sign byte, each with 8 bytes after it (read at
+	 * once) and the last near the end (read byte by byte) */
+	RUN_OK("\x80\x04(\x8a\x06\x00\x00\x1a\x22\x3a\x7f"
+	       "\x8a\x07\x0e\xe4\x9a\x42\x4f\x1a\x06"
+	       "\x8a\x05\x00\x00\x00\x00\x80"
+	       "\x8a\x01\xfe\x8a\x02\x7f\x00NNNNNNNN"
+	       "\x8a\x06\x00\x00\x1a\x22\x3a\x7fl.",
+	    "[139887656960000,1717777582449678,-549755813888,-2,127,"
+	    "None,None,None,None,None,None,None,None,139887656960000]");
 }
 END_TEST
 
@@ -261,8 +271,9 @@ END_TEST
 
 /* A memo bigger than the part kept on the heap moves to a temporary file
  * and its old pages are given back (util/spill.h): a slot far back, and
- * the last one, still read right, and a slot far back written again. 4M slots (32 MB of memo) through a
- * 28 MB pickle, read far behind the parse. */
+ * the last one, still read right, and a slot far back written again. 4M
+ * slots (32 MB of memo) through a 28 MB pickle, read far behind the
+ * parse. */
 START_TEST(test_pickle_memo_spilled)
 {
 	size_t n = 4u << 20, i, len = 0;
