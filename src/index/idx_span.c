@@ -80,12 +80,21 @@ struct window {
  * without WRAP, added to their spans in one pass over the block's action,
  * size and exception chunks, with no column decoded into the cache: the
  * timeline's columns want a few events of many blocks, and the cache would
- * decode four whole columns of each. The whole block is read and held to
- * every check its column decoders make (snap_blk_decode_trace for actions
- * and sizes, dec_sums_x for both sums), so that a block that passes gives
- * exactly what they give; -1 when any fails, with some spans partly
- * summed (the caller starts them again through the cache, which reads
- * such a block as zeros and marks the index damaged).
+ * decode four whole columns of each.
+ *
+ * The three chunks are checked whole (hash, exact LZ4 length), as when
+ * they are decoded, and every event the pass reads is held to the checks
+ * its column decoders make (snap_blk_decode_trace for actions and sizes,
+ * dec_sums_x for both sums): a block with any of those faults gives -1,
+ * with some spans partly summed (the caller starts them again through
+ * the cache, which reads such a block as zeros and marks the index
+ * damaged). The pass stops after the last window, though: what only the
+ * events after it can break (their values, the chunks ending with the
+ * last of them, the sums meeting the next block's) is found when the
+ * block is read whole. Only a crafted block, its hashes made to match,
+ * can pass here and fail there; reading past the windows would double
+ * the cost of the timeline's columns (the window is anywhere in the
+ * block).
  */
 static int
 span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
@@ -97,7 +106,7 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 	uint64_t st = d->base[0], sr = d->base[1], left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, size, dt, dr, bt = v->tl.base_total;
 	uint64_t br = (uint64_t)v->rec.base_reserved;
-	uint32_t alen, slen, xlen, j;
+	uint32_t alen, slen, xlen, j, stop;
 	size_t k = 0;
 
 	act = snap_blk_chunk(bs, b, SNAP_EVC_ACTION, &alen, 0);
@@ -117,7 +126,8 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 		return -1;
 	if (out_of_rule(st) || out_of_rule(sr))
 		return -1;
-	for (j = 0; j < d->n; j++) {
+	stop = nw > 0 && w[nw - 1].hi < d->n ? w[nw - 1].hi : d->n;
+	for (j = 0; j < stop; j++) {
 		uint8_t a = act[j];
 		int big;
 
@@ -149,6 +159,8 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 		if (k < nw && j >= w[k].lo)
 			span_add(w[k].sp, clamp_sum(bt, st), clamp_sum(br, sr));
 	}
+	if (stop < d->n)
+		return 0;
 	if (sz != szend || p != end || next != UINT64_MAX)
 		return -1;
 	/* the sums must meet the next block's */

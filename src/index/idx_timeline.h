@@ -142,9 +142,11 @@ struct idx_tl_run {
 /* Fills the extremes of runs[0, n) (ascending, disjoint, each non-empty
  * once to is clamped to n_events; an empty one gets zeros): what the
  * accessors give, read in one pass over each block that holds any of
- * them, without decoding its columns into the block cache. That pays
- * when a few events of many blocks are wanted: the ragged ends of the
- * timeline's columns (idx_lod_columns). */
+ * them, up to the last event wanted, without decoding its columns into
+ * the block cache. That pays when a few events of many blocks are
+ * wanted: the ragged ends of the timeline's columns (idx_lod_columns).
+ * A damaged block reads as zeros and marks the index, as through the
+ * accessors (idx_span.c says what only a whole read finds). */
 void idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n);
 
