@@ -452,22 +452,26 @@ check_sections(const struct sv_index *ix, int fd, int quick, char *why,
     size_t wl)
 {
 	size_t i;
+	int whole;
 
-	for (i = 0; i < ix->n_toc; i++) {
-		const struct toc_ent *t = &ix->toc[i];
+	/* those given back first, while nothing else is mapped: the peak
+	 * is then the sections kept */
+	for (whole = 0; whole < 2; whole++)
+		for (i = 0; i < ix->n_toc; i++) {
+			const struct toc_ent *t = &ix->toc[i];
 
-		if (quick && (strcmp(t->name, IDX_SEC_COLDATA) == 0 ||
-		    is_ext(t->name)))
-			continue;
-		if (sec_hash(ix, quick ? -1 : fd, t) != t->hash) {
-			snprintf(why, wl, "section %s: checksum mismatch",
-			    t->name);
-			return -1;
+			if (read_whole(t->name) != whole || (quick &&
+			    (strcmp(t->name, IDX_SEC_COLDATA) == 0 ||
+			    is_ext(t->name))))
+				continue;
+			if (sec_hash(ix, quick ? -1 : fd, t) != t->hash) {
+				snprintf(why, wl, "section %s: checksum "
+				    "mismatch", t->name);
+				return -1;
+			}
+			if (quick && fd >= 0 && !whole)
+				sec_unmap_pages(ix, t);
 		}
-		if (quick && ix->map_len > 0 && fd >= 0 &&
-		    !read_whole(t->name))
-			sec_unmap_pages(ix, t);
-	}
 	return 0;
 }
 
