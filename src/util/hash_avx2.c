@@ -16,6 +16,10 @@
 #pragma GCC target("avx2")
 #endif
 
+/* xxHash's header includes the AVX2 intrinsics only where the whole
+ * build targets AVX2 (__AVX2__) */
+#include <immintrin.h>
+
 #define XXH_INLINE_ALL
 #define XXH_VECTOR XXH_AVX2
 #include <xxhash.h>
