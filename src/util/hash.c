@@ -17,11 +17,15 @@ uint64_t
 sv_xxh3(const void *p, size_t n)
 {
 #ifdef SV_XXH3_AVX2
+	/* threads may hash at once: each finds the same answer */
 	static int avx2 = -1;
+	int a = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
 
-	if (avx2 < 0)
-		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	if (avx2)
+	if (a < 0) {
+		a = __builtin_cpu_supports("avx2") ? 1 : 0;
+		__atomic_store_n(&avx2, a, __ATOMIC_RELAXED);
+	}
+	if (a)
 		return sv_xxh3_avx2(p, n);
 #endif
 	return XXH3_64bits(p, n);
