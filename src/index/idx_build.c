@@ -320,32 +320,18 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 /* ---- the view of what was written ------------------------------------- */
 
 /* Builds the extension sections from s with its events bound to the
- * blocks just written (data: the column data). The sections are left in
+ * blocks and directories just written (src). The sections are left in
  * *view, whose devices are unbound again. */
 static int
 build_ext_view(struct sv_index *view, struct snapshot *s,
-    const struct idx_enc_out *eo, const uint8_t *data,
-    const struct idx_opts *o, struct sv_error *err)
+    const struct idx_devsrc *src, const struct idx_opts *o,
+    struct sv_error *err)
 {
-	struct idx_devsrc src;
 	char why[128];
 	int r;
 
-	memset(&src, 0, sizeof src);
-	src.recs = eo->recs;
-	src.n_recs = eo->n_recs;
-	src.evdir = eo->evdir;
-	src.n_evdir = eo->n_evdir;
-	src.eldir = eo->eldir;
-	src.n_eldir = eo->n_eldir;
-	src.late = eo->late;
-	src.n_late = eo->n_late;
-	src.lod = eo->lod;
-	src.n_lod = eo->n_lod;
-	src.data = data;
-	src.data_len = eo->data_len;
 	view->snap = s;
-	if (idx_bind_devices(view, &src, why, sizeof why) != 0)
+	if (idx_bind_devices(view, src, why, sizeof why) != 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
 	r = idx_build_extensions(view, s, o, err);
@@ -354,32 +340,42 @@ build_ext_view(struct sv_index *view, struct snapshot *s,
 	return r;
 }
 
-/* The column data as written so far: mapped from the file, or in the
- * memory image. */
-static const uint8_t *
-written_data(struct writer *w, const struct idx_enc_out *eo, void **map,
-    size_t *map_len)
-{
-	*map = NULL;
-	*map_len = 0;
-	if (w->fd < 0)
-		return w->mem->p + eo->data_off;
-	*map_len = (size_t)(eo->data_off + eo->data_len);
-	*map = mmap(NULL, *map_len, PROT_READ, MAP_SHARED, w->fd, 0);
-	if (*map == MAP_FAILED) {
-		*map = NULL;
-		return NULL;
-	}
-	return (const uint8_t *)*map + eo->data_off;
-}
+/* Where the column data and the sections written after it lie in the
+ * file (or the memory image): offsets, turned into a devsrc by
+ * written_src(). */
+struct written {
+	uint64_t data_off, data_len;
+	uint64_t off[5], n[5]; /* devices, evdir, eldir, late, pyramid */
+	uint64_t strs_data, strs_off, annotations; /* snapshot sections */
+};
 
-/* The sections after the column data. */
+/* Writes the column data's entry and the directories and pyramid that go
+ * with it (used in place by readers), right after the column data: the
+ * extension sections then read them from the file, and the encoder's
+ * copies can go before those are built. */
 static void
-write_sections(struct writer *w, const struct snapshot *s,
-    const struct idx_enc_out *eo)
+write_dirs(struct writer *w, const struct idx_enc_out *eo,
+    struct written *wr)
 {
+	static const char *const name[5] = {IDX_SEC_DEVICES, IDX_SEC_EVDIR,
+	    IDX_SEC_ELDIR, IDX_SEC_LATE, IDX_SEC_LOD};
+	const void *p[5] = {eo->recs, eo->evdir, eo->eldir, eo->late, eo->lod};
+	uint64_t len[5];
 	struct toc_ent *t;
+	int k;
 
+	wr->data_off = eo->data_off;
+	wr->data_len = eo->data_len;
+	wr->n[0] = eo->n_recs;
+	wr->n[1] = eo->n_evdir;
+	wr->n[2] = eo->n_eldir;
+	wr->n[3] = eo->n_late;
+	wr->n[4] = eo->n_lod;
+	len[0] = eo->n_recs * sizeof *eo->recs;
+	len[1] = eo->n_evdir * sizeof *eo->evdir;
+	len[2] = eo->n_eldir * sizeof *eo->eldir;
+	len[3] = eo->n_late * 16;
+	len[4] = eo->n_lod * sizeof *eo->lod;
 	XGROW(w->toc, w->cap_toc, w->n_toc + 1);
 	t = &w->toc[w->n_toc++];
 	memset(t, 0, sizeof *t);
@@ -388,18 +384,107 @@ write_sections(struct writer *w, const struct snapshot *s,
 	t->len = t->raw = eo->data_len;
 	t->comp = IDX_COMP_NONE;
 	t->hash = eo->data_hash;
+	for (k = 0; k < 5; k++) {
+		idx_w_section(w, name[k], p[k], len[k], IDX_COMP_NONE);
+		wr->off[k] = w->toc[w->n_toc - 1].off;
+	}
+}
+
+/* Where section name (the last of that name) starts. */
+static uint64_t
+toc_off(const struct writer *w, const char *name)
+{
+	size_t i;
+
+	for (i = w->n_toc; i > 0; i--)
+		if (strcmp(w->toc[i - 1].name, name) == 0)
+			return w->toc[i - 1].off;
+	return 0;
+}
+
+/* Writes the whole-snapshot sections, and notes where those that grow
+ * with the file lie. */
+static void
+write_snapshot(struct writer *w, const struct snapshot *s,
+    struct written *wr)
+{
 	idx_w_snapshot(w, s);
-	/* the directories and the pyramid are used in place */
-	idx_w_section(w, IDX_SEC_DEVICES, eo->recs,
-	    eo->n_recs * sizeof *eo->recs, IDX_COMP_NONE);
-	idx_w_section(w, IDX_SEC_EVDIR, eo->evdir,
-	    eo->n_evdir * sizeof *eo->evdir, IDX_COMP_NONE);
-	idx_w_section(w, IDX_SEC_ELDIR, eo->eldir,
-	    eo->n_eldir * sizeof *eo->eldir, IDX_COMP_NONE);
-	idx_w_section(w, IDX_SEC_LATE, eo->late, eo->n_late * 16,
-	    IDX_COMP_NONE);
-	idx_w_section(w, IDX_SEC_LOD, eo->lod, eo->n_lod * sizeof *eo->lod,
-	    IDX_COMP_NONE);
+	wr->strs_data = toc_off(w, IDX_SEC_STRS_DATA);
+	wr->strs_off = toc_off(w, IDX_SEC_STRS_OFF);
+	wr->annotations = toc_off(w, IDX_SEC_ANNOTATIONS);
+}
+
+/* The string table and the annotations of s grow with the file (with
+ * ProfilerStep annotations, two annotations and a name per step): once
+ * written, their heap copies go, and the extension sections read them
+ * from the index written so far (base), like a reader of the index, in
+ * pages given back with the others. Only for a snapshot that owns its
+ * arrays; returns 1 when lent. */
+static int
+lend_written(struct snapshot *s, const uint8_t *base,
+    const struct written *wr)
+{
+	if (s->backing_free != NULL)
+		return 0;
+	free(s->strs.data);
+	free(s->strs.off);
+	snap_free_annotations(s);
+	s->strs.data = (char *)(uintptr_t)(base + wr->strs_data);
+	s->strs.off = (uint64_t *)(uintptr_t)(base + wr->strs_off);
+	s->annotations = (struct snap_annotation *)(uintptr_t)(base +
+	    wr->annotations);
+	return 1;
+}
+
+/* Before the index written so far is unmapped: s has no strings and no
+ * annotations left (only their counts), which is all that the rest of
+ * the build reads of them. */
+static void
+end_lend(struct snapshot *s)
+{
+	s->strs.data = NULL;
+	s->strs.off = NULL;
+	s->annotations = NULL;
+}
+
+/* The index written so far: mapped from the file, or the memory image
+ * (valid until the next write): *basep, and src from it; *map is NULL
+ * for the memory image. Returns 0, or -1 when the file cannot be mapped. */
+static int
+written_src(struct writer *w, const struct written *wr,
+    struct idx_devsrc *src, const uint8_t **basep, void **map,
+    size_t *map_len)
+{
+	const uint8_t *base;
+
+	*map = NULL;
+	*map_len = 0;
+	if (w->fd < 0) {
+		base = w->mem->p;
+	} else {
+		*map_len = (size_t)w->off;
+		*map = mmap(NULL, *map_len, PROT_READ, MAP_SHARED, w->fd, 0);
+		if (*map == MAP_FAILED) {
+			*map = NULL;
+			return -1;
+		}
+		base = *map;
+	}
+	memset(src, 0, sizeof *src);
+	src->recs = (const void *)(base + wr->off[0]);
+	src->n_recs = wr->n[0];
+	src->evdir = (const void *)(base + wr->off[1]);
+	src->n_evdir = wr->n[1];
+	src->eldir = (const void *)(base + wr->off[2]);
+	src->n_eldir = wr->n[2];
+	src->late = (const void *)(base + wr->off[3]);
+	src->n_late = wr->n[3];
+	src->lod = (const void *)(base + wr->off[4]);
+	src->n_lod = wr->n[4];
+	src->data = base + wr->data_off;
+	src->data_len = wr->data_len;
+	*basep = base;
+	return 0;
 }
 
 static void
@@ -422,13 +507,16 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	struct idx_enc *enc;
 	struct idx_enc_out eo;
 	struct sv_index view;
+	struct snap_blkdrop drop;
+	struct written wr;
+	struct idx_devsrc src;
+	const uint8_t *base;
 	struct pipe *p = xcalloc(1, sizeof *p);
 	uint8_t pre[IDX_PRELUDE_LEN];
-	const uint8_t *data;
 	void *map;
 	size_t map_len;
 	char *abs = NULL;
-	int r = -1, rp;
+	int r = -1, rp, lent;
 
 	memset(&view, 0, sizeof view);
 	memset(&eo, 0, sizeof eo);
@@ -448,12 +536,26 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		goto out;
 	if (idx_enc_finish(enc, s, &eo) != 0 || w->err != 0)
 		goto io;
+	write_dirs(w, &eo, &wr);
+	idx_enc_free(enc);
+	enc = NULL;
+	write_snapshot(w, s, &wr);
+	if (w->err != 0)
+		goto io;
 	if (o->n_sections > 0) {
-		data = written_data(w, &eo, &map, &map_len);
-		if (data == NULL)
+		if (written_src(w, &wr, &src, &base, &map, &map_len) != 0)
 			goto io;
+		/* the pages of the file the sections read go back as they
+		 * read them */
+		memset(&drop, 0, sizeof drop);
+		drop.map = map;
+		drop.len = map_len;
+		src.drop = map != NULL ? &drop : NULL;
+		lent = lend_written(s, base, &wr);
 		view.mut = xcalloc(1, sizeof *view.mut);
-		rp = build_ext_view(&view, s, &eo, data, o, err);
+		rp = build_ext_view(&view, s, &src, o, err);
+		if (lent)
+			end_lend(s);
 		free(view.mut);
 		view.mut = NULL;
 		if (map != NULL)
@@ -461,7 +563,6 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		if (rp != 0)
 			goto out;
 	}
-	write_sections(w, s, &eo);
 	idx_w_extensions(w, &view);
 	abs = realpath(path, NULL);
 	if (idx_w_finish(w, key, abs != NULL ? abs : path, s) == 0)

@@ -423,6 +423,7 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	v->ev.decode = ev_decode;
 	v->ev.owner = v;
 	v->ev.damaged = &ix->mut->damaged;
+	v->ev.drop = src->drop;
 	v->el = v->ev;
 	v->el.id = snap_blk_new_id();
 	v->el.dir = rec_at(src->eldir, rec->el_blk, sizeof *src->eldir);

@@ -682,8 +682,17 @@ idx_enc_finish(struct idx_enc *e, const struct snapshot *s,
 			    *v->lod0);
 			idx_lod_cum_levels(v->lod0, v->n);
 			rec->n_lod = nl;
-			append((void **)&o->lod, &o->n_lod, v->lod0, nl,
-			    sizeof *v->lod0);
+			if (o->lod == NULL) {
+				/* the first (often the only) device's
+				 * pyramid is taken, not copied: two copies
+				 * of tens of MB were the peak of this step */
+				o->lod = v->lod0;
+				o->n_lod = nl;
+				v->lod0 = NULL;
+			} else {
+				append((void **)&o->lod, &o->n_lod, v->lod0,
+				    nl, sizeof *v->lod0);
+			}
 		}
 		free(v->lod0);
 		v->lod0 = NULL;

@@ -113,6 +113,8 @@ struct idx_devsrc {
 	uint64_t n_lod;
 	const uint8_t *data;      /* column data */
 	uint64_t data_len;
+	struct snap_blkdrop *drop; /* NULL, or data's file mapping, whose
+				      pages go back as they are read */
 };
 
 /* The state of an open index that readers change. */

@@ -14,6 +14,7 @@
 
 #include <lz4.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -24,6 +25,7 @@
 #define CACHE_SLOTS 64
 #define CACHE_BYTES (64u << 20)
 #define N_SCRATCH 4
+#define DROP_AROUND (64u << 10) /* what the kernel maps around a fault */
 
 struct cache_ent {
 	uint64_t id, blk, lo, n;  /* id 0: holds no block */
@@ -576,6 +578,23 @@ snap_blkdir_check(const struct snap_blkdir *d, unsigned nchunk,
 	return sum == d->len ? 0 : -1;
 }
 
+/* Counts a chunk of n bytes read from dp's mapping, and every
+ * SNAP_BLK_DROP_EVERY bytes gives back all its pages. A read fault on a
+ * file mapping maps the pages around it too (up to 64 KiB on Linux), so a
+ * chunk may bring in more than its own bytes: it counts for DROP_AROUND
+ * more. A reader on another thread in the middle of a chunk faults its
+ * pages back from the page cache: a file mapping loses nothing. */
+static void
+drop_read(struct snap_blkdrop *dp, uint32_t n)
+{
+	uint64_t add = (uint64_t)n + DROP_AROUND;
+	uint64_t was = __atomic_fetch_add(&dp->read, add, __ATOMIC_RELAXED);
+
+	if (was / SNAP_BLK_DROP_EVERY != (was + add) / SNAP_BLK_DROP_EVERY)
+		(void)madvise((void *)(uintptr_t)dp->map, dp->len,
+		    MADV_DONTNEED);
+}
+
 const uint8_t *
 snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
     uint32_t *rlen, unsigned slot)
@@ -591,6 +610,8 @@ snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
 	 * chunk lies inside the data; its bytes are checked here */
 	if (d->clen[c] == 0)
 		return (const uint8_t *)"";
+	if (bs->drop != NULL)
+		drop_read(bs->drop, d->clen[c]);
 	if (snap_chunk_hash(bs->data + off, d->clen[c]) != d->chash[c])
 		return NULL;
 	return snap_chunk_raw(bs->data + off, d->clen[c], d->rlen[c],

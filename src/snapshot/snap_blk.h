@@ -106,6 +106,20 @@ struct snap_blklim {
 
 struct snap_blkset;
 
+/* Column data read through a file mapping whose pages are given back as
+ * the chunks are read (the index being built: its extension sections
+ * read every block once, and the pages they touched would otherwise stay
+ * in the resident set until the end of the build): all of them every
+ * SNAP_BLK_DROP_EVERY bytes read. Shared by the column sets of that
+ * mapping, on any thread. */
+#define SNAP_BLK_DROP_EVERY (16u << 20)
+
+struct snap_blkdrop {
+	const uint8_t *map;  /* the mapping (page-aligned) */
+	size_t len;
+	uint64_t read;       /* chunk bytes read (atomic) */
+};
+
 /* Decodes column col of block b of bs into out (dir[b].n values of the
  * column's width). Returns 0, or -1 when the block is damaged. */
 typedef int (*snap_blk_decode_fn)(const struct snap_blkset *bs,
@@ -125,6 +139,7 @@ struct snap_blkset {
 	snap_blk_decode_fn decode;
 	const void *owner;             /* for decode */
 	int *damaged;                  /* set to 1 when a block fails */
+	struct snap_blkdrop *drop;     /* NULL, or how data's pages go back */
 };
 
 /* A new column set id. */

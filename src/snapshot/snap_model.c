@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "util/search.h"
+#include "util/spill.h"
 #include "util/xalloc.h"
 
 static const char *const action_names[] = {
@@ -77,7 +78,7 @@ owned_free(struct snapshot *s)
 	for (i = 0; i < s->n_traces; i++)
 		snap_trace_free_columns(&s->traces[i]);
 	free(s->traces);
-	free(s->annotations);
+	snap_free_annotations(s);
 	free(s->settings);
 }
 
@@ -636,16 +637,95 @@ snap_push_block(struct snapshot *s)
 	return b;
 }
 
+/*
+ * Annotations grow with the file (ProfilerStep annotations: two per
+ * step, tens of MB in a 10 GB snapshot) and are appended to while the
+ * file is parsed, then read once or twice: past ANN_HEAP_MAX bytes they
+ * move to a temporary file (util/spill.h) of which only the end stays
+ * resident. Where no file can be made they stay on the heap.
+ */
+#define ANN_HEAP_MAX (1u << 20)
+#define ANN_RESERVE ((size_t)UINT32_MAX * sizeof(struct snap_annotation))
+#define ANN_KEEP (64u << 10)   /* bytes kept resident below the end */
+#define ANN_RELEASE 4096       /* annotations between two give-backs */
+
+static void
+ann_to_heap(struct snapshot *s, uint32_t cap)
+{
+	struct snap_annotation *a = xreallocarray(NULL, cap, sizeof *a);
+
+	memcpy(a, s->annotations, (size_t)s->n_annotations * sizeof *a);
+	spill_free(s->ann_spill);
+	free(s->ann_spill);
+	s->ann_spill = NULL;
+	s->annotations = a;
+	s->cap_annotations = cap;
+}
+
+static void
+ann_grow(struct snapshot *s)
+{
+	size_t sz = sizeof *s->annotations;
+	uint32_t cap = s->cap_annotations ? s->cap_annotations * 2 : 64;
+
+	if (s->cap_annotations > UINT32_MAX / 2)
+		cap = UINT32_MAX;
+	if (s->ann_spill == NULL && (size_t)cap * sz > ANN_HEAP_MAX &&
+	    sizeof(size_t) >= 8) {
+		struct spill *sp = xcalloc(1, sizeof *sp);
+
+		if (spill_init(sp, ANN_RESERVE) == 0 &&
+		    spill_grow(sp, (size_t)cap * sz) != NULL) {
+			memcpy(sp->base, s->annotations,
+			    (size_t)s->n_annotations * sz);
+			free(s->annotations);
+			s->annotations = (struct snap_annotation *)(void *)
+			    sp->base;
+			s->ann_spill = sp;
+			s->cap_annotations = (uint32_t)((sp->cap / sz) >
+			    UINT32_MAX ? UINT32_MAX : sp->cap / sz);
+			return;
+		}
+		spill_free(sp);
+		free(sp);
+	}
+	if (s->ann_spill != NULL) {
+		if (spill_grow(s->ann_spill, (size_t)cap * sz) == NULL) {
+			/* the file cannot grow: back to the heap */
+			ann_to_heap(s, cap);
+			return;
+		}
+		s->cap_annotations = (uint32_t)((s->ann_spill->cap / sz) >
+		    UINT32_MAX ? UINT32_MAX : s->ann_spill->cap / sz);
+		return;
+	}
+	s->annotations = xreallocarray(s->annotations, cap, sz);
+	s->cap_annotations = cap;
+}
+
 void
 snap_push_annotation(struct snapshot *s, const struct snap_annotation *a)
 {
-	if (s->n_annotations == s->cap_annotations) {
-		s->cap_annotations = s->cap_annotations ? s->cap_annotations * 2
-							: 64;
-		s->annotations = xreallocarray(s->annotations,
-		    s->cap_annotations, sizeof *s->annotations);
-	}
+	if (s->n_annotations == s->cap_annotations)
+		ann_grow(s);
 	s->annotations[s->n_annotations++] = *a;
+	if (s->ann_spill != NULL && s->n_annotations % ANN_RELEASE == 0)
+		spill_release(s->ann_spill, (size_t)s->n_annotations *
+		    sizeof *a, ANN_KEEP);
+}
+
+void
+snap_free_annotations(struct snapshot *s)
+{
+	if (s->ann_spill != NULL) {
+		spill_free(s->ann_spill);
+		free(s->ann_spill);
+		s->ann_spill = NULL;
+	} else {
+		free(s->annotations);
+	}
+	s->annotations = NULL;
+	s->cap_annotations = 0;
 }
 
 void

@@ -171,6 +171,8 @@ struct snap_strtab {
 	uint32_t hash_cap;
 };
 
+struct spill;
+
 struct snapshot {
 	uint32_t features;       /* enum snap_feature bits */
 	int protocol;            /* pickle protocol, 0 if none */
@@ -212,6 +214,8 @@ struct snapshot {
 	void (*backing_free)(struct snapshot *);
 	void *stack_hash;         /* builder only */
 	void *frame_hash;         /* builder only */
+	struct spill *ann_spill;  /* builder only: the annotations' file
+				     (util/spill.h) once they are many */
 };
 
 /* ---- reading ---------------------------------------------------------- */
@@ -412,6 +416,9 @@ void snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
 struct snap_segment *snap_push_segment(struct snapshot *s);
 struct snap_block *snap_push_block(struct snapshot *s);
 void snap_push_annotation(struct snapshot *s, const struct snap_annotation *a);
+/* Frees the annotations' array (heap or file), leaving their count:
+ * for a builder that has copied them elsewhere. */
+void snap_free_annotations(struct snapshot *s);
 void snap_push_setting(struct snapshot *s, uint32_t key, uint32_t value);
 /* Maps an action name to its value (known, or a new/old unknown index). */
 unsigned snap_action_lookup(struct snapshot *s, const char *name, size_t len);

@@ -2265,6 +2265,80 @@ START_TEST(test_threads_read)
 }
 END_TEST
 
+/* The extension sections of a build read the blocks just written
+ * through the file's mapping, whose pages are given back every
+ * SNAP_BLK_DROP_EVERY bytes of chunks read (snapshot/snap_blk.c): a
+ * builder that reads every block again and again, well past that, on two
+ * threads at once, reads what a reopened index reads, whether the index
+ * is built into a file or into memory (where nothing may be given back). */
+#define DROP_PASSES 40
+
+static int
+reread_build(const struct sv_index *ix, void *arg, uint8_t **data,
+    size_t *len, struct sv_error *err)
+{
+	uint64_t *sum = xcalloc(1, sizeof *sum);
+	int k;
+
+	(void)arg;
+	(void)err;
+	for (k = 0; k < DROP_PASSES; k++) {
+		snap_blk_cache_clear();
+		*sum = *sum * 31 + sum_all(ix);
+	}
+	*data = (uint8_t *)sum;
+	*len = sizeof *sum;
+	return 0;
+}
+
+static uint64_t
+reread_want(const struct sv_index *ix)
+{
+	uint64_t want = 0;
+	int k;
+
+	for (k = 0; k < DROP_PASSES; k++)
+		want = want * 31 + sum_all(ix);
+	return want;
+}
+
+START_TEST(test_extension_reads_dropped_pages)
+{
+	char *src = tpath("m.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder secs[2] = {
+	    {.name = "reread.a", .build_index = reread_build},
+	    {.name = "reread.b", .build_index = reread_build}};
+	const uint8_t *d;
+	size_t len;
+	uint64_t got;
+	int mem;
+
+	model_events = 3 * SNAP_BLK_MAX;
+	write_file(src, "model", 5);
+	for (mem = 0; mem < 2; mem++) {
+		opts_init(&o, &w, 1);
+		o.sections = secs;
+		o.n_sections = 2;
+		o.no_cache = mem;
+		ix = open_ok(src, &o);
+		ck_assert_int_eq(idx_section(ix, "reread.a", &d, &len), 0);
+		ck_assert_uint_eq(len, sizeof got);
+		memcpy(&got, d, sizeof got);
+		ck_assert_uint_eq(got, reread_want(ix));
+		ck_assert_int_eq(idx_section(ix, "reread.b", &d, &len), 0);
+		memcpy(&got, d, sizeof got);
+		ck_assert_uint_eq(got, reread_want(ix));
+		ck_assert_int_eq(idx_damaged(ix), 0);
+		idx_close(ix);
+	}
+	model_events = 3000;
+	free(src);
+}
+END_TEST
+
 /* A section over IDX_LZ4_CHUNK is stored as LZ4 chunks, one chunk's
  * buffer at a time: it reads back whole. */
 static int
@@ -2495,6 +2569,7 @@ index_suite(void)
 	tcase_add_loop_test(tc, test_wrap_totals, 0, 6);
 	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_extension_chunked);
+	tcase_add_test(tc, test_extension_reads_dropped_pages);
 	tcase_add_test(tc, test_interleaved_late_frees);
 	tcase_add_test(tc, test_stale_temps_cleaned);
 	suite_add_tcase(s, tc);

@@ -31,6 +31,74 @@ START_TEST(test_model_intern_str)
 }
 END_TEST
 
+/* Many annotations move to a temporary file as they are pushed (only
+ * the end of it resident); where none can be made they stay on the heap.
+ * Either way every one reads back as pushed, before and after more are
+ * pushed, and freeing them leaves their count. */
+static void
+many_annotations(int in_file)
+{
+	struct snapshot *s = snap_new();
+	struct snap_annotation a;
+	uint32_t i, n = 300000; /* 7 MB of them */
+
+	memset(&a, 0, sizeof a);
+	for (i = 0; i < n; i++) {
+		a.name = i;
+		a.device = i % 7;
+		a.time_us = (int64_t)i * 1000 - 5;
+		a.stage = (uint8_t)(i % 3);
+		snap_push_annotation(s, &a);
+		if (i == 1000)
+			ck_assert_int_eq(s->annotations[1000].time_us,
+			    1000 * 1000 - 5);
+	}
+	ck_assert_uint_eq(s->n_annotations, n);
+	ck_assert_uint_ge(s->cap_annotations, n);
+	if (in_file)
+		ck_assert_ptr_nonnull(s->ann_spill);
+	else
+		ck_assert_ptr_null(s->ann_spill);
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_eq(s->annotations[i].name, i);
+		ck_assert_uint_eq(s->annotations[i].device, i % 7);
+		ck_assert_int_eq(s->annotations[i].time_us,
+		    (int64_t)i * 1000 - 5);
+		ck_assert_uint_eq(s->annotations[i].stage, i % 3);
+	}
+	snap_free_annotations(s);
+	ck_assert_ptr_null(s->annotations);
+	ck_assert_uint_eq(s->n_annotations, n);
+	snap_free(s);
+}
+
+START_TEST(test_model_many_annotations)
+{
+	const char *old = getenv("TMPDIR");
+	char *keep = old != NULL ? strdup(old) : NULL;
+	struct snapshot *s = snap_new();
+	struct snap_annotation a;
+	int k;
+
+	/* in a file */
+	many_annotations(1);
+	/* no temporary file can be made: on the heap */
+	setenv("TMPDIR", "/nonexistent/snapview-check", 1);
+	many_annotations(0);
+	if (keep != NULL)
+		setenv("TMPDIR", keep, 1);
+	else
+		unsetenv("TMPDIR");
+	free(keep);
+	/* few: on the heap, and snap_free frees them */
+	memset(&a, 0, sizeof a);
+	for (k = 0; k < 100; k++)
+		snap_push_annotation(s, &a);
+	ck_assert_ptr_null(s->ann_spill);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_model_intern_stack)
 {
 	struct snapshot *s = snap_new();
@@ -190,6 +258,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_device_segments);
 	tcase_add_test(tc, test_model_event_at_time);
 	tcase_add_test(tc, test_model_actions);
+	tcase_add_test(tc, test_model_many_annotations);
 	suite_add_tcase(s, tc);
 	return s;
 }
