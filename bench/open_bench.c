@@ -3,8 +3,8 @@
  * (in DIR, as `--cache-dir DIR`) and takes the viewer's first answer for
  * the default device: its peak, and the timeline's 200 columns over the
  * whole trace from the pyramid. Prints the time of the open and of the
- * answer, best of RUNS, wall clock and process CPU. A process does one
- * open per run, like a user's second command.
+ * answer, best of RUNS and their median, wall clock and process CPU. A
+ * process does one open per run, like a user's second command.
  * usage: open_bench FILE DIR [RUNS]
  */
 #include "config.h"
@@ -66,18 +66,37 @@ run(const char *file, const char *dir, int fd)
 	return 0;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0, n) (sorts v). */
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int
 main(int argc, char **argv)
 {
-	int runs = argc > 3 ? atoi(argv[3]) : 5, i;
-	double best[4] = {1e9, 1e9, 1e9, 1e9};
+	int runs = argc > 3 ? atoi(argv[3]) : 5, i, k;
+	double best[4] = {1e9, 1e9, 1e9, 1e9}, *all[4];
 
-	if (argc < 3) {
+	if (argc < 3 || runs < 1) {
 		fprintf(stderr, "usage: open_bench FILE DIR [RUNS]\n");
 		return 2;
 	}
+	for (k = 0; k < 4; k++)
+		if ((all[k] = calloc((size_t)runs, sizeof *all[k])) == NULL)
+			return 1;
 	for (i = 0; i < runs; i++) {
-		int p[2], k, st;
+		int p[2], st;
 		double t[4];
 		pid_t pid;
 
@@ -93,13 +112,21 @@ main(int argc, char **argv)
 		    waitpid(pid, &st, 0) != pid || st != 0)
 			return 1;
 		close(p[0]);
-		for (k = 0; k < 4; k++)
+		for (k = 0; k < 4; k++) {
 			if (t[k] < best[k])
 				best[k] = t[k];
+			all[k][i] = t[k];
+		}
 	}
-	printf("open:          %.1f ms wall, %.1f ms cpu (best of %d)\n",
-	    best[0] * 1e3, best[1] * 1e3, runs);
+	printf("open:          %.1f ms wall, %.1f ms cpu (best of %d); "
+	    "median %.1f ms wall, %.1f ms cpu\n", best[0] * 1e3,
+	    best[1] * 1e3, runs, median(all[0], runs) * 1e3,
+	    median(all[1], runs) * 1e3);
 	printf("first answer:  %.1f ms wall, %.1f ms cpu (open, peak, 200 "
-	    "timeline columns)\n", best[2] * 1e3, best[3] * 1e3);
+	    "timeline columns); median %.1f ms wall, %.1f ms cpu\n",
+	    best[2] * 1e3, best[3] * 1e3, median(all[2], runs) * 1e3,
+	    median(all[3], runs) * 1e3);
+	for (k = 0; k < 4; k++)
+		free(all[k]);
 	return 0;
 }

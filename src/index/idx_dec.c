@@ -17,42 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/idx_dec_int.h"
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
 /* ---- decoders --------------------------------------------------------- */
-
-/* The default delta of an event's total (idx_enc.c): +size for an alloc,
- * -size for a free_completed. */
-static uint64_t
-total_delta(uint8_t action, uint64_t size)
-{
-	if (action == SNAP_ALLOC)
-		return size;
-	if (action == SNAP_FREE_COMPLETED)
-		return 0 - size;
-	return 0;
-}
-
-static uint64_t
-reserved_delta(uint8_t action, uint64_t size)
-{
-	switch (action) {
-	case SNAP_SEGMENT_ALLOC:
-	case SNAP_SEGMENT_MAP: return size;
-	case SNAP_SEGMENT_FREE:
-	case SNAP_SEGMENT_UNMAP: return 0 - size;
-	default: return 0;
-	}
-}
-
-static uint64_t
-clamp_sum(uint64_t base, uint64_t sum)
-{
-	int64_t v = (int64_t)(base + sum);
-
-	return v < 0 ? 0 : (uint64_t)v;
-}
 
 /* The rule of a WRAP device (and of idx_timeline.c for any): a byte
  * count clamped to [0, 2^64 - 1], a sum of changes to int64_t. */
@@ -66,73 +35,6 @@ static __int128
 sat_int64(__int128 v)
 {
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : v;
-}
-
-/* The exact change of an event, its change modulo 2^64 being d: frees
- * and segment releases take bytes away, never add them. */
-static __int128
-exact_delta(uint8_t action, uint64_t d)
-{
-	switch (action) {
-	case SNAP_ALLOC:
-	case SNAP_SEGMENT_ALLOC:
-	case SNAP_SEGMENT_MAP: return (__int128)d;
-	case SNAP_FREE_COMPLETED:
-	case SNAP_SEGMENT_FREE:
-	case SNAP_SEGMENT_UNMAP: return -(__int128)(0 - d);
-	default: return (__int128)(int64_t)d;
-	}
-}
-
-/* Reads a varint from [*p, end); -1 when it runs off. */
-static int
-rd_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned s = 0;
-
-	for (;;) {
-		uint8_t c;
-
-		if (*p == end || s > 63)
-			return -1;
-		c = *(*p)++;
-		if (s == 63 && c > 1)
-			return -1;
-		r |= (uint64_t)(c & 0x7f) << s;
-		if (c < 0x80)
-			break;
-		s += 7;
-	}
-	*v = r;
-	return 0;
-}
-
-/* The next exception of a TEXC chunk (index after `after`, or any when
- * after is UINT64_MAX), or *next = UINT64_MAX when none is left. */
-static int
-exc_next(const uint8_t **p, const uint8_t *end, uint64_t *left,
-    uint64_t *next, uint64_t *xv, uint64_t after, uint32_t n)
-{
-	if (*left == 0) {
-		*next = UINT64_MAX;
-		return 0;
-	}
-	if (rd_uv(p, end, next) != 0 || rd_uv(p, end, xv) != 0 ||
-	    *next >= n || (after != UINT64_MAX && *next <= after))
-		return -1;
-	(*left)--;
-	return 0;
-}
-
-/* A sum of changes, read as int64, outside (-2^62, 2^62): a device
- * without WRAP cannot have it (idx_int.h). */
-static int
-out_of_rule(uint64_t sum)
-{
-	int64_t v = (int64_t)sum;
-
-	return v >= (int64_t)IDX_SUM_LIMIT || v <= -(int64_t)IDX_SUM_LIMIT;
 }
 
 /* Totals (which 0) or reserved bytes (which 1) of event block b; with

@@ -9,6 +9,8 @@
  *   idx_map.c     mapping an index file and validating every section
  *   idx_dec.c     binding devices to their block-coded columns, and the
  *                 decoders of the timeline's columns
+ *   idx_span.c    extremes of the timeline over runs of events, straight
+ *                 from the event blocks (for the pyramid's ragged ends)
  *   idx_write.c   writing sections, the header and the prelude
  *   idx_enc.c     the streamed encoder: events in, blocks out
  *   idx_build.c   building an index while the snapshot is parsed

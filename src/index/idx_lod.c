@@ -193,28 +193,53 @@ idx_lod_destroy(struct idx_lod *lod)
 	memset(lod, 0, sizeof *lod);
 }
 
-void
-idx_lod_range(const struct idx_lod *lod, const struct idx_timeline *tl,
-    uint64_t from, uint64_t to, struct idx_lod_bucket *out)
-{
-	uint64_t n = tl->n_events, i;
-	struct idx_lod_bucket r;
-	int first = 1;
+/* Runs of events that no bucket covers, in one range: at most one before
+ * the first bucket and one after the last (lod_plan). */
+#define LOD_RUNS 2
 
-	if (to > n)
-		to = n;
-	if (from >= to) {
-		if (from < n) {
-			raw_bucket(tl, from, out);
-		} else if (n > 0) {
-			raw_bucket(tl, n - 1, out);
-		} else {
-			out->min_total = out->max_total = tl->base_total;
-			out->max_reserved = tl->base_reserved;
-		}
-		return;
-	}
-	i = from;
+static void
+merge_into(struct idx_lod_bucket *out, const struct idx_lod_bucket *b,
+    int *any)
+{
+	if (*any)
+		merge(out, b);
+	else
+		*out = *b;
+	*any = 1;
+}
+
+static void
+merge_run(struct idx_lod_bucket *out, const struct idx_tl_run *run,
+    int *any)
+{
+	struct idx_lod_bucket b;
+
+	b.min_total = run->min_total;
+	b.max_total = run->max_total;
+	b.max_reserved = run->max_reserved;
+	merge_into(out, &b, any);
+}
+
+/*
+ * The buckets of [from, to) (from < to <= n), greedily from the left: at
+ * each event the largest one that starts there and ends by to. They are
+ * merged into *out (*any set when there was one); the events no bucket
+ * covers go to run[0, *nrun) unread, for idx_tl_extremes() to read
+ * together with others. Those are the events up to the first bucket
+ * boundary, and those after the last boundary that a whole bucket
+ * fits before to: from a boundary on, a bucket fits until one does not,
+ * and then none does. A third run cannot happen; it would be read here.
+ */
+static void
+lod_plan(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t from, uint64_t to, struct idx_lod_bucket *out, int *any,
+    struct idx_tl_run *run, int *nrun)
+{
+	uint64_t n = tl->n_events, i = from, e;
+	struct idx_lod_bucket r;
+
+	*any = 0;
+	*nrun = 0;
 	while (i < to) {
 		int32_t j;
 		int used = 0;
@@ -230,37 +255,117 @@ idx_lod_range(const struct idx_lod *lod, const struct idx_timeline *tl,
 			if (end > to)
 				continue;
 			idx_lod_get(lod, lod->level_off[j] + (i >> s), &r);
+			merge_into(out, &r, any);
 			i = end;
 			used = 1;
 			break;
 		}
-		if (!used)
-			raw_bucket(tl, i++, &r);
-		if (first)
-			*out = r;
-		else
-			merge(out, &r);
-		first = 0;
+		if (used)
+			continue;
+		/* events one by one up to the next bucket boundary */
+		e = (i | (((uint64_t)1 << IDX_LOD_MIN_SHIFT) - 1)) + 1;
+		if (e > to)
+			e = to;
+		if (*nrun == LOD_RUNS) {
+			struct idx_tl_run x = {i, e, 0, 0, 0};
+
+			idx_tl_extremes(tl, &x, 1);
+			merge_run(out, &x, any);
+		} else {
+			run[*nrun].from = i;
+			run[(*nrun)++].to = e;
+		}
+		i = e;
 	}
+}
+
+/* Min/max of one event, or of the bases when there is none (the empty
+ * range's answer). */
+static void
+lod_point(const struct idx_timeline *tl, uint64_t from,
+    struct idx_lod_bucket *out)
+{
+	uint64_t n = tl->n_events;
+
+	if (from < n) {
+		raw_bucket(tl, from, out);
+	} else if (n > 0) {
+		raw_bucket(tl, n - 1, out);
+	} else {
+		out->min_total = out->max_total = tl->base_total;
+		out->max_reserved = tl->base_reserved;
+	}
+}
+
+void
+idx_lod_range(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t from, uint64_t to, struct idx_lod_bucket *out)
+{
+	struct idx_tl_run run[LOD_RUNS];
+	int any, nrun, k;
+
+	if (to > tl->n_events)
+		to = tl->n_events;
+	if (from >= to) {
+		lod_point(tl, from, out);
+		return;
+	}
+	lod_plan(lod, tl, from, to, out, &any, run, &nrun);
+	if (nrun > 0)
+		idx_tl_extremes(tl, run, (size_t)nrun);
+	for (k = 0; k < nrun; k++)
+		merge_run(out, &run[k], &any);
 }
 
 void
 idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
     uint64_t from, uint64_t to, uint32_t ncols, struct idx_lod_bucket *out)
 {
+	struct idx_tl_run *runs;
+	uint32_t *col_of, c;
 	uint64_t span, lo, hi;
-	uint32_t c;
+	size_t nr = 0, k;
+	int *any, nrun;
 
+	if (ncols == 0)
+		return;
 	if (to > tl->n_events)
 		to = tl->n_events;
 	span = to > from ? to - from : 0;
+	if (span < ncols) {
+		/* fewer events than columns: some columns show the same
+		 * event; one column at a time */
+		for (c = 0; c < ncols; c++) {
+			lo = from + (uint64_t)((unsigned __int128)span * c /
+			    ncols);
+			hi = from + (uint64_t)((unsigned __int128)span *
+			    (c + 1) / ncols);
+			if (hi <= lo)
+				hi = lo + 1;
+			idx_lod_range(lod, tl, lo, hi, &out[c]);
+		}
+		return;
+	}
+	/* Disjoint columns of at least one event each: their pyramid parts
+	 * first, then the events no bucket covers, all in one pass over
+	 * their blocks (two columns meet inside one block, where both want
+	 * a few events of it). */
+	runs = xreallocarray(NULL, (size_t)ncols * LOD_RUNS, sizeof *runs);
+	col_of = xreallocarray(NULL, (size_t)ncols * LOD_RUNS,
+	    sizeof *col_of);
+	any = xreallocarray(NULL, ncols, sizeof *any);
 	for (c = 0; c < ncols; c++) {
-		lo = from + (uint64_t)((unsigned __int128)span * c /
-		    ncols);
+		lo = from + (uint64_t)((unsigned __int128)span * c / ncols);
 		hi = from + (uint64_t)((unsigned __int128)span * (c + 1) /
 		    ncols);
-		if (hi <= lo)
-			hi = lo + 1;
-		idx_lod_range(lod, tl, lo, hi, &out[c]);
+		lod_plan(lod, tl, lo, hi, &out[c], &any[c], runs + nr, &nrun);
+		for (k = 0; k < (size_t)nrun; k++)
+			col_of[nr++] = c;
 	}
+	idx_tl_extremes(tl, runs, nr);
+	for (k = 0; k < nr; k++)
+		merge_run(&out[col_of[k]], &runs[k], &any[col_of[k]]);
+	free(runs);
+	free(col_of);
+	free(any);
 }

@@ -19,6 +19,7 @@
  * Event numbers: "after event i" means event i has been applied; -1 is the
  * state before the first event.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "snapshot/snap_model.h"
@@ -129,6 +130,25 @@ idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
  * was created by an event at or before i iff k < idx_tl_created(tl, i).
  * 0 for i < 0. Reads the events of one block at most. */
 uint64_t idx_tl_created(const struct idx_timeline *tl, int64_t i);
+
+/* A run of events [from, to) and, once idx_tl_extremes() is done, the
+ * lowest and the highest total and the highest reserved bytes after its
+ * events. */
+struct idx_tl_run {
+	uint64_t from, to;
+	uint64_t min_total, max_total, max_reserved;
+};
+
+/* Fills the extremes of runs[0, n) (ascending, disjoint, each non-empty
+ * once to is clamped to n_events; an empty one gets zeros): what the
+ * accessors give, read in one pass over each block that holds any of
+ * them, up to the last event wanted, without decoding its columns into
+ * the block cache. That pays when a few events of many blocks are
+ * wanted: the ragged ends of the timeline's columns (idx_lod_columns).
+ * A damaged block reads as zeros and marks the index, as through the
+ * accessors (idx_span.c says what only a whole read finds). */
+void idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
+    size_t n);
 
 /* Builds tl for device d of s. Returns 0, or -1 with err set. The caller
  * owns tl's arrays: free with idx_timeline_destroy(). */

@@ -103,9 +103,18 @@ walk(const struct sv_index *ix)
 	const struct idx_timeline *tl = idx_timeline(ix, 0);
 	const struct idx_lod *lod = idx_lod(ix, 0);
 	const struct snap_trace *t = snap_trace_of(idx_snapshot(ix), 0);
-	struct idx_lod_bucket b;
+	struct idx_lod_bucket b, cols[97];
 	uint64_t i, acc = 0;
+	int k;
 
+	/* first, while no column of the block is in the cache: the
+	 * columns' ragged ends read straight from its chunks (idx_span.c) */
+	if (lod != NULL && tl != NULL && tl->n_events > 2) {
+		idx_lod_columns(lod, tl, 1, tl->n_events - 1, 97, cols);
+		for (k = 0; k < 97; k++)
+			acc += cols[k].min_total + cols[k].max_total +
+			    cols[k].max_reserved;
+	}
 	for (i = 0; t != NULL && i < t->n; i++) {
 		struct snap_event e;
 

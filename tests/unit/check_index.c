@@ -1097,6 +1097,136 @@ START_TEST(test_flipped_byte_each_block)
 }
 END_TEST
 
+/* idx_lod_columns() of [from, to) against the accessors, column by
+ * column (columns as idx_lod_columns cuts them). */
+static void
+check_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t from, uint64_t to, uint32_t ncols, int cold)
+{
+	struct idx_lod_bucket *cols = xcalloc(ncols, sizeof *cols), b;
+	uint64_t span = to - from;
+	uint32_t c;
+
+	if (cold)
+		snap_blk_cache_clear();
+	idx_lod_columns(lod, tl, from, to, ncols, cols);
+	for (c = 0; c < ncols; c++) {
+		uint64_t lo = from + span * c / ncols;
+		uint64_t hi = from + span * (c + 1) / ncols;
+
+		/* fewer events than columns: each shows one at least */
+		if (hi <= lo)
+			hi = lo + 1;
+		brute(tl, lo, hi, &b);
+		ck_assert_msg(memcmp(&cols[c], &b, sizeof b) == 0,
+		    "[%llu, %llu) in %u columns, column %u [%llu, %llu)%s",
+		    (unsigned long long)from, (unsigned long long)to, ncols,
+		    c, (unsigned long long)lo, (unsigned long long)hi,
+		    cold ? ", cold" : "");
+	}
+	free(cols);
+}
+
+/* The pyramid's ragged ends are read straight from the event blocks
+ * (idx_tl_extremes), several per block pass: the same values as the
+ * accessors, from a cold cache or a hot one, for columns of any width,
+ * runs across block boundaries, and a damaged block (read as zeros and
+ * marked, as through the accessors). */
+START_TEST(test_lod_columns_blocks)
+{
+	char *src = tpath("c.pickle"), *ipath = tpath("c.pickle.snapidx");
+	static const uint32_t widths[] = {1, 7, 80, 200, 997, 5000};
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	const struct idx_timeline *tl;
+	const struct idx_lod *lod;
+	struct idx_tl_run runs[6];
+	struct idx_lod_bucket b;
+	uint64_t n, rng = 7, off, len, cd_off, cd_len, k;
+	struct snap_blkdir d;
+	size_t flen;
+	uint8_t *f;
+	unsigned c, i;
+
+	model_events = 8 * SNAP_BLK_MAX + 1234;
+	write_file(src, "cols", 4);
+	opts_init(&o, &w, 1);
+	ix = open_ok(src, &o);
+	tl = idx_timeline(ix, 0);
+	lod = idx_lod(ix, 0);
+	n = tl->n_events;
+	ck_assert_uint_ge(tl->evblk->n_blk, 6);
+	for (i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+		check_columns(lod, tl, 0, n, widths[i], 1);
+		check_columns(lod, tl, 0, n, widths[i], 0);
+		check_columns(lod, tl, 300, n - 77, widths[i], 1);
+	}
+	for (k = 0; k < 40; k++) {
+		uint64_t lo, hi;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		lo = (rng >> 20) % n;
+		hi = lo + 1 + (rng >> 44) % (n - lo);
+		check_columns(lod, tl, lo, hi, 1 + (uint32_t)(rng % 300),
+		    (int)(k % 2));
+	}
+	/* runs across block boundaries, next to each other, and empty */
+	runs[0].from = 5;
+	runs[0].to = SNAP_BLK_MAX + 9;
+	runs[1].from = SNAP_BLK_MAX + 9;
+	runs[1].to = SNAP_BLK_MAX + 10;
+	runs[2].from = 2 * SNAP_BLK_MAX - 1;
+	runs[2].to = 4 * SNAP_BLK_MAX + 1;
+	runs[3].from = 4 * SNAP_BLK_MAX + 1;
+	runs[3].to = 4 * SNAP_BLK_MAX + 1;
+	runs[4].from = 5 * SNAP_BLK_MAX;
+	runs[4].to = n;
+	runs[5].from = n;
+	runs[5].to = n + 10;
+	snap_blk_cache_clear();
+	idx_tl_extremes(tl, runs, 6);
+	for (i = 0; i < 6; i++) {
+		if (runs[i].from >= runs[i].to) {
+			ck_assert_uint_eq(runs[i].min_total, 0);
+			ck_assert_uint_eq(runs[i].max_total, 0);
+			ck_assert_uint_eq(runs[i].max_reserved, 0);
+			continue;
+		}
+		brute(tl, runs[i].from, runs[i].to, &b);
+		ck_assert_uint_eq(runs[i].min_total, b.min_total);
+		ck_assert_uint_eq(runs[i].max_total, b.max_total);
+		ck_assert_uint_eq(runs[i].max_reserved, b.max_reserved);
+	}
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	idx_close(ix);
+
+	/* the size chunk of event block 2 damaged: its events read as
+	 * zeros, through the columns as through the accessors */
+	find_section(ipath, IDX_SEC_COLDATA, &cd_off, &cd_len);
+	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
+	f = read_file(ipath, &flen);
+	memcpy(&d, f + off + 2 * sizeof d, sizeof d);
+	free(f);
+	off = cd_off + d.off;
+	for (c = 0; c < SNAP_EVC_SIZE; c++)
+		off += d.clen[c];
+	ck_assert_uint_gt(d.clen[SNAP_EVC_SIZE], 0);
+	flip_bit(ipath, off + d.clen[SNAP_EVC_SIZE] / 2, 5);
+	ix = open_ok(src, &o);
+	tl = idx_timeline(ix, 0);
+	lod = idx_lod(ix, 0);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	check_columns(lod, tl, 0, n, 997, 1);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	ck_assert_uint_eq(idx_tl_total(tl, (int64_t)d.first + 100), 0);
+	idx_close(ix);
+	model_events = 3000;
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 START_TEST(test_other_version)
 {
 	struct idx_opts o;
@@ -2414,6 +2544,7 @@ index_suite(void)
 	tcase_add_loop_test(tc, test_roundtrip_fixture, 0,
 	    (int)(sizeof fixtures / sizeof fixtures[0]));
 	tcase_add_test(tc, test_lod_ranges);
+	tcase_add_test(tc, test_lod_columns_blocks);
 	tcase_add_test(tc, test_stale_size);
 	tcase_add_test(tc, test_stale_mtime);
 	tcase_add_test(tc, test_stale_content);

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "util/avl.h"
 #include "util/escape.h"
+#include "util/hash.h"
 #include "util/json.h"
 #include "util/sat.h"
 #include "util/search.h"
@@ -642,6 +644,33 @@ START_TEST(test_span_ends_by)
 }
 END_TEST
 
+/* sv_xxh3 gives the library's XXH3_64bits, whatever code path it takes
+ * (AVX2 where the CPU has it): every length up to 2 KiB, across XXH3's
+ * size classes and its stripes, and a few long ones, at odd offsets. */
+START_TEST(test_xxh3_same)
+{
+	size_t n = (1u << 20) + 77, len, off;
+	uint8_t *b = malloc(n + 8);
+	uint64_t x = 88172645463325252ull;
+
+	ck_assert_ptr_nonnull(b);
+	for (len = 0; len < n + 8; len++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[len] = (uint8_t)x;
+	}
+	for (len = 0; len <= 2048; len++)
+		for (off = 0; off < 3; off++)
+			ck_assert_uint_eq(sv_xxh3(b + off, len),
+			    XXH3_64bits(b + off, len));
+	ck_assert_uint_eq(sv_xxh3(b, n), XXH3_64bits(b, n));
+	ck_assert_uint_eq(sv_xxh3(b + 5, n), XXH3_64bits(b + 5, n));
+	ck_assert_uint_eq(sv_xxh3(b, 65536), XXH3_64bits(b, 65536));
+	free(b);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -672,6 +701,7 @@ util_suite(void)
 	suite_add_tcase(s, ta);
 	tcase_add_test(th, test_u64map_ops);
 	tcase_add_test(th, test_u64map_flood);
+	tcase_add_test(tu, test_xxh3_same);
 	suite_add_tcase(s, th);
 	return s;
 }
