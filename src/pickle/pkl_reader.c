@@ -362,7 +362,7 @@ memo_spill(struct pkl_reader *r)
 }
 
 /* Room for need slots: on the heap, or in the memo's file past
- * MEMO_HEAP_MAX; back on the heap if its range cannot grow. */
+ * MEMO_HEAP_MAX; back on the heap if the file cannot grow (a full disk). */
 static void
 memo_grow(struct pkl_reader *r, size_t need)
 {

@@ -1,26 +1,24 @@
 #ifndef SNAPVIEW_UTIL_SPILL_H
 #define SNAPVIEW_UTIL_SPILL_H
 /*
- * A growable array backed by an unlinked temporary file, of which only a
- * window stays resident: the part below it is given back to the kernel
- * (written to the file, and a later read of it faults back from the page
- * cache). For arrays that grow with the input but are read mostly near
- * their end, like a pickle's memo.
+ * A growable array backed by an unlinked temporary file instead of
+ * anonymous memory, of which only a window stays resident: the part
+ * below it is given back to the kernel (it stays in the file, and a later
+ * read of it faults back from the page cache). For arrays that grow with
+ * the input but are read mostly near their end, like a pickle's memo.
  *
- * The array never moves: its address range is reserved at init, grows
- * in anonymous memory, and what is given back is mapped from the file in
- * place. Where a temporary file cannot be made (no TMPDIR), the calls say
- * so and the caller keeps its array on the heap; where the file cannot
- * grow (a full disk), what would have been given back stays resident.
+ * The array never moves: its address range is reserved at init and the
+ * file is mapped into it as it grows. Where a temporary file cannot be
+ * made or grown (no TMPDIR, a full disk), the calls say so and the caller
+ * keeps its array on the heap.
  */
 #include <stddef.h>
 
 struct spill {
 	unsigned char *base; /* the reserved range */
 	size_t reserve;      /* bytes reserved */
-	size_t cap;          /* bytes usable */
-	size_t released;     /* bytes below this are in the file (given
-			      * back); the rest is anonymous memory */
+	size_t cap;          /* bytes mapped (the file's size) */
+	size_t released;     /* bytes below this were given back */
 	int fd;              /* the file, or -1 when not in use */
 };
 
@@ -29,18 +27,16 @@ struct spill {
 int spill_init(struct spill *s, size_t reserve);
 
 /* Makes at least need bytes usable (doubling); returns s->base, or NULL
- * past the reservation or without memory (s is then still valid at its
- * old size). */
+ * when the file cannot grow (s is then still valid at its old size). */
 void *spill_grow(struct spill *s, size_t need);
 
-/* Gives back the pages below upto - keep (once each): written to the
- * file and mapped from there. On a write error they stay resident. */
+/* Gives back the pages below upto - keep (once each). */
 void spill_release(struct spill *s, size_t upto, size_t keep);
 
-/* Gives back the resident pages of [from, to) that are in the file
- * (below what was given back): for an array read in order again, the
- * pages behind the reader. Nothing is lost; a later read faults them back
- * in from the page cache. */
+/* Gives back the resident pages of [from, to) below what was given back
+ * by spill_release(): for an array read in order again, the pages behind
+ * the reader. Nothing is lost; a later read faults them back in from the
+ * page cache. */
 void spill_drop(struct spill *s, size_t from, size_t to);
 
 /* Unmaps and closes; a no-op when unused. */
