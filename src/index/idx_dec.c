@@ -60,8 +60,8 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 		if (p == NULL)
 			goto out;
 		end = p + rlen;
-		if (rlen > 0 && (rd_uv(&p, end, &left) != 0 || left == 0 ||
-		    left > d->n ||
+		if (rlen > 0 && (snap_get_uv(&p, end, &left) != 0 ||
+		    left == 0 || left > d->n ||
 		    exc_next(&p, end, &left, &next, &xv, UINT64_MAX, d->n)))
 			goto out;
 	} else {
@@ -170,7 +170,7 @@ dec_ev_elem(const struct idx_dev *v, uint64_t b, uint64_t *out)
 			out[j] = cnt++;
 			break;
 		case SNAP_FREE_COMPLETED:
-			if (rd_uv(&p, end, &lv) != 0 || lv > cnt)
+			if (snap_get_uv(&p, end, &lv) != 0 || lv > cnt)
 				goto out;
 			out[j] = lv == 0 ? cnt++ : cnt - lv;
 			break;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "index/idx_int.h"
+#include "snapshot/snap_blk.h"
 #include "snapshot/snap_model.h"
 
 /* The default delta of an event's total (idx_enc.c): +size for an alloc,
@@ -59,30 +60,6 @@ exact_delta(uint8_t action, uint64_t d)
 	}
 }
 
-/* Reads a varint from [*p, end); -1 when it runs off. */
-static inline int
-rd_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned s = 0;
-
-	for (;;) {
-		uint8_t c;
-
-		if (*p == end || s > 63)
-			return -1;
-		c = *(*p)++;
-		if (s == 63 && c > 1)
-			return -1;
-		r |= (uint64_t)(c & 0x7f) << s;
-		if (c < 0x80)
-			break;
-		s += 7;
-	}
-	*v = r;
-	return 0;
-}
-
 /* The next exception of a TEXC chunk (index after `after`, or any when
  * after is UINT64_MAX), or *next = UINT64_MAX when none is left. */
 static inline int
@@ -93,7 +70,7 @@ exc_next(const uint8_t **p, const uint8_t *end, uint64_t *left,
 		*next = UINT64_MAX;
 		return 0;
 	}
-	if (rd_uv(p, end, next) != 0 || rd_uv(p, end, xv) != 0 ||
+	if (snap_get_uv(p, end, next) != 0 || snap_get_uv(p, end, xv) != 0 ||
 	    *next >= n || (after != UINT64_MAX && *next <= after))
 		return -1;
 	(*left)--;

@@ -16,24 +16,24 @@
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
-/* rd_uv, eight bytes at a time where eight are left: the hot loop of
- * span_block reads one size per event, and sizes take 2 to 4 bytes
+/* snap_get_uv, eight bytes at a time where eight are left: the hot loop
+ * of span_block reads one size per event, and sizes take 2 to 4 bytes
  * with the length changing from one to the next (a byte loop mispredicts
  * its exit). A varint that ends in those eight bytes holds at most 56
- * bits, so none of rd_uv's checks can fail on it; a longer one or one
- * near the end goes to rd_uv. */
+ * bits, so none of snap_get_uv's checks can fail on it; a longer one or
+ * one near the end goes to snap_get_uv. */
 static inline int
-rd_uv_fast(const uint8_t **p, const uint8_t *end, uint64_t *v)
+uv_fast(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t x, stop;
 	unsigned len;
 
 	if (end - *p < 8)
-		return rd_uv(p, end, v);
+		return snap_get_uv(p, end, v);
 	x = get_u64(*p);
 	stop = ~x & 0x8080808080808080ull;
 	if (stop == 0)
-		return rd_uv(p, end, v);
+		return snap_get_uv(p, end, v);
 	len = (unsigned)__builtin_ctzll(stop) / 8 + 1;
 	if (len < 8)
 		x &= ((uint64_t)1 << (8 * len)) - 1;
@@ -120,7 +120,7 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 	if (p == NULL)
 		return -1;
 	end = p + xlen;
-	if (xlen > 0 && (rd_uv(&p, end, &left) != 0 || left == 0 ||
+	if (xlen > 0 && (snap_get_uv(&p, end, &left) != 0 || left == 0 ||
 	    left > d->n ||
 	    exc_next(&p, end, &left, &next, &xv, UINT64_MAX, d->n) != 0))
 		return -1;
@@ -131,7 +131,7 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 		uint8_t a = act[j];
 		int big;
 
-		if (a >= bs->lim.n_actions || rd_uv_fast(&sz, szend, &size))
+		if (a >= bs->lim.n_actions || uv_fast(&sz, szend, &size))
 			return -1;
 		/* a change of 2^63 or more in magnitude leaves the rule */
 		big = (int64_t)size < 0;

@@ -444,41 +444,6 @@ snap_chunk_raw(const uint8_t *src, uint32_t clen, uint32_t rlen,
 	return scratch_buf;
 }
 
-/* One varint from [*p, end); -1 when it runs off or is longer than 10
- * bytes (or its 10th byte holds more than bit 63). */
-static inline int
-get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *pp;
-	uint64_t r = 0;
-	unsigned s = 0;
-
-	/* most values fit in one byte (deltas, stacks, string ids) */
-	if (__builtin_expect(p != end && *p < 0x80, 1)) {
-		*v = *p;
-		*pp = p + 1;
-		return 0;
-	}
-	for (;;) {
-		uint8_t c;
-
-		if (p == end)
-			return -1;
-		c = *p++;
-		if (s == 63 && c > 1)
-			return -1;
-		r |= (uint64_t)(c & 0x7f) << s;
-		if (c < 0x80)
-			break;
-		s += 7;
-		if (s > 63)
-			return -1;
-	}
-	*v = r;
-	*pp = p;
-	return 0;
-}
-
 int
 snap_dec_u8(const uint8_t *p, uint32_t rlen, uint32_t n, uint8_t *out)
 {
@@ -495,7 +460,7 @@ snap_dec_uv(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		if (get_uv(&p, end, &out[i]) != 0)
+		if (snap_get_uv(&p, end, &out[i]) != 0)
 			return -1;
 	return p == end ? 0 : -1;
 }
@@ -509,7 +474,7 @@ snap_dec_uv32(const uint8_t *p, uint32_t rlen, uint32_t n, uint32_t *out,
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		if (get_uv(&p, end, &v) != 0 || v >= limit)
+		if (snap_get_uv(&p, end, &v) != 0 || v >= limit)
 			return -1;
 		out[i] = (uint32_t)v;
 	}
@@ -524,7 +489,7 @@ snap_dec_zd(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		if (get_uv(&p, end, &v) != 0)
+		if (snap_get_uv(&p, end, &v) != 0)
 			return -1;
 		prev += snap_unzz(v);
 		out[i] = prev;
@@ -539,12 +504,12 @@ snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
 	uint64_t dict[255], k, j;
 	uint32_t i;
 
-	if (get_uv(&p, end, &k) != 0 || k > 255)
+	if (snap_get_uv(&p, end, &k) != 0 || k > 255)
 		return -1;
 	if (k == 0)
 		return snap_dec_uv(p, (uint32_t)(end - p), n, out);
 	for (j = 0; j < k; j++)
-		if (get_uv(&p, end, &dict[j]) != 0)
+		if (snap_get_uv(&p, end, &dict[j]) != 0)
 			return -1;
 	if ((uint64_t)(end - p) != n)
 		return -1;

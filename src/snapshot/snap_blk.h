@@ -254,6 +254,41 @@ uint32_t snap_chunk_hash(const uint8_t *p, uint32_t clen);
 const uint8_t *snap_chunk_raw(const uint8_t *src, uint32_t clen,
     uint32_t rlen, uint8_t *scratch);
 
+/* One varint from [*p, end); -1 when it runs off or is longer than 10
+ * bytes (or its 10th byte holds more than bit 63). */
+static inline int
+snap_get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	unsigned s = 0;
+
+	/* most values fit in one byte (deltas, stacks, string ids) */
+	if (__builtin_expect(p != end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	for (;;) {
+		uint8_t c;
+
+		if (p == end)
+			return -1;
+		c = *p++;
+		if (s == 63 && c > 1)
+			return -1;
+		r |= (uint64_t)(c & 0x7f) << s;
+		if (c < 0x80)
+			break;
+		s += 7;
+		if (s > 63)
+			return -1;
+	}
+	*v = r;
+	*pp = p;
+	return 0;
+}
+
 /* Decoders of raw chunks: exactly n values, exactly rlen bytes consumed.
  * Return 0, or -1 when malformed (out is then partly written). */
 int snap_dec_u8(const uint8_t *p, uint32_t rlen, uint32_t n, uint8_t *out);
