@@ -340,16 +340,13 @@ keys_spill(struct keys *k, uint64_t most, size_t need)
 {
 	struct spill *sp = xcalloc(1, sizeof *sp);
 
-	if (sizeof(size_t) >= 8 && most <= SIZE_MAX / sizeof *k->key &&
-	    spill_init(sp, (size_t)most * sizeof *k->key) == 0 &&
-	    spill_grow(sp, need) != NULL) {
-		memcpy(sp->base, k->key, (size_t)k->n * sizeof *k->key);
-		free(k->key);
+	if (most <= SIZE_MAX / sizeof *k->key &&
+	    spill_adopt(sp, (size_t)most * sizeof *k->key, k->key,
+	    (size_t)k->n * sizeof *k->key, need) == 0) {
 		k->key = (uint32_t *)(void *)sp->base;
 		k->sp = sp;
 		return 0;
 	}
-	spill_free(sp);
 	free(sp);
 	k->heap_only = 1;
 	return -1;
@@ -366,12 +363,10 @@ keys_push(struct keys *k, uint32_t id, uint64_t most)
 	if (k->sp != NULL && need > k->sp->cap &&
 	    spill_grow(k->sp, need) == NULL) {
 		/* the range is full: back to the heap */
-		uint32_t *a = xreallocarray(NULL, (size_t)k->n + 1,
-		    sizeof *a);
-
-		memcpy(a, k->key, (size_t)k->n * sizeof *a);
-		keys_free_array(k);
-		k->key = a;
+		k->key = spill_to_heap(k->sp, (size_t)k->n * sizeof *k->key,
+		    (size_t)k->n + 1, sizeof *k->key);
+		free(k->sp);
+		k->sp = NULL;
 		k->cap = (size_t)k->n + 1;
 		k->heap_only = 1;
 	}

@@ -347,14 +347,12 @@ memo_decode(struct pkl_reader *r, uint64_t m, struct pkl_value *v,
 static int
 memo_spill(struct pkl_reader *r)
 {
-	if (sizeof(size_t) < 8 || spill_init(&r->spill, MEMO_RESERVE) != 0 ||
-	    spill_grow(&r->spill, r->memo_cap * sizeof *r->memo) == NULL) {
-		spill_free(&r->spill);
+	if (spill_adopt(&r->spill, MEMO_RESERVE, r->memo,
+	    r->memo_top * sizeof *r->memo,
+	    r->memo_cap * sizeof *r->memo) != 0) {
 		r->spilled = -1;
 		return -1;
 	}
-	memcpy(r->spill.base, r->memo, r->memo_top * sizeof *r->memo);
-	free(r->memo);
 	r->memo = (uint64_t *)(void *)r->spill.base;
 	r->memo_cap = r->spill.cap / sizeof *r->memo;
 	r->spilled = 1;
@@ -377,11 +375,9 @@ memo_grow(struct pkl_reader *r, size_t need)
 			r->memo_cap = r->spill.cap / sizeof *r->memo;
 			return;
 		}
-		heap = xreallocarray(NULL, need > 2 * cap ? need : 2 * cap,
-		    sizeof *heap);
-		memcpy(heap, r->memo, r->memo_top * sizeof *heap);
 		cap = need > 2 * cap ? need : 2 * cap;
-		spill_free(&r->spill);
+		heap = spill_to_heap(&r->spill, r->memo_top * sizeof *heap,
+		    cap, sizeof *heap);
 		r->spilled = -1;
 		r->memo = heap;
 		r->memo_cap = cap;

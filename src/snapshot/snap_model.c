@@ -652,10 +652,9 @@ snap_push_block(struct snapshot *s)
 static void
 ann_to_heap(struct snapshot *s, uint32_t cap)
 {
-	struct snap_annotation *a = xreallocarray(NULL, cap, sizeof *a);
+	struct snap_annotation *a = spill_to_heap(s->ann_spill,
+	    (size_t)s->n_annotations * sizeof *a, cap, sizeof *a);
 
-	memcpy(a, s->annotations, (size_t)s->n_annotations * sizeof *a);
-	spill_free(s->ann_spill);
 	free(s->ann_spill);
 	s->ann_spill = NULL;
 	s->annotations = a;
@@ -670,15 +669,11 @@ ann_grow(struct snapshot *s)
 
 	if (s->cap_annotations > UINT32_MAX / 2)
 		cap = UINT32_MAX;
-	if (s->ann_spill == NULL && (size_t)cap * sz > ANN_HEAP_MAX &&
-	    sizeof(size_t) >= 8) {
+	if (s->ann_spill == NULL && (size_t)cap * sz > ANN_HEAP_MAX) {
 		struct spill *sp = xcalloc(1, sizeof *sp);
 
-		if (spill_init(sp, ANN_RESERVE) == 0 &&
-		    spill_grow(sp, (size_t)cap * sz) != NULL) {
-			memcpy(sp->base, s->annotations,
-			    (size_t)s->n_annotations * sz);
-			free(s->annotations);
+		if (spill_adopt(sp, ANN_RESERVE, s->annotations,
+		    (size_t)s->n_annotations * sz, (size_t)cap * sz) == 0) {
 			s->annotations = (struct snap_annotation *)(void *)
 			    sp->base;
 			s->ann_spill = sp;
@@ -686,7 +681,6 @@ ann_grow(struct snapshot *s)
 			    UINT32_MAX ? UINT32_MAX : sp->cap / sz);
 			return;
 		}
-		spill_free(sp);
 		free(sp);
 	}
 	if (s->ann_spill != NULL) {

@@ -18,6 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/xalloc.h"
+
 static int
 tmp_fd(void)
 {
@@ -92,6 +94,32 @@ spill_grow(struct spill *s, size_t need)
 		return NULL;
 	s->cap = ncap;
 	return s->base;
+}
+
+int
+spill_adopt(struct spill *s, size_t reserve, void *heap, size_t used,
+    size_t need)
+{
+	if (sizeof(size_t) < 8 || spill_init(s, reserve) != 0 ||
+	    spill_grow(s, need) == NULL) {
+		spill_free(s);
+		return -1;
+	}
+	if (used > 0)
+		memcpy(s->base, heap, used);
+	free(heap);
+	return 0;
+}
+
+void *
+spill_to_heap(struct spill *s, size_t used, size_t n, size_t size)
+{
+	void *a = xreallocarray(NULL, n ? n : 1, size);
+
+	if (used > 0)
+		memcpy(a, s->base, used);
+	spill_free(s);
+	return a;
 }
 
 void

@@ -30,6 +30,17 @@ int spill_init(struct spill *s, size_t reserve);
  * when the file cannot grow (s is then still valid at its old size). */
 void *spill_grow(struct spill *s, size_t need);
 
+/* Moves an array from the heap into s: inits s with room for reserve
+ * bytes, makes need bytes usable, copies the first used bytes of heap
+ * to s->base and frees heap. Returns 0, or -1 with heap untouched and s
+ * unusable (no temporary file, or a 32-bit size_t). */
+int spill_adopt(struct spill *s, size_t reserve, void *heap, size_t used,
+    size_t need);
+
+/* The way back: a heap array of n elements of size bytes holding the
+ * first used bytes of s, which is then freed. */
+void *spill_to_heap(struct spill *s, size_t used, size_t n, size_t size);
+
 /* Gives back the pages below upto - keep (once each). */
 void spill_release(struct spill *s, size_t upto, size_t keep);
 
