@@ -33,6 +33,7 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
+#include "tui/bands.h"
 #include "tui/colors.h"
 #include "tui/export.h"
 #include "tui/keys.h"
@@ -652,16 +653,39 @@ next_key(int *action)
 	return -2;
 }
 
+/* Takes the modes the worker built (bands.h). A key script waits for the
+ * mode on screen first, so that what it captures does not depend on how
+ * fast the worker is. Redraws when something shown changed. */
+static void
+take_bands(void)
+{
+	if (in_set)
+		return;
+	if (scripted && timeline_building(&app))
+		bands_wait(&app, app.view.stack);
+	if (timeline_poll(&app) & UI_REDRAW)
+		ui_draw();
+}
+
 static int
 ui_loop(void)
 {
-	int k, act, f;
+	int k, act, f, wait = 250, w;
 	long long t0, c0;
 
 	relayout();
 	ui_draw();
-	wtimeout(stdscr, 250);
+	/* the modes not built while opening, now that the screen is up */
+	if (!in_set)
+		bands_start(&app);
+	wtimeout(stdscr, wait);
 	while (!got_signal) {
+		take_bands();
+		/* bands on their way to the screen are drawn soon after they
+		 * come, without a key */
+		w = !in_set && timeline_building(&app) ? 20 : 250;
+		if (w != wait)
+			wtimeout(stdscr, wait = w);
 		k = next_key(&act);
 		if (k == -2)
 			break;
@@ -677,6 +701,9 @@ ui_loop(void)
 			relayout();
 		/* Every handled key redraws: the status line changes too. */
 		ui_draw();
+		/* another device (or a rank's full view) is up */
+		if (!in_set)
+			bands_start(&app);
 		/* wall time, then CPU time: on a busy machine the second
 		 * says what the key cost */
 		if (latency_log != NULL)
