@@ -659,10 +659,18 @@ next_key(int *action)
 static void
 take_bands(void)
 {
+	long long t0;
+
 	if (in_set)
 		return;
-	if (scripted && timeline_building(&app))
+	if (scripted && timeline_building(&app)) {
+		t0 = now_us();
 		bands_wait(&app, app.view.stack);
+		/* how long the mode showed "building" (not a key) */
+		if (latency_log != NULL)
+			fprintf(latency_log, "bands-ready %lld 0\n",
+			    now_us() - t0);
+	}
 	if (timeline_poll(&app) & UI_REDRAW)
 		ui_draw();
 }
