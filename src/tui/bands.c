@@ -25,6 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "snapshot/snap_blk.h"
 #include "util/stop.h"
@@ -103,12 +108,23 @@ run_job(struct bands *b, struct job *j)
 		j->failed = 1;
 }
 
+/* The worker yields to the loop: the keys pressed while it builds must
+ * not wait for a core it holds (Linux: nice is per thread there). */
+static void
+lower_priority(void)
+{
+#ifdef __linux__
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
+}
+
 static void *
 worker(void *arg)
 {
 	struct bands *b = arg;
 	struct job *j;
 
+	lower_priority();
 	sv_stop_flag = &b->stop;
 	pthread_mutex_lock(&b->mu);
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
