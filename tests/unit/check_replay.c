@@ -1615,8 +1615,12 @@ START_TEST(test_replay_saved_findings_corrupt)
 	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
 	put64(f + 16 + 16, len);
 	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
-	/* cut short: the last message ends past the end (the checkpoints
-	 * after it left out) */
+	/* a message that fits the struct but runs past the end of the
+	 * buffer (the checkpoints after it left out) */
+	fl = findings(f, 1, 1, evs, (const char *const[]){"0123456789"}, 1);
+	put64(f + 16 + 16, 150);
+	ck_assert_ptr_null(load_with(s, buf, len, off, len - 8 - off, f, fl));
+	/* cut short: the last message ends past the end */
 	fl = findings(f, 3, 3, evs, ok3, 3);
 	ck_assert_ptr_null(load_with(s, buf, len, off, len - 8 - off, f,
 	    fl - 1));
