@@ -5,14 +5,20 @@
  * recycled pool and are reference counted (references from the stack,
  * from parent containers and from one memo slot); a reference carries the
  * pool index and a generation so a stale one is detected, never followed.
- * The memo is an array of 8-byte encoded slots (strings as offset/length,
- * containers as references, ids, small scalars inline, anything else
- * boxed), so a file with 16M memo entries costs 128 MB, not more. A
- * pickle memoizes about every object it writes (two or three per trace
- * event), so past MEMO_HEAP_MAX the memo moves to an unlinked temporary
- * file of which only the last MEMO_KEEP bytes stay resident
- * (util/spill.h): the memory of a parse then does not grow with the file.
- * Slots far back are still there, read back from the page cache.
+ * The memo is an array of 4-byte encoded slots: a short string as its
+ * length and its offset from a base kept per page of MEMO_PAGE slots, an
+ * id, a small scalar, or "consumed" fit in the slot; anything else
+ * (containers, long strings, floats, big ids) sits in a box the slot
+ * names, and a box is reused once its slot lets go of it. A pickle
+ * memoizes about every object it writes (two or three per trace event,
+ * dozens with fresh frames), so the memo is the parse's biggest array:
+ * a file with 16M memo entries costs 64 MB of slots, and past
+ * MEMO_HEAP_MAX the slots move to an unlinked temporary file of which only
+ * the last MEMO_KEEP bytes stay resident (util/spill.h): the memory of a
+ * parse then does not grow with the file. Slots far back are still
+ * there, read back from the page cache. (Every byte of slots is fresh
+ * memory the kernel must provide: at 8 bytes a slot that was a tenth of
+ * a python-stack parse.)
  *
  * What it does not do: text protocols 0/1 opcodes (INT, STRING, PUT, ...)
  * are refused; opcodes that import or call code (GLOBAL, REDUCE, BUILD,
@@ -34,10 +40,20 @@
 #define NO_MEMO UINT32_MAX
 #define MEMO_HEAP_MAX (16u << 20) /* bytes of memo kept on the heap */
 #define MEMO_KEEP (16u << 20)     /* bytes of a spilled memo kept resident */
-#define MEMO_RESERVE ((size_t)UINT32_MAX * 8) /* every slot memo_put allows */
+#define MEMO_RESERVE ((size_t)UINT32_MAX * 4) /* every slot memo_put allows */
+#define MEMO_PAGE_BITS 10          /* slots sharing one string base */
+#define BOX_MAX (1u << 29)         /* boxes a slot can name */
 
-/* memo slot tags (low 3 bits) */
-enum { M_EMPTY, M_STR, M_CONT, M_ID, M_SMALL, M_BOXED, M_GONE };
+/*
+ * memo slot tags (low 3 bits) and their payloads (the upper 29 bits):
+ *   M_STR    len (8 bits) | offset - page base (21 bits)
+ *   M_ID     class (5 bits) | id (24 bits)
+ *   M_SMALL  kind (2 bits: None, bool, int) | signed value (27 bits)
+ *   M_BOXED  box index
+ */
+enum { M_EMPTY, M_STR, M_UNUSED, M_ID, M_SMALL, M_BOXED, M_GONE };
+#define STR_LEN_MAX 0xffu
+#define STR_DELTA_MAX ((1u << 21) - 1)
 
 struct cont {
 	uint8_t kind;
@@ -67,7 +83,7 @@ struct pkl_reader {
 	size_t *marks;
 	size_t n_marks, marks_cap;
 
-	uint64_t *memo;
+	uint32_t *memo;
 	size_t memo_cap;     /* slots allocated */
 	size_t memo_top;     /* slots below are initialised; the rest of
 			      * the allocation is never read, so growing
@@ -75,6 +91,9 @@ struct pkl_reader {
 	uint64_t memo_used;  /* distinct slots set: MEMOIZE's next index */
 	struct spill spill;  /* the memo's file once past MEMO_HEAP_MAX */
 	int spilled;         /* 1 in the file, -1 cannot be, 0 not yet */
+	uint64_t *mbase;     /* per page of slots: string base offset + 1,
+			      * 0 while no string slot of it set one */
+	size_t mbase_cap;
 
 	struct cont *conts;
 	uint32_t n_conts, cap_conts;
@@ -85,6 +104,8 @@ struct pkl_reader {
 
 	struct pkl_value *boxed;
 	size_t n_boxed, cap_boxed;
+	uint32_t *free_boxes; /* boxes no slot names any more */
+	size_t n_free_boxes, cap_free_boxes;
 
 	uint32_t *work; /* release worklist */
 	size_t n_work, cap_work;
@@ -264,76 +285,104 @@ cont_push_run(struct cont *c, const struct pkl_value *v, size_t n)
 
 /* ---- memo -------------------------------------------------------------- */
 
-static uint64_t
-memo_encode(struct pkl_reader *r, const struct pkl_value *v)
+/* A box for v; fails (-1) past BOX_MAX boxes. */
+static int64_t
+box_new(struct pkl_reader *r, const struct pkl_value *v)
 {
+	size_t b;
+
+	if (r->n_free_boxes > 0) {
+		b = r->free_boxes[--r->n_free_boxes];
+	} else {
+		if (r->n_boxed >= BOX_MAX)
+			return -1;
+		XGROW(r->boxed, r->cap_boxed, r->n_boxed + 1);
+		b = r->n_boxed++;
+	}
+	r->boxed[b] = *v;
+	return (int64_t)b;
+}
+
+static void
+box_free(struct pkl_reader *r, uint32_t m)
+{
+	XGROW(r->free_boxes, r->cap_free_boxes, r->n_free_boxes + 1);
+	r->free_boxes[r->n_free_boxes++] = m >> 3;
+}
+
+/* Slot m's string offset when m is an M_STR slot of slot idx. */
+static inline uint64_t
+str_off(const struct pkl_reader *r, uint64_t idx, uint32_t m)
+{
+	return r->mbase[idx >> MEMO_PAGE_BITS] - 1 + (m >> 11);
+}
+
+/* The slot for v stored at idx, boxing what does not fit (0: none could
+ * be had). Sets the page's string base on its first string. */
+static uint32_t
+memo_encode(struct pkl_reader *r, uint64_t idx, const struct pkl_value *v)
+{
+	uint64_t *base = &r->mbase[idx >> MEMO_PAGE_BITS];
+	int64_t b;
+
 	switch (v->kind) {
 	case PKL_STR:
-		if (v->len < (1u << 21) && v->v.off < (1ull << 40))
-			return M_STR | (uint64_t)v->len << 3 | v->v.off << 24;
+		if (v->len > STR_LEN_MAX)
+			break;
+		if (*base == 0 && v->v.off < UINT64_MAX)
+			*base = v->v.off + 1;
+		if (v->v.off + 1 >= *base &&
+		    v->v.off + 1 - *base <= STR_DELTA_MAX)
+			return M_STR | v->len << 3 |
+			       (uint32_t)(v->v.off + 1 - *base) << 11;
 		break;
-	case PKL_LIST:
-	case PKL_TUPLE:
-	case PKL_DICT:
-	case PKL_SET:
-		return M_CONT | (v->v.ref >> 32) << 3 |
-		       (v->v.ref & 0xffffffffu) << 32;
 	case PKL_ID:
-		if (v->v.id <= UINT32_MAX)
-			return M_ID | (uint64_t)v->cls << 3 | v->v.id << 32;
+		if (v->cls < 32 && v->v.id < (1u << 24))
+			return M_ID | (uint32_t)v->cls << 3 |
+			       (uint32_t)v->v.id << 8;
 		break;
 	case PKL_NONE:
+		return M_SMALL;
 	case PKL_BOOL:
-		return M_SMALL | (uint64_t)v->kind << 3 | (uint64_t)v->v.u << 8;
+		return M_SMALL | 1u << 3 | (uint32_t)(v->v.u != 0) << 5;
 	case PKL_INT:
-		if (!(v->flags & PKL_F_UNSIGNED) && v->v.i >= -(1ll << 55) &&
-		    v->v.i < (1ll << 55))
-			return M_SMALL | (uint64_t)PKL_INT << 3 |
-			       (uint64_t)v->v.i << 8;
+		if (!(v->flags & PKL_F_UNSIGNED) && v->v.i >= -(1ll << 26) &&
+		    v->v.i < (1ll << 26))
+			return M_SMALL | 2u << 3 | (uint32_t)v->v.i << 5;
 		break;
 	default:
 		break;
 	}
-	XGROW(r->boxed, r->cap_boxed, r->n_boxed + 1);
-	r->boxed[r->n_boxed] = *v;
-	return M_BOXED | (uint64_t)r->n_boxed++ << 3;
+	b = box_new(r, v);
+	return b < 0 ? 0 : M_BOXED | (uint32_t)b << 3;
 }
 
 static int
-memo_decode(struct pkl_reader *r, uint64_t m, struct pkl_value *v,
-    struct sv_error *err)
+memo_decode(struct pkl_reader *r, uint64_t idx, uint32_t m,
+    struct pkl_value *v, struct sv_error *err)
 {
-	uint32_t idx, gen;
-
 	memset(v, 0, sizeof *v);
 	switch (m & 7) {
 	case M_STR:
 		v->kind = PKL_STR;
-		v->len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
-		v->v.off = m >> 24;
-		return 0;
-	case M_CONT:
-		idx = (uint32_t)(m >> 32);
-		gen = (uint32_t)((m >> 3) & 0x1fffffff);
-		if (idx >= r->n_conts || !r->conts[idx].live ||
-		    r->conts[idx].gen != gen)
-			return fail(r, err, SV_ERR_FORMAT,
-			    "memo refers to a consumed object");
-		v->kind = r->conts[idx].kind;
-		v->cls = r->conts[idx].cls;
-		v->v.ref = (uint64_t)gen << 32 | idx;
+		v->len = (m >> 3) & STR_LEN_MAX;
+		v->v.off = str_off(r, idx, m);
 		return 0;
 	case M_ID:
 		v->kind = PKL_ID;
-		v->cls = (uint8_t)(m >> 3);
-		v->v.id = m >> 32;
+		v->cls = (uint8_t)((m >> 3) & 31);
+		v->v.id = m >> 8;
 		return 0;
 	case M_SMALL:
-		v->kind = (uint8_t)((m >> 3) & 0x1f);
-		v->v.i = (int64_t)m >> 8;
+		v->kind = (m >> 3 & 3) == 0 ? PKL_NONE :
+		    (m >> 3 & 3) == 1 ? PKL_BOOL : PKL_INT;
+		v->v.i = (int64_t)((int32_t)m >> 5);
 		return 0;
 	case M_BOXED:
 		*v = r->boxed[m >> 3];
+		if (is_cont(v) && cont_of(r, v) == NULL)
+			return fail(r, err, SV_ERR_FORMAT,
+			    "memo refers to a consumed object");
 		return 0;
 	case M_GONE:
 		return fail(r, err, SV_ERR_FORMAT,
@@ -353,7 +402,7 @@ memo_spill(struct pkl_reader *r)
 		r->spilled = -1;
 		return -1;
 	}
-	r->memo = (uint64_t *)(void *)r->spill.base;
+	r->memo = (uint32_t *)(void *)r->spill.base;
 	r->memo_cap = r->spill.cap / sizeof *r->memo;
 	r->spilled = 1;
 	return 0;
@@ -362,14 +411,14 @@ memo_spill(struct pkl_reader *r)
 /* Room for need slots: on the heap, or in the memo's file past
  * MEMO_HEAP_MAX; back on the heap if the file cannot grow (a full disk). */
 static void
-memo_grow(struct pkl_reader *r, size_t need)
+memo_grow_slots(struct pkl_reader *r, size_t need)
 {
 	size_t cap = r->memo_cap;
 
 	if (r->spilled == 0 && need * sizeof *r->memo > MEMO_HEAP_MAX)
 		memo_spill(r);
 	if (r->spilled == 1) {
-		uint64_t *heap;
+		uint32_t *heap;
 
 		if (spill_grow(&r->spill, need * sizeof *r->memo) != NULL) {
 			r->memo_cap = r->spill.cap / sizeof *r->memo;
@@ -388,18 +437,51 @@ memo_grow(struct pkl_reader *r, size_t need)
 	r->memo_cap = cap;
 }
 
+/* memo_grow_slots(), and a page base for every slot there is room for. */
+static void
+memo_grow(struct pkl_reader *r, size_t need)
+{
+	size_t old = r->mbase_cap, pages;
+
+	memo_grow_slots(r, need);
+	pages = ((r->memo_cap - 1) >> MEMO_PAGE_BITS) + 1;
+	if (pages > old) {
+		r->mbase = xgrow(r->mbase, &r->mbase_cap, pages,
+		    sizeof *r->mbase);
+		memset(r->mbase + old, 0,
+		    (r->mbase_cap - old) * sizeof *r->mbase);
+	}
+}
+
+/* Empties slot idx, letting go of its box and of the container in it. */
+static void
+memo_clear(struct pkl_reader *r, uint64_t idx)
+{
+	uint32_t old = r->memo[idx];
+
+	if ((old & 7) != M_BOXED)
+		return;
+	if (is_cont(&r->boxed[old >> 3])) {
+		struct pkl_value ov = r->boxed[old >> 3];
+
+		decref(r, &ov);
+	}
+	box_free(r, old);
+	r->memo[idx] = M_EMPTY;
+}
+
 static int
 memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 {
 	struct pkl_value *v;
-	uint64_t old;
+	uint32_t m;
 
 	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
 		return fail(r, err, SV_ERR_FORMAT,
 		    "memo store with empty stack");
 	/* bounded by the slots actually set, not the slots allocated: a
 	 * ladder of puts each at twice the capacity would otherwise grow the
-	 * memo to 32 GiB in two dozen opcodes. CPython numbers memo slots
+	 * memo to 16 GiB in two dozen opcodes. CPython numbers memo slots
 	 * 0, 1, 2, ... so a real file never comes near this. */
 	if (idx >= UINT32_MAX || idx > 2 * r->memo_used + (1u << 20))
 		return fail(r, err, SV_ERR_LIMIT, "memo index %llu too large",
@@ -414,16 +496,15 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 		r->memo_top = idx + 1;
 	}
 	v = &r->stack[r->sp - 1];
-	old = r->memo[idx];
-	if ((old & 7) == M_EMPTY)
+	if ((r->memo[idx] & 7) == M_EMPTY)
 		r->memo_used++;
-	if ((old & 7) == M_CONT) {
-		struct pkl_value ov;
-
-		if (memo_decode(r, old, &ov, NULL) == 0)
-			decref(r, &ov);
-	}
-	r->memo[idx] = memo_encode(r, v);
+	else
+		memo_clear(r, idx);
+	m = memo_encode(r, idx, v);
+	if (m == 0)
+		return fail(r, err, SV_ERR_LIMIT, "more than %u boxed memo "
+		    "values", BOX_MAX);
+	r->memo[idx] = m;
 	if (is_cont(v)) {
 		struct cont *c = cont_of(r, v);
 
@@ -471,29 +552,17 @@ memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 	/* fast paths: interned ids (shared frames, stacks) and strings (dict
 	 * keys) are almost every memo fetch in a real file */
 	if (__builtin_expect(idx < r->memo_top, 1)) {
-		uint64_t m = r->memo[idx];
+		uint32_t m = r->memo[idx];
 
-		if ((m & 7) == M_ID) {
-			v.kind = PKL_ID;
-			v.cls = (uint8_t)(m >> 3);
-			v.flags = 0;
-			v.len = 0;
-			v.v.id = m >> 32;
-			return push(r, &v, err);
-		}
-		if ((m & 7) == M_STR) {
-			v.kind = PKL_STR;
-			v.cls = 0;
-			v.flags = 0;
-			v.len = (uint32_t)((m >> 3) & ((1u << 21) - 1));
-			v.v.off = m >> 24;
+		if ((m & 7) == M_ID || (m & 7) == M_STR) {
+			memo_decode(r, idx, m, &v, NULL);
 			return push(r, &v, err);
 		}
 	}
 	if (idx >= r->memo_top || (r->memo[idx] & 7) == M_EMPTY)
 		return fail(r, err, SV_ERR_FORMAT, "memo index %llu not set",
 		    (unsigned long long)idx);
-	if (memo_decode(r, r->memo[idx], &v, err) != 0)
+	if (memo_decode(r, idx, r->memo[idx], &v, err) != 0)
 		return -1;
 	incref(r, &v);
 	return push(r, &v, err);
@@ -646,16 +715,19 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 	}
 	/* consumed: the memo forgets it or maps it to the id */
 	if (c->memo != NO_MEMO && c->memo < r->memo_top &&
-	    (r->memo[c->memo] & 7) == M_CONT &&
-	    (uint32_t)(r->memo[c->memo] >> 32) == (uint32_t)child->v.ref) {
+	    (r->memo[c->memo] & 7) == M_BOXED &&
+	    r->boxed[r->memo[c->memo] >> 3].v.ref == child->v.ref &&
+	    is_cont(&r->boxed[r->memo[c->memo] >> 3])) {
 		struct pkl_value idv;
 
 		memset(&idv, 0, sizeof idv);
 		idv.kind = PKL_ID;
 		idv.cls = id_cls;
 		idv.v.id = id;
-		r->memo[c->memo] = t == PKL_DROP ? (uint64_t)M_GONE
-						 : memo_encode(r, &idv);
+		box_free(r, r->memo[c->memo]);
+		/* the box just freed is there for an id that needs one */
+		r->memo[c->memo] = t == PKL_DROP ? (uint32_t)M_GONE
+		    : memo_encode(r, c->memo, &idv);
 		c->refs--;
 	}
 	c->taken = (uint8_t)t;
@@ -1250,7 +1322,8 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 			/* A run of memo fetches (a frame list is a hundred in a
 			 * row) stays in this loop with the stack in locals. */
 			struct pkl_value *stk = r->stack;
-			const uint64_t *memo = r->memo;
+			const uint32_t *memo = r->memo;
+			const uint64_t *mbase = r->mbase;
 			size_t sp = r->sp, cap = r->stack_cap;
 			size_t mcap = r->memo_top, at;
 
@@ -1273,17 +1346,18 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 				sv = &stk[sp];
 				if ((m & 7) == M_ID) {
 					sv->kind = PKL_ID;
-					sv->cls = (uint8_t)(m >> 3);
+					sv->cls = (uint8_t)((m >> 3) & 31);
 					sv->flags = 0;
 					sv->len = 0;
-					sv->v.id = m >> 32;
+					sv->v.id = m >> 8;
 				} else if ((m & 7) == M_STR) {
 					sv->kind = PKL_STR;
 					sv->cls = 0;
 					sv->flags = 0;
-					sv->len = (uint32_t)((m >> 3) &
-					    ((1u << 21) - 1));
-					sv->v.off = m >> 24;
+					sv->len = (uint32_t)(m >> 3) &
+					    STR_LEN_MAX;
+					sv->v.off = mbase[idx >>
+					    MEMO_PAGE_BITS] - 1 + (m >> 11);
 				} else {
 					break;
 				}
@@ -1444,7 +1518,9 @@ pkl_reader_free(struct pkl_reader *r)
 		spill_free(&r->spill);
 	else
 		free(r->memo);
+	free(r->mbase);
 	free(r->boxed);
+	free(r->free_boxes);
 	free(r->work);
 	free(r);
 }
@@ -1500,4 +1576,6 @@ void
 pkl_get_stats(const struct pkl_reader *r, struct pkl_stats *st)
 {
 	*st = r->st;
+	st->memo_boxes = r->n_boxed;
+	st->memo_spilled = r->spilled == 1;
 }

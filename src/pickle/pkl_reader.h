@@ -124,6 +124,9 @@ struct pkl_stats {
 	uint64_t memo_slots;
 	uint64_t max_stack;
 	uint64_t containers_peak;
+	uint64_t memo_boxes;   /* memo boxes ever allocated (reused ones
+				* not counted again) */
+	uint64_t memo_spilled; /* 1 when the memo moved to its file */
 };
 void pkl_get_stats(const struct pkl_reader *r, struct pkl_stats *st);
 

@@ -16,7 +16,9 @@
 #include "util/xalloc.h"
 
 /* A sink that keeps everything and remembers the root's value; frames
- * classified 7 are replaced by id 1000+n, class 8 dicts are dropped. */
+ * classified 7 are replaced by id 1000+n, class 8 dicts are dropped;
+ * class 9 ("bigid") and 10 ("clsid") are replaced by ids that do not fit
+ * a memo slot: 2^24+n of class 3, and n of class 40. */
 struct rec {
 	struct pkl_value root;
 	int took_root;
@@ -40,6 +42,10 @@ rec_classify(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 			return 7;
 		if (len == 4 && memcmp(k, "drop", 4) == 0)
 			return 8;
+		if (len == 5 && memcmp(k, "bigid", 5) == 0)
+			return 9;
+		if (len == 5 && memcmp(k, "clsid", 5) == 0)
+			return 10;
 	}
 	return parent_cls == 0 ? 1 : 2;
 }
@@ -84,8 +90,12 @@ describe(struct pkl_reader *r, const struct pkl_value *v, char *buf,
 		    v->kind == PKL_BYTES ? "b" : "", (int)len, s);
 		break;
 	case PKL_ID:
-		snprintf(buf + used, size - used, "#%llu",
-		    (unsigned long long)v->v.id);
+		if (v->cls != 3)
+			snprintf(buf + used, size - used, "#%u:%llu", v->cls,
+			    (unsigned long long)v->v.id);
+		else
+			snprintf(buf + used, size - used, "#%llu",
+			    (unsigned long long)v->v.id);
 		break;
 	case PKL_LIST:
 	case PKL_TUPLE:
@@ -140,6 +150,12 @@ rec_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 		rc->n_dropped++;
 		return PKL_DROP;
 	}
+	if (child->cls == 9 || child->cls == 10) {
+		*id = (child->cls == 9 ? 1u << 24 : 0) +
+		    (uint64_t)rc->n_replaced++;
+		*id_cls = child->cls == 9 ? 3 : 40;
+		return PKL_ID_REPLACE;
+	}
 	return PKL_KEEP;
 }
 
@@ -152,6 +168,24 @@ run(const void *buf, size_t len, struct rec *rc, struct sv_error *err)
 	memset(rc, 0, sizeof *rc);
 	sv_error_clear(err);
 	return pkl_run(buf, len, &rec_sink, rc, NULL, err);
+}
+
+/* run(), and the reader's counters after it. */
+static int
+run_stats(const void *buf, size_t len, struct rec *rc, struct sv_error *err,
+    struct pkl_stats *st)
+{
+	struct pkl_reader *keep = NULL;
+	int r;
+
+	memset(rc, 0, sizeof *rc);
+	memset(st, 0, sizeof *st);
+	sv_error_clear(err);
+	r = pkl_run(buf, len, &rec_sink, rc, &keep, err);
+	if (keep != NULL)
+		pkl_get_stats(keep, st);
+	pkl_reader_free(keep);
+	return r;
 }
 
 #define RUN_OK(bytes, want)                                                    \
@@ -271,12 +305,13 @@ END_TEST
 
 /* A memo bigger than the part kept on the heap moves to a temporary file
  * and its old pages are given back (util/spill.h): a slot far back, and
- * the last one, still read right, and a slot far back written again. 4M
- * slots (32 MB of memo) through a 28 MB pickle, read far behind the
+ * the last one, still read right, and a slot far back written again. 5M
+ * slots (20 MB of memo) through a 35 MB pickle, read far behind the
  * parse. */
 START_TEST(test_pickle_memo_spilled)
 {
-	size_t n = 4u << 20, i, len = 0;
+	size_t n = 5u << 20, i, len = 0;
+	struct pkl_stats st;
 	uint8_t *b = xmalloc(n * 7 + 64);
 	struct rec rc;
 	struct sv_error err;
@@ -323,17 +358,19 @@ START_TEST(test_pickle_memo_spilled)
 	len += 4;
 	b[len++] = 'l';
 	b[len++] = '.';
-	ck_assert_int_eq(run(b, len, &rc, &err), 0);
+	ck_assert_int_eq(run_stats(b, len, &rc, &err, &st), 0);
 	snprintf(want, sizeof want, "['x',%zu,12345,7,7]", n - 1);
 	ck_assert_str_eq(rc.root_items, want);
+	ck_assert_uint_eq(st.memo_spilled, 1);
 	/* no temporary file to be had: the memo stays on the heap */
 	{
 		char *old = getenv("TMPDIR") != NULL ?
 		    xstrdup(getenv("TMPDIR")) : NULL;
 
 		setenv("TMPDIR", "/nonexistent-snapview-dir", 1);
-		ck_assert_int_eq(run(b, len, &rc, &err), 0);
+		ck_assert_int_eq(run_stats(b, len, &rc, &err, &st), 0);
 		ck_assert_str_eq(rc.root_items, want);
+		ck_assert_uint_eq(st.memo_spilled, 0);
 		if (old != NULL)
 			setenv("TMPDIR", old, 1);
 		else
@@ -341,6 +378,177 @@ START_TEST(test_pickle_memo_spilled)
 		free(old);
 	}
 	free(b);
+}
+END_TEST
+
+/* A pickle under construction, for the memo's encodings. */
+struct pb {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static void
+pb_bytes(struct pb *p, const void *s, size_t n)
+{
+	p->b = xgrow(p->b, &p->cap, p->n + n, 1);
+	memcpy(p->b + p->n, s, n);
+	p->n += n;
+}
+
+#define PB_LIT(p, s) pb_bytes((p), (s), sizeof(s) - 1)
+
+static void
+pb_byte(struct pb *p, uint8_t c)
+{
+	pb_bytes(p, &c, 1);
+}
+
+static void
+pb_u32(struct pb *p, uint32_t v)
+{
+	uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+	    (uint8_t)(v >> 24)};
+
+	pb_bytes(p, x, 4);
+}
+
+/* A new string of len copies of c: SHORT_BINUNICODE or BINUNICODE. */
+static void
+pb_str(struct pb *p, size_t len, char c)
+{
+	char *s = xmalloc(len + 1);
+
+	memset(s, c, len);
+	if (len < 256) {
+		pb_byte(p, 0x8c);
+		pb_byte(p, (uint8_t)len);
+	} else {
+		pb_byte(p, 'X');
+		pb_u32(p, (uint32_t)len);
+	}
+	pb_bytes(p, s, len);
+	free(s);
+}
+
+static void
+pb_put(struct pb *p, uint32_t idx) /* LONG_BINPUT idx, POP */
+{
+	pb_byte(p, 'r');
+	pb_u32(p, idx);
+	pb_byte(p, '0');
+}
+
+static void
+pb_get(struct pb *p, uint32_t idx) /* LONG_BINGET idx */
+{
+	pb_byte(p, 'j');
+	pb_u32(p, idx);
+}
+
+static void
+pb_int(struct pb *p, int32_t v) /* BININT v */
+{
+	pb_byte(p, 'J');
+	pb_u32(p, (uint32_t)v);
+}
+
+/* Values on both sides of every limit of a 4-byte memo slot come back
+ * from the memo as they went in: strings of 255 and 256 bytes, a string
+ * below its page's base and one more than 2 MiB past it, ints at +-2^26,
+ * bools, None, a float, and ids too wide or of a class too high. */
+START_TEST(test_pickle_memo_compact)
+{
+	struct pb p = {NULL, 0, 0};
+	struct rec rc;
+	struct sv_error err;
+	struct pkl_stats st;
+	char *want = xmalloc(4096), a255[256], a256[257];
+	uint32_t i;
+
+	memset(a255, 'a', 255);
+	a255[255] = '\0';
+	memset(a256, 'b', 256);
+	a256[256] = '\0';
+	PB_LIT(&p, "\x80\x04");
+	pb_str(&p, 255, 'a');
+	pb_put(&p, 0);
+	pb_str(&p, 256, 'b');
+	pb_put(&p, 1);
+	pb_int(&p, (1 << 26) - 1);
+	pb_put(&p, 2);
+	pb_int(&p, 1 << 26);
+	pb_put(&p, 3);
+	pb_int(&p, -(1 << 26));
+	pb_put(&p, 4);
+	pb_int(&p, -(1 << 26) - 1);
+	pb_put(&p, 5);
+	PB_LIT(&p, "\x88"); /* NEWTRUE */
+	pb_put(&p, 6);
+	PB_LIT(&p, "\x89"); /* NEWFALSE */
+	pb_put(&p, 7);
+	PB_LIT(&p, "N");
+	pb_put(&p, 8);
+	PB_LIT(&p, "G\x3f\xf8\0\0\0\0\0\0"); /* BINFLOAT 1.5 */
+	pb_put(&p, 9);
+	/* page 1 gets its base from a late string; an earlier string put
+	 * there lies below it */
+	pb_str(&p, 4, 'l');
+	pb_put(&p, 1024);
+	pb_get(&p, 0);
+	pb_put(&p, 1025);
+	/* 3 MiB on: a new string in page 0 lies too far past its base */
+	pb_str(&p, 3u << 20, 'p');
+	pb_byte(&p, '0');
+	pb_str(&p, 3, 'z');
+	pb_put(&p, 10);
+	/* a dict (boxed) whose lists become ids that need a box, one too
+	 * wide, one of a class too high */
+	PB_LIT(&p, "}r\x0b\0\0\0(\x8c\x05" "bigid]r\x0c\0\0\0K\x01" "a"
+	    "\x8c\x05" "clsid]r\x0d\0\0\0K\x02" "au0");
+	pb_byte(&p, '(');
+	for (i = 0; i <= 13; i++)
+		pb_get(&p, i);
+	pb_get(&p, 1024);
+	pb_get(&p, 1025);
+	PB_LIT(&p, "l.");
+	ck_assert_int_eq(run_stats(p.b, p.n, &rc, &err, &st), 0);
+	snprintf(want, 4096, "['%s','%s',%d,%d,%d,%d,True,False,None,1.5,'zzz',"
+	    "{'bigid':#%u,'clsid':#40:1},#%u,#40:1,'llll','%s']", a255, a256,
+	    (1 << 26) - 1, 1 << 26, -(1 << 26), -(1 << 26) - 1, 1u << 24,
+	    1u << 24, a255);
+	ck_assert_str_eq(rc.root_items, want);
+	/* boxed: the 256-byte string, 2^26, -2^26-1, the float, the far
+	 * string, the dict, its two ids (in the boxes their lists had), the
+	 * string below its base */
+	ck_assert_uint_eq(st.memo_boxes, 9);
+	free(p.b);
+	free(want);
+}
+END_TEST
+
+/* A box is reused once its slot lets go of it: ten thousand memoized
+ * dicts, each dropped by the sink, use one. */
+START_TEST(test_pickle_memo_boxes_reused)
+{
+	struct pb p = {NULL, 0, 0};
+	struct rec rc;
+	struct sv_error err;
+	struct pkl_stats st;
+	int i;
+
+	PB_LIT(&p, "\x80\x04}");
+	for (i = 0; i < 10000; i++)
+		PB_LIT(&p, "(\x8c\x04" "drop}\x94u");
+	pb_byte(&p, '.');
+	ck_assert_int_eq(run_stats(p.b, p.n, &rc, &err, &st), 0);
+	ck_assert_int_eq(rc.n_dropped, 10000);
+	ck_assert_uint_eq(st.memo_slots, 10000);
+	ck_assert_uint_le(st.memo_boxes, 1);
+	/* and a reference to one of them is still an error */
+	p.n--;
+	PB_LIT(&p, "(\x8c\x05" "againj\x10\x27\0\0u.");
+	ck_assert_int_eq(run_stats(p.b, p.n, &rc, &err, &st), -1);
+	free(p.b);
 }
 END_TEST
 
@@ -475,6 +683,8 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_containers);
 	tcase_add_test(tc, test_pickle_memo);
 	tcase_add_test(tc, test_pickle_memo_spilled);
+	tcase_add_test(tc, test_pickle_memo_compact);
+	tcase_add_test(tc, test_pickle_memo_boxes_reused);
 	tcase_add_test(tc, test_pickle_take);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
