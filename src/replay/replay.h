@@ -187,7 +187,8 @@ void replay_check_destroy(struct replay_check *c);
 /* ---- checkpoint persistence ----------------------------------------------
  * replay_checkpoints_save() writes everything replay_seek() needs besides
  * the snapshot itself (checkpoints, the sizes and segment attributes the
- * backward pass learned, the info counts) to one byte buffer:
+ * backward pass learned, the info counts) and what replay_check() needs
+ * of the forward pass (its findings) to one byte buffer:
  *
  *   "SVRPCK04"  u64 device  u64 n_events
  *   replay_info counts (12 x u64; see info_put in replay_save.c)

@@ -15,7 +15,8 @@
 
 #define MAGIC "SVRPCK04"
 #define N_INFO 12
-/* what the forward pass can find per event (an alloc: at most three) */
+/* bound on the forward pass's findings per event: it makes at most three
+ * (an alloc's), the rest is room for more kinds */
 #define MAX_FWD_PER_EV 8
 
 static void
