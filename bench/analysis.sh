@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/analysis.sh [MB] [SCENARIO] -- time each analysis (leaks, frag,
-# oom, top, top --by category, diff) on one large generated snapshot,
+# bench/analysis.sh [MB] [SCENARIO] -- time each analysis (check, leaks,
+# frag, oom, top, top --by category, diff) on one large generated snapshot,
 # against `snapview stats` on the same file in the same run.
 #
 # The index is built first (`snapview index`, timed); every command then
@@ -41,6 +41,7 @@ sv="./src/snapview"
 {
 	measure index $sv index --quiet "$f"
 	measure stats $sv stats --quiet "$f"
+	measure check $sv check --json --quiet "$f"
 	measure leaks $sv leaks --json --quiet "$f"
 	measure frag $sv frag --json --quiet "$f"
 	measure oom $sv oom --json --quiet "$f"

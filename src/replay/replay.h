@@ -187,14 +187,21 @@ void replay_check_destroy(struct replay_check *c);
 /* ---- checkpoint persistence ----------------------------------------------
  * replay_checkpoints_save() writes everything replay_seek() needs besides
  * the snapshot itself (checkpoints, the sizes and segment attributes the
- * backward pass learned, the info counts) to one byte buffer:
+ * backward pass learned, the info counts) and what replay_check() needs
+ * of the forward pass (its findings) to one byte buffer:
  *
- *   "SVRPCK03"  u64 device  u64 n_events
+ *   "SVRPCK04"  u64 device  u64 n_events
  *   replay_info counts (12 x u64; see info_put in replay_save.c)
  *   u64 n_learned, n_learned x {u64 ev, u64 size}   exact block size of an
  *                                                   alloc, by event
  *   u64 n_attrs, n_attrs x {u64 ev, i64 pool0, i64 pool1,
  *                           u64 stack | large << 32 | expandable << 33}
+ *   u64 n_found, u64 n_kept, n_kept x {u64 ev, u64 addr, u64 len,
+ *                                      len bytes of message}
+ *                   the forward pass's findings (what check reports):
+ *                   all counted, the first min(n_found,
+ *                   REPLAY_MAX_ISSUES) kept, by event; a message is
+ *                   printable ASCII, shorter than replay_issue.msg
  *   the checkpoints (ckpt_save(), replay_ckpt.h)
  *   u64 XXH3-64 of all bytes before it
  * All integers little-endian. Checkpoint j is the state after j*k events

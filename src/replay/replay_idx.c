@@ -1,5 +1,5 @@
 /*
- * The "replay.2" extension section of the index: every device's checkpoints
+ * The "replay.3" extension section of the index: every device's checkpoints
  * in one blob. See replay_idx.h for the layout.
  */
 #include "config.h"
@@ -11,7 +11,7 @@
 
 #include "util/xalloc.h"
 
-#define SECTION_NAME "replay.2"
+#define SECTION_NAME "replay.3"
 
 static void
 put_u64(uint8_t *p, uint64_t v)

@@ -3,11 +3,12 @@
 /*
  * Replay checkpoints kept in the index, so a reopen seeks at once with no
  * backward pass. The index layer stores them as the extension section
- * "replay.2" (it knows nothing of replay itself): one record per device
+ * "replay.3" (it knows nothing of replay itself): one record per device
  * with a trace, {u64 device, u64 length, replay_checkpoints_save()
- * bytes}, all little-endian. (".2": the checkpoints' lists are kept as
- * changes since "SVRPCK03"; an index with the old section "replay" gets
- * the new one built and the old one dropped on its next open.)
+ * bytes}, all little-endian. The name changes with the blob's layout
+ * (".2": lists kept as changes, "SVRPCK03"; ".3": the forward pass's
+ * findings too, "SVRPCK04"), so an index with an older section gets the
+ * new one built on its next open, and the rewrite drops the old one.
  */
 #include "index/idx.h"
 #include "replay/replay.h"

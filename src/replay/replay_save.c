@@ -13,8 +13,11 @@
 #include "replay/replay_int.h"
 #include "util/xalloc.h"
 
-#define MAGIC "SVRPCK03"
+#define MAGIC "SVRPCK04"
 #define N_INFO 12
+/* bound on the forward pass's findings per event: it makes at most three
+ * (an alloc's), the rest is room for more kinds */
+#define MAX_FWD_PER_EV 8
 
 static void
 info_put(struct wbuf *w, const struct replay_info *in)
@@ -75,6 +78,17 @@ replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 		wbuf_u64(&w, (uint64_t)a->stack | (uint64_t)a->is_large << 32 |
 			(uint64_t)a->is_expandable << 33);
 	}
+	wbuf_u64(&w, r->n_fwd_issues);
+	wbuf_u64(&w, r->n_fwd_kept);
+	for (i = 0; i < r->n_fwd_kept; i++) {
+		const struct replay_issue *is = &r->fwd_issues[i];
+		size_t n = strnlen(is->msg, sizeof is->msg - 1);
+
+		wbuf_u64(&w, (uint64_t)is->ev);
+		wbuf_u64(&w, is->addr);
+		wbuf_u64(&w, n);
+		wbuf_bytes(&w, is->msg, n);
+	}
 	ckpt_save(&r->ck, &w);
 	wbuf_u64(&w, XXH3_64bits(w.p, w.len));
 	*buf = w.p;
@@ -122,6 +136,47 @@ load_learned(struct replay *r, struct rbuf *b)
 	return b->bad ? -1 : 0;
 }
 
+/* The forward pass's findings, for check: all of them counted, the first
+ * REPLAY_MAX_ISSUES kept. Each names an event of the trace (the pass
+ * gives no other), in order, with a message of printable ASCII that fits
+ * the struct (it is printed as it is). */
+static int
+load_fwd(struct replay *r, struct rbuf *b)
+{
+	uint64_t i, n = rbuf_u64(b), kept = rbuf_u64(b);
+
+	if (b->bad || n / MAX_FWD_PER_EV > r->n ||
+	    kept != (n < REPLAY_MAX_ISSUES ? n : REPLAY_MAX_ISSUES) ||
+	    !rbuf_fits(b, kept, 3))
+		return -1;
+	r->fwd_issues = kept > 0 ? xcalloc(kept, sizeof *r->fwd_issues)
+				 : NULL;
+	r->n_fwd_issues = n;
+	r->n_fwd_kept = kept;
+	for (i = 0; i < kept; i++) {
+		struct replay_issue *is = &r->fwd_issues[i];
+		uint64_t ev = rbuf_u64(b), len, k;
+
+		is->addr = rbuf_u64(b);
+		len = rbuf_u64(b);
+		if (b->bad || ev >= r->n ||
+		    (i > 0 && (int64_t)ev < is[-1].ev) ||
+		    len >= sizeof is->msg || len > b->len - b->off)
+			return -1;
+		is->ev = (int64_t)ev;
+		for (k = 0; k < len; k++) {
+			uint8_t c = b->p[b->off + k];
+
+			if (c < 0x20 || c > 0x7e)
+				return -1;
+			is->msg[k] = (char)c;
+		}
+		is->msg[len] = '\0';
+		b->off += (size_t)len;
+	}
+	return 0;
+}
+
 struct replay *
 replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
     size_t len, struct sv_error *err)
@@ -147,7 +202,7 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 		info_get(&b, &r->info);
 	else
 		b.bad = 1;
-	if (b.bad || load_learned(r, &b) != 0 ||
+	if (b.bad || load_learned(r, &b) != 0 || load_fwd(r, &b) != 0 ||
 	    ckpt_load(&r->ck, &b, r->n) != 0 || b.off != b.len ||
 	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);

@@ -2,11 +2,12 @@
  * Fuzz target: the replay's saved checkpoints (replay_new_saved(), what
  * the index keeps so that a reopen seeks at once). The input is the
  * bytes replay_checkpoints_save() wrote for a fixed snapshot built here
- * (three segments, allocs and frees over 9,000 events: several
- * checkpoints); the harness recomputes the trailing XXH3, as whoever
- * writes the index can, so that mutations reach the decoders. A buffer
- * that loads is then seeked to eight events picked from the input and
- * checked as the commands read it:
+ * (three segments, allocs and frees over 9,500 events: several
+ * checkpoints; two findings of the forward pass); the harness
+ * recomputes the trailing XXH3, as whoever writes the index can, so
+ * that mutations reach the decoders. A buffer that loads is then
+ * seeked to eight events picked from the input and checked as the
+ * commands read it:
  *   - every state shown is possible (segments in order and apart, below
  *     2^64; blocks tiling their segment, each non-empty; a requested
  *     size at most its block; the totals their sums);
@@ -64,28 +65,42 @@ final(struct snapshot *s, uint64_t addr, const uint64_t (*b)[3], int nb)
 
 /* Allocs and frees over three segments, the state changing throughout;
  * the final segments agree with the trace, so the backward pass learns
- * sizes and segment attributes too. */
+ * sizes and segment attributes too; two events the forward pass reports
+ * (check's findings, saved with the checkpoints). */
 static struct snapshot *
 build(void)
 {
 	struct snapshot *s = snap_new();
-	uint64_t i;
+	uint64_t i, j;
 
 	push(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
 	push(s, SNAP_SEGMENT_ALLOC, BASE + 4 * MIB, 20 * MIB);
-	for (i = 0; i < 3000; i++) {
-		uint64_t a = BASE + (i % 64) * 512;
-
-		push(s, SNAP_ALLOC, a, 500);
-		if (i % 3 == 0)
-			push(s, SNAP_ALLOC, BASE + 4 * MIB + (i % 8) * MIB,
-			    MIB);
-		push(s, SNAP_FREE_REQUESTED, a, 500);
-		push(s, SNAP_FREE_COMPLETED, a, 500);
-		if (i % 3 == 0)
-			push(s, SNAP_FREE_COMPLETED,
-			    BASE + 4 * MIB + (i % 8) * MIB, MIB);
+	/* each round fills the segments from their start, as the allocator
+	 * does, and frees it all: only the two events below are findings
+	 * (thousands would push the checkpoints out of the inputs'
+	 * reach). The requests round to the same block under CUDA's rule
+	 * and torch_npu's (+32), so that neither is guessed from the
+	 * trace. */
+	for (i = 0; i < 46; i++) {
+		for (j = 0; j < 64; j++) {
+			push(s, SNAP_ALLOC, BASE + j * 512, 480);
+			if (j % 8 == 0)
+				push(s, SNAP_ALLOC,
+				    BASE + 4 * MIB + j / 8 * MIB, MIB - 32);
+		}
+		for (j = 0; j < 64; j++) {
+			push(s, SNAP_FREE_REQUESTED, BASE + j * 512, 480);
+			push(s, SNAP_FREE_COMPLETED, BASE + j * 512, 480);
+		}
+		for (j = 0; j < 8; j++)
+			push(s, SNAP_FREE_COMPLETED, BASE + 4 * MIB + j * MIB,
+			    MIB - 32);
 	}
+	/* two events the forward pass finds wrong, so that the saved
+	 * findings are there to mutate: an alloc where no segment is, a
+	 * free of no block */
+	push(s, SNAP_ALLOC, BASE + 30 * MIB, 512);
+	push(s, SNAP_FREE_COMPLETED, BASE + 3 * MIB, 512);
 	push(s, SNAP_SEGMENT_ALLOC, BASE + 40 * MIB, 2 * MIB);
 	push(s, SNAP_ALLOC, BASE + 40 * MIB, 4096);
 	final(s, BASE, (const uint64_t[][3]){{2 * MIB, 0, 0}}, 1);
