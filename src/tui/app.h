@@ -89,6 +89,9 @@ struct app {
 					   (bands.h) */
 	int stack_dir;                  /* the way m/M went (a mode found
 					   unavailable is passed over) */
+	int wait_bands;                 /* a key script runs: wait for what
+					   the worker builds, never go on
+					   without it */
 	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
@@ -134,6 +137,10 @@ struct an_sites *app_sites(struct app *a);
 /* The category of every element of the device's timeline, built the
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
+/* The same when it is there or quick to get; NULL (and no wait) while
+ * the worker builds it (bands.h), unless a key script runs (wait_bands),
+ * so that a pane drawn on every frame never waits for it. */
+const struct an_categories *app_categories_if_ready(struct app *a);
 /* The timeline's element of the block at addr allocated at event
  * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
 uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);

@@ -157,6 +157,17 @@ app_categories(struct app *a)
 	return a->cats_ok > 0 ? &a->cats : NULL;
 }
 
+const struct an_categories *
+app_categories_if_ready(struct app *a)
+{
+	/* the worker's table is on its way, and the screen is drawn again
+	 * when it comes */
+	if (a->cats_ok == 0 && !a->wait_bands &&
+	    bands_pending(a, TL_STACK_CATEGORY))
+		return NULL;
+	return app_categories(a);
+}
+
 uint64_t
 app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
 {

@@ -603,7 +603,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
 		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
 		    e.stack), 0, a->utf8, site, sizeof site);
-	if (!seg && (cats = app_categories(a)) != NULL)
+	if (!seg && (cats = app_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,

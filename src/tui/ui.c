@@ -81,6 +81,7 @@ app_set_opts(void)
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
 	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
+	app.wait_bands = scripted;
 }
 
 /* ---- terminal ----------------------------------------------------------- */
@@ -949,6 +950,7 @@ tui_main(const struct tui_opts *o)
 		return rc;
 	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
+	app.wait_bands = scripted;
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
 		return 1;
