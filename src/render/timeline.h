@@ -18,7 +18,8 @@
  *               one band per group: the K groups with the most bytes at
  *               the visible peak, largest at the bottom, and one "other"
  *               band on top for the rest (tl_groups.h: per-group byte
- *               curves built once per device, at first use). Sites are
+ *               curves built once per device, at first use or on
+ *               another thread: struct tl_prep). Sites are
  *               site.h's (one frame); categories are a table of
  *               category.h's the caller builds and lends
  *               (tl_model_set_categories: the user's rules included),
@@ -191,7 +192,7 @@ struct tl_model {
 	uint64_t n_jumps[3];
 	struct tl_annot *annots;         /* sorted by event */
 	uint64_t n_annots;
-	/* built at first use (tl_model_prepare) */
+	/* built at first use (tl_model_prepare, tl_model_adopt) */
 	struct tl_segs segs;
 	struct tl_groups groups[TL_STACK_COUNT];
 	int8_t groups_ok[TL_STACK_COUNT]; /* 0 not yet, 1 ready, -1 n/a */
