@@ -61,45 +61,50 @@ first_reserved_at(const struct idx_lod *lod, const struct idx_timeline *tl,
 	return -1;
 }
 
-/* Samples and reserved extremes through the pyramid: each sample's
- * maximum is a range query (its buckets and at most two partial ones
- * read event by event), the reserved maximum the pyramid's top. The same
- * values as the pass over every event in scan_events(). Returns -1 when
- * the pyramid does not cover the timeline. */
+/* Samples and reserved extremes through the pyramid: the samples are
+ * spans of it (their whole buckets, and the events of at most two partial
+ * ones, read in one pass over their blocks), the reserved maximum theirs.
+ * The same values as the pass over every event in scan_events(). Returns
+ * -1 when the pyramid does not cover the timeline. */
 static int
 scan_lod(const struct idx_lod *lod, const struct idx_timeline *tl,
     uint64_t *hi, uint32_t m, struct an_sum_dev *o)
 {
-	uint64_t n = tl->n_events, lo, up;
-	struct idx_lod_bucket all;
+	uint64_t n = tl->n_events, *bound, max = 0;
+	struct idx_lod_bucket *b;
 	uint32_t k;
+	int rc = 0;
 
-	if (lod == NULL || lod->n_events != n || n == 0 || lod->n_levels == 0)
+	if (lod == NULL || lod->n_events != n || n == 0 || m == 0 ||
+	    lod->n_levels == 0)
 		return -1;
+	/* sample k: the events e with sample_of(e, n, m) == k */
+	bound = xreallocarray(NULL, (size_t)m + 1, sizeof *bound);
+	for (k = 0; k <= m; k++)
+		bound[k] = (uint64_t)(((unsigned __int128)k * n + m - 1) / m);
+	b = xreallocarray(NULL, m, sizeof *b);
+	idx_lod_spans(lod, tl, bound, m, b);
 	for (k = 0; k < m; k++) {
-		struct idx_lod_bucket b;
-
-		/* the events e with sample_of(e, n, m) == k */
-		lo = (uint64_t)(((unsigned __int128)k * n + m - 1) / m);
-		up = (uint64_t)(((unsigned __int128)(k + 1) * n + m - 1) / m);
-		if (lo >= up)
-			continue;
-		idx_lod_range(lod, tl, lo, up, &b);
-		hi[k] = b.max_total;
+		hi[k] = b[k].max_total;
+		if (b[k].max_reserved > max)
+			max = b[k].max_reserved;
 	}
-	idx_lod_range(lod, tl, 0, n, &all);
-	if (all.max_reserved > o->reserved_max) {
-		int64_t e = first_reserved_at(lod, tl, all.max_reserved);
+	if (max > o->reserved_max) {
+		int64_t e = first_reserved_at(lod, tl, max);
 		uint64_t tot;
 
-		if (e < 0)
-			return -1;
-		tot = idx_tl_total(tl, e);
-		o->reserved_max = all.max_reserved;
-		o->reserved_max_ev = e;
-		o->waste = all.max_reserved > tot ? all.max_reserved - tot : 0;
+		if (e < 0) {
+			rc = -1;
+		} else {
+			tot = idx_tl_total(tl, e);
+			o->reserved_max = max;
+			o->reserved_max_ev = e;
+			o->waste = max > tot ? max - tot : 0;
+		}
 	}
-	return 0;
+	free(bound);
+	free(b);
+	return rc;
 }
 
 /* Samples, reserved extremes, oom events: through the pyramid when there
