@@ -14,6 +14,7 @@
 #include "analysis/site.h"
 #include "analysis/steps.h"
 #include "analysis/top.h"
+#include "index/idx_lod.h"
 #include "util/xalloc.h"
 
 static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 2};
@@ -37,34 +38,123 @@ quantise(uint64_t v, uint64_t peak)
 	return (uint16_t)((unsigned __int128)v * AN_SUM_Q / peak);
 }
 
-/* One pass over the events: samples, reserved extremes, oom events. */
+/* The first event after which reserved is max (> tl->base_reserved),
+ * found through the pyramid's first level: the first bucket reaching max,
+ * then its events. -1 if none does (a pyramid that disagrees with the
+ * events). */
+static int64_t
+first_reserved_at(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t max)
+{
+	uint64_t b, i, n = tl->n_events, w = 1ull << IDX_LOD_MIN_SHIFT;
+	struct idx_lod_bucket bk;
+
+	for (b = 0; b < lod->level_n[0]; b++) {
+		idx_lod_get(lod, lod->level_off[0] + b, &bk);
+		if (bk.max_reserved < max)
+			continue;
+		for (i = b * w; i < n && i < (b + 1) * w; i++)
+			if (idx_tl_reserved(tl, (int64_t)i) == max)
+				return (int64_t)i;
+		return -1;
+	}
+	return -1;
+}
+
+/* Samples and reserved extremes through the pyramid: the samples are
+ * spans of it (their whole buckets, and the events of at most two partial
+ * ones, read in one pass over their blocks), the reserved maximum theirs.
+ * The same values as the pass over every event in scan_events(). Returns
+ * -1 when the pyramid does not cover the timeline. */
+static int
+scan_lod(const struct idx_lod *lod, const struct idx_timeline *tl,
+    uint64_t *hi, uint32_t m, struct an_sum_dev *o)
+{
+	uint64_t n = tl->n_events, *bound, max = 0;
+	struct idx_lod_bucket *b;
+	uint32_t k;
+	int rc = 0;
+
+	if (lod == NULL || lod->n_events != n || n == 0 || m == 0 ||
+	    lod->n_levels == 0)
+		return -1;
+	/* sample k: the events e with sample_of(e, n, m) == k */
+	bound = xreallocarray(NULL, (size_t)m + 1, sizeof *bound);
+	for (k = 0; k <= m; k++)
+		bound[k] = (uint64_t)(((unsigned __int128)k * n + m - 1) / m);
+	b = xreallocarray(NULL, m, sizeof *b);
+	idx_lod_spans(lod, tl, bound, m, b);
+	for (k = 0; k < m; k++) {
+		hi[k] = b[k].max_total;
+		if (b[k].max_reserved > max)
+			max = b[k].max_reserved;
+	}
+	if (max > o->reserved_max) {
+		int64_t e = first_reserved_at(lod, tl, max);
+		uint64_t tot;
+
+		if (e < 0) {
+			rc = -1;
+		} else {
+			tot = idx_tl_total(tl, e);
+			o->reserved_max = max;
+			o->reserved_max_ev = e;
+			o->waste = max > tot ? max - tot : 0;
+		}
+	}
+	free(bound);
+	free(b);
+	return rc;
+}
+
+/* Samples, reserved extremes, oom events: through the pyramid when there
+ * is one (lod; NULL: none), else one pass over the events. */
 static void
 scan_events(const struct snapshot *s, const struct idx_timeline *tl,
+    const struct idx_lod *lod, const struct an_ev_counts *counts,
     struct an_sum_dev *o)
 {
 	const struct snap_trace *t = snap_trace_of(s, tl->device);
 	uint64_t i, n = tl->n_events, *hi;
 	uint32_t m = n < AN_SUM_SPARK ? (uint32_t)n : AN_SUM_SPARK, k;
+	int fast;
 
 	o->reserved_max = tl->base_reserved;
 	o->reserved_max_ev = -1;
 	o->waste = tl->base_reserved > tl->base_total ?
 	    tl->base_reserved - tl->base_total : 0;
 	hi = m > 0 ? xcalloc(m, sizeof *hi) : NULL;
-	for (i = 0; i < n; i++) {
-		uint64_t tot = idx_tl_total(tl, (int64_t)i);
-		uint64_t res = idx_tl_reserved(tl, (int64_t)i);
+	fast = scan_lod(lod, tl, hi, m, o) == 0;
+	if (!fast) {
+		o->reserved_max = tl->base_reserved;
+		o->reserved_max_ev = -1;
+		o->waste = tl->base_reserved > tl->base_total ?
+		    tl->base_reserved - tl->base_total : 0;
+		if (hi != NULL)
+			memset(hi, 0, m * sizeof *hi);
+	}
+	if (fast && t != NULL && t->n == n && counts->events == n) {
+		o->ooms = counts->by_action[SNAP_OOM];
+	} else {
+		for (i = 0; i < n; i++) {
+			uint64_t tot, res;
 
-		k = sample_of(i, n, m);
-		if (tot > hi[k])
-			hi[k] = tot;
-		if (res > o->reserved_max) {
-			o->reserved_max = res;
-			o->reserved_max_ev = (int64_t)i;
-			o->waste = res > tot ? res - tot : 0;
+			if (t != NULL && i < t->n &&
+			    snap_ev_action(t, i) == SNAP_OOM)
+				o->ooms++;
+			if (fast)
+				continue;
+			tot = idx_tl_total(tl, (int64_t)i);
+			res = idx_tl_reserved(tl, (int64_t)i);
+			k = sample_of(i, n, m);
+			if (tot > hi[k])
+				hi[k] = tot;
+			if (res > o->reserved_max) {
+				o->reserved_max = res;
+				o->reserved_max_ev = (int64_t)i;
+				o->waste = res > tot ? res - tot : 0;
+			}
 		}
-		if (t != NULL && i < t->n && snap_ev_action(t, i) == SNAP_OOM)
-			o->ooms++;
 	}
 	o->n_spark = m;
 	o->spark = xcalloc(m > 0 ? m : 1, sizeof *o->spark);
@@ -169,7 +259,7 @@ peak_when(const struct snapshot *s, const struct an_steps *st,
 
 int
 an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
-    struct an_sum_dev *o, struct sv_error *err)
+    const struct idx_lod *lod, struct an_sum_dev *o, struct sv_error *err)
 {
 	struct an_sites sites;
 	struct an_steps st;
@@ -181,8 +271,8 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 	o->peak = tl->peak;
 	o->peak_ev = tl->peak_ev;
 	o->peak_step = -1;
-	scan_events(s, tl, o);
 	an_ev_counts(s, tl->device, &o->counts);
+	scan_events(s, tl, lod, &o->counts, o);
 	if (an_steps_find(s, tl->device, &st, err) != 0)
 		goto out;
 	keep_steps(&st, o);
@@ -222,7 +312,8 @@ an_summary_build(const struct snapshot *s, struct an_summary *out,
 		}
 		out->dev = xreallocarray(out->dev, out->n_dev + 1,
 		    sizeof *out->dev);
-		r = an_summary_device(s, &tl, &out->dev[out->n_dev++], err);
+		r = an_summary_device(s, &tl, NULL, &out->dev[out->n_dev++],
+		    err);
 		idx_timeline_destroy(&tl);
 		if (r != 0) {
 			an_summary_destroy(out);
@@ -670,7 +761,8 @@ build_index(const struct sv_index *ix, void *arg, uint8_t **data,
 			continue;
 		sum.dev = xreallocarray(sum.dev, sum.n_dev + 1,
 		    sizeof *sum.dev);
-		if (an_summary_device(s, tl, &sum.dev[sum.n_dev++], err) != 0) {
+		if (an_summary_device(s, tl, idx_lod(ix, d),
+		    &sum.dev[sum.n_dev++], err) != 0) {
 			an_summary_destroy(&sum);
 			return -1;
 		}
@@ -721,8 +813,8 @@ an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
 		}
 		out->dev = xreallocarray(out->dev, out->n_dev + 1,
 		    sizeof *out->dev);
-		if (an_summary_device(s, tl, &out->dev[out->n_dev++],
-		    err) != 0) {
+		if (an_summary_device(s, tl, idx_lod(ix, d),
+		    &out->dev[out->n_dev++], err) != 0) {
 			an_summary_destroy(out);
 			return -1;
 		}

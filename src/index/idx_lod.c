@@ -321,11 +321,8 @@ void
 idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
     uint64_t from, uint64_t to, uint32_t ncols, struct idx_lod_bucket *out)
 {
-	struct idx_tl_run *runs;
-	uint32_t *col_of, c;
-	uint64_t span, lo, hi;
-	size_t nr = 0, k;
-	int *any, nrun;
+	uint64_t span, lo, hi, *bound;
+	uint32_t c;
 
 	if (ncols == 0)
 		return;
@@ -346,18 +343,41 @@ idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 		}
 		return;
 	}
-	/* Disjoint columns of at least one event each: their pyramid parts
-	 * first, then the events no bucket covers, all in one pass over
-	 * their blocks (two columns meet inside one block, where both want
-	 * a few events of it). */
-	runs = xreallocarray(NULL, (size_t)ncols * LOD_RUNS, sizeof *runs);
-	col_of = xreallocarray(NULL, (size_t)ncols * LOD_RUNS,
-	    sizeof *col_of);
-	any = xreallocarray(NULL, ncols, sizeof *any);
-	for (c = 0; c < ncols; c++) {
-		lo = from + (uint64_t)((unsigned __int128)span * c / ncols);
-		hi = from + (uint64_t)((unsigned __int128)span * (c + 1) /
+	bound = xreallocarray(NULL, (size_t)ncols + 1, sizeof *bound);
+	for (c = 0; c <= ncols; c++)
+		bound[c] = from + (uint64_t)((unsigned __int128)span * c /
 		    ncols);
+	idx_lod_spans(lod, tl, bound, ncols, out);
+	free(bound);
+}
+
+void
+idx_lod_spans(const struct idx_lod *lod, const struct idx_timeline *tl,
+    const uint64_t *bound, uint32_t n, struct idx_lod_bucket *out)
+{
+	struct idx_tl_run *runs;
+	uint32_t *col_of, c;
+	size_t nr = 0, k;
+	int *any, nrun;
+
+	if (n == 0)
+		return;
+	/* Their pyramid parts first, then the events no bucket covers, all
+	 * in one pass over their blocks (two spans meet inside one block,
+	 * where both want a few events of it). */
+	runs = xreallocarray(NULL, (size_t)n * LOD_RUNS, sizeof *runs);
+	col_of = xreallocarray(NULL, (size_t)n * LOD_RUNS, sizeof *col_of);
+	any = xreallocarray(NULL, n, sizeof *any);
+	for (c = 0; c < n; c++) {
+		uint64_t lo = bound[c], hi = bound[c + 1];
+
+		if (hi > tl->n_events)
+			hi = tl->n_events;
+		if (lo >= hi) {
+			lod_point(tl, lo, &out[c]);
+			any[c] = 1;
+			continue;
+		}
 		lod_plan(lod, tl, lo, hi, &out[c], &any[c], runs + nr, &nrun);
 		for (k = 0; k < (size_t)nrun; k++)
 			col_of[nr++] = c;

@@ -8,11 +8,13 @@
  * within its bounds), the shared axis (by step: the same step of two
  * traces in the same place; every event in exactly one column), the
  * sparkline's peak mark, ranks from file names, and the report's median
- * and skew.
+ * and skew; the summary read through the pyramid against the one read
+ * event by event, on every committed snapshot.
  */
 #include "config.h"
 
 #include <check.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "analysis/rankset.h"
 #include "analysis/summary.h"
 #include "index/idx.h"
+#include "index/idx_lod.h"
 #include "index/idx_timeline.h"
 #include "render/align.h"
 #include "render/cellbuf.h"
@@ -244,6 +247,91 @@ START_TEST(test_index_paths_agree)
 }
 END_TEST
 
+/* The summary taken through an index's pyramid (samples and the reserved
+ * maximum as range queries) is the one read event by event, on every
+ * committed snapshot and device. */
+START_TEST(test_summary_pyramid)
+{
+	char dir[] = "/tmp/check_ranks.XXXXXX", cmd[64];
+	const char *pats[] = {TOP_SRCDIR "/tests/data/gen/*.pickle",
+	    TOP_SRCDIR "/tests/data/real/*.pickle",
+	    TOP_SRCDIR "/tests/data/demo.pickle"};
+	unsigned p, fast = 0, files = 0;
+	size_t f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+		glob_t g;
+
+		if (glob(pats[p], 0, NULL, &g) != 0)
+			continue;
+		for (f = 0; f < g.gl_pathc; f++) {
+			struct idx_opts io;
+			struct sv_index *ix;
+			struct sv_error err;
+			const struct snapshot *s;
+			uint32_t d;
+
+			memset(&io, 0, sizeof io);
+			io.cache_dir = dir;
+			sv_error_clear(&err);
+			if (idx_open(g.gl_pathv[f], &io, &ix, &err) != 0)
+				continue; /* a file the index refuses */
+			files++;
+			s = idx_snapshot(ix);
+			for (d = 0; d < snap_device_count(s); d++) {
+				const struct idx_timeline *tl =
+				    idx_timeline(ix, d);
+				const struct idx_lod *lod = idx_lod(ix, d);
+				struct an_sum_dev a, b;
+
+				if (tl == NULL || !snap_device_has_data(s, d))
+					continue;
+				fast += lod != NULL && lod->n_levels > 0 &&
+				    lod->n_events == tl->n_events &&
+				    tl->n_events > 0;
+				ck_assert_int_eq(an_summary_device(s, tl, lod,
+				    &a, &err), 0);
+				ck_assert_int_eq(an_summary_device(s, tl, NULL,
+				    &b, &err), 0);
+				assert_same(&a, &b);
+				ck_assert_int_eq(a.reserved_max_ev,
+				    b.reserved_max_ev);
+				ck_assert_uint_eq(a.reserved_end,
+				    b.reserved_end);
+				ck_assert_uint_eq(a.allocated_end,
+				    b.allocated_end);
+				{
+					struct an_summary x, y;
+					uint8_t *ex, *ey;
+					size_t lx, ly;
+
+					x.n_dev = y.n_dev = 1;
+					x.dev = xmalloc(sizeof a);
+					y.dev = xmalloc(sizeof b);
+					x.dev[0] = a;
+					y.dev[0] = b;
+					an_summary_encode(&x, &ex, &lx);
+					an_summary_encode(&y, &ey, &ly);
+					ck_assert_uint_eq(lx, ly);
+					ck_assert_mem_eq(ex, ey, lx);
+					free(ex);
+					free(ey);
+					an_summary_destroy(&x);
+					an_summary_destroy(&y);
+				}
+			}
+			idx_close(ix);
+		}
+		globfree(&g);
+	}
+	ck_assert_uint_ge(files, 20);
+	ck_assert_uint_ge(fast, 20);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_align_steps)
 {
 	/* A: 10 events before its steps, steps 10..19, 20..49; B: steps
@@ -416,6 +504,7 @@ ranks_suite(void)
 	tcase_add_test(tc, test_summary_matches_timeline);
 	tcase_add_test(tc, test_encoding);
 	tcase_add_test(tc, test_index_paths_agree);
+	tcase_add_test(tc, test_summary_pyramid);
 	tcase_add_test(tc, test_align_steps);
 	tcase_add_test(tc, test_sparkline_peak);
 	tcase_add_test(tc, test_rank_of);
