@@ -9,10 +9,15 @@
 # on a small real snapshot as the baseline, and the ratios large/baseline
 # are printed.
 #
-# The first switch into the call-site, category and stream/pool modes
-# builds that mode's per-group byte curves (once per device; the mode the
-# viewer starts in is built while it opens): those keys are reported on
-# their own, and the overall p99 is given with and without them.
+# The call-site, category, stream/pool and segment modes need a pass over
+# the trace to build (once per device; the mode the viewer starts in is
+# built while it opens). A worker thread builds the others once the first
+# screen is up, so the first switch into a mode is an ordinary key: it
+# shows "building ... bands" when they are not ready. The first five m of
+# the script are still reported on their own (the overall p99 is given
+# with and without them), and so is how long the bands took to come after
+# each of those keys: a key script waits for the mode shown before its
+# next item (the log's bands-ready lines, left out of the key figures).
 #
 # usage: bench/tui_latency.sh [SNAPSHOT] [EVENTS]
 #   SNAPSHOT  large snapshot to measure (default: generated with
@@ -96,11 +101,15 @@ cpu_per_key() { # LOG OPENLOG KEYS
 	    END { printf "%.2f", (a - b) * 1000 / k }' "$1.cpu" "$2.cpu"
 }
 
-# first use of each mode: the m presses that build the call-site,
-# category and stream/pool curves (the first five m of the script) are
-# marked "m*" in a copy of the log
-mark_first() { # LOG -> LOG.marked
-	awk '$1 == "m" && ++n <= 5 { $1 = "m*" } { print }' "$1" > "$1.marked"
+# first use of each mode: the first five m of the script (one round
+# through the modes from the one the viewer opens in) are marked "m*" in a
+# copy of the log without its bands-ready lines (waits, not keys), which
+# go to LOG.ready, each after the key it followed
+mark_first() { # LOG -> LOG.marked, LOG.ready
+	: > "$1.ready"
+	awk -v r="$1.ready" '$1 == "bands-ready" { print k, $2 > r; next }
+	    $1 == "m" && ++n <= 5 { $1 = "m*" } { k = $1 "#" ++c; print }' \
+	    "$1" > "$1.marked"
 }
 
 stats() { # LOG [SKIP] -> "p50 p99 max n" in microseconds (SKIP: key
@@ -138,8 +147,15 @@ echo "CPU per key, mean over all $nall keys incl. the first use of each" \
     "$(cpu_per_key "$dir/base.lat" "$dir/base-open.lat" "$nall"), large" \
     "$(cpu_per_key "$dir/big.lat" "$dir/big-open.lat" "$nall")"
 echo "(first use of the modes left out; with them: p99 $a99 us, max $amax us)"
-echo "first switch into each mode (large; builds its bands once):"
-awk '$1 == "m*" { n++; printf "  m #%d %10d us\n", n, $2 }' "$dir/big.lat.marked"
+echo "first switch into each mode (large): the key, then how long the" \
+    "bands took to come after it (- when they were ready):"
+awk 'FILENAME == ARGV[1] { w[$1] = $2; next }
+    $1 == "m*" { n++; k = $1 "#" FNR; printf "  m #%d %10d us  %10s\n",
+    n, $2, (k in w) ? w[k] " us" : "-" }' "$dir/big.lat.ready" \
+    "$dir/big.lat.marked"
+echo "bands waited for (large): $(wc -l < "$dir/big.lat.ready") times," \
+    "$(awk '{ t += $2 } END { printf "%d", t / 1000 }' \
+    "$dir/big.lat.ready") ms in all"
 echo "keys: $nall ($n without the first use of each mode); per key kind" \
     "(large): p50 / p99 / max us"
 awk '{ k = $1; n[k]++; v[k, n[k]] = $2 } END {

@@ -13,6 +13,7 @@
 
 #include "analysis/frame.h"
 #include "util/escape.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -426,6 +427,8 @@ scan_events(struct ctx *c)
 		uint64_t el;
 		int is_opt, is_bwd;
 
+		if (sv_stop_poll(i))
+			break; /* an_categories_build gives up */
 		if (act != SNAP_ALLOC && act != SNAP_FREE_REQUESTED &&
 		    act != SNAP_FREE_COMPLETED)
 			continue;
@@ -636,8 +639,11 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	out->n_steps = steps->n;
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
-		unsigned r = stack_rule(&c, e.stack);
+		unsigned r;
 
+		if (sv_stop_poll(k))
+			break;
+		r = stack_rule(&c, e.stack);
 		if (r != NO_RULE) {
 			out->cat[k] = (uint8_t)r;
 			out->n_by_rule++;
@@ -658,6 +664,11 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	free(c.fr_rule);
 	an_frame_cache_destroy(&c.fc);
 	an_steps_destroy(&own);
+	if (sv_stop_requested()) {
+		an_categories_destroy(out);
+		return sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
+		    "stopped");
+	}
 	return 0;
 }
 

@@ -104,7 +104,8 @@ struct an_categories {
 };
 
 /* Category of every element of tl (device tl->device of s). steps may be
- * NULL: they are found here then. rules may be NULL. */
+ * NULL: they are found here then. rules may be NULL. Gives up with -1
+ * (SV_ERR_CANCELLED) when this thread is asked to stop (util/stop.h). */
 int an_categories_build(const struct snapshot *s,
     const struct idx_timeline *tl, const struct an_steps *steps,
     const struct an_cat_rules *rules, struct an_categories *out,

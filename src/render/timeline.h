@@ -18,7 +18,8 @@
  *               one band per group: the K groups with the most bytes at
  *               the visible peak, largest at the bottom, and one "other"
  *               band on top for the rest (tl_groups.h: per-group byte
- *               curves built once per device, at first use). Sites are
+ *               curves built once per device, at first use or on
+ *               another thread: struct tl_prep). Sites are
  *               site.h's (one frame); categories are a table of
  *               category.h's the caller builds and lends
  *               (tl_model_set_categories: the user's rules included),
@@ -191,7 +192,7 @@ struct tl_model {
 	uint64_t n_jumps[3];
 	struct tl_annot *annots;         /* sorted by event */
 	uint64_t n_annots;
-	/* built at first use (tl_model_prepare) */
+	/* built at first use (tl_model_prepare, tl_model_adopt) */
 	struct tl_segs segs;
 	struct tl_groups groups[TL_STACK_COUNT];
 	int8_t groups_ok[TL_STACK_COUNT]; /* 0 not yet, 1 ready, -1 n/a */
@@ -310,6 +311,38 @@ void tl_model_destroy(struct tl_model *m);
 /* Builds what stacking mode st needs (once per device). Returns 0, or -1
  * with a reason in why when the mode is not available. */
 int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
+
+/* Building a mode's data away from its model, so that the first switch
+ * into a mode need not wait for a pass over the trace: tl_prep_begin
+ * copies what the build reads of m (the borrowed snapshot and timeline,
+ * which modes m has) on m's thread; tl_prep_build then builds, on any
+ * thread, what tl_model_prepare(m, st) would (with the other of the
+ * call-site and stream/pool modes, in the same pass, as that does),
+ * reading nothing of m; tl_model_adopt moves it into m, on m's thread.
+ * The result is the same as tl_model_prepare's. */
+struct tl_prep {
+	int st;
+	struct tl_model w;               /* the inputs and the modes' data */
+	int8_t had[TL_STACK_COUNT];      /* m's groups_ok at tl_prep_begin */
+	char why[128];
+};
+
+/* cats: the category table for the category mode (borrowed; it must not
+ * change until tl_prep_destroy), else NULL. */
+void tl_prep_begin(struct tl_prep *p, const struct tl_model *m, int st,
+    const struct an_categories *cats);
+/* Returns 0, or -1 when this thread was asked to stop (util/stop.h):
+ * then p holds what was cut short, for tl_prep_destroy only. */
+int tl_prep_build(struct tl_prep *p);
+/* Modes p holds (built or found unavailable), as bits 1 << st. */
+unsigned tl_prep_modes(const struct tl_prep *p);
+/* Moves p's modes into m (those m has not prepared since; the category
+ * mode only when m has categories lent, built as the ones p used were).
+ * Returns tl_model_prepare's answer for p's mode: 0, or -1 with why.
+ * p keeps nothing m took; free it with tl_prep_destroy. */
+int tl_model_adopt(struct tl_model *m, struct tl_prep *p, char *why,
+    size_t size);
+void tl_prep_destroy(struct tl_prep *p);
 
 /* The call-site table (site.h, one frame per site), set up the first
  * time; NULL when it cannot be. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* Does group grp ever hold bytes? */
@@ -70,8 +71,9 @@ scan_elem(const struct tl_grouping *gj, struct el *el, uint64_t k,
 }
 
 /* Pass 1: each element's groups, size and state, and scan_elem's
- * figures per grouping (n[j]: its number of groups). */
-static void
+ * figures per grouping (n[j]: its number of groups). Returns -1 when
+ * asked to stop (util/stop.h). */
+static int
 scan_elems(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl, struct el *el, uint32_t *more,
     uint64_t **want, uint32_t *n)
@@ -83,6 +85,8 @@ scan_elems(const struct tl_grouping *gs, unsigned ng,
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
 
+		if (sv_stop_poll(k))
+			return -1;
 		el[k].size = e.size;
 		for (j = 0, any = 0; j < ng; j++)
 			any |= scan_elem(&gs[j], el, k, &e,
@@ -92,6 +96,7 @@ scan_elems(const struct tl_grouping *gs, unsigned ng,
 		else
 			el[k].state = e.alloc_ev < 0 ? EL_LIVE : EL_NOT_STARTED;
 	}
+	return 0;
 }
 
 /* A curve being written: the last change's event and bytes. */
@@ -212,7 +217,7 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 	uint64_t *want[TL_GROUPS_MAX_N], k, i, size;
 	uint32_t n[TL_GROUPS_MAX_N], grp;
 	unsigned j;
-	int start;
+	int start, stopped;
 
 	if (ng == 0 || ng > TL_GROUPS_MAX_N)
 		return -1;
@@ -233,13 +238,17 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 		memset(g->max_elem, 0xff, m * sizeof *g->max_elem);
 		n[j] = 0;
 	}
-	scan_elems(gs, ng, tl, el, more, want, n);
+	stopped = scan_elems(gs, ng, tl, el, more, want, n) != 0;
 	for (j = 0; j < ng; j++)
 		fill_begin(&f[j], &gs[j], want[j], n[j]);
 	/* pass 2, events in order: each group's changes come out sorted */
-	for (i = 0; i < tl->n_events; i++) {
+	for (i = 0; i < tl->n_events && !stopped; i++) {
 		struct el *x;
 
+		if (sv_stop_poll(i)) {
+			stopped = 1;
+			break;
+		}
 		k = idx_tl_ev_elem(tl, i);
 		if (k >= tl->n_elems || el[k].state == EL_DONE)
 			continue;
@@ -266,11 +275,14 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 			curve_add(c, &f[j].cf[grp], (uint32_t)i, *run);
 		}
 	}
-	for (j = 0; j < ng; j++)
+	for (j = 0; j < ng; j++) {
 		fill_end(&f[j], gs[j].g);
+		if (stopped)
+			tl_groups_destroy(gs[j].g);
+	}
 	free(more);
 	free(el);
-	return 0;
+	return stopped ? -1 : 0;
 }
 
 int

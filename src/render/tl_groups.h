@@ -47,7 +47,8 @@ struct tl_groups {
 };
 
 /* Builds g for tl with group_of (ids below max_groups). Returns 0, or -1
- * when the trace has too many events for the 32-bit event column. */
+ * when the trace has too many events for the 32-bit event column or when
+ * this thread is asked to stop (util/stop.h: g is then empty). */
 int tl_groups_build(struct tl_groups *g, const struct idx_timeline *tl,
     uint32_t max_groups, tl_group_fn group_of, void *ctx);
 

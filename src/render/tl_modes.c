@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "render/tl_int.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 #define TL_MAX_STREAM_GROUPS 4096
@@ -34,32 +35,43 @@ category_group(void *ctx, const struct idx_elem *e, uint64_t k)
 
 /* The device's final segments by address, for the pool of an element
  * (memory_viz resolves pools the same way; an element whose segment was
- * freed during the trace gets the default pool (0, 0)). */
-static const struct snapshot *seg_snap;
+ * freed during the trace gets the default pool (0, 0)). Sorted as pairs,
+ * with no state outside: models are prepared on more than one thread. */
+struct seg_key {
+	uint64_t addr;
+	uint32_t g;
+};
 
 static int
 cmp_seg(const void *a, const void *b)
 {
-	uint64_t x = seg_snap->segments[*(const uint32_t *)a].addr;
-	uint64_t y = seg_snap->segments[*(const uint32_t *)b].addr;
+	const struct seg_key *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->g < y->g ? -1 : x->g > y->g;
 }
 
 static void
 build_seg_table(struct tl_model *m)
 {
-	uint32_t g, gend, n = 0;
+	struct seg_key *k;
+	uint32_t g, gend, n = 0, i;
 
 	snap_device_segments(m->snap, m->tl->device, &g, &gend);
-	m->seg_by_addr = xcalloc((size_t)(gend > g ? gend - g : 0) + 1,
-	    sizeof *m->seg_by_addr);
+	k = xcalloc((size_t)(gend > g ? gend - g : 0) + 1, sizeof *k);
 	for (; g < gend && g < m->snap->n_segments; g++)
-		if (m->snap->segments[g].device == m->tl->device)
-			m->seg_by_addr[n++] = g;
-	seg_snap = m->snap;
-	qsort(m->seg_by_addr, n, sizeof *m->seg_by_addr, cmp_seg);
+		if (m->snap->segments[g].device == m->tl->device) {
+			k[n].addr = m->snap->segments[g].addr;
+			k[n++].g = g;
+		}
+	qsort(k, n, sizeof *k, cmp_seg);
+	free(m->seg_by_addr);
+	m->seg_by_addr = xcalloc((size_t)n + 1, sizeof *m->seg_by_addr);
+	for (i = 0; i < n; i++)
+		m->seg_by_addr[i] = k[i].g;
 	m->n_seg_by_addr = n;
+	free(k);
 }
 
 static void
@@ -271,3 +283,133 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 	return tl_group_of_elem(m, st, k, &e);
 }
 
+
+/* ---- building a mode away from the model --------------------------------- */
+
+void
+tl_prep_begin(struct tl_prep *p, const struct tl_model *m, int st,
+    const struct an_categories *cats)
+{
+	int k;
+
+	memset(p, 0, sizeof *p);
+	p->st = st;
+	p->w.snap = m->snap;
+	p->w.tl = m->tl;
+	p->w.trace = m->trace;
+	p->w.max_drawn = m->max_drawn;
+	p->w.cats = cats != NULL && cats->n_elems == m->tl->n_elems ? cats :
+	    NULL;
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		p->had[k] = p->w.groups_ok[k] = m->groups_ok[k];
+}
+
+int
+tl_prep_build(struct tl_prep *p)
+{
+	struct tl_model *w = &p->w;
+	int st = p->st;
+
+	if (st < 0 || st >= TL_STACK_COUNT || w->groups_ok[st] != 0)
+		return 0;
+	if (st == TL_STACK_SEGMENT) {
+		if (w->snap == NULL) {
+			snprintf(p->why, sizeof p->why, "no segments");
+			w->groups_ok[st] = -1;
+		} else {
+			tl_segs_build(&w->segs, w->snap, w->tl->device,
+			    w->trace);
+			w->groups_ok[st] = 1;
+		}
+	} else
+		w->groups_ok[st] = prepare_groups(w, st, p->why,
+		    sizeof p->why) == 0 ? 1 : -1;
+	/* asked to stop: what was built may be cut short */
+	return sv_stop_requested() ? -1 : 0;
+}
+
+unsigned
+tl_prep_modes(const struct tl_prep *p)
+{
+	unsigned mask = 0;
+	int k;
+
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if (p->had[k] == 0 && p->w.groups_ok[k] != 0)
+			mask |= 1u << k;
+	return mask;
+}
+
+/* Moves mode k's data from w into m (m has none). */
+static void
+adopt_one(struct tl_model *m, struct tl_model *w, int k)
+{
+	m->groups[k] = w->groups[k];
+	memset(&w->groups[k], 0, sizeof w->groups[k]);
+	if (k == TL_STACK_SITE && w->groups_ok[k] > 0) {
+		/* the site ids of the bands are w's table's */
+		if (m->sites_ok > 0)
+			an_sites_destroy(&m->sites);
+		m->sites = w->sites;
+		m->sites_ok = w->sites_ok;
+		w->sites_ok = 0;
+	} else if (k == TL_STACK_STREAM && w->groups_ok[k] > 0) {
+		free(m->skeys);
+		free(m->seg_by_addr);
+		m->skeys = w->skeys;
+		m->n_skeys = w->n_skeys;
+		m->seg_by_addr = w->seg_by_addr;
+		m->n_seg_by_addr = w->n_seg_by_addr;
+		w->skeys = NULL;
+		w->seg_by_addr = NULL;
+	} else if (k == TL_STACK_SEGMENT && w->groups_ok[k] > 0) {
+		tl_segs_destroy(&m->segs);
+		m->segs = w->segs;
+		memset(&w->segs, 0, sizeof w->segs);
+		tl_build_layer(m, TL_LAYER_SEG);
+	}
+	m->groups_ok[k] = w->groups_ok[k];
+}
+
+int
+tl_model_adopt(struct tl_model *m, struct tl_prep *p, char *why,
+    size_t size)
+{
+	unsigned mask = tl_prep_modes(p);
+	int k, st = p->st;
+
+	why[0] = '\0';
+	if (p->w.tl != m->tl)
+		return -1; /* another device's */
+	for (k = 0; k < TL_STACK_COUNT; k++) {
+		if (!(mask & 1u << k) || m->groups_ok[k] != 0)
+			continue;
+		/* category bands go with the table they were built from */
+		if (k == TL_STACK_CATEGORY && (m->cats == NULL ||
+		    p->w.cats == NULL ||
+		    m->cats->n_elems != p->w.cats->n_elems))
+			continue;
+		adopt_one(m, &p->w, k);
+	}
+	if (st < 0 || st >= TL_STACK_COUNT)
+		return -1;
+	if (m->groups_ok[st] < 0)
+		snprintf(why, size, "%s", p->why[0] != '\0' ? p->why :
+		    "unavailable");
+	return m->groups_ok[st] > 0 ? 0 : -1;
+}
+
+void
+tl_prep_destroy(struct tl_prep *p)
+{
+	int k;
+
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		tl_groups_destroy(&p->w.groups[k]);
+	tl_segs_destroy(&p->w.segs);
+	if (p->w.sites_ok > 0)
+		an_sites_destroy(&p->w.sites);
+	free(p->w.skeys);
+	free(p->w.seg_by_addr);
+	memset(p, 0, sizeof *p);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/avl.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* A live range, in the map by its start address. */
@@ -177,6 +178,8 @@ tl_segs_build(struct tl_segs *out, const struct snapshot *s, uint32_t d,
 	B.out = out;
 	avl_init(&B.live, sizeof(struct live));
 	for (i = 0; t != NULL && i < t->n; i++) {
+		if (sv_stop_poll(i))
+			break; /* the caller throws out what it gets */
 		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
 		case SNAP_SEGMENT_MAP: seg_start(&B, t, i); break;

@@ -29,7 +29,8 @@ struct tl_segs {
 	uint64_t n_pre, n_ghost;
 };
 
-/* Builds the segment elements of device d of s (trace t, may be NULL). */
+/* Builds the segment elements of device d of s (trace t, may be NULL).
+ * Asked to stop (util/stop.h), it ends early: out is then incomplete. */
 void tl_segs_build(struct tl_segs *out, const struct snapshot *s,
     uint32_t d, const struct snap_trace *t);
 void tl_segs_destroy(struct tl_segs *sg);

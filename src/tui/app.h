@@ -47,6 +47,7 @@ enum prompt_mode {
 };
 
 struct views;
+struct bands;
 
 struct app {
 	struct sv_index *ix;            /* owned; NULL when loaded directly */
@@ -84,6 +85,13 @@ struct app {
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
 	struct an_categories cats;      /* of the device (app_categories) */
 	int cats_ok;
+	struct bands *bands;            /* modes built in the background
+					   (bands.h) */
+	int stack_dir;                  /* the way m/M went (a mode found
+					   unavailable is passed over) */
+	int wait_bands;                 /* a key script runs: wait for what
+					   the worker builds, never go on
+					   without it */
 	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
@@ -129,6 +137,10 @@ struct an_sites *app_sites(struct app *a);
 /* The category of every element of the device's timeline, built the
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
+/* The same when it is there or quick to get; NULL (and no wait) while
+ * the worker builds it (bands.h), unless a key script runs (wait_bands),
+ * so that a pane drawn on every frame never waits for it. */
+const struct an_categories *app_categories_if_ready(struct app *a);
 /* The timeline's element of the block at addr allocated at event
  * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
 uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
@@ -160,6 +172,12 @@ void timeline_open(struct app *a);
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
  * one of them. */
 int timeline_action(struct app *a, enum action act);
+/* Is the mode shown one whose bands are still being built (bands.h)? */
+int timeline_building(struct app *a);
+/* Takes what the background builds finished (bands_poll); when it is the
+ * mode shown, says so, or passes over it as m does when it turned out
+ * unavailable. UI_REDRAW when something came, else 0. */
+int timeline_poll(struct app *a);
 /* Title and info of the detail pane for the picked band; returns the
  * stack to show. */
 uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,

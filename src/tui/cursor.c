@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "index/idx.h"
+#include "tui/bands.h"
 #include "util/sat.h"
 #include "util/search.h"
 
@@ -141,6 +142,11 @@ app_categories(struct app *a)
 {
 	struct sv_error err;
 
+	if (a->cats_ok == 0 && bands_pending(a, TL_STACK_CATEGORY)) {
+		/* the worker builds the table: no sooner done here */
+		bands_wait(a, TL_STACK_CATEGORY);
+		bands_take(a);
+	}
 	if (a->cats_ok == 0) {
 		sv_error_clear(&err);
 		a->cats_ok = an_categories_build(a->snap, &a->tl, NULL,
@@ -149,6 +155,17 @@ app_categories(struct app *a)
 			app_msg(a, "categories: %s", err.msg);
 	}
 	return a->cats_ok > 0 ? &a->cats : NULL;
+}
+
+const struct an_categories *
+app_categories_if_ready(struct app *a)
+{
+	/* the worker's table is on its way, and the screen is drawn again
+	 * when it comes */
+	if (a->cats_ok == 0 && !a->wait_bands &&
+	    bands_pending(a, TL_STACK_CATEGORY))
+		return NULL;
+	return app_categories(a);
 }
 
 uint64_t

@@ -97,7 +97,9 @@ static const char *const legend[] = {
     "Timeline: m cycles the bands: one per allocation (the largest drawn, "
     "the rest one summarised band on top), per call site, category or "
     "stream (the 8 largest at the visible peak, the rest on top), or per "
-    "segment; the legend names them with their bytes at the cursor; the "
+    "segment (a mode reads \"building\" until its bands, built after "
+    "opening, are ready); the legend names them with their bytes at the "
+    "cursor; the "
     "reserved line shows segment bytes; x = event (t: time); annotations "
     "under the axis.",
     "Segment map: letters = allocated blocks, ~ pending free, + (or light "

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
+#include "tui/bands.h"
 #include "tui/pane.h"
 #include "util/escape.h"
 
@@ -27,6 +28,41 @@ title_add(char *t, size_t size, const char *part)
 	size_t n = strlen(t);
 
 	snprintf(t + n, size - n, "%s", part);
+}
+
+/* What the bands of mode st are called while they are being built. */
+static const char *
+building_name(int st)
+{
+	switch (st) {
+	case TL_STACK_SITE: return "call-site";
+	case TL_STACK_CATEGORY: return "category";
+	case TL_STACK_STREAM: return "stream/pool";
+	default: return "segment";
+	}
+}
+
+int
+timeline_building(struct app *a)
+{
+	return a->view.stack != TL_STACK_ALLOC &&
+	    a->tm.groups_ok[a->view.stack] == 0;
+}
+
+/* The plot of a mode whose bands are still being built: a line saying
+ * so, in the middle. */
+static void
+draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
+{
+	char line[128];
+	int n;
+
+	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
+	n = snprintf(line, sizeof line, "building %s bands%s",
+	    building_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
+	n = r->w > n ? (r->w - n) / 2 : 0;
+	cellbuf_puts(cb, r->x + n, r->y + r->h / 2, line, r->w - n, UIC_AXIS,
+	    0);
 }
 
 static void
@@ -70,6 +106,10 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	if (a->view.time_axis && a->tm.time_ok)
 		title_add(t, sizeof t, " - time axis");
 	pane_title(a, cb, r, focused, t);
+	if (timeline_building(a)) {
+		draw_building(a, cb, r);
+		return;
+	}
 	tl_render(&a->tm, &a->view, cb, r->x, r->y + 1, r->w, r->h - 1,
 	    &a->tlf);
 }
@@ -144,12 +184,28 @@ clear_pick(struct app *a)
 		a->detail = DETAIL_EVENT;
 }
 
-/* Switches to mode st; returns 0, or -1 with the reason shown. */
+/* The view shows mode st from now on (its bands ready or not). */
+static void
+show_stack(struct app *a, int st)
+{
+	a->view.stack = st;
+	a->tlf.rank_stack = -1;
+	clear_pick(a);
+}
+
+/* Switches to mode st; returns 0, 1 when its bands are being built in
+ * the background (they are drawn when they come), or -1 with the reason
+ * shown. */
 static int
 set_stack(struct app *a, int st)
 {
 	char why[128];
 
+	if (a->tm.groups_ok[st] == 0 && bands_pending(a, st)) {
+		bands_want(a, st);
+		show_stack(a, st);
+		return 1;
+	}
 	/* the one table the block table and the top view use, with the
 	 * user's rules (app_categories says why when there is none) */
 	if (st == TL_STACK_CATEGORY) {
@@ -163,27 +219,60 @@ set_stack(struct app *a, int st)
 	}
 	if (a->view.hl != NULL)
 		tl_hilite_update(a->view.hl, &a->tm);
-	a->view.stack = st;
-	a->tlf.rank_stack = -1;
-	clear_pick(a);
+	show_stack(a, st);
 	return 0;
+}
+
+static void
+stack_msg(struct app *a, int st)
+{
+	app_msg(a, "bands: %s%s", st == TL_STACK_SEGMENT ?
+	    "segments (reserved memory)" : "by ",
+	    st == TL_STACK_SEGMENT ? "" : tl_stack_name(st));
 }
 
 static void
 cycle_stack(struct app *a, int dir)
 {
-	int st = a->view.stack, k;
+	int st = a->view.stack, k, r;
 
+	a->stack_dir = dir;
 	for (k = 0; k < TL_STACK_COUNT; k++) {
 		st = (st + dir + TL_STACK_COUNT) % TL_STACK_COUNT;
 		/* modes without data (no categories) are passed over */
-		if (set_stack(a, st) == 0) {
-			app_msg(a, "bands: %s%s", st == TL_STACK_SEGMENT ?
-			    "segments (reserved memory)" : "by ",
-			    st == TL_STACK_SEGMENT ? "" : tl_stack_name(st));
+		if ((r = set_stack(a, st)) == 0) {
+			stack_msg(a, st);
+			return;
+		}
+		if (r > 0) {
+			app_msg(a, "building %s bands%s (m: next mode)",
+			    building_name(st), a->utf8 ? "\xe2\x80\xa6" :
+			    "...");
 			return;
 		}
 	}
+}
+
+int
+timeline_poll(struct app *a)
+{
+	char why[256];
+	int st = a->view.stack, n, was = timeline_building(a);
+
+	n = bands_take(a);
+	/* only a mode shown waiting for its bands has news to tell */
+	if (!bands_arrived(a, st, why, sizeof why) || !was)
+		return n > 0 ? UI_REDRAW : 0;
+	if (a->tm.groups_ok[st] > 0) {
+		a->tlf.rank_stack = -1;
+		stack_msg(a, st);
+	} else {
+		/* as m passes over a mode without data */
+		a->tm.groups_ok[st] = a->tm.groups_ok[st] == 0 ? -1 :
+		    a->tm.groups_ok[st];
+		cycle_stack(a, a->stack_dir != 0 ? a->stack_dir : 1);
+	}
+	return UI_REDRAW;
 }
 
 void
@@ -227,9 +316,15 @@ static void
 pick_move(struct app *a, int dir)
 {
 	static struct tl_band b[TL_MAX_COL_BANDS];
-	int n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
-	    TL_MAX_COL_BANDS), i;
+	int n, i;
 
+	if (timeline_building(a)) {
+		app_msg(a, "the %s bands are not built yet",
+		    building_name(a->view.stack));
+		return;
+	}
+	n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
+	    TL_MAX_COL_BANDS);
 	if (n == 0) {
 		app_msg(a, "no bands at the cursor");
 		return;
@@ -508,7 +603,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
 		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
 		    e.stack), 0, a->utf8, site, sizeof site);
-	if (!seg && (cats = app_categories(a)) != NULL)
+	if (!seg && (cats = app_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,

@@ -33,6 +33,7 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
+#include "tui/bands.h"
 #include "tui/colors.h"
 #include "tui/export.h"
 #include "tui/keys.h"
@@ -80,6 +81,7 @@ app_set_opts(void)
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
 	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
+	app.wait_bands = scripted;
 }
 
 /* ---- terminal ----------------------------------------------------------- */
@@ -652,16 +654,47 @@ next_key(int *action)
 	return -2;
 }
 
+/* Takes the modes the worker built (bands.h). A key script waits for the
+ * mode on screen first, so that what it captures does not depend on how
+ * fast the worker is. Redraws when something shown changed. */
+static void
+take_bands(void)
+{
+	long long t0;
+
+	if (in_set)
+		return;
+	if (scripted && timeline_building(&app)) {
+		t0 = now_us();
+		bands_wait(&app, app.view.stack);
+		/* how long the mode showed "building" (not a key) */
+		if (latency_log != NULL)
+			fprintf(latency_log, "bands-ready %lld 0\n",
+			    now_us() - t0);
+	}
+	if (timeline_poll(&app) & UI_REDRAW)
+		ui_draw();
+}
+
 static int
 ui_loop(void)
 {
-	int k, act, f;
+	int k, act, f, wait = 250, w;
 	long long t0, c0;
 
 	relayout();
 	ui_draw();
-	wtimeout(stdscr, 250);
+	/* the modes not built while opening, now that the screen is up */
+	if (!in_set)
+		bands_start(&app);
+	wtimeout(stdscr, wait);
 	while (!got_signal) {
+		take_bands();
+		/* bands on their way to the screen are drawn soon after they
+		 * come, without a key */
+		w = !in_set && timeline_building(&app) ? 20 : 250;
+		if (w != wait)
+			wtimeout(stdscr, wait = w);
 		k = next_key(&act);
 		if (k == -2)
 			break;
@@ -677,6 +710,9 @@ ui_loop(void)
 			relayout();
 		/* Every handled key redraws: the status line changes too. */
 		ui_draw();
+		/* another device (or a rank's full view) is up */
+		if (!in_set)
+			bands_start(&app);
 		/* wall time, then CPU time: on a busy machine the second
 		 * says what the key cost */
 		if (latency_log != NULL)
@@ -914,6 +950,7 @@ tui_main(const struct tui_opts *o)
 		return rc;
 	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
+	app.wait_bands = scripted;
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
 		return 1;

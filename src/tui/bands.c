@@ -1,0 +1,387 @@
+/*
+ * The timeline's modes built on a thread of their own (bands.h).
+ *
+ * One worker per device, started once the device's first screen is up.
+ * Its jobs are made on the loop's thread when it starts (tl_prep_begin
+ * reads the model there), one per mode still to build, in the order m
+ * cycles from the mode shown; the call-site and stream/pool modes share
+ * one job, as they share one pass (tl_modes.c). The worker takes the
+ * mode the view waits for first, else the next in that order, and
+ * builds it reading only the snapshot, the timeline and the category
+ * table, none of which changes while it runs; a finished job waits
+ * under the lock until the loop takes it and moves it into the model
+ * (tl_model_adopt). Nothing half built is ever seen by the loop.
+ *
+ * Stopping (another device, quitting) sets the stop flag the builds poll
+ * (util/stop.h) and joins the worker: a pass over the trace gives up
+ * within a few thousand events.
+ */
+#include "config.h"
+
+#include "tui/bands.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include "snapshot/snap_blk.h"
+#include "util/stop.h"
+#include "util/xalloc.h"
+
+enum job_state { JOB_TODO, JOB_RUNNING, JOB_DONE, JOB_TAKEN };
+
+struct job {
+	int st;                         /* the mode it builds */
+	enum job_state state;
+	int failed;                     /* stopped, or no categories */
+	struct tl_prep prep;
+	/* the category mode: the app's table, or one built here */
+	const struct an_categories *cats;
+	struct an_categories own;
+	int own_ok;
+	char why[256];
+};
+
+struct bands {
+	pthread_t th;
+	int started;                    /* th is to be joined */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_int stop;
+	uint32_t dev_gen;               /* the device it builds for */
+	/* the inputs (fixed while it runs) */
+	const struct snapshot *snap;
+	const struct idx_timeline *tl;
+	const struct an_cat_rules *rules;
+	/* under mu: */
+	struct job jobs[TL_STACK_COUNT];
+	int n_jobs;
+	int job_of[TL_STACK_COUNT];     /* the job that builds mode st, -1 */
+	int want;                       /* the mode the view waits for, -1 */
+	int done;                       /* the worker has ended */
+	/* the loop's only: modes taken and not yet told (bands_arrived) */
+	unsigned arrived;
+	char why[TL_STACK_COUNT][256];
+};
+
+/* The next job to run (under mu): the one the view waits for, else the
+ * first in cycle order. */
+static struct job *
+next_job(struct bands *b)
+{
+	int i;
+
+	if (b->want >= 0 && b->job_of[b->want] >= 0 &&
+	    b->jobs[b->job_of[b->want]].state == JOB_TODO)
+		return &b->jobs[b->job_of[b->want]];
+	for (i = 0; i < b->n_jobs; i++)
+		if (b->jobs[i].state == JOB_TODO)
+			return &b->jobs[i];
+	return NULL;
+}
+
+static void
+run_job(struct bands *b, struct job *j)
+{
+	struct sv_error err;
+
+	if (j->st == TL_STACK_CATEGORY && j->cats == NULL) {
+		sv_error_clear(&err);
+		if (an_categories_build(b->snap, b->tl, NULL, b->rules,
+		    &j->own, &err) != 0) {
+			j->failed = 1;
+			snprintf(j->why, sizeof j->why, "%s", err.msg);
+			return;
+		}
+		j->own_ok = 1;
+		/* the table is this job's until the loop takes it */
+		j->prep.w.cats = &j->own;
+	}
+	if (tl_prep_build(&j->prep) != 0)
+		j->failed = 1;
+}
+
+/* The worker yields to the loop: the keys pressed while it builds must
+ * not wait for a core it holds (Linux: nice is per thread there). */
+static void
+lower_priority(void)
+{
+#ifdef __linux__
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
+}
+
+static void *
+worker(void *arg)
+{
+	struct bands *b = arg;
+	struct job *j;
+
+	lower_priority();
+	sv_stop_flag = &b->stop;
+	pthread_mutex_lock(&b->mu);
+	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
+		j->state = JOB_RUNNING;
+		pthread_mutex_unlock(&b->mu);
+		run_job(b, j);
+		pthread_mutex_lock(&b->mu);
+		j->state = JOB_DONE;
+		pthread_cond_broadcast(&b->cv);
+	}
+	b->done = 1;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	/* this thread's decoded blocks go with it */
+	snap_blk_cache_clear();
+	return NULL;
+}
+
+/* Adds the job for mode st (on the loop's thread, before the worker). */
+static void
+add_job(struct app *a, struct bands *b, int st)
+{
+	struct job *j;
+	int other;
+
+	if (a->tm.groups_ok[st] != 0 || b->job_of[st] >= 0)
+		return;
+	if (st == TL_STACK_CATEGORY && a->cats_ok < 0)
+		return; /* no categories: the mode is passed over */
+	j = &b->jobs[b->n_jobs];
+	memset(j, 0, sizeof *j);
+	j->st = st;
+	j->cats = st == TL_STACK_CATEGORY && a->cats_ok > 0 ? &a->cats : NULL;
+	tl_prep_begin(&j->prep, &a->tm, st, j->cats);
+	b->job_of[st] = b->n_jobs++;
+	/* one pass builds both of these (tl_modes.c) */
+	other = st == TL_STACK_SITE ? TL_STACK_STREAM : st == TL_STACK_STREAM ?
+	    TL_STACK_SITE : -1;
+	if (other >= 0 && a->tm.groups_ok[other] == 0)
+		b->job_of[other] = b->job_of[st];
+}
+
+static int
+sync_wanted(void)
+{
+	const char *e = getenv("SNAPVIEW_BANDS_SYNC");
+
+	return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
+}
+
+/* Signals a thread gets for what it does itself. */
+static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+    SIGTRAP, SIGSYS};
+
+void
+bands_start(struct app *a)
+{
+	struct bands *b = a->bands;
+	sigset_t mask, old;
+	int k, st, r;
+
+	if (b != NULL && b->dev_gen == a->dev_gen)
+		return;
+	bands_stop(a);
+	if (sync_wanted() || a->tl.n_events == 0)
+		return;
+	b = xcalloc(1, sizeof *b);
+	b->dev_gen = a->dev_gen;
+	b->snap = a->snap;
+	b->tl = &a->tl;
+	b->rules = a->cat_rules;
+	b->want = -1;
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		b->job_of[k] = -1;
+	/* in the order m goes from the mode shown */
+	for (k = 1; k < TL_STACK_COUNT; k++) {
+		st = (a->view.stack + k) % TL_STACK_COUNT;
+		if (st != TL_STACK_ALLOC)
+			add_job(a, b, st);
+	}
+	a->bands = b;
+	if (b->n_jobs == 0)
+		return;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	atomic_init(&b->stop, 0);
+	/* the signals the loop waits for (a resize, ^C) go to its thread,
+	 * so that they cut its wait for a key short: the worker is born with
+	 * them blocked; faults still reach it */
+	sigfillset(&mask);
+	for (k = 0; k < (int)(sizeof sync_sigs / sizeof sync_sigs[0]); k++)
+		sigdelset(&mask, sync_sigs[k]);
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	r = pthread_create(&b->th, NULL, worker, b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		/* no thread: the modes are built when first shown */
+		for (k = 0; k < b->n_jobs; k++)
+			tl_prep_destroy(&b->jobs[k].prep);
+		pthread_cond_destroy(&b->cv);
+		pthread_mutex_destroy(&b->mu);
+		b->n_jobs = 0;
+		for (k = 0; k < TL_STACK_COUNT; k++)
+			b->job_of[k] = -1;
+		return;
+	}
+	b->started = 1;
+}
+
+static void
+job_free(struct job *j)
+{
+	tl_prep_destroy(&j->prep);
+	if (j->own_ok)
+		an_categories_destroy(&j->own);
+	j->own_ok = 0;
+}
+
+void
+bands_stop(struct app *a)
+{
+	struct bands *b = a->bands;
+	int i;
+
+	if (b == NULL)
+		return;
+	if (b->started) {
+		atomic_store(&b->stop, 1);
+		pthread_join(b->th, NULL);
+		pthread_cond_destroy(&b->cv);
+		pthread_mutex_destroy(&b->mu);
+	}
+	for (i = 0; i < b->n_jobs; i++)
+		if (b->jobs[i].state != JOB_TAKEN)
+			job_free(&b->jobs[i]);
+	free(b);
+	a->bands = NULL;
+}
+
+int
+bands_pending(struct app *a, int st)
+{
+	struct bands *b = a->bands;
+	int r;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->job_of[st] < 0)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	r = b->jobs[b->job_of[st]].state != JOB_TAKEN &&
+	    !(b->done && b->jobs[b->job_of[st]].state == JOB_TODO);
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+void
+bands_want(struct app *a, int st)
+{
+	struct bands *b = a->bands;
+
+	if (b == NULL || !b->started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->want = st;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* Moves job j's results into the app (the loop's thread). */
+static void
+adopt(struct app *a, struct job *j, char *why, size_t size)
+{
+	if (j->failed) {
+		snprintf(why, size, "%s", j->why[0] != '\0' ? j->why :
+		    "not built");
+		/* the table could not be built: no category mode */
+		if (j->st == TL_STACK_CATEGORY && j->why[0] != '\0' &&
+		    a->cats_ok == 0)
+			a->cats_ok = -1;
+		return;
+	}
+	if (j->own_ok && a->cats_ok == 0) {
+		/* the table the views use (app_categories) is this one */
+		a->cats = j->own;
+		a->cats_ok = 1;
+		j->own_ok = 0;
+	}
+	if (j->st == TL_STACK_CATEGORY && a->cats_ok > 0)
+		tl_model_set_categories(&a->tm, &a->cats);
+	(void)tl_model_adopt(&a->tm, &j->prep, why, size);
+	if (a->view.hl != NULL)
+		tl_hilite_update(a->view.hl, &a->tm);
+}
+
+int
+bands_take(struct app *a)
+{
+	struct bands *b = a->bands;
+	struct job *got[TL_STACK_COUNT];
+	int i, k, n = 0;
+
+	if (b == NULL || !b->started)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	for (i = 0; i < b->n_jobs; i++)
+		if (b->jobs[i].state == JOB_DONE) {
+			b->jobs[i].state = JOB_TAKEN;
+			got[n++] = &b->jobs[i];
+		}
+	pthread_mutex_unlock(&b->mu);
+	for (i = 0; i < n; i++) {
+		char w[256];
+
+		adopt(a, got[i], w, sizeof w);
+		for (k = 0; k < TL_STACK_COUNT; k++)
+			if (b->job_of[k] == got[i] - b->jobs) {
+				b->arrived |= 1u << k;
+				snprintf(b->why[k], sizeof b->why[k], "%s", w);
+			}
+		job_free(got[i]);
+	}
+	return n;
+}
+
+int
+bands_arrived(struct app *a, int st, char *why, size_t size)
+{
+	struct bands *b = a->bands;
+
+	why[0] = '\0';
+	if (b == NULL || st < 0 || st >= TL_STACK_COUNT ||
+	    !(b->arrived & 1u << st)) {
+		if (b != NULL)
+			b->arrived = 0;
+		return 0;
+	}
+	/* the others are not on screen: nothing to tell */
+	b->arrived = 0;
+	snprintf(why, size, "%s", b->why[st]);
+	return 1;
+}
+
+void
+bands_wait(struct app *a, int st)
+{
+	struct bands *b = a->bands;
+	struct job *j;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->job_of[st] < 0)
+		return;
+	j = &b->jobs[b->job_of[st]];
+	pthread_mutex_lock(&b->mu);
+	b->want = st;
+	pthread_cond_broadcast(&b->cv);
+	while (j->state != JOB_DONE && j->state != JOB_TAKEN &&
+	    !(b->done && j->state == JOB_TODO))
+		pthread_cond_wait(&b->cv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}

@@ -1,0 +1,39 @@
+#ifndef SNAPVIEW_UTIL_STOP_H
+#define SNAPVIEW_UTIL_STOP_H
+/*
+ * Asking long work on another thread to give up: the viewer builds the
+ * timeline's modes on a thread of their own, and quitting must not wait
+ * for a pass over a hundred million events to end.
+ *
+ * The thread that runs the work points its sv_stop_flag at an atomic flag
+ * the owner of the thread sets; loops that run for a time proportional
+ * to the events or elements poll sv_stop_requested() now and then (every
+ * SV_STOP_EVERY iterations) and end early: what they return is then
+ * incomplete and the caller, who asked for the stop, throws it away.
+ * Functions that can fail say so (SV_ERR_CANCELLED). On a thread that
+ * never set the flag (every command, the viewer's own) nothing stops.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SV_STOP_EVERY 4096
+
+extern __thread const atomic_int *sv_stop_flag;
+
+/* Has this thread's work been asked to stop? */
+static inline int
+sv_stop_requested(void)
+{
+	return sv_stop_flag != NULL &&
+	    atomic_load_explicit(sv_stop_flag, memory_order_relaxed) != 0;
+}
+
+/* sv_stop_requested(), checked at one iteration i in SV_STOP_EVERY. */
+static inline int
+sv_stop_poll(uint64_t i)
+{
+	return i % SV_STOP_EVERY == 0 && sv_stop_requested();
+}
+
+#endif
