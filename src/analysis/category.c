@@ -223,7 +223,9 @@ struct ctx {
 	uint64_t n_bwd_runs, n_opt_runs;
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
-	uint32_t *ftr;			/* per element: free traits */
+	uint8_t *fbwd;			/* per element, a bit: freed by a
+					   stack with AN_TR_BACKWARD (all
+					   classify() asks of the free) */
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
@@ -434,8 +436,12 @@ scan_events(struct ctx *c)
 			continue;
 		tr = event_traits(c, snap_ev_stack(c->t, i));
 		if (act == SNAP_FREE_COMPLETED &&
-		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems)
-			c->ftr[el] = tr;
+		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems) {
+			if (tr & AN_TR_BACKWARD)
+				c->fbwd[el >> 3] |= (uint8_t)(1u << (el & 7));
+			else
+				c->fbwd[el >> 3] &= (uint8_t)~(1u << (el & 7));
+		}
 		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
 		is_bwd = (tr & AN_TR_BACKWARD) && !is_opt;
 		if (is_opt)
@@ -628,7 +634,7 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	c.st_rule = xmalloc((size_t)s->n_stacks + 1);
 	memset(c.st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
 	c.fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c.fr_rule);
-	c.ftr = xcalloc((size_t)tl->n_elems + 1, sizeof *c.ftr);
+	c.fbwd = xcalloc((size_t)tl->n_elems / 8 + 1, 1);
 	find_py_only(&c);
 	find_workspace(&c);
 	make_phases(&c, steps, (int64_t)tl->n_events);
@@ -651,13 +657,13 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 		}
 		out->cat[k] = (uint8_t)classify(&c, &e,
 		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
-		    c.ftr[k]);
+		    (c.fbwd[k >> 3] >> (k & 7) & 1) ? AN_TR_BACKWARD : 0);
 	}
 	free(c.bwd_last);
 	free(c.bwd_runs);
 	free(c.opt_runs);
 	free(c.ph_own);
-	free(c.ftr);
+	free(c.fbwd);
 	free(c.ws);
 	free(c.st);
 	free(c.st_rule);
