@@ -35,7 +35,7 @@ cli_an_each_device(const struct cli_opts *o, struct cli_input *in,
 
 	for (d = 0; d < n_dev; d++) {
 		struct idx_timeline own;
-		struct cli_an_dev dev = {d, NULL, NULL, first};
+		struct cli_an_dev dev = {d, NULL, NULL, first, in};
 		struct sv_error err;
 		int rc = -1;
 

@@ -38,6 +38,7 @@ struct cli_an_dev {
 	const struct idx_timeline *tl;
 	struct replay *replay;	/* NULL unless the command asked for one */
 	int first;		/* 1 for the first device reported */
+	const struct cli_input *in; /* for a replay asked for later */
 };
 
 /* Calls report(ctx, dev, err) for each device to report (see

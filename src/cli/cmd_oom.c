@@ -6,11 +6,14 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "analysis/oom.h"
+#include "analysis/summary.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
 #include "index/idx_timeline.h"
+#include "replay/replay.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -185,6 +188,33 @@ struct oom_run {
 	uint64_t total;		/* OOM events reported so far */
 };
 
+/* Does device d have an OOM event? The index's summary counts them (a
+ * reopen then reads no event); else the events are read. */
+static int
+has_oom(const struct cli_an_dev *dev, const struct snapshot *s)
+{
+	const struct snap_trace *t = snap_trace_of(s, dev->device);
+	struct an_summary sum;
+	const struct an_sum_dev *sd;
+	int known = 0, has = 0;
+	uint64_t i;
+
+	if (t == NULL || t->n == 0)
+		return 0;
+	if (dev->in->index != NULL &&
+	    an_summary_section_of(dev->in->index, &sum) == 0) {
+		sd = an_summary_dev(&sum, dev->device);
+		if (sd != NULL && sd->counts.events == t->n) {
+			known = 1;
+			has = sd->counts.by_action[SNAP_OOM] > 0;
+		}
+		an_summary_destroy(&sum);
+	}
+	for (i = 0; !known && i < t->n && !has; i++)
+		has = snap_ev_action(t, i) == SNAP_OOM;
+	return has;
+}
+
 static int
 oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
@@ -195,8 +225,22 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct an_oom oo;
 	uint64_t i;
 
-	if (an_oom(r->snap, dev->tl, dev->replay, r->sites, &oo, err) != 0)
-		return -1;
+	/* the replay (the allocator's state at each OOM) only for a device
+	 * with one: loading it is most of what a reopen costs */
+	if (has_oom(dev, r->snap)) {
+		struct replay *rp = cli_replay(dev->in, dev->device, err);
+		int rc;
+
+		if (rp == NULL)
+			return -1;
+		rc = an_oom(r->snap, dev->tl, rp, r->sites, &oo, err);
+		replay_free(rp);
+		if (rc != 0)
+			return -1;
+	} else {
+		memset(&oo, 0, sizeof oo);
+		oo.device = dev->device;
+	}
 	if (oo.n_events > 0 && cli_an_classes(r->o, r->snap, dev->tl,
 	    &r->rules, &cl, err) != 0) {
 		an_oom_destroy(&oo);
@@ -237,8 +281,7 @@ cmd_oom(const struct cli_opts *o)
 	int r;
 
 	run.total = 0;
-	r = cli_an_run(o, o, CLI_AN_REPLAY | CLI_AN_RULES, &run.r, oom_device,
-	    &run);
+	r = cli_an_run(o, o, CLI_AN_RULES, &run.r, oom_device, &run);
 	if (!o->json && r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
 	return r;
