@@ -65,7 +65,8 @@ first_reserved_at(const struct idx_lod *lod, const struct idx_timeline *tl,
  * spans of it (their whole buckets, and the events of at most two partial
  * ones, read in one pass over their blocks), the reserved maximum theirs.
  * The same values as the pass over every event in scan_events(). Returns
- * -1 when the pyramid does not cover the timeline. */
+ * -1 when the pyramid does not cover the timeline, o then untouched (hi
+ * perhaps written). */
 static int
 scan_lod(const struct idx_lod *lod, const struct idx_timeline *tl,
     uint64_t *hi, uint32_t m, struct an_sum_dev *o)
@@ -125,14 +126,8 @@ scan_events(const struct snapshot *s, const struct idx_timeline *tl,
 	    tl->base_reserved - tl->base_total : 0;
 	hi = m > 0 ? xcalloc(m, sizeof *hi) : NULL;
 	fast = scan_lod(lod, tl, hi, m, o) == 0;
-	if (!fast) {
-		o->reserved_max = tl->base_reserved;
-		o->reserved_max_ev = -1;
-		o->waste = tl->base_reserved > tl->base_total ?
-		    tl->base_reserved - tl->base_total : 0;
-		if (hi != NULL)
-			memset(hi, 0, m * sizeof *hi);
-	}
+	if (!fast && hi != NULL) /* o is as it was; hi may be half done */
+		memset(hi, 0, m * sizeof *hi);
 	if (fast && t != NULL && t->n == n && counts->events == n) {
 		o->ooms = counts->by_action[SNAP_OOM];
 	} else {
