@@ -23,6 +23,7 @@
 
 #include "index/idx_enc.h"
 #include "index/idx_int.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 struct load_progress {
@@ -98,8 +99,8 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 	}
 	/* the first on this thread, the others each on its own */
 	for (i = 1; i < n; i++)
-		jobs[i].threaded = pthread_create(&jobs[i].th, NULL,
-		    ext_job_run, &jobs[i]) == 0;
+		jobs[i].threaded = sv_thread_start(&jobs[i].th, ext_job_run,
+		    &jobs[i]) == 0;
 	for (i = 0; i < n; i++)
 		if (i == 0 || !jobs[i].threaded)
 			ext_job_run(&jobs[i]);
@@ -208,7 +209,7 @@ pipe_start(struct pipe *p, struct idx_enc *enc)
 	p->done = 0;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->threaded = pthread_create(&p->th, NULL, pipe_run, p) == 0;
+	p->threaded = sv_thread_start(&p->th, pipe_run, p) == 0;
 }
 
 /* Hands the filled slot to the encoder and waits for a free one. */

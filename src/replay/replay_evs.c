@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "replay/replay_int.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 size_t replay_read_ahead_min = 4 * EVS_CHUNK;
@@ -122,7 +123,7 @@ evs_open(struct evs *es, const struct snap_trace *t, uint64_t n, int down)
 		return;
 	pthread_mutex_init(&es->mu, NULL);
 	pthread_cond_init(&es->cv, NULL);
-	es->threaded = pthread_create(&es->th, NULL, read_ahead, es) == 0;
+	es->threaded = sv_thread_start(&es->th, read_ahead, es) == 0;
 	if (!es->threaded) {
 		pthread_cond_destroy(&es->cv);
 		pthread_mutex_destroy(&es->mu);

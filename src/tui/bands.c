@@ -21,7 +21,6 @@
 #include "tui/bands.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 
 #include "snapshot/snap_blk.h"
 #include "util/stop.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 enum job_state { JOB_TODO, JOB_RUNNING, JOB_DONE, JOB_TAKEN };
@@ -177,15 +177,11 @@ sync_wanted(void)
 }
 
 /* Signals a thread gets for what it does itself. */
-static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-    SIGTRAP, SIGSYS};
-
 void
 bands_start(struct app *a)
 {
 	struct bands *b = a->bands;
-	sigset_t mask, old;
-	int k, st, r;
+	int k, st;
 
 	if (b != NULL && b->dev_gen == a->dev_gen)
 		return;
@@ -212,16 +208,9 @@ bands_start(struct app *a)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
 	atomic_init(&b->stop, 0);
-	/* the signals the loop waits for (a resize, ^C) go to its thread,
-	 * so that they cut its wait for a key short: the worker is born with
-	 * them blocked; faults still reach it */
-	sigfillset(&mask);
-	for (k = 0; k < (int)(sizeof sync_sigs / sizeof sync_sigs[0]); k++)
-		sigdelset(&mask, sync_sigs[k]);
-	pthread_sigmask(SIG_BLOCK, &mask, &old);
-	r = pthread_create(&b->th, NULL, worker, b);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
+	/* the signals the loop waits for (a resize, ^C) stay with it: they
+	 * cut its wait for a key short */
+	if (sv_thread_start(&b->th, worker, b) != 0) {
 		/* no thread: the modes are built when first shown */
 		for (k = 0; k < b->n_jobs; k++)
 			tl_prep_destroy(&b->jobs[k].prep);

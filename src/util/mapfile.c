@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/fatal.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 #define AHEAD_STEP (256u << 10) /* read between looks at the reader */
@@ -123,11 +123,7 @@ ahead_main(void *arg)
 void
 mapfile_ahead_start(struct mapfile *m)
 {
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 	struct mapfile_ahead *a;
-	sigset_t mask, old;
-	size_t k;
-	int r;
 
 	if (m->data == NULL || m->len < MAPFILE_AHEAD_MIN || m->ahead != NULL)
 		return;
@@ -137,16 +133,8 @@ mapfile_ahead_start(struct mapfile *m)
 	atomic_init(&a->at, 0);
 	atomic_init(&a->done, 0);
 	atomic_init(&a->stop, 0);
-	/* signals (a resize, ^C) are for the threads that wait for them:
-	 * this one is born with them blocked; faults (a file cut short
-	 * under it) still reach it */
-	sigfillset(&mask);
-	for (k = 0; k < sizeof faults / sizeof faults[0]; k++)
-		sigdelset(&mask, faults[k]);
-	pthread_sigmask(SIG_BLOCK, &mask, &old);
-	r = pthread_create(&a->th, NULL, ahead_main, a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
+	/* a file cut short under it still faults in this thread */
+	if (sv_thread_start(&a->th, ahead_main, a) != 0) {
 		free(a);
 		return;
 	}

@@ -11,7 +11,9 @@
 #             directory only; the library layers (util to render) never
 #             print to stdout or stderr, exit or abort (except the two
 #             files that must: src/util/xalloc.c, the out-of-memory path,
-#             and src/util/fatal.c, the fatal-signal handler).
+#             and src/util/fatal.c, the fatal-signal handler); a thread
+#             starts only through sv_thread_start() (src/util/thread.c),
+#             which blocks the asynchronous signals in it.
 #   headers   every header under src/ compiles on its own, twice in a row
 #             ($CC -fsyntax-only of a file that includes only it).
 #   sections  every "§N" resolves to a heading of the document it cites:
@@ -116,6 +118,12 @@ check_layers() {
 	    $0 ~ /(^|[^A-Za-z0-9_])(stdout|stderr)([^A-Za-z0-9_]|$)/) {
 		printf "%s:%d: the %s layer prints or exits (only src/cli " \
 		    "and src/tui may)\n", FILENAME, FNR, layer
+	}
+	FILENAME != "src/util/thread.c" &&
+	    $0 !~ /^[ \t]*(\/?\*|\/\/)/ &&
+	    $0 ~ /(^|[^A-Za-z0-9_])pthread_create[ \t]*\(/ {
+		printf "%s:%d: a thread starts through sv_thread_start() " \
+		    "(util/thread.h)\n", FILENAME, FNR
 	}
 	' $(cat "$tmp/src")
 }

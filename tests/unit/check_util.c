@@ -8,6 +8,8 @@
 
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "util/mapfile.h"
 #include "util/sat.h"
 #include "util/search.h"
+#include "util/thread.h"
 #include "util/u64map.h"
 #include "util/units.h"
 
@@ -740,6 +743,53 @@ START_TEST(test_xxh3_same)
 }
 END_TEST
 
+static void *
+read_mask(void *arg)
+{
+	pthread_sigmask(SIG_BLOCK, NULL, (sigset_t *)arg);
+	return NULL;
+}
+
+/* A worker is born with the asynchronous signals blocked and the
+ * synchronous ones open, and its creator's mask is left as it was. */
+START_TEST(test_thread_signals)
+{
+	static const int async[] = {SIGINT, SIGTERM, SIGWINCH, SIGHUP,
+	    SIGCHLD, SIGUSR1, SIGPIPE, SIGALRM};
+	static const int sync[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+	    SIGTRAP, SIGSYS};
+	sigset_t in_thread, before, after, set;
+	pthread_t th;
+	size_t k;
+
+	/* the creator has SIGUSR1 and SIGINT open, SIGUSR2 blocked */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &before);
+	sigemptyset(&in_thread);
+	ck_assert_int_eq(sv_thread_start(&th, read_mask, &in_thread), 0);
+	pthread_join(th, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	for (k = 0; k < sizeof async / sizeof async[0]; k++)
+		ck_assert_msg(sigismember(&in_thread, async[k]) == 1,
+		    "signal %d open in the worker", async[k]);
+	for (k = 0; k < sizeof sync / sizeof sync[0]; k++)
+		ck_assert_msg(sigismember(&in_thread, sync[k]) == 0,
+		    "signal %d blocked in the worker", sync[k]);
+	for (k = 1; k < 32; k++)
+		ck_assert_int_eq(sigismember(&after, (int)k),
+		    sigismember(&before, (int)k));
+	ck_assert_int_eq(sigismember(&after, SIGUSR1), 0);
+	ck_assert_int_eq(sigismember(&after, SIGUSR2), 1);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -772,6 +822,7 @@ util_suite(void)
 	tcase_add_test(th, test_u64map_flood);
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_mapfile_ahead);
+	tcase_add_test(tu, test_thread_signals);
 	suite_add_tcase(s, th);
 	return s;
 }

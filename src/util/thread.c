@@ -1,0 +1,29 @@
+/*
+ * Worker threads born with the asynchronous signals blocked (thread.h).
+ */
+#include "config.h"
+
+#include <signal.h>
+
+#include "util/thread.h"
+
+/* raised by the thread that runs into them: left unblocked */
+static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+    SIGTRAP, SIGSYS};
+
+int
+sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t mask, old;
+	size_t k;
+	int r;
+
+	sigfillset(&mask);
+	for (k = 0; k < sizeof sync_sigs / sizeof sync_sigs[0]; k++)
+		sigdelset(&mask, sync_sigs[k]);
+	/* a new thread inherits the mask of the thread that creates it */
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	r = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
