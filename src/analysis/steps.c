@@ -13,6 +13,7 @@
 
 #include "util/search.h"
 #include "util/spill.h"
+#include "util/stop.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -416,6 +417,8 @@ keys_build(const struct snap_trace *t, int with_size, struct keys *k)
 		uint64_t h;
 		uint32_t id;
 
+		if (sv_stop_poll(i))
+			break;
 		if (snap_ev_action(t, i) != SNAP_ALLOC)
 			continue;
 		h = with_size ? mix(snap_ev_stack(t, i), snap_ev_size(t, i))
@@ -547,6 +550,8 @@ verify(const struct keys *k, uint32_t anchor, uint64_t s, int32_t *last_seg,
 		post[id] = 0;
 	}
 	for (j = 0; j < k->n; j++) {
+		if (sv_stop_poll(j))
+			break;
 		keys_read(k, j, &read);
 		id = k->key[j];
 		if (id == anchor && seg + 1 < (int64_t)s)
@@ -603,7 +608,7 @@ try_keys(const struct snap_trace *t, int with_size, struct best *best,
 	last_seg = xmalloc(((size_t)k.n_keys + 1) * sizeof *last_seg);
 	nseg = xmalloc(((size_t)k.n_keys + 1) * sizeof *nseg);
 	post = xmalloc(((size_t)k.n_keys + 1) * sizeof *post);
-	for (i = 0; i < n_c; i++) {
+	for (i = 0; i < n_c && !sv_stop_requested(); i++) {
 		uint32_t anchor[PATTERN_ANCHORS];
 		unsigned n_a = 0, a, m;
 		double cov, bal;
@@ -666,6 +671,8 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 	}
 	start = xmalloc(best.s * sizeof *start);
 	for (i = 0; i < t->n && j < k.n && m < best.s; i++) {
+		if (sv_stop_poll(i))
+			break;
 		if (snap_ev_action(t, i) != SNAP_ALLOC)
 			continue;
 		keys_read(&k, j, &read);
@@ -694,7 +701,6 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 	uint32_t i;
 	int k;
 
-	(void)err;
 	memset(out, 0, sizeof *out);
 	memset(p, 0, sizeof p);
 	out->device = d;
@@ -741,6 +747,12 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 	out->zero_grad = p[ANN_ZERO_GRAD].w;
 	out->n_zero_grad = p[ANN_ZERO_GRAD].n;
 	free(p[ANN_PROFILER].w);
+	if (sv_stop_requested()) {
+		/* the passes above ended early: what they found is partial */
+		an_steps_destroy(out);
+		return sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
+		    "stopped");
+	}
 	return 0;
 }
 

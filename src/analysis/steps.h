@@ -73,7 +73,9 @@ struct an_steps {
 	char bad[200];			/* the first, described */
 };
 
-/* Finds the steps of device d of s. Returns 0 (out->n may be 0). */
+/* Finds the steps of device d of s. Returns 0 (out->n may be 0), or -1
+ * with SV_ERR_CANCELLED, out empty, when this thread was asked to stop
+ * (util/stop.h). */
 int an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
     struct sv_error *err);
 void an_steps_destroy(struct an_steps *st);

@@ -26,6 +26,7 @@
 #include "replay/replay_round.h"
 #include "snapshot/snap_load.h"
 #include "snapshot/snap_model.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 static uint32_t
@@ -701,6 +702,58 @@ START_TEST(test_steps_pattern_spilled)
 	}
 	an_steps_destroy(&file);
 	an_steps_destroy(&heap);
+	snap_free(s);
+}
+END_TEST
+
+/* A thread asked to stop gets no steps and SV_ERR_CANCELLED from the
+ * pattern search (and from the categories, which search for steps
+ * first), never a partial answer; the same search unasked finds the
+ * steps. */
+START_TEST(test_steps_stop)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t stk[101];
+	struct an_steps st;
+	struct an_categories cats;
+	struct idx_timeline tl;
+	struct sv_error err;
+	atomic_int stop;
+	uint64_t i, n = 4096;
+	int k;
+
+	for (k = 0; k < 101; k++) {
+		uint32_t f = frame(s, "/home/a/train.py", "step",
+		    (uint64_t)k + 1);
+
+		stk[k] = snap_intern_stack(s, &f, 1);
+	}
+	for (k = 0; k < 6; k++)
+		for (i = 0; i < n; i++)
+			snap_trace_push(s, t, SNAP_ALLOC, 0x10000000 + i * 512,
+			    512, 0, i == 0 ? stk[100] :
+			    stk[(i * 2654435761u >> 7) % 100]);
+	snap_finish(s);
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	atomic_init(&stop, 1);
+	sv_stop_flag = &stop;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_CANCELLED);
+	ck_assert_uint_eq(st.n, 0);
+	ck_assert_ptr_null(st.steps);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &cats, &err),
+	    -1);
+	ck_assert_int_eq(err.code, SV_ERR_CANCELLED);
+	ck_assert_ptr_null(cats.cat);
+	sv_stop_flag = NULL;
+	ck_assert_int_eq(an_steps_find(s, 0, &st, &err), 0);
+	ck_assert_int_eq(st.source, AN_STEPS_PATTERN);
+	ck_assert_uint_eq(st.n, 6);
+	an_steps_destroy(&st);
+	idx_timeline_destroy(&tl);
 	snap_free(s);
 }
 END_TEST
@@ -1401,6 +1454,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_optimizer_and_bad);
 	tcase_add_test(tc, test_steps_no_time);
 	tcase_add_test(tc, test_steps_pattern_spilled);
+	tcase_add_test(tc, test_steps_stop);
 	tcase_add_test(tc, test_steps_loop_is_no_step);
 	tcase_add_test(tc, test_steps_real);
 	tcase_add_test(tc, test_steps_cursor);
