@@ -665,27 +665,42 @@ END_TEST
  * allocations each, enough for pages to be given back as the keys are
  * written and read; the steps are the ones built in, and the same as
  * with the keys on the heap. */
-START_TEST(test_steps_pattern_spilled)
+/* Six steps of n allocations each, from sites stacks of one frame: the
+ * first of a step from a site of its own, the others a scramble of the
+ * rest, the same in every step. No annotations: the steps can only be
+ * found in the repetition. */
+static struct snapshot *
+build_repeats(uint64_t n, uint32_t sites)
 {
 	struct snapshot *s = snap_new();
 	struct snap_trace *t = snap_trace_get(s, 0);
-	uint32_t stk[1001];
-	struct an_steps heap, file;
-	uint64_t i, n = 1u << 19;
-	int k;
+	uint32_t *stk = xmalloc(((size_t)sites + 1) * sizeof *stk);
+	uint64_t i;
+	uint32_t k;
 
-	for (k = 0; k < 1001; k++) {
+	for (k = 0; k <= sites; k++) {
 		uint32_t f = frame(s, "/home/a/train.py", "step",
 		    (uint64_t)k + 1);
 
 		stk[k] = snap_intern_stack(s, &f, 1);
 	}
 	for (k = 0; k < 6; k++)
-		for (i = 0; i < n; i++) /* the same scramble every step */
+		for (i = 0; i < n; i++)
 			snap_trace_push(s, t, SNAP_ALLOC, 0x10000000 + i * 512,
-			    512, 0, i == 0 ? stk[1000] :
-			    stk[(i * 2654435761u >> 7) % 1000]);
+			    512, 0, i == 0 ? stk[sites] :
+			    stk[(i * 2654435761u >> 7) % sites]);
 	snap_finish(s);
+	free(stk);
+	return s;
+}
+
+START_TEST(test_steps_pattern_spilled)
+{
+	uint64_t n = 1u << 19;
+	struct snapshot *s = build_repeats(n, 1000);
+	struct an_steps heap, file;
+	int k;
+
 	an_steps_set_keys_heap_max(4096);
 	ck_assert_int_eq(an_steps_find(s, 0, &file, NULL), 0);
 	an_steps_set_keys_heap_max(SIZE_MAX);
@@ -712,29 +727,13 @@ END_TEST
  * steps. */
 START_TEST(test_steps_stop)
 {
-	struct snapshot *s = snap_new();
-	struct snap_trace *t = snap_trace_get(s, 0);
-	uint32_t stk[101];
+	struct snapshot *s = build_repeats(4096, 100);
 	struct an_steps st;
 	struct an_categories cats;
 	struct idx_timeline tl;
 	struct sv_error err;
 	atomic_int stop;
-	uint64_t i, n = 4096;
-	int k;
 
-	for (k = 0; k < 101; k++) {
-		uint32_t f = frame(s, "/home/a/train.py", "step",
-		    (uint64_t)k + 1);
-
-		stk[k] = snap_intern_stack(s, &f, 1);
-	}
-	for (k = 0; k < 6; k++)
-		for (i = 0; i < n; i++)
-			snap_trace_push(s, t, SNAP_ALLOC, 0x10000000 + i * 512,
-			    512, 0, i == 0 ? stk[100] :
-			    stk[(i * 2654435761u >> 7) % 100]);
-	snap_finish(s);
 	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
 	atomic_init(&stop, 1);
 	sv_stop_flag = &stop;
