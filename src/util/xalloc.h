@@ -42,7 +42,11 @@ void xalloc_hint_huge(void *p, size_t bytes);
  */
 void xalloc_tune(void);
 
+/* xgrow() on arr, called only when it must grow: the check is inline,
+ * for the hot paths that call it once per item (the pickle reader's free
+ * lists). cap and need are evaluated twice: no side effects. */
 #define XGROW(arr, cap, need) \
-	((arr) = xgrow((arr), &(cap), (need), sizeof *(arr)))
+	((arr) = (size_t)(need) <= (cap) ? (arr) : \
+	    xgrow((arr), &(cap), (need), sizeof *(arr)))
 
 #endif
