@@ -112,11 +112,13 @@ struct scache {
 };
 
 /* The last short string interned for one key: a trace's compile_context
- * is the same text ("N/A") as a new string object in every event, so
- * comparing it with the previous one saves a hash per event. */
+ * is the same text ("N/A") as a new string object in every event, and its
+ * user_metadata the empty string, so comparing it with the previous one
+ * saves a hash per event. */
 #define LASTSTR_MAX 32
 struct laststr {
-	uint32_t len;   /* 0: empty cache */
+	uint8_t full;   /* 0: empty cache */
+	uint32_t len;
 	uint32_t id;
 	char text[LASTSTR_MAX];
 };
@@ -248,13 +250,14 @@ intern_value_cached(struct loader *L, struct laststr *c,
 	if (v->kind != PKL_STR)
 		return 0;
 	p = pkl_str(L->r, v, &len);
-	if (len > 0 && len == c->len && memcmp(p, c->text, len) == 0)
+	if (c->full && len == c->len && memcmp(p, c->text, len) == 0)
 		return c->id;
-	c->len = 0;
+	c->full = 0;
 	c->id = snap_intern_str(L->s, p, len);
-	if (len > 0 && len <= LASTSTR_MAX) {
+	if (len <= LASTSTR_MAX) {
 		memcpy(c->text, p, len);
 		c->len = (uint32_t)len;
+		c->full = 1;
 	}
 	return c->id;
 }
