@@ -1001,10 +1001,8 @@ progress(void *ctx, uint64_t offset)
 	 * RSS: 8 MiB instead of 64 took 60 MB off a 1 GB file's first open,
 	 * at no cost in time (key and action strings are cached by offset,
 	 * frames and stacks interned once). */
-	if (L->map != NULL) {
-		mapfile_ahead_at(L->map, (size_t)offset);
+	if (L->map != NULL)
 		mapfile_release(L->map, (size_t)offset, 8u << 20);
-	}
 	if (L->opts != NULL && L->opts->progress != NULL)
 		return L->opts->progress(L->opts->progress_ctx, offset,
 		    L->total);
@@ -1069,7 +1067,6 @@ snap_load_file(const char *path, const struct snap_load_opts *opts,
 	*out = NULL;
 	if (mapfile_open(&map, path, err) != 0)
 		return -1;
-	mapfile_ahead_start(&map);
 	rc = load(map.data, map.len, &map, opts, out, err);
 	mapfile_close(&map);
 	return rc;

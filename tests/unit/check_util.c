@@ -653,72 +653,6 @@ END_TEST
 /* sv_xxh3 gives the library's XXH3_64bits, whatever code path it takes
  * (AVX2 where the CPU has it): every length up to 2 KiB, across XXH3's
  * size classes and its stripes, and a few long ones, at odd offsets. */
-/* Waits until the read-ahead thread has read up to want (a liveness
- * wait: the test's own timeout bounds it). */
-static size_t
-ahead_wait(const struct mapfile *m, size_t want)
-{
-	struct timespec ts = {0, 1000000};
-	size_t d;
-
-	while ((d = atomic_load(&m->ahead->done)) < want)
-		nanosleep(&ts, NULL);
-	return d;
-}
-
-/* The read-ahead thread of a mapping: none for a short file; for a long
- * one it reads up to MAPFILE_AHEAD past the reader and no further, follows
- * the reader while the pages behind it are given back, leaves the bytes
- * as they are, and stops when the mapping is closed, also mid-file. */
-START_TEST(test_mapfile_ahead)
-{
-	char path[] = "/tmp/check_util.XXXXXX";
-	size_t len = MAPFILE_AHEAD_MIN + (6u << 20) + 123, pos, d;
-	struct mapfile m;
-	struct sv_error err;
-	int fd = mkstemp(path);
-	uint8_t mark;
-
-	ck_assert_int_ge(fd, 0);
-	/* sparse, with one marked byte per MiB */
-	ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
-	for (pos = 0; pos < len; pos += 1u << 20) {
-		mark = (uint8_t)(pos >> 20 | 1);
-		ck_assert_int_eq(pwrite(fd, &mark, 1, (off_t)pos), 1);
-	}
-	close(fd);
-	/* short: no thread */
-	ck_assert_int_eq(mapfile_open(&m, TOP_SRCDIR "/tests/data/demo.pickle",
-	    &err), 0);
-	mapfile_ahead_start(&m);
-	ck_assert_ptr_null(m.ahead);
-	mapfile_close(&m);
-	/* long: ahead of the reader, never more than MAPFILE_AHEAD */
-	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
-	mapfile_ahead_start(&m);
-	ck_assert_ptr_nonnull(m.ahead);
-	d = ahead_wait(&m, MAPFILE_AHEAD);
-	ck_assert_uint_eq(d, MAPFILE_AHEAD);
-	for (pos = 0; pos < len; pos += 1u << 20) {
-		mapfile_ahead_at(&m, pos);
-		mapfile_release(&m, pos, 8u << 20);
-		ck_assert_uint_eq(m.data[pos], (uint8_t)(pos >> 20 | 1));
-		d = atomic_load(&m.ahead->done);
-		ck_assert_uint_le(d, pos + MAPFILE_AHEAD);
-	}
-	ck_assert_uint_eq(ahead_wait(&m, len), len);
-	mapfile_close(&m);
-	ck_assert_ptr_null(m.ahead);
-	/* closed while far from the end: the thread stops */
-	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
-	mapfile_ahead_start(&m);
-	ck_assert_ptr_nonnull(m.ahead);
-	mapfile_close(&m);
-	ck_assert_ptr_null(m.ahead);
-	unlink(path);
-}
-END_TEST
-
 START_TEST(test_xxh3_same)
 {
 	size_t n = (1u << 20) + 77, len, off;
@@ -821,7 +755,6 @@ util_suite(void)
 	tcase_add_test(th, test_u64map_ops);
 	tcase_add_test(th, test_u64map_flood);
 	tcase_add_test(tu, test_xxh3_same);
-	tcase_add_test(tu, test_mapfile_ahead);
 	tcase_add_test(tu, test_thread_signals);
 	suite_add_tcase(s, th);
 	return s;
