@@ -17,11 +17,13 @@
 # stacks and 50 s with Python stacks, streaming) into $BENCH_DIR (default
 # /tmp/snapview-bench); delete them when done. Needs GNU /usr/bin/time
 # and bc. Prints wall and CPU seconds and peak RSS of each step, the
-# machine's load and how fast it hands out new memory (see fresh()), and
-# the ratios the targets are stated in (issue 14):
+# machine's load, and the ratios the targets are stated in (issue 14):
 # index <= 0.25x the file, first open's peak RSS <= 0.25x, first open
 # >= 15x faster than pickle.load, reopen to the first answer <= 50 ms.
-# The machine may be shared: CPU times are steadier than wall times.
+# The machine may be shared: CPU times are steadier than wall times. On a
+# virtual machine whose host backs guest memory lazily, pickle.load's
+# system time (it touches ~6 GB of new memory per GB of pickle) swings
+# from hour to hour: each step's system seconds are printed beside it.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 SV=${SV:-$top/src/snapview}
@@ -50,19 +52,6 @@ run() {
 	C=$(echo "$U + $S" | bc)
 	printf '  %-30s wall %7.2f s  cpu %7.2f s (sys %6.2f)  peak RSS %8.1f MiB\n' \
 	    "$label" "$W" "$C" "$S" "$(echo "$M / 1024" | bc -l)"
-}
-# fresh: MB/s at which this machine hands out new memory (1 GiB of
-# anonymous pages touched once). On a virtual machine whose host backs
-# guest memory lazily this swings by 10x from hour to hour, and
-# pickle.load's system time (it touches ~6 GB per GB of pickle) with it.
-fresh() {
-	python3 -c 'import mmap, time
-n = 1 << 30
-t = time.time()
-m = mmap.mmap(-1, n)
-for i in range(0, n, 4096):
-    m[i] = 1
-print(round(n / 1048576 / (time.time() - t)))'
 }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
@@ -95,8 +84,8 @@ reopen() {
 one_file() {
 	f=$1
 	size=$(stat -L -c %s "$f")
-	printf '\n%s: %.1f MiB; load %s; fresh memory %s MB/s\n' "$f" \
-	    "$(echo "$size / 1048576" | bc -l)" "$(load)" "$(fresh)"
+	printf '\n%s: %.1f MiB; load %s\n' "$f" \
+	    "$(echo "$size / 1048576" | bc -l)" "$(load)"
 	run "python pickle.load" python3 -c \
 	    'import pickle,sys; pickle.load(open(sys.argv[1],"rb"))' "$f"
 	PW=$W PC=$C PM=$M
@@ -108,7 +97,7 @@ one_file() {
 	    "$(ratio "$BM * 1024" "$size")" "$(ratio "$PM * 1024" "$size")"
 	printf '  first open:  %s x faster than pickle.load in wall time, %s x in CPU time (target >= 15)\n' \
 	    "$(ratio "$PW" "$BW")" "$(ratio "$PC" "$BC")"
-	echo "  load now: $(load); fresh memory $(fresh) MB/s"
+	echo "  load now: $(load)"
 }
 
 # ---- --scale: the same scenario at several sizes ------------------------
