@@ -239,6 +239,11 @@ el_chunk(const struct idx_dev *v, uint64_t b, unsigned c, uint64_t *tmp)
 	}
 }
 
+/* el_decode() writes each of these fields: one more must be written
+ * there too */
+_Static_assert(sizeof(struct idx_elem) == 5 * 8 + 2 * 4,
+    "a field of struct idx_elem that el_decode() does not write");
+
 static int
 el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 {
@@ -250,12 +255,14 @@ el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 	const uint8_t *p;
 	int r = -1;
 
+	/* every field of every element is written below (a failure
+	 * zeroes them all): no memset of the block first, which was a
+	 * twelfth of a pass over the elements */
 	if (col != SNAP_COL_ELEM)
-		return -1;
-	memset(o, 0, (size_t)n * sizeof *o);
+		goto out;
 	p = snap_blk_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
 	if (p == NULL || rlen != n)
-		return -1;
+		goto out;
 	for (j = 0; j < n; j++) {
 		uint64_t k = d->first + j;
 		int ghost = k >= v->n_trace_elems;
@@ -263,7 +270,7 @@ el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 		o[j].flags = p[j];
 		if (ghost ? p[j] != IDX_ELEM_GHOST
 		    : p[j] != 0 && p[j] != IDX_ELEM_PRE)
-			return -1;
+			goto out;
 	}
 	tmp = xmalloc((size_t)n * sizeof *tmp);
 	if (el_chunk(v, b, SNAP_ELC_EV, tmp) != 0)
@@ -322,6 +329,8 @@ el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 	r = 0;
 out:
 	free(tmp);
+	if (r != 0)
+		memset(o, 0, (size_t)n * sizeof *o);
 	return r;
 }
 
