@@ -255,11 +255,11 @@ el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 	const uint8_t *p;
 	int r = -1;
 
+	if (col != SNAP_COL_ELEM)
+		return -1;
 	/* every field of every element is written below (a failure
 	 * zeroes them all): no memset of the block first, which was a
 	 * twelfth of a pass over the elements */
-	if (col != SNAP_COL_ELEM)
-		goto out;
 	p = snap_blk_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
 	if (p == NULL || rlen != n)
 		goto out;
