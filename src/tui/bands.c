@@ -176,7 +176,6 @@ sync_wanted(void)
 	return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
 }
 
-/* Signals a thread gets for what it does itself. */
 void
 bands_start(struct app *a)
 {
