@@ -186,29 +186,32 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 struct oom_run {
 	struct cli_an_run r;
 	uint64_t total;		/* OOM events reported so far */
+	struct an_summary sum;	/* the index's, decoded once for all devices */
+	int sum_state;		/* 0 not read yet, 1 in sum, -1 none */
 };
 
 /* Does device d have an OOM event? The index's summary counts them (a
  * reopen then reads no event); else the events are read. */
 static int
-has_oom(const struct cli_an_dev *dev, const struct snapshot *s)
+has_oom(struct oom_run *run, const struct cli_an_dev *dev,
+    const struct snapshot *s)
 {
 	const struct snap_trace *t = snap_trace_of(s, dev->device);
-	struct an_summary sum;
 	const struct an_sum_dev *sd;
 	int known = 0, has = 0;
 	uint64_t i;
 
 	if (t == NULL || t->n == 0)
 		return 0;
-	if (dev->in->index != NULL &&
-	    an_summary_section_of(dev->in->index, &sum) == 0) {
-		sd = an_summary_dev(&sum, dev->device);
-		if (sd != NULL && sd->counts.events == t->n) {
-			known = 1;
-			has = sd->counts.by_action[SNAP_OOM] > 0;
-		}
-		an_summary_destroy(&sum);
+	if (run->sum_state == 0)
+		run->sum_state = dev->in->index != NULL &&
+		    an_summary_section_of(dev->in->index, &run->sum) == 0 ?
+		    1 : -1;
+	if (run->sum_state == 1 &&
+	    (sd = an_summary_dev(&run->sum, dev->device)) != NULL &&
+	    sd->counts.events == t->n) {
+		known = 1;
+		has = sd->counts.by_action[SNAP_OOM] > 0;
 	}
 	for (i = 0; !known && i < t->n && !has; i++)
 		has = snap_ev_action(t, i) == SNAP_OOM;
@@ -227,7 +230,7 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 
 	/* the replay (the allocator's state at each OOM) only for a device
 	 * with one: loading it is most of what a reopen costs */
-	if (has_oom(dev, r->snap)) {
+	if (has_oom(run, dev, r->snap)) {
 		struct replay *rp = cli_replay(dev->in, dev->device, err);
 		int rc;
 
@@ -281,7 +284,10 @@ cmd_oom(const struct cli_opts *o)
 	int r;
 
 	run.total = 0;
+	run.sum_state = 0;
 	r = cli_an_run(o, o, CLI_AN_RULES, &run.r, oom_device, &run);
+	if (run.sum_state == 1)
+		an_summary_destroy(&run.sum);
 	if (!o->json && r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
 	return r;
