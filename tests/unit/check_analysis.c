@@ -660,11 +660,6 @@ START_TEST(test_steps_no_time)
 }
 END_TEST
 
-/* Steps from the trace's repetition with the allocation keys in a
- * temporary file (an_steps_set_keys_heap_max): six steps of 2^19
- * allocations each, enough for pages to be given back as the keys are
- * written and read; the steps are the ones built in, and the same as
- * with the keys on the heap. */
 /* Six steps of n allocations each, from sites stacks of one frame: the
  * first of a step from a site of its own, the others a scramble of the
  * rest, the same in every step. No annotations: the steps can only be
@@ -694,6 +689,11 @@ build_repeats(uint64_t n, uint32_t sites)
 	return s;
 }
 
+/* Steps from the trace's repetition with the allocation keys in a
+ * temporary file (an_steps_set_keys_heap_max): six steps of 2^19
+ * allocations each, enough for pages to be given back as the keys are
+ * written and read; the steps are the ones built in, and the same as
+ * with the keys on the heap. */
 START_TEST(test_steps_pattern_spilled)
 {
 	uint64_t n = 1u << 19;
