@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -22,7 +21,6 @@
 #include "util/escape.h"
 #include "util/hash.h"
 #include "util/json.h"
-#include "util/mapfile.h"
 #include "util/sat.h"
 #include "util/search.h"
 #include "util/thread.h"
