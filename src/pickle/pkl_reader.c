@@ -20,6 +20,15 @@
  * memory the kernel must provide: at 8 bytes a slot that was a tenth of
  * a python-stack parse.)
  *
+ * Records (pkl_sink.take_record): a dict of a record class is taken when
+ * the pickle has filled it. Most are read whole at their EMPTY_DICT by
+ * read_record(), which builds no container: it reads up to the SETITEMS
+ * without changing anything, and gives up (the general path then runs
+ * from the EMPTY_DICT) on any shape it does not know. Those the general
+ * path builds are taken at their SETITEM(S) by close_record(). Either
+ * way the record leaves a None flagged F_TAKEN on the stack, which its
+ * list counts and does not store.
+ *
  * What it does not do: text protocols 0/1 opcodes (INT, STRING, PUT, ...)
  * are refused; opcodes that import or call code (GLOBAL, REDUCE, BUILD,
  * ...) are refused with the opcode named; PROTO above 5 is refused.
@@ -111,6 +120,9 @@ struct pkl_reader {
 	size_t n_work, cap_work;
 
 	uint64_t next_progress;
+	struct pkl_value *rec; /* items of lists of records read whole */
+	size_t cap_rec;
+
 	struct pkl_stats st;
 };
 
@@ -148,6 +160,16 @@ fail(struct pkl_reader *r, struct sv_error *err, enum sv_errcode code,
 }
 
 /* ---- containers -------------------------------------------------------- */
+
+/* flags of the None left on the stack by a record taken when it closed
+ * (pkl_sink.take_record): its list counts it and stores nothing */
+#define F_TAKEN 0x8000
+
+static int
+is_taken(const struct pkl_value *v)
+{
+	return v->kind == PKL_NONE && (v->flags & F_TAKEN);
+}
 
 static int
 is_cont(const struct pkl_value *v)
@@ -470,15 +492,14 @@ memo_clear(struct pkl_reader *r, uint64_t idx)
 	r->memo[idx] = M_EMPTY;
 }
 
+/* Stores v in slot idx (v is the stack's top, or a value of a record
+ * read whole by read_record()). */
 static int
-memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
+memo_store(struct pkl_reader *r, uint64_t idx, const struct pkl_value *v,
+    struct sv_error *err)
 {
-	struct pkl_value *v;
 	uint32_t m;
 
-	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
-		return fail(r, err, SV_ERR_FORMAT,
-		    "memo store with empty stack");
 	/* bounded by the slots actually set, not the slots allocated: a
 	 * ladder of puts each at twice the capacity would otherwise grow the
 	 * memo to 16 GiB in two dozen opcodes. CPython numbers memo slots
@@ -495,7 +516,6 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 		r->memo[idx] = M_EMPTY;
 		r->memo_top = idx + 1;
 	}
-	v = &r->stack[r->sp - 1];
 	if ((r->memo[idx] & 7) == M_EMPTY)
 		r->memo_used++;
 	else
@@ -514,6 +534,15 @@ memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 	if (idx + 1 > r->st.memo_slots)
 		r->st.memo_slots = idx + 1;
 	return 0;
+}
+
+static int
+memo_put(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
+{
+	if (r->sp == 0 || (r->n_marks > 0 && r->marks[r->n_marks - 1] == r->sp))
+		return fail(r, err, SV_ERR_FORMAT,
+		    "memo store with empty stack");
+	return memo_store(r, idx, &r->stack[r->sp - 1], err);
 }
 
 static int
@@ -658,9 +687,9 @@ classify_new(struct pkl_reader *r, uint8_t kind)
 }
 
 static int
-push_new_cont(struct pkl_reader *r, uint8_t kind, struct sv_error *err)
+push_cont(struct pkl_reader *r, uint8_t kind, uint8_t cls,
+    struct sv_error *err)
 {
-	uint8_t cls = classify_new(r, kind);
 	struct pkl_value v = cont_new(r, kind, cls);
 
 	if (push(r, &v, err) != 0) {
@@ -668,6 +697,39 @@ push_new_cont(struct pkl_reader *r, uint8_t kind, struct sv_error *err)
 		return -1;
 	}
 	return 0;
+}
+
+static int
+push_new_cont(struct pkl_reader *r, uint8_t kind, struct sv_error *err)
+{
+	return push_cont(r, kind, classify_new(r, kind), err);
+}
+
+/* child (container c) was consumed by the sink (t: PKL_DROP, or
+ * PKL_ID_REPLACE by id): the memo forgets it or maps it to the id. */
+static void
+consume(struct pkl_reader *r, struct cont *c, const struct pkl_value *child,
+    int t, uint64_t id, uint8_t id_cls)
+{
+	if (c->memo != NO_MEMO && c->memo < r->memo_top &&
+	    (r->memo[c->memo] & 7) == M_BOXED &&
+	    r->boxed[r->memo[c->memo] >> 3].v.ref == child->v.ref &&
+	    is_cont(&r->boxed[r->memo[c->memo] >> 3])) {
+		struct pkl_value idv;
+
+		memset(&idv, 0, sizeof idv);
+		idv.kind = PKL_ID;
+		idv.cls = id_cls;
+		idv.v.id = id;
+		box_free(r, r->memo[c->memo]);
+		/* the box just freed is there for an id that needs one */
+		r->memo[c->memo] = t == PKL_DROP ? (uint32_t)M_GONE
+		    : memo_encode(r, c->memo, &idv);
+		c->refs--;
+	}
+	c->taken = (uint8_t)t;
+	c->id = id;
+	c->id_cls = id_cls;
 }
 
 /*
@@ -713,26 +775,7 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 			decref(r, child);
 		return 0;
 	}
-	/* consumed: the memo forgets it or maps it to the id */
-	if (c->memo != NO_MEMO && c->memo < r->memo_top &&
-	    (r->memo[c->memo] & 7) == M_BOXED &&
-	    r->boxed[r->memo[c->memo] >> 3].v.ref == child->v.ref &&
-	    is_cont(&r->boxed[r->memo[c->memo] >> 3])) {
-		struct pkl_value idv;
-
-		memset(&idv, 0, sizeof idv);
-		idv.kind = PKL_ID;
-		idv.cls = id_cls;
-		idv.v.id = id;
-		box_free(r, r->memo[c->memo]);
-		/* the box just freed is there for an id that needs one */
-		r->memo[c->memo] = t == PKL_DROP ? (uint32_t)M_GONE
-		    : memo_encode(r, c->memo, &idv);
-		c->refs--;
-	}
-	c->taken = (uint8_t)t;
-	c->id = id;
-	c->id_cls = id_cls;
+	consume(r, c, child, t, id, id_cls);
 	decref(r, child);
 stored:
 	if (t == PKL_ID_REPLACE && pc != NULL) {
@@ -763,11 +806,16 @@ op_appends(struct pkl_reader *r, int set, struct sv_error *err)
 	for (i = m; i < r->sp; i++) {
 		uint64_t index;
 
+		if (is_taken(&r->stack[i])) {
+			pc->count++;
+			continue;
+		}
 		if (!is_cont(&r->stack[i])) {
 			/* scalars and ids: copy the run in one go */
 			size_t j = i + 1;
 
-			while (j < r->sp && !is_cont(&r->stack[j]))
+			while (j < r->sp && !is_cont(&r->stack[j]) &&
+			    !is_taken(&r->stack[j]))
 				j++;
 			cont_push_run(pc, &r->stack[i], j - i);
 			pc->count += j - i;
@@ -803,6 +851,8 @@ op_append(struct pkl_reader *r, struct sv_error *err)
 		    "APPEND target is not a list");
 	index = pc->count++;
 	r->sp--;
+	if (is_taken(&r->stack[r->sp]))
+		return 0;
 	return give(r, pc, pc->cls, &r->stack[r->sp - 1], NULL, index,
 	    &r->stack[r->sp], err);
 }
@@ -861,6 +911,65 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 	return 0;
 }
 
+/* Whether the opcode at p (FRAMEs skipped) shows that the record just
+ * closed is complete: its next sibling's EMPTY_DICT, or the APPEND(S)
+ * that adds it to its list. */
+static int
+record_done(const struct pkl_reader *r, size_t p)
+{
+	while (p < r->len && r->buf[p] == PKL_OP_FRAME) {
+		if (r->len - p - 1 < 8)
+			return 0;
+		p += 9;
+	}
+	return p < r->len && (r->buf[p] == PKL_OP_EMPTY_DICT ||
+	    r->buf[p] == PKL_OP_APPENDS || r->buf[p] == PKL_OP_APPEND);
+}
+
+static int
+is_record_class(const struct pkl_reader *r, uint8_t cls)
+{
+	return r->sink->take_record != NULL && cls < 32 &&
+	       (r->sink->record_classes >> cls & 1);
+}
+
+/* Makes *v the None that stands for a record taken when it closed
+ * (in place: a copy of it loads 16 bytes just stored in pieces, which
+ * stalls). */
+static void
+set_taken(struct pkl_value *v)
+{
+	memset(v, 0, sizeof *v);
+	v->kind = PKL_NONE;
+	v->flags = F_TAKEN;
+}
+
+/* After a SETITEM(S) filled the dict on the stack's top: takes it now if
+ * it is a complete record (pkl_sink.take_record). */
+static int
+close_record(struct pkl_reader *r, struct sv_error *err)
+{
+	struct pkl_value *top = &r->stack[r->sp - 1];
+	struct cont *c;
+
+	if (top->kind != PKL_DICT || !is_record_class(r, top->cls) ||
+	    !record_done(r, r->pos))
+		return 0;
+	c = cont_of(r, top);
+	if (c == NULL || c->taken)
+		return 0;
+	if (r->sink->take_record(r->ctx, r, top->cls, c->items, c->n / 2,
+	    err) != 0) {
+		if (err != NULL && err->offset == SV_NO_OFFSET)
+			err->offset = r->op_pos;
+		return -1;
+	}
+	consume(r, c, top, PKL_DROP, 0, 0);
+	decref(r, top);
+	set_taken(top);
+	return 0;
+}
+
 static int
 op_setitems(struct pkl_reader *r, struct sv_error *err)
 {
@@ -870,7 +979,9 @@ op_setitems(struct pkl_reader *r, struct sv_error *err)
 		return -1;
 	if (m == 0)
 		return fail(r, err, SV_ERR_FORMAT, "SETITEMS without a dict");
-	return set_items(r, m - 1, m, err);
+	if (set_items(r, m - 1, m, err) != 0)
+		return -1;
+	return close_record(r, err);
 }
 
 static int
@@ -878,7 +989,9 @@ op_setitem(struct pkl_reader *r, struct sv_error *err)
 {
 	if (need(r, 3, err) != 0)
 		return -1;
-	return set_items(r, r->sp - 3, r->sp - 2, err);
+	if (set_items(r, r->sp - 3, r->sp - 2, err) != 0)
+		return -1;
+	return close_record(r, err);
 }
 
 /* TUPLE/LIST/DICT/FROZENSET from the items above the mark, or TUPLEn. */
@@ -1072,6 +1185,466 @@ push_scalar(struct pkl_reader *r, uint8_t kind, uint64_t u,
 	v.kind = kind;
 	v.v.u = u;
 	return push(r, &v, err);
+}
+
+/* ---- records read whole ------------------------------------------------ */
+
+#define REC_ITEMS 64      /* keys and values of a record read whole */
+#define REC_LISTS 4       /* lists among its values */
+#define REC_PUTS 128      /* memo stores in it */
+#define REC_LIST_MAX 65536 /* items of one such list */
+
+/* A memo store inside a record read whole: the slot, and what is stored
+ * there: the dict, its item i, its list i, or item i of the lists. */
+enum { P_DICT, P_ITEM, P_LIST, P_LITEM };
+struct rec_put {
+	uint64_t slot;
+	uint32_t i;
+	uint8_t what;
+};
+
+/* A list value of the record: it[item] stands for it until it is made;
+ * its items are r->rec[first .. first + n). */
+struct rec_list {
+	uint32_t item;
+	size_t first, n;
+};
+
+struct rec {
+	uint64_t ops;  /* opcodes read (apart from slot: the two are
+			* counted in one instruction otherwise, and a
+			* 16-byte load of two 8-byte stores stalls) */
+	struct pkl_value it[REC_ITEMS];
+	size_t n;
+	struct rec_put put[REC_PUTS];
+	size_t np;
+	struct rec_list list[REC_LISTS];
+	size_t nl;
+	size_t nli;    /* items in r->rec */
+	uint64_t slot; /* the next fresh memo slot */
+};
+
+/* Steps *p over FRAME opcodes (counted in *ops); 0 if the bytes end. */
+static inline __attribute__((always_inline)) int
+skip_frames(const uint8_t *buf, size_t len, size_t *p, uint64_t *ops)
+{
+	while (__builtin_expect(*p < len && buf[*p] == PKL_OP_FRAME, 0)) {
+		if (len - *p - 1 < 8)
+			return 0;
+		*p += 9;
+		(*ops)++;
+	}
+	return *p < len;
+}
+
+/* A memo store at *p (MEMOIZE, BINPUT or LONG_BINPUT) of what/i into the
+ * next fresh slot: 1 and *p past it; 0 if there is none at *p; -1 if it
+ * is one this path does not take. */
+static inline __attribute__((always_inline)) int
+rec_memo(struct rec *rc, const uint8_t *buf, size_t len, size_t *p,
+    uint8_t what, size_t i)
+{
+	switch (buf[*p]) {
+	case PKL_OP_MEMOIZE:
+		*p += 1;
+		break;
+	case PKL_OP_BINPUT:
+		if (len - *p < 2 || buf[*p + 1] != rc->slot)
+			return -1;
+		*p += 2;
+		break;
+	case PKL_OP_LONG_BINPUT:
+		if (len - *p < 5 || le(buf + *p + 1, 4) != rc->slot)
+			return -1;
+		*p += 5;
+		break;
+	default:
+		return 0;
+	}
+	if (rc->np == REC_PUTS)
+		return -1;
+	rc->put[rc->np].slot = rc->slot++;
+	rc->put[rc->np].i = (uint32_t)i;
+	rc->put[rc->np++].what = what;
+	rc->ops++;
+	return 1;
+}
+
+/* The value of a memo fetch of slot idx: 1, or 0 if it is not a scalar or
+ * an id (or not set). */
+static inline __attribute__((always_inline)) int
+rec_fetch(struct pkl_reader *r, const struct rec *rc, uint64_t idx,
+    struct pkl_value *v)
+{
+	size_t k;
+	uint32_t m;
+
+	if (__builtin_expect(idx < r->memo_top, 1)) {
+		m = r->memo[idx];
+		switch (m & 7) {
+		case M_ID:
+			v->kind = PKL_ID;
+			v->cls = (uint8_t)((m >> 3) & 31);
+			v->v.id = m >> 8;
+			return 1;
+		case M_STR:
+			v->kind = PKL_STR;
+			v->len = (m >> 3) & STR_LEN_MAX;
+			v->v.off = str_off(r, idx, m);
+			return 1;
+		case M_SMALL:
+			memo_decode(r, idx, m, v, NULL);
+			return 1;
+		case M_BOXED:
+			*v = r->boxed[m >> 3];
+			return !is_cont(v);
+		default:
+			return 0;
+		}
+	}
+	for (k = rc->np; k > 0 && rc->put[k - 1].slot != idx; k--)
+		;
+	if (k == 0)
+		return 0;
+	if (rc->put[k - 1].what == P_ITEM)
+		*v = rc->it[rc->put[k - 1].i];
+	else if (rc->put[k - 1].what == P_LITEM)
+		*v = r->rec[rc->put[k - 1].i];
+	else
+		return 0;
+	return !is_cont(v); /* a list of the record: not made yet */
+}
+
+/* A scalar, or a memo fetch of one or of an id, at *p: 1 and *p past it,
+ * or 0. */
+static inline __attribute__((always_inline)) int
+rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
+    struct pkl_value *v)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, q = *p + 1, k;
+	uint8_t op = buf[*p];
+
+	v->cls = 0;
+	v->flags = 0;
+	v->len = 0;
+	/* compares in the order of how often each comes, not a switch: an
+	 * indirect jump per value cost a seventh of this path */
+	if (op == PKL_OP_LONG_BINGET) {
+		if (len - q < 4 || !rec_fetch(r, rc, le(buf + q, 4), v))
+			return 0;
+		q += 4;
+	} else if (op == PKL_OP_BINGET) {
+		if (q >= len || !rec_fetch(r, rc, buf[q], v))
+			return 0;
+		q += 1;
+	} else if (op == PKL_OP_LONG1) {
+		if (q >= len || buf[q] > len - q - 1)
+			return 0;
+		k = buf[q++];
+		if (k >= 1 && k <= 8 && len - q >= 8)
+			long_le8(buf + q, (unsigned)k, v);
+		else
+			decode_long(buf + q, k, v);
+		q += k;
+	} else if (op == PKL_OP_BININT) {
+		if (len - q < 4)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = (uint64_t)(int64_t)(int32_t)(uint32_t)le(buf + q, 4);
+		q += 4;
+	} else if (op == PKL_OP_BININT1) {
+		if (q >= len)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = buf[q];
+		q += 1;
+	} else if (op == PKL_OP_SHORT_BINUNICODE) {
+		if (q >= len || buf[q] > len - q - 1)
+			return 0;
+		v->kind = PKL_STR;
+		v->len = buf[q];
+		v->v.off = q + 1;
+		q += 1 + (size_t)buf[q];
+	} else if (op == PKL_OP_BININT2) {
+		if (len - q < 2)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = le(buf + q, 2);
+		q += 2;
+	} else if (op == PKL_OP_BINUNICODE) {
+		if (len - q < 4 || le(buf + q, 4) > len - q - 4)
+			return 0;
+		v->kind = PKL_STR;
+		v->len = (uint32_t)le(buf + q, 4);
+		v->v.off = q + 4;
+		q += 4 + (size_t)v->len;
+	} else if (op == PKL_OP_NONE) {
+		v->kind = PKL_NONE;
+		v->v.u = 0;
+	} else if (op == PKL_OP_NEWTRUE || op == PKL_OP_NEWFALSE) {
+		v->kind = PKL_BOOL;
+		v->v.u = op == PKL_OP_NEWTRUE;
+	} else {
+		return 0;
+	}
+	*p = q;
+	rc->ops++;
+	return 1;
+}
+
+/* One item of a list of the record, at *p: 1, or 0 if it is no scalar. */
+static int
+rec_list_item(struct pkl_reader *r, struct rec *rc, size_t *p)
+{
+	if (rc->nli >= REC_LIST_MAX)
+		return 0;
+	XGROW(r->rec, r->cap_rec, rc->nli + 1);
+	if (!rec_scalar(r, rc, p, &r->rec[rc->nli]))
+		return 0;
+	rc->nli++;
+	return 1;
+}
+
+/*
+ * A list as the value of the record's item rc->n, from just after its
+ * EMPTY_LIST: [memo store] then any number of "MARK (item [memo store])*
+ * APPENDS" and "item [memo store] APPEND", items being scalars. 1 with *p
+ * past it, or 0.
+ */
+static int
+rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, q = *p, from, np, save;
+	uint64_t slot, ops;
+	struct rec_list *l;
+	int t;
+
+	if (rc->nl == REC_LISTS || !(rc->n & 1))
+		return 0;
+	l = &rc->list[rc->nl];
+	l->item = (uint32_t)rc->n;
+	l->first = rc->nli;
+	if (!skip_frames(buf, len, &q, &rc->ops) ||
+	    rec_memo(rc, buf, len, &q, P_LIST, rc->nl) < 0)
+		return 0;
+	for (;;) {
+		if (!skip_frames(buf, len, &q, &rc->ops))
+			return 0;
+		if (buf[q] == PKL_OP_MARK) {
+			q++;
+			rc->ops++;
+			from = rc->nli;
+			for (;;) {
+				if (!skip_frames(buf, len, &q, &rc->ops))
+					return 0;
+				if (buf[q] == PKL_OP_APPENDS)
+					break;
+				t = rec_memo(rc, buf, len, &q, P_LITEM,
+				    rc->nli - 1);
+				if (t < 0 || (t > 0 && rc->nli == from))
+					return 0;
+				if (t == 0 && !rec_list_item(r, rc, &q))
+					return 0;
+			}
+			q++;
+			rc->ops++;
+			continue;
+		}
+		/* "item APPEND", or past the list's end (its next key) */
+		save = q;
+		np = rc->np;
+		slot = rc->slot;
+		ops = rc->ops;
+		if (rec_list_item(r, rc, &q)) {
+			if (!skip_frames(buf, len, &q, &rc->ops))
+				return 0;
+			t = rec_memo(rc, buf, len, &q, P_LITEM, rc->nli - 1);
+			if (t < 0 || !skip_frames(buf, len, &q, &rc->ops))
+				return 0;
+			if (buf[q] == PKL_OP_APPEND) {
+				q++;
+				rc->ops++;
+				continue;
+			}
+			rc->nli--;
+		}
+		q = save;
+		rc->np = np;
+		rc->slot = slot;
+		rc->ops = ops;
+		break;
+	}
+	l->n = rc->nli - l->first;
+	rc->nl++;
+	*p = q;
+	return 1;
+}
+
+/*
+ * The record read whole becomes what the general path would have made of
+ * it by its SETITEMS: its lists made and taken, the memo stores done,
+ * then the record handed to take_record(). setitems is its offset.
+ */
+static int
+rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
+    size_t setitems, struct sv_error *err)
+{
+	static const struct pkl_value none;
+	struct pkl_value parent;
+	size_t i;
+	int t;
+
+	for (i = 0; i < rc->nl; i++) {
+		const struct rec_list *l = &rc->list[i];
+		uint8_t lcls = r->sink->classify(r->ctx, r, cls,
+		    &rc->it[l->item - 1], 0, PKL_LIST);
+		struct pkl_value v = cont_new(r, PKL_LIST, lcls);
+		struct cont *c = cont_of(r, &v);
+
+		if (l->n > 0)
+			cont_push_run(c, r->rec + l->first, l->n);
+		c->count = l->n;
+		rc->it[l->item] = v;
+	}
+	for (i = 0; i < rc->np; i++) {
+		const struct rec_put *u = &rc->put[i];
+		const struct pkl_value *v =
+		    u->what == P_DICT ? &none :
+		    u->what == P_ITEM ? &rc->it[u->i] :
+		    u->what == P_LIST ? &rc->it[rc->list[u->i].item] :
+		    &r->rec[u->i];
+
+		if (memo_store(r, u->slot, v, err) != 0)
+			return -1;
+		if (u->what == P_DICT)
+			r->memo[u->slot] = M_GONE;
+	}
+	r->op_pos = setitems;
+	/* a parent that names no container: the record is not one */
+	memset(&parent, 0, sizeof parent);
+	parent.kind = PKL_DICT;
+	parent.cls = cls;
+	parent.v.ref = UINT64_MAX;
+	for (i = 0; i < rc->nl; i++) {
+		struct pkl_value *v = &rc->it[rc->list[i].item];
+		uint64_t id = 0;
+		uint8_t id_cls = 0;
+
+		t = r->sink->take(r->ctx, r, cls, &parent, v - 1, 0, v, &id,
+		    &id_cls, err);
+		if (t < 0)
+			goto failed;
+		if (t == PKL_KEEP)
+			continue;
+		consume(r, cont_of(r, v), v, t, id, id_cls);
+		decref(r, v);
+		memset(v, 0, sizeof *v);
+		if (t == PKL_ID_REPLACE) {
+			v->kind = PKL_ID;
+			v->cls = id_cls;
+			v->v.id = id;
+		}
+	}
+	t = r->sink->take_record(r->ctx, r, cls, rc->it, rc->n / 2, err);
+	for (i = 0; i < rc->nl; i++) /* lists it kept */
+		decref(r, &rc->it[rc->list[i].item]);
+	if (t == 0)
+		return 0;
+failed:
+	if (err != NULL && err->offset == SV_NO_OFFSET)
+		err->offset = r->op_pos;
+	return -1;
+}
+
+/*
+ * The fast path for a record (pkl_sink.take_record), from just after its
+ * EMPTY_DICT: reads the dict whole if it has the shape a pickler writes
+ * for a dict of scalars and lists of scalars,
+ *   [memo store] MARK (key|value [memo store])* SETITEMS
+ * (FRAMEs anywhere; see rec_scalar() and rec_list()) where every memo
+ * store takes the next fresh slot and the record is complete
+ * (record_done()). Then rec_commit() and the placeholder left on the
+ * stack, as the general path would end. Returns 1 so, with *ppos past
+ * the SETITEMS; 0, having changed nothing, for anything else (the caller
+ * builds the dict as usual); -1 on error.
+ */
+static int
+read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
+    struct sv_error *err)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, p = *ppos;
+	struct rec rc;
+	int t;
+
+	/* every store must take a fresh slot, and the stack must have room
+	 * for all the general path would push */
+	while (r->stack_cap - r->sp < REC_ITEMS + 2 &&
+	    r->stack_cap < MAX_DEPTH)
+		grow_stack(r, NULL);
+	if (r->memo_used != r->memo_top ||
+	    r->memo_used >= UINT32_MAX - REC_PUTS - 1 ||
+	    r->stack_cap - r->sp < REC_ITEMS + 2)
+		return 0;
+	rc.n = rc.np = rc.nl = rc.nli = 0;
+	rc.slot = r->memo_used;
+	rc.ops = 0;
+	if (!skip_frames(buf, len, &p, &rc.ops))
+		return 0;
+	if ((t = rec_memo(&rc, buf, len, &p, P_DICT, 0)) < 0 ||
+	    (t > 0 && !skip_frames(buf, len, &p, &rc.ops)))
+		return 0;
+	if (buf[p] != PKL_OP_MARK) {
+		/* an empty record is complete as it stands */
+		if (!record_done(r, p))
+			return 0;
+		if (rec_commit(r, &rc, cls, r->op_pos, err) != 0)
+			return -1;
+		set_taken(&r->stack[r->sp++]);
+		*ppos = p;
+		*pops += rc.ops;
+		return 1;
+	}
+	p++;
+	rc.ops++;
+	for (;;) {
+		if (!skip_frames(buf, len, &p, &rc.ops))
+			return 0;
+		if (rc.n == REC_ITEMS)
+			return 0;
+		if (rec_scalar(r, &rc, &p, &rc.it[rc.n])) {
+			rc.n++;
+			continue;
+		}
+		if (buf[p] == PKL_OP_SETITEMS)
+			break;
+		t = rec_memo(&rc, buf, len, &p, P_ITEM, rc.n - 1);
+		if (t < 0 || (t > 0 && rc.n == 0))
+			return 0;
+		if (t > 0)
+			continue;
+		if (buf[p] == PKL_OP_EMPTY_LIST) {
+			p++;
+			rc.ops++;
+			memset(&rc.it[rc.n], 0, sizeof rc.it[rc.n]);
+			rc.it[rc.n].kind = PKL_LIST; /* made by rec_commit() */
+			if (!rec_list(r, &rc, &p))
+				return 0;
+			rc.n++;
+			continue;
+		}
+		return 0;
+	}
+	if (rc.n == 0 || (rc.n & 1) || !record_done(r, p + 1))
+		return 0;
+	if (rec_commit(r, &rc, cls, p, err) != 0)
+		return -1;
+	set_taken(&r->stack[r->sp++]);
+	*ppos = p + 1;
+	*pops += rc.ops + 1;
+	return 1;
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -1452,15 +2025,30 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 			if (memo_put(r, r->memo_used, err) != 0)
 				goto out;
 			break;
-		case PKL_OP_EMPTY_DICT:
+		case PKL_OP_EMPTY_DICT: {
+			uint8_t cls;
+			int t;
+
+			/* may call the sink: keep r->pos current */
+			r->pos = pos;
+			cls = classify_new(r, PKL_DICT);
+			if (is_record_class(r, cls)) {
+				t = read_record(r, cls, &pos, &ops, err);
+				if (t < 0)
+					goto out;
+				if (t > 0)
+					break;
+			}
+			if (push_cont(r, PKL_DICT, cls, err) != 0)
+				goto out;
+			break;
+		}
 		case PKL_OP_EMPTY_LIST:
 		case PKL_OP_SETITEMS:
 		case PKL_OP_APPENDS:
 			/* these may call the sink: keep r->pos current */
 			r->pos = pos;
-			if ((op == PKL_OP_EMPTY_DICT
-				    ? push_new_cont(r, PKL_DICT, err)
-				: op == PKL_OP_EMPTY_LIST
+			if ((op == PKL_OP_EMPTY_LIST
 				    ? push_new_cont(r, PKL_LIST, err)
 				: op == PKL_OP_SETITEMS
 				    ? op_setitems(r, err)
@@ -1522,6 +2110,7 @@ pkl_reader_free(struct pkl_reader *r)
 	free(r->boxed);
 	free(r->free_boxes);
 	free(r->work);
+	free(r->rec);
 	free(r);
 }
 

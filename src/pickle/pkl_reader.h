@@ -90,6 +90,24 @@ struct pkl_sink {
 	/* Called every ~1 MiB of input with the offset reached; non-zero
 	 * cancels. May be NULL. */
 	int (*progress)(void *ctx, uint64_t offset);
+	/*
+	 * Records taken when they close. May be NULL. A dict whose class c
+	 * (< 32) has bit c set in record_classes is handed here as soon as
+	 * the pickle has filled it, not when its parent takes it: at the
+	 * SETITEM(S) followed (FRAMEs aside) by the EMPTY_DICT of its next
+	 * sibling or by the APPEND(S) that adds it to its list, which is
+	 * where a pickler writes the end of a record. items holds n
+	 * key/value pairs (2n values). The record is then consumed as by
+	 * PKL_DROP: its memo slot refers to a consumed record, and the list
+	 * it is appended to counts it (pkl_count) without storing it. A
+	 * dict of scalars, ids and memo fetches of them, in the shape a
+	 * pickler writes, is read without building a container at all.
+	 * Returns 0, or -1 with err set (err->offset defaults to the
+	 * SETITEM(S)).
+	 */
+	int (*take_record)(void *ctx, struct pkl_reader *r, uint8_t cls,
+	    const struct pkl_value *items, size_t n, struct sv_error *err);
+	uint32_t record_classes;
 };
 
 /* Runs the pickle in buf[0..len) to its STOP. The top-level value is

@@ -1022,7 +1022,8 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
     const struct snap_load_opts *opts, struct snapshot **out,
     struct sv_error *err)
 {
-	static const struct pkl_sink sink = {classify, take, progress};
+	static const struct pkl_sink sink = {classify, take, progress, NULL,
+	    0};
 	struct loader *L = xcalloc(1, sizeof *L);
 	struct pkl_reader *r = NULL;
 	int rc;

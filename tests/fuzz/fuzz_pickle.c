@@ -1,6 +1,7 @@
 /*
  * Fuzz target: the streaming pickle reader alone (src/pickle/), with a
- * sink that exercises every take() answer. The class of a container and
+ * sink that exercises every take() answer and records read when they
+ * close (take_record). The class of a container and
  * what the sink does with it (keep, drop, replace by an id) are a fixed
  * function of where it sits, so an input always runs the same way, and
  * every string and item the sink is shown is read in full so the
@@ -92,10 +93,29 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	}
 }
 
+/* Dicts of classes 1 and 4 (which take() drops) are records: read in
+ * full, and refused when they have 7 items. */
+static int
+take_record(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, struct sv_error *err)
+{
+	struct fz *z = ctx;
+	size_t i;
+
+	z->sink += cls;
+	for (i = 0; i < 2 * n; i++)
+		touch(z, r, &items[i]);
+	if (n == 7)
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "record refused");
+	return 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct pkl_sink sink = {classify, take, NULL};
+	static const struct pkl_sink sink = {classify, take, NULL,
+	    take_record, 1u << 1 | 1u << 4};
 	struct pkl_reader *keep = NULL;
 	struct sv_error err;
 	struct fz z = {0, 0};

@@ -147,7 +147,8 @@ enum target { T_READER, T_LOADER };
 static void
 child(const struct bb *b, enum target t, int fd)
 {
-	static const struct pkl_sink sink = {keep_classify, keep_take, NULL};
+	static const struct pkl_sink sink = {keep_classify, keep_take, NULL,
+	    NULL, 0};
 	struct rusage ru0, ru1;
 	struct result res;
 	struct sv_error err;

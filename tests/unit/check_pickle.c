@@ -13,6 +13,7 @@
 
 #include "pickle/pkl_ops.h"
 #include "pickle/pkl_reader.h"
+#include "util/mapfile.h"
 #include "util/xalloc.h"
 
 /* A sink that keeps everything and remembers the root's value; frames
@@ -159,7 +160,8 @@ rec_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	return PKL_KEEP;
 }
 
-static const struct pkl_sink rec_sink = {rec_classify, rec_take, NULL};
+static const struct pkl_sink rec_sink = {rec_classify, rec_take, NULL,
+    NULL, 0};
 
 /* Runs bytes; on success returns the root's description. */
 static int
@@ -671,6 +673,196 @@ START_TEST(test_pickle_self_reference)
 }
 END_TEST
 
+/* ---- records read when they close (pkl_sink.take_record) -------------- */
+
+#define RECORDS TOP_SRCDIR "/tests/data/records/"
+
+/* The pickles of tests/data/mkrecords.py: a list (class 1) of records
+ * (class 2); a list under a record's key "fr" is class 3, a dict in it
+ * (a frame) class 5, both replaced by ids; anything else is kept
+ * (class 4). Every record, however it comes, is logged. */
+struct recs {
+	char log[16384];
+	uint64_t count; /* items of the list, from pkl_count() */
+	int n_ids;
+};
+
+static uint8_t
+recs_classify(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *key, uint64_t index, uint8_t kind)
+{
+	size_t len;
+	const char *k;
+
+	(void)ctx;
+	(void)index;
+	if (parent_cls == 0)
+		return 1;
+	if (parent_cls == 1)
+		return kind == PKL_DICT ? 2 : 4;
+	if (parent_cls == 2 && key != NULL && kind == PKL_LIST) {
+		k = pkl_str(r, key, &len);
+		if (len == 2 && memcmp(k, "fr", 2) == 0)
+			return 3;
+	}
+	return parent_cls == 3 ? 5 : 4;
+}
+
+static int
+recs_record(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, struct sv_error *err)
+{
+	struct recs *rc = ctx;
+	size_t i, len;
+
+	ck_assert_uint_eq(cls, 2);
+	app(rc->log, sizeof rc->log, "{");
+	for (i = 0; i < n; i++) {
+		const char *k = pkl_str(r, &items[2 * i], &len);
+
+		if (len == 3 && memcmp(k, "bad", 3) == 0)
+			return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+			    "bad record");
+		if (i)
+			app(rc->log, sizeof rc->log, ",");
+		describe(r, &items[2 * i], rc->log, sizeof rc->log);
+		app(rc->log, sizeof rc->log, ":");
+		describe(r, &items[2 * i + 1], rc->log, sizeof rc->log);
+	}
+	app(rc->log, sizeof rc->log, "};");
+	return 0;
+}
+
+static int
+recs_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *parent, const struct pkl_value *key,
+    uint64_t index, const struct pkl_value *child, uint64_t *id,
+    uint8_t *id_cls, struct sv_error *err)
+{
+	struct recs *rc = ctx;
+	const struct pkl_value *it;
+	size_t n;
+
+	(void)parent_cls;
+	(void)key;
+	(void)index;
+	if (parent == NULL) {
+		rc->count = pkl_count(r, child);
+		return PKL_DROP;
+	}
+	switch (child->cls) {
+	case 2: /* a record the general path built */
+		it = pkl_items(r, child, &n);
+		return recs_record(ctx, r, 2, it, n, err) == 0 ? PKL_DROP : -1;
+	case 3:
+	case 5:
+		*id = 100 + (uint64_t)rc->n_ids++;
+		*id_cls = 3;
+		return PKL_ID_REPLACE;
+	default:
+		return PKL_KEEP;
+	}
+}
+
+static const struct pkl_sink recs_sink = {recs_classify, recs_take, NULL,
+    recs_record, 1u << 2};
+static const struct pkl_sink recs_general = {recs_classify, recs_take, NULL,
+    NULL, 0};
+
+static int
+run_recs(const char *name, const struct pkl_sink *sink, struct recs *rc,
+    struct sv_error *err, struct pkl_stats *st)
+{
+	char path[512];
+	struct pkl_reader *keep = NULL;
+	struct mapfile m;
+	int r;
+
+	snprintf(path, sizeof path, RECORDS "%s", name);
+	ck_assert_msg(mapfile_open(&m, path, err) == 0, "%s", err->msg);
+	memset(rc, 0, sizeof *rc);
+	sv_error_clear(err);
+	r = pkl_run(m.data, m.len, sink, rc, &keep, err);
+	if (keep != NULL && st != NULL)
+		pkl_get_stats(keep, st);
+	pkl_reader_free(keep);
+	mapfile_close(&m);
+	return r;
+}
+
+START_TEST(test_pickle_records_agree)
+{
+	/* records taken when they close, most read whole, come in the order
+	 * and with the items and ids the general path gives them */
+	static const char *const files[] = {"p4.pickle", "p2.pickle",
+	    "framed.pickle"};
+	struct recs a, b;
+	struct sv_error err;
+
+	ck_assert_msg(run_recs(files[_i], &recs_sink, &a, &err, NULL) == 0,
+	    "%s", err.msg);
+	ck_assert_msg(run_recs(files[_i], &recs_general, &b, &err, NULL) == 0,
+	    "%s", err.msg);
+	ck_assert_str_eq(a.log, b.log);
+	ck_assert_uint_eq(a.count, 11);
+	ck_assert_uint_eq(b.count, 11);
+	ck_assert_int_eq(a.n_ids, b.n_ids);
+	/* the shapes the list covers, as the general path reads them */
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':2,'b':'x','fr':#103};"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':3,'fr':#104};"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':4,'n':{'x':1}};"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':6,'fr':#103};"));
+	ck_assert_ptr_nonnull(strstr(a.log, "'big':big,'t':True,'f':False,"
+	    "'n':None,"));
+	ck_assert_ptr_nonnull(strstr(a.log, "'u':18446744073709551615,"
+	    "'neg':-1099511627776,'i2':1000,'i4':100000};"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'only':1};{};{'a':11"));
+}
+END_TEST
+
+START_TEST(test_pickle_records_whole)
+{
+	/* records of scalars and lists of them are read without a dict */
+	static const char *const files[] = {"whole.pickle", "whole-p2.pickle"};
+	struct recs a, b;
+	struct sv_error err;
+	struct pkl_stats sa, sb;
+
+	ck_assert_int_eq(run_recs(files[_i], &recs_sink, &a, &err, &sa), 0);
+	ck_assert_int_eq(run_recs(files[_i], &recs_general, &b, &err, &sb),
+	    0);
+	ck_assert_str_eq(a.log, b.log);
+	ck_assert_str_eq(a.log,
+	    "{'a':1,'b':'x','fr':#100};{'a':2,'b':'x'};{};");
+	/* the list and the record's "fr" list; the general path adds the
+	 * record's dict */
+	ck_assert_uint_eq(sa.containers_peak, 2);
+	ck_assert_uint_gt(sb.containers_peak, sa.containers_peak);
+	ck_assert_uint_lt(sa.memo_boxes, sb.memo_boxes);
+}
+END_TEST
+
+START_TEST(test_pickle_records_errors)
+{
+	struct recs a;
+	struct sv_error err;
+	struct mapfile m;
+
+	/* a record refused: the error is at its SETITEMS */
+	ck_assert_int_eq(mapfile_open(&m, RECORDS "bad.at", &err), 0);
+	ck_assert_int_eq(run_recs("bad.pickle", &recs_sink, &a, &err, NULL),
+	    -1);
+	ck_assert_str_eq(err.msg, "bad record");
+	ck_assert_uint_eq(err.offset, strtoull((const char *)m.data, NULL, 10));
+	ck_assert_str_eq(a.log, "{'a':1};{");
+	mapfile_close(&m);
+	/* a record taken is gone from the memo */
+	ck_assert_int_eq(run_recs("again.pickle", &recs_sink, &a, &err, NULL),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "consumed record"));
+}
+END_TEST
+
 static Suite *
 pickle_suite(void)
 {
@@ -686,6 +878,9 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_memo_compact);
 	tcase_add_test(tc, test_pickle_memo_boxes_reused);
 	tcase_add_test(tc, test_pickle_take);
+	tcase_add_loop_test(tc, test_pickle_records_agree, 0, 3);
+	tcase_add_loop_test(tc, test_pickle_records_whole, 0, 2);
+	tcase_add_test(tc, test_pickle_records_errors);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
 	tcase_add_test(tl, test_pickle_deep);
