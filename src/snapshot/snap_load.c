@@ -470,13 +470,14 @@ take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
 	return PKL_ID_REPLACE;
 }
 
+/* A trace entry: n key/value pairs at it. */
 static int
-take_event(struct loader *L, const struct pkl_value *d, struct sv_error *err)
+take_event(struct loader *L, const struct pkl_value *it, size_t n,
+    struct sv_error *err)
 {
 	struct snapshot *s = L->s;
 	struct snap_trace *t = snap_trace_get(s, L->cur_device);
-	size_t n, i;
-	const struct pkl_value *it = pkl_items(L->r, d, &n);
+	size_t i;
 	unsigned action = SNAP_ACTION_COUNT + SNAP_MAX_UNKNOWN_ACTIONS;
 	uint64_t addr = 0, size = 0, stream = 0, ev;
 	int64_t time_us = SNAP_NO_TIME;
@@ -950,8 +951,12 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	case C_FRAMES:
 		*id_cls = ID_STACK;
 		return take_frames(L, child, id);
-	case C_EVENT:
-		return take_event(L, child, err);
+	case C_EVENT: {
+		size_t n;
+		const struct pkl_value *it = pkl_items(r, child, &n);
+
+		return take_event(L, it, n, err);
+	}
 	case C_BLOCK:
 		return take_block(L, child, err);
 	case C_HIST:
@@ -998,6 +1003,19 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	}
 }
 
+/* Trace entries are taken as soon as each is complete (pkl_sink), most
+ * of them without the reader building a dict. */
+static int
+take_record(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, struct sv_error *err)
+{
+	struct loader *L = ctx;
+
+	(void)cls; /* record_classes names C_EVENT alone */
+	L->r = r;
+	return take_event(L, items, n, err) == PKL_DROP ? 0 : -1;
+}
+
 static int
 progress(void *ctx, uint64_t offset)
 {
@@ -1022,8 +1040,10 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
     const struct snap_load_opts *opts, struct snapshot **out,
     struct sv_error *err)
 {
-	static const struct pkl_sink sink = {classify, take, progress, NULL,
-	    0};
+	static const struct pkl_sink sink = {classify, take, progress,
+	    take_record, 1u << C_EVENT};
+	static const struct pkl_sink general = {classify, take, progress,
+	    NULL, 0};
 	struct loader *L = xcalloc(1, sizeof *L);
 	struct pkl_reader *r = NULL;
 	int rc;
@@ -1035,7 +1055,8 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
 	L->map = map;
 	L->total = len;
 	L->s->source_size = len;
-	rc = pkl_run(buf, len, &sink, L, &r, err);
+	rc = pkl_run(buf, len, opts != NULL && opts->general_path ? &general :
+	    &sink, L, &r, err);
 	if (rc == 0 && !L->root_taken)
 		rc = sv_error_set(err, SV_ERR_FORMAT, len,
 		    "not a memory snapshot: the top level is not a dict or a "

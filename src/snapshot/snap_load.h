@@ -37,6 +37,10 @@ struct snap_load_opts {
 	 * (SV_ERR_CANCELLED). May be NULL. */
 	int (*event)(void *ctx, const struct snap_evrec *ev);
 	void *event_ctx;
+	/* Non-zero: every trace entry goes the reader's general path (a
+	 * dict built, then taken) instead of being read whole when it
+	 * closes. The model is the same either way; tests compare them. */
+	int general_path;
 };
 
 /* Loads path. On success *out is a new snapshot the caller frees with

@@ -18,6 +18,7 @@
 
 #define FIX TOP_SRCDIR "/tests/data/fixtures/"
 #define REAL TOP_SRCDIR "/tests/data/real/"
+#define GEN TOP_SRCDIR "/tests/data/gen/"
 
 static const char *const good[] = {
     "small_p2", "small_p3", "small_p4", "small_p5", "newest", "notime",
@@ -199,6 +200,79 @@ START_TEST(test_load_real)
 }
 END_TEST
 
+/* Every well-formed file in the tree: each fixture, generated and real
+ * snapshot. */
+static const char *const all_files[] = {
+    FIX "small_p2", FIX "small_p3", FIX "small_p4", FIX "small_p5",
+    FIX "newest", FIX "notime", FIX "legacy_113", FIX "legacy_20",
+    FIX "single_items", FIX "two_traces", FIX "big_ints",
+    FIX "empty_dict_snapshot", FIX "long4", FIX "hostile_strings",
+    GEN "expandable", GEN "frag", GEN "graphs", GEN "leak-cpp", GEN "leak",
+    GEN "legacy-1.13", GEN "legacy-2.0", GEN "multi", GEN "npu", GEN "oom",
+    GEN "tiny-p2", GEN "tiny-p3", GEN "tiny-p4", GEN "tiny-p5",
+    GEN "training-leak", GEN "training", GEN "wrapped",
+    REAL "cuda_train_one_step", REAL "npu_all_freed",
+    REAL "npu_leak_empty_cache", REAL "npu_leak_expandable",
+    REAL "synthetic_inconsistent"};
+
+/* dump(), and what it leaves out: each event's compile_context and
+ * user_metadata, the counts of strings, frames and stacks, the features
+ * and the keys ignored. */
+static char *
+dump_all(const struct snapshot *s)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	uint32_t d;
+	uint64_t k;
+
+	ck_assert_ptr_nonnull(f);
+	dump(f, s);
+	fprintf(f, "strings %u frames %u stacks %u features %#x unknown %"
+	    PRIu64 "\n", s->strs.n, s->n_frames, s->n_stacks, s->features,
+	    s->unknown_keys);
+	for (d = 0; d < s->n_traces; d++) {
+		const struct snap_trace *t = &s->traces[d];
+
+		/* texts, not ids: strings are numbered as they are first
+		 * met, and an entry read whole meets its strings before the
+		 * frames of the entries after it */
+		for (k = 0; k < t->n; k++)
+			fprintf(f, "%s|%s\n", t->compile_context ?
+			    snap_str(s, t->compile_context[k]) : "-",
+			    t->user_metadata ?
+			    snap_str(s, t->user_metadata[k]) : "-");
+	}
+	fclose(f);
+	return text;
+}
+
+START_TEST(test_load_paths_agree)
+{
+	/* trace entries read whole when they close give the model the
+	 * reader's general path gives */
+	struct snap_load_opts general = {0};
+	struct snapshot *a, *b;
+	struct sv_error err;
+	char path[512], *da, *db;
+
+	general.general_path = 1;
+	snprintf(path, sizeof path, "%s.pickle", all_files[_i]);
+	ck_assert_msg(snap_load_file(path, NULL, &a, &err) == 0, "%s: %s",
+	    path, err.msg);
+	ck_assert_msg(snap_load_file(path, &general, &b, &err) == 0, "%s: %s",
+	    path, err.msg);
+	da = dump_all(a);
+	db = dump_all(b);
+	ck_assert_msg(strcmp(da, db) == 0, "%s: the two paths differ", path);
+	free(da);
+	free(db);
+	snap_free(a);
+	snap_free(b);
+}
+END_TEST
+
 /* Loading must return 0 or -1; a crash fails the test (fork mode). */
 static void
 try_load(const uint8_t *buf, size_t len)
@@ -281,6 +355,8 @@ load_suite(void)
 	tcase_add_loop_test(tc, test_load_bad, 0, nb);
 	tcase_add_test(tc, test_load_io_errors);
 	tcase_add_loop_test(tc, test_load_real, 0, 3);
+	tcase_add_loop_test(tc, test_load_paths_agree, 0,
+	    sizeof all_files / sizeof all_files[0]);
 	tcase_add_loop_test(tr, test_load_prefixes, 0, ng);
 	tcase_add_test(tr, test_load_prefixes_real);
 	tcase_add_loop_test(tr, test_load_mutations, 0, ng);
