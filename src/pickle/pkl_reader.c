@@ -339,6 +339,30 @@ str_off(const struct pkl_reader *r, uint64_t idx, uint32_t m)
 	return r->mbase[idx >> MEMO_PAGE_BITS] - 1 + (m >> 11);
 }
 
+/* Slot m of slot idx into *v when it is an id or a short string (the memo
+ * fetches of a real file, nearly all): 1, or 0 for any other slot. mbase
+ * is the reader's, passed for the hot loops that keep it in a register. */
+static inline __attribute__((always_inline)) int
+slot_id_or_str(uint32_t m, uint64_t idx, const uint64_t *mbase,
+    struct pkl_value *v)
+{
+	if ((m & 7) == M_ID) {
+		v->kind = PKL_ID;
+		v->cls = (uint8_t)((m >> 3) & 31);
+		v->len = 0;
+		v->v.id = m >> 8;
+	} else if ((m & 7) == M_STR) {
+		v->kind = PKL_STR;
+		v->cls = 0;
+		v->len = (m >> 3) & STR_LEN_MAX;
+		v->v.off = mbase[idx >> MEMO_PAGE_BITS] - 1 + (m >> 11);
+	} else {
+		return 0;
+	}
+	v->flags = 0;
+	return 1;
+}
+
 /* The slot for v stored at idx, boxing what does not fit (0: none could
  * be had). Sets the page's string base on its first string. */
 static uint32_t
@@ -1281,17 +1305,9 @@ rec_fetch(struct pkl_reader *r, const struct rec *rc, uint64_t idx,
 
 	if (__builtin_expect(idx < r->memo_top, 1)) {
 		m = r->memo[idx];
+		if (slot_id_or_str(m, idx, r->mbase, v))
+			return 1;
 		switch (m & 7) {
-		case M_ID:
-			v->kind = PKL_ID;
-			v->cls = (uint8_t)((m >> 3) & 31);
-			v->v.id = m >> 8;
-			return 1;
-		case M_STR:
-			v->kind = PKL_STR;
-			v->len = (m >> 3) & STR_LEN_MAX;
-			v->v.off = str_off(r, idx, m);
-			return 1;
 		case M_SMALL:
 			memo_decode(r, idx, m, v, NULL);
 			return 1;
@@ -1393,17 +1409,58 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 	return 1;
 }
 
-/* One item of a list of the record, at *p: 1, or 0 if it is no scalar. */
-static int
+/* One item of a list of the record, at *p: 1, or 0 if it is no scalar.
+ * (A list of C++ frames is a hundred memo fetches: this is its loop.) */
+static inline __attribute__((always_inline)) int
 rec_list_item(struct pkl_reader *r, struct rec *rc, size_t *p)
 {
-	if (rc->nli >= REC_LIST_MAX)
-		return 0;
-	XGROW(r->rec, r->cap_rec, rc->nli + 1);
+	if (__builtin_expect(rc->nli >= r->cap_rec, 0)) {
+		if (rc->nli >= REC_LIST_MAX)
+			return 0;
+		XGROW(r->rec, r->cap_rec, rc->nli + 1);
+	}
 	if (!rec_scalar(r, rc, p, &r->rec[rc->nli]))
 		return 0;
 	rc->nli++;
 	return 1;
+}
+
+/* A run of memo fetches of ids and strings from *q into r->rec: a list of
+ * C++ frames is a hundred of them, so they get a loop with everything in
+ * registers, as in pkl_run(). Stops before anything else, with *q at it. */
+static inline __attribute__((always_inline)) void
+rec_fetch_run(struct pkl_reader *r, struct rec *rc, size_t *q)
+{
+	const uint8_t *buf = r->buf;
+	const uint32_t *memo = r->memo;
+	const uint64_t *mbase = r->mbase;
+	size_t len = r->len, p = *q, top = r->memo_top, n = rc->nli, at;
+	size_t end = r->cap_rec < REC_LIST_MAX ? r->cap_rec : REC_LIST_MAX;
+	struct pkl_value *out = r->rec;
+	uint64_t idx;
+	uint32_t m;
+
+	while (n < end && p < len) {
+		if (buf[p] == PKL_OP_BINGET && len - p >= 2) {
+			idx = buf[p + 1];
+			at = p + 2;
+		} else if (buf[p] == PKL_OP_LONG_BINGET && len - p >= 5) {
+			idx = le(buf + p + 1, 4);
+			at = p + 5;
+		} else {
+			break;
+		}
+		if (idx >= top)
+			break;
+		m = memo[idx];
+		if (!slot_id_or_str(m, idx, mbase, &out[n]))
+			break;
+		n++;
+		p = at;
+	}
+	rc->ops += n - rc->nli;
+	rc->nli = n;
+	*q = p;
 }
 
 /*
@@ -1436,7 +1493,10 @@ rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
 			q++;
 			rc->ops++;
 			from = rc->nli;
+			if (r->cap_rec - rc->nli < 1024)
+				XGROW(r->rec, r->cap_rec, rc->nli + 1024);
 			for (;;) {
+				rec_fetch_run(r, rc, &q);
 				if (!skip_frames(buf, len, &q, &rc->ops))
 					return 0;
 				if (buf[q] == PKL_OP_APPENDS)
@@ -1558,6 +1618,94 @@ failed:
 	return -1;
 }
 
+/* The record's items from *p while they are the common ones (memo fetches
+ * of ids and strings, ints, short strings), with everything in registers;
+ * stops before anything else, with *p at it. */
+static inline __attribute__((always_inline)) void
+rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
+{
+	const uint8_t *buf = r->buf;
+	const uint32_t *memo = r->memo;
+	const uint64_t *mbase = r->mbase;
+	size_t len = r->len, p = *q, top = r->memo_top, n = rc->n, k;
+	struct pkl_value *v;
+	uint64_t idx, u;
+	uint32_t m;
+
+	for (; n < REC_ITEMS && len - p >= 9; n++) {
+		/* 9 bytes: the longest operand read here but LONG1's, which
+		 * checks its own */
+		v = &rc->it[n];
+		v->cls = 0;
+		v->flags = 0;
+		v->len = 0;
+		switch (buf[p]) {
+		case PKL_OP_BINGET:
+		case PKL_OP_LONG_BINGET:
+			if (buf[p] == PKL_OP_BINGET) {
+				idx = buf[p + 1];
+				k = 2;
+			} else {
+				idx = le(buf + p + 1, 4);
+				k = 5;
+			}
+			if (idx >= top)
+				goto out;
+			m = memo[idx];
+			if (!slot_id_or_str(m, idx, mbase, v))
+				goto out;
+			p += k;
+			break;
+		case PKL_OP_LONG1:
+			k = buf[p + 1];
+			if (k < 1 || k > 8 || len - p - 2 < 8)
+				goto out;
+			memcpy(&u, buf + p + 2, 8);
+			if (k < 8) {
+				uint64_t top_bit = 1ull << (8 * k - 1);
+
+				u &= ~0ull >> (64 - 8 * k);
+				u = (u ^ top_bit) - top_bit;
+			}
+			v->kind = PKL_INT;
+			v->v.u = u;
+			p += 2 + k;
+			break;
+		case PKL_OP_BININT:
+			v->kind = PKL_INT;
+			v->v.u = (uint64_t)(int64_t)(int32_t)(uint32_t)
+			    le(buf + p + 1, 4);
+			p += 5;
+			break;
+		case PKL_OP_BININT1:
+			v->kind = PKL_INT;
+			v->v.u = buf[p + 1];
+			p += 2;
+			break;
+		case PKL_OP_BININT2:
+			v->kind = PKL_INT;
+			v->v.u = le(buf + p + 1, 2);
+			p += 3;
+			break;
+		case PKL_OP_SHORT_BINUNICODE:
+			k = buf[p + 1];
+			if (k > len - p - 2)
+				goto out;
+			v->kind = PKL_STR;
+			v->len = (uint32_t)k;
+			v->v.off = p + 2;
+			p += 2 + k;
+			break;
+		default:
+			goto out;
+		}
+	}
+out:
+	rc->ops += n - rc->n;
+	rc->n = n;
+	*q = p;
+}
+
 /*
  * The fast path for a record (pkl_sink.take_record), from just after its
  * EMPTY_DICT: reads the dict whole if it has the shape a pickler writes
@@ -1610,6 +1758,7 @@ read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
 	p++;
 	rc.ops++;
 	for (;;) {
+		rec_item_run(r, &rc, &p);
 		if (!skip_frames(buf, len, &p, &rc.ops))
 			return 0;
 		if (rc.n == REC_ITEMS)
@@ -1917,23 +2066,8 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 					break;
 				m = memo[idx];
 				sv = &stk[sp];
-				if ((m & 7) == M_ID) {
-					sv->kind = PKL_ID;
-					sv->cls = (uint8_t)((m >> 3) & 31);
-					sv->flags = 0;
-					sv->len = 0;
-					sv->v.id = m >> 8;
-				} else if ((m & 7) == M_STR) {
-					sv->kind = PKL_STR;
-					sv->cls = 0;
-					sv->flags = 0;
-					sv->len = (uint32_t)(m >> 3) &
-					    STR_LEN_MAX;
-					sv->v.off = mbase[idx >>
-					    MEMO_PAGE_BITS] - 1 + (m >> 11);
-				} else {
+				if (!slot_id_or_str(m, idx, mbase, sv))
 					break;
-				}
 				sp++;
 				pos = at;
 				if (__builtin_expect(pos >= len, 0) ||
