@@ -485,11 +485,11 @@ candidates(const struct keys *k, struct cand *out, uint64_t max)
 		u64map_put(&by_count, c, old + c);
 	}
 	for (i = 0; i < by_count.cap; i++) {
-		uint64_t c = by_count.keys[i], d;
+		uint64_t c = by_count.slots[i].key, d;
 
 		if (!by_count.used[i])
 			continue;
-		m = by_count.vals[i];
+		m = by_count.slots[i].val;
 		for (d = 1; d * d <= c; d++) {
 			uint64_t e = c / d, old;
 
@@ -512,8 +512,8 @@ candidates(const struct keys *k, struct cand *out, uint64_t max)
 		if (!mass.used[i])
 			continue;
 		XGROW(all, cap, (size_t)n + 1);
-		all[n].s = mass.keys[i];
-		all[n].mass = mass.vals[i];
+		all[n].s = mass.slots[i].key;
+		all[n].mass = mass.slots[i].val;
 		n++;
 	}
 	if (n > 0)

@@ -62,10 +62,9 @@ u64map_init(struct u64map *m)
 void
 u64map_destroy(struct u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	free(m->used);
-	m->keys = m->vals = NULL;
+	m->slots = NULL;
 	m->used = NULL;
 	m->cap = m->n = 0;
 }
@@ -78,8 +77,7 @@ grow(struct u64map *m)
 
 	g.cap = m->cap ? m->cap * 2 : 64;
 	g.n = 0;
-	g.keys = xmalloc(g.cap * sizeof *g.keys);
-	g.vals = xmalloc(g.cap * sizeof *g.vals);
+	g.slots = xmalloc(g.cap * sizeof *g.slots);
 	g.used = xcalloc(g.cap, 1);
 	/* the seed is taken when the first slots are (a map may also start
 	 * zeroed, without u64map_init) and kept while the map grows */
@@ -94,7 +92,7 @@ grow(struct u64map *m)
 	g.shift = 64 - (unsigned)__builtin_ctzll((unsigned long long)g.cap);
 	for (i = 0; i < m->cap; i++)
 		if (m->used[i])
-			u64map_put(&g, m->keys[i], m->vals[i]);
+			u64map_put(&g, m->slots[i].key, m->slots[i].val);
 	u64map_destroy(m);
 	*m = g;
 }
@@ -107,13 +105,13 @@ u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	if ((m->n + 1) * 4 > m->cap * 3)
 		grow(m);
 	for (i = slot_of(m, key); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
+		if (m->slots[i].key == key) {
+			m->slots[i].val = val;
 			return;
 		}
 	m->used[i] = 1;
-	m->keys[i] = key;
-	m->vals[i] = val;
+	m->slots[i].key = key;
+	m->slots[i].val = val;
 	m->n++;
 }
 
@@ -125,8 +123,8 @@ u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
 	if (m->cap == 0)
 		return 0;
 	for (i = slot_of(m, key); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
+		if (m->slots[i].key == key) {
+			*val = m->slots[i].val;
 			return 1;
 		}
 	return 0;
@@ -140,7 +138,7 @@ u64map_del(struct u64map *m, uint64_t key)
 	if (m->cap == 0)
 		return 0;
 	for (i = slot_of(m, key); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
+		if (m->slots[i].key == key)
 			break;
 	if (!m->used[i])
 		return 0;
@@ -149,12 +147,11 @@ u64map_del(struct u64map *m, uint64_t key)
 	m->n--;
 	for (j = (i + 1) & (m->cap - 1); m->used[j];
 	    j = (j + 1) & (m->cap - 1)) {
-		k = slot_of(m, m->keys[j]);
+		k = slot_of(m, m->slots[j].key);
 		/* move j to i if its home k is not in (i, j] cyclically */
 		if ((j > i && (k <= i || k > j)) ||
 		    (j < i && (k <= i && k > j))) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
+			m->slots[i] = m->slots[j];
 			m->used[i] = 1;
 			m->used[j] = 0;
 			i = j;

@@ -16,9 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct u64map_slot {
+	uint64_t key, val;
+};
+
 struct u64map {
-	uint64_t *keys;
-	uint64_t *vals;
+	struct u64map_slot *slots; /* a key beside its value: one cache
+				    * line for both */
 	uint8_t *used;
 	size_t cap; /* power of two, 0 when empty */
 	size_t n;
