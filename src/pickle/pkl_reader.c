@@ -1414,11 +1414,9 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 static inline __attribute__((always_inline)) int
 rec_list_item(struct pkl_reader *r, struct rec *rc, size_t *p)
 {
-	if (__builtin_expect(rc->nli >= r->cap_rec, 0)) {
-		if (rc->nli >= REC_LIST_MAX)
-			return 0;
-		XGROW(r->rec, r->cap_rec, rc->nli + 1);
-	}
+	if (rc->nli >= REC_LIST_MAX)
+		return 0;
+	XGROW(r->rec, r->cap_rec, rc->nli + 1);
 	if (!rec_scalar(r, rc, p, &r->rec[rc->nli]))
 		return 0;
 	rc->nli++;

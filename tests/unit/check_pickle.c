@@ -820,6 +820,51 @@ START_TEST(test_pickle_records_agree)
 }
 END_TEST
 
+/* [{'fr': [0] * n}] in protocol 4, as a pickler writes it (batches of
+ * 1000 items). */
+static uint8_t *
+long_list_record(size_t n, size_t *len)
+{
+	static const uint8_t head[] =
+	    "\x80\x04]\x94(}\x94(\x8c\x02" "fr\x94]\x94";
+	uint8_t *b = xmalloc(sizeof head + 2 * n + 2 * (n / 1000 + 1) + 8);
+	size_t k = sizeof head - 1, i;
+
+	memcpy(b, head, k);
+	for (i = 0; i < n; i++) {
+		if (i % 1000 == 0)
+			b[k++] = '(';
+		b[k++] = 'K';
+		b[k++] = 0;
+		if (i % 1000 == 999 || i == n - 1)
+			b[k++] = 'e';
+	}
+	memcpy(b + k, "ue.", 3);
+	*len = k + 3;
+	return b;
+}
+
+START_TEST(test_pickle_records_long_list)
+{
+	/* a list in a record longer than the fast path takes goes the
+	 * general way, with the same result */
+	static const size_t n[] = {1000, 70000};
+	struct recs a, b;
+	struct sv_error err;
+	size_t len;
+	uint8_t *buf = long_list_record(n[_i], &len);
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ck_assert_int_eq(pkl_run(buf, len, &recs_sink, &a, NULL, &err), 0);
+	ck_assert_int_eq(pkl_run(buf, len, &recs_general, &b, NULL, &err), 0);
+	ck_assert_str_eq(a.log, "{'fr':#100};");
+	ck_assert_str_eq(b.log, a.log);
+	ck_assert_uint_eq(a.count, 1);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_pickle_records_whole)
 {
 	/* records of scalars and lists of them are read without a dict */
@@ -880,6 +925,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_take);
 	tcase_add_loop_test(tc, test_pickle_records_agree, 0, 3);
 	tcase_add_loop_test(tc, test_pickle_records_whole, 0, 2);
+	tcase_add_loop_test(tc, test_pickle_records_long_list, 0, 2);
 	tcase_add_test(tc, test_pickle_records_errors);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
