@@ -100,8 +100,12 @@ struct pkl_sink {
 	 * key/value pairs (2n values). The record is then consumed as by
 	 * PKL_DROP: its memo slot refers to a consumed record, and the list
 	 * it is appended to counts it (pkl_count) without storing it. A
-	 * dict of scalars, ids and memo fetches of them, in the shape a
-	 * pickler writes, is read without building a container at all.
+	 * dict of scalars, ids, memo fetches of them and lists of those, in
+	 * the shape a pickler writes, is read without building a dict: its
+	 * lists are made and handed to take() first, as they would be, but
+	 * with a parent that names no container (pkl_items() of it gives
+	 * nothing); an empty one is taken right after its EMPTY_DICT and
+	 * memo store.
 	 * Returns 0, or -1 with err set (err->offset defaults to the
 	 * SETITEM(S)).
 	 */
