@@ -1112,6 +1112,20 @@ le(const uint8_t *p, size_t n)
 	return v;
 }
 
+/* BINFLOAT's operand: an IEEE 754 double, big-endian. */
+static double
+binfloat(const uint8_t *p)
+{
+	uint64_t u = 0;
+	double f;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		u = u << 8 | p[i];
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
 /* Decodes an n-byte little-endian two's-complement integer. */
 static void
 decode_long(const uint8_t *p, uint64_t n, struct pkl_value *v)
@@ -1398,6 +1412,12 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 	} else if (op == PKL_OP_NONE) {
 		v->kind = PKL_NONE;
 		v->v.u = 0;
+	} else if (op == PKL_OP_BINFLOAT) {
+		if (len - q < 8)
+			return 0;
+		v->kind = PKL_FLOAT;
+		v->v.f = binfloat(buf + q);
+		q += 8;
 	} else if (op == PKL_OP_NEWTRUE || op == PKL_OP_NEWFALSE) {
 		v->kind = PKL_BOOL;
 		v->v.u = op == PKL_OP_NEWTRUE;
@@ -1881,19 +1901,13 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 		r->pos += (size_t)n;
 		return push(r, &v, err);
 	}
-	case PKL_OP_BINFLOAT: {
-		uint64_t u = 0;
-		int i;
-
+	case PKL_OP_BINFLOAT:
 		if (operand(r, 8, &p, err) != 0)
 			return -1;
-		for (i = 0; i < 8; i++)
-			u = u << 8 | p[i];
 		memset(&v, 0, sizeof v);
 		v.kind = PKL_FLOAT;
-		memcpy(&v.v.f, &u, sizeof u);
+		v.v.f = binfloat(p);
 		return push(r, &v, err);
-	}
 	case PKL_OP_NONE: return push_scalar(r, PKL_NONE, 0, err);
 	case PKL_OP_NEWTRUE: return push_scalar(r, PKL_BOOL, 1, err);
 	case PKL_OP_NEWFALSE: return push_scalar(r, PKL_BOOL, 0, err);

@@ -35,7 +35,7 @@ RECORDS = [
     {"a": -7, "big": 2**70, "t": True, "f": False, "n": None,
      "s": "y" * 300, "u": 2**64 - 1, "neg": -2**40, "i2": 1000,
      "i4": 100000},                      # every scalar opcode
-    {"f": 1.5},                          # a float
+    {"f": 1.5, "s": "x" * 300},          # a float, a long string
     {"only": 1},                         # one key: SETITEM
     {},                                  # never filled
     {"a": 11, "b": "x"},
