@@ -332,13 +332,6 @@ box_free(struct pkl_reader *r, uint32_t m)
 	r->free_boxes[r->n_free_boxes++] = m >> 3;
 }
 
-/* Slot m's string offset when m is an M_STR slot of slot idx. */
-static inline uint64_t
-str_off(const struct pkl_reader *r, uint64_t idx, uint32_t m)
-{
-	return r->mbase[idx >> MEMO_PAGE_BITS] - 1 + (m >> 11);
-}
-
 /* Slot m of slot idx into *v when it is an id or a short string (the memo
  * fetches of a real file, nearly all): 1, or 0 for any other slot. mbase
  * is the reader's, passed for the hot loops that keep it in a register. */
@@ -408,17 +401,9 @@ memo_decode(struct pkl_reader *r, uint64_t idx, uint32_t m,
     struct pkl_value *v, struct sv_error *err)
 {
 	memset(v, 0, sizeof *v);
+	if (slot_id_or_str(m, idx, r->mbase, v))
+		return 0;
 	switch (m & 7) {
-	case M_STR:
-		v->kind = PKL_STR;
-		v->len = (m >> 3) & STR_LEN_MAX;
-		v->v.off = str_off(r, idx, m);
-		return 0;
-	case M_ID:
-		v->kind = PKL_ID;
-		v->cls = (uint8_t)((m >> 3) & 31);
-		v->v.id = m >> 8;
-		return 0;
 	case M_SMALL:
 		v->kind = (m >> 3 & 3) == 0 ? PKL_NONE :
 		    (m >> 3 & 3) == 1 ? PKL_BOOL : PKL_INT;
@@ -605,12 +590,8 @@ memo_get(struct pkl_reader *r, uint64_t idx, struct sv_error *err)
 	/* fast paths: interned ids (shared frames, stacks) and strings (dict
 	 * keys) are almost every memo fetch in a real file */
 	if (__builtin_expect(idx < r->memo_top, 1)) {
-		uint32_t m = r->memo[idx];
-
-		if ((m & 7) == M_ID || (m & 7) == M_STR) {
-			memo_decode(r, idx, m, &v, NULL);
+		if (slot_id_or_str(r->memo[idx], idx, r->mbase, &v))
 			return push(r, &v, err);
-		}
 	}
 	if (idx >= r->memo_top || (r->memo[idx] & 7) == M_EMPTY)
 		return fail(r, err, SV_ERR_FORMAT, "memo index %llu not set",
@@ -935,19 +916,30 @@ set_items(struct pkl_reader *r, size_t below, size_t from,
 	return 0;
 }
 
+/* Steps *p over FRAME opcodes (counted in *ops); 0 if the bytes end. */
+static inline __attribute__((always_inline)) int
+skip_frames(const uint8_t *buf, size_t len, size_t *p, uint64_t *ops)
+{
+	while (__builtin_expect(*p < len && buf[*p] == PKL_OP_FRAME, 0)) {
+		if (len - *p - 1 < 8)
+			return 0;
+		*p += 9;
+		(*ops)++;
+	}
+	return *p < len;
+}
+
 /* Whether the opcode at p (FRAMEs skipped) shows that the record just
  * closed is complete: its next sibling's EMPTY_DICT, or the APPEND(S)
  * that adds it to its list. */
 static int
 record_done(const struct pkl_reader *r, size_t p)
 {
-	while (p < r->len && r->buf[p] == PKL_OP_FRAME) {
-		if (r->len - p - 1 < 8)
-			return 0;
-		p += 9;
-	}
-	return p < r->len && (r->buf[p] == PKL_OP_EMPTY_DICT ||
-	    r->buf[p] == PKL_OP_APPENDS || r->buf[p] == PKL_OP_APPEND);
+	uint64_t ops = 0; /* not counted: the general path reads these */
+
+	return skip_frames(r->buf, r->len, &p, &ops) &&
+	    (r->buf[p] == PKL_OP_EMPTY_DICT || r->buf[p] == PKL_OP_APPENDS ||
+	    r->buf[p] == PKL_OP_APPEND);
 }
 
 static int
@@ -1261,19 +1253,6 @@ struct rec {
 	size_t nli;    /* items in r->rec */
 	uint64_t slot; /* the next fresh memo slot */
 };
-
-/* Steps *p over FRAME opcodes (counted in *ops); 0 if the bytes end. */
-static inline __attribute__((always_inline)) int
-skip_frames(const uint8_t *buf, size_t len, size_t *p, uint64_t *ops)
-{
-	while (__builtin_expect(*p < len && buf[*p] == PKL_OP_FRAME, 0)) {
-		if (len - *p - 1 < 8)
-			return 0;
-		*p += 9;
-		(*ops)++;
-	}
-	return *p < len;
-}
 
 /* A memo store at *p (MEMOIZE, BINPUT or LONG_BINPUT) of what/i into the
  * next fresh slot: 1 and *p past it; 0 if there is none at *p; -1 if it
