@@ -1626,7 +1626,7 @@ rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 	const uint64_t *mbase = r->mbase;
 	size_t len = r->len, p = *q, top = r->memo_top, n = rc->n, k;
 	struct pkl_value *v;
-	uint64_t idx, u;
+	uint64_t idx;
 	uint32_t m;
 
 	for (; n < REC_ITEMS && len - p >= 9; n++) {
@@ -1657,15 +1657,7 @@ rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 			k = buf[p + 1];
 			if (k < 1 || k > 8 || len - p - 2 < 8)
 				goto out;
-			memcpy(&u, buf + p + 2, 8);
-			if (k < 8) {
-				uint64_t top_bit = 1ull << (8 * k - 1);
-
-				u &= ~0ull >> (64 - 8 * k);
-				u = (u ^ top_bit) - top_bit;
-			}
-			v->kind = PKL_INT;
-			v->v.u = u;
+			long_le8(buf + p + 2, (unsigned)k, v);
 			p += 2 + k;
 			break;
 		case PKL_OP_BININT:
