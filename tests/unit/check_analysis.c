@@ -1443,6 +1443,8 @@ analysis_suite(void)
 	Suite *s = suite_create("analysis");
 	TCase *tc = tcase_create("core");
 
+	/* no wall-clock limit (Check's default is 4 s): machines are shared */
+	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_framework_frames);
 	tcase_add_test(tc, test_site_resolution);
 	tcase_add_test(tc, test_site_no_user_frame);

@@ -70,6 +70,8 @@ layout_suite(void)
 	Suite *s = suite_create("layout");
 	TCase *tc = tcase_create("core");
 
+	/* no wall-clock limit (Check's default is 4 s): machines are shared */
+	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_layout_tiles);
 	tcase_add_test(tc, test_layout_timeline_largest);
 	tcase_add_test(tc, test_layout_too_small);

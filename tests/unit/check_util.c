@@ -731,6 +731,11 @@ util_suite(void)
 	TCase *tu = tcase_create("units");
 	TCase *th = tcase_create("u64map");
 
+	/* no wall-clock limit (Check's default is 4 s): machines are shared */
+	tcase_set_timeout(tc, 0);
+	tcase_set_timeout(ta, 0);
+	tcase_set_timeout(tu, 0);
+	tcase_set_timeout(th, 0);
 	tcase_add_test(tc, test_escape_controls);
 	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_escape_utf8);

@@ -331,16 +331,20 @@ viewer_suite(void)
 	Suite *s = suite_create("viewer");
 	TCase *tc;
 
+	/* no wall-clock limit (Check's default is 4 s): machines are shared */
 	tc = tcase_create("filter");
+	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_viewer_parse_size);
 	tcase_add_test(tc, test_viewer_filter);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tree");
+	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_viewer_tree_levels);
 	tcase_add_test(tc, test_viewer_tree_expand_focus);
 	tcase_add_test(tc, test_viewer_tree_framework);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("labels");
+	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_viewer_cut_label);
 	suite_add_tcase(s, tc);
 	return s;
