@@ -159,7 +159,12 @@ idx_missing_extensions(const struct sv_index *ix, const struct idx_opts *o)
 /* ---- the parser -> encoder pipe ------------------------------------------ */
 
 #define BATCH 4096   /* events per batch */
-#define N_BATCH 4    /* batches in flight */
+#define N_BATCH 8    /* batches in flight */
+#define WAKE 4       /* full batches that wake the encoder: it drains
+			every full batch once awake, and the parser wakes
+			it a quarter as often as at every batch (a wakeup
+			is a system call, on a VM an interrupt between
+			cores) */
 
 struct pipe {
 	pthread_t th;
@@ -223,7 +228,8 @@ pipe_publish(struct pipe *p)
 	}
 	pthread_mutex_lock(&p->mu);
 	p->full++;
-	pthread_cond_broadcast(&p->cv);
+	if (p->full >= WAKE)
+		pthread_cond_broadcast(&p->cv);
 	while (p->full == N_BATCH)
 		pthread_cond_wait(&p->cv, &p->mu);
 	pthread_mutex_unlock(&p->mu);

@@ -9,7 +9,11 @@
  * Chunk c of a pass holds its events c * EVS_CHUNK on, in the pass's
  * order (down: counted from the last event). The reader fills chunk c
  * once the pass is done with chunk c - EVS_RING; filled and done count
- * chunks, under the mutex. Without the thread (a short or heap-backed
+ * chunks, under the mutex. A reader that finds the ring full sleeps
+ * until EVS_REFILL chunks are free, and the pass wakes it only then,
+ * not at every chunk (2,800 times a pass on a 1 GB python-stack file;
+ * each wakeup is a system call, and on a VM an interrupt between
+ * cores). Without the thread (a short or heap-backed
  * trace, or no thread to be had) the pass reads each chunk itself when
  * it gets there: the same records either way.
  */
@@ -88,8 +92,16 @@ read_ahead(void *arg)
 
 	for (c = 0; c < es->n_chunks; c++) {
 		pthread_mutex_lock(&es->mu);
-		while (!es->stop && c >= es->done + EVS_RING)
-			pthread_cond_wait(&es->cv, &es->mu);
+		if (!es->stop && c >= es->done + EVS_RING) {
+			/* the ring is full: sleep until EVS_REFILL chunks
+			 * are free, not one, so that the pass wakes this
+			 * thread once every EVS_REFILL chunks (a wakeup costs
+			 * the pass a system call, and more on a VM) */
+			es->wake_at = c + EVS_REFILL - EVS_RING;
+			while (!es->stop && es->done < es->wake_at)
+				pthread_cond_wait(&es->cv, &es->mu);
+			es->wake_at = UINT64_MAX;
+		}
 		if (es->stop) {
 			pthread_mutex_unlock(&es->mu);
 			break;
@@ -113,6 +125,7 @@ evs_open(struct evs *es, const struct snap_trace *t, uint64_t n, int down)
 	es->n_chunks = (n + EVS_CHUNK - 1) / EVS_CHUNK;
 	es->down = down;
 	es->cur = UINT64_MAX;
+	es->wake_at = UINT64_MAX;
 	if (n == 0)
 		return;
 	es->ring = xreallocarray(NULL, EVS_RING * EVS_CHUNK,
@@ -142,7 +155,8 @@ evs_next(struct evs *es, uint64_t i)
 			pthread_mutex_lock(&es->mu);
 			/* the chunks before c are used */
 			es->done = c;
-			pthread_cond_broadcast(&es->cv);
+			if (c >= es->wake_at)
+				pthread_cond_broadcast(&es->cv);
 			while (es->filled <= c)
 				pthread_cond_wait(&es->cv, &es->mu);
 			pthread_mutex_unlock(&es->mu);

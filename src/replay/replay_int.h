@@ -122,7 +122,8 @@ void rev_read(const struct snap_trace *t, uint64_t i, struct rev *e);
  * decoding the blocks was a fifth of a pass, and a pass cannot be split.
  */
 #define EVS_CHUNK 8192
-#define EVS_RING 4
+#define EVS_RING 8
+#define EVS_REFILL 4   /* free chunks that wake a waiting reader */
 struct evs {
 	const struct snap_trace *t;
 	uint64_t n, n_chunks;
@@ -132,6 +133,8 @@ struct evs {
 	uint64_t lo, hi;           /* its events */
 	const struct rev *at;      /* its records: at[i - lo] */
 	uint64_t filled, done;     /* chunks read ahead, chunks used */
+	uint64_t wake_at;          /* done that wakes the waiting reader, or
+				      UINT64_MAX when it does not wait */
 	int stop;
 	int threaded;
 	pthread_t th;
