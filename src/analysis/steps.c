@@ -376,7 +376,7 @@ keys_push(struct keys *k, uint32_t id, uint64_t most)
 	k->key[k->n++] = id;
 	if (k->sp != NULL && k->n % KEYS_STRIDE == 0)
 		spill_release(k->sp, (size_t)k->n * sizeof *k->key,
-		    KEYS_KEEP);
+		    KEYS_KEEP, 0);
 }
 
 /* Called as keys are read in order, before key j: gives back the pages
@@ -445,7 +445,7 @@ keys_build(const struct snap_trace *t, int with_size, struct keys *k)
 	u64map_destroy(&ids);
 	/* written: all of it to the file, read back as it is needed */
 	if (k->sp != NULL)
-		spill_release(k->sp, (size_t)k->n * sizeof *k->key, 0);
+		spill_release(k->sp, (size_t)k->n * sizeof *k->key, 0, 0);
 }
 
 struct cand {

@@ -49,6 +49,7 @@
 #define NO_MEMO UINT32_MAX
 #define MEMO_HEAP_MAX (16u << 20) /* bytes of memo kept on the heap */
 #define MEMO_KEEP (16u << 20)     /* bytes of a spilled memo kept resident */
+#define MEMO_RELEASE (4u << 20)   /* and given back by at least this much */
 #define MEMO_RESERVE ((size_t)UINT32_MAX * 4) /* every slot memo_put allows */
 #define MEMO_PAGE_BITS 10          /* slots sharing one string base */
 #define BOX_MAX (1u << 29)         /* boxes a slot can name */
@@ -2185,7 +2186,8 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 			next_progress = pos + PROGRESS_STEP;
 			if (r->spilled == 1)
 				spill_release(&r->spill,
-				    r->memo_top * sizeof *r->memo, MEMO_KEEP);
+				    r->memo_top * sizeof *r->memo, MEMO_KEEP,
+				    MEMO_RELEASE);
 			if (sink->progress != NULL &&
 			    sink->progress(ctx, pos) != 0) {
 				sv_error_set(err, SV_ERR_CANCELLED, pos,

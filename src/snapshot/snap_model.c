@@ -705,7 +705,7 @@ snap_push_annotation(struct snapshot *s, const struct snap_annotation *a)
 	s->annotations[s->n_annotations++] = *a;
 	if (s->ann_spill != NULL && s->n_annotations % ANN_RELEASE == 0)
 		spill_release(s->ann_spill, (size_t)s->n_annotations *
-		    sizeof *a, ANN_KEEP);
+		    sizeof *a, ANN_KEEP, 0);
 }
 
 void

@@ -65,7 +65,7 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 }
 
 void
-mapfile_release(struct mapfile *m, size_t upto, size_t keep)
+mapfile_release(struct mapfile *m, size_t upto, size_t keep, size_t step)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t end;
@@ -73,7 +73,7 @@ mapfile_release(struct mapfile *m, size_t upto, size_t keep)
 	if (m->data == NULL || upto <= keep)
 		return;
 	end = (upto - keep) & ~((size_t)pg - 1);
-	if (end <= m->released)
+	if (end <= m->released || end - m->released < step)
 		return;
 	madvise((void *)(m->data + m->released), end - m->released,
 	    MADV_DONTNEED);

@@ -24,8 +24,11 @@ struct mapfile {
  * -1 with err set (SV_ERR_IO). */
 int mapfile_open(struct mapfile *m, const char *path, struct sv_error *err);
 
-/* Hints the kernel that [0, upto - keep) will not be needed soon. */
-void mapfile_release(struct mapfile *m, size_t upto, size_t keep);
+/* Hints the kernel that [0, upto - keep) will not be needed soon, when
+ * that is at least step bytes more than before (each call is a system
+ * call and a TLB flush on every core the process runs on). */
+void mapfile_release(struct mapfile *m, size_t upto, size_t keep,
+    size_t step);
 
 void mapfile_close(struct mapfile *m);
 

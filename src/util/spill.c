@@ -123,7 +123,7 @@ spill_to_heap(struct spill *s, size_t used, size_t n, size_t size)
 }
 
 void
-spill_release(struct spill *s, size_t upto, size_t keep)
+spill_release(struct spill *s, size_t upto, size_t keep, size_t step)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t end;
@@ -133,7 +133,7 @@ spill_release(struct spill *s, size_t upto, size_t keep)
 	end = (upto - keep) & ~((size_t)pg - 1);
 	if (end > s->cap)
 		end = s->cap & ~((size_t)pg - 1);
-	if (end <= s->released)
+	if (end <= s->released || end - s->released < step)
 		return;
 	(void)madvise(s->base + s->released, end - s->released,
 	    MADV_DONTNEED);

@@ -41,8 +41,10 @@ int spill_adopt(struct spill *s, size_t reserve, void *heap, size_t used,
  * first used bytes of s, which is then freed. */
 void *spill_to_heap(struct spill *s, size_t used, size_t n, size_t size);
 
-/* Gives back the pages below upto - keep (once each). */
-void spill_release(struct spill *s, size_t upto, size_t keep);
+/* Gives back the pages below upto - keep (once each), when that is at
+ * least step bytes more than were given back: each call is a system
+ * call and a TLB flush on every core the process runs on. */
+void spill_release(struct spill *s, size_t upto, size_t keep, size_t step);
 
 /* Gives back the resident pages of [from, to) below what was given back
  * by spill_release(): for an array read in order again, the pages behind
