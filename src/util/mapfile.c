@@ -81,6 +81,29 @@ mapfile_release(struct mapfile *m, size_t upto, size_t keep, size_t step)
 }
 
 void
+mapfile_populate(struct mapfile *m, size_t upto, size_t ahead)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t from, to;
+
+	if (m->data == NULL || pg <= 0 || upto >= m->len)
+		return;
+	to = ahead < m->len - upto ? upto + ahead : m->len;
+	if (m->populated >= upto + ahead / 2 || m->populated >= to)
+		return;
+	from = m->populated > upto ? m->populated : upto;
+	from &= ~((size_t)pg - 1);
+	m->populated = to;
+#ifdef MADV_POPULATE_READ
+	if (!m->no_populate && madvise((void *)(uintptr_t)(m->data + from),
+	    to - from, MADV_POPULATE_READ) != 0 && errno == EINVAL)
+		m->no_populate = 1;
+#else
+	(void)from;
+#endif
+}
+
+void
 mapfile_close(struct mapfile *m)
 {
 	if (m->data != NULL) {

@@ -21,6 +21,7 @@
 #include "util/escape.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "util/mapfile.h"
 #include "util/sat.h"
 #include "util/search.h"
 #include "util/thread.h"
@@ -722,6 +723,60 @@ START_TEST(test_thread_signals)
 }
 END_TEST
 
+/* A sequential reader's mapping: pages go back only in steps of the
+ * size asked, pages are mapped ahead only when half of what was mapped
+ * ahead has been read, and the bytes read are the file's throughout. */
+START_TEST(test_mapfile_steps)
+{
+	const size_t mb = 1u << 20, len = 24 * mb;
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	struct mapfile m;
+	struct sv_error err;
+	uint8_t *buf = malloc(len);
+	size_t i, bad = 0;
+	int fd;
+
+	ck_assert_ptr_nonnull(buf);
+	snprintf(path, sizeof path, "%s/check_util.XXXXXX",
+	    dir != NULL && *dir != '\0' ? dir : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 7 + (i >> 12));
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
+	unlink(path);
+
+	mapfile_release(&m, 10 * mb, 8 * mb, 16 * mb); /* 2 MiB < step */
+	ck_assert_uint_eq(m.released, 0);
+	mapfile_release(&m, len, 4 * mb, 16 * mb);
+	ck_assert_uint_eq(m.released, 20 * mb);
+	mapfile_release(&m, len, 2 * mb, 16 * mb);     /* 2 MiB more */
+	ck_assert_uint_eq(m.released, 20 * mb);
+	mapfile_release(&m, len, 2 * mb, 0);
+	ck_assert_uint_eq(m.released, 22 * mb);
+
+	mapfile_populate(&m, 0, 4 * mb);
+	ck_assert_uint_eq(m.populated, 4 * mb);
+	mapfile_populate(&m, 1 * mb, 4 * mb);  /* 3 MiB still ahead */
+	ck_assert_uint_eq(m.populated, 4 * mb);
+	mapfile_populate(&m, 3 * mb, 4 * mb);  /* 1 MiB ahead: on */
+	ck_assert_uint_eq(m.populated, 7 * mb);
+	mapfile_populate(&m, 22 * mb, 4 * mb); /* up to the end only */
+	ck_assert_uint_eq(m.populated, len);
+	mapfile_populate(&m, len, 4 * mb);
+	ck_assert_uint_eq(m.populated, len);
+
+	for (i = 0; i < len; i++)
+		bad += m.data[i] != buf[i];
+	ck_assert_uint_eq(bad, 0);
+	mapfile_close(&m);
+	free(buf);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -759,6 +814,7 @@ util_suite(void)
 	tcase_add_test(th, test_u64map_flood);
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
+	tcase_add_test(tu, test_mapfile_steps);
 	suite_add_tcase(s, th);
 	return s;
 }
