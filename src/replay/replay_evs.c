@@ -68,20 +68,87 @@ chunk_span(const struct evs *es, uint64_t c, uint64_t *lo, uint64_t *hi)
 	}
 }
 
+/* Events [i, end) of block b of a block-coded trace into out[i - lo]:
+ * the same records as rev_read(), from the block's decoded columns (the
+ * stream only when a segment event needs it), where rev_read()'s lookup
+ * of every value in the cache was half of a read-ahead thread's time. */
+static void
+fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
+    uint64_t lo, struct rev *out)
+{
+	const struct snap_blkset *bs = t->blk;
+	uint64_t first = bs->dir[b].first, k;
+	const uint8_t *act = snap_blk_pin(bs, SNAP_COL_ACTION, b, 1);
+	const uint64_t *addr = snap_blk_pin(bs, SNAP_COL_ADDR, b, 8);
+	const uint64_t *size = snap_blk_pin(bs, SNAP_COL_SIZE, b, 8);
+	const uint32_t *stack = snap_blk_pin(bs, SNAP_COL_STACK, b, 4);
+	const uint64_t *stream = NULL;
+
+	for (; i < end; i++) {
+		struct rev *e = &out[i - lo];
+
+		k = i - first;
+		memset(e, 0, sizeof *e);
+		e->action = act[k];
+		e->addr = addr[k];
+		switch (e->action) {
+		case SNAP_ALLOC:
+		case SNAP_FREE_COMPLETED:
+			e->size = size[k];
+			e->stack = stack[k];
+			break;
+		case SNAP_SEGMENT_ALLOC:
+		case SNAP_SEGMENT_FREE:
+		case SNAP_SEGMENT_MAP:
+		case SNAP_SEGMENT_UNMAP:
+			if (stream == NULL)
+				stream = snap_blk_pin(bs, SNAP_COL_STREAM, b,
+				    8);
+			e->size = size[k];
+			e->stream = stream[k];
+			break;
+		default:
+			break;
+		}
+	}
+	if (stream != NULL)
+		snap_blk_unpin(stream);
+	snap_blk_unpin(stack);
+	snap_blk_unpin(size);
+	snap_blk_unpin(addr);
+	snap_blk_unpin(act);
+}
+
 /* Reads chunk c into its slot, in the pass's order. */
 static void
 fill(struct evs *es, uint64_t c)
 {
 	struct rev *slot = es->ring + (c % EVS_RING) * EVS_CHUNK;
-	uint64_t lo, hi, i;
+	const struct snap_trace *t = es->t;
+	uint64_t lo, hi, i, b, end;
 
 	chunk_span(es, c, &lo, &hi);
-	if (es->down)
-		for (i = hi; i-- > lo;)
-			rev_read(es->t, i, &slot[i - lo]);
-	else
+	if (t->blk == NULL) {
 		for (i = lo; i < hi; i++)
-			rev_read(es->t, i, &slot[i - lo]);
+			rev_read(t, i, &slot[i - lo]);
+		return;
+	}
+	/* the slot is filled by event number: the order of reading does not
+	 * matter, and by block it is each block once */
+	for (i = lo; i < hi; i = end) {
+		b = snap_blk_find(t->blk, i);
+		end = t->blk->dir[b].first + t->blk->dir[b].n;
+		if (i < t->blk->dir[b].first || i >= end) {
+			/* a directory that does not cover i: what the
+			 * accessors read there */
+			rev_read(t, i, &slot[i - lo]);
+			end = i + 1;
+			continue;
+		}
+		if (end > hi)
+			end = hi;
+		fill_block(t, b, i, end, lo, slot);
+	}
 }
 
 static void *
