@@ -2,7 +2,7 @@
  * The events of a pass (replay_int.h): the build reads every event twice,
  * backward and forward, and decoding the index's blocks was a fifth of
  * it, on the one thread a pass runs on. Here a second thread reads the
- * events a few chunks ahead of the pass, through the trace's accessors
+ * events a few chunks ahead of the pass, a block's columns at a time
  * (its own decoded blocks: snap_blk.h's caches are per thread), into a
  * ring of plain records; the pass waits only when it catches up.
  *
@@ -13,9 +13,9 @@
  * until EVS_REFILL chunks are free, and the pass wakes it only then,
  * not at every chunk (2,800 times a pass on a 1 GB python-stack file;
  * each wakeup is a system call, and on a VM an interrupt between
- * cores). Without the thread (a short or heap-backed
- * trace, or no thread to be had) the pass reads each chunk itself when
- * it gets there: the same records either way.
+ * cores). Without the thread (a short or heap-backed trace, or no
+ * thread to be had) the pass reads each chunk itself when it gets there:
+ * the same records either way.
  */
 #include "config.h"
 
