@@ -71,7 +71,8 @@ chunk_span(const struct evs *es, uint64_t c, uint64_t *lo, uint64_t *hi)
 /* Events [i, end) of block b of a block-coded trace into out[i - lo]:
  * the same records as rev_read(), from the block's decoded columns (the
  * stream only when a segment event needs it), where rev_read()'s lookup
- * of every value in the cache was half of a read-ahead thread's time. */
+ * of every value in the cache was a third of a read-ahead thread's
+ * time. */
 static void
 fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
     uint64_t lo, struct rev *out)
