@@ -28,22 +28,39 @@
 
 size_t replay_read_ahead_min = 4 * EVS_CHUNK;
 
+/* What a record holds beside its action and address, by action: one
+ * rule for rev_read() and fill_block(). */
+enum { REV_BARE, REV_BLOCK, REV_SEGMENT };
+
+static inline int
+rev_kind(unsigned action)
+{
+	switch (action) {
+	case SNAP_ALLOC:
+	case SNAP_FREE_COMPLETED:
+		return REV_BLOCK;       /* size and stack */
+	case SNAP_SEGMENT_ALLOC:
+	case SNAP_SEGMENT_FREE:
+	case SNAP_SEGMENT_MAP:
+	case SNAP_SEGMENT_UNMAP:
+		return REV_SEGMENT;     /* size and stream */
+	default:
+		return REV_BARE;
+	}
+}
+
 void
 rev_read(const struct snap_trace *t, uint64_t i, struct rev *e)
 {
 	memset(e, 0, sizeof *e);
 	e->action = (uint8_t)snap_ev_action(t, i);
 	e->addr = snap_ev_addr(t, i);
-	switch (e->action) {
-	case SNAP_ALLOC:
-	case SNAP_FREE_COMPLETED:
+	switch (rev_kind(e->action)) {
+	case REV_BLOCK:
 		e->size = snap_ev_size(t, i);
 		e->stack = snap_ev_stack(t, i);
 		break;
-	case SNAP_SEGMENT_ALLOC:
-	case SNAP_SEGMENT_FREE:
-	case SNAP_SEGMENT_MAP:
-	case SNAP_SEGMENT_UNMAP:
+	case REV_SEGMENT:
 		e->size = snap_ev_size(t, i);
 		e->stream = snap_ev_stream(t, i);
 		break;
@@ -92,16 +109,12 @@ fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
 		memset(e, 0, sizeof *e);
 		e->action = act[k];
 		e->addr = addr[k];
-		switch (e->action) {
-		case SNAP_ALLOC:
-		case SNAP_FREE_COMPLETED:
+		switch (rev_kind(e->action)) {
+		case REV_BLOCK:
 			e->size = size[k];
 			e->stack = stack[k];
 			break;
-		case SNAP_SEGMENT_ALLOC:
-		case SNAP_SEGMENT_FREE:
-		case SNAP_SEGMENT_MAP:
-		case SNAP_SEGMENT_UNMAP:
+		case REV_SEGMENT:
 			if (stream == NULL)
 				stream = snap_blk_pin(bs, SNAP_COL_STREAM, b,
 				    8);
