@@ -65,19 +65,25 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 }
 
 void
+map_release_below(const uint8_t *base, size_t *released, size_t end,
+    size_t step)
+{
+	if (end <= *released || end - *released < step)
+		return;
+	(void)madvise((void *)(uintptr_t)(base + *released), end - *released,
+	    MADV_DONTNEED);
+	*released = end;
+}
+
+void
 mapfile_release(struct mapfile *m, size_t upto, size_t keep, size_t step)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	size_t end;
 
 	if (m->data == NULL || upto <= keep)
 		return;
-	end = (upto - keep) & ~((size_t)pg - 1);
-	if (end <= m->released || end - m->released < step)
-		return;
-	madvise((void *)(m->data + m->released), end - m->released,
-	    MADV_DONTNEED);
-	m->released = end;
+	map_release_below(m->data, &m->released,
+	    (upto - keep) & ~((size_t)pg - 1), step);
 }
 
 void

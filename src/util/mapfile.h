@@ -32,6 +32,12 @@ int mapfile_open(struct mapfile *m, const char *path, struct sv_error *err);
 void mapfile_release(struct mapfile *m, size_t upto, size_t keep,
     size_t step);
 
+/* The rule of mapfile_release() and spill_release(): gives back the
+ * pages of [*released, end) of the mapping at base (end page-aligned)
+ * when that is at least step bytes, and then moves *released to end. */
+void map_release_below(const uint8_t *base, size_t *released, size_t end,
+    size_t step);
+
 /* Maps the pages of [upto, upto + ahead) in one system call when less
  * than half of that is mapped ahead already, for a reader going forward
  * from upto: one call instead of a page fault every 64 KiB (on a VM, a

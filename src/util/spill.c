@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/mapfile.h"
 #include "util/xalloc.h"
 
 static int
@@ -133,11 +134,7 @@ spill_release(struct spill *s, size_t upto, size_t keep, size_t step)
 	end = (upto - keep) & ~((size_t)pg - 1);
 	if (end > s->cap)
 		end = s->cap & ~((size_t)pg - 1);
-	if (end <= s->released || end - s->released < step)
-		return;
-	(void)madvise(s->base + s->released, end - s->released,
-	    MADV_DONTNEED);
-	s->released = end;
+	map_release_below(s->base, &s->released, end, step);
 }
 
 void
