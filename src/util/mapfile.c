@@ -87,31 +87,81 @@ mapfile_release(struct mapfile *m, size_t upto, size_t keep, size_t step)
 }
 
 void
-mapfile_populate(struct mapfile *m, size_t upto, size_t ahead)
+map_populate_ahead(const uint8_t *base, size_t *populated, size_t upto,
+    size_t ahead, size_t limit, int advice, int *unable)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t from, to;
 
-	if (m->data == NULL || pg <= 0 || upto >= m->len)
+	if (base == NULL || pg <= 0 || upto >= limit)
 		return;
-	to = ahead < m->len - upto ? upto + ahead : m->len;
-	if (m->populated >= upto + ahead / 2 || m->populated >= to)
+	to = ahead < limit - upto ? upto + ahead : limit;
+	if (*populated >= upto + ahead / 2 || *populated >= to)
 		return;
-	from = m->populated > upto ? m->populated : upto;
+	from = *populated > upto ? *populated : upto;
 	from &= ~((size_t)pg - 1);
-	m->populated = to;
+	*populated = to;
+	if (!*unable && madvise((void *)(uintptr_t)(base + from), to - from,
+	    advice) != 0 && errno == EINVAL)
+		*unable = 1;
+}
+
+void
+mapfile_populate(struct mapfile *m, size_t upto, size_t ahead)
+{
 #ifdef MADV_POPULATE_READ
-	if (!m->no_populate && madvise((void *)(uintptr_t)(m->data + from),
-	    to - from, MADV_POPULATE_READ) != 0 && errno == EINVAL)
-		m->no_populate = 1;
+	map_populate_ahead(m->data, &m->populated, upto, ahead, m->len,
+	    MADV_POPULATE_READ, &m->no_populate);
 #else
-	(void)from;
+	(void)m;
+	(void)upto;
+	(void)ahead;
 #endif
+}
+
+/* ---- a follower: the same calls on a thread of their own ---------------- */
+
+static void
+follow_calls(void *arg, size_t pos, size_t unused)
+{
+	struct mapfile *m = arg;
+
+	(void)unused;
+	mapfile_release(m, pos, m->follow_keep, m->follow_step);
+	mapfile_populate(m, pos, m->follow_ahead);
+}
+
+void
+mapfile_follow_start(struct mapfile *m, size_t keep, size_t step,
+    size_t ahead)
+{
+	if (m->follow != NULL || m->data == NULL)
+		return;
+	m->follow_keep = keep;
+	m->follow_step = step;
+	m->follow_ahead = ahead;
+	m->follow = follow_start(follow_calls, m, ahead / 4);
+	follow_tell(m->follow, 0, 0); /* the first pages, as the reader goes */
+}
+
+void
+mapfile_follow(struct mapfile *m, size_t pos)
+{
+	if (m->follow != NULL)
+		follow_tell(m->follow, pos, 0);
+}
+
+void
+mapfile_follow_stop(struct mapfile *m)
+{
+	follow_stop(m->follow);
+	m->follow = NULL;
 }
 
 void
 mapfile_close(struct mapfile *m)
 {
+	mapfile_follow_stop(m);
 	if (m->data != NULL) {
 		sv_fatal_unguard(m->data);
 		munmap((void *)m->data, m->len);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "util/err.h"
+#include "util/follow.h"
 
 struct mapfile {
 	const uint8_t *data; /* NULL for an empty file */
@@ -20,6 +21,8 @@ struct mapfile {
 	size_t released;     /* bytes [0, released) were given back */
 	size_t populated;    /* mapfile_populate() went up to here */
 	int no_populate;     /* the kernel cannot map ahead */
+	struct follower *follow; /* mapfile_follow_start()'s, and its */
+	size_t follow_keep, follow_step, follow_ahead; /* arguments */
 };
 
 /* Maps path read-only. Directories, unreadable or unmappable files give
@@ -38,6 +41,15 @@ void mapfile_release(struct mapfile *m, size_t upto, size_t keep,
 void map_release_below(const uint8_t *base, size_t *released, size_t end,
     size_t step);
 
+/* The rule of mapfile_populate() and spill_populate(): maps the pages of
+ * [upto, upto + ahead), clipped at limit, of the mapping at base with
+ * advice (MADV_POPULATE_READ or _WRITE) in one call when less than half
+ * of ahead past upto is mapped already (*populated: how far the last call
+ * went), then moves *populated. Sets *unable when the kernel lacks the
+ * call (EINVAL), and then only keeps the count. */
+void map_populate_ahead(const uint8_t *base, size_t *populated,
+    size_t upto, size_t ahead, size_t limit, int advice, int *unable);
+
 /* Maps the pages of [upto, upto + ahead) in one system call when less
  * than half of that is mapped ahead already, for a reader going forward
  * from upto: one call instead of a page fault every 64 KiB (on a VM, a
@@ -46,6 +58,24 @@ void map_release_below(const uint8_t *base, size_t *released, size_t end,
  * the pages fault in as before. */
 void mapfile_populate(struct mapfile *m, size_t upto, size_t ahead);
 
+/*
+ * A reader going forward through m: mapfile_follow(m, pos) as it goes
+ * makes the calls mapfile_release(m, pos, keep, step) and
+ * mapfile_populate(m, pos, ahead), on a follower thread (util/follow.h)
+ * that mapfile_follow_start() starts and mapfile_follow_stop() joins.
+ * The reader then pays for neither system call nor for the page faults
+ * they stand for: a mutex and a wakeup every ahead / 4 bytes. A follower
+ * that falls behind costs the reader only the faults it would take
+ * without one, and the pages read are the file's either way.
+ * m->released and m->populated are the follower's until it is joined;
+ * mapfile_follow_stop() makes the last position's calls first.
+ */
+void mapfile_follow_start(struct mapfile *m, size_t keep, size_t step,
+    size_t ahead);
+void mapfile_follow(struct mapfile *m, size_t pos);
+void mapfile_follow_stop(struct mapfile *m);
+
+/* Unmaps m (joining its follower, if one is still running). */
 void mapfile_close(struct mapfile *m);
 
 #endif

@@ -138,6 +138,23 @@ spill_release(struct spill *s, size_t upto, size_t keep, size_t step)
 }
 
 void
+spill_populate(const struct spill *s, size_t *populated, size_t upto,
+    size_t ahead, size_t limit, int *unable)
+{
+#ifdef MADV_POPULATE_WRITE
+	map_populate_ahead(s->base, populated, upto, ahead, limit,
+	    MADV_POPULATE_WRITE, unable);
+#else
+	(void)s;
+	(void)populated;
+	(void)upto;
+	(void)ahead;
+	(void)limit;
+	*unable = 1;
+#endif
+}
+
+void
 spill_drop(struct spill *s, size_t from, size_t to)
 {
 	long pg = sysconf(_SC_PAGESIZE);

@@ -46,6 +46,18 @@ void *spill_to_heap(struct spill *s, size_t used, size_t n, size_t size);
  * call and a TLB flush on every core the process runs on. */
 void spill_release(struct spill *s, size_t upto, size_t keep, size_t step);
 
+/* For a writer going forward through s: maps the pages of [upto, upto +
+ * ahead), clipped at limit, writable in one call when less than half of
+ * that is mapped ahead (*populated: how far the last call went; *unable:
+ * set when the kernel lacks MADV_POPULATE_WRITE, before Linux 5.14), so
+ * that the writer's stores there take no page fault. Nothing in the file
+ * changes. Reads s->base only: it may run on a follower thread
+ * (util/follow.h) while the writer grows s, given upto and limit read on
+ * the writer's thread (limit <= s->cap then), as long as the writer does
+ * not free s before the follower is joined. */
+void spill_populate(const struct spill *s, size_t *populated, size_t upto,
+    size_t ahead, size_t limit, int *unable);
+
 /* Gives back the resident pages of [from, to) below what was given back
  * by spill_release(): for an array read in order again, the pages behind
  * the reader. Nothing is lost; a later read faults them back in from the

@@ -777,6 +777,59 @@ START_TEST(test_mapfile_steps)
 }
 END_TEST
 
+/* The follower's thread makes the calls the reader would: after the
+ * join, what the last position asks is done, and the bytes read are the
+ * file's; closing a mapping joins a follower left running. */
+START_TEST(test_mapfile_follow)
+{
+	const size_t mb = 1u << 20, len = 24 * mb;
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	struct mapfile m;
+	struct sv_error err;
+	uint8_t *buf = malloc(len);
+	size_t i, bad = 0;
+	int fd;
+
+	ck_assert_ptr_nonnull(buf);
+	snprintf(path, sizeof path, "%s/check_util.XXXXXX",
+	    dir != NULL && *dir != '\0' ? dir : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 13 + (i >> 12));
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
+	unlink(path);
+
+	mapfile_follow_start(&m, 2 * mb, 0, 4 * mb);
+	ck_assert_ptr_nonnull(m.follow);
+	for (i = 0; i < 20 * mb; i += 4096) {
+		bad += m.data[i] != buf[i];
+		mapfile_follow(&m, i);
+	}
+	mapfile_follow(&m, 20 * mb);
+	mapfile_follow_stop(&m);
+	ck_assert_ptr_null(m.follow);
+	ck_assert_uint_eq(m.released, 18 * mb);
+	/* at least half of ahead mapped past the last position (which
+	 * earlier positions did depends on how the thread was woken) */
+	ck_assert_uint_ge(m.populated, 22 * mb);
+	ck_assert_uint_le(m.populated, len);
+	for (i = 0; i < len; i++)
+		bad += m.data[i] != buf[i];
+	ck_assert_uint_eq(bad, 0);
+
+	mapfile_follow_start(&m, 2 * mb, 0, 4 * mb);
+	mapfile_follow(&m, 8 * mb);
+	mapfile_close(&m);
+	ck_assert_ptr_null(m.follow);
+	ck_assert_ptr_null(m.data);
+	free(buf);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -815,6 +868,7 @@ util_suite(void)
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
 	tcase_add_test(tu, test_mapfile_steps);
+	tcase_add_test(tu, test_mapfile_follow);
 	suite_add_tcase(s, th);
 	return s;
 }
