@@ -2,13 +2,13 @@
 #define SNAPVIEW_UTIL_THREAD_H
 /*
  * Starting a worker thread. Every thread snapview starts (the encoder,
- * the sections and the replay's read-ahead of a build, the viewer's
- * modes) is born with the asynchronous signals blocked: a resize or a ^C
- * must reach the thread that waits for it (the viewer's loop, the
- * progress bar's), where it cuts a wait short, not a worker that never
- * looks. The synchronous ones (a fault, a file cut short under a mapping,
- * an abort) stay open: they go to the thread that raised them, and the
- * handlers of util/fatal.h must see them there.
+ * the parser's followers, the sections and the replay's read-ahead of a
+ * build, the viewer's modes) is born with the asynchronous signals
+ * blocked: a resize or a ^C must reach the thread that waits for it (the
+ * viewer's loop, the progress bar's), where it cuts a wait short, not a
+ * worker that never looks. The synchronous ones (a fault, a file cut
+ * short under a mapping, an abort) stay open: they go to the thread that
+ * raised them, and the handlers of util/fatal.h must see them there.
  */
 #include <pthread.h>
 
