@@ -723,18 +723,16 @@ START_TEST(test_thread_signals)
 }
 END_TEST
 
-/* A sequential reader's mapping: pages go back only in steps of the
- * size asked, pages are mapped ahead only when half of what was mapped
- * ahead has been read, and the bytes read are the file's throughout. */
-START_TEST(test_mapfile_steps)
+/* A temporary file of len bytes of a pattern (mul), mapped into m and
+ * unlinked; returns its bytes (the caller frees them). */
+static uint8_t *
+map_pattern(struct mapfile *m, size_t len, unsigned mul)
 {
-	const size_t mb = 1u << 20, len = 24 * mb;
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
-	struct mapfile m;
 	struct sv_error err;
 	uint8_t *buf = malloc(len);
-	size_t i, bad = 0;
+	size_t i;
 	int fd;
 
 	ck_assert_ptr_nonnull(buf);
@@ -743,11 +741,23 @@ START_TEST(test_mapfile_steps)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	for (i = 0; i < len; i++)
-		buf[i] = (uint8_t)(i * 7 + (i >> 12));
+		buf[i] = (uint8_t)(i * mul + (i >> 12));
 	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
 	close(fd);
-	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
+	ck_assert_int_eq(mapfile_open(m, path, &err), 0);
 	unlink(path);
+	return buf;
+}
+
+/* A sequential reader's mapping: pages go back only in steps of the
+ * size asked, pages are mapped ahead only when half of what was mapped
+ * ahead has been read, and the bytes read are the file's throughout. */
+START_TEST(test_mapfile_steps)
+{
+	const size_t mb = 1u << 20, len = 24 * mb;
+	struct mapfile m;
+	uint8_t *buf = map_pattern(&m, len, 7);
+	size_t i, bad = 0;
 
 	mapfile_release(&m, 10 * mb, 8 * mb, 16 * mb); /* 2 MiB < step */
 	ck_assert_uint_eq(m.released, 0);
@@ -783,25 +793,9 @@ END_TEST
 START_TEST(test_mapfile_follow)
 {
 	const size_t mb = 1u << 20, len = 24 * mb;
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
 	struct mapfile m;
-	struct sv_error err;
-	uint8_t *buf = malloc(len);
+	uint8_t *buf = map_pattern(&m, len, 13);
 	size_t i, bad = 0;
-	int fd;
-
-	ck_assert_ptr_nonnull(buf);
-	snprintf(path, sizeof path, "%s/check_util.XXXXXX",
-	    dir != NULL && *dir != '\0' ? dir : "/tmp");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	for (i = 0; i < len; i++)
-		buf[i] = (uint8_t)(i * 13 + (i >> 12));
-	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
-	close(fd);
-	ck_assert_int_eq(mapfile_open(&m, path, &err), 0);
-	unlink(path);
 
 	mapfile_follow_start(&m, 2 * mb, 0, 4 * mb);
 	ck_assert_ptr_nonnull(m.follow);
