@@ -32,6 +32,10 @@
 #include "util/search.h"
 #include "util/xalloc.h"
 
+/* Segments ahead of the one being decoded whose blob a restore asks the
+ * cache for (its span twice as far ahead). */
+#define CKPT_AHEAD 8
+
 void
 ckpt_init(struct ckpt *c, uint64_t k)
 {
@@ -520,9 +524,24 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		c->cap_lb = cap;
 	}
 	c->n_dseg = c->n_dblk = 0;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* A checkpoint's blobs lie all over the arena (a segment that
+		 * did not change keeps the blob of a checkpoint long before),
+		 * so each is a cache miss, or three with its span: asked for
+		 * ahead, the misses of the next blobs overlap this one's
+		 * decoding. */
+		if (i + 2 * CKPT_AHEAD < n) {
+			uint32_t far = c->la[i + 2 * CKPT_AHEAD];
+
+			__builtin_prefetch(&c->blob_off[far]);
+			__builtin_prefetch(&c->blob_len[far]);
+		}
+		if (i + CKPT_AHEAD < n && c->la[i + CKPT_AHEAD] < c->n_blobs)
+			__builtin_prefetch(c->arena +
+			    c->blob_off[c->la[i + CKPT_AHEAD]]);
 		if (decode_seg(c, c->la[i]) != 0)
 			return -1;
+	}
 	/* decoded in address order and apart, so the loads cannot fail */
 	if (avl_load(&st->seg, c->n_dseg, fill_seg, c) != 0 ||
 	    avl_load(&st->blk, c->n_dblk, fill_blk, c) != 0) {
