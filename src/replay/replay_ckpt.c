@@ -530,7 +530,8 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		 * so each is a cache miss, or three with its span: asked for
 		 * ahead, the misses of the next blobs overlap this one's
 		 * decoding. */
-		if (i + 2 * CKPT_AHEAD < n) {
+		if (i + 2 * CKPT_AHEAD < n &&
+		    c->la[i + 2 * CKPT_AHEAD] < c->n_blobs) {
 			uint32_t far = c->la[i + 2 * CKPT_AHEAD];
 
 			__builtin_prefetch(&c->blob_off[far]);
