@@ -344,30 +344,103 @@ rec_at(const void *base, uint64_t k, size_t rec)
 	return base != NULL ? (const uint8_t *)base + k * rec : NULL;
 }
 
-/* The directory entries dir[0, n) tile [0, total) in order. */
+/* The most raw bytes a stored chunk of clen bytes may claim: LZ4 makes
+ * at most about 255 bytes of one (a match grows by 255 per byte), so no
+ * encoder's chunk comes near this. With the first chunk of every block
+ * one byte per value (actions, element flags), a block holds at most
+ * CHUNK_RATIO values per stored byte of it: what a directory can make a
+ * reader decode is bounded by the bytes stored. */
+#define CHUNK_RATIO 256u
+#define CHUNK_SLACK 64u
+
+/* The directory entries dir[0, n) tile [0, total) in order, each one's
+ * chunks within what their stored bytes can hold. */
 static int
 check_dir(const struct snap_blkdir *dir, uint64_t n, uint64_t total,
     unsigned nchunk, uint64_t data_len)
 {
 	uint64_t b, next = 0;
+	unsigned c;
 
 	for (b = 0; b < n; b++) {
-		if (snap_blkdir_check(&dir[b], nchunk, data_len) != 0 ||
-		    dir[b].first != next)
+		const struct snap_blkdir *d = &dir[b];
+
+		if (snap_blkdir_check(d, nchunk, data_len) != 0 ||
+		    d->first != next || d->rlen[0] != d->n)
 			return -1;
-		next += dir[b].n;
+		for (c = 0; c < nchunk; c++)
+			if ((uint64_t)d->rlen[c] >
+			    (uint64_t)d->clen[c] * CHUNK_RATIO + CHUNK_SLACK)
+				return -1;
+		next += d->n;
 	}
 	return next == total ? 0 : -1;
+}
+
+struct span {
+	uint64_t off, len;
+};
+
+static int
+cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The payloads of every block the records name tile the column data in
+ * order, so that no two blocks (of one device or of two) share stored
+ * bytes and every stored byte is read for at most one block: the cost
+ * of reading every block is then bounded by the size of the file. */
+static int
+check_tiling(const struct idx_devsrc *src)
+{
+	struct span *sp;
+	uint64_t k, b, n = 0, at = 0;
+	int r = 0;
+
+	for (k = 0; k < src->n_recs; k++)
+		n += src->recs[k].n_ev_blk + src->recs[k].n_el_blk;
+	if (n == 0)
+		return src->data_len == 0 ? 0 : -1;
+	sp = xcalloc(n, sizeof *sp);
+	n = 0;
+	for (k = 0; k < src->n_recs; k++) {
+		const struct idx_devrec *rec = &src->recs[k];
+
+		for (b = 0; b < rec->n_ev_blk; b++, n++) {
+			sp[n].off = src->evdir[rec->ev_blk + b].off;
+			sp[n].len = src->evdir[rec->ev_blk + b].len;
+		}
+		for (b = 0; b < rec->n_el_blk; b++, n++) {
+			sp[n].off = src->eldir[rec->el_blk + b].off;
+			sp[n].len = src->eldir[rec->el_blk + b].len;
+		}
+	}
+	qsort(sp, n, sizeof *sp, cmp_span);
+	for (k = 0; k < n && r == 0; k++) {
+		if (sp[k].off != at || sp[k].len == 0)
+			r = -1;
+		at += sp[k].len;
+	}
+	free(sp);
+	return r == 0 && at == src->data_len ? 0 : -1;
 }
 
 /* rec's ranges inside the sections of src, and its counts coherent. */
 static int
 check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
-    uint32_t n_traces)
+    const struct snapshot *s)
 {
+	uint32_t n_traces = s->n_traces;
 	uint64_t k, prev;
 	const uint64_t *late;
 
+	/* every element is an allocation of the trace or a block of the
+	 * file */
+	if (rec->n_elems > rec->n_events + s->n_blocks)
+		return -1;
 	if (rec->device >= IDX_MAX_DEVICES ||
 	    (rec->flags & ~(uint32_t)IDX_DEV_FLAGS) != 0 ||
 	    (rec->n_events > 0 && rec->device >= n_traces) ||
@@ -484,8 +557,10 @@ idx_bind_devices(struct sv_index *ix, const struct idx_devsrc *src,
 		goto bad;
 	for (k = 0; k < src->n_recs; k++)
 		if ((k > 0 && src->recs[k].device <= src->recs[k - 1].device) ||
-		    check_rec(&src->recs[k], src, ix->snap->n_traces) != 0)
+		    check_rec(&src->recs[k], src, ix->snap) != 0)
 			goto bad;
+	if (check_tiling(src) != 0)
+		goto bad;
 	ix->n_devs = (uint32_t)src->n_recs;
 	ix->devs = xcalloc(ix->n_devs + 1, sizeof *ix->devs);
 	for (k = 0; k < src->n_recs; k++) {

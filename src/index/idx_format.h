@@ -30,8 +30,11 @@
 /* Every section starts at a multiple of this (so columns map in place). */
 #define IDX_ALIGN 64
 
-/* Largest header accepted (a header is a few KiB per device). */
-#define IDX_MAX_HEADER (64u << 20)
+/* Largest header accepted. A header holds the source key, the counts
+ * and the TOC: a few hundred bytes, plus about 60 per extension
+ * section. Unpacked, each msgpack item takes 24 bytes or more, so the
+ * bound also bounds what a header can cost (idx_mp_bounded). */
+#define IDX_MAX_HEADER (1u << 20)
 
 /* Section compression (TOC field "comp"): none, one LZ4 block, or LZ4
  * chunks: [u32 stored length, u32 raw length, LZ4 block] until the raw

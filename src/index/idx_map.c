@@ -262,38 +262,69 @@ unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
 	return done == raw ? 0 : -1;
 }
 
-/* Decompresses (or, stored as is, copies) a section into a new heap
- * buffer of t->raw bytes; NULL when it does not decode. */
-static uint8_t *
-sec_unpack(const uint8_t *map, const struct toc_ent *t)
+/* The most raw bytes LZ4 can make of len stored bytes: a match's length
+ * grows by 255 per byte, so no LZ4 block or chunk expands beyond 255 to
+ * 1 plus a few bytes of framing; this bound leaves room to spare. A raw
+ * length past it is refused before anything is allocated for it. */
+static int
+raw_possible(const struct toc_ent *t)
 {
-	uint8_t *buf = xmalloc(t->raw ? t->raw : 1);
-
-	if (t->comp == IDX_COMP_NONE && t->len == t->raw) {
-		memcpy(buf, map + t->off, t->raw);
-		return buf;
-	}
-	if (t->comp == IDX_COMP_LZ4 && t->raw <= INT_MAX && t->len <= INT_MAX &&
-	    LZ4_decompress_safe((const char *)map + t->off, (char *)buf,
-		(int)t->len, (int)t->raw) == (int)t->raw)
-		return buf;
-	if (t->comp == IDX_COMP_LZ4C &&
-	    unchunk(map + t->off, t->len, buf, t->raw) == 0)
-		return buf;
-	free(buf);
-	return NULL;
+	if (t->comp == IDX_COMP_NONE)
+		return t->raw == t->len;
+	return t->len <= (UINT64_MAX - 4096) / 1024 &&
+	    t->raw <= t->len * 1024 + 4096 && t->raw <= SIZE_MAX / 2;
 }
 
-/* Section contents: a view into the map (uncompressed) or a heap copy
- * (LZ4), kept by the backing; NULL with *n = 0 when empty. Returns 0, or
- * -1 with why set when the section is missing, does not decode or its
- * length is not a multiple of rec. *n is the record count. */
+/* The stored bytes of section t, copied out of map into a heap buffer
+ * and hashed there, then decompressed (or, stored as is, kept): a new
+ * heap buffer of t->raw bytes, decoded from the very bytes that were
+ * hashed, so that whoever may write the mapped file cannot change them
+ * between the check and the use. NULL, with *why_hash set to 1 when the
+ * hash is wrong (else 0), when it does not check or decode. */
+static uint8_t *
+sec_unpack(const uint8_t *map, const struct toc_ent *t, int *why_hash)
+{
+	uint8_t *stored, *buf;
+
+	*why_hash = 0;
+	if (!raw_possible(t) || t->len > SIZE_MAX / 2)
+		return NULL;
+	stored = xmalloc(t->len ? (size_t)t->len : 1);
+	memcpy(stored, map + t->off, (size_t)t->len);
+	if (sv_xxh3(stored, (size_t)t->len) != t->hash) {
+		*why_hash = 1;
+		free(stored);
+		return NULL;
+	}
+	if (t->comp == IDX_COMP_NONE)
+		return stored;
+	buf = xmalloc(t->raw ? (size_t)t->raw : 1);
+	if (t->comp == IDX_COMP_LZ4 && t->raw <= INT_MAX &&
+	    t->len <= INT_MAX && LZ4_decompress_safe((const char *)stored,
+		(char *)buf, (int)t->len, (int)t->raw) == (int)t->raw)
+		goto done;
+	if (t->comp == IDX_COMP_LZ4C &&
+	    unchunk(stored, t->len, buf, t->raw) == 0)
+		goto done;
+	free(buf);
+	buf = NULL;
+done:
+	free(stored);
+	return buf;
+}
+
+/* Section contents, a private heap copy kept by the backing (never a
+ * view into the shared map: see sec_unpack), NULL with *n = 0 when
+ * empty. Returns 0, or -1 with why set when the section is missing, does
+ * not check or decode, or its length is not a multiple of rec. *n is the
+ * record count. */
 static int
 sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
     size_t rec, void **data, uint64_t *n, char *why, size_t wl)
 {
 	const struct toc_ent *t = toc_find(ix, name);
 	uint8_t *buf;
+	int bad_hash;
 
 	*data = NULL;
 	*n = 0;
@@ -301,26 +332,98 @@ sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
 		snprintf(why, wl, "section %s missing", name);
 		return -1;
 	}
-	if (t->raw % rec != 0)
+	if (t->raw % rec != 0 || !raw_possible(t))
 		goto bad;
+	buf = sec_unpack(ix->map, t, &bad_hash);
+	if (buf == NULL) {
+		if (bad_hash) {
+			snprintf(why, wl, "section %s: checksum mismatch",
+			    name);
+			return -1;
+		}
+		goto bad;
+	}
 	*n = t->raw / rec;
-	if (t->raw == 0)
-		return 0;
-	if (t->comp == IDX_COMP_NONE) {
-		if (t->len != t->raw)
-			goto bad;
-		*data = ix->map + t->off;
+	if (t->raw == 0) {
+		free(buf);
 		return 0;
 	}
-	buf = sec_unpack(ix->map, t);
-	if (buf == NULL)
-		goto bad;
 	backing_keep(b, buf);
 	*data = buf;
 	return 0;
 bad:
 	snprintf(why, wl, "section %s cannot be decoded", name);
 	return -1;
+}
+
+/* Sections an open reads through the map in place: the column data
+ * (every chunk copied and hashed where it is read, snap_blk_chunk()) and
+ * the pyramid, which holds figures only (no count, offset or length):
+ * a rewrite of it changes what is drawn, never what memory is read.
+ * Every other section is copied (sec_get). */
+static int
+used_in_place(const char *name)
+{
+	return strcmp(name, IDX_SEC_COLDATA) == 0 ||
+	    strcmp(name, IDX_SEC_LOD) == 0;
+}
+
+static int
+is_ext(const char *name)
+{
+	return strncmp(name, IDX_SEC_EXT_PREFIX,
+	    strlen(IDX_SEC_EXT_PREFIX)) == 0;
+}
+
+/* A name of the TOC this reader knows: its sections and x.* */
+static int
+known_section(const char *name)
+{
+	static const char *const known[] = {IDX_SEC_COLDATA,
+	    IDX_SEC_STRS_DATA, IDX_SEC_STRS_OFF, IDX_SEC_FRAMES,
+	    IDX_SEC_STACK_OFF, IDX_SEC_STACK_FRAMES, IDX_SEC_SEGMENTS,
+	    IDX_SEC_BLOCKS, IDX_SEC_ANNOTATIONS, IDX_SEC_SETTINGS,
+	    IDX_SEC_DEVICES, IDX_SEC_EVDIR, IDX_SEC_ELDIR, IDX_SEC_LATE,
+	    IDX_SEC_LOD};
+	size_t i;
+
+	if (is_ext(name))
+		return 1;
+	for (i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(name, known[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+cmp_toc_off(const void *a, const void *b)
+{
+	const struct toc_ent *x = *(const struct toc_ent *const *)a;
+	const struct toc_ent *y = *(const struct toc_ent *const *)b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* 0 when no two sections of the TOC share a byte: each byte of the file
+ * is then hashed (and copied) at most once per open, whatever the TOC
+ * says. */
+static int
+toc_disjoint(const struct sv_index *ix)
+{
+	const struct toc_ent **by = xcalloc(ix->n_toc + 1, sizeof *by);
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ix->n_toc; i++)
+		by[i] = &ix->toc[i];
+	qsort(by, ix->n_toc, sizeof *by, cmp_toc_off);
+	for (i = 1; i < ix->n_toc; i++)
+		if (by[i - 1]->off + by[i - 1]->len > by[i]->off)
+			r = -1;
+	free(by);
+	return r;
 }
 
 static int
@@ -358,11 +461,17 @@ parse_toc(struct sv_index *ix, const msgpack_object *toc, uint64_t data_end,
 			    t->name);
 			return -1;
 		}
+		if (!known_section(t->name))
+			goto bad;
 	}
 	qsort(ix->toc, ix->n_toc, sizeof *ix->toc, cmp_toc);
 	for (i = 1; i < ix->n_toc; i++)
 		if (strcmp(ix->toc[i - 1].name, ix->toc[i].name) == 0)
 			goto bad;
+	if (toc_disjoint(ix) != 0) {
+		snprintf(why, wl, "sections overlap");
+		return -1;
+	}
 	return 0;
 bad:
 	snprintf(why, wl, "bad table of contents");
@@ -399,29 +508,6 @@ sec_hash(const struct sv_index *ix, int fd, const struct toc_ent *t)
 	return got;
 }
 
-static int
-is_ext(const char *name)
-{
-	return strncmp(name, IDX_SEC_EXT_PREFIX,
-	    strlen(IDX_SEC_EXT_PREFIX)) == 0;
-}
-
-/* Sections the structure checks of an open read whole (view_*, and
- * idx_bind_devices for the directories and late frees). */
-static int
-read_whole(const char *name)
-{
-	static const char *const whole[] = {IDX_SEC_STRS_OFF,
-	    IDX_SEC_SEGMENTS, IDX_SEC_BLOCKS, IDX_SEC_ANNOTATIONS,
-	    IDX_SEC_EVDIR, IDX_SEC_ELDIR, IDX_SEC_LATE};
-	size_t i;
-
-	for (i = 0; i < sizeof whole / sizeof whole[0]; i++)
-		if (strcmp(name, whole[i]) == 0)
-			return 1;
-	return 0;
-}
-
 /* Hands back the pages of the map wholly inside t: what they hold stays
  * in the page cache, and a later read maps it again. */
 static void
@@ -437,41 +523,33 @@ sec_unmap_pages(const struct sv_index *ix, const struct toc_ent *t)
 		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-/* Verifies the XXH3 of the sections: QUICK, every one but the column
- * data and the extension sections (checked when first used); FULL,
- * every one. A quick check hashes through the map, with sv_xxh3(): the
- * biggest sections of the model (annotations, string offsets, blocks,
- * segments) are read whole by the checks that follow anyway, and for a
- * 10 GB snapshot (90 MB of sections) a copy through pread, hashed by the
- * library, made the open take 18 ms of CPU against 11. A section that
- * nothing reads whole (the string data, the pyramid) then gives its
- * pages back, so that a reopen keeps no more of it resident than through
- * pread. A full check reads the column data too: through pread. */
+/* Verifies the XXH3 of the sections that are not copied at open (those
+ * are hashed as they are copied, sec_get): QUICK, the pyramid, through
+ * the map, whose pages then go back (a reopen keeps no more of it
+ * resident than through pread); FULL, the column data and the extension
+ * sections too, through pread. A quick open checks the column data chunk
+ * by chunk as it is read, and an extension section when first used. */
 static int
 check_sections(const struct sv_index *ix, int fd, int quick, char *why,
     size_t wl)
 {
 	size_t i;
-	int whole;
 
-	/* those given back first, while nothing else is mapped: the peak
-	 * is then the sections kept */
-	for (whole = 0; whole < 2; whole++)
-		for (i = 0; i < ix->n_toc; i++) {
-			const struct toc_ent *t = &ix->toc[i];
+	for (i = 0; i < ix->n_toc; i++) {
+		const struct toc_ent *t = &ix->toc[i];
 
-			if (read_whole(t->name) != whole || (quick &&
-			    (strcmp(t->name, IDX_SEC_COLDATA) == 0 ||
-			    is_ext(t->name))))
-				continue;
-			if (sec_hash(ix, quick ? -1 : fd, t) != t->hash) {
-				snprintf(why, wl, "section %s: checksum "
-				    "mismatch", t->name);
-				return -1;
-			}
-			if (quick && fd >= 0 && !whole)
-				sec_unmap_pages(ix, t);
+		if (!used_in_place(t->name) && !is_ext(t->name))
+			continue;
+		if (quick && strcmp(t->name, IDX_SEC_LOD) != 0)
+			continue;
+		if (sec_hash(ix, quick ? -1 : fd, t) != t->hash) {
+			snprintf(why, wl, "section %s: checksum mismatch",
+			    t->name);
+			return -1;
 		}
+		if (quick && fd >= 0)
+			sec_unmap_pages(ix, t);
+	}
 	return 0;
 }
 
@@ -659,7 +737,7 @@ view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
     size_t wl)
 {
 	struct idx_devsrc src;
-	const struct toc_ent *cd = toc_find(ix, IDX_SEC_COLDATA);
+	const struct toc_ent *cd = toc_find(ix, IDX_SEC_COLDATA), *lod;
 	void *p;
 	uint64_t n;
 
@@ -689,11 +767,15 @@ view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
 		return -1;
 	src.late = p;
 	src.n_late = n;
-	if (sec_get(ix, b, IDX_SEC_LOD, sizeof(struct idx_lod_cum), &p, &n, why,
-		wl) != 0)
+	lod = toc_find(ix, IDX_SEC_LOD);
+	if (lod == NULL || lod->comp != IDX_COMP_NONE ||
+	    lod->len != lod->raw || lod->raw % sizeof(struct idx_lod_cum)) {
+		snprintf(why, wl, "section %s missing", IDX_SEC_LOD);
 		return -1;
-	src.lod = p;
-	src.n_lod = n;
+	}
+	/* figures only, read in place (used_in_place) */
+	src.lod = lod->raw > 0 ? (const void *)(ix->map + lod->off) : NULL;
+	src.n_lod = lod->raw / sizeof(struct idx_lod_cum);
 	return idx_bind_devices(ix, &src, why, wl);
 }
 
@@ -763,8 +845,9 @@ idx_ext_register(struct sv_index *ix, const struct idx_opts *o)
 static void
 ext_load(const struct sv_index *ix, struct idx_ext *e)
 {
-	if (sv_xxh3(ix->map + e->toc.off, e->toc.len) != e->toc.hash ||
-	    (e->data = sec_unpack(ix->map, &e->toc)) == NULL) {
+	int bad_hash;
+
+	if ((e->data = sec_unpack(ix->map, &e->toc, &bad_hash)) == NULL) {
 		e->state = -1;
 		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
 		return;
@@ -803,12 +886,14 @@ idx_index_new(void)
 	return ix;
 }
 
-/* The prelude of map (size bytes): IDX_OK with the header's place, or why
- * not. */
+/* The prelude of map (size bytes), read once into a private copy:
+ * IDX_OK with the header's place, or why not. */
 static enum idx_why
 check_prelude(const uint8_t *map, uint64_t size, uint64_t *hoff,
-    uint64_t *hlen, char *why, size_t wl)
+    uint64_t *hlen, uint64_t *hhash, char *why, size_t wl)
 {
+	uint8_t pre[IDX_PRELUDE_LEN];
+
 	if (size < IDX_MAGIC_LEN ||
 	    memcmp(map, IDX_MAGIC, IDX_MAGIC_LEN) != 0) {
 		snprintf(why, wl, "not an index");
@@ -818,27 +903,59 @@ check_prelude(const uint8_t *map, uint64_t size, uint64_t *hoff,
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
-	if (sv_xxh3(map, IDX_OFF_PRELUDE_HASH) !=
-	    get_u64(map + IDX_OFF_PRELUDE_HASH)) {
+	memcpy(pre, map, sizeof pre);
+	if (memcmp(pre, IDX_MAGIC, IDX_MAGIC_LEN) != 0 ||
+	    sv_xxh3(pre, IDX_OFF_PRELUDE_HASH) !=
+	    get_u64(pre + IDX_OFF_PRELUDE_HASH)) {
 		snprintf(why, wl, "incomplete or damaged");
 		return IDX_CORRUPT;
 	}
-	if (get_u32(map + IDX_OFF_VERSION) != IDX_VERSION) {
+	if (get_u32(pre + IDX_OFF_VERSION) != IDX_VERSION) {
 		snprintf(why, wl, "index format version %u, this program "
 				  "reads version %u",
-		    get_u32(map + IDX_OFF_VERSION), IDX_VERSION);
+		    get_u32(pre + IDX_OFF_VERSION), IDX_VERSION);
 		return IDX_STALE;
 	}
-	*hoff = get_u64(map + IDX_OFF_HEADER_OFF);
-	*hlen = get_u64(map + IDX_OFF_HEADER_LEN);
-	if (*hoff < IDX_PRELUDE_LEN || *hlen > IDX_MAX_HEADER || *hoff > size ||
-	    *hlen > size - *hoff) {
+	*hoff = get_u64(pre + IDX_OFF_HEADER_OFF);
+	*hlen = get_u64(pre + IDX_OFF_HEADER_LEN);
+	*hhash = get_u64(pre + IDX_OFF_HEADER_HASH);
+	if (*hoff < IDX_PRELUDE_LEN || *hoff > size || *hlen > size - *hoff) {
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;
 	}
-	if (sv_xxh3(map + *hoff, *hlen) !=
-	    get_u64(map + IDX_OFF_HEADER_HASH)) {
+	if (*hlen > IDX_MAX_HEADER) {
+		snprintf(why, wl, "header too large");
+		return IDX_CORRUPT;
+	}
+	return IDX_OK;
+}
+
+/* The prelude and the header of map, checked and unpacked into res from
+ * a private copy of the header bytes (*hdr, which the caller frees after
+ * res: res's strings point into it), so that nothing unpacked is read
+ * twice from the shared map. IDX_OK with *hoff set, or why not. */
+static enum idx_why
+header_open(const uint8_t *map, uint64_t size, msgpack_unpacked *res,
+    uint8_t **hdr, uint64_t *hoff, char *why, size_t wl)
+{
+	uint64_t hlen = 0, hhash = 0;
+	size_t moff = 0;
+	enum idx_why r;
+
+	*hdr = NULL;
+	r = check_prelude(map, size, hoff, &hlen, &hhash, why, wl);
+	if (r != IDX_OK)
+		return r;
+	*hdr = xmalloc(hlen ? (size_t)hlen : 1);
+	memcpy(*hdr, map + *hoff, (size_t)hlen);
+	if (sv_xxh3(*hdr, (size_t)hlen) != hhash) {
 		snprintf(why, wl, "header checksum mismatch");
+		return IDX_CORRUPT;
+	}
+	if (idx_mp_bounded(*hdr, (size_t)hlen) != 0 ||
+	    msgpack_unpack_next(res, (const char *)*hdr, (size_t)hlen,
+		&moff) != MSGPACK_UNPACK_SUCCESS || moff != hlen) {
+		snprintf(why, wl, "bad header");
 		return IDX_CORRUPT;
 	}
 	return IDX_OK;
@@ -879,10 +996,9 @@ idx_map_index(int fd, const char *name, uint8_t *mem, size_t len,
 	struct stat st;
 	struct sv_index *ix;
 	struct idx_backing *b;
-	uint8_t *map;
-	uint64_t size, hoff = 0, hlen = 0;
+	uint8_t *map, *hdr = NULL;
+	uint64_t size, hoff = 0;
 	msgpack_unpacked res;
-	size_t moff = 0;
 	const msgpack_object *root;
 	uint64_t v;
 	enum idx_why r;
@@ -927,19 +1043,10 @@ idx_map_index(int fd, const char *name, uint8_t *mem, size_t len,
 	ix->map_len = (size_t)size;
 	ix->file_size = size;
 
-	r = check_prelude(map, size, &hoff, &hlen, why, wl);
-	if (r != IDX_OK) {
-		idx_index_free(ix);
-		return r;
-	}
-	r = IDX_CORRUPT;
 	msgpack_unpacked_init(&res);
-	if (idx_mp_bounded(map + hoff, (size_t)hlen) != 0 ||
-	    msgpack_unpack_next(&res, (const char *)map + hoff, (size_t)hlen,
-		&moff) != MSGPACK_UNPACK_SUCCESS || moff != hlen) {
-		snprintf(why, wl, "bad header");
+	r = header_open(map, size, &res, &hdr, &hoff, why, wl);
+	if (r != IDX_OK)
 		goto fail;
-	}
 	root = &res.data;
 	if (mp_key_u64(root, "version", &v) || v != IDX_VERSION ||
 	    check_abi(mp_get(root, "abi")) != 0) {
@@ -972,10 +1079,12 @@ idx_map_index(int fd, const char *name, uint8_t *mem, size_t len,
 	}
 	idx_ext_register(ix, o);
 	msgpack_unpacked_destroy(&res);
+	free(hdr);
 	*out = ix;
 	return IDX_OK;
 fail:
 	msgpack_unpacked_destroy(&res);
+	free(hdr);
 	idx_index_free(ix);
 	return r;
 }
@@ -992,10 +1101,10 @@ idx_peek_fd(int fd, const char *name, const struct src_key *key,
 	const struct toc_ent *t;
 	msgpack_unpacked res;
 	const msgpack_object *root;
-	uint8_t *map;
-	uint64_t size, hoff = 0, hlen = 0, v;
-	size_t moff = 0;
+	uint8_t *map, *hdr = NULL;
+	uint64_t size, hoff = 0, v;
 	enum idx_why r;
+	int bad_hash;
 
 	*data = NULL;
 	*len = 0;
@@ -1017,16 +1126,9 @@ idx_peek_fd(int fd, const char *name, const struct src_key *key,
 	ix.map = map;
 	ix.map_len = (size_t)size;
 	msgpack_unpacked_init(&res);
-	r = check_prelude(map, size, &hoff, &hlen, why, wl);
+	r = header_open(map, size, &res, &hdr, &hoff, why, wl);
 	if (r != IDX_OK)
 		goto out;
-	r = IDX_CORRUPT;
-	if (idx_mp_bounded(map + hoff, (size_t)hlen) != 0 ||
-	    msgpack_unpack_next(&res, (const char *)map + hoff, (size_t)hlen,
-		&moff) != MSGPACK_UNPACK_SUCCESS || moff != hlen) {
-		snprintf(why, wl, "bad header");
-		goto out;
-	}
 	root = &res.data;
 	if (mp_key_u64(root, "version", &v) || v != IDX_VERSION ||
 	    check_abi(mp_get(root, "abi")) != 0) {
@@ -1047,8 +1149,7 @@ idx_peek_fd(int fd, const char *name, const struct src_key *key,
 		r = IDX_STALE;
 		goto out;
 	}
-	if (sv_xxh3(map + t->off, t->len) != t->hash ||
-	    (*data = sec_unpack(map, t)) == NULL) {
+	if ((*data = sec_unpack(map, t, &bad_hash)) == NULL) {
 		snprintf(why, wl, "section %s damaged", section);
 		goto out;
 	}
@@ -1056,6 +1157,7 @@ idx_peek_fd(int fd, const char *name, const struct src_key *key,
 	r = IDX_OK;
 out:
 	msgpack_unpacked_destroy(&res);
+	free(hdr);
 	free(ix.toc);
 	unmap(map, (size_t)size);
 	return r;

@@ -24,7 +24,7 @@
 
 #define CACHE_SLOTS 64
 #define CACHE_BYTES (64u << 20)
-#define N_SCRATCH 4
+#define N_SCRATCH 5 /* the callers' 0..3, and the stored bytes' */
 #define DROP_AROUND (64u << 10) /* what the kernel maps around a fault */
 
 struct cache_ent {
@@ -566,8 +566,11 @@ snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
 {
 	const struct snap_blkdir *d = &bs->dir[b];
 	uint64_t off = d->off;
+	uint8_t *stored;
 	unsigned k;
 
+	if (slot >= N_SCRATCH - 1)
+		return NULL;
 	*rlen = d->rlen[c];
 	for (k = 0; k < c; k++)
 		off += d->clen[k];
@@ -577,9 +580,20 @@ snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
 		return (const uint8_t *)"";
 	if (bs->drop != NULL)
 		drop_read(bs->drop, d->clen[c]);
-	if (snap_chunk_hash(bs->data + off, d->clen[c]) != d->chash[c])
+	/* the data may be a file mapping its owner can rewrite at any
+	 * time: copy the stored bytes once, then hash and decode the copy
+	 * (a raw chunk is copied straight into the caller's slot) */
+	if (d->clen[c] == d->rlen[c]) {
+		stored = scratch(slot, d->clen[c]);
+		memcpy(stored, bs->data + off, d->clen[c]);
+		return snap_chunk_hash(stored, d->clen[c]) == d->chash[c]
+		    ? stored : NULL;
+	}
+	stored = scratch(N_SCRATCH - 1, d->clen[c]);
+	memcpy(stored, bs->data + off, d->clen[c]);
+	if (snap_chunk_hash(stored, d->clen[c]) != d->chash[c])
 		return NULL;
-	return snap_chunk_raw(bs->data + off, d->clen[c], d->rlen[c],
+	return snap_chunk_raw(stored, d->clen[c], d->rlen[c],
 	    scratch(slot, d->rlen[c]));
 }
 

@@ -311,7 +311,11 @@ int snap_blk_decode_trace(const struct snap_blkset *bs, unsigned col,
     uint64_t b, void *out);
 
 /* The raw bytes of chunk c of block b (NULL when malformed; *rlen set),
- * using this thread's scratch buffer number slot (0..3). */
+ * in this thread's scratch buffer number slot (0..3), valid until the
+ * next call with that slot. The stored bytes are copied out of bs->data
+ * first and only the copy is hashed and decoded, so a chunk is checked
+ * and used as one set of bytes even when bs->data is a shared file
+ * mapping that another process rewrites. */
 const uint8_t *snap_blk_chunk(const struct snap_blkset *bs, uint64_t b,
     unsigned c, uint32_t *rlen, unsigned slot);
 

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <msgpack.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "../unit/idx_forge.h"
 #include "fuzz.h"
+#include "idx_walk.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
 #include "index/idx_lod.h"
@@ -48,6 +51,11 @@
 #define N_FIX 3
 #define MAX_DEVICES 8
 #define PINNED_MTIME 1000000000 /* 2001-09-09 */
+/* struct idx_devrec (src/index/idx_int.h, private to the index): its
+ * size and the places of flags and n_lod, as its abi entry checks them */
+#define IDX_DEVREC_SIZE 136
+#define IDX_DEVREC_FLAGS 4
+#define IDX_DEVREC_N_LOD 128
 
 static const char *const fixtures[N_FIX] = {
 	"newest.pickle", "small_p4.pickle", "two_traces.pickle",
@@ -157,6 +165,64 @@ setup(void)
 	}
 }
 
+/* The forgeries of doc/SECURITY.md's second review, made from the index
+ * of fixture i (its checksums made right): TOC entries aliasing one
+ * section, a raw length of 2^62, blocks sharing one payload, every
+ * device made WRAP (no pyramid, exact sums). */
+static void
+write_forged(const char *out, int i)
+{
+	struct forge fg;
+	struct forge_sec *t, copy;
+	char to[1024], name[32];
+	uint64_t off, len;
+	int k;
+
+	forge_load(&fg, ipath[i]);
+	for (k = 0; k < 64; k++) {
+		copy = *forge_find(&fg, IDX_SEC_STRS_DATA);
+		snprintf(name, sizeof name, "x.alias%d", k);
+		t = forge_add(&fg, name);
+		*t = copy;
+		snprintf(t->name, sizeof t->name, "%s", name);
+	}
+	snprintf(to, sizeof to, "%s/forged-alias-%d", out, i);
+	forge_write(&fg, to);
+	forge_free(&fg);
+
+	forge_load(&fg, ipath[i]);
+	forge_find(&fg, IDX_SEC_STACK_FRAMES)->raw = (uint64_t)1 << 62;
+	snprintf(to, sizeof to, "%s/forged-raw-%d", out, i);
+	forge_write(&fg, to);
+	forge_free(&fg);
+
+	forge_load(&fg, ipath[i]);
+	t = forge_find(&fg, IDX_SEC_EVDIR);
+	off = t->off;
+	len = t->len;
+	for (k = 1; (uint64_t)(k + 1) * sizeof(struct snap_blkdir) <= len;
+	    k++)
+		memcpy(fg.f + off + (uint64_t)k * sizeof(struct snap_blkdir) +
+		    offsetof(struct snap_blkdir, off), fg.f + off +
+		    offsetof(struct snap_blkdir, off), 8);
+	snprintf(to, sizeof to, "%s/forged-shared-%d", out, i);
+	forge_write(&fg, to);
+	forge_free(&fg);
+
+	forge_load(&fg, ipath[i]);
+	t = forge_find(&fg, IDX_SEC_DEVICES);
+	for (off = 0; off + IDX_DEVREC_SIZE <= t->len;
+	    off += IDX_DEVREC_SIZE) {
+		uint8_t *rec = fg.f + t->off + off;
+
+		rec[IDX_DEVREC_FLAGS + 1] |= 0x01;	/* IDX_DEV_WRAP */
+		memset(rec + IDX_DEVREC_N_LOD, 0, 8);
+	}
+	snprintf(to, sizeof to, "%s/forged-wrap-%d", out, i);
+	forge_write(&fg, to);
+	forge_free(&fg);
+}
+
 static void
 write_seeds(const char *out)
 {
@@ -182,6 +248,7 @@ write_seeds(const char *out)
 		snprintf(to, sizeof to, "%s/seed-%d", out, i);
 		put(to, b, n);
 		free(b);
+		write_forged(out, i);
 	}
 }
 
@@ -367,89 +434,6 @@ fix_hashes(const uint8_t *d, size_t n, size_t *out_n)
 	return out;
 }
 
-/* Reads everything a command or the TUI reads. */
-static uint64_t
-walk(const struct sv_index *ix)
-{
-	const struct snapshot *s = idx_snapshot(ix);
-	uint64_t acc = 0, j;
-	uint32_t d, i, nd, nf;
-
-	for (i = 0; i < s->strs.n; i++)
-		acc += strlen(snap_str(s, i));
-	for (i = 0; i < s->n_frames; i++)
-		acc += strlen(snap_str(s, s->frames[i].name)) +
-		    strlen(snap_str(s, s->frames[i].filename));
-	for (i = 0; i < s->n_stacks; i++) {
-		const uint32_t *f = snap_stack(s, i, &nf);
-		uint32_t k;
-
-		for (k = 0; k < nf; k++)
-			acc += f[k] < s->n_frames ? s->frames[f[k]].line : 0;
-	}
-	for (i = 0; i < s->n_segments; i++) {
-		const struct snap_segment *g = &s->segments[i];
-
-		if (g->first_block <= s->n_blocks &&
-		    g->n_blocks <= s->n_blocks - g->first_block)
-			for (j = 0; j < g->n_blocks; j++)
-				acc += s->blocks[g->first_block + j].size;
-	}
-	for (i = 0; i < s->n_annotations; i++)
-		acc += strlen(snap_str(s, s->annotations[i].name));
-	for (i = 0; i < s->n_settings; i++)
-		acc += strlen(snap_str(s, s->settings[i].key)) +
-		    strlen(snap_str(s, s->settings[i].value));
-	nd = snap_device_count(s);
-	if (nd > MAX_DEVICES)
-		nd = MAX_DEVICES;
-	for (d = 0; d < nd; d++) {
-		const struct snap_trace *t = snap_trace_of(s, d);
-		const struct idx_timeline *tl = idx_timeline(ix, d);
-		const struct idx_lod *lod = idx_lod(ix, d);
-		struct idx_lod_bucket b, cols[7];
-
-		if (t != NULL)
-			for (j = 0; j < t->n; j++) {
-				acc += snap_ev_action(t, j) +
-				    snap_ev_addr(t, j) + snap_ev_size(t, j) +
-				    snap_ev_stream(t, j);
-				(void)snap_stack(s, snap_ev_stack(t, j), &nf);
-				acc += nf;
-				acc += (uint64_t)snap_ev_time(t, j);
-				acc += strlen(snap_str(s, snap_ev_ctx(t, j)));
-				acc += strlen(snap_str(s, snap_ev_meta(t, j)));
-			}
-		if (tl == NULL || lod == NULL)
-			continue;
-		for (j = 0; j < tl->n_elems; j++) {
-			struct idx_elem e = idx_tl_elem(tl, j);
-
-			acc += e.size + e.addr;
-			(void)snap_stack(s, e.stack, &nf);
-		}
-		for (j = 0; j < tl->n_events; j++) {
-			uint64_t k = idx_tl_ev_elem(tl, j);
-
-			acc += idx_tl_total(tl, (int64_t)j) +
-			    idx_tl_reserved(tl, (int64_t)j) +
-			    (k < tl->n_elems ? idx_tl_elem(tl, k).size : 0);
-		}
-		idx_lod_range(lod, tl, 0, tl->n_events, &b);
-		acc += b.max_total;
-		idx_lod_range(lod, tl, tl->n_events / 3,
-		    tl->n_events - tl->n_events / 4, &b);
-		acc += b.min_total;
-		if (tl->n_events > 0) {
-			idx_lod_columns(lod, tl, 0, tl->n_events, 7, cols);
-			acc += cols[6].max_reserved;
-		}
-	}
-	(void)snap_format_label(s);
-	(void)snap_default_device(s);
-	return acc;
-}
-
 static void
 open_one(int k, const uint8_t *d, size_t n)
 {
@@ -465,7 +449,7 @@ open_one(int k, const uint8_t *d, size_t n)
 		fprintf(stderr, "fuzz_index: %s: %s\n", src[k], err.msg);
 		abort();
 	}
-	sink += walk(ix);
+	sink += idx_walk(ix, MAX_DEVICES, 1);
 	if (getenv("SNAPVIEW_FUZZ_INDEX_VERBOSE") != NULL) {
 		struct idx_info info;
 
