@@ -4,6 +4,10 @@ holds (doc/snapshot-format.md: `segments` is the allocator's state when
 the snapshot was taken, after the last trace event).
 
 usage: final_state.py SNAPSHOT.pickle STATE.json
+       final_state.py --devices CHECK.json
+
+The second form prints "DEVICE EVENTS OK" for each device with events
+in `snapview check --json` (OK: 1 when check finds it consistent).
 
 STATE.json is `snapview state --json --at LAST` of one device. The file
 is read with Python's pickle, refusing any class (a snapshot is plain
@@ -35,7 +39,16 @@ class Plain(pickle.Unpickler):
         raise pickle.UnpicklingError("class %s.%s in a snapshot" % (module, name))
 
 
+def devices(path):
+    for d in json.load(open(path))["devices"]:
+        if d["events"] > 0:
+            print(d["device"], d["events"], int(d["ok"]))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--devices":
+        return devices(sys.argv[2])
     with open(sys.argv[1], "rb") as f:
         snap = Plain(f).load()
     with open(sys.argv[2]) as f:

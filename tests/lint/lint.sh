@@ -32,6 +32,11 @@
 #   long      no C source line is over 80 columns (tabs every 8), except
 #             as many as tests/lint/long-lines.allow grants each file.
 #             -u rewrites that list from the tree instead.
+#   python    every *.py under tests/ (the helpers of tests/lib/ and the
+#             oracles beside the tests) compiles: $PYTHON3 -m py_compile,
+#             its byte code in a temp dir (PYTHONPYCACHEPREFIX, Python
+#             3.8 or later). Not in the default set: it needs python3
+#             (tests/lint/python.test runs it, or skips).
 #
 # Each violation is one line "FILE:LINE: reason" on stdout; the exit
 # status is 1 when there was any, 0 otherwise. Environment for headers:
@@ -47,7 +52,7 @@ if [ "${1:-}" = -u ]; then
 	shift
 fi
 if [ $# -lt 1 ] || [ ! -d "$1/src" ]; then
-	echo "usage: $0 [-u] ROOT [layers|headers|sections|long]..." >&2
+	echo "usage: $0 [-u] ROOT [layers|headers|sections|long|python]..." >&2
 	exit 2
 fi
 root=$(cd "$1" && pwd)
@@ -366,9 +371,23 @@ check_long() {
 	' "$tmp/long"
 }
 
+# ---- python -------------------------------------------------------------------
+check_python() {
+	py=${PYTHON3:-python3}
+	find tests -type f -name '*.py' | sort | while read -r f; do
+		if ! PYTHONPYCACHEPREFIX="$tmp/pyc" "$py" -m py_compile "$f" \
+		    > "$tmp/py.out" 2>&1; then
+			line=$(sed -n 's/.*line \([0-9][0-9]*\).*/\1/p' \
+			    "$tmp/py.out" | head -n 1)
+			msg=$(grep -m1 'Error' "$tmp/py.out")
+			echo "$f:${line:-1}: does not compile: ${msg:-$py failed}"
+		fi
+	done
+}
+
 for c in $checks; do
 	case $c in
-	layers|headers|sections|long) ;;
+	layers|headers|sections|long|python) ;;
 	*) echo "$0: unknown check $c" >&2; exit 2 ;;
 	esac
 	"check_$c" > "$tmp/out"
