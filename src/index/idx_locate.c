@@ -323,6 +323,23 @@ index_mode(const struct src_info *si, int in_cache)
 	return in_cache ? 0600 : 0600 | (si->mode & 0044);
 }
 
+/* A test hook (tests/index/concurrent.test, tests/harden/cache_faults.test):
+ * with SNAPVIEW_TEST_BUILD_PAUSE=FILE, a build waits here, its temp file
+ * written whole but not yet renamed, until FILE exists (a minute at
+ * most), so that a test can kill or interrupt it mid-build without
+ * racing it. */
+static void
+test_build_pause(void)
+{
+	const char *f = getenv("SNAPVIEW_TEST_BUILD_PAUSE");
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	int i;
+
+	for (i = 0; f != NULL && *f != '\0' && i < 6000 &&
+	    access(f, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+}
+
 /* Builds the index into target through a temp file of the given mode.
  * Returns 0 with *out set; -1 with err set. */
 static int
@@ -363,6 +380,7 @@ build_file(const char *path, const char *target, mode_t mode,
 	r = idx_build_into(&w, path, key, o, err);
 	free(w.toc);
 	if (r == 0) {
+		test_build_pause();
 		r = publish(fd, tmp, target, key, o, out, err);
 		if (r == 0)
 			(*out)->built = 1;

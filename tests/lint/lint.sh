@@ -5,15 +5,22 @@
 #   tests/lint/lint.sh [-u] ROOT [CHECK...]
 #
 # CHECK is one of (default: all of them):
-#   layers    #include "dir/..." never goes from a lower layer of src/ to
-#             a higher one (ARCHITECTURE.md); only src/tui includes curses;
-#             a private header (*_int.h) is included from its own
-#             directory only; the library layers (util to render) never
-#             print to stdout or stderr, exit or abort (except the two
-#             files that must: src/util/xalloc.c, the out-of-memory path,
-#             and src/util/fatal.c, the fatal-signal handler); a thread
-#             starts only through sv_thread_start() (src/util/thread.c),
-#             which blocks the asynchronous signals in it.
+#   layers    no include, #include "dir/..." or #include <dir/...> for a
+#             directory of src/, goes from a lower layer of src/ to a
+#             higher one (the order is tests/lint/layers.order, as in
+#             ARCHITECTURE.md), and none is computed (#include MACRO);
+#             only src/tui includes curses; a private header (*_int.h)
+#             is included from its own directory only; the library layers
+#             (util to render) never print to stdout or stderr nor exit
+#             (printf and friends, stdout, stderr, STDOUT_FILENO,
+#             STDERR_FILENO, write() to fd 1 or 2, /dev/tty, err(3) and
+#             warn(3), exit, _exit, _Exit, quick_exit, abort, assert),
+#             except the two files that must: src/util/xalloc.c, the
+#             out-of-memory path, and src/util/fatal.c, the fatal-signal
+#             handler; a thread starts only through sv_thread_start()
+#             (src/util/thread.c), which blocks the asynchronous signals
+#             in it. (Calls from a lower layer to a higher one are
+#             checked on the built objects: tests/callgraph/cycles.test.)
 #   headers   every header under src/ compiles on its own, twice in a row
 #             ($CC -fsyntax-only of a file that includes only it).
 #   sections  every "§N" resolves to a heading of the document it cites:
@@ -25,6 +32,11 @@
 #   long      no C source line is over 80 columns (tabs every 8), except
 #             as many as tests/lint/long-lines.allow grants each file.
 #             -u rewrites that list from the tree instead.
+#   python    every *.py under tests/ (the helpers of tests/lib/ and the
+#             oracles beside the tests) compiles: $PYTHON3 -m py_compile,
+#             its byte code in a temp dir (PYTHONPYCACHEPREFIX, Python
+#             3.8 or later). Not in the default set: it needs python3
+#             (tests/lint/python.test runs it, or skips).
 #
 # Each violation is one line "FILE:LINE: reason" on stdout; the exit
 # status is 1 when there was any, 0 otherwise. Environment for headers:
@@ -40,7 +52,7 @@ if [ "${1:-}" = -u ]; then
 	shift
 fi
 if [ $# -lt 1 ] || [ ! -d "$1/src" ]; then
-	echo "usage: $0 [-u] ROOT [layers|headers|sections|long]..." >&2
+	echo "usage: $0 [-u] ROOT [layers|headers|sections|long|python]..." >&2
 	exit 2
 fi
 root=$(cd "$1" && pwd)
@@ -57,9 +69,17 @@ find src -type f \( -name '*.c' -o -name '*.h' \) | sort > "$tmp/src"
 
 # ---- layers -----------------------------------------------------------------
 # Lowest first: a file may include its own layer and any below it. The
-# order is ARCHITECTURE.md's; src/main.c sits above everything.
+# order is ARCHITECTURE.md's, kept in tests/lint/layers.order; src/main.c
+# sits above everything.
 check_layers() {
-	awk -v order="util pickle snapshot index replay analysis render tui cli" \
+	order=$(grep -v '^#' "$lintdir/layers.order" | tr '\n' ' ')
+	case $order in
+	*[a-z]*) ;;
+	*) echo "tests/lint/layers.order:1: no layers in it"; return ;;
+	esac
+	find src -mindepth 1 -maxdepth 1 -type d | sed 's|^src/||' |
+	    tr '\n' ' ' > "$tmp/dirs"
+	awk -v order="$order" -v dirs="$(cat "$tmp/dirs")" \
 	    -v may_print="src/util/xalloc.c src/util/fatal.c" '
 	BEGIN {
 		n = split(order, l, " ")
@@ -69,6 +89,9 @@ check_layers() {
 		n = split(may_print, l, " ")
 		for (i = 1; i <= n; i++)
 			printer[l[i]] = 1
+		n = split(dirs, l, " ")
+		for (i = 1; i <= n; i++)
+			srcdir[l[i]] = 1
 	}
 	FNR == 1 {
 		layer = FILENAME
@@ -80,42 +103,66 @@ check_layers() {
 		dir = FILENAME
 		sub(/\/[^\/]*$/, "", dir)
 		sub(/^src\//, "", dir)
-	}
-	/^[ \t]*#[ \t]*include[ \t]*"/ {
-		inc = $0
-		sub(/^[^"]*"/, "", inc)
-		sub(/".*/, "", inc)
-		if (inc !~ /\//) {
-			if (inc != "config.h")
-				printf "%s:%d: include \"%s\" names no " \
-				    "layer (write \"dir/%s\")\n", FILENAME,
-				    FNR, inc, inc
-			next
-		}
-		to = inc
-		sub(/\/.*/, "", to)
-		if (!(to in rank) || to == "main") {
-			printf "%s:%d: include \"%s\": %s is no layer of " \
-			    "src/\n", FILENAME, FNR, inc, to
-			next
-		}
-		if (rank[to] > rank[layer])
-			printf "%s:%d: %s includes \"%s\" from the higher " \
-			    "layer %s\n", FILENAME, FNR, layer, inc, to
-		if (inc ~ /_int\.h$/ && inc !~ "^" dir "/")
-			printf "%s:%d: \"%s\" is private to src/%s\n",
-			    FILENAME, FNR, inc, to
+		if (!(layer in rank))
+			printf "%s:1: src/%s is in no layer (add it to " \
+			    "tests/lint/layers.order)\n", FILENAME, layer
 	}
 	/^[ \t]*#[ \t]*include[ \t]*<(n?curses|ncursesw\/|term\.h|panel\.h|menu\.h|form\.h)/ {
 		if (layer != "tui")
 			printf "%s:%d: curses is for src/tui only\n",
 			    FILENAME, FNR
 	}
+	# every form: "dir/x.h", <dir/x.h> for a directory of src/
+	# (-I src finds both), and a computed one, which cannot be checked
+	/^[ \t]*#[ \t]*(include|include_next|import)([^A-Za-z0-9_]|$)/ {
+		inc = $0
+		sub(/^[ \t]*#[ \t]*[a-z_]+[ \t]*/, "", inc)
+		if (inc ~ /^</) {
+			sub(/^</, "", inc)
+			sub(/>.*/, "", inc)
+			to = inc
+			sub(/\/.*/, "", to)
+			if (inc !~ /\// || !(to in srcdir))
+				next # a system header
+			shown = "<" inc ">"
+		} else if (inc ~ /^"/) {
+			sub(/^"/, "", inc)
+			sub(/".*/, "", inc)
+			shown = "\"" inc "\""
+		} else {
+			printf "%s:%d: a computed include (the layers lint " \
+			    "cannot check it)\n", FILENAME, FNR
+			next
+		}
+		if (inc !~ /\//) {
+			if (inc != "config.h")
+				printf "%s:%d: include %s names no " \
+				    "layer (write \"dir/%s\")\n", FILENAME,
+				    FNR, shown, inc
+			next
+		}
+		to = inc
+		sub(/\/.*/, "", to)
+		if (!(to in rank) || to == "main") {
+			printf "%s:%d: include %s: %s is no layer of " \
+			    "src/\n", FILENAME, FNR, shown, to
+			next
+		}
+		if (rank[to] > rank[layer])
+			printf "%s:%d: %s includes %s from the higher " \
+			    "layer %s\n", FILENAME, FNR, layer, shown, to
+		if (inc ~ /_int\.h$/ && inc !~ "^" dir "/")
+			printf "%s:%d: %s is private to src/%s\n",
+			    FILENAME, FNR, shown, to
+	}
 	# library layers: no output of their own, no exit
+	# (a member call, ops->exit() or s.abort(), is not the libc one)
 	rank[layer] <= rank["render"] && !(FILENAME in printer) &&
 	    $0 !~ /^[ \t]*(\/?\*|\/\/)/ &&
-	    ($0 ~ /(^|[^A-Za-z0-9_])(printf|puts|putchar|perror|exit|_exit|abort)[ \t]*\(/ ||
-	    $0 ~ /(^|[^A-Za-z0-9_])(stdout|stderr)([^A-Za-z0-9_]|$)/) {
+	    ($0 ~ /(^|[^A-Za-z0-9_.>])(v?printf|v?dprintf|puts|putchar|perror|psignal|psiginfo|v?syslog|v?errx?|v?warnx?|exit|_exit|_Exit|quick_exit|abort|assert)[ \t]*\(/ ||
+	    $0 ~ /(^|[^A-Za-z0-9_])(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)([^A-Za-z0-9_]|$)/ ||
+	    $0 ~ /(^|[^A-Za-z0-9_.>])write[ \t]*\([ \t]*[12][ \t]*,/ ||
+	    $0 ~ /"\/dev\/(tty|stdout|stderr)"/) {
 		printf "%s:%d: the %s layer prints or exits (only src/cli " \
 		    "and src/tui may)\n", FILENAME, FNR, layer
 	}
@@ -324,9 +371,23 @@ check_long() {
 	' "$tmp/long"
 }
 
+# ---- python -------------------------------------------------------------------
+check_python() {
+	py=${PYTHON3:-python3}
+	find tests -type f -name '*.py' | sort | while read -r f; do
+		if ! PYTHONPYCACHEPREFIX="$tmp/pyc" "$py" -m py_compile "$f" \
+		    > "$tmp/py.out" 2>&1; then
+			line=$(sed -n 's/.*line \([0-9][0-9]*\).*/\1/p' \
+			    "$tmp/py.out" | head -n 1)
+			msg=$(grep -m1 'Error' "$tmp/py.out")
+			echo "$f:${line:-1}: does not compile: ${msg:-$py failed}"
+		fi
+	done
+}
+
 for c in $checks; do
 	case $c in
-	layers|headers|sections|long) ;;
+	layers|headers|sections|long|python) ;;
 	*) echo "$0: unknown check $c" >&2; exit 2 ;;
 	esac
 	"check_$c" > "$tmp/out"

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""tests/tui/help.test: the help's pages hold every entry of the action
+table, whole and grouped, at 80x24 on the first page and at 40x20
+wrapped, never cut. The keys and texts come from the sources.
+
+usage: tui_help.py PANE_HELP.c ACTIONS.h WORKDIR
+"""
+import glob, os, re, sys
+help_c, actions_h, work = sys.argv[1:]
+src = open(help_c).read()
+# entries: {{ACT_A, ACT_B}, "text"}
+entries = re.findall(r'\{\{([A-Z_, ]+)\},\s*"([^"]*)"\}', src)
+assert len(entries) > 20, "entries not found in pane_help.c"
+# the first key of each action (a printable one rather than an arrow)
+keys = {}
+for m in re.finditer(r'_\((ACT_[A-Z_]+), "[a-z-]+", "([^"]*)", "([^"]*)"',
+                     open(actions_h).read()):
+    k1, k2 = m.group(2), m.group(3)
+    k = k2 if k1.startswith('<') and k2 and not k2.startswith('<') else k1
+    keys[m.group(1)] = k[1:-1] if k.startswith('<') and len(k) > 2 else k
+ok = True
+page = open(os.path.join(work, 'p1.screen')).read().split('\n')
+if '- more below: j' not in page[0]:
+    print('80x24: the title does not say there is more'); ok = False
+for acts, text in entries:
+    ks = ' '.join(keys[a.strip()] for a in acts.split(','))
+    hits = [l for l in page if ks + ' ' in l and text in l]
+    if not hits:
+        print('80x24 first page lacks "%s  %s" on one line' % (ks, text))
+        ok = False
+# every action of the table is named by some entry
+named = {a.strip() for acts, _ in entries for a in acts.split(',')}
+for a in keys:
+    if a not in named and 'More' not in open(os.path.join(work, 'p1.screen')).read():
+        print('action %s is in no group and there is no More group' % a)
+        ok = False
+# scrolled: the legend, and the title says more above
+last = open(sorted(glob.glob(os.path.join(work, 's*.screen')))[-1]).read()
+if 'Segment map: letters' not in last:
+    print('80x24: scrolling does not reach the legend'); ok = False
+if '- more above: k' not in last.split('\n')[0]:
+    print('80x24: scrolled title does not say more above'); ok = False
+# 40x20: every entry text whole once the wrapped lines are joined
+# (j scrolls one line: an entry is whole on some page; join per page)
+text40 = ''
+for p in sorted(glob.glob(os.path.join(work, 'n*.screen'))):
+    for l in open(p).read().split('\n')[1:-2]:
+        text40 += ' ' + l.strip()
+    text40 += ' |'
+flat = re.sub(r'\s+', ' ', text40)
+for acts, text in entries:
+    if text not in flat:
+        print('40x20: "%s" is never shown whole' % text); ok = False
+for l in open(os.path.join(work, 'n00.screen')).read().split('\n'):
+    if len(l) > 40:
+        print('40x20: line wider than the screen: %r' % l); ok = False
+sys.exit(0 if ok else 1)
