@@ -980,10 +980,13 @@ static int
 record_done(const struct pkl_reader *r, size_t p)
 {
 	uint64_t ops = 0; /* not counted: the general path reads these */
+	uint8_t op;
 
-	return skip_frames(r->buf, r->len, &p, &ops) &&
-	    (r->buf[p] == PKL_OP_EMPTY_DICT || r->buf[p] == PKL_OP_APPENDS ||
-	    r->buf[p] == PKL_OP_APPEND);
+	if (!skip_frames(r->buf, r->len, &p, &ops))
+		return 0;
+	op = r->buf[p];
+	return op == PKL_OP_EMPTY_DICT || op == PKL_OP_APPENDS ||
+	    op == PKL_OP_APPEND;
 }
 
 static int
@@ -1116,13 +1119,15 @@ op_build_from(struct pkl_reader *r, uint8_t kind, size_t from,
 
 /* ---- operands ---------------------------------------------------------- */
 
+/* The n operand bytes of op (the opcode just read, named in the
+ * message: the byte at op_pos is not read again) at *p. */
 static int
-operand(struct pkl_reader *r, size_t n, const uint8_t **p,
+operand(struct pkl_reader *r, uint8_t op, size_t n, const uint8_t **p,
     struct sv_error *err)
 {
 	if (r->len - r->pos < n)
 		return fail(r, err, SV_ERR_FORMAT, "truncated %s operand",
-		    op_names[r->buf[r->op_pos]]);
+		    op_names[op]);
 	*p = r->buf + r->pos;
 	r->pos += n;
 	return 0;
@@ -1223,14 +1228,14 @@ long_le8(const uint8_t *p, unsigned n, struct pkl_value *v)
 }
 
 static int
-op_string(struct pkl_reader *r, uint8_t kind, size_t lenbytes, int sign,
-    struct sv_error *err)
+op_string(struct pkl_reader *r, uint8_t op, uint8_t kind, size_t lenbytes,
+    int sign, struct sv_error *err)
 {
 	const uint8_t *p = NULL;
 	uint64_t n;
 	struct pkl_value v;
 
-	if (operand(r, lenbytes, &p, err) != 0)
+	if (operand(r, op, lenbytes, &p, err) != 0)
 		return -1;
 	n = le(p, lenbytes);
 	if (sign && (n & 0x80000000u))
@@ -1238,7 +1243,7 @@ op_string(struct pkl_reader *r, uint8_t kind, size_t lenbytes, int sign,
 	if (n > r->len - r->pos)
 		return fail(r, err, SV_ERR_FORMAT,
 		    "%s length %llu runs past the end of the file",
-		    op_names[r->buf[r->op_pos]], (unsigned long long)n);
+		    op_names[op], (unsigned long long)n);
 	if (n > UINT32_MAX)
 		return fail(r, err, SV_ERR_LIMIT, "string longer than 4 GiB");
 	memset(&v, 0, sizeof v);
@@ -1369,7 +1374,10 @@ rec_fetch(struct pkl_reader *r, const struct rec *rc, uint64_t idx,
 }
 
 /* A scalar, or a memo fetch of one or of an id, at *p: 1 and *p past it,
- * or 0. */
+ * or 0. Each byte of the input is read once, into a local that is then
+ * checked and used: the file is a shared mapping its owner may rewrite
+ * while we read it, and a length read again after its check could take
+ * *p past the end (doc/SECURITY.md, "While mapped"). */
 static inline __attribute__((always_inline)) int
 rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
     struct pkl_value *v)
@@ -1392,9 +1400,12 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 			return 0;
 		q += 1;
 	} else if (op == PKL_OP_LONG1) {
-		if (q >= len || buf[q] > len - q - 1)
+		if (q >= len)
 			return 0;
-		k = buf[q++];
+		k = buf[q];
+		if (k > len - q - 1)
+			return 0;
+		q++;
 		if (k >= 1 && k <= 8 && len - q >= 8)
 			long_le8(buf + q, (unsigned)k, v);
 		else
@@ -1413,12 +1424,15 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 		v->v.u = buf[q];
 		q += 1;
 	} else if (op == PKL_OP_SHORT_BINUNICODE) {
-		if (q >= len || buf[q] > len - q - 1)
+		if (q >= len)
+			return 0;
+		k = buf[q];
+		if (k > len - q - 1)
 			return 0;
 		v->kind = PKL_STR;
-		v->len = buf[q];
+		v->len = (uint32_t)k;
 		v->v.off = q + 1;
-		q += 1 + (size_t)buf[q];
+		q += 1 + k;
 	} else if (op == PKL_OP_BININT2) {
 		if (len - q < 2)
 			return 0;
@@ -1426,12 +1440,15 @@ rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
 		v->v.u = le(buf + q, 2);
 		q += 2;
 	} else if (op == PKL_OP_BINUNICODE) {
-		if (len - q < 4 || le(buf + q, 4) > len - q - 4)
+		if (len - q < 4)
+			return 0;
+		k = (size_t)le(buf + q, 4);
+		if (k > len - q - 4)
 			return 0;
 		v->kind = PKL_STR;
-		v->len = (uint32_t)le(buf + q, 4);
+		v->len = (uint32_t)k;
 		v->v.off = q + 4;
-		q += 4 + (size_t)v->len;
+		q += 4 + k;
 	} else if (op == PKL_OP_NONE) {
 		v->kind = PKL_NONE;
 		v->v.u = 0;
@@ -1480,12 +1497,14 @@ rec_fetch_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 	struct pkl_value *out = r->rec;
 	uint64_t idx;
 	uint32_t m;
+	uint8_t op;
 
 	while (n < end && p < len) {
-		if (buf[p] == PKL_OP_BINGET && len - p >= 2) {
+		op = buf[p];
+		if (op == PKL_OP_BINGET && len - p >= 2) {
 			idx = buf[p + 1];
 			at = p + 2;
-		} else if (buf[p] == PKL_OP_LONG_BINGET && len - p >= 5) {
+		} else if (op == PKL_OP_LONG_BINGET && len - p >= 5) {
 			idx = le(buf + p + 1, 4);
 			at = p + 5;
 		} else {
@@ -1672,6 +1691,7 @@ rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 	struct pkl_value *v;
 	uint64_t idx;
 	uint32_t m;
+	uint8_t op;
 
 	for (; n < REC_ITEMS && len - p >= 9; n++) {
 		/* 9 bytes: the longest operand read here but LONG1's, which
@@ -1680,10 +1700,11 @@ rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 		v->cls = 0;
 		v->flags = 0;
 		v->len = 0;
-		switch (buf[p]) {
+		op = buf[p];
+		switch (op) {
 		case PKL_OP_BINGET:
 		case PKL_OP_LONG_BINGET:
-			if (buf[p] == PKL_OP_BINGET) {
+			if (op == PKL_OP_BINGET) {
 				idx = buf[p + 1];
 				k = 2;
 			} else {
@@ -1839,24 +1860,25 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 	const uint8_t *p = NULL;
 	struct pkl_value v;
 	size_t m = 0;
+	uint8_t proto;
 
 	switch (op) {
 	case PKL_OP_BINGET:
-		if (operand(r, 1, &p, err) != 0)
+		if (operand(r, op, 1, &p, err) != 0)
 			return -1;
 		return memo_get(r, p[0], err);
 	case PKL_OP_LONG_BINGET:
-		if (operand(r, 4, &p, err) != 0)
+		if (operand(r, op, 4, &p, err) != 0)
 			return -1;
 		return memo_get(r, le(p, 4), err);
 	case PKL_OP_MEMOIZE:
 		return memo_put(r, r->memo_used, err);
 	case PKL_OP_BINPUT:
-		if (operand(r, 1, &p, err) != 0)
+		if (operand(r, op, 1, &p, err) != 0)
 			return -1;
 		return memo_put(r, p[0], err);
 	case PKL_OP_LONG_BINPUT:
-		if (operand(r, 4, &p, err) != 0)
+		if (operand(r, op, 4, &p, err) != 0)
 			return -1;
 		return memo_put(r, le(p, 4), err);
 	case PKL_OP_MARK:
@@ -1875,25 +1897,33 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 	case PKL_OP_APPENDS: return op_appends(r, 0, err);
 	case PKL_OP_ADDITEMS: return op_appends(r, 1, err);
 	case PKL_OP_APPEND: return op_append(r, err);
-	case PKL_OP_SHORT_BINUNICODE: return op_string(r, PKL_STR, 1, 0, err);
-	case PKL_OP_BINUNICODE: return op_string(r, PKL_STR, 4, 0, err);
-	case PKL_OP_BINUNICODE8: return op_string(r, PKL_STR, 8, 0, err);
-	case PKL_OP_SHORT_BINSTRING: return op_string(r, PKL_STR, 1, 0, err);
-	case PKL_OP_BINSTRING: return op_string(r, PKL_STR, 4, 1, err);
-	case PKL_OP_SHORT_BINBYTES: return op_string(r, PKL_BYTES, 1, 0, err);
-	case PKL_OP_BINBYTES: return op_string(r, PKL_BYTES, 4, 0, err);
+	case PKL_OP_SHORT_BINUNICODE:
+		return op_string(r, op, PKL_STR, 1, 0, err);
+	case PKL_OP_BINUNICODE:
+		return op_string(r, op, PKL_STR, 4, 0, err);
+	case PKL_OP_BINUNICODE8:
+		return op_string(r, op, PKL_STR, 8, 0, err);
+	case PKL_OP_SHORT_BINSTRING:
+		return op_string(r, op, PKL_STR, 1, 0, err);
+	case PKL_OP_BINSTRING:
+		return op_string(r, op, PKL_STR, 4, 1, err);
+	case PKL_OP_SHORT_BINBYTES:
+		return op_string(r, op, PKL_BYTES, 1, 0, err);
+	case PKL_OP_BINBYTES:
+		return op_string(r, op, PKL_BYTES, 4, 0, err);
 	case PKL_OP_BINBYTES8:
-	case PKL_OP_BYTEARRAY8: return op_string(r, PKL_BYTES, 8, 0, err);
+	case PKL_OP_BYTEARRAY8:
+		return op_string(r, op, PKL_BYTES, 8, 0, err);
 	case PKL_OP_BININT1:
-		if (operand(r, 1, &p, err) != 0)
+		if (operand(r, op, 1, &p, err) != 0)
 			return -1;
 		return push_scalar(r, PKL_INT, p[0], err);
 	case PKL_OP_BININT2:
-		if (operand(r, 2, &p, err) != 0)
+		if (operand(r, op, 2, &p, err) != 0)
 			return -1;
 		return push_scalar(r, PKL_INT, le(p, 2), err);
 	case PKL_OP_BININT:
-		if (operand(r, 4, &p, err) != 0)
+		if (operand(r, op, 4, &p, err) != 0)
 			return -1;
 		return push_scalar(r, PKL_INT,
 		    (uint64_t)(int64_t)(int32_t)(uint32_t)le(p, 4), err);
@@ -1902,7 +1932,7 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 		size_t nb = op == PKL_OP_LONG1 ? 1 : 4;
 		uint64_t n;
 
-		if (operand(r, nb, &p, err) != 0)
+		if (operand(r, op, nb, &p, err) != 0)
 			return -1;
 		n = le(p, nb);
 		if (op == PKL_OP_LONG4 && (n & 0x80000000u))
@@ -1917,7 +1947,7 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 		return push(r, &v, err);
 	}
 	case PKL_OP_BINFLOAT:
-		if (operand(r, 8, &p, err) != 0)
+		if (operand(r, op, 8, &p, err) != 0)
 			return -1;
 		memset(&v, 0, sizeof v);
 		v.kind = PKL_FLOAT;
@@ -1947,14 +1977,15 @@ step(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 							   : PKL_SET,
 		    m, err);
 	case PKL_OP_FRAME:
-		return operand(r, 8, &p, err);
+		return operand(r, op, 8, &p, err);
 	case PKL_OP_PROTO:
-		if (operand(r, 1, &p, err) != 0)
+		if (operand(r, op, 1, &p, err) != 0)
 			return -1;
-		if (p[0] > 5)
+		proto = p[0];
+		if (proto > 5)
 			return fail(r, err, SV_ERR_UNSUPPORTED,
-			    "pickle protocol %d is newer than 5", p[0]);
-		r->protocol = p[0];
+			    "pickle protocol %d is newer than 5", proto);
+		r->protocol = proto;
 		return 0;
 	case PKL_OP_POP:
 		if (r->sp > top_mark(r)) {
@@ -2075,6 +2106,7 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 			const uint64_t *mbase = r->mbase;
 			size_t sp = r->sp, cap = r->stack_cap;
 			size_t mcap = r->memo_top, at;
+			uint8_t next;
 
 			for (;;) {
 				if (op == PKL_OP_BINGET) {
@@ -2097,12 +2129,14 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 					break;
 				sp++;
 				pos = at;
-				if (__builtin_expect(pos >= len, 0) ||
-				    (buf[pos] != PKL_OP_BINGET &&
-				    buf[pos] != PKL_OP_LONG_BINGET))
+				if (__builtin_expect(pos >= len, 0))
 					break;
-				r->op_pos = pos;
-				op = buf[pos++];
+				next = buf[pos]; /* read once: checked, used */
+				if (next != PKL_OP_BINGET &&
+				    next != PKL_OP_LONG_BINGET)
+					break;
+				r->op_pos = pos++;
+				op = next;
 				ops++;
 			}
 			r->sp = sp;
