@@ -120,63 +120,152 @@ steady(const struct slot *sl, uint64_t hits, int last_is_window_end)
 	return last_is_window_end && hits >= 3 && sl->hi <= 2 * sl->lo;
 }
 
-int
-an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
-    struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
-    int64_t to, struct an_leaks *out, struct sv_error *err)
-{
-	static const struct an_leaks_with none;
-	const struct replay_state *rs = NULL;
-	struct an_steps own;
+/* The pass of an_leaks_ex() over the timeline's elements: each site's
+ * slot (out->sites[k] and slots[k], found by site_key() in slot_of), and
+ * where the block sizes come from. */
+struct pass {
+	struct an_leaks *out;
 	const struct an_steps *steps;
-	uint32_t *slot_of = NULL, n_slots = 0;
-	struct slot *slots = NULL;
-	size_t cap_of = 0, cap_sl = 0, cap_ls = 0;
-	int rule = REPLAY_ROUND_CUDA;
-	int64_t last_step;
-	uint64_t i;
-	struct an_at at = {0, 0};
+	const struct an_categories *cats; /* used when out->has_categories */
+	const struct replay_state *rs;    /* the window's end, or NULL */
+	int rule;                         /* the size rule without rs */
+	uint32_t *slot_of;                /* UINT32_MAX: none yet */
+	size_t cap_of;
+	struct slot *slots;
+	size_t cap_sl, cap_ls;
+	uint32_t n_slots;
+	struct an_at at;                  /* an_step_at_c()'s place */
+};
 
-	if (with == NULL)
-		with = &none;
-	memset(out, 0, sizeof *out);
-	memset(&own, 0, sizeof own);
-	out->device = tl->device;
-	if (from < -1)
-		from = -1;
-	if (to < 0 || (uint64_t)to >= tl->n_events)
-		to = (int64_t)tl->n_events - 1;
-	out->from = from;
-	out->to = to;
-	if (tl->n_events == 0 || from > to)
+/* Where the block sizes at the window's end come from: the replay, moved
+ * there, or the device's size rule. */
+static int
+pass_sizes(struct pass *p, const struct snapshot *s,
+    const struct idx_timeline *tl, struct replay *replay, int64_t to,
+    struct sv_error *err)
+{
+	if (replay == NULL) {
+		p->rule = replay_round_detect(s, tl->device, NULL);
 		return 0;
-	steps = with->steps;
-	if (steps == NULL) {
-		if (an_steps_find(s, tl->device, &own, err) != 0)
-			return -1;
-		steps = &own;
 	}
-	window_steps(out, steps);
-	last_step = an_step_at(steps, to);
-	out->has_categories = with->cats != NULL &&
-	    with->cats->n_elems == tl->n_elems;
-	if (with->replay != NULL) {
-		if (replay_seek(with->replay, to, err) != 0) {
-			an_steps_destroy(&own);
-			return -1;
+	if (replay_seek(replay, to, err) != 0)
+		return -1;
+	p->rs = replay_state(replay);
+	p->out->rounded_from_state = 1;
+	return 0;
+}
+
+/* The slot of site, for e its leaked block; made on the site's first. */
+static uint32_t
+pass_slot(struct pass *p, uint32_t site, const struct idx_elem *e)
+{
+	uint64_t key = site_key(site, e);
+	struct an_leak_site *ls;
+	uint32_t k;
+
+	if (key >= p->cap_of) {
+		size_t old = p->cap_of;
+
+		XGROW(p->slot_of, p->cap_of, (size_t)key + 1);
+		memset(p->slot_of + old, 0xff,
+		    (p->cap_of - old) * sizeof *p->slot_of);
+	}
+	if (p->slot_of[key] != UINT32_MAX)
+		return p->slot_of[key];
+	k = p->n_slots;
+	XGROW(p->slots, p->cap_sl, (size_t)k + 1);
+	XGROW(p->out->sites, p->cap_ls, (size_t)k + 1);
+	memset(&p->slots[k], 0, sizeof p->slots[k]);
+	p->slots[k].last_step = -1;
+	p->slots[k].lo = UINT64_MAX;
+	ls = &p->out->sites[k];
+	memset(ls, 0, sizeof *ls);
+	ls->site = site;
+	ls->stack = e->stack;
+	ls->first_ev = e->alloc_ev;
+	ls->last_ev = e->alloc_ev;
+	ls->category = -1;
+	ls->free_stack = (e->flags & IDX_ELEM_PRE) != 0;
+	p->slot_of[key] = p->n_slots++;
+	return k;
+}
+
+/* Counts e, a leaked block of slot k, in the step that allocated it, or
+ * as allocated before the trace. */
+static void
+pass_step(struct pass *p, uint32_t k, const struct idx_elem *e)
+{
+	struct an_leak_site *ls = &p->out->sites[k];
+	struct slot *sl = &p->slots[k];
+	int64_t st;
+
+	if (e->alloc_ev < 0) {
+		ls->before_trace++;
+		p->out->before_trace++;
+		return;
+	}
+	if ((st = an_step_at_c(p->steps, e->alloc_ev, &p->at)) < 0)
+		return;
+	/* elements come in alloc order: steps only grow */
+	if (st != sl->last_step) {
+		if (sl->last_step >= 0) {
+			if (sl->cur < sl->lo)
+				sl->lo = sl->cur;
+			if (sl->cur > sl->hi)
+				sl->hi = sl->cur;
 		}
-		rs = replay_state(with->replay);
-		out->rounded_from_state = 1;
-	} else {
-		rule = replay_round_detect(s, tl->device, NULL);
+		ls->steps_hit++;
+		sl->last_step = st;
+		sl->cur = 0;
 	}
+	sl->cur++;
+}
+
+/* Adds e, element i and a leaked block of slot k, to its site and to the
+ * totals: bytes, its block's size, its step, its category. */
+static void
+pass_add(struct pass *p, uint64_t i, uint32_t k, const struct idx_elem *e)
+{
+	struct an_leaks *out = p->out;
+	struct an_leak_site *ls = &out->sites[k];
+	uint64_t bs = 0;
+	unsigned cat;
+
+	if (p->rs != NULL)
+		bs = block_size_at(p->rs, e->addr);
+	if (bs == 0)
+		bs = replay_round_size(p->rule, e->size);
+	pass_step(p, k, e);
+	ls->count++;
+	ls->bytes += e->size;
+	ls->rounded += bs;
+	if (e->alloc_ev >= 0 && (ls->first_ev < 0 ||
+	    e->alloc_ev < ls->first_ev))
+		ls->first_ev = e->alloc_ev;
+	if (e->alloc_ev > ls->last_ev)
+		ls->last_ev = e->alloc_ev;
+	if (out->has_categories) {
+		cat = an_category_of(p->cats, i);
+		p->slots[k].cat_bytes[cat] += e->size;
+		out->cat_bytes[cat] += e->size;
+		out->cat_count[cat]++;
+	}
+	out->count++;
+	out->bytes += e->size;
+	out->rounded += bs;
+}
+
+/* Every element leaked in [from, to] into its site's slot; those alive
+ * across the window's start counted apart. */
+static void
+pass_run(struct pass *p, const struct idx_timeline *tl,
+    struct an_sites *sites, int64_t from, int64_t to)
+{
+	struct an_leaks *out = p->out;
+	uint64_t i;
+
 	for (i = 0; i < tl->n_elems; i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
-		struct an_leak_site *ls;
-		uint64_t k, key, bs = 0;
-		uint32_t site;
-		int64_t st;
-		unsigned cat;
 
 		if (!leaked(&e, from, to)) {
 			if (e.alloc_ev < from &&
@@ -186,77 +275,20 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 			}
 			continue;
 		}
-		site = an_site_of(sites, e.stack);
-		key = site_key(site, &e);
-		if (key >= cap_of) {
-			size_t old = cap_of;
-
-			XGROW(slot_of, cap_of, (size_t)key + 1);
-			memset(slot_of + old, 0xff,
-			    (cap_of - old) * sizeof *slot_of);
-		}
-		if (slot_of[key] == UINT32_MAX) {
-			XGROW(slots, cap_sl, (size_t)n_slots + 1);
-			XGROW(out->sites, cap_ls, (size_t)n_slots + 1);
-			memset(&slots[n_slots], 0, sizeof slots[n_slots]);
-			slots[n_slots].last_step = -1;
-			slots[n_slots].lo = UINT64_MAX;
-			ls = &out->sites[n_slots];
-			memset(ls, 0, sizeof *ls);
-			ls->site = site;
-			ls->stack = e.stack;
-			ls->first_ev = e.alloc_ev;
-			ls->last_ev = e.alloc_ev;
-			ls->category = -1;
-			ls->free_stack = (e.flags & IDX_ELEM_PRE) != 0;
-			slot_of[key] = n_slots++;
-		}
-		k = slot_of[key];
-		ls = &out->sites[k];
-		if (rs != NULL)
-			bs = block_size_at(rs, e.addr);
-		if (bs == 0)
-			bs = replay_round_size(rule, e.size);
-		if (e.alloc_ev < 0) {
-			ls->before_trace++;
-			out->before_trace++;
-		} else if ((st = an_step_at_c(steps, e.alloc_ev, &at)) >= 0) {
-			struct slot *sl = &slots[k];
-
-			/* elements come in alloc order: steps only grow */
-			if (st != sl->last_step) {
-				if (sl->last_step >= 0) {
-					if (sl->cur < sl->lo)
-						sl->lo = sl->cur;
-					if (sl->cur > sl->hi)
-						sl->hi = sl->cur;
-				}
-				ls->steps_hit++;
-				sl->last_step = st;
-				sl->cur = 0;
-			}
-			sl->cur++;
-		}
-		ls->count++;
-		ls->bytes += e.size;
-		ls->rounded += bs;
-		if (e.alloc_ev >= 0 && (ls->first_ev < 0 ||
-		    e.alloc_ev < ls->first_ev))
-			ls->first_ev = e.alloc_ev;
-		if (e.alloc_ev > ls->last_ev)
-			ls->last_ev = e.alloc_ev;
-		if (out->has_categories) {
-			cat = an_category_of(with->cats, i);
-			slots[k].cat_bytes[cat] += e.size;
-			out->cat_bytes[cat] += e.size;
-			out->cat_count[cat]++;
-		}
-		out->count++;
-		out->bytes += e.size;
-		out->rounded += bs;
+		pass_add(p, i, pass_slot(p, an_site_of(sites, e.stack), &e),
+		    &e);
 	}
-	out->n_sites = n_slots;
-	for (i = 0; i < n_slots; i++) {
+}
+
+/* Each site's verdicts: periodic (it leaks in steady amounts in most
+ * steps) and, with categories, the one holding most of its bytes. */
+static void
+judge_sites(struct an_leaks *out, const struct slot *slots,
+    int64_t last_step)
+{
+	uint64_t i;
+
+	for (i = 0; i < out->n_sites; i++) {
 		struct an_leak_site *ls = &out->sites[i];
 		unsigned c, best = 0;
 
@@ -271,10 +303,56 @@ an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
 				best = c;
 		ls->category = (int)best;
 	}
-	if (n_slots > 0)
+}
+
+int
+an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
+    struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
+    int64_t to, struct an_leaks *out, struct sv_error *err)
+{
+	static const struct an_leaks_with none;
+	struct an_steps own;
+	struct pass p;
+	int64_t last_step;
+
+	if (with == NULL)
+		with = &none;
+	memset(out, 0, sizeof *out);
+	memset(&own, 0, sizeof own);
+	out->device = tl->device;
+	if (from < -1)
+		from = -1;
+	if (to < 0 || (uint64_t)to >= tl->n_events)
+		to = (int64_t)tl->n_events - 1;
+	out->from = from;
+	out->to = to;
+	if (tl->n_events == 0 || from > to)
+		return 0;
+	memset(&p, 0, sizeof p);
+	p.out = out;
+	p.rule = REPLAY_ROUND_CUDA;
+	p.steps = with->steps;
+	if (p.steps == NULL) {
+		if (an_steps_find(s, tl->device, &own, err) != 0)
+			return -1;
+		p.steps = &own;
+	}
+	window_steps(out, p.steps);
+	last_step = an_step_at(p.steps, to);
+	out->has_categories = with->cats != NULL &&
+	    with->cats->n_elems == tl->n_elems;
+	p.cats = with->cats;
+	if (pass_sizes(&p, s, tl, with->replay, to, err) != 0) {
+		an_steps_destroy(&own);
+		return -1;
+	}
+	pass_run(&p, tl, sites, from, to);
+	out->n_sites = p.n_slots;
+	judge_sites(out, p.slots, last_step);
+	if (p.n_slots > 0)
 		qsort(out->sites, out->n_sites, sizeof *out->sites, cmp_site);
-	free(slots);
-	free(slot_of);
+	free(p.slots);
+	free(p.slot_of);
 	an_steps_destroy(&own);
 	return 0;
 }

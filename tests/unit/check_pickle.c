@@ -908,6 +908,164 @@ START_TEST(test_pickle_records_errors)
 }
 END_TEST
 
+/* Runs buf through both sinks: the same result, log, error and offset.
+ * Returns run_recs()'s result; *fast and *general get the counters. */
+static int
+recs_both(const void *buf, size_t len, struct recs *a, struct sv_error *err,
+    struct pkl_stats *fast, struct pkl_stats *general)
+{
+	struct pkl_reader *keep = NULL;
+	struct recs b;
+	struct sv_error e2;
+	int ra, rb;
+
+	memset(a, 0, sizeof *a);
+	memset(&b, 0, sizeof b);
+	memset(fast, 0, sizeof *fast);
+	memset(general, 0, sizeof *general);
+	sv_error_clear(err);
+	sv_error_clear(&e2);
+	ra = pkl_run(buf, len, &recs_sink, a, &keep, err);
+	if (keep != NULL)
+		pkl_get_stats(keep, fast);
+	pkl_reader_free(keep);
+	keep = NULL;
+	rb = pkl_run(buf, len, &recs_general, &b, &keep, &e2);
+	if (keep != NULL)
+		pkl_get_stats(keep, general);
+	pkl_reader_free(keep);
+	ck_assert_int_eq(ra, rb);
+	ck_assert_str_eq(a->log, b.log);
+	if (ra != 0) {
+		ck_assert_str_eq(err->msg, e2.msg);
+		ck_assert_uint_eq(err->offset, e2.offset);
+	}
+	return ra;
+}
+
+/*
+ * Every operand form the record reader's rec_scalar() reads, each taken
+ * by the fast path (no dict built: one container fewer than the general
+ * path) and agreeing with the general path: the items of a list of the
+ * record (all but memo fetches of ids and strings go through it), the
+ * record's items that rec_item_run() leaves to it, and the last item of
+ * a file too short for rec_item_run(). Then, in a list and as an item,
+ * lengths that run past the end, operands cut by the end and a fetch of
+ * a slot not set: refused there, and the general path gives its message
+ * at its offset.
+ */
+START_TEST(test_pickle_records_operands)
+{
+	static const struct {
+		const char *b;
+		size_t n;
+		const char *want;
+	} tail[] = {
+#define T(b, w) {b, sizeof(b) - 1, w}
+		T("K\x07", "7"),
+		T("M\x01\x02", "513"),
+		T("J\xff\xff\xff\xff", "-1"),
+		T("\x8c\x01" "y", "'y'"),
+		T("\x8a\x02\xff\x7f", "32767"),
+		T("\x8a\x01\xfe", "-2"),
+		T("\x8a\x00", "0"),
+		T("h\x00", "'x'"),
+		T("j\x00\x00\x00\x00", "'x'"),
+		T("N", "None"),
+		T("\x88", "True"),
+		T("\x89", "False"),
+#undef T
+	};
+	static const struct {
+		const char *b;
+		size_t n;
+		const char *frag;
+	} bad[] = {
+#define B(b, f) {b, sizeof(b) - 1, f}
+		B("X\x09\x00\x00\x00" "abcdefg", "runs past the end"),
+		B("\x8c\x09" "abcdefg", "runs past the end"),
+		B("\x8a\x09" "abcdefg", "runs past the end"),
+		B("\x8c\xff" "abcdefghij", "runs past the end"),
+		B("\x8a\xff" "abcdefghij", "runs past the end"),
+		B("X\xff\xff\xff\x7f" "abcdefghij", "runs past the end"),
+		B("X\x01\x00", "truncated BINUNICODE operand"),
+		B("\x8c", "truncated SHORT_BINUNICODE operand"),
+		B("\x8a", "truncated LONG1 operand"),
+		B("J\xff", "truncated BININT operand"),
+		B("M\x01", "truncated BININT2 operand"),
+		B("K", "truncated BININT1 operand"),
+		B("G\x3f\xf8", "truncated BINFLOAT operand"),
+		B("h", "truncated BINGET operand"),
+		B("j\x00\x00", "truncated LONG_BINGET operand"),
+		B("h\x09NNNNNNNNNN", "memo index 9 not set"),
+#undef B
+	};
+	static const char head[] =
+	    "\x80\x04"
+	    "\x8c\x01x\x94" "0"                     /* slot 0: 'x' */
+	    "K\x2a\x94" "0"                         /* 1: 42 */
+	    "G\x3f\xf8\x00\x00\x00\x00\x00\x00\x94" "0" /* 2: 1.5, boxed */
+	    "\x88\x94" "0"                          /* 3: True */
+	    "N\x94" "0";                            /* 4: None */
+	static const char rec[] =
+	    "](}(\x8c\x01l](K\x07M\x01\x02J\xff\xff\xff\xff\x8c\x02hi"
+	    "X\x03\x00\x00\x00" "abcNG\x3f\xf8\x00\x00\x00\x00\x00\x00"
+	    "\x88\x89\x8a\x00\x8a\x06\x00\x00\x1a\x22\x3a\x7f"
+	    "\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00"
+	    "\x8a\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"
+	    "h\x01j\x02\x00\x00\x00h\x03j\x04\x00\x00\x00"
+	    "K\x09\x94h\x05h\x00" "e"              /* 5: 9, fetched */
+	    "\x8c\x01nN\x8c\x01t\x88\x8c\x01" "f\x89"
+	    "\x8c\x01gG\x3f\xf8\x00\x00\x00\x00\x00\x00"
+	    "\x8c\x01uX\x03\x00\x00\x00" "abc\x8c\x01z\x8a\x00"
+	    "\x8c\x01w\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00"
+	    "\x8c\x01" "bh\x01\x8c\x01mj\x02\x00\x00\x00"
+	    "\x8c\x01pK\x05\x94\x8c\x01qh\x06"     /* 6: 5, fetched */
+	    "ue.";
+	struct pb p = {NULL, 0, 0};
+	struct recs a;
+	struct sv_error err;
+	struct pkl_stats sa, sb;
+	char want[256];
+	size_t i;
+
+	PB_LIT(&p, head);
+	PB_LIT(&p, rec);
+	ck_assert_int_eq(recs_both(p.b, p.n, &a, &err, &sa, &sb), 0);
+	ck_assert_str_eq(a.log, "{'l':[7,513,-1,'hi','abc',None,1.5,True,"
+	    "False,0,139887656960000,18446744073709551615,big,42,1.5,True,"
+	    "None,9,9,'x'],'n':None,'t':True,'f':False,'g':1.5,'u':'abc',"
+	    "'z':0,'w':18446744073709551615,'b':42,'m':1.5,'p':5,'q':5};");
+	ck_assert_uint_eq(sa.containers_peak, 2); /* the list and 'l' */
+	ck_assert_uint_eq(sb.containers_peak, 3);
+	ck_assert_uint_eq(sa.memo_slots, 7);
+	for (i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+		p.n = 0;
+		PB_LIT(&p, head);
+		PB_LIT(&p, "](}(\x8c\x01" "a");
+		pb_bytes(&p, tail[i].b, tail[i].n);
+		PB_LIT(&p, "ue.");
+		ck_assert_int_eq(recs_both(p.b, p.n, &a, &err, &sa, &sb), 0);
+		snprintf(want, sizeof want, "{'a':%s};", tail[i].want);
+		ck_assert_str_eq(a.log, want);
+		ck_assert_uint_eq(sa.containers_peak, 1);
+		ck_assert_uint_eq(sb.containers_peak, 2);
+	}
+	for (i = 0; i < 2 * sizeof bad / sizeof bad[0]; i++) {
+		p.n = 0;
+		PB_LIT(&p, head);
+		PB_LIT(&p, "](}(\x8c\x01" "a");
+		if (i & 1)
+			PB_LIT(&p, "](");
+		pb_bytes(&p, bad[i / 2].b, bad[i / 2].n);
+		ck_assert_int_eq(recs_both(p.b, p.n, &a, &err, &sa, &sb), -1);
+		ck_assert_msg(strstr(err.msg, bad[i / 2].frag) != NULL, "%s",
+		    err.msg);
+	}
+	free(p.b);
+}
+END_TEST
+
 static Suite *
 pickle_suite(void)
 {
@@ -927,6 +1085,7 @@ pickle_suite(void)
 	tcase_add_loop_test(tc, test_pickle_records_whole, 0, 2);
 	tcase_add_loop_test(tc, test_pickle_records_long_list, 0, 2);
 	tcase_add_test(tc, test_pickle_records_errors);
+	tcase_add_test(tc, test_pickle_records_operands);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
 	tcase_add_test(tl, test_pickle_deep);

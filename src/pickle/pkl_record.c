@@ -1,0 +1,630 @@
+/*
+ * The pickle VM's fast path for records (pkl_sink.take_record): a dict of
+ * a record class, read whole at its EMPTY_DICT without building a
+ * container. It reads up to the SETITEMS without changing anything, and
+ * gives up (the general path then runs from the EMPTY_DICT) on any shape
+ * it does not know; a record it takes leaves the None flagged F_TAKEN on
+ * the stack that the general path's close_record() leaves, and the memo
+ * as that path would. Every opcode and length byte is read once, then
+ * checked and used (pkl_int.h).
+ */
+#include "config.h"
+
+#include "pickle/pkl_int.h"
+
+#include <string.h>
+
+#include "pickle/pkl_ops.h"
+#include "util/xalloc.h"
+
+#define REC_ITEMS 64      /* keys and values of a record read whole */
+#define REC_LISTS 4       /* lists among its values */
+#define REC_PUTS 128      /* memo stores in it */
+#define REC_LIST_MAX 65536 /* items of one such list */
+
+/* A memo store inside a record read whole: the slot, and what is stored
+ * there: the dict, its item i, its list i, or item i of the lists. */
+enum { P_DICT, P_ITEM, P_LIST, P_LITEM };
+struct rec_put {
+	uint64_t slot;
+	uint32_t i;
+	uint8_t what;
+};
+
+/* A list value of the record: it[item] stands for it until it is made;
+ * its items are r->rec[first .. first + n). */
+struct rec_list {
+	uint32_t item;
+	size_t first, n;
+};
+
+struct rec {
+	uint64_t ops;  /* opcodes read (apart from slot: the two are
+			* counted in one instruction otherwise, and a
+			* 16-byte load of two 8-byte stores stalls) */
+	struct pkl_value it[REC_ITEMS];
+	size_t n;
+	struct rec_put put[REC_PUTS];
+	size_t np;
+	struct rec_list list[REC_LISTS];
+	size_t nl;
+	size_t nli;    /* items in r->rec */
+	uint64_t slot; /* the next fresh memo slot */
+};
+
+/* Steps *p over FRAME opcodes (counted in *ops); 0 if the bytes end. */
+static inline __attribute__((always_inline)) int
+skip_frames(const uint8_t *buf, size_t len, size_t *p, uint64_t *ops)
+{
+	while (__builtin_expect(*p < len && buf[*p] == PKL_OP_FRAME, 0)) {
+		if (len - *p - 1 < 8)
+			return 0;
+		*p += 9;
+		(*ops)++;
+	}
+	return *p < len;
+}
+
+/* Whether the opcode at p (FRAMEs skipped) shows that the record just
+ * closed is complete: its next sibling's EMPTY_DICT, or the APPEND(S)
+ * that adds it to its list. */
+int
+pkl_record_done(const struct pkl_reader *r, size_t p)
+{
+	uint64_t ops = 0; /* not counted: the general path reads these */
+	uint8_t op;
+
+	if (!skip_frames(r->buf, r->len, &p, &ops))
+		return 0;
+	op = r->buf[p];
+	return op == PKL_OP_EMPTY_DICT || op == PKL_OP_APPENDS ||
+	    op == PKL_OP_APPEND;
+}
+
+/* A memo store at *p (MEMOIZE, BINPUT or LONG_BINPUT) of what/i into the
+ * next fresh slot: 1 and *p past it; 0 if there is none at *p; -1 if it
+ * is one this path does not take. */
+static inline __attribute__((always_inline)) int
+rec_memo(struct rec *rc, const uint8_t *buf, size_t len, size_t *p,
+    uint8_t what, size_t i)
+{
+	switch (buf[*p]) {
+	case PKL_OP_MEMOIZE:
+		*p += 1;
+		break;
+	case PKL_OP_BINPUT:
+		if (len - *p < 2 || buf[*p + 1] != rc->slot)
+			return -1;
+		*p += 2;
+		break;
+	case PKL_OP_LONG_BINPUT:
+		if (len - *p < 5 || le(buf + *p + 1, 4) != rc->slot)
+			return -1;
+		*p += 5;
+		break;
+	default:
+		return 0;
+	}
+	if (rc->np == REC_PUTS)
+		return -1;
+	rc->put[rc->np].slot = rc->slot++;
+	rc->put[rc->np].i = (uint32_t)i;
+	rc->put[rc->np++].what = what;
+	rc->ops++;
+	return 1;
+}
+
+/* The value of a memo fetch of slot idx: 1, or 0 if it is not a scalar or
+ * an id (or not set). */
+static inline __attribute__((always_inline)) int
+rec_fetch(struct pkl_reader *r, const struct rec *rc, uint64_t idx,
+    struct pkl_value *v)
+{
+	size_t k;
+	uint32_t m;
+
+	if (__builtin_expect(idx < r->memo_top, 1)) {
+		m = r->memo[idx];
+		if (slot_id_or_str(m, idx, r->mbase, v))
+			return 1;
+		switch (m & 7) {
+		case M_SMALL:
+			pkl_memo_decode(r, idx, m, v, NULL);
+			return 1;
+		case M_BOXED:
+			*v = r->boxed[m >> 3];
+			return !is_cont(v);
+		default:
+			return 0;
+		}
+	}
+	for (k = rc->np; k > 0 && rc->put[k - 1].slot != idx; k--)
+		;
+	if (k == 0)
+		return 0;
+	if (rc->put[k - 1].what == P_ITEM)
+		*v = rc->it[rc->put[k - 1].i];
+	else if (rc->put[k - 1].what == P_LITEM)
+		*v = r->rec[rc->put[k - 1].i];
+	else
+		return 0;
+	return !is_cont(v); /* a list of the record: not made yet */
+}
+
+/* A scalar, or a memo fetch of one or of an id, at *p: 1 and *p past it,
+ * or 0. Each byte of the input is read once, into a local that is then
+ * checked and used: the file is a shared mapping its owner may rewrite
+ * while we read it, and a length read again after its check could take
+ * *p past the end (doc/SECURITY.md, "While mapped"). */
+static inline __attribute__((always_inline)) int
+rec_scalar(struct pkl_reader *r, struct rec *rc, size_t *p,
+    struct pkl_value *v)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, q = *p + 1, k;
+	uint8_t op = buf[*p];
+
+	v->cls = 0;
+	v->flags = 0;
+	v->len = 0;
+	/* compares in the order of how often each comes, not a switch: an
+	 * indirect jump per value cost a seventh of this path */
+	if (op == PKL_OP_LONG_BINGET) {
+		if (len - q < 4 || !rec_fetch(r, rc, le(buf + q, 4), v))
+			return 0;
+		q += 4;
+	} else if (op == PKL_OP_BINGET) {
+		if (q >= len || !rec_fetch(r, rc, buf[q], v))
+			return 0;
+		q += 1;
+	} else if (op == PKL_OP_LONG1) {
+		if (q >= len)
+			return 0;
+		k = buf[q];
+		if (k > len - q - 1)
+			return 0;
+		q++;
+		if (k >= 1 && k <= 8 && len - q >= 8)
+			long_le8(buf + q, (unsigned)k, v);
+		else
+			pkl_decode_long(buf + q, k, v);
+		q += k;
+	} else if (op == PKL_OP_BININT) {
+		if (len - q < 4)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = (uint64_t)(int64_t)(int32_t)(uint32_t)le(buf + q, 4);
+		q += 4;
+	} else if (op == PKL_OP_BININT1) {
+		if (q >= len)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = buf[q];
+		q += 1;
+	} else if (op == PKL_OP_SHORT_BINUNICODE) {
+		if (q >= len)
+			return 0;
+		k = buf[q];
+		if (k > len - q - 1)
+			return 0;
+		v->kind = PKL_STR;
+		v->len = (uint32_t)k;
+		v->v.off = q + 1;
+		q += 1 + k;
+	} else if (op == PKL_OP_BININT2) {
+		if (len - q < 2)
+			return 0;
+		v->kind = PKL_INT;
+		v->v.u = le(buf + q, 2);
+		q += 2;
+	} else if (op == PKL_OP_BINUNICODE) {
+		if (len - q < 4)
+			return 0;
+		k = (size_t)le(buf + q, 4);
+		if (k > len - q - 4)
+			return 0;
+		v->kind = PKL_STR;
+		v->len = (uint32_t)k;
+		v->v.off = q + 4;
+		q += 4 + k;
+	} else if (op == PKL_OP_NONE) {
+		v->kind = PKL_NONE;
+		v->v.u = 0;
+	} else if (op == PKL_OP_BINFLOAT) {
+		if (len - q < 8)
+			return 0;
+		v->kind = PKL_FLOAT;
+		v->v.f = binfloat(buf + q);
+		q += 8;
+	} else if (op == PKL_OP_NEWTRUE || op == PKL_OP_NEWFALSE) {
+		v->kind = PKL_BOOL;
+		v->v.u = op == PKL_OP_NEWTRUE;
+	} else {
+		return 0;
+	}
+	*p = q;
+	rc->ops++;
+	return 1;
+}
+
+/* One item of a list of the record, at *p: 1, or 0 if it is no scalar.
+ * (A list of C++ frames is a hundred memo fetches: this is its loop.) */
+static inline __attribute__((always_inline)) int
+rec_list_item(struct pkl_reader *r, struct rec *rc, size_t *p)
+{
+	if (rc->nli >= REC_LIST_MAX)
+		return 0;
+	XGROW(r->rec, r->cap_rec, rc->nli + 1);
+	if (!rec_scalar(r, rc, p, &r->rec[rc->nli]))
+		return 0;
+	rc->nli++;
+	return 1;
+}
+
+/* A run of memo fetches of ids and strings from *q into r->rec: a list of
+ * C++ frames is a hundred of them, so they get a loop with everything in
+ * registers, as in the VM's fetch_run() (pkl_reader.c). Stops before
+ * anything else, with *q at it. */
+static inline __attribute__((always_inline)) void
+rec_fetch_run(struct pkl_reader *r, struct rec *rc, size_t *q)
+{
+	const uint8_t *buf = r->buf;
+	const uint32_t *memo = r->memo;
+	const uint64_t *mbase = r->mbase;
+	size_t len = r->len, p = *q, top = r->memo_top, n = rc->nli, at;
+	size_t end = r->cap_rec < REC_LIST_MAX ? r->cap_rec : REC_LIST_MAX;
+	struct pkl_value *out = r->rec;
+	uint64_t idx;
+	uint32_t m;
+	uint8_t op;
+
+	while (n < end && p < len) {
+		op = buf[p];
+		if (op == PKL_OP_BINGET && len - p >= 2) {
+			idx = buf[p + 1];
+			at = p + 2;
+		} else if (op == PKL_OP_LONG_BINGET && len - p >= 5) {
+			idx = le(buf + p + 1, 4);
+			at = p + 5;
+		} else {
+			break;
+		}
+		if (idx >= top)
+			break;
+		m = memo[idx];
+		if (!slot_id_or_str(m, idx, mbase, &out[n]))
+			break;
+		n++;
+		p = at;
+	}
+	rc->ops += n - rc->nli;
+	rc->nli = n;
+	*q = p;
+}
+
+/*
+ * A list as the value of the record's item rc->n, from just after its
+ * EMPTY_LIST: [memo store] then any number of "MARK (item [memo store])*
+ * APPENDS" and "item [memo store] APPEND", items being scalars. 1 with *p
+ * past it, or 0.
+ */
+static int
+rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, q = *p, from, np, save;
+	uint64_t slot, ops;
+	struct rec_list *l;
+	int t;
+
+	if (rc->nl == REC_LISTS || !(rc->n & 1))
+		return 0;
+	l = &rc->list[rc->nl];
+	l->item = (uint32_t)rc->n;
+	l->first = rc->nli;
+	if (!skip_frames(buf, len, &q, &rc->ops) ||
+	    rec_memo(rc, buf, len, &q, P_LIST, rc->nl) < 0)
+		return 0;
+	for (;;) {
+		if (!skip_frames(buf, len, &q, &rc->ops))
+			return 0;
+		if (buf[q] == PKL_OP_MARK) {
+			q++;
+			rc->ops++;
+			from = rc->nli;
+			if (r->cap_rec - rc->nli < 1024)
+				XGROW(r->rec, r->cap_rec, rc->nli + 1024);
+			for (;;) {
+				rec_fetch_run(r, rc, &q);
+				if (!skip_frames(buf, len, &q, &rc->ops))
+					return 0;
+				if (buf[q] == PKL_OP_APPENDS)
+					break;
+				t = rec_memo(rc, buf, len, &q, P_LITEM,
+				    rc->nli - 1);
+				if (t < 0 || (t > 0 && rc->nli == from))
+					return 0;
+				if (t == 0 && !rec_list_item(r, rc, &q))
+					return 0;
+			}
+			q++;
+			rc->ops++;
+			continue;
+		}
+		/* "item APPEND", or past the list's end (its next key) */
+		save = q;
+		np = rc->np;
+		slot = rc->slot;
+		ops = rc->ops;
+		if (rec_list_item(r, rc, &q)) {
+			if (!skip_frames(buf, len, &q, &rc->ops))
+				return 0;
+			t = rec_memo(rc, buf, len, &q, P_LITEM, rc->nli - 1);
+			if (t < 0 || !skip_frames(buf, len, &q, &rc->ops))
+				return 0;
+			if (buf[q] == PKL_OP_APPEND) {
+				q++;
+				rc->ops++;
+				continue;
+			}
+			rc->nli--;
+		}
+		q = save;
+		rc->np = np;
+		rc->slot = slot;
+		rc->ops = ops;
+		break;
+	}
+	l->n = rc->nli - l->first;
+	rc->nl++;
+	*p = q;
+	return 1;
+}
+
+/*
+ * The record read whole becomes what the general path would have made of
+ * it by its SETITEMS: its lists made and taken, the memo stores done,
+ * then the record handed to take_record(). setitems is its offset.
+ */
+static int
+rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
+    size_t setitems, struct sv_error *err)
+{
+	static const struct pkl_value none;
+	struct pkl_value parent;
+	size_t i;
+	int t;
+
+	for (i = 0; i < rc->nl; i++) {
+		const struct rec_list *l = &rc->list[i];
+		uint8_t lcls = r->sink->classify(r->ctx, r, cls,
+		    &rc->it[l->item - 1], 0, PKL_LIST);
+		struct pkl_value v = pkl_cont_new(r, PKL_LIST, lcls);
+		struct cont *c = cont_of(r, &v);
+
+		if (l->n > 0)
+			pkl_cont_push_run(c, r->rec + l->first, l->n);
+		c->count = l->n;
+		rc->it[l->item] = v;
+	}
+	for (i = 0; i < rc->np; i++) {
+		const struct rec_put *u = &rc->put[i];
+		const struct pkl_value *v =
+		    u->what == P_DICT ? &none :
+		    u->what == P_ITEM ? &rc->it[u->i] :
+		    u->what == P_LIST ? &rc->it[rc->list[u->i].item] :
+		    &r->rec[u->i];
+
+		if (pkl_memo_store(r, u->slot, v, err) != 0)
+			return -1;
+		if (u->what == P_DICT)
+			r->memo[u->slot] = M_GONE;
+	}
+	r->op_pos = setitems;
+	/* a parent that names no container: the record is not one */
+	memset(&parent, 0, sizeof parent);
+	parent.kind = PKL_DICT;
+	parent.cls = cls;
+	parent.v.ref = UINT64_MAX;
+	for (i = 0; i < rc->nl; i++) {
+		struct pkl_value *v = &rc->it[rc->list[i].item];
+		uint64_t id = 0;
+		uint8_t id_cls = 0;
+
+		t = r->sink->take(r->ctx, r, cls, &parent, v - 1, 0, v, &id,
+		    &id_cls, err);
+		if (t < 0)
+			goto failed;
+		if (t == PKL_KEEP)
+			continue;
+		pkl_consume(r, cont_of(r, v), v, t, id, id_cls);
+		pkl_decref(r, v);
+		memset(v, 0, sizeof *v);
+		if (t == PKL_ID_REPLACE) {
+			v->kind = PKL_ID;
+			v->cls = id_cls;
+			v->v.id = id;
+		}
+	}
+	t = r->sink->take_record(r->ctx, r, cls, rc->it, rc->n / 2, err);
+	for (i = 0; i < rc->nl; i++) /* lists it kept */
+		pkl_decref(r, &rc->it[rc->list[i].item]);
+	if (t == 0)
+		return 0;
+failed:
+	if (err != NULL && err->offset == SV_NO_OFFSET)
+		err->offset = r->op_pos;
+	return -1;
+}
+
+/* The record's items from *p while they are the common ones (memo fetches
+ * of ids and strings, ints, short strings), with everything in registers;
+ * stops before anything else, with *p at it. */
+static inline __attribute__((always_inline)) void
+rec_item_run(struct pkl_reader *r, struct rec *rc, size_t *q)
+{
+	const uint8_t *buf = r->buf;
+	const uint32_t *memo = r->memo;
+	const uint64_t *mbase = r->mbase;
+	size_t len = r->len, p = *q, top = r->memo_top, n = rc->n, k;
+	struct pkl_value *v;
+	uint64_t idx;
+	uint32_t m;
+	uint8_t op;
+
+	for (; n < REC_ITEMS && len - p >= 9; n++) {
+		/* 9 bytes: the longest operand read here but LONG1's, which
+		 * checks its own */
+		v = &rc->it[n];
+		v->cls = 0;
+		v->flags = 0;
+		v->len = 0;
+		op = buf[p];
+		switch (op) {
+		case PKL_OP_BINGET:
+		case PKL_OP_LONG_BINGET:
+			if (op == PKL_OP_BINGET) {
+				idx = buf[p + 1];
+				k = 2;
+			} else {
+				idx = le(buf + p + 1, 4);
+				k = 5;
+			}
+			if (idx >= top)
+				goto out;
+			m = memo[idx];
+			if (!slot_id_or_str(m, idx, mbase, v))
+				goto out;
+			p += k;
+			break;
+		case PKL_OP_LONG1:
+			k = buf[p + 1];
+			if (k < 1 || k > 8 || len - p - 2 < 8)
+				goto out;
+			long_le8(buf + p + 2, (unsigned)k, v);
+			p += 2 + k;
+			break;
+		case PKL_OP_BININT:
+			v->kind = PKL_INT;
+			v->v.u = (uint64_t)(int64_t)(int32_t)(uint32_t)
+			    le(buf + p + 1, 4);
+			p += 5;
+			break;
+		case PKL_OP_BININT1:
+			v->kind = PKL_INT;
+			v->v.u = buf[p + 1];
+			p += 2;
+			break;
+		case PKL_OP_BININT2:
+			v->kind = PKL_INT;
+			v->v.u = le(buf + p + 1, 2);
+			p += 3;
+			break;
+		case PKL_OP_SHORT_BINUNICODE:
+			k = buf[p + 1];
+			if (k > len - p - 2)
+				goto out;
+			v->kind = PKL_STR;
+			v->len = (uint32_t)k;
+			v->v.off = p + 2;
+			p += 2 + k;
+			break;
+		default:
+			goto out;
+		}
+	}
+out:
+	rc->ops += n - rc->n;
+	rc->n = n;
+	*q = p;
+}
+
+/*
+ * The fast path for a record (pkl_sink.take_record), from just after its
+ * EMPTY_DICT: reads the dict whole if it has the shape a pickler writes
+ * for a dict of scalars and lists of scalars,
+ *   [memo store] MARK (key|value [memo store])* SETITEMS
+ * (FRAMEs anywhere; see rec_scalar() and rec_list()) where every memo
+ * store takes the next fresh slot and the record is complete
+ * (pkl_record_done()). Then rec_commit() and the placeholder left on the
+ * stack, as the general path would end. Returns 1 so, with *ppos past
+ * the SETITEMS; 0, having changed nothing, for anything else (the caller
+ * builds the dict as usual); -1 on error.
+ */
+int
+pkl_read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
+    struct sv_error *err)
+{
+	const uint8_t *buf = r->buf;
+	size_t len = r->len, p = *ppos;
+	struct rec rc;
+	int t;
+
+	/* every store must take a fresh slot, and the stack must have room
+	 * for all the general path would push */
+	while (r->stack_cap - r->sp < REC_ITEMS + 2 &&
+	    r->stack_cap < MAX_DEPTH)
+		pkl_grow_stack(r, NULL);
+	if (r->memo_used != r->memo_top ||
+	    r->memo_used >= UINT32_MAX - REC_PUTS - 1 ||
+	    r->stack_cap - r->sp < REC_ITEMS + 2)
+		return 0;
+	rc.n = rc.np = rc.nl = rc.nli = 0;
+	rc.slot = r->memo_used;
+	rc.ops = 0;
+	if (!skip_frames(buf, len, &p, &rc.ops))
+		return 0;
+	if ((t = rec_memo(&rc, buf, len, &p, P_DICT, 0)) < 0 ||
+	    (t > 0 && !skip_frames(buf, len, &p, &rc.ops)))
+		return 0;
+	if (buf[p] != PKL_OP_MARK) {
+		/* an empty record is complete as it stands */
+		if (!pkl_record_done(r, p))
+			return 0;
+		if (rec_commit(r, &rc, cls, r->op_pos, err) != 0)
+			return -1;
+		set_taken(&r->stack[r->sp++]);
+		*ppos = p;
+		*pops += rc.ops;
+		return 1;
+	}
+	p++;
+	rc.ops++;
+	for (;;) {
+		rec_item_run(r, &rc, &p);
+		if (!skip_frames(buf, len, &p, &rc.ops))
+			return 0;
+		if (rc.n == REC_ITEMS)
+			return 0;
+		if (rec_scalar(r, &rc, &p, &rc.it[rc.n])) {
+			rc.n++;
+			continue;
+		}
+		if (buf[p] == PKL_OP_SETITEMS)
+			break;
+		t = rec_memo(&rc, buf, len, &p, P_ITEM, rc.n - 1);
+		if (t < 0 || (t > 0 && rc.n == 0))
+			return 0;
+		if (t > 0)
+			continue;
+		if (buf[p] == PKL_OP_EMPTY_LIST) {
+			p++;
+			rc.ops++;
+			memset(&rc.it[rc.n], 0, sizeof rc.it[rc.n]);
+			rc.it[rc.n].kind = PKL_LIST; /* made by rec_commit() */
+			if (!rec_list(r, &rc, &p))
+				return 0;
+			rc.n++;
+			continue;
+		}
+		return 0;
+	}
+	if (rc.n == 0 || (rc.n & 1) || !pkl_record_done(r, p + 1))
+		return 0;
+	if (rec_commit(r, &rc, cls, p, err) != 0)
+		return -1;
+	set_taken(&r->stack[r->sp++]);
+	*ppos = p + 1;
+	*pops += rc.ops + 1;
+	return 1;
+}
