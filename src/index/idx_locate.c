@@ -327,16 +327,24 @@ index_mode(const struct src_info *si, int in_cache)
  * with SNAPVIEW_TEST_BUILD_PAUSE=FILE, a build waits here, its temp file
  * written whole but not yet renamed, until FILE exists (a minute at
  * most), so that a test can kill or interrupt it mid-build without
- * racing it. */
+ * racing it. It first creates FILE.held.PID, so that the test knows it
+ * is held here (and not still writing). */
 static void
 test_build_pause(void)
 {
 	const char *f = getenv("SNAPVIEW_TEST_BUILD_PAUSE");
 	struct timespec ts = {0, 10 * 1000 * 1000};
-	int i;
+	char held[4096];
+	int i, fd;
 
-	for (i = 0; f != NULL && *f != '\0' && i < 6000 &&
-	    access(f, F_OK) != 0; i++)
+	if (f == NULL || *f == '\0')
+		return;
+	if ((size_t)snprintf(held, sizeof held, "%s.held.%ld", f,
+	    (long)getpid()) < sizeof held &&
+	    (fd = open(held, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) >= 0)
+		close(fd);
+	for (i = 0; i < 6000 && access(f, F_OK) != 0; i++)
 		nanosleep(&ts, NULL);
 }
 
