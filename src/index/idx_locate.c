@@ -277,6 +277,19 @@ clean_stale_temps(const char *target)
 	free(dir);
 }
 
+/* Keeps which file ix was mapped from (fd's), for idx_close(). */
+static void
+note_file(struct sv_index *ix, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0) {
+		ix->file_dev = st.st_dev;
+		ix->file_ino = st.st_ino;
+		ix->file_known = 1;
+	}
+}
+
 /* Finishes a written temp file: maps it, checks it, renames it to target
  * (when target is absent or ours). On success *out is the mapped index. */
 static int
@@ -311,6 +324,7 @@ publish(int fd, const char *tmp, const char *target,
 		    "cannot rename %s: %s", tmp, strerror(e));
 	}
 	(*out)->path = xstrdup(target);
+	note_file(*out, fd);
 	return 0;
 }
 
@@ -447,6 +461,8 @@ try_open(const struct cand *c, const struct src_key *key,
 	}
 	*kind = idx_map_index(fd, c->path, NULL, 0, key, quick, o, out, why,
 	    wl);
+	if (*kind == IDX_OK)
+		note_file(*out, fd);
 	if (*kind == IDX_OK && c->cache) {
 		/* last use, for the cache's eviction (fails harmlessly on
 		 * a file that is not ours) */
