@@ -142,6 +142,75 @@ START_TEST(test_escape_truncation)
 }
 END_TEST
 
+/* A cut never ends inside a character or an escape (issue 34): a piece
+ * goes in whole or not at all, and nothing after one that did not. */
+START_TEST(test_escape_cut_whole)
+{
+	char buf[8];
+
+	/* U+00E9 (2 bytes) after "a", 1 byte of room left */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\xc3\xa9", 3), 3);
+	ck_assert_str_eq(buf, "a");
+	/* nor a shorter piece after it */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\xc3\xa9" "b", 4), 4);
+	ck_assert_str_eq(buf, "a");
+	/* U+20AC (3 bytes) */
+	ck_assert_uint_eq(sv_escape(buf, 4, "ab\xe2\x82\xac", 5), 5);
+	ck_assert_str_eq(buf, "ab");
+	/* \u{200b}: 8 bytes, 6 of room */
+	ck_assert_uint_eq(sv_escape(buf, 7, "a\xe2\x80\x8b", 4), 9);
+	ck_assert_str_eq(buf, "a");
+	/* U+009B (CSI) is one piece, \xc2\x9b: not \xc2 alone */
+	ck_assert_uint_eq(sv_escape(buf, 8, "a\xc2\x9b", 3), 9);
+	ck_assert_str_eq(buf, "a");
+	/* \e: 2 bytes, 1 of room */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\x1b", 2), 3);
+	ck_assert_str_eq(buf, "a");
+	/* exactly full */
+	ck_assert_uint_eq(sv_escape(buf, 4, "a\xc3\xa9", 3), 3);
+	ck_assert_str_eq(buf, "a\xc3\xa9");
+}
+END_TEST
+
+/* s cut into buf as snprintf(buf, size, "%s", s) cuts it, then mended
+ * (sv_utf8_mend). */
+static const char *
+mended(char *buf, size_t size, const char *s)
+{
+	size_t n = strlen(s), k = n < size - 1 ? n : size - 1;
+
+	memcpy(buf, s, k);
+	buf[k] = '\0';
+	return sv_utf8_mend(buf, size, (int)n);
+}
+
+START_TEST(test_utf8_fit)
+{
+	char buf[6];
+
+	/* a sequence cut at the end is dropped, a whole one kept */
+	ck_assert_uint_eq(sv_utf8_fit("a\xc3\xa9", 3), 3);
+	ck_assert_uint_eq(sv_utf8_fit("a\xc3\xa9", 2), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe2\x82\xac", 3), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe2\x82\xac", 2), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xf0\x9f\x98\x80", 4), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xf0\x9f\x98\x80", 5), 5);
+	ck_assert_uint_eq(sv_utf8_fit("", 0), 0);
+	/* bytes that are no start of a valid sequence stay (they are
+	 * escaped one by one) */
+	ck_assert_uint_eq(sv_utf8_fit("a\xff", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("a\x80", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("a\xc0", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("\x80\x80\x80", 3), 3);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe0\x80", 3), 3);
+	/* snprintf's cut mended: only when it did cut */
+	ck_assert_str_eq(mended(buf, sizeof buf, "abcd\xc3\xa9"), "abcd");
+	ck_assert_str_eq(mended(buf, sizeof buf, "ab\xc3"), "ab\xc3");
+	ck_assert_str_eq(mended(buf, sizeof buf, "abc\xc3\xa9"),
+	    "abc\xc3\xa9");
+}
+END_TEST
+
 START_TEST(test_json_string)
 {
 	ck_assert_str_eq(json("a\"b\\c", 5), "\"a\\\"b\\\\c\"");
@@ -843,6 +912,8 @@ util_suite(void)
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
+	tcase_add_test(tc, test_escape_cut_whole);
+	tcase_add_test(tc, test_utf8_fit);
 	tcase_add_test(tc, test_json_string);
 	tcase_add_test(tc, test_json_double);
 	suite_add_tcase(s, tc);
