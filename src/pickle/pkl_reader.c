@@ -824,6 +824,11 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 			decref(r, child);
 		return 0;
 	}
+	if (t == PKL_SKIP) {
+		/* not stored: the memo's reference, if any, keeps it */
+		decref(r, child);
+		return 0;
+	}
 	consume(r, c, child, t, id, id_cls);
 	decref(r, child);
 stored:
@@ -1637,7 +1642,7 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 		    &id_cls, err);
 		if (t < 0)
 			goto failed;
-		if (t == PKL_KEEP)
+		if (t == PKL_KEEP || t == PKL_SKIP) /* all go to take_record */
 			continue;
 		consume(r, cont_of(r, v), v, t, id, id_cls);
 		decref(r, v);
