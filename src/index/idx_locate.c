@@ -24,6 +24,7 @@
 
 #include "index/idx_cache.h"
 #include "index/idx_int.h"
+#include "util/mapfile.h"
 #include "util/xalloc.h"
 
 /* What the locating code needs of the snapshot besides its key. */
@@ -41,16 +42,11 @@ source_key(const char *path, struct src_key *k, struct src_info *si,
 	XXH3_state_t *h;
 	uint8_t *buf;
 	uint64_t head, tail_off;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not blocking on a FIFO, nor taking one */
+	int fd = mapfile_open_regular(path, &st, err);
 
 	if (fd < 0)
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "not a regular file");
-	}
+		return -1;
 	si->uid = st.st_uid;
 	si->mode = st.st_mode;
 	k->size = (uint64_t)st.st_size;
