@@ -121,7 +121,8 @@ sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
  * Code points that draw nothing, or nothing like themselves: bidi
  * embeddings, overrides and isolates, zero-width spaces and joiners,
  * variation selectors, tag characters, the BOM, the soft hyphen, fillers,
- * line and paragraph separators, spaces other than U+0020. They cannot
+ * line and paragraph separators, spaces other than U+0020; private-use
+ * characters and noncharacters, drawn as each font likes. They cannot
  * drive the terminal, but they can make one frame name look like another
  * ("Trojan source"), so they are shown as \u{XXXX}. The table
  * (invisible.h) is made from Unicode's own data by mkinvisible.py.

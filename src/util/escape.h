@@ -38,7 +38,8 @@ int sv_utf8_encode(uint32_t cp, char *out);
 /* 1 for a code point that draws nothing or nothing like itself, which
  * the functions below escape: Unicode's Default_Ignorable_Code_Point set,
  * format characters (Cf), line and paragraph separators, spaces other
- * than U+0020, U+2800 (the table: invisible.h, from Unicode 15.0). */
+ * than U+0020, U+2800, private-use characters (Co) and noncharacters
+ * (the table: invisible.h, from Unicode 15.0). */
 int sv_is_invisible(uint32_t cp);
 
 /* Writes s[0..len) into buf (size bytes, always NUL-terminated) with C0

@@ -121,6 +121,27 @@ START_TEST(test_escape_invisible)
 	ck_assert_str_eq(esc("\xef\xbf\xb9", 3), "\\u{fff9}");
 	/* a space that passes for U+0020 */
 	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\\u{202f}");
+	/* private use (each font draws what it likes there) and
+	 * noncharacters (issue 34): the ends of each range */
+	ck_assert_str_eq(esc("\xee\x80\x80", 3), "\\u{e000}");
+	ck_assert_str_eq(esc("\xef\xa3\xbf", 3), "\\u{f8ff}");
+	ck_assert_str_eq(esc("\xf3\xb0\x80\x80", 4), "\\u{f0000}");
+	ck_assert_str_eq(esc("\xf3\xbf\xbf\xbd", 4), "\\u{ffffd}");
+	ck_assert_str_eq(esc("\xf4\x80\x80\x80", 4), "\\u{100000}");
+	ck_assert_str_eq(esc("\xf4\x8f\xbf\xbd", 4), "\\u{10fffd}");
+	ck_assert_str_eq(esc("\xef\xb7\x90", 3), "\\u{fdd0}");
+	ck_assert_str_eq(esc("\xef\xb7\xaf", 3), "\\u{fdef}");
+	ck_assert_str_eq(esc("\xef\xbf\xbe", 3), "\\u{fffe}");
+	ck_assert_str_eq(esc("\xef\xbf\xbf", 3), "\\u{ffff}");
+	ck_assert_str_eq(esc("\xf0\x9f\xbf\xbe", 4), "\\u{1fffe}");
+	ck_assert_str_eq(esc("\xf4\x8f\xbf\xbf", 4), "\\u{10ffff}");
+	/* and their neighbours are not: U+F900 a CJK ideograph, U+FDCF and
+	 * U+FDF0 Arabic ligatures, U+1FFFD unassigned */
+	ck_assert_str_eq(esc("\xef\xa4\x80", 3), "\xef\xa4\x80");
+	ck_assert_str_eq(esc("\xef\xb7\x8f", 3), "\xef\xb7\x8f");
+	ck_assert_str_eq(esc("\xef\xb7\xb0", 3), "\xef\xb7\xb0");
+	ck_assert_str_eq(esc("\xf0\x9f\xbf\xbd", 4),
+	    "\xf0\x9f\xbf\xbd");
 	/* neighbours of the ranges are ordinary printable characters:
 	 * U+2010, U+2030 */
 	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");
@@ -220,6 +241,11 @@ START_TEST(test_json_string)
 	/* past U+FFFF: a UTF-16 surrogate pair, as JSON requires */
 	ck_assert_str_eq(json("\xf3\xa0\x80\x81", 4), "\"\\udb40\\udc01\"");
 	ck_assert_str_eq(json("\xe2\x80\xa8", 3), "\"\\u2028\"");
+	/* private use and noncharacters as invisible (issue 34) */
+	ck_assert_str_eq(json("\xee\x80\x80", 3), "\"\\ue000\"");
+	ck_assert_str_eq(json("\xef\xbf\xbe", 3), "\"\\ufffe\"");
+	ck_assert_str_eq(json("\xf4\x8f\xbf\xbd", 4),
+	    "\"\\udbff\\udffd\"");
 	ck_assert_str_eq(json("\xc3\xa9", 2), "\"\xc3\xa9\"");
 }
 END_TEST
