@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 /* memory_viz frameFilter (doc/snapshot-format.md §5): substring tests. */
@@ -270,7 +271,7 @@ copy_span(const char *b, const char *e, char *buf, size_t size)
 	if (size == 0)
 		return buf;
 	if (n >= size)
-		n = size - 1;
+		n = sv_utf8_fit(b, size - 1);  /* cut at a character */
 	memcpy(buf, b, n);
 	buf[n] = '\0';
 	return buf;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 int
@@ -275,14 +276,13 @@ an_frame_label(const struct snapshot *s, uint32_t f, char *buf, size_t size)
 		return buf;
 	}
 	fr = &s->frames[f];
+	/* cut, if it must be, at a character */
 	if (fr->line == UINT64_MAX)
-		snprintf(buf, size, "%s:? %s", snap_str(s, fr->filename),
-		    snap_str(s, fr->name));
-	else
-		snprintf(buf, size, "%s:%" PRIu64 " %s",
-		    snap_str(s, fr->filename), fr->line,
-		    snap_str(s, fr->name));
-	return buf;
+		return sv_utf8_mend(buf, size, snprintf(buf, size, "%s:? %s",
+		    snap_str(s, fr->filename), snap_str(s, fr->name)));
+	return sv_utf8_mend(buf, size, snprintf(buf, size, "%s:%" PRIu64
+	    " %s", snap_str(s, fr->filename), fr->line,
+	    snap_str(s, fr->name)));
 }
 
 static int
@@ -478,13 +478,10 @@ cpp_label(const struct snapshot *s, uint32_t f, uint32_t aux, char *buf,
 	default:
 		an_cpp_short_name(name, a, sizeof a);
 	}
-	if (aux >= s->n_frames) {
-		snprintf(buf, size, "%s", a);
-		return buf;
-	}
+	if (aux >= s->n_frames)
+		return sv_utf8_mend(buf, size, snprintf(buf, size, "%s", a));
 	an_cpp_op_name(snap_str(s, s->frames[aux].name), b, sizeof b);
-	snprintf(buf, size, "%s -> %s", a, b);
-	return buf;
+	return sv_utf8_mend(buf, size, snprintf(buf, size, "%s -> %s", a, b));
 }
 
 char *

@@ -207,7 +207,7 @@ cli_check_args(const struct cli_opts *o, unsigned uses,
     const struct snapshot *s, char *msg, size_t size)
 {
 	char list[256];
-	uint32_t d, n = snap_device_count(s), checked = 0;
+	uint32_t d, n = snap_device_count(s), checked = 0, def = 0;
 	const struct snap_trace *t;
 
 	if (o->device >= 0 && ((uint64_t)o->device >= n ||
@@ -223,9 +223,12 @@ cli_check_args(const struct cli_opts *o, unsigned uses,
 		    PRId64, o->from, o->to);
 		return -1;
 	}
+	/* once: it reads every trace list, and a file may hold 65,536 */
+	if (o->device < 0 && (uses & CLI_U_ONE_DEVICE))
+		def = snap_default_device(s);
 	for (d = 0; d < n; d++) {
 		if (o->device >= 0 ? d != (uint64_t)o->device :
-		    (uses & CLI_U_ONE_DEVICE) ? d != snap_default_device(s) :
+		    (uses & CLI_U_ONE_DEVICE) ? d != def :
 		    !snap_device_has_data(s, d))
 			continue;
 		/* reporting every device: one with segments only has no

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "index/idx.h"
+#include "util/json.h"
 #include "util/units.h"
 
 static double
@@ -54,26 +54,23 @@ cmd_index(const struct cli_opts *o)
 	dt = seconds() - t0;
 	idx_get_info(ix, &info);
 	if (o->json) {
-		printf("{\"index\": ");
-		if (info.path != NULL) {
-			/* the path comes from our own argument and cache dir */
-			putchar('"');
-			for (const char *p = info.path; *p != '\0'; p++) {
-				if (*p == '"' || *p == '\\')
-					putchar('\\');
-				if ((unsigned char)*p < 0x20)
-					printf("\\u%04x", (unsigned char)*p);
-				else
-					putchar(*p);
-			}
-			putchar('"');
-		} else {
-			printf("null");
+		struct json j;
+
+		/* the path holds the file's name: a string as any other */
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j);
+		if (info.path != NULL)
+			json_kv_str(&j, "index", info.path);
+		else {
+			json_key(&j, "index");
+			json_null(&j);
 		}
-		printf(", \"size\": %" PRIu64 ", \"source_size\": %" PRIu64
-		       ", \"built\": %s, \"seconds\": %.3f}\n",
-		    info.size, info.source_size, info.built ? "true" : "false",
-		    dt);
+		json_kv_u64(&j, "size", info.size);
+		json_kv_u64(&j, "source_size", info.source_size);
+		json_kv_bool(&j, "built", info.built);
+		json_kv_double(&j, "seconds", dt);
+		json_obj_end(&j);
+		json_end(&j);
 	} else if (info.path == NULL) {
 		printf("index: in memory (not written)\n");
 		printf("time:  %.2f s\n", dt);

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "index/idx.h"
@@ -131,6 +132,11 @@ struct sv_index {
 	size_t n_ext;
 	struct idx_mut *mut; /* what readers change (they hold it const) */
 	char *path;          /* index file, NULL in memory */
+	/* the file it was mapped from (fstat of the descriptor at open):
+	 * idx_close() removes a damaged index only while path names it */
+	dev_t file_dev;
+	ino_t file_ino;
+	int file_known;
 	uint64_t file_size;
 	uint64_t source_size;
 	int built;

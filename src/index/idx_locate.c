@@ -24,6 +24,7 @@
 
 #include "index/idx_cache.h"
 #include "index/idx_int.h"
+#include "util/mapfile.h"
 #include "util/xalloc.h"
 
 /* What the locating code needs of the snapshot besides its key. */
@@ -41,16 +42,11 @@ source_key(const char *path, struct src_key *k, struct src_info *si,
 	XXH3_state_t *h;
 	uint8_t *buf;
 	uint64_t head, tail_off;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not blocking on a FIFO, nor taking one */
+	int fd = mapfile_open_regular(path, &st, err);
 
 	if (fd < 0)
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "not a regular file");
-	}
+		return -1;
 	si->uid = st.st_uid;
 	si->mode = st.st_mode;
 	k->size = (uint64_t)st.st_size;
@@ -277,6 +273,19 @@ clean_stale_temps(const char *target)
 	free(dir);
 }
 
+/* Keeps which file ix was mapped from (fd's), for idx_close(). */
+static void
+note_file(struct sv_index *ix, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0) {
+		ix->file_dev = st.st_dev;
+		ix->file_ino = st.st_ino;
+		ix->file_known = 1;
+	}
+}
+
 /* Finishes a written temp file: maps it, checks it, renames it to target
  * (when target is absent or ours). On success *out is the mapped index. */
 static int
@@ -311,6 +320,7 @@ publish(int fd, const char *tmp, const char *target,
 		    "cannot rename %s: %s", tmp, strerror(e));
 	}
 	(*out)->path = xstrdup(target);
+	note_file(*out, fd);
 	return 0;
 }
 
@@ -473,6 +483,8 @@ try_open(const struct cand *c, const struct src_key *key,
 	}
 	*kind = idx_map_index(fd, c->path, NULL, 0, key, quick, o, out, why,
 	    wl);
+	if (*kind == IDX_OK)
+		note_file(*out, fd);
 	if (*kind == IDX_OK && c->cache) {
 		/* last use, for the cache's eviction (fails harmlessly on
 		 * a file that is not ours) */

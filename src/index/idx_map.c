@@ -1170,14 +1170,23 @@ idx_close(struct sv_index *ix)
 {
 	if (ix == NULL)
 		return;
-	if (idx_damaged(ix) && ix->path != NULL && !ix->in_memory) {
-		/* remove a damaged index (only ours: it still starts with our
-		 * magic), so that the next open builds a good one */
+	if (idx_damaged(ix) && ix->path != NULL && !ix->in_memory &&
+	    ix->file_known) {
+		/* remove a damaged index, so that the next open builds a good
+		 * one; only ours: the path (not followed) still names the
+		 * file it was mapped from, the invoking user's, and it still
+		 * starts with our magic */
 		uint8_t m[IDX_MAGIC_LEN];
-		int fd = open(ix->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		int fd = open(ix->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		    O_NONBLOCK);
 
 		if (fd >= 0) {
-			if (idx_read_full(fd, m, sizeof m, 0) == 0 &&
+			if (lstat(ix->path, &st) == 0 && S_ISREG(st.st_mode) &&
+			    st.st_dev == ix->file_dev &&
+			    st.st_ino == ix->file_ino &&
+			    st.st_uid == geteuid() &&
+			    idx_read_full(fd, m, sizeof m, 0) == 0 &&
 			    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0)
 				unlink(ix->path);
 			close(fd);

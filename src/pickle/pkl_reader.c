@@ -269,6 +269,11 @@ give(struct pkl_reader *r, struct cont *pc, uint8_t pcls,
 			pkl_decref(r, child);
 		return 0;
 	}
+	if (t == PKL_SKIP) {
+		/* not stored: the memo's reference, if any, keeps it */
+		pkl_decref(r, child);
+		return 0;
+	}
 	pkl_consume(r, c, child, t, id, id_cls);
 	pkl_decref(r, child);
 stored:

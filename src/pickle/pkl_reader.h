@@ -14,7 +14,10 @@
  *               (a later reference to that slot is an error);
  *   PKL_ID      replace it, in the parent and in its memo slot, by an
  *               interned id (e.g. a frame list becomes a stack id), so
- *               later memo references yield the id directly.
+ *               later memo references yield the id directly;
+ *   PKL_SKIP    nothing reads the parent's items: leave it out of them
+ *               (the parent counts it); it lives on while its memo slot
+ *               or the stack holds it.
  * That is how records (trace events, blocks, segments) flow to the
  * snapshot layer one at a time while shared frames stay interned.
  *
@@ -64,7 +67,7 @@ struct pkl_value {
 	} v;
 };
 
-enum pkl_take { PKL_KEEP, PKL_DROP, PKL_ID_REPLACE };
+enum pkl_take { PKL_KEEP, PKL_DROP, PKL_ID_REPLACE, PKL_SKIP };
 
 struct pkl_reader;
 
@@ -79,9 +82,9 @@ struct pkl_sink {
 	    const struct pkl_value *key, uint64_t index, uint8_t kind);
 	/* A parent (class parent_cls; parent is NULL for the root) takes
 	 * child (a container). key as above. parent->v.ref identifies the
-	 * parent container while it lives. Return PKL_KEEP, PKL_DROP, or
-	 * PKL_ID_REPLACE with *id and *id_cls set; -1 with err set aborts
-	 * the load. */
+	 * parent container while it lives. Return PKL_KEEP, PKL_DROP,
+	 * PKL_SKIP, or PKL_ID_REPLACE with *id and *id_cls set; -1 with err
+	 * set aborts the load. */
 	int (*take)(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	    const struct pkl_value *parent, const struct pkl_value *key,
 	    uint64_t index,

@@ -435,7 +435,7 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 		    &id_cls, err);
 		if (t < 0)
 			goto failed;
-		if (t == PKL_KEEP)
+		if (t == PKL_KEEP || t == PKL_SKIP) /* all go to take_record */
 			continue;
 		pkl_consume(r, cont_of(r, v), v, t, id, id_cls);
 		pkl_decref(r, v);

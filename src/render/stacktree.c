@@ -517,8 +517,10 @@ header(const struct stree *t)
 	    : "   bytes  share blocks  call site, then its callers";
 }
 
-/* Columns of row r before its label. */
-static int
+/* Columns of row r before its label, its indent at most maxindent cells.
+ * Returns the length of the whole text (like snprintf); when it does not
+ * fit, buf ends at a character. */
+static size_t
 row_text(const struct stree *t, const struct stree_row *r, char *buf,
     size_t size, int maxindent)
 {
@@ -528,14 +530,17 @@ row_text(const struct stree *t, const struct stree_row *r, char *buf,
 	const char *mark = !r->kids ? " " : r->open ?
 	    (t->utf8 ? "\xe2\x96\xbe" : "-") : (t->utf8 ? "\xe2\x96\xb8" : "+");
 
+	int n;
+
 	if (indent > maxindent)
 		indent = maxindent;
-	snprintf(buf, size, "%8s %5.1f%% %6s  %*s%s %s",
+	n = snprintf(buf, size, "%8s %5.1f%% %6s  %*s%s %s",
 	    fmt_size_short(a, sizeof a, r->bytes),
 	    t->bytes ? 100.0 * (double)r->bytes / (double)t->bytes : 0.0,
 	    fmt_count(b, sizeof b, r->count), indent, "", mark,
 	    stree_freed(t, r->frame) ? "freed at " : "");
-	return indent;
+	sv_utf8_mend(buf, size, n);
+	return n > 0 ? (size_t)n : 0;
 }
 
 void
@@ -586,15 +591,22 @@ stree_render(struct stree *t, struct cellbuf *cb, int x, int y, int w, int h,
 int
 stree_write(const struct stree *t, FILE *f)
 {
-	char text[256], raw[LABEL_MAX], esc[LABEL_MAX];
+	char *text = xmalloc(256), raw[LABEL_MAX], esc[LABEL_MAX];
+	size_t size = 256, n;
 	uint64_t i;
 
 	fprintf(f, "%s\n", header(t));
 	for (i = 0; i < t->n_rows; i++) {
-		row_text(t, &t->rows[i], text, sizeof text, 1 << 20);
+		/* the whole indent, however deep the row */
+		while ((n = row_text(t, &t->rows[i], text, size, 1 << 20)) >=
+		    size) {
+			size = n + 1;
+			text = xreallocarray(text, size, 1);
+		}
 		stree_label(t, t->rows[i].frame, raw, sizeof raw);
 		sv_escape(esc, sizeof esc, raw, strlen(raw));
 		fprintf(f, "%s%s\n", text, esc);
 	}
+	free(text);
 	return ferror(f) ? -1 : 0;
 }

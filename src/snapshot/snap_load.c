@@ -44,7 +44,8 @@ enum {
 	C_ANNOTATIONS,
 	C_ANNOTATION,
 	C_POOL,
-	C_OTHER
+	C_SETVAL, /* a setting's value, or inside one: read as text */
+	C_OTHER   /* nobody reads its items */
 };
 
 /* Id classes (PKL_ID values). */
@@ -355,8 +356,10 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		if (k == K_FRAMES)
 			return kind == PKL_LIST ? C_FRAMES : 0;
 		return C_OTHER;
-	case C_FRAME:
 	case C_SETTINGS:
+	case C_SETVAL:
+		return C_SETVAL;
+	case C_FRAME:
 	case C_ANNOTATION:
 	case C_POOL:
 	case C_OTHER:
@@ -925,6 +928,32 @@ take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
 	return PKL_DROP;
 }
 
+/* Containers of class cls and kind kind whose items nobody reads (only
+ * counts, keys and the records taken from them): a container that is no
+ * record need not be stored in one. A list of 1.9 M empty lists (1.9 MB)
+ * kept them all, 182 MB (issue 34). */
+static int
+items_unread(uint8_t cls, uint8_t kind)
+{
+	switch (cls) {
+	case C_SETVAL:
+		return kind != PKL_DICT; /* a list is shown as "?" */
+	case C_NONE:
+	case C_ROOT:
+	case C_SEGMENTS:
+	case C_BLOCKS:
+	case C_HISTORY:
+	case C_FRAMES:
+	case C_TRACES:
+	case C_TRACE:
+	case C_ANNOTATIONS:
+	case C_OTHER:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int
 take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
     const struct pkl_value *parent, const struct pkl_value *key,
@@ -999,7 +1028,8 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 		return PKL_DROP;
 	default:
 		(void)key;
-		return PKL_KEEP;
+		return items_unread(parent_cls, parent->kind) ? PKL_SKIP :
+		    PKL_KEEP;
 	}
 }
 

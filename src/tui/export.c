@@ -216,6 +216,20 @@ base64(const unsigned char *in, size_t n, char *out)
 	out[k] = '\0';
 }
 
+size_t
+export_copy_len(const char *text, size_t len, size_t max)
+{
+	size_t n = max;
+
+	if (len <= max)
+		return len;
+	/* whole lines: no character and no escape cut (a stack's lines
+	 * are far shorter than max); else a whole character */
+	while (n > 0 && text[n - 1] != '\n')
+		n--;
+	return n > 0 ? n : sv_utf8_fit(text, max);
+}
+
 void
 copy_stack(struct app *a, FILE *term)
 {
@@ -234,8 +248,7 @@ copy_stack(struct app *a, FILE *term)
 	}
 	write_stack(a, m);
 	fclose(m);
-	if (len > COPY_MAX)
-		len = COPY_MAX;
+	len = export_copy_len(text, len, COPY_MAX);
 	for (i = 0; i < len; i++)
 		lines += text[i] == '\n';
 	b64 = xmalloc(len / 3 * 4 + 8);

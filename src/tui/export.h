@@ -17,6 +17,9 @@ void export_to(struct app *a, const char *name);
 /* The answer to the question: overwrite (yes) the file asked about. */
 void export_confirm(struct app *a, int yes);
 
+/* How much of text[0..len) C copies when it may copy max bytes. */
+size_t export_copy_len(const char *text, size_t len, size_t max);
+
 /* Copies the stack in the detail pane to the clipboard with an OSC 52
  * sequence written to term (the terminal). */
 void copy_stack(struct app *a, FILE *term);

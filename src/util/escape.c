@@ -36,6 +36,41 @@ sv_utf8_encode(uint32_t cp, char *out)
 	return 4;
 }
 
+size_t
+sv_utf8_fit(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char t[4] = {0x80, 0x80, 0x80, 0x80};
+	size_t i = len, need;
+	uint32_t cp;
+
+	/* back over at most 3 continuation bytes to a lead byte */
+	while (i > 0 && len - i < 3 && (p[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (p[i - 1] & 0xc0) != 0xc0)
+		return len;
+	i--;
+	need = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : 2;
+	if (len - i >= need)
+		return len;
+	/* a sequence cut short: dropped when what is there starts a valid
+	 * one (completed with the lowest continuation bytes it allows) */
+	memcpy(t, p + i, len - i);
+	if (len - i == 1 && t[0] == 0xe0)
+		t[1] = 0xa0;
+	if (len - i == 1 && t[0] == 0xf0)
+		t[1] = 0x90;
+	return sv_utf8_decode(t, need, &cp) == need ? i : len;
+}
+
+char *
+sv_utf8_mend(char *buf, size_t size, int n)
+{
+	if (size > 0 && n >= 0 && (size_t)n >= size)
+		buf[sv_utf8_fit(buf, size - 1)] = '\0';
+	return buf;
+}
+
 int
 sv_utf8_cells(const char *s)
 {
@@ -86,7 +121,8 @@ sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
  * Code points that draw nothing, or nothing like themselves: bidi
  * embeddings, overrides and isolates, zero-width spaces and joiners,
  * variation selectors, tag characters, the BOM, the soft hyphen, fillers,
- * line and paragraph separators, spaces other than U+0020. They cannot
+ * line and paragraph separators, spaces other than U+0020; private-use
+ * characters and noncharacters, drawn as each font likes. They cannot
  * drive the terminal, but they can make one frame name look like another
  * ("Trojan source"), so they are shown as \u{XXXX}. The table
  * (invisible.h) is made from Unicode's own data by mkinvisible.py.
@@ -116,17 +152,20 @@ is_control(uint32_t cp)
 struct out {
 	char *buf;
 	size_t size, used;
+	int full;
 };
 
+/* One piece, a character or an escape, goes in whole or not at all, and
+ * nothing goes in after one that did not: a cut never ends inside a
+ * character or an escape. */
 static void
 put(struct out *o, const char *s, size_t n)
 {
-	if (o->used < o->size) {
-		size_t room = o->size - o->used - 1;
-
-		memcpy(o->buf + o->used, s, n < room ? n : room);
-		o->buf[o->used + (n < room ? n : room)] = '\0';
-	}
+	if (!o->full && o->used + n < o->size) {
+		memcpy(o->buf + o->used, s, n);
+		o->buf[o->used + n] = '\0';
+	} else
+		o->full = 1;
 	o->used += n;
 }
 
@@ -135,7 +174,7 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	struct out o = {buf, size, 0};
+	struct out o = {buf, size, 0, 0};
 	size_t i = 0;
 
 	if (size > 0)
@@ -143,7 +182,7 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 	while (i < len) {
 		uint32_t cp = 0;
 		size_t k = sv_utf8_decode(p + i, len - i, &cp);
-		char esc[4] = {'\\', 'x', 0, 0};
+		char esc[8] = {'\\', 'x', 0, 0, '\\', 'x', 0, 0};
 
 		if (k > 0 && !is_control(cp) && cp != '\\') {
 			if (sv_is_invisible(cp)) {
@@ -166,12 +205,13 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 		case 0x1b: put(&o, "\\e", 2); break;
 		case '\\': put(&o, "\\\\", 2); break;
 		default:
-			/* a C1 control is two bytes in UTF-8: show both */
+			/* a C1 control is two bytes in UTF-8: show both, as
+			 * one piece */
 			for (size_t j = 0; j < k; j++) {
-				esc[2] = hex[p[i + j] >> 4];
-				esc[3] = hex[p[i + j] & 15];
-				put(&o, esc, 4);
+				esc[4 * j + 2] = hex[p[i + j] >> 4];
+				esc[4 * j + 3] = hex[p[i + j] & 15];
 			}
+			put(&o, esc, 4 * k);
 		}
 		i += k;
 	}

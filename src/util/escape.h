@@ -15,6 +15,17 @@
  * past U+10FFFF). */
 size_t sv_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* The length of s[0..len) without a UTF-8 sequence cut at its end (a
+ * lead byte followed by fewer continuation bytes than it announces):
+ * where text cut to fit a buffer may end so that no character is cut.
+ * Bytes that cannot start a valid sequence stay (they are escaped one by
+ * one). */
+size_t sv_utf8_fit(const char *s, size_t len);
+
+/* After n = snprintf(buf, size, ...): when the text did not fit, ends
+ * buf at a code point boundary (sv_utf8_fit). Returns buf. */
+char *sv_utf8_mend(char *buf, size_t size, int n);
+
 /* Terminal cells of s, text already escaped (valid UTF-8 without wide
  * or combining characters): one per code point, that is one per byte
  * that does not continue a sequence. */
@@ -27,7 +38,8 @@ int sv_utf8_encode(uint32_t cp, char *out);
 /* 1 for a code point that draws nothing or nothing like itself, which
  * the functions below escape: Unicode's Default_Ignorable_Code_Point set,
  * format characters (Cf), line and paragraph separators, spaces other
- * than U+0020, U+2800 (the table: invisible.h, from Unicode 15.0). */
+ * than U+0020, U+2800, private-use characters (Co) and noncharacters
+ * (the table: invisible.h, from Unicode 15.0). */
 int sv_is_invisible(uint32_t cp);
 
 /* Writes s[0..len) into buf (size bytes, always NUL-terminated) with C0
@@ -35,7 +47,8 @@ int sv_is_invisible(uint32_t cp);
  * shown as \xNN (and \n, \t, \r, \e, \\ as such); invisible code
  * points (sv_is_invisible) as \u{XXXX}. Other valid UTF-8 passes
  * through. Returns the length the full result would need (like
- * snprintf), so a caller can detect truncation. */
+ * snprintf), so a caller can detect truncation; a result cut to fit
+ * ends after a whole character or escape. */
 size_t sv_escape(char *buf, size_t size, const char *s, size_t len);
 
 /* Same, written to f. */

@@ -15,6 +15,37 @@
 #include "util/fatal.h"
 
 int
+mapfile_open_regular(const char *path, struct stat *st, struct sv_error *err)
+{
+	int fd, fl;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+	if (fstat(fd, st) != 0) {
+		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    S_ISDIR(st->st_mode) ? "is a directory" :
+		    "not a regular file");
+	}
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
 mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 {
 	struct stat st;
@@ -22,26 +53,8 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 	void *p;
 
 	memset(m, 0, sizeof *m);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-	if (fstat(fd, &st) != 0) {
-		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-		close(fd);
+	if ((fd = mapfile_open_regular(path, &st, err)) < 0)
 		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "is a directory");
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "not a regular file");
-	}
 	m->len = (size_t)st.st_size;
 	m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
 		      (uint64_t)st.st_mtim.tv_nsec;

@@ -25,9 +25,19 @@ struct mapfile {
 	size_t follow_keep, follow_step, follow_ahead; /* arguments */
 };
 
-/* Maps path read-only. Directories, unreadable or unmappable files give
- * -1 with err set (SV_ERR_IO). */
+/* Maps path read-only. Directories, FIFOs and other files that are not
+ * regular files, unreadable or unmappable files give -1 with err set
+ * (SV_ERR_IO). */
 int mapfile_open(struct mapfile *m, const char *path, struct sv_error *err);
+
+struct stat;
+/* Opens path, a file named by the user, for reading: without blocking (a
+ * FIFO would wait for a writer), then refuses what is not a regular file
+ * ("is a directory", "not a regular file"). Returns the descriptor, in
+ * blocking mode again, with its fstat() in *st; or -1 with err set
+ * (SV_ERR_IO). */
+int mapfile_open_regular(const char *path, struct stat *st,
+    struct sv_error *err);
 
 /* Hints the kernel that [0, upto - keep) will not be needed soon, when
  * that is at least step bytes more than before (each call is a system

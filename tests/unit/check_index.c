@@ -1097,6 +1097,74 @@ START_TEST(test_flipped_byte_each_block)
 }
 END_TEST
 
+/* Opens src's index (at ipath, its first chunk damaged), reads it whole
+ * so that the damage is seen, and hands it back open. */
+static struct sv_index *
+open_damaged(const char *src, const char *ipath, const struct idx_opts *o)
+{
+	struct sv_index *ix;
+	struct idx_info info;
+	uint64_t where[512];
+
+	ck_assert_int_gt(chunk_offsets(ipath, where, 512), 0);
+	flip_bit(ipath, where[0], 1);
+	ix = open_ok(src, o);
+	idx_get_info(ix, &info);
+	ck_assert_str_eq(info.path, ipath);
+	ck_assert_int_eq(info.built, 0);
+	walk_all(ix);
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	return ix;
+}
+
+/* A damaged index is removed on close only when the file at its path is
+ * still the one it was mapped from, and the invoking user's (issue 34):
+ * never a file put there meanwhile, nor another user's index (which the
+ * trust rule uses when its owner owns the snapshot). */
+START_TEST(test_damaged_removed_only_ours)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	char *other = tpath("other.snapidx");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct stat st;
+
+	model_events = 2 * SNAP_BLK_MAX;
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	idx_close(open_ok(src, &o));
+	/* ours and the same file: removed */
+	ix = open_damaged(src, ipath, &o);
+	idx_close(ix);
+	ck_assert_msg(!exists(ipath), "our damaged index kept");
+	/* another file of ours at the path, with our magic: kept */
+	idx_close(open_ok(src, &o));
+	ix = open_damaged(src, ipath, &o);
+	copy_file(ipath, other);
+	ck_assert_int_eq(rename(other, ipath), 0);
+	idx_close(ix);
+	ck_assert_msg(exists(ipath), "a file that replaced the index removed");
+	ck_assert_int_eq(unlink(ipath), 0);
+	/* another user's index, trusted as the snapshot's owner's: kept
+	 * (only root can give files away) */
+	if (geteuid() == 0) {
+		idx_close(open_ok(src, &o));
+		ck_assert_int_eq(chown(ipath, 65534, 65534), 0);
+		ck_assert_int_eq(chown(src, 65534, 65534), 0);
+		ix = open_damaged(src, ipath, &o);
+		idx_close(ix);
+		ck_assert_msg(exists(ipath), "another user's index removed");
+		ck_assert_int_eq(lstat(ipath, &st), 0);
+		ck_assert_uint_eq(st.st_uid, 65534);
+	}
+	model_events = 3000;
+	free(other);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 /* idx_lod_columns() of [from, to) against the accessors, column by
  * column (columns as idx_lod_columns cuts them). */
 static void
@@ -2551,6 +2619,7 @@ index_suite(void)
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_flipped_bit_each_section);
 	tcase_add_test(tc, test_flipped_byte_each_block);
+	tcase_add_test(tc, test_damaged_removed_only_ours);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_index_of_other_file);
 	tcase_add_test(tc, test_foreign_file_kept);

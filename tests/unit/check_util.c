@@ -121,6 +121,27 @@ START_TEST(test_escape_invisible)
 	ck_assert_str_eq(esc("\xef\xbf\xb9", 3), "\\u{fff9}");
 	/* a space that passes for U+0020 */
 	ck_assert_str_eq(esc("\xe2\x80\xaf", 3), "\\u{202f}");
+	/* private use (each font draws what it likes there) and
+	 * noncharacters (issue 34): the ends of each range */
+	ck_assert_str_eq(esc("\xee\x80\x80", 3), "\\u{e000}");
+	ck_assert_str_eq(esc("\xef\xa3\xbf", 3), "\\u{f8ff}");
+	ck_assert_str_eq(esc("\xf3\xb0\x80\x80", 4), "\\u{f0000}");
+	ck_assert_str_eq(esc("\xf3\xbf\xbf\xbd", 4), "\\u{ffffd}");
+	ck_assert_str_eq(esc("\xf4\x80\x80\x80", 4), "\\u{100000}");
+	ck_assert_str_eq(esc("\xf4\x8f\xbf\xbd", 4), "\\u{10fffd}");
+	ck_assert_str_eq(esc("\xef\xb7\x90", 3), "\\u{fdd0}");
+	ck_assert_str_eq(esc("\xef\xb7\xaf", 3), "\\u{fdef}");
+	ck_assert_str_eq(esc("\xef\xbf\xbe", 3), "\\u{fffe}");
+	ck_assert_str_eq(esc("\xef\xbf\xbf", 3), "\\u{ffff}");
+	ck_assert_str_eq(esc("\xf0\x9f\xbf\xbe", 4), "\\u{1fffe}");
+	ck_assert_str_eq(esc("\xf4\x8f\xbf\xbf", 4), "\\u{10ffff}");
+	/* and their neighbours are not: U+F900 a CJK ideograph, U+FDCF and
+	 * U+FDF0 Arabic ligatures, U+1FFFD unassigned */
+	ck_assert_str_eq(esc("\xef\xa4\x80", 3), "\xef\xa4\x80");
+	ck_assert_str_eq(esc("\xef\xb7\x8f", 3), "\xef\xb7\x8f");
+	ck_assert_str_eq(esc("\xef\xb7\xb0", 3), "\xef\xb7\xb0");
+	ck_assert_str_eq(esc("\xf0\x9f\xbf\xbd", 4),
+	    "\xf0\x9f\xbf\xbd");
 	/* neighbours of the ranges are ordinary printable characters:
 	 * U+2010, U+2030 */
 	ck_assert_str_eq(esc("\xe2\x80\x90", 3), "\xe2\x80\x90");
@@ -142,6 +163,75 @@ START_TEST(test_escape_truncation)
 }
 END_TEST
 
+/* A cut never ends inside a character or an escape (issue 34): a piece
+ * goes in whole or not at all, and nothing after one that did not. */
+START_TEST(test_escape_cut_whole)
+{
+	char buf[8];
+
+	/* U+00E9 (2 bytes) after "a", 1 byte of room left */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\xc3\xa9", 3), 3);
+	ck_assert_str_eq(buf, "a");
+	/* nor a shorter piece after it */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\xc3\xa9" "b", 4), 4);
+	ck_assert_str_eq(buf, "a");
+	/* U+20AC (3 bytes) */
+	ck_assert_uint_eq(sv_escape(buf, 4, "ab\xe2\x82\xac", 5), 5);
+	ck_assert_str_eq(buf, "ab");
+	/* \u{200b}: 8 bytes, 6 of room */
+	ck_assert_uint_eq(sv_escape(buf, 7, "a\xe2\x80\x8b", 4), 9);
+	ck_assert_str_eq(buf, "a");
+	/* U+009B (CSI) is one piece, \xc2\x9b: not \xc2 alone */
+	ck_assert_uint_eq(sv_escape(buf, 8, "a\xc2\x9b", 3), 9);
+	ck_assert_str_eq(buf, "a");
+	/* \e: 2 bytes, 1 of room */
+	ck_assert_uint_eq(sv_escape(buf, 3, "a\x1b", 2), 3);
+	ck_assert_str_eq(buf, "a");
+	/* exactly full */
+	ck_assert_uint_eq(sv_escape(buf, 4, "a\xc3\xa9", 3), 3);
+	ck_assert_str_eq(buf, "a\xc3\xa9");
+}
+END_TEST
+
+/* s cut into buf as snprintf(buf, size, "%s", s) cuts it, then mended
+ * (sv_utf8_mend). */
+static const char *
+mended(char *buf, size_t size, const char *s)
+{
+	size_t n = strlen(s), k = n < size - 1 ? n : size - 1;
+
+	memcpy(buf, s, k);
+	buf[k] = '\0';
+	return sv_utf8_mend(buf, size, (int)n);
+}
+
+START_TEST(test_utf8_fit)
+{
+	char buf[6];
+
+	/* a sequence cut at the end is dropped, a whole one kept */
+	ck_assert_uint_eq(sv_utf8_fit("a\xc3\xa9", 3), 3);
+	ck_assert_uint_eq(sv_utf8_fit("a\xc3\xa9", 2), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe2\x82\xac", 3), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe2\x82\xac", 2), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xf0\x9f\x98\x80", 4), 1);
+	ck_assert_uint_eq(sv_utf8_fit("a\xf0\x9f\x98\x80", 5), 5);
+	ck_assert_uint_eq(sv_utf8_fit("", 0), 0);
+	/* bytes that are no start of a valid sequence stay (they are
+	 * escaped one by one) */
+	ck_assert_uint_eq(sv_utf8_fit("a\xff", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("a\x80", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("a\xc0", 2), 2);
+	ck_assert_uint_eq(sv_utf8_fit("\x80\x80\x80", 3), 3);
+	ck_assert_uint_eq(sv_utf8_fit("a\xe0\x80", 3), 3);
+	/* snprintf's cut mended: only when it did cut */
+	ck_assert_str_eq(mended(buf, sizeof buf, "abcd\xc3\xa9"), "abcd");
+	ck_assert_str_eq(mended(buf, sizeof buf, "ab\xc3"), "ab\xc3");
+	ck_assert_str_eq(mended(buf, sizeof buf, "abc\xc3\xa9"),
+	    "abc\xc3\xa9");
+}
+END_TEST
+
 START_TEST(test_json_string)
 {
 	ck_assert_str_eq(json("a\"b\\c", 5), "\"a\\\"b\\\\c\"");
@@ -151,6 +241,11 @@ START_TEST(test_json_string)
 	/* past U+FFFF: a UTF-16 surrogate pair, as JSON requires */
 	ck_assert_str_eq(json("\xf3\xa0\x80\x81", 4), "\"\\udb40\\udc01\"");
 	ck_assert_str_eq(json("\xe2\x80\xa8", 3), "\"\\u2028\"");
+	/* private use and noncharacters as invisible (issue 34) */
+	ck_assert_str_eq(json("\xee\x80\x80", 3), "\"\\ue000\"");
+	ck_assert_str_eq(json("\xef\xbf\xbe", 3), "\"\\ufffe\"");
+	ck_assert_str_eq(json("\xf4\x8f\xbf\xbd", 4),
+	    "\"\\udbff\\udffd\"");
 	ck_assert_str_eq(json("\xc3\xa9", 2), "\"\xc3\xa9\"");
 }
 END_TEST
@@ -843,6 +938,8 @@ util_suite(void)
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
 	tcase_add_test(tc, test_escape_truncation);
+	tcase_add_test(tc, test_escape_cut_whole);
+	tcase_add_test(tc, test_utf8_fit);
 	tcase_add_test(tc, test_json_string);
 	tcase_add_test(tc, test_json_double);
 	suite_add_tcase(s, tc);

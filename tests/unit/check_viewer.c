@@ -15,6 +15,8 @@
 #include "render/anlist.h"
 #include "render/evfilter.h"
 #include "render/stacktree.h"
+#include "tui/export.h"
+#include "util/escape.h"
 
 /* A frame "file.py:line name". */
 static uint32_t
@@ -303,6 +305,191 @@ START_TEST(test_viewer_tree_framework)
 }
 END_TEST
 
+/* ---- export ------------------------------------------------------------- */
+
+/* Every byte of text[0..len) is in a valid UTF-8 sequence: no character
+ * was cut (what the writers write is escaped, so nothing else is
+ * there). */
+static void
+assert_utf8(const char *text, size_t len)
+{
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < len) {
+		k = sv_utf8_decode((const unsigned char *)text + i, len - i,
+		    &cp);
+		ck_assert_msg(k > 0, "invalid UTF-8 at byte %zu: %.40s", i,
+		    text + (i > 20 ? i - 20 : 0));
+		i += k;
+	}
+}
+
+/* A string of n copies of U+00E9 after prefix (heap). */
+static char *
+long_name(const char *prefix, size_t n)
+{
+	size_t p = strlen(prefix), i;
+	char *s = malloc(p + 2 * n + 1);
+
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, prefix, p);
+	for (i = 0; i < n; i++)
+		memcpy(s + p + 2 * i, "\xc3\xa9", 2);
+	s[p + 2 * n] = '\0';
+	return s;
+}
+
+/* The tree written whole (w in the top view): a 200-frame stack, every
+ * frame shown and every node open, so rows are indented up to 398
+ * cells; a frame name of 1,500 U+00E9. No line ends inside a character
+ * or an escape, and each row keeps its indent, mark and label
+ * (issue 34: rows were cut at 256 bytes, inside the mark). */
+START_TEST(test_viewer_tree_write_deep)
+{
+	struct snapshot *s = snap_new();
+	struct an_sites sites;
+	struct stree t;
+	struct stree_entry e;
+	struct sv_error err;
+	uint32_t fr[200], i;
+	char *big = long_name("fx", 1500), *out = NULL, *line, *nl;
+	size_t len = 0;
+	uint64_t row = 0;
+	FILE *f;
+
+	for (i = 0; i < 200; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "g\xc3\xa9%u", i);
+		fr[i] = frame(s, "/u/a.py", i + 1, i == 7 ? big : name);
+	}
+	memset(&e, 0, sizeof e);
+	e.stack = snap_intern_stack(s, fr, 200);
+	e.bytes = 4096;
+	e.count = 1;
+	sv_error_clear(&err);
+	ck_assert_int_eq(an_sites_init(&sites, s, 1, NULL, &err), 0);
+	stree_init(&t, s, &sites);
+	t.utf8 = 1;
+	t.framework = 1;
+	stree_set(&t, &e, 1);
+	stree_expand_all(&t);
+	ck_assert_uint_eq(t.n_rows, 200);
+	f = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(stree_write(&t, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	assert_utf8(out, len);
+	/* past the header, one line per row: 2 x depth spaces after the
+	 * numbers, the mark, a space, the label */
+	line = strchr(out, '\n') + 1;
+	for (row = 0; row < t.n_rows; row++, line = nl + 1) {
+		char want[64], *mark;
+		const char *m = row + 1 < t.n_rows ? "\xe2\x96\xbe" : " ";
+		size_t k, indent = 2 * t.rows[row].depth;
+
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		*nl = '\0';
+		ck_assert_uint_ge(strlen(line), 24 + indent);
+		for (k = 0; k < indent; k++)
+			ck_assert_int_eq(line[24 + k], ' ');
+		mark = line + 24 + indent;
+		ck_assert_msg(strncmp(mark, m, strlen(m)) == 0 &&
+		    mark[strlen(m)] == ' ', "row %llu: no mark: %.60s",
+		    (unsigned long long)row, mark);
+		if (row == 7)
+			snprintf(want, sizeof want, "a.py:8 fx\xc3\xa9");
+		else
+			snprintf(want, sizeof want, "a.py:%u g\xc3\xa9%u",
+			    (unsigned)row + 1, (unsigned)row);
+		ck_assert_msg(strstr(mark, want) != NULL, "row %llu: %.60s",
+		    (unsigned long long)row, mark);
+		/* a long label cut at a character: it ends with one whole */
+		if (row == 7)
+			ck_assert_str_eq(nl - 2, "\xc3\xa9");
+	}
+	free(out);
+	stree_destroy(&t);
+	an_sites_destroy(&sites);
+	snap_free(s);
+	free(big);
+}
+END_TEST
+
+/* A list written whole (w in a list view) with a call site of 1,500
+ * U+00E9, more than a label holds: cut after a whole character. */
+START_TEST(test_viewer_list_write_long)
+{
+	struct snapshot *s = snap_new();
+	struct an_sites sites;
+	struct an_top top;
+	struct an_top_node node;
+	struct anlist l;
+	struct sv_error err;
+	uint32_t fr, root = 0, stack;
+	char *big = long_name("fx", 1500), *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fr = frame(s, "/u/a.py", 1, big);
+	stack = snap_intern_stack(s, &fr, 1);
+	sv_error_clear(&err);
+	ck_assert_int_eq(an_sites_init(&sites, s, 1, NULL, &err), 0);
+	memset(&node, 0, sizeof node);
+	node.site = an_site_of(&sites, stack);
+	node.stack = stack;
+	node.bytes = 512;
+	node.count = 1;
+	memset(&top, 0, sizeof top);
+	top.bytes = 512;
+	top.count = 1;
+	top.nodes = &node;
+	top.n_nodes = 1;
+	top.roots = &root;
+	top.n_roots = 1;
+	memset(&l, 0, sizeof l);
+	l.kind = ANLIST_TOP;
+	l.top = &top;
+	l.sites = &sites;
+	f = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(anlist_write(&l, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	assert_utf8(out, len);
+	ck_assert_ptr_nonnull(strstr(out, "a.py:1 fx\xc3\xa9\xc3\xa9"));
+	ck_assert_uint_gt(len, 1000);
+	ck_assert_str_eq(out + len - 3, "\xc3\xa9\n");
+	free(out);
+	an_sites_destroy(&sites);
+	snap_free(s);
+	free(big);
+}
+END_TEST
+
+/* What C copies when the stack is longer than it takes: whole lines,
+ * so no character and no escape is cut. */
+START_TEST(test_viewer_copy_len)
+{
+	/* lines of 3, 14 and 3 bytes */
+	const char *t = "ab\nc\xc3\xa9" "d\\u{200b}e\nfg\n";
+	size_t n = strlen(t), max;
+
+	ck_assert_uint_eq(n, 20);
+	ck_assert_uint_eq(export_copy_len(t, n, 1000), n);
+	ck_assert_uint_eq(export_copy_len(t, n, n), n);
+	/* inside the second line: the first only */
+	for (max = 3; max < 17; max++)
+		ck_assert_uint_eq(export_copy_len(t, n, max), 3);
+	for (max = 17; max < 20; max++)
+		ck_assert_uint_eq(export_copy_len(t, n, max), 17);
+	/* no line end within max: a whole character at least */
+	ck_assert_uint_eq(export_copy_len("a\xc3\xa9", 3, 2), 1);
+	ck_assert_uint_eq(export_copy_len("ab", 2, 0), 0);
+}
+END_TEST
+
 /* ---- labels ------------------------------------------------------------- */
 
 START_TEST(test_viewer_cut_label)
@@ -346,6 +533,12 @@ viewer_suite(void)
 	tc = tcase_create("labels");
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_viewer_cut_label);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("export");
+	tcase_set_timeout(tc, 0);
+	tcase_add_test(tc, test_viewer_tree_write_deep);
+	tcase_add_test(tc, test_viewer_list_write_long);
+	tcase_add_test(tc, test_viewer_copy_len);
 	suite_add_tcase(s, tc);
 	return s;
 }
