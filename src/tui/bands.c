@@ -4,9 +4,9 @@
  * One worker per device, started once the device's first screen is up.
  * Its jobs are made on the loop's thread when it starts (tl_prep_begin
  * reads the model there), one per mode still to build, in the order m
- * cycles from the mode shown; the call-site and stream/pool modes share
- * one job, as they share one pass (tl_modes.c). The worker takes the
- * mode the view waits for first, else the next in that order, and
+ * cycles from the mode shown; modes built in one pass (the call-site and
+ * stream/pool modes: tl_stack_pass_mates) share one job. The worker takes
+ * the mode the view waits for first, else the next in that order, and
  * builds it reading only the snapshot, the timeline and the category
  * table, none of which changes while it runs; a finished job waits
  * under the lock until the loop takes it and moves it into the model
@@ -149,7 +149,8 @@ static void
 add_job(struct app *a, struct bands *b, int st)
 {
 	struct job *j;
-	int other;
+	unsigned mates;
+	int k;
 
 	if (a->tm.groups_ok[st] != 0 || b->job_of[st] >= 0)
 		return;
@@ -161,11 +162,11 @@ add_job(struct app *a, struct bands *b, int st)
 	j->cats = st == TL_STACK_CATEGORY && a->cats_ok > 0 ? &a->cats : NULL;
 	tl_prep_begin(&j->prep, &a->tm, st, j->cats);
 	b->job_of[st] = b->n_jobs++;
-	/* one pass builds both of these (tl_modes.c) */
-	other = st == TL_STACK_SITE ? TL_STACK_STREAM : st == TL_STACK_STREAM ?
-	    TL_STACK_SITE : -1;
-	if (other >= 0 && a->tm.groups_ok[other] == 0)
-		b->job_of[other] = b->job_of[st];
+	/* one pass builds its mates too (tl_modes.h) */
+	mates = tl_stack_pass_mates(st);
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if ((mates & 1u << k) && a->tm.groups_ok[k] == 0)
+			b->job_of[k] = b->job_of[st];
 }
 
 static int

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,18 +31,6 @@ title_add(char *t, size_t size, const char *part)
 	snprintf(t + n, size - n, "%s", part);
 }
 
-/* What the bands of mode st are called while they are being built. */
-static const char *
-building_name(int st)
-{
-	switch (st) {
-	case TL_STACK_SITE: return "call-site";
-	case TL_STACK_CATEGORY: return "category";
-	case TL_STACK_STREAM: return "stream/pool";
-	default: return "segment";
-	}
-}
-
 int
 timeline_building(struct app *a)
 {
@@ -59,7 +48,7 @@ draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	n = snprintf(line, sizeof line, "building %s bands%s",
-	    building_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
+	    tl_stack_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
 	n = r->w > n ? (r->w - n) / 2 : 0;
 	cellbuf_puts(cb, r->x + n, r->y + r->h / 2, line, r->w - n, UIC_AXIS,
 	    0);
@@ -89,9 +78,8 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);
 		title_add(t, sizeof t, p);
 	}
-	if (tl_stack_grouped(st)) {
-		snprintf(p, sizeof p, " - by %s", st == TL_STACK_SITE ? "site" :
-		    st == TL_STACK_CATEGORY ? "category" : "stream");
+	if (tl_modes[st].title[0] != '\0') {
+		snprintf(p, sizeof p, " - %s", tl_modes[st].title);
 		title_add(t, sizeof t, p);
 	}
 	if (a->view.ymax > a->view.ylo) {
@@ -246,7 +234,7 @@ cycle_stack(struct app *a, int dir)
 		}
 		if (r > 0) {
 			app_msg(a, "building %s bands%s (m: next mode)",
-			    building_name(st), a->utf8 ? "\xe2\x80\xa6" :
+			    tl_stack_name(st), a->utf8 ? "\xe2\x80\xa6" :
 			    "...");
 			return;
 		}
@@ -320,7 +308,7 @@ pick_move(struct app *a, int dir)
 
 	if (timeline_building(a)) {
 		app_msg(a, "the %s bands are not built yet",
-		    building_name(a->view.stack));
+		    tl_stack_name(a->view.stack));
 		return;
 	}
 	n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
@@ -595,8 +583,9 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 		fmt_event(fr, sizeof fr, e.free_ev);
 	else
 		snprintf(fr, sizeof fr, "never");
-	snprintf(title, tsize, "%s %s %s - %s %s, %s %s", seg ? "Segment" :
-	    "Allocation", fmt_addr(ad, sizeof ad, e.addr),
+	snprintf(title, tsize, "%c%s %s %s - %s %s, %s %s",
+	    toupper((unsigned char)tl_modes[a->view.stack].noun[0]),
+	    tl_modes[a->view.stack].noun + 1, fmt_addr(ad, sizeof ad, e.addr),
 	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
 	    seg ? "unmapped" : "freed", fr);
 	site[0] = cat[0] = '\0';
@@ -631,10 +620,10 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		    a->view.cursor);
 		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
 		    sizeof lab);
-		snprintf(title, tsize, "%s @ %s - %s - %s",
-		    st == TL_STACK_SITE ? "Call site" :
-		    st == TL_STACK_CATEGORY ? "Category" : "Stream", cur,
-		    fmt_size(b, sizeof b, bytes), lab);
+		snprintf(title, tsize, "%c%s @ %s - %s - %s",
+		    toupper((unsigned char)tl_modes[st].noun[0]),
+		    tl_modes[st].noun + 1, cur, fmt_size(b, sizeof b, bytes),
+		    lab);
 		snprintf(info, isize, "Enter: the alloc of its largest block "
 		    "alive here; the stack of its largest block:");
 		return a->tm.groups[st].stack[p->id];
