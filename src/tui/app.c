@@ -14,7 +14,7 @@
 
 #include "index/idx.h"
 #include "render/fmt.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "util/xalloc.h"
 
 #define MIN_SPAN 8
@@ -28,7 +28,7 @@ n_events(const struct app *a)
 static void
 device_free(struct app *a)
 {
-	bands_stop(a);
+	modeworker_stop(a);
 	if (a->cats_ok > 0)
 		an_categories_destroy(&a->cats);
 	a->cats_ok = 0;
@@ -48,7 +48,7 @@ app_set_device(struct app *a, uint32_t d)
 	sv_error_clear(&err);
 	memset(&tl, 0, sizeof tl);
 	/* the worker reads the device's timeline and model: it ends first */
-	bands_stop(a);
+	modeworker_stop(a);
 	/* the index holds the timeline (borrowed arrays: owned = 0) */
 	if (a->ix != NULL && idx_timeline(a->ix, d) != NULL) {
 		tl = *idx_timeline(a->ix, d);
@@ -92,7 +92,7 @@ app_set_device(struct app *a, uint32_t d)
 void
 app_close(struct app *a)
 {
-	bands_stop(a);
+	modeworker_stop(a);
 	if (a->sites_ok > 0)
 		an_sites_destroy(&a->sites);
 	a->sites_ok = 0;

@@ -47,7 +47,7 @@ enum prompt_mode {
 };
 
 struct views;
-struct bands;
+struct modeworker;
 
 struct app {
 	struct sv_index *ix;            /* owned; NULL when loaded directly */
@@ -85,8 +85,8 @@ struct app {
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
 	struct an_categories cats;      /* of the device (app_categories) */
 	int cats_ok;
-	struct bands *bands;            /* modes built in the background
-					   (bands.h) */
+	struct modeworker *modeworker;  /* modes built in the background
+					   (modeworker.h) */
 	int stack_dir;                  /* the way m/M went (a mode found
 					   unavailable is passed over) */
 	int wait_bands;                 /* a key script runs: wait for what
@@ -138,8 +138,8 @@ struct an_sites *app_sites(struct app *a);
  * first time it is needed; NULL with a message when it cannot be. */
 const struct an_categories *app_categories(struct app *a);
 /* The same when it is there or quick to get; NULL (and no wait) while
- * the worker builds it (bands.h), unless a key script runs (wait_bands),
- * so that a pane drawn on every frame never waits for it. */
+ * the worker builds it (modeworker.h), unless a key script runs
+ * (wait_bands), so that a pane drawn on every frame never waits for it. */
 const struct an_categories *app_categories_if_ready(struct app *a);
 /* The timeline's element of the block at addr allocated at event
  * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
@@ -172,11 +172,11 @@ void timeline_open(struct app *a);
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
  * one of them. */
 int timeline_action(struct app *a, enum action act);
-/* Is the mode shown one whose bands are still being built (bands.h)? */
+/* Is the mode shown one whose bands are still being built (modeworker.h)? */
 int timeline_building(struct app *a);
-/* Takes what the background builds finished (bands_poll); when it is the
- * mode shown, says so, or passes over it as m does when it turned out
- * unavailable. UI_REDRAW when something came, else 0. */
+/* Takes what the background builds finished (modeworker_take); when it
+ * is the mode shown, says so, or passes over it as m does when it turned
+ * out unavailable. UI_REDRAW when something came, else 0. */
 int timeline_poll(struct app *a);
 /* Title and info of the detail pane for the picked band; returns the
  * stack to show. */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "index/idx.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "util/sat.h"
 #include "util/search.h"
 
@@ -142,10 +142,10 @@ app_categories(struct app *a)
 {
 	struct sv_error err;
 
-	if (a->cats_ok == 0 && bands_pending(a, TL_STACK_CATEGORY)) {
+	if (a->cats_ok == 0 && modeworker_pending(a, TL_STACK_CATEGORY)) {
 		/* the worker builds the table: no sooner done here */
-		bands_wait(a, TL_STACK_CATEGORY);
-		bands_take(a);
+		modeworker_wait(a, TL_STACK_CATEGORY);
+		modeworker_take(a);
 	}
 	if (a->cats_ok == 0) {
 		sv_error_clear(&err);
@@ -163,7 +163,7 @@ app_categories_if_ready(struct app *a)
 	/* the worker's table is on its way, and the screen is drawn again
 	 * when it comes */
 	if (a->cats_ok == 0 && !a->wait_bands &&
-	    bands_pending(a, TL_STACK_CATEGORY))
+	    modeworker_pending(a, TL_STACK_CATEGORY))
 		return NULL;
 	return app_categories(a);
 }

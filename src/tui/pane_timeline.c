@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "tui/pane.h"
 #include "util/escape.h"
 
@@ -189,8 +189,8 @@ set_stack(struct app *a, int st)
 {
 	char why[128];
 
-	if (a->tm.groups_ok[st] == 0 && bands_pending(a, st)) {
-		bands_want(a, st);
+	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st)) {
+		modeworker_want(a, st);
 		show_stack(a, st);
 		return 1;
 	}
@@ -247,9 +247,9 @@ timeline_poll(struct app *a)
 	char why[256];
 	int st = a->view.stack, n, was = timeline_building(a);
 
-	n = bands_take(a);
+	n = modeworker_take(a);
 	/* only a mode shown waiting for its bands has news to tell */
-	if (!bands_arrived(a, st, why, sizeof why) || !was)
+	if (!modeworker_arrived(a, st, why, sizeof why) || !was)
 		return n > 0 ? UI_REDRAW : 0;
 	if (a->tm.groups_ok[st] > 0) {
 		a->tlf.rank_stack = -1;

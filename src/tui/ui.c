@@ -33,7 +33,7 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "tui/colors.h"
 #include "tui/export.h"
 #include "tui/keys.h"
@@ -654,7 +654,7 @@ next_key(int *action)
 	return -2;
 }
 
-/* Takes the modes the worker built (bands.h). A key script waits for the
+/* Takes the modes the worker built (modeworker.h). A key script waits for the
  * mode on screen first, so that what it captures does not depend on how
  * fast the worker is. Redraws when something shown changed. */
 static void
@@ -666,7 +666,7 @@ take_bands(void)
 		return;
 	if (scripted && timeline_building(&app)) {
 		t0 = now_us();
-		bands_wait(&app, app.view.stack);
+		modeworker_wait(&app, app.view.stack);
 		/* how long the mode showed "building" (not a key) */
 		if (latency_log != NULL)
 			fprintf(latency_log, "bands-ready %lld 0\n",
@@ -686,7 +686,7 @@ ui_loop(void)
 	ui_draw();
 	/* the modes not built while opening, now that the screen is up */
 	if (!in_set)
-		bands_start(&app);
+		modeworker_start(&app);
 	wtimeout(stdscr, wait);
 	while (!got_signal) {
 		take_bands();
@@ -712,7 +712,7 @@ ui_loop(void)
 		ui_draw();
 		/* another device (or a rank's full view) is up */
 		if (!in_set)
-			bands_start(&app);
+			modeworker_start(&app);
 		/* wall time, then CPU time: on a busy machine the second
 		 * says what the key cost */
 		if (latency_log != NULL)

@@ -1,5 +1,5 @@
 /*
- * The timeline's modes built on a thread of their own (bands.h).
+ * The timeline's modes built on a thread of their own (modeworker.h).
  *
  * One worker per device, started once the device's first screen is up.
  * Its jobs are made on the loop's thread when it starts (tl_prep_begin
@@ -18,7 +18,7 @@
  */
 #include "config.h"
 
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,7 +50,7 @@ struct job {
 	char why[256];
 };
 
-struct bands {
+struct modeworker {
 	pthread_t th;
 	int started;                    /* th is to be joined */
 	pthread_mutex_t mu;
@@ -67,7 +67,7 @@ struct bands {
 	int job_of[TL_STACK_COUNT];     /* the job that builds mode st, -1 */
 	int want;                       /* the mode the view waits for, -1 */
 	int done;                       /* the worker has ended */
-	/* the loop's only: modes taken and not yet told (bands_arrived) */
+	/* the loop's only: modes taken and not yet told (modeworker_arrived) */
 	unsigned arrived;
 	char why[TL_STACK_COUNT][256];
 };
@@ -75,7 +75,7 @@ struct bands {
 /* The next job to run (under mu): the one the view waits for, else the
  * first in cycle order. */
 static struct job *
-next_job(struct bands *b)
+next_job(struct modeworker *b)
 {
 	int i;
 
@@ -89,7 +89,7 @@ next_job(struct bands *b)
 }
 
 static void
-run_job(struct bands *b, struct job *j)
+run_job(struct modeworker *b, struct job *j)
 {
 	struct sv_error err;
 
@@ -122,7 +122,7 @@ lower_priority(void)
 static void *
 worker(void *arg)
 {
-	struct bands *b = arg;
+	struct modeworker *b = arg;
 	struct job *j;
 
 	lower_priority();
@@ -146,7 +146,7 @@ worker(void *arg)
 
 /* Adds the job for mode st (on the loop's thread, before the worker). */
 static void
-add_job(struct app *a, struct bands *b, int st)
+add_job(struct app *a, struct modeworker *b, int st)
 {
 	struct job *j;
 	unsigned mates;
@@ -178,14 +178,14 @@ sync_wanted(void)
 }
 
 void
-bands_start(struct app *a)
+modeworker_start(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int k, st;
 
 	if (b != NULL && b->dev_gen == a->dev_gen)
 		return;
-	bands_stop(a);
+	modeworker_stop(a);
 	if (sync_wanted() || a->tl.n_events == 0)
 		return;
 	b = xcalloc(1, sizeof *b);
@@ -202,7 +202,7 @@ bands_start(struct app *a)
 		if (st != TL_STACK_ALLOC)
 			add_job(a, b, st);
 	}
-	a->bands = b;
+	a->modeworker = b;
 	if (b->n_jobs == 0)
 		return;
 	pthread_mutex_init(&b->mu, NULL);
@@ -234,9 +234,9 @@ job_free(struct job *j)
 }
 
 void
-bands_stop(struct app *a)
+modeworker_stop(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int i;
 
 	if (b == NULL)
@@ -251,13 +251,13 @@ bands_stop(struct app *a)
 		if (b->jobs[i].state != JOB_TAKEN)
 			job_free(&b->jobs[i]);
 	free(b);
-	a->bands = NULL;
+	a->modeworker = NULL;
 }
 
 int
-bands_pending(struct app *a, int st)
+modeworker_pending(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int r;
 
 	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
@@ -271,9 +271,9 @@ bands_pending(struct app *a, int st)
 }
 
 void
-bands_want(struct app *a, int st)
+modeworker_want(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 
 	if (b == NULL || !b->started)
 		return;
@@ -309,9 +309,9 @@ adopt(struct app *a, struct job *j, char *why, size_t size)
 }
 
 int
-bands_take(struct app *a)
+modeworker_take(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	struct job *got[TL_STACK_COUNT];
 	int i, k, n = 0;
 
@@ -339,9 +339,9 @@ bands_take(struct app *a)
 }
 
 int
-bands_arrived(struct app *a, int st, char *why, size_t size)
+modeworker_arrived(struct app *a, int st, char *why, size_t size)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 
 	why[0] = '\0';
 	if (b == NULL || st < 0 || st >= TL_STACK_COUNT ||
@@ -357,9 +357,9 @@ bands_arrived(struct app *a, int st, char *why, size_t size)
 }
 
 void
-bands_wait(struct app *a, int st)
+modeworker_wait(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	struct job *j;
 
 	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
