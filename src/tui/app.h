@@ -81,9 +81,9 @@ struct app {
 	uint8_t *stack_match;           /* per stack id: matches query */
 
 	uint32_t dev_gen;               /* changes with the device */
-	struct an_sites sites;          /* call sites (app_sites) */
+	struct an_sites sites;          /* call sites (tables_sites) */
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
-	struct an_categories cats;      /* of the device (app_categories) */
+	struct an_categories cats;      /* of the device (tables_categories) */
 	int cats_ok;
 	struct modeworker *modeworker;  /* modes built in the background
 					   (modeworker.h) */
@@ -108,18 +108,58 @@ struct app {
 	struct cellbuf screen;
 };
 
+/* ---- the status message and the prompt (app.c) ---- */
+/* Status message (printf). */
+void app_msg(struct app *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Opens the prompt: mode, the label before the text, the text to start
+ * with (NULL: empty). */
+void app_prompt(struct app *a, enum prompt_mode m, const char *label,
+    const char *init);
+
+/* ---- the cursor (cursor.c) ---- */
 /* Moves the cursor to ev (clamped), keeps it visible, refreshes the
  * state at the cursor. */
-void app_set_cursor(struct app *a, int64_t ev);
-/* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
- * a->msg). */
-int app_set_device(struct app *a, uint32_t d);
+void cursor_set(struct app *a, int64_t ev);
 /* After an analysis moved the device's replay (a->src.replay): the state
  * at the cursor is fetched again, the block selection (which pointed into
  * the old state) dropped. */
-void app_replay_moved(struct app *a);
+void cursor_replay_moved(struct app *a);
 /* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
-uint64_t app_selected_elem(struct app *a);
+uint64_t cursor_selected_elem(struct app *a);
+/* The timeline's element of the block at addr allocated at event
+ * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
+uint64_t cursor_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the call-site and category tables (tables.c) ---- */
+/* The call-site table (one frame per site), built the first time it is
+ * needed; NULL with a message in a->msg when it cannot be. */
+struct an_sites *tables_sites(struct app *a);
+/* The category of every element of the device's timeline, built the
+ * first time it is needed; NULL with a message when it cannot be. */
+const struct an_categories *tables_categories(struct app *a);
+/* The same when it is there or quick to get; NULL (and no wait) while
+ * the worker builds it (modeworker.h), unless a key script runs
+ * (wait_bands), so that a pane drawn on every frame never waits for it. */
+const struct an_categories *tables_categories_if_ready(struct app *a);
+/* Category of the block at addr allocated at event alloc_ev (-1: before
+ * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
+ * such allocation), or -1 without categories. */
+int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the device (device.c) ---- */
+/* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
+ * a->msg). */
+int device_set(struct app *a, uint32_t d);
+/* Frees everything the app owns: the device, then the snapshot and its
+ * index. */
+void device_close(struct app *a);
+
+/* ---- the actions of no pane (global.c) ---- */
+/* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
+ * when act is not a global action. */
+int global_action(struct app *a, enum action act);
+
 /* ---- search (search.c) ---- */
 /* Runs the search in a->query from the cursor in direction dir. */
 void app_search(struct app *a, int dir);
@@ -127,27 +167,6 @@ void app_search(struct app *a, int dir);
  * text, found in a frame's "filename:line name" without regard to case
  * (a text ending in a line number matches that line only). */
 void app_set_query(struct app *a, const char *q);
-/* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
- * when act is not a global action. */
-int app_action(struct app *a, enum action act);
-/* The call-site table (one frame per site), built the first time it is
- * needed; NULL with a message in a->msg when it cannot be. */
-struct an_sites *app_sites(struct app *a);
-
-/* The category of every element of the device's timeline, built the
- * first time it is needed; NULL with a message when it cannot be. */
-const struct an_categories *app_categories(struct app *a);
-/* The same when it is there or quick to get; NULL (and no wait) while
- * the worker builds it (modeworker.h), unless a key script runs
- * (wait_bands), so that a pane drawn on every frame never waits for it. */
-const struct an_categories *app_categories_if_ready(struct app *a);
-/* The timeline's element of the block at addr allocated at event
- * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
-uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
-/* Category of the block at addr allocated at event alloc_ev (-1: before
- * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
- * such allocation), or -1 without categories. */
-int app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
 
 /* ---- the replay check (check.c) ---- */
 /* Runs the check of the device once (force: however long its trace):
@@ -158,11 +177,6 @@ void app_check_free(struct app *a);
 const char *app_check_warning(struct app *a, char *buf, size_t size);
 /* Moves the cursor to the first mismatch and says what it is. */
 void app_check_first(struct app *a);
-
-/* Opens the prompt: mode, the label before the text, the text to start
- * with (NULL: empty). */
-void app_prompt(struct app *a, enum prompt_mode m, const char *label,
-    const char *init);
 
 /* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
 /* Sets the timeline up for a newly opened device: the call-site bands
@@ -182,11 +196,5 @@ int timeline_poll(struct app *a);
  * stack to show. */
 uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
     char *info, size_t isize);
-
-/* Frees everything the app owns. */
-void app_close(struct app *a);
-/* Status message (printf). */
-void app_msg(struct app *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -44,7 +44,7 @@ app_check(struct app *a, int force)
 	}
 	sv_error_clear(&err);
 	r = replay_check(a->src.replay, &a->chk, &err);
-	app_replay_moved(a);
+	cursor_replay_moved(a);
 	if (r != 0) {
 		app_msg(a, "check: %s", err.msg);
 		a->chk_done = -1;
@@ -108,7 +108,7 @@ app_check_first(struct app *a)
 		    is->ev < first->ev)))
 			first = is;
 	}
-	app_set_cursor(a, first->ev >= 0 ? first->ev :
+	cursor_set(a, first->ev >= 0 ? first->ev :
 	    (int64_t)a->tl.n_events - 1);
 	a->detail = DETAIL_EVENT;
 	select_addr(a, first->addr);

@@ -296,7 +296,7 @@ adopt(struct app *a, struct job *j, char *why, size_t size)
 		return;
 	}
 	if (j->own_ok && a->cats_ok == 0) {
-		/* the table the views use (app_categories) is this one */
+		/* the table the views use (tables_categories) is this one */
 		a->cats = j->own;
 		a->cats_ok = 1;
 		j->own_ok = 0;

@@ -136,18 +136,18 @@ tl_action(struct app *a, enum action act, const struct rect *r)
 	int64_t span = a->view.ev1 - a->view.ev0;
 
 	switch (act) {
-	case ACT_LEFT: app_set_cursor(a, column_step(a, r, -1)); break;
-	case ACT_RIGHT: app_set_cursor(a, column_step(a, r, 1)); break;
-	case ACT_UP: app_set_cursor(a, a->view.cursor - 1); break;
-	case ACT_DOWN: app_set_cursor(a, a->view.cursor + 1); break;
+	case ACT_LEFT: cursor_set(a, column_step(a, r, -1)); break;
+	case ACT_RIGHT: cursor_set(a, column_step(a, r, 1)); break;
+	case ACT_UP: cursor_set(a, a->view.cursor - 1); break;
+	case ACT_DOWN: cursor_set(a, a->view.cursor + 1); break;
 	case ACT_PAGE_UP:
-		app_set_cursor(a, a->view.cursor - (span + 1) / 2);
+		cursor_set(a, a->view.cursor - (span + 1) / 2);
 		break;
 	case ACT_PAGE_DOWN:
-		app_set_cursor(a, a->view.cursor + (span + 1) / 2);
+		cursor_set(a, a->view.cursor + (span + 1) / 2);
 		break;
-	case ACT_FIRST: app_set_cursor(a, 0); break;
-	case ACT_LAST: app_set_cursor(a, (int64_t)a->tl.n_events - 1); break;
+	case ACT_FIRST: cursor_set(a, 0); break;
+	case ACT_LAST: cursor_set(a, (int64_t)a->tl.n_events - 1); break;
 	case ACT_ENTER:
 		if (a->view.pick.kind == TL_PICK_NONE)
 			return 0; /* the global Enter: the stack */
@@ -195,11 +195,11 @@ set_stack(struct app *a, int st)
 		return 1;
 	}
 	/* the one table the block table and the top view use, with the
-	 * user's rules (app_categories says why when there is none) */
+	 * user's rules (tables_categories says why when there is none) */
 	if (st == TL_STACK_CATEGORY) {
-		if (app_categories(a) == NULL)
+		if (tables_categories(a) == NULL)
 			return -1;
-		tl_model_set_categories(&a->tm, app_categories(a));
+		tl_model_set_categories(&a->tm, tables_categories(a));
 	}
 	if (tl_model_prepare(&a->tm, st, why, sizeof why) != 0) {
 		app_msg(a, "%s bands: %s", tl_stack_name(st), why);
@@ -419,7 +419,7 @@ enter_band(struct app *a)
 		app_msg(a, "allocated before the trace started");
 		return UI_HANDLED | UI_REDRAW;
 	}
-	app_set_cursor(a, e.alloc_ev);
+	cursor_set(a, e.alloc_ev);
 	a->detail = DETAIL_BAND;
 	a->detail_scroll = 0;
 	if (a->view.pick.kind == TL_PICK_GROUP)
@@ -524,7 +524,7 @@ annot_jump(struct app *a, int dir)
 		return;
 	}
 	an = &m->annots[i];
-	app_set_cursor(a, an->ev);
+	cursor_set(a, an->ev);
 	a->annot_cur = i;
 	if (a->detail != DETAIL_BAND)
 		a->detail = DETAIL_EVENT;
@@ -592,7 +592,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
 		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
 		    e.stack), 0, a->utf8, site, sizeof site);
-	if (!seg && (cats = app_categories_if_ready(a)) != NULL)
+	if (!seg && (cats = tables_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,

@@ -73,7 +73,7 @@ app_search(struct app *a, int dir)
 	for (k = 1; k <= n; k++) {
 		i = ((start + dir * k) % n + n) % n;
 		if (event_matches(a, t, (uint64_t)i)) {
-			app_set_cursor(a, i);
+			cursor_set(a, i);
 			a->detail = DETAIL_EVENT;
 			app_msg(a, "/%s: %s%s", a->query,
 			    (dir > 0) == (i > start) ? "" : "wrapped, ",

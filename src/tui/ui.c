@@ -386,7 +386,7 @@ goto_event(const char *s)
 		    sizeof last, (int64_t)app.tl.n_events - 1));
 		return;
 	}
-	app_set_cursor(&app, ev);
+	cursor_set(&app, ev);
 	app.detail = DETAIL_EVENT;
 }
 
@@ -449,7 +449,7 @@ app_unload(void)
 	int utf8 = app.utf8, mono = app.mono;
 
 	views_free(&app);
-	app_close(&app);
+	device_close(&app);
 	memset(&app, 0, sizeof app);
 	app.screen = cb;
 	app.utf8 = utf8;
@@ -531,7 +531,7 @@ dispatch(enum action act)
 	if (f == 0)
 		f = views_pane(&app, app.focus)->action(&app, act, r);
 	if (f == 0)
-		f = app_action(&app, act);
+		f = global_action(&app, act);
 	views_sync(&app);
 	return f;
 }
@@ -861,12 +861,12 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		    name, (long long)d);
 		return 1;
 	}
-	if (app_set_device(&app, (uint32_t)d) != 0) {
+	if (device_set(&app, (uint32_t)d) != 0) {
 		snprintf(msg, ml, "snapview: %s: %s", name, app.msg);
 		return 2;
 	}
 	if (set == NULL && opts->has_at)
-		app_set_cursor(&app, opts->at);
+		cursor_set(&app, opts->at);
 	return 0;
 }
 
@@ -985,7 +985,7 @@ tui_main(const struct tui_opts *o)
 	set = NULL;
 	if (latency_log != NULL)
 		fclose(latency_log);
-	app_close(&app);
+	device_close(&app);
 	an_cat_rules_destroy(&cat_rules);
 	cellbuf_destroy(&app.screen);
 	script_free(&script);
