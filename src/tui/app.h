@@ -162,39 +162,39 @@ int global_action(struct app *a, enum action act);
 
 /* ---- search (search.c) ---- */
 /* Runs the search in a->query from the cursor in direction dir. */
-void app_search(struct app *a, int dir);
+void search_run(struct app *a, int dir);
 /* Sets the search query: "0x..." is an address, anything else frame
  * text, found in a frame's "filename:line name" without regard to case
  * (a text ending in a line number matches that line only). */
-void app_set_query(struct app *a, const char *q);
+void search_set_query(struct app *a, const char *q);
 
 /* ---- the replay check (check.c) ---- */
 /* Runs the check of the device once (force: however long its trace):
  * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
-int app_check(struct app *a, int force);
-void app_check_free(struct app *a);
+int check_run(struct app *a, int force);
+void check_free(struct app *a);
 /* The status line warning ("! 12 mismatches") or NULL. */
-const char *app_check_warning(struct app *a, char *buf, size_t size);
+const char *check_warning(struct app *a, char *buf, size_t size);
 /* Moves the cursor to the first mismatch and says what it is. */
-void app_check_first(struct app *a);
+void check_first(struct app *a);
 
 /* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
 /* Sets the timeline up for a newly opened device: the call-site bands
  * when allocations are too small to draw one by one. */
-void timeline_open(struct app *a);
+void pane_timeline_open(struct app *a);
 /* Timeline actions that work whatever the focus (stacking mode, legend,
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
  * one of them. */
-int timeline_action(struct app *a, enum action act);
+int pane_timeline_action(struct app *a, enum action act);
 /* Is the mode shown one whose bands are still being built (modeworker.h)? */
-int timeline_building(struct app *a);
+int pane_timeline_building(struct app *a);
 /* Takes what the background builds finished (modeworker_take); when it
  * is the mode shown, says so, or passes over it as m does when it turned
  * out unavailable. UI_REDRAW when something came, else 0. */
-int timeline_poll(struct app *a);
+int pane_timeline_poll(struct app *a);
 /* Title and info of the detail pane for the picked band; returns the
  * stack to show. */
-uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
+uint32_t pane_timeline_band_detail(struct app *a, char *title, size_t tsize,
     char *info, size_t isize);
 
 #endif

@@ -26,7 +26,7 @@ device_free(struct app *a)
 	if (a->cats_ok > 0)
 		an_categories_destroy(&a->cats);
 	a->cats_ok = 0;
-	app_check_free(a);
+	check_free(a);
 	tl_model_destroy(&a->tm);
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
@@ -53,7 +53,7 @@ device_set(struct app *a, uint32_t d)
 	}
 	if (a->st != NULL)
 		device_free(a);
-	app_check_free(a);
+	check_free(a);
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
@@ -76,10 +76,10 @@ device_set(struct app *a, uint32_t d)
 	a->stack_match = NULL;
 	a->st = NULL;
 	cursor_set(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
-	timeline_open(a);
+	pane_timeline_open(a);
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
-	app_check(a, 0);
+	check_run(a, 0);
 	return 0;
 }
 

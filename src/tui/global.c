@@ -160,8 +160,8 @@ global_action(struct app *a, enum action act)
 	case ACT_SEG_PREV:
 		jump(a, TL_JUMP_SEGALLOC, -1, "segment_alloc");
 		break;
-	case ACT_SEARCH_NEXT: app_search(a, 1); break;
-	case ACT_SEARCH_PREV: app_search(a, -1); break;
+	case ACT_SEARCH_NEXT: search_run(a, 1); break;
+	case ACT_SEARCH_PREV: search_run(a, -1); break;
 	case ACT_JUMP_ALLOC: jump_elem(a, 0); break;
 	case ACT_JUMP_FREE: jump_elem(a, 1); break;
 	case ACT_FOLD: a->unfold = !a->unfold; break;
@@ -198,7 +198,7 @@ global_action(struct app *a, enum action act)
 		app_msg(a, "colour by %s", a->view.by_site ? "call site"
 							    : "allocation");
 		break;
-	case ACT_MISMATCH: app_check_first(a); break;
+	case ACT_MISMATCH: check_first(a); break;
 	case ACT_WIN_START:
 	case ACT_WIN_END:
 	case ACT_WIN_CLEAR:
@@ -210,7 +210,7 @@ global_action(struct app *a, enum action act)
 		    "U opens the leak view");
 		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
-	default: return timeline_action(a, act);
+	default: return pane_timeline_action(a, act);
 	}
 	return UI_HANDLED | UI_REDRAW;
 }

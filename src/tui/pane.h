@@ -65,6 +65,6 @@ void pane_list_write_row(FILE *f, const char *text, const char *raw);
 /* Left/Right from a list: the cursor moves as on the timeline and the
  * detail pane keeps showing the list's selection. UI_* flags, 0 for any
  * other action. */
-int pane_move_cursor(struct app *a, enum action act);
+int pane_timeline_move_cursor(struct app *a, enum action act);
 
 #endif

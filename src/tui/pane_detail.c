@@ -109,7 +109,7 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
 	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
-		return timeline_band_detail(a, title, tsize, info, isize);
+		return pane_timeline_band_detail(a, title, tsize, info, isize);
 	if (a->detail == DETAIL_SITE) {
 		snprintf(title, tsize, "%s", a->vdetail.title);
 		snprintf(info, isize, "%s", a->vdetail.info);

@@ -32,7 +32,7 @@ title_add(char *t, size_t size, const char *part)
 }
 
 int
-timeline_building(struct app *a)
+pane_timeline_building(struct app *a)
 {
 	return a->view.stack != TL_STACK_ALLOC &&
 	    a->tm.groups_ok[a->view.stack] == 0;
@@ -94,7 +94,7 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	if (a->view.time_axis && a->tm.time_ok)
 		title_add(t, sizeof t, " - time axis");
 	pane_title(a, cb, r, focused, t);
-	if (timeline_building(a)) {
+	if (pane_timeline_building(a)) {
 		draw_building(a, cb, r);
 		return;
 	}
@@ -242,10 +242,10 @@ cycle_stack(struct app *a, int dir)
 }
 
 int
-timeline_poll(struct app *a)
+pane_timeline_poll(struct app *a)
 {
 	char why[256];
-	int st = a->view.stack, n, was = timeline_building(a);
+	int st = a->view.stack, n, was = pane_timeline_building(a);
 
 	n = modeworker_take(a);
 	/* only a mode shown waiting for its bands has news to tell */
@@ -264,7 +264,7 @@ timeline_poll(struct app *a)
 }
 
 void
-timeline_open(struct app *a)
+pane_timeline_open(struct app *a)
 {
 	const struct rect *r = &a->lay.r[LAY_TIMELINE];
 	int share, st;
@@ -306,7 +306,7 @@ pick_move(struct app *a, int dir)
 	static struct tl_band b[TL_MAX_COL_BANDS];
 	int n, i;
 
-	if (timeline_building(a)) {
+	if (pane_timeline_building(a)) {
 		app_msg(a, "the %s bands are not built yet",
 		    tl_stack_name(a->view.stack));
 		return;
@@ -537,7 +537,7 @@ annot_jump(struct app *a, int dir)
 }
 
 int
-timeline_action(struct app *a, enum action act)
+pane_timeline_action(struct app *a, enum action act)
 {
 	switch (act) {
 	case ACT_STACK_NEXT: cycle_stack(a, 1); break;
@@ -602,7 +602,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 }
 
 uint32_t
-timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
+pane_timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
     size_t isize)
 {
 	const struct tl_pick *p = &a->view.pick;
@@ -648,7 +648,7 @@ const struct pane_ops pane_timeline_ops = {"timeline", tl_draw, tl_action};
 
 /* Left and right in a detail pane move the timeline's cursor. */
 int
-pane_move_cursor(struct app *a, enum action act)
+pane_timeline_move_cursor(struct app *a, enum action act)
 {
 	enum detail_mode d = a->detail;
 	int f;

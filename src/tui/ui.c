@@ -298,7 +298,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
 	rw = (int)strlen(right);
 	/* the replay does not reproduce the file: say so, always */
-	w = app_check_warning(&app, warn, sizeof warn);
+	w = check_warning(&app, warn, sizeof warn);
 	if (w != NULL && r->w > rw + 40) {
 		ww = (int)strlen(w) + 2;
 		cellbuf_printf(cb, r->x + r->w - rw - ww, r->y, ww, UIC_ERROR,
@@ -424,8 +424,8 @@ prompt_key(int k)
 			if (app.plen > 0)
 				goto_event(app.pbuf);
 		} else if (m == PROMPT_SEARCH && app.plen > 0) {
-			app_set_query(&app, app.pbuf);
-			app_search(&app, 1);
+			search_set_query(&app, app.pbuf);
+			search_run(&app, 1);
 		} else if (m == PROMPT_VIEW)
 			views_prompt(&app, app.pbuf);
 		else if (m == PROMPT_EXPORT)
@@ -664,7 +664,7 @@ take_bands(void)
 
 	if (in_set)
 		return;
-	if (scripted && timeline_building(&app)) {
+	if (scripted && pane_timeline_building(&app)) {
 		t0 = now_us();
 		modeworker_wait(&app, app.view.stack);
 		/* how long the mode showed "building" (not a key) */
@@ -672,7 +672,7 @@ take_bands(void)
 			fprintf(latency_log, "bands-ready %lld 0\n",
 			    now_us() - t0);
 	}
-	if (timeline_poll(&app) & UI_REDRAW)
+	if (pane_timeline_poll(&app) & UI_REDRAW)
 		ui_draw();
 }
 
@@ -692,7 +692,7 @@ ui_loop(void)
 		take_bands();
 		/* bands on their way to the screen are drawn soon after they
 		 * come, without a key */
-		w = !in_set && timeline_building(&app) ? 20 : 250;
+		w = !in_set && pane_timeline_building(&app) ? 20 : 250;
 		if (w != wait)
 			wtimeout(stdscr, wait = w);
 		k = next_key(&act);

@@ -337,7 +337,7 @@ bl_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		a->detail_scroll = 0;
 		a->view.sel_elem = cursor_selected_elem(a);
 		return UI_HANDLED | UI_REDRAW | UI_CLOSE_VIEW;
-	default: return pane_move_cursor(a, act);
+	default: return pane_timeline_move_cursor(a, act);
 	}
 	a->detail = DETAIL_SITE;
 	return UI_HANDLED | UI_REDRAW;

@@ -376,7 +376,7 @@ ev_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		    v->f.desc[0] != '\0' ? "]" : "");
 		app_prompt(a, PROMPT_VIEW, label, NULL);
 		return UI_HANDLED | UI_REDRAW;
-	default: return pane_move_cursor(a, act);
+	default: return pane_timeline_move_cursor(a, act);
 	}
 	a->detail = DETAIL_SITE;
 	a->detail_scroll = 0;

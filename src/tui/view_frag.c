@@ -135,7 +135,7 @@ fr_action(struct app *a, void *priv, enum action act, const struct rect *r)
 
 	if (f != 0)
 		return f;
-	if ((f = pane_move_cursor(a, act)) != 0)
+	if ((f = pane_timeline_move_cursor(a, act)) != 0)
 		return f;
 	if (act != ACT_ENTER)
 		return 0;

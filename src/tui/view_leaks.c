@@ -271,7 +271,7 @@ lk_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	struct leaks_view *v = priv;
 	int f = pane_list_move(&v->list.sel, anlist_rows(&v->list), act, r);
 
-	if (f == 0 && (f = pane_move_cursor(a, act)) != 0)
+	if (f == 0 && (f = pane_timeline_move_cursor(a, act)) != 0)
 		return f;
 	if (f != 0) {
 		a->detail = DETAIL_SITE;

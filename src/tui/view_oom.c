@@ -334,7 +334,7 @@ oo_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		a->detail = DETAIL_SITE;
 		return UI_HANDLED | UI_REDRAW;
 	}
-	return pane_move_cursor(a, act);
+	return pane_timeline_move_cursor(a, act);
 }
 
 static int
