@@ -4,7 +4,7 @@
  * The TUI's shared state (internal to tui/): the open snapshot, the
  * device's timeline model and state source, the one event cursor (in the
  * timeline view), the selection, and the modes of the loop. Panes read
- * and change it through their action ops; only ui.c owns it.
+ * and change it through their action ops; only tui.c owns it.
  */
 #include <stdint.h>
 

@@ -4,7 +4,7 @@
  * Panes as vtables (tig's view_ops): a pane draws the app state into its
  * rectangle of the screen cell buffer (no curses calls, no I/O) and
  * handles actions, returning UI_* flags (0 = not handled, so the global
- * handler in ui.c gets it). Generic code owns layout, focus and redraw.
+ * handler in tui.c gets it). Generic code owns layout, focus and redraw.
  */
 #include <stdio.h>
 
