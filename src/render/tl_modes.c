@@ -21,7 +21,7 @@
 
 #define TL_MAX_STREAM_GROUPS 4096
 
-/* ---- the groupers ------------------------------------------------------- */
+/* ---- the groupers -------------------------------------------------------- */
 
 /*
  * A grouped mode's builder (its row in TL_STACK_INFO names it): setup
