@@ -478,8 +478,8 @@ window_near(const struct an_window *w, const struct an_step *st,
     uint64_t n, struct an_at *at, int64_t ev)
 {
 	if (w != NULL)
-		return an_window_near_c(w, n, ev, at);
-	return an_step_near_c(st, n, ev, at);
+		return an_window_at_near(w, n, ev, at);
+	return an_step_list_at_near(st, n, ev, at);
 }
 
 static int64_t

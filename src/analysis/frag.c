@@ -313,7 +313,7 @@ find_varying(const struct snap_trace *t, const struct an_steps *steps,
 
 		if (snap_ev_action(t, i) != SNAP_ALLOC ||
 		    size <= AN_SMALL_REQUEST ||
-		    (st = an_step_at_c(steps, (int64_t)i, &at)) < 0)
+		    (st = an_step_at_gallop(steps, (int64_t)i, &at)) < 0)
 			continue;
 		if (!u64map_get(&by_stack, snap_ev_stack(t, i), &val)) {
 			XGROW(v, cap, (size_t)nv + 1);
@@ -444,7 +444,7 @@ examine(struct replay *r, struct an_frag *f, int64_t last_ev,
 }
 
 int
-an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
+an_frag_with_steps(const struct snapshot *s, const struct idx_timeline *tl,
     struct replay *r, struct an_sites *sites, const struct an_steps *steps,
     int64_t at, struct an_frag *out, struct sv_error *err)
 {
@@ -543,7 +543,7 @@ an_frag(const struct snapshot *s, const struct idx_timeline *tl,
     struct replay *r, struct an_sites *sites, int64_t at, struct an_frag *out,
     struct sv_error *err)
 {
-	return an_frag_ex(s, tl, r, sites, NULL, at, out, err);
+	return an_frag_with_steps(s, tl, r, sites, NULL, at, out, err);
 }
 
 void

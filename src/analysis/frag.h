@@ -142,10 +142,13 @@ struct an_frag {
 
 /* Computes the report; the state is taken after event at (at < -1 or
  * past the end: the last event). r may be NULL (no block state: only
- * the timeline figures). steps may be NULL (found here). */
-int an_frag_ex(const struct snapshot *s, const struct idx_timeline *tl,
-    struct replay *r, struct an_sites *sites, const struct an_steps *steps,
-    int64_t at, struct an_frag *out, struct sv_error *err);
+ * the timeline figures). steps: the device's steps, when the caller has
+ * found them (snapview frag warns about their annotations first), or
+ * NULL: found here, as an_frag() always does. */
+int an_frag_with_steps(const struct snapshot *s,
+    const struct idx_timeline *tl, struct replay *r, struct an_sites *sites,
+    const struct an_steps *steps, int64_t at, struct an_frag *out,
+    struct sv_error *err);
 int an_frag(const struct snapshot *s, const struct idx_timeline *tl,
     struct replay *r, struct an_sites *sites, int64_t at, struct an_frag *out,
     struct sv_error *err);

@@ -94,7 +94,7 @@ times_ascend(const struct snap_trace *t)
  * can stop at different places where the times cross t, so the trace
  * gets the whole-trace binary search itself. */
 uint64_t
-an_ev_at_time_c(struct an_times *tm, uint64_t *hint, int64_t time)
+an_ev_at_time_gallop(struct an_times *tm, uint64_t *hint, int64_t time)
 {
 	const struct snap_trace *t = tm->t;
 	uint64_t n = t->n, h = *hint < n ? *hint : n, lo, hi, step;
@@ -133,7 +133,7 @@ an_ev_at_time_c(struct an_times *tm, uint64_t *hint, int64_t time)
 static int64_t
 ev_at_or_after(struct an_times *tm, uint64_t *hint, int64_t time)
 {
-	return (int64_t)an_ev_at_time_c(tm, hint, time);
+	return (int64_t)an_ev_at_time_gallop(tm, hint, time);
 }
 
 /* Last event with time <= t (-1 if none): the one before the first
@@ -143,7 +143,7 @@ ev_at_or_before(struct an_times *tm, uint64_t *hint, int64_t time)
 {
 	if (time == INT64_MAX)
 		return (int64_t)tm->t->n - 1;
-	return (int64_t)an_ev_at_time_c(tm, hint, time + 1) - 1;
+	return (int64_t)an_ev_at_time_gallop(tm, hint, time + 1) - 1;
 }
 
 static void
@@ -162,7 +162,8 @@ struct pairing {
 	uint64_t n;
 	int64_t open;		/* START event of the open window, -1 */
 	int64_t last_time;
-	uint64_t hint;		/* the last search's answer (an_ev_at_time_c) */
+	uint64_t hint;		/* the last search's answer
+				   (an_ev_at_time_gallop) */
 	int seen;
 	int first_is_end;	/* the first window began before the trace */
 	int implicit_end;	/* a START closes the open window */
@@ -856,7 +857,7 @@ starts_point(const struct starts_by *b, uint64_t n, struct an_at *c)
 }
 
 int64_t
-an_window_at_c(const struct an_window *w, uint64_t n, int64_t ev,
+an_window_at_gallop(const struct an_window *w, uint64_t n, int64_t ev,
     struct an_at *c)
 {
 	struct starts_by b = {w, NULL, ev};
@@ -868,7 +869,7 @@ an_window_at_c(const struct an_window *w, uint64_t n, int64_t ev,
 }
 
 int64_t
-an_step_list_at_c(const struct an_step *s, uint64_t n, int64_t ev,
+an_step_list_at_gallop(const struct an_step *s, uint64_t n, int64_t ev,
     struct an_at *c)
 {
 	struct starts_by b = {NULL, s, ev};
@@ -880,9 +881,9 @@ an_step_list_at_c(const struct an_step *s, uint64_t n, int64_t ev,
 }
 
 int64_t
-an_step_at_c(const struct an_steps *st, int64_t ev, struct an_at *c)
+an_step_at_gallop(const struct an_steps *st, int64_t ev, struct an_at *c)
 {
-	return an_step_list_at_c(st->steps, st->n, ev, c);
+	return an_step_list_at_gallop(st->steps, st->n, ev, c);
 }
 
 int64_t

@@ -345,8 +345,8 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	if (st.n_bad > 0)
 		fprintf(stderr, "snapview: warning: %s: device %u: %s\n",
 		    cli_shown(fr->o->file), dev->device, cli_shown(st.bad));
-	r = an_frag_ex(fr->snap, dev->tl, dev->replay, fr->sites, &st,
-	    fr->o->has_at ? fr->o->at : -2, &f, err);
+	r = an_frag_with_steps(fr->snap, dev->tl, dev->replay, fr->sites,
+	    &st, fr->o->has_at ? fr->o->at : -2, &f, err);
 	an_steps_destroy(&st);
 	if (r != 0)
 		return -1;

@@ -1,7 +1,7 @@
 /*
  * Active Memory Timeline model: the drawn sets, LOD blocks, jump lists
  * and annotations of a device, totals and lookups, and the columns. The
- * grouped modes are in tl_modes.c, the highlighted set in tl_hilite.c,
+ * stacking modes are in tl_modes.c, the highlighted set in tl_hilite.c,
  * the bands of a column in tl_bands.c, drawing in tl_draw.c and
  * tl_legend.c. Semantics and cost bounds in timeline.h.
  */
@@ -17,15 +17,6 @@
 #include "util/search.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
-
-static const char *const stack_names[TL_STACK_COUNT] = {"allocation",
-    "call site", "category", "stream/pool", "segment"};
-
-const char *
-tl_stack_name(int st)
-{
-	return st >= 0 && st < TL_STACK_COUNT ? stack_names[st] : "?";
-}
 
 /* ---- drawn sets ---------------------------------------------------------- */
 

@@ -3,7 +3,8 @@
 /*
  * The Active Memory Timeline, drawn into a cell buffer (pure: no curses).
  *
- * Stacking modes (enum tl_stack):
+ * Stacking modes (enum tl_stack, one row each of TL_STACK_INFO in
+ * tl_modes.h, which names them):
  *   allocation  memory_viz's (doc/snapshot-format.md §10.2): every live
  *               element is a band resting on the elements below it in
  *               stacking order, so a free makes the bands above slide
@@ -52,6 +53,7 @@
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
 #include "render/tl_groups.h"
+#include "render/tl_modes.h"
 #include "render/tl_segs.h"
 #include "snapshot/snap_model.h"
 
@@ -61,23 +63,6 @@
 #define TL_NO_ELEM UINT64_MAX
 #define TL_MAX_BANDS 8 /* group bands (+ "other") in the grouped modes */
 #define TL_MAX_COL_BANDS 4096
-
-enum tl_stack {
-	TL_STACK_ALLOC,
-	TL_STACK_SITE,
-	TL_STACK_CATEGORY,
-	TL_STACK_STREAM,
-	TL_STACK_SEGMENT,
-	TL_STACK_COUNT
-};
-
-/* Is st one of the grouped modes (site, category, stream/pool)? */
-static inline int
-tl_stack_grouped(int st)
-{
-	return st == TL_STACK_SITE || st == TL_STACK_CATEGORY ||
-	    st == TL_STACK_STREAM;
-}
 
 /* An element drawn as its own band: a copy of what drawing needs, so a
  * frame reads no element columns. */
@@ -353,9 +338,6 @@ struct an_sites *tl_model_sites(struct tl_model *m);
  * outlive the model, NULL takes it back (the mode is then unavailable). */
 void tl_model_set_categories(struct tl_model *m,
     const struct an_categories *c);
-
-/* Mode names: "allocation", "call site", ... */
-const char *tl_stack_name(int st);
 
 /* Group of element k (an allocation) in grouped mode st, or TL_NO_GROUP
  * (the mode must be prepared). */

@@ -1,8 +1,8 @@
 #ifndef SNAPVIEW_RENDER_TL_INT_H
 #define SNAPVIEW_RENDER_TL_INT_H
 /*
- * Internals shared by the timeline's model (timeline.c) and its drawing
- * (tl_draw.c, tl_legend.c). Not for other modules.
+ * Internals shared by the timeline's model (timeline.c, tl_modes.c) and
+ * its drawing (tl_draw.c, tl_legend.c). Not for other modules.
  */
 #include "render/timeline.h"
 
@@ -44,6 +44,12 @@ int tl_bands_total(const struct tl_model *m, const struct tl_view *v,
 
 int tl_use_time(const struct tl_model *m, const struct tl_view *v);
 int64_t tl_time_of(const struct tl_model *m, int64_t ev);
+
+/* The label of group g of mode st, unescaped, into buf (brief: the short
+ * form of a call site); "group N" for a group the mode does not know.
+ * Returns buf. */
+char *tl_group_text(const struct tl_model *m, int st, uint32_t g, int brief,
+    char *buf, size_t size);
 
 /* tl_model_group_of for element k, e (the mode must be prepared). */
 uint32_t tl_group_of_elem(struct tl_model *m, int st, uint64_t k,

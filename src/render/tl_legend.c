@@ -51,73 +51,26 @@ cut_left(char *buf, size_t size, const char *esc, int w, int utf8)
 	snprintf(buf, size, "%s%s", dots, p);
 }
 
-/* "file.py:73 step" for a site: the file's last component, the line
- * when there is one, the function without namespaces or arguments. */
-static void
-short_site(const struct an_sites *t, uint32_t site, char *buf, size_t size)
-{
-	const struct snap_frame *f;
-	const uint32_t *fr;
-	const char *file, *name, *p, *paren, *end;
-	uint32_t n;
-	int nl;
-
-	fr = an_site_frames(t, site, &n);
-	if (n == 0 || fr[0] >= t->s->n_frames || an_site_kind(t, site) ==
-	    AN_SITE_CPP) {
-		/* "<no stack>", or a C++ site named by its role */
-		an_site_label(t, site, buf, size);
-		return;
-	}
-	f = &t->s->frames[fr[0]];
-	file = snap_str(t->s, f->filename);
-	name = snap_str(t->s, f->name);
-	if ((p = strrchr(file, '/')) != NULL || (p = strrchr(file, '\\')))
-		file = p + 1;
-	paren = strchr(name, '(');
-	end = paren != NULL ? paren : name + strlen(name);
-	for (p = name; p + 1 < end; p++)
-		if (p[0] == ':' && p[1] == ':')
-			name = p + 2;
-	nl = (int)(end - name);
-	if (f->line > 0 && f->line != UINT64_MAX)
-		snprintf(buf, size, "%s:%" PRIu64 " %.*s", file, f->line, nl,
-		    name);
-	else
-		snprintf(buf, size, "%s %.*s", file, nl, name);
-}
-
 char *
 tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
     int utf8, char *buf, size_t size)
 {
 	char raw[512], esc[512];
+	size_t n;
 
-	raw[0] = '\0';
-	if (st == TL_STACK_SITE && m->sites_ok > 0 && w < 0)
-		short_site(&m->sites, g, raw, sizeof raw);
-	else if (st == TL_STACK_SITE && m->sites_ok > 0)
-		an_site_label(&m->sites, g, raw, sizeof raw);
-	else if (st == TL_STACK_CATEGORY && g < AN_CAT_COUNT)
-		snprintf(raw, sizeof raw, "%s", an_category_label(g));
-	else if (st == TL_STACK_STREAM && g < m->n_skeys) {
-		const struct tl_stream_key *k = &m->skeys[g];
-
-		if (k->pool[0] != 0 || k->pool[1] != 0)
-			snprintf(raw, sizeof raw, "stream %" PRIu64 " pool (%"
-			    PRId64 ",%" PRId64 ")", k->stream, k->pool[0],
-			    k->pool[1]);
-		else
-			snprintf(raw, sizeof raw, "stream %" PRIu64, k->stream);
-	} else
-		snprintf(raw, sizeof raw, "group %u", g);
+	tl_group_text(m, st, g, w < 0, raw, sizeof raw);
 	sv_escape(esc, sizeof esc, raw, strlen(raw));
 	if (w > 0)
 		cut_left(buf, size, esc, w, utf8);
 	else if (w < 0)
 		cut_left(buf, size, esc, -w, utf8);
-	else
-		snprintf(buf, size, "%s", esc);
+	else if (size > 0) {
+		/* cut to size as snprintf would (GCC, inlining this into
+		 * a caller with a smaller buffer, warns about snprintf) */
+		n = strlen(esc) < size ? strlen(esc) : size - 1;
+		memcpy(buf, esc, n);
+		buf[n] = '\0';
+	}
 	return buf;
 }
 
@@ -181,10 +134,7 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 	/* every group has its band: no "other" entry */
 	if (m->groups[v->stack].n_used <= fr->n_top)
 		return n;
-	snprintf(label, sizeof label, "other %ss",
-	    v->stack == TL_STACK_STREAM ? "stream" : tl_stack_name(v->stack));
-	if (v->stack == TL_STACK_CATEGORY)
-		snprintf(label, sizeof label, "other categories");
+	snprintf(label, sizeof label, "other %s", tl_modes[v->stack].nouns);
 	return add(e, n, TL_PICK_OTHER, 0, 0, v->pick.kind == TL_PICK_OTHER,
 	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
 }
@@ -196,20 +146,20 @@ layer_entries(const struct tl_model *m, const struct tl_view *v,
 {
 	char label[160], th[FMT_BUF];
 	uint64_t cnt, bytes;
+	const struct tl_mode *md = &tl_modes[v->stack];
 	int seg = v->stack == TL_STACK_SEGMENT;
-	const char *what = seg ? "segment" : "allocation";
 
 	bytes = sum_kind(b, nb, TL_PICK_ELEM, 0, 1, &cnt);
-	snprintf(label, sizeof label, "%" PRIu64 " %s%s, %s%s", cnt, what,
-	    cnt == 1 ? "" : "s", seg ? "in stacking order, thin ones in runs"
-	    : "one band each", !seg && v->by_site ? " (colour: call site)" :
-	    "");
+	snprintf(label, sizeof label, "%" PRIu64 " %s, %s%s", cnt,
+	    cnt == 1 ? md->noun : md->nouns, seg ?
+	    "in stacking order, thin ones in runs" : "one band each", !seg &&
+	    v->by_site ? " (colour: call site)" : "");
 	n = add(e, n, TL_PICK_ELEM, 0, 0, 0, bytes, label);
-	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64 " %ss",
-	    cnt, what);
+	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64 " %s",
+	    cnt, md->nouns);
 	fmt_size_short(th, sizeof th, (uint64_t)(fr->row_bytes / 4));
-	snprintf(label, sizeof label, "%ss under %s, or past the %u largest",
-	    what, th, m->max_drawn);
+	snprintf(label, sizeof label, "%s under %s, or past the %u largest",
+	    md->nouns, th, m->max_drawn);
 	n = add(e, n, TL_PICK_OTHER, 0, 0, v->pick.kind == TL_PICK_OTHER,
 	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
 	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "under %s", th);

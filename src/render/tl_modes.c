@@ -1,27 +1,152 @@
 /*
- * The timeline's grouped modes: the group of an element by call site,
- * category or stream/pool, and building each mode's data the first time
- * it is shown (tl_model_prepare). See timeline.h.
+ * The timeline's stacking modes: the table of tl_modes.h with the
+ * builders of the grouped modes (the group of an element by call site,
+ * category or stream/pool, and its label), and building each mode's
+ * data the first time it is shown (tl_model_prepare), or on another
+ * thread (struct tl_prep). See timeline.h.
  */
 #include "config.h"
 
-#include "render/timeline.h"
+#include "render/tl_modes.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/timeline.h"
 #include "render/tl_int.h"
 #include "util/stop.h"
 #include "util/xalloc.h"
 
 #define TL_MAX_STREAM_GROUPS 4096
 
+/* ---- the groupers -------------------------------------------------------- */
+
+/*
+ * A grouped mode's builder (its row in TL_STACK_INFO names it): setup
+ * readies the model it is given (the viewer's, or a struct tl_prep's
+ * copy on another thread) for group_of and says how many group ids
+ * there are, or why the mode has no data; group_of gives an element's
+ * group (its ctx is that model); text writes a group's label (brief:
+ * the short form for a narrow legend), or returns -1 for a group it
+ * does not know; adopt (NULL: nothing) moves what setup made from a
+ * struct tl_prep's copy into the model that adopts the mode. pass: the
+ * mode is built in one pass over the trace with the other modes that
+ * set it (tl_stack_pass_mates).
+ */
+struct tl_grouper {
+	int (*setup)(struct tl_model *m, uint32_t *max_groups, char *why,
+	    size_t size);
+	tl_group_fn group_of;
+	int (*text)(const struct tl_model *m, uint32_t g, int brief,
+	    char *buf, size_t size);
+	void (*adopt)(struct tl_model *m, struct tl_model *w);
+	int pass;
+};
+
+/* -- by call site -- */
+
+static int
+site_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
+{
+	uint32_t i;
+
+	if (tl_model_sites(m) == NULL) {
+		snprintf(why, size, "call sites unavailable");
+		return -1;
+	}
+	/* resolve every stack first: site ids are then all known */
+	for (i = 0; i < m->snap->n_stacks; i++)
+		an_site_of(&m->sites, i);
+	*max_groups = m->sites.n + 1;
+	return 0;
+}
+
 static uint32_t
 site_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
+	struct tl_model *m = ctx;
+
 	(void)k;
-	return an_site_of(ctx, e->stack);
+	return an_site_of(&m->sites, e->stack);
+}
+
+/* "file.py:73 step" for a site: the file's last component, the line
+ * when there is one, the function without namespaces or arguments. */
+static void
+short_site(const struct an_sites *t, uint32_t site, char *buf, size_t size)
+{
+	const struct snap_frame *f;
+	const uint32_t *fr;
+	const char *file, *name, *p, *paren, *end;
+	uint32_t n;
+	int nl;
+
+	fr = an_site_frames(t, site, &n);
+	if (n == 0 || fr[0] >= t->s->n_frames || an_site_kind(t, site) ==
+	    AN_SITE_CPP) {
+		/* "<no stack>", or a C++ site named by its role */
+		an_site_label(t, site, buf, size);
+		return;
+	}
+	f = &t->s->frames[fr[0]];
+	file = snap_str(t->s, f->filename);
+	name = snap_str(t->s, f->name);
+	if ((p = strrchr(file, '/')) != NULL || (p = strrchr(file, '\\')))
+		file = p + 1;
+	paren = strchr(name, '(');
+	end = paren != NULL ? paren : name + strlen(name);
+	for (p = name; p + 1 < end; p++)
+		if (p[0] == ':' && p[1] == ':')
+			name = p + 2;
+	nl = (int)(end - name);
+	if (f->line > 0 && f->line != UINT64_MAX)
+		snprintf(buf, size, "%s:%" PRIu64 " %.*s", file, f->line, nl,
+		    name);
+	else
+		snprintf(buf, size, "%s %.*s", file, nl, name);
+}
+
+static int
+site_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
+    size_t size)
+{
+	if (m->sites_ok <= 0)
+		return -1;
+	if (brief)
+		short_site(&m->sites, g, buf, size);
+	else
+		an_site_label(&m->sites, g, buf, size);
+	return 0;
+}
+
+/* The site ids of the bands are the building model's table's. */
+static void
+site_adopt(struct tl_model *m, struct tl_model *w)
+{
+	if (m->sites_ok > 0)
+		an_sites_destroy(&m->sites);
+	m->sites = w->sites;
+	m->sites_ok = w->sites_ok;
+	w->sites_ok = 0;
+}
+
+static const struct tl_grouper group_by_site = {site_setup, site_group,
+    site_text, site_adopt, 1};
+
+/* -- by category -- */
+
+static int
+category_setup(struct tl_model *m, uint32_t *max_groups, char *why,
+    size_t size)
+{
+	if (m->cats == NULL) {
+		snprintf(why, size, "no categories");
+		return -1;
+	}
+	*max_groups = AN_CAT_COUNT;
+	return 0;
 }
 
 static uint32_t
@@ -32,6 +157,24 @@ category_group(void *ctx, const struct idx_elem *e, uint64_t k)
 	(void)e;
 	return an_category_of(m->cats, k);
 }
+
+static int
+category_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
+    size_t size)
+{
+	(void)m;
+	(void)brief;
+	if (g >= AN_CAT_COUNT)
+		return -1;
+	snprintf(buf, size, "%s", an_category_label(g));
+	return 0;
+}
+
+/* the categories are an analysis of their own: built after it, alone */
+static const struct tl_grouper group_by_category = {category_setup,
+    category_group, category_text, NULL, 0};
+
+/* -- by stream and pool -- */
 
 /* The device's final segments by address, for the pool of an element
  * (memory_viz resolves pools the same way; an element whose segment was
@@ -121,6 +264,19 @@ stream_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
 	return m->n_skeys++;
 }
 
+static int
+stream_setup(struct tl_model *m, uint32_t *max_groups, char *why,
+    size_t size)
+{
+	if (m->snap == NULL) {
+		snprintf(why, size, "no segments");
+		return -1;
+	}
+	build_seg_table(m);
+	*max_groups = TL_MAX_STREAM_GROUPS;
+	return 0;
+}
+
 static uint32_t
 stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
@@ -132,73 +288,133 @@ stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
 	return stream_key_group(m, e->stream, pool);
 }
 
+static int
+stream_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
+    size_t size)
+{
+	const struct tl_stream_key *k;
+
+	(void)brief;
+	if (g >= m->n_skeys)
+		return -1;
+	k = &m->skeys[g];
+	if (k->pool[0] != 0 || k->pool[1] != 0)
+		snprintf(buf, size, "stream %" PRIu64 " pool (%" PRId64 ",%"
+		    PRId64 ")", k->stream, k->pool[0], k->pool[1]);
+	else
+		snprintf(buf, size, "stream %" PRIu64, k->stream);
+	return 0;
+}
+
+/* The group keys and the segments by address are the building model's. */
+static void
+stream_adopt(struct tl_model *m, struct tl_model *w)
+{
+	free(m->skeys);
+	free(m->seg_by_addr);
+	m->skeys = w->skeys;
+	m->n_skeys = w->n_skeys;
+	m->seg_by_addr = w->seg_by_addr;
+	m->n_seg_by_addr = w->n_seg_by_addr;
+	w->skeys = NULL;
+	w->seg_by_addr = NULL;
+}
+
+static const struct tl_grouper group_by_stream = {stream_setup,
+    stream_group, stream_text, stream_adopt, 1};
+
+/* ---- the table ----------------------------------------------------------- */
+
+const struct tl_mode tl_modes[TL_STACK_COUNT] = {
+#define TL_STACK_ROW(id, name, title, noun, nouns, grouper)                   \
+	[id] = {name, title, noun, nouns, grouper},
+	TL_STACK_INFO(TL_STACK_ROW)
+#undef TL_STACK_ROW
+};
+
+const char *
+tl_stack_name(int st)
+{
+	return st >= 0 && st < TL_STACK_COUNT ? tl_modes[st].name : "?";
+}
+
+int
+tl_stack_grouped(int st)
+{
+	return st >= 0 && st < TL_STACK_COUNT && tl_modes[st].grouper != NULL;
+}
+
+unsigned
+tl_stack_pass_mates(int st)
+{
+	unsigned mask = 0, n = 1;
+	int k;
+
+	if (!tl_stack_grouped(st) || !tl_modes[st].grouper->pass)
+		return 0;
+	/* one pass builds at most TL_GROUPS_MAX_N groupings */
+	for (k = 0; k < TL_STACK_COUNT && n < TL_GROUPS_MAX_N; k++)
+		if (k != st && tl_stack_grouped(k) &&
+		    tl_modes[k].grouper->pass) {
+			mask |= 1u << k;
+			n++;
+		}
+	return mask;
+}
+
+char *
+tl_group_text(const struct tl_model *m, int st, uint32_t g, int brief,
+    char *buf, size_t size)
+{
+	if (!tl_stack_grouped(st) ||
+	    tl_modes[st].grouper->text(m, g, brief, buf, size) != 0)
+		snprintf(buf, size, "group %u", g);
+	return buf;
+}
+
+/* ---- building ------------------------------------------------------------ */
+
 /* Adds mode st's grouping to gs[*n], or says why it has none. */
 static int
 add_grouping(struct tl_model *m, int st, struct tl_grouping *gs,
     unsigned *n, char *why, size_t size)
 {
+	const struct tl_grouper *gr = tl_modes[st].grouper;
 	struct tl_grouping *gj = &gs[*n];
-	uint32_t i;
 
+	if (gr->setup(m, &gj->max_groups, why, size) != 0)
+		return -1;
 	gj->g = &m->groups[st];
-	if (st == TL_STACK_SITE) {
-		if (tl_model_sites(m) == NULL) {
-			snprintf(why, size, "call sites unavailable");
-			return -1;
-		}
-		/* resolve every stack first: site ids are then all known */
-		for (i = 0; i < m->snap->n_stacks; i++)
-			an_site_of(&m->sites, i);
-		gj->max_groups = m->sites.n + 1;
-		gj->group_of = site_group;
-		gj->ctx = &m->sites;
-	} else if (st == TL_STACK_CATEGORY) {
-		if (m->cats == NULL) {
-			snprintf(why, size, "no categories");
-			return -1;
-		}
-		gj->max_groups = AN_CAT_COUNT;
-		gj->group_of = category_group;
-		gj->ctx = m;
-	} else {
-		if (m->snap == NULL) {
-			snprintf(why, size, "no segments");
-			return -1;
-		}
-		build_seg_table(m);
-		gj->max_groups = TL_MAX_STREAM_GROUPS;
-		gj->group_of = stream_group;
-		gj->ctx = m;
-	}
+	gj->group_of = gr->group_of;
+	gj->ctx = m;
 	(*n)++;
 	return 0;
 }
 
-/* Builds mode st's curves and, in the same pass, those of the other of
- * the call-site and stream/pool modes when it is not built yet: one
- * decode of the trace for both (the category mode waits for its
- * analysis, which only its first use runs). */
+/* Builds mode st's curves and, in the same pass, those of its pass mates
+ * not built yet: one decode of the trace for all of them (the category
+ * mode waits for its analysis, which only its first use runs). */
 static int
 prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 {
-	struct tl_grouping gs[2];
+	struct tl_grouping gs[TL_GROUPS_MAX_N];
 	char other_why[128];
-	unsigned n = 0;
-	int other = -1, r;
+	unsigned n = 0, mates = tl_stack_pass_mates(st), built = 0;
+	int k, r;
 
 	if (add_grouping(m, st, gs, &n, why, size) != 0)
 		return -1;
-	if (st == TL_STACK_SITE || st == TL_STACK_STREAM) {
-		other = st == TL_STACK_SITE ? TL_STACK_STREAM : TL_STACK_SITE;
-		if (m->groups_ok[other] != 0 || add_grouping(m, other, gs, &n,
-		    other_why, sizeof other_why) != 0)
-			other = -1;
-	}
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if ((mates & 1u << k) && m->groups_ok[k] == 0 &&
+		    add_grouping(m, k, gs, &n, other_why,
+		    sizeof other_why) == 0)
+			built |= 1u << k;
 	r = tl_groups_build_n(gs, n, m->tl);
 	if (r != 0)
 		snprintf(why, size, "too many events for grouped bands");
-	if (other >= 0)
-		m->groups_ok[other] = r == 0 ? 1 : -1;
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if (built & 1u << k)
+			m->groups_ok[k] = r == 0 ? 1 : -1;
 	return r;
 }
 
@@ -227,6 +443,18 @@ tl_model_set_categories(struct tl_model *m, const struct an_categories *c)
 	m->cats = c;
 }
 
+/* The segment mode's elements (its layer is drawn from them). */
+static int
+build_segments(struct tl_model *m, char *why, size_t size)
+{
+	if (m->snap == NULL) {
+		snprintf(why, size, "no segments");
+		return -1;
+	}
+	tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace);
+	return 0;
+}
+
 int
 tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 {
@@ -239,13 +467,12 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 			    tl_stack_name(st));
 		return m->groups_ok[st] > 0 ? 0 : -1;
 	}
-	if (st == TL_STACK_SEGMENT) {
-		if (m->snap == NULL) {
-			snprintf(why, size, "no segments");
+	if (!tl_stack_grouped(st)) {
+		/* the allocations' layer is built with the model */
+		if (build_segments(m, why, size) != 0) {
 			m->groups_ok[st] = -1;
 			return -1;
 		}
-		tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace);
 		tl_build_layer(m, TL_LAYER_SEG);
 		m->groups_ok[st] = 1;
 		return 0;
@@ -262,14 +489,10 @@ uint32_t
 tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
     const struct idx_elem *e)
 {
-	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0)
+	if (k >= m->tl->n_elems || m->groups_ok[st] <= 0 ||
+	    !tl_stack_grouped(st))
 		return TL_NO_GROUP;
-	switch (st) {
-	case TL_STACK_SITE: return an_site_of(&m->sites, e->stack);
-	case TL_STACK_CATEGORY: return an_category_of(m->cats, k);
-	case TL_STACK_STREAM: return stream_group(m, e, k);
-	default: return TL_NO_GROUP;
-	}
+	return tl_modes[st].grouper->group_of(m, e, k);
 }
 
 uint32_t
@@ -312,16 +535,11 @@ tl_prep_build(struct tl_prep *p)
 
 	if (st < 0 || st >= TL_STACK_COUNT || w->groups_ok[st] != 0)
 		return 0;
-	if (st == TL_STACK_SEGMENT) {
-		if (w->snap == NULL) {
-			snprintf(p->why, sizeof p->why, "no segments");
-			w->groups_ok[st] = -1;
-		} else {
-			tl_segs_build(&w->segs, w->snap, w->tl->device,
-			    w->trace);
-			w->groups_ok[st] = 1;
-		}
-	} else
+	if (!tl_stack_grouped(st))
+		/* the segments' layer: tl_model_adopt builds it on m */
+		w->groups_ok[st] = build_segments(w, p->why,
+		    sizeof p->why) == 0 ? 1 : -1;
+	else
 		w->groups_ok[st] = prepare_groups(w, st, p->why,
 		    sizeof p->why) == 0 ? 1 : -1;
 	/* asked to stop: what was built may be cut short */
@@ -344,25 +562,13 @@ tl_prep_modes(const struct tl_prep *p)
 static void
 adopt_one(struct tl_model *m, struct tl_model *w, int k)
 {
+	const struct tl_grouper *gr = tl_modes[k].grouper;
+
 	m->groups[k] = w->groups[k];
 	memset(&w->groups[k], 0, sizeof w->groups[k]);
-	if (k == TL_STACK_SITE && w->groups_ok[k] > 0) {
-		/* the site ids of the bands are w's table's */
-		if (m->sites_ok > 0)
-			an_sites_destroy(&m->sites);
-		m->sites = w->sites;
-		m->sites_ok = w->sites_ok;
-		w->sites_ok = 0;
-	} else if (k == TL_STACK_STREAM && w->groups_ok[k] > 0) {
-		free(m->skeys);
-		free(m->seg_by_addr);
-		m->skeys = w->skeys;
-		m->n_skeys = w->n_skeys;
-		m->seg_by_addr = w->seg_by_addr;
-		m->n_seg_by_addr = w->n_seg_by_addr;
-		w->skeys = NULL;
-		w->seg_by_addr = NULL;
-	} else if (k == TL_STACK_SEGMENT && w->groups_ok[k] > 0) {
+	if (gr != NULL && gr->adopt != NULL && w->groups_ok[k] > 0)
+		gr->adopt(m, w);
+	else if (gr == NULL && w->groups_ok[k] > 0) {
 		tl_segs_destroy(&m->segs);
 		m->segs = w->segs;
 		memset(&w->segs, 0, sizeof w->segs);

@@ -4,7 +4,7 @@
  * The TUI's shared state (internal to tui/): the open snapshot, the
  * device's timeline model and state source, the one event cursor (in the
  * timeline view), the selection, and the modes of the loop. Panes read
- * and change it through their action ops; only ui.c owns it.
+ * and change it through their action ops; only tui.c owns it.
  */
 #include <stdint.h>
 
@@ -47,7 +47,7 @@ enum prompt_mode {
 };
 
 struct views;
-struct bands;
+struct modeworker;
 
 struct app {
 	struct sv_index *ix;            /* owned; NULL when loaded directly */
@@ -81,12 +81,12 @@ struct app {
 	uint8_t *stack_match;           /* per stack id: matches query */
 
 	uint32_t dev_gen;               /* changes with the device */
-	struct an_sites sites;          /* call sites (app_sites) */
+	struct an_sites sites;          /* call sites (tables_sites) */
 	int sites_ok;                   /* 0 not built, 1 ready, -1 failed */
-	struct an_categories cats;      /* of the device (app_categories) */
+	struct an_categories cats;      /* of the device (tables_categories) */
 	int cats_ok;
-	struct bands *bands;            /* modes built in the background
-					   (bands.h) */
+	struct modeworker *modeworker;  /* modes built in the background
+					   (modeworker.h) */
 	int stack_dir;                  /* the way m/M went (a mode found
 					   unavailable is passed over) */
 	int wait_bands;                 /* a key script runs: wait for what
@@ -108,85 +108,93 @@ struct app {
 	struct cellbuf screen;
 };
 
-/* Moves the cursor to ev (clamped), keeps it visible, refreshes the
- * state at the cursor. */
-void app_set_cursor(struct app *a, int64_t ev);
-/* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
- * a->msg). */
-int app_set_device(struct app *a, uint32_t d);
-/* After an analysis moved the device's replay (a->src.replay): the state
- * at the cursor is fetched again, the block selection (which pointed into
- * the old state) dropped. */
-void app_replay_moved(struct app *a);
-/* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
-uint64_t app_selected_elem(struct app *a);
-/* ---- search (search.c) ---- */
-/* Runs the search in a->query from the cursor in direction dir. */
-void app_search(struct app *a, int dir);
-/* Sets the search query: "0x..." is an address, anything else frame
- * text, found in a frame's "filename:line name" without regard to case
- * (a text ending in a line number matches that line only). */
-void app_set_query(struct app *a, const char *q);
-/* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
- * when act is not a global action. */
-int app_action(struct app *a, enum action act);
-/* The call-site table (one frame per site), built the first time it is
- * needed; NULL with a message in a->msg when it cannot be. */
-struct an_sites *app_sites(struct app *a);
-
-/* The category of every element of the device's timeline, built the
- * first time it is needed; NULL with a message when it cannot be. */
-const struct an_categories *app_categories(struct app *a);
-/* The same when it is there or quick to get; NULL (and no wait) while
- * the worker builds it (bands.h), unless a key script runs (wait_bands),
- * so that a pane drawn on every frame never waits for it. */
-const struct an_categories *app_categories_if_ready(struct app *a);
-/* The timeline's element of the block at addr allocated at event
- * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
-uint64_t app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
-/* Category of the block at addr allocated at event alloc_ev (-1: before
- * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
- * such allocation), or -1 without categories. */
-int app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
-
-/* ---- the replay check (check.c) ---- */
-/* Runs the check of the device once (force: however long its trace):
- * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
-int app_check(struct app *a, int force);
-void app_check_free(struct app *a);
-/* The status line warning ("! 12 mismatches") or NULL. */
-const char *app_check_warning(struct app *a, char *buf, size_t size);
-/* Moves the cursor to the first mismatch and says what it is. */
-void app_check_first(struct app *a);
-
+/* ---- the status message and the prompt (app.c) ---- */
+/* Status message (printf). */
+void app_msg(struct app *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Opens the prompt: mode, the label before the text, the text to start
  * with (NULL: empty). */
 void app_prompt(struct app *a, enum prompt_mode m, const char *label,
     const char *init);
 
+/* ---- the cursor (cursor.c) ---- */
+/* Moves the cursor to ev (clamped), keeps it visible, refreshes the
+ * state at the cursor. */
+void cursor_set(struct app *a, int64_t ev);
+/* After an analysis moved the device's replay (a->src.replay): the state
+ * at the cursor is fetched again, the block selection (which pointed into
+ * the old state) dropped. */
+void cursor_replay_moved(struct app *a);
+/* Element shown in the detail pane / highlighted, or TL_NO_ELEM. */
+uint64_t cursor_selected_elem(struct app *a);
+/* The timeline's element of the block at addr allocated at event
+ * alloc_ev (-1: before the trace) alive at the cursor, or TL_NO_ELEM. */
+uint64_t cursor_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the call-site and category tables (tables.c) ---- */
+/* The call-site table (one frame per site), built the first time it is
+ * needed; NULL with a message in a->msg when it cannot be. */
+struct an_sites *tables_sites(struct app *a);
+/* The category of every element of the device's timeline, built the
+ * first time it is needed; NULL with a message when it cannot be. */
+const struct an_categories *tables_categories(struct app *a);
+/* The same when it is there or quick to get; NULL (and no wait) while
+ * the worker builds it (modeworker.h), unless a key script runs
+ * (wait_bands), so that a pane drawn on every frame never waits for it. */
+const struct an_categories *tables_categories_if_ready(struct app *a);
+/* Category of the block at addr allocated at event alloc_ev (-1: before
+ * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
+ * such allocation), or -1 without categories. */
+int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the device (device.c) ---- */
+/* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
+ * a->msg). */
+int device_set(struct app *a, uint32_t d);
+/* Frees everything the app owns: the device, then the snapshot and its
+ * index. */
+void device_close(struct app *a);
+
+/* ---- the actions of no pane (global.c) ---- */
+/* Global actions (zoom, jumps, focus, help, device, ...): UI_* flags, 0
+ * when act is not a global action. */
+int global_action(struct app *a, enum action act);
+
+/* ---- search (search.c) ---- */
+/* Runs the search in a->query from the cursor in direction dir. */
+void search_run(struct app *a, int dir);
+/* Sets the search query: "0x..." is an address, anything else frame
+ * text, found in a frame's "filename:line name" without regard to case
+ * (a text ending in a line number matches that line only). */
+void search_set_query(struct app *a, const char *q);
+
+/* ---- the replay check (check.c) ---- */
+/* Runs the check of the device once (force: however long its trace):
+ * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
+int check_run(struct app *a, int force);
+void check_free(struct app *a);
+/* The status line warning ("! 12 mismatches") or NULL. */
+const char *check_warning(struct app *a, char *buf, size_t size);
+/* Moves the cursor to the first mismatch and says what it is. */
+void check_first(struct app *a);
+
 /* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
 /* Sets the timeline up for a newly opened device: the call-site bands
  * when allocations are too small to draw one by one. */
-void timeline_open(struct app *a);
+void pane_timeline_open(struct app *a);
 /* Timeline actions that work whatever the focus (stacking mode, legend,
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
  * one of them. */
-int timeline_action(struct app *a, enum action act);
-/* Is the mode shown one whose bands are still being built (bands.h)? */
-int timeline_building(struct app *a);
-/* Takes what the background builds finished (bands_poll); when it is the
- * mode shown, says so, or passes over it as m does when it turned out
- * unavailable. UI_REDRAW when something came, else 0. */
-int timeline_poll(struct app *a);
+int pane_timeline_action(struct app *a, enum action act);
+/* Is the mode shown one whose bands are still being built (modeworker.h)? */
+int pane_timeline_building(struct app *a);
+/* Takes what the background builds finished (modeworker_take); when it
+ * is the mode shown, says so, or passes over it as m does when it turned
+ * out unavailable. UI_REDRAW when something came, else 0. */
+int pane_timeline_poll(struct app *a);
 /* Title and info of the detail pane for the picked band; returns the
  * stack to show. */
-uint32_t timeline_band_detail(struct app *a, char *title, size_t tsize,
+uint32_t pane_timeline_band_detail(struct app *a, char *title, size_t tsize,
     char *info, size_t isize);
-
-/* Frees everything the app owns. */
-void app_close(struct app *a);
-/* Status message (printf). */
-void app_msg(struct app *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 #endif

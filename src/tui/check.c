@@ -20,7 +20,7 @@
 #define CHECK_AUTO_MAX 2000000
 
 void
-app_check_free(struct app *a)
+check_free(struct app *a)
 {
 	if (a->chk_done > 0)
 		replay_check_destroy(&a->chk);
@@ -29,7 +29,7 @@ app_check_free(struct app *a)
 }
 
 int
-app_check(struct app *a, int force)
+check_run(struct app *a, int force)
 {
 	struct sv_error err;
 	int r;
@@ -44,7 +44,7 @@ app_check(struct app *a, int force)
 	}
 	sv_error_clear(&err);
 	r = replay_check(a->src.replay, &a->chk, &err);
-	app_replay_moved(a);
+	cursor_replay_moved(a);
 	if (r != 0) {
 		app_msg(a, "check: %s", err.msg);
 		a->chk_done = -1;
@@ -55,7 +55,7 @@ app_check(struct app *a, int force)
 }
 
 const char *
-app_check_warning(struct app *a, char *buf, size_t size)
+check_warning(struct app *a, char *buf, size_t size)
 {
 	char n[FMT_BUF];
 
@@ -85,13 +85,13 @@ select_addr(struct app *a, uint64_t addr)
 }
 
 void
-app_check_first(struct app *a)
+check_first(struct app *a)
 {
 	const struct replay_issue *first = NULL, *is;
 	char e[FMT_BUF];
 	uint64_t i;
 
-	if (app_check(a, 1) < 0) {
+	if (check_run(a, 1) < 0) {
 		app_msg(a, "no replay to check: the segment map shows the "
 		    "final state");
 		return;
@@ -108,7 +108,7 @@ app_check_first(struct app *a)
 		    is->ev < first->ev)))
 			first = is;
 	}
-	app_set_cursor(a, first->ev >= 0 ? first->ev :
+	cursor_set(a, first->ev >= 0 ? first->ev :
 	    (int64_t)a->tl.n_events - 1);
 	a->detail = DETAIL_EVENT;
 	select_addr(a, first->addr);

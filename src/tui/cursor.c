@@ -1,31 +1,17 @@
 /*
- * The shared event cursor and what hangs off it: the replay state at the
- * cursor, the selected block kept across moves, the status message, and
- * the categories and call sites built once on first use. Every pane and
- * the loop call in here; nothing in here calls back into a pane, so the
- * panes never form a call cycle with the loop (app.c).
+ * The shared event cursor and what hangs off it: moving it keeps it
+ * visible and fetches the replay state at it, keeps the selected block
+ * across moves, and finds the timeline element that is selected or that
+ * a block of the state is. Every pane and the loop call in here; nothing
+ * in here calls back into a pane, so the panes never form a call cycle
+ * with the loop.
  */
 #include "config.h"
 
 #include "tui/app.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-
-#include "index/idx.h"
-#include "tui/bands.h"
 #include "util/sat.h"
 #include "util/search.h"
-
-void
-app_msg(struct app *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-	va_end(ap);
-}
 
 static int64_t
 n_events(const struct app *a)
@@ -74,7 +60,7 @@ reselect(struct app *a, uint64_t seg_addr, uint64_t blk_addr)
 }
 
 void
-app_set_cursor(struct app *a, int64_t ev)
+cursor_set(struct app *a, int64_t ev)
 {
 	int64_t n = n_events(a), span = a->view.ev1 - a->view.ev0;
 	uint64_t seg_addr = UINT64_MAX, blk_addr = UINT64_MAX;
@@ -101,20 +87,20 @@ app_set_cursor(struct app *a, int64_t ev)
 	a->st = state_at(&a->src, ev);
 	replay_totals(a->st, &a->totals);
 	reselect(a, seg_addr, blk_addr);
-	a->view.sel_elem = app_selected_elem(a);
+	a->view.sel_elem = cursor_selected_elem(a);
 }
 
 void
-app_replay_moved(struct app *a)
+cursor_replay_moved(struct app *a)
 {
 	a->st = NULL;
 	a->sv.sel_seg = SEGMAP_NONE;
 	a->sv.sel_block = SEGMAP_NONE;
-	app_set_cursor(a, a->view.cursor);
+	cursor_set(a, a->view.cursor);
 }
 
 uint64_t
-app_selected_elem(struct app *a)
+cursor_selected_elem(struct app *a)
 {
 	int64_t c = a->view.cursor;
 	const struct snap_trace *t;
@@ -137,39 +123,8 @@ app_selected_elem(struct app *a)
 	return TL_NO_ELEM;
 }
 
-const struct an_categories *
-app_categories(struct app *a)
-{
-	struct sv_error err;
-
-	if (a->cats_ok == 0 && bands_pending(a, TL_STACK_CATEGORY)) {
-		/* the worker builds the table: no sooner done here */
-		bands_wait(a, TL_STACK_CATEGORY);
-		bands_take(a);
-	}
-	if (a->cats_ok == 0) {
-		sv_error_clear(&err);
-		a->cats_ok = an_categories_build(a->snap, &a->tl, NULL,
-		    a->cat_rules, &a->cats, &err) == 0 ? 1 : -1;
-		if (a->cats_ok < 0)
-			app_msg(a, "categories: %s", err.msg);
-	}
-	return a->cats_ok > 0 ? &a->cats : NULL;
-}
-
-const struct an_categories *
-app_categories_if_ready(struct app *a)
-{
-	/* the worker's table is on its way, and the screen is drawn again
-	 * when it comes */
-	if (a->cats_ok == 0 && !a->wait_bands &&
-	    bands_pending(a, TL_STACK_CATEGORY))
-		return NULL;
-	return app_categories(a);
-}
-
 uint64_t
-app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
+cursor_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
 {
 	uint64_t e = TL_NO_ELEM;
 
@@ -180,31 +135,4 @@ app_block_elem(struct app *a, uint64_t addr, int64_t alloc_ev)
 	if (e >= a->tl.n_elems)
 		e = tl_model_find_elem(&a->tm, addr, a->view.cursor);
 	return e < a->tl.n_elems ? e : TL_NO_ELEM;
-}
-
-int
-app_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
-{
-	const struct an_categories *c = app_categories(a);
-	uint64_t e;
-
-	if (c == NULL)
-		return -1;
-	e = app_block_elem(a, addr, alloc_ev);
-	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
-}
-
-struct an_sites *
-app_sites(struct app *a)
-{
-	struct sv_error err;
-
-	if (a->sites_ok == 0) {
-		sv_error_clear(&err);
-		a->sites_ok = an_sites_init(&a->sites, a->snap, 1, NULL,
-		    &err) == 0 ? 1 : -1;
-		if (a->sites_ok < 0)
-			app_msg(a, "call sites: %s", err.msg);
-	}
-	return a->sites_ok > 0 ? &a->sites : NULL;
 }

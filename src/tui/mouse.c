@@ -27,7 +27,7 @@ click_timeline(struct app *a, const struct rect *r, int x, int y)
 
 	if (y == r->y || pw < 1 || col < 0 || col >= pw)
 		return UI_HANDLED | UI_REDRAW;
-	app_set_cursor(a, tl_col_event(&a->tm, &a->view, pw, col));
+	cursor_set(a, tl_col_event(&a->tm, &a->view, pw, col));
 	a->detail = DETAIL_EVENT;
 	a->detail_scroll = 0;
 	return UI_HANDLED | UI_REDRAW;
@@ -64,7 +64,7 @@ click_segments(struct app *a, const struct rect *r, int x, int y)
 				a->detail_scroll = 0;
 			}
 	}
-	a->view.sel_elem = app_selected_elem(a);
+	a->view.sel_elem = cursor_selected_elem(a);
 	return UI_HANDLED | UI_REDRAW;
 }
 
@@ -76,7 +76,7 @@ wheel(struct app *a, int slot, enum mouse_button b)
 	int i, f = 0;
 
 	if (slot == LAY_TIMELINE && p == &pane_timeline_ops)
-		return app_action(a, b == MOUSE_WHEEL_UP ? ACT_ZOOM_IN :
+		return global_action(a, b == MOUSE_WHEEL_UP ? ACT_ZOOM_IN :
 		    ACT_ZOOM_OUT);
 	act = b == MOUSE_WHEEL_UP ? ACT_UP : ACT_DOWN;
 	for (i = 0; i < WHEEL_ROWS; i++)

@@ -5,7 +5,7 @@
  * block (segment map), or selects a row of a view (a click on the
  * selected row is Enter); the wheel scrolls lists, the segment map and
  * the detail pane, and zooms the timeline. The pane clicked takes the
- * focus. This header does not need curses: ui.c turns curses mouse
+ * focus. This header does not need curses: tui.c turns curses mouse
  * events (and key scripts, :click X Y) into mouse_event calls.
  */
 #include "tui/app.h"

@@ -4,7 +4,7 @@
  * Panes as vtables (tig's view_ops): a pane draws the app state into its
  * rectangle of the screen cell buffer (no curses calls, no I/O) and
  * handles actions, returning UI_* flags (0 = not handled, so the global
- * handler in ui.c gets it). Generic code owns layout, focus and redraw.
+ * handler in tui.c gets it). Generic code owns layout, focus and redraw.
  */
 #include <stdio.h>
 
@@ -65,6 +65,6 @@ void pane_list_write_row(FILE *f, const char *text, const char *raw);
 /* Left/Right from a list: the cursor moves as on the timeline and the
  * detail pane keeps showing the list's selection. UI_* flags, 0 for any
  * other action. */
-int pane_move_cursor(struct app *a, enum action act);
+int pane_timeline_move_cursor(struct app *a, enum action act);
 
 #endif

@@ -105,11 +105,11 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
     size_t isize)
 {
 	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
-	uint64_t e = app_selected_elem(a);
+	uint64_t e = cursor_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 
 	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
-		return timeline_band_detail(a, title, tsize, info, isize);
+		return pane_timeline_band_detail(a, title, tsize, info, isize);
 	if (a->detail == DETAIL_SITE) {
 		snprintf(title, tsize, "%s", a->vdetail.title);
 		snprintf(info, isize, "%s", a->vdetail.info);
@@ -151,7 +151,7 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 static int
 cpp_site(struct app *a, uint32_t stack, char *buf, size_t size)
 {
-	struct an_sites *sites = stack != 0 ? app_sites(a) : NULL;
+	struct an_sites *sites = stack != 0 ? tables_sites(a) : NULL;
 	char raw[400], esc[400];
 	uint32_t site;
 

@@ -156,7 +156,7 @@ seg_action(struct app *a, enum action act, const struct rect *r)
 		break;
 	default: return 0;
 	}
-	a->view.sel_elem = app_selected_elem(a);
+	a->view.sel_elem = cursor_selected_elem(a);
 	return UI_HANDLED | UI_REDRAW;
 }
 

@@ -7,12 +7,13 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "render/fmt.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "tui/pane.h"
 #include "util/escape.h"
 
@@ -30,20 +31,8 @@ title_add(char *t, size_t size, const char *part)
 	snprintf(t + n, size - n, "%s", part);
 }
 
-/* What the bands of mode st are called while they are being built. */
-static const char *
-building_name(int st)
-{
-	switch (st) {
-	case TL_STACK_SITE: return "call-site";
-	case TL_STACK_CATEGORY: return "category";
-	case TL_STACK_STREAM: return "stream/pool";
-	default: return "segment";
-	}
-}
-
 int
-timeline_building(struct app *a)
+pane_timeline_building(struct app *a)
 {
 	return a->view.stack != TL_STACK_ALLOC &&
 	    a->tm.groups_ok[a->view.stack] == 0;
@@ -59,7 +48,7 @@ draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	n = snprintf(line, sizeof line, "building %s bands%s",
-	    building_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
+	    tl_stack_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
 	n = r->w > n ? (r->w - n) / 2 : 0;
 	cellbuf_puts(cb, r->x + n, r->y + r->h / 2, line, r->w - n, UIC_AXIS,
 	    0);
@@ -89,9 +78,8 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);
 		title_add(t, sizeof t, p);
 	}
-	if (tl_stack_grouped(st)) {
-		snprintf(p, sizeof p, " - by %s", st == TL_STACK_SITE ? "site" :
-		    st == TL_STACK_CATEGORY ? "category" : "stream");
+	if (tl_modes[st].title[0] != '\0') {
+		snprintf(p, sizeof p, " - %s", tl_modes[st].title);
 		title_add(t, sizeof t, p);
 	}
 	if (a->view.ymax > a->view.ylo) {
@@ -106,7 +94,7 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	if (a->view.time_axis && a->tm.time_ok)
 		title_add(t, sizeof t, " - time axis");
 	pane_title(a, cb, r, focused, t);
-	if (timeline_building(a)) {
+	if (pane_timeline_building(a)) {
 		draw_building(a, cb, r);
 		return;
 	}
@@ -148,18 +136,18 @@ tl_action(struct app *a, enum action act, const struct rect *r)
 	int64_t span = a->view.ev1 - a->view.ev0;
 
 	switch (act) {
-	case ACT_LEFT: app_set_cursor(a, column_step(a, r, -1)); break;
-	case ACT_RIGHT: app_set_cursor(a, column_step(a, r, 1)); break;
-	case ACT_UP: app_set_cursor(a, a->view.cursor - 1); break;
-	case ACT_DOWN: app_set_cursor(a, a->view.cursor + 1); break;
+	case ACT_LEFT: cursor_set(a, column_step(a, r, -1)); break;
+	case ACT_RIGHT: cursor_set(a, column_step(a, r, 1)); break;
+	case ACT_UP: cursor_set(a, a->view.cursor - 1); break;
+	case ACT_DOWN: cursor_set(a, a->view.cursor + 1); break;
 	case ACT_PAGE_UP:
-		app_set_cursor(a, a->view.cursor - (span + 1) / 2);
+		cursor_set(a, a->view.cursor - (span + 1) / 2);
 		break;
 	case ACT_PAGE_DOWN:
-		app_set_cursor(a, a->view.cursor + (span + 1) / 2);
+		cursor_set(a, a->view.cursor + (span + 1) / 2);
 		break;
-	case ACT_FIRST: app_set_cursor(a, 0); break;
-	case ACT_LAST: app_set_cursor(a, (int64_t)a->tl.n_events - 1); break;
+	case ACT_FIRST: cursor_set(a, 0); break;
+	case ACT_LAST: cursor_set(a, (int64_t)a->tl.n_events - 1); break;
 	case ACT_ENTER:
 		if (a->view.pick.kind == TL_PICK_NONE)
 			return 0; /* the global Enter: the stack */
@@ -201,17 +189,17 @@ set_stack(struct app *a, int st)
 {
 	char why[128];
 
-	if (a->tm.groups_ok[st] == 0 && bands_pending(a, st)) {
-		bands_want(a, st);
+	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st)) {
+		modeworker_want(a, st);
 		show_stack(a, st);
 		return 1;
 	}
 	/* the one table the block table and the top view use, with the
-	 * user's rules (app_categories says why when there is none) */
+	 * user's rules (tables_categories says why when there is none) */
 	if (st == TL_STACK_CATEGORY) {
-		if (app_categories(a) == NULL)
+		if (tables_categories(a) == NULL)
 			return -1;
-		tl_model_set_categories(&a->tm, app_categories(a));
+		tl_model_set_categories(&a->tm, tables_categories(a));
 	}
 	if (tl_model_prepare(&a->tm, st, why, sizeof why) != 0) {
 		app_msg(a, "%s bands: %s", tl_stack_name(st), why);
@@ -246,7 +234,7 @@ cycle_stack(struct app *a, int dir)
 		}
 		if (r > 0) {
 			app_msg(a, "building %s bands%s (m: next mode)",
-			    building_name(st), a->utf8 ? "\xe2\x80\xa6" :
+			    tl_stack_name(st), a->utf8 ? "\xe2\x80\xa6" :
 			    "...");
 			return;
 		}
@@ -254,14 +242,14 @@ cycle_stack(struct app *a, int dir)
 }
 
 int
-timeline_poll(struct app *a)
+pane_timeline_poll(struct app *a)
 {
 	char why[256];
-	int st = a->view.stack, n, was = timeline_building(a);
+	int st = a->view.stack, n, was = pane_timeline_building(a);
 
-	n = bands_take(a);
+	n = modeworker_take(a);
 	/* only a mode shown waiting for its bands has news to tell */
-	if (!bands_arrived(a, st, why, sizeof why) || !was)
+	if (!modeworker_arrived(a, st, why, sizeof why) || !was)
 		return n > 0 ? UI_REDRAW : 0;
 	if (a->tm.groups_ok[st] > 0) {
 		a->tlf.rank_stack = -1;
@@ -276,7 +264,7 @@ timeline_poll(struct app *a)
 }
 
 void
-timeline_open(struct app *a)
+pane_timeline_open(struct app *a)
 {
 	const struct rect *r = &a->lay.r[LAY_TIMELINE];
 	int share, st;
@@ -318,9 +306,9 @@ pick_move(struct app *a, int dir)
 	static struct tl_band b[TL_MAX_COL_BANDS];
 	int n, i;
 
-	if (timeline_building(a)) {
+	if (pane_timeline_building(a)) {
 		app_msg(a, "the %s bands are not built yet",
-		    building_name(a->view.stack));
+		    tl_stack_name(a->view.stack));
 		return;
 	}
 	n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,
@@ -431,7 +419,7 @@ enter_band(struct app *a)
 		app_msg(a, "allocated before the trace started");
 		return UI_HANDLED | UI_REDRAW;
 	}
-	app_set_cursor(a, e.alloc_ev);
+	cursor_set(a, e.alloc_ev);
 	a->detail = DETAIL_BAND;
 	a->detail_scroll = 0;
 	if (a->view.pick.kind == TL_PICK_GROUP)
@@ -536,7 +524,7 @@ annot_jump(struct app *a, int dir)
 		return;
 	}
 	an = &m->annots[i];
-	app_set_cursor(a, an->ev);
+	cursor_set(a, an->ev);
 	a->annot_cur = i;
 	if (a->detail != DETAIL_BAND)
 		a->detail = DETAIL_EVENT;
@@ -549,7 +537,7 @@ annot_jump(struct app *a, int dir)
 }
 
 int
-timeline_action(struct app *a, enum action act)
+pane_timeline_action(struct app *a, enum action act)
 {
 	switch (act) {
 	case ACT_STACK_NEXT: cycle_stack(a, 1); break;
@@ -595,15 +583,16 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 		fmt_event(fr, sizeof fr, e.free_ev);
 	else
 		snprintf(fr, sizeof fr, "never");
-	snprintf(title, tsize, "%s %s %s - %s %s, %s %s", seg ? "Segment" :
-	    "Allocation", fmt_addr(ad, sizeof ad, e.addr),
+	snprintf(title, tsize, "%c%s %s %s - %s %s, %s %s",
+	    toupper((unsigned char)tl_modes[a->view.stack].noun[0]),
+	    tl_modes[a->view.stack].noun + 1, fmt_addr(ad, sizeof ad, e.addr),
 	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
 	    seg ? "unmapped" : "freed", fr);
 	site[0] = cat[0] = '\0';
 	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
 		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
 		    e.stack), 0, a->utf8, site, sizeof site);
-	if (!seg && (cats = app_categories_if_ready(a)) != NULL)
+	if (!seg && (cats = tables_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,
@@ -613,7 +602,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 }
 
 uint32_t
-timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
+pane_timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
     size_t isize)
 {
 	const struct tl_pick *p = &a->view.pick;
@@ -631,10 +620,10 @@ timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 		    a->view.cursor);
 		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
 		    sizeof lab);
-		snprintf(title, tsize, "%s @ %s - %s - %s",
-		    st == TL_STACK_SITE ? "Call site" :
-		    st == TL_STACK_CATEGORY ? "Category" : "Stream", cur,
-		    fmt_size(b, sizeof b, bytes), lab);
+		snprintf(title, tsize, "%c%s @ %s - %s - %s",
+		    toupper((unsigned char)tl_modes[st].noun[0]),
+		    tl_modes[st].noun + 1, cur, fmt_size(b, sizeof b, bytes),
+		    lab);
 		snprintf(info, isize, "Enter: the alloc of its largest block "
 		    "alive here; the stack of its largest block:");
 		return a->tm.groups[st].stack[p->id];
@@ -659,7 +648,7 @@ const struct pane_ops pane_timeline_ops = {"timeline", tl_draw, tl_action};
 
 /* Left and right in a detail pane move the timeline's cursor. */
 int
-pane_move_cursor(struct app *a, enum action act)
+pane_timeline_move_cursor(struct app *a, enum action act)
 {
 	enum detail_mode d = a->detail;
 	int f;

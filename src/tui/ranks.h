@@ -8,7 +8,7 @@
  * one cursor, and the call sites ranked by the change in live bytes at
  * the cursor, as snapview diff --at / --step ranks them).
  *
- * ui.c owns the loop and the terminal: it hands keys to rk_key() and
+ * tui.c owns the loop and the terminal: it hands keys to rk_key() and
  * draws with rk_draw() while the set is showing; Enter on a rank asks it
  * (RK_OPEN) to open that rank's full view, which returns here on the
  * ranks action.
@@ -22,7 +22,7 @@
 
 struct rk;
 
-/* What a key asks of ui.c. */
+/* What a key asks of tui.c. */
 enum rk_result { RK_NONE, RK_REDRAW, RK_QUIT, RK_OPEN };
 
 /* Draws a loading line: done of total, pct of the bytes being indexed;

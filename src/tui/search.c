@@ -20,7 +20,7 @@
 #include "tui/app.h"
 
 void
-app_set_query(struct app *a, const char *q)
+search_set_query(struct app *a, const char *q)
 {
 	char low[sizeof a->query];
 	size_t i;
@@ -57,7 +57,7 @@ event_matches(struct app *a, const struct snap_trace *t, uint64_t i)
 }
 
 void
-app_search(struct app *a, int dir)
+search_run(struct app *a, int dir)
 {
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 	int64_t n, i, k, start;
@@ -73,7 +73,7 @@ app_search(struct app *a, int dir)
 	for (k = 1; k <= n; k++) {
 		i = ((start + dir * k) % n + n) % n;
 		if (event_matches(a, t, (uint64_t)i)) {
-			app_set_cursor(a, i);
+			cursor_set(a, i);
 			a->detail = DETAIL_EVENT;
 			app_msg(a, "/%s: %s%s", a->query,
 			    (dir > 0) == (i > start) ? "" : "wrapped, ",

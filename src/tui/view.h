@@ -58,7 +58,7 @@ extern const struct view_ops view_blocks_ops;
 extern const struct view_ops view_oom_ops;
 extern const struct view_ops view_info_ops;
 
-/* ---- the registry (views.c), for the loop in ui.c ---- */
+/* ---- the registry (views.c), for the loop in tui.c ---- */
 
 /* Sets up and frees the views' state (a->views). */
 void views_init(struct app *a);

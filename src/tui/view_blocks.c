@@ -57,8 +57,8 @@ site_label(struct app *a, struct blocks_view *v, uint32_t site)
 		v->n_labels = n;
 	}
 	if (v->labels[site] == NULL)
-		v->labels[site] = xstrdup(an_site_label(app_sites(a), site, buf,
-		    sizeof buf));
+		v->labels[site] = xstrdup(an_site_label(tables_sites(a), site,
+		    buf, sizeof buf));
 	return v->labels[site];
 }
 
@@ -149,8 +149,9 @@ refresh(struct app *a, struct blocks_view *v)
 			r = &v->rows[v->n++];
 			r->b = b;
 			r->seg = s;
-			r->site = an_site_of(app_sites(a), st->blocks[b].stack);
-			r->cat = v->cats ? app_block_category(a,
+			r->site = an_site_of(tables_sites(a),
+			    st->blocks[b].stack);
+			r->cat = v->cats ? tables_block_category(a,
 			    st->blocks[b].addr, st->blocks[b].alloc_ev) : -1;
 		}
 	v->at = a->view.cursor;
@@ -163,13 +164,13 @@ bl_open(struct app *a, void *priv)
 {
 	struct blocks_view *v = priv;
 
-	if (app_sites(a) == NULL)
+	if (tables_sites(a) == NULL)
 		return -1;
 	if (!v->ok && v->col == 0 && !v->rev && v->sel_addr == 0) {
 		v->col = COL_SIZE;
 		v->sel_addr = UINT64_MAX;
 	}
-	v->cats = app_categories(a) != NULL;
+	v->cats = tables_categories(a) != NULL;
 	a->msg[0] = '\0';       /* no categories: the column stays empty */
 	v->ok = 0;
 	refresh(a, v);
@@ -334,9 +335,9 @@ bl_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		a->sv.sel_block = v->rows[v->sel].b;
 		a->detail = DETAIL_BLOCK;
 		a->detail_scroll = 0;
-		a->view.sel_elem = app_selected_elem(a);
+		a->view.sel_elem = cursor_selected_elem(a);
 		return UI_HANDLED | UI_REDRAW | UI_CLOSE_VIEW;
-	default: return pane_move_cursor(a, act);
+	default: return pane_timeline_move_cursor(a, act);
 	}
 	a->detail = DETAIL_SITE;
 	return UI_HANDLED | UI_REDRAW;

@@ -196,7 +196,7 @@ ev_open(struct app *a, void *priv)
 {
 	struct events_view *v = priv;
 
-	if (app_sites(a) == NULL)
+	if (tables_sites(a) == NULL)
 		return -1;
 	if (!v->ready)
 		evfilter_destroy(&v->f);
@@ -250,7 +250,7 @@ row(struct app *a, struct events_view *v, size_t k, char *buf, size_t size,
 	const char *an = snap_action_name(act);
 	char ev[FMT_BUF], ad[FMT_BUF], sz[FMT_BUF], st[FMT_BUF];
 
-	*site = an_site_of(app_sites(a), snap_ev_stack(t, i));
+	*site = an_site_of(tables_sites(a), snap_ev_stack(t, i));
 	fmt_event(ev, sizeof ev, (int64_t)i);
 	if (act == SNAP_OOM)
 		snprintf(ad, sizeof ad, "free %s", fmt_size_short(st, sizeof st,
@@ -310,7 +310,7 @@ ev_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
 		row(a, v, i, text, sizeof text, &site);
 		pane_list_row(a, cb, r, r->y + 2 + k, text,
-		    an_site_label(app_sites(a), site, label, sizeof label),
+		    an_site_label(tables_sites(a), site, label, sizeof label),
 		    i == v->sel, focused, v->m[i] == a->view.cursor ?
 		    UIC_CURSOR : UIC_DEFAULT);
 	}
@@ -365,7 +365,7 @@ ev_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		break;
 	case ACT_ENTER:
 		if (v->sel < v->n) {
-			app_set_cursor(a, v->m[v->sel]);
+			cursor_set(a, v->m[v->sel]);
 			v->follow = a->view.cursor;
 		}
 		break;
@@ -376,7 +376,7 @@ ev_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		    v->f.desc[0] != '\0' ? "]" : "");
 		app_prompt(a, PROMPT_VIEW, label, NULL);
 		return UI_HANDLED | UI_REDRAW;
-	default: return pane_move_cursor(a, act);
+	default: return pane_timeline_move_cursor(a, act);
 	}
 	a->detail = DETAIL_SITE;
 	a->detail_scroll = 0;
@@ -419,8 +419,8 @@ ev_write(struct app *a, void *priv, FILE *f)
 	fprintf(f, "%s\n%s\n", title, header);
 	for (i = 0; i < v->n; i++) {
 		row(a, v, i, text, sizeof text, &site);
-		pane_list_write_row(f, text, an_site_label(app_sites(a), site,
-		    raw, sizeof raw));
+		pane_list_write_row(f, text, an_site_label(tables_sites(a),
+		    site, raw, sizeof raw));
 	}
 	return ferror(f) ? -1 : 0;
 }

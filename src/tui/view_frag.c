@@ -23,12 +23,12 @@ struct frag_view {
 	struct anlist list;
 };
 
-/* The analysis moves the replay: app_replay_moved afterwards. */
+/* The analysis moves the replay: cursor_replay_moved afterwards. */
 static int
 fr_open(struct app *a, void *priv)
 {
 	struct frag_view *v = priv;
-	struct an_sites *sites = app_sites(a);
+	struct an_sites *sites = tables_sites(a);
 	struct sv_error err;
 	int r;
 
@@ -38,7 +38,7 @@ fr_open(struct app *a, void *priv)
 		sv_error_clear(&err);
 		r = an_frag(a->snap, &a->tl, a->src.replay, sites, -2,
 		    &v->frag, &err);
-		app_replay_moved(a);
+		cursor_replay_moved(a);
 		if (r != 0) {
 			an_frag_destroy(&v->frag);
 			memset(&v->frag, 0, sizeof v->frag);
@@ -86,7 +86,7 @@ go(struct app *a, struct frag_view *v)
 		return;
 	x = &v->frag.allocs[v->list.sel];
 	a->detail = DETAIL_EVENT;
-	app_set_cursor(a, x->ev);
+	cursor_set(a, x->ev);
 	/* measured in the pool the request needed, as snapview frag does */
 	if (x->has_state && x->req_ev >= 0)
 		app_msg(a, "%s gap %s req %s: %s pool free %s, largest %s",
@@ -135,7 +135,7 @@ fr_action(struct app *a, void *priv, enum action act, const struct rect *r)
 
 	if (f != 0)
 		return f;
-	if ((f = pane_move_cursor(a, act)) != 0)
+	if ((f = pane_timeline_move_cursor(a, act)) != 0)
 		return f;
 	if (act != ACT_ENTER)
 		return 0;

@@ -135,7 +135,7 @@ check(struct app *a, struct info_view *v)
 	uint64_t i;
 
 	add(v, "%s", "");
-	if (app_check(a, 1) < 0) {
+	if (check_run(a, 1) < 0) {
 		add(v, "Replay: none (the file cannot be replayed): "
 		    "the segment map shows the final state");
 		return;
@@ -290,7 +290,7 @@ in_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	/* the rows are counted when drawn: scroll within a generous range */
 	int f = pane_list_move(&v->sel, v->n * 4 + (uint64_t)r->h, act, r);
 
-	return f != 0 ? f : pane_move_cursor(a, act);
+	return f != 0 ? f : pane_timeline_move_cursor(a, act);
 }
 
 static int

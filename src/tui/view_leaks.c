@@ -40,14 +40,14 @@ struct leaks_view {
 static int
 compute(struct app *a, struct leaks_view *v)
 {
-	struct an_sites *sites = app_sites(a);
+	struct an_sites *sites = tables_sites(a);
 	struct an_leaks_with with;
 	struct sv_error err;
 
 	if (sites == NULL)
 		return -1;
 	memset(&with, 0, sizeof with);
-	with.cats = app_categories(a);
+	with.cats = tables_categories(a);
 	sv_error_clear(&err);
 	if (an_leaks_ex(a->snap, &a->tl, sites, &with, a->win_from >= -1 ?
 	    a->win_from : -1, a->win_to >= 0 ? a->win_to : -1, &v->leaks,
@@ -223,7 +223,7 @@ jump(struct app *a, struct leaks_view *v, int how)
 	}
 	a->detail = DETAIL_EVENT;
 	a->detail_scroll = 0;
-	app_set_cursor(a, vals[found].alloc_ev);
+	cursor_set(a, vals[found].alloc_ev);
 	a->view.sel_elem = el[found];
 	app_msg(a, "leaked block %" PRIu64 " of %" PRIu64 " of site %" PRIu64,
 	    found + 1, cnt, k + 1);
@@ -271,7 +271,7 @@ lk_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	struct leaks_view *v = priv;
 	int f = pane_list_move(&v->list.sel, anlist_rows(&v->list), act, r);
 
-	if (f == 0 && (f = pane_move_cursor(a, act)) != 0)
+	if (f == 0 && (f = pane_timeline_move_cursor(a, act)) != 0)
 		return f;
 	if (f != 0) {
 		a->detail = DETAIL_SITE;

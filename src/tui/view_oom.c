@@ -109,7 +109,7 @@ build(struct app *a, struct oom_view *v, int w)
 	    sizeof b1, e->allocated), fmt_size(b2, sizeof b2,
 	    e->allocated_blocks));
 	line(v, "this process", t, w, e->stack);
-	an_site_label(app_sites(a), e->site, lab, sizeof lab);
+	an_site_label(tables_sites(a), e->site, lab, sizeof lab);
 	anlist_cut_label(lab, w - 16, a->utf8, t, sizeof t);
 	line(v, "requested at", t, w, e->stack);
 	if (e->retry_ev >= 0)
@@ -188,7 +188,7 @@ go(struct app *a, struct oom_view *v, int dir)
 		app_msg(a, "no %s OOM", dir > 0 ? "later" : "earlier");
 		return;
 	}
-	app_set_cursor(a, v->oom.events[v->k].ev);
+	cursor_set(a, v->oom.events[v->k].ev);
 	v->follow = a->view.cursor;
 	v->sel = 0;
 }
@@ -197,7 +197,7 @@ static int
 oo_open(struct app *a, void *priv)
 {
 	struct oom_view *v = priv;
-	struct an_sites *sites = app_sites(a);
+	struct an_sites *sites = tables_sites(a);
 	struct sv_error err;
 	int r;
 
@@ -207,7 +207,7 @@ oo_open(struct app *a, void *priv)
 		sv_error_clear(&err);
 		r = an_oom(a->snap, &a->tl, a->src.replay, sites, &v->oom,
 		    &err);
-		app_replay_moved(a);
+		cursor_replay_moved(a);
 		if (r != 0) {
 			an_oom_destroy(&v->oom);
 			memset(&v->oom, 0, sizeof v->oom);
@@ -291,7 +291,7 @@ oo_title(struct oom_view *v, char *t, size_t size)
 static const char *
 site_of(struct app *a, const struct oom_row *row, char *buf, size_t size)
 {
-	return row->live ? an_site_label(app_sites(a), row->site, buf, size)
+	return row->live ? an_site_label(tables_sites(a), row->site, buf, size)
 			 : NULL;
 }
 
@@ -334,7 +334,7 @@ oo_action(struct app *a, void *priv, enum action act, const struct rect *r)
 		a->detail = DETAIL_SITE;
 		return UI_HANDLED | UI_REDRAW;
 	}
-	return pane_move_cursor(a, act);
+	return pane_timeline_move_cursor(a, act);
 }
 
 static int

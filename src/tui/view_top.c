@@ -67,7 +67,7 @@ freed_later(struct app *a, const struct replay_block *k)
 
 	if (k->alloc_ev >= 0)
 		return 0;
-	e = app_block_elem(a, k->addr, k->alloc_ev);
+	e = cursor_block_elem(a, k->addr, k->alloc_ev);
 	return e != TL_NO_ELEM && (idx_tl_elem(&a->tl, e).flags &
 	    IDX_ELEM_PRE);
 }
@@ -94,13 +94,13 @@ collect(struct app *a, struct top_view *v)
 			    k->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
 				continue;
 			add(v, k->stack, v->tree.grouped ? (uint32_t)
-			    app_block_category(a, k->addr, k->alloc_ev) : 0,
+			    tables_block_category(a, k->addr, k->alloc_ev) : 0,
 			    freed_later(a, k), k->requested_size);
 		}
 		return;
 	}
 	/* no replay: the timeline's elements alive at the cursor */
-	cats = v->tree.grouped ? app_categories(a) : NULL;
+	cats = v->tree.grouped ? tables_categories(a) : NULL;
 	for (i = 0; i < a->tl.n_elems; i++) {
 		struct idx_elem e = idx_tl_elem(&a->tl, i);
 
@@ -137,7 +137,7 @@ static int
 tp_open(struct app *a, void *priv)
 {
 	struct top_view *v = priv;
-	struct an_sites *sites = app_sites(a);
+	struct an_sites *sites = tables_sites(a);
 
 	if (sites == NULL)
 		return -1;
@@ -247,7 +247,7 @@ tp_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	case ACT_EXPAND_ALL: stree_expand_all(&v->tree); break;
 	case ACT_ROOT: stree_focus(&v->tree); break;
 	case ACT_GROUP:
-		if (!v->tree.grouped && app_categories(a) == NULL)
+		if (!v->tree.grouped && tables_categories(a) == NULL)
 			break;
 		v->tree.grouped = !v->tree.grouped;
 		v->ok = 0;      /* collect again, with or without groups */

@@ -5,6 +5,16 @@
  * a fallible function returns -1 and fills a caller-owned struct sv_error
  * with a code, the byte offset in the input (or SV_NO_OFFSET) and a
  * message. Only cli/ and tui/ turn it into output.
+ *
+ * That is for a failure of what the caller asked for, which the user must
+ * hear of and which decides the exit status. A failure the caller gets
+ * over on its own (an index not usable, so rebuilt; a stored summary that
+ * does not decode, so computed again; a stacking mode without data, so
+ * passed over) instead fills "char *why, size_t wl": a caller-owned buffer
+ * that gets one sentence when the function fails, which the caller shows
+ * as a warning or a status message, or drops. It carries no code or
+ * offset and never becomes an exit status.
+ * ARCHITECTURE.md, "Errors", lists both.
  */
 #include <stdarg.h>
 #include <stdint.h>

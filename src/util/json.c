@@ -46,7 +46,7 @@ before(struct json *j)
 }
 
 static void
-json_open_c(struct json *j, int c)
+json_open_bracket(struct json *j, int c)
 {
 	before(j);
 	fputc(c, j->f);
@@ -56,7 +56,7 @@ json_open_c(struct json *j, int c)
 }
 
 static void
-json_close_c(struct json *j, int c)
+json_close_bracket(struct json *j, int c)
 {
 	int had = j->count[j->depth] > 0;
 
@@ -67,10 +67,10 @@ json_close_c(struct json *j, int c)
 	fputc(c, j->f);
 }
 
-void json_obj_begin(struct json *j) { json_open_c(j, '{'); }
-void json_obj_end(struct json *j) { json_close_c(j, '}'); }
-void json_arr_begin(struct json *j) { json_open_c(j, '['); }
-void json_arr_end(struct json *j) { json_close_c(j, ']'); }
+void json_obj_begin(struct json *j) { json_open_bracket(j, '{'); }
+void json_obj_end(struct json *j) { json_close_bracket(j, '}'); }
+void json_arr_begin(struct json *j) { json_open_bracket(j, '['); }
+void json_arr_end(struct json *j) { json_close_bracket(j, ']'); }
 
 void
 json_key(struct json *j, const char *key)

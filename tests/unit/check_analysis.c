@@ -1260,21 +1260,21 @@ cursor_case(uint64_t n, int shuffled, int order, uint64_t *seed)
 		r = lcg(seed);
 		ev = order == 0 ? k - 10 : order == 1 ? span - 10 - k
 		    : (int64_t)(r >> 40) % span - 10;
-		ck_assert_int_eq(an_window_at_c(w, n, ev, &cw),
+		ck_assert_int_eq(an_window_at_gallop(w, n, ev, &cw),
 		    an_window_at(w, n, ev));
-		ck_assert_int_eq(an_step_at_c(&steps, ev, &cs),
+		ck_assert_int_eq(an_step_at_gallop(&steps, ev, &cs),
 		    an_step_at(&steps, ev));
-		ck_assert_int_eq(an_window_near_c(w, n, ev, &nw),
+		ck_assert_int_eq(an_window_at_near(w, n, ev, &nw),
 		    an_window_at(w, n, ev));
-		ck_assert_int_eq(an_step_near_c(st, n, ev, &ns),
+		ck_assert_int_eq(an_step_list_at_near(st, n, ev, &ns),
 		    an_step_at(&steps, ev));
 	}
 	free(w);
 	free(st);
 }
 
-/* an_step_at_c(), an_window_at_c() and their inline forms for lookups
- * near the last one (an_*_near_c) answer as an_step_at() and
+/* an_step_at_gallop(), an_window_at_gallop() and their inline forms for
+ * lookups near the last one (an_*_at_near) answer as an_step_at() and
  * an_window_at() whatever the order of the lookups; on windows in event
  * order (with gaps, touching, equal starts), none, one, and out of order
  * (a hostile timeline: the cursor then searches as the plain lookup
@@ -1358,8 +1358,8 @@ time_search_case(uint64_t n, int kind, int order, uint64_t *seed)
 			time = hi + 3 - (int64_t)(q * (uint64_t)span / nq);
 		else
 			time = lo - 3 + (int64_t)((r >> 20) % (uint64_t)span);
-		got = an_ev_at_time_c(&tm, &hint[r >> 62 == 3 ? 0 : r >> 62],
-		    time);
+		got = an_ev_at_time_gallop(&tm,
+		    &hint[r >> 62 == 3 ? 0 : r >> 62], time);
 		ck_assert_uint_eq(got, snap_ev_at_time(t, 0, n, time));
 	}
 	/* the pass found what the times are */
@@ -1368,9 +1368,10 @@ time_search_case(uint64_t n, int kind, int order, uint64_t *seed)
 	snap_free(s);
 }
 
-/* an_ev_at_time_c() answers as the binary search over the whole trace
- * (snap_ev_at_time) on any times and searches in any order: on ascending
- * times by galloping, on times that go down somewhere by that search. */
+/* an_ev_at_time_gallop() answers as the binary search over the whole
+ * trace (snap_ev_at_time) on any times and searches in any order: on
+ * ascending times by galloping, on times that go down somewhere by that
+ * search. */
 START_TEST(test_steps_time_search)
 {
 	static const uint64_t sizes[] = {0, 1, 2, 3, 17, 300, 3000};

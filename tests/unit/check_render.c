@@ -866,6 +866,38 @@ START_TEST(test_render_hilite_grouped)
 }
 END_TEST
 
+/* The stacking modes' table (tl_modes.h): every mode has a name and its
+ * nouns, no two share a name, the grouped ones are those with a builder,
+ * and the modes built in one pass name each other (the viewer's worker
+ * gives them one job). */
+START_TEST(test_render_stack_modes)
+{
+	unsigned a, b;
+	int st, k;
+
+	for (st = 0; st < TL_STACK_COUNT; st++) {
+		ck_assert(tl_modes[st].name[0] != '\0');
+		ck_assert(tl_modes[st].noun[0] != '\0');
+		ck_assert(tl_modes[st].nouns[0] != '\0');
+		ck_assert_str_eq(tl_stack_name(st), tl_modes[st].name);
+		ck_assert_int_eq(tl_stack_grouped(st),
+		    tl_modes[st].grouper != NULL);
+		for (k = 0; k < TL_STACK_COUNT; k++) {
+			if (k != st)
+				ck_assert_str_ne(tl_modes[st].name,
+				    tl_modes[k].name);
+			a = tl_stack_pass_mates(st) >> k & 1;
+			b = tl_stack_pass_mates(k) >> st & 1;
+			ck_assert_uint_eq(a, b);
+		}
+	}
+	ck_assert_str_eq(tl_stack_name(TL_STACK_COUNT), "?");
+	ck_assert_uint_eq(tl_stack_pass_mates(TL_STACK_SITE),
+	    1u << TL_STACK_STREAM);
+	ck_assert_uint_eq(tl_stack_pass_mates(TL_STACK_CATEGORY), 0);
+}
+END_TEST
+
 /* Call-site labels of the analysis lists are cut at the left. */
 START_TEST(test_render_anlist_label)
 {
@@ -1046,6 +1078,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
+	tcase_add_test(tl, test_render_stack_modes);
 	tcase_set_timeout(tl, 60);
 	tcase_add_test(sm, test_render_segmap_cells);
 	tcase_add_test(sm, test_render_segmap_clipped);

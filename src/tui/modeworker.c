@@ -1,12 +1,12 @@
 /*
- * The timeline's modes built on a thread of their own (bands.h).
+ * The timeline's modes built on a thread of their own (modeworker.h).
  *
  * One worker per device, started once the device's first screen is up.
  * Its jobs are made on the loop's thread when it starts (tl_prep_begin
  * reads the model there), one per mode still to build, in the order m
- * cycles from the mode shown; the call-site and stream/pool modes share
- * one job, as they share one pass (tl_modes.c). The worker takes the
- * mode the view waits for first, else the next in that order, and
+ * cycles from the mode shown; modes built in one pass (the call-site and
+ * stream/pool modes: tl_stack_pass_mates) share one job. The worker takes
+ * the mode the view waits for first, else the next in that order, and
  * builds it reading only the snapshot, the timeline and the category
  * table, none of which changes while it runs; a finished job waits
  * under the lock until the loop takes it and moves it into the model
@@ -18,7 +18,7 @@
  */
 #include "config.h"
 
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,7 +50,7 @@ struct job {
 	char why[256];
 };
 
-struct bands {
+struct modeworker {
 	pthread_t th;
 	int started;                    /* th is to be joined */
 	pthread_mutex_t mu;
@@ -67,7 +67,7 @@ struct bands {
 	int job_of[TL_STACK_COUNT];     /* the job that builds mode st, -1 */
 	int want;                       /* the mode the view waits for, -1 */
 	int done;                       /* the worker has ended */
-	/* the loop's only: modes taken and not yet told (bands_arrived) */
+	/* the loop's only: modes taken and not yet told (modeworker_arrived) */
 	unsigned arrived;
 	char why[TL_STACK_COUNT][256];
 };
@@ -75,7 +75,7 @@ struct bands {
 /* The next job to run (under mu): the one the view waits for, else the
  * first in cycle order. */
 static struct job *
-next_job(struct bands *b)
+next_job(struct modeworker *b)
 {
 	int i;
 
@@ -89,7 +89,7 @@ next_job(struct bands *b)
 }
 
 static void
-run_job(struct bands *b, struct job *j)
+run_job(struct modeworker *b, struct job *j)
 {
 	struct sv_error err;
 
@@ -122,7 +122,7 @@ lower_priority(void)
 static void *
 worker(void *arg)
 {
-	struct bands *b = arg;
+	struct modeworker *b = arg;
 	struct job *j;
 
 	lower_priority();
@@ -146,10 +146,11 @@ worker(void *arg)
 
 /* Adds the job for mode st (on the loop's thread, before the worker). */
 static void
-add_job(struct app *a, struct bands *b, int st)
+add_job(struct app *a, struct modeworker *b, int st)
 {
 	struct job *j;
-	int other;
+	unsigned mates;
+	int k;
 
 	if (a->tm.groups_ok[st] != 0 || b->job_of[st] >= 0)
 		return;
@@ -161,11 +162,11 @@ add_job(struct app *a, struct bands *b, int st)
 	j->cats = st == TL_STACK_CATEGORY && a->cats_ok > 0 ? &a->cats : NULL;
 	tl_prep_begin(&j->prep, &a->tm, st, j->cats);
 	b->job_of[st] = b->n_jobs++;
-	/* one pass builds both of these (tl_modes.c) */
-	other = st == TL_STACK_SITE ? TL_STACK_STREAM : st == TL_STACK_STREAM ?
-	    TL_STACK_SITE : -1;
-	if (other >= 0 && a->tm.groups_ok[other] == 0)
-		b->job_of[other] = b->job_of[st];
+	/* one pass builds its mates too (tl_modes.h) */
+	mates = tl_stack_pass_mates(st);
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if ((mates & 1u << k) && a->tm.groups_ok[k] == 0)
+			b->job_of[k] = b->job_of[st];
 }
 
 static int
@@ -177,14 +178,14 @@ sync_wanted(void)
 }
 
 void
-bands_start(struct app *a)
+modeworker_start(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int k, st;
 
 	if (b != NULL && b->dev_gen == a->dev_gen)
 		return;
-	bands_stop(a);
+	modeworker_stop(a);
 	if (sync_wanted() || a->tl.n_events == 0)
 		return;
 	b = xcalloc(1, sizeof *b);
@@ -201,7 +202,7 @@ bands_start(struct app *a)
 		if (st != TL_STACK_ALLOC)
 			add_job(a, b, st);
 	}
-	a->bands = b;
+	a->modeworker = b;
 	if (b->n_jobs == 0)
 		return;
 	pthread_mutex_init(&b->mu, NULL);
@@ -233,9 +234,9 @@ job_free(struct job *j)
 }
 
 void
-bands_stop(struct app *a)
+modeworker_stop(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int i;
 
 	if (b == NULL)
@@ -250,13 +251,13 @@ bands_stop(struct app *a)
 		if (b->jobs[i].state != JOB_TAKEN)
 			job_free(&b->jobs[i]);
 	free(b);
-	a->bands = NULL;
+	a->modeworker = NULL;
 }
 
 int
-bands_pending(struct app *a, int st)
+modeworker_pending(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	int r;
 
 	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
@@ -270,9 +271,9 @@ bands_pending(struct app *a, int st)
 }
 
 void
-bands_want(struct app *a, int st)
+modeworker_want(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 
 	if (b == NULL || !b->started)
 		return;
@@ -295,7 +296,7 @@ adopt(struct app *a, struct job *j, char *why, size_t size)
 		return;
 	}
 	if (j->own_ok && a->cats_ok == 0) {
-		/* the table the views use (app_categories) is this one */
+		/* the table the views use (tables_categories) is this one */
 		a->cats = j->own;
 		a->cats_ok = 1;
 		j->own_ok = 0;
@@ -308,9 +309,9 @@ adopt(struct app *a, struct job *j, char *why, size_t size)
 }
 
 int
-bands_take(struct app *a)
+modeworker_take(struct app *a)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	struct job *got[TL_STACK_COUNT];
 	int i, k, n = 0;
 
@@ -338,9 +339,9 @@ bands_take(struct app *a)
 }
 
 int
-bands_arrived(struct app *a, int st, char *why, size_t size)
+modeworker_arrived(struct app *a, int st, char *why, size_t size)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 
 	why[0] = '\0';
 	if (b == NULL || st < 0 || st >= TL_STACK_COUNT ||
@@ -356,9 +357,9 @@ bands_arrived(struct app *a, int st, char *why, size_t size)
 }
 
 void
-bands_wait(struct app *a, int st)
+modeworker_wait(struct app *a, int st)
 {
-	struct bands *b = a->bands;
+	struct modeworker *b = a->modeworker;
 	struct job *j;
 
 	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||

@@ -1,5 +1,5 @@
-#ifndef SNAPVIEW_TUI_BANDS_H
-#define SNAPVIEW_TUI_BANDS_H
+#ifndef SNAPVIEW_TUI_MODEWORKER_H
+#define SNAPVIEW_TUI_MODEWORKER_H
 /*
  * The timeline's stacking modes built in the background: the call-site,
  * category, stream/pool and segment modes each need a pass over the
@@ -7,9 +7,9 @@
  * events), so once a device's first screen is drawn a worker thread
  * builds those the viewer did not build while opening, in the order m
  * cycles through them, and the loop moves each into the model when it
- * is done (bands_poll). A switch into a mode still being built returns
- * at once: the timeline says it is building, and draws the bands when
- * they come.
+ * is done (modeworker_take). A switch into a mode still being built
+ * returns at once: the timeline says it is building, and draws the bands
+ * when they come.
  *
  * SNAPVIEW_BANDS_SYNC=1 in the environment starts no worker: a mode is
  * built when it is first shown, the key waiting for it (the reference
@@ -19,21 +19,21 @@
 
 /* Starts the worker for the app's device (once per device; nothing to
  * do when every mode is built, or with SNAPVIEW_BANDS_SYNC). */
-void bands_start(struct app *a);
+void modeworker_start(struct app *a);
 /* Stops the worker and frees what it built and nobody took. */
-void bands_stop(struct app *a);
+void modeworker_stop(struct app *a);
 /* Will the worker deliver mode st (queued, running or done)? */
-int bands_pending(struct app *a, int st);
+int modeworker_pending(struct app *a, int st);
 /* The view waits for mode st: the worker builds it next. */
-void bands_want(struct app *a, int st);
+void modeworker_want(struct app *a, int st);
 /* Blocks until the worker has finished mode st (or ended). */
-void bands_wait(struct app *a, int st);
+void modeworker_wait(struct app *a, int st);
 /* Moves what the worker finished into the model (the loop's thread).
  * Returns how many jobs were taken. */
-int bands_take(struct app *a);
+int modeworker_take(struct app *a);
 /* Did the bands of mode st (the one on screen) come since the last time
  * this was asked? 1 then, with why the reason when the mode turned out
  * unavailable (else ""); 0 if not. Forgets the other modes that came. */
-int bands_arrived(struct app *a, int st, char *why, size_t size);
+int modeworker_arrived(struct app *a, int st, char *why, size_t size);
 
 #endif

@@ -33,7 +33,7 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "tui/app.h"
-#include "tui/bands.h"
+#include "tui/modeworker.h"
 #include "tui/colors.h"
 #include "tui/export.h"
 #include "tui/keys.h"
@@ -298,7 +298,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	snprintf(right, sizeof right, " %s/%s ", cur, n);
 	rw = (int)strlen(right);
 	/* the replay does not reproduce the file: say so, always */
-	w = app_check_warning(&app, warn, sizeof warn);
+	w = check_warning(&app, warn, sizeof warn);
 	if (w != NULL && r->w > rw + 40) {
 		ww = (int)strlen(w) + 2;
 		cellbuf_printf(cb, r->x + r->w - rw - ww, r->y, ww, UIC_ERROR,
@@ -386,7 +386,7 @@ goto_event(const char *s)
 		    sizeof last, (int64_t)app.tl.n_events - 1));
 		return;
 	}
-	app_set_cursor(&app, ev);
+	cursor_set(&app, ev);
 	app.detail = DETAIL_EVENT;
 }
 
@@ -424,8 +424,8 @@ prompt_key(int k)
 			if (app.plen > 0)
 				goto_event(app.pbuf);
 		} else if (m == PROMPT_SEARCH && app.plen > 0) {
-			app_set_query(&app, app.pbuf);
-			app_search(&app, 1);
+			search_set_query(&app, app.pbuf);
+			search_run(&app, 1);
 		} else if (m == PROMPT_VIEW)
 			views_prompt(&app, app.pbuf);
 		else if (m == PROMPT_EXPORT)
@@ -449,7 +449,7 @@ app_unload(void)
 	int utf8 = app.utf8, mono = app.mono;
 
 	views_free(&app);
-	app_close(&app);
+	device_close(&app);
 	memset(&app, 0, sizeof app);
 	app.screen = cb;
 	app.utf8 = utf8;
@@ -531,7 +531,7 @@ dispatch(enum action act)
 	if (f == 0)
 		f = views_pane(&app, app.focus)->action(&app, act, r);
 	if (f == 0)
-		f = app_action(&app, act);
+		f = global_action(&app, act);
 	views_sync(&app);
 	return f;
 }
@@ -654,7 +654,7 @@ next_key(int *action)
 	return -2;
 }
 
-/* Takes the modes the worker built (bands.h). A key script waits for the
+/* Takes the modes the worker built (modeworker.h). A key script waits for the
  * mode on screen first, so that what it captures does not depend on how
  * fast the worker is. Redraws when something shown changed. */
 static void
@@ -664,15 +664,15 @@ take_bands(void)
 
 	if (in_set)
 		return;
-	if (scripted && timeline_building(&app)) {
+	if (scripted && pane_timeline_building(&app)) {
 		t0 = now_us();
-		bands_wait(&app, app.view.stack);
+		modeworker_wait(&app, app.view.stack);
 		/* how long the mode showed "building" (not a key) */
 		if (latency_log != NULL)
 			fprintf(latency_log, "bands-ready %lld 0\n",
 			    now_us() - t0);
 	}
-	if (timeline_poll(&app) & UI_REDRAW)
+	if (pane_timeline_poll(&app) & UI_REDRAW)
 		ui_draw();
 }
 
@@ -686,13 +686,13 @@ ui_loop(void)
 	ui_draw();
 	/* the modes not built while opening, now that the screen is up */
 	if (!in_set)
-		bands_start(&app);
+		modeworker_start(&app);
 	wtimeout(stdscr, wait);
 	while (!got_signal) {
 		take_bands();
 		/* bands on their way to the screen are drawn soon after they
 		 * come, without a key */
-		w = !in_set && timeline_building(&app) ? 20 : 250;
+		w = !in_set && pane_timeline_building(&app) ? 20 : 250;
 		if (w != wait)
 			wtimeout(stdscr, wait = w);
 		k = next_key(&act);
@@ -712,7 +712,7 @@ ui_loop(void)
 		ui_draw();
 		/* another device (or a rank's full view) is up */
 		if (!in_set)
-			bands_start(&app);
+			modeworker_start(&app);
 		/* wall time, then CPU time: on a busy machine the second
 		 * says what the key cost */
 		if (latency_log != NULL)
@@ -861,12 +861,12 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		    name, (long long)d);
 		return 1;
 	}
-	if (app_set_device(&app, (uint32_t)d) != 0) {
+	if (device_set(&app, (uint32_t)d) != 0) {
 		snprintf(msg, ml, "snapview: %s: %s", name, app.msg);
 		return 2;
 	}
 	if (set == NULL && opts->has_at)
-		app_set_cursor(&app, opts->at);
+		cursor_set(&app, opts->at);
 	return 0;
 }
 
@@ -985,7 +985,7 @@ tui_main(const struct tui_opts *o)
 	set = NULL;
 	if (latency_log != NULL)
 		fclose(latency_log);
-	app_close(&app);
+	device_close(&app);
 	an_cat_rules_destroy(&cat_rules);
 	cellbuf_destroy(&app.screen);
 	script_free(&script);
