@@ -120,7 +120,7 @@ steady(const struct slot *sl, uint64_t hits, int last_is_window_end)
 	return last_is_window_end && hits >= 3 && sl->hi <= 2 * sl->lo;
 }
 
-/* The pass of an_leaks_ex() over the timeline's elements: each site's
+/* The pass of an_leaks_using() over the timeline's elements: each site's
  * slot (out->sites[k] and slots[k], found by site_key() in slot_of), and
  * where the block sizes come from. */
 struct pass {
@@ -134,7 +134,7 @@ struct pass {
 	struct slot *slots;
 	size_t cap_sl, cap_ls;
 	uint32_t n_slots;
-	struct an_at at;                  /* an_step_at_c()'s place */
+	struct an_at at;                  /* an_step_at_gallop()'s place */
 };
 
 /* Where the block sizes at the window's end come from: the replay, moved
@@ -204,7 +204,7 @@ pass_step(struct pass *p, uint32_t k, const struct idx_elem *e)
 		p->out->before_trace++;
 		return;
 	}
-	if ((st = an_step_at_c(p->steps, e->alloc_ev, &p->at)) < 0)
+	if ((st = an_step_at_gallop(p->steps, e->alloc_ev, &p->at)) < 0)
 		return;
 	/* elements come in alloc order: steps only grow */
 	if (st != sl->last_step) {
@@ -306,7 +306,7 @@ judge_sites(struct an_leaks *out, const struct slot *slots,
 }
 
 int
-an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
+an_leaks_using(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
     int64_t to, struct an_leaks *out, struct sv_error *err)
 {
@@ -362,7 +362,7 @@ an_leaks(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, int64_t from, int64_t to, struct an_leaks *out,
     struct sv_error *err)
 {
-	return an_leaks_ex(s, tl, sites, NULL, from, to, out, err);
+	return an_leaks_using(s, tl, sites, NULL, from, to, out, err);
 }
 
 void

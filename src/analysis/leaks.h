@@ -78,7 +78,7 @@ struct an_leaks {
 	int rounded_from_state;    /* rounded bytes are replayed blocks */
 };
 
-/* What an_leaks_ex may use besides the timeline; every field may be
+/* What an_leaks_using may use besides the timeline; every field may be
  * NULL. steps: found with an_steps_find when NULL. cats: categories of
  * the timeline's elements. replay: block sizes at the window's end (the
  * replay is moved there). */
@@ -92,7 +92,7 @@ struct an_leaks_with {
  * (from < 0: from before the trace, so blocks alive since before the
  * first event count too (ring buffer wrapped, recording started late);
  * to < 0 or past the end: last event). */
-int an_leaks_ex(const struct snapshot *s, const struct idx_timeline *tl,
+int an_leaks_using(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, const struct an_leaks_with *with, int64_t from,
     int64_t to, struct an_leaks *out, struct sv_error *err);
 /* The same with nothing besides the timeline. */

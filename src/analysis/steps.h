@@ -111,15 +111,6 @@ int64_t an_step_list_at_gallop(const struct an_step *s, uint64_t n,
 int64_t an_window_at_gallop(const struct an_window *w, uint64_t n,
     int64_t ev, struct an_at *c);
 
-/* an_step_at_gallop's old name, kept only while src/analysis/leaks.c
- * (being split on another branch) still calls it: remove it with that
- * call. */
-static inline int64_t
-an_step_at_c(const struct an_steps *st, int64_t ev, struct an_at *c)
-{
-	return an_step_at_gallop(st, ev, c);
-}
-
 /*
  * The same again, inline, for lookups that nearly always land in the
  * window of the last one or the next (each element of a timeline in

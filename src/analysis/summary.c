@@ -198,7 +198,7 @@ leak_suspect(const struct snapshot *s, const struct idx_timeline *tl,
 
 	memset(&with, 0, sizeof with);
 	with.steps = st;
-	if (an_leaks_ex(s, tl, sites, &with, -1, -1, &l, err) != 0)
+	if (an_leaks_using(s, tl, sites, &with, -1, -1, &l, err) != 0)
 		return -1;
 	if (l.judged)
 		o->flags |= AN_SUM_F_JUDGED;

@@ -207,7 +207,7 @@ leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	with.steps = &cl.steps;
 	with.cats = &cl.cats;
 	with.replay = dev->replay;
-	r = an_leaks_ex(lr->snap, dev->tl, lr->sites, &with,
+	r = an_leaks_using(lr->snap, dev->tl, lr->sites, &with,
 	    o->has_from ? o->from : -1, o->has_to ? o->to : -1, &l, err);
 	cli_an_classes_destroy(&cl);
 	if (r != 0)

@@ -49,7 +49,7 @@ compute(struct app *a, struct leaks_view *v)
 	memset(&with, 0, sizeof with);
 	with.cats = tables_categories(a);
 	sv_error_clear(&err);
-	if (an_leaks_ex(a->snap, &a->tl, sites, &with, a->win_from >= -1 ?
+	if (an_leaks_using(a->snap, &a->tl, sites, &with, a->win_from >= -1 ?
 	    a->win_from : -1, a->win_to >= 0 ? a->win_to : -1, &v->leaks,
 	    &err) != 0) {
 		app_msg(a, "leaks: %s", err.msg);
