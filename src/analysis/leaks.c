@@ -83,6 +83,7 @@ window_steps(struct an_leaks *out, const struct an_steps *st)
 	uint64_t i, len = 0;
 
 	out->steps_source = st->source;
+	out->layers = st->layers;
 	for (i = 0; i < st->n; i++) {
 		const struct an_step *p = &st->steps[i];
 

@@ -61,6 +61,8 @@ struct an_leaks {
 	uint32_t device;
 	int64_t from, to;          /* window, inclusive */
 	int steps_source;          /* enum an_steps_source */
+	uint64_t layers;           /* no steps: the trace repeats this many
+				      times inside one call (an_steps) */
 	uint64_t n_steps;          /* steps overlapping the window */
 	uint64_t n_complete;       /* complete steps inside the window */
 	int judged;                /* n_complete >= 2: periodicity holds */

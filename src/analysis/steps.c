@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/frame.h"
 #include "util/search.h"
 #include "util/spill.h"
 #include "util/stop.h"
@@ -653,8 +654,131 @@ try_keys(const struct snap_trace *t, int with_size, struct best *best,
 	}
 }
 
+/* ---- is the repetition the program's loop? ------------------------------ */
+
+/*
+ * A trace that repeats itself S times may be S iterations of the program
+ * (steps) or S iterations of a loop inside one call: the 24 layers of one
+ * forward pass repeat as well as any step does. The evidence that tells
+ * them apart is where the loop is. Below the user frames every
+ * allocation of the repetition shares (the script's entry, its loop,
+ * the call into one step), the first user frame of an allocation, its
+ * outer frame, says which part of an iteration made it: a step's
+ * allocations come from several such calls (the forward pass, the loss,
+ * the optimizer), a layer's from the one line of the loop over the
+ * layers. So pattern steps are taken only when most of them hold
+ * allocations of at least two outer frames. Allocations with no user
+ * frame (C++ stacks of the autograd thread) say nothing; a trace where
+ * no allocation has one gives no evidence against its steps, and keeps
+ * them.
+ */
+#define OUTER_DEPTH 256
+#define NO_OUTER UINT32_MAX
+#define NOT_SEEN (UINT32_MAX - 1)
+
+/* The user frames of stack, outermost first, into buf (at most
+ * OUTER_DEPTH): their count. */
+static uint32_t
+user_frames(const struct snapshot *s, struct an_frame_cache *fc,
+    uint32_t stack, uint32_t *buf)
+{
+	uint32_t nf, i, n = 0;
+	const uint32_t *f = snap_stack(s, stack, &nf);
+
+	for (i = nf; i > 0 && n < OUTER_DEPTH; i--)
+		if (an_frame_cache_kind(fc, f[i - 1]) == AN_FRAME_USER)
+			buf[n++] = f[i - 1];
+	return n;
+}
+
+/* outer[stack] for the stacks of the allocations in [from, t->n): the
+ * first user frame below the ones all of them share, NO_OUTER for a
+ * stack with no user frame (or none below the shared ones); NOT_SEEN
+ * for stacks not used there. Returns how many used stacks have a user
+ * frame. */
+static uint64_t
+outer_frames(const struct snapshot *s, const struct snap_trace *t,
+    int64_t from, uint32_t *outer)
+{
+	struct an_frame_cache fc;
+	uint32_t *ref = xmalloc(OUTER_DEPTH * sizeof *ref);
+	uint32_t *buf = xmalloc(OUTER_DEPTH * sizeof *buf);
+	uint32_t n_ref = 0, shared = 0, st, n, k;
+	uint64_t i, with_user = 0;
+
+	an_frame_cache_init(&fc, s);
+	for (st = 0; st < s->n_stacks; st++)
+		outer[st] = NOT_SEEN;
+	for (i = (uint64_t)from; i < t->n; i++)
+		if (snap_ev_action(t, i) == SNAP_ALLOC &&
+		    (st = snap_ev_stack(t, i)) < s->n_stacks)
+			outer[st] = NO_OUTER;
+	for (st = 0; st < s->n_stacks; st++) {
+		if (outer[st] == NOT_SEEN ||
+		    (n = user_frames(s, &fc, st, buf)) == 0)
+			continue;
+		if (with_user++ == 0) {
+			memcpy(ref, buf, n * sizeof *buf);
+			n_ref = shared = n;
+			continue;
+		}
+		for (k = 0; k < shared && k < n && buf[k] == ref[k]; k++)
+			;
+		shared = k;
+	}
+	for (st = 0; st < s->n_stacks; st++) {
+		if (outer[st] == NOT_SEEN)
+			continue;
+		n = user_frames(s, &fc, st, buf);
+		outer[st] = n > shared ? buf[shared] : NO_OUTER;
+	}
+	(void)n_ref;
+	free(ref);
+	free(buf);
+	an_frame_cache_destroy(&fc);
+	return with_user;
+}
+
+/* 1 when the m steps starting at start[] are iterations of the program
+ * (see above), 0 when they are a loop inside one call. */
+static int
+program_loop(const struct snapshot *s, const struct snap_trace *t,
+    const int64_t *start, uint64_t m)
+{
+	uint32_t *outer = xmalloc(((size_t)s->n_stacks + 1) * sizeof *outer);
+	uint64_t j, i, with_user = 0, varied = 0;
+	int r = 1;
+
+	if (outer_frames(s, t, start[0], outer) == 0)
+		goto out; /* no user frame anywhere: no evidence */
+	for (j = 0; j < m; j++) {
+		uint64_t end = j + 1 < m ? (uint64_t)start[j + 1] : t->n;
+		uint32_t first = NOT_SEEN, st, o;
+		int user = 0, two = 0;
+
+		for (i = (uint64_t)start[j]; i < end && !two; i++) {
+			if (snap_ev_action(t, i) != SNAP_ALLOC ||
+			    (st = snap_ev_stack(t, i)) >= s->n_stacks ||
+			    (o = outer[st]) == NO_OUTER)
+				continue;
+			user = 1;
+			if (first == NOT_SEEN)
+				first = o;
+			else if (o != first)
+				two = 1;
+		}
+		with_user += user;
+		varied += two;
+	}
+	r = with_user == 0 || 2 * varied > with_user;
+out:
+	free(outer);
+	return r;
+}
+
 static void
-steps_pattern(struct an_steps *out, const struct snap_trace *t)
+steps_pattern(struct an_steps *out, const struct snapshot *s,
+    const struct snap_trace *t)
 {
 	struct best best = {0.0, 0, 0, 0};
 	struct keys k;
@@ -679,6 +803,10 @@ steps_pattern(struct an_steps *out, const struct snap_trace *t)
 		keys_read(&k, j, &read);
 		if (k.key[j++] == best.anchor)
 			start[m++] = (int64_t)i;
+	}
+	if (m > 0 && !program_loop(s, t, start, m)) {
+		out->layers = m; /* a loop inside one call, not steps */
+		m = 0;
 	}
 	for (i = 0; i < m; i++)
 		push_step(out, &cap, start[i],
@@ -742,7 +870,7 @@ an_steps_find(const struct snapshot *s, uint32_t d, struct an_steps *out,
 	if (out->n == 0)
 		steps_optimizer(out, &p[ANN_OPT_STEP]);
 	if (out->n == 0)
-		steps_pattern(out, t);
+		steps_pattern(out, s, t);
 	out->opt = p[ANN_OPT_STEP].w;
 	out->n_opt = p[ANN_OPT_STEP].n;
 	out->zero_grad = p[ANN_ZERO_GRAD].w;

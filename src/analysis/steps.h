@@ -22,7 +22,12 @@
  *      construction, a step cut by the start of recording) are at most
  *      twice as many as the largest step's. A loop inside one step (per layer,
  *      per parameter) repeats only a part of the trace, so it never
- *      passes.
+ *      passes; nor does a trace that is one such loop (the layers of a
+ *      forward pass): the steps must be iterations of the program, most
+ *      of them holding allocations of at least two outer frames (the
+ *      first user frame below the ones every allocation shares: the
+ *      forward call, the loss, the optimizer of a step), else `layers`
+ *      says how many times the trace repeated and there are no steps.
  * Annotations are mapped to events through time_us (a START to the first
  * event at or after it, an END to the last event at or before it), so a
  * trace without time_us has no annotation steps.
@@ -67,6 +72,9 @@ struct an_steps {
 	uint64_t n_opt;
 	struct an_window *zero_grad;	/* Optimizer.zero_grad windows */
 	uint64_t n_zero_grad;
+	uint64_t layers;		/* the trace repeats this many times
+					   inside one call (a loop over
+					   layers): no steps (n == 0) */
 	uint64_t n_annotations;		/* of this device */
 	int no_time;			/* annotations, but no time_us */
 	uint64_t n_bad;			/* malformed ones, ignored */

@@ -284,7 +284,11 @@ cli_an_steps_text(const struct an_steps *st, char *buf, size_t size)
 {
 	char n[32];
 
-	if (st->source == AN_STEPS_NONE)
+	if (st->source == AN_STEPS_NONE && st->layers > 0)
+		snprintf(buf, size, "no steps (the trace repeats %s times "
+		    "inside one call: layers, not steps)",
+		    sv_fmt_count(n, sizeof n, st->layers));
+	else if (st->source == AN_STEPS_NONE)
 		snprintf(buf, size, "no steps found");
 	else
 		snprintf(buf, size, "%s step%s (%s)",

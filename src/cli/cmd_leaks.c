@@ -31,7 +31,11 @@ print_header(const struct an_leaks *l)
 	else
 		printf("Device %u: events #%" PRId64 "..#%" PRId64, l->device,
 		    l->from, l->to);
-	if (l->steps_source == AN_STEPS_NONE)
+	if (l->steps_source == AN_STEPS_NONE && l->layers > 0)
+		printf(", no steps (the trace repeats %s times inside one "
+		    "call: a loop over layers, not steps)\n",
+		    sv_fmt_count(a, sizeof a, l->layers));
+	else if (l->steps_source == AN_STEPS_NONE)
 		printf(", no steps found\n");
 	else
 		printf(", %s step%s (%s)\n",
@@ -54,7 +58,10 @@ print_header(const struct an_leaks *l)
 		    sv_fmt_count(c, sizeof c, l->alive_before),
 		    l->alive_before == 1 ? "" : "s",
 		    sv_fmt_size(e, sizeof e, l->alive_before_bytes));
-	if (!l->judged)
+	if (!l->judged && l->steps_source == AN_STEPS_NONE)
+		printf("  With no steps, nothing is judged as growing from "
+		    "step to step.\n");
+	else if (!l->judged)
 		printf("  A leak across steps cannot be judged from this "
 		       "trace: it holds %" PRIu64 " complete step%s, at least "
 		       "2 are needed.\n", l->n_complete,
@@ -142,6 +149,7 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 	json_kv_str(j, "steps_source", an_steps_source_name(l->steps_source));
 	json_kv_u64(j, "steps", l->n_steps);
 	json_kv_u64(j, "complete_steps", l->n_complete);
+	json_kv_u64(j, "repeats_in_one_call", l->layers);
 	json_kv_bool(j, "judged", l->judged);
 	json_kv_u64(j, "period_events", l->period);
 	json_kv_u64(j, "count", l->count);

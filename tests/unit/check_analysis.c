@@ -788,6 +788,83 @@ START_TEST(test_steps_loop_is_no_step)
 }
 END_TEST
 
+/* A model call whose 24 layers repeat (the stack: <module>, main's call
+ * of the model, the model's loop over its layers, the layer's lines) and,
+ * with training, the same 24 times as iterations of the script's loop,
+ * each with the loss and the optimizer besides the forward pass. The
+ * layers alone are no steps (the repetition's outer frame is the one line
+ * of the layer loop); the training loop is. */
+static struct snapshot *
+build_layers(int training)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	uint32_t mod = frame(s, "/home/a/infer.py", "<module>", 90);
+	uint32_t call = frame(s, "/home/a/infer.py", "main", 50);
+	uint32_t loop = frame(s, "/home/a/model.py", "forward", 30);
+	uint32_t head = frame(s, "/home/a/model.py", "forward", 35);
+	uint32_t lin[3], fr[5], st_lin[3], st_head, st_loss, st_opt;
+	uint64_t a = 0x7f0000000000ull;
+	int i, k;
+
+	for (k = 0; k < 3; k++) {
+		lin[k] = frame(s, "/home/a/model.py", "Layer.forward",
+		    (uint64_t)(40 + k));
+		fr[0] = lin[k];
+		fr[1] = loop;
+		fr[2] = call;
+		fr[3] = mod;
+		st_lin[k] = snap_intern_stack(s, fr, 4);
+	}
+	fr[0] = head;
+	fr[1] = call;
+	fr[2] = mod;
+	st_head = snap_intern_stack(s, fr, 3);
+	fr[0] = frame(s, "/home/a/infer.py", "main", 51);
+	fr[1] = mod;
+	st_loss = snap_intern_stack(s, fr, 2);
+	fr[0] = frame(s, "/home/a/infer.py", "main", 53);
+	st_opt = snap_intern_stack(s, fr, 2);
+	for (i = 0; i < 24; i++) {
+		for (k = 0; k < 3; k++)
+			snap_trace_push(s, t, SNAP_ALLOC, a += 4096, 1024, 0,
+			    st_lin[k]);
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, a - 4096, 1024, 0,
+		    st_lin[2]);
+		if (training) {
+			snap_trace_push(s, t, SNAP_ALLOC, a += 4096, 4, 0,
+			    st_loss);
+			snap_trace_push(s, t, SNAP_ALLOC, a += 4096, 512, 0,
+			    st_opt);
+		}
+	}
+	snap_trace_push(s, t, SNAP_ALLOC, a + 4096, 2048, 0, st_head);
+	snap_finish(s);
+	return s;
+}
+
+START_TEST(test_steps_layers_not_steps)
+{
+	struct snapshot *s = build_layers(0);
+	struct an_steps st;
+
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert_int_eq(st.source, AN_STEPS_NONE);
+	ck_assert_uint_eq(st.n, 0);
+	ck_assert_uint_eq(st.layers, 24);
+	an_steps_destroy(&st);
+	snap_free(s);
+
+	s = build_layers(1);
+	ck_assert_int_eq(an_steps_find(s, 0, &st, NULL), 0);
+	ck_assert_int_eq(st.source, AN_STEPS_PATTERN);
+	ck_assert_uint_eq(st.n, 24);
+	ck_assert_uint_eq(st.layers, 0);
+	an_steps_destroy(&st);
+	snap_free(s);
+}
+END_TEST
+
 /* The real files: the one-step CUDA capture without its annotations has
  * no steps (its optimizer loop over 219 parameters repeats, the trace
  * does not); the torch_npu traces repeat three training steps (one of
@@ -1456,6 +1533,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_optimizer_and_bad);
 	tcase_add_test(tc, test_steps_no_time);
 	tcase_add_test(tc, test_steps_pattern_spilled);
+	tcase_add_test(tc, test_steps_layers_not_steps);
 	tcase_add_test(tc, test_steps_stop);
 	tcase_add_test(tc, test_steps_loop_is_no_step);
 	tcase_add_test(tc, test_steps_real);
