@@ -514,7 +514,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	struct idx_enc *enc;
 	struct idx_enc_out eo;
 	struct sv_index view;
-	struct snap_blkdrop drop;
+	struct snap_stripedrop drop;
 	struct written wr;
 	struct idx_devsrc src;
 	const uint8_t *base;

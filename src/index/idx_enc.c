@@ -28,8 +28,8 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define EL_BLK 16384  /* elements per element block */
-_Static_assert(EL_BLK <= SNAP_BLK_MAX, "element blocks fit the scratch");
+#define EL_STRIPE 16384  /* elements per element block */
+_Static_assert(EL_STRIPE <= SNAP_STRIPE_MAX, "element blocks fit the scratch");
 #define EL_WINDOW 4   /* element blocks kept open for their frees */
 
 /* An element not yet written. */
@@ -78,7 +78,7 @@ struct enc_dev {
 	struct el_open open[EL_WINDOW + 1];
 	unsigned n_open;
 	/* written */
-	struct snap_blkdir *evdir, *eldir;
+	struct snap_stripedir *evdir, *eldir;
 	size_t n_evdir, cap_evdir, n_eldir, cap_eldir;
 	uint64_t *late;          /* (element, free event) pairs */
 	size_t n_late, cap_late; /* values */
@@ -97,19 +97,21 @@ struct idx_enc {
 	uint32_t bn;
 	uint32_t bcols;
 	uint64_t base[3];
-	uint8_t action[SNAP_BLK_MAX];
-	uint64_t addr[SNAP_BLK_MAX], size[SNAP_BLK_MAX], stream[SNAP_BLK_MAX];
-	uint64_t time[SNAP_BLK_MAX];
-	uint32_t stack[SNAP_BLK_MAX], ctx[SNAP_BLK_MAX], meta[SNAP_BLK_MAX];
-	uint64_t link[SNAP_BLK_MAX];
+	uint8_t action[SNAP_STRIPE_MAX];
+	uint64_t addr[SNAP_STRIPE_MAX], size[SNAP_STRIPE_MAX];
+	uint64_t stream[SNAP_STRIPE_MAX];
+	uint64_t time[SNAP_STRIPE_MAX];
+	uint32_t stack[SNAP_STRIPE_MAX], ctx[SNAP_STRIPE_MAX];
+	uint32_t meta[SNAP_STRIPE_MAX];
+	uint64_t link[SNAP_STRIPE_MAX];
 	uint32_t n_link;
 	struct snap_buf texc;     /* exceptions of the block */
 	uint32_t n_texc;
 	/* scratch */
 	struct snap_buf raw, payload;
-	uint64_t tmp[SNAP_BLK_MAX];
-	uint32_t tmp32[SNAP_BLK_MAX];
-	uint8_t tmp8[SNAP_BLK_MAX];
+	uint64_t tmp[SNAP_STRIPE_MAX];
+	uint32_t tmp32[SNAP_STRIPE_MAX];
+	uint8_t tmp8[SNAP_STRIPE_MAX];
 	struct idx_enc_out out;
 };
 
@@ -161,7 +163,7 @@ put_payload(struct idx_enc *e)
 
 /* Stores the raw chunk e->raw as chunk c of d. */
 static void
-put_chunk(struct idx_enc *e, struct snap_blkdir *d, unsigned c)
+put_chunk(struct idx_enc *e, struct snap_stripedir *d, unsigned c)
 {
 	d->rlen[c] = (uint32_t)e->raw.len;
 	d->clen[c] = snap_chunk_store(&e->payload, e->raw.p,
@@ -176,7 +178,7 @@ static void
 flush_events(struct idx_enc *e)
 {
 	struct enc_dev *v = e->cur;
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	uint32_t n = e->bn;
 
 	if (v == NULL || n == 0)
@@ -236,7 +238,7 @@ flush_events(struct idx_enc *e)
 static void
 flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
 {
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	uint32_t n = b->n, i;
 	uint64_t prev_ev = 0;
 
@@ -304,7 +306,7 @@ elem_new(struct idx_enc *e, struct enc_dev *v)
 {
 	struct el_open *b;
 
-	if (v->n_open == 0 || v->open[v->n_open - 1].n == EL_BLK) {
+	if (v->n_open == 0 || v->open[v->n_open - 1].n == EL_STRIPE) {
 		if (v->n_open == EL_WINDOW)
 			close_oldest(e, v);
 		b = &v->open[v->n_open++];
@@ -316,7 +318,7 @@ elem_new(struct idx_enc *e, struct enc_dev *v)
 		size_t cap = b->cap;
 
 		b->v = xgrow(b->v, &cap, (size_t)b->n + 1, sizeof *b->v);
-		b->cap = cap > EL_BLK ? EL_BLK : (uint32_t)cap;
+		b->cap = cap > EL_STRIPE ? EL_STRIPE : (uint32_t)cap;
 	}
 	v->n_elems++;
 	return &b->v[b->n++];
@@ -517,7 +519,7 @@ take_one(struct idx_enc *e, const struct snap_evrec *r)
 		v->max_ev = (int64_t)i;
 	}
 	lod_add(v, i);
-	if (e->bn == SNAP_BLK_MAX)
+	if (e->bn == SNAP_STRIPE_MAX)
 		flush_events(e);
 }
 
@@ -662,12 +664,12 @@ idx_enc_finish(struct idx_enc *e, const struct snapshot *s,
 			continue;
 		close_device(e, v, s);
 		rec = &v->rec;
-		rec->ev_blk = o->n_evdir;
-		rec->n_ev_blk = v->n_evdir;
+		rec->ev_stripe = o->n_evdir;
+		rec->n_ev_stripe = v->n_evdir;
 		append((void **)&o->evdir, &o->n_evdir, v->evdir, v->n_evdir,
 		    sizeof *v->evdir);
-		rec->el_blk = o->n_eldir;
-		rec->n_el_blk = v->n_eldir;
+		rec->el_stripe = o->n_eldir;
+		rec->n_el_stripe = v->n_eldir;
 		append((void **)&o->eldir, &o->n_eldir, v->eldir, v->n_eldir,
 		    sizeof *v->eldir);
 		rec->late = o->n_late;

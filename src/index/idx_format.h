@@ -9,7 +9,7 @@
  *   [header_off, +header_len)  msgpack header: key, counts, TOC
  *
  * All integers are little-endian; fixed-width records are the in-memory
- * structs of snap_model.h / snap_blk.h / idx_lod.h / idx_int.h, whose
+ * structs of snap_model.h / snap_stripe.h / idx_lod.h / idx_int.h, whose
  * sizes are recorded in the header ("abi") and checked on open.
  */
 #include <stddef.h>
@@ -74,8 +74,8 @@
 #define IDX_SEC_ANNOTATIONS "annotations" /* struct snap_annotation[] */
 #define IDX_SEC_SETTINGS "settings"     /* LZ4: struct snap_setting[] */
 #define IDX_SEC_DEVICES "devices"       /* struct idx_devrec[] */
-#define IDX_SEC_EVDIR "evdir"           /* struct snap_blkdir[], events */
-#define IDX_SEC_ELDIR "eldir"           /* struct snap_blkdir[], elements */
+#define IDX_SEC_EVDIR "evdir"           /* struct snap_stripedir[], events */
+#define IDX_SEC_ELDIR "eldir"           /* struct snap_stripedir[], elements */
 #define IDX_SEC_LATE "late"             /* u64 (element, free event) */
 #define IDX_SEC_LOD "lod"               /* struct idx_lod_cum[] */
 #define IDX_SEC_EXT_PREFIX "x."

@@ -52,8 +52,8 @@ struct idx_devrec {
 	int64_t base_reserved; /* before clamping at 0 */
 	uint64_t peak;
 	int64_t peak_ev;
-	uint64_t ev_blk, n_ev_blk; /* its entries of "evdir" */
-	uint64_t el_blk, n_el_blk; /* its entries of "eldir" */
+	uint64_t ev_stripe, n_ev_stripe; /* its entries of "evdir" */
+	uint64_t el_stripe, n_el_stripe; /* its entries of "eldir" */
 	uint64_t late, n_late;     /* its pairs of "late" */
 	uint64_t lod, n_lod;       /* its buckets of "lod" */
 };
@@ -74,8 +74,8 @@ struct idx_devrec {
 struct idx_dev {
 	struct idx_timeline tl;
 	struct idx_lod lod;
-	struct snap_blkset ev;      /* event blocks: trace and timeline */
-	struct snap_blkset el;      /* element blocks */
+	struct snap_stripeset ev;      /* event blocks: trace and timeline */
+	struct snap_stripeset el;      /* element blocks */
 	struct idx_devrec rec;
 	const uint64_t *late;       /* (element, free event) pairs */
 	uint64_t n_late;
@@ -103,9 +103,9 @@ struct idx_ext {
 struct idx_devsrc {
 	const struct idx_devrec *recs;
 	uint64_t n_recs;
-	const struct snap_blkdir *evdir;
+	const struct snap_stripedir *evdir;
 	uint64_t n_evdir;
-	const struct snap_blkdir *eldir;
+	const struct snap_stripedir *eldir;
 	uint64_t n_eldir;
 	const uint64_t *late;     /* pairs */
 	uint64_t n_late;          /* pairs */
@@ -113,7 +113,7 @@ struct idx_devsrc {
 	uint64_t n_lod;
 	const uint8_t *data;      /* column data */
 	uint64_t data_len;
-	struct snap_blkdrop *drop; /* NULL, or data's file mapping, whose
+	struct snap_stripedrop *drop; /* NULL, or data's file mapping, whose
 				      pages go back as they are read */
 };
 

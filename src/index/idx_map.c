@@ -357,7 +357,7 @@ bad:
 }
 
 /* Sections an open reads through the map in place: the column data
- * (every chunk copied and hashed where it is read, snap_blk_chunk()) and
+ * (every chunk copied and hashed where it is read, snap_stripe_chunk()) and
  * the pyramid, which holds figures only (no count, offset or length):
  * a rewrite of it changes what is drawn, never what memory is read.
  * Every other section is copied (sec_get). */
@@ -560,7 +560,7 @@ check_abi(const msgpack_object *abi)
 	    sizeof(struct snap_frame), sizeof(struct snap_segment),
 	    sizeof(struct snap_block), sizeof(struct snap_annotation),
 	    sizeof(struct snap_setting), sizeof(struct idx_lod_cum),
-	    sizeof(struct snap_blkdir), sizeof(struct idx_devrec)};
+	    sizeof(struct snap_stripedir), sizeof(struct idx_devrec)};
 	uint32_t i;
 
 	if (abi == NULL || abi->type != MSGPACK_OBJECT_ARRAY ||
@@ -753,12 +753,12 @@ view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
 		return -1;
 	src.recs = p;
 	src.n_recs = n;
-	if (sec_get(ix, b, IDX_SEC_EVDIR, sizeof(struct snap_blkdir), &p, &n,
+	if (sec_get(ix, b, IDX_SEC_EVDIR, sizeof(struct snap_stripedir), &p, &n,
 		why, wl) != 0)
 		return -1;
 	src.evdir = p;
 	src.n_evdir = n;
-	if (sec_get(ix, b, IDX_SEC_ELDIR, sizeof(struct snap_blkdir), &p, &n,
+	if (sec_get(ix, b, IDX_SEC_ELDIR, sizeof(struct snap_stripedir), &p, &n,
 		why, wl) != 0)
 		return -1;
 	src.eldir = p;

@@ -84,7 +84,7 @@ struct window {
  *
  * The three chunks are checked whole (hash, exact LZ4 length), as when
  * they are decoded, and every event the pass reads is held to the checks
- * its column decoders make (snap_blk_decode_trace for actions and sizes,
+ * its column decoders make (snap_stripe_decode_trace for actions and sizes,
  * dec_sums_x for both sums): a block with any of those faults gives -1,
  * with some spans partly summed (the caller starts them again through
  * the cache, which reads such a block as zeros and marks the index
@@ -100,8 +100,8 @@ static int
 span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
     size_t nw)
 {
-	const struct snap_blkset *bs = &v->ev;
-	const struct snap_blkdir *d = &bs->dir[b];
+	const struct snap_stripeset *bs = &v->ev;
+	const struct snap_stripedir *d = &bs->dir[b];
 	const uint8_t *act, *sz, *szend, *p, *end;
 	uint64_t st = d->base[0], sr = d->base[1], left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, size, dt, dr, bt = v->tl.base_total;
@@ -109,14 +109,14 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 	uint32_t alen, slen, xlen, j, stop;
 	size_t k = 0;
 
-	act = snap_blk_chunk(bs, b, SNAP_EVC_ACTION, &alen, 0);
+	act = snap_stripe_chunk(bs, b, SNAP_EVC_ACTION, &alen, 0);
 	if (act == NULL || alen == 0 || alen != d->n)
 		return -1;
-	sz = snap_blk_chunk(bs, b, SNAP_EVC_SIZE, &slen, 2);
+	sz = snap_stripe_chunk(bs, b, SNAP_EVC_SIZE, &slen, 2);
 	if (sz == NULL || slen == 0)
 		return -1;
 	szend = sz + slen;
-	p = snap_blk_chunk(bs, b, SNAP_EVC_TEXC, &xlen, 1);
+	p = snap_stripe_chunk(bs, b, SNAP_EVC_TEXC, &xlen, 1);
 	if (p == NULL)
 		return -1;
 	end = p + xlen;
@@ -164,7 +164,7 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 	if (sz != szend || p != end || next != UINT64_MAX)
 		return -1;
 	/* the sums must meet the next block's */
-	if (b + 1 < bs->n_blk && (bs->dir[b + 1].base[0] != st ||
+	if (b + 1 < bs->n_stripe && (bs->dir[b + 1].base[0] != st ||
 	    bs->dir[b + 1].base[1] != sr))
 		return -1;
 	return 0;
@@ -185,7 +185,7 @@ span_cached(const struct idx_timeline *tl, uint64_t lo, uint64_t hi,
 /* Both columns of the events [lo, hi) are in this thread's hot slots:
  * cheaper to read there. */
 static int
-span_hot(const struct snap_blkset *bs, uint64_t lo, uint64_t hi)
+span_hot(const struct snap_stripeset *bs, uint64_t lo, uint64_t hi)
 {
 	const struct snap_hot *t = &snap_hot[SNAP_COL_TOTAL];
 	const struct snap_hot *r = &snap_hot[SNAP_COL_RESERVED];
@@ -199,8 +199,9 @@ span_hot(const struct snap_blkset *bs, uint64_t lo, uint64_t hi)
  * the block into w (at most n); *m gets the first run after them. 1 when
  * they are all in the hot slots. */
 static int
-block_windows(const struct snap_blkset *bs, uint64_t b, struct idx_tl_run *runs,
-    struct span *sp, size_t k, size_t n, struct window *w, size_t *m)
+block_windows(const struct snap_stripeset *bs, uint64_t b,
+    struct idx_tl_run *runs, struct span *sp, size_t k, size_t n,
+    struct window *w, size_t *m)
 {
 	uint64_t blo = bs->dir[b].first, bhi = blo + bs->dir[b].n;
 	uint64_t lo, hi;
@@ -224,7 +225,7 @@ void
 idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n)
 {
-	const struct snap_blkset *bs = tl->evblk;
+	const struct snap_stripeset *bs = tl->ev_stripes;
 	const struct idx_dev *v = bs != NULL ? bs->owner : NULL;
 	struct span sp_small[8], *sp = sp_small, save;
 	struct window w_small[8], *w = w_small;
@@ -254,7 +255,7 @@ idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
 		}
 		if (pos < runs[k].from)
 			pos = runs[k].from;
-		b = snap_blk_find(bs, pos);
+		b = snap_stripe_find(bs, pos);
 		blo = bs->dir[b].first;
 		bhi = blo + bs->dir[b].n;
 		if (pos < blo || pos >= bhi) {

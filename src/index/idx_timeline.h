@@ -69,8 +69,13 @@ struct idx_timeline {
 	/* Block-coded storage (an index's; the arrays above are then NULL):
 	 * ev_elem, total and reserved are decoded from the event blocks,
 	 * elements from the element blocks. */
-	const struct snap_blkset *evblk;
-	const struct snap_blkset *elblk;
+	const struct snap_stripeset *ev_stripes;
+	union {
+		const struct snap_stripeset *el_stripes;
+		/* the old name, still read by src/tui/app.c; goes when
+		 * that file says el_stripes (issue 29) */
+		const struct snap_stripeset *elblk;
+	};
 };
 
 /*
@@ -87,9 +92,9 @@ idx_tl_total(const struct idx_timeline *tl, int64_t i)
 {
 	if (i < 0)
 		return tl->base_total;
-	if (tl->evblk == NULL)
+	if (tl->ev_stripes == NULL)
 		return tl->total[i];
-	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_TOTAL,
+	return *(const uint64_t *)snap_stripe_at(tl->ev_stripes, SNAP_COL_TOTAL,
 	    (uint64_t)i, 8);
 }
 
@@ -99,18 +104,18 @@ idx_tl_reserved(const struct idx_timeline *tl, int64_t i)
 {
 	if (i < 0)
 		return tl->base_reserved;
-	if (tl->evblk == NULL)
+	if (tl->ev_stripes == NULL)
 		return tl->reserved[i];
-	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_RESERVED,
-	    (uint64_t)i, 8);
+	return *(const uint64_t *)snap_stripe_at(tl->ev_stripes,
+	    SNAP_COL_RESERVED, (uint64_t)i, 8);
 }
 
 /* The element event i starts or ends, or UINT64_MAX. */
 static inline uint64_t
 idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 {
-	if (tl->evblk != NULL)
-		return *(const uint64_t *)snap_blk_at(tl->evblk,
+	if (tl->ev_stripes != NULL)
+		return *(const uint64_t *)snap_stripe_at(tl->ev_stripes,
 		    SNAP_COL_EV_ELEM, i, 8);
 	return tl->ev_elem != NULL ? tl->ev_elem[i] : UINT64_MAX;
 }
@@ -119,10 +124,10 @@ idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 static inline struct idx_elem
 idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 {
-	if (tl->elblk == NULL)
+	if (tl->el_stripes == NULL)
 		return tl->elems[k];
-	return *(const struct idx_elem *)snap_blk_at(tl->elblk, SNAP_COL_ELEM,
-	    k, sizeof(struct idx_elem));
+	return *(const struct idx_elem *)snap_stripe_at(tl->el_stripes,
+	    SNAP_COL_ELEM, k, sizeof(struct idx_elem));
 }
 
 /* Elements created by events 0..i (an alloc creates one, and so does the

@@ -214,7 +214,7 @@ pack_header(msgpack_sbuffer *sb, const struct src_key *key,
 	msgpack_pack_uint64(&pk, sizeof(struct snap_annotation));
 	msgpack_pack_uint64(&pk, sizeof(struct snap_setting));
 	msgpack_pack_uint64(&pk, sizeof(struct idx_lod_cum));
-	msgpack_pack_uint64(&pk, sizeof(struct snap_blkdir));
+	msgpack_pack_uint64(&pk, sizeof(struct snap_stripedir));
 	msgpack_pack_uint64(&pk, sizeof(struct idx_devrec));
 
 	pk_str(&pk, "source");

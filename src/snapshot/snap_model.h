@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 
 /* X-macro: enum id, name in the file. Order is stable: it is stored in
  * the index. */
@@ -130,7 +130,7 @@ struct snap_trace {
 	uint32_t device;
 	uint32_t cols;           /* SNAP_TRACE_* when blk is set */
 	uint64_t n;              /* number of events */
-	const struct snap_blkset *blk; /* block-coded events, or NULL */
+	const struct snap_stripeset *stripes; /* block-coded events, or NULL */
 	uint8_t *action;         /* enum snap_action or unknown index */
 	uint64_t *addr;          /* block/segment address; oom: device_free */
 	uint64_t *size;
@@ -244,18 +244,19 @@ struct snap_event {
 static inline unsigned
 snap_ev_action(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->action[i];
-	return *(const uint8_t *)snap_blk_at(t->blk, SNAP_COL_ACTION, i, 1);
+	return *(const uint8_t *)snap_stripe_at(t->stripes, SNAP_COL_ACTION, i,
+	    1);
 }
 
 static inline uint64_t
 snap_ev_u64_(const struct snap_trace *t, const uint64_t *col, unsigned c,
     uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return col[i];
-	return *(const uint64_t *)snap_blk_at(t->blk, c, i, 8);
+	return *(const uint64_t *)snap_stripe_at(t->stripes, c, i, 8);
 }
 
 static inline uint64_t
@@ -279,9 +280,10 @@ snap_ev_stream(const struct snap_trace *t, uint64_t i)
 static inline uint32_t
 snap_ev_stack(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->stack[i];
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_STACK, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_STACK, i,
+	    4);
 }
 
 /* 1 when some event of t carries time_us (else every time is
@@ -289,7 +291,7 @@ snap_ev_stack(const struct snap_trace *t, uint64_t i)
 static inline int
 snap_trace_has_time(const struct snap_trace *t)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->time_us != NULL;
 	return (t->cols & SNAP_TRACE_TIME) != 0;
 }
@@ -297,38 +299,41 @@ snap_trace_has_time(const struct snap_trace *t)
 static inline int64_t
 snap_ev_time(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->time_us != NULL ? t->time_us[i] : SNAP_NO_TIME;
 	if (!(t->cols & SNAP_TRACE_TIME))
 		return SNAP_NO_TIME;
-	return *(const int64_t *)snap_blk_at(t->blk, SNAP_COL_TIME, i, 8);
+	return *(const int64_t *)snap_stripe_at(t->stripes, SNAP_COL_TIME, i,
+	    8);
 }
 
 static inline uint32_t
 snap_ev_ctx(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->compile_context != NULL ? t->compile_context[i] : 0;
 	if (!(t->cols & SNAP_TRACE_CTX))
 		return 0;
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_CTX, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_CTX, i,
+	    4);
 }
 
 static inline uint32_t
 snap_ev_meta(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->user_metadata != NULL ? t->user_metadata[i] : 0;
 	if (!(t->cols & SNAP_TRACE_META))
 		return 0;
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_META, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_META, i,
+	    4);
 }
 
 /* Which optional columns t has (SNAP_TRACE_*), whatever its storage. */
 static inline uint32_t
 snap_trace_cols(const struct snap_trace *t)
 {
-	if (t->blk != NULL)
+	if (t->stripes != NULL)
 		return t->cols;
 	return (t->time_us != NULL ? SNAP_TRACE_TIME : 0) |
 	    (t->compile_context != NULL ? SNAP_TRACE_CTX : 0) |

@@ -44,7 +44,7 @@
 #include "index/idx_format.h"
 #include "index/idx_lod.h"
 #include "index/idx_timeline.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
@@ -200,11 +200,12 @@ write_forged(const char *out, int i)
 	t = forge_find(&fg, IDX_SEC_EVDIR);
 	off = t->off;
 	len = t->len;
-	for (k = 1; (uint64_t)(k + 1) * sizeof(struct snap_blkdir) <= len;
+	for (k = 1; (uint64_t)(k + 1) * sizeof(struct snap_stripedir) <= len;
 	    k++)
-		memcpy(fg.f + off + (uint64_t)k * sizeof(struct snap_blkdir) +
-		    offsetof(struct snap_blkdir, off), fg.f + off +
-		    offsetof(struct snap_blkdir, off), 8);
+		memcpy(fg.f + off +
+		    (uint64_t)k * sizeof(struct snap_stripedir) +
+		    offsetof(struct snap_stripedir, off), fg.f + off +
+		    offsetof(struct snap_stripedir, off), 8);
 	snprintf(to, sizeof to, "%s/forged-shared-%d", out, i);
 	forge_write(&fg, to);
 	forge_free(&fg);
@@ -329,8 +330,8 @@ fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 	for (k = 0; k < 2; k++) {
 		if (toc_entry(toc, dirs[k], n, &off, &len) != 0)
 			continue;
-		for (b = 0; b + 1 <= len / sizeof(struct snap_blkdir); b++) {
-			struct snap_blkdir bd;
+		for (b = 0; b + 1 <= len / sizeof(struct snap_stripedir); b++) {
+			struct snap_stripedir bd;
 			uint64_t at;
 			unsigned c;
 
@@ -338,7 +339,7 @@ fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 			if (bd.off > cd_len)
 				continue;
 			at = cd_off + bd.off;
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 				if (bd.clen[c] > n - at)
 					break;
 				bd.chash[c] = snap_chunk_hash(d + at,

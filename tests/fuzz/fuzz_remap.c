@@ -37,7 +37,7 @@
 #include "idx_walk.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "util/err.h"
 
 #define N_FIX 3
@@ -208,7 +208,7 @@ run(int k, int fd, const struct sv_index *ix, const uint8_t *d, size_t n)
 				abort();
 			}
 		} else if (op < 0x80) {
-			snap_blk_cache_clear();
+			snap_stripe_cache_clear();
 		} else {
 			size_t len = (size_t)(op & 0x3f) + 1;
 			uint64_t off;
@@ -258,10 +258,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = open(ipath[k], O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		abort();
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	run(k, fd, ix, data + 1, size - 1);
 	close(fd);
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	idx_close(ix);
 	return 0;
 }

@@ -26,7 +26,7 @@
 
 #include "index/idx.h"
 #include "index/idx_format.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_load.h"
 #include "util/xalloc.h"
 
@@ -1004,22 +1004,22 @@ chunk_offsets(const char *ipath, uint64_t *where, int max)
 		uint64_t off, len, b;
 
 		find_section(ipath, dirs[k], &off, &len);
-		ck_assert_uint_eq(len % sizeof(struct snap_blkdir), 0);
-		for (b = 0; b < len / sizeof(struct snap_blkdir); b++) {
-			struct snap_blkdir d;
+		ck_assert_uint_eq(len % sizeof(struct snap_stripedir), 0);
+		for (b = 0; b < len / sizeof(struct snap_stripedir); b++) {
+			struct snap_stripedir d;
 			uint64_t at;
 			unsigned c;
 
 			unsigned present = 0, pick;
 
 			memcpy(&d, f + off + b * sizeof d, sizeof d);
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++)
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++)
 				present += d.clen[c] > 0;
 			/* every chunk of a device's first blocks, one chunk
 			 * (a different kind each time) of the others */
 			pick = (unsigned)(b % present);
 			at = cd_off + d.off;
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 				if (d.clen[c] > 0 && n < max &&
 				    (b == 0 || pick == 0))
 					where[n++] = at + d.clen[c] / 2;
@@ -1044,7 +1044,7 @@ START_TEST(test_flipped_byte_each_block)
 	int n, k, n_ev_blocks;
 
 	/* several blocks of events and of elements */
-	model_events = 7 * SNAP_BLK_MAX;
+	model_events = 7 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	idx_close(open_ok(src, &o));
@@ -1052,10 +1052,10 @@ START_TEST(test_flipped_byte_each_block)
 		uint64_t off, len;
 
 		find_section(ipath, IDX_SEC_EVDIR, &off, &len);
-		n_ev_blocks = (int)(len / sizeof(struct snap_blkdir));
+		n_ev_blocks = (int)(len / sizeof(struct snap_stripedir));
 		ck_assert_int_ge(n_ev_blocks, 6);
 		find_section(ipath, IDX_SEC_ELDIR, &off, &len);
-		ck_assert_uint_ge(len / sizeof(struct snap_blkdir), 3);
+		ck_assert_uint_ge(len / sizeof(struct snap_stripedir), 3);
 	}
 	n = chunk_offsets(ipath, where, 512);
 	ck_assert_int_gt(n, 20);
@@ -1108,7 +1108,7 @@ check_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 	uint32_t c;
 
 	if (cold)
-		snap_blk_cache_clear();
+		snap_stripe_cache_clear();
 	idx_lod_columns(lod, tl, from, to, ncols, cols);
 	for (c = 0; c < ncols; c++) {
 		uint64_t lo = from + span * c / ncols;
@@ -1144,19 +1144,19 @@ START_TEST(test_lod_columns_blocks)
 	struct idx_tl_run runs[6];
 	struct idx_lod_bucket b;
 	uint64_t n, rng = 7, off, len, cd_off, cd_len, k;
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	size_t flen;
 	uint8_t *f;
 	unsigned c, i;
 
-	model_events = 8 * SNAP_BLK_MAX + 1234;
+	model_events = 8 * SNAP_STRIPE_MAX + 1234;
 	write_file(src, "cols", 4);
 	opts_init(&o, &w, 1);
 	ix = open_ok(src, &o);
 	tl = idx_timeline(ix, 0);
 	lod = idx_lod(ix, 0);
 	n = tl->n_events;
-	ck_assert_uint_ge(tl->evblk->n_blk, 6);
+	ck_assert_uint_ge(tl->ev_stripes->n_stripe, 6);
 	for (i = 0; i < sizeof widths / sizeof widths[0]; i++) {
 		check_columns(lod, tl, 0, n, widths[i], 1);
 		check_columns(lod, tl, 0, n, widths[i], 0);
@@ -1173,18 +1173,18 @@ START_TEST(test_lod_columns_blocks)
 	}
 	/* runs across block boundaries, next to each other, and empty */
 	runs[0].from = 5;
-	runs[0].to = SNAP_BLK_MAX + 9;
-	runs[1].from = SNAP_BLK_MAX + 9;
-	runs[1].to = SNAP_BLK_MAX + 10;
-	runs[2].from = 2 * SNAP_BLK_MAX - 1;
-	runs[2].to = 4 * SNAP_BLK_MAX + 1;
-	runs[3].from = 4 * SNAP_BLK_MAX + 1;
-	runs[3].to = 4 * SNAP_BLK_MAX + 1;
-	runs[4].from = 5 * SNAP_BLK_MAX;
+	runs[0].to = SNAP_STRIPE_MAX + 9;
+	runs[1].from = SNAP_STRIPE_MAX + 9;
+	runs[1].to = SNAP_STRIPE_MAX + 10;
+	runs[2].from = 2 * SNAP_STRIPE_MAX - 1;
+	runs[2].to = 4 * SNAP_STRIPE_MAX + 1;
+	runs[3].from = 4 * SNAP_STRIPE_MAX + 1;
+	runs[3].to = 4 * SNAP_STRIPE_MAX + 1;
+	runs[4].from = 5 * SNAP_STRIPE_MAX;
 	runs[4].to = n;
 	runs[5].from = n;
 	runs[5].to = n + 10;
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	idx_tl_extremes(tl, runs, 6);
 	for (i = 0; i < 6; i++) {
 		if (runs[i].from >= runs[i].to) {
@@ -1764,11 +1764,11 @@ START_TEST(test_int64_rule)
 	idx_close(ix);
 	/* base[0] (totals), then base[1] (reserved, below -2^62) */
 	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
-	ck_assert_uint_ge(len, sizeof(struct snap_blkdir));
+	ck_assert_uint_ge(len, sizeof(struct snap_stripedir));
 	fd = open(ipath, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, &big, 8, (off_t)(off +
-	    offsetof(struct snap_blkdir, base))), 8);
+	    offsetof(struct snap_stripedir, base))), 8);
 	close(fd);
 	rehash_index(ipath);
 	ix = open_ok(src, &o);
@@ -1785,7 +1785,7 @@ START_TEST(test_int64_rule)
 	fd = open(ipath, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, &neg, 8, (off_t)(off +
-	    offsetof(struct snap_blkdir, base) + 8)), 8);
+	    offsetof(struct snap_stripedir, base) + 8)), 8);
 	close(fd);
 	rehash_index(ipath);
 	ix = open_ok(src, &o);
@@ -2077,12 +2077,12 @@ wrap_load(const char *path, const struct snap_load_opts *lo,
 		break;
 	default: /* across blocks: 2^63 allocated in one, freed (saying
 		  * another size) in another */
-		for (i = 0; i < 3 * SNAP_BLK_MAX; i++) {
+		for (i = 0; i < 3 * SNAP_STRIPE_MAX; i++) {
 			uint64_t a = A + 4096 + (i / 2 % 64) * 512;
 
-			if (i == SNAP_BLK_MAX + 7)
+			if (i == SNAP_STRIPE_MAX + 7)
 				snap_trace_push(s, t, SNAP_ALLOC, A, H, 0, 0);
-			else if (i == 2 * SNAP_BLK_MAX + 9)
+			else if (i == 2 * SNAP_STRIPE_MAX + 9)
 				snap_trace_push(s, t, SNAP_FREE_COMPLETED, A,
 				    7, 0, 0);
 			else
@@ -2192,7 +2192,7 @@ START_TEST(test_peak_before_first_event)
 END_TEST
 
 /* Readers on several threads at once: each has its own decoded blocks
- * (snapshot/snap_blk.c), so they read the same values as one alone. */
+ * (snapshot/snap_stripe.c), so they read the same values as one alone. */
 struct walker {
 	const struct sv_index *ix;
 	uint64_t sum;
@@ -2244,7 +2244,7 @@ START_TEST(test_threads_read)
 	uint64_t want;
 	int i;
 
-	model_events = 3 * SNAP_BLK_MAX;
+	model_events = 3 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	ix = open_ok(src, &o);
@@ -2267,7 +2267,7 @@ END_TEST
 
 /* The extension sections of a build read the blocks just written
  * through the file's mapping, whose pages are given back every
- * SNAP_BLK_DROP_EVERY bytes of chunks read (snapshot/snap_blk.c): a
+ * SNAP_STRIPE_DROP_EVERY bytes of chunks read (snapshot/snap_stripe.c): a
  * builder that reads every block again and again, well past that, on two
  * threads at once, reads what a reopened index reads, whether the index
  * is built into a file or into memory (where nothing may be given back). */
@@ -2283,7 +2283,7 @@ reread_build(const struct sv_index *ix, void *arg, uint8_t **data,
 	(void)arg;
 	(void)err;
 	for (k = 0; k < DROP_PASSES; k++) {
-		snap_blk_cache_clear();
+		snap_stripe_cache_clear();
 		*sum = *sum * 31 + sum_all(ix);
 	}
 	*data = (uint8_t *)sum;
@@ -2316,7 +2316,7 @@ START_TEST(test_extension_reads_dropped_pages)
 	uint64_t got;
 	int mem;
 
-	model_events = 3 * SNAP_BLK_MAX;
+	model_events = 3 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	for (mem = 0; mem < 2; mem++) {
 		opts_init(&o, &w, 1);

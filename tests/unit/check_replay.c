@@ -1360,9 +1360,9 @@ START_TEST(test_replay_build_block_coded)
 		    path, err.msg);
 		s = idx_snapshot(ix);
 		t = snap_trace_of(s, snap_default_device(s));
-		ck_assert_ptr_nonnull(t->blk);
+		ck_assert_ptr_nonnull(t->stripes);
 		if (k == 0)
-			ck_assert_uint_gt(t->blk->n_blk, 1);
+			ck_assert_uint_gt(t->stripes->n_stripe, 1);
 		same_records(t, t->n);
 		same_builds(s, snap_default_device(s), path);
 		idx_close(ix);

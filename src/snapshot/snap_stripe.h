@@ -1,0 +1,324 @@
+#ifndef SNAPVIEW_SNAPSHOT_SNAP_STRIPE_H
+#define SNAPVIEW_SNAPSHOT_SNAP_STRIPE_H
+/*
+ * Block-coded columns: per-event (and per-element) data stored in blocks
+ * of at most SNAP_STRIPE_MAX values, each column of a block encoded for its
+ * data (varints, zig-zag deltas, small dictionaries) and then
+ * LZ4-compressed, with a directory of blocks (index format 2,
+ * doc/FORMAT.md). Readers get values through the accessors of
+ * snap_model.h and index/idx_timeline.h, which decode a block on demand
+ * through a small cache of decoded blocks.
+ *
+ * The cache is per thread: each thread that reads has its own decoded
+ * blocks, so readers on several threads never share or lock anything,
+ * and a block is decoded at most once per thread while it stays cached.
+ * A column set has a process-unique id (never reused), so a cache entry
+ * of a closed index can never be mistaken for one of another.
+ *
+ * Everything here is bounds-checked: a damaged or hostile block (bad
+ * lengths, a varint that runs off, decompression that does not give the
+ * exact length, a value out of range) fails to decode; the reader then
+ * sees zeros for that block and the column set is marked damaged.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+/* Values per block, at most. Blocks may hold fewer (a trace's last
+ * block, or a block cut where the file switched to another device). */
+#define SNAP_STRIPE_SHIFT 14
+#define SNAP_STRIPE_MAX (1u << SNAP_STRIPE_SHIFT)
+
+/* Columns, for the cache and the hot slots below. The first eight are the
+ * trace's; the rest belong to the timeline (src/index). */
+enum snap_col {
+	SNAP_COL_ACTION,   /* uint8_t */
+	SNAP_COL_ADDR,     /* uint64_t */
+	SNAP_COL_SIZE,     /* uint64_t */
+	SNAP_COL_STREAM,   /* uint64_t */
+	SNAP_COL_STACK,    /* uint32_t */
+	SNAP_COL_TIME,     /* int64_t */
+	SNAP_COL_CTX,      /* uint32_t */
+	SNAP_COL_META,     /* uint32_t */
+	SNAP_COL_EV_ELEM,  /* uint64_t, timeline */
+	SNAP_COL_TOTAL,    /* uint64_t, timeline */
+	SNAP_COL_RESERVED, /* uint64_t, timeline */
+	SNAP_COL_ELEM,     /* struct idx_elem, timeline */
+	SNAP_NCOL
+};
+
+/* Chunks stored per event block, in this order (doc/FORMAT.md). */
+enum snap_evchunk {
+	SNAP_EVC_ACTION,  /* u8 per event */
+	SNAP_EVC_ADDR,    /* zig-zag varint delta from the previous event */
+	SNAP_EVC_SIZE,    /* varint */
+	SNAP_EVC_STREAM,  /* dictionary: varint k, k varints, u8 per event */
+	SNAP_EVC_STACK,   /* varint */
+	SNAP_EVC_TIME,    /* zig-zag varint delta; absent: no time */
+	SNAP_EVC_CTX,     /* varint; absent: all 0 */
+	SNAP_EVC_META,    /* varint; absent: all 0 */
+	SNAP_EVC_LINK,    /* varint per free_completed (timeline pairing) */
+	SNAP_EVC_TEXC,    /* total deltas that are not the default */
+	SNAP_EVC_N
+};
+
+/* Chunks stored per element block. */
+enum snap_elchunk {
+	SNAP_ELC_FLAGS,   /* u8 per element */
+	SNAP_ELC_EV,      /* zig-zag varint delta: creation event */
+	SNAP_ELC_FREE,    /* varint: 0 = not freed here, else free - creation
+			     + 1 */
+	SNAP_ELC_ADDR,    /* zig-zag varint delta */
+	SNAP_ELC_SIZE,    /* varint */
+	SNAP_ELC_STREAM,  /* dictionary */
+	SNAP_ELC_STACK,   /* varint */
+	SNAP_ELC_N
+};
+
+#define SNAP_STRIPE_NCHUNK SNAP_EVC_N /* the larger of the two */
+
+/* One block's directory entry, stored as is (little-endian, its size
+ * checked through the index's abi list). A chunk is stored raw when
+ * clen == rlen, LZ4-compressed when clen < rlen; clen == 0 with rlen == 0
+ * means absent. Chunks follow each other from off. Each chunk carries the
+ * low 32 bits of the XXH3_64bits of its stored bytes, checked before it
+ * is decoded. */
+struct snap_stripedir {
+	uint64_t first;   /* first value (event or element) of the block */
+	uint64_t off;     /* payload offset in the column data */
+	uint64_t base[3]; /* event blocks: running total and reserved deltas
+			     before the block (mod 2^64), elements created
+			     before it; element blocks: 0 */
+	uint32_t n;       /* values in the block, 1..SNAP_STRIPE_MAX */
+	uint32_t len;     /* payload bytes: the sum of clen */
+	uint32_t clen[SNAP_STRIPE_NCHUNK];
+	uint32_t rlen[SNAP_STRIPE_NCHUNK];
+	uint32_t chash[SNAP_STRIPE_NCHUNK];
+};
+
+/* Limits a decoded value is checked against (a value out of range makes
+ * the block fail). */
+struct snap_stripelim {
+	uint32_t n_actions;  /* actions below this */
+	uint32_t n_stacks;
+	uint32_t n_strs;
+	uint64_t n_events;   /* event numbers below this */
+};
+
+struct snap_stripeset;
+
+/* Column data read through a file mapping whose pages are given back as
+ * the chunks are read (the index being built: its extension sections
+ * read every block once, and the pages they touched would otherwise stay
+ * in the resident set until the end of the build): all of them every
+ * SNAP_STRIPE_DROP_EVERY bytes read. Shared by the column sets of that
+ * mapping, on any thread. */
+#define SNAP_STRIPE_DROP_EVERY (16u << 20)
+
+struct snap_stripedrop {
+	const uint8_t *map;  /* the mapping (page-aligned) */
+	size_t len;
+	uint64_t read;       /* chunk bytes read (atomic) */
+};
+
+/* Decodes column col of block b of bs into out (dir[b].n values of the
+ * column's width). Returns 0, or -1 when the block is damaged. */
+typedef int (*snap_stripe_decode_fn)(const struct snap_stripeset *bs,
+    unsigned col, uint64_t b, void *out);
+
+/* A set of blocks sharing one directory: one device's events (trace and
+ * timeline columns) or its timeline elements. Read-only once set up; the
+ * decoded blocks live in the per-thread caches. */
+struct snap_stripeset {
+	uint64_t id;                      /* snap_stripe_new_id() */
+	const struct snap_stripedir *dir; /* by ascending first */
+	uint64_t n_stripe;                /* entries of dir */
+	uint64_t n;                       /* values in all blocks */
+	const uint8_t *data;              /* column data (payloads) */
+	uint64_t data_len;
+	struct snap_stripelim lim;
+	snap_stripe_decode_fn decode;
+	const void *owner;                /* for decode */
+	int *damaged;                     /* set to 1 when a block fails */
+	struct snap_stripedrop *drop;     /* NULL, or how data's pages go
+					     back */
+};
+
+/* A new column set id. */
+uint64_t snap_stripe_new_id(void);
+
+/* Block of bs holding value i (< bs->n), by binary search. */
+uint64_t snap_stripe_find(const struct snap_stripeset *bs, uint64_t i);
+
+/* ---- reading through the per-thread cache ------------------------------ */
+
+/* The last block each column was read from, per thread: the accessors'
+ * fast path. */
+struct snap_hot {
+	uint64_t id;
+	uint64_t lo, n;
+	const void *data;
+};
+extern __thread struct snap_hot snap_hot[SNAP_NCOL];
+
+/* Slow path of the accessors: pointer to value i of column col (width w
+ * bytes), decoding its block into this thread's cache if needed. Never
+ * NULL: a damaged block reads as zeros. */
+const void *snap_stripe_miss(const struct snap_stripeset *bs, unsigned col,
+    uint64_t i, size_t w);
+
+static inline const void *
+snap_stripe_at(const struct snap_stripeset *bs, unsigned col, uint64_t i,
+    size_t w)
+{
+	const struct snap_hot *h = &snap_hot[col];
+
+	if (h->id == bs->id && i - h->lo < h->n)
+		return (const uint8_t *)h->data + (i - h->lo) * w;
+	return snap_stripe_miss(bs, col, i, w);
+}
+
+/* For decoders of derived columns: the decoded column col (width w) of
+ * block b of bs, pinned in this thread's cache until snap_stripe_unpin().
+ * Never NULL. */
+const void *snap_stripe_pin(const struct snap_stripeset *bs, unsigned col,
+    uint64_t b, size_t w);
+void snap_stripe_unpin(const void *data);
+
+/* Drops this thread's cached blocks (all of them; cheap to refill). */
+void snap_stripe_cache_clear(void);
+
+/* ---- encoding ----------------------------------------------------------- */
+
+/* Growable byte buffer. */
+struct snap_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+void snap_buf_reserve(struct snap_buf *b, size_t more);
+void snap_buf_free(struct snap_buf *b);
+
+static inline void
+snap_put_uv(struct snap_buf *b, uint64_t v)
+{
+	uint8_t *p;
+
+	if (b->cap - b->len < 10)
+		snap_buf_reserve(b, 10);
+	p = b->p + b->len;
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	b->len = (size_t)(p - b->p);
+}
+
+static inline uint64_t
+snap_zz(uint64_t delta)
+{
+	return delta << 1 ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static inline uint64_t
+snap_unzz(uint64_t v)
+{
+	return v >> 1 ^ (0 - (v & 1));
+}
+
+/* Column encoders: append n values to out. */
+void snap_enc_u8(struct snap_buf *out, const uint8_t *v, uint32_t n);
+void snap_enc_uv(struct snap_buf *out, const uint64_t *v, uint32_t n);
+void snap_enc_uv32(struct snap_buf *out, const uint32_t *v, uint32_t n);
+void snap_enc_zd(struct snap_buf *out, const uint64_t *v, uint32_t n);
+/* A dictionary of up to 255 distinct values; more falls back to a
+ * dictionary size of 0 followed by n varints. */
+void snap_enc_dict(struct snap_buf *out, const uint64_t *v, uint32_t n);
+
+/* Compresses the raw chunk raw[0, rlen) into out (appended): LZ4 when that
+ * is smaller, else as is. Returns the stored length (clen); *hash gets the
+ * chunk's check value. */
+uint32_t snap_chunk_store(struct snap_buf *out, const uint8_t *raw,
+    uint32_t rlen, uint32_t *hash);
+
+/* The check value of a stored chunk. */
+uint32_t snap_chunk_hash(const uint8_t *p, uint32_t clen);
+
+/* ---- decoding (the fuzz target drives these) ---------------------------- */
+
+/* Largest raw chunk for n values (the varint worst case plus a
+ * dictionary); larger rlen values in a directory are refused. */
+#define SNAP_CHUNK_MAX(n) ((uint64_t)(n) * 10 + 256 * 10 + 16)
+
+/* Unpacks a stored chunk (clen bytes at src) into its raw bytes: returns
+ * a pointer to rlen bytes (src itself when stored raw, else scratch, which
+ * holds at least rlen bytes), or NULL when malformed. */
+const uint8_t *snap_chunk_raw(const uint8_t *src, uint32_t clen,
+    uint32_t rlen, uint8_t *scratch);
+
+/* One varint from [*p, end); -1 when it runs off or is longer than 10
+ * bytes (or its 10th byte holds more than bit 63). */
+static inline int
+snap_get_uv(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	unsigned s = 0;
+
+	/* most values fit in one byte (deltas, stacks, string ids) */
+	if (__builtin_expect(p != end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	for (;;) {
+		uint8_t c;
+
+		if (p == end)
+			return -1;
+		c = *p++;
+		if (s == 63 && c > 1)
+			return -1;
+		r |= (uint64_t)(c & 0x7f) << s;
+		if (c < 0x80)
+			break;
+		s += 7;
+		if (s > 63)
+			return -1;
+	}
+	*v = r;
+	*pp = p;
+	return 0;
+}
+
+/* Decoders of raw chunks: exactly n values, exactly rlen bytes consumed.
+ * Return 0, or -1 when malformed (out is then partly written). */
+int snap_dec_u8(const uint8_t *p, uint32_t rlen, uint32_t n, uint8_t *out);
+int snap_dec_uv(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out);
+int snap_dec_uv32(const uint8_t *p, uint32_t rlen, uint32_t n,
+    uint32_t *out, uint32_t limit);
+int snap_dec_zd(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out);
+int snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n,
+    uint64_t *out);
+
+/* Checks a directory entry's chunk lengths against its payload and value
+ * count (no payload read). 0 or -1. */
+int snap_stripedir_check(const struct snap_stripedir *d, unsigned nchunk,
+    uint64_t data_len);
+
+/* Decodes trace column col (SNAP_COL_ACTION .. SNAP_COL_META) of event
+ * block b of bs into out. The decoder of every event column set; derived
+ * columns are the owner's. 0 or -1. */
+int snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
+    uint64_t b, void *out);
+
+/* The raw bytes of chunk c of block b (NULL when malformed; *rlen set),
+ * in this thread's scratch buffer number slot (0..3), valid until the
+ * next call with that slot. The stored bytes are copied out of bs->data
+ * first and only the copy is hashed and decoded, so a chunk is checked
+ * and used as one set of bytes even when bs->data is a shared file
+ * mapping that another process rewrites. */
+const uint8_t *snap_stripe_chunk(const struct snap_stripeset *bs, uint64_t b,
+    unsigned c, uint32_t *rlen, unsigned slot);
+
+#endif
