@@ -1,5 +1,5 @@
 /*
- * Devices of an index bound to their block-coded columns, and the
+ * Devices of an index bound to their stripe-coded columns, and the
  * decoders of the timeline's columns (doc/FORMAT.md, "Decoding"): the
  * element of each event, the running totals and reserved bytes (derived
  * from the actions and sizes), and the elements themselves.
@@ -7,7 +7,7 @@
  * Binding checks every device record and directory entry against the
  * column data and the counts (so a decoder can trust where a chunk is and
  * how long it says it is); the decoders check every value they produce
- * (ids, event numbers, the sums at block boundaries). A check that fails
+ * (ids, event numbers, the sums at stripe boundaries). A check that fails
  * at open rejects the index; one that fails in a decoder reads as zeros
  * and marks the index damaged (idx_damaged()).
  */
@@ -37,8 +37,8 @@ sat_int64(__int128 v)
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : v;
 }
 
-/* Totals (which 0) or reserved bytes (which 1) of event block b; with
- * xend, the exact sum of the changes after the block too (v->xb[b] must
+/* Totals (which 0) or reserved bytes (which 1) of event stripe b; with
+ * xend, the exact sum of the changes after the stripe too (v->xb[b] must
  * be known, the rest of v->xb need not be). */
 static int
 dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
@@ -68,7 +68,7 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 		base = (uint64_t)v->rec.base_reserved;
 	}
 	/* not WRAP (idx_int.h): the sums stay inside (-2^62, 2^62), the
-	 * base before the block too */
+	 * base before the stripe too */
 	if (v->xb == NULL && out_of_rule(sum))
 		goto out;
 	for (j = 0; j < d->n; j++) {
@@ -104,7 +104,7 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 		*xend = x;
 	if (p != end || next != UINT64_MAX)
 		goto out;
-	/* the sums must meet the next block's */
+	/* the sums must meet the next stripe's */
 	if (b + 1 < v->ev.n_stripe && v->ev.dir[b + 1].base[which] != sum)
 		goto out;
 	r = 0;
@@ -120,9 +120,9 @@ dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
 	return dec_sums_x(v, b, out, which, NULL);
 }
 
-/* The exact sums before each block of a WRAP device, and the reserved
+/* The exact sums before each stripe of a WRAP device, and the reserved
  * bytes before its first event: the final segments less every change of
- * the trace, in 128 bits (idx_timeline.c reserved_pass). A block that
+ * the trace, in 128 bits (idx_timeline.c reserved_pass). A stripe that
  * does not decode adds nothing (it reads as zeros). */
 static void
 wrap_sums(struct idx_dev *v, const struct snapshot *s)
@@ -221,7 +221,7 @@ late_free(const struct idx_dev *v, uint64_t k)
 	return IDX_NO_EVENT;
 }
 
-/* Decodes chunk c of element block b as n values into tmp (varints,
+/* Decodes chunk c of element stripe b as n values into tmp (varints,
  * zig-zag deltas or a dictionary, by chunk). */
 static int
 el_chunk(const struct idx_dev *v, uint64_t b, unsigned c, uint64_t *tmp)
@@ -258,7 +258,7 @@ el_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b, void *out)
 	if (col != SNAP_COL_ELEM)
 		return -1;
 	/* every field of every element is written below (a failure
-	 * zeroes them all): no memset of the block first, which was a
+	 * zeroes them all): no memset of the stripe first, which was a
 	 * twelfth of a pass over the elements */
 	p = snap_stripe_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
 	if (p == NULL || rlen != n)
@@ -346,8 +346,8 @@ rec_at(const void *base, uint64_t k, size_t rec)
 
 /* The most raw bytes a stored chunk of clen bytes may claim: LZ4 makes
  * at most about 255 bytes of one (a match grows by 255 per byte), so no
- * encoder's chunk comes near this. With the first chunk of every block
- * one byte per value (actions, element flags), a block holds at most
+ * encoder's chunk comes near this. With the first chunk of every stripe
+ * one byte per value (actions, element flags), a stripe holds at most
  * CHUNK_RATIO values per stored byte of it: what a directory can make a
  * reader decode is bounded by the bytes stored. */
 #define CHUNK_RATIO 256u
@@ -389,10 +389,10 @@ cmp_span(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The payloads of every block the records name tile the column data in
- * order, so that no two blocks (of one device or of two) share stored
- * bytes and every stored byte is read for at most one block: the cost
- * of reading every block is then bounded by the size of the file. */
+/* The payloads of every stripe the records name tile the column data in
+ * order, so that no two stripes (of one device or of two) share stored
+ * bytes and every stored byte is read for at most one stripe: the cost
+ * of reading every stripe is then bounded by the size of the file. */
 static int
 check_tiling(const struct idx_devsrc *src)
 {
@@ -437,8 +437,8 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	uint64_t k, prev;
 	const uint64_t *late;
 
-	/* every element is an allocation of the trace or a block of the
-	 * file */
+	/* every element is an allocation of the trace or an (allocator)
+	 * block of the file */
 	if (rec->n_elems > rec->n_events + s->n_blocks)
 		return -1;
 	if (rec->device >= IDX_MAX_DEVICES ||
@@ -590,6 +590,6 @@ idx_unbind_devices(struct sv_index *ix)
 	free(ix->devs);
 	ix->devs = NULL;
 	ix->n_devs = 0;
-	/* this thread's decoded blocks of these devices are of no more use */
+	/* this thread's cache entries of these devices are of no more use */
 	snap_stripe_cache_clear();
 }

@@ -1,6 +1,6 @@
 /*
  * The streamed encoder (idx_enc.h): event intake, pairing, running sums
- * and the block coding of events and elements (layout in doc/FORMAT.md).
+ * and the stripe coding of events and elements (layout in doc/FORMAT.md).
  *
  * Pairing follows idx_timeline.c exactly (it is the reference the tests
  * compare with): an alloc starts an element and maps its address to it,
@@ -9,11 +9,11 @@
  * element alive from the start (IDX_ELEM_PRE).
  *
  * Per event the index stores no total and no reserved bytes: an event
- * block keeps the running sums of their deltas before its first event,
+ * stripe keeps the running sums of their deltas before its first event,
  * and the deltas follow from the action and the size (+size for an alloc,
  * -size for a free_completed, +-size for segment events). The one case
  * where they do not, a free whose size differs from its alloc's, is kept
- * as an exception of its block. Totals are then base + sum, where the
+ * as an exception of its stripe. Totals are then base + sum, where the
  * bases (allocations alive before the trace, reserved bytes before it)
  * are known only at the end.
  */
@@ -28,9 +28,10 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define EL_STRIPE 16384  /* elements per element block */
-_Static_assert(EL_STRIPE <= SNAP_STRIPE_MAX, "element blocks fit the scratch");
-#define EL_WINDOW 4   /* element blocks kept open for their frees */
+/* Elements per element stripe: the stripe size, as for events (the
+ * scratch arrays below hold one stripe of either). */
+#define EL_STRIPE SNAP_STRIPE_MAX
+#define EL_WINDOW 4   /* element stripes kept open for their frees */
 
 /* An element not yet written. */
 struct el_stage {
@@ -74,7 +75,7 @@ struct enc_dev {
 	/* pyramid, level 0, in sum space */
 	struct idx_lod_cum *lod0;
 	size_t n_lod0, cap_lod0;
-	/* element blocks still open (their elements' frees to come) */
+	/* element stripes still open (their elements' frees to come) */
 	struct el_open open[EL_WINDOW + 1];
 	unsigned n_open;
 	/* written */
@@ -92,7 +93,7 @@ struct idx_enc {
 	XXH3_state_t *hash;
 	struct enc_dev **dev;     /* by device id */
 	size_t n_dev, cap_dev;
-	/* the event block being filled (one device at a time) */
+	/* the event stripe being filled (one device at a time) */
 	struct enc_dev *cur;
 	uint32_t bn;
 	uint32_t bcols;
@@ -105,7 +106,7 @@ struct idx_enc {
 	uint32_t meta[SNAP_STRIPE_MAX];
 	uint64_t link[SNAP_STRIPE_MAX];
 	uint32_t n_link;
-	struct snap_buf texc;     /* exceptions of the block */
+	struct snap_buf texc;     /* exceptions of the stripe */
 	uint32_t n_texc;
 	/* scratch */
 	struct snap_buf raw, payload;
@@ -150,7 +151,7 @@ dev_get(struct idx_enc *e, uint32_t d)
 	return v;
 }
 
-/* Appends the payload (one block's chunks) to the column data. */
+/* Appends the payload (one stripe's chunks) to the column data. */
 static uint64_t
 put_payload(struct idx_enc *e)
 {
@@ -172,7 +173,7 @@ put_chunk(struct idx_enc *e, struct snap_stripedir *d, unsigned c)
 	e->raw.len = 0;
 }
 
-/* ---- event blocks ----------------------------------------------------- */
+/* ---- event stripes ---------------------------------------------------- */
 
 static void
 flush_events(struct idx_enc *e)
@@ -233,7 +234,7 @@ flush_events(struct idx_enc *e)
 	e->texc.len = 0;
 }
 
-/* ---- element blocks --------------------------------------------------- */
+/* ---- element stripes -------------------------------------------------- */
 
 static void
 flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
@@ -288,7 +289,7 @@ flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
 	b->n = 0;
 }
 
-/* Writes the oldest open element block and drops it from the window. */
+/* Writes the oldest open element stripe and drops it from the window. */
 static void
 close_oldest(struct idx_enc *e, struct enc_dev *v)
 {
@@ -297,7 +298,7 @@ close_oldest(struct idx_enc *e, struct enc_dev *v)
 	flush_elems(e, v, &b);
 	memmove(&v->open[0], &v->open[1], (v->n_open - 1) * sizeof v->open[0]);
 	v->n_open--;
-	/* keep its buffer for the next block */
+	/* keep its buffer for the next stripe */
 	v->open[v->n_open] = b;
 }
 
@@ -338,7 +339,7 @@ elem_freed(struct enc_dev *v, uint64_t k, uint64_t i)
 			return;
 		}
 	}
-	/* its block is written: a late free */
+	/* its stripe is written: a late free */
 	XGROW(v->late, v->cap_late, v->n_late + 2);
 	v->late[v->n_late++] = k;
 	v->late[v->n_late++] = i;
@@ -387,8 +388,8 @@ live_take(struct enc_dev *v, uint64_t addr, struct live_ent *le)
 static void
 switch_to(struct idx_enc *e, struct enc_dev *v)
 {
-	/* one block of events is staged at a time: a device switch (only a
-	 * hostile or odd file interleaves devices) ends the block */
+	/* one stripe of events is staged at a time: a device switch (only a
+	 * hostile or odd file interleaves devices) ends the stripe */
 	flush_events(e);
 	e->cur = v;
 }

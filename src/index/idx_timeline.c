@@ -259,14 +259,14 @@ idx_tl_created(const struct idx_timeline *tl, int64_t i)
 	if ((uint64_t)i >= tl->n_events)
 		i = (int64_t)tl->n_events - 1;
 	if (tl->ev_stripes != NULL) {
-		/* the count before i's block, then its events up to i: an
+		/* the count before i's stripe, then its events up to i: an
 		 * event creates the element numbered by the count so far */
 		const struct snap_stripeset *bs = tl->ev_stripes;
 		const struct snap_stripedir *d = &bs->dir[snap_stripe_find(bs,
 		    (uint64_t)i)];
 		const uint64_t *ee;
 
-		/* the block's column is decoded whole: from its first */
+		/* the stripe's column is decoded whole: from its first */
 		ee = snap_stripe_at(bs, SNAP_COL_EV_ELEM, d->first, 8);
 		c = d->base[2];
 		for (j = 0; j <= (uint64_t)i - d->first; j++)

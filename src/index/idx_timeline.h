@@ -66,9 +66,9 @@ struct idx_timeline {
 	uint64_t n_pre;         /* frees without alloc (ring buffer wrapped) */
 	uint64_t n_ghost;       /* final blocks never allocated in trace */
 	int owned;              /* arrays are heap-owned (else borrowed) */
-	/* Block-coded storage (an index's; the arrays above are then NULL):
-	 * ev_elem, total and reserved are decoded from the event blocks,
-	 * elements from the element blocks. */
+	/* Stripe-coded storage (an index's; the arrays above are then
+	 * NULL): ev_elem, total and reserved are decoded from the event
+	 * stripes, elements from the element stripes. */
 	const struct snap_stripeset *ev_stripes;
 	union {
 		const struct snap_stripeset *el_stripes;
@@ -81,7 +81,7 @@ struct idx_timeline {
 /*
  * Per-event and per-element data are read only through these accessors,
  * never through the arrays, so that their storage (heap, mapped index,
- * block-coded columns) can change without touching a reader.
+ * stripe-coded columns) can change without touching a reader.
  * i < tl->n_events; k < tl->n_elems.
  */
 
@@ -133,7 +133,7 @@ idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 /* Elements created by events 0..i (an alloc creates one, and so does the
  * free of a block allocated before the trace): element k, not a ghost,
  * was created by an event at or before i iff k < idx_tl_created(tl, i).
- * 0 for i < 0. Reads the events of one block at most. */
+ * 0 for i < 0. Reads the events of one stripe at most. */
 uint64_t idx_tl_created(const struct idx_timeline *tl, int64_t i);
 
 /* A run of events [from, to) and, once idx_tl_extremes() is done, the
@@ -146,11 +146,11 @@ struct idx_tl_run {
 
 /* Fills the extremes of runs[0, n) (ascending, disjoint, each non-empty
  * once to is clamped to n_events; an empty one gets zeros): what the
- * accessors give, read in one pass over each block that holds any of
+ * accessors give, read in one pass over each stripe that holds any of
  * them, up to the last event wanted, without decoding its columns into
- * the block cache. That pays when a few events of many blocks are
- * wanted: the ragged ends of the timeline's columns (idx_lod_columns).
- * A damaged block reads as zeros and marks the index, as through the
+ * the cache. That pays when a few events of many stripes are wanted:
+ * the ragged ends of the timeline's columns (idx_lod_columns). A
+ * damaged stripe reads as zeros and marks the index, as through the
  * accessors (idx_span.c says what only a whole read finds). */
 void idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n);

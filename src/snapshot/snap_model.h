@@ -115,22 +115,22 @@ struct snap_segment {
 	uint8_t pad[6];
 };
 
-/* Columns a trace has (snap_trace.cols, for block-coded traces). */
+/* Columns a trace has (snap_trace.cols, for stripe-coded traces). */
 #define SNAP_TRACE_TIME 1u /* some event has time_us */
 #define SNAP_TRACE_CTX 2u  /* some event has a compile_context */
 #define SNAP_TRACE_META 4u /* some event has user_metadata */
 
 /*
  * A trace's events are either owned heap columns (the arrays below, from
- * the builder functions) or block-coded columns (blk, an index's; the
- * arrays are then NULL). Readers use the snap_ev_* accessors, which read
- * either.
+ * the builder functions) or stripe-coded columns (stripes, an index's;
+ * the arrays are then NULL; snap_stripe.h). Readers use the snap_ev_*
+ * accessors, which read either.
  */
 struct snap_trace {
 	uint32_t device;
-	uint32_t cols;           /* SNAP_TRACE_* when blk is set */
+	uint32_t cols;           /* SNAP_TRACE_* when stripes is set */
 	uint64_t n;              /* number of events */
-	const struct snap_stripeset *stripes; /* block-coded events, or NULL */
+	const struct snap_stripeset *stripes; /* coded events, or NULL */
 	uint8_t *action;         /* enum snap_action or unknown index */
 	uint64_t *addr;          /* block/segment address; oom: device_free */
 	uint64_t *size;
@@ -227,7 +227,7 @@ const char *snap_str(const struct snapshot *s, uint32_t id);
  * Event i (i < t->n) of a trace. Every reader above this layer reads the
  * per-event columns only through these accessors, never through the
  * arrays, so that the storage behind a trace (heap arrays from a parse,
- * columns in a mapped index, block-coded columns) can change without
+ * columns in a mapped index, stripe-coded columns) can change without
  * touching a reader.
  */
 struct snap_event {

@@ -1,12 +1,13 @@
 /*
- * Block-coded columns: the encoders and checked decoders of one chunk, and
- * the per-thread cache of decoded blocks behind the event accessors
- * (snap_stripe.h; the format is in doc/FORMAT.md).
+ * The stripe codec: the encoders and checked decoders of one chunk, and
+ * the per-thread cache of decoded stripe columns behind the event
+ * accessors (snap_stripe.h; the format is in doc/FORMAT.md).
  *
- * The cache holds at most CACHE_SLOTS decoded blocks and CACHE_BYTES
- * bytes per thread, evicting the least recently used block that no
- * decoder has pinned. It is created on a thread's first read and freed
- * when the thread exits (or by snap_stripe_cache_clear()).
+ * The cache holds at most CACHE_SLOTS entries (one column of one stripe
+ * each) and CACHE_BYTES bytes per thread, evicting the least recently
+ * used entry that no decoder has pinned. It is created on a thread's
+ * first read and freed when the thread exits (or by
+ * snap_stripe_cache_clear()).
  */
 #include "config.h"
 
@@ -28,15 +29,15 @@
 #define DROP_AROUND (64u << 10) /* what the kernel maps around a fault */
 
 struct cache_ent {
-	uint64_t id, stripe, lo, n;  /* id 0: holds no block */
+	uint64_t id, stripe, lo, n;  /* id 0: holds nothing */
 	unsigned col;
 	int pin;
-	void *data;   /* its buffer (kept when it holds no block) */
+	void *data;   /* its buffer (kept when it holds nothing) */
 	size_t bytes; /* the buffer's size */
 	uint64_t used; /* clock of the last use */
 };
 
-struct blk_cache {
+struct stripe_cache {
 	struct cache_ent e[CACHE_SLOTS];
 	size_t bytes;
 	uint64_t clock;
@@ -45,7 +46,7 @@ struct blk_cache {
 };
 
 __thread struct snap_hot snap_hot[SNAP_NCOL];
-static __thread struct blk_cache *cache;
+static __thread struct stripe_cache *cache;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static uint64_t next_id = 1;
@@ -61,7 +62,7 @@ snap_stripe_find(const struct snap_stripeset *bs, uint64_t i)
 {
 	uint64_t lo = 0, hi = bs->n_stripe, mid;
 
-	/* the last block whose first value is <= i */
+	/* the last stripe whose first value is <= i */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
 		if (bs->dir[mid].first <= i)
@@ -77,7 +78,7 @@ snap_stripe_find(const struct snap_stripeset *bs, uint64_t i)
 static void
 cache_free(void *p)
 {
-	struct blk_cache *c = p;
+	struct stripe_cache *c = p;
 	int k;
 
 	if (c == NULL)
@@ -95,7 +96,7 @@ cache_key_init(void)
 	(void)pthread_key_create(&cache_key, cache_free);
 }
 
-static struct blk_cache *
+static struct stripe_cache *
 cache_get(void)
 {
 	if (cache == NULL) {
@@ -109,7 +110,7 @@ cache_get(void)
 void
 snap_stripe_cache_clear(void)
 {
-	struct blk_cache *c = cache;
+	struct stripe_cache *c = cache;
 
 	memset(snap_hot, 0, sizeof snap_hot);
 	if (c == NULL)
@@ -119,7 +120,7 @@ snap_stripe_cache_clear(void)
 	cache_free(c);
 }
 
-/* Forgets what e holds (its buffer stays, for the next block). */
+/* Forgets what e holds (its buffer stays, for the next column). */
 static void
 ent_forget(struct cache_ent *e)
 {
@@ -129,7 +130,7 @@ ent_forget(struct cache_ent *e)
 }
 
 static void
-ent_drop(struct blk_cache *c, struct cache_ent *e)
+ent_drop(struct stripe_cache *c, struct cache_ent *e)
 {
 	ent_forget(e);
 	c->bytes -= e->bytes;
@@ -137,13 +138,13 @@ ent_drop(struct blk_cache *c, struct cache_ent *e)
 	memset(e, 0, sizeof *e);
 }
 
-/* A slot with a buffer of at least bytes for a block being decoded,
+/* A slot with a buffer of at least bytes for a column being decoded,
  * claimed (pinned) until ent_load fills it in: the least recently used
  * unpinned slot, whose buffer is reused (a fresh buffer of a few hundred
  * KiB is a fresh mapping, zeroed by the kernel at every decode). Other
  * unpinned buffers are freed while the cache is over CACHE_BYTES. */
 static struct cache_ent *
-ent_claim(struct blk_cache *c, size_t bytes)
+ent_claim(struct stripe_cache *c, size_t bytes)
 {
 	struct cache_ent *victim = NULL;
 	int k;
@@ -187,7 +188,7 @@ ent_claim(struct blk_cache *c, size_t bytes)
 }
 
 static struct cache_ent *
-ent_find(struct blk_cache *c, uint64_t id, unsigned col, uint64_t b)
+ent_find(struct stripe_cache *c, uint64_t id, unsigned col, uint64_t b)
 {
 	int k;
 
@@ -200,11 +201,11 @@ ent_find(struct blk_cache *c, uint64_t id, unsigned col, uint64_t b)
 	return NULL;
 }
 
-/* The decoded block b of column col, in the cache. */
+/* Column col of stripe b, decoded, in the cache. */
 static struct cache_ent *
 ent_load(const struct snap_stripeset *bs, unsigned col, uint64_t b, size_t w)
 {
-	struct blk_cache *c = cache_get();
+	struct stripe_cache *c = cache_get();
 	struct cache_ent *e = ent_find(c, bs->id, col, b);
 	size_t bytes;
 
@@ -229,7 +230,7 @@ ent_load(const struct snap_stripeset *bs, unsigned col, uint64_t b, size_t w)
 		e->pin++;
 	}
 	/* unfindable (id 0) and pinned while it is filled: the decode may
-	 * load (and evict) other blocks */
+	 * load (and evict) other entries */
 	if (bs->decode(bs, col, b, e->data) != 0) {
 		memset(e->data, 0, bytes);
 		if (bs->damaged != NULL)
@@ -257,7 +258,7 @@ snap_stripe_miss(const struct snap_stripeset *bs, unsigned col, uint64_t i,
 	h->n = e->n;
 	h->data = e->data;
 	if (i - e->lo >= e->n) {
-		/* i is past the directory's blocks (a damaged directory):
+		/* i is past the directory's stripes (a damaged directory):
 		 * read as zero */
 		static const uint8_t zero[64];
 
@@ -279,7 +280,7 @@ snap_stripe_pin(const struct snap_stripeset *bs, unsigned col, uint64_t b,
 void
 snap_stripe_unpin(const void *data)
 {
-	struct blk_cache *c = cache;
+	struct stripe_cache *c = cache;
 	int k;
 
 	if (c == NULL)
@@ -294,7 +295,7 @@ snap_stripe_unpin(const void *data)
 static uint8_t *
 scratch(unsigned slot, size_t need)
 {
-	struct blk_cache *c = cache_get();
+	struct stripe_cache *c = cache_get();
 
 	if (c->scratch_cap[slot] < need) {
 		free(c->scratch[slot]);
@@ -614,7 +615,7 @@ snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
 	if (p == NULL)
 		return -1;
 	if (rlen == 0) {
-		/* absent: no time, no context, no metadata in this block */
+		/* absent: no time, no context, no metadata in this stripe */
 		if (col == SNAP_COL_TIME) {
 			int64_t *t = out;
 

@@ -11,10 +11,10 @@
  * holds it as a msgpack u64), else the first. The source key's mtime is
  * pinned, so the seeds (built by this program, see below) stay valid.
  *
- * Every section, every chunk of a block and the header carry a hash, so
+ * Every section, every chunk of a stripe and the header carry a hash, so
  * nearly every mutation would be refused by a hash check. When the header
  * still parses as msgpack, the harness recomputes the chunk hashes of the
- * block directories, the section hashes in its TOC, the header hash and
+ * stripe directories, the section hashes in its TOC, the header hash and
  * the prelude hash (in a copy), so that mutations reach the decoders and
  * the model/timeline views behind them. An input whose header does not
  * parse is opened as it is.
@@ -167,7 +167,7 @@ setup(void)
 
 /* The forgeries of doc/SECURITY.md's second review, made from the index
  * of fixture i (its checksums made right): TOC entries aliasing one
- * section, a raw length of 2^62, blocks sharing one payload, every
+ * section, a raw length of 2^62, stripes sharing one payload, every
  * device made WRAP (no pyramid, exact sums). */
 static void
 write_forged(const char *out, int i)
@@ -316,8 +316,8 @@ toc_entry(const msgpack_object *toc, const char *name, size_t n,
 	return -1;
 }
 
-/* Makes the chunk hashes of the block directories in d (a copy) right,
- * so that mutated column data reaches the block decoders. */
+/* Makes the chunk hashes of the stripe directories in d (a copy) right,
+ * so that mutated column data reaches the stripe decoders. */
 static void
 fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 {

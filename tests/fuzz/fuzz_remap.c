@@ -11,7 +11,7 @@
  * Input: byte 0 picks the fixture; then operations until the end:
  *   0x00..0x3f  walk everything (tests/fuzz/idx_walk.c), with the
  *               pyramid when bit 0 is set
- *   0x40..0x7f  drop this thread's decoded blocks (the next walk decodes
+ *   0x40..0x7f  drop this thread's cache entries (the next walk decodes
  *               from the file again)
  *   0x80..0xff  write: u32 offset (little-endian, taken modulo the file
  *               size), then (op & 0x3f) + 1 bytes of data (fewer when the

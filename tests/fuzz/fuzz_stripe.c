@@ -1,9 +1,10 @@
 /*
- * Fuzz target: the block decoders of index format 2 (snapshot/snap_stripe.c
- * and index/idx_dec.c), behind the per-chunk hashes.
+ * Fuzz target: the stripe decoders of index format 2
+ * (snapshot/snap_stripe.c and index/idx_dec.c), behind the per-chunk
+ * hashes.
  *
- * The input is one device: two block directory entries (an event block
- * and an element block, struct snap_stripedir as stored), 32 bytes of device
+ * The input is one device: two stripe directory entries (an event stripe
+ * and an element stripe, struct snap_stripedir as stored), 32 bytes of device
  * record fields (flags, counts, bases) and the column data. The harness
  * makes the directory entries fit the data (value counts at most 4096,
  * chunk lengths cut to the data, their lengths summed, the chunk hashes
@@ -11,9 +12,9 @@
  * derived-column decoders; then it binds the device the way an index open
  * does (which may refuse it) and reads every value through the accessors
  * and the pyramid. Any crash, sanitizer report or leak is a finding; a
- * damaged block must read as zeros.
+ * damaged stripe must read as zeros.
  *
- * SNAPVIEW_FUZZ_STRIPE_SEEDS=DIR: write seeds made from the first blocks
+ * SNAPVIEW_FUZZ_STRIPE_SEEDS=DIR: write seeds made from the first stripes
  * of the indexes of three fixtures (how tests/fuzz/corpus/stripe/ was
  * seeded).
  */
@@ -87,7 +88,7 @@ small_snap(void)
 	    snap_intern_str(s, "d.py", 4), 2);
 	snap_intern_stack(s, f, 2);
 	snap_intern_stack(s, f + 1, 1);
-	/* string ids a fixture's blocks use (compile contexts) */
+	/* string ids a fixture's stripes use (compile contexts) */
 	for (i = 0; i < 300; i++)
 		snap_intern_str(s, name, (size_t)snprintf(name, sizeof name,
 		    "s%u", i));
@@ -107,7 +108,7 @@ walk(const struct sv_index *ix)
 	uint64_t i, acc = 0;
 	int k;
 
-	/* first, while no column of the block is in the cache: the
+	/* first, while no column of the stripe is in the cache: the
 	 * columns' ragged ends read straight from its chunks (idx_span.c) */
 	if (lod != NULL && tl != NULL && tl->n_events > 2) {
 		idx_lod_columns(lod, tl, 1, tl->n_events - 1, 97, cols);
@@ -193,7 +194,7 @@ one(const uint8_t *in, size_t size)
 	free(lod);
 }
 
-/* Seeds: the first event and element blocks of each fixture's index,
+/* Seeds: the first event and element stripes of each fixture's index,
  * with the column data they point into. */
 static void
 write_seeds(const char *out)

@@ -2,7 +2,7 @@
  * The timeline's column aggregates, its column cache, its lookup of
  * elements by address and its group curves, checked against brute force
  * over every event or element: on a generated trace of many event
- * blocks indexed in memory (read through the block decoders) and on the
+ * stripes indexed in memory (read through the stripe decoders) and on the
  * same trace paired directly (heap arrays). The trace has ties (equal
  * totals, flat reserved bytes, clamped at zero), spikes of 8 GiB, frees
  * without alloc, an address allocated twice without a free, and ghosts.
@@ -23,7 +23,7 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define TRACE_N 150000 /* events of device 0: ten blocks */
+#define TRACE_N 150000 /* events of device 0: ten stripes */
 #define SLOTS 512
 
 static uint64_t
