@@ -4,10 +4,11 @@
  * The snapshot model: plain, compact records for everything a PyTorch
  * memory snapshot holds, whatever its format version.
  *
- * This struct is THE interface every layer above reads events through.
- * Its arrays are either owned heap arrays (built by snap_load from a
- * pickle, or by tests through the snap_build_* calls) or borrowed views
- * into a memory-mapped index (filled by index/). Readers never care which.
+ * struct snapshot is what every layer above reads. Its arrays are either
+ * owned heap arrays (built by snap_load from a pickle, or by tests
+ * through the builder functions at the end of this file) or borrowed
+ * views into a memory-mapped index (filled by index/). Readers never care
+ * which.
  *
  * Strings (file names, function names, annotation names, ...) are interned
  * once: a string id indexes strs; id 0 is the empty string. Frames are
@@ -15,9 +16,12 @@
  * (index 0 = the function that allocated), interned by content; stack id 0
  * is the empty stack.
  *
- * Trace events are columns per device (struct snap_trace): event i of a
- * device is (action[i], addr[i], size[i], stream[i], time_us[i],
- * stack[i]). Events are numbered from 0 per device in file order.
+ * Trace events are columns per device (struct snap_trace), numbered from
+ * 0 per device in file order: an action, an address, a size, a stream, a
+ * stack, and where the file has them a time, a compile context and user
+ * metadata. The columns are heap arrays or an index's stripes
+ * (snap_stripe.h); either way they are read only through the snap_ev_*
+ * accessors below, never through the arrays (see struct snap_trace).
  */
 #include <stddef.h>
 #include <stdint.h>
