@@ -146,6 +146,20 @@
 	    "Previous leaked block (frag view: previous row)")                 \
 	_(ACT_RANKS, "ranks", "<Backspace>", "", KM_VIEW | KM_COMPARE,         \
 	    "Back to the rank overview (the viewer on several files)")         \
+	_(ACT_RANK_MARK, "rank-mark", "<Space>", "", KM_RANKS,                 \
+	    "Rank overview: mark or unmark the selected rank")                 \
+	_(ACT_RANK_COMPARE, "rank-compare", "c", "", KM_RANKS,                 \
+	    "Rank overview: compare the two marked ranks (none marked: the "   \
+	    "selected one with the peak rank)")                                \
+	_(ACT_RANK_SORT, "rank-sort", "s", "", KM_RANKS,                       \
+	    "Rank overview: sort by peak / by rank")                           \
+	_(ACT_STEP_NEXT, "step-next", "]", "", KM_COMPARE,                     \
+	    "Comparison: each file at its peak in the next (or the "           \
+	    "cursor's) step")                                                  \
+	_(ACT_STEP_PREV, "step-prev", "[", "", KM_COMPARE,                     \
+	    "Comparison: each file at its peak in the previous step")          \
+	_(ACT_PEAK_B, "peak-b", "P", "", KM_COMPARE,                           \
+	    "Comparison: the cursor to B's peak (p: A's)")                     \
 	_(ACT_REDRAW, "redraw", "<C-l>", "", KM_ALL, "Redraw the screen")      \
 	_(ACT_HELP, "help", "?", "<F1>", KM_ALL, "This help")                  \
 	_(ACT_BACK, "back", "<Esc>", "", KM_ALL,                               \

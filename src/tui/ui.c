@@ -581,7 +581,8 @@ handle_key(int k)
 							    : 0;
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
-	act = keys_action(k);
+	/* the rank screens have keymaps of their own */
+	act = in_set ? rk_action(set, k) : keys_action(k);
 	/* Backspace comes as ^? or ^H as often as KEY_BACKSPACE */
 	if (set != NULL && (k == 127 || k == 8))
 		act = ACT_RANKS;
