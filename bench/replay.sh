@@ -1,7 +1,7 @@
 #!/bin/sh
 # Replay benchmark: p50/p99 of the state at a random event and of +-1
 # steps on a large generated snapshot, opened through its index (the
-# block-coded events and the stored checkpoints, as every command reads
+# stripe-coded events and the stored checkpoints, as every command reads
 # them; the index is built in $BENCH_CACHE the first time). Not a test
 # (no time limits). The target: state at any event p99 <= 5 ms.
 #   bench/replay.sh [EVENTS] [SCENARIO]     (default 1000000 frag)

@@ -1,7 +1,7 @@
 /*
  * Replay benchmark driver: opens a snapshot through its index (built
  * into $BENCH_CACHE, default /tmp/snapview-bench-cache, the first time:
- * the block-coded events and the stored checkpoints, as every command
+ * the stripe-coded events and the stored checkpoints, as every command
  * reads them), takes the replay of its default device, then times
  * state-at-random-N (replay_seek + the flat view) and stepping +1 / -1,
  * and prints p50/p99 with the checkpoint memory. Baseline measured in

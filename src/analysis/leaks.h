@@ -107,7 +107,7 @@ void an_leaks_destroy(struct an_leaks *l);
  * as an_leaks did): element ids of tl for l->sites[k] are
  * elems[off[k] .. off[k+1]), in alloc event order (blocks alive since
  * before the trace first), and vals[] the elements themselves, so that
- * a reader of one site's blocks decodes no element block. */
+ * a reader of one site's blocks decodes no element stripe. */
 struct an_leak_elems {
 	uint64_t *elems;
 	struct idx_elem *vals;

@@ -37,7 +37,7 @@ struct idx_section_builder {
 	void *arg;
 	/* The largest section accepted for s: a stored one that is longer
 	 * is not read (it is rebuilt). NULL: IDX_EXT_BASE plus IDX_EXT_PER
-	 * bytes per event, segment and block (idx_format.h). */
+	 * bytes per event, segment and allocator block (idx_format.h). */
 	uint64_t (*max_len)(const struct snapshot *s, void *arg);
 	/* When set, used instead of build: the section is built from the
 	 * index being written (idx_snapshot(), idx_timeline(), idx_lod()),
@@ -48,11 +48,11 @@ struct idx_section_builder {
 };
 
 /* How much of an existing index is checked on open. QUICK (the default)
- * hashes every section except the column data (the block-coded events
+ * hashes every section except the column data (the stripe-coded events
  * and elements) and the extension sections, so a reopen reads only what
- * it uses: each block's chunks are hashed when first decoded, and an
+ * it uses: each stripe's chunks are hashed when first decoded, and an
  * extension section when first asked for. FULL hashes everything. A
- * damaged block reads as zeros and marks the index damaged, never an
+ * damaged stripe reads as zeros and marks the index damaged, never an
  * out-of-bounds read (doc/SECURITY.md). */
 enum idx_verify { IDX_VERIFY_QUICK, IDX_VERIFY_FULL };
 
@@ -119,7 +119,7 @@ int idx_section(const struct sv_index *ix, const char *name,
 
 void idx_get_info(const struct sv_index *ix, struct idx_info *info);
 
-/* 1 when a block of the index failed its checks while decoding (what was
+/* 1 when a stripe of the index failed its checks while decoding (what was
  * read from it came out as zeros): the file is damaged. idx_close() then
  * removes it when it still holds our magic, so the next open rebuilds. */
 int idx_damaged(const struct sv_index *ix);

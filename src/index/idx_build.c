@@ -2,12 +2,12 @@
  * Building an index (format 2, doc/FORMAT.md) while the snapshot is
  * parsed. The parser hands every event to a second thread, in batches,
  * which pairs allocations with frees and encodes, compresses and writes
- * the blocks of events and elements as they fill (idx_enc.c): the parse,
+ * the stripes of events and elements as they fill (idx_enc.c): the parse,
  * the part that cannot be split, runs alone on its core. The events are
  * never all in memory, so neither is any per-event column. When the
- * parse is over, the last blocks are written with the ghosts, then the
+ * parse is over, the last stripes are written with the ghosts, then the
  * extension sections are built from a view of what was written (the
- * same block decoders as any reader's), then the whole-snapshot sections,
+ * same stripe decoders as any reader's), then the whole-snapshot sections,
  * the directories, the header, and last the prelude at offset 0. Where
  * the file goes, and when it replaces another, is idx_locate.c's
  * business; without a file the same bytes go to memory.
@@ -67,7 +67,7 @@ ext_job_run(void *arg)
 
 /* Builds the extension sections opts asks for and ix lacks (or has but
  * cannot read). They read the snapshot and the index and nothing else
- * (a thread's decoded blocks are its own), so each runs on a thread of
+ * (a thread's cache entries are its own), so each runs on a thread of
  * its own: the replay's checkpoints beside the summary on a second
  * core. */
 int
@@ -327,7 +327,7 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 /* ---- the view of what was written ------------------------------------- */
 
 /* Builds the extension sections from s with its events bound to the
- * blocks and directories just written (src). The sections are left in
+ * stripes and directories just written (src). The sections are left in
  * *view, whose devices are unbound again. */
 static int
 build_ext_view(struct sv_index *view, struct snapshot *s,
@@ -514,7 +514,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	struct idx_enc *enc;
 	struct idx_enc_out eo;
 	struct sv_index view;
-	struct snap_blkdrop drop;
+	struct snap_stripedrop drop;
 	struct written wr;
 	struct idx_devsrc src;
 	const uint8_t *base;

@@ -1,5 +1,5 @@
 /*
- * Devices of an index bound to their block-coded columns, and the
+ * Devices of an index bound to their stripe-coded columns, and the
  * decoders of the timeline's columns (doc/FORMAT.md, "Decoding"): the
  * element of each event, the running totals and reserved bytes (derived
  * from the actions and sizes), and the elements themselves.
@@ -7,7 +7,7 @@
  * Binding checks every device record and directory entry against the
  * column data and the counts (so a decoder can trust where a chunk is and
  * how long it says it is); the decoders check every value they produce
- * (ids, event numbers, the sums at block boundaries). A check that fails
+ * (ids, event numbers, the sums at stripe boundaries). A check that fails
  * at open rejects the index; one that fails in a decoder reads as zeros
  * and marks the index damaged (idx_damaged()).
  */
@@ -37,16 +37,16 @@ sat_int64(__int128 v)
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : v;
 }
 
-/* Totals (which 0) or reserved bytes (which 1) of event block b; with
- * xend, the exact sum of the changes after the block too (v->xb[b] must
+/* Totals (which 0) or reserved bytes (which 1) of event stripe b; with
+ * xend, the exact sum of the changes after the stripe too (v->xb[b] must
  * be known, the rest of v->xb need not be). */
 static int
 dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
     __int128 *xend)
 {
-	const struct snap_blkdir *d = &v->ev.dir[b];
-	const uint8_t *act = snap_blk_pin(&v->ev, SNAP_COL_ACTION, b, 1);
-	const uint64_t *size = snap_blk_pin(&v->ev, SNAP_COL_SIZE, b, 8);
+	const struct snap_stripedir *d = &v->ev.dir[b];
+	const uint8_t *act = snap_stripe_pin(&v->ev, SNAP_COL_ACTION, b, 1);
+	const uint64_t *size = snap_stripe_pin(&v->ev, SNAP_COL_SIZE, b, 8);
 	const uint8_t *p = (const uint8_t *)"", *end = p;
 	uint64_t sum = d->base[which], base, left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, delta;
@@ -56,7 +56,7 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 
 	if (which == 0) {
 		base = v->tl.base_total;
-		p = snap_blk_chunk(&v->ev, b, SNAP_EVC_TEXC, &rlen, 1);
+		p = snap_stripe_chunk(&v->ev, b, SNAP_EVC_TEXC, &rlen, 1);
 		if (p == NULL)
 			goto out;
 		end = p + rlen;
@@ -68,7 +68,7 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 		base = (uint64_t)v->rec.base_reserved;
 	}
 	/* not WRAP (idx_int.h): the sums stay inside (-2^62, 2^62), the
-	 * base before the block too */
+	 * base before the stripe too */
 	if (v->xb == NULL && out_of_rule(sum))
 		goto out;
 	for (j = 0; j < d->n; j++) {
@@ -104,13 +104,13 @@ dec_sums_x(const struct idx_dev *v, uint64_t b, uint64_t *out, int which,
 		*xend = x;
 	if (p != end || next != UINT64_MAX)
 		goto out;
-	/* the sums must meet the next block's */
-	if (b + 1 < v->ev.n_blk && v->ev.dir[b + 1].base[which] != sum)
+	/* the sums must meet the next stripe's */
+	if (b + 1 < v->ev.n_stripe && v->ev.dir[b + 1].base[which] != sum)
 		goto out;
 	r = 0;
 out:
-	snap_blk_unpin(size);
-	snap_blk_unpin(act);
+	snap_stripe_unpin(size);
+	snap_stripe_unpin(act);
 	return r;
 }
 
@@ -120,19 +120,19 @@ dec_sums(const struct idx_dev *v, uint64_t b, uint64_t *out, int which)
 	return dec_sums_x(v, b, out, which, NULL);
 }
 
-/* The exact sums before each block of a WRAP device, and the reserved
+/* The exact sums before each stripe of a WRAP device, and the reserved
  * bytes before its first event: the final segments less every change of
- * the trace, in 128 bits (idx_timeline.c reserved_pass). A block that
+ * the trace, in 128 bits (idx_timeline.c reserved_pass). A stripe that
  * does not decode adds nothing (it reads as zeros). */
 static void
 wrap_sums(struct idx_dev *v, const struct snapshot *s)
 {
-	uint64_t b, *tmp = xmalloc(SNAP_BLK_MAX * sizeof *tmp);
+	uint64_t b, *tmp = xmalloc(SNAP_STRIPE_MAX * sizeof *tmp);
 	__int128 t = 0, r = 0, end, fin = 0;
 	uint32_t g, gend;
 
-	v->xb = xcalloc(2 * (v->ev.n_blk + 1), sizeof *v->xb);
-	for (b = 0; b < v->ev.n_blk; b++) {
+	v->xb = xcalloc(2 * (v->ev.n_stripe + 1), sizeof *v->xb);
+	for (b = 0; b < v->ev.n_stripe; b++) {
 		v->xb[2 * b] = t;
 		v->xb[2 * b + 1] = r;
 		if (dec_sums_x(v, b, tmp, 0, &end) == 0)
@@ -153,14 +153,14 @@ wrap_sums(struct idx_dev *v, const struct snapshot *s)
 static int
 dec_ev_elem(const struct idx_dev *v, uint64_t b, uint64_t *out)
 {
-	const struct snap_blkdir *d = &v->ev.dir[b];
-	const uint8_t *act = snap_blk_pin(&v->ev, SNAP_COL_ACTION, b, 1);
+	const struct snap_stripedir *d = &v->ev.dir[b];
+	const uint8_t *act = snap_stripe_pin(&v->ev, SNAP_COL_ACTION, b, 1);
 	const uint8_t *p, *end;
 	uint64_t cnt = d->base[2], lv, want;
 	uint32_t j, rlen;
 	int r = -1;
 
-	p = snap_blk_chunk(&v->ev, b, SNAP_EVC_LINK, &rlen, 1);
+	p = snap_stripe_chunk(&v->ev, b, SNAP_EVC_LINK, &rlen, 1);
 	if (p == NULL)
 		goto out;
 	end = p + rlen;
@@ -181,17 +181,17 @@ dec_ev_elem(const struct idx_dev *v, uint64_t b, uint64_t *out)
 		if (cnt > v->n_trace_elems)
 			goto out;
 	}
-	want = b + 1 < v->ev.n_blk ? v->ev.dir[b + 1].base[2]
+	want = b + 1 < v->ev.n_stripe ? v->ev.dir[b + 1].base[2]
 	    : v->n_trace_elems;
 	if (p == end && cnt == want)
 		r = 0;
 out:
-	snap_blk_unpin(act);
+	snap_stripe_unpin(act);
 	return r;
 }
 
 static int
-ev_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
+ev_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b, void *out)
 {
 	const struct idx_dev *v = bs->owner;
 
@@ -199,7 +199,7 @@ ev_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 	case SNAP_COL_EV_ELEM: return dec_ev_elem(v, b, out);
 	case SNAP_COL_TOTAL: return dec_sums(v, b, out, 0);
 	case SNAP_COL_RESERVED: return dec_sums(v, b, out, 1);
-	default: return snap_blk_decode_trace(bs, col, b, out);
+	default: return snap_stripe_decode_trace(bs, col, b, out);
 	}
 }
 
@@ -221,13 +221,13 @@ late_free(const struct idx_dev *v, uint64_t k)
 	return IDX_NO_EVENT;
 }
 
-/* Decodes chunk c of element block b as n values into tmp (varints,
+/* Decodes chunk c of element stripe b as n values into tmp (varints,
  * zig-zag deltas or a dictionary, by chunk). */
 static int
 el_chunk(const struct idx_dev *v, uint64_t b, unsigned c, uint64_t *tmp)
 {
 	uint32_t n = v->el.dir[b].n, rlen;
-	const uint8_t *p = snap_blk_chunk(&v->el, b, c, &rlen, 1);
+	const uint8_t *p = snap_stripe_chunk(&v->el, b, c, &rlen, 1);
 
 	if (p == NULL || rlen == 0)
 		return -1;
@@ -245,10 +245,10 @@ _Static_assert(sizeof(struct idx_elem) == 5 * 8 + 2 * 4,
     "a field of struct idx_elem that el_decode() does not write");
 
 static int
-el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
+el_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b, void *out)
 {
 	const struct idx_dev *v = bs->owner;
-	const struct snap_blkdir *d = &bs->dir[b];
+	const struct snap_stripedir *d = &bs->dir[b];
 	struct idx_elem *o = out;
 	uint64_t *tmp = NULL, n_ev = v->rec.n_events;
 	uint32_t n = d->n, j, rlen;
@@ -258,9 +258,9 @@ el_decode(const struct snap_blkset *bs, unsigned col, uint64_t b, void *out)
 	if (col != SNAP_COL_ELEM)
 		return -1;
 	/* every field of every element is written below (a failure
-	 * zeroes them all): no memset of the block first, which was a
+	 * zeroes them all): no memset of the stripe first, which was a
 	 * twelfth of a pass over the elements */
-	p = snap_blk_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
+	p = snap_stripe_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
 	if (p == NULL || rlen != n)
 		goto out;
 	for (j = 0; j < n; j++) {
@@ -346,8 +346,8 @@ rec_at(const void *base, uint64_t k, size_t rec)
 
 /* The most raw bytes a stored chunk of clen bytes may claim: LZ4 makes
  * at most about 255 bytes of one (a match grows by 255 per byte), so no
- * encoder's chunk comes near this. With the first chunk of every block
- * one byte per value (actions, element flags), a block holds at most
+ * encoder's chunk comes near this. With the first chunk of every stripe
+ * one byte per value (actions, element flags), a stripe holds at most
  * CHUNK_RATIO values per stored byte of it: what a directory can make a
  * reader decode is bounded by the bytes stored. */
 #define CHUNK_RATIO 256u
@@ -356,16 +356,16 @@ rec_at(const void *base, uint64_t k, size_t rec)
 /* The directory entries dir[0, n) tile [0, total) in order, each one's
  * chunks within what their stored bytes can hold. */
 static int
-check_dir(const struct snap_blkdir *dir, uint64_t n, uint64_t total,
+check_dir(const struct snap_stripedir *dir, uint64_t n, uint64_t total,
     unsigned nchunk, uint64_t data_len)
 {
 	uint64_t b, next = 0;
 	unsigned c;
 
 	for (b = 0; b < n; b++) {
-		const struct snap_blkdir *d = &dir[b];
+		const struct snap_stripedir *d = &dir[b];
 
-		if (snap_blkdir_check(d, nchunk, data_len) != 0 ||
+		if (snap_stripedir_check(d, nchunk, data_len) != 0 ||
 		    d->first != next || d->rlen[0] != d->n)
 			return -1;
 		for (c = 0; c < nchunk; c++)
@@ -389,10 +389,10 @@ cmp_span(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The payloads of every block the records name tile the column data in
- * order, so that no two blocks (of one device or of two) share stored
- * bytes and every stored byte is read for at most one block: the cost
- * of reading every block is then bounded by the size of the file. */
+/* The payloads of every stripe the records name tile the column data in
+ * order, so that no two stripes (of one device or of two) share stored
+ * bytes and every stored byte is read for at most one stripe: the cost
+ * of reading every stripe is then bounded by the size of the file. */
 static int
 check_tiling(const struct idx_devsrc *src)
 {
@@ -401,7 +401,7 @@ check_tiling(const struct idx_devsrc *src)
 	int r = 0;
 
 	for (k = 0; k < src->n_recs; k++)
-		n += src->recs[k].n_ev_blk + src->recs[k].n_el_blk;
+		n += src->recs[k].n_ev_stripe + src->recs[k].n_el_stripe;
 	if (n == 0)
 		return src->data_len == 0 ? 0 : -1;
 	sp = xcalloc(n, sizeof *sp);
@@ -409,13 +409,13 @@ check_tiling(const struct idx_devsrc *src)
 	for (k = 0; k < src->n_recs; k++) {
 		const struct idx_devrec *rec = &src->recs[k];
 
-		for (b = 0; b < rec->n_ev_blk; b++, n++) {
-			sp[n].off = src->evdir[rec->ev_blk + b].off;
-			sp[n].len = src->evdir[rec->ev_blk + b].len;
+		for (b = 0; b < rec->n_ev_stripe; b++, n++) {
+			sp[n].off = src->evdir[rec->ev_stripe + b].off;
+			sp[n].len = src->evdir[rec->ev_stripe + b].len;
 		}
-		for (b = 0; b < rec->n_el_blk; b++, n++) {
-			sp[n].off = src->eldir[rec->el_blk + b].off;
-			sp[n].len = src->eldir[rec->el_blk + b].len;
+		for (b = 0; b < rec->n_el_stripe; b++, n++) {
+			sp[n].off = src->eldir[rec->el_stripe + b].off;
+			sp[n].len = src->eldir[rec->el_stripe + b].len;
 		}
 	}
 	qsort(sp, n, sizeof *sp, cmp_span);
@@ -437,8 +437,8 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	uint64_t k, prev;
 	const uint64_t *late;
 
-	/* every element is an allocation of the trace or a block of the
-	 * file */
+	/* every element is an allocation of the trace or an (allocator)
+	 * block of the file */
 	if (rec->n_elems > rec->n_events + s->n_blocks)
 		return -1;
 	if (rec->device >= IDX_MAX_DEVICES ||
@@ -446,17 +446,18 @@ check_rec(const struct idx_devrec *rec, const struct idx_devsrc *src,
 	    (rec->n_events > 0 && rec->device >= n_traces) ||
 	    rec->n_ghost > rec->n_elems ||
 	    rec->n_pre > rec->n_elems - rec->n_ghost ||
-	    rec->ev_blk > src->n_evdir || rec->n_ev_blk >
-	    src->n_evdir - rec->ev_blk ||
-	    rec->el_blk > src->n_eldir || rec->n_el_blk >
-	    src->n_eldir - rec->el_blk ||
+	    rec->ev_stripe > src->n_evdir || rec->n_ev_stripe >
+	    src->n_evdir - rec->ev_stripe ||
+	    rec->el_stripe > src->n_eldir || rec->n_el_stripe >
+	    src->n_eldir - rec->el_stripe ||
 	    rec->late > src->n_late || rec->n_late > src->n_late - rec->late ||
 	    rec->lod > src->n_lod || rec->n_lod > src->n_lod - rec->lod)
 		return -1;
-	if (check_dir(rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir),
-		rec->n_ev_blk, rec->n_events, SNAP_EVC_N, src->data_len) != 0 ||
-	    check_dir(rec_at(src->eldir, rec->el_blk, sizeof *src->eldir),
-		rec->n_el_blk, rec->n_elems, SNAP_ELC_N, src->data_len) != 0)
+	if (check_dir(rec_at(src->evdir, rec->ev_stripe, sizeof *src->evdir),
+		rec->n_ev_stripe, rec->n_events, SNAP_EVC_N,
+		src->data_len) != 0 ||
+	    check_dir(rec_at(src->eldir, rec->el_stripe, sizeof *src->eldir),
+		rec->n_el_stripe, rec->n_elems, SNAP_ELC_N, src->data_len) != 0)
 		return -1;
 	late = rec_at(src->late, rec->late, 16);
 	for (k = 0, prev = 0; k < rec->n_late; k++) {
@@ -484,7 +485,7 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 {
 	const struct idx_devrec *rec = &v->rec;
 	struct snapshot *s = ix->snap;
-	struct snap_blklim lim;
+	struct snap_stripelim lim;
 	struct idx_timeline *tl = &v->tl;
 
 	memset(&lim, 0, sizeof lim);
@@ -495,9 +496,9 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	v->n_trace_elems = rec->n_elems - rec->n_ghost;
 	v->late = rec_at(src->late, rec->late, 16);
 	v->n_late = rec->n_late;
-	v->ev.id = snap_blk_new_id();
-	v->ev.dir = rec_at(src->evdir, rec->ev_blk, sizeof *src->evdir);
-	v->ev.n_blk = rec->n_ev_blk;
+	v->ev.id = snap_stripe_new_id();
+	v->ev.dir = rec_at(src->evdir, rec->ev_stripe, sizeof *src->evdir);
+	v->ev.n_stripe = rec->n_ev_stripe;
 	v->ev.n = rec->n_events;
 	v->ev.data = src->data;
 	v->ev.data_len = src->data_len;
@@ -507,9 +508,9 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	v->ev.damaged = &ix->mut->damaged;
 	v->ev.drop = src->drop;
 	v->el = v->ev;
-	v->el.id = snap_blk_new_id();
-	v->el.dir = rec_at(src->eldir, rec->el_blk, sizeof *src->eldir);
-	v->el.n_blk = rec->n_el_blk;
+	v->el.id = snap_stripe_new_id();
+	v->el.dir = rec_at(src->eldir, rec->el_stripe, sizeof *src->eldir);
+	v->el.n_stripe = rec->n_el_stripe;
 	v->el.n = rec->n_elems;
 	v->el.decode = el_decode;
 	if (rec->n_events > 0) {
@@ -518,7 +519,7 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 		t->n = rec->n_events;
 		t->cols = rec->flags & (SNAP_TRACE_TIME | SNAP_TRACE_CTX |
 		    SNAP_TRACE_META);
-		t->blk = &v->ev;
+		t->stripes = &v->ev;
 	}
 	memset(tl, 0, sizeof *tl);
 	tl->device = rec->device;
@@ -529,8 +530,8 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 	    : (uint64_t)rec->base_reserved;
 	tl->n_pre = rec->n_pre;
 	tl->n_ghost = rec->n_ghost;
-	tl->evblk = &v->ev;
-	tl->elblk = &v->el;
+	tl->ev_stripes = &v->ev;
+	tl->el_stripes = &v->el;
 	if (rec->flags & IDX_DEV_WRAP) {
 		/* sums beyond 2^62: exact sums, then the peak and the
 		 * pyramid from the totals themselves */
@@ -582,13 +583,13 @@ idx_unbind_devices(struct sv_index *ix)
 		const struct idx_devrec *rec = &ix->devs[d].rec;
 
 		if (ix->snap != NULL && rec->device < ix->snap->n_traces)
-			ix->snap->traces[rec->device].blk = NULL;
+			ix->snap->traces[rec->device].stripes = NULL;
 		idx_lod_destroy(&ix->devs[d].lod);
 		free(ix->devs[d].xb);
 	}
 	free(ix->devs);
 	ix->devs = NULL;
 	ix->n_devs = 0;
-	/* this thread's decoded blocks of these devices are of no more use */
-	snap_blk_cache_clear();
+	/* this thread's cache entries of these devices are of no more use */
+	snap_stripe_cache_clear();
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "index/idx_int.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_model.h"
 
 /* The default delta of an event's total (idx_enc.c): +size for an alloc,

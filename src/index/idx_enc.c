@@ -1,6 +1,6 @@
 /*
  * The streamed encoder (idx_enc.h): event intake, pairing, running sums
- * and the block coding of events and elements (layout in doc/FORMAT.md).
+ * and the stripe coding of events and elements (layout in doc/FORMAT.md).
  *
  * Pairing follows idx_timeline.c exactly (it is the reference the tests
  * compare with): an alloc starts an element and maps its address to it,
@@ -9,11 +9,11 @@
  * element alive from the start (IDX_ELEM_PRE).
  *
  * Per event the index stores no total and no reserved bytes: an event
- * block keeps the running sums of their deltas before its first event,
+ * stripe keeps the running sums of their deltas before its first event,
  * and the deltas follow from the action and the size (+size for an alloc,
  * -size for a free_completed, +-size for segment events). The one case
  * where they do not, a free whose size differs from its alloc's, is kept
- * as an exception of its block. Totals are then base + sum, where the
+ * as an exception of its stripe. Totals are then base + sum, where the
  * bases (allocations alive before the trace, reserved bytes before it)
  * are known only at the end.
  */
@@ -28,9 +28,10 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define EL_BLK 16384  /* elements per element block */
-_Static_assert(EL_BLK <= SNAP_BLK_MAX, "element blocks fit the scratch");
-#define EL_WINDOW 4   /* element blocks kept open for their frees */
+/* Elements per element stripe: the stripe size, as for events (the
+ * scratch arrays below hold one stripe of either). */
+#define EL_STRIPE SNAP_STRIPE_MAX
+#define EL_WINDOW 4   /* element stripes kept open for their frees */
 
 /* An element not yet written. */
 struct el_stage {
@@ -74,11 +75,11 @@ struct enc_dev {
 	/* pyramid, level 0, in sum space */
 	struct idx_lod_cum *lod0;
 	size_t n_lod0, cap_lod0;
-	/* element blocks still open (their elements' frees to come) */
+	/* element stripes still open (their elements' frees to come) */
 	struct el_open open[EL_WINDOW + 1];
 	unsigned n_open;
 	/* written */
-	struct snap_blkdir *evdir, *eldir;
+	struct snap_stripedir *evdir, *eldir;
 	size_t n_evdir, cap_evdir, n_eldir, cap_eldir;
 	uint64_t *late;          /* (element, free event) pairs */
 	size_t n_late, cap_late; /* values */
@@ -92,24 +93,26 @@ struct idx_enc {
 	XXH3_state_t *hash;
 	struct enc_dev **dev;     /* by device id */
 	size_t n_dev, cap_dev;
-	/* the event block being filled (one device at a time) */
+	/* the event stripe being filled (one device at a time) */
 	struct enc_dev *cur;
 	uint32_t bn;
 	uint32_t bcols;
 	uint64_t base[3];
-	uint8_t action[SNAP_BLK_MAX];
-	uint64_t addr[SNAP_BLK_MAX], size[SNAP_BLK_MAX], stream[SNAP_BLK_MAX];
-	uint64_t time[SNAP_BLK_MAX];
-	uint32_t stack[SNAP_BLK_MAX], ctx[SNAP_BLK_MAX], meta[SNAP_BLK_MAX];
-	uint64_t link[SNAP_BLK_MAX];
+	uint8_t action[SNAP_STRIPE_MAX];
+	uint64_t addr[SNAP_STRIPE_MAX], size[SNAP_STRIPE_MAX];
+	uint64_t stream[SNAP_STRIPE_MAX];
+	uint64_t time[SNAP_STRIPE_MAX];
+	uint32_t stack[SNAP_STRIPE_MAX], ctx[SNAP_STRIPE_MAX];
+	uint32_t meta[SNAP_STRIPE_MAX];
+	uint64_t link[SNAP_STRIPE_MAX];
 	uint32_t n_link;
-	struct snap_buf texc;     /* exceptions of the block */
+	struct snap_buf texc;     /* exceptions of the stripe */
 	uint32_t n_texc;
 	/* scratch */
 	struct snap_buf raw, payload;
-	uint64_t tmp[SNAP_BLK_MAX];
-	uint32_t tmp32[SNAP_BLK_MAX];
-	uint8_t tmp8[SNAP_BLK_MAX];
+	uint64_t tmp[SNAP_STRIPE_MAX];
+	uint32_t tmp32[SNAP_STRIPE_MAX];
+	uint8_t tmp8[SNAP_STRIPE_MAX];
 	struct idx_enc_out out;
 };
 
@@ -148,7 +151,7 @@ dev_get(struct idx_enc *e, uint32_t d)
 	return v;
 }
 
-/* Appends the payload (one block's chunks) to the column data. */
+/* Appends the payload (one stripe's chunks) to the column data. */
 static uint64_t
 put_payload(struct idx_enc *e)
 {
@@ -161,7 +164,7 @@ put_payload(struct idx_enc *e)
 
 /* Stores the raw chunk e->raw as chunk c of d. */
 static void
-put_chunk(struct idx_enc *e, struct snap_blkdir *d, unsigned c)
+put_chunk(struct idx_enc *e, struct snap_stripedir *d, unsigned c)
 {
 	d->rlen[c] = (uint32_t)e->raw.len;
 	d->clen[c] = snap_chunk_store(&e->payload, e->raw.p,
@@ -170,13 +173,13 @@ put_chunk(struct idx_enc *e, struct snap_blkdir *d, unsigned c)
 	e->raw.len = 0;
 }
 
-/* ---- event blocks ----------------------------------------------------- */
+/* ---- event stripes ---------------------------------------------------- */
 
 static void
 flush_events(struct idx_enc *e)
 {
 	struct enc_dev *v = e->cur;
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	uint32_t n = e->bn;
 
 	if (v == NULL || n == 0)
@@ -231,12 +234,12 @@ flush_events(struct idx_enc *e)
 	e->texc.len = 0;
 }
 
-/* ---- element blocks --------------------------------------------------- */
+/* ---- element stripes -------------------------------------------------- */
 
 static void
 flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
 {
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	uint32_t n = b->n, i;
 	uint64_t prev_ev = 0;
 
@@ -286,7 +289,7 @@ flush_elems(struct idx_enc *e, struct enc_dev *v, struct el_open *b)
 	b->n = 0;
 }
 
-/* Writes the oldest open element block and drops it from the window. */
+/* Writes the oldest open element stripe and drops it from the window. */
 static void
 close_oldest(struct idx_enc *e, struct enc_dev *v)
 {
@@ -295,7 +298,7 @@ close_oldest(struct idx_enc *e, struct enc_dev *v)
 	flush_elems(e, v, &b);
 	memmove(&v->open[0], &v->open[1], (v->n_open - 1) * sizeof v->open[0]);
 	v->n_open--;
-	/* keep its buffer for the next block */
+	/* keep its buffer for the next stripe */
 	v->open[v->n_open] = b;
 }
 
@@ -304,7 +307,7 @@ elem_new(struct idx_enc *e, struct enc_dev *v)
 {
 	struct el_open *b;
 
-	if (v->n_open == 0 || v->open[v->n_open - 1].n == EL_BLK) {
+	if (v->n_open == 0 || v->open[v->n_open - 1].n == EL_STRIPE) {
 		if (v->n_open == EL_WINDOW)
 			close_oldest(e, v);
 		b = &v->open[v->n_open++];
@@ -316,7 +319,7 @@ elem_new(struct idx_enc *e, struct enc_dev *v)
 		size_t cap = b->cap;
 
 		b->v = xgrow(b->v, &cap, (size_t)b->n + 1, sizeof *b->v);
-		b->cap = cap > EL_BLK ? EL_BLK : (uint32_t)cap;
+		b->cap = cap > EL_STRIPE ? EL_STRIPE : (uint32_t)cap;
 	}
 	v->n_elems++;
 	return &b->v[b->n++];
@@ -336,7 +339,7 @@ elem_freed(struct enc_dev *v, uint64_t k, uint64_t i)
 			return;
 		}
 	}
-	/* its block is written: a late free */
+	/* its stripe is written: a late free */
 	XGROW(v->late, v->cap_late, v->n_late + 2);
 	v->late[v->n_late++] = k;
 	v->late[v->n_late++] = i;
@@ -385,8 +388,8 @@ live_take(struct enc_dev *v, uint64_t addr, struct live_ent *le)
 static void
 switch_to(struct idx_enc *e, struct enc_dev *v)
 {
-	/* one block of events is staged at a time: a device switch (only a
-	 * hostile or odd file interleaves devices) ends the block */
+	/* one stripe of events is staged at a time: a device switch (only a
+	 * hostile or odd file interleaves devices) ends the stripe */
 	flush_events(e);
 	e->cur = v;
 }
@@ -517,7 +520,7 @@ take_one(struct idx_enc *e, const struct snap_evrec *r)
 		v->max_ev = (int64_t)i;
 	}
 	lod_add(v, i);
-	if (e->bn == SNAP_BLK_MAX)
+	if (e->bn == SNAP_STRIPE_MAX)
 		flush_events(e);
 }
 
@@ -662,12 +665,12 @@ idx_enc_finish(struct idx_enc *e, const struct snapshot *s,
 			continue;
 		close_device(e, v, s);
 		rec = &v->rec;
-		rec->ev_blk = o->n_evdir;
-		rec->n_ev_blk = v->n_evdir;
+		rec->ev_stripe = o->n_evdir;
+		rec->n_ev_stripe = v->n_evdir;
 		append((void **)&o->evdir, &o->n_evdir, v->evdir, v->n_evdir,
 		    sizeof *v->evdir);
-		rec->el_blk = o->n_eldir;
-		rec->n_el_blk = v->n_eldir;
+		rec->el_stripe = o->n_eldir;
+		rec->n_el_stripe = v->n_eldir;
 		append((void **)&o->eldir, &o->n_eldir, v->eldir, v->n_eldir,
 		    sizeof *v->eldir);
 		rec->late = o->n_late;

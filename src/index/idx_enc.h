@@ -4,11 +4,11 @@
  * The streamed encoder of index format 2 (private to src/index): takes
  * parsed events one batch at a time, in file order, pairs allocations
  * with frees, keeps the running sums, and writes each device's events
- * and timeline elements as block-coded columns (snapshot/snap_blk.h) as
- * soon as a block is full. What it keeps is one block of events, a few
- * open blocks of elements per device (their frees are still to come), the
- * live allocations, and per device the block directories and the level 0
- * of the pyramid (one bucket per 2^IDX_LOD_MIN_SHIFT events).
+ * and timeline elements in stripes (snapshot/snap_stripe.h) as soon as a
+ * stripe is full. What it keeps is one stripe of events, a few open
+ * stripes of elements per device (their frees are still to come), the
+ * live allocations, and per device the stripe directories and the level
+ * 0 of the pyramid (one bucket per 2^IDX_LOD_MIN_SHIFT events).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,9 +22,9 @@ struct idx_enc;
 struct idx_enc_out {
 	struct idx_devrec *recs;
 	uint64_t n_recs;
-	struct snap_blkdir *evdir;
+	struct snap_stripedir *evdir;
 	uint64_t n_evdir;
-	struct snap_blkdir *eldir;
+	struct snap_stripedir *eldir;
 	uint64_t n_eldir;
 	uint64_t *late;         /* pairs */
 	uint64_t n_late;        /* pairs */

@@ -9,7 +9,7 @@
  *   [header_off, +header_len)  msgpack header: key, counts, TOC
  *
  * All integers are little-endian; fixed-width records are the in-memory
- * structs of snap_model.h / snap_blk.h / idx_lod.h / idx_int.h, whose
+ * structs of snap_model.h / snap_stripe.h / idx_lod.h / idx_int.h, whose
  * sizes are recorded in the header ("abi") and checked on open.
  */
 #include <stddef.h>
@@ -36,13 +36,14 @@
  * bound also bounds what a header can cost (idx_mp_bounded). */
 #define IDX_MAX_HEADER (1u << 20)
 
-/* Section compression (TOC field "comp"): none, one LZ4 block, or LZ4
- * chunks: [u32 stored length, u32 raw length, LZ4 block] until the raw
- * length, each chunk at most IDX_LZ4_CHUNK raw bytes (sections over it). */
+/* Section compression (TOC field "comp"): none, LZ4 (LZ4's raw format,
+ * no frame), or LZ4 in pieces: [u32 stored length, u32 raw length, LZ4
+ * data] until the raw length, each piece at most IDX_LZ4_PIECE raw bytes
+ * (sections over it). */
 #define IDX_COMP_NONE 0u
 #define IDX_COMP_LZ4 1u
-#define IDX_COMP_LZ4C 2u
-#define IDX_LZ4_CHUNK (4u << 20)
+#define IDX_COMP_LZ4P 2u
+#define IDX_LZ4_PIECE (4u << 20)
 
 /* Written in the header's abi list; a reader on another byte order sees
  * a different value and rebuilds. */
@@ -62,7 +63,7 @@
 #define IDX_MAX_DEVICES 65536u
 
 /* Section names (TOC). Extension sections get the prefix "x.". */
-#define IDX_SEC_COLDATA "coldata"       /* block payloads (not hashed
+#define IDX_SEC_COLDATA "coldata"       /* stripe payloads (not hashed
 					   on a quick open) */
 #define IDX_SEC_STRS_DATA "strs.data"   /* NUL-terminated strings */
 #define IDX_SEC_STRS_OFF "strs.off"     /* u64 offset per string */
@@ -74,8 +75,8 @@
 #define IDX_SEC_ANNOTATIONS "annotations" /* struct snap_annotation[] */
 #define IDX_SEC_SETTINGS "settings"     /* LZ4: struct snap_setting[] */
 #define IDX_SEC_DEVICES "devices"       /* struct idx_devrec[] */
-#define IDX_SEC_EVDIR "evdir"           /* struct snap_blkdir[], events */
-#define IDX_SEC_ELDIR "eldir"           /* struct snap_blkdir[], elements */
+#define IDX_SEC_EVDIR "evdir"           /* struct snap_stripedir[], events */
+#define IDX_SEC_ELDIR "eldir"           /* struct snap_stripedir[], elements */
 #define IDX_SEC_LATE "late"             /* u64 (element, free event) */
 #define IDX_SEC_LOD "lod"               /* struct idx_lod_cum[] */
 #define IDX_SEC_EXT_PREFIX "x."
@@ -83,7 +84,7 @@
 
 /* Extension sections without a bound of their own get this one:
  * IDX_EXT_BASE bytes plus IDX_EXT_PER bytes per event, segment and
- * block of the snapshot. */
+ * (allocator) block of the snapshot. */
 #define IDX_EXT_BASE (16u << 20)
 #define IDX_EXT_PER 64u
 

@@ -7,12 +7,12 @@
  *                 source key, which file may be replaced, temp files,
  *                 choosing between opening, building and memory
  *   idx_map.c     mapping an index file and validating every section
- *   idx_dec.c     binding devices to their block-coded columns, and the
+ *   idx_dec.c     binding devices to their stripe-coded columns, and the
  *                 decoders of the timeline's columns
  *   idx_span.c    extremes of the timeline over runs of events, straight
- *                 from the event blocks (for the pyramid's ragged ends)
+ *                 from the event stripes (for the pyramid's ragged ends)
  *   idx_write.c   writing sections, the header and the prelude
- *   idx_enc.c     the streamed encoder: events in, blocks out
+ *   idx_enc.c     the streamed encoder: events in, stripes out
  *   idx_build.c   building an index while the snapshot is parsed
  *
  * Calls go locate -> build -> enc/write, and locate/build -> map -> dec;
@@ -53,8 +53,8 @@ struct idx_devrec {
 	int64_t base_reserved; /* before clamping at 0 */
 	uint64_t peak;
 	int64_t peak_ev;
-	uint64_t ev_blk, n_ev_blk; /* its entries of "evdir" */
-	uint64_t el_blk, n_el_blk; /* its entries of "eldir" */
+	uint64_t ev_stripe, n_ev_stripe; /* its entries of "evdir" */
+	uint64_t el_stripe, n_el_stripe; /* its entries of "eldir" */
 	uint64_t late, n_late;     /* its pairs of "late" */
 	uint64_t lod, n_lod;       /* its buckets of "lod" */
 };
@@ -70,19 +70,19 @@ struct idx_devrec {
 #define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
 	IDX_DEV_WRAP)
 
-/* One device of an open index: its record, its block sets (events and
+/* One device of an open index: its record, its stripe sets (events and
  * elements) and the views readers get. */
 struct idx_dev {
 	struct idx_timeline tl;
 	struct idx_lod lod;
-	struct snap_blkset ev;      /* event blocks: trace and timeline */
-	struct snap_blkset el;      /* element blocks */
+	struct snap_stripeset ev;      /* event stripes: trace and timeline */
+	struct snap_stripeset el;      /* element stripes */
 	struct idx_devrec rec;
 	const uint64_t *late;       /* (element, free event) pairs */
 	uint64_t n_late;
 	uint64_t n_trace_elems;     /* elements before the ghosts */
 	/* IDX_DEV_WRAP only: the exact sums of the changes of totals and
-	 * of reserved bytes before each event block (two per block), and
+	 * of reserved bytes before each event stripe (two per stripe), and
 	 * the exact reserved bytes before the first event */
 	__int128 *xb;
 	__int128 xbase_r;
@@ -104,9 +104,9 @@ struct idx_ext {
 struct idx_devsrc {
 	const struct idx_devrec *recs;
 	uint64_t n_recs;
-	const struct snap_blkdir *evdir;
+	const struct snap_stripedir *evdir;
 	uint64_t n_evdir;
-	const struct snap_blkdir *eldir;
+	const struct snap_stripedir *eldir;
 	uint64_t n_eldir;
 	const uint64_t *late;     /* pairs */
 	uint64_t n_late;          /* pairs */
@@ -114,14 +114,14 @@ struct idx_devsrc {
 	uint64_t n_lod;
 	const uint8_t *data;      /* column data */
 	uint64_t data_len;
-	struct snap_blkdrop *drop; /* NULL, or data's file mapping, whose
+	struct snap_stripedrop *drop; /* NULL, or data's file mapping, whose
 				      pages go back as they are read */
 };
 
 /* The state of an open index that readers change. */
 struct idx_mut {
 	pthread_mutex_t ext_lock; /* lazy loading of extension sections */
-	int damaged;              /* a block failed to decode */
+	int damaged;              /* a stripe failed to decode */
 };
 
 struct sv_index {
@@ -235,7 +235,7 @@ struct sv_index *idx_index_new(void);
 /* Registered extension sections of o (names and bounds) into ix->ext. */
 void idx_ext_register(struct sv_index *ix, const struct idx_opts *o);
 
-/* idx_dec.c: binding devices to their blocks, and the timeline decoders */
+/* idx_dec.c: binding devices to their stripes, and the timeline decoders */
 int idx_bind_devices(struct sv_index *ix, const struct idx_devsrc *src,
     char *why, size_t wl);
 void idx_unbind_devices(struct sv_index *ix);

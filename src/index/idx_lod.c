@@ -363,7 +363,7 @@ idx_lod_spans(const struct idx_lod *lod, const struct idx_timeline *tl,
 	if (n == 0)
 		return;
 	/* Their pyramid parts first, then the events no bucket covers, all
-	 * in one pass over their blocks (two spans meet inside one block,
+	 * in one pass over their stripes (two spans meet inside one stripe,
 	 * where both want a few events of it). */
 	runs = xreallocarray(NULL, (size_t)n * LOD_RUNS, sizeof *runs);
 	col_of = xreallocarray(NULL, (size_t)n * LOD_RUNS, sizeof *col_of);

@@ -91,7 +91,7 @@ void idx_lod_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 
 /* As idx_lod_range for each span [bound[c], bound[c + 1]) of the n given
  * (bound has n + 1 entries, non-decreasing), reading the events no bucket
- * covers in one pass over their blocks. */
+ * covers in one pass over their stripes. */
 void idx_lod_spans(const struct idx_lod *lod, const struct idx_timeline *tl,
     const uint64_t *bound, uint32_t n, struct idx_lod_bucket *out);
 

@@ -234,11 +234,11 @@ backing_release(struct snapshot *s)
 	s->backing = NULL;
 }
 
-/* Decodes LZ4 chunks (IDX_COMP_LZ4C) of p[0, len) into out[0, raw): every
- * chunk inside the bytes, none over IDX_LZ4_CHUNK or past raw, each
+/* Decodes LZ4 pieces (IDX_COMP_LZ4P) of p[0, len) into out[0, raw): every
+ * piece inside the bytes, none over IDX_LZ4_PIECE or past raw, each
  * giving exactly its length, all bytes used. 0 or -1. */
 static int
-unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
+unpiece(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
 {
 	uint64_t at = 0, done = 0;
 
@@ -250,7 +250,7 @@ unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
 		sl = get_u32(p + at);
 		rl = get_u32(p + at + 4);
 		at += 8;
-		if (sl > len - at || rl == 0 || rl > IDX_LZ4_CHUNK ||
+		if (sl > len - at || rl == 0 || rl > IDX_LZ4_PIECE ||
 		    rl > raw - done ||
 		    sl > (uint32_t)LZ4_compressBound((int)rl) ||
 		    LZ4_decompress_safe((const char *)p + at,
@@ -263,9 +263,10 @@ unchunk(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
 }
 
 /* The most raw bytes LZ4 can make of len stored bytes: a match's length
- * grows by 255 per byte, so no LZ4 block or chunk expands beyond 255 to
- * 1 plus a few bytes of framing; this bound leaves room to spare. A raw
- * length past it is refused before anything is allocated for it. */
+ * grows by 255 per byte, so no LZ4 data, whole or a piece, expands
+ * beyond 255 to 1 plus a few bytes of framing; this bound leaves room to
+ * spare. A raw length past it is refused before anything is allocated
+ * for it. */
 static int
 raw_possible(const struct toc_ent *t)
 {
@@ -303,8 +304,8 @@ sec_unpack(const uint8_t *map, const struct toc_ent *t, int *why_hash)
 	    t->len <= INT_MAX && LZ4_decompress_safe((const char *)stored,
 		(char *)buf, (int)t->len, (int)t->raw) == (int)t->raw)
 		goto done;
-	if (t->comp == IDX_COMP_LZ4C &&
-	    unchunk(stored, t->len, buf, t->raw) == 0)
+	if (t->comp == IDX_COMP_LZ4P &&
+	    unpiece(stored, t->len, buf, t->raw) == 0)
 		goto done;
 	free(buf);
 	buf = NULL;
@@ -357,7 +358,7 @@ bad:
 }
 
 /* Sections an open reads through the map in place: the column data
- * (every chunk copied and hashed where it is read, snap_blk_chunk()) and
+ * (every chunk copied and hashed where it is read, snap_stripe_chunk()) and
  * the pyramid, which holds figures only (no count, offset or length):
  * a rewrite of it changes what is drawn, never what memory is read.
  * Every other section is copied (sec_get). */
@@ -452,7 +453,7 @@ parse_toc(struct sv_index *ix, const msgpack_object *toc, uint64_t data_end,
 		t->name[e[0].via.str.size] = '\0';
 		if (mp_u64(&e[1], &t->off) || mp_u64(&e[2], &t->len) ||
 		    mp_u64(&e[3], &t->raw) || mp_u64(&e[4], &comp) ||
-		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4C)
+		    mp_u64(&e[5], &t->hash) || comp > IDX_COMP_LZ4P)
 			goto bad;
 		t->comp = (uint32_t)comp;
 		if (t->off < IDX_PRELUDE_LEN || t->off % IDX_ALIGN != 0 ||
@@ -560,7 +561,7 @@ check_abi(const msgpack_object *abi)
 	    sizeof(struct snap_frame), sizeof(struct snap_segment),
 	    sizeof(struct snap_block), sizeof(struct snap_annotation),
 	    sizeof(struct snap_setting), sizeof(struct idx_lod_cum),
-	    sizeof(struct snap_blkdir), sizeof(struct idx_devrec)};
+	    sizeof(struct snap_stripedir), sizeof(struct idx_devrec)};
 	uint32_t i;
 
 	if (abi == NULL || abi->type != MSGPACK_OBJECT_ARRAY ||
@@ -753,12 +754,12 @@ view_devices(struct sv_index *ix, struct idx_backing *b, char *why,
 		return -1;
 	src.recs = p;
 	src.n_recs = n;
-	if (sec_get(ix, b, IDX_SEC_EVDIR, sizeof(struct snap_blkdir), &p, &n,
+	if (sec_get(ix, b, IDX_SEC_EVDIR, sizeof(struct snap_stripedir), &p, &n,
 		why, wl) != 0)
 		return -1;
 	src.evdir = p;
 	src.n_evdir = n;
-	if (sec_get(ix, b, IDX_SEC_ELDIR, sizeof(struct snap_blkdir), &p, &n,
+	if (sec_get(ix, b, IDX_SEC_ELDIR, sizeof(struct snap_stripedir), &p, &n,
 		why, wl) != 0)
 		return -1;
 	src.eldir = p;

@@ -1,11 +1,11 @@
 /*
  * Extremes of the Active Memory Timeline over runs of events, read
- * straight from the event blocks (doc/FORMAT.md, "Decoding"): the lowest
+ * straight from the event stripes (doc/FORMAT.md, "Decoding"): the lowest
  * and the highest total and the highest reserved bytes, for the events
- * the pyramid does not cover (idx_lod.c). One pass over a block's action,
- * size and exception chunks serves every run in it, and fills nothing in
- * the block cache: the timeline's columns want a few events of each of
- * many blocks, and the cache would decode four whole columns of each.
+ * the pyramid does not cover (idx_lod.c). One pass over a stripe's
+ * action, size and exception chunks serves every run in it, and fills no
+ * cache entry: the timeline's columns want a few events of each of many
+ * stripes, and the cache would decode four whole columns of each.
  */
 #include "config.h"
 
@@ -17,7 +17,7 @@
 #include "util/xalloc.h"
 
 /* snap_get_uv, eight bytes at a time where eight are left: the hot loop
- * of span_block reads one size per event, and sizes take 2 to 4 bytes
+ * of span_stripe reads one size per event, and sizes take 2 to 4 bytes
  * with the length changing from one to the next (a byte loop mispredicts
  * its exit). A varint that ends in those eight bytes holds at most 56
  * bits, so none of snap_get_uv's checks can fail on it; a longer one or
@@ -69,39 +69,39 @@ span_add(struct span *sp, uint64_t total, uint64_t reserved)
 		sp->max_reserved = reserved;
 }
 
-/* The events of a run inside one block, numbered in the block. */
+/* The events of a run inside one stripe, numbered in the stripe. */
 struct window {
 	uint32_t lo, hi;
 	struct span *sp;
 };
 
 /*
- * The windows w[0, nw) (ascending, disjoint) of event block b of a device
- * without WRAP, added to their spans in one pass over the block's action,
- * size and exception chunks, with no column decoded into the cache: the
- * timeline's columns want a few events of many blocks, and the cache would
- * decode four whole columns of each.
+ * The windows w[0, nw) (ascending, disjoint) of event stripe b of a
+ * device without WRAP, added to their spans in one pass over the stripe's
+ * action, size and exception chunks, with no column decoded into the
+ * cache: the timeline's columns want a few events of many stripes, and
+ * the cache would decode four whole columns of each.
  *
  * The three chunks are checked whole (hash, exact LZ4 length), as when
  * they are decoded, and every event the pass reads is held to the checks
- * its column decoders make (snap_blk_decode_trace for actions and sizes,
- * dec_sums_x for both sums): a block with any of those faults gives -1,
+ * its column decoders make (snap_stripe_decode_trace for actions and sizes,
+ * dec_sums_x for both sums): a stripe with any of those faults gives -1,
  * with some spans partly summed (the caller starts them again through
- * the cache, which reads such a block as zeros and marks the index
+ * the cache, which reads such a stripe as zeros and marks the index
  * damaged). The pass stops after the last window, though: what only the
  * events after it can break (their values, the chunks ending with the
- * last of them, the sums meeting the next block's) is found when the
- * block is read whole. Only a crafted block, its hashes made to match,
+ * last of them, the sums meeting the next stripe's) is found when the
+ * stripe is read whole. Only a crafted stripe, its hashes made to match,
  * can pass here and fail there; reading past the windows would double
  * the cost of the timeline's columns (the window is anywhere in the
- * block).
+ * stripe).
  */
 static int
-span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
+span_stripe(const struct idx_dev *v, uint64_t b, const struct window *w,
     size_t nw)
 {
-	const struct snap_blkset *bs = &v->ev;
-	const struct snap_blkdir *d = &bs->dir[b];
+	const struct snap_stripeset *bs = &v->ev;
+	const struct snap_stripedir *d = &bs->dir[b];
 	const uint8_t *act, *sz, *szend, *p, *end;
 	uint64_t st = d->base[0], sr = d->base[1], left = 0, next = UINT64_MAX;
 	uint64_t xv = 0, size, dt, dr, bt = v->tl.base_total;
@@ -109,14 +109,14 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 	uint32_t alen, slen, xlen, j, stop;
 	size_t k = 0;
 
-	act = snap_blk_chunk(bs, b, SNAP_EVC_ACTION, &alen, 0);
+	act = snap_stripe_chunk(bs, b, SNAP_EVC_ACTION, &alen, 0);
 	if (act == NULL || alen == 0 || alen != d->n)
 		return -1;
-	sz = snap_blk_chunk(bs, b, SNAP_EVC_SIZE, &slen, 2);
+	sz = snap_stripe_chunk(bs, b, SNAP_EVC_SIZE, &slen, 2);
 	if (sz == NULL || slen == 0)
 		return -1;
 	szend = sz + slen;
-	p = snap_blk_chunk(bs, b, SNAP_EVC_TEXC, &xlen, 1);
+	p = snap_stripe_chunk(bs, b, SNAP_EVC_TEXC, &xlen, 1);
 	if (p == NULL)
 		return -1;
 	end = p + xlen;
@@ -163,8 +163,8 @@ span_block(const struct idx_dev *v, uint64_t b, const struct window *w,
 		return 0;
 	if (sz != szend || p != end || next != UINT64_MAX)
 		return -1;
-	/* the sums must meet the next block's */
-	if (b + 1 < bs->n_blk && (bs->dir[b + 1].base[0] != st ||
+	/* the sums must meet the next stripe's */
+	if (b + 1 < bs->n_stripe && (bs->dir[b + 1].base[0] != st ||
 	    bs->dir[b + 1].base[1] != sr))
 		return -1;
 	return 0;
@@ -185,7 +185,7 @@ span_cached(const struct idx_timeline *tl, uint64_t lo, uint64_t hi,
 /* Both columns of the events [lo, hi) are in this thread's hot slots:
  * cheaper to read there. */
 static int
-span_hot(const struct snap_blkset *bs, uint64_t lo, uint64_t hi)
+span_hot(const struct snap_stripeset *bs, uint64_t lo, uint64_t hi)
 {
 	const struct snap_hot *t = &snap_hot[SNAP_COL_TOTAL];
 	const struct snap_hot *r = &snap_hot[SNAP_COL_RESERVED];
@@ -195,12 +195,13 @@ span_hot(const struct snap_blkset *bs, uint64_t lo, uint64_t hi)
 	    hi - 1 - r->lo < r->n;
 }
 
-/* Runs k.. that lie in block b (from its first event on), as windows of
- * the block into w (at most n); *m gets the first run after them. 1 when
+/* Runs k.. that lie in stripe b (from its first event on), as windows of
+ * the stripe into w (at most n); *m gets the first run after them. 1 when
  * they are all in the hot slots. */
 static int
-block_windows(const struct snap_blkset *bs, uint64_t b, struct idx_tl_run *runs,
-    struct span *sp, size_t k, size_t n, struct window *w, size_t *m)
+stripe_windows(const struct snap_stripeset *bs, uint64_t b,
+    struct idx_tl_run *runs, struct span *sp, size_t k, size_t n,
+    struct window *w, size_t *m)
 {
 	uint64_t blo = bs->dir[b].first, bhi = blo + bs->dir[b].n;
 	uint64_t lo, hi;
@@ -224,7 +225,7 @@ void
 idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n)
 {
-	const struct snap_blkset *bs = tl->evblk;
+	const struct snap_stripeset *bs = tl->ev_stripes;
 	const struct idx_dev *v = bs != NULL ? bs->owner : NULL;
 	struct span sp_small[8], *sp = sp_small, save;
 	struct window w_small[8], *w = w_small;
@@ -254,7 +255,7 @@ idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
 		}
 		if (pos < runs[k].from)
 			pos = runs[k].from;
-		b = snap_blk_find(bs, pos);
+		b = snap_stripe_find(bs, pos);
 		blo = bs->dir[b].first;
 		bhi = blo + bs->dir[b].n;
 		if (pos < blo || pos >= bhi) {
@@ -264,11 +265,11 @@ idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
 			k++;
 			continue;
 		}
-		/* only run k can have begun in an earlier block */
+		/* only run k can have begun in an earlier stripe */
 		save = sp[k];
-		if (block_windows(bs, b, runs, sp, k, n, w, &m) ||
-		    span_block(v, b, w, m - k) != 0) {
-			/* the block's part of each run, again, through the
+		if (stripe_windows(bs, b, runs, sp, k, n, w, &m) ||
+		    span_stripe(v, b, w, m - k) != 0) {
+			/* the stripe's part of each run, again, through the
 			 * cache */
 			sp[k] = save;
 			for (j = k; j < m; j++) {

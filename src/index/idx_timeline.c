@@ -258,16 +258,16 @@ idx_tl_created(const struct idx_timeline *tl, int64_t i)
 		return 0;
 	if ((uint64_t)i >= tl->n_events)
 		i = (int64_t)tl->n_events - 1;
-	if (tl->evblk != NULL) {
-		/* the count before i's block, then its events up to i: an
+	if (tl->ev_stripes != NULL) {
+		/* the count before i's stripe, then its events up to i: an
 		 * event creates the element numbered by the count so far */
-		const struct snap_blkset *bs = tl->evblk;
-		const struct snap_blkdir *d = &bs->dir[snap_blk_find(bs,
+		const struct snap_stripeset *bs = tl->ev_stripes;
+		const struct snap_stripedir *d = &bs->dir[snap_stripe_find(bs,
 		    (uint64_t)i)];
 		const uint64_t *ee;
 
-		/* the block's column is decoded whole: from its first */
-		ee = snap_blk_at(bs, SNAP_COL_EV_ELEM, d->first, 8);
+		/* the stripe's column is decoded whole: from its first */
+		ee = snap_stripe_at(bs, SNAP_COL_EV_ELEM, d->first, 8);
 		c = d->base[2];
 		for (j = 0; j <= (uint64_t)i - d->first; j++)
 			c += ee[j] == c;

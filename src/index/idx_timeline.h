@@ -66,17 +66,17 @@ struct idx_timeline {
 	uint64_t n_pre;         /* frees without alloc (ring buffer wrapped) */
 	uint64_t n_ghost;       /* final blocks never allocated in trace */
 	int owned;              /* arrays are heap-owned (else borrowed) */
-	/* Block-coded storage (an index's; the arrays above are then NULL):
-	 * ev_elem, total and reserved are decoded from the event blocks,
-	 * elements from the element blocks. */
-	const struct snap_blkset *evblk;
-	const struct snap_blkset *elblk;
+	/* Stripe-coded storage (an index's; the arrays above are then
+	 * NULL): ev_elem, total and reserved are decoded from the event
+	 * stripes, elements from the element stripes. */
+	const struct snap_stripeset *ev_stripes;
+	const struct snap_stripeset *el_stripes;
 };
 
 /*
  * Per-event and per-element data are read only through these accessors,
  * never through the arrays, so that their storage (heap, mapped index,
- * block-coded columns) can change without touching a reader.
+ * stripe-coded columns) can change without touching a reader.
  * i < tl->n_events; k < tl->n_elems.
  */
 
@@ -87,9 +87,9 @@ idx_tl_total(const struct idx_timeline *tl, int64_t i)
 {
 	if (i < 0)
 		return tl->base_total;
-	if (tl->evblk == NULL)
+	if (tl->ev_stripes == NULL)
 		return tl->total[i];
-	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_TOTAL,
+	return *(const uint64_t *)snap_stripe_at(tl->ev_stripes, SNAP_COL_TOTAL,
 	    (uint64_t)i, 8);
 }
 
@@ -99,18 +99,18 @@ idx_tl_reserved(const struct idx_timeline *tl, int64_t i)
 {
 	if (i < 0)
 		return tl->base_reserved;
-	if (tl->evblk == NULL)
+	if (tl->ev_stripes == NULL)
 		return tl->reserved[i];
-	return *(const uint64_t *)snap_blk_at(tl->evblk, SNAP_COL_RESERVED,
-	    (uint64_t)i, 8);
+	return *(const uint64_t *)snap_stripe_at(tl->ev_stripes,
+	    SNAP_COL_RESERVED, (uint64_t)i, 8);
 }
 
 /* The element event i starts or ends, or UINT64_MAX. */
 static inline uint64_t
 idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 {
-	if (tl->evblk != NULL)
-		return *(const uint64_t *)snap_blk_at(tl->evblk,
+	if (tl->ev_stripes != NULL)
+		return *(const uint64_t *)snap_stripe_at(tl->ev_stripes,
 		    SNAP_COL_EV_ELEM, i, 8);
 	return tl->ev_elem != NULL ? tl->ev_elem[i] : UINT64_MAX;
 }
@@ -119,16 +119,16 @@ idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 static inline struct idx_elem
 idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 {
-	if (tl->elblk == NULL)
+	if (tl->el_stripes == NULL)
 		return tl->elems[k];
-	return *(const struct idx_elem *)snap_blk_at(tl->elblk, SNAP_COL_ELEM,
-	    k, sizeof(struct idx_elem));
+	return *(const struct idx_elem *)snap_stripe_at(tl->el_stripes,
+	    SNAP_COL_ELEM, k, sizeof(struct idx_elem));
 }
 
 /* Elements created by events 0..i (an alloc creates one, and so does the
  * free of a block allocated before the trace): element k, not a ghost,
  * was created by an event at or before i iff k < idx_tl_created(tl, i).
- * 0 for i < 0. Reads the events of one block at most. */
+ * 0 for i < 0. Reads the events of one stripe at most. */
 uint64_t idx_tl_created(const struct idx_timeline *tl, int64_t i);
 
 /* A run of events [from, to) and, once idx_tl_extremes() is done, the
@@ -141,11 +141,11 @@ struct idx_tl_run {
 
 /* Fills the extremes of runs[0, n) (ascending, disjoint, each non-empty
  * once to is clamped to n_events; an empty one gets zeros): what the
- * accessors give, read in one pass over each block that holds any of
+ * accessors give, read in one pass over each stripe that holds any of
  * them, up to the last event wanted, without decoding its columns into
- * the block cache. That pays when a few events of many blocks are
- * wanted: the ragged ends of the timeline's columns (idx_lod_columns).
- * A damaged block reads as zeros and marks the index, as through the
+ * the cache. That pays when a few events of many stripes are wanted:
+ * the ragged ends of the timeline's columns (idx_lod_columns). A
+ * damaged stripe reads as zeros and marks the index, as through the
  * accessors (idx_span.c says what only a whole read finds). */
 void idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n);

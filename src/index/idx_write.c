@@ -74,20 +74,20 @@ w_progress(struct writer *w)
 		w->cancelled = 1;
 }
 
-/* Writes n bytes as LZ4 chunks (IDX_COMP_LZ4C) into the section t being
- * written: one chunk's buffer at a time, so a section of hundreds of MB
+/* Writes n bytes as LZ4 pieces (IDX_COMP_LZ4P) into the section t being
+ * written: one piece's buffer at a time, so a section of hundreds of MB
  * (replay checkpoints) costs no copy of its size. */
 static void
-w_chunks(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
+w_pieces(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
 {
-	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_CHUNK) + 8);
+	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8);
 	XXH3_state_t *h = XXH3_createState();
 	uint64_t done;
 
 	XXH3_64bits_reset(h);
 	for (done = 0; done < n && w->err == 0; ) {
-		uint32_t raw = n - done < IDX_LZ4_CHUNK ? (uint32_t)(n - done)
-		    : IDX_LZ4_CHUNK;
+		uint32_t raw = n - done < IDX_LZ4_PIECE ? (uint32_t)(n - done)
+		    : IDX_LZ4_PIECE;
 		int zl = LZ4_compress_default((const char *)data + done,
 		    (char *)z + 8, (int)raw, LZ4_compressBound((int)raw));
 
@@ -108,7 +108,7 @@ w_chunks(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
 }
 
 /* Writes one section of raw bytes: stored as is, or compressed when comp
- * is IDX_COMP_LZ4 (one LZ4 block, or LZ4 chunks past IDX_LZ4_CHUNK). */
+ * is IDX_COMP_LZ4 (LZ4 in one piece, or in pieces past IDX_LZ4_PIECE). */
 int
 idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
     uint32_t comp)
@@ -122,8 +122,8 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 		return -1;
 	if (comp == IDX_COMP_LZ4 && n == 0)
 		comp = IDX_COMP_NONE;
-	if (comp == IDX_COMP_LZ4 && n > IDX_LZ4_CHUNK)
-		comp = IDX_COMP_LZ4C;
+	if (comp == IDX_COMP_LZ4 && n > IDX_LZ4_PIECE)
+		comp = IDX_COMP_LZ4P;
 	if (comp == IDX_COMP_LZ4) {
 		int bound = LZ4_compressBound((int)n), zl;
 
@@ -147,8 +147,8 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 	t->off = w->off;
 	t->raw = n;
 	t->comp = comp;
-	if (comp == IDX_COMP_LZ4C) {
-		w_chunks(w, t, data, n);
+	if (comp == IDX_COMP_LZ4P) {
+		w_pieces(w, t, data, n);
 	} else {
 		t->len = outlen;
 		t->hash = outlen ? XXH3_64bits(out, outlen)
@@ -214,7 +214,7 @@ pack_header(msgpack_sbuffer *sb, const struct src_key *key,
 	msgpack_pack_uint64(&pk, sizeof(struct snap_annotation));
 	msgpack_pack_uint64(&pk, sizeof(struct snap_setting));
 	msgpack_pack_uint64(&pk, sizeof(struct idx_lod_cum));
-	msgpack_pack_uint64(&pk, sizeof(struct snap_blkdir));
+	msgpack_pack_uint64(&pk, sizeof(struct snap_stripedir));
 	msgpack_pack_uint64(&pk, sizeof(struct idx_devrec));
 
 	pk_str(&pk, "source");

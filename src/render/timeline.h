@@ -358,7 +358,7 @@ int tl_model_auto_stack(const struct tl_model *m, int w, int h,
 
 /* Builds the set of the n elements elems (ids of m's timeline) for m;
  * vals, when not NULL, holds the elements themselves (else they are
- * read: a block decode for each element block the set touches). Free
+ * read: a decode for each element stripe the set touches). Free
  * with tl_hilite_destroy (also on a zeroed struct). */
 void tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
     const uint64_t *elems, const struct idx_elem *vals, uint64_t n);

@@ -178,7 +178,7 @@ tl_hilite_init(struct tl_hilite *h, const struct tl_model *m,
 	h->vals = xcalloc(h->n_elems + 1, sizeof *h->vals);
 	for (i = 0; i < h->n_elems; i++) {
 		h->elems[i] = iv[i].id;
-		/* in id order: each element block is decoded once */
+		/* in id order: each element stripe is decoded once */
 		h->vals[i] = vals != NULL ? iv[i].e :
 		    idx_tl_elem(tl, iv[i].id);
 	}

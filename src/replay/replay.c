@@ -58,17 +58,15 @@
  * ends, so they cannot overlap. While they run, the state also finds a
  * block by its exact address in a hash and a block's segment from where
  * it was last found (rstate.h), and a second thread reads the events a
- * few chunks ahead of each pass, decoding the index's blocks
- * (replay_evs.c). Measured (gensnap leak with Python stacks, 11.6 M
- * events, 27 k blocks in 9 k segments at the end; on an index; load ~5
- * on 2 cores): 1.03 s on the opening thread before, 0.58 s after, 0.93 s
- * CPU in all; gensnap frag with C++ stacks (5.6 M events, 49 blocks):
- * 0.42 s before, 0.24 s after, 0.43 s in all.
+ * few chunks ahead of each pass, decoding the index's stripes
+ * (replay_evs.c): the opening thread then does little more than apply
+ * the events, and the decoding, a fifth of a pass, goes to the other
+ * core (bench/README.md has the timings).
  *
  * The state lives in ordered maps by address (rstate.h): a file picks
  * the order of its addresses, and a sorted array with a memmove per
- * insert took 3 s for 58 k allocs in descending order; every insert and
- * removal is O(log n) now. The passes are in files of their own
+ * insert was quadratic on allocations in descending order; every insert
+ * and removal is O(log n) now. The passes are in files of their own
  * (replay_int.h lists them); this one builds a replay and seeks it.
  *
  * Seeking. Checkpoints hold the full state, encoded per segment (varints,
@@ -82,11 +80,8 @@
  * changed in an undo log, so stepping back is exact and costs what the
  * step did while the log reaches; past its base a seek goes through the
  * checkpoint. A seek costs one restore (decoding every block of the
- * state, O(n)) plus at most max(K, blocks / 4) events at well under 1 us
- * each. Measured (bench/replay_bench, thread CPU time, load ~10 on 2
- * cores): gensnap frag 1M events, random seek p50 111 us, p99 281 us,
- * step +1 p99 0.8 us; a state of 200 k blocks (400 k descending allocs)
- * p50 12 ms; checkpoints 0.4 bytes/event on frag, 45 on the 200 k state.
+ * state, O(n)) plus at most max(K, blocks / 4) events, each a few map
+ * operations; bench/replay.sh measures it (bench/README.md).
  */
 #include "config.h"
 

@@ -1,9 +1,9 @@
 /*
  * The events of a pass (replay_int.h): the build reads every event twice,
- * backward and forward, and decoding the index's blocks was a fifth of
+ * backward and forward, and decoding the index's stripes was a fifth of
  * it, on the one thread a pass runs on. Here a second thread reads the
- * events a few chunks ahead of the pass, a block's columns at a time
- * (its own decoded blocks: snap_blk.h's caches are per thread), into a
+ * events a few chunks ahead of the pass, a stripe's columns at a time
+ * (its own cache entries: snap_stripe.h's caches are per thread), into a
  * ring of plain records; the pass waits only when it catches up.
  *
  * Chunk c of a pass holds its events c * EVS_CHUNK on, in the pass's
@@ -29,7 +29,7 @@
 size_t replay_read_ahead_min = 4 * EVS_CHUNK;
 
 /* What a record holds beside its action and address, by action: one
- * rule for rev_read() and fill_block(). */
+ * rule for rev_read() and fill_stripe(). */
 enum { REV_BARE, REV_BLOCK, REV_SEGMENT };
 
 static inline int
@@ -85,21 +85,21 @@ chunk_span(const struct evs *es, uint64_t c, uint64_t *lo, uint64_t *hi)
 	}
 }
 
-/* Events [i, end) of block b of a block-coded trace into out[i - lo]:
- * the same records as rev_read(), from the block's decoded columns (the
+/* Events [i, end) of stripe b of a stripe-coded trace into out[i - lo]:
+ * the same records as rev_read(), from the stripe's decoded columns (the
  * stream only when a segment event needs it), where rev_read()'s lookup
  * of every value in the cache was a third of a read-ahead thread's
  * time. */
 static void
-fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
+fill_stripe(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
     uint64_t lo, struct rev *out)
 {
-	const struct snap_blkset *bs = t->blk;
+	const struct snap_stripeset *bs = t->stripes;
 	uint64_t first = bs->dir[b].first, k;
-	const uint8_t *act = snap_blk_pin(bs, SNAP_COL_ACTION, b, 1);
-	const uint64_t *addr = snap_blk_pin(bs, SNAP_COL_ADDR, b, 8);
-	const uint64_t *size = snap_blk_pin(bs, SNAP_COL_SIZE, b, 8);
-	const uint32_t *stack = snap_blk_pin(bs, SNAP_COL_STACK, b, 4);
+	const uint8_t *act = snap_stripe_pin(bs, SNAP_COL_ACTION, b, 1);
+	const uint64_t *addr = snap_stripe_pin(bs, SNAP_COL_ADDR, b, 8);
+	const uint64_t *size = snap_stripe_pin(bs, SNAP_COL_SIZE, b, 8);
+	const uint32_t *stack = snap_stripe_pin(bs, SNAP_COL_STACK, b, 4);
 	const uint64_t *stream = NULL;
 
 	for (; i < end; i++) {
@@ -116,7 +116,7 @@ fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
 			break;
 		case REV_SEGMENT:
 			if (stream == NULL)
-				stream = snap_blk_pin(bs, SNAP_COL_STREAM, b,
+				stream = snap_stripe_pin(bs, SNAP_COL_STREAM, b,
 				    8);
 			e->size = size[k];
 			e->stream = stream[k];
@@ -126,11 +126,11 @@ fill_block(const struct snap_trace *t, uint64_t b, uint64_t i, uint64_t end,
 		}
 	}
 	if (stream != NULL)
-		snap_blk_unpin(stream);
-	snap_blk_unpin(stack);
-	snap_blk_unpin(size);
-	snap_blk_unpin(addr);
-	snap_blk_unpin(act);
+		snap_stripe_unpin(stream);
+	snap_stripe_unpin(stack);
+	snap_stripe_unpin(size);
+	snap_stripe_unpin(addr);
+	snap_stripe_unpin(act);
 }
 
 /* Reads chunk c into its slot, in the pass's order. */
@@ -142,17 +142,17 @@ fill(struct evs *es, uint64_t c)
 	uint64_t lo, hi, i, b, end;
 
 	chunk_span(es, c, &lo, &hi);
-	if (t->blk == NULL) {
+	if (t->stripes == NULL) {
 		for (i = lo; i < hi; i++)
 			rev_read(t, i, &slot[i - lo]);
 		return;
 	}
 	/* the slot is filled by event number: the order of reading does not
-	 * matter, and by block it is each block once */
+	 * matter, and by stripe it is each stripe once */
 	for (i = lo; i < hi; i = end) {
-		b = snap_blk_find(t->blk, i);
-		end = t->blk->dir[b].first + t->blk->dir[b].n;
-		if (i < t->blk->dir[b].first || i >= end) {
+		b = snap_stripe_find(t->stripes, i);
+		end = t->stripes->dir[b].first + t->stripes->dir[b].n;
+		if (i < t->stripes->dir[b].first || i >= end) {
 			/* a directory that does not cover i: what the
 			 * accessors read there */
 			rev_read(t, i, &slot[i - lo]);
@@ -161,7 +161,7 @@ fill(struct evs *es, uint64_t c)
 		}
 		if (end > hi)
 			end = hi;
-		fill_block(t, b, i, end, lo, slot);
+		fill_stripe(t, b, i, end, lo, slot);
 	}
 }
 
@@ -212,7 +212,7 @@ evs_open(struct evs *es, const struct snap_trace *t, uint64_t n, int down)
 	es->ring = xreallocarray(NULL, EVS_RING * EVS_CHUNK,
 	    sizeof *es->ring);
 	/* heap columns read faster than a thread hands them over */
-	if ((t->blk == NULL && replay_read_ahead_min > 0) ||
+	if ((t->stripes == NULL && replay_read_ahead_min > 0) ||
 	    n < replay_read_ahead_min)
 		return;
 	pthread_mutex_init(&es->mu, NULL);

@@ -118,8 +118,8 @@ void rev_read(const struct snap_trace *t, uint64_t i, struct rev *e);
 /*
  * The events of one pass over a trace, in its order (down: from the last
  * to the first), read in chunks a few chunks ahead of the pass, on a
- * thread of their own when the trace is block-coded and long enough:
- * decoding the blocks was a fifth of a pass, and a pass cannot be split.
+ * thread of their own when the trace is stripe-coded and long enough:
+ * decoding the stripes was a fifth of a pass, and a pass cannot be split.
  */
 #define EVS_CHUNK 8192
 #define EVS_RING 8

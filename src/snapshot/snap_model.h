@@ -4,10 +4,11 @@
  * The snapshot model: plain, compact records for everything a PyTorch
  * memory snapshot holds, whatever its format version.
  *
- * This struct is THE interface every layer above reads events through.
- * Its arrays are either owned heap arrays (built by snap_load from a
- * pickle, or by tests through the snap_build_* calls) or borrowed views
- * into a memory-mapped index (filled by index/). Readers never care which.
+ * struct snapshot is what every layer above reads. Its arrays are either
+ * owned heap arrays (built by snap_load from a pickle, or by tests
+ * through the builder functions at the end of this file) or borrowed
+ * views into a memory-mapped index (filled by index/). Readers never care
+ * which.
  *
  * Strings (file names, function names, annotation names, ...) are interned
  * once: a string id indexes strs; id 0 is the empty string. Frames are
@@ -15,14 +16,17 @@
  * (index 0 = the function that allocated), interned by content; stack id 0
  * is the empty stack.
  *
- * Trace events are columns per device (struct snap_trace): event i of a
- * device is (action[i], addr[i], size[i], stream[i], time_us[i],
- * stack[i]). Events are numbered from 0 per device in file order.
+ * Trace events are columns per device (struct snap_trace), numbered from
+ * 0 per device in file order: an action, an address, a size, a stream, a
+ * stack, and where the file has them a time, a compile context and user
+ * metadata. The columns are heap arrays or an index's stripes
+ * (snap_stripe.h); either way they are read only through the snap_ev_*
+ * accessors below, never through the arrays (see struct snap_trace).
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 
 /* X-macro: enum id, name in the file. Order is stable: it is stored in
  * the index. */
@@ -115,22 +119,22 @@ struct snap_segment {
 	uint8_t pad[6];
 };
 
-/* Columns a trace has (snap_trace.cols, for block-coded traces). */
+/* Columns a trace has (snap_trace.cols, for stripe-coded traces). */
 #define SNAP_TRACE_TIME 1u /* some event has time_us */
 #define SNAP_TRACE_CTX 2u  /* some event has a compile_context */
 #define SNAP_TRACE_META 4u /* some event has user_metadata */
 
 /*
  * A trace's events are either owned heap columns (the arrays below, from
- * the builder functions) or block-coded columns (blk, an index's; the
- * arrays are then NULL). Readers use the snap_ev_* accessors, which read
- * either.
+ * the builder functions) or stripe-coded columns (stripes, an index's;
+ * the arrays are then NULL; snap_stripe.h). Readers use the snap_ev_*
+ * accessors, which read either.
  */
 struct snap_trace {
 	uint32_t device;
-	uint32_t cols;           /* SNAP_TRACE_* when blk is set */
+	uint32_t cols;           /* SNAP_TRACE_* when stripes is set */
 	uint64_t n;              /* number of events */
-	const struct snap_blkset *blk; /* block-coded events, or NULL */
+	const struct snap_stripeset *stripes; /* coded events, or NULL */
 	uint8_t *action;         /* enum snap_action or unknown index */
 	uint64_t *addr;          /* block/segment address; oom: device_free */
 	uint64_t *size;
@@ -227,7 +231,7 @@ const char *snap_str(const struct snapshot *s, uint32_t id);
  * Event i (i < t->n) of a trace. Every reader above this layer reads the
  * per-event columns only through these accessors, never through the
  * arrays, so that the storage behind a trace (heap arrays from a parse,
- * columns in a mapped index, block-coded columns) can change without
+ * columns in a mapped index, stripe-coded columns) can change without
  * touching a reader.
  */
 struct snap_event {
@@ -244,18 +248,19 @@ struct snap_event {
 static inline unsigned
 snap_ev_action(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->action[i];
-	return *(const uint8_t *)snap_blk_at(t->blk, SNAP_COL_ACTION, i, 1);
+	return *(const uint8_t *)snap_stripe_at(t->stripes, SNAP_COL_ACTION, i,
+	    1);
 }
 
 static inline uint64_t
 snap_ev_u64_(const struct snap_trace *t, const uint64_t *col, unsigned c,
     uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return col[i];
-	return *(const uint64_t *)snap_blk_at(t->blk, c, i, 8);
+	return *(const uint64_t *)snap_stripe_at(t->stripes, c, i, 8);
 }
 
 static inline uint64_t
@@ -279,9 +284,10 @@ snap_ev_stream(const struct snap_trace *t, uint64_t i)
 static inline uint32_t
 snap_ev_stack(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->stack[i];
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_STACK, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_STACK, i,
+	    4);
 }
 
 /* 1 when some event of t carries time_us (else every time is
@@ -289,7 +295,7 @@ snap_ev_stack(const struct snap_trace *t, uint64_t i)
 static inline int
 snap_trace_has_time(const struct snap_trace *t)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->time_us != NULL;
 	return (t->cols & SNAP_TRACE_TIME) != 0;
 }
@@ -297,38 +303,41 @@ snap_trace_has_time(const struct snap_trace *t)
 static inline int64_t
 snap_ev_time(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->time_us != NULL ? t->time_us[i] : SNAP_NO_TIME;
 	if (!(t->cols & SNAP_TRACE_TIME))
 		return SNAP_NO_TIME;
-	return *(const int64_t *)snap_blk_at(t->blk, SNAP_COL_TIME, i, 8);
+	return *(const int64_t *)snap_stripe_at(t->stripes, SNAP_COL_TIME, i,
+	    8);
 }
 
 static inline uint32_t
 snap_ev_ctx(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->compile_context != NULL ? t->compile_context[i] : 0;
 	if (!(t->cols & SNAP_TRACE_CTX))
 		return 0;
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_CTX, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_CTX, i,
+	    4);
 }
 
 static inline uint32_t
 snap_ev_meta(const struct snap_trace *t, uint64_t i)
 {
-	if (t->blk == NULL)
+	if (t->stripes == NULL)
 		return t->user_metadata != NULL ? t->user_metadata[i] : 0;
 	if (!(t->cols & SNAP_TRACE_META))
 		return 0;
-	return *(const uint32_t *)snap_blk_at(t->blk, SNAP_COL_META, i, 4);
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_META, i,
+	    4);
 }
 
 /* Which optional columns t has (SNAP_TRACE_*), whatever its storage. */
 static inline uint32_t
 snap_trace_cols(const struct snap_trace *t)
 {
-	if (t->blk != NULL)
+	if (t->stripes != NULL)
 		return t->cols;
 	return (t->time_us != NULL ? SNAP_TRACE_TIME : 0) |
 	    (t->compile_context != NULL ? SNAP_TRACE_CTX : 0) |

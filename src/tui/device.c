@@ -90,7 +90,7 @@ device_close(struct app *a)
 	if (a->sites_ok > 0)
 		an_sites_destroy(&a->sites);
 	a->sites_ok = 0;
-	if (a->st != NULL || a->tl.elems != NULL || a->tl.elblk != NULL)
+	if (a->st != NULL || a->tl.elems != NULL || a->tl.el_stripes != NULL)
 		device_free(a);
 	free(a->stack_match);
 	a->stack_match = NULL;

@@ -231,7 +231,7 @@ export_copy_len(const char *text, size_t len, size_t max)
 }
 
 void
-copy_stack(struct app *a, FILE *term)
+export_copy_stack(struct app *a, FILE *term)
 {
 	char *text = NULL, *b64;
 	size_t len = 0, lines = 0, i;

@@ -22,6 +22,6 @@ size_t export_copy_len(const char *text, size_t len, size_t max);
 
 /* Copies the stack in the detail pane to the clipboard with an OSC 52
  * sequence written to term (the terminal). */
-void copy_stack(struct app *a, FILE *term);
+void export_copy_stack(struct app *a, FILE *term);
 
 #endif

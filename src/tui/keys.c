@@ -1,19 +1,23 @@
 /*
- * Key names and the default keymap, both generated from ACTION_INFO.
+ * Key names and the keymaps, all generated from ACTION_INFO; the keys of
+ * an action as the help screens and status lines show them.
  */
 #include "config.h"
 
 #include "tui/keys.h"
 
 #include <curses.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static const struct {
-	const char *name, *k1, *k2, *help;
+	const char *name, *k1, *k2;
+	unsigned km;
+	const char *help;
 } actions[] = {
-    {"", "", "", ""},
-#define ACTION_ROW(id, name, k1, k2, help) {name, k1, k2, help},
+    {"", "", "", 0, ""},
+#define ACTION_ROW(id, name, k1, k2, km, help) {name, k1, k2, km, help},
     ACTION_INFO(ACTION_ROW)
 #undef ACTION_ROW
 };
@@ -86,11 +90,19 @@ keys_name(int k)
 enum action
 keys_action(int k)
 {
+	return keys_action_in(k, KM_VIEW);
+}
+
+enum action
+keys_action_in(int k, unsigned km)
+{
 	size_t i, len;
 
 	if (k == KEY_ENTER || k == '\r')
 		k = '\n';
 	for (i = 1; i < ACT_COUNT; i++) {
+		if ((actions[i].km & km) == 0)
+			continue;
 		if (actions[i].k1[0] != '\0' &&
 		    keys_parse(actions[i].k1, &len) == k)
 			return (enum action)i;
@@ -131,4 +143,52 @@ const char *
 keys_action_help(enum action a)
 {
 	return a < ACT_COUNT ? actions[a].help : "";
+}
+
+unsigned
+keys_action_keymaps(enum action a)
+{
+	return a < ACT_COUNT ? actions[a].km : 0;
+}
+
+const char *
+keys_action_shown(enum action a, char *buf, size_t size)
+{
+	const char *k = keys_action_key(a, 0), *k2 = keys_action_key(a, 1);
+	size_t n;
+
+	if (k[0] == '<' && k2[0] != '\0' && k2[0] != '<')
+		k = k2;
+	n = strlen(k);
+	if (k[0] == '<' && n > 2)
+		snprintf(buf, size, "%.*s", (int)(n - 2), k + 1);
+	else
+		snprintf(buf, size, "%s", k);
+	return buf;
+}
+
+void
+keys_hint(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len = 0;
+	char k[16];
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	va_start(ap, fmt);
+	for (; *fmt != '\0' && len + 1 < size; fmt++) {
+		if (fmt[0] == '%' && fmt[1] == 'k') {
+			keys_action_shown((enum action)va_arg(ap, int), k,
+			    sizeof k);
+			snprintf(buf + len, size - len, "%s", k);
+			len += strlen(buf + len);
+			fmt++;
+			continue;
+		}
+		buf[len++] = *fmt;
+		buf[len] = '\0';
+	}
+	va_end(ap);
 }

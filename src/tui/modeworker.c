@@ -31,7 +31,7 @@
 #include <unistd.h>
 #endif
 
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "util/stop.h"
 #include "util/thread.h"
 #include "util/xalloc.h"
@@ -139,8 +139,8 @@ worker(void *arg)
 	b->done = 1;
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
-	/* this thread's decoded blocks go with it */
-	snap_blk_cache_clear();
+	/* this thread's decoded stripes go with it */
+	snap_stripe_cache_clear();
 	return NULL;
 }
 

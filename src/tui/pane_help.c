@@ -1,10 +1,8 @@
 /*
- * Help screen: the keys by group, with the keys taken from the action
- * table (actions.h) so that a rebinding shows here, then the legend of
- * the two maps. Two columns when the screen is wide enough (the keys fit
- * 80x24), one otherwise; a line too long for its column wraps, never
- * cut; the screen scrolls. An action no group names is listed under
- * "More" with its long help, so a new action is never missing.
+ * Help screen of the viewer: the keys by group, with the keys taken from
+ * the action table (actions.h) so that a rebinding shows here, then the
+ * legend of the two maps; it scrolls. The builder of help screens
+ * (help.h), which the rank screens use too, is here.
  */
 #include "config.h"
 
@@ -12,26 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tui/help.h"
 #include "tui/keys.h"
 #include "tui/pane.h"
 #include "util/xalloc.h"
 
 #define COL_MIN 38      /* two columns from 2 x COL_MIN + 2 cells */
 #define KEYS_W 10       /* width of the keys field */
-#define MAX_ACTS 4
 
-struct entry {
-	enum action act[MAX_ACTS];
-	const char *text;
-};
-
-struct group {
-	const char *title;
-	const struct entry *e;
-	size_t n;
-};
-
-static const struct entry move[] = {
+static const struct help_entry move[] = {
     {{ACT_LEFT, ACT_RIGHT}, "cursor, block; tree: fold"},
     {{ACT_UP, ACT_DOWN}, "event / segment / row"},
     {{ACT_PAGE_UP, ACT_PAGE_DOWN}, "half a screen / a page"},
@@ -39,7 +26,7 @@ static const struct entry move[] = {
     {{ACT_GOTO}, "go to event #N (decimal)"},
     {{ACT_FOCUS_NEXT, ACT_FOCUS_PREV}, "next / previous pane"},
 };
-static const struct entry timeline[] = {
+static const struct help_entry timeline[] = {
     {{ACT_ZOOM_IN, ACT_ZOOM_OUT, ACT_FIT}, "zoom in, out, whole trace"},
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "pan left / right"},
     {{ACT_AXIS, ACT_COLOR, ACT_DEVICE}, "time axis; colour; device"},
@@ -48,7 +35,7 @@ static const struct entry timeline[] = {
     {{ACT_YZOOM_IN, ACT_YZOOM_OUT, ACT_YPAN_UP, ACT_YPAN_DOWN},
 	"y zoom in, out; pan"},
 };
-static const struct entry jumps[] = {
+static const struct help_entry jumps[] = {
     {{ACT_PEAK, ACT_ANNOT_NEXT, ACT_ANNOT_PREV}, "peak; next/prev annotation"},
     {{ACT_OOM_NEXT, ACT_OOM_PREV}, "next / previous OOM"},
     {{ACT_SEG_NEXT, ACT_SEG_PREV}, "next / prev segment_alloc"},
@@ -59,7 +46,7 @@ static const struct entry jumps[] = {
 	"leak window begin/end/clear"},
     {{ACT_MISMATCH}, "first replay mismatch"},
 };
-static const struct entry views[] = {
+static const struct help_entry views[] = {
     {{ACT_VIEW_LEAKS}, "leaks (of the window)"},
     {{ACT_VIEW_FRAG}, "segment_allocs, worst gap"},
     {{ACT_VIEW_TOP}, "call-stack tree at cursor"},
@@ -68,7 +55,7 @@ static const struct entry views[] = {
     {{ACT_VIEW_OOM}, "why the OOM failed"},
     {{ACT_VIEW_INFO}, "settings, facts, check"},
 };
-static const struct entry in_view[] = {
+static const struct help_entry in_view[] = {
     {{ACT_ENTER}, "select / go there / expand"},
     {{ACT_ALLOC_NEXT, ACT_ALLOC_PREV}, "next / previous block or row"},
     {{ACT_EXPAND_ALL, ACT_ROOT}, "tree: expand all; subtree"},
@@ -76,13 +63,13 @@ static const struct entry in_view[] = {
     {{ACT_SORT, ACT_SORT_REVERSE}, "table: sort column; reverse"},
     {{ACT_FILTER}, "event table: filter"},
 };
-static const struct entry other[] = {
+static const struct help_entry other[] = {
     {{ACT_EXPORT, ACT_COPY}, "export view; copy stack"},
     {{ACT_REDRAW, ACT_HELP}, "redraw; this help"},
     {{ACT_BACK, ACT_QUIT}, "close help or view; quit"},
     {{ACT_RANKS}, "back to the rank overview"},
 };
-static const struct group groups[] = {
+static const struct help_group groups[] = {
     {"Move", move, sizeof move / sizeof move[0]},
     {"Timeline", timeline, sizeof timeline / sizeof timeline[0]},
     {"Jump", jumps, sizeof jumps / sizeof jumps[0]},
@@ -90,8 +77,6 @@ static const struct group groups[] = {
     {"In a view", in_view, sizeof in_view / sizeof in_view[0]},
     {"Other", other, sizeof other / sizeof other[0]},
 };
-#define N_GROUPS (sizeof groups / sizeof groups[0])
-#define FIRST_RIGHT 3   /* groups[FIRST_RIGHT..] go in the right column */
 
 static const char *const legend[] = {
     "Timeline: m cycles the bands: one per allocation (the largest drawn, "
@@ -108,19 +93,13 @@ static const char *const legend[] = {
     "as h j k l. snapview(1) lists every key.",
 };
 
-/* A line of the screen: text, bold for a group title. */
-struct hline {
-	char text[160];
-	int bold;
-};
-
-struct hlines {
-	struct hline *l;
-	size_t n, cap;
+static const struct help_page viewer_page = {
+	groups, sizeof groups / sizeof groups[0], 3, KM_VIEW,
+	legend, sizeof legend / sizeof legend[0]
 };
 
 static void
-push(struct hlines *h, const char *text, int bold)
+push(struct help_lines *h, const char *text, int bold)
 {
 	XGROW(h->l, h->cap, h->n + 1);
 	snprintf(h->l[h->n].text, sizeof h->l[0].text, "%s", text);
@@ -130,8 +109,8 @@ push(struct hlines *h, const char *text, int bold)
 /* Appends text wrapped at width w (at spaces when it can), the first
  * line after prefix, the others indented by indent. */
 static void
-push_wrapped(struct hlines *h, const char *prefix, const char *text, int w,
-    int indent)
+push_wrapped(struct help_lines *h, const char *prefix, const char *text,
+    int w, int indent)
 {
 	char line[160];
 	int room, n, plen = (int)strlen(prefix);
@@ -161,33 +140,16 @@ push_wrapped(struct hlines *h, const char *prefix, const char *text, int w,
 	}
 }
 
-/* The key of act as shown: a printable key rather than an arrow. */
-static const char *
-key_shown(enum action act, char *buf, size_t size)
-{
-	const char *k = keys_action_key(act, 0), *k2 = keys_action_key(act, 1);
-	size_t n;
-
-	if (k[0] == '<' && k2[0] != '\0' && k2[0] != '<')
-		k = k2;
-	n = strlen(k);
-	if (k[0] == '<' && n > 2)
-		snprintf(buf, size, "%.*s", (int)(n - 2), k + 1);
-	else
-		snprintf(buf, size, "%s", k);
-	return buf;
-}
-
 static void
-entry_lines(struct hlines *h, const struct entry *e, int w)
+entry_lines(struct help_lines *h, const struct help_entry *e, int w)
 {
 	char keys[64] = "", k[16], prefix[80];
 	int i;
 
-	for (i = 0; i < MAX_ACTS && e->act[i] != ACT_NONE; i++)
+	for (i = 0; i < HELP_MAX_ACTS && e->act[i] != ACT_NONE; i++)
 		snprintf(keys + strlen(keys), sizeof keys - strlen(keys),
 		    "%s%s", i > 0 ? " " : "",
-		    key_shown(e->act[i], k, sizeof k));
+		    keys_action_shown(e->act[i], k, sizeof k));
 	snprintf(prefix, sizeof prefix, " %-*s ", KEYS_W - 1, keys);
 	if ((int)strlen(prefix) > KEYS_W + 1) {
 		/* long keys: on a line of their own */
@@ -198,48 +160,50 @@ entry_lines(struct hlines *h, const struct entry *e, int w)
 }
 
 static int
-listed(enum action act)
+listed(const struct help_page *p, enum action act)
 {
 	size_t g, i;
 	int k;
 
-	for (g = 0; g < N_GROUPS; g++)
-		for (i = 0; i < groups[g].n; i++)
-			for (k = 0; k < MAX_ACTS; k++)
-				if (groups[g].e[i].act[k] == act)
+	for (g = 0; g < p->n_groups; g++)
+		for (i = 0; i < p->groups[g].n; i++)
+			for (k = 0; k < HELP_MAX_ACTS; k++)
+				if (p->groups[g].e[i].act[k] == act)
 					return 1;
 	return 0;
 }
 
 static void
-group_lines(struct hlines *h, size_t g0, size_t g1, int w)
+group_lines(struct help_lines *h, const struct help_page *p, size_t g0,
+    size_t g1, int w)
 {
 	size_t g, i;
 
 	for (g = g0; g < g1; g++) {
-		push(h, groups[g].title, 1);
-		for (i = 0; i < groups[g].n; i++)
-			entry_lines(h, &groups[g].e[i], w);
+		push(h, p->groups[g].title, 1);
+		for (i = 0; i < p->groups[g].n; i++)
+			entry_lines(h, &p->groups[g].e[i], w);
 	}
 }
 
-/* Every line of the help for a width of w cells. */
-static void
-build(struct hlines *out, int w)
+void
+help_build(struct help_lines *out, const struct help_page *p, int w)
 {
-	struct hlines left = {0}, right = {0};
-	struct entry more = {{ACT_NONE}, NULL};
+	struct help_lines left = {0}, right = {0};
+	struct help_entry more = {{ACT_NONE}, NULL};
 	char line[160];
 	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a;
 	size_t i;
 
 	if (cw > 60)
 		cw = 60;
-	group_lines(&left, 0, two ? FIRST_RIGHT : N_GROUPS, two ? cw : w - 1);
+	group_lines(&left, p, 0, two ? p->first_right : p->n_groups,
+	    two ? cw : w - 1);
 	if (two)
-		group_lines(&right, FIRST_RIGHT, N_GROUPS, cw);
+		group_lines(&right, p, p->first_right, p->n_groups, cw);
 	for (a = 1; a < ACT_COUNT; a++) {
-		if (listed((enum action)a))
+		if ((keys_action_keymaps((enum action)a) & p->km) == 0 ||
+		    listed(p, (enum action)a))
 			continue;
 		if (more.text == NULL)
 			push(two ? &right : &left, "More", 1);
@@ -260,20 +224,20 @@ build(struct hlines *out, int w)
 	free(left.l);
 	free(right.l);
 	push(out, "", 0);
-	for (i = 0; i < sizeof legend / sizeof legend[0]; i++)
-		push_wrapped(out, "", legend[i], w - 1, 2);
+	for (i = 0; i < p->n_legend; i++)
+		push_wrapped(out, "", p->legend[i], w - 1, 2);
 }
 
 static void
 help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
-	struct hlines h = {0};
+	struct help_lines h = {0};
 	int i, row, rows = r->h - 1, n;
 	char title[128];
 
 	(void)focused;
-	build(&h, r->w);
+	help_build(&h, &viewer_page, r->w);
 	n = (int)h.n;
 	if (a->help_scroll > n - rows)
 		a->help_scroll = n - rows;

@@ -8,10 +8,11 @@
  * one cursor, and the call sites ranked by the change in live bytes at
  * the cursor, as snapview diff --at / --step ranks them).
  *
- * tui.c owns the loop and the terminal: it hands keys to rk_key() and
- * draws with rk_draw() while the set is showing; Enter on a rank asks it
- * (RK_OPEN) to open that rank's full view, which returns here on the
- * ranks action.
+ * tui.c owns the loop and the terminal: it maps keys with rk_action()
+ * and hands them to rk_key(), and draws with rk_draw(), while the set is
+ * showing; Enter on a rank asks it (RK_OPEN) to open that rank's full
+ * view, which returns here on the ranks action. The overview is
+ * ranks_overview.c, the comparison ranks_compare.c (ranks_int.h).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,9 @@ int rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 void rk_free(struct rk *r);
 
 void rk_draw(struct rk *r, struct cellbuf *cb, int utf8);
+/* The action key k is bound to on the screen showing (the keymap of the
+ * overview or of the comparison, actions.h), or ACT_NONE. */
+enum action rk_action(const struct rk *r, int key);
 /* key: the key read (0 for a scripted action); act: its action. */
 enum rk_result rk_key(struct rk *r, int key, enum action act);
 

@@ -518,7 +518,7 @@ dispatch(enum action act)
 		return UI_REDRAW;
 	}
 	if (act == ACT_COPY) {
-		copy_stack(&app, scripted ? null_out : stdout);
+		export_copy_stack(&app, scripted ? null_out : stdout);
 		return UI_REDRAW;
 	}
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
@@ -581,7 +581,8 @@ handle_key(int k)
 							    : 0;
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
-	act = keys_action(k);
+	/* the rank screens have keymaps of their own */
+	act = in_set ? rk_action(set, k) : keys_action(k);
 	/* Backspace comes as ^? or ^H as often as KEY_BACKSPACE */
 	if (set != NULL && (k == 127 || k == 8))
 		act = ACT_RANKS;

@@ -39,7 +39,7 @@ cd "$build"
 make -j2 fuzz >make.out
 
 rc=0
-for t in pickle load index block output ckpt remap; do
+for t in pickle load index stripe output ckpt remap; do
 	mkdir -p "$out/corpus-$t" "$out/art-$t"
 	cp "$src/tests/fuzz/corpus/$t/"* "$out/corpus-$t/" 2>/dev/null || true
 	echo "ci-fuzz: fuzz_$t for ${secs}s"

@@ -11,10 +11,10 @@
  * holds it as a msgpack u64), else the first. The source key's mtime is
  * pinned, so the seeds (built by this program, see below) stay valid.
  *
- * Every section, every chunk of a block and the header carry a hash, so
+ * Every section, every chunk of a stripe and the header carry a hash, so
  * nearly every mutation would be refused by a hash check. When the header
  * still parses as msgpack, the harness recomputes the chunk hashes of the
- * block directories, the section hashes in its TOC, the header hash and
+ * stripe directories, the section hashes in its TOC, the header hash and
  * the prelude hash (in a copy), so that mutations reach the decoders and
  * the model/timeline views behind them. An input whose header does not
  * parse is opened as it is.
@@ -44,7 +44,7 @@
 #include "index/idx_format.h"
 #include "index/idx_lod.h"
 #include "index/idx_timeline.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
@@ -167,7 +167,7 @@ setup(void)
 
 /* The forgeries of doc/SECURITY.md's second review, made from the index
  * of fixture i (its checksums made right): TOC entries aliasing one
- * section, a raw length of 2^62, blocks sharing one payload, every
+ * section, a raw length of 2^62, stripes sharing one payload, every
  * device made WRAP (no pyramid, exact sums). */
 static void
 write_forged(const char *out, int i)
@@ -200,11 +200,12 @@ write_forged(const char *out, int i)
 	t = forge_find(&fg, IDX_SEC_EVDIR);
 	off = t->off;
 	len = t->len;
-	for (k = 1; (uint64_t)(k + 1) * sizeof(struct snap_blkdir) <= len;
+	for (k = 1; (uint64_t)(k + 1) * sizeof(struct snap_stripedir) <= len;
 	    k++)
-		memcpy(fg.f + off + (uint64_t)k * sizeof(struct snap_blkdir) +
-		    offsetof(struct snap_blkdir, off), fg.f + off +
-		    offsetof(struct snap_blkdir, off), 8);
+		memcpy(fg.f + off +
+		    (uint64_t)k * sizeof(struct snap_stripedir) +
+		    offsetof(struct snap_stripedir, off), fg.f + off +
+		    offsetof(struct snap_stripedir, off), 8);
 	snprintf(to, sizeof to, "%s/forged-shared-%d", out, i);
 	forge_write(&fg, to);
 	forge_free(&fg);
@@ -315,8 +316,8 @@ toc_entry(const msgpack_object *toc, const char *name, size_t n,
 	return -1;
 }
 
-/* Makes the chunk hashes of the block directories in d (a copy) right,
- * so that mutated column data reaches the block decoders. */
+/* Makes the chunk hashes of the stripe directories in d (a copy) right,
+ * so that mutated column data reaches the stripe decoders. */
 static void
 fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 {
@@ -329,8 +330,8 @@ fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 	for (k = 0; k < 2; k++) {
 		if (toc_entry(toc, dirs[k], n, &off, &len) != 0)
 			continue;
-		for (b = 0; b + 1 <= len / sizeof(struct snap_blkdir); b++) {
-			struct snap_blkdir bd;
+		for (b = 0; b + 1 <= len / sizeof(struct snap_stripedir); b++) {
+			struct snap_stripedir bd;
 			uint64_t at;
 			unsigned c;
 
@@ -338,7 +339,7 @@ fix_chunks(uint8_t *d, size_t n, const msgpack_object *toc)
 			if (bd.off > cd_len)
 				continue;
 			at = cd_off + bd.off;
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 				if (bd.clen[c] > n - at)
 					break;
 				bd.chash[c] = snap_chunk_hash(d + at,

@@ -11,7 +11,7 @@
  * Input: byte 0 picks the fixture; then operations until the end:
  *   0x00..0x3f  walk everything (tests/fuzz/idx_walk.c), with the
  *               pyramid when bit 0 is set
- *   0x40..0x7f  drop this thread's decoded blocks (the next walk decodes
+ *   0x40..0x7f  drop this thread's cache entries (the next walk decodes
  *               from the file again)
  *   0x80..0xff  write: u32 offset (little-endian, taken modulo the file
  *               size), then (op & 0x3f) + 1 bytes of data (fewer when the
@@ -37,7 +37,7 @@
 #include "idx_walk.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "util/err.h"
 
 #define N_FIX 3
@@ -208,7 +208,7 @@ run(int k, int fd, const struct sv_index *ix, const uint8_t *d, size_t n)
 				abort();
 			}
 		} else if (op < 0x80) {
-			snap_blk_cache_clear();
+			snap_stripe_cache_clear();
 		} else {
 			size_t len = (size_t)(op & 0x3f) + 1;
 			uint64_t off;
@@ -258,10 +258,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = open(ipath[k], O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		abort();
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	run(k, fd, ix, data + 1, size - 1);
 	close(fd);
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	idx_close(ix);
 	return 0;
 }

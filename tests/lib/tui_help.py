@@ -11,11 +11,15 @@ src = open(help_c).read()
 # entries: {{ACT_A, ACT_B}, "text"}
 entries = re.findall(r'\{\{([A-Z_, ]+)\},\s*"([^"]*)"\}', src)
 assert len(entries) > 20, "entries not found in pane_help.c"
-# the first key of each action (a printable one rather than an arrow)
+# the first key of each action (a printable one rather than an arrow),
+# and the actions of the viewer's keymap (the rank screens have their own)
 keys = {}
-for m in re.finditer(r'_\((ACT_[A-Z_]+), "[a-z-]+", "([^"]*)", "([^"]*)"',
+viewer = set()
+for m in re.finditer(r'_\((ACT_[A-Z_]+), "[a-z-]+", "([^"]*)", "([^"]*)", ([A-Z_| ]+),',
                      open(actions_h).read()):
     k1, k2 = m.group(2), m.group(3)
+    if re.search(r'\bKM_(VIEW|ALL)\b', m.group(4)):
+        viewer.add(m.group(1))
     k = k2 if k1.startswith('<') and k2 and not k2.startswith('<') else k1
     keys[m.group(1)] = k[1:-1] if k.startswith('<') and len(k) > 2 else k
 ok = True
@@ -28,9 +32,10 @@ for acts, text in entries:
     if not hits:
         print('80x24 first page lacks "%s  %s" on one line' % (ks, text))
         ok = False
-# every action of the table is named by some entry
+# every action of the viewer's keymap is named by some entry
 named = {a.strip() for acts, _ in entries for a in acts.split(',')}
-for a in keys:
+assert len(viewer) > 20, "keymaps not found in actions.h"
+for a in viewer:
     if a not in named and 'More' not in open(os.path.join(work, 'p1.screen')).read():
         print('action %s is in no group and there is no More group' % a)
         ok = False

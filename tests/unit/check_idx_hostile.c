@@ -3,7 +3,7 @@
  * index limits): an index its owner rewrites in place while it is open,
  * and forged indexes whose every checksum is right (tests/unit/idx_forge.c):
  * a raw length of 2^62, TOC entries aliasing one section or naming an
- * unknown one, a header past its bound, blocks sharing one payload, a
+ * unknown one, a header past its bound, stripes sharing one payload, a
  * chunk claiming more raw bytes than its stored bytes can hold. Each is
  * opened through idx_open() as a command opens it: the rewrite must not
  * change what is read, and each forgery must be refused (and the index
@@ -23,7 +23,7 @@
 #include "idx_forge.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "util/xalloc.h"
 
 static char tmpdir[256];
@@ -70,8 +70,8 @@ opts(struct idx_opts *o, struct warns *w)
 	o->warn_ctx = w;
 }
 
-/* A copy of the real training snapshot (19,136 events: two event blocks
- * and two element blocks) in the test's directory, indexed beside it;
+/* A copy of the real training snapshot (19,136 events: two event stripes
+ * and two element stripes) in the test's directory, indexed beside it;
  * *ipath gets the index's path. */
 static char *
 indexed_copy(char **ipath)
@@ -154,8 +154,8 @@ START_TEST(test_rewritten_while_mapped)
 	/* the owner rewrites every byte of the file but the column data and
 	 * the pyramid with the same number of others: the prelude, the
 	 * header, every directory, record, offset and string; nothing of
-	 * it may be read again (and the decoded blocks are dropped, so the
-	 * walk decodes every block again through the directories) */
+	 * it may be read again (and the cache entries are dropped, so the
+	 * walk decodes every stripe again through the directories) */
 	fd = open(ipath, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
 	overwrite(fd, 0, IDX_PRELUDE_LEN, 0xa5);
@@ -164,11 +164,11 @@ START_TEST(test_rewritten_while_mapped)
 		    strcmp(fg.sec[i].name, IDX_SEC_LOD) != 0)
 			overwrite(fd, fg.sec[i].off, fg.sec[i].len,
 			    (uint8_t)(0x5a + i));
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	after = idx_walk(ix, 8, 1);
 	ck_assert_msg(after == before, "what was read changed with the file");
 	ck_assert_int_eq(idx_damaged(ix), 0);
-	/* the column data rewritten: a block read from now on fails its
+	/* the column data rewritten: a stripe read from now on fails its
 	 * check (the copy of its stored bytes is hashed) and reads as
 	 * zeros; the pyramid rewritten: other figures, nothing else */
 	{
@@ -180,7 +180,7 @@ START_TEST(test_rewritten_while_mapped)
 		overwrite(fd, cd->off, cd->len, 0xff);
 		overwrite(fd, lod->off, lod->len, 0x80);
 	}
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	after = idx_walk(ix, 8, 1);
 	ck_assert_uint_ne(after, before);
 	ck_assert_int_eq(idx_damaged(ix), 1);
@@ -268,26 +268,26 @@ START_TEST(test_header_too_large)
 }
 END_TEST
 
-/* The directory entry b of the event blocks in fg's bytes. */
-static struct snap_blkdir *
+/* The directory entry b of the event stripes in fg's bytes. */
+static struct snap_stripedir *
 evdir_at(struct forge *fg, uint64_t b)
 {
 	struct forge_sec *t = forge_find(fg, IDX_SEC_EVDIR);
 
 	ck_assert_ptr_nonnull(t);
 	ck_assert_uint_eq(t->comp, 0);
-	ck_assert_uint_ge(t->len, (b + 1) * sizeof(struct snap_blkdir));
-	return (struct snap_blkdir *)(void *)(fg->f + t->off +
-	    b * sizeof(struct snap_blkdir));
+	ck_assert_uint_ge(t->len, (b + 1) * sizeof(struct snap_stripedir));
+	return (struct snap_stripedir *)(void *)(fg->f + t->off +
+	    b * sizeof(struct snap_stripedir));
 }
 
 START_TEST(test_shared_payloads)
 {
 	char *ipath, *src = indexed_copy(&ipath);
 	struct forge fg;
-	struct snap_blkdir d0, d1;
+	struct snap_stripedir d0, d1;
 
-	/* the second event block's payload is the first's: every block of
+	/* the second event stripe's payload is the first's: every stripe of
 	 * a directory could name one payload, and a small index then
 	 * decoded far more than it stored */
 	forge_load(&fg, ipath);
@@ -308,18 +308,18 @@ START_TEST(test_chunk_ratio)
 {
 	char *ipath, *src = indexed_copy(&ipath);
 	struct forge fg;
-	struct snap_blkdir d;
-	unsigned c, pick = SNAP_BLK_NCHUNK;
+	struct snap_stripedir d;
+	unsigned c, pick = SNAP_STRIPE_NCHUNK;
 
 	/* a chunk claiming more raw bytes than LZ4 can make of its stored
-	 * bytes: the most compressible chunk of the first block */
+	 * bytes: the most compressible chunk of the first stripe */
 	forge_load(&fg, ipath);
 	memcpy(&d, evdir_at(&fg, 0), sizeof d);
-	for (c = 0; c < SNAP_BLK_NCHUNK; c++)
+	for (c = 0; c < SNAP_STRIPE_NCHUNK; c++)
 		if (d.clen[c] > 0 && d.clen[c] < d.rlen[c] &&
-		    (pick == SNAP_BLK_NCHUNK || d.clen[c] < d.clen[pick]))
+		    (pick == SNAP_STRIPE_NCHUNK || d.clen[c] < d.clen[pick]))
 			pick = c;
-	ck_assert_uint_lt(pick, SNAP_BLK_NCHUNK);
+	ck_assert_uint_lt(pick, SNAP_STRIPE_NCHUNK);
 	d.rlen[pick] = d.clen[pick] * 256u + 65u;
 	ck_assert_uint_le(d.rlen[pick], SNAP_CHUNK_MAX(d.n));
 	memcpy(evdir_at(&fg, 0), &d, sizeof d);

@@ -26,7 +26,7 @@
 
 #include "index/idx.h"
 #include "index/idx_format.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_load.h"
 #include "util/xalloc.h"
 
@@ -907,8 +907,8 @@ START_TEST(test_flipped_bit_each_section)
 	for (i = 0; i < n; i++) {
 		char what[96];
 
-		/* the column data is checked block by block when read (see
-		 * test_flipped_byte_each_block) */
+		/* the column data is checked stripe by stripe when read (see
+		 * test_flipped_byte_each_stripe) */
 		if (sec[i].len == 0 ||
 		    strcmp(sec[i].name, IDX_SEC_COLDATA) == 0)
 			continue;
@@ -940,7 +940,7 @@ START_TEST(test_flipped_bit_each_section)
 END_TEST
 
 /* Reads every value of every device of ix through the accessors (which
- * decodes every chunk of every block). */
+ * decodes every chunk of every stripe). */
 static void
 walk_all(const struct sv_index *ix)
 {
@@ -988,7 +988,7 @@ find_section(const char *ipath, const char *name, uint64_t *off,
 	ck_abort_msg("no section %s", name);
 }
 
-/* Where each stored chunk of the index's blocks lies (file offsets),
+/* Where each stored chunk of the index's stripes lies (file offsets),
  * from its directories. */
 static int
 chunk_offsets(const char *ipath, uint64_t *where, int max)
@@ -1004,22 +1004,22 @@ chunk_offsets(const char *ipath, uint64_t *where, int max)
 		uint64_t off, len, b;
 
 		find_section(ipath, dirs[k], &off, &len);
-		ck_assert_uint_eq(len % sizeof(struct snap_blkdir), 0);
-		for (b = 0; b < len / sizeof(struct snap_blkdir); b++) {
-			struct snap_blkdir d;
+		ck_assert_uint_eq(len % sizeof(struct snap_stripedir), 0);
+		for (b = 0; b < len / sizeof(struct snap_stripedir); b++) {
+			struct snap_stripedir d;
 			uint64_t at;
 			unsigned c;
 
 			unsigned present = 0, pick;
 
 			memcpy(&d, f + off + b * sizeof d, sizeof d);
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++)
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++)
 				present += d.clen[c] > 0;
-			/* every chunk of a device's first blocks, one chunk
+			/* every chunk of a device's first stripes, one chunk
 			 * (a different kind each time) of the others */
 			pick = (unsigned)(b % present);
 			at = cd_off + d.off;
-			for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+			for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 				if (d.clen[c] > 0 && n < max &&
 				    (b == 0 || pick == 0))
 					where[n++] = at + d.clen[c] / 2;
@@ -1033,7 +1033,7 @@ chunk_offsets(const char *ipath, uint64_t *where, int max)
 	return n;
 }
 
-START_TEST(test_flipped_byte_each_block)
+START_TEST(test_flipped_byte_each_stripe)
 {
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
 	struct idx_opts o;
@@ -1041,10 +1041,10 @@ START_TEST(test_flipped_byte_each_block)
 	struct sv_index *ix;
 	struct idx_info info;
 	uint64_t where[512];
-	int n, k, n_ev_blocks;
+	int n, k, n_ev_stripes;
 
-	/* several blocks of events and of elements */
-	model_events = 7 * SNAP_BLK_MAX;
+	/* several stripes of events and of elements */
+	model_events = 7 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	idx_close(open_ok(src, &o));
@@ -1052,15 +1052,15 @@ START_TEST(test_flipped_byte_each_block)
 		uint64_t off, len;
 
 		find_section(ipath, IDX_SEC_EVDIR, &off, &len);
-		n_ev_blocks = (int)(len / sizeof(struct snap_blkdir));
-		ck_assert_int_ge(n_ev_blocks, 6);
+		n_ev_stripes = (int)(len / sizeof(struct snap_stripedir));
+		ck_assert_int_ge(n_ev_stripes, 6);
 		find_section(ipath, IDX_SEC_ELDIR, &off, &len);
-		ck_assert_uint_ge(len / sizeof(struct snap_blkdir), 3);
+		ck_assert_uint_ge(len / sizeof(struct snap_stripedir), 3);
 	}
 	n = chunk_offsets(ipath, where, 512);
 	ck_assert_int_gt(n, 20);
 	for (k = 0; k < n; k++) {
-		/* a quick open does not read the block; reading it finds
+		/* a quick open does not read the stripe; reading it finds
 		 * the damage, and closing removes the file */
 		flip_bit(ipath, where[k], k % 8);
 		memset(&w, 0, sizeof w);
@@ -1130,7 +1130,7 @@ START_TEST(test_damaged_removed_only_ours)
 	struct sv_index *ix;
 	struct stat st;
 
-	model_events = 2 * SNAP_BLK_MAX;
+	model_events = 2 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	idx_close(open_ok(src, &o));
@@ -1176,7 +1176,7 @@ check_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 	uint32_t c;
 
 	if (cold)
-		snap_blk_cache_clear();
+		snap_stripe_cache_clear();
 	idx_lod_columns(lod, tl, from, to, ncols, cols);
 	for (c = 0; c < ncols; c++) {
 		uint64_t lo = from + span * c / ncols;
@@ -1195,12 +1195,12 @@ check_columns(const struct idx_lod *lod, const struct idx_timeline *tl,
 	free(cols);
 }
 
-/* The pyramid's ragged ends are read straight from the event blocks
- * (idx_tl_extremes), several per block pass: the same values as the
+/* The pyramid's ragged ends are read straight from the event stripes
+ * (idx_tl_extremes), several per stripe pass: the same values as the
  * accessors, from a cold cache or a hot one, for columns of any width,
- * runs across block boundaries, and a damaged block (read as zeros and
+ * runs across stripe boundaries, and a damaged stripe (read as zeros and
  * marked, as through the accessors). */
-START_TEST(test_lod_columns_blocks)
+START_TEST(test_lod_columns_stripes)
 {
 	char *src = tpath("c.pickle"), *ipath = tpath("c.pickle.snapidx");
 	static const uint32_t widths[] = {1, 7, 80, 200, 997, 5000};
@@ -1212,19 +1212,19 @@ START_TEST(test_lod_columns_blocks)
 	struct idx_tl_run runs[6];
 	struct idx_lod_bucket b;
 	uint64_t n, rng = 7, off, len, cd_off, cd_len, k;
-	struct snap_blkdir d;
+	struct snap_stripedir d;
 	size_t flen;
 	uint8_t *f;
 	unsigned c, i;
 
-	model_events = 8 * SNAP_BLK_MAX + 1234;
+	model_events = 8 * SNAP_STRIPE_MAX + 1234;
 	write_file(src, "cols", 4);
 	opts_init(&o, &w, 1);
 	ix = open_ok(src, &o);
 	tl = idx_timeline(ix, 0);
 	lod = idx_lod(ix, 0);
 	n = tl->n_events;
-	ck_assert_uint_ge(tl->evblk->n_blk, 6);
+	ck_assert_uint_ge(tl->ev_stripes->n_stripe, 6);
 	for (i = 0; i < sizeof widths / sizeof widths[0]; i++) {
 		check_columns(lod, tl, 0, n, widths[i], 1);
 		check_columns(lod, tl, 0, n, widths[i], 0);
@@ -1239,20 +1239,20 @@ START_TEST(test_lod_columns_blocks)
 		check_columns(lod, tl, lo, hi, 1 + (uint32_t)(rng % 300),
 		    (int)(k % 2));
 	}
-	/* runs across block boundaries, next to each other, and empty */
+	/* runs across stripe boundaries, next to each other, and empty */
 	runs[0].from = 5;
-	runs[0].to = SNAP_BLK_MAX + 9;
-	runs[1].from = SNAP_BLK_MAX + 9;
-	runs[1].to = SNAP_BLK_MAX + 10;
-	runs[2].from = 2 * SNAP_BLK_MAX - 1;
-	runs[2].to = 4 * SNAP_BLK_MAX + 1;
-	runs[3].from = 4 * SNAP_BLK_MAX + 1;
-	runs[3].to = 4 * SNAP_BLK_MAX + 1;
-	runs[4].from = 5 * SNAP_BLK_MAX;
+	runs[0].to = SNAP_STRIPE_MAX + 9;
+	runs[1].from = SNAP_STRIPE_MAX + 9;
+	runs[1].to = SNAP_STRIPE_MAX + 10;
+	runs[2].from = 2 * SNAP_STRIPE_MAX - 1;
+	runs[2].to = 4 * SNAP_STRIPE_MAX + 1;
+	runs[3].from = 4 * SNAP_STRIPE_MAX + 1;
+	runs[3].to = 4 * SNAP_STRIPE_MAX + 1;
+	runs[4].from = 5 * SNAP_STRIPE_MAX;
 	runs[4].to = n;
 	runs[5].from = n;
 	runs[5].to = n + 10;
-	snap_blk_cache_clear();
+	snap_stripe_cache_clear();
 	idx_tl_extremes(tl, runs, 6);
 	for (i = 0; i < 6; i++) {
 		if (runs[i].from >= runs[i].to) {
@@ -1269,7 +1269,7 @@ START_TEST(test_lod_columns_blocks)
 	ck_assert_int_eq(idx_damaged(ix), 0);
 	idx_close(ix);
 
-	/* the size chunk of event block 2 damaged: its events read as
+	/* the size chunk of event stripe 2 damaged: its events read as
 	 * zeros, through the columns as through the accessors */
 	find_section(ipath, IDX_SEC_COLDATA, &cd_off, &cd_len);
 	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
@@ -1810,7 +1810,7 @@ rehash_index(const char *ipath)
  * made `stats` allocate 4.2 GB). */
 /* A device without the WRAP flag is read with int64 sums, exact only
  * while every sum stays below 2^62 in magnitude (what the builder flags
- * WRAP past): a block whose stored base breaks that rule (a hostile
+ * WRAP past): a stripe whose stored base breaks that rule (a hostile
  * writer's, hashes made right) is damage, found when its totals or
  * reserved bytes are read, not sums read modulo 2^64. */
 START_TEST(test_int64_rule)
@@ -1832,11 +1832,11 @@ START_TEST(test_int64_rule)
 	idx_close(ix);
 	/* base[0] (totals), then base[1] (reserved, below -2^62) */
 	find_section(ipath, IDX_SEC_EVDIR, &off, &len);
-	ck_assert_uint_ge(len, sizeof(struct snap_blkdir));
+	ck_assert_uint_ge(len, sizeof(struct snap_stripedir));
 	fd = open(ipath, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, &big, 8, (off_t)(off +
-	    offsetof(struct snap_blkdir, base))), 8);
+	    offsetof(struct snap_stripedir, base))), 8);
 	close(fd);
 	rehash_index(ipath);
 	ix = open_ok(src, &o);
@@ -1853,7 +1853,7 @@ START_TEST(test_int64_rule)
 	fd = open(ipath, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pwrite(fd, &neg, 8, (off_t)(off +
-	    offsetof(struct snap_blkdir, base) + 8)), 8);
+	    offsetof(struct snap_stripedir, base) + 8)), 8);
 	close(fd);
 	rehash_index(ipath);
 	ix = open_ok(src, &o);
@@ -2137,20 +2137,20 @@ wrap_load(const char *path, const struct snap_load_opts *lo,
 		t = snap_trace_get(s, 0);
 		snap_trace_push(s, t, SNAP_ALLOC, 4096, 100, 0, 0);
 		break;
-	case 4: /* blocks of 2^63 + 5 freed before any alloc */
+	case 4: /* (allocator) blocks of 2^63 + 5 freed before any alloc */
 		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A, H + 5, 0, 0);
 		snap_trace_push(s, t, SNAP_FREE_COMPLETED, A + 512, H + 5, 0,
 		    0);
 		snap_trace_push(s, t, SNAP_ALLOC, A, 10, 0, 0);
 		break;
-	default: /* across blocks: 2^63 allocated in one, freed (saying
+	default: /* across stripes: 2^63 allocated in one, freed (saying
 		  * another size) in another */
-		for (i = 0; i < 3 * SNAP_BLK_MAX; i++) {
+		for (i = 0; i < 3 * SNAP_STRIPE_MAX; i++) {
 			uint64_t a = A + 4096 + (i / 2 % 64) * 512;
 
-			if (i == SNAP_BLK_MAX + 7)
+			if (i == SNAP_STRIPE_MAX + 7)
 				snap_trace_push(s, t, SNAP_ALLOC, A, H, 0, 0);
-			else if (i == 2 * SNAP_BLK_MAX + 9)
+			else if (i == 2 * SNAP_STRIPE_MAX + 9)
 				snap_trace_push(s, t, SNAP_FREE_COMPLETED, A,
 				    7, 0, 0);
 			else
@@ -2259,8 +2259,8 @@ START_TEST(test_peak_before_first_event)
 }
 END_TEST
 
-/* Readers on several threads at once: each has its own decoded blocks
- * (snapshot/snap_blk.c), so they read the same values as one alone. */
+/* Readers on several threads at once: each has its own cache entries
+ * (snapshot/snap_stripe.c), so they read the same values as one alone. */
 struct walker {
 	const struct sv_index *ix;
 	uint64_t sum;
@@ -2285,7 +2285,7 @@ sum_all(const struct sv_index *ix)
 		for (k = 0; tl != NULL && k < tl->n_events; k++)
 			acc = acc * 31 + idx_tl_total(tl, (int64_t)k) +
 			    idx_tl_ev_elem(tl, k);
-		/* and out of order, across blocks */
+		/* and out of order, across stripes */
 		for (k = 0; tl != NULL && k < tl->n_elems; k += 7)
 			acc = acc * 31 + idx_tl_elem(tl, (k * 7919) %
 			    tl->n_elems).addr;
@@ -2312,7 +2312,7 @@ START_TEST(test_threads_read)
 	uint64_t want;
 	int i;
 
-	model_events = 3 * SNAP_BLK_MAX;
+	model_events = 3 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	ix = open_ok(src, &o);
@@ -2333,10 +2333,10 @@ START_TEST(test_threads_read)
 }
 END_TEST
 
-/* The extension sections of a build read the blocks just written
+/* The extension sections of a build read the stripes just written
  * through the file's mapping, whose pages are given back every
- * SNAP_BLK_DROP_EVERY bytes of chunks read (snapshot/snap_blk.c): a
- * builder that reads every block again and again, well past that, on two
+ * SNAP_STRIPE_DROP_EVERY bytes of chunks read (snapshot/snap_stripe.c): a
+ * builder that reads every stripe again and again, well past that, on two
  * threads at once, reads what a reopened index reads, whether the index
  * is built into a file or into memory (where nothing may be given back). */
 #define DROP_PASSES 40
@@ -2351,7 +2351,7 @@ reread_build(const struct sv_index *ix, void *arg, uint8_t **data,
 	(void)arg;
 	(void)err;
 	for (k = 0; k < DROP_PASSES; k++) {
-		snap_blk_cache_clear();
+		snap_stripe_cache_clear();
 		*sum = *sum * 31 + sum_all(ix);
 	}
 	*data = (uint8_t *)sum;
@@ -2384,7 +2384,7 @@ START_TEST(test_extension_reads_dropped_pages)
 	uint64_t got;
 	int mem;
 
-	model_events = 3 * SNAP_BLK_MAX;
+	model_events = 3 * SNAP_STRIPE_MAX;
 	write_file(src, "model", 5);
 	for (mem = 0; mem < 2; mem++) {
 		opts_init(&o, &w, 1);
@@ -2407,7 +2407,7 @@ START_TEST(test_extension_reads_dropped_pages)
 }
 END_TEST
 
-/* A section over IDX_LZ4_CHUNK is stored as LZ4 chunks, one chunk's
+/* A section over IDX_LZ4_PIECE is stored as LZ4 pieces, one piece's
  * buffer at a time: it reads back whole. */
 static int
 big_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
@@ -2428,7 +2428,7 @@ big_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 START_TEST(test_extension_chunked)
 {
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
-	size_t n = 2 * IDX_LZ4_CHUNK + 7, len, i;
+	size_t n = 2 * IDX_LZ4_PIECE + 7, len, i;
 	struct idx_section_builder sec = {.name = "big", .build = big_build,
 	    .arg = (void *)(uintptr_t)n};
 	struct idx_opts o;
@@ -2538,7 +2538,7 @@ pk_event(FILE *f, const char *action, uint64_t addr, uint64_t size,
 /* device_traces given twice (a later key wins in Python; the loader takes
  * both): device 0's events come in two runs, device 1's between them.
  * Device 0 allocates n blocks, then frees them all in the second run,
- * long after their element blocks were written (late frees). */
+ * long after their element stripes were written (late frees). */
 static void
 write_interleaved(const char *path, uint64_t n)
 {
@@ -2581,9 +2581,10 @@ START_TEST(test_interleaved_late_frees)
 	const struct idx_timeline *tl;
 	int pass;
 
-	write_interleaved(src, 5 * 16384 + 100);
+	write_interleaved(src, 5 * SNAP_STRIPE_MAX + 100);
 	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
-	ck_assert_uint_eq(ref->traces[0].n, 2 * (5 * 16384 + 100) + 1);
+	ck_assert_uint_eq(ref->traces[0].n,
+	    2 * (5 * SNAP_STRIPE_MAX + 100) + 1);
 	opts_init(&o, &w, 0);
 	for (pass = 0; pass < 2; pass++) {
 		ix = open_ok(src, &o);
@@ -2591,7 +2592,7 @@ START_TEST(test_interleaved_late_frees)
 		assert_same_timelines(ix, ref);
 		tl = idx_timeline(ix, 0);
 		ck_assert_int_eq(idx_tl_elem(tl, 0).free_ev,
-		    (int64_t)(2 * (5 * 16384 + 100) - 1));
+		    (int64_t)(2 * (5 * SNAP_STRIPE_MAX + 100) - 1));
 		idx_close(ix);
 	}
 	ck_assert_int_eq(w.n, 0);
@@ -2612,13 +2613,13 @@ index_suite(void)
 	tcase_add_loop_test(tc, test_roundtrip_fixture, 0,
 	    (int)(sizeof fixtures / sizeof fixtures[0]));
 	tcase_add_test(tc, test_lod_ranges);
-	tcase_add_test(tc, test_lod_columns_blocks);
+	tcase_add_test(tc, test_lod_columns_stripes);
 	tcase_add_test(tc, test_stale_size);
 	tcase_add_test(tc, test_stale_mtime);
 	tcase_add_test(tc, test_stale_content);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_flipped_bit_each_section);
-	tcase_add_test(tc, test_flipped_byte_each_block);
+	tcase_add_test(tc, test_flipped_byte_each_stripe);
 	tcase_add_test(tc, test_damaged_removed_only_ours);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_index_of_other_file);

@@ -1306,9 +1306,9 @@ START_TEST(test_replay_build_shortcuts_files)
 }
 END_TEST
 
-/* A pass's records of a block-coded trace (read a block's columns at a
+/* A pass's records of a stripe-coded trace (read a stripe's columns at a
  * time) are rev_read()'s, either way, on a thread or not, across the
- * blocks (cuda_train_one_step has two). */
+ * stripes (cuda_train_one_step has two). */
 static void
 same_records(const struct snap_trace *t, uint64_t n)
 {
@@ -1336,9 +1336,9 @@ same_records(const struct snap_trace *t, uint64_t n)
 	replay_read_ahead_min = 4 * EVS_CHUNK;
 }
 
-/* The same on an index's block-coded events, which the read-ahead thread
- * decodes into blocks of its own. */
-START_TEST(test_replay_build_block_coded)
+/* The same on an index's stripe-coded events, which the read-ahead thread
+ * decodes into cache entries of its own. */
+START_TEST(test_replay_build_stripe_coded)
 {
 	static const char *names[] = {"cuda_train_one_step",
 	    "npu_leak_expandable"};
@@ -1360,9 +1360,9 @@ START_TEST(test_replay_build_block_coded)
 		    path, err.msg);
 		s = idx_snapshot(ix);
 		t = snap_trace_of(s, snap_default_device(s));
-		ck_assert_ptr_nonnull(t->blk);
+		ck_assert_ptr_nonnull(t->stripes);
 		if (k == 0)
-			ck_assert_uint_gt(t->blk->n_blk, 1);
+			ck_assert_uint_gt(t->stripes->n_stripe, 1);
 		same_records(t, t->n);
 		same_builds(s, snap_default_device(s), path);
 		idx_close(ix);
@@ -1775,7 +1775,7 @@ replay_suite(void)
 	tcase_add_loop_test(tp, test_replay_build_shortcuts_model, 0, 3);
 	tcase_add_test(tp, test_replay_build_shortcuts_files);
 	tcase_add_loop_test(tp, test_replay_build_shortcuts_churn, 0, 3);
-	tcase_add_test(tp, test_replay_build_block_coded);
+	tcase_add_test(tp, test_replay_build_stripe_coded);
 	tcase_set_timeout(tp, 120);
 	suite_add_tcase(s, tp);
 	return s;

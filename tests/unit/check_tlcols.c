@@ -2,7 +2,7 @@
  * The timeline's column aggregates, its column cache, its lookup of
  * elements by address and its group curves, checked against brute force
  * over every event or element: on a generated trace of many event
- * blocks indexed in memory (read through the block decoders) and on the
+ * stripes indexed in memory (read through the stripe decoders) and on the
  * same trace paired directly (heap arrays). The trace has ties (equal
  * totals, flat reserved bytes, clamped at zero), spikes of 8 GiB, frees
  * without alloc, an address allocated twice without a free, and ghosts.
@@ -23,7 +23,7 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define TRACE_N 150000 /* events of device 0: ten blocks */
+#define TRACE_N 150000 /* events of device 0: ten stripes */
 #define SLOTS 512
 
 static uint64_t
@@ -175,8 +175,8 @@ open_trace(void)
 	o.load = load_trace;
 	sv_error_clear(&err);
 	ck_assert_msg(idx_open(src, &o, &ix, &err) == 0, "%s", err.msg);
-	ck_assert_ptr_nonnull(idx_timeline(ix, 0)->evblk);
-	ck_assert_uint_gt(idx_timeline(ix, 0)->evblk->n_blk, 8);
+	ck_assert_ptr_nonnull(idx_timeline(ix, 0)->ev_stripes);
+	ck_assert_uint_gt(idx_timeline(ix, 0)->ev_stripes->n_stripe, 8);
 	return ix;
 }
 
@@ -336,7 +336,7 @@ START_TEST(test_tlcols_agg_heap)
 	struct sv_error err;
 
 	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
-	ck_assert_ptr_null(tl.evblk);
+	ck_assert_ptr_null(tl.ev_stripes);
 	tl_model_init(&m, s, &tl, 100);
 	check_agg_ranges(&m);
 	tl_model_destroy(&m);

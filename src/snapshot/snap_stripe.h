@@ -1,32 +1,43 @@
-#ifndef SNAPVIEW_SNAPSHOT_SNAP_BLK_H
-#define SNAPVIEW_SNAPSHOT_SNAP_BLK_H
+#ifndef SNAPVIEW_SNAPSHOT_SNAP_STRIPE_H
+#define SNAPVIEW_SNAPSHOT_SNAP_STRIPE_H
 /*
- * Block-coded columns: per-event (and per-element) data stored in blocks
- * of at most SNAP_BLK_MAX values, each column of a block encoded for its
- * data (varints, zig-zag deltas, small dictionaries) and then
- * LZ4-compressed, with a directory of blocks (index format 2,
- * doc/FORMAT.md). Readers get values through the accessors of
- * snap_model.h and index/idx_timeline.h, which decode a block on demand
- * through a small cache of decoded blocks.
+ * The stripe codec of index format 2 (doc/FORMAT.md): per-event and
+ * per-element data stored in stripes of at most SNAP_STRIPE_MAX values,
+ * each column of a stripe encoded for its data (varints, zig-zag deltas,
+ * small dictionaries) into one chunk, LZ4-compressed when that is
+ * smaller, with a directory entry per stripe. Readers get values through
+ * the accessors of snap_model.h and index/idx_timeline.h, which decode a
+ * stripe's column on first use into a small cache.
  *
- * The cache is per thread: each thread that reads has its own decoded
- * blocks, so readers on several threads never share or lock anything,
- * and a block is decoded at most once per thread while it stays cached.
- * A column set has a process-unique id (never reused), so a cache entry
- * of a closed index can never be mistaken for one of another.
+ * The words, here and in src/index: a *block* is only ever the
+ * allocator's (struct snap_block); a *stripe* is up to SNAP_STRIPE_MAX
+ * consecutive events (an event stripe) or timeline elements (an element
+ * stripe) coded together; a *chunk* is one column of one stripe as
+ * stored; a *stripe set* is one device's stripes of one kind, sharing a
+ * directory; a cache *entry* holds one decoded column of one stripe.
  *
- * Everything here is bounds-checked: a damaged or hostile block (bad
+ * The cache is per thread: each thread that reads has its own entries,
+ * so readers on several threads never share or lock anything, and a
+ * stripe's column is decoded at most once per thread while it stays
+ * cached. A stripe set has a process-unique id (never reused), so an
+ * entry of a closed index can never be mistaken for one of another.
+ *
+ * Everything here is bounds-checked: a damaged or hostile stripe (bad
  * lengths, a varint that runs off, decompression that does not give the
  * exact length, a value out of range) fails to decode; the reader then
- * sees zeros for that block and the column set is marked damaged.
+ * sees zeros for that stripe and the stripe set is marked damaged.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-/* Values per block, at most. Blocks may hold fewer (a trace's last
- * block, or a block cut where the file switched to another device). */
-#define SNAP_BLK_SHIFT 14
-#define SNAP_BLK_MAX (1u << SNAP_BLK_SHIFT)
+/* The stripe size: values per stripe, at most. A stripe may hold fewer (a
+ * trace's last, or one cut where the file switched to another device).
+ * Event and element stripes both follow it (idx_enc.c). It is part of
+ * the format: changing it changes every index's bytes (bump IDX_VERSION)
+ * and the size of a cache entry (ARCHITECTURE.md, "Where to make a
+ * change"). */
+#define SNAP_STRIPE_SHIFT 14
+#define SNAP_STRIPE_MAX (1u << SNAP_STRIPE_SHIFT)
 
 /* Columns, for the cache and the hot slots below. The first eight are the
  * trace's; the rest belong to the timeline (src/index). */
@@ -46,7 +57,7 @@ enum snap_col {
 	SNAP_NCOL
 };
 
-/* Chunks stored per event block, in this order (doc/FORMAT.md). */
+/* Chunks stored per event stripe, in this order (doc/FORMAT.md). */
 enum snap_evchunk {
 	SNAP_EVC_ACTION,  /* u8 per event */
 	SNAP_EVC_ADDR,    /* zig-zag varint delta from the previous event */
@@ -61,7 +72,7 @@ enum snap_evchunk {
 	SNAP_EVC_N
 };
 
-/* Chunks stored per element block. */
+/* Chunks stored per element stripe. */
 enum snap_elchunk {
 	SNAP_ELC_FLAGS,   /* u8 per element */
 	SNAP_ELC_EV,      /* zig-zag varint delta: creation event */
@@ -74,83 +85,84 @@ enum snap_elchunk {
 	SNAP_ELC_N
 };
 
-#define SNAP_BLK_NCHUNK SNAP_EVC_N /* the larger of the two */
+#define SNAP_STRIPE_NCHUNK SNAP_EVC_N /* the larger of the two */
 
-/* One block's directory entry, stored as is (little-endian, its size
+/* One stripe's directory entry, stored as is (little-endian, its size
  * checked through the index's abi list). A chunk is stored raw when
  * clen == rlen, LZ4-compressed when clen < rlen; clen == 0 with rlen == 0
  * means absent. Chunks follow each other from off. Each chunk carries the
  * low 32 bits of the XXH3_64bits of its stored bytes, checked before it
  * is decoded. */
-struct snap_blkdir {
-	uint64_t first;   /* first value (event or element) of the block */
+struct snap_stripedir {
+	uint64_t first;   /* first value (event or element) of the stripe */
 	uint64_t off;     /* payload offset in the column data */
-	uint64_t base[3]; /* event blocks: running total and reserved deltas
-			     before the block (mod 2^64), elements created
-			     before it; element blocks: 0 */
-	uint32_t n;       /* values in the block, 1..SNAP_BLK_MAX */
+	uint64_t base[3]; /* event stripes: running total and reserved
+			     deltas before the stripe (mod 2^64), elements
+			     created before it; element stripes: 0 */
+	uint32_t n;       /* values in the stripe, 1..SNAP_STRIPE_MAX */
 	uint32_t len;     /* payload bytes: the sum of clen */
-	uint32_t clen[SNAP_BLK_NCHUNK];
-	uint32_t rlen[SNAP_BLK_NCHUNK];
-	uint32_t chash[SNAP_BLK_NCHUNK];
+	uint32_t clen[SNAP_STRIPE_NCHUNK];
+	uint32_t rlen[SNAP_STRIPE_NCHUNK];
+	uint32_t chash[SNAP_STRIPE_NCHUNK];
 };
 
 /* Limits a decoded value is checked against (a value out of range makes
- * the block fail). */
-struct snap_blklim {
+ * the stripe fail). */
+struct snap_stripelim {
 	uint32_t n_actions;  /* actions below this */
 	uint32_t n_stacks;
 	uint32_t n_strs;
 	uint64_t n_events;   /* event numbers below this */
 };
 
-struct snap_blkset;
+struct snap_stripeset;
 
 /* Column data read through a file mapping whose pages are given back as
  * the chunks are read (the index being built: its extension sections
- * read every block once, and the pages they touched would otherwise stay
- * in the resident set until the end of the build): all of them every
- * SNAP_BLK_DROP_EVERY bytes read. Shared by the column sets of that
+ * read every stripe once, and the pages they touched would otherwise
+ * stay in the resident set until the end of the build): all of them every
+ * SNAP_STRIPE_DROP_EVERY bytes read. Shared by the stripe sets of that
  * mapping, on any thread. */
-#define SNAP_BLK_DROP_EVERY (16u << 20)
+#define SNAP_STRIPE_DROP_EVERY (16u << 20)
 
-struct snap_blkdrop {
+struct snap_stripedrop {
 	const uint8_t *map;  /* the mapping (page-aligned) */
 	size_t len;
 	uint64_t read;       /* chunk bytes read (atomic) */
 };
 
-/* Decodes column col of block b of bs into out (dir[b].n values of the
- * column's width). Returns 0, or -1 when the block is damaged. */
-typedef int (*snap_blk_decode_fn)(const struct snap_blkset *bs,
+/* Decodes column col of stripe b of bs into out (dir[b].n values of the
+ * column's width). Returns 0, or -1 when the stripe is damaged. */
+typedef int (*snap_stripe_decode_fn)(const struct snap_stripeset *bs,
     unsigned col, uint64_t b, void *out);
 
-/* A set of blocks sharing one directory: one device's events (trace and
- * timeline columns) or its timeline elements. Read-only once set up; the
- * decoded blocks live in the per-thread caches. */
-struct snap_blkset {
-	uint64_t id;                   /* snap_blk_new_id() */
-	const struct snap_blkdir *dir; /* n_blk entries by ascending first */
-	uint64_t n_blk;
-	uint64_t n;                    /* values in all blocks */
-	const uint8_t *data;           /* column data (payloads) */
+/* A stripe set: stripes sharing one directory, one device's events
+ * (trace and timeline columns) or its timeline elements. Read-only once
+ * set up; the decoded columns live in the per-thread caches. */
+struct snap_stripeset {
+	uint64_t id;                      /* snap_stripe_new_id() */
+	const struct snap_stripedir *dir; /* by ascending first */
+	uint64_t n_stripe;                /* entries of dir */
+	uint64_t n;                       /* values in all stripes */
+	const uint8_t *data;              /* column data (payloads) */
 	uint64_t data_len;
-	struct snap_blklim lim;
-	snap_blk_decode_fn decode;
-	const void *owner;             /* for decode */
-	int *damaged;                  /* set to 1 when a block fails */
-	struct snap_blkdrop *drop;     /* NULL, or how data's pages go back */
+	struct snap_stripelim lim;
+	snap_stripe_decode_fn decode;
+	const void *owner;                /* for decode */
+	int *damaged;                     /* set to 1 when a stripe fails */
+	struct snap_stripedrop *drop;     /* NULL, or how data's pages go
+					     back */
 };
 
-/* A new column set id. */
-uint64_t snap_blk_new_id(void);
+/* A new stripe set id. */
+uint64_t snap_stripe_new_id(void);
 
-/* Block of bs holding value i (< bs->n), by binary search. */
-uint64_t snap_blk_find(const struct snap_blkset *bs, uint64_t i);
+/* The stripe of bs holding value i (< bs->n), by binary search. */
+uint64_t snap_stripe_find(const struct snap_stripeset *bs, uint64_t i);
 
 /* ---- reading through the per-thread cache ------------------------------ */
 
-/* The last block each column was read from, per thread: the accessors'
+/* The last stripe each column was read from, per thread: the accessors'
  * fast path. */
 struct snap_hot {
 	uint64_t id;
@@ -160,30 +172,31 @@ struct snap_hot {
 extern __thread struct snap_hot snap_hot[SNAP_NCOL];
 
 /* Slow path of the accessors: pointer to value i of column col (width w
- * bytes), decoding its block into this thread's cache if needed. Never
- * NULL: a damaged block reads as zeros. */
-const void *snap_blk_miss(const struct snap_blkset *bs, unsigned col,
+ * bytes), decoding it into an entry of this thread's cache if needed.
+ * Never NULL: a damaged stripe reads as zeros. */
+const void *snap_stripe_miss(const struct snap_stripeset *bs, unsigned col,
     uint64_t i, size_t w);
 
 static inline const void *
-snap_blk_at(const struct snap_blkset *bs, unsigned col, uint64_t i, size_t w)
+snap_stripe_at(const struct snap_stripeset *bs, unsigned col, uint64_t i,
+    size_t w)
 {
 	const struct snap_hot *h = &snap_hot[col];
 
 	if (h->id == bs->id && i - h->lo < h->n)
 		return (const uint8_t *)h->data + (i - h->lo) * w;
-	return snap_blk_miss(bs, col, i, w);
+	return snap_stripe_miss(bs, col, i, w);
 }
 
 /* For decoders of derived columns: the decoded column col (width w) of
- * block b of bs, pinned in this thread's cache until snap_blk_unpin().
+ * stripe b of bs, pinned in this thread's cache until snap_stripe_unpin().
  * Never NULL. */
-const void *snap_blk_pin(const struct snap_blkset *bs, unsigned col,
+const void *snap_stripe_pin(const struct snap_stripeset *bs, unsigned col,
     uint64_t b, size_t w);
-void snap_blk_unpin(const void *data);
+void snap_stripe_unpin(const void *data);
 
-/* Drops this thread's cached blocks (all of them; cheap to refill). */
-void snap_blk_cache_clear(void);
+/* Drops this thread's cache entries (all of them; cheap to refill). */
+void snap_stripe_cache_clear(void);
 
 /* ---- encoding ----------------------------------------------------------- */
 
@@ -301,22 +314,22 @@ int snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n,
 
 /* Checks a directory entry's chunk lengths against its payload and value
  * count (no payload read). 0 or -1. */
-int snap_blkdir_check(const struct snap_blkdir *d, unsigned nchunk,
+int snap_stripedir_check(const struct snap_stripedir *d, unsigned nchunk,
     uint64_t data_len);
 
 /* Decodes trace column col (SNAP_COL_ACTION .. SNAP_COL_META) of event
- * block b of bs into out. The decoder of every event column set; derived
+ * stripe b of bs into out. The decoder of every event stripe set; derived
  * columns are the owner's. 0 or -1. */
-int snap_blk_decode_trace(const struct snap_blkset *bs, unsigned col,
+int snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
     uint64_t b, void *out);
 
-/* The raw bytes of chunk c of block b (NULL when malformed; *rlen set),
+/* The raw bytes of chunk c of stripe b (NULL when malformed; *rlen set),
  * in this thread's scratch buffer number slot (0..3), valid until the
  * next call with that slot. The stored bytes are copied out of bs->data
  * first and only the copy is hashed and decoded, so a chunk is checked
  * and used as one set of bytes even when bs->data is a shared file
  * mapping that another process rewrites. */
-const uint8_t *snap_blk_chunk(const struct snap_blkset *bs, uint64_t b,
+const uint8_t *snap_stripe_chunk(const struct snap_stripeset *bs, uint64_t b,
     unsigned c, uint32_t *rlen, unsigned slot);
 
 #endif

@@ -1,16 +1,17 @@
 /*
- * Block-coded columns: the encoders and checked decoders of one chunk, and
- * the per-thread cache of decoded blocks behind the event accessors
- * (snap_blk.h; the format is in doc/FORMAT.md).
+ * The stripe codec: the encoders and checked decoders of one chunk, and
+ * the per-thread cache of decoded stripe columns behind the event
+ * accessors (snap_stripe.h; the format is in doc/FORMAT.md).
  *
- * The cache holds at most CACHE_SLOTS decoded blocks and CACHE_BYTES
- * bytes per thread, evicting the least recently used block that no
- * decoder has pinned. It is created on a thread's first read and freed
- * when the thread exits (or by snap_blk_cache_clear()).
+ * The cache holds at most CACHE_SLOTS entries (one column of one stripe
+ * each) and CACHE_BYTES bytes per thread, evicting the least recently
+ * used entry that no decoder has pinned. It is created on a thread's
+ * first read and freed when the thread exits (or by
+ * snap_stripe_cache_clear()).
  */
 #include "config.h"
 
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 
 #include <lz4.h>
 #include <pthread.h>
@@ -28,15 +29,15 @@
 #define DROP_AROUND (64u << 10) /* what the kernel maps around a fault */
 
 struct cache_ent {
-	uint64_t id, blk, lo, n;  /* id 0: holds no block */
+	uint64_t id, stripe, lo, n;  /* id 0: holds nothing */
 	unsigned col;
 	int pin;
-	void *data;   /* its buffer (kept when it holds no block) */
+	void *data;   /* its buffer (kept when it holds nothing) */
 	size_t bytes; /* the buffer's size */
 	uint64_t used; /* clock of the last use */
 };
 
-struct blk_cache {
+struct stripe_cache {
 	struct cache_ent e[CACHE_SLOTS];
 	size_t bytes;
 	uint64_t clock;
@@ -45,23 +46,23 @@ struct blk_cache {
 };
 
 __thread struct snap_hot snap_hot[SNAP_NCOL];
-static __thread struct blk_cache *cache;
+static __thread struct stripe_cache *cache;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static uint64_t next_id = 1;
 
 uint64_t
-snap_blk_new_id(void)
+snap_stripe_new_id(void)
 {
 	return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 }
 
 uint64_t
-snap_blk_find(const struct snap_blkset *bs, uint64_t i)
+snap_stripe_find(const struct snap_stripeset *bs, uint64_t i)
 {
-	uint64_t lo = 0, hi = bs->n_blk, mid;
+	uint64_t lo = 0, hi = bs->n_stripe, mid;
 
-	/* the last block whose first value is <= i */
+	/* the last stripe whose first value is <= i */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
 		if (bs->dir[mid].first <= i)
@@ -77,7 +78,7 @@ snap_blk_find(const struct snap_blkset *bs, uint64_t i)
 static void
 cache_free(void *p)
 {
-	struct blk_cache *c = p;
+	struct stripe_cache *c = p;
 	int k;
 
 	if (c == NULL)
@@ -95,7 +96,7 @@ cache_key_init(void)
 	(void)pthread_key_create(&cache_key, cache_free);
 }
 
-static struct blk_cache *
+static struct stripe_cache *
 cache_get(void)
 {
 	if (cache == NULL) {
@@ -107,9 +108,9 @@ cache_get(void)
 }
 
 void
-snap_blk_cache_clear(void)
+snap_stripe_cache_clear(void)
 {
-	struct blk_cache *c = cache;
+	struct stripe_cache *c = cache;
 
 	memset(snap_hot, 0, sizeof snap_hot);
 	if (c == NULL)
@@ -119,7 +120,7 @@ snap_blk_cache_clear(void)
 	cache_free(c);
 }
 
-/* Forgets what e holds (its buffer stays, for the next block). */
+/* Forgets what e holds (its buffer stays, for the next column). */
 static void
 ent_forget(struct cache_ent *e)
 {
@@ -129,7 +130,7 @@ ent_forget(struct cache_ent *e)
 }
 
 static void
-ent_drop(struct blk_cache *c, struct cache_ent *e)
+ent_drop(struct stripe_cache *c, struct cache_ent *e)
 {
 	ent_forget(e);
 	c->bytes -= e->bytes;
@@ -137,13 +138,13 @@ ent_drop(struct blk_cache *c, struct cache_ent *e)
 	memset(e, 0, sizeof *e);
 }
 
-/* A slot with a buffer of at least bytes for a block being decoded,
+/* A slot with a buffer of at least bytes for a column being decoded,
  * claimed (pinned) until ent_load fills it in: the least recently used
  * unpinned slot, whose buffer is reused (a fresh buffer of a few hundred
  * KiB is a fresh mapping, zeroed by the kernel at every decode). Other
  * unpinned buffers are freed while the cache is over CACHE_BYTES. */
 static struct cache_ent *
-ent_claim(struct blk_cache *c, size_t bytes)
+ent_claim(struct stripe_cache *c, size_t bytes)
 {
 	struct cache_ent *victim = NULL;
 	int k;
@@ -187,24 +188,24 @@ ent_claim(struct blk_cache *c, size_t bytes)
 }
 
 static struct cache_ent *
-ent_find(struct blk_cache *c, uint64_t id, unsigned col, uint64_t b)
+ent_find(struct stripe_cache *c, uint64_t id, unsigned col, uint64_t b)
 {
 	int k;
 
 	for (k = 0; k < CACHE_SLOTS; k++) {
 		struct cache_ent *e = &c->e[k];
 
-		if (e->id == id && e->col == col && e->blk == b)
+		if (e->id == id && e->col == col && e->stripe == b)
 			return e;
 	}
 	return NULL;
 }
 
-/* The decoded block b of column col, in the cache. */
+/* Column col of stripe b, decoded, in the cache. */
 static struct cache_ent *
-ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
+ent_load(const struct snap_stripeset *bs, unsigned col, uint64_t b, size_t w)
 {
-	struct blk_cache *c = cache_get();
+	struct stripe_cache *c = cache_get();
 	struct cache_ent *e = ent_find(c, bs->id, col, b);
 	size_t bytes;
 
@@ -229,7 +230,7 @@ ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
 		e->pin++;
 	}
 	/* unfindable (id 0) and pinned while it is filled: the decode may
-	 * load (and evict) other blocks */
+	 * load (and evict) other entries */
 	if (bs->decode(bs, col, b, e->data) != 0) {
 		memset(e->data, 0, bytes);
 		if (bs->damaged != NULL)
@@ -238,7 +239,7 @@ ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
 	e->pin--;
 	e->id = bs->id;
 	e->col = col;
-	e->blk = b;
+	e->stripe = b;
 	e->lo = bs->dir[b].first;
 	e->n = bs->dir[b].n;
 	e->used = ++c->clock;
@@ -246,10 +247,10 @@ ent_load(const struct snap_blkset *bs, unsigned col, uint64_t b, size_t w)
 }
 
 const void *
-snap_blk_miss(const struct snap_blkset *bs, unsigned col, uint64_t i,
+snap_stripe_miss(const struct snap_stripeset *bs, unsigned col, uint64_t i,
     size_t w)
 {
-	struct cache_ent *e = ent_load(bs, col, snap_blk_find(bs, i), w);
+	struct cache_ent *e = ent_load(bs, col, snap_stripe_find(bs, i), w);
 	struct snap_hot *h = &snap_hot[col];
 
 	h->id = bs->id;
@@ -257,7 +258,7 @@ snap_blk_miss(const struct snap_blkset *bs, unsigned col, uint64_t i,
 	h->n = e->n;
 	h->data = e->data;
 	if (i - e->lo >= e->n) {
-		/* i is past the directory's blocks (a damaged directory):
+		/* i is past the directory's stripes (a damaged directory):
 		 * read as zero */
 		static const uint8_t zero[64];
 
@@ -267,7 +268,7 @@ snap_blk_miss(const struct snap_blkset *bs, unsigned col, uint64_t i,
 }
 
 const void *
-snap_blk_pin(const struct snap_blkset *bs, unsigned col, uint64_t b,
+snap_stripe_pin(const struct snap_stripeset *bs, unsigned col, uint64_t b,
     size_t w)
 {
 	struct cache_ent *e = ent_load(bs, col, b, w);
@@ -277,9 +278,9 @@ snap_blk_pin(const struct snap_blkset *bs, unsigned col, uint64_t b,
 }
 
 void
-snap_blk_unpin(const void *data)
+snap_stripe_unpin(const void *data)
 {
-	struct blk_cache *c = cache;
+	struct stripe_cache *c = cache;
 	int k;
 
 	if (c == NULL)
@@ -294,7 +295,7 @@ snap_blk_unpin(const void *data)
 static uint8_t *
 scratch(unsigned slot, size_t need)
 {
-	struct blk_cache *c = cache_get();
+	struct stripe_cache *c = cache_get();
 
 	if (c->scratch_cap[slot] < need) {
 		free(c->scratch[slot]);
@@ -522,16 +523,16 @@ snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n, uint64_t *out)
 }
 
 int
-snap_blkdir_check(const struct snap_blkdir *d, unsigned nchunk,
+snap_stripedir_check(const struct snap_stripedir *d, unsigned nchunk,
     uint64_t data_len)
 {
 	uint64_t sum = 0;
 	unsigned c;
 
-	if (d->n == 0 || d->n > SNAP_BLK_MAX || d->off > data_len ||
+	if (d->n == 0 || d->n > SNAP_STRIPE_MAX || d->off > data_len ||
 	    d->len > data_len - d->off)
 		return -1;
-	for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+	for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 		if (c >= nchunk && (d->clen[c] != 0 || d->rlen[c] != 0))
 			return -1;
 		if (d->clen[c] > d->rlen[c] ||
@@ -544,27 +545,28 @@ snap_blkdir_check(const struct snap_blkdir *d, unsigned nchunk,
 }
 
 /* Counts a chunk of n bytes read from dp's mapping, and every
- * SNAP_BLK_DROP_EVERY bytes gives back all its pages. A read fault on a
+ * SNAP_STRIPE_DROP_EVERY bytes gives back all its pages. A read fault on a
  * file mapping maps the pages around it too (up to 64 KiB on Linux), so a
  * chunk may bring in more than its own bytes: it counts for DROP_AROUND
  * more. A reader on another thread in the middle of a chunk faults its
  * pages back from the page cache: a file mapping loses nothing. */
 static void
-drop_read(struct snap_blkdrop *dp, uint32_t n)
+drop_read(struct snap_stripedrop *dp, uint32_t n)
 {
 	uint64_t add = (uint64_t)n + DROP_AROUND;
 	uint64_t was = __atomic_fetch_add(&dp->read, add, __ATOMIC_RELAXED);
 
-	if (was / SNAP_BLK_DROP_EVERY != (was + add) / SNAP_BLK_DROP_EVERY)
+	if (was / SNAP_STRIPE_DROP_EVERY !=
+	    (was + add) / SNAP_STRIPE_DROP_EVERY)
 		(void)madvise((void *)(uintptr_t)dp->map, dp->len,
 		    MADV_DONTNEED);
 }
 
 const uint8_t *
-snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
+snap_stripe_chunk(const struct snap_stripeset *bs, uint64_t b, unsigned c,
     uint32_t *rlen, unsigned slot)
 {
-	const struct snap_blkdir *d = &bs->dir[b];
+	const struct snap_stripedir *d = &bs->dir[b];
 	uint64_t off = d->off;
 	uint8_t *stored;
 	unsigned k;
@@ -574,7 +576,7 @@ snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
 	*rlen = d->rlen[c];
 	for (k = 0; k < c; k++)
 		off += d->clen[k];
-	/* the directory was checked at open (snap_blkdir_check), so the
+	/* the directory was checked at open (snap_stripedir_check), so the
 	 * chunk lies inside the data; its bytes are checked here */
 	if (d->clen[c] == 0)
 		return (const uint8_t *)"";
@@ -598,8 +600,8 @@ snap_blk_chunk(const struct snap_blkset *bs, uint64_t b, unsigned c,
 }
 
 int
-snap_blk_decode_trace(const struct snap_blkset *bs, unsigned col, uint64_t b,
-    void *out)
+snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
+    uint64_t b, void *out)
 {
 	static const unsigned chunk[] = {SNAP_EVC_ACTION, SNAP_EVC_ADDR,
 	    SNAP_EVC_SIZE, SNAP_EVC_STREAM, SNAP_EVC_STACK, SNAP_EVC_TIME,
@@ -609,11 +611,11 @@ snap_blk_decode_trace(const struct snap_blkset *bs, unsigned col, uint64_t b,
 
 	if (col > SNAP_COL_META)
 		return -1;
-	p = snap_blk_chunk(bs, b, chunk[col], &rlen, 0);
+	p = snap_stripe_chunk(bs, b, chunk[col], &rlen, 0);
 	if (p == NULL)
 		return -1;
 	if (rlen == 0) {
-		/* absent: no time, no context, no metadata in this block */
+		/* absent: no time, no context, no metadata in this stripe */
 		if (col == SNAP_COL_TIME) {
 			int64_t *t = out;
 

@@ -1,9 +1,10 @@
 /*
- * Fuzz target: the block decoders of index format 2 (snapshot/snap_blk.c
- * and index/idx_dec.c), behind the per-chunk hashes.
+ * Fuzz target: the stripe decoders of index format 2
+ * (snapshot/snap_stripe.c and index/idx_dec.c), behind the per-chunk
+ * hashes.
  *
- * The input is one device: two block directory entries (an event block
- * and an element block, struct snap_blkdir as stored), 32 bytes of device
+ * The input is one device: two stripe directory entries (an event stripe
+ * and an element stripe, struct snap_stripedir as stored), 32 bytes of device
  * record fields (flags, counts, bases) and the column data. The harness
  * makes the directory entries fit the data (value counts at most 4096,
  * chunk lengths cut to the data, their lengths summed, the chunk hashes
@@ -11,10 +12,10 @@
  * derived-column decoders; then it binds the device the way an index open
  * does (which may refuse it) and reads every value through the accessors
  * and the pyramid. Any crash, sanitizer report or leak is a finding; a
- * damaged block must read as zeros.
+ * damaged stripe must read as zeros.
  *
- * SNAPVIEW_FUZZ_BLOCK_SEEDS=DIR: write seeds made from the first blocks
- * of the indexes of three fixtures (how tests/fuzz/corpus/block/ was
+ * SNAPVIEW_FUZZ_STRIPE_SEEDS=DIR: write seeds made from the first stripes
+ * of the indexes of three fixtures (how tests/fuzz/corpus/stripe/ was
  * seeded).
  */
 #include "config.h"
@@ -26,11 +27,11 @@
 
 #include "fuzz.h"
 #include "index/idx_int.h"
-#include "snapshot/snap_blk.h"
+#include "snapshot/snap_stripe.h"
 #include "snapshot/snap_model.h"
 
 #define MAX_VALUES 4096
-#define HDR (2 * sizeof(struct snap_blkdir) + 32)
+#define HDR (2 * sizeof(struct snap_stripedir) + 32)
 
 static volatile uint64_t sink;
 
@@ -46,7 +47,7 @@ rd64(const uint8_t *p)
 /* Makes d a directory entry of at most MAX_VALUES values whose chunks
  * lie inside [0, len) of data, with their hashes right. */
 static void
-fit(struct snap_blkdir *d, unsigned nchunk, const uint8_t *data, size_t len)
+fit(struct snap_stripedir *d, unsigned nchunk, const uint8_t *data, size_t len)
 {
 	uint64_t at;
 	unsigned c;
@@ -56,7 +57,7 @@ fit(struct snap_blkdir *d, unsigned nchunk, const uint8_t *data, size_t len)
 	d->off = len > 0 ? d->off % len : 0;
 	d->len = 0;
 	at = d->off;
-	for (c = 0; c < SNAP_BLK_NCHUNK; c++) {
+	for (c = 0; c < SNAP_STRIPE_NCHUNK; c++) {
 		if (c >= nchunk) {
 			d->clen[c] = d->rlen[c] = d->chash[c] = 0;
 			continue;
@@ -87,7 +88,7 @@ small_snap(void)
 	    snap_intern_str(s, "d.py", 4), 2);
 	snap_intern_stack(s, f, 2);
 	snap_intern_stack(s, f + 1, 1);
-	/* string ids a fixture's blocks use (compile contexts) */
+	/* string ids a fixture's stripes use (compile contexts) */
 	for (i = 0; i < 300; i++)
 		snap_intern_str(s, name, (size_t)snprintf(name, sizeof name,
 		    "s%u", i));
@@ -107,7 +108,7 @@ walk(const struct sv_index *ix)
 	uint64_t i, acc = 0;
 	int k;
 
-	/* first, while no column of the block is in the cache: the
+	/* first, while no column of the stripe is in the cache: the
 	 * columns' ragged ends read straight from its chunks (idx_span.c) */
 	if (lod != NULL && tl != NULL && tl->n_events > 2) {
 		idx_lod_columns(lod, tl, 1, tl->n_events - 1, 97, cols);
@@ -143,7 +144,7 @@ walk(const struct sv_index *ix)
 static void
 one(const uint8_t *in, size_t size)
 {
-	struct snap_blkdir ev, el;
+	struct snap_stripedir ev, el;
 	struct idx_devrec rec;
 	struct idx_devsrc src;
 	struct idx_lod_cum *lod = NULL;
@@ -166,8 +167,8 @@ one(const uint8_t *in, size_t size)
 	rec.base_reserved = (int64_t)rd64(p + 24);
 	rec.peak = rec.base_total;
 	rec.peak_ev = IDX_NO_EVENT;
-	rec.n_ev_blk = 1;
-	rec.n_el_blk = 1;
+	rec.n_ev_stripe = 1;
+	rec.n_el_stripe = 1;
 	if (!(rec.flags & IDX_DEV_WRAP)) {
 		rec.n_lod = idx_lod_count(rec.n_events, NULL);
 		lod = calloc(rec.n_lod, sizeof *lod);
@@ -193,7 +194,7 @@ one(const uint8_t *in, size_t size)
 	free(lod);
 }
 
-/* Seeds: the first event and element blocks of each fixture's index,
+/* Seeds: the first event and element stripes of each fixture's index,
  * with the column data they point into. */
 static void
 write_seeds(const char *out)
@@ -224,7 +225,7 @@ write_seeds(const char *out)
 		if (seed == NULL)
 			abort();
 		memcpy(seed, &v->ev.dir[0], sizeof *v->ev.dir);
-		if (v->el.n_blk > 0)
+		if (v->el.n_stripe > 0)
 			memcpy(seed + sizeof *v->ev.dir, &v->el.dir[0],
 			    sizeof *v->el.dir);
 		memcpy(seed + 2 * sizeof *v->ev.dir, &v->rec.flags, 4);
@@ -235,9 +236,9 @@ write_seeds(const char *out)
 		    &v->rec.base_reserved, 8);
 		memcpy(seed + HDR, v->ev.data, v->ev.data_len);
 		/* fit() counts from n % MAX_VALUES + 1 */
-		((struct snap_blkdir *)seed)->n -= 1;
-		if (v->el.n_blk > 0)
-			((struct snap_blkdir *)(seed +
+		((struct snap_stripedir *)seed)->n -= 1;
+		if (v->el.n_stripe > 0)
+			((struct snap_stripedir *)(seed +
 			    sizeof *v->ev.dir))->n -= 1;
 		snprintf(path, sizeof path, "%s/seed-%d", out, i);
 		f = fopen(path, "wb");
@@ -254,7 +255,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int ready;
 
 	if (!ready) {
-		const char *seeds = getenv("SNAPVIEW_FUZZ_BLOCK_SEEDS");
+		const char *seeds = getenv("SNAPVIEW_FUZZ_STRIPE_SEEDS");
 
 		ready = 1;
 		if (seeds != NULL)

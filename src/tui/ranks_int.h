@@ -1,0 +1,89 @@
+#ifndef SNAPVIEW_TUI_RANKS_INT_H
+#define SNAPVIEW_TUI_RANKS_INT_H
+/*
+ * Private to the rank screens (ranks.h): the state of the viewer on
+ * several files, owned by ranks_overview.c (the overview, the entry
+ * points ui.c calls, the help), the comparison of two runs,
+ * ranks_compare.c's, which the overview opens and closes, and what both
+ * write, ranks_common.c's (so that no two of them call each other).
+ * Keys reach both screens as actions of their keymaps (KM_RANKS,
+ * KM_COMPARE: actions.h).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/rankset.h"
+#include "render/align.h"
+#include "render/cellbuf.h"
+#include "tui/help.h"
+#include "tui/ranks.h"
+
+struct rk_cmp;
+
+struct rk_row {
+	size_t member;                  /* in rs.m */
+	const struct an_sum_dev *dev;   /* NULL: the member failed */
+};
+
+struct rk {
+	struct an_rankset rs;
+	struct an_rs_report rp;
+	struct rk_row *rows;            /* ok rows (sorted), then failed */
+	size_t n_rows;
+	struct align_trace *tr;         /* per ok row */
+	struct align al;
+	size_t sel, top;
+	int by_rank;                    /* sorted by rank, else by peak */
+	uint8_t *marked;                /* per member */
+	int list_h;
+	struct rk_cmp *cmp;             /* the comparison open, or NULL */
+	int cmp_only;                   /* started on two files */
+	int help;
+	int64_t want_device;            /* --device, -1 */
+	size_t target;                  /* the row RK_OPEN opens */
+	const struct tui_opts *o;       /* borrowed */
+	char msg[256];
+};
+
+/* ---- the comparison (ranks_compare.c) ---------------------------------- */
+
+/* Opens the comparison of members a and b of r's set (devices da, db;
+ * -1: each file's default) as r->cmp, closing the one open. Returns 0,
+ * or -1 with the reason in r's message (r->cmp unchanged). */
+int rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db);
+void rk_cmp_close(struct rk_cmp *c);
+
+/* Action act on the comparison c (r->cmp): RK_NONE when it does nothing
+ * there. Going back to the overview closes c and clears r->cmp. */
+enum rk_result rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act);
+
+void rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8);
+
+/* The status line's hint (left) and position in the site list (right). */
+void rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll,
+    char *right, size_t rl);
+
+/* The comparison's keys, a group of the rank screens' help. */
+extern const struct help_group rk_cmp_help;
+
+/* ---- shared by both screens (ranks_common.c) --------------------------- */
+
+/* A one-line message for the status line. */
+void rk_msgf(struct rk *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The last component of path. */
+const char *rk_base_name(const char *path);
+
+/* s escaped into buf (file text reaches the screen only so). */
+const char *rk_shown(char *buf, size_t size, const char *s);
+
+/* The last maxw columns of s (escaped text) after an ellipsis when it is
+ * wider: the end of a call site (file, line, function) tells most. */
+const char *rk_fit_left(char *buf, size_t size, const char *s, int maxw,
+    int utf8);
+
+/* A title bar across row y. */
+void rk_title_bar(struct cellbuf *cb, int y, const char *text, int utf8);
+
+#endif
