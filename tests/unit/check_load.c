@@ -360,6 +360,7 @@ load_suite(void)
 	tcase_add_loop_test(tr, test_load_prefixes, 0, ng);
 	tcase_add_test(tr, test_load_prefixes_real);
 	tcase_add_loop_test(tr, test_load_mutations, 0, ng);
+	tcase_set_timeout(tc, 0);
 	tcase_set_timeout(tr, 300);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tr);
