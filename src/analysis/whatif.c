@@ -47,6 +47,9 @@ struct wsim {
 	struct an_whatif_col *col;
 	int agree;		/* the agreement pass */
 	int dead;		/* its seed failed */
+	uint64_t seen;		/* reserved when observed last */
+	uint64_t base_allocs, base_frees; /* device calls of its seeding */
+	int64_t seen_step;	/* and its step */
 };
 
 struct wctx {
@@ -68,7 +71,8 @@ struct wctx {
 	int force_how;
 	int64_t skip_to;	/* workspace triples: events skipped */
 	/* the recorded column */
-	uint64_t rec_reserved;
+	uint64_t rec_reserved, rec_seen;
+	int64_t rec_seen_step;
 };
 
 static void
@@ -609,24 +613,42 @@ recorded_segment(struct wctx *c, uint64_t i, unsigned a, uint64_t addr,
 	}
 }
 
+/* The step holding event i, for i ascending one by one: the steps are
+ * in event order and disjoint (steps.h). */
+static int64_t
+step_of(const struct an_whatif *w, int64_t i, uint64_t *k)
+{
+	while (*k < w->steps.n && w->step[*k].last < i)
+		(*k)++;
+	return *k < w->steps.n && w->step[*k].first <= i ? (int64_t)*k : -1;
+}
+
 static void
-observe_all(struct wctx *c, int64_t i, struct an_at *at)
+observe_all(struct wctx *c, int64_t i, uint64_t *at)
 {
 	struct an_whatif *w = c->w;
 	struct sim_stats rs;
-	int64_t step = w->steps.n > 0 && i >= 0 ?
-	    an_step_at_gallop(&w->steps, i, at) : -1;
+	int64_t step = i >= 0 ? step_of(w, i, at) : -1;
 	const struct sim_stats *ag = NULL;
 	uint32_t k;
 
 	for (k = 0; k < c->n_sims; k++) {
-		if (c->sims[k].dead)
+		struct wsim *x = &c->sims[k];
+		const struct sim_stats *st;
+
+		if (x->dead)
 			continue;
-		if (c->sims[k].agree)
-			ag = sim_stats(c->sims[k].sim);
-		else
-			col_observe(w, c->sims[k].col,
-			    sim_stats(c->sims[k].sim), i, step);
+		st = sim_stats(x->sim);
+		if (x->agree)
+			ag = st;
+		else if (i < 0 || st->reserved != x->seen ||
+		    step != x->seen_step || x->col->series != NULL) {
+			/* reserved changes only at a device action: the
+			 * events between change no peak */
+			col_observe(w, x->col, st, i, step);
+			x->seen = st->reserved;
+			x->seen_step = step;
+		}
 	}
 	memset(&rs, 0, sizeof rs);
 	rs.reserved = c->rec_reserved;
@@ -644,7 +666,12 @@ observe_all(struct wctx *c, int64_t i, struct an_at *at)
 			w->step[step].allocated_peak_ev = i;
 		}
 	}
-	col_observe(w, &w->cols[0], &rs, i, step);
+	if (i < 0 || rs.reserved != c->rec_seen || step != c->rec_seen_step ||
+	    w->cols[0].series != NULL) {
+		col_observe(w, &w->cols[0], &rs, i, step);
+		c->rec_seen = rs.reserved;
+		c->rec_seen_step = step;
+	}
 }
 
 static int
@@ -652,10 +679,9 @@ run_pass(struct wctx *c, struct sv_error *err)
 {
 	const struct snap_trace *t = c->t;
 	struct an_whatif *w = c->w;
-	struct an_at at;
+	uint64_t at = 0;
 	uint64_t i;
 
-	memset(&at, 0, sizeof at);
 	observe_all(c, -1, &at);
 	for (i = 0; i < c->n; i++) {
 		unsigned a = snap_ev_action(t, i);
@@ -803,6 +829,7 @@ note_start(struct an_whatif *w, const struct start *o,
 	g->n_free_no_alloc = ri->n_free_no_alloc;
 	g->n_unknown = ri->n_unknown;
 	g->n_undo = ri->n_undo_anomalies;
+	g->n_aligned = ri->n_aligned;
 	if (g->n_pre_blocks > 0 || g->n_free_no_alloc > 0)
 		g->reasons |= AN_WI_PRE_TRACE;
 	if (ri->npu_rounding)
@@ -939,6 +966,8 @@ an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
 			(void)seed_exact(x->sim, &st);
 		else
 			col->pre_oom = seed_again(x->sim, &st);
+		x->base_allocs = sim_stats(x->sim)->device_allocs;
+		x->base_frees = sim_stats(x->sim)->device_frees;
 	}
 
 	if (run_pass(&c, err) != 0)
@@ -953,8 +982,10 @@ an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
 		}
 		c.sims[k].col->end_reserved = ss->reserved;
 		c.sims[k].col->end_segments = ss->segments;
-		c.sims[k].col->device_allocs = ss->device_allocs;
-		c.sims[k].col->device_frees = ss->device_frees;
+		c.sims[k].col->device_allocs = ss->device_allocs -
+		    c.sims[k].base_allocs;
+		c.sims[k].col->device_frees = ss->device_frees -
+		    c.sims[k].base_frees;
 	}
 	if (recorded_state(&c, err) != 0)
 		goto out;
@@ -1038,7 +1069,11 @@ an_whatif_reason_text(const struct an_whatif *w, unsigned bit, char *buf,
 	case AN_WI_NPU:
 		snprintf(buf, size, "torch_npu's allocator: its rounding "
 		    "((size + 32) rounded up to 512) is simulated; its 16 KiB "
-		    "alignment of large blocks in expandable segments is not");
+		    "alignment of large blocks in expandable segments is not "
+		    "(%s allocation%s of the trace %s it)",
+		    sv_fmt_count(a, sizeof a, g->n_aligned),
+		    g->n_aligned == 1 ? "" : "s",
+		    g->n_aligned == 1 ? "shows" : "show");
 		break;
 	case AN_WI_UNKNOWN:
 		snprintf(buf, size, "%s event%s with an action snapview does "

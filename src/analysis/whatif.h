@@ -70,7 +70,7 @@ struct an_whatif_agree {
 	unsigned reasons;		/* enum an_whatif_reason */
 	uint64_t n_pre_blocks, n_free_no_alloc, n_unknown, n_undo,
 	    n_unseeded, n_unknown_frees, n_implicit_frees, n_forced,
-	    n_workspace;
+	    n_workspace, n_aligned;
 };
 
 struct an_whatif_col {

@@ -38,16 +38,18 @@ enum { SET_NONE, SET_FREE, SET_UNMAPPED };
 struct spool;
 struct ses;
 
+/* What a treap's search reads comes first: one cache line. */
 struct sblk {
 	struct sblk *l, *r;		/* treap children in its set */
+	uint64_t stream, size, addr;
+	uint32_t prio;
+	uint8_t allocated, pending, mapped, set;
 	struct sblk *prev, *next;	/* address neighbours, one segment */
 	struct sblk *pprev, *pnext;	/* the pending list */
 	struct spool *pool;
 	struct ses *es;			/* expandable segment, or NULL */
-	uint64_t addr, size, req, stream, tag;
+	uint64_t req, tag;
 	int64_t gc_base;
-	uint32_t prio;
-	uint8_t allocated, pending, mapped, set;
 };
 
 struct spriv;
@@ -86,6 +88,7 @@ struct sim {
 	struct sim_hooks h;
 	struct sim_stats st;
 	int force, released;
+	int plain_round;		/* 512 multiples: no divisions, no pad */
 
 	struct spool small, large;
 	struct spriv *priv;
@@ -94,6 +97,9 @@ struct sim {
 	size_t n_es, cap_es;
 
 	struct u64map live;		/* tag -> block (allocated, pending) */
+	uint64_t near_tag;		/* the tag looked up last, and its */
+	struct sblk *near;		/* block (a free_requested and its
+					   free_completed: one lookup) */
 	struct sblk *pending;		/* pending frees, a list */
 	struct avl va;
 	uint64_t synth;			/* next synthetic address */
@@ -214,32 +220,40 @@ set_root(struct sblk *b, int set)
 	return set == SET_FREE ? &b->pool->free_root : &b->pool->unmapped_root;
 }
 
+/* Inserts b: down the path of its key while the nodes' priorities are
+ * higher, then the subtree there is split around it. */
 static void
 set_insert(struct sblk *b, int set)
 {
-	struct sblk **root = set_root(b, set), *l, *r;
+	struct sblk **p = set_root(b, set);
 	int bysize = set == SET_FREE;
 
-	tsplit(*root, bysize, b->stream, b->size, b->addr, &l, &r);
-	b->l = b->r = NULL;
-	*root = tmerge(tmerge(l, b), r);
+	while (*p != NULL && (*p)->prio >= b->prio)
+		p = before(*p, bysize, b->stream, b->size, b->addr) ?
+		    &(*p)->r : &(*p)->l;
+	tsplit(*p, bysize, b->stream, b->size, b->addr, &b->l, &b->r);
+	*p = b;
 	b->set = (uint8_t)set;
 	if (set == SET_FREE)
 		b->gc_base = b->pool->gc_calls;
 }
 
+/* Removes b: its place on the path of its key takes its two subtrees
+ * merged. Keys are unique in a set (segments do not overlap). */
 static void
 set_remove(struct sblk *b)
 {
-	struct sblk **root, *l, *m, *r;
+	struct sblk **p;
 	int bysize = b->set == SET_FREE;
 
 	if (b->set == SET_NONE)
 		return;
-	root = set_root(b, b->set);
-	tsplit(*root, bysize, b->stream, b->size, b->addr, &l, &m);
-	tsplit(m, bysize, b->stream, b->size, b->addr + 1, &m, &r);
-	*root = tmerge(l, r);
+	p = set_root(b, b->set);
+	while (*p != NULL && *p != b)
+		p = before(*p, bysize, b->stream, b->size, b->addr) ?
+		    &(*p)->r : &(*p)->l;
+	if (*p == b)
+		*p = tmerge(b->l, b->r);
 	b->set = SET_NONE;
 	b->l = b->r = NULL;
 }
@@ -256,6 +270,25 @@ tge(struct sblk *t, int bysize, uint64_t stream, uint64_t size, uint64_t addr)
 		else {
 			best = t;
 			t = t->l;
+		}
+	}
+	return best;
+}
+
+/* The link to the first element at or after the key (it is *link), or
+ * NULL: for a lookup that may remove what it finds. */
+static struct sblk **
+tge_link(struct sblk **t, int bysize, uint64_t stream, uint64_t size,
+    uint64_t addr)
+{
+	struct sblk **best = NULL;
+
+	while (*t != NULL) {
+		if (before(*t, bysize, stream, size, addr))
+			t = &(*t)->r;
+		else {
+			best = t;
+			t = &(*t)->l;
 		}
 	}
 	return best;
@@ -378,9 +411,14 @@ struct sim *
 sim_new(const struct sim_conf *c, uint64_t capacity, const struct sim_hooks *h)
 {
 	struct sim *S = xcalloc(1, sizeof *S);
+	size_t i;
 
 	S->c = *c;
 	S->capacity = capacity;
+	S->plain_round = c->pad == 0;
+	for (i = 0; i < SIMCONF_INTERVALS; i++)
+		if (c->div[i] > 1)
+			S->plain_round = 0;
 	if (h != NULL)
 		S->h = *h;
 	pool_init(&S->small, 1, NULL);
@@ -490,13 +528,17 @@ sim_pool_freeable(struct sim *S, const int64_t pool[2])
 /* ---- live blocks --------------------------------------------------------- */
 
 static struct sblk *
-live_get(const struct sim *S, uint64_t tag)
+live_get(struct sim *S, uint64_t tag)
 {
 	uint64_t v;
 
+	if (S->near != NULL && S->near_tag == tag)
+		return S->near;
 	if (!u64map_get(&S->live, tag, &v))
 		return NULL;
-	return (struct sblk *)(uintptr_t)v;
+	S->near_tag = tag;
+	S->near = (struct sblk *)(uintptr_t)v;
+	return S->near;
 }
 
 static void
@@ -555,6 +597,8 @@ free_block(struct sim *S, struct sblk *b)
 	uint64_t v;
 
 	pending_del(S, b);
+	if (S->near == b)
+		S->near = NULL;
 	if (u64map_get(&S->live, b->tag, &v) &&
 	    (struct sblk *)(uintptr_t)v == b)
 		u64map_del(&S->live, b->tag);
@@ -836,13 +880,21 @@ static struct sblk *
 get_free_block(struct sim *S, struct spool *p, uint64_t stream,
     uint64_t size)
 {
-	struct sblk *b, *n;
+	struct sblk *b, *n, **link;
 
 	if (S->c.gc_threshold > 0 && S->capacity > 0)
 		p->gc_calls++;
-	b = tge(p->free_root, 1, stream, size, 0);
-	if (b == NULL || b->stream != stream)
+	link = tge_link(&p->free_root, 1, stream, size, 0);
+	if (link == NULL || (b = *link)->stream != stream)
 		return NULL;
+	if (b->es == NULL && size < S->c.max_split &&
+	    S->c.max_split == SIMCONF_NO_SPLIT_LIMIT) {
+		/* the common case: taken as found, unlinked where it is */
+		*link = tmerge(b->l, b->r);
+		b->set = SET_NONE;
+		b->l = b->r = NULL;
+		return b;
+	}
 	if (b->es != NULL) {
 		if (S->c.expandable) {
 			/* best fit counts the unmapped space a block can
@@ -1025,10 +1077,14 @@ int
 sim_malloc(struct sim *S, uint64_t tag, uint64_t req, uint64_t stream,
     const int64_t pool[2], uint64_t *addr)
 {
-	uint64_t size = simconf_round(&S->c, req), alloc_size;
+	uint64_t size, alloc_size;
 	struct spool *p;
 	struct sblk *b, *nb;
 
+	if (S->plain_round && req >= KMIN_BLOCK && req <= UINT64_MAX >> 2)
+		size = (req + KMIN_BLOCK - 1) & ~(KMIN_BLOCK - 1);
+	else
+		size = simconf_round(&S->c, req);
 	if (live_get(S, tag) != NULL)
 		sim_free_completed(S, tag);
 	p = pool_of(S, pool, size <= KSMALL_SIZE);
