@@ -386,10 +386,12 @@ segment_size_for(const struct sim_conf *c, uint64_t rounded)
 	return (rounded + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
 }
 
-/* With no capacity given and an OOM in the recording: the device held
- * at least the most reserved before the OOM (lo) and at most the
- * reserved there plus what it reported free, less than the segment
- * that failed (hi). */
+/* With no capacity given and an OOM in the recording. When the device
+ * reported less free than the segment that failed, the device was full:
+ * it had what was reserved there plus that. Else a cap refused the
+ * segment (a memory fraction): the run surely had the most it held
+ * before (lo), and less than what was reserved there plus the segment
+ * (hi); lo is taken, which claims nothing the run did not have. */
 static void
 capacity_from_oom(struct wctx *c, uint64_t start_reserved)
 {
@@ -415,10 +417,15 @@ capacity_from_oom(struct wctx *c, uint64_t start_reserved)
 			seg = segment_size_for(&w->recorded,
 			    snap_ev_size(c->t, i));
 			room = snap_ev_addr(c->t, i);
-			if (seg > 512 && room > seg - 512)
-				room = seg - 512;
-			w->capacity = lo;
-			w->capacity_hi = res + room > lo ? res + room : lo;
+			if (room < seg) {
+				w->capacity = res + room;
+				w->capacity_hi = res + room;
+				w->capacity_full = 1;
+			} else {
+				w->capacity = lo;
+				w->capacity_hi = res + seg - 512 > lo ?
+				    res + seg - 512 : lo;
+			}
 			w->capacity_source = AN_WI_CAP_OOM;
 			w->capacity_oom_ev = (int64_t)i;
 			return;

@@ -117,6 +117,7 @@ struct an_whatif {
 	int capacity_source;		/* enum an_whatif_capacity */
 	int64_t capacity_oom_ev;	/* the OOM that bounded it */
 	uint64_t capacity_hi;		/* the most it can have been */
+	int capacity_full;		/* the OOM found the device full */
 	struct an_whatif_agree agree;
 	struct an_whatif_col *cols;	/* [0]: recorded; then each setting */
 	uint32_t n_cols;
@@ -156,5 +157,70 @@ const char *an_whatif_reason_name(unsigned bit);
  * recorded address: exact". */
 void an_whatif_agree_line(const struct an_whatif *w, char *buf,
     size_t size);
+
+/* ---- verdicts (snapview oom, frag; the viewer's OOM view) ------------ */
+
+enum an_whatif_verdict {
+	AN_WI_V_CONTIGUOUS,	/* fits in the free memory, were it whole */
+	AN_WI_V_EXPANDABLE,	/* expandable segments avoid the OOM */
+	AN_WI_V_NEVER,		/* live memory alone exceeds the device */
+	AN_WI_V_UNDECIDED	/* depends on a capacity the file hides */
+};
+
+struct an_whatif_oom_verdict {
+	int64_t ev;		/* the recorded OOM */
+	int kind;		/* enum an_whatif_verdict */
+	uint64_t live;		/* active block bytes there */
+	uint64_t request;	/* rounded, as the event says */
+	uint64_t capacity;	/* the device's memory: given, or the most
+				   it can have had */
+	uint64_t held;		/* the most the run held before it */
+	uint64_t sim_peak;	/* expandable: most reserved up to ev */
+	int64_t sim_oom;	/* expandable: its first OOM, or -1 */
+	char text[400];		/* the verdict, a sentence */
+};
+
+/* A verdict for each OOM event of device d: *out (malloc'd, free()),
+ * *n of them. capacity: --capacity, or 0 (then bounded by the OOM:
+ * expandable segments must fit in the most the run held, the live memory
+ * in the most the device can have had). */
+int an_whatif_oom_verdicts(const struct snapshot *s, uint32_t d,
+    struct replay *r, uint64_t capacity,
+    struct an_whatif_oom_verdict **out, uint64_t *n, struct sv_error *err);
+
+#define AN_WI_FRAG_SITES 3
+
+struct an_whatif_frag_setting {
+	char name[160];
+	uint64_t peak_reserved;
+	uint64_t waste;			/* internal + external at its peak */
+	int64_t first_oom;
+};
+
+/* What expandable segments and max_split_size_mb do to the waste. */
+struct an_whatif_frag {
+	uint64_t rec_peak, rec_waste;	/* recorded: peak, waste there */
+	struct an_whatif_frag_setting set[2];
+	int n_set;
+	int64_t step;			/* of expandable's peak, or -1 */
+	uint64_t alloc_peak;		/* its allocated (requested) peak */
+	int64_t alloc_peak_ev;
+	uint32_t sites[AN_WI_FRAG_SITES]; /* short-lived there, by bytes */
+	uint64_t site_bytes[AN_WI_FRAG_SITES];
+	uint64_t site_count[AN_WI_FRAG_SITES];
+	int n_sites;
+	uint64_t short_bytes;		/* all short-lived bytes there */
+	int agree_exact;		/* the agreement pass was exact */
+	char text[700];			/* the sentence */
+};
+
+struct idx_timeline;
+struct an_sites;
+/* max_split_mb: the max_split_size_mb to try (0: none). tl and sites:
+ * the device's timeline and call sites (the short-lived allocations at
+ * the allocated peak). */
+int an_whatif_frag(const struct snapshot *s, uint32_t d, struct replay *r,
+    const struct idx_timeline *tl, struct an_sites *sites,
+    uint64_t max_split_mb, struct an_whatif_frag *out, struct sv_error *err);
 
 #endif

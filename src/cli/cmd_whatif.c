@@ -2,7 +2,7 @@
  * snapview whatif: the trace replayed through the simulated caching
  * allocator under other settings (--alloc-conf, one column each), beside
  * the recording, with the agreement of the simulation under the recorded
- * settings.
+ * settings; and the verdicts snapview oom and frag print (cli_whatif.h).
  */
 #include "config.h"
 
@@ -15,6 +15,7 @@
 #include "analysis/whatif.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
+#include "cli/cli_whatif.h"
 #include "replay/replay.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -50,10 +51,18 @@ capacity_text(const struct an_whatif *w, char *buf, size_t size)
 		    sv_fmt_size(a, sizeof a, w->capacity));
 		break;
 	case AN_WI_CAP_OOM:
-		snprintf(buf, size, "%s, the most reserved before the OOM at "
-		    "event #%" PRId64 " (the device had at most %s)",
-		    sv_fmt_size(a, sizeof a, w->capacity), w->capacity_oom_ev,
-		    sv_fmt_size(b, sizeof b, w->capacity_hi));
+		if (w->capacity_full)
+			snprintf(buf, size, "%s, reserved + free at the OOM at "
+			    "event #%" PRId64 " (the device was full)",
+			    sv_fmt_size(a, sizeof a, w->capacity),
+			    w->capacity_oom_ev);
+		else
+			snprintf(buf, size, "%s, the most reserved before the "
+			    "OOM at event #%" PRId64 " (a cap refused it: the "
+			    "device had less than %s)",
+			    sv_fmt_size(a, sizeof a, w->capacity),
+			    w->capacity_oom_ev,
+			    sv_fmt_size(b, sizeof b, w->capacity_hi));
 		break;
 	default:
 		snprintf(buf, size, "none given: the device is taken as "
@@ -398,4 +407,132 @@ cmd_whatif(const struct cli_opts *o)
 	memset(&run, 0, sizeof run);
 	run.n_confs = confs_of(o, run.confs, run.names);
 	return cli_an_run(o, o, CLI_AN_REPLAY, &run.r, whatif_device, &run);
+}
+
+/* ---- the verdicts of oom and frag ---------------------------------------- */
+
+static const char *
+verdict_name(int kind)
+{
+	switch (kind) {
+	case AN_WI_V_NEVER: return "never_fits";
+	case AN_WI_V_EXPANDABLE: return "expandable_segments";
+	case AN_WI_V_UNDECIDED: return "undecided";
+	default: return "contiguous";
+	}
+}
+
+void
+cli_whatif_oom_text(const struct an_whatif_oom_verdict *v, uint64_t n,
+    int64_t ev)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].ev == ev) {
+			printf("  verdict:       ");
+			sv_escape_fputs(stdout, v[i].text);
+			printf("\n");
+		}
+}
+
+void
+cli_whatif_oom_json(struct json *j, const struct an_whatif_oom_verdict *v,
+    uint64_t n)
+{
+	uint64_t i;
+
+	json_key(j, "verdicts");
+	json_arr_begin(j);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(j);
+		json_kv_i64(j, "event", v[i].ev);
+		json_kv_str(j, "verdict", verdict_name(v[i].kind));
+		json_kv_str(j, "text", v[i].text);
+		json_kv_u64(j, "live", v[i].live);
+		json_kv_u64(j, "request", v[i].request);
+		json_kv_u64(j, "capacity", v[i].capacity);
+		json_kv_u64(j, "held", v[i].held);
+		json_kv_u64(j, "expandable_peak_reserved", v[i].sim_peak);
+		json_kv_i64(j, "expandable_first_oom_event", v[i].sim_oom);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+int
+cli_whatif_frag(const struct snapshot *s, uint32_t d, struct replay *r,
+    const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_frag *f, struct json *j, struct sv_error *err)
+{
+	struct an_whatif_frag w;
+	uint64_t i, hi = 0, mb;
+	char a[32], b[32], c[32], e[32], g[32];
+	int k;
+
+	for (i = 0; i < f->n_allocs; i++)
+		if (f->allocs[i].req_ev >= 0 && f->allocs[i].request > hi)
+			hi = f->allocs[i].request;
+	mb = hi >> 20 < 20 ? 20 : hi >> 20;
+	if (an_whatif_frag(s, d, r, tl, sites, mb, &w, err) != 0)
+		return -1;
+	if (j != NULL) {
+		json_key(j, "whatif");
+		json_obj_begin(j);
+		json_kv_u64(j, "recorded_peak_reserved", w.rec_peak);
+		json_kv_u64(j, "recorded_waste_at_peak", w.rec_waste);
+		json_kv_bool(j, "agreement_exact", w.agree_exact);
+		json_key(j, "settings");
+		json_arr_begin(j);
+		for (k = 0; k < w.n_set; k++) {
+			json_obj_begin(j);
+			json_kv_str(j, "settings", w.set[k].name);
+			json_kv_u64(j, "peak_reserved", w.set[k].peak_reserved);
+			json_kv_u64(j, "waste_at_peak", w.set[k].waste);
+			json_kv_u64(j, "waste_removed",
+			    w.rec_waste > w.set[k].waste ?
+			    w.rec_waste - w.set[k].waste : 0);
+			json_kv_i64(j, "first_oom_event", w.set[k].first_oom);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_key(j, "step");
+		if (w.step >= 0)
+			json_i64(j, w.step + 1);
+		else
+			json_null(j);
+		json_kv_u64(j, "allocated_peak", w.alloc_peak);
+		json_kv_i64(j, "allocated_peak_event", w.alloc_peak_ev);
+		json_kv_u64(j, "short_lived_bytes", w.short_bytes);
+		json_key(j, "short_lived_sites");
+		json_arr_begin(j);
+		for (k = 0; k < w.n_sites; k++) {
+			json_obj_begin(j);
+			cli_an_site_json(j, sites, w.sites[k], UINT32_MAX);
+			json_kv_u64(j, "bytes", w.site_bytes[k]);
+			json_kv_u64(j, "count", w.site_count[k]);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_kv_str(j, "text", w.text);
+		json_obj_end(j);
+		return 0;
+	}
+	printf("\nWhat if (simulated, snapview whatif; the simulation %s "
+	    "the recording):\n", w.agree_exact ? "reproduces" :
+	    "does not exactly reproduce");
+	for (k = 0; k < w.n_set; k++)
+		printf("  %-26s peak reserved %s -> %s; waste at the peak %s "
+		    "-> %s (%s removed)%s\n", w.set[k].name,
+		    sv_fmt_size(a, sizeof a, w.rec_peak),
+		    sv_fmt_size(b, sizeof b, w.set[k].peak_reserved),
+		    sv_fmt_size(c, sizeof c, w.rec_waste),
+		    sv_fmt_size(e, sizeof e, w.set[k].waste),
+		    sv_fmt_size(g, sizeof g, w.rec_waste > w.set[k].waste ?
+		    w.rec_waste - w.set[k].waste : 0),
+		    w.set[k].first_oom >= 0 ? ", runs out of memory" : "");
+	printf("  ");
+	sv_escape_fputs(stdout, w.text);
+	printf("\n");
+	return 0;
 }

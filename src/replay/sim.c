@@ -88,7 +88,7 @@ struct sim {
 	struct sim_hooks h;
 	struct sim_stats st;
 	int force, released;
-	int plain_round;		/* 512 multiples: no divisions, no pad */
+	int plain_round;		/* 512 multiples: no divisions, pad */
 
 	struct spool small, large;
 	struct spriv *priv;

@@ -86,6 +86,8 @@
 	    "OOM view: why the allocation at an OOM event failed")             \
 	_(ACT_VIEW_INFO, "info", "I", "",                                      \
 	    "Info view: allocator settings, the file's facts, check")          \
+	_(ACT_WHATIF, "whatif", "A", "",                                       \
+	    "What if: the trace under other allocator settings, drawn")        \
 	_(ACT_WIN_START, "window-start", "b", "",                              \
 	    "Leak window: it starts at the cursor's event")                    \
 	_(ACT_WIN_END, "window-end", "e", "",                                  \

@@ -66,7 +66,7 @@ static const struct entry views[] = {
     {{ACT_VIEW_EVENTS}, "events around the cursor"},
     {{ACT_VIEW_BLOCKS}, "live blocks at the cursor"},
     {{ACT_VIEW_OOM}, "why the OOM failed"},
-    {{ACT_VIEW_INFO}, "settings, facts, check"},
+    {{ACT_VIEW_INFO, ACT_WHATIF}, "settings, check; what if"},
 };
 static const struct entry in_view[] = {
     {{ACT_ENTER}, "select / go there / expand"},
