@@ -131,8 +131,9 @@ parse_alloc_conf(struct cli_opts *o, const char *arg)
 	char why[200];
 
 	if (simconf_parse(arg, &c, why, sizeof why) != 0) {
+		/* one line naming the key, nothing more */
 		fprintf(stderr, "snapview: --alloc-conf: %s\n", cli_shown(why));
-		return -1;
+		return -2;
 	}
 	if (o->n_alloc_conf == CLI_MAX_ALLOC_CONF) {
 		fprintf(stderr, "snapview: --alloc-conf: at most %d\n",
@@ -228,7 +229,8 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
 
-/* Parses one option; returns 0, 1 (stop: exit 0 already handled) or -1. */
+/* Parses one option; returns 0, 1 (stop: exit 0 already handled), -1
+ * (a usage error, said) or -2 (the same, said whole: no "Try"). */
 static int
 parse_opt(int c, struct cli_opts *o)
 {
@@ -347,7 +349,7 @@ cli_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
 		r = parse_opt(c, &o);
 		if (r != 0) {
-			if (r < 0)
+			if (r == -1)
 				fprintf(stderr, "Try 'snapview --help'.\n");
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}
