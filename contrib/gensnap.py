@@ -30,6 +30,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
 from gensnap_check import check_truth, self_check  # noqa: E402
+from gensnap_conf import AllocConf, ConfError  # noqa: E402
 from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
                          generate_in_memory, generate_streaming)
 from gensnap_ranks import generate_ranks  # noqa: E402
@@ -63,6 +64,17 @@ def parse_args(argv):
     ap.add_argument('--expandable', action='store_true',
                     help='expandable_segments:True')
     ap.add_argument('--max-split-size', type=int, default=None)
+    ap.add_argument('--alloc-conf', metavar='SETTINGS',
+                    help='allocator settings as PYTORCH_CUDA_ALLOC_CONF '
+                         '(expandable_segments:True, max_split_size_mb:N, '
+                         'roundup_power2_divisions:N or [MIB:N,...], '
+                         'garbage_collection_threshold:F), written to the '
+                         'file\'s allocator_settings; PyTorch\'s rules where '
+                         'the generator\'s older ones differ (§13.12)')
+    ap.add_argument('--limit', type=int, metavar='BYTES',
+                    help='device memory the run may use: a segment or a '
+                         'page map that does not fit fails, and the run '
+                         'ends with an oom event (frag, oom scenarios)')
     t = ap.add_argument_group('training scenario')
     t.add_argument('--layers', type=int, help='transformer blocks (24)')
     t.add_argument('--hidden', type=int, help='hidden size (1024)')
@@ -136,6 +148,17 @@ def main(argv=None):
         a.npu = True
     if a.npu_pad < 0:
         raise SystemExit('gensnap: --npu-pad must be 0 or more')
+    a.alloc_conf_parsed = None
+    if a.alloc_conf is not None:
+        if a.expandable or a.max_split_size:
+            raise SystemExit('gensnap: --alloc-conf says what --expandable '
+                             'and --max-split-size say: give one')
+        try:
+            a.alloc_conf_parsed = AllocConf(a.alloc_conf)
+        except ConfError as e:
+            raise SystemExit('gensnap: --alloc-conf: %s' % e)
+    if a.limit is not None and a.limit <= 0:
+        raise SystemExit('gensnap: --limit must be more than 0')
     check_training_args(a)
     p = Params(a)
     if p.npu and p.fmt not in ('newest', '2.1'):

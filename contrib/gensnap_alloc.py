@@ -37,10 +37,16 @@ class OutOfMemory(Exception):
 
 
 def round_size(n, divisions=0):
-    """§13.3 round_size; `divisions` models roundup_power2_divisions.
-    torch_npu adds its pad to n first (§16.12, DeviceAllocator.pad)."""
+    """§13.3 round_size; `divisions` models roundup_power2_divisions: one
+    number, or the settings (gensnap_conf.AllocConf), whose divisions
+    count per interval when more than 1 (§13.12).  torch_npu adds its
+    pad to n first (§16.12, DeviceAllocator.pad)."""
     if n < K_MIN_BLOCK:
         return K_MIN_BLOCK
+    if not isinstance(divisions, int):
+        divisions = divisions.divisions_for(n)
+        if divisions < 2:
+            divisions = 0
     if divisions > 0 and n > K_MIN_BLOCK * divisions:
         low = 1 << (n.bit_length() - 1)
         if low == n:
@@ -63,13 +69,19 @@ def align_up(n, a):
     return (n + a - 1) // a * a
 
 
+def expandable_size(b):
+    """A free block's size with the unmapped space right after it."""
+    n = b.next
+    return b.size + (n.size if n is not None and not n.mapped else 0)
+
+
 # ---------------------------------------------------------------------------
 # Allocator simulator (§13)
 # ---------------------------------------------------------------------------
 
 class Block:
     __slots__ = ('addr', 'size', 'req', 'state', 'stream', 'pool', 'prev',
-                 'next', 'stk', 'seg', 'mapped', 'uses')
+                 'next', 'stk', 'seg', 'mapped', 'uses', 'gc')
 
     def __init__(self, addr, size, stream, pool, seg, mapped=True):
         self.addr = addr
@@ -84,6 +96,7 @@ class Block:
         self.seg = seg
         self.mapped = mapped
         self.uses = ()
+        self.gc = 0
 
 
 class Segment:
@@ -122,6 +135,7 @@ class Pool:
     def __init__(self, kind, pool_id):
         self.kind = kind
         self.pool_id = pool_id
+        self.gc_calls = 0        # get_free_block calls, for gc ages
         self.streams = {}        # stream -> (runs, maxima)
         self.blocks = {}         # address -> Block
         # addresses of free blocks that span a whole segment: what
@@ -131,6 +145,7 @@ class Pool:
     def insert(self, b):
         k = b.size << ADDR_BITS | b.addr
         self.blocks[b.addr] = b
+        b.gc = self.gc_calls
         if b.prev is None and b.next is None:
             self.whole.add(b.addr)
         st = self.streams.get(b.stream)
@@ -174,11 +189,15 @@ class Pool:
 
     def lower_bound(self, stream, size):
         """The first free block of `stream` with at least `size` bytes."""
+        return self.lower_bound_key(stream, size, 0)
+
+    def lower_bound_key(self, stream, size, addr):
+        """The first free block of `stream` at or after (size, addr)."""
         st = self.streams.get(stream)
         if st is None:
             return None
         runs, maxes = st
-        k = size << ADDR_BITS
+        k = size << ADDR_BITS | addr
         i = bisect.bisect_left(maxes, k)
         if i == len(maxes):
             return None
@@ -244,7 +263,7 @@ class DeviceAllocator:
     """DeviceCachingAllocator for one device (§13)."""
 
     def __init__(self, dev, sim, total_mem, limit, expandable=False,
-                 max_split=None, divisions=0, pad=0):
+                 max_split=None, divisions=0, pad=0, conf=None):
         self.dev = dev
         self.sim = sim
         self.total_mem = total_mem
@@ -253,6 +272,19 @@ class DeviceAllocator:
         self.max_split = max_split if max_split else 2 ** 63
         self.max_non_split_rounding = K_LARGE_BUFFER
         self.divisions = divisions
+        # --alloc-conf (gensnap_conf.AllocConf): PyTorch's rules where the
+        # generator's older ones differ (§13.12): the expandable best fit
+        # counts the unmapped space after a block, rounding by interval,
+        # garbage collection.  Without it the older rules keep the bytes
+        # of the committed fixtures.
+        self.conf = conf
+        self.gc_threshold = 0.0
+        if conf is not None:
+            self.expandable = conf.expandable
+            self.max_split = conf.max_split if conf.max_split else 2 ** 63
+            self.max_non_split_rounding = conf.max_non_split_rounding
+            self.divisions = conf if any(conf.divisions) else 0
+            self.gc_threshold = conf.gc_threshold
         # torch_npu's round_size adds AddPadSize() bytes (32; 0 on Ascend950
         # with CANN >= 9.1.0) to every request before rounding (§16.12)
         self.pad = pad
@@ -297,6 +329,7 @@ class DeviceAllocator:
         kind = 'small' if size <= K_SMALL_SIZE else 'large'
         pool = self.pools.get((pool_id, kind)) or self.pool(pool_id, kind)
         blk = None
+        looked = False
         st = pool.streams.get(stream)
         if st is not None:                     # Pool.lower_bound
             runs, maxes = st
@@ -305,10 +338,15 @@ class DeviceAllocator:
             if i < len(maxes):
                 run = runs[i]
                 blk = pool.blocks[run[bisect.bisect_left(run, k)] & ADDR_MASK]
-                if self.max_split < 2 ** 62:
+                if self.max_split < 2 ** 62 or self.conf is not None:
                     blk = self.get_free_block(pool, stream, size)
+                    looked = True
+        if not looked and self.gc_threshold:
+            pool.gc_calls += 1                 # get_free_block's count
         if blk is None:
             expandable = self.expandable and pool_id == DEFAULT_POOL
+            if self.gc_threshold and self.limit:
+                self.garbage_collect()
             blk = self.alloc_block(pool, stream, size, stk, expandable)
             if blk is None:
                 self.release_available_cached_blocks(pool, stream, size)
@@ -325,7 +363,8 @@ class DeviceAllocator:
         if pool.blocks.get(blk.addr) is blk:
             pool.remove(blk)
         remaining = blk.size - size             # should_split (step 8)
-        if kind == 'small' or blk.seg.expandable:
+        if kind == 'small' or blk.seg.expandable or \
+                (self.conf is not None and self.expandable):
             split = remaining >= K_MIN_BLOCK
         else:
             split = size < self.max_split and remaining > K_SMALL_SIZE
@@ -357,15 +396,60 @@ class DeviceAllocator:
 
     def get_free_block(self, pool, stream, size):
         """§13.4 step 4: lower_bound on (stream, size), one candidate."""
+        if self.gc_threshold:
+            pool.gc_calls += 1
         b = pool.lower_bound(stream, size)
         if b is None:
             return None
+        if self.conf is not None and b.seg.expandable:
+            # best fit counts the unmapped space a block can grow into
+            # (get_free_block's expandable_size, §13.12)
+            while b.seg.expandable:
+                n = pool.lower_bound_key(stream, b.size, b.addr + 1)
+                if n is None or expandable_size(n) >= expandable_size(b):
+                    break
+                b = n
         if size < self.max_split and b.size >= self.max_split:
             return None
         if size >= self.max_split and \
                 b.size >= size + self.max_non_split_rounding:
             return None
         return b
+
+    def garbage_collect(self):
+        """garbage_collect_cached_blocks (§13.12): while reserved exceeds
+        the threshold share of the limit, free whole cached large blocks
+        at least as old (in lookups since they were cached) as the
+        average."""
+        thr = int(self.gc_threshold * self.limit)
+        if self.reserved <= thr:
+            return
+        pool = self.pools.get((DEFAULT_POOL, 'large'))
+        if pool is None:
+            return
+        target = self.reserved - thr
+
+        def whole(b):
+            return b.prev is None and b.next is None and \
+                not b.seg.expandable
+        free = [pool.blocks[k[2]] for k in pool.keys]
+        ages = [pool.gc_calls - b.gc for b in free if whole(b)]
+        total, count = sum(ages), len(ages)
+        reclaimed, freed = 0, True
+        while reclaimed < target and freed and count > 0:
+            avg = total / count
+            freed = False
+            for k in pool.keys:
+                b = pool.blocks.get(k[2])
+                if b is None or not whole(b):
+                    continue
+                age = pool.gc_calls - b.gc
+                if age >= avg:
+                    freed = True
+                    reclaimed += b.size
+                    total -= age
+                    count -= 1
+                    self.release_block(b)
 
     def should_split(self, blk, size):
         """§13.4 step 8."""
@@ -655,7 +739,7 @@ class Simulator:
 
     def __init__(self, sink, ndev=1, total_mem=80 * GiB, limit=None,
                  expandable=False, max_split=None, start_us=1718000000000000,
-                 pad=0):
+                 pad=0, conf=None):
         self.sink = sink
         self.clock = Clock(start_us)
         self.serial = 0
@@ -669,7 +753,8 @@ class Simulator:
             self.emit = sink.make_emit(self)
         self.devs = [DeviceAllocator(d, self, total_mem,
                                      limit if limit else total_mem - GiB,
-                                     expandable, max_split, pad=pad)
+                                     expandable, max_split, pad=pad,
+                                     conf=conf)
                      for d in range(ndev)]
 
     def new_stack(self, template):

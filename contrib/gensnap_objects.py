@@ -112,7 +112,9 @@ class Objects:
         return d
 
 
-def allocator_settings(expandable, max_split):
+def allocator_settings(expandable, max_split, alloc_conf=None):
+    if alloc_conf is not None:
+        return alloc_conf.settings()
     conf = 'expandable_segments:True' if expandable else ''
     return {'PYTORCH_CUDA_ALLOC_CONF': conf,
             'max_split_size': max_split if max_split else -1,

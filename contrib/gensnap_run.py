@@ -43,6 +43,16 @@ class Params:
         self.total = spec.get('total', 80 * GiB)
         self.expandable = spec.get('expandable', False) or a.expandable
         self.max_split = a.max_split_size
+        # --alloc-conf (gensnap_conf.AllocConf) and --limit: the settings
+        # and the device memory the run may use
+        self.alloc_conf = getattr(a, 'alloc_conf_parsed', None)
+        if self.alloc_conf is not None:
+            self.expandable = self.alloc_conf.expandable
+            self.max_split = self.alloc_conf.max_split
+        self.limit_given = bool(getattr(a, 'limit', None))
+        if self.limit_given:
+            self.limit = a.limit
+            self.total = a.limit + 512 * MiB
         self.max_entries = a.max_entries if a.max_entries is not None \
             else spec.get('max_entries')
         self.stacks = a.stacks or spec.get('stacks', 'python')
@@ -78,7 +88,7 @@ def make_sim(p, sink):
     rng = random.Random(p.seed)
     start = 1718000000000000 + p.seed * 86400 * 1000000
     sim = Simulator(sink, p.ndev, p.total, p.limit, p.expandable, p.max_split,
-                    start, p.npu_pad)
+                    start, p.npu_pad, conf=p.alloc_conf)
     ctx = Ctx(sim, StackFactory(p.stacks), rng, p.events)
     ctx.opts = p
     ctx.annotate = p.fmt == 'newest' and not p.npu
@@ -135,7 +145,8 @@ def build_object(p, sim, sink, ws):
     top = {'segments': segs, 'device_traces': traces}
     if p.fmt == 'newest' and not p.npu:
         top['allocator_settings'] = allocator_settings(p.expandable,
-                                                       p.max_split)
+                                                       p.max_split,
+                                                       p.alloc_conf)
         top['external_annotations'] = [annotation_obj(a, p.stage_first)
                                        for a in sink.annotations]
     return top
@@ -238,7 +249,8 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
             w.buf += b'a'
         if p.fmt == 'newest' and not p.npu:
             w.save('allocator_settings')
-            w.save(allocator_settings(p.expandable, p.max_split))
+            w.save(allocator_settings(p.expandable, p.max_split,
+                                      p.alloc_conf))
             w.save('external_annotations')
             w.save([annotation_obj(a, p.stage_first)
                     for a in spool.annotations])

@@ -181,8 +181,16 @@ def scen_leak(ctx, info):
 
 
 def scen_frag(ctx, info):
+    try:
+        frag_steps(ctx, info)
+    except OutOfMemory:         # --limit: the device filled up
+        info['oom'] = True
+
+
+def frag_steps(ctx, info):
     m = Model(ctx, 4, 1024)
     n = 0
+    info['steps'] = 0
     while not ctx.done():
         ctx.step(n)
         seq = ctx.rng.choice([128, 256, 384, 640, 896, 1152, 1536, 2048, 2560])
@@ -197,7 +205,7 @@ def scen_frag(ctx, info):
         ctx.free(big)
         ctx.step(n, stage='END')
         n += 1
-    info['steps'] = n
+        info['steps'] = n
 
 
 def scen_oom(ctx, info):

@@ -24,6 +24,27 @@ def site_of(template):
     return None
 
 
+def whatif_truth(p, sim, actions, segrecs):
+    """What `snapview whatif` predicts of a run under other settings
+    (--alloc-conf, --limit): per device the most reserved, the segment
+    allocations (segment_alloc and segment_map) and frees, the segments
+    at the end as the snapshot lists them."""
+    devs = []
+    for d, dev in enumerate(sim.devs):
+        a = actions[d]
+        devs.append({'device': d, 'peak_reserved': dev.peak_reserved,
+                     'device_allocs': a['segment_alloc'] +
+                     a['segment_map'],
+                     'device_frees': a['segment_free'] +
+                     a['segment_unmap'],
+                     'segments': sum(1 for r in segrecs
+                                     if r['device'] == d),
+                     'oom': a['oom'] > 0})
+    return {'alloc_conf': p.alloc_conf.text if p.alloc_conf is not None
+            else None, 'limit': p.limit if p.limit_given else None,
+            'devices': devs}
+
+
 class TruthTracker:
     """Observes every written event (index = position in the written trace)."""
 
@@ -163,6 +184,8 @@ class TruthTracker:
                                    'bytes': sum(r['total_size'] for r in priv)}
         if p.fmt == 'newest' and not p.npu:
             out['annotations'] = len(sink.annotations)
+        if sim is not None and (p.alloc_conf is not None or p.limit_given):
+            out['whatif'] = whatif_truth(p, sim, self.actions, segrecs)
         return out
 
 

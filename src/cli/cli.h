@@ -23,6 +23,8 @@
 
 struct replay;
 
+#define CLI_MAX_ALLOC_CONF 8 /* --alloc-conf columns of whatif */
+
 struct cli_opts {
 	const char *cmd;        /* subcommand name; NULL = TUI */
 	unsigned uses;          /* CLI_U_* of the command */
@@ -52,6 +54,9 @@ struct cli_opts {
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	const char *alloc_conf[CLI_MAX_ALLOC_CONF]; /* --alloc-conf, checked */
+	size_t n_alloc_conf;
+	uint64_t capacity;      /* --capacity BYTES, 0 = not given */
 };
 
 #define CLI_CACHE_LIST 0
@@ -134,6 +139,8 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(diff, cmd_diff, 0, "two snapshots compared by call site")            \
 	_(ranks, cmd_ranks, 0,                                                 \
 	    "one row per rank of a job: peaks, skew, leaks, OOMs")             \
+	_(whatif, cmd_whatif, 0,                                               \
+	    "the trace under other allocator settings (--alloc-conf)")         \
 	_(cache, cmd_cache, 0,                                                 \
 	    "the index cache: --list, --trim, --clear (no FILE)")
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/simconf.h"
 #include "tui/tui.h"
 
 static const struct {
@@ -60,6 +61,9 @@ usage(FILE *f)
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
+	    "  --alloc-conf S    (whatif) allocator settings as\n"
+	    "                    PYTORCH_CUDA_ALLOC_CONF, once per column\n"
+	    "  --capacity BYTES  (whatif) device memory the run may use\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -118,6 +122,62 @@ parse_at(struct cli_opts *o, const char *arg)
 	return parse_i64("--at", comma + 1, &o->at_b);
 }
 
+/* --alloc-conf S: checked here, so that a bad one stops everything
+ * with one line naming the key. */
+static int
+parse_alloc_conf(struct cli_opts *o, const char *arg)
+{
+	struct sim_conf c;
+	char why[200];
+
+	if (simconf_parse(arg, &c, why, sizeof why) != 0) {
+		/* one line naming the key, nothing more */
+		fprintf(stderr, "snapview: --alloc-conf: %s\n", cli_shown(why));
+		return -2;
+	}
+	if (o->n_alloc_conf == CLI_MAX_ALLOC_CONF) {
+		fprintf(stderr, "snapview: --alloc-conf: at most %d\n",
+		    CLI_MAX_ALLOC_CONF);
+		return -1;
+	}
+	o->alloc_conf[o->n_alloc_conf++] = arg;
+	return 0;
+}
+
+/* --capacity BYTES, with an optional unit: K, M, G, T (KiB, MiB, ...;
+ * powers of 1024). */
+static int
+parse_capacity(struct cli_opts *o, const char *arg)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno != 0 || end == arg || arg[0] == '-')
+		goto bad;
+	if (*end != '\0') {
+		if ((u = strchr(units, end[0] & ~0x20)) == NULL || end[0] == 0)
+			goto bad;
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
+		if (strcmp(end, "iB") != 0 && strcmp(end, "B") != 0 &&
+		    *end != '\0')
+			goto bad;
+	}
+	if (v == 0 || v > (UINT64_MAX >> shift))
+		goto bad;
+	o->capacity = (uint64_t)v << shift;
+	return 0;
+bad:
+	fprintf(stderr, "snapview: --capacity: '%s': expected bytes, e.g. "
+	    "80G\n", cli_shown(arg));
+	return -1;
+}
+
 enum {
 	OPT_JSON = 256,
 	OPT_DEVICE,
@@ -137,7 +197,9 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
-	OPT_STEP
+	OPT_STEP,
+	OPT_ALLOC_CONF,
+	OPT_CAPACITY
 };
 
 static const struct option long_opts[] = {
@@ -160,12 +222,15 @@ static const struct option long_opts[] = {
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"step", required_argument, NULL, OPT_STEP},
+    {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
+    {"capacity", required_argument, NULL, OPT_CAPACITY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
 
-/* Parses one option; returns 0, 1 (stop: exit 0 already handled) or -1. */
+/* Parses one option; returns 0, 1 (stop: exit 0 already handled), -1
+ * (a usage error, said) or -2 (the same, said whole: no "Try"). */
 static int
 parse_opt(int c, struct cli_opts *o)
 {
@@ -209,6 +274,8 @@ parse_opt(int c, struct cli_opts *o)
 		}
 		return 0;
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_ALLOC_CONF: return parse_alloc_conf(o, optarg);
+	case OPT_CAPACITY: return parse_capacity(o, optarg);
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
@@ -282,7 +349,7 @@ cli_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
 		r = parse_opt(c, &o);
 		if (r != 0) {
-			if (r < 0)
+			if (r == -1)
 				fprintf(stderr, "Try 'snapview --help'.\n");
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}

@@ -11,6 +11,7 @@
 #include "analysis/frag.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
+#include "cli/cli_whatif.h"
 #include "index/idx_timeline.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -329,7 +330,7 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	json_obj_end(j);
+	/* the object is closed by frag_device(), after the whatif key */
 }
 
 static int
@@ -352,13 +353,18 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		return -1;
 	if (fr->o->json) {
 		json_frag(&fr->j, fr->sites, &f, fr->limit);
+		r = cli_whatif_frag(fr->snap, dev->device, dev->replay,
+		    dev->tl, fr->sites, &f, &fr->j, err);
+		json_obj_end(&fr->j);
 	} else {
 		if (!dev->first)
 			printf("\n");
 		print_text(fr->sites, &f, fr->limit);
+		r = cli_whatif_frag(fr->snap, dev->device, dev->replay,
+		    dev->tl, fr->sites, &f, NULL, err);
 	}
 	an_frag_destroy(&f);
-	return 0;
+	return r;
 }
 
 int

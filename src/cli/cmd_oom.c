@@ -6,12 +6,14 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/oom.h"
 #include "analysis/summary.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
+#include "cli/cli_whatif.h"
 #include "index/idx_timeline.h"
 #include "replay/replay.h"
 #include "util/json.h"
@@ -226,7 +228,8 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct cli_an_classes cl;
 	struct an_cat_totals ct;
 	struct an_oom oo;
-	uint64_t i;
+	struct an_whatif_oom_verdict *vd = NULL;
+	uint64_t i, nvd = 0;
 
 	/* the replay (the allocator's state at each OOM) only for a device
 	 * with one: loading it is most of what a reopen costs */
@@ -237,6 +240,9 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		if (rp == NULL)
 			return -1;
 		rc = an_oom(r->snap, dev->tl, rp, r->sites, &oo, err);
+		if (rc == 0 && (rc = an_whatif_oom_verdicts(r->snap,
+		    dev->device, rp, r->o->capacity, &vd, &nvd, err)) != 0)
+			an_oom_destroy(&oo);
 		replay_free(rp);
 		if (rc != 0)
 			return -1;
@@ -264,6 +270,7 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 			printf("%sDevice %u: ", run->total ? "\n" : "",
 			    dev->device);
 			text_event(r->sites, &oo.events[i], &ct, r->limit);
+			cli_whatif_oom_text(vd, nvd, oo.events[i].ev);
 		}
 		run->total++;
 	}
@@ -271,8 +278,10 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		cli_an_classes_destroy(&cl);
 	if (r->o->json) {
 		json_arr_end(&r->j);
+		cli_whatif_oom_json(&r->j, vd, nvd);
 		json_obj_end(&r->j);
 	}
+	free(vd);
 	an_oom_destroy(&oo);
 	return 0;
 }

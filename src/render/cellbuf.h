@@ -29,6 +29,7 @@
 	_(UIC_STATUS, 7, 4, 0, CB_A_REVERSE)                                   \
 	_(UIC_AXIS, -1, -1, CB_A_DIM, 0)                                       \
 	_(UIC_RESERVED, 1, -1, CB_A_BOLD, CB_A_BOLD)                           \
+	_(UIC_WHATIF, 6, -1, CB_A_BOLD, CB_A_BOLD)                             \
 	_(UIC_CURSOR, 3, -1, CB_A_BOLD, CB_A_BOLD)                             \
 	_(UIC_SUMMARY, 7, -1, CB_A_DIM, 0)                                     \
 	_(UIC_HILITE, 1, 7, CB_A_BOLD, CB_A_REVERSE)                           \

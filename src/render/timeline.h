@@ -256,7 +256,25 @@ struct tl_view {
 				 (borrowed) or NULL */
 	uint64_t n_marks;
 	int64_t mark_sel;   /* the mark drawn highlighted; -2 = none */
+	const struct tl_overlay *overlay; /* a series drawn as a line over
+				 the plot (borrowed) or NULL */
 };
+
+/* An optional series of bytes after each event drawn as a dashed line
+ * over the plot, each column at its highest value (the viewer's
+ * simulation under other allocator settings: its reserved bytes). The
+ * values are borrowed; the maxima of runs of TL_OVERLAY_RUN events are
+ * the overlay's own, so that a column reads its runs, not its events. */
+#define TL_OVERLAY_RUN 256
+struct tl_overlay {
+	const uint64_t *v;  /* n values, after event 0 .. n-1 */
+	uint64_t n;
+	uint64_t *run_max;  /* owned */
+};
+void tl_overlay_init(struct tl_overlay *o, const uint64_t *v, uint64_t n);
+void tl_overlay_destroy(struct tl_overlay *o);
+/* The highest value after events [lo, hi) (0 for an empty range). */
+uint64_t tl_overlay_max(const struct tl_overlay *o, int64_t lo, int64_t hi);
 
 /* One band of a column, bottom to top. */
 struct tl_band {

@@ -437,6 +437,8 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	for (c = 0; c < pw; c++)
 		present[c] = (uint8_t)draw_column(&cx, px + c, cols->ev[c],
 		    cols->top[c], cols->res[c]);
+	if (v->overlay != NULL)
+		tl_overlay_draw(v, fr, cols, cb, px, cx.ybot);
 	draw_yaxis(v, fr, cb, x, y);
 	cellbuf_fill(cb, px, y + ph, pw, 1, v->utf8 ? 0x2500 : '-', UIC_AXIS,
 	    0);

@@ -76,4 +76,8 @@ void tl_legend_draw(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, struct cellbuf *cb, int x, int y, int w,
     int rows);
 
+/* tl_overlay.c: the overlay's line over the columns just drawn. */
+void tl_overlay_draw(const struct tl_view *v, const struct tl_frame *fr,
+    const struct tl_cols *cols, struct cellbuf *cb, int px, int ybot);
+
 #endif

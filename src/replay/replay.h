@@ -78,6 +78,12 @@ const struct replay_state *replay_state(struct replay *r);
 /* Number of events of the device (0 for a legacy file with no trace). */
 uint64_t replay_n_events(const struct replay *r);
 
+/* The pool of the segment event ev (segment_alloc, segment_map) made,
+ * as the backward pass learned it from the final segments: 1 with the
+ * pool id and kind, 0 when it was not learned. */
+int replay_segment_attr(const struct replay *r, uint64_t ev, int64_t pool[2],
+    int *is_large);
+
 /* ---- totals (what `snapview stats --at N` prints) --------------------- */
 
 /* Totals of a state, following _memory_viz.py segsum

@@ -113,6 +113,20 @@ attr_find(const struct replay *r, uint64_t ev)
 	return i < r->n_attrs && r->attrs[i].ev == ev ? &r->attrs[i] : NULL;
 }
 
+int
+replay_segment_attr(const struct replay *r, uint64_t ev, int64_t pool[2],
+    int *is_large)
+{
+	const struct segattr *a = attr_find(r, ev);
+
+	if (a == NULL)
+		return 0;
+	pool[0] = a->pool[0];
+	pool[1] = a->pool[1];
+	*is_large = a->is_large;
+	return 1;
+}
+
 void
 replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
     uint64_t stream, int expandable)

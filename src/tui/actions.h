@@ -116,6 +116,8 @@
 	    "OOM view: why the allocation at an OOM event failed")             \
 	_(ACT_VIEW_INFO, "info", "I", "", KM_VIEW,                             \
 	    "Info view: allocator settings, the file's facts, check")          \
+	_(ACT_WHATIF, "whatif", "A", "", KM_VIEW,                             \
+	    "What if: the trace under other allocator settings, drawn")        \
 	_(ACT_WIN_START, "window-start", "b", "", KM_VIEW,                     \
 	    "Leak window: it starts at the cursor's event")                    \
 	_(ACT_WIN_END, "window-end", "e", "", KM_VIEW,                         \

@@ -43,11 +43,13 @@ enum prompt_mode {
 	PROMPT_SEARCH,
 	PROMPT_VIEW,
 	PROMPT_EXPORT,
-	PROMPT_CONFIRM
+	PROMPT_CONFIRM,
+	PROMPT_WHATIF		/* what-if settings (simulate.c) */
 };
 
 struct views;
 struct modeworker;
+struct simulate;
 
 struct app {
 	struct sv_index *ix;            /* owned; NULL when loaded directly */
@@ -103,6 +105,7 @@ struct app {
 	char export_path[1024];         /* the file an overwrite asks about */
 	int no_clipboard, no_mouse;     /* --no-clipboard, --no-mouse */
 
+	struct simulate *simulate;      /* what-if simulation (simulate.c) */
 	char msg[256];                  /* one-shot status message */
 	struct layout lay;
 	struct cellbuf screen;

@@ -12,6 +12,7 @@
 
 #include "index/idx.h"
 #include "tui/modeworker.h"
+#include "tui/simulate.h"
 
 static int64_t
 n_events(const struct app *a)
@@ -54,6 +55,7 @@ device_set(struct app *a, uint32_t d)
 	if (a->st != NULL)
 		device_free(a);
 	check_free(a);
+	simulate_drop(a);
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
@@ -87,6 +89,7 @@ void
 device_close(struct app *a)
 {
 	modeworker_stop(a);
+	simulate_drop(a);
 	if (a->sites_ok > 0)
 		an_sites_destroy(&a->sites);
 	a->sites_ok = 0;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "tui/app.h"
+#include "tui/simulate.h"
 
 #include "render/fmt.h"
 
@@ -199,6 +200,7 @@ global_action(struct app *a, enum action act)
 							    : "allocation");
 		break;
 	case ACT_MISMATCH: check_first(a); break;
+	case ACT_WHATIF: simulate_begin(a); break;
 	case ACT_WIN_START:
 	case ACT_WIN_END:
 	case ACT_WIN_CLEAR:

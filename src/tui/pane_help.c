@@ -53,7 +53,7 @@ static const struct help_entry views[] = {
     {{ACT_VIEW_EVENTS}, "events around the cursor"},
     {{ACT_VIEW_BLOCKS}, "live blocks at the cursor"},
     {{ACT_VIEW_OOM}, "why the OOM failed"},
-    {{ACT_VIEW_INFO}, "settings, facts, check"},
+    {{ACT_VIEW_INFO, ACT_WHATIF}, "settings, check; what if"},
 };
 static const struct help_entry in_view[] = {
     {{ACT_ENTER}, "select / go there / expand"},

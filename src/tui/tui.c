@@ -41,6 +41,7 @@
 #include "tui/pane.h"
 #include "tui/ranks.h"
 #include "tui/script.h"
+#include "tui/simulate.h"
 #include "tui/view.h"
 #include "util/escape.h"
 #include "util/fatal.h"
@@ -291,6 +292,8 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	if (left == NULL && set != NULL)
 		left = rk_hint();
 	if (left == NULL)
+		left = simulate_hint(&app);
+	if (left == NULL)
 		left = "h/l move  +/- zoom  Tab pane  p peak  / search  "
 		       "? help  q quit";
 	fmt_event(cur, sizeof cur, app.view.cursor);
@@ -430,6 +433,8 @@ prompt_key(int k)
 			views_prompt(&app, app.pbuf);
 		else if (m == PROMPT_EXPORT)
 			export_to(&app, app.pbuf);
+		else if (m == PROMPT_WHATIF)
+			simulate_run(&app, app.pbuf);
 		views_sync(&app);
 		return UI_REDRAW;
 	}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "analysis/oom.h"
+#include "analysis/whatif.h"
 #include "render/anlist.h"
 #include "render/fmt.h"
 #include "tui/view.h"
@@ -41,6 +42,8 @@ struct oom_view {
 	uint64_t built_k;
 	uint64_t sel, first;
 	int64_t follow;
+	struct an_whatif_oom_verdict *vd; /* the simulation's verdicts */
+	uint64_t n_vd;
 };
 
 static struct oom_row *
@@ -122,6 +125,9 @@ build(struct app *a, struct oom_view *v, int w)
 	line(v, "retried", t, w, e->stack);
 	for (i = 0; i < (uint32_t)e->n_causes; i++)
 		line(v, i == 0 ? "why" : "", e->causes[i].text, w, e->stack);
+	for (i = 0; i < v->n_vd; i++)
+		if (v->vd[i].ev == e->ev)
+			line(v, "verdict", v->vd[i].text, w, e->stack);
 	if (e->has_state) {
 		snprintf(t, sizeof t, "%s free in the %s pool of stream %"
 		    PRIu64 ", largest block %s%s", fmt_size(b0, sizeof b0,
@@ -207,6 +213,11 @@ oo_open(struct app *a, void *priv)
 		sv_error_clear(&err);
 		r = an_oom(a->snap, &a->tl, a->src.replay, sites, &v->oom,
 		    &err);
+		/* the simulation's verdict (analysis/whatif.h), a line */
+		if (r == 0 && a->src.replay != NULL &&
+		    an_whatif_oom_verdicts(a->snap, a->device, a->src.replay,
+		    0, &v->vd, &v->n_vd, &err) != 0)
+			v->n_vd = 0;
 		cursor_replay_moved(a);
 		if (r != 0) {
 			an_oom_destroy(&v->oom);
@@ -237,6 +248,7 @@ oo_reset(struct app *a, void *priv)
 	(void)a;
 	if (v->ok)
 		an_oom_destroy(&v->oom);
+	free(v->vd);
 	free(v->rows);
 }
 

@@ -1,0 +1,136 @@
+/*
+ * The viewer's what-if: a simulation under other allocator settings,
+ * drawn over the timeline. See simulate.h.
+ */
+#include "config.h"
+
+#include "tui/simulate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/whatif.h"
+#include "render/timeline.h"
+#include "replay/simconf.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+struct simulate {
+	uint32_t dev_gen;	/* the device it was made for */
+	char text[256];		/* the settings as typed */
+	struct an_whatif w;
+	struct tl_overlay ov;
+	int on;
+	char hint[640];
+};
+
+static struct simulate *
+state(struct app *a)
+{
+	if (a->simulate == NULL) {
+		a->simulate = xcalloc(1, sizeof *a->simulate);
+		snprintf(a->simulate->text, sizeof a->simulate->text,
+		    "expandable_segments:True");
+	}
+	return a->simulate;
+}
+
+static void
+off(struct app *a)
+{
+	struct simulate *x = a->simulate;
+
+	if (x == NULL || !x->on)
+		return;
+	if (a->view.overlay == &x->ov)
+		a->view.overlay = NULL;
+	tl_overlay_destroy(&x->ov);
+	an_whatif_destroy(&x->w);
+	x->on = 0;
+}
+
+void
+simulate_begin(struct app *a)
+{
+	app_prompt(a, PROMPT_WHATIF, "what if (PYTORCH_CUDA_ALLOC_CONF; "
+	    "empty: off): ", state(a)->text);
+}
+
+void
+simulate_run(struct app *a, const char *text)
+{
+	struct simulate *x = state(a);
+	struct an_whatif_opts wo;
+	struct sim_conf c;
+	struct sv_error err;
+	const struct an_whatif_agree *g;
+	char why[200], agree[96], p0[32], p1[32], n0[32], n1[32];
+
+	off(a);
+	if (text[0] == '\0' || strcmp(text, "off") == 0) {
+		app_msg(a, "what-if line removed");
+		return;
+	}
+	if (simconf_parse(text, &c, why, sizeof why) != 0) {
+		app_msg(a, "alloc conf: %s", why);
+		return;
+	}
+	snprintf(x->text, sizeof x->text, "%s", text);
+	if (a->src.replay == NULL) {
+		app_msg(a, "what if: no replay of this device (the final "
+		    "state only)");
+		return;
+	}
+	memset(&wo, 0, sizeof wo);
+	wo.confs = &c;
+	wo.n_confs = 1;
+	wo.series = 1;
+	wo.no_steps = 1;
+	if (an_whatif(a->snap, a->device, a->src.replay, &wo, &x->w,
+	    &err) != 0) {
+		cursor_replay_moved(a);
+		app_msg(a, "what if: %s", err.msg);
+		return;
+	}
+	/* the simulation moved the replay: the state at the cursor again */
+	cursor_replay_moved(a);
+	tl_overlay_init(&x->ov, x->w.cols[1].series, x->w.n_events);
+	a->view.overlay = &x->ov;
+	x->dev_gen = a->dev_gen;
+	x->on = 1;
+	g = &x->w.agree;
+	snprintf(agree, sizeof agree, "%s/%s", sv_fmt_count(n0, sizeof n0,
+	    g->seg_allocs_ok + g->seg_frees_ok), sv_fmt_count(n1, sizeof n1,
+	    g->seg_allocs + g->seg_frees));
+	snprintf(x->hint, sizeof x->hint, "%s %s: peak %s, recorded %s%s; "
+	    "agrees %s%s", a->utf8 ? "\u2504" : "~",
+	    x->w.cols[1].name,
+	    sv_fmt_size(p1, sizeof p1, x->w.cols[1].peak_reserved),
+	    sv_fmt_size(p0, sizeof p0, x->w.cols[0].peak_reserved),
+	    x->w.cols[1].first_oom >= 0 ? ", OOM" : "", agree,
+	    g->exact ? " exact" : " (not exact)");
+	app_msg(a, "%s", x->hint);
+}
+
+const char *
+simulate_hint(struct app *a)
+{
+	struct simulate *x = a->simulate;
+
+	if (x == NULL || !x->on)
+		return NULL;
+	if (x->dev_gen != a->dev_gen) {
+		off(a);
+		return NULL;
+	}
+	return x->hint;
+}
+
+void
+simulate_drop(struct app *a)
+{
+	off(a);
+	free(a->simulate);
+	a->simulate = NULL;
+}
