@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stats.h"
 #include "util/u64map.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -382,9 +383,9 @@ reserved_figures(const struct idx_timeline *tl, struct an_frag *f)
 {
 	int64_t i;
 
-	f->peak_ev = tl->peak_ev;
+	f->peak_ev = an_peak_ev(tl);
 	f->peak_allocated = tl->peak;
-	f->reserved_at_peak = idx_tl_reserved(tl, tl->peak_ev);
+	f->reserved_at_peak = idx_tl_reserved(tl, f->peak_ev);
 	f->reserved_max_ev = -1;
 	f->reserved_max = idx_tl_reserved(tl, -1);
 	for (i = 0; i < (int64_t)tl->n_events; i++)

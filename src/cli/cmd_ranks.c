@@ -142,7 +142,10 @@ print_row(const struct an_rankset *rs, const struct an_rs_row *row, int nw)
 	const struct an_sum_dev *d = row->dev;
 	char a[32], b[32], c[32], e[32], f[32], g[32], h[32], k[32], ev[32];
 
-	snprintf(ev, sizeof ev, "#%" PRId64, d->peak_ev);
+	if (d->peak_ev < 0)
+		snprintf(ev, sizeof ev, "start");
+	else
+		snprintf(ev, sizeof ev, "#%" PRId64, d->peak_ev);
 	printf(" %5" PRId64 " %3u %10s %10s %4s %8s %10s %10s %4" PRIu64
 	       " %10s %10s  %-*.*s  ", rs->m[row->member].rank, d->device,
 	    sv_fmt_size(a, sizeof a, d->peak), ev,
