@@ -72,6 +72,14 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	io->progress_ctx = pb;
 }
 
+uint64_t
+cli_limit(const struct cli_opts *o, uint64_t text_default)
+{
+	if (o->has_limit)
+		return o->limit > 0 ? (uint64_t)o->limit : UINT64_MAX;
+	return o->json ? UINT64_MAX : text_default;
+}
+
 const char *
 cli_shown(const char *s)
 {

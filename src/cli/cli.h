@@ -48,7 +48,8 @@ struct cli_opts {
 	int64_t from, to;       /* --from / --to */
 	int64_t frames;         /* --frames K, 0 = default */
 	const char *site_regex; /* --site-regex */
-	int64_t limit;          /* --limit N, 0 = default */
+	int has_limit;
+	int64_t limit;          /* --limit N, 0 = no limit (cli_limit) */
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
@@ -91,6 +92,10 @@ int cli_report(const char *path, const struct sv_error *err);
  * buffers reused in turn: for a file name or other untrusted text in a
  * printf. Borrowed; truncated past 1 KiB. */
 const char *cli_shown(const char *s);
+
+/* Rows to print: --limit N (0: all), else text_default in text and all
+ * in JSON. */
+uint64_t cli_limit(const struct cli_opts *o, uint64_t text_default);
 
 /* Resolves --device (default: snap_default_device). Returns -1 and prints
  * a message naming the devices with data when that one has none. */

@@ -199,9 +199,7 @@ cli_an_timeline(const struct cli_input *in, uint32_t d,
 uint64_t
 cli_an_limit(const struct cli_opts *o)
 {
-	if (o->limit > 0)
-		return (uint64_t)o->limit;
-	return o->json ? UINT64_MAX : 10;
+	return cli_limit(o, 10);
 }
 
 void

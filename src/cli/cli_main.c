@@ -56,7 +56,7 @@ usage(FILE *f)
 	    "  --from N, --to M  event window\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
-	    "  --limit N         rows to print\n"
+	    "  --limit N         rows to print (0: all)\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
@@ -198,7 +198,16 @@ parse_opt(int c, struct cli_opts *o)
 		o->has_to = 1;
 		return parse_i64("--to", optarg, &o->to);
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
-	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
+	case OPT_LIMIT:
+		o->has_limit = 1;
+		if (parse_i64("--limit", optarg, &o->limit) != 0)
+			return -1;
+		if (o->limit < 0) {
+			fprintf(stderr, "snapview: --limit: %s: expected a "
+			    "count of rows, 0 for all\n", cli_shown(optarg));
+			return -1;
+		}
+		return 0;
 	case OPT_JOBS:
 		if (parse_i64("--jobs", optarg, &o->jobs) != 0)
 			return -1;

@@ -110,7 +110,7 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 		printf("\n");
 	}
 	if (df->n_rows > limit)
-		printf("  ... %" PRIu64 " more sites (--limit)\n",
+		printf("  ... %" PRIu64 " more sites (--limit 0 for all)\n",
 		    df->n_rows - limit);
 }
 
@@ -246,8 +246,7 @@ cmd_diff(const struct cli_opts *o)
 	struct json j;
 	struct sv_error err;
 	int64_t dev[2];
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
-				      : (o->json ? UINT64_MAX : 20);
+	uint64_t limit = cli_limit(o, 20);
 	int r, x, built = 0;
 
 	if (o->file2 == NULL) {

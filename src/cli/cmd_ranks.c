@@ -179,7 +179,7 @@ print_text(const struct cli_opts *o, const struct an_rankset *rs,
 {
 	char words[512];
 	size_t i;
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit : UINT64_MAX;
+	uint64_t limit = cli_limit(o, UINT64_MAX);
 	int nw = name_width(rs);
 
 	printf("%zu rank%s", rs->n, rs->n == 1 ? "" : "s");
@@ -203,7 +203,7 @@ print_text(const struct cli_opts *o, const struct an_rankset *rs,
 	for (i = 0; i < rp->n_rows && i < limit; i++)
 		print_row(rs, &rp->rows[i], nw);
 	if (rp->n_rows > limit)
-		printf("  ... %zu more rows (--limit)\n",
+		printf("  ... %zu more rows (--limit 0 for all)\n",
 		    rp->n_rows - (size_t)limit);
 	for (i = 0; i < rs->n; i++)
 		if (rs->m[i].state != AN_RS_OK)
