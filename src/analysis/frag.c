@@ -406,10 +406,11 @@ cmp_alloc_ev(const void *a, const void *b)
 
 /* The allocator state just before each segment alloc: its stream's free
  * memory in all pools and in the request's pool. Each look scans the
- * whole state, so with more than AN_FRAG_EXAMINE allocs only the ones
- * with the largest gaps (and the last) are looked at: a trace that
- * reserves tens of thousands of segments would otherwise cost their
- * number times the state's size. Seeks go in event order. */
+ * whole state, so with more than AN_FRAG_EXAMINE allocs only the
+ * AN_FRAG_EXAMINE - 1 with the largest gaps and the last are looked at
+ * (AN_FRAG_EXAMINE in all, one fewer when the last is among them): a
+ * trace that reserves tens of thousands of segments would otherwise cost
+ * their number times the state's size. Seeks go in event order. */
 static int
 examine(struct replay *r, struct an_frag *f, int64_t last_ev,
     struct sv_error *err)
