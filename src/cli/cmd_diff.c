@@ -22,15 +22,6 @@
 #include "util/json.h"
 #include "util/units.h"
 
-static void
-signed_size(char *buf, size_t size, uint64_t a, uint64_t b)
-{
-	char t[32];
-
-	snprintf(buf, size, "%s%s", a == b ? "" : b > a ? "+" : "-",
-	    sv_fmt_size(t, sizeof t, b >= a ? b - a : a - b));
-}
-
 static char *
 ev_text(char *buf, size_t size, int64_t ev)
 {
@@ -77,24 +68,25 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 	printf("\n  %-14s %12s %12s %12s\n", "", "A", "B", "B - A");
 	printf("  %-14s %12" PRIu64 " %12" PRIu64 "\n", "events",
 	    df->events[0], df->events[1]);
-	signed_size(c, sizeof c, df->peak[0], df->peak[1]);
+	sv_fmt_size_delta(c, sizeof c, df->peak[0], df->peak[1]);
 	printf("  %-14s %12s %12s %12s\n", "peak", sv_fmt_size(a, sizeof a,
 	    df->peak[0]), sv_fmt_size(b, sizeof b, df->peak[1]), c);
 	printf("  %-14s %12s %12s\n", "compared at",
 	    ev_text(a, sizeof a, df->at[0]), ev_text(b, sizeof b, df->at[1]));
-	signed_size(c, sizeof c, df->live_at[0], df->live_at[1]);
+	sv_fmt_size_delta(c, sizeof c, df->live_at[0], df->live_at[1]);
 	printf("  %-14s %12s %12s %12s\n", "live there",
 	    sv_fmt_size(a, sizeof a, df->live_at[0]),
 	    sv_fmt_size(b, sizeof b, df->live_at[1]), c);
-	signed_size(c, sizeof c, df->reserved_at[0], df->reserved_at[1]);
+	sv_fmt_size_delta(c, sizeof c, df->reserved_at[0], df->reserved_at[1]);
 	printf("  %-14s %12s %12s %12s\n", "reserved there",
 	    sv_fmt_size(a, sizeof a, df->reserved_at[0]),
 	    sv_fmt_size(b, sizeof b, df->reserved_at[1]), c);
-	signed_size(c, sizeof c, df->live_end[0], df->live_end[1]);
+	sv_fmt_size_delta(c, sizeof c, df->live_end[0], df->live_end[1]);
 	printf("  %-14s %12s %12s %12s\n", "live at end",
 	    sv_fmt_size(a, sizeof a, df->live_end[0]),
 	    sv_fmt_size(b, sizeof b, df->live_end[1]), c);
-	signed_size(c, sizeof c, df->reserved_end[0], df->reserved_end[1]);
+	sv_fmt_size_delta(c, sizeof c, df->reserved_end[0],
+	    df->reserved_end[1]);
 	printf("  %-14s %12s %12s %12s\n", "reserved end",
 	    sv_fmt_size(a, sizeof a, df->reserved_end[0]),
 	    sv_fmt_size(b, sizeof b, df->reserved_end[1]), c);
@@ -120,7 +112,7 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 	for (i = 0; i < df->n_rows && i < limit; i++) {
 		const struct an_diff_row *r = &df->rows[i];
 
-		signed_size(c, sizeof c, r->a.live, r->b.live);
+		sv_fmt_size_delta(c, sizeof c, r->a.live, r->b.live);
 		printf("  %11s %11s %11s %8" PRIu64 " %8" PRIu64 "  ",
 		    sv_fmt_size(a, sizeof a, r->a.live),
 		    sv_fmt_size(b, sizeof b, r->b.live), c, r->a.allocs,

@@ -712,6 +712,25 @@ START_TEST(test_size_text)
 }
 END_TEST
 
+/* A change keeps its sign with its number: padded as a whole, never
+ * "-     277.0 MiB". */
+START_TEST(test_size_delta)
+{
+	char b[32], line[32];
+
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 300ull << 20,
+	    23ull << 20), "-277.0 MiB");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 1ull << 30,
+	    (1ull << 30) + (1ull << 28)), "+256.0 MiB");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 5, 5), "0 B");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, UINT64_MAX, 0),
+	    "-16.0 EiB");
+	snprintf(line, sizeof line, "%12s", sv_fmt_size_delta(b, sizeof b,
+	    300ull << 20, 23ull << 20));
+	ck_assert_str_eq(line, "  -277.0 MiB");
+}
+END_TEST
+
 /* The tenths of sv_size_tenths against the definition, in 128-bit
  * arithmetic: t is the nearest tenth of bytes / 1024^unit, ties up
  * (2 * 10 * bytes in [(2t - 1) d, (2t + 1) d)), and the unit is the first
@@ -1028,6 +1047,7 @@ util_suite(void)
 	tcase_add_test(tc, test_json_double);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tu, test_size_text);
+	tcase_add_test(tu, test_size_delta);
 	tcase_add_test(tu, test_size_tenths);
 	tcase_add_test(tu, test_count_text);
 	tcase_add_test(tu, test_search_count_le);
