@@ -236,14 +236,15 @@ static void
 text_header(const struct cli_opts *o, const struct snapshot *s)
 {
 	char a[32];
-	uint32_t i;
+	uint32_t i, ns;
 
 	printf("File:     ");
 	sv_escape_fputs(stdout, o->file);
 	printf("\nFormat:   %s, pickle protocol %d, %s\n", snap_format_label(s),
 	    s->protocol, sv_fmt_size(a, sizeof a, s->source_size));
-	printf("Stacks:   %u distinct stacks over %u distinct frames\n",
-	    s->n_stacks ? s->n_stacks - 1 : 0, s->n_frames);
+	ns = s->n_stacks ? s->n_stacks - 1 : 0;
+	printf("Stacks:   %u distinct stack%s over %u distinct frame%s\n",
+	    ns, ns == 1 ? "" : "s", s->n_frames, s->n_frames == 1 ? "" : "s");
 	if (s->n_annotations > 0)
 		printf("Annotations: %u\n", s->n_annotations);
 	if (s->n_unknown_actions > 0) {

@@ -425,7 +425,8 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		    to >= from ? to - from + 1 : 0);
 	else {
 		printf("Device %u ----------------\n", d);
-		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
+		printf("%" PRId64 " entr%s\n", to >= from ? to - from + 1 : 0,
+		    to == from ? "y" : "ies");
 	}
 	for (i = 0; (int64_t)i <= to; i++) {
 		int shown = (int64_t)i >= from;
