@@ -145,7 +145,7 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 
 			if (g->free_bytes == 0)
 				break;
-			printf("    %#" PRIx64 " %10s stream %#" PRIx64
+			printf("    %#" PRIx64 " %10s stream %" PRIu64
 			       ": %s free in %" PRIu64 " gap%s, largest %s\n",
 			    g->addr, sv_fmt_size(a, sizeof a, g->size),
 			    g->stream, sv_fmt_size(b, sizeof b, g->free_bytes),

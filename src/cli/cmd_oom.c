@@ -28,7 +28,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	char a[32], b[32], c[32];
 	uint32_t i;
 
-	printf("OOM at event #%" PRId64 " (stream %#" PRIx64 ")\n", e->ev,
+	printf("OOM at event #%" PRId64 " (stream %" PRIu64 ")\n", e->ev,
 	    e->stream);
 	printf("  request:       %s (rounded)\n",
 	    sv_fmt_size(a, sizeof a, e->request));
@@ -61,7 +61,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
-		printf("  stream %#" PRIx64 ": %" PRIu64 " segment%s, %s "
+		printf("  stream %" PRIu64 ": %" PRIu64 " segment%s, %s "
 		       "reserved, %s free, largest free block %s%s\n",
 		    x->stream, x->segments, x->segments == 1 ? "" : "s",
 		    sv_fmt_size(a, sizeof a, x->reserved),

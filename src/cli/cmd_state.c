@@ -84,7 +84,7 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 	printf("  [%s] %s allocated, %s free", body,
 	    sv_fmt_vz_bytes(a, sizeof a, sg->size), f);
 	if (sg->stream != 0)
-		printf(" stream_%" PRIu64, sg->stream);
+		printf(" stream %" PRIu64, sg->stream);
 	printf("\n");
 }
 
