@@ -235,6 +235,62 @@ parse_opt(int c, struct cli_opts *o)
 	}
 }
 
+/* A long option getopt_long() refused, "--NAME[=VALUE]": one line. */
+static void
+bad_long(int c, const char *arg)
+{
+	const char *name = arg + 2, *eq = strchr(name, '=');
+	size_t n = eq != NULL ? (size_t)(eq - name) : strlen(name), i;
+	int matches = 0, exact = -1;
+
+	for (i = 0; long_opts[i].name != NULL; i++) {
+		if (strncmp(long_opts[i].name, name, n) != 0)
+			continue;
+		matches++;
+		if (long_opts[i].name[n] == '\0')
+			exact = (int)i;
+	}
+	if (exact < 0 && matches == 1) {
+		for (i = 0; strncmp(long_opts[i].name, name, n) != 0; i++)
+			;
+		exact = (int)i;
+	}
+	if (c == ':')
+		fprintf(stderr, "snapview: %s: needs a value\n",
+		    cli_shown(arg));
+	else if (exact >= 0 && eq != NULL &&
+	    long_opts[exact].has_arg == no_argument)
+		fprintf(stderr, "snapview: --%s: takes no value\n",
+		    long_opts[exact].name);
+	else if (matches > 1)
+		fprintf(stderr, "snapview: %s: ambiguous, %d options begin "
+		    "so\n", cli_shown(arg), matches);
+	else
+		fprintf(stderr, "snapview: %s: unknown option\n",
+		    cli_shown(arg));
+}
+
+/* What getopt_long() refused, in one line naming the program snapview
+ * (its own messages are off: they name it by its path). arg is the word
+ * it stopped at. */
+static void
+bad_option(int c, const char *arg)
+{
+	char opt[3] = {'-', (char)optopt, '\0'};
+
+	if (arg[0] == '-' && arg[1] == '-') {
+		bad_long(c, arg);
+		return;
+	}
+	/* a short one, maybe in a cluster ("-qx") */
+	if (c == ':')
+		fprintf(stderr, "snapview: %s: needs a value\n",
+		    cli_shown(opt));
+	else
+		fprintf(stderr, "snapview: %s: unknown option\n",
+		    cli_shown(opt));
+}
+
 /* The list of commands, for an unknown one. */
 static void
 list_commands(FILE *f)
@@ -288,7 +344,13 @@ cli_main(int argc, char **argv)
 	o.device = -1;
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
-	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":qhV", long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			bad_option(c, argv[optind - 1]);
+			fprintf(stderr, "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
 		r = parse_opt(c, &o);
 		if (r != 0) {
 			if (r < 0)
