@@ -125,7 +125,7 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(check, cmd_check, 0,                                                 \
 	    "replay the trace and verify the final segments")                  \
 	_(state, cmd_state, CLI_U_AT | CLI_U_ONE_DEVICE,                       \
-	    "allocator state after event N (--at N)")                          \
+	    "allocator state after event N (--at N, default: the end)")        \
 	_(trace, cmd_trace, CLI_U_WINDOW,                                      \
 	    "event listing like _memory_viz.py trace")                         \
 	_(leaks, cmd_leaks, CLI_U_WINDOW,                                      \

@@ -1,6 +1,7 @@
 /*
- * snapview state --at N: the allocator state after event N (--at -1 or
- * start: before the first event), segment by segment, each with a
+ * snapview state [--at N]: the allocator state after event N (--at -1 or
+ * start: before the first event; without --at, at the end of the trace),
+ * segment by segment, each with a
  * `_memory_viz.py stats`-style line (doc/snapshot-format.md §11 segsum,
  * but for every segment, not only those >= 20 MiB), then totals. --json
  * lists every block with exact byte counts.
@@ -89,7 +90,8 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 }
 
 static void
-text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
+text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
+    int at_end)
 {
 	struct replay_totals t;
 	char a[32], f[64];
@@ -97,6 +99,8 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 
 	replay_totals(st, &t);
 	printf("Device %u: state ", d);
+	if (at_end && st->at >= 0)
+		printf("at the end, ");
 	if (st->at < 0)
 		printf("before the first event");
 	else
@@ -218,16 +222,11 @@ cmd_state(const struct cli_opts *o)
 	struct cli_input in;
 	struct sv_error err;
 	struct replay *r;
-	int64_t d;
+	int64_t d, at;
 	int rc = cli_open(o, o->file, &in);
 
 	if (rc != 0)
 		return rc;
-	if (!o->has_at) {
-		fprintf(stderr, "snapview: state needs --at N\n");
-		cli_close(&in);
-		return CLI_EXIT_USAGE;
-	}
 	d = cli_device(o, in.snap);
 	if (d < 0) {
 		cli_close(&in);
@@ -239,7 +238,9 @@ cmd_state(const struct cli_opts *o)
 		cli_close(&in);
 		return cli_report(o->file, &err);
 	}
-	if (replay_seek(r, o->at, &err) != 0) {
+	/* without --at: the end of the trace */
+	at = o->has_at ? o->at : (int64_t)replay_n_events(r) - 1;
+	if (replay_seek(r, at, &err) != 0) {
 		/* out of range: usage (1); a corrupt checkpoint: bad input */
 		rc = cli_report(o->file, &err);
 		replay_free(r);
@@ -249,7 +250,7 @@ cmd_state(const struct cli_opts *o)
 	if (o->json)
 		json_state((uint32_t)d, replay_state(r));
 	else
-		text_state((uint32_t)d, r, replay_state(r));
+		text_state((uint32_t)d, r, replay_state(r), !o->has_at);
 	replay_free(r);
 	cli_close(&in);
 	return CLI_EXIT_OK;
