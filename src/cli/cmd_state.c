@@ -1,9 +1,9 @@
 /*
  * snapview state [--at N]: the allocator state after event N (--at -1 or
  * start: before the first event; without --at, at the end of the trace),
- * segment by segment, each with a
- * `_memory_viz.py stats`-style line (doc/snapshot-format.md §11 segsum,
- * but for every segment, not only those >= 20 MiB), then totals. --json
+ * segment by segment, each with the map of `_memory_viz.py stats`
+ * (doc/snapshot-format.md §11 segsum, but for every segment, not only
+ * those >= 20 MiB) and its free bytes said plainly, then totals. --json
  * lists every block with exact byte counts.
  */
 #include "config.h"
@@ -20,6 +20,7 @@
 
 #define PAGE (20ull * 1024 * 1024)
 
+/* "X (Y% internal)": total_free's form, as memory_viz writes it. */
 static void
 vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 {
@@ -34,9 +35,14 @@ vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 		    100.0 * (double)in / (double)tot);
 }
 
-/* One segsum line: page chars, total, free (internal share), stream.
- * The replay keeps every block inside its segment and its requested size
- * within the block; the clamps below hold whatever the state says. */
+/* One segment's line: its map (one character per 20 MiB page, memory_viz's
+ * segsum: a letter where one allocated block starts covering it, a digit
+ * for the tenths of it allocated once more blocks do, * when full, blank
+ * when none does), its size, its free bytes split into internal (the
+ * rounding inside allocated blocks) and external (free blocks), its
+ * stream. The replay keeps every block inside its segment and its
+ * requested size within the block; the clamps below hold whatever the
+ * state says. */
 static void
 segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 {
@@ -81,11 +87,14 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 		}
 		k++;
 	}
-	vz_free(f, sizeof f, ext, in);
-	printf("  [%s] %s allocated, %s free", body,
-	    sv_fmt_vz_bytes(a, sizeof a, sg->size), f);
+	printf("  [%s] %s segment, %s free: ", body,
+	    sv_fmt_vz_bytes(a, sizeof a, sg->size),
+	    sv_fmt_vz_bytes(f, sizeof f, sv_sat_add(ext, in)));
+	printf("%s rounding in allocated blocks, ",
+	    sv_fmt_vz_bytes(a, sizeof a, in));
+	printf("%s in free blocks", sv_fmt_vz_bytes(a, sizeof a, ext));
 	if (sg->stream != 0)
-		printf(" stream %" PRIu64, sg->stream);
+		printf(", stream %" PRIu64, sg->stream);
 	printf("\n");
 }
 
@@ -109,6 +118,11 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
 	    replay_n_events(r) == 1 ? "" : "s",
 	    replay_info(r)->legacy_no_trace
 		? "; no trace in this file: the state at the end only" : "");
+	if (st->n_segments > 0)
+		printf("Map [...]: a character per 20 MiB of the segment: a "
+		       "letter where an allocated\nblock starts covering it, "
+		       "a digit for the tenths allocated once more blocks\n"
+		       "do, * when full, blank when none does.\n");
 	for (i = 0; i < st->n_segments; i++) {
 		const struct replay_segment *sg = &st->segments[i];
 
