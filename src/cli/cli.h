@@ -85,8 +85,23 @@ void cli_close(struct cli_input *in);
 struct replay *cli_replay(const struct cli_input *in, uint32_t d,
     struct sv_error *err);
 
-/* Prints `snapview: PATH: [byte N: ]msg` on stderr; returns the status. */
+/* Errors. cli_error() prints `snapview: [PATH: ][byte N: ]MESSAGE` on
+ * stderr (PATH escaped, NULL for none; byte SV_NO_OFFSET for none) and
+ * keeps the first error of the run: with --json, cli_main() writes it on
+ * stdout too, as {"error": {"message", "file", "byte"}}, when the command
+ * has not begun its report there (cli_json_init()). cli_report() is
+ * cli_error() of err, returning the exit status of its code. */
+void cli_error(const char *path, uint64_t byte, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int cli_report(const char *path, const struct sv_error *err);
+/* json_init() of a command's report on stdout; an error after it goes to
+ * stderr only. cli_json_begun() says the same of JSON written by hand. */
+struct json;
+void cli_json_init(struct json *j);
+void cli_json_begun(void);
+/* Writes the kept error to f as JSON unless a report has begun; returns
+ * 1 when it wrote it. */
+int cli_error_json(FILE *f);
 
 /* s escaped for the terminal (util/escape.h), in one of four static
  * buffers reused in turn: for a file name or other untrusted text in a

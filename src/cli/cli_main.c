@@ -18,6 +18,9 @@
 
 #include "tui/tui.h"
 
+/* An error of the command line: one line, no file. */
+#define usage_error(...) cli_error(NULL, SV_NO_OFFSET, __VA_ARGS__)
+
 static const struct {
 	const char *name;
 	int (*fn)(const struct cli_opts *);
@@ -81,7 +84,7 @@ parse_i64(const char *opt, const char *s, int64_t *out)
 	errno = 0;
 	v = strtoll(s, &end, 0);
 	if (errno != 0 || end == s || *end != '\0') {
-		fprintf(stderr, "snapview: %s: not a number: '%s'\n", opt, s);
+		usage_error("%s: not a number: '%s'", opt, cli_shown(s));
 		return -1;
 	}
 	*out = v;
@@ -98,8 +101,7 @@ parse_at(struct cli_opts *o, const char *arg)
 	size_t n = comma != NULL ? (size_t)(comma - arg) : strlen(arg);
 
 	if (n >= sizeof first) {
-		fprintf(stderr, "snapview: --at: not a number: '%s'\n",
-		    cli_shown(arg));
+		usage_error("--at: not a number: '%s'", cli_shown(arg));
 		return -1;
 	}
 	memcpy(first, arg, n);
@@ -186,8 +188,7 @@ parse_opt(int c, struct cli_opts *o)
 		if (parse_i64("--step", optarg, &o->step) != 0)
 			return -1;
 		if (o->step < 1) {
-			fprintf(stderr, "snapview: --step: steps are numbered "
-			    "from 1\n");
+			usage_error("--step: steps are numbered from 1");
 			return -1;
 		}
 		return 0;
@@ -203,8 +204,8 @@ parse_opt(int c, struct cli_opts *o)
 		if (parse_i64("--limit", optarg, &o->limit) != 0)
 			return -1;
 		if (o->limit < 0) {
-			fprintf(stderr, "snapview: --limit: %s: expected a "
-			    "count of rows, 0 for all\n", cli_shown(optarg));
+			usage_error("--limit: %s: expected a count of rows, 0 "
+			    "for all", cli_shown(optarg));
 			return -1;
 		}
 		return 0;
@@ -212,8 +213,7 @@ parse_opt(int c, struct cli_opts *o)
 		if (parse_i64("--jobs", optarg, &o->jobs) != 0)
 			return -1;
 		if (o->jobs < 1 || o->jobs > 1024) {
-			fprintf(stderr, "snapview: --jobs: expected 1 to "
-			    "1024\n");
+			usage_error("--jobs: expected 1 to 1024");
 			return -1;
 		}
 		return 0;
@@ -223,8 +223,8 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_BY:
 		if (strcmp(optarg, "site") != 0 &&
 		    strcmp(optarg, "category") != 0) {
-			fprintf(stderr, "snapview: --by: '%s': expected site "
-			    "or category\n", cli_shown(optarg));
+			usage_error("--by: '%s': expected site or category",
+			    cli_shown(optarg));
 			return -1;
 		}
 		o->by_category = strcmp(optarg, "category") == 0;
@@ -256,18 +256,15 @@ bad_long(int c, const char *arg)
 		exact = (int)i;
 	}
 	if (c == ':')
-		fprintf(stderr, "snapview: %s: needs a value\n",
-		    cli_shown(arg));
+		usage_error("%s: needs a value", cli_shown(arg));
 	else if (exact >= 0 && eq != NULL &&
 	    long_opts[exact].has_arg == no_argument)
-		fprintf(stderr, "snapview: --%s: takes no value\n",
-		    long_opts[exact].name);
+		usage_error("--%s: takes no value", long_opts[exact].name);
 	else if (matches > 1)
-		fprintf(stderr, "snapview: %s: ambiguous, %d options begin "
-		    "so\n", cli_shown(arg), matches);
+		usage_error("%s: ambiguous, %d options begin so",
+		    cli_shown(arg), matches);
 	else
-		fprintf(stderr, "snapview: %s: unknown option\n",
-		    cli_shown(arg));
+		usage_error("%s: unknown option", cli_shown(arg));
 }
 
 /* What getopt_long() refused, in one line naming the program snapview
@@ -284,11 +281,9 @@ bad_option(int c, const char *arg)
 	}
 	/* a short one, maybe in a cluster ("-qx") */
 	if (c == ':')
-		fprintf(stderr, "snapview: %s: needs a value\n",
-		    cli_shown(opt));
+		usage_error("%s: needs a value", cli_shown(opt));
 	else
-		fprintf(stderr, "snapview: %s: unknown option\n",
-		    cli_shown(opt));
+		usage_error("%s: unknown option", cli_shown(opt));
 }
 
 /* The list of commands, for an unknown one. */
@@ -317,7 +312,7 @@ unknown_command(int argc, char **argv, int first)
 		return 0;
 	if (others == 0 && (strchr(w, '/') != NULL || strchr(w, '.') != NULL))
 		return 0;
-	fprintf(stderr, "snapview: %s: unknown command%s\n", cli_shown(w),
+	usage_error("%s: unknown command%s", cli_shown(w),
 	    others == 0 ? " (and no such file)" : "");
 	list_commands(stderr);
 	fprintf(stderr, "Try 'snapview --help'.\n");
@@ -333,8 +328,10 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
-int
-cli_main(int argc, char **argv)
+/* Parses argv into o and runs what it asks for; returns the exit
+ * status. */
+static int
+run(int argc, char **argv)
 {
 	struct cli_opts o;
 	int c, r;
@@ -372,16 +369,17 @@ cli_main(int argc, char **argv)
 	if (o.cmd != NULL && strcmp(o.cmd, "cache") == 0) {
 		/* the cache as a whole: no snapshot */
 		if (optind < argc) {
-			fprintf(stderr, "snapview: cache takes no file\n"
-			    "Try 'snapview --help'.\n");
+			usage_error("cache takes no file");
+			fprintf(stderr, "Try 'snapview --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
 		return cmd_cache(&o);
 	}
 	if ((o.has_at_b || o.has_step) && (o.cmd == NULL ||
 	    strcmp(o.cmd, "diff") != 0)) {
-		fprintf(stderr, "snapview: %s is for diff\nTry 'snapview "
-		    "--help'.\n", o.has_step ? "--step" : "--at N,M");
+		usage_error("%s is for diff", o.has_step ? "--step" :
+		    "--at N,M");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	o.args = argv + optind;
@@ -393,9 +391,9 @@ cli_main(int argc, char **argv)
 	/* ranks and the viewer take a set of files */
 	if (o.file == NULL || (optind < argc && o.cmd != NULL &&
 	    strcmp(o.cmd, "ranks") != 0)) {
-		fprintf(stderr, "snapview: %s\nTry 'snapview --help'.\n",
-		    o.file == NULL ? "no snapshot file given"
-				   : "too many arguments");
+		usage_error("%s", o.file == NULL ? "no snapshot file given"
+						 : "too many arguments");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
@@ -426,3 +424,28 @@ cli_main(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* Does argv ask for --json (before a "--")? Known before the options are
+ * parsed, for an error among them. */
+static int
+wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return 1;
+	return 0;
+}
+
+int
+cli_main(int argc, char **argv)
+{
+	int json = wants_json(argc, argv), r;
+
+	r = run(argc, argv);
+	/* with --json, a failure is a JSON document on stdout too, unless
+	 * the report had begun there */
+	if (json && r != CLI_EXIT_OK)
+		cli_error_json(stdout);
+	return r;
+}

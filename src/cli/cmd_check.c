@@ -243,7 +243,7 @@ cmd_check(const struct cli_opts *o)
 		hi = lo + 1;
 	}
 	if (o->json) {
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		json_kv_str(&j, "file", o->file);
 		json_key(&j, "devices");

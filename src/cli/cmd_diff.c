@@ -221,9 +221,9 @@ diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
 			return cli_report(file, &err);
 		at = an_diff_step_at(tl, &st, (uint64_t)o->step - 1);
 		if (at == -2) {
-			fprintf(stderr, "snapview: %s: --step %" PRId64 ": "
-			    "device %u has %" PRIu64 " step%s (%s)\n",
-			    cli_shown(file), o->step, tl->device, st.n,
+			cli_error(file, SV_NO_OFFSET, "--step %" PRId64 ": "
+			    "device %u has %" PRIu64 " step%s (%s)",
+			    o->step, tl->device, st.n,
 			    st.n == 1 ? "" : "s",
 			    an_steps_source_text(st.source));
 			an_steps_destroy(&st);
@@ -233,10 +233,9 @@ diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
 	} else if (o->has_at) {
 		at = x && o->has_at_b ? o->at_b : o->at;
 		if (at < -1 || (at >= 0 && (uint64_t)at >= tl->n_events)) {
-			fprintf(stderr, "snapview: %s: --at %" PRId64 ": "
+			cli_error(file, SV_NO_OFFSET, "--at %" PRId64 ": "
 			    "device %u has events #0..#%" PRId64 " (or "
-			    "start)\n",
-			    cli_shown(file), at, tl->device,
+			    "start)", at, tl->device,
 			    (int64_t)tl->n_events - 1);
 			return CLI_EXIT_USAGE;
 		}
@@ -264,13 +263,14 @@ cmd_diff(const struct cli_opts *o)
 	int r, x, built = 0;
 
 	if (o->file2 == NULL) {
-		fprintf(stderr, "snapview: diff needs two files\n"
-				"Try 'snapview --help'.\n");
+		cli_error(NULL, SV_NO_OFFSET, "diff needs two files");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (o->has_step && o->has_at) {
-		fprintf(stderr, "snapview: --at and --step: one or the "
-		    "other\nTry 'snapview --help'.\n");
+		cli_error(NULL, SV_NO_OFFSET, "--at and --step: one or the "
+		    "other");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if ((r = cli_open(o, o->file, &in[0])) != 0)
@@ -303,7 +303,7 @@ cmd_diff(const struct cli_opts *o)
 	if (r == 0) {
 		an_diff(&din[0], &din[1], &df);
 		if (o->json) {
-			json_init(&j, stdout, 1);
+			cli_json_init(&j);
 			json_diff(&j, o, (uint32_t)dev[0], (uint32_t)dev[1],
 			    &df, limit);
 		} else {

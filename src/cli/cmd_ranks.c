@@ -292,7 +292,7 @@ print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
 	char words[512];
 	size_t i;
 
-	json_init(&j, stdout, 1);
+	cli_json_init(&j);
 	json_obj_begin(&j);
 	json_key(&j, "dir");
 	if (rs->dir != NULL)
@@ -369,8 +369,8 @@ cmd_ranks(const struct cli_opts *o)
 	}
 	an_rankset_report(&rs, o->device, &rp);
 	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
-		fprintf(stderr, "snapview: no rank has data for device %" PRId64
-		    "\n", o->device);
+		cli_error(NULL, SV_NO_OFFSET, "no rank has data for device %"
+		    PRId64, o->device);
 		an_rankset_report_free(&rp);
 		an_rankset_free(&rs);
 		return CLI_EXIT_USAGE;
@@ -390,8 +390,8 @@ cmd_ranks(const struct cli_opts *o)
 			status = st;
 	}
 	if (rp.n_failed > 0)
-		fprintf(stderr, "snapview: %zu of %zu file%s could not be "
-		    "read\n", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
+		cli_error(NULL, SV_NO_OFFSET, "%zu of %zu file%s could not be "
+		    "read", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
 	an_rankset_report_free(&rp);
 	an_rankset_free(&rs);
 	return status;

@@ -169,7 +169,7 @@ json_state(uint32_t d, const struct replay_state *st)
 	uint32_t i, k;
 
 	replay_totals(st, &t);
-	json_init(&j, stdout, 1);
+	cli_json_init(&j);
 	json_obj_begin(&j);
 	json_kv_u64(&j, "device", d);
 	json_kv_i64(&j, "at", st->at);

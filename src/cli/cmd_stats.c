@@ -184,16 +184,15 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	struct replay *r;
 
 	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
-		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
-				"events -1..%" PRId64 " of device %u\n",
-		    cli_shown(o->file), o->at, (int64_t)tl->n_events - 1, d);
+		cli_error(o->file, SV_NO_OFFSET, "--at %" PRId64 " is outside "
+		    "events -1..%" PRId64 " of device %u", o->at,
+		    (int64_t)tl->n_events - 1, d);
 		return CLI_EXIT_USAGE;
 	}
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
 	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: device %u: %s\n",
-		    cli_shown(o->file), d, err.msg);
+		cli_error(o->file, SV_NO_OFFSET, "device %u: %s", d, err.msg);
 		replay_free(r);
 		/* a corrupt checkpoint is bad input, not a usage error */
 		return sv_errcode_status(err.code);
@@ -290,7 +289,7 @@ cmd_stats(const struct cli_opts *o)
 	if (in.index == NULL || an_summary_section_of(in.index, &sum) != 0)
 		memset(&sum, 0, sizeof sum);
 	if (o->json) {
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		json_header(&j, o, in.snap);
 		json_key(&j, "devices");

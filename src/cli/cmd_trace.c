@@ -462,6 +462,7 @@ cmd_trace(const struct cli_opts *o)
 	if (rc != 0)
 		return rc;
 	if (o->json) {
+		cli_json_begun();
 		printf("{\"file\": ");
 		sv_json_string(stdout, o->file, strlen(o->file));
 		printf(", \"devices\": [");
