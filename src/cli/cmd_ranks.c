@@ -162,10 +162,12 @@ print_row(const struct an_rankset *rs, const struct an_rs_row *row, int nw)
 	printf(" (%s)\n", sv_fmt_size(k, sizeof k, d->top_bytes));
 }
 
+/* A file that could not be read: its row, "FILE: [byte N: ]reason" as
+ * every error says it. */
 static void
 print_failed(const struct an_rs_member *m)
 {
-	printf(" %5" PRId64 "   - failed: %s: ", m->rank,
+	printf(" %5" PRId64 " %3s  %s: ", m->rank, "-",
 	    cli_shown(base_name(m->path)));
 	if (m->err.offset != SV_NO_OFFSET)
 		printf("byte %" PRIu64 ": ", m->err.offset);
