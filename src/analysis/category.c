@@ -564,8 +564,12 @@ classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 		/* kept after a backward, or made after its step's */
 		if (c->last_bwd > a || bl >= 0)
 			return AN_CAT_OTHER;
-		/* no backward after it: the trace stopped before one */
-		return c->first_bwd >= 0 ? AN_CAT_ACTIVATION : AN_CAT_OTHER;
+		/* no backward after it: the trace stopped before one; in a
+		 * trace with no backward at all (inference, a forward
+		 * pass), what a model's call made */
+		if (c->first_bwd >= 0 || (tr & AN_TR_MODULE))
+			return AN_CAT_ACTIVATION;
+		return AN_CAT_OTHER;
 	}
 	if (ftr & AN_TR_BACKWARD)
 		return AN_CAT_ACTIVATION;

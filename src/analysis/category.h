@@ -26,8 +26,10 @@
  *     allocated before the trace and freed there;
  *   - activation: allocated outside backward and the optimizer and freed
  *     by a backward stack; or still alive with no backward after it in
- *     the whole trace (the trace stopped before the backward); allocated
- *     before the trace and freed in backward;
+ *     the whole trace (the trace stopped before the backward), and in a
+ *     trace with no backward at all (inference, a forward pass) allocated
+ *     inside a model's call (AN_TR_MODULE: a module's _call_impl, a
+ *     forward); allocated before the trace and freed in backward;
  *   - parameter: alive before the trace and never freed (with no frame
  *     saying otherwise), or allocated by model construction (a module's
  *     __init__, .to()/.cuda(), torch.nn.init, nn.Parameter) and alive

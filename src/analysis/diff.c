@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stats.h"
 #include "analysis/top.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -73,7 +74,7 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 {
 	const struct idx_timeline *tl = in->tl;
 	int64_t end = (int64_t)tl->n_events - 1;
-	int64_t at = in->has_at ? in->at : end;
+	int64_t at = in->has_at ? in->at : end, peak = an_peak_ev(tl);
 	uint64_t i;
 
 	free(rs->site_row);
@@ -113,12 +114,12 @@ add_side(struct rowset *rs, const struct an_diff_input *in, int side)
 		}
 		/* peak_ev -1 is the state before the first event (an
 		 * element alive from the start is alive there) */
-		if (an_elem_alive(e, tl->peak_ev))
+		if (an_elem_alive(e, peak))
 			x->peak += e->size;
 	}
 	rs->d->events[side] = tl->n_events;
 	rs->d->peak[side] = tl->peak;
-	rs->d->peak_ev[side] = tl->peak_ev;
+	rs->d->peak_ev[side] = peak;
 	rs->d->reserved_end[side] = tl->n_events ? idx_tl_reserved(tl, end)
 						 : tl->base_reserved;
 	rs->d->live_end[side] = tl->n_events ? idx_tl_total(tl, end)

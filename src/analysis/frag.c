@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stats.h"
 #include "util/u64map.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -382,9 +383,9 @@ reserved_figures(const struct idx_timeline *tl, struct an_frag *f)
 {
 	int64_t i;
 
-	f->peak_ev = tl->peak_ev;
+	f->peak_ev = an_peak_ev(tl);
 	f->peak_allocated = tl->peak;
-	f->reserved_at_peak = idx_tl_reserved(tl, tl->peak_ev);
+	f->reserved_at_peak = idx_tl_reserved(tl, f->peak_ev);
 	f->reserved_max_ev = -1;
 	f->reserved_max = idx_tl_reserved(tl, -1);
 	for (i = 0; i < (int64_t)tl->n_events; i++)
@@ -405,10 +406,11 @@ cmp_alloc_ev(const void *a, const void *b)
 
 /* The allocator state just before each segment alloc: its stream's free
  * memory in all pools and in the request's pool. Each look scans the
- * whole state, so with more than AN_FRAG_EXAMINE allocs only the ones
- * with the largest gaps (and the last) are looked at: a trace that
- * reserves tens of thousands of segments would otherwise cost their
- * number times the state's size. Seeks go in event order. */
+ * whole state, so with more than AN_FRAG_EXAMINE allocs only the
+ * AN_FRAG_EXAMINE - 1 with the largest gaps and the last are looked at
+ * (AN_FRAG_EXAMINE in all, one fewer when the last is among them): a
+ * trace that reserves tens of thousands of segments would otherwise cost
+ * their number times the state's size. Seeks go in event order. */
 static int
 examine(struct replay *r, struct an_frag *f, int64_t last_ev,
     struct sv_error *err)

@@ -24,8 +24,9 @@
  * bytes and the largest free block on its stream, in all pools and in
  * the pool the request needed: the memory it could not use. Each look
  * scans the whole state, so with more than AN_FRAG_EXAMINE segment allocs
- * only those with the largest gaps (and the last) are looked at
- * (n_examined); the others have no state (has_state 0).
+ * only AN_FRAG_EXAMINE - 1 with the largest gaps and the last are looked
+ * at (n_examined: AN_FRAG_EXAMINE, or one fewer when the last is among
+ * the largest gaps); the others have no state (has_state 0).
  *
  * Hints are short sentences, each made from the numbers that justify it:
  * expandable segments only when they are not in use already (no
@@ -44,7 +45,8 @@
 #define AN_FRAG_BUCKETS 48 /* free-block histogram: bucket k = [2^k, 2^k+1) */
 #define AN_FRAG_MAX_HINTS 5
 #define AN_SMALL_REQUEST (1u << 20) /* requests up to this: small pool */
-#define AN_FRAG_EXAMINE 256 /* segment allocs whose state is looked at */
+#define AN_FRAG_EXAMINE 256 /* most segment allocs whose state is looked
+			       at: 255 largest gaps and the last */
 
 struct an_frag_seg {
 	uint64_t addr, size, stream;
@@ -119,8 +121,8 @@ struct an_frag {
 	uint64_t n_allocs;
 	int64_t last;                /* index in allocs of the last one */
 	uint64_t n_examined;         /* allocs whose state was looked at: all,
-					or the AN_FRAG_EXAMINE with the
-					largest gaps (and the last) */
+					or AN_FRAG_EXAMINE - 1 with the
+					largest gaps and the last */
 	uint64_t n_unusable;         /* of them: free in the request's pool
 					on its stream >= request, largest <
 					request */

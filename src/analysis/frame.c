@@ -196,6 +196,8 @@ name_is(const char *name, const char *const *list)
 static const char *const module_construct[] = {"_apply", "to", "cuda",
     "npu", "xpu", "to_empty", "half", "float", "bfloat16", "type",
     "load_state_dict", "_load_from_state_dict", NULL};
+static const char *const module_call[] = {"_call_impl",
+    "_wrapped_call_impl", NULL};
 
 unsigned
 an_frame_traits(const char *name, const char *filename)
@@ -227,6 +229,10 @@ an_frame_traits(const char *name, const char *filename)
 		if (strcmp(name, "__init__") == 0 &&
 		    an_frame_kind(name, filename) == AN_FRAME_USER)
 			tr |= AN_TR_INIT;
+		if (strcmp(name, "forward") == 0 ||
+		    (path_has(filename, "torch/nn/modules/module.py") &&
+		     name_is(name, module_call)))
+			tr |= AN_TR_MODULE;
 		return tr;
 	}
 	if (filename[0] != '<' && an_frame_kind(name, filename) !=

@@ -56,6 +56,8 @@ enum an_cpp_role {
 #define AN_TR_WORKSPACE	0x0080	/* cuBLAS/cuDNN workspace */
 #define AN_TR_CONSTRUCT	0x0100	/* .to(), .cuda(), nn.init */
 #define AN_TR_INIT	0x0200	/* a user __init__ */
+#define AN_TR_MODULE	0x0400	/* a model's call: a module's
+				   _call_impl, a forward */
 
 enum an_frame_kind an_frame_kind(const char *name, const char *filename);
 int an_cpp_role(const char *name);

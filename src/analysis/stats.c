@@ -103,8 +103,16 @@ an_stats_with(const struct snapshot *s, uint32_t d,
 	st->frees_without_alloc = tl->n_pre;
 	st->ghost_blocks = tl->n_ghost;
 	st->peak = tl->peak;
-	st->peak_ev = tl->peak_ev;
+	st->peak_ev = an_peak_ev(tl);
 	st->base_total = tl->base_total;
+}
+
+int64_t
+an_peak_ev(const struct idx_timeline *tl)
+{
+	if (tl->peak_ev >= 0 && idx_tl_total(tl, -1) == tl->peak)
+		return -1;
+	return tl->peak_ev;
 }
 
 void

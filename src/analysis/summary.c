@@ -264,7 +264,7 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 	o->device = tl->device;
 	o->events = tl->n_events;
 	o->peak = tl->peak;
-	o->peak_ev = tl->peak_ev;
+	o->peak_ev = an_peak_ev(tl);
 	o->peak_step = -1;
 	an_ev_counts(s, tl->device, &o->counts);
 	scan_events(s, tl, lod, &o->counts, o);

@@ -45,7 +45,7 @@
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
-#define AN_SUM_SECTION "summary.3"
+#define AN_SUM_SECTION "summary.4"
 #define AN_SUM_SPARK 1024      /* timeline samples kept */
 #define AN_SUM_MAX_STEPS 4096  /* steps kept */
 #define AN_SUM_LABEL_MAX 1024  /* bytes of a call-site label kept */

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,20 +19,91 @@
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
 #include "util/escape.h"
+#include "util/json.h"
+#include "util/xalloc.h"
+
+/* The first error of the run, for --json (cli_error_json()). */
+static struct {
+	int set;
+	char msg[1024];
+	char *file;		/* NULL: none */
+	uint64_t byte;		/* SV_NO_OFFSET: none */
+} first_error;
+static int json_started;	/* the command's report has begun */
+
+void
+cli_error(const char *path, uint64_t byte, const char *fmt, ...)
+{
+	char msg[1024], p[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (path != NULL)
+		/* a file name is untrusted text too (someone's tarball) */
+		sv_escape(p, sizeof p, path, strlen(path));
+	if (path != NULL && byte != SV_NO_OFFSET)
+		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", p,
+		    byte, msg);
+	else if (path != NULL)
+		fprintf(stderr, "snapview: %s: %s\n", p, msg);
+	else
+		fprintf(stderr, "snapview: %s\n", msg);
+	if (first_error.set)
+		return;
+	first_error.set = 1;
+	memcpy(first_error.msg, msg, sizeof msg);
+	first_error.file = path != NULL ? xstrdup(path) : NULL;
+	first_error.byte = byte;
+}
 
 int
 cli_report(const char *path, const struct sv_error *err)
 {
-	char p[1024];
-
-	/* a file name is untrusted text too (someone else's tarball) */
-	sv_escape(p, sizeof p, path, strlen(path));
-	if (err->offset != SV_NO_OFFSET)
-		fprintf(stderr, "snapview: %s: byte %" PRIu64 ": %s\n", p,
-		    err->offset, err->msg);
-	else
-		fprintf(stderr, "snapview: %s: %s\n", p, err->msg);
+	cli_error(path, err->offset, "%s", err->msg);
 	return sv_errcode_status(err->code);
+}
+
+void
+cli_json_init(struct json *j)
+{
+	json_started = 1;
+	json_init(j, stdout, 1);
+}
+
+void
+cli_json_begun(void)
+{
+	json_started = 1;
+}
+
+int
+cli_error_json(FILE *f)
+{
+	struct json j;
+
+	if (!first_error.set || json_started)
+		return 0;
+	json_init(&j, f, 1);
+	json_obj_begin(&j);
+	json_key(&j, "error");
+	json_obj_begin(&j);
+	json_kv_str(&j, "message", first_error.msg);
+	json_key(&j, "file");
+	if (first_error.file != NULL)
+		json_str(&j, first_error.file);
+	else
+		json_null(&j);
+	json_key(&j, "byte");
+	if (first_error.byte != SV_NO_OFFSET)
+		json_u64(&j, first_error.byte);
+	else
+		json_null(&j);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+	return 1;
 }
 
 /* Extension sections every command asks the index for: the replay
@@ -72,6 +144,14 @@ cli_index_opts(const struct cli_opts *o, struct idx_opts *io,
 	io->progress_ctx = pb;
 }
 
+uint64_t
+cli_limit(const struct cli_opts *o, uint64_t text_default)
+{
+	if (o->has_limit)
+		return o->limit > 0 ? (uint64_t)o->limit : UINT64_MAX;
+	return o->json ? UINT64_MAX : text_default;
+}
+
 const char *
 cli_shown(const char *s)
 {
@@ -107,8 +187,7 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 
 		if (cli_check_args(o, o->uses, in->snap, msg,
 		    sizeof msg) != 0) {
-			fprintf(stderr, "snapview: %s: %s\n", cli_shown(path),
-			    msg);
+			cli_error(path, SV_NO_OFFSET, "%s", msg);
 			cli_close(in);
 			return CLI_EXIT_USAGE;
 		}
@@ -175,7 +254,7 @@ cli_device(const struct cli_opts *o, const struct snapshot *s)
 	if (o->device < 0)
 		return snap_default_device(s);
 	if (cli_check_args(o, 0, s, msg, sizeof msg) != 0) {
-		fprintf(stderr, "snapview: %s: %s\n", cli_shown(o->file), msg);
+		cli_error(o->file, SV_NO_OFFSET, "%s", msg);
 		return -1;
 	}
 	return o->device;

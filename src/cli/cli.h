@@ -50,7 +50,8 @@ struct cli_opts {
 	int64_t from, to;       /* --from / --to */
 	int64_t frames;         /* --frames K, 0 = default */
 	const char *site_regex; /* --site-regex */
-	int64_t limit;          /* --limit N, 0 = default */
+	int has_limit;
+	int64_t limit;          /* --limit N, 0 = no limit (cli_limit) */
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
@@ -89,13 +90,32 @@ void cli_close(struct cli_input *in);
 struct replay *cli_replay(const struct cli_input *in, uint32_t d,
     struct sv_error *err);
 
-/* Prints `snapview: PATH: [byte N: ]msg` on stderr; returns the status. */
+/* Errors. cli_error() prints `snapview: [PATH: ][byte N: ]MESSAGE` on
+ * stderr (PATH escaped, NULL for none; byte SV_NO_OFFSET for none) and
+ * keeps the first error of the run: with --json, cli_main() writes it on
+ * stdout too, as {"error": {"message", "file", "byte"}}, when the command
+ * has not begun its report there (cli_json_init()). cli_report() is
+ * cli_error() of err, returning the exit status of its code. */
+void cli_error(const char *path, uint64_t byte, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int cli_report(const char *path, const struct sv_error *err);
+/* json_init() of a command's report on stdout; an error after it goes to
+ * stderr only. cli_json_begun() says the same of JSON written by hand. */
+struct json;
+void cli_json_init(struct json *j);
+void cli_json_begun(void);
+/* Writes the kept error to f as JSON unless a report has begun; returns
+ * 1 when it wrote it. */
+int cli_error_json(FILE *f);
 
 /* s escaped for the terminal (util/escape.h), in one of four static
  * buffers reused in turn: for a file name or other untrusted text in a
  * printf. Borrowed; truncated past 1 KiB. */
 const char *cli_shown(const char *s);
+
+/* Rows to print: --limit N (0: all), else text_default in text and all
+ * in JSON. */
+uint64_t cli_limit(const struct cli_opts *o, uint64_t text_default);
 
 /* Resolves --device (default: snap_default_device). Returns -1 and prints
  * a message naming the devices with data when that one has none. */
@@ -125,7 +145,7 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(check, cmd_check, 0,                                                 \
 	    "replay the trace and verify the final segments")                  \
 	_(state, cmd_state, CLI_U_AT | CLI_U_ONE_DEVICE,                       \
-	    "allocator state after event N (--at N)")                          \
+	    "allocator state after event N (--at N, default: the end)")        \
 	_(trace, cmd_trace, CLI_U_WINDOW,                                      \
 	    "event listing like _memory_viz.py trace")                         \
 	_(leaks, cmd_leaks, CLI_U_WINDOW,                                      \

@@ -75,14 +75,14 @@ cli_an_sites(const struct cli_opts *o, const struct snapshot *s,
 
 	sv_error_clear(&err);
 	if (o->frames < 0) {
-		fprintf(stderr, "snapview: --frames must be positive\n");
+		cli_error(NULL, SV_NO_OFFSET, "--frames must be positive");
 		return CLI_EXIT_USAGE;
 	}
 	if (o->frames > 0)
 		k = o->frames > AN_SITE_MAX_FRAMES ? AN_SITE_MAX_FRAMES
 						   : (uint32_t)o->frames;
 	if (an_sites_init(t, s, k, o->site_regex, &err) != 0) {
-		fprintf(stderr, "snapview: %s\n", err.msg);
+		cli_error(NULL, SV_NO_OFFSET, "%s", err.msg);
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -199,15 +199,13 @@ cli_an_timeline(const struct cli_input *in, uint32_t d,
 uint64_t
 cli_an_limit(const struct cli_opts *o)
 {
-	if (o->limit > 0)
-		return (uint64_t)o->limit;
-	return o->json ? UINT64_MAX : 10;
+	return cli_limit(o, 10);
 }
 
 void
 cli_an_json_begin(struct json *j, const char *file)
 {
-	json_init(j, stdout, 1);
+	cli_json_init(j);
 	json_obj_begin(j);
 	json_kv_str(j, "file", file);
 	json_key(j, "devices");

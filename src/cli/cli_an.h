@@ -21,7 +21,7 @@
 int cli_an_open(const struct cli_opts *o, const struct cli_opts *site_opts,
     struct cli_input *in, struct an_sites *sites, int64_t *only);
 
-/* Rows to print: --limit, else 10 in text and all in JSON. */
+/* Rows to print: cli_limit(), 10 in text by default. */
 uint64_t cli_an_limit(const struct cli_opts *o);
 /* Opens the per-device report {"file": FILE, "devices": [ ... and closes
  * it again: every analysis command's JSON has this shape. */

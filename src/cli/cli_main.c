@@ -19,6 +19,9 @@
 #include "replay/simconf.h"
 #include "tui/tui.h"
 
+/* An error of the command line: one line, no file. */
+#define usage_error(...) cli_error(NULL, SV_NO_OFFSET, __VA_ARGS__)
+
 static const struct {
 	const char *name;
 	int (*fn)(const struct cli_opts *);
@@ -57,7 +60,7 @@ usage(FILE *f)
 	    "  --from N, --to M  event window\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
-	    "  --limit N         rows to print\n"
+	    "  --limit N         rows to print (0: all)\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
@@ -85,7 +88,7 @@ parse_i64(const char *opt, const char *s, int64_t *out)
 	errno = 0;
 	v = strtoll(s, &end, 0);
 	if (errno != 0 || end == s || *end != '\0') {
-		fprintf(stderr, "snapview: %s: not a number: '%s'\n", opt, s);
+		usage_error("%s: not a number: '%s'", opt, cli_shown(s));
 		return -1;
 	}
 	*out = v;
@@ -102,8 +105,7 @@ parse_at(struct cli_opts *o, const char *arg)
 	size_t n = comma != NULL ? (size_t)(comma - arg) : strlen(arg);
 
 	if (n >= sizeof first) {
-		fprintf(stderr, "snapview: --at: not a number: '%s'\n",
-		    cli_shown(arg));
+		usage_error("--at: not a number: '%s'", cli_shown(arg));
 		return -1;
 	}
 	memcpy(first, arg, n);
@@ -251,8 +253,7 @@ parse_opt(int c, struct cli_opts *o)
 		if (parse_i64("--step", optarg, &o->step) != 0)
 			return -1;
 		if (o->step < 1) {
-			fprintf(stderr, "snapview: --step: steps are numbered "
-			    "from 1\n");
+			usage_error("--step: steps are numbered from 1");
 			return -1;
 		}
 		return 0;
@@ -263,13 +264,21 @@ parse_opt(int c, struct cli_opts *o)
 		o->has_to = 1;
 		return parse_i64("--to", optarg, &o->to);
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
-	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
+	case OPT_LIMIT:
+		o->has_limit = 1;
+		if (parse_i64("--limit", optarg, &o->limit) != 0)
+			return -1;
+		if (o->limit < 0) {
+			usage_error("--limit: %s: expected a count of rows, 0 "
+			    "for all", cli_shown(optarg));
+			return -1;
+		}
+		return 0;
 	case OPT_JOBS:
 		if (parse_i64("--jobs", optarg, &o->jobs) != 0)
 			return -1;
 		if (o->jobs < 1 || o->jobs > 1024) {
-			fprintf(stderr, "snapview: --jobs: expected 1 to "
-			    "1024\n");
+			usage_error("--jobs: expected 1 to 1024");
 			return -1;
 		}
 		return 0;
@@ -281,8 +290,8 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_BY:
 		if (strcmp(optarg, "site") != 0 &&
 		    strcmp(optarg, "category") != 0) {
-			fprintf(stderr, "snapview: --by: '%s': expected site "
-			    "or category\n", cli_shown(optarg));
+			usage_error("--by: '%s': expected site or category",
+			    cli_shown(optarg));
 			return -1;
 		}
 		o->by_category = strcmp(optarg, "category") == 0;
@@ -291,6 +300,57 @@ parse_opt(int c, struct cli_opts *o)
 	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
 	default: return -1;
 	}
+}
+
+/* A long option getopt_long() refused, "--NAME[=VALUE]": one line. */
+static void
+bad_long(int c, const char *arg)
+{
+	const char *name = arg + 2, *eq = strchr(name, '=');
+	size_t n = eq != NULL ? (size_t)(eq - name) : strlen(name), i;
+	int matches = 0, exact = -1;
+
+	for (i = 0; long_opts[i].name != NULL; i++) {
+		if (strncmp(long_opts[i].name, name, n) != 0)
+			continue;
+		matches++;
+		if (long_opts[i].name[n] == '\0')
+			exact = (int)i;
+	}
+	if (exact < 0 && matches == 1) {
+		for (i = 0; strncmp(long_opts[i].name, name, n) != 0; i++)
+			;
+		exact = (int)i;
+	}
+	if (c == ':')
+		usage_error("%s: needs a value", cli_shown(arg));
+	else if (exact >= 0 && eq != NULL &&
+	    long_opts[exact].has_arg == no_argument)
+		usage_error("--%s: takes no value", long_opts[exact].name);
+	else if (matches > 1)
+		usage_error("%s: ambiguous, %d options begin so",
+		    cli_shown(arg), matches);
+	else
+		usage_error("%s: unknown option", cli_shown(arg));
+}
+
+/* What getopt_long() refused, in one line naming the program snapview
+ * (its own messages are off: they name it by its path). arg is the word
+ * it stopped at. */
+static void
+bad_option(int c, const char *arg)
+{
+	char opt[3] = {'-', (char)optopt, '\0'};
+
+	if (arg[0] == '-' && arg[1] == '-') {
+		bad_long(c, arg);
+		return;
+	}
+	/* a short one, maybe in a cluster ("-qx") */
+	if (c == ':')
+		usage_error("%s: needs a value", cli_shown(opt));
+	else
+		usage_error("%s: unknown option", cli_shown(opt));
 }
 
 /* The list of commands, for an unknown one. */
@@ -319,7 +379,7 @@ unknown_command(int argc, char **argv, int first)
 		return 0;
 	if (others == 0 && (strchr(w, '/') != NULL || strchr(w, '.') != NULL))
 		return 0;
-	fprintf(stderr, "snapview: %s: unknown command%s\n", cli_shown(w),
+	usage_error("%s: unknown command%s", cli_shown(w),
 	    others == 0 ? " (and no such file)" : "");
 	list_commands(stderr);
 	fprintf(stderr, "Try 'snapview --help'.\n");
@@ -335,8 +395,10 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
-int
-cli_main(int argc, char **argv)
+/* Parses argv into o and runs what it asks for; returns the exit
+ * status. */
+static int
+run(int argc, char **argv)
 {
 	struct cli_opts o;
 	int c, r;
@@ -346,7 +408,13 @@ cli_main(int argc, char **argv)
 	o.device = -1;
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
-	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":qhV", long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			bad_option(c, argv[optind - 1]);
+			fprintf(stderr, "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
 		r = parse_opt(c, &o);
 		if (r != 0) {
 			if (r == -1)
@@ -368,16 +436,17 @@ cli_main(int argc, char **argv)
 	if (o.cmd != NULL && strcmp(o.cmd, "cache") == 0) {
 		/* the cache as a whole: no snapshot */
 		if (optind < argc) {
-			fprintf(stderr, "snapview: cache takes no file\n"
-			    "Try 'snapview --help'.\n");
+			usage_error("cache takes no file");
+			fprintf(stderr, "Try 'snapview --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
 		return cmd_cache(&o);
 	}
 	if ((o.has_at_b || o.has_step) && (o.cmd == NULL ||
 	    strcmp(o.cmd, "diff") != 0)) {
-		fprintf(stderr, "snapview: %s is for diff\nTry 'snapview "
-		    "--help'.\n", o.has_step ? "--step" : "--at N,M");
+		usage_error("%s is for diff", o.has_step ? "--step" :
+		    "--at N,M");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	o.args = argv + optind;
@@ -389,9 +458,9 @@ cli_main(int argc, char **argv)
 	/* ranks and the viewer take a set of files */
 	if (o.file == NULL || (optind < argc && o.cmd != NULL &&
 	    strcmp(o.cmd, "ranks") != 0)) {
-		fprintf(stderr, "snapview: %s\nTry 'snapview --help'.\n",
-		    o.file == NULL ? "no snapshot file given"
-				   : "too many arguments");
+		usage_error("%s", o.file == NULL ? "no snapshot file given"
+						 : "too many arguments");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (o.cmd == NULL) {
@@ -422,3 +491,28 @@ cli_main(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* Does argv ask for --json (before a "--")? Known before the options are
+ * parsed, for an error among them. */
+static int
+wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return 1;
+	return 0;
+}
+
+int
+cli_main(int argc, char **argv)
+{
+	int json = wants_json(argc, argv), r;
+
+	r = run(argc, argv);
+	/* with --json, a failure is a JSON document on stdout too, unless
+	 * the report had begun there */
+	if (json && r != CLI_EXIT_OK)
+		cli_error_json(stdout);
+	return r;
+}

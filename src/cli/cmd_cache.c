@@ -59,7 +59,7 @@ json_list(const char *dir, uint64_t max, const struct idx_cache_entry *e,
 
 	for (i = 0; i < n; i++)
 		total += e[i].size;
-	json_init(&j, stdout, 1);
+	cli_json_init(&j);
 	json_obj_begin(&j);
 	json_kv_str(&j, "dir", dir);
 	json_kv_u64(&j, "limit", max);
@@ -86,7 +86,7 @@ print_removed(const struct cli_opts *o, const char *dir, uint64_t n,
 	char a[32];
 
 	if (o->json) {
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		json_kv_str(&j, "dir", dir);
 		json_kv_u64(&j, "removed", n);
@@ -120,8 +120,8 @@ cmd_cache(const struct cli_opts *o)
 	dir = o->cache_dir != NULL ? xstrdup(o->cache_dir)
 				   : idx_cache_default_dir();
 	if (dir == NULL) {
-		fprintf(stderr, "snapview: no cache directory (neither "
-		    "XDG_CACHE_HOME nor HOME is set)\n");
+		cli_error(NULL, SV_NO_OFFSET, "no cache directory (neither "
+		    "XDG_CACHE_HOME nor HOME is set)");
 		return CLI_EXIT_USAGE;
 	}
 	switch (o->cache_op) {

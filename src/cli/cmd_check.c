@@ -4,17 +4,90 @@
  * checks the file's own segment totals. The forward pass is the one the
  * index made (its findings are saved with the checkpoints): a reopen only
  * seeks to the end. Exit 0 when consistent, 4 when any difference is
- * found.
+ * found. The mismatches are counted by kind (their message with every
+ * number as N), then at most --limit of them are listed.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "replay/replay.h"
 #include "util/json.h"
+#include "util/units.h"
+#include "util/xalloc.h"
+
+/* A kind of mismatch: the message with its numbers as N. */
+struct kind {
+	char text[sizeof ((struct replay_issue *)0)->msg];
+	uint64_t count;
+	uint64_t first;		/* the first issue of this kind */
+};
+
+/* msg with every number (decimal, or 0x and hex digits) as N. */
+static void
+kind_of(const char *msg, char *out, size_t size)
+{
+	size_t n = 0;
+
+	while (*msg != '\0' && n + 1 < size) {
+		if (msg[0] == '0' && msg[1] == 'x' &&
+		    isxdigit((unsigned char)msg[2])) {
+			for (msg += 2; isxdigit((unsigned char)*msg); msg++)
+				;
+			out[n++] = 'N';
+		} else if (isdigit((unsigned char)*msg)) {
+			while (isdigit((unsigned char)*msg))
+				msg++;
+			out[n++] = 'N';
+		} else
+			out[n++] = *msg++;
+	}
+	out[n] = '\0';
+}
+
+static int
+kind_cmp(const void *a, const void *b)
+{
+	const struct kind *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The kinds of the kept issues, the most frequent first (then in the
+ * order found); *n of them, the array the caller frees. */
+static struct kind *
+kinds(const struct replay_check *c, size_t *n)
+{
+	struct kind *k = NULL;
+	size_t cap = 0, j;
+	uint64_t i;
+	char t[sizeof k->text];
+
+	*n = 0;
+	for (i = 0; i < c->n_kept; i++) {
+		kind_of(c->issues[i].msg, t, sizeof t);
+		for (j = 0; j < *n && strcmp(k[j].text, t) != 0; j++)
+			;
+		if (j == *n) {
+			XGROW(k, cap, *n + 1);
+			memcpy(k[j].text, t, sizeof t);
+			k[j].count = 0;
+			k[j].first = i;
+			(*n)++;
+		}
+		k[j].count++;
+	}
+	if (*n > 1)
+		qsort(k, *n, sizeof *k, kind_cmp);
+	return k;
+}
 
 static void
 print_ev(char *buf, size_t n, int64_t ev)
@@ -29,10 +102,12 @@ print_ev(char *buf, size_t n, int64_t ev)
 
 static void
 text_device(uint32_t d, const struct replay_info *in,
-    const struct replay_check *c)
+    const struct replay_check *c, uint64_t limit)
 {
-	uint64_t i;
-	char ev[32];
+	struct kind *k;
+	uint64_t i, shown;
+	size_t nk, j;
+	char ev[32], a[32], b[32];
 
 	printf("Device %u: %s\n", d, c->n_issues ? "INCONSISTENT" : "OK");
 	printf("  events replayed:   %" PRIu64 "%s\n", in->n_events,
@@ -58,18 +133,28 @@ text_device(uint32_t d, const struct replay_info *in,
 		else
 			printf("  note: %s\n", c->notes[i].msg);
 	}
-	for (i = 0; i < c->n_kept; i++) {
+	if (c->n_issues == 0)
+		return;
+	printf("  %s mismatch%s%s\n", sv_fmt_count(a, sizeof a, c->n_issues),
+	    c->n_issues == 1 ? "" : "es", c->n_issues > 1 ? ", by kind:" : "");
+	k = kinds(c, &nk);
+	for (j = 0; c->n_issues > 1 && j < nk; j++)
+		printf("  %9s  %s\n", sv_fmt_count(a, sizeof a, k[j].count),
+		    k[j].text);
+	free(k);
+	if (c->n_issues > c->n_kept)
+		printf("  %9s  not kept: check keeps the first %s\n",
+		    sv_fmt_count(a, sizeof a, c->n_issues - c->n_kept),
+		    sv_fmt_count(b, sizeof b, REPLAY_MAX_ISSUES));
+	shown = c->n_kept < limit ? c->n_kept : limit;
+	for (i = 0; i < shown; i++) {
 		print_ev(ev, sizeof ev, c->issues[i].ev);
 		printf("  mismatch at %s: 0x%" PRIx64 ": %s\n", ev,
 		    c->issues[i].addr, c->issues[i].msg);
 	}
-	if (c->n_issues > c->n_kept)
-		printf("  ... %" PRIu64 " more mismatch%s\n",
-		    c->n_issues - c->n_kept,
-		    c->n_issues - c->n_kept == 1 ? "" : "es");
-	if (c->n_issues)
-		printf("  %" PRIu64 " mismatch%s\n", c->n_issues,
-		    c->n_issues == 1 ? "" : "es");
+	if (c->n_kept > shown)
+		printf("  ... %s more (--limit 0 for all)\n",
+		    sv_fmt_count(a, sizeof a, c->n_kept - shown));
 }
 
 static void
@@ -96,8 +181,11 @@ json_issues(struct json *j, const char *key, const struct replay_issue *v,
 
 static void
 json_device(struct json *j, uint32_t d, const struct replay_info *in,
-    const struct replay_check *c)
+    const struct replay_check *c, uint64_t limit)
 {
+	struct kind *k;
+	size_t nk, i;
+
 	json_obj_begin(j);
 	json_kv_u64(j, "device", d);
 	json_kv_bool(j, "ok", c->n_issues == 0);
@@ -112,7 +200,20 @@ json_device(struct json *j, uint32_t d, const struct replay_info *in,
 	json_kv_u64(j, "unknown_actions", in->n_unknown);
 	json_kv_bool(j, "npu_rounding", in->npu_rounding);
 	json_kv_u64(j, "mismatch_count", c->n_issues);
-	json_issues(j, "mismatches", c->issues, c->n_kept);
+	json_kv_u64(j, "mismatches_kept", c->n_kept);
+	json_key(j, "mismatch_kinds");
+	json_arr_begin(j);
+	k = kinds(c, &nk);
+	for (i = 0; i < nk; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "kind", k[i].text);
+		json_kv_u64(j, "count", k[i].count);
+		json_obj_end(j);
+	}
+	free(k);
+	json_arr_end(j);
+	json_issues(j, "mismatches", c->issues,
+	    c->n_kept < limit ? c->n_kept : limit);
 	json_issues(j, "notes", c->notes, c->n_notes);
 	json_obj_end(j);
 }
@@ -122,6 +223,7 @@ cmd_check(const struct cli_opts *o)
 {
 	struct cli_input in;
 	struct json j;
+	uint64_t limit = cli_limit(o, 20);
 	uint32_t d, nd, lo, hi;
 	int rc = cli_open(o, o->file, &in), bad = 0, first = 1;
 
@@ -141,7 +243,7 @@ cmd_check(const struct cli_opts *o)
 		hi = lo + 1;
 	}
 	if (o->json) {
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		json_kv_str(&j, "file", o->file);
 		json_key(&j, "devices");
@@ -165,11 +267,11 @@ cmd_check(const struct cli_opts *o)
 		}
 		bad |= c.n_issues > 0;
 		if (o->json)
-			json_device(&j, d, replay_info(r), &c);
+			json_device(&j, d, replay_info(r), &c, limit);
 		else {
 			if (!first)
 				printf("\n");
-			text_device(d, replay_info(r), &c);
+			text_device(d, replay_info(r), &c, limit);
 		}
 		first = 0;
 		replay_check_destroy(&c);

@@ -1,17 +1,19 @@
 /*
  * snapview diff A B: two snapshots compared by call site (live at the
- * end, contribution to the peak, allocations), overall peaks and the
- * allocator settings that differ. Each file's device is --device, else
- * its default device. --at N (N,M: N in A, M in B) compares what was live
- * after those events instead of at the end; --step K each file at its
- * highest point in step K: the question the viewer's comparison answers
- * at its cursor.
+ * point compared, B - A, allocations), overall peaks and the allocator
+ * settings that differ. Each file's device is --device, else its default
+ * device. Each file is taken at its peak, which answers "why does B peak
+ * higher?"; --at N (N,M: N in A, M in B) compares what was live after
+ * those events instead; --step K each file at its highest point in step
+ * K: the question the viewer's comparison answers at its cursor. Sites
+ * come largest change first.
  */
 #include "config.h"
 
 #include <inttypes.h>
 
 #include "analysis/diff.h"
+#include "analysis/stats.h"
 #include "analysis/steps.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
@@ -20,13 +22,33 @@
 #include "util/json.h"
 #include "util/units.h"
 
-static void
-signed_size(char *buf, size_t size, uint64_t a, uint64_t b)
+static char *
+ev_text(char *buf, size_t size, int64_t ev)
 {
-	char t[32];
+	if (ev < 0)
+		snprintf(buf, size, "start");
+	else
+		snprintf(buf, size, "#%" PRId64, ev);
+	return buf;
+}
 
-	snprintf(buf, size, "%s%s", b >= a ? "+" : "-",
-	    sv_fmt_size(t, sizeof t, b >= a ? b - a : a - b));
+/* Where the files are compared, in words, for the header. */
+static void
+print_point(const struct cli_opts *o, const struct an_diff *df)
+{
+	char ea[32], eb[32], a[32], b[32];
+
+	ev_text(ea, sizeof ea, df->at[0]);
+	ev_text(eb, sizeof eb, df->at[1]);
+	sv_fmt_size(a, sizeof a, df->live_at[0]);
+	sv_fmt_size(b, sizeof b, df->live_at[1]);
+	if (o->has_step)
+		printf("At each file's highest point in step %" PRId64 ": "
+		       "A %s %s, B %s %s\n", o->step, ea, a, eb, b);
+	else if (o->has_at)
+		printf("After events: A %s %s, B %s %s\n", ea, a, eb, b);
+	else
+		printf("At the peaks: A %s %s, B %s %s\n", ea, a, eb, b);
 }
 
 static void
@@ -41,33 +63,30 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 	sv_escape_fputs(stdout, o->file);
 	printf("\nB: ");
 	sv_escape_fputs(stdout, o->file2);
-	printf("\n\n  %-14s %12s %12s %12s\n", "", "A", "B", "B - A");
+	printf("\n");
+	print_point(o, df);
+	printf("\n  %-14s %12s %12s %12s\n", "", "A", "B", "B - A");
 	printf("  %-14s %12" PRIu64 " %12" PRIu64 "\n", "events",
 	    df->events[0], df->events[1]);
-	signed_size(c, sizeof c, df->peak[0], df->peak[1]);
+	sv_fmt_size_delta(c, sizeof c, df->peak[0], df->peak[1]);
 	printf("  %-14s %12s %12s %12s\n", "peak", sv_fmt_size(a, sizeof a,
 	    df->peak[0]), sv_fmt_size(b, sizeof b, df->peak[1]), c);
-	signed_size(c, sizeof c, df->live_end[0], df->live_end[1]);
+	printf("  %-14s %12s %12s\n", "compared at",
+	    ev_text(a, sizeof a, df->at[0]), ev_text(b, sizeof b, df->at[1]));
+	sv_fmt_size_delta(c, sizeof c, df->live_at[0], df->live_at[1]);
+	printf("  %-14s %12s %12s %12s\n", "live there",
+	    sv_fmt_size(a, sizeof a, df->live_at[0]),
+	    sv_fmt_size(b, sizeof b, df->live_at[1]), c);
+	sv_fmt_size_delta(c, sizeof c, df->reserved_at[0], df->reserved_at[1]);
+	printf("  %-14s %12s %12s %12s\n", "reserved there",
+	    sv_fmt_size(a, sizeof a, df->reserved_at[0]),
+	    sv_fmt_size(b, sizeof b, df->reserved_at[1]), c);
+	sv_fmt_size_delta(c, sizeof c, df->live_end[0], df->live_end[1]);
 	printf("  %-14s %12s %12s %12s\n", "live at end",
 	    sv_fmt_size(a, sizeof a, df->live_end[0]),
 	    sv_fmt_size(b, sizeof b, df->live_end[1]), c);
-	if (o->has_at || o->has_step) {
-		char ea[32], eb[32];
-
-		snprintf(ea, sizeof ea, "#%" PRId64, df->at[0]);
-		snprintf(eb, sizeof eb, "#%" PRId64, df->at[1]);
-		printf("  %-14s %12s %12s\n", "compared after", ea, eb);
-		signed_size(c, sizeof c, df->live_at[0], df->live_at[1]);
-		printf("  %-14s %12s %12s %12s\n", "live there",
-		    sv_fmt_size(a, sizeof a, df->live_at[0]),
-		    sv_fmt_size(b, sizeof b, df->live_at[1]), c);
-		signed_size(c, sizeof c, df->reserved_at[0],
-		    df->reserved_at[1]);
-		printf("  %-14s %12s %12s %12s\n", "reserved there",
-		    sv_fmt_size(a, sizeof a, df->reserved_at[0]),
-		    sv_fmt_size(b, sizeof b, df->reserved_at[1]), c);
-	}
-	signed_size(c, sizeof c, df->reserved_end[0], df->reserved_end[1]);
+	sv_fmt_size_delta(c, sizeof c, df->reserved_end[0],
+	    df->reserved_end[1]);
 	printf("  %-14s %12s %12s %12s\n", "reserved end",
 	    sv_fmt_size(a, sizeof a, df->reserved_end[0]),
 	    sv_fmt_size(b, sizeof b, df->reserved_end[1]), c);
@@ -85,32 +104,24 @@ print_text(const struct cli_opts *o, const struct an_diff *df,
 			printf("\n");
 		}
 	}
-	if (o->has_step)
-		printf("\nBy call site, live at each file's highest point in "
-		    "step %" PRId64 " (largest change first):\n", o->step);
-	else if (o->has_at)
-		printf("\nBy call site, live after the events above (largest "
-		    "change first):\n");
-	else
-		printf("\nBy call site (largest change in live bytes "
-		    "first):\n");
-	printf("  %11s %11s %11s %11s %7s %7s  %s\n", "live A", "live B",
-	    "peak A", "peak B", "allocs A", "allocs B", "site");
+	printf("\nBy call site, live %s (largest change first):\n",
+	    o->has_step ? "at those points" : o->has_at ? "after those events"
+	    : "at the peaks");
+	printf("  %11s %11s %11s %8s %8s  %s\n", "live A", "live B",
+	    "B - A", "allocs A", "allocs B", "site");
 	for (i = 0; i < df->n_rows && i < limit; i++) {
 		const struct an_diff_row *r = &df->rows[i];
-		char e[32], f[32];
 
-		printf("  %11s %11s %11s %11s %8" PRIu64 " %8" PRIu64 "  ",
+		sv_fmt_size_delta(c, sizeof c, r->a.live, r->b.live);
+		printf("  %11s %11s %11s %8" PRIu64 " %8" PRIu64 "  ",
 		    sv_fmt_size(a, sizeof a, r->a.live),
-		    sv_fmt_size(b, sizeof b, r->b.live),
-		    sv_fmt_size(e, sizeof e, r->a.peak),
-		    sv_fmt_size(f, sizeof f, r->b.peak), r->a.allocs,
+		    sv_fmt_size(b, sizeof b, r->b.live), c, r->a.allocs,
 		    r->b.allocs);
 		sv_escape_fputs(stdout, r->label);
 		printf("\n");
 	}
 	if (df->n_rows > limit)
-		printf("  ... %" PRIu64 " more sites (--limit)\n",
+		printf("  ... %" PRIu64 " more sites (--limit 0 for all)\n",
 		    df->n_rows - limit);
 }
 
@@ -150,6 +161,8 @@ json_diff(struct json *j, const struct cli_opts *o, uint32_t da, uint32_t db,
 		json_kv_u64(j, "reserved_at", df->reserved_at[x]);
 		json_obj_end(j);
 	}
+	json_kv_str(j, "compared_at", o->has_step ? "step" : o->has_at ?
+	    "events" : "peaks");
 	json_key(j, "step");
 	if (o->has_step)
 		json_i64(j, o->step);
@@ -208,9 +221,9 @@ diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
 			return cli_report(file, &err);
 		at = an_diff_step_at(tl, &st, (uint64_t)o->step - 1);
 		if (at == -2) {
-			fprintf(stderr, "snapview: %s: --step %" PRId64 ": "
-			    "device %u has %" PRIu64 " step%s (%s)\n",
-			    cli_shown(file), o->step, tl->device, st.n,
+			cli_error(file, SV_NO_OFFSET, "--step %" PRId64 ": "
+			    "device %u has %" PRIu64 " step%s (%s)",
+			    o->step, tl->device, st.n,
 			    st.n == 1 ? "" : "s",
 			    an_steps_source_text(st.source));
 			an_steps_destroy(&st);
@@ -220,15 +233,15 @@ diff_point(const struct cli_opts *o, int x, const struct snapshot *s,
 	} else if (o->has_at) {
 		at = x && o->has_at_b ? o->at_b : o->at;
 		if (at < -1 || (at >= 0 && (uint64_t)at >= tl->n_events)) {
-			fprintf(stderr, "snapview: %s: --at %" PRId64 ": "
+			cli_error(file, SV_NO_OFFSET, "--at %" PRId64 ": "
 			    "device %u has events #0..#%" PRId64 " (or "
-			    "start)\n",
-			    cli_shown(file), at, tl->device,
+			    "start)", at, tl->device,
 			    (int64_t)tl->n_events - 1);
 			return CLI_EXIT_USAGE;
 		}
 	} else {
-		return 0;
+		/* each file at its peak */
+		at = an_peak_ev(tl);
 	}
 	in->has_at = 1;
 	in->at = at;
@@ -246,18 +259,18 @@ cmd_diff(const struct cli_opts *o)
 	struct json j;
 	struct sv_error err;
 	int64_t dev[2];
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit
-				      : (o->json ? UINT64_MAX : 20);
+	uint64_t limit = cli_limit(o, 20);
 	int r, x, built = 0;
 
 	if (o->file2 == NULL) {
-		fprintf(stderr, "snapview: diff needs two files\n"
-				"Try 'snapview --help'.\n");
+		cli_error(NULL, SV_NO_OFFSET, "diff needs two files");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (o->has_step && o->has_at) {
-		fprintf(stderr, "snapview: --at and --step: one or the "
-		    "other\nTry 'snapview --help'.\n");
+		cli_error(NULL, SV_NO_OFFSET, "--at and --step: one or the "
+		    "other");
+		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	if ((r = cli_open(o, o->file, &in[0])) != 0)
@@ -290,7 +303,7 @@ cmd_diff(const struct cli_opts *o)
 	if (r == 0) {
 		an_diff(&din[0], &din[1], &df);
 		if (o->json) {
-			json_init(&j, stdout, 1);
+			cli_json_init(&j);
 			json_diff(&j, o, (uint32_t)dev[0], (uint32_t)dev[1],
 			    &df, limit);
 		} else {

@@ -146,7 +146,7 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 
 			if (g->free_bytes == 0)
 				break;
-			printf("    %#" PRIx64 " %10s stream %#" PRIx64
+			printf("    %#" PRIx64 " %10s stream %" PRIu64
 			       ": %s free in %" PRIu64 " gap%s, largest %s\n",
 			    g->addr, sv_fmt_size(a, sizeof a, g->size),
 			    g->stream, sv_fmt_size(b, sizeof b, g->free_bytes),
@@ -158,8 +158,9 @@ print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
 	       "allocated first)\n", f->n_allocs);
 	if (f->n_examined < f->n_allocs && f->n_examined > 0)
 		printf("  (free memory at the moment looked up for %" PRIu64
-		       " of them: the largest gaps, and the last)\n",
-		    f->n_examined);
+		       " of them: the %u with the largest gaps and the "
+		       "last%s)\n", f->n_examined, AN_FRAG_EXAMINE - 1,
+		    f->n_examined < AN_FRAG_EXAMINE ? ", one of them" : "");
 	for (i = 0; i < f->n_allocs && i < limit; i++)
 		text_alloc(s, &f->allocs[i]);
 	if (f->last >= 0) {

@@ -57,7 +57,7 @@ cmd_index(const struct cli_opts *o)
 		struct json j;
 
 		/* the path holds the file's name: a string as any other */
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		if (info.path != NULL)
 			json_kv_str(&j, "index", info.path);

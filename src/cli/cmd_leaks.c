@@ -131,7 +131,7 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 		printf("\n");
 	}
 	if (l->n_sites > limit)
-		printf("  ... %" PRIu64 " more sites (--limit)\n",
+		printf("  ... %" PRIu64 " more sites (--limit 0 for all)\n",
 		    l->n_sites - limit);
 }
 

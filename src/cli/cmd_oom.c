@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/oom.h"
+#include "analysis/stats.h"
 #include "analysis/summary.h"
 #include "cli/cli.h"
 #include "cli/cli_an.h"
@@ -18,6 +19,7 @@
 #include "replay/replay.h"
 #include "util/json.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
 static void
 text_event(struct an_sites *s, const struct an_oom_event *e,
@@ -27,7 +29,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	char a[32], b[32], c[32];
 	uint32_t i;
 
-	printf("OOM at event #%" PRId64 " (stream %#" PRIx64 ")\n", e->ev,
+	printf("OOM at event #%" PRId64 " (stream %" PRIu64 ")\n", e->ev,
 	    e->stream);
 	printf("  request:       %s (rounded)\n",
 	    sv_fmt_size(a, sizeof a, e->request));
@@ -60,7 +62,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 	for (i = 0; i < e->n_streams; i++) {
 		const struct an_oom_stream *x = &e->streams[i];
 
-		printf("  stream %#" PRIx64 ": %" PRIu64 " segment%s, %s "
+		printf("  stream %" PRIu64 ": %" PRIu64 " segment%s, %s "
 		       "reserved, %s free, largest free block %s%s\n",
 		    x->stream, x->segments, x->segments == 1 ? "" : "s",
 		    sv_fmt_size(a, sizeof a, x->reserved),
@@ -185,9 +187,19 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 	json_obj_end(j);
 }
 
+/* A device whose trace has one entry: history was switched on just
+ * before the snapshot, so no OOM can show; how full the device was at
+ * that entry, from the file's segments. */
+struct oom_one {
+	uint32_t device;
+	struct an_seg_totals seg;
+};
+
 struct oom_run {
 	struct cli_an_run r;
 	uint64_t total;		/* OOM events reported so far */
+	struct oom_one *one;	/* text: said after the OOMs */
+	size_t n_one, cap_one;
 	struct an_summary sum;	/* the index's, decoded once for all devices */
 	int sum_state;		/* 0 not read yet, 1 in sum, -1 none */
 };
@@ -230,6 +242,8 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct an_oom oo;
 	struct an_whatif_oom_verdict *vd = NULL;
 	uint64_t i, nvd = 0;
+	const struct snap_trace *t = snap_trace_of(r->snap, dev->device);
+	struct an_seg_totals seg;
 
 	/* the replay (the allocator's state at each OOM) only for a device
 	 * with one: loading it is most of what a reopen costs */
@@ -276,28 +290,60 @@ oom_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	}
 	if (oo.n_events > 0)
 		cli_an_classes_destroy(&cl);
+	if (t != NULL && t->n == 1)
+		an_seg_totals(r->snap, dev->device, &seg);
 	if (r->o->json) {
 		json_arr_end(&r->j);
 		cli_whatif_oom_json(&r->j, vd, nvd);
+		if (t != NULL && t->n == 1) {
+			json_key(&r->j, "one_entry");
+			json_obj_begin(&r->j);
+			json_kv_u64(&r->j, "reserved", seg.sum.reserved);
+			json_kv_u64(&r->j, "allocated",
+			    seg.sum.alloc_requested);
+			json_kv_u64(&r->j, "largest_free_block",
+			    seg.sum.largest_free);
+			json_obj_end(&r->j);
+		}
 		json_obj_end(&r->j);
+	} else if (t != NULL && t->n == 1) {
+		XGROW(run->one, run->cap_one, run->n_one + 1);
+		run->one[run->n_one].device = dev->device;
+		run->one[run->n_one++].seg = seg;
 	}
 	free(vd);
 	an_oom_destroy(&oo);
 	return 0;
 }
 
+static void
+text_one(const struct oom_one *one)
+{
+	char a[32], b[32], c[32];
+
+	printf("Device %u: a trace of one entry cannot show an OOM "
+	       "(recording began there).\n", one->device);
+	printf("  At that entry: reserved %s, allocated %s, largest free "
+	       "block %s\n", sv_fmt_size(a, sizeof a, one->seg.sum.reserved),
+	    sv_fmt_size(b, sizeof b, one->seg.sum.alloc_requested),
+	    sv_fmt_size(c, sizeof c, one->seg.sum.largest_free));
+}
+
 int
 cmd_oom(const struct cli_opts *o)
 {
 	struct oom_run run;
+	size_t i;
 	int r;
 
-	run.total = 0;
-	run.sum_state = 0;
+	memset(&run, 0, sizeof run);
 	r = cli_an_run(o, o, CLI_AN_RULES, &run.r, oom_device, &run);
 	if (run.sum_state == 1)
 		an_summary_destroy(&run.sum);
 	if (!o->json && r == 0 && run.total == 0)
 		printf("No OOM event in the trace.\n");
+	for (i = 0; r == 0 && i < run.n_one; i++)
+		text_one(&run.one[i]);
+	free(run.one);
 	return r;
 }

@@ -4,12 +4,19 @@
  * allocated at the end, OOMs, waste, the call site on top at the peak and
  * the leading leak suspect, with the skew in words. The figures come from
  * each index's summary section (analysis/summary.h); missing indexes are
- * built in parallel (analysis/rankset.h) under one progress line.
+ * built in parallel (analysis/rankset.h) under one progress line. The
+ * table fits the terminal's width (COLUMNS, else the terminal's, else
+ * 80): the file names and call sites are cut from the left, and a narrow
+ * one puts the call site on a line of its own and leaves out the time,
+ * at end and waste columns.
  */
 #include "config.h"
 
+#include <sys/ioctl.h>
+
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -125,49 +132,182 @@ print_ooms(const struct an_rankset *rs, const struct an_rs_report *rp)
 		printf("\n");
 }
 
-static int
-name_width(const struct an_rankset *rs)
-{
-	size_t i, w = 4;
+/* ---- the table's width --------------------------------------------------- */
 
-	for (i = 0; i < rs->n; i++)
-		if (strlen(base_name(rs->m[i].path)) > w)
-			w = strlen(base_name(rs->m[i].path));
-	return w > 32 ? 32 : (int)w;
+/* The columns before the file name: all of them (WIDE_NUM), or without
+ * time, at end and waste (NARROW_NUM); then two blanks, the file, two
+ * blanks and the call site on a wide line. */
+#define WIDE_NUM 95
+#define NARROW_NUM 64
+
+/* Columns to fit: COLUMNS, else the terminal's, else 80. */
+static int
+term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long v;
+
+	if (c != NULL && *c != '\0') {
+		v = strtol(c, &end, 10);
+		if (*end == '\0' && v >= 20 && v <= 10000)
+			return (int)v;
+	}
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ,
+	    &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* s (escaped text) in at most w cells: as it is, or its end after "...",
+ * cut at a '/' when one leaves enough of it (a path loses its leading
+ * directories first). Into buf; returns buf. */
+static char *
+cut_left(char *buf, size_t size, const char *s, int w)
+{
+	int cells = sv_utf8_cells(s), room = w - 3;
+	const char *p = s, *q;
+
+	if (cells <= w || w < 4) {
+		snprintf(buf, size, "%s", cells <= w ? s : "");
+		return buf;
+	}
+	/* drop cells - room cells from the left, at a character boundary */
+	for (cells -= room; cells > 0; cells--)
+		for (p++; ((unsigned char)*p & 0xc0) == 0x80; p++)
+			;
+	/* then the rest of a directory name, if a '/' is near enough */
+	q = strchr(p, '/');
+	if (q != NULL && q != p && sv_utf8_cells(q) * 2 >= room)
+		p = q;
+	snprintf(buf, size, "...%s", p);
+	return buf;
+}
+
+/* The layout at width w: wide (one line a row) or narrow (the call site
+ * on a line of its own, three columns left out); fw: the file column. */
+struct layout {
+	int w, wide, fw;
+};
+
+/* Cells a call site needs at the least: "...", from its last '/' on (the
+ * file, line and function), and its bytes. */
+static int
+site_need(const struct an_sum_dev *d)
+{
+	const char *s = cli_shown(d->top_site), *t = strrchr(s, '/');
+	char k[32];
+
+	if (d->top_site[0] == '\0')
+		return 1;
+	sv_fmt_size(k, sizeof k, d->top_bytes);
+	return 3 + sv_utf8_cells(t != NULL ? t : s) + 3 + (int)strlen(k);
 }
 
 static void
-print_row(const struct an_rankset *rs, const struct an_rs_row *row, int nw)
+layout_of(const struct an_rankset *rs, const struct an_rs_report *rp,
+    int w, struct layout *l)
+{
+	size_t i, n = 4;
+	int need = 0;
+
+	for (i = 0; i < rs->n; i++)
+		if (sv_utf8_cells(cli_shown(base_name(rs->m[i].path))) >
+		    (int)n)
+			n = (size_t)sv_utf8_cells(cli_shown(base_name(
+			    rs->m[i].path)));
+	if (n > 32)
+		n = 32;
+	for (i = 0; i < rp->n_rows; i++)
+		if (site_need(rp->rows[i].dev) > need)
+			need = site_need(rp->rows[i].dev);
+	l->w = w;
+	/* wide when every call site keeps its file, line and function */
+	l->wide = w >= WIDE_NUM + 2 + (int)n + 2 + need;
+	/* a narrow line cuts the file name to fit, unless that leaves
+	 * too little of it */
+	l->fw = (int)n;
+	if (!l->wide && (int)n > w - NARROW_NUM - 2 && w - NARROW_NUM - 2 >= 8)
+		l->fw = w - NARROW_NUM - 2;
+}
+
+static void
+print_head(const struct layout *l)
+{
+	if (l->wide)
+		printf("\n %5s %3s %10s %10s %4s %8s %10s %10s %4s %10s %10s  "
+		       "%-*s  %s\n", "rank", "dev", "peak", "at event", "step",
+		    "time", "reserved", "at end", "OOM", "waste", "leak/step",
+		    l->fw, "file", "top call site at the peak");
+	else
+		printf("\nEach row's second line: the top call site at the "
+		       "peak. The time, at end and\nwaste columns: in a wider "
+		       "terminal (COLUMNS) or with --json.\n"
+		       " %5s %3s %10s %10s %4s %10s %4s %10s  %s\n", "rank",
+		    "dev", "peak", "at event", "step", "reserved", "OOM",
+		    "leak/step", "file");
+}
+
+static void
+print_row(const struct an_rankset *rs, const struct an_rs_row *row,
+    const struct layout *l)
 {
 	const struct an_sum_dev *d = row->dev;
 	char a[32], b[32], c[32], e[32], f[32], g[32], h[32], k[32], ev[32];
+	char site[1100], cut[1100];
+	int used;
 
-	snprintf(ev, sizeof ev, "#%" PRId64, d->peak_ev);
-	printf(" %5" PRId64 " %3u %10s %10s %4s %8s %10s %10s %4" PRIu64
-	       " %10s %10s  %-*.*s  ", rs->m[row->member].rank, d->device,
-	    sv_fmt_size(a, sizeof a, d->peak), ev,
-	    fmt_step(b, sizeof b, d), fmt_time(c, sizeof c, d),
-	    sv_fmt_size(e, sizeof e, d->reserved_max),
-	    sv_fmt_size(f, sizeof f, d->allocated_end), d->ooms,
-	    sv_fmt_size(g, sizeof g, d->waste), fmt_leak(h, sizeof h, d), nw,
-	    nw, cli_shown(base_name(rs->m[row->member].path)));
+	if (d->peak_ev < 0)
+		snprintf(ev, sizeof ev, "start");
+	else
+		snprintf(ev, sizeof ev, "#%" PRId64, d->peak_ev);
+	cut_left(cut, sizeof cut, cli_shown(base_name(rs->m[row->member].path)),
+	    l->fw);
+	if (l->wide)
+		printf(" %5" PRId64 " %3u %10s %10s %4s %8s %10s %10s %4"
+		       PRIu64 " %10s %10s  %-*s  ", rs->m[row->member].rank,
+		    d->device, sv_fmt_size(a, sizeof a, d->peak), ev,
+		    fmt_step(b, sizeof b, d), fmt_time(c, sizeof c, d),
+		    sv_fmt_size(e, sizeof e, d->reserved_max),
+		    sv_fmt_size(f, sizeof f, d->allocated_end), d->ooms,
+		    sv_fmt_size(g, sizeof g, d->waste),
+		    fmt_leak(h, sizeof h, d), l->fw, cut);
+	else
+		printf(" %5" PRId64 " %3u %10s %10s %4s %10s %4" PRIu64
+		       " %10s  %s\n        ", rs->m[row->member].rank,
+		    d->device, sv_fmt_size(a, sizeof a, d->peak), ev,
+		    fmt_step(b, sizeof b, d),
+		    sv_fmt_size(e, sizeof e, d->reserved_max), d->ooms,
+		    fmt_leak(h, sizeof h, d), cut);
+	used = l->wide ? WIDE_NUM + 2 + l->fw + 2 : 8;
 	if (d->top_site[0] == '\0') {
 		printf("-\n");
 		return;
 	}
-	sv_escape_fputs(stdout, d->top_site);
-	printf(" (%s)\n", sv_fmt_size(k, sizeof k, d->top_bytes));
+	sv_fmt_size(k, sizeof k, d->top_bytes);
+	snprintf(site, sizeof site, "%s", cli_shown(d->top_site));
+	/* the call site's end (its file, line and function) and its bytes */
+	printf("%s (%s)\n", cut_left(cut, sizeof cut, site,
+	    l->w - used - 3 - (int)strlen(k)), k);
 }
 
+/* A file that could not be read: its row, "FILE: [byte N: ]reason" as
+ * every error says it. */
 static void
-print_failed(const struct an_rs_member *m)
+print_failed(const struct an_rs_member *m, const struct layout *l)
 {
-	printf(" %5" PRId64 "   - failed: %s: ", m->rank,
-	    cli_shown(base_name(m->path)));
+	char line[1400], cut[1400];
+
 	if (m->err.offset != SV_NO_OFFSET)
-		printf("byte %" PRIu64 ": ", m->err.offset);
-	sv_escape_fputs(stdout, m->err.msg);
-	printf("\n");
+		snprintf(line, sizeof line, "%s: byte %" PRIu64 ": %s",
+		    cli_shown(base_name(m->path)), m->err.offset,
+		    cli_shown(m->err.msg));
+	else
+		snprintf(line, sizeof line, "%s: %s",
+		    cli_shown(base_name(m->path)), cli_shown(m->err.msg));
+	printf(" %5" PRId64 " %3s  %s\n", m->rank, "-",
+	    cut_left(cut, sizeof cut, line, l->w - 11));
 }
 
 static void
@@ -176,9 +316,10 @@ print_text(const struct cli_opts *o, const struct an_rankset *rs,
 {
 	char words[512];
 	size_t i;
-	uint64_t limit = o->limit > 0 ? (uint64_t)o->limit : UINT64_MAX;
-	int nw = name_width(rs);
+	uint64_t limit = cli_limit(o, UINT64_MAX);
+	struct layout l;
 
+	layout_of(rs, rp, term_width(), &l);
 	printf("%zu rank%s", rs->n, rs->n == 1 ? "" : "s");
 	if (rs->dir != NULL)
 		printf(" in %s", cli_shown(rs->dir));
@@ -193,18 +334,15 @@ print_text(const struct cli_opts *o, const struct an_rankset *rs,
 		print_leaks(rs, rp);
 		print_ooms(rs, rp);
 	}
-	printf("\n %5s %3s %10s %10s %4s %8s %10s %10s %4s %10s %10s  %-*s  "
-	       "%s\n", "rank", "dev", "peak", "at event", "step", "time",
-	    "reserved", "at end", "OOM", "waste", "leak/step", nw, "file",
-	    "top call site at the peak");
+	print_head(&l);
 	for (i = 0; i < rp->n_rows && i < limit; i++)
-		print_row(rs, &rp->rows[i], nw);
+		print_row(rs, &rp->rows[i], &l);
 	if (rp->n_rows > limit)
-		printf("  ... %zu more rows (--limit)\n",
+		printf("  ... %zu more rows (--limit 0 for all)\n",
 		    rp->n_rows - (size_t)limit);
 	for (i = 0; i < rs->n; i++)
 		if (rs->m[i].state != AN_RS_OK)
-			print_failed(&rs->m[i]);
+			print_failed(&rs->m[i], &l);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -289,7 +427,7 @@ print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
 	char words[512];
 	size_t i;
 
-	json_init(&j, stdout, 1);
+	cli_json_init(&j);
 	json_obj_begin(&j);
 	json_key(&j, "dir");
 	if (rs->dir != NULL)
@@ -366,8 +504,8 @@ cmd_ranks(const struct cli_opts *o)
 	}
 	an_rankset_report(&rs, o->device, &rp);
 	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
-		fprintf(stderr, "snapview: no rank has data for device %" PRId64
-		    "\n", o->device);
+		cli_error(NULL, SV_NO_OFFSET, "no rank has data for device %"
+		    PRId64, o->device);
 		an_rankset_report_free(&rp);
 		an_rankset_free(&rs);
 		return CLI_EXIT_USAGE;
@@ -387,8 +525,8 @@ cmd_ranks(const struct cli_opts *o)
 			status = st;
 	}
 	if (rp.n_failed > 0)
-		fprintf(stderr, "snapview: %zu of %zu file%s could not be "
-		    "read\n", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
+		cli_error(NULL, SV_NO_OFFSET, "%zu of %zu file%s could not be "
+		    "read", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
 	an_rankset_report_free(&rp);
 	an_rankset_free(&rs);
 	return status;

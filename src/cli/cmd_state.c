@@ -1,8 +1,9 @@
 /*
- * snapview state --at N: the allocator state after event N (--at -1 or
- * start: before the first event), segment by segment, each with a
- * `_memory_viz.py stats`-style line (doc/snapshot-format.md §11 segsum,
- * but for every segment, not only those >= 20 MiB), then totals. --json
+ * snapview state [--at N]: the allocator state after event N (--at -1 or
+ * start: before the first event; without --at, at the end of the trace),
+ * segment by segment, each with the map of `_memory_viz.py stats`
+ * (doc/snapshot-format.md §11 segsum, but for every segment, not only
+ * those >= 20 MiB) and its free bytes said plainly, then totals. --json
  * lists every block with exact byte counts.
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 
 #define PAGE (20ull * 1024 * 1024)
 
+/* "X (Y% internal)": total_free's form, as memory_viz writes it. */
 static void
 vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 {
@@ -33,9 +35,14 @@ vz_free(char *buf, size_t n, uint64_t ext, uint64_t in)
 		    100.0 * (double)in / (double)tot);
 }
 
-/* One segsum line: page chars, total, free (internal share), stream.
- * The replay keeps every block inside its segment and its requested size
- * within the block; the clamps below hold whatever the state says. */
+/* One segment's line: its map (one character per 20 MiB page, memory_viz's
+ * segsum: a letter where one allocated block starts covering it, a digit
+ * for the tenths of it allocated once more blocks do, * when full, blank
+ * when none does), its size, its free bytes split into internal (the
+ * rounding inside allocated blocks) and external (free blocks), its
+ * stream. The replay keeps every block inside its segment and its
+ * requested size within the block; the clamps below hold whatever the
+ * state says. */
 static void
 segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 {
@@ -80,16 +87,20 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 		}
 		k++;
 	}
-	vz_free(f, sizeof f, ext, in);
-	printf("  [%s] %s allocated, %s free", body,
-	    sv_fmt_vz_bytes(a, sizeof a, sg->size), f);
+	printf("  [%s] %s segment, %s free: ", body,
+	    sv_fmt_vz_bytes(a, sizeof a, sg->size),
+	    sv_fmt_vz_bytes(f, sizeof f, sv_sat_add(ext, in)));
+	printf("%s rounding in allocated blocks, ",
+	    sv_fmt_vz_bytes(a, sizeof a, in));
+	printf("%s in free blocks", sv_fmt_vz_bytes(a, sizeof a, ext));
 	if (sg->stream != 0)
-		printf(" stream_%" PRIu64, sg->stream);
+		printf(", stream %" PRIu64, sg->stream);
 	printf("\n");
 }
 
 static void
-text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
+text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
+    int at_end)
 {
 	struct replay_totals t;
 	char a[32], f[64];
@@ -97,6 +108,8 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 
 	replay_totals(st, &t);
 	printf("Device %u: state ", d);
+	if (at_end && st->at >= 0)
+		printf("at the end, ");
 	if (st->at < 0)
 		printf("before the first event");
 	else
@@ -105,6 +118,11 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 	    replay_n_events(r) == 1 ? "" : "s",
 	    replay_info(r)->legacy_no_trace
 		? "; no trace in this file: the state at the end only" : "");
+	if (st->n_segments > 0)
+		printf("Map [...]: a character per 20 MiB of the segment: a "
+		       "letter where an allocated\nblock starts covering it, "
+		       "a digit for the tenths allocated once more blocks\n"
+		       "do, * when full, blank when none does.\n");
 	for (i = 0; i < st->n_segments; i++) {
 		const struct replay_segment *sg = &st->segments[i];
 
@@ -151,7 +169,7 @@ json_state(uint32_t d, const struct replay_state *st)
 	uint32_t i, k;
 
 	replay_totals(st, &t);
-	json_init(&j, stdout, 1);
+	cli_json_init(&j);
 	json_obj_begin(&j);
 	json_kv_u64(&j, "device", d);
 	json_kv_i64(&j, "at", st->at);
@@ -218,16 +236,11 @@ cmd_state(const struct cli_opts *o)
 	struct cli_input in;
 	struct sv_error err;
 	struct replay *r;
-	int64_t d;
+	int64_t d, at;
 	int rc = cli_open(o, o->file, &in);
 
 	if (rc != 0)
 		return rc;
-	if (!o->has_at) {
-		fprintf(stderr, "snapview: state needs --at N\n");
-		cli_close(&in);
-		return CLI_EXIT_USAGE;
-	}
 	d = cli_device(o, in.snap);
 	if (d < 0) {
 		cli_close(&in);
@@ -239,7 +252,9 @@ cmd_state(const struct cli_opts *o)
 		cli_close(&in);
 		return cli_report(o->file, &err);
 	}
-	if (replay_seek(r, o->at, &err) != 0) {
+	/* without --at: the end of the trace */
+	at = o->has_at ? o->at : (int64_t)replay_n_events(r) - 1;
+	if (replay_seek(r, at, &err) != 0) {
 		/* out of range: usage (1); a corrupt checkpoint: bad input */
 		rc = cli_report(o->file, &err);
 		replay_free(r);
@@ -249,7 +264,7 @@ cmd_state(const struct cli_opts *o)
 	if (o->json)
 		json_state((uint32_t)d, replay_state(r));
 	else
-		text_state((uint32_t)d, r, replay_state(r));
+		text_state((uint32_t)d, r, replay_state(r), !o->has_at);
 	replay_free(r);
 	cli_close(&in);
 	return CLI_EXIT_OK;

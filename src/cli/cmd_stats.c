@@ -184,16 +184,15 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 	struct replay *r;
 
 	if (o->at < -1 || (o->at >= 0 && (uint64_t)o->at >= tl->n_events)) {
-		fprintf(stderr, "snapview: %s: --at %" PRId64 " is outside "
-				"events -1..%" PRId64 " of device %u\n",
-		    cli_shown(o->file), o->at, (int64_t)tl->n_events - 1, d);
+		cli_error(o->file, SV_NO_OFFSET, "--at %" PRId64 " is outside "
+		    "events -1..%" PRId64 " of device %u", o->at,
+		    (int64_t)tl->n_events - 1, d);
 		return CLI_EXIT_USAGE;
 	}
 	sv_error_clear(&err);
 	r = cli_replay(in, d, &err);
 	if (r == NULL || replay_seek(r, o->at, &err) != 0) {
-		fprintf(stderr, "snapview: %s: device %u: %s\n",
-		    cli_shown(o->file), d, err.msg);
+		cli_error(o->file, SV_NO_OFFSET, "device %u: %s", d, err.msg);
 		replay_free(r);
 		/* a corrupt checkpoint is bad input, not a usage error */
 		return sv_errcode_status(err.code);
@@ -236,14 +235,15 @@ static void
 text_header(const struct cli_opts *o, const struct snapshot *s)
 {
 	char a[32];
-	uint32_t i;
+	uint32_t i, ns;
 
 	printf("File:     ");
 	sv_escape_fputs(stdout, o->file);
 	printf("\nFormat:   %s, pickle protocol %d, %s\n", snap_format_label(s),
 	    s->protocol, sv_fmt_size(a, sizeof a, s->source_size));
-	printf("Stacks:   %u distinct stacks over %u distinct frames\n",
-	    s->n_stacks ? s->n_stacks - 1 : 0, s->n_frames);
+	ns = s->n_stacks ? s->n_stacks - 1 : 0;
+	printf("Stacks:   %u distinct stack%s over %u distinct frame%s\n",
+	    ns, ns == 1 ? "" : "s", s->n_frames, s->n_frames == 1 ? "" : "s");
 	if (s->n_annotations > 0)
 		printf("Annotations: %u\n", s->n_annotations);
 	if (s->n_unknown_actions > 0) {
@@ -289,7 +289,7 @@ cmd_stats(const struct cli_opts *o)
 	if (in.index == NULL || an_summary_section_of(in.index, &sum) != 0)
 		memset(&sum, 0, sizeof sum);
 	if (o->json) {
-		json_init(&j, stdout, 1);
+		cli_json_init(&j);
 		json_obj_begin(&j);
 		json_header(&j, o, in.snap);
 		json_key(&j, "devices");

@@ -145,7 +145,7 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 			}
 			if (t.n_roots > r->limit)
 				printf("  %30s ... %" PRIu64 " more sites "
-				       "(--limit)\n", "",
+				       "(--limit 0 for all)\n", "",
 				    (uint64_t)t.n_roots - r->limit);
 		}
 		an_top_destroy(&t);
@@ -198,8 +198,8 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		for (i = 0; i < t.n_roots && i < limit; i++)
 			text_node(r->sites, &t, t.roots[i], limit);
 		if (t.n_roots > limit)
-			printf("  ... %" PRIu64 " more sites (--limit)\n",
-			    (uint64_t)t.n_roots - limit);
+			printf("  ... %" PRIu64 " more sites (--limit 0 "
+			       "for all)\n", (uint64_t)t.n_roots - limit);
 	}
 	an_top_destroy(&t);
 	return 0;

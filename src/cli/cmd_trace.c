@@ -425,7 +425,8 @@ trace_device(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		    to >= from ? to - from + 1 : 0);
 	else {
 		printf("Device %u ----------------\n", d);
-		printf("%" PRId64 " entries\n", to >= from ? to - from + 1 : 0);
+		printf("%" PRId64 " entr%s\n", to >= from ? to - from + 1 : 0,
+		    to == from ? "y" : "ies");
 	}
 	for (i = 0; (int64_t)i <= to; i++) {
 		int shown = (int64_t)i >= from;
@@ -461,6 +462,7 @@ cmd_trace(const struct cli_opts *o)
 	if (rc != 0)
 		return rc;
 	if (o->json) {
+		cli_json_begun();
 		printf("{\"file\": ");
 		sv_json_string(stdout, o->file, strlen(o->file));
 		printf(", \"devices\": [");

@@ -39,6 +39,16 @@ fmt_size_short(char *buf, size_t size, uint64_t bytes)
 }
 
 char *
+fmt_size_short_delta(char *buf, size_t size, uint64_t a, uint64_t b)
+{
+	char t[FMT_BUF];
+
+	snprintf(buf, size, "%s%s", a == b ? "" : b > a ? "+" : "-",
+	    fmt_size_short(t, sizeof t, b > a ? b - a : a - b));
+	return buf;
+}
+
+char *
 fmt_addr(char *buf, size_t size, uint64_t addr)
 {
 	snprintf(buf, size, "0x%" PRIx64, addr);

@@ -18,6 +18,11 @@ char *fmt_size(char *buf, size_t size, uint64_t bytes);
  * "1.0K", "20.0M", "61.2G", "512M", "1.5T". */
 char *fmt_size_short(char *buf, size_t size, uint64_t bytes);
 
+/* The change from a to b in the compact form, its sign glued to it:
+ * "+1.2G", "-277M", "0B" when equal. Padded as a whole ("%10s"), never
+ * "-     277M". */
+char *fmt_size_short_delta(char *buf, size_t size, uint64_t a, uint64_t b);
+
 /* Hex address with 0x: "0x7f3a00000000". */
 char *fmt_addr(char *buf, size_t size, uint64_t addr);
 

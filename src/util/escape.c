@@ -169,8 +169,27 @@ put(struct out *o, const char *s, size_t n)
 	o->used += n;
 }
 
-size_t
-sv_escape(char *buf, size_t size, const char *s, size_t len)
+static int
+is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	    (c >= 'A' && c <= 'F');
+}
+
+/* Would a backslash written before s[0..n) read as the start of an
+ * escape: xHH or u{ follows it. */
+static int
+starts_escape(const unsigned char *s, size_t n)
+{
+	if (n >= 3 && s[0] == 'x' && is_hex(s[1]) && is_hex(s[2]))
+		return 1;
+	return n >= 2 && s[0] == 'u' && s[1] == '{';
+}
+
+/* sv_escape() of s[0..len), a backslash there seeing what follows it up
+ * to s[avail] (a piece of a longer string). */
+static size_t
+escape_span(char *buf, size_t size, const char *s, size_t len, size_t avail)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
@@ -184,7 +203,8 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 		size_t k = sv_utf8_decode(p + i, len - i, &cp);
 		char esc[8] = {'\\', 'x', 0, 0, '\\', 'x', 0, 0};
 
-		if (k > 0 && !is_control(cp) && cp != '\\') {
+		if (k > 0 && !is_control(cp) &&
+		    (cp != '\\' || !starts_escape(p + i + 1, avail - i - 1))) {
 			if (sv_is_invisible(cp)) {
 				char u[12];
 
@@ -198,24 +218,22 @@ sv_escape(char *buf, size_t size, const char *s, size_t len)
 		}
 		if (k == 0)
 			k = 1;
-		switch (p[i]) {
-		case '\n': put(&o, "\\n", 2); break;
-		case '\t': put(&o, "\\t", 2); break;
-		case '\r': put(&o, "\\r", 2); break;
-		case 0x1b: put(&o, "\\e", 2); break;
-		case '\\': put(&o, "\\\\", 2); break;
-		default:
-			/* a C1 control is two bytes in UTF-8: show both, as
-			 * one piece */
-			for (size_t j = 0; j < k; j++) {
-				esc[4 * j + 2] = hex[p[i + j] >> 4];
-				esc[4 * j + 3] = hex[p[i + j] & 15];
-			}
-			put(&o, esc, 4 * k);
+		/* a C1 control is two bytes in UTF-8: show both, as one
+		 * piece; a backslash that would start an escape is \x5c */
+		for (size_t j = 0; j < k; j++) {
+			esc[4 * j + 2] = hex[p[i + j] >> 4];
+			esc[4 * j + 3] = hex[p[i + j] & 15];
 		}
+		put(&o, esc, 4 * k);
 		i += k;
 	}
 	return o.used;
+}
+
+size_t
+sv_escape(char *buf, size_t size, const char *s, size_t len)
+{
+	return escape_span(buf, size, s, len, len);
 }
 
 void
@@ -235,7 +253,8 @@ sv_escape_fputs(FILE *f, const char *s)
 
 		while (chunk < len && ((unsigned char)s[chunk] & 0xc0) == 0x80)
 			chunk++;
-		sv_escape(buf, sizeof buf, s, chunk);
+		/* a backslash at its end sees what follows it */
+		escape_span(buf, sizeof buf, s, chunk, len);
 		fputs(buf, f);
 		s += chunk;
 		len -= chunk;

@@ -43,12 +43,15 @@ int sv_utf8_encode(uint32_t cp, char *out);
 int sv_is_invisible(uint32_t cp);
 
 /* Writes s[0..len) into buf (size bytes, always NUL-terminated) with C0
- * controls, DEL, C1 controls (U+0080..U+009F) and invalid UTF-8 bytes
- * shown as \xNN (and \n, \t, \r, \e, \\ as such); invisible code
- * points (sv_is_invisible) as \u{XXXX}. Other valid UTF-8 passes
- * through. Returns the length the full result would need (like
- * snprintf), so a caller can detect truncation; a result cut to fit
- * ends after a whole character or escape. */
+ * controls (ESC, newline and tab too), DEL, C1 controls (U+0080..U+009F)
+ * and invalid UTF-8 bytes shown as \xNN, invisible code points
+ * (sv_is_invisible) as \u{XXXX}: the only two escapes. Other valid UTF-8
+ * passes through, a backslash too (a Windows path reads as in the file),
+ * except one followed by x and two hex digits or by u{, which is \x5c:
+ * read from the left, \xHH and \u{...} are escapes and any other
+ * backslash is itself. Returns the length the full result would need
+ * (like snprintf), so a caller can detect truncation; a result cut to
+ * fit ends after a whole character or escape. */
 size_t sv_escape(char *buf, size_t size, const char *s, size_t len);
 
 /* Same, written to f. */

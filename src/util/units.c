@@ -59,6 +59,16 @@ sv_fmt_size(char *buf, size_t size, uint64_t bytes)
 }
 
 char *
+sv_fmt_size_delta(char *buf, size_t size, uint64_t a, uint64_t b)
+{
+	char t[32];
+
+	snprintf(buf, size, "%s%s", a == b ? "" : b > a ? "+" : "-",
+	    sv_fmt_size(t, sizeof t, b > a ? b - a : a - b));
+	return buf;
+}
+
+char *
 sv_fmt_count(char *buf, size_t size, uint64_t n)
 {
 	char tmp[32];

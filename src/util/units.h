@@ -22,6 +22,10 @@ const char *sv_size_unit(int unit);
 
 /* Writes a size like "20.0 MiB" (or "512 B") into buf; returns buf. */
 char *sv_fmt_size(char *buf, size_t size, uint64_t bytes);
+/* Writes the change from a to b, its sign glued to it: "+1.2 GiB",
+ * "-277.0 MiB", "0 B" when equal; returns buf. Padded as a whole
+ * (printf's %12s), the sign stays with its number. */
+char *sv_fmt_size_delta(char *buf, size_t size, uint64_t a, uint64_t b);
 /* Writes a size as _memory_viz.py's Bytes() does, "%3.1f" and a unit
  * glued on ("20.0MiB", "512.0B"), for output meant to match it. */
 char *sv_fmt_vz_bytes(char *buf, size_t size, uint64_t bytes);

@@ -194,6 +194,45 @@ def single_items():
                                 "frames": [f]}]]}
 
 
+def snapshot_only():
+    """A trace whose only entry is the `snapshot` marker: history was
+    switched on just before the dump. Every block was allocated before the
+    trace, so the peak is the state before it (event -1), and no OOM can
+    show in one entry. 60 MiB reserved in three segments, 40 MiB of it
+    allocated; the largest free block is 12 MiB."""
+    f = frame("load_model", "/work/serve.py", 31)
+    big, big2, small = 0x7f5000000000, 0x7f5002000000, 0x7f5004000000
+    mib = 1 << 20
+
+    def blk(addr, size, state):
+        b = {"address": addr, "size": size,
+             "requested_size": size if state != "inactive" else 0,
+             "state": state, "frames": [f] if state != "inactive" else []}
+        return b
+
+    def seg(addr, total, stype, blocks):
+        alloc = sum(b["size"] for b in blocks if b["state"] != "inactive")
+        return {"device": 0, "address": addr, "total_size": total,
+                "allocated_size": alloc, "active_size": alloc,
+                "requested_size": alloc, "stream": 0,
+                "segment_type": stype, "segment_pool_id": (0, 0),
+                "is_expandable": False, "frames": [f], "blocks": blocks}
+
+    segments = [
+        seg(big, 32 * mib, "large",
+            [blk(big, 20 * mib, "active_allocated"),
+             blk(big + 20 * mib, 12 * mib, "inactive")]),
+        seg(big2, 26 * mib, "large",
+            [blk(big2, 18 * mib, "active_allocated"),
+             blk(big2 + 18 * mib, 8 * mib, "inactive")]),
+        seg(small, 2 * mib, "small",
+            [blk(small, 2 * mib, "active_allocated")]),
+    ]
+    trace = [{"action": "snapshot", "addr": 0, "size": 40 * mib,
+              "stream": 0, "time_us": 1700000000000000, "frames": []}]
+    return {"segments": segments, "device_traces": [trace]}
+
+
 def two_traces():
     e = {"action": "alloc", "addr": 8192, "size": 100, "stream": 0}
     return {"segments": [],
@@ -333,6 +372,7 @@ def main():
     write("legacy_20", legacy_20())
     write("single_items", single_items())
     write("two_traces", two_traces())
+    write("snapshot_only", snapshot_only())
     write("big_ints", big_ints())
     write("empty_dict_snapshot", {"segments": [], "device_traces": []})
     with open(os.path.join(OUT, "hostile_strings.pickle"), "wb") as f:

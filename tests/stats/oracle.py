@@ -93,11 +93,14 @@ def device_stats(data, d):
                     req = b["history"][0].get("real_size", 0)
                 base += req or 0
             addr = a + b["size"]
+    # the first point that reaches the highest total, the state before
+    # the trace (-1) first: a trace that leaves the total where it was (a
+    # lone snapshot marker) peaks before its first event
     cur = base
     peak, peak_ev = base, -1
     for i, dlt in enumerate(deltas):
         cur += dlt
-        if peak_ev == -1 or cur > peak:
+        if cur > peak:
             peak, peak_ev = cur, i
     out.update(peak=peak, peak_event=peak_ev, frees_without_alloc=pre,
                blocks_before_trace=ghosts)

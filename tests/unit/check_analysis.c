@@ -3,10 +3,10 @@
  * site-packages, Windows paths, memory_viz filter, --frames, regex, C++
  * names of stacks with no user frame), the frame rules, steps (profiler,
  * optimizer, pattern, malformed annotations), categories of a built
- * training step and user rules, the leak ranking on a built snapshot,
- * the leaked blocks per site, live bytes by site from a replayed state
- * against the same from the timeline (generated fixtures), and the
- * replay's size rule per device.
+ * training step, of a forward pass with no backward, and user rules,
+ * the leak ranking on a built snapshot, the leaked blocks per site, live
+ * bytes by site from a replayed state against the same from the timeline
+ * (generated fixtures), and the replay's size rule per device.
  */
 #include "config.h"
 
@@ -386,6 +386,15 @@ START_TEST(test_frame_rules)
 	ck_assert(an_frame_traits("_apply",
 	    "C:\\py\\Lib\\site-packages\\torch\\nn\\modules\\module.py") &
 	    AN_TR_CONSTRUCT);
+	ck_assert(an_frame_traits("_call_impl",
+	    "C:\\py\\Lib\\site-packages\\torch\\nn\\modules\\module.py") &
+	    AN_TR_MODULE);
+	ck_assert(an_frame_traits("forward", "/home/a/model.py") &
+	    AN_TR_MODULE);
+	ck_assert(!(an_frame_traits("_call_impl", "/home/a/model.py") &
+	    AN_TR_MODULE));
+	ck_assert(!(an_frame_traits("run", "/home/a/infer.py") &
+	    AN_TR_MODULE));
 	ck_assert(an_frame_traits("f", "<frozen runpy>") == 0);
 }
 END_TEST
@@ -1043,6 +1052,62 @@ START_TEST(test_categories_step)
 }
 END_TEST
 
+/* A forward pass with no backward anywhere (inference): what the model's
+ * call made and is alive when the trace ends is activation memory; the
+ * input batch made outside the model stays other, and what the model
+ * freed again is temporary. */
+START_TEST(test_categories_forward_only)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct idx_timeline tl;
+	struct an_categories c;
+	struct an_cat_totals ct;
+	uint32_t fr[4], batch, mod, fwd;
+	const uint64_t A = 0x7f0000000000ull;
+
+	fr[0] = frame(s, "/home/a/infer.py", "run", 10);
+	batch = snap_intern_stack(s, fr, 1);
+	/* a layer's forward under the module's call */
+	fr[0] = frame(s, "/home/a/model.py", "forward", 54);
+	fr[1] = frame(s, "/env/site-packages/torch/nn/modules/module.py",
+	    "_call_impl", 1790);
+	fr[2] = frame(s, "/env/site-packages/torch/nn/modules/module.py",
+	    "_wrapped_call_impl", 1779);
+	fr[3] = frame(s, "/home/a/infer.py", "run", 11);
+	fwd = snap_intern_stack(s, fr, 4);
+	/* a torch function called from the module's call, no forward */
+	fr[0] = frame(s, "/env/site-packages/torch/nn/functional.py", "silu",
+	    2000);
+	mod = snap_intern_stack(s, fr, 4);
+	snap_trace_push(s, t, SNAP_ALLOC, A, 1000, 0, batch);	/* 0 */
+	snap_trace_push(s, t, SNAP_ALLOC, A + 0x100000, 2048, 0, fwd);
+	snap_trace_push(s, t, SNAP_ALLOC, A + 0x200000, 4096, 0, fwd);
+	snap_trace_push(s, t, SNAP_FREE_REQUESTED, A + 0x200000, 4096, 0, fwd);
+	snap_trace_push(s, t, SNAP_FREE_COMPLETED, A + 0x200000, 4096, 0, fwd);
+	snap_trace_push(s, t, SNAP_ALLOC, A + 0x300000, 8192, 0, mod);	/* 5 */
+	snap_finish(s);
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, NULL), 0);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &c, NULL), 0);
+	ck_assert_uint_eq(c.n_steps, 0);
+	ck_assert_str_eq(an_category_name(an_category_of(&c, elem_of(&tl,
+	    0))), "other");
+	ck_assert_str_eq(an_category_name(an_category_of(&c, elem_of(&tl,
+	    1))), "activation");
+	ck_assert_str_eq(an_category_name(an_category_of(&c, elem_of(&tl,
+	    2))), "temporary");
+	ck_assert_str_eq(an_category_name(an_category_of(&c, elem_of(&tl,
+	    5))), "activation");
+	an_categories_at(&tl, &c, -2, &ct);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_ACTIVATION], 2048 + 8192);
+	ck_assert_uint_eq(ct.bytes[AN_CAT_OTHER], 1000);
+	ck_assert_uint_eq(ct.total_count, 3);
+	an_categories_destroy(&c);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_category_rules)
 {
 	static const char good[] = "# my rules\n\n"
@@ -1541,6 +1606,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_steps_time_search);
 	tcase_add_test(tc, test_steps_times_back);
 	tcase_add_test(tc, test_categories_step);
+	tcase_add_test(tc, test_categories_forward_only);
 	tcase_add_test(tc, test_category_rules);
 	tcase_add_test(tc, test_leaks_one_step);
 	tcase_add_test(tc, test_round_rule);

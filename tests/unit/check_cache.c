@@ -852,8 +852,8 @@ START_TEST(test_sigbus_guarded)
 
 	st = in_child(shrunk_guarded, err, sizeof err, &restored);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
-	ck_assert_str_eq(err, "snapview: idx\\nfile: the file shrank while in "
-	    "use (truncated by another process)\n");
+	ck_assert_str_eq(err, "snapview: idx\\x0afile: the file shrank while "
+	    "in use (truncated by another process)\n");
 	ck_assert(restored);
 }
 END_TEST

@@ -1,6 +1,6 @@
 /*
  * The command line's checks of the event options (cli_check_args(), which
- * the viewer runs too), on snapshots built here. Linked with
+ * the viewer runs too), on snapshots built here; --limit's rows. Linked with
  * -Wl,--wrap=snap_default_device, so the test counts how often the
  * default device is worked out: it reads every trace list, and doing it
  * once per device made `--at` quadratic in the number of trace lists
@@ -98,6 +98,26 @@ START_TEST(test_cli_at_many_lists)
 }
 END_TEST
 
+/* --limit N prints N rows, --limit 0 all of them; without it, a text
+ * report has the command's default and JSON has all. */
+START_TEST(test_cli_limit)
+{
+	struct cli_opts o;
+
+	memset(&o, 0, sizeof o);
+	ck_assert_uint_eq(cli_limit(&o, 10), 10);
+	o.json = 1;
+	ck_assert_uint_eq(cli_limit(&o, 10), UINT64_MAX);
+	o.has_limit = 1;
+	o.limit = 5;
+	ck_assert_uint_eq(cli_limit(&o, 10), 5);
+	o.json = 0;
+	ck_assert_uint_eq(cli_limit(&o, 10), 5);
+	o.limit = 0;
+	ck_assert_uint_eq(cli_limit(&o, 10), UINT64_MAX);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -109,6 +129,7 @@ cli_suite(void)
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_cli_at_default_device);
 	tcase_add_test(tc, test_cli_at_many_lists);
+	tcase_add_test(tc, test_cli_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

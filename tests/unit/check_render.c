@@ -152,6 +152,19 @@ START_TEST(test_render_fmt_units)
 	    "61.2 GiB");
 	ck_assert_str_eq(fmt_size_short(b, sizeof b, 512ull << 20), "512M");
 	ck_assert_str_eq(fmt_size_short(b, sizeof b, 3ull << 29), "1.5G");
+	/* a change keeps its sign with its number, padded as a whole */
+	ck_assert_str_eq(fmt_size_short_delta(b, sizeof b, 300ull << 20,
+	    23ull << 20), "-277M");
+	ck_assert_str_eq(fmt_size_short_delta(b, sizeof b, 0, 3ull << 29),
+	    "+1.5G");
+	ck_assert_str_eq(fmt_size_short_delta(b, sizeof b, 7, 7), "0B");
+	{
+		char line[32];
+
+		snprintf(line, sizeof line, "%10s", fmt_size_short_delta(b,
+		    sizeof b, 300ull << 20, 23ull << 20));
+		ck_assert_str_eq(line, "     -277M");
+	}
 	ck_assert_str_eq(fmt_count(b, sizeof b, 0), "0");
 	ck_assert_str_eq(fmt_count(b, sizeof b, 999), "999");
 	ck_assert_str_eq(fmt_count(b, sizeof b, 1000), "1,000");

@@ -1272,8 +1272,9 @@ START_TEST(test_replay_build_shortcuts_files)
 	static const char *dirs[] = {"tests/data/real", "tests/data/gen",
 	    "tests/data/fixtures", "tests/data"};
 	static const char *names[] = {
-	    "cuda_train_one_step", "npu_all_freed", "npu_leak_empty_cache",
-	    "npu_leak_expandable", "synthetic_inconsistent", NULL,
+	    "cuda_inference_forward", "cuda_train_one_step", "npu_all_freed",
+	    "npu_leak_empty_cache", "npu_leak_expandable",
+	    "synthetic_inconsistent", NULL,
 	    "expandable", "frag", "graphs", "leak", "leak-cpp", "multi", "npu",
 	    "oom", "training", "training-leak", "wrapped", NULL,
 	    "newest", "notime", "two_traces", "small_p4", NULL,
@@ -1302,7 +1303,7 @@ START_TEST(test_replay_build_shortcuts_files)
 		snap_free(s);
 		n_files++;
 	}
-	ck_assert_uint_eq(n_files, 21);
+	ck_assert_uint_eq(n_files, 22);
 }
 END_TEST
 

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,13 +52,93 @@ json(const char *s, size_t len)
 
 START_TEST(test_escape_controls)
 {
-	ck_assert_str_eq(esc("a\x1b[2Jb", 6), "a\\e[2Jb");
-	ck_assert_str_eq(esc("x\n\t\r\\", 5), "x\\n\\t\\r\\\\");
+	ck_assert_str_eq(esc("a\x1b[2Jb", 6), "a\\x1b[2Jb");
+	ck_assert_str_eq(esc("x\n\t\r", 4), "x\\x0a\\x09\\x0d");
 	ck_assert_str_eq(esc("\x07\x7f", 2), "\\x07\\x7f");
 	/* C1 CSI (U+009B) is two bytes in UTF-8: both shown */
 	ck_assert_str_eq(esc("\xc2\x9b" "31m", 5), "\\xc2\\x9b31m");
 	/* a NUL inside the given length is shown, not a terminator */
 	ck_assert_str_eq(esc("a\0b", 3), "a\\x00b");
+}
+END_TEST
+
+/* Reads escaped text back as escape.h says to, from the left: \xHH is
+ * the byte HH, \u{H...} the code point, any other backslash itself. */
+static size_t
+unescape(const char *s, char *out)
+{
+	size_t n = 0;
+	unsigned v;
+	int k;
+
+	while (*s != '\0') {
+		if (s[0] == '\\' && s[1] == 'x' &&
+		    isxdigit((unsigned char)s[2]) &&
+		    isxdigit((unsigned char)s[3]) &&
+		    sscanf(s + 2, "%2x", &v) == 1) {
+			out[n++] = (char)v;
+			s += 4;
+		} else if (s[0] == '\\' && s[1] == 'u' && s[2] == '{' &&
+		    sscanf(s + 3, "%x}%n", &v, &k) == 1 && k > 0) {
+			n += (size_t)sv_utf8_encode(v, out + n);
+			s += 3 + k;
+		} else
+			out[n++] = *s++;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* A backslash is itself (a Windows path reads as in the file), and only
+ * \xHH and \u{...} are escapes: a backslash that would start one is
+ * written \x5c, so every string reads back as it was. */
+START_TEST(test_escape_backslash)
+{
+	static const char *const tricky[] = {"\\x41", "\\u{41}", "\\\\x41",
+	    "a\\", "\\\x1b", "\\e\\n\\t\\r\\\\", "\\x4", "\\xg1", "\\u41",
+	    "\\\xe2\x80\x8b", "x\\\\\\x5c", "\\\xff"};
+	const char *win = "C:\\Users\\me\\envs\\torch\\nn\\train.py";
+	char back[64];
+	size_t i;
+
+	ck_assert_str_eq(esc(win, strlen(win)), win);
+	ck_assert_str_eq(esc("\\\\server\\share", 14), "\\\\server\\share");
+	ck_assert_str_eq(esc("\\x41", 4), "\\x5cx41");
+	ck_assert_str_eq(esc("\\xFF", 4), "\\x5cxFF");
+	ck_assert_str_eq(esc("\\u{41}", 6), "\\x5cu{41}");
+	ck_assert_str_eq(esc("\\x4", 3), "\\x4");
+	ck_assert_str_eq(esc("\\\x1b", 2), "\\\\x1b");
+	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
+		const char *e = esc(tricky[i], strlen(tricky[i]));
+
+		ck_assert_uint_eq(unescape(e, back), strlen(tricky[i]));
+		ck_assert_msg(strcmp(back, tricky[i]) == 0,
+		    "'%s' reads back as '%s'", e, back);
+	}
+}
+END_TEST
+
+/* sv_escape_fputs() escapes a long string in pieces: a backslash at the
+ * end of one still sees what follows it. */
+START_TEST(test_escape_fputs_backslash)
+{
+	char in[700], out[1024];
+	FILE *f;
+	size_t i;
+
+	for (i = 0; i < sizeof in - 1; i++)
+		in[i] = 'a';
+	in[sizeof in - 1] = '\0';
+	for (i = 97; i < 103; i++) {
+		memcpy(in + i, "\\x41", 4);
+		f = fmemopen(out, sizeof out, "w");
+		ck_assert_ptr_nonnull(f);
+		sv_escape_fputs(f, in);
+		fclose(f);
+		ck_assert_uint_eq(strlen(out), sizeof in - 1 + 3);
+		ck_assert_ptr_nonnull(strstr(out, "a\\x5cx41a"));
+		memset(in + i, 'a', 4);
+	}
 }
 END_TEST
 
@@ -155,9 +236,10 @@ START_TEST(test_escape_truncation)
 	char buf[5];
 	size_t n = sv_escape(buf, sizeof buf, "ab\x1b" "cd", 5);
 
-	/* the full result is a b \ e c d: 6 bytes; buf holds 4 and the NUL */
-	ck_assert_uint_eq(n, 6);
-	ck_assert_str_eq(buf, "ab\\e");
+	/* the full result is a b \ x 1 b c d: 8 bytes; the escape does not
+	 * fit in the 2 bytes left */
+	ck_assert_uint_eq(n, 8);
+	ck_assert_str_eq(buf, "ab");
 	n = sv_escape(buf, 0, "abc", 3);
 	ck_assert_uint_eq(n, 3);
 }
@@ -184,8 +266,8 @@ START_TEST(test_escape_cut_whole)
 	/* U+009B (CSI) is one piece, \xc2\x9b: not \xc2 alone */
 	ck_assert_uint_eq(sv_escape(buf, 8, "a\xc2\x9b", 3), 9);
 	ck_assert_str_eq(buf, "a");
-	/* \e: 2 bytes, 1 of room */
-	ck_assert_uint_eq(sv_escape(buf, 3, "a\x1b", 2), 3);
+	/* \x1b: 4 bytes, 3 of room */
+	ck_assert_uint_eq(sv_escape(buf, 5, "a\x1b", 2), 5);
 	ck_assert_str_eq(buf, "a");
 	/* exactly full */
 	ck_assert_uint_eq(sv_escape(buf, 4, "a\xc3\xa9", 3), 3);
@@ -630,6 +712,25 @@ START_TEST(test_size_text)
 }
 END_TEST
 
+/* A change keeps its sign with its number: padded as a whole, never
+ * "-     277.0 MiB". */
+START_TEST(test_size_delta)
+{
+	char b[32], line[32];
+
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 300ull << 20,
+	    23ull << 20), "-277.0 MiB");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 1ull << 30,
+	    (1ull << 30) + (1ull << 28)), "+256.0 MiB");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, 5, 5), "0 B");
+	ck_assert_str_eq(sv_fmt_size_delta(b, sizeof b, UINT64_MAX, 0),
+	    "-16.0 EiB");
+	snprintf(line, sizeof line, "%12s", sv_fmt_size_delta(b, sizeof b,
+	    300ull << 20, 23ull << 20));
+	ck_assert_str_eq(line, "  -277.0 MiB");
+}
+END_TEST
+
 /* The tenths of sv_size_tenths against the definition, in 128-bit
  * arithmetic: t is the nearest tenth of bytes / 1024^unit, ties up
  * (2 * 10 * bytes in [(2t - 1) d, (2t + 1) d)), and the unit is the first
@@ -934,6 +1035,8 @@ util_suite(void)
 	tcase_set_timeout(tu, 0);
 	tcase_set_timeout(th, 0);
 	tcase_add_test(tc, test_escape_controls);
+	tcase_add_test(tc, test_escape_backslash);
+	tcase_add_test(tc, test_escape_fputs_backslash);
 	tcase_add_test(tc, test_utf8_decode);
 	tcase_add_test(tc, test_escape_utf8);
 	tcase_add_test(tc, test_escape_invisible);
@@ -944,6 +1047,7 @@ util_suite(void)
 	tcase_add_test(tc, test_json_double);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tu, test_size_text);
+	tcase_add_test(tu, test_size_delta);
 	tcase_add_test(tu, test_size_tenths);
 	tcase_add_test(tu, test_count_text);
 	tcase_add_test(tu, test_search_count_le);

@@ -508,7 +508,7 @@ START_TEST(test_viewer_cut_label)
 	    "x.cpp:0 ns::Alloc::malloc(...)");
 	/* control characters from the file are escaped */
 	ck_assert_str_eq(anlist_cut_label("a\x1b[31m.py", 40, 0, buf,
-	    sizeof buf), "a\\e[31m.py");
+	    sizeof buf), "a\\x1b[31m.py");
 }
 END_TEST
 
