@@ -52,6 +52,7 @@ struct cli_opts {
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	const char *layout;     /* --layout (ranks, viewer): a run's pattern */
 };
 
 #define CLI_CACHE_LIST 0

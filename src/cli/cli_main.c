@@ -60,6 +60,8 @@ usage(FILE *f)
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
+	    "  --layout L        (ranks, DIR) a run's dumps: verl, torchtitan\n"
+	    "                    or a pattern with {rank} and {step}\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -137,7 +139,8 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
-	OPT_STEP
+	OPT_STEP,
+	OPT_LAYOUT
 };
 
 static const struct option long_opts[] = {
@@ -160,6 +163,7 @@ static const struct option long_opts[] = {
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"step", required_argument, NULL, OPT_STEP},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -209,6 +213,7 @@ parse_opt(int c, struct cli_opts *o)
 		}
 		return 0;
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_LAYOUT: o->layout = optarg; return 0;
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
@@ -313,6 +318,11 @@ cli_main(int argc, char **argv)
 		    "--help'.\n", o.has_step ? "--step" : "--at N,M");
 		return CLI_EXIT_USAGE;
 	}
+	if (o.layout != NULL && o.cmd != NULL && strcmp(o.cmd, "ranks") != 0) {
+		fprintf(stderr, "snapview: --layout is for ranks and the "
+		    "viewer on a directory\nTry 'snapview --help'.\n");
+		return CLI_EXIT_USAGE;
+	}
 	o.args = argv + optind;
 	o.n_args = (size_t)(argc - optind);
 	if (optind < argc)
@@ -347,6 +357,7 @@ cli_main(int argc, char **argv)
 		t.check_ctx = &o;
 		t.files = o.args;
 		t.n_files = o.n_args;
+		t.layout = o.layout;
 		return tui_main(&t);
 	}
 	for (i = 0; i < N_COMMANDS; i++)
