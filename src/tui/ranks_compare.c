@@ -28,6 +28,7 @@
 
 struct cmp_side {
 	const char *path;               /* borrowed from the set */
+	char label[128];                /* as the screens name it, escaped */
 	int64_t rank;
 	struct sv_index *ix;
 	const struct snapshot *s;
@@ -156,6 +157,8 @@ rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 		rk_message(r, msg);
 		return -1;
 	}
+	rk_member_label(r, a, c->s[0].label, sizeof c->s[0].label);
+	rk_member_label(r, b, c->s[1].label, sizeof c->s[1].label);
 	tr[0] = c->s[0].tr;
 	tr[1] = c->s[1].tr;
 	align_init(&c->al, tr, 2, 1);
@@ -451,13 +454,12 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 	if (sd->live_n == 0) {
 		cellbuf_printf(cb, 0, y, cb->w, UIC_DEFAULT, CB_A_BOLD,
 		    " %c %s: nothing live here", x ? 'B' : 'A',
-		    rk_shown(name, sizeof name, rk_base_name(c->s[x].path)));
+		    c->s[x].label);
 		return;
 	}
 	cellbuf_printf(cb, 0, y, cb->w, UIC_DEFAULT, CB_A_BOLD,
 	    " %c %s: %s in %" PRIu64 " block%s; the largest, %s, from:",
-	    x ? 'B' : 'A',
-	    rk_shown(name, sizeof name, rk_base_name(c->s[x].path)),
+	    x ? 'B' : 'A', c->s[x].label,
 	    sv_fmt_size(a, sizeof a, sd->live), sd->live_n,
 	    sd->live_n == 1 ? "" : "s", sv_fmt_size(b, sizeof b,
 	    sd->stack_size));
@@ -484,7 +486,7 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 void
 rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 {
-	char a[256], b[256], title[700], lab[512];
+	char title[700], lab[512];
 	int hc = (cb->h - 12) / 3, y, list_y, list_h;
 	uint64_t scale;
 
@@ -493,8 +495,7 @@ rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 	cmp_layout(c, cb->w - LABEL_W);
 	cmp_update(c);
 	snprintf(title, sizeof title, "Compare - A: %s - B: %s - by %s",
-	    rk_shown(a, sizeof a, rk_base_name(c->s[0].path)),
-	    rk_shown(b, sizeof b, rk_base_name(c->s[1].path)),
+	    c->s[0].label, c->s[1].label,
 	    c->al.by_step ? "step" : "position");
 	rk_title_bar(cb, 0, title, utf8);
 	scale = c->s[0].tl->peak > c->s[1].tl->peak ? c->s[0].tl->peak
