@@ -374,8 +374,10 @@ make_grid(struct an_run *run, struct an_rankset *rs, struct walk *w,
 
 		if (cell->state == AN_RUN_EMPTY)
 			run->n_empty++;
-		if (cell->state != AN_RUN_DUMP)
+		if (cell->state != AN_RUN_DUMP) {
+			cell->member = SIZE_MAX;
 			continue;
+		}
 		cell->member = np;
 		ranks[np] = run->ranks[k / run->n_steps];
 		paths[np++] = cell->path;

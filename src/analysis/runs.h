@@ -74,7 +74,8 @@ enum an_run_state {
 struct an_run_cell {
 	int state;              /* enum an_run_state */
 	char *path;             /* owned; NULL when missing */
-	size_t member;          /* in the rank set (not EMPTY, MISSING) */
+	size_t member;          /* in the rank set; SIZE_MAX when EMPTY or
+				   MISSING */
 	int oom_name;           /* named as an OOM dump (torchtitan) */
 	/* DUMP and OOM, after an_run_analyse(): */
 	const struct an_sum_dev *dev; /* the device shown (the member's) */
