@@ -86,12 +86,14 @@ fmt_leak(char *buf, size_t size, const struct an_sum_dev *d)
 static void
 print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, judged = 0;
 	char a[32];
 
 	for (i = 0; i < rp->n_rows; i++) {
 		const struct an_sum_dev *d = rp->rows[i].dev;
 
+		if (d->flags & AN_SUM_F_JUDGED)
+			judged++;
 		if (d->leak_site[0] == '\0')
 			continue;
 		if (n++ == 3)
@@ -106,7 +108,12 @@ print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 	}
 	if (n > 3)
 		printf("  ... and %zu more ranks with a leak suspect\n", n - 3);
-	if (n == 0)
+	/* a file without steps (one forward pass: its layers are no steps)
+	 * grows from nothing to nothing */
+	if (n == 0 && judged == 0)
+		printf("No leak judged: no file has two complete steps to "
+		    "compare.\n");
+	else if (n == 0)
 		printf("No leak suspect: no call site grows every step.\n");
 }
 

@@ -244,6 +244,13 @@ cmp_step(struct rk *r, struct rk_cmp *c, int64_t k)
 {
 	uint64_t na = c->s[0].steps.n, nb = c->s[1].steps.n;
 
+	if (na == 0 || nb == 0) {
+		/* one forward pass has no steps: its layers are none */
+		rk_msgf(r, "no steps to go to: %s",
+		    na == 0 && nb == 0 ? "neither file has any" :
+		    na == 0 ? "A has none" : "B has none");
+		return;
+	}
 	if (k < 0 || (uint64_t)k >= na || (uint64_t)k >= nb) {
 		rk_msgf(r, "A has %" PRIu64 " step%s, B %" PRIu64, na,
 		    na == 1 ? "" : "s", nb);
@@ -532,6 +539,11 @@ rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
 		keys_hint(left, ll, "%k/%k back to the sites  %k/%k move  "
 		    "%k back", ACT_ENTER, ACT_BACK, ACT_LEFT, ACT_RIGHT,
 		    ACT_QUIT);
+	else if (c->s[0].steps.n == 0 || c->s[1].steps.n == 0)
+		/* no steps to put both files at (a forward pass has none) */
+		keys_hint(left, ll, "%k/%k move  %k/%k peak  %k/%k site  "
+		    "%k stacks  %k back", ACT_LEFT, ACT_RIGHT, ACT_PEAK,
+		    ACT_PEAK_B, ACT_DOWN, ACT_UP, ACT_ENTER, ACT_QUIT);
 	else
 		keys_hint(left, ll, "%k/%k move  %k/%k step  %k/%k peak  "
 		    "%k/%k site  %k stacks  %k back", ACT_LEFT, ACT_RIGHT,

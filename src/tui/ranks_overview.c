@@ -151,12 +151,19 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
-	snprintf(line, sizeof line, " device %u, %s event%s, %"
-	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device,
-	    sv_fmt_count(c, sizeof c, d->events), d->events == 1 ? "" : "s",
-	    d->n_steps, d->n_steps == 1 ? "" : "s",
-	    an_steps_source_text((int)d->steps_source), d->ooms,
-	    d->ooms == 1 ? "" : "s");
+	if (d->n_steps == 0)
+		snprintf(line, sizeof line, " device %u, %s event%s, no "
+		    "steps, %" PRIu64 " OOM%s", d->device, sv_fmt_count(c,
+		    sizeof c, d->events), d->events == 1 ? "" : "s", d->ooms,
+		    d->ooms == 1 ? "" : "s");
+	else
+		snprintf(line, sizeof line, " device %u, %s event%s, %"
+		    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device,
+		    sv_fmt_count(c, sizeof c, d->events),
+		    d->events == 1 ? "" : "s", d->n_steps,
+		    d->n_steps == 1 ? "" : "s",
+		    an_steps_source_text((int)d->steps_source), d->ooms,
+		    d->ooms == 1 ? "" : "s");
 	cellbuf_puts(cb, 0, y + 1, line, cb->w, UIC_DEFAULT, 0);
 	fmt_event(e, sizeof e, d->peak_ev);
 	snprintf(line, sizeof line, " peak %s at %s", sv_fmt_size(a,
@@ -198,6 +205,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	else if (d->flags & AN_SUM_F_JUDGED)
 		snprintf(line, sizeof line, " leak suspect: none, no call site "
 		    "grows every step");
+	else if (d->n_steps == 0)
+		snprintf(line, sizeof line, " leak suspect: not judged, the "
+		    "file has no steps to compare");
 	else
 		snprintf(line, sizeof line, " leak suspect: not judged, fewer "
 		    "than two complete steps");
