@@ -51,6 +51,8 @@ struct rk_cmp {
 	int cursor;                     /* column */
 	int64_t step;                   /* -1: the cursor's columns; else
 					   each side at its peak of step k */
+	int at_end;                     /* each side after its last event
+					   (the state it was written in) */
 	int64_t at[2];                  /* the events compared */
 	struct an_diff df;
 	int df_ok;
@@ -144,6 +146,13 @@ side_open(struct cmp_side *sd, const struct an_rs_member *m, int64_t device,
 	return 0;
 }
 
+void
+rk_cmp_at_end(struct rk_cmp *c)
+{
+	c->at_end = 1;
+	c->step = -1;
+}
+
 int
 rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 {
@@ -184,7 +193,9 @@ cmp_layout(struct rk_cmp *c, int w)
 		rv_cols_timeline(&c->s[x].cols, &c->al, &c->s[x].tr,
 		    c->s[x].tl);
 	}
-	if (c->cursor < 0 || c->w <= 0)
+	if (c->at_end)
+		c->cursor = w - 1;
+	else if (c->cursor < 0 || c->w <= 0)
 		c->cursor = c->s[0].cols.peak >= 0 ? c->s[0].cols.peak : 0;
 	else
 		c->cursor = (int)((int64_t)c->cursor * w / c->w);
@@ -201,6 +212,8 @@ side_event(struct rk_cmp *c, int x)
 	struct cmp_side *sd = &c->s[x];
 	int64_t e0, e1;
 
+	if (c->at_end)
+		return (int64_t)sd->tl->n_events - 1;
 	if (c->step >= 0)
 		return an_diff_step_at(sd->tl, &sd->steps, (uint64_t)c->step);
 	if (c->cursor >= 0 && c->cursor < sd->cols.w &&
@@ -290,6 +303,15 @@ rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
 	}
 	/* a step, B's peak: the cursor only, in the stacks too */
 	switch (act) {
+	case ACT_LEFT: case ACT_RIGHT: case ACT_PAN_LEFT: case ACT_PAN_RIGHT:
+	case ACT_PEAK: case ACT_PEAK_B: case ACT_FIRST: case ACT_STEP_NEXT:
+	case ACT_STEP_PREV:
+		c->at_end = 0;
+		break;
+	default:
+		break;
+	}
+	switch (act) {
 	case ACT_STEP_NEXT:
 	case ACT_STEP_PREV:
 		k = cursor_step(c);
@@ -324,7 +346,11 @@ rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
 		break;
 	case ACT_PAGE_DOWN: c->sel += (uint64_t)page; break;
 	case ACT_FIRST: c->step = -1; c->cursor = 0; break;
-	case ACT_LAST: c->step = -1; c->cursor = c->w - 1; break;
+	case ACT_LAST:
+		c->step = -1;
+		c->at_end = 1;
+		c->cursor = c->w - 1;
+		break;
 	case ACT_ENTER:
 		if (c->df_ok && c->df.n_rows > 0)
 			c->stacks = 1;
@@ -556,7 +582,8 @@ rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
 static const struct help_entry keys[] = {
     {{ACT_LEFT, ACT_RIGHT}, "move the cursor (both timelines)"},
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "an eighth of the axis left / right"},
-    {{ACT_FIRST, ACT_LAST}, "start / end of the axis"},
+    {{ACT_FIRST, ACT_LAST},
+	"start / end of the axis (the end: each file after its last event)"},
     {{ACT_PEAK, ACT_PEAK_B}, "A's peak / B's peak"},
     {{ACT_STEP_NEXT, ACT_STEP_PREV},
 	"next / previous step: each file at its step peak (diff --step)"},

@@ -183,31 +183,24 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 			    strlen(line), ", +%.3fs", (double)
 			    c->dev->peak_time / 1e6);
 		snprintf(line + strlen(line), sizeof line - strlen(line),
-		    "; at the dump %s reserved, %s allocated", sv_fmt_size(b,
-		    sizeof b, c->reserved), sv_fmt_size(d, sizeof d,
-		    c->allocated));
+		    " (device %u, %s event%s)", c->dev->device,
+		    sv_fmt_count(b, sizeof b, c->dev->events),
+		    c->dev->events == 1 ? "" : "s");
 		cellbuf_puts(cb, 0, y + 1, line, cb->w, UIC_DEFAULT, 0);
-		if (c->state == AN_RUN_OOM)
-			snprintf(line, sizeof line, " an OOM dump: %" PRIu64
-			    " oom event%s, taken inside the step (left out of "
-			    "growth and skew)", c->dev->ooms,
-			    c->dev->ooms == 1 ? "" : "s");
-		else
-			snprintf(line, sizeof line, " device %u, %s event%s, "
-			    "%s block%s live at the dump", c->dev->device,
-			    sv_fmt_count(a, sizeof a, c->dev->events),
-			    c->dev->events == 1 ? "" : "s",
-			    sv_fmt_count(b, sizeof b, c->n_blocks),
-			    c->n_blocks == 1 ? "" : "s");
-		cellbuf_puts(cb, 0, y + 2, line, cb->w, c->state == AN_RUN_OOM
-		    ? UIC_ERROR : UIC_DEFAULT, 0);
+		snprintf(line, sizeof line, " at the dump: %s reserved, %s "
+		    "allocated in %s block%s", sv_fmt_size(a, sizeof a,
+		    c->reserved), sv_fmt_size(b, sizeof b, c->allocated),
+		    sv_fmt_count(d, sizeof d, c->n_blocks),
+		    c->n_blocks == 1 ? "" : "s");
+		cellbuf_puts(cb, 0, y + 2, line, cb->w, UIC_DEFAULT, 0);
 	}
 	g = row_growth(run, r->g_row, &n);
 	if (g != NULL) {
-		snprintf(line, sizeof line, " rank grows +%s a step (%zu "
-		    "site%s), steps %" PRId64 "-%" PRId64 ": ", sv_fmt_size(a,
-		    sizeof a, (uint64_t)g->per_step), n, n == 1 ? "" : "s",
-		    g->pts[0].step, g->pts[g->n_pts - 1].step);
+		snprintf(b, sizeof b, " (%zu sites)", n);
+		snprintf(line, sizeof line, " growing%s: +%s a step, steps %"
+		    PRId64 "-%" PRId64 ": ", n > 1 ? b : "", sv_fmt_size(a,
+		    sizeof a, (uint64_t)g->per_step), g->pts[0].step,
+		    g->pts[g->n_pts - 1].step);
 		put_site(r, cb, y + 3, line, g->site, UIC_LEAK, utf8);
 	} else {
 		cellbuf_puts(cb, 0, y + 3, run->n_judged == 0 ? " growth: not "
@@ -216,7 +209,12 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		    cb->w, UIC_DEFAULT, 0);
 	}
 	sk = cell_skew(run, r->g_row, r->g_col, &h);
-	if (h != NULL) {
+	if (c->state == AN_RUN_OOM) {
+		snprintf(line, sizeof line, " an OOM dump: %" PRIu64 " oom "
+		    "event%s, taken inside its step (no growth, no skew)",
+		    c->dev->ooms, c->dev->ooms == 1 ? "" : "s");
+		cellbuf_puts(cb, 0, y + 4, line, cb->w, UIC_ERROR, 0);
+	} else if (h != NULL) {
 		snprintf(line, sizeof line, " %s (+%.1f%%) above the median "
 		    "rank of step %" PRId64 " (%s)", sv_fmt_size(a, sizeof a,
 		    h->excess), sk->median ? 100.0 * (double)h->excess /
@@ -377,8 +375,11 @@ compare_cells(struct rk *r)
 		    keys_action_shown(ACT_RANK_COMPARE, cmp, sizeof cmp));
 		return;
 	}
-	rk_cmp_open(r, c[0]->member, c[0]->dev->device, c[1]->member,
-	    c[1]->dev->device);
+	/* two dumps compare as they were written: each after its last
+	 * event */
+	if (rk_cmp_open(r, c[0]->member, c[0]->dev->device, c[1]->member,
+	    c[1]->dev->device) == 0)
+		rk_cmp_at_end(r->cmp);
 }
 
 enum rk_result

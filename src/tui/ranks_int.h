@@ -62,6 +62,9 @@ struct rk {
  * or -1 with the reason in r's message (r->cmp unchanged). */
 int rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db);
 void rk_cmp_close(struct rk_cmp *c);
+/* Puts each side after its last event (a dump as it was written), until
+ * the cursor moves; the end of the axis (ACT_LAST) does the same. */
+void rk_cmp_at_end(struct rk_cmp *c);
 
 /* Action act on the comparison c (r->cmp): RK_NONE when it does nothing
  * there. Going back to the overview closes c and clears r->cmp. */
