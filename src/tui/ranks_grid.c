@@ -205,8 +205,8 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	} else {
 		cellbuf_puts(cb, 0, y + 3, run->n_judged == 0 ? " growth: not "
 		    "judged, no rank has three dumps at the end of a step" :
-		    " growth: no call site of this rank grows from dump to dump",
-		    cb->w, UIC_DEFAULT, 0);
+		    " growth: no call site of this rank grows from dump to "
+		    "dump", cb->w, UIC_DEFAULT, 0);
 	}
 	sk = cell_skew(run, r->g_row, r->g_col, &h);
 	if (c->state == AN_RUN_OOM) {
