@@ -159,6 +159,7 @@ struct found {
 struct walk {
 	struct found *f;
 	size_t n, cap;
+	size_t entries;         /* directory entries looked at */
 	int truncated;
 };
 
@@ -187,6 +188,10 @@ walk_dir(struct walk *w, const char *root, const char *rel, int depth)
 	while ((de = readdir(d)) != NULL && !w->truncated) {
 		if (de->d_name[0] == '.')
 			continue;
+		if (++w->entries > AN_RUN_MAX_ENTRIES) {
+			w->truncated = 1;
+			break;
+		}
 		xasprintf(&sub, "%s%s%s", rel, rel[0] != '\0' ? "/" : "",
 		    de->d_name);
 		xasprintf(&path, "%s/%s", root, sub);

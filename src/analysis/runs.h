@@ -14,7 +14,8 @@
  * path under DIR: {rank}, {step} and {pid} stand for digits, * for any
  * characters but '/', anything else for itself. Only files named
  * *.pickle or *.pkl are looked at, at most AN_RUN_DEPTH directories
- * down. The layout that names the most files is the run's; a file of a
+ * down, and the walk stops after AN_RUN_MAX_ENTRIES entries or
+ * AN_RUN_MAX_FILES such files (a home directory given by mistake). The layout that names the most files is the run's; a file of a
  * cell that has one already (an OOM dump wins) and the files it does not
  * name are the run's other files, ranked as an_rankset_collect() ranks
  * the files of a directory.
@@ -60,7 +61,8 @@
 
 #define AN_RUN_BLOCKS_SECTION "blocks.1"
 #define AN_RUN_DEPTH 8          /* directories looked into under DIR */
-#define AN_RUN_MAX_FILES 100000 /* files looked at */
+#define AN_RUN_MAX_FILES 100000 /* snapshot files kept */
+#define AN_RUN_MAX_ENTRIES 1000000 /* directory entries looked at */
 #define AN_RUN_TOP 3            /* sites kept per rank and step (skew) */
 
 enum an_run_state {
