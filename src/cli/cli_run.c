@@ -257,9 +257,13 @@ void
 cli_run_text(const struct cli_opts *o, const struct an_run *run,
     const struct an_rankset *rs)
 {
-	printf("Run in %s: %s layout (%s), %zu rank%s x %zu step%s\n",
-	    cli_shown(run->dir), cli_shown(run->layout),
-	    cli_shown(run->pattern), run->n_ranks,
+	printf("Run in %s: ", cli_shown(run->dir));
+	if (strcmp(run->layout, run->pattern) == 0)
+		printf("layout %s", cli_shown(run->pattern));
+	else
+		printf("%s layout (%s)", cli_shown(run->layout),
+		    cli_shown(run->pattern));
+	printf(", %zu rank%s x %zu step%s\n", run->n_ranks,
 	    run->n_ranks == 1 ? "" : "s", run->n_steps,
 	    run->n_steps == 1 ? "" : "s");
 	printf("%zu dump%s at the end of a step, %zu OOM dump%s, %zu empty "
