@@ -15,9 +15,10 @@
  * characters but '/', anything else for itself. Only files named
  * *.pickle or *.pkl are looked at, at most AN_RUN_DEPTH directories
  * down, and the walk stops after AN_RUN_MAX_ENTRIES entries or
- * AN_RUN_MAX_FILES such files (a home directory given by mistake). The layout that names the most files is the run's; a file of a
- * cell that has one already (an OOM dump wins) and the files it does not
- * name are the run's other files, ranked as an_rankset_collect() ranks
+ * AN_RUN_MAX_FILES such files (a home directory given by mistake). The
+ * layout that names the most files is the run's; a file of a cell that
+ * has one already (an OOM dump wins) and the files it does not name are
+ * the run's other files, ranked as an_rankset_collect() ranks
  * the files of a directory.
  *
  * A run is a grid: ranks as rows, steps as columns, a cell per dump. A
