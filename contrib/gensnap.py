@@ -34,6 +34,7 @@ from gensnap_conf import AllocConf, ConfError  # noqa: E402
 from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
                          generate_in_memory, generate_streaming)
 from gensnap_ranks import generate_ranks  # noqa: E402
+from gensnap_rundir import generate_run_dir  # noqa: E402
 from gensnap_scenarios import SCENARIOS  # noqa: E402
 
 
@@ -97,6 +98,13 @@ def parse_args(argv):
                         'PREFIXranks.truth.json')
     r.add_argument('--ranks-oom', action='store_true',
                    help='with --ranks: one more rank ends in an OOM')
+    r.add_argument('--run-dir', metavar='LAYOUT',
+                   help='with --ranks and --steps: a run directory under -o '
+                        'DIR, one dump per rank per step of the training '
+                        'scenario as verl, torchtitan or a pattern with '
+                        '{rank} and {step} names them; one leaking rank, '
+                        'one heavy rank, one OOM dump, one empty file; the '
+                        'truth goes to --truth or DIR/run.truth.json')
     ap.add_argument('-o', '--output',
                     help='output file (default snapshot.pickle)')
     ap.add_argument('--truth', help='write ground truth JSON here (with '
@@ -168,6 +176,15 @@ def main(argv=None):
     # finds nothing during a run; switching it off saves its periodic
     # traversals of the growing live set (about a tenth of the run time).
     gc.disable()
+    if a.run_dir is not None:
+        if a.ranks is None or a.ranks_oom:
+            raise SystemExit('gensnap: --run-dir takes --ranks N (and no '
+                             '--ranks-oom: a run has its OOM dump)')
+        if a.scenario != 'training':
+            raise SystemExit('gensnap: --run-dir runs the training '
+                             'scenario (--scenario training)')
+        generate_run_dir(p, a.run_dir, a.ranks, a.steps, a.output, a.truth)
+        return 0
     if a.ranks is not None:
         generate_ranks(p, a.ranks, a.ranks_oom, a.output or './', a.truth,
                        lambda q, out, truth: generate(q, out, truth,

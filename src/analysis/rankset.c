@@ -162,6 +162,20 @@ assign_ranks(struct an_rankset *rs)
 			rs->m[i].rank = (int64_t)i;
 }
 
+void
+an_rankset_from_paths(char *const *paths, const int64_t *ranks, size_t n,
+    struct an_rankset *rs)
+{
+	size_t cap = 0, i;
+
+	memset(rs, 0, sizeof *rs);
+	for (i = 0; i < n; i++) {
+		add_member(rs, &cap, xstrdup(paths[i]));
+		rs->m[i].rank = ranks[i];
+	}
+	rs->ranks_from_names = 1;
+}
+
 int
 an_rankset_collect(char *const *args, size_t n, struct an_rankset *rs,
     struct sv_error *err)
@@ -190,8 +204,12 @@ an_rankset_free(struct an_rankset *rs)
 	size_t i;
 
 	for (i = 0; i < rs->n; i++) {
+		int k;
+
 		free(rs->m[i].path);
 		an_summary_destroy(&rs->m[i].sum);
+		for (k = 0; k < AN_RS_EXTRA_MAX; k++)
+			free(rs->m[i].extra[k]);
 	}
 	free(rs->m);
 	free(rs->dir);
@@ -271,25 +289,100 @@ peek_warn(void *ctx, const char *msg)
 		snprintf(p->warn[p->n_warn++], sizeof p->warn[0], "%s", msg);
 }
 
+#define N_SECTIONS (2 + AN_RS_EXTRA_MAX)
+
 static void
-set_sections(struct idx_opts *io, struct idx_section_builder *sec)
+set_sections(struct idx_opts *io, struct idx_section_builder *sec,
+    const struct an_rankset_opts *o)
 {
+	size_t i, n = o->n_extra < AN_RS_EXTRA_MAX ? o->n_extra
+						  : AN_RS_EXTRA_MAX;
+
 	sec[0] = replay_idx_section;
 	sec[1] = an_summary_section;
+	for (i = 0; i < n; i++)
+		sec[2 + i] = o->extra[i];
 	io->sections = io->no_cache ? NULL : sec;
-	io->n_sections = io->no_cache ? 0 : 2;
+	io->n_sections = io->no_cache ? 0 : 2 + n;
+}
+
+static size_t
+n_extra(const struct an_rankset_opts *o)
+{
+	return o->n_extra < AN_RS_EXTRA_MAX ? o->n_extra : AN_RS_EXTRA_MAX;
+}
+
+/* Extra section i of an opened index: its stored bytes, else built from
+ * the snapshot (an index in memory keeps none). NULL when neither. */
+static uint8_t *
+extra_of(const struct sv_index *ix, const struct an_rankset_opts *o,
+    size_t i, size_t *len)
+{
+	const struct idx_section_builder *b = &o->extra[i];
+	const uint8_t *p;
+	uint8_t *data = NULL;
+	struct sv_error err;
+
+	if (idx_section(ix, b->name, &p, len) == 0) {
+		data = xmalloc(*len + 1);
+		memcpy(data, p, *len);
+		return data;
+	}
+	sv_error_clear(&err);
+	if (b->build_index != NULL) {
+		if (b->build_index(ix, b->arg, &data, len, &err) == 0)
+			return data;
+	} else if (b->build(idx_snapshot(ix), b->arg, &data, len,
+	    &err) == 0) {
+		return data;
+	}
+	*len = 0;
+	return NULL;
 }
 
 #define MSG_MAX (64u << 20) /* a summary is KiB; anything this big lies */
+
+static void
+drop_extra(struct an_rs_member *m)
+{
+	int k;
+
+	for (k = 0; k < AN_RS_EXTRA_MAX; k++) {
+		free(m->extra[k]);
+		m->extra[k] = NULL;
+		m->extra_len[k] = 0;
+	}
+}
+
+/* The extra sections of m's index, peeked as the summary is: 0 when
+ * every one was there. */
+static int
+peek_extra(struct an_rs_member *m, const struct an_rankset_opts *o,
+    const struct idx_opts *io)
+{
+	struct sv_error err;
+	size_t i;
+
+	for (i = 0; i < n_extra(o); i++) {
+		sv_error_clear(&err);
+		if (idx_peek_section(m->path, io, o->extra[i].name, MSG_MAX,
+		    &m->extra[i], &m->extra_len[i], &err) != 0) {
+			drop_extra(m);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /* Opens m's index if it is there. Returns 1 when a build is needed. */
 static int
 open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 {
-	struct idx_section_builder sec[2];
+	struct idx_section_builder sec[N_SECTIONS];
 	struct idx_opts io = *o->io;
 	struct sv_index *ix;
 	struct peek p;
+	size_t k;
 	int i, r;
 
 	uint8_t *data;
@@ -302,14 +395,16 @@ open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 	    &len, &m->err) == 0) {
 		r = an_summary_decode(data, len, &m->sum, why, sizeof why);
 		free(data);
-		if (r == 0) {
+		if (r == 0 && peek_extra(m, o, &io) == 0) {
 			m->state = AN_RS_OK;
 			return 0;
 		}
+		if (r == 0)
+			an_summary_destroy(&m->sum);
 	}
 	sv_error_clear(&m->err);
 	memset(&p, 0, sizeof p);
-	set_sections(&io, sec);
+	set_sections(&io, sec, o);
 	io.progress = peek_progress;
 	io.progress_ctx = &p;
 	io.warn = peek_warn;
@@ -321,6 +416,8 @@ open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 		return 0;
 	}
 	r = an_summary_of_index(ix, &m->sum, &m->err);
+	for (k = 0; r == 0 && k < n_extra(o); k++)
+		m->extra[k] = extra_of(ix, o, k, &m->extra_len[k]);
 	idx_close(ix);
 	m->state = r == 0 ? AN_RS_OK : AN_RS_FAILED;
 	for (i = 0; i < p.n_warn && o->io->warn != NULL; i++)
@@ -330,7 +427,10 @@ open_here(struct an_rs_member *m, const struct an_rankset_opts *o)
 
 /* ---- building in child processes ----------------------------------------- */
 
-enum { MSG_PROGRESS = 'P', MSG_WARN = 'W', MSG_SUMMARY = 'S', MSG_ERROR = 'E' };
+enum {
+	MSG_PROGRESS = 'P', MSG_WARN = 'W', MSG_SUMMARY = 'S', MSG_ERROR = 'E',
+	MSG_EXTRA = 'X'		/* u32 which, then the section's bytes */
+};
 
 
 static void
@@ -442,14 +542,14 @@ child_error(int fd, const struct sv_error *e)
 static int
 child_run(const struct an_rs_member *m, const struct an_rankset_opts *o, int fd)
 {
-	struct idx_section_builder sec[2];
+	struct idx_section_builder sec[N_SECTIONS];
 	struct idx_opts io = *o->io;
 	struct sv_index *ix;
 	struct an_summary sum;
 	struct sv_error err;
 	struct child c = {fd, -1, 0};
-	uint8_t *data;
-	size_t len;
+	uint8_t *data, which[4];
+	size_t len, k;
 
 	/* the parent owns the terminal and its signals */
 	signal(SIGINT, SIG_DFL);
@@ -459,7 +559,7 @@ child_run(const struct an_rs_member *m, const struct an_rankset_opts *o, int fd)
 	xalloc_set_fatal_hook(NULL);
 	sv_fatal_set_restore(NULL);
 	sv_error_clear(&err);
-	set_sections(&io, sec);
+	set_sections(&io, sec, o);
 	io.progress = child_progress;
 	io.progress_ctx = &c;
 	io.warn = child_warn;
@@ -468,6 +568,14 @@ child_run(const struct an_rs_member *m, const struct an_rankset_opts *o, int fd)
 		return child_error(fd, &err) != 0;
 	if (an_summary_of_index(ix, &sum, &err) != 0)
 		return child_error(fd, &err) != 0;
+	/* the extra sections first: the summary is the answer */
+	for (k = 0; k < n_extra(o); k++) {
+		if ((data = extra_of(ix, o, k, &len)) == NULL)
+			continue;
+		put32(which, (uint32_t)k);
+		if (send_msg(fd, MSG_EXTRA, which, 4, data, len) != 0)
+			return 1;
+	}
 	an_summary_encode(&sum, &data, &len);
 	/* no cleanup: the process ends now */
 	return send_msg(fd, MSG_SUMMARY, data, len, NULL, 0) != 0;
@@ -574,6 +682,13 @@ job_messages(struct loader *l, struct job *j)
 
 			l->o->io->warn(l->o->io->warn_ctx, msg);
 			free(msg);
+		} else if (type == MSG_EXTRA && n >= 4 && !j->answered &&
+		    get32(p) < n_extra(l->o) && m->extra[get32(p)] == NULL) {
+			uint32_t k = get32(p);
+
+			m->extra[k] = xmalloc(n - 4 + 1);
+			memcpy(m->extra[k], p + 4, n - 4);
+			m->extra_len[k] = n - 4;
 		} else if (type == MSG_SUMMARY && !j->answered) {
 			j->answered = 1;
 			if (an_summary_decode(p, n, &m->sum, why,
@@ -582,8 +697,10 @@ job_messages(struct loader *l, struct job *j)
 				m->built = 1;
 			} else {
 				member_fail(m, why, "");
+				drop_extra(m);
 			}
 		} else if (type == MSG_ERROR && n >= 12 && !j->answered) {
+			drop_extra(m);
 			j->answered = 1;
 			m->state = AN_RS_FAILED;
 			m->err.code = (enum sv_errcode)get32(p);
@@ -635,6 +752,7 @@ job_end(struct loader *l, unsigned i)
 			snprintf(what, sizeof what, "exit status %d",
 			    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		member_fail(m, "the index build failed: ", what);
+		drop_extra(m);
 	}
 	free(j->buf);
 	l->in_use -= j->mem;

@@ -36,6 +36,8 @@
 
 enum an_rs_state { AN_RS_PENDING, AN_RS_OK, AN_RS_FAILED };
 
+#define AN_RS_EXTRA_MAX 2      /* sections read besides the summary */
+
 struct an_rs_member {
 	char *path;            /* owned */
 	int64_t rank;
@@ -44,6 +46,10 @@ struct an_rs_member {
 	struct sv_error err;   /* AN_RS_FAILED: why */
 	struct an_summary sum; /* AN_RS_OK */
 	int built;             /* its index was built by this load */
+	/* AN_RS_OK: the bytes of an_rankset_opts.extra[i] (owned), NULL
+	 * when that section could not be had */
+	uint8_t *extra[AN_RS_EXTRA_MAX];
+	size_t extra_len[AN_RS_EXTRA_MAX];
 };
 
 struct an_rankset {
@@ -58,6 +64,12 @@ struct an_rankset {
 int an_rankset_collect(char *const *args, size_t n, struct an_rankset *rs,
     struct sv_error *err);
 void an_rankset_free(struct an_rankset *rs);
+
+/* Members at the given paths with the given ranks, in that order (a run
+ * directory's dumps: their ranks come from its layout); ranks_from_names
+ * is set. Nothing is checked. */
+void an_rankset_from_paths(char *const *paths, const int64_t *ranks,
+    size_t n, struct an_rankset *rs);
 
 struct an_rankset_progress {
 	size_t done, total;     /* members loaded or failed, of all */
@@ -79,6 +91,12 @@ struct an_rankset_opts {
 	 * the program's _exit (no exit handlers, no stdio flush: they are
 	 * the parent's). Required; must not return. */
 	void (*child_exit)(int status);
+	/* Sections read for every member besides its summary (at most
+	 * AN_RS_EXTRA_MAX; NULL: none): kept in the index like the summary
+	 * (added to an index that lacks them), built from the snapshot with
+	 * no cache, and their bytes left in each member's extra[]. */
+	const struct idx_section_builder *extra;
+	size_t n_extra;
 };
 
 /* Loads every member's summary. Returns 0 (each member AN_RS_OK or

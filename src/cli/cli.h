@@ -58,6 +58,7 @@ struct cli_opts {
 	const char *alloc_conf[CLI_MAX_ALLOC_CONF]; /* --alloc-conf, checked */
 	size_t n_alloc_conf;
 	uint64_t capacity;      /* --capacity BYTES, 0 = not given */
+	const char *layout;     /* --layout (ranks, viewer): a run's pattern */
 };
 
 #define CLI_CACHE_LIST 0

@@ -67,6 +67,8 @@ usage(FILE *f)
 	    "  --alloc-conf S    (whatif) allocator settings as\n"
 	    "                    PYTORCH_CUDA_ALLOC_CONF, once per column\n"
 	    "  --capacity BYTES  (whatif) device memory the run may use\n"
+	    "  --layout L        (ranks, DIR) a run's dumps: verl, torchtitan\n"
+	    "                    or a pattern with {rank} and {step}\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -201,7 +203,8 @@ enum {
 	OPT_JOBS,
 	OPT_STEP,
 	OPT_ALLOC_CONF,
-	OPT_CAPACITY
+	OPT_CAPACITY,
+	OPT_LAYOUT
 };
 
 static const struct option long_opts[] = {
@@ -226,6 +229,7 @@ static const struct option long_opts[] = {
     {"step", required_argument, NULL, OPT_STEP},
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"capacity", required_argument, NULL, OPT_CAPACITY},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -285,6 +289,7 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
 	case OPT_ALLOC_CONF: return parse_alloc_conf(o, optarg);
 	case OPT_CAPACITY: return parse_capacity(o, optarg);
+	case OPT_LAYOUT: o->layout = optarg; return 0;
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
@@ -449,6 +454,11 @@ run(int argc, char **argv)
 		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (o.layout != NULL && o.cmd != NULL && strcmp(o.cmd, "ranks") != 0) {
+		fprintf(stderr, "snapview: --layout is for ranks and the "
+		    "viewer on a directory\nTry 'snapview --help'.\n");
+		return CLI_EXIT_USAGE;
+	}
 	o.args = argv + optind;
 	o.n_args = (size_t)(argc - optind);
 	if (optind < argc)
@@ -483,6 +493,7 @@ run(int argc, char **argv)
 		t.check_ctx = &o;
 		t.files = o.args;
 		t.n_files = o.n_args;
+		t.layout = o.layout;
 		return tui_main(&t);
 	}
 	for (i = 0; i < N_COMMANDS; i++)

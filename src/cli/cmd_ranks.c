@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 #include "analysis/rankset.h"
+#include "analysis/runs.h"
 #include "analysis/steps.h"
 #include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "cli/progress.h"
 #include "index/idx.h"
 #include "util/escape.h"
@@ -91,12 +93,14 @@ fmt_leak(char *buf, size_t size, const struct an_sum_dev *d)
 static void
 print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, judged = 0;
 	char a[32];
 
 	for (i = 0; i < rp->n_rows; i++) {
 		const struct an_sum_dev *d = rp->rows[i].dev;
 
+		if (d->flags & AN_SUM_F_JUDGED)
+			judged++;
 		if (d->leak_site[0] == '\0')
 			continue;
 		if (n++ == 3)
@@ -111,7 +115,12 @@ print_leaks(const struct an_rankset *rs, const struct an_rs_report *rp)
 	}
 	if (n > 3)
 		printf("  ... and %zu more ranks with a leak suspect\n", n - 3);
-	if (n == 0)
+	/* a file without steps (one forward pass: its layers are no steps)
+	 * grows from nothing to nothing */
+	if (n == 0 && judged == 0)
+		printf("No leak judged: no file has two complete steps to "
+		    "compare.\n");
+	else if (n == 0)
 		printf("No leak suspect: no call site grows every step.\n");
 }
 
@@ -421,7 +430,8 @@ json_failed(struct json *j, const struct an_rs_member *m)
 }
 
 static void
-print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
+print_json(const struct an_rankset *rs, const struct an_rs_report *rp,
+    const struct an_run *run, const struct an_rankset *all)
 {
 	struct json j;
 	char words[512];
@@ -464,6 +474,11 @@ print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
 		if (rs->m[i].state != AN_RS_OK)
 			json_failed(&j, &rs->m[i]);
 	json_arr_end(&j);
+	json_key(&j, "run");
+	if (run != NULL)
+		cli_run_json(&j, run, all);
+	else
+		json_null(&j);
 	json_obj_end(&j);
 	json_end(&j);
 }
@@ -473,17 +488,26 @@ print_json(const struct an_rankset *rs, const struct an_rs_report *rp)
 int
 cmd_ranks(const struct cli_opts *o)
 {
-	struct an_rankset rs;
+	struct an_rankset rs, view;
 	struct an_rankset_opts ro;
 	struct an_rs_report rp;
 	struct idx_opts io;
 	struct ranks_bar bar;
 	struct sv_error err;
-	size_t i;
-	int r, status = 0;
+	struct an_run run;
+	size_t i, unread;
+	int r, status = 0, is_run = 0;
 
 	sv_error_clear(&err);
-	if (an_rankset_collect(o->args, o->n_args, &rs, &err) != 0)
+	/* a directory of a run's dumps (analysis/runs.h), else a rank set */
+	if (o->layout != NULL && o->n_args != 1) {
+		fprintf(stderr, "snapview: --layout takes one directory\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->n_args == 1 && (is_run = an_run_collect(o->args[0], o->layout,
+	    &rs, &run, &err)) < 0)
+		return cli_report(o->file, &err);
+	if (!is_run && an_rankset_collect(o->args, o->n_args, &rs, &err) != 0)
 		return cli_report(o->file, &err);
 	/* the bar and the warnings of cli_index_opts; the loader sets its
 	 * own sections and progress on each open */
@@ -496,24 +520,45 @@ cmd_ranks(const struct cli_opts *o)
 	ro.progress = ranks_progress;
 	ro.progress_ctx = &bar;
 	ro.child_exit = _exit;
+	if (is_run) {
+		ro.extra = &an_run_blocks_section;
+		ro.n_extra = 1;
+	}
 	r = an_rankset_load(&rs, &ro, &err);
 	cli_progress_end(&bar.pb);
 	if (r != 0) {
+		if (is_run)
+			an_run_free(&run);
 		an_rankset_free(&rs);
 		return cli_report(o->file, &err);
 	}
-	an_rankset_report(&rs, o->device, &rp);
-	if (o->device >= 0 && rp.n_rows == 0 && rp.n_failed < rs.n) {
+	/* with a run, the rank list is of the files outside its grid */
+	view = rs;
+	if (is_run) {
+		an_run_analyse(&run, &rs, o->device);
+		view.m = rs.m + run.n_members;
+		view.n = rs.n - run.n_members;
+	}
+	an_rankset_report(&view, o->device, &rp);
+	if (!is_run && o->device >= 0 && rp.n_rows == 0 &&
+	    rp.n_failed < rs.n) {
 		cli_error(NULL, SV_NO_OFFSET, "no rank has data for device %"
 		    PRId64, o->device);
 		an_rankset_report_free(&rp);
 		an_rankset_free(&rs);
 		return CLI_EXIT_USAGE;
 	}
-	if (o->json)
-		print_json(&rs, &rp);
-	else
+	if (o->json) {
+		print_json(&view, &rp, is_run ? &run : NULL, &rs);
+	} else if (is_run) {
+		cli_run_text(o, &run, &rs);
+		if (view.n > 0) {
+			printf("\nOther files (no layout names them):\n");
+			print_text(o, &view, &rp);
+		}
+	} else {
 		print_text(o, &rs, &rp);
+	}
 	fflush(stdout);
 	for (i = 0; i < rs.n; i++) {
 		int st;
@@ -524,9 +569,18 @@ cmd_ranks(const struct cli_opts *o)
 		if (st > status)
 			status = st;
 	}
-	if (rp.n_failed > 0)
+	unread = rp.n_failed;
+	if (is_run) {
+		unread += cli_run_unread(&run);
+		if (run.n_empty > 0 && status < CLI_EXIT_INPUT)
+			status = CLI_EXIT_INPUT;
+	}
+	if (unread > 0)
 		cli_error(NULL, SV_NO_OFFSET, "%zu of %zu file%s could not be "
-		    "read", rp.n_failed, rs.n, rs.n == 1 ? "" : "s");
+		    "read", unread, rs.n + (is_run ? run.n_empty : 0),
+		    rs.n + (is_run ? run.n_empty : 0) == 1 ? "" : "s");
+	if (is_run)
+		an_run_free(&run);
 	an_rankset_report_free(&rp);
 	an_rankset_free(&rs);
 	return status;

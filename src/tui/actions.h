@@ -22,9 +22,9 @@
 #define KM_ALL (KM_VIEW | KM_RANKS | KM_COMPARE)
 
 #define ACTION_INFO(_)                                                         \
-	_(ACT_LEFT, "left", "<Left>", "h", KM_VIEW | KM_COMPARE,               \
+	_(ACT_LEFT, "left", "<Left>", "h", KM_ALL,                             \
 	    "Cursor one column left / previous block")                         \
-	_(ACT_RIGHT, "right", "<Right>", "l", KM_VIEW | KM_COMPARE,            \
+	_(ACT_RIGHT, "right", "<Right>", "l", KM_ALL,                          \
 	    "Cursor one column right / next block")                            \
 	_(ACT_UP, "up", "<Up>", "k", KM_ALL,                                   \
 	    "Previous event / segment / line")                                 \
@@ -155,6 +155,9 @@
 	    "selected one with the peak rank)")                                \
 	_(ACT_RANK_SORT, "rank-sort", "s", "", KM_RANKS,                       \
 	    "Rank overview: sort by peak / by rank")                           \
+	_(ACT_RANK_GRID, "rank-grid", "v", "", KM_RANKS,                       \
+	    "Rank overview of a run directory: the grid of rank by step / "    \
+	    "the list of its files")                                           \
 	_(ACT_STEP_NEXT, "step-next", "]", "", KM_COMPARE,                     \
 	    "Comparison: each file at its peak in the next (or the "           \
 	    "cursor's) step")                                                  \

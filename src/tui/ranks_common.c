@@ -41,6 +41,22 @@ rk_base_name(const char *path)
 }
 
 const char *
+rk_member_label(const struct rk *r, size_t member, char *buf, size_t size)
+{
+	size_t k;
+
+	for (k = 0; r->run != NULL && member < r->run->n_members &&
+	    k < r->run->n_ranks * r->run->n_steps; k++)
+		if (r->run->cells[k].member == member) {
+			snprintf(buf, size, "rank %lld step %lld",
+			    (long long)r->run->ranks[k / r->run->n_steps],
+			    (long long)r->run->steps[k % r->run->n_steps]);
+			return buf;
+		}
+	return rk_shown(buf, size, rk_base_name(r->rs.m[member].path));
+}
+
+const char *
 rk_shown(char *buf, size_t size, const char *s)
 {
 	sv_escape(buf, size, s, strlen(s));

@@ -28,6 +28,7 @@
 
 struct cmp_side {
 	const char *path;               /* borrowed from the set */
+	char label[128];                /* as the screens name it, escaped */
 	int64_t rank;
 	struct sv_index *ix;
 	const struct snapshot *s;
@@ -50,6 +51,8 @@ struct rk_cmp {
 	int cursor;                     /* column */
 	int64_t step;                   /* -1: the cursor's columns; else
 					   each side at its peak of step k */
+	int at_end;                     /* each side after its last event
+					   (the state it was written in) */
 	int64_t at[2];                  /* the events compared */
 	struct an_diff df;
 	int df_ok;
@@ -143,6 +146,13 @@ side_open(struct cmp_side *sd, const struct an_rs_member *m, int64_t device,
 	return 0;
 }
 
+void
+rk_cmp_at_end(struct rk_cmp *c)
+{
+	c->at_end = 1;
+	c->step = -1;
+}
+
 int
 rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 {
@@ -156,6 +166,8 @@ rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 		rk_message(r, msg);
 		return -1;
 	}
+	rk_member_label(r, a, c->s[0].label, sizeof c->s[0].label);
+	rk_member_label(r, b, c->s[1].label, sizeof c->s[1].label);
 	tr[0] = c->s[0].tr;
 	tr[1] = c->s[1].tr;
 	align_init(&c->al, tr, 2, 1);
@@ -181,7 +193,9 @@ cmp_layout(struct rk_cmp *c, int w)
 		rv_cols_timeline(&c->s[x].cols, &c->al, &c->s[x].tr,
 		    c->s[x].tl);
 	}
-	if (c->cursor < 0 || c->w <= 0)
+	if (c->at_end)
+		c->cursor = w - 1;
+	else if (c->cursor < 0 || c->w <= 0)
 		c->cursor = c->s[0].cols.peak >= 0 ? c->s[0].cols.peak : 0;
 	else
 		c->cursor = (int)((int64_t)c->cursor * w / c->w);
@@ -198,6 +212,8 @@ side_event(struct rk_cmp *c, int x)
 	struct cmp_side *sd = &c->s[x];
 	int64_t e0, e1;
 
+	if (c->at_end)
+		return (int64_t)sd->tl->n_events - 1;
 	if (c->step >= 0)
 		return an_diff_step_at(sd->tl, &sd->steps, (uint64_t)c->step);
 	if (c->cursor >= 0 && c->cursor < sd->cols.w &&
@@ -241,6 +257,13 @@ cmp_step(struct rk *r, struct rk_cmp *c, int64_t k)
 {
 	uint64_t na = c->s[0].steps.n, nb = c->s[1].steps.n;
 
+	if (na == 0 || nb == 0) {
+		/* one forward pass has no steps: its layers are none */
+		rk_msgf(r, "no steps to go to: %s",
+		    na == 0 && nb == 0 ? "neither file has any" :
+		    na == 0 ? "A has none" : "B has none");
+		return;
+	}
 	if (k < 0 || (uint64_t)k >= na || (uint64_t)k >= nb) {
 		rk_msgf(r, "A has %" PRIu64 " step%s, B %" PRIu64, na,
 		    na == 1 ? "" : "s", nb);
@@ -280,6 +303,15 @@ rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
 	}
 	/* a step, B's peak: the cursor only, in the stacks too */
 	switch (act) {
+	case ACT_LEFT: case ACT_RIGHT: case ACT_PAN_LEFT: case ACT_PAN_RIGHT:
+	case ACT_PEAK: case ACT_PEAK_B: case ACT_FIRST: case ACT_STEP_NEXT:
+	case ACT_STEP_PREV:
+		c->at_end = 0;
+		break;
+	default:
+		break;
+	}
+	switch (act) {
 	case ACT_STEP_NEXT:
 	case ACT_STEP_PREV:
 		k = cursor_step(c);
@@ -314,7 +346,11 @@ rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
 		break;
 	case ACT_PAGE_DOWN: c->sel += (uint64_t)page; break;
 	case ACT_FIRST: c->step = -1; c->cursor = 0; break;
-	case ACT_LAST: c->step = -1; c->cursor = c->w - 1; break;
+	case ACT_LAST:
+		c->step = -1;
+		c->at_end = 1;
+		c->cursor = c->w - 1;
+		break;
 	case ACT_ENTER:
 		if (c->df_ok && c->df.n_rows > 0)
 			c->stacks = 1;
@@ -451,13 +487,12 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 	if (sd->live_n == 0) {
 		cellbuf_printf(cb, 0, y, cb->w, UIC_DEFAULT, CB_A_BOLD,
 		    " %c %s: nothing live here", x ? 'B' : 'A',
-		    rk_shown(name, sizeof name, rk_base_name(c->s[x].path)));
+		    c->s[x].label);
 		return;
 	}
 	cellbuf_printf(cb, 0, y, cb->w, UIC_DEFAULT, CB_A_BOLD,
 	    " %c %s: %s in %" PRIu64 " block%s; the largest, %s, from:",
-	    x ? 'B' : 'A',
-	    rk_shown(name, sizeof name, rk_base_name(c->s[x].path)),
+	    x ? 'B' : 'A', c->s[x].label,
 	    sv_fmt_size(a, sizeof a, sd->live), sd->live_n,
 	    sd->live_n == 1 ? "" : "s", sv_fmt_size(b, sizeof b,
 	    sd->stack_size));
@@ -484,7 +519,7 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 void
 rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 {
-	char a[256], b[256], title[700], lab[512];
+	char title[700], lab[512];
 	int hc = (cb->h - 12) / 3, y, list_y, list_h;
 	uint64_t scale;
 
@@ -493,8 +528,7 @@ rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 	cmp_layout(c, cb->w - LABEL_W);
 	cmp_update(c);
 	snprintf(title, sizeof title, "Compare - A: %s - B: %s - by %s",
-	    rk_shown(a, sizeof a, rk_base_name(c->s[0].path)),
-	    rk_shown(b, sizeof b, rk_base_name(c->s[1].path)),
+	    c->s[0].label, c->s[1].label,
 	    c->al.by_step ? "step" : "position");
 	rk_title_bar(cb, 0, title, utf8);
 	scale = c->s[0].tl->peak > c->s[1].tl->peak ? c->s[0].tl->peak
@@ -531,6 +565,11 @@ rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
 		keys_hint(left, ll, "%k/%k back to the sites  %k/%k move  "
 		    "%k back", ACT_ENTER, ACT_BACK, ACT_LEFT, ACT_RIGHT,
 		    ACT_QUIT);
+	else if (c->s[0].steps.n == 0 || c->s[1].steps.n == 0)
+		/* no steps to put both files at (a forward pass has none) */
+		keys_hint(left, ll, "%k/%k move  %k/%k peak  %k/%k site  "
+		    "%k stacks  %k back", ACT_LEFT, ACT_RIGHT, ACT_PEAK,
+		    ACT_PEAK_B, ACT_DOWN, ACT_UP, ACT_ENTER, ACT_QUIT);
 	else
 		keys_hint(left, ll, "%k/%k move  %k/%k step  %k/%k peak  "
 		    "%k/%k site  %k stacks  %k back", ACT_LEFT, ACT_RIGHT,
@@ -543,7 +582,8 @@ rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
 static const struct help_entry keys[] = {
     {{ACT_LEFT, ACT_RIGHT}, "move the cursor (both timelines)"},
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "an eighth of the axis left / right"},
-    {{ACT_FIRST, ACT_LAST}, "start / end of the axis"},
+    {{ACT_FIRST, ACT_LAST},
+	"start / end of the axis (the end: each file after its last event)"},
     {{ACT_PEAK, ACT_PEAK_B}, "A's peak / B's peak"},
     {{ACT_STEP_NEXT, ACT_STEP_PREV},
 	"next / previous step: each file at its step peak (diff --step)"},

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "analysis/rankset.h"
+#include "analysis/runs.h"
 #include "render/align.h"
 #include "render/cellbuf.h"
 #include "tui/help.h"
@@ -43,6 +44,15 @@ struct rk {
 	size_t target;                  /* the row RK_OPEN opens */
 	const struct tui_opts *o;       /* borrowed */
 	char msg[256];
+	/* a run directory (analysis/runs.h) and its grid, ranks_grid.c's */
+	struct an_run *run;             /* owned, NULL: no run */
+	int grid;                       /* the grid shows, else the list */
+	size_t g_row, g_col;            /* the grid's selected cell */
+	size_t g_top, g_left;           /* its first row and step shown */
+	int g_h, g_w;                   /* rows and steps it showed */
+	int open_cell;                  /* RK_OPEN opens open_member */
+	size_t open_member;
+	uint32_t open_dev;
 };
 
 /* ---- the comparison (ranks_compare.c) ---------------------------------- */
@@ -52,6 +62,9 @@ struct rk {
  * or -1 with the reason in r's message (r->cmp unchanged). */
 int rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db);
 void rk_cmp_close(struct rk_cmp *c);
+/* Puts each side after its last event (a dump as it was written), until
+ * the cursor moves; the end of the axis (ACT_LAST) does the same. */
+void rk_cmp_at_end(struct rk_cmp *c);
 
 /* Action act on the comparison c (r->cmp): RK_NONE when it does nothing
  * there. Going back to the overview closes c and clears r->cmp. */
@@ -66,7 +79,26 @@ void rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll,
 /* The comparison's keys, a group of the rank screens' help. */
 extern const struct help_group rk_cmp_help;
 
+/* ---- the grid of a run directory (ranks_grid.c) ------------------------ */
+
+/* The grid: ranks as rows, steps as columns, each dump's peak shaded and
+ * printed, the selected cell's figures, its rank's growth and its
+ * step's skew below. Keys reach it while r->grid is set; Enter asks to
+ * open a cell (RK_OPEN with open_cell set), c compares two cells. */
+void rk_grid_draw(struct rk *r, struct cellbuf *cb, int utf8);
+enum rk_result rk_grid_key(struct rk *r, enum action act);
+void rk_grid_status(const struct rk *r, char *left, size_t ll, char *right,
+    size_t rl);
+
+/* The grid's keys, a group of the rank screens' help. */
+extern const struct help_group rk_grid_help;
+
 /* ---- shared by both screens (ranks_common.c) --------------------------- */
+
+/* How a member is named on the screens: "rank R step S" for a run's dump,
+ * else the last component of its path (escaped). */
+const char *rk_member_label(const struct rk *r, size_t member, char *buf,
+    size_t size);
 
 /* A one-line message for the status line. */
 void rk_msgf(struct rk *r, const char *fmt, ...)

@@ -151,12 +151,19 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
-	snprintf(line, sizeof line, " device %u, %s event%s, %"
-	    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device,
-	    sv_fmt_count(c, sizeof c, d->events), d->events == 1 ? "" : "s",
-	    d->n_steps, d->n_steps == 1 ? "" : "s",
-	    an_steps_source_text((int)d->steps_source), d->ooms,
-	    d->ooms == 1 ? "" : "s");
+	if (d->n_steps == 0)
+		snprintf(line, sizeof line, " device %u, %s event%s, no "
+		    "steps, %" PRIu64 " OOM%s", d->device, sv_fmt_count(c,
+		    sizeof c, d->events), d->events == 1 ? "" : "s", d->ooms,
+		    d->ooms == 1 ? "" : "s");
+	else
+		snprintf(line, sizeof line, " device %u, %s event%s, %"
+		    PRIu64 " step%s (%s), %" PRIu64 " OOM%s", d->device,
+		    sv_fmt_count(c, sizeof c, d->events),
+		    d->events == 1 ? "" : "s", d->n_steps,
+		    d->n_steps == 1 ? "" : "s",
+		    an_steps_source_text((int)d->steps_source), d->ooms,
+		    d->ooms == 1 ? "" : "s");
 	cellbuf_puts(cb, 0, y + 1, line, cb->w, UIC_DEFAULT, 0);
 	fmt_event(e, sizeof e, d->peak_ev);
 	snprintf(line, sizeof line, " peak %s at %s", sv_fmt_size(a,
@@ -198,6 +205,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	else if (d->flags & AN_SUM_F_JUDGED)
 		snprintf(line, sizeof line, " leak suspect: none, no call site "
 		    "grows every step");
+	else if (d->n_steps == 0)
+		snprintf(line, sizeof line, " leak suspect: not judged, the "
+		    "file has no steps to compare");
 	else
 		snprintf(line, sizeof line, " leak suspect: not judged, fewer "
 		    "than two complete steps");
@@ -273,8 +283,9 @@ draw_help(struct cellbuf *cb, int utf8)
 	const struct help_group groups[] = {
 		{"Rank overview", overview_keys,
 		    sizeof overview_keys / sizeof overview_keys[0]},
-		{"On both", both_keys, sizeof both_keys / sizeof both_keys[0]},
+		rk_grid_help,
 		rk_cmp_help,
+		{"On both", both_keys, sizeof both_keys / sizeof both_keys[0]},
 	};
 	const struct help_page page = {
 		groups, sizeof groups / sizeof groups[0], 2,
@@ -301,6 +312,8 @@ draw_status(struct rk *r, struct cellbuf *cb)
 	cellbuf_fill(cb, 0, cb->h - 1, cb->w, 1, ' ', UIC_STATUS, 0);
 	if (r->cmp != NULL) {
 		rk_cmp_status(r->cmp, left, sizeof left, right, sizeof right);
+	} else if (r->grid) {
+		rk_grid_status(r, left, sizeof left, right, sizeof right);
 	} else {
 		keys_hint(left, sizeof left, "%k open  %k mark  %k compare  "
 		    "%k sort  %k help  %k quit", ACT_ENTER, ACT_RANK_MARK,
@@ -326,6 +339,8 @@ rk_draw(struct rk *r, struct cellbuf *cb, int utf8)
 		draw_help(cb, utf8);
 	else if (r->cmp != NULL)
 		rk_cmp_draw(r->cmp, cb, utf8);
+	else if (r->grid)
+		rk_grid_draw(r, cb, utf8);
 	else
 		draw_overview(r, cb, utf8);
 	draw_status(r, cb);
@@ -383,6 +398,14 @@ overview_key(struct rk *r, enum action act)
 	case ACT_RANK_COMPARE:
 		compare_marked(r);
 		break;
+	case ACT_RANK_GRID:
+		if (r->run == NULL) {
+			rk_msgf(r, "no run here: the files match no layout "
+			    "(verl, torchtitan, --layout)");
+			break;
+		}
+		r->grid = 1;
+		break;
 	case ACT_RANK_SORT:
 		r->by_rank = !r->by_rank;
 		build_rows(r);
@@ -404,6 +427,7 @@ overview_key(struct rk *r, enum action act)
 			break;
 		}
 		r->target = r->sel;
+		r->open_cell = 0;
 		return RK_OPEN;
 	case ACT_QUIT: return RK_QUIT;
 	case ACT_BACK: memset(r->marked, 0, r->rs.n); break;
@@ -429,8 +453,12 @@ rk_key(struct rk *r, int key, enum action act)
 	}
 	if (act == ACT_REDRAW)
 		return RK_REDRAW;
-	res = r->cmp != NULL ? rk_cmp_key(r, r->cmp, act)
-			     : overview_key(r, act);
+	if (r->cmp != NULL)
+		res = rk_cmp_key(r, r->cmp, act);
+	else if (r->grid)
+		res = rk_grid_key(r, act);
+	else
+		res = overview_key(r, act);
 	if (res == RK_NONE && key != 0)
 		rk_msgf(r, "key %s does nothing here; ? shows the keys",
 		    keys_name(key));
@@ -442,6 +470,11 @@ rk_target(const struct rk *r, const char **path, uint32_t *device)
 {
 	const struct rk_row *row = &r->rows[r->target];
 
+	if (r->open_cell) {
+		*path = r->rs.m[r->open_member].path;
+		*device = r->open_dev;
+		return;
+	}
 	*path = r->rs.m[row->member].path;
 	*device = row->dev->device;
 }
@@ -501,12 +534,32 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	struct load_ctx lc = {fn, ctx};
 	struct sv_error err;
 	char name[256];
+	int k = 0;
 
 	*out = NULL;
 	r->o = o;
 	sv_error_clear(&err);
 	r->want_device = o->device;
-	if (an_rankset_collect(o->files, o->n_files, &r->rs, &err) != 0) {
+	/* a directory of a run's dumps opens its grid (analysis/runs.h) */
+	if (o->layout != NULL && (o->n_files != 1 || !is_dir(o->files[0]))) {
+		snprintf(msg, ml, "--layout takes one directory");
+		free(r);
+		return 1;
+	}
+	r->run = xcalloc(1, sizeof *r->run);
+	if (o->n_files != 1 || (k = an_run_collect(o->files[0], o->layout,
+	    &r->rs, r->run, &err)) == 0) {
+		free(r->run);
+		r->run = NULL;
+	} else if (k < 0) {
+		snprintf(msg, ml, "%s: %s",
+		    rk_shown(name, sizeof name, o->file), err.msg);
+		free(r->run);
+		free(r);
+		return sv_errcode_status(err.code);
+	}
+	if (r->run == NULL && an_rankset_collect(o->files, o->n_files, &r->rs,
+	    &err) != 0) {
 		snprintf(msg, ml, "%s: %s",
 		    rk_shown(name, sizeof name, o->file), err.msg);
 		free(r);
@@ -520,12 +573,24 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	ro.progress = load_progress;
 	ro.progress_ctx = &lc;
 	ro.child_exit = _exit;
+	if (r->run != NULL) {
+		ro.extra = &an_run_blocks_section;
+		ro.n_extra = 1;
+	}
 	fn(ctx, "Opening ranks", 0);
 	if (an_rankset_load(&r->rs, &ro, &err) != 0) {
 		snprintf(msg, ml, "%s", err.msg);
+		if (r->run != NULL) {
+			an_run_free(r->run);
+			free(r->run);
+		}
 		an_rankset_free(&r->rs);
 		free(r);
 		return sv_errcode_status(err.code);
+	}
+	if (r->run != NULL) {
+		an_run_analyse(r->run, &r->rs, o->device);
+		r->grid = 1;
 	}
 	an_rankset_report(&r->rs, o->device, &r->rp);
 	r->marked = xcalloc(r->rs.n + 1, 1);
@@ -549,6 +614,10 @@ rk_free(struct rk *r)
 	if (r == NULL)
 		return;
 	rk_cmp_close(r->cmp);
+	if (r->run != NULL) {
+		an_run_free(r->run);
+		free(r->run);
+	}
 	an_rankset_report_free(&r->rp);
 	an_rankset_free(&r->rs);
 	free(r->rows);

@@ -37,6 +37,8 @@ struct tui_opts {
 	 * more, or a directory, the rank overview. */
 	char *const *files;
 	size_t n_files;
+	const char *layout;    /* a run directory's pattern (analysis/runs.h),
+				  NULL: verl and torchtitan are recognised */
 };
 
 /* Runs the TUI; returns the process exit status (0 ok, 1 usage or no

@@ -4,7 +4,8 @@
     rank_help.py SRCDIR SCREEN
 
 SCREEN is the help of the rank screens dumped at 80x24. Every entry of
-their help groups (src/tui/ranks_overview.c, ranks_compare.c) is on it:
+their help groups (src/tui/ranks_overview.c, ranks_compare.c,
+ranks_grid.c) is on it:
 its keys, taken from the action table (src/tui/actions.h) as the help
 shows them, then the start of its text; every action of the rank
 keymaps (KM_RANKS, KM_COMPARE) is named by some entry, so none falls to
@@ -33,7 +34,7 @@ def main():
         print('the rank keymaps were not found in actions.h')
         return 1
     entries = []
-    for f in ('ranks_overview.c', 'ranks_compare.c'):
+    for f in ('ranks_overview.c', 'ranks_compare.c', 'ranks_grid.c'):
         text = open(src + '/src/tui/' + f).read()
         for acts, strs in re.findall(r'\{\{([A-Z_, ]+)\},\s*((?:"[^"]*"\s*)+)\}',
                                      text):
