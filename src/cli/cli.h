@@ -7,7 +7,7 @@
  * Each subcommand lives in its own cmd_<name>.c and is one row of the
  * CLI_COMMANDS X-macro below. A command returns the process exit status
  * (snapview(1), EXIT STATUS: 0 ok, 1 usage, 2 bad input, 3 I/O,
- * 4 inconsistent).
+ * 4 inconsistent, 5 a budget broken).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #define CLI_EXIT_INPUT 2
 #define CLI_EXIT_IO 3
 #define CLI_EXIT_INCONSISTENT 4
+#define CLI_EXIT_BUDGET 5
 
 struct replay;
 
@@ -52,6 +53,11 @@ struct cli_opts {
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	const char *max[4];     /* check: --max-peak, --max-reserved,
+				   --max-growth-per-step, --max-frag */
+	const char *output;     /* -o FILE (cut, report) */
+	int force;              /* --force: -o may replace a file */
+	int from_time, to_time; /* cut: --from/--to are times (us) */
 };
 
 #define CLI_CACHE_LIST 0

@@ -52,14 +52,19 @@ usage(FILE *f)
 	    "  --at N            state after event N (-1: before the first);\n"
 	    "                    diff: --at N,M compares A after N, B after M\n"
 	    "  --step K          (diff) each file at its highest point in\n"
-	    "                    step K\n"
-	    "  --from N, --to M  event window\n"
+	    "                    step K; (cut) the events of step K\n"
+	    "  --from N, --to M  event window (cut: or times, 1.5s, 20ms)\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
 	    "  --limit N         rows to print\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
+	    "  --max-peak SIZE, --max-reserved SIZE, --max-growth-per-step\n"
+	    "                    SIZE, --max-frag PCT   (check) budgets:\n"
+	    "                    exit 5 when one is broken\n"
+	    "  -o, --output FILE (cut, report) the file to write\n"
+	    "  --force           -o may replace an existing file\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -118,6 +123,36 @@ parse_at(struct cli_opts *o, const char *arg)
 	return parse_i64("--at", comma + 1, &o->at_b);
 }
 
+/* --from/--to: an event, or (cut) a time with a unit: 1.5s, 20ms,
+ * 300us, in microseconds of time_us; *is_time says which. */
+static int
+parse_bound(const char *opt, const char *s, int64_t *out, int *is_time)
+{
+	static const struct {
+		const char *unit;
+		double mul;
+	} units[] = {{"us", 1}, {"ms", 1e3}, {"s", 1e6}};
+	size_t i, n = strlen(s), k;
+	char *end;
+	double v;
+
+	*is_time = 0;
+	for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+		k = strlen(units[i].unit);
+		if (n <= k || strcmp(s + n - k, units[i].unit) != 0)
+			continue;
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno != 0 || end != s + n - k || v != v ||
+		    v > 9e18 / 1e6 || v < -9e18 / 1e6)
+			break;
+		*out = (int64_t)(v * units[i].mul);
+		*is_time = 1;
+		return 0;
+	}
+	return parse_i64(opt, s, out);
+}
+
 enum {
 	OPT_JSON = 256,
 	OPT_DEVICE,
@@ -137,7 +172,12 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
-	OPT_STEP
+	OPT_STEP,
+	OPT_MAX_PEAK,	/* the four in the order of cli_opts.max */
+	OPT_MAX_RESERVED,
+	OPT_MAX_GROWTH,
+	OPT_MAX_FRAG,
+	OPT_FORCE
 };
 
 static const struct option long_opts[] = {
@@ -160,6 +200,12 @@ static const struct option long_opts[] = {
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"step", required_argument, NULL, OPT_STEP},
+    {"max-peak", required_argument, NULL, OPT_MAX_PEAK},
+    {"max-reserved", required_argument, NULL, OPT_MAX_RESERVED},
+    {"max-growth-per-step", required_argument, NULL, OPT_MAX_GROWTH},
+    {"max-frag", required_argument, NULL, OPT_MAX_FRAG},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -193,10 +239,18 @@ parse_opt(int c, struct cli_opts *o)
 		return 0;
 	case OPT_FROM:
 		o->has_from = 1;
-		return parse_i64("--from", optarg, &o->from);
+		return parse_bound("--from", optarg, &o->from, &o->from_time);
 	case OPT_TO:
 		o->has_to = 1;
-		return parse_i64("--to", optarg, &o->to);
+		return parse_bound("--to", optarg, &o->to, &o->to_time);
+	case OPT_MAX_PEAK:
+	case OPT_MAX_RESERVED:
+	case OPT_MAX_GROWTH:
+	case OPT_MAX_FRAG:
+		o->max[c - OPT_MAX_PEAK] = optarg;
+		return 0;
+	case 'o': o->output = optarg; return 0;
+	case OPT_FORCE: o->force = 1; return 0;
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT: return parse_i64("--limit", optarg, &o->limit);
 	case OPT_JOBS:
@@ -279,7 +333,7 @@ cli_main(int argc, char **argv)
 	o.device = -1;
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
-	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhVo:", long_opts, NULL)) != -1) {
 		r = parse_opt(c, &o);
 		if (r != 0) {
 			if (r < 0)
@@ -308,9 +362,16 @@ cli_main(int argc, char **argv)
 		return cmd_cache(&o);
 	}
 	if ((o.has_at_b || o.has_step) && (o.cmd == NULL ||
-	    strcmp(o.cmd, "diff") != 0)) {
+	    (strcmp(o.cmd, "diff") != 0 && (o.has_at_b ||
+	    strcmp(o.cmd, "cut") != 0)))) {
 		fprintf(stderr, "snapview: %s is for diff\nTry 'snapview "
 		    "--help'.\n", o.has_step ? "--step" : "--at N,M");
+		return CLI_EXIT_USAGE;
+	}
+	if ((o.from_time || o.to_time) && (o.cmd == NULL ||
+	    strcmp(o.cmd, "cut") != 0)) {
+		fprintf(stderr, "snapview: --from/--to as a time is for cut\n"
+		    "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	o.args = argv + optind;
