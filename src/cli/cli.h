@@ -141,7 +141,9 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(ranks, cmd_ranks, 0,                                                 \
 	    "one row per rank of a job: peaks, skew, leaks, OOMs")             \
 	_(cache, cmd_cache, 0,                                                 \
-	    "the index cache: --list, --trim, --clear (no FILE)")
+	    "the index cache: --list, --trim, --clear (no FILE)")              \
+	_(cut, cmd_cut, 0,                                                     \
+	    "a smaller snapshot of a window: -o OUT, --from/--to, --step")
 
 #define CLI_DECLARE(name, fn, uses, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
