@@ -143,7 +143,9 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(cache, cmd_cache, 0,                                                 \
 	    "the index cache: --list, --trim, --clear (no FILE)")              \
 	_(cut, cmd_cut, 0,                                                     \
-	    "a smaller snapshot of a window: -o OUT, --from/--to, --step")
+	    "a smaller snapshot of a window: -o OUT, --from/--to, --step")     \
+	_(report, cmd_report, 0,                                               \
+	    "one HTML page: the timeline as SVG, peak, leaks, frag, OOMs")
 
 #define CLI_DECLARE(name, fn, uses, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)
