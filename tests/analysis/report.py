@@ -4,6 +4,7 @@
 usage: report.py check REPORT.html [PLANTED]
        report.py png SCREENSHOT.png MIN_SHARE
        report.py dom DOM.html
+       report.py svg FILE.svg
 
 check: Python's html.parser reads the page with every element closed in
 order (void elements aside; SVG's self-closed ones count as closed); no
@@ -18,6 +19,10 @@ RGBA, no interlace) has at least MIN_SHARE percent of pixels in colour
 not only the text.
 
 dom: the DOM a browser built from the page has no <script.
+
+svg: the viewer's w wrote a standalone SVG: well-formed XML (Python's
+xml.etree), the svg element in the SVG namespace, at least one band path,
+no script element and no reference out of the file.
 """
 import html
 import html.parser
@@ -178,6 +183,34 @@ def dom(path):
     return 0 if ok else 1
 
 
+def svg(path):
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    errs = []
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        errs.append("not XML: %s" % e)
+        root = None
+    if root is not None:
+        if root.tag != ns + "svg":
+            errs.append("root %s" % root.tag)
+        bands = [e for e in root.iter(ns + "path")
+                 if e.get("class") == "band" and len(e.get("d", "")) > 10]
+        if not bands:
+            errs.append("no band")
+        for e in root.iter():
+            if e.tag == ns + "script" or any(
+                    k.startswith("on") or k.endswith("href") or k == "src"
+                    for k in e.attrib):
+                errs.append("script or reference on %s" % e.tag)
+    for e in errs:
+        print("FAIL: %s: %s" % (path, e))
+    if not errs:
+        print("ok: %s: SVG with %d bands" % (path, len(bands)))
+    return 1 if errs else 0
+
+
 def main():
     if sys.argv[1] == "check":
         return check(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else
@@ -186,6 +219,8 @@ def main():
         return png(sys.argv[2], float(sys.argv[3]))
     if sys.argv[1] == "dom":
         return dom(sys.argv[2])
+    if sys.argv[1] == "svg":
+        return svg(sys.argv[2])
     raise SystemExit(__doc__)
 
 
