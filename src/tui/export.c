@@ -1,9 +1,9 @@
 /*
  * Export and copy: w writes the open view (list, table, tree) or, with no
  * view open, the stack in the detail pane, as text to a file named at a
- * prompt (a name ending in .svg: the timeline as SVG, render/svg.h); C copies that stack to the user's clipboard through the
- * terminal (OSC 52: it travels over SSH, and tmux takes it with
- * set-clipboard on).
+ * prompt (a name ending in .svg: the timeline as SVG, render/svg.h); C
+ * copies that stack to the user's clipboard through the terminal (OSC
+ * 52: it travels over SSH, and tmux takes it with set-clipboard on).
  *
  * A file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so nothing that
  * exists is touched, a symbolic link included. An existing file is
