@@ -98,8 +98,20 @@ cli_out_commit(struct cli_out *out)
 		e = errno;
 	} else if (!bad && !out->force) {
 		if (link(out->tmp, out->path) != 0) {
-			bad = 1;
+			struct stat st;
+
 			e = errno;
+			/* a file system without hard links: a rename, when
+			 * the name is still free (a race there is lost to
+			 * whoever took it between the look and the rename) */
+			if ((e == EPERM || e == ENOTSUP || e == EOPNOTSUPP) &&
+			    lstat(out->path, &st) != 0 && errno == ENOENT &&
+			    rename(out->tmp, out->path) == 0) {
+				free(out->tmp);
+				out->tmp = NULL;
+				return 0;
+			}
+			bad = 1;
 		}
 		unlink(out->tmp);
 	}

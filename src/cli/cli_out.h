@@ -5,8 +5,9 @@
  * program did not create unless --force says so. It is written through
  * a temporary file beside it (".NAME.XXXXXX", mode 0666 less the umask)
  * and put in place at the end: linked to its name, which fails when
- * something took that name meanwhile, or, with --force, renamed over
- * it. An interrupted or failed write leaves the temporary file removed
+ * something took that name meanwhile (on a file system without hard
+ * links: renamed to it if the name is still free), or, with --force,
+ * renamed over it. An interrupted or failed write leaves the temporary file removed
  * and the name untouched.
  */
 #include <stdio.h>
