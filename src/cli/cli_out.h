@@ -7,8 +7,9 @@
  * and put in place at the end: linked to its name, which fails when
  * something took that name meanwhile (on a file system without hard
  * links: renamed to it if the name is still free), or, with --force,
- * renamed over it. An interrupted or failed write leaves the temporary file removed
- * and the name untouched.
+ * renamed over it. A failed write removes the temporary file and leaves
+ * the name untouched; a killed process may leave the temporary file (a
+ * dot file) behind, never a half-written file under the name.
  */
 #include <stdio.h>
 
