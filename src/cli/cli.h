@@ -7,7 +7,7 @@
  * Each subcommand lives in its own cmd_<name>.c and is one row of the
  * CLI_COMMANDS X-macro below. A command returns the process exit status
  * (snapview(1), EXIT STATUS: 0 ok, 1 usage, 2 bad input, 3 I/O,
- * 4 inconsistent).
+ * 4 inconsistent, 5 a budget broken).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #define CLI_EXIT_INPUT 2
 #define CLI_EXIT_IO 3
 #define CLI_EXIT_INCONSISTENT 4
+#define CLI_EXIT_BUDGET 5
 
 struct replay;
 
@@ -59,6 +60,11 @@ struct cli_opts {
 	size_t n_alloc_conf;
 	uint64_t capacity;      /* --capacity BYTES, 0 = not given */
 	const char *layout;     /* --layout (ranks, viewer): a run's pattern */
+	const char *max[4];     /* check: --max-peak, --max-reserved,
+				   --max-growth-per-step, --max-frag */
+	const char *output;     /* -o FILE (cut, report) */
+	int force;              /* --force: -o may replace a file */
+	int from_time, to_time; /* cut: --from/--to are times (us) */
 };
 
 #define CLI_CACHE_LIST 0
@@ -163,7 +169,11 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(whatif, cmd_whatif, 0,                                               \
 	    "the trace under other allocator settings (--alloc-conf)")         \
 	_(cache, cmd_cache, 0,                                                 \
-	    "the index cache: --list, --trim, --clear (no FILE)")
+	    "the index cache: --list, --trim, --clear (no FILE)")              \
+	_(cut, cmd_cut, 0,                                                     \
+	    "a smaller snapshot of a window: -o OUT, --from/--to, --step")     \
+	_(report, cmd_report, 0,                                               \
+	    "one HTML page: the timeline as SVG, peak, leaks, frag, OOMs")
 
 #define CLI_DECLARE(name, fn, uses, summary) int fn(const struct cli_opts *o);
 CLI_COMMANDS(CLI_DECLARE)

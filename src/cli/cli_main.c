@@ -56,8 +56,8 @@ usage(FILE *f)
 	    "  --at N            state after event N (-1: before the first);\n"
 	    "                    diff: --at N,M compares A after N, B after M\n"
 	    "  --step K          (diff) each file at its highest point in\n"
-	    "                    step K\n"
-	    "  --from N, --to M  event window\n"
+	    "                    step K; (cut) the events of step K\n"
+	    "  --from N, --to M  event window (cut: or times, 1.5s, 20ms)\n"
 	    "  --frames K        call-site depth for grouping\n"
 	    "  --site-regex RE   group by the first frame matching RE\n"
 	    "  --limit N         rows to print (0: all)\n"
@@ -69,6 +69,11 @@ usage(FILE *f)
 	    "  --capacity BYTES  (whatif) device memory the run may use\n"
 	    "  --layout L        (ranks, DIR) a run's dumps: verl, torchtitan\n"
 	    "                    or a pattern with {rank} and {step}\n"
+	    "  --max-peak SIZE, --max-reserved SIZE, --max-growth-per-step\n"
+	    "                    SIZE, --max-frag PCT   (check) budgets:\n"
+	    "                    exit 5 when one is broken\n"
+	    "  -o, --output FILE (cut, report) the file to write\n"
+	    "  --force           -o may replace an existing file\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
 	    "  --no-mouse        viewer: leave the mouse to the terminal\n"
@@ -182,6 +187,36 @@ bad:
 	return -1;
 }
 
+/* --from/--to: an event, or (cut) a time with a unit: 1.5s, 20ms,
+ * 300us, in microseconds of time_us; *is_time says which. */
+static int
+parse_bound(const char *opt, const char *s, int64_t *out, int *is_time)
+{
+	static const struct {
+		const char *unit;
+		double mul;
+	} units[] = {{"us", 1}, {"ms", 1e3}, {"s", 1e6}};
+	size_t i, n = strlen(s), k;
+	char *end;
+	double v;
+
+	*is_time = 0;
+	for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+		k = strlen(units[i].unit);
+		if (n <= k || strcmp(s + n - k, units[i].unit) != 0)
+			continue;
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno != 0 || end != s + n - k || v != v ||
+		    v > 9e18 / 1e6 || v < -9e18 / 1e6)
+			break;
+		*out = (int64_t)(v * units[i].mul);
+		*is_time = 1;
+		return 0;
+	}
+	return parse_i64(opt, s, out);
+}
+
 enum {
 	OPT_JSON = 256,
 	OPT_DEVICE,
@@ -204,7 +239,12 @@ enum {
 	OPT_STEP,
 	OPT_ALLOC_CONF,
 	OPT_CAPACITY,
-	OPT_LAYOUT
+	OPT_LAYOUT,
+	OPT_MAX_PEAK,	/* the four in the order of cli_opts.max */
+	OPT_MAX_RESERVED,
+	OPT_MAX_GROWTH,
+	OPT_MAX_FRAG,
+	OPT_FORCE
 };
 
 static const struct option long_opts[] = {
@@ -230,6 +270,12 @@ static const struct option long_opts[] = {
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"capacity", required_argument, NULL, OPT_CAPACITY},
     {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"max-peak", required_argument, NULL, OPT_MAX_PEAK},
+    {"max-reserved", required_argument, NULL, OPT_MAX_RESERVED},
+    {"max-growth-per-step", required_argument, NULL, OPT_MAX_GROWTH},
+    {"max-frag", required_argument, NULL, OPT_MAX_FRAG},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -263,10 +309,18 @@ parse_opt(int c, struct cli_opts *o)
 		return 0;
 	case OPT_FROM:
 		o->has_from = 1;
-		return parse_i64("--from", optarg, &o->from);
+		return parse_bound("--from", optarg, &o->from, &o->from_time);
 	case OPT_TO:
 		o->has_to = 1;
-		return parse_i64("--to", optarg, &o->to);
+		return parse_bound("--to", optarg, &o->to, &o->to_time);
+	case OPT_MAX_PEAK:
+	case OPT_MAX_RESERVED:
+	case OPT_MAX_GROWTH:
+	case OPT_MAX_FRAG:
+		o->max[c - OPT_MAX_PEAK] = optarg;
+		return 0;
+	case 'o': o->output = optarg; return 0;
+	case OPT_FORCE: o->force = 1; return 0;
 	case OPT_FRAMES: return parse_i64("--frames", optarg, &o->frames);
 	case OPT_LIMIT:
 		o->has_limit = 1;
@@ -414,7 +468,7 @@ run(int argc, char **argv)
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qhVo:", long_opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			bad_option(c, argv[optind - 1]);
 			fprintf(stderr, "Try 'snapview --help'.\n");
@@ -448,7 +502,8 @@ run(int argc, char **argv)
 		return cmd_cache(&o);
 	}
 	if ((o.has_at_b || o.has_step) && (o.cmd == NULL ||
-	    strcmp(o.cmd, "diff") != 0)) {
+	    (strcmp(o.cmd, "diff") != 0 && (o.has_at_b ||
+	    strcmp(o.cmd, "cut") != 0)))) {
 		usage_error("%s is for diff", o.has_step ? "--step" :
 		    "--at N,M");
 		fprintf(stderr, "Try 'snapview --help'.\n");
@@ -457,6 +512,12 @@ run(int argc, char **argv)
 	if (o.layout != NULL && o.cmd != NULL && strcmp(o.cmd, "ranks") != 0) {
 		fprintf(stderr, "snapview: --layout is for ranks and the "
 		    "viewer on a directory\nTry 'snapview --help'.\n");
+		return CLI_EXIT_USAGE;
+	}
+	if ((o.from_time || o.to_time) && (o.cmd == NULL ||
+	    strcmp(o.cmd, "cut") != 0)) {
+		fprintf(stderr, "snapview: --from/--to as a time is for cut\n"
+		    "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
 	o.args = argv + optind;

@@ -5,7 +5,9 @@
  * index made (its findings are saved with the checkpoints): a reopen only
  * seeks to the end. Exit 0 when consistent, 4 when any difference is
  * found. The mismatches are counted by kind (their message with every
- * number as N), then at most --limit of them are listed.
+ * number as N), then at most --limit of them are listed. Budgets
+ * (--max-peak, ...; cli_budget.h) are judged on each device too: exit 5
+ * when one is broken.
  */
 #include "config.h"
 
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_budget.h"
 #include "replay/replay.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -215,7 +218,6 @@ json_device(struct json *j, uint32_t d, const struct replay_info *in,
 	json_issues(j, "mismatches", c->issues,
 	    c->n_kept < limit ? c->n_kept : limit);
 	json_issues(j, "notes", c->notes, c->n_notes);
-	json_obj_end(j);
 }
 
 int
@@ -225,9 +227,14 @@ cmd_check(const struct cli_opts *o)
 	struct json j;
 	uint64_t limit = cli_limit(o, 20);
 	uint32_t d, nd, lo, hi;
-	int rc = cli_open(o, o->file, &in), bad = 0, first = 1;
+	struct an_budget_limits lim;
+	int rc, bad = 0, first = 1, broken = 0, nb = 0, k;
 
-	if (rc != 0)
+	if (cli_budget_parse(o, &lim) != 0)
+		return CLI_EXIT_USAGE;
+	for (k = 0; k < AN_BUDGET_COUNT; k++)
+		nb += lim.set[k];
+	if ((rc = cli_open(o, o->file, &in)) != 0)
 		return rc;
 	nd = snap_device_count(in.snap);
 	lo = 0;
@@ -275,15 +282,27 @@ cmd_check(const struct cli_opts *o)
 		}
 		first = 0;
 		replay_check_destroy(&c);
+		if (nb > 0 && cli_budget_device(&in, d, r, &lim, o->json ? &j :
+		    NULL, &broken, &err) != 0) {
+			replay_free(r);
+			cli_close(&in);
+			return cli_report(o->file, &err);
+		}
+		if (o->json)
+			json_obj_end(&j);
 		replay_free(r);
 	}
 	if (o->json) {
 		json_arr_end(&j);
 		json_kv_bool(&j, "ok", !bad);
+		if (nb > 0)
+			json_kv_bool(&j, "budgets_ok", !broken);
 		json_obj_end(&j);
 		json_end(&j);
 	} else if (first)
 		printf("%s: no device has data\n", cli_shown(o->file));
 	cli_close(&in);
+	if (broken)
+		return CLI_EXIT_BUDGET;
 	return bad ? CLI_EXIT_INCONSISTENT : CLI_EXIT_OK;
 }

@@ -315,7 +315,12 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		case K_ALLOCATOR_SETTINGS:
 			return kind == PKL_DICT ? C_SETTINGS : 0;
 		case K_EXTERNAL_ANNOTATIONS:
-			return kind == PKL_LIST ? C_ANNOTATIONS : 0;
+			if (kind != PKL_LIST)
+				return 0;
+			/* the key is there, even with no annotation in it
+			 * (a cut keeps the file's keys) */
+			L->s->features |= SNAP_F_ANNOTATIONS;
+			return C_ANNOTATIONS;
 		default: return C_OTHER;
 		}
 	case C_SEGMENTS: return kind == PKL_DICT && key == NULL ? C_SEGMENT : 0;

@@ -1,9 +1,9 @@
 /*
  * Export and copy: w writes the open view (list, table, tree) or, with no
  * view open, the stack in the detail pane, as text to a file named at a
- * prompt; C copies that stack to the user's clipboard through the
- * terminal (OSC 52: it travels over SSH, and tmux takes it with
- * set-clipboard on).
+ * prompt (a name ending in .svg: the timeline as SVG, render/svg.h); C
+ * copies that stack to the user's clipboard through the terminal (OSC
+ * 52: it travels over SSH, and tmux takes it with set-clipboard on).
  *
  * A file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so nothing that
  * exists is touched, a symbolic link included. An existing file is
@@ -28,6 +28,8 @@
 
 #include "render/fmt.h"
 #include "render/frames.h"
+#include "render/svg.h"
+#include "render/tl_modes.h"
 #include "tui/pane.h"
 #include "tui/view.h"
 #include "util/escape.h"
@@ -90,8 +92,47 @@ expand(const char *in, char *out, size_t size)
 		snprintf(out, size, "%s", in);
 }
 
+/* The timeline of the device shown as SVG, in its stacking mode when
+ * that groups the allocations, else by call site, the peak marked. */
+static int
+write_svg(struct app *a, FILE *f)
+{
+	struct svg_opts so;
+	struct svg_mark peak;
+	char why[128];
+
+	memset(&so, 0, sizeof so);
+	so.width = 1100;
+	so.height = 360;
+	so.st = tl_stack_grouped(a->view.stack) ? a->view.stack :
+	    TL_STACK_SITE;
+	so.bands = 12;
+	so.xml_decl = 1;
+	peak.ev = a->tm.tl->peak_ev;
+	peak.kind = SVG_MARK_PEAK;
+	peak.label = "peak";
+	so.marks = &peak;
+	so.n_marks = 1;
+	so.title = "Active Memory Timeline";
+	if (svg_timeline(f, &a->tm, &so, why, sizeof why) != 0) {
+		app_msg(a, "no SVG: %s", why);
+		errno = EINVAL;
+		return -1;
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* A file name ending in .svg. */
+static int
+is_svg(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 4 && strcmp(path + n - 4, ".svg") == 0;
+}
+
 static void
-finish(struct app *a, int fd, const char *shown)
+finish(struct app *a, int fd, const char *shown, int svg)
 {
 	FILE *f = fdopen(fd, "w");
 	int r;
@@ -101,7 +142,7 @@ finish(struct app *a, int fd, const char *shown)
 		app_msg(a, "%s: %s", shown, strerror(errno));
 		return;
 	}
-	r = write_view(a, f);
+	r = svg ? write_svg(a, f) : write_view(a, f);
 	if (fclose(f) != 0 || r != 0)
 		app_msg(a, "%s: write failed: %s", shown, strerror(errno));
 	else
@@ -124,7 +165,7 @@ export_to(struct app *a, const char *name)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0644);
 	if (fd >= 0) {
-		finish(a, fd, shown);
+		finish(a, fd, shown, is_svg(path));
 		return;
 	}
 	if (errno != EEXIST) {
@@ -179,7 +220,7 @@ export_confirm(struct app *a, int yes)
 		app_msg(a, "%s: changed while asking: nothing written", shown);
 		return;
 	}
-	finish(a, fd, shown);
+	finish(a, fd, shown, is_svg(a->export_path));
 }
 
 /* ---- copy ---------------------------------------------------------------- */

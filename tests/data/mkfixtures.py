@@ -312,6 +312,51 @@ def hostile_strings():
             h["clear"]: h["osc8"]}
 
 
+def html_frame():
+    """A frame name and a file name that are HTML: snapview report must
+    escape them (every call site, legend and tooltip is one). Two
+    allocations at the hostile site, alive at the peak, one never
+    freed; ProfilerStep annotations mark two steps."""
+    evil = frame("<script>alert(1)</script>", "/work/<b>x</b>&amp;.py", 7)
+    main = frame("main", "/work/train.py", 3)
+    st = [evil, main]
+    seg = 0x7f0000000000
+    t0 = 1700000000000000
+    trace = [
+        {"action": "segment_alloc", "addr": seg, "size": 2097152,
+         "stream": 0, "frames": st},
+        {"action": "alloc", "addr": seg, "size": 4096, "stream": 0,
+         "frames": st},
+        {"action": "alloc", "addr": seg + 4096, "size": 8192, "stream": 0,
+         "frames": st},
+        {"action": "free_requested", "addr": seg + 4096, "size": 8192,
+         "stream": 0, "frames": st},
+        {"action": "free_completed", "addr": seg + 4096, "size": 8192,
+         "stream": 0, "frames": st},
+    ]
+    for i, e in enumerate(trace):
+        e["time_us"] = t0 + 10 * i
+    blocks = [
+        {"address": seg, "size": 4096, "requested_size": 4096,
+         "state": "active_allocated", "frames": st},
+        {"address": seg + 4096, "size": 2097152 - 4096,
+         "requested_size": 8192, "state": "inactive", "frames": []},
+    ]
+    segments = [
+        {"device": 0, "address": seg, "total_size": 2097152,
+         "allocated_size": 4096, "active_size": 4096,
+         "requested_size": 4096, "stream": 0, "segment_type": "small",
+         "segment_pool_id": (0, 0), "is_expandable": False,
+         "frames": st, "blocks": blocks}]
+    ann = [{"name": "ProfilerStep#1", "stage": "START", "device": 0,
+            "time_us": t0 + 10},
+           {"name": "ProfilerStep#2", "stage": "START", "device": 0,
+            "time_us": t0 + 30}]
+    return {"segments": segments, "device_traces": [trace],
+            "allocator_settings": {"expandable_segments": False},
+            "external_annotations": ann}
+
+
 def write(name, obj, protocol=4):
     path = os.path.join(OUT, name + ".pickle")
     with open(path, "wb") as f:
@@ -375,6 +420,7 @@ def main():
     write("snapshot_only", snapshot_only())
     write("big_ints", big_ints())
     write("empty_dict_snapshot", {"segments": [], "device_traces": []})
+    write("html_frame", html_frame())
     with open(os.path.join(OUT, "hostile_strings.pickle"), "wb") as f:
         pickle.dump(hostile_strings(), f, protocol=4)
     with open(os.path.join(OUT, "hostile_strings.json"), "w") as f:
