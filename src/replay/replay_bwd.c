@@ -293,7 +293,8 @@ replay_backward(struct replay *r, struct rstate *st)
 			break;
 		case SNAP_OOM: r->info.n_oom++; break;
 		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
-		case SNAP_WORKSPACE_SNAPSHOT: break;
+		case SNAP_WORKSPACE_SNAPSHOT:
+		case SNAP_ANNOTATE: break; /* metadata, no allocator change */
 		default: r->info.n_unknown++; break;
 		}
 		if (rc < 0)

@@ -594,7 +594,8 @@ replay_apply_ev(struct replay *r, struct rstate *st, uint64_t i,
 	case SNAP_SEGMENT_FREE: fwd_segment_free(r, st, i, e); break;
 	case SNAP_SEGMENT_MAP: fwd_segment_map(r, st, i, e); break;
 	case SNAP_SEGMENT_UNMAP: fwd_segment_unmap(r, st, i, e); break;
-	default: break; /* oom, snapshot, workspace_snapshot, unknown */
+	default: break; /* oom, snapshot, workspace_snapshot, annotate,
+			   unknown */
 	}
 	if (r->log.on && r->log.n == n_log)
 		ulog_begin(&r->log);

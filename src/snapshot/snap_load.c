@@ -559,6 +559,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 		    "too many trace events");
 	if (action == SNAP_WORKSPACE_SNAPSHOT)
 		s->features |= SNAP_F_NPU;
+	if (action == SNAP_ANNOTATE)
+		s->features |= SNAP_F_ANNOTATE;
 	if (has_time)
 		s->features |= SNAP_F_TIME_US;
 	if (L->opts != NULL && L->opts->event != NULL) {

@@ -799,6 +799,8 @@ snap_format_label(const struct snapshot *s)
 		return "1.13 (segment list)";
 	if (f & SNAP_F_NPU)
 		return "torch_npu";
+	if (f & SNAP_F_ANNOTATE)
+		return "2.14+";
 	if (f & (SNAP_F_COMPILE_CONTEXT | SNAP_F_USER_METADATA))
 		return "2.8+";
 	if (f & SNAP_F_ANNOTATIONS)

@@ -40,7 +40,8 @@
 	_(SNAP_SEGMENT_UNMAP, "segment_unmap")                                 \
 	_(SNAP_SNAPSHOT, "snapshot")                                           \
 	_(SNAP_OOM, "oom")                                                     \
-	_(SNAP_WORKSPACE_SNAPSHOT, "workspace_snapshot")
+	_(SNAP_WORKSPACE_SNAPSHOT, "workspace_snapshot")                       \
+	_(SNAP_ANNOTATE, "annotate")
 
 enum snap_action {
 #define SNAP_ACTION_ENUM(id, name) id,
@@ -81,7 +82,8 @@ enum snap_feature {
 	SNAP_F_TRACE_FRAMES = 1u << 14,  /* some trace entry has frames */
 	SNAP_F_NPU = 1u << 15,           /* torch_npu style (workspace events,
 					    pool id before segment_type) */
-	SNAP_F_CATEGORY = 1u << 16       /* profiler-derived: category key */
+	SNAP_F_CATEGORY = 1u << 16,      /* profiler-derived: category key */
+	SNAP_F_ANNOTATE = 1u << 17       /* annotate events (2.14) */
 };
 
 struct snap_frame {

@@ -92,6 +92,13 @@ event_header(struct app *a, const struct snap_trace *t, uint64_t i,
 	case SNAP_SNAPSHOT:
 		snprintf(title, tsize, "Event %s snapshot (taken here)", ev);
 		break;
+	case SNAP_ANNOTATE:
+		/* metadata added to the live allocation at addr */
+		raw = snap_str(a->snap, snap_ev_meta(t, i));
+		sv_escape(un, sizeof un, raw, strlen(raw));
+		snprintf(title, tsize, "Event %s annotate %s - %s", ev, addr,
+		    un);
+		break;
 	default:
 		snprintf(title, tsize, "Event %s %s %s %s", ev, an, addr, sz);
 	}

@@ -21,7 +21,7 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
 
 ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
            "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
-           "workspace_snapshot"]
+           "workspace_snapshot", "annotate"]
 STATES = {"inactive": 0, "active_allocated": 1, "active_pending_free": 2}
 U64 = (1 << 64) - 1
 
@@ -148,6 +148,34 @@ def small_snapshot(with_time=True, extra=False):
             {"name": "ProfilerStep#0", "stage": "END", "device": 0,
              "time_us": t0 + 100}]
         snap["some_future_key"] = {"x": [1, 2, 3]}
+    return snap
+
+
+def annotated():
+    """PyTorch 2.14: annotate events (pytorch#190575) on live allocations,
+    several on one, one with a stack, one on an address nothing holds;
+    the alloc-time user_metadata stays; an unknown key and an unknown
+    action pass through."""
+    snap = small_snapshot(with_time=True, extra=True)
+    tr = snap["device_traces"][0]
+    seg_a = tr[0]["addr"]
+    t0 = tr[0]["time_us"]
+    st = tr[2]["frames"]
+    tr[1]["user_metadata"] = "alloc-time"
+    ann = [
+        (2, {"action": "annotate", "addr": seg_a, "size": 1000,
+             "stream": 0, "time_us": t0 + 11,
+             "user_metadata": "{'phase': 'forward'}"}),
+        (4, {"action": "annotate", "addr": seg_a + 1024, "stream": 0,
+             "time_us": t0 + 31, "user_metadata": "kv-cache",
+             "frames": st, "annotation_source": "tensor"}),
+        (5, {"action": "annotate", "addr": seg_a, "stream": 0,
+             "time_us": t0 + 32, "user_metadata": "step 2"}),
+        (6, {"action": "annotate", "addr": 12345, "stream": 0,
+             "time_us": t0 + 33, "user_metadata": "nobody"}),
+    ]
+    for k, (pos, e) in enumerate(ann):
+        tr.insert(pos + k, e)
     return snap
 
 
@@ -329,6 +357,7 @@ def main():
         write("small_p%d" % p, snap, protocol=p)
     write("newest", small_snapshot(with_time=True, extra=True))
     write("notime", small_snapshot(with_time=False))
+    write("annotate", annotated())
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
