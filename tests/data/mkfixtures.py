@@ -382,10 +382,16 @@ def main():
               b"\x8c\x06system\x93.", "2 STACK_GLOBAL (0x93) imports")
     write_raw("bad_reduce", b"\x80\x04}\x94R.", "2 REDUCE (0x52)")
     write_raw("bad_truncated", pickle.dumps(snap, protocol=4)[:-40],
-              "2 end")
+              "2 cut off (the dump did not finish?)")
+    # a dump killed after its first frame: ends between two opcodes
+    whole = pickle.dumps(small_snapshot(), protocol=4)
+    write_raw("bad_cut_between", whole[:whole.index(b"device_traces") + 13],
+              "2 cut off (the dump did not finish?): the file ends before "
+              "STOP")
     write_raw("bad_not_pickle", b"PK\x03\x04 this is a zip file",
               "2 not a pickle")
-    write_raw("bad_empty", b"", "2 empty file")
+    write_raw("bad_empty", b"",
+              "2 empty file (a dump that did not finish?)")
     write_raw("bad_wrong_shape", pickle.dumps({"a": 1}, protocol=4),
               "2 not a memory snapshot")
     write_raw("bad_int_top", pickle.dumps(12345, protocol=4),

@@ -27,7 +27,7 @@ static const char *const good[] = {
 static const char *const bad[] = {
     "bad_global", "bad_stack_global", "bad_reduce", "bad_truncated",
     "bad_not_pickle", "bad_empty", "bad_wrong_shape", "bad_int_top",
-    "bad_memo", "bad_proto6", "bad_text_proto"};
+    "bad_memo", "bad_proto6", "bad_text_proto", "bad_cut_between"};
 
 static char *
 slurp(const char *path, size_t *len)
