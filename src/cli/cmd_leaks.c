@@ -22,10 +22,18 @@ per_step(const struct an_leak_site *ls)
 }
 
 static void
-print_header(const struct an_leaks *l)
+print_header(const struct an_leaks *l, int no_trace)
 {
 	char a[32], b[32], c[32], e[32];
 
+	if (no_trace) {
+		/* a leak is judged from events: none here */
+		printf("Device %u: no trace in this file (its segments only)\n"
+		    "  Leaks are judged from a trace: with none, nothing is "
+		    "judged ('snapview top' lists what is alive at the end).\n",
+		    l->device);
+		return;
+	}
 	if (l->from < 0)
 		printf("Device %u: events start..#%" PRId64, l->device, l->to);
 	else
@@ -88,12 +96,13 @@ print_categories(const struct an_leaks *l)
 }
 
 static void
-print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
+print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit,
+    int no_trace)
 {
 	char a[32], b[32], c[32];
 	uint64_t i;
 
-	print_header(l);
+	print_header(l, no_trace);
 	print_categories(l);
 	if (l->n_sites == 0) {
 		printf("  no leaked blocks\n");
@@ -225,7 +234,8 @@ leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	} else {
 		if (!dev->first)
 			printf("\n");
-		print_text(lr->sites, &l, lr->limit);
+		print_text(lr->sites, &l, lr->limit, dev->tl == NULL ||
+		    dev->tl->n_events == 0);
 	}
 	an_leaks_destroy(&l);
 	return 0;

@@ -97,7 +97,9 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st)
 
 	replay_totals(st, &t);
 	printf("Device %u: state ", d);
-	if (st->at < 0)
+	if (replay_n_events(r) == 0)
+		printf("at the end");
+	else if (st->at < 0)
 		printf("before the first event");
 	else
 		printf("after event %" PRId64, st->at);
@@ -218,18 +220,22 @@ cmd_state(const struct cli_opts *o)
 	struct cli_input in;
 	struct sv_error err;
 	struct replay *r;
-	int64_t d;
+	const struct snap_trace *t;
+	int64_t d, at;
 	int rc = cli_open(o, o->file, &in);
 
 	if (rc != 0)
 		return rc;
-	if (!o->has_at) {
-		fprintf(stderr, "snapview: state needs --at N\n");
+	d = cli_device(o, in.snap);
+	if (d < 0) {
 		cli_close(&in);
 		return CLI_EXIT_USAGE;
 	}
-	d = cli_device(o, in.snap);
-	if (d < 0) {
+	/* a snapshot without trace has one state, its end: no --at */
+	t = snap_trace_of(in.snap, (uint32_t)d);
+	at = o->has_at ? o->at : -1;
+	if (!o->has_at && t != NULL && t->n > 0) {
+		fprintf(stderr, "snapview: state needs --at N\n");
 		cli_close(&in);
 		return CLI_EXIT_USAGE;
 	}
@@ -239,7 +245,7 @@ cmd_state(const struct cli_opts *o)
 		cli_close(&in);
 		return cli_report(o->file, &err);
 	}
-	if (replay_seek(r, o->at, &err) != 0) {
+	if (replay_seek(r, at, &err) != 0) {
 		/* out of range: usage (1); a corrupt checkpoint: bad input */
 		rc = cli_report(o->file, &err);
 		replay_free(r);

@@ -141,8 +141,18 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
 	}
-	if (t == NULL || a->view.cursor < 0 ||
-	    (uint64_t)a->view.cursor >= t->n) {
+	if (t == NULL || t->n == 0) {
+		/* a snapshot without trace: what the segments say */
+		snprintf(title, tsize, "No trace - the state at the end: "
+		    "reserved %s, allocated %s in %u segment%s",
+		    fmt_size(sz, sizeof sz, a->st->reserved),
+		    fmt_size(rq, sizeof rq, a->st->allocated),
+		    a->st->n_segments, a->st->n_segments == 1 ? "" : "s");
+		snprintf(info, isize, "select a block in the segment map "
+		    "for its size and stack");
+		return 0;
+	}
+	if (a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n) {
 		snprintf(title, tsize, "No event");
 		info[0] = '\0';
 		return 0;

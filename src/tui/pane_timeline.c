@@ -54,6 +54,32 @@ draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 	    0);
 }
 
+/* A snapshot with no trace (include_traces=False, or no history
+ * recorded): no plot, a line saying why where it would be. */
+static void
+draw_no_trace(struct app *a, struct cellbuf *cb, const struct rect *r,
+    int focused)
+{
+	static const char *const why[] = {
+	    "no trace in this file: it holds segments, no events",
+	    "(dumped with include_traces=False, or history was not recorded)",
+	    "the segment map shows the state at the end",
+	};
+	char t[128];
+	size_t k;
+	int n;
+
+	snprintf(t, sizeof t, "Timeline - dev %u - no trace", a->device);
+	pane_title(a, cb, r, focused, t);
+	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
+	for (k = 0; k < 3 && (int)k + 1 < r->h; k++) {
+		n = (int)strlen(why[k]);
+		n = r->w > n ? (r->w - n) / 2 : 0;
+		cellbuf_puts(cb, r->x + n, r->y + (r->h - 3) / 2 + (int)k + 1,
+		    why[k], r->w - n, UIC_AXIS, 0);
+	}
+}
+
 static void
 tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
@@ -61,6 +87,10 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	    cur[FMT_BUF], tot[FMT_BUF], lo[FMT_BUF], hi[FMT_BUF];
 	int st = a->view.stack, wide = r->w >= 110;
 
+	if (a->tl.n_events == 0) {
+		draw_no_trace(a, cb, r, focused);
+		return;
+	}
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);

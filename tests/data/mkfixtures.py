@@ -179,6 +179,17 @@ def annotated():
     return snap
 
 
+def no_trace(key):
+    """include_traces=False (pytorch#172672, #173949): the segments, no
+    trace entries; device_traces an empty list (key True) or missing."""
+    snap = small_snapshot(with_time=True, extra=True)
+    if key:
+        snap["device_traces"] = []
+    else:
+        del snap["device_traces"]
+    return snap
+
+
 def legacy_113():
     f = frame("forward", "/work/model.py", 10)
     return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
@@ -358,6 +369,8 @@ def main():
     write("newest", small_snapshot(with_time=True, extra=True))
     write("notime", small_snapshot(with_time=False))
     write("annotate", annotated())
+    write("notrace_empty", no_trace(True))
+    write("notrace_missing", no_trace(False))
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
