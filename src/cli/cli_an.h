@@ -41,6 +41,11 @@ struct cli_an_dev {
 	const struct cli_input *in; /* for a replay asked for later */
 };
 
+/* The line of a leak or step answer on a device whose ring buffer
+ * overflowed (snap_ring_overflowed()). */
+#define CLI_RING_LOST "the trace lost its start (ring buffer overflowed): " \
+	"leaks are judged on what remains"
+
 /* Where a report stands, into buf: "after event #AT", or for a device
  * whose trace is empty (a snapshot dumped without traces) "at the end
  * (no trace in this file: its segments only)". Returns buf. */

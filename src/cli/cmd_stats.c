@@ -46,6 +46,22 @@ pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The ring buffer's line, when allocator_settings says (2.14). */
+static void
+ring_text(const struct snapshot *s, uint32_t d)
+{
+	int ov = snap_ring_overflowed(s, d);
+	uint64_t max = snap_ring_max_entries(s, d);
+	char m[48] = "";
+
+	if (ov < 0)
+		return;
+	if (max > 0)
+		snprintf(m, sizeof m, " (%" PRIu64 " entries at most)", max);
+	printf("  ring buffer:   %s%s\n", ov ? "overflowed: the trace lost "
+	    "its start" : "not overflowed: the trace is complete", m);
+}
+
 static void
 print_text_device(const struct snapshot *s, const struct an_stats *st)
 {
@@ -116,6 +132,7 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	} else {
 		printf("  trace:         none (state at the end only)\n");
 	}
+	ring_text(s, st->device);
 	if (st->has_time)
 		printf("  time span:     %.3f s (time_us %" PRId64
 		       " .. %" PRId64 ")\n",
@@ -125,7 +142,8 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 }
 
 static void
-json_device(struct json *j, const struct an_stats *st)
+json_device(struct json *j, const struct snapshot *s,
+    const struct an_stats *st)
 {
 	unsigned i;
 
@@ -160,6 +178,12 @@ json_device(struct json *j, const struct an_stats *st)
 	json_kv_u64(j, "largest_free_block", st->seg.sum.largest_free);
 	json_kv_u64(j, "frees_without_alloc", st->frees_without_alloc);
 	json_kv_u64(j, "blocks_before_trace", st->ghost_blocks);
+	if (snap_ring_overflowed(s, st->device) >= 0)
+		json_kv_bool(j, "ring_buffer_overflowed",
+		    snap_ring_overflowed(s, st->device));
+	if (snap_ring_max_entries(s, st->device) > 0)
+		json_kv_u64(j, "trace_alloc_max_entries",
+		    snap_ring_max_entries(s, st->device));
 	json_kv_u64(j, "peak", st->peak);
 	json_kv_i64(j, "peak_event", st->peak_ev);
 	json_key(j, "time_us");
@@ -324,7 +348,7 @@ cmd_stats(const struct cli_opts *o)
 			break;
 		}
 		if (o->json)
-			json_device(&j, &st);
+			json_device(&j, in.snap, &st);
 		else
 			print_text_device(in.snap, &st);
 		idx_timeline_destroy(&tl);

@@ -816,6 +816,25 @@ setting_text(struct loader *L, const struct pkl_value *v, char *buf,
 		p = pkl_str(L->r, v, &len);
 		snprintf(buf, size, "%.*s", (int)(len > 1000 ? 1000 : len), p);
 		return;
+	case PKL_LIST:
+	case PKL_TUPLE:
+		/* a per-device value (trace_alloc_overflowed): [a, b, ...] */
+		if (depth >= SETTING_DEPTH) {
+			snprintf(buf, size, "[...]");
+			return;
+		}
+		it = pkl_items(L->r, v, &n);
+		used = (size_t)snprintf(buf, size, "[");
+		for (i = 0; i < n && used + 1 < size; i++) {
+			char val[64];
+
+			setting_text(L, &it[i], val, sizeof val, depth + 1);
+			used += (size_t)snprintf(buf + used, size - used,
+			    "%s%s", i ? ", " : "", val);
+		}
+		if (used + 1 < size)
+			snprintf(buf + used, size - used, "]");
+		return;
 	case PKL_DICT:
 		if (depth >= SETTING_DEPTH) {
 			snprintf(buf, size, "{...}");
@@ -939,7 +958,9 @@ items_unread(uint8_t cls, uint8_t kind)
 {
 	switch (cls) {
 	case C_SETVAL:
-		return kind != PKL_DICT; /* a list is shown as "?" */
+		/* dicts and lists are shown (a per-device list: 2.14) */
+		return kind != PKL_DICT && kind != PKL_LIST &&
+		    kind != PKL_TUPLE;
 	case C_NONE:
 	case C_ROOT:
 	case C_SEGMENTS:

@@ -815,3 +815,90 @@ snap_format_label(const struct snapshot *s)
 		return "2.0";
 	return "unknown";
 }
+
+/* The text of setting key for device d (see snap_ring_overflowed()) into
+ * buf; -1 when absent. */
+static int
+setting_for_device(const struct snapshot *s, const char *key, uint32_t d,
+    char *buf, size_t size)
+{
+	const char *v = NULL, *p, *e;
+	uint32_t i, k;
+	size_t n;
+
+	for (i = 0; i < s->n_settings; i++)
+		if (strcmp(snap_str(s, s->settings[i].key), key) == 0)
+			v = snap_str(s, s->settings[i].value);
+	if (v == NULL || size == 0)
+		return -1;
+	p = v;
+	if (*p == '[' || *p == '{') {
+		/* item d of a list, or the value of key d of a dict */
+		int dict = *p == '{';
+
+		p++;
+		for (k = 0;; k++) {
+			while (*p == ' ')
+				p++;
+			e = p + strcspn(p, ",]}");
+			if (e == p && *e != ',')
+				return -1;
+			if (dict) {
+				const char *c = memchr(p, ':', (size_t)(e - p));
+				char *end;
+				unsigned long long key_d;
+
+				if (c == NULL)
+					return -1;
+				key_d = strtoull(p, &end, 10);
+				if (end == c && end != p && key_d == d) {
+					p = c + 1;
+					while (*p == ' ')
+						p++;
+					break;
+				}
+			} else if (k == d)
+				break;
+			if (*e != ',')
+				return -1;
+			p = e + 1;
+		}
+	} else
+		e = p + strlen(p);
+	n = (size_t)(e - p);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+snap_ring_overflowed(const struct snapshot *s, uint32_t d)
+{
+	char v[32];
+
+	if (setting_for_device(s, "trace_alloc_overflowed", d, v,
+	    sizeof v) != 0)
+		return -1;
+	if (strcmp(v, "True") == 0 || strcmp(v, "true") == 0)
+		return 1;
+	if (strcmp(v, "False") == 0 || strcmp(v, "false") == 0)
+		return 0;
+	if (v[0] >= '0' && v[0] <= '9')
+		return strtoull(v, NULL, 10) != 0;
+	return -1;
+}
+
+uint64_t
+snap_ring_max_entries(const struct snapshot *s, uint32_t d)
+{
+	char v[32], *end;
+	unsigned long long n;
+
+	if (setting_for_device(s, "trace_alloc_max_entries", d, v,
+	    sizeof v) != 0 || v[0] < '0' || v[0] > '9')
+		return 0;
+	n = strtoull(v, &end, 10);
+	return *end == '\0' ? (uint64_t)n : 0;
+}

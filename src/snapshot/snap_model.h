@@ -398,6 +398,19 @@ uint32_t snap_default_device(const struct snapshot *s);
 /* Human label for the detected format, e.g. "2.1+", "1.13 (legacy list)". */
 const char *snap_format_label(const struct snapshot *s);
 
+/*
+ * The ring buffer of trace events, from allocator_settings (PyTorch
+ * 2.14, pytorch#179276): trace_alloc_overflowed and
+ * trace_alloc_max_entries, each one value for every device, a list
+ * indexed by device or a dict keyed by it (read leniently: the form is
+ * not settled). snap_ring_overflowed() returns 1 when device d's ring
+ * overflowed (the trace lost its start), 0 when the file says it did
+ * not, -1 when it does not say. snap_ring_max_entries() returns the
+ * ring's size for d, 0 when the file does not say.
+ */
+int snap_ring_overflowed(const struct snapshot *s, uint32_t d);
+uint64_t snap_ring_max_entries(const struct snapshot *s, uint32_t d);
+
 /* Frees everything; NULL is a no-op. */
 void snap_free(struct snapshot *s);
 

@@ -190,6 +190,16 @@ def no_trace(key):
     return snap
 
 
+def ring_overflowed():
+    """allocator_settings' ring buffer keys (pytorch#179276), one value per
+    device as a list: device 0's ring of 8 entries overflowed (it kept 8
+    of more events), device 1's did not."""
+    snap = small_snapshot(with_time=True, extra=True)
+    snap["allocator_settings"]["trace_alloc_overflowed"] = [True, False]
+    snap["allocator_settings"]["trace_alloc_max_entries"] = [8, 8]
+    return snap
+
+
 def legacy_113():
     f = frame("forward", "/work/model.py", 10)
     return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
@@ -371,6 +381,7 @@ def main():
     write("annotate", annotated())
     write("notrace_empty", no_trace(True))
     write("notrace_missing", no_trace(False))
+    write("ring_overflowed", ring_overflowed())
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())

@@ -13,7 +13,7 @@ import sys
 
 ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
            "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
-           "workspace_snapshot"]
+           "workspace_snapshot", "annotate"]
 
 
 class Safe(pickle.Unpickler):
