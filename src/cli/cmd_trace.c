@@ -362,6 +362,7 @@ json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
 	unsigned act = snap_ev_action(t, i);
 	const char *an = snap_action_name(act);
 	struct json j;
+	int64_t pool[2];
 
 	json_init(&j, out, 0);
 	json_obj_begin(&j);
@@ -388,6 +389,13 @@ json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
 	if (act == SNAP_ANNOTATE)
 		json_kv_str(&j, "user_metadata", snap_str(s,
 		    snap_ev_meta(t, i)));
+	if (snap_ev_pool(s, t, i, pool)) {
+		json_key(&j, "pool_id");
+		json_arr_begin(&j);
+		json_i64(&j, pool[0]);
+		json_i64(&j, pool[1]);
+		json_arr_end(&j);
+	}
 	json_obj_end(&j);
 }
 

@@ -128,6 +128,15 @@ replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		sg->hdr.is_expandable = a->is_expandable;
 		return;
 	}
+	/* the event's own pool_id (2.14), when the trace has one */
+	if (r->t != NULL && ev < r->t->n) {
+		int64_t pool[2];
+
+		if (snap_ev_pool(r->s, r->t, ev, pool)) {
+			sg->hdr.pool_id[0] = pool[0];
+			sg->hdr.pool_id[1] = pool[1];
+		}
+	}
 	/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large
 	 * request never gets one (doc/snapshot-format.md §13.4 step 3).
 	 * Expandable pages: 2 MiB small, 20 MiB large. */

@@ -355,6 +355,8 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 			return 0;
 		if (k == K_FRAMES)
 			return kind == PKL_LIST ? C_FRAMES : 0;
+		if (k == K_POOL_ID && parent == C_EVENT)
+			return C_POOL;
 		return C_OTHER;
 	case C_SETTINGS:
 	case C_SETVAL:
@@ -473,6 +475,28 @@ take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
 	return PKL_ID_REPLACE;
 }
 
+/* A trace entry's pool_id, (int, int) as a segment's segment_pool_id:
+ * the string id of its "A,B" text, 0 for anything else. */
+static uint32_t
+event_pool(struct loader *L, const struct pkl_value *v)
+{
+	const struct pkl_value *pi;
+	char buf[48];
+	size_t m;
+	int n;
+
+	if (v->kind != PKL_TUPLE && v->kind != PKL_LIST)
+		return 0;
+	pi = pkl_items(L->r, v, &m);
+	if (m != 2 || pi[0].kind != PKL_INT || pi[1].kind != PKL_INT ||
+	    (pi[0].flags & PKL_F_UNSIGNED) || (pi[1].flags & PKL_F_UNSIGNED))
+		return 0;
+	L->s->features |= SNAP_F_EVENT_POOL;
+	n = snprintf(buf, sizeof buf, "%" PRId64 ",%" PRId64, pi[0].v.i,
+	    pi[1].v.i);
+	return snap_intern_str(L->s, buf, (size_t)n);
+}
+
 /* A trace entry: n key/value pairs at it. */
 static int
 take_event(struct loader *L, const struct pkl_value *it, size_t n,
@@ -484,7 +508,7 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 	unsigned action = SNAP_ACTION_COUNT + SNAP_MAX_UNKNOWN_ACTIONS;
 	uint64_t addr = 0, size = 0, stream = 0, ev;
 	int64_t time_us = SNAP_NO_TIME;
-	uint32_t stack = 0, ctx = 0, meta = 0;
+	uint32_t stack = 0, ctx = 0, meta = 0, pool = 0;
 	int has_time = 0;
 
 	for (i = 0; i < n; i++) {
@@ -544,6 +568,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 			s->features |= SNAP_F_CATEGORY;
 			break;
 		case K_POOL_ID:
+			pool = event_pool(L, v);
+			break;
 		case K_FORWARD_FRAMES:
 			break;
 		default:
@@ -574,6 +600,7 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 		r.stack = stack;
 		r.ctx = ctx;
 		r.meta = meta;
+		r.pool = pool;
 		r.action = (uint8_t)action;
 		r.has_time = (uint8_t)has_time;
 		t->n++;
@@ -588,6 +615,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 	if (ctx != 0 || meta != 0 || t->compile_context != NULL ||
 	    t->user_metadata != NULL)
 		snap_trace_set_ctx(t, ev, ctx, meta);
+	if (pool != 0 || t->pool_id != NULL)
+		snap_trace_set_pool(t, ev, pool);
 	return PKL_DROP;
 }
 

@@ -93,10 +93,11 @@ snap_trace_free_columns(struct snap_trace *t)
 	free(t->stack);
 	free(t->compile_context);
 	free(t->user_metadata);
+	free(t->pool_id);
 	t->action = NULL;
 	t->addr = t->size = t->stream = NULL;
 	t->time_us = NULL;
-	t->stack = t->compile_context = t->user_metadata = NULL;
+	t->stack = t->compile_context = t->user_metadata = t->pool_id = NULL;
 }
 
 void
@@ -529,6 +530,8 @@ trace_grow(struct snap_trace *t)
 		t->compile_context = xreallocarray(t->compile_context, ncap, 4);
 	if (t->user_metadata != NULL)
 		t->user_metadata = xreallocarray(t->user_metadata, ncap, 4);
+	if (t->pool_id != NULL)
+		t->pool_id = xreallocarray(t->pool_id, ncap, 4);
 	t->cap = ncap;
 	xalloc_hint_huge(t->action, ncap);
 	xalloc_hint_huge(t->addr, ncap * 8);
@@ -541,6 +544,8 @@ trace_grow(struct snap_trace *t)
 		xalloc_hint_huge(t->compile_context, ncap * 4);
 	if (t->user_metadata != NULL)
 		xalloc_hint_huge(t->user_metadata, ncap * 4);
+	if (t->pool_id != NULL)
+		xalloc_hint_huge(t->pool_id, ncap * 4);
 }
 
 uint64_t
@@ -563,6 +568,8 @@ snap_trace_push(struct snapshot *s, struct snap_trace *t, unsigned action,
 		t->compile_context[i] = 0;
 	if (t->user_metadata != NULL)
 		t->user_metadata[i] = 0;
+	if (t->pool_id != NULL)
+		t->pool_id[i] = 0;
 	t->n++;
 	return i;
 }
@@ -603,6 +610,42 @@ snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
 		t->user_metadata = ensure_u32_column(t->user_metadata, t);
 		t->user_metadata[i] = meta;
 	}
+}
+
+void
+snap_trace_set_pool(struct snap_trace *t, uint64_t i, uint32_t pool)
+{
+	if (pool != 0 || t->pool_id != NULL) {
+		t->pool_id = ensure_u32_column(t->pool_id, t);
+		t->pool_id[i] = pool;
+	}
+}
+
+int
+snap_ev_pool(const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, int64_t pool[2])
+{
+	uint32_t id = snap_ev_pool_str(t, i);
+	const char *p;
+	char *end;
+
+	pool[0] = pool[1] = 0;
+	if (id == 0)
+		return 0;
+	/* the loader wrote "A,B" (two decimal int64): read it back */
+	p = snap_str(s, id);
+	pool[0] = strtoll(p, &end, 10);
+	if (end == p || *end != ',') {
+		pool[0] = 0;
+		return 0;
+	}
+	p = end + 1;
+	pool[1] = strtoll(p, &end, 10);
+	if (end == p || *end != '\0') {
+		pool[0] = pool[1] = 0;
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- segments, blocks, annotations, settings ------------------------- */

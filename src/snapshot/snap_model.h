@@ -83,7 +83,8 @@ enum snap_feature {
 	SNAP_F_NPU = 1u << 15,           /* torch_npu style (workspace events,
 					    pool id before segment_type) */
 	SNAP_F_CATEGORY = 1u << 16,      /* profiler-derived: category key */
-	SNAP_F_ANNOTATE = 1u << 17       /* annotate events (2.14) */
+	SNAP_F_ANNOTATE = 1u << 17,      /* annotate events (2.14) */
+	SNAP_F_EVENT_POOL = 1u << 18     /* pool_id on trace entries (2.14) */
 };
 
 struct snap_frame {
@@ -125,6 +126,7 @@ struct snap_segment {
 #define SNAP_TRACE_TIME 1u /* some event has time_us */
 #define SNAP_TRACE_CTX 2u  /* some event has a compile_context */
 #define SNAP_TRACE_META 4u /* some event has user_metadata */
+#define SNAP_TRACE_POOL 8u /* some event has pool_id */
 
 /*
  * A trace's events are either owned heap columns (the arrays below, from
@@ -145,6 +147,8 @@ struct snap_trace {
 	uint32_t *stack;         /* stack id per event, 0 = none */
 	uint32_t *compile_context; /* string id per event, NULL if absent */
 	uint32_t *user_metadata;   /* string id per event, NULL if absent */
+	uint32_t *pool_id;         /* string id of "A,B" (its pool_id),
+				      0 = none; NULL if absent */
 	uint64_t cap;            /* builder capacity (owned arrays only) */
 };
 
@@ -244,6 +248,7 @@ struct snap_event {
 	uint32_t stack;   /* stack id, 0 = none */
 	uint32_t compile_context; /* string id, 0 = none */
 	uint32_t user_metadata;   /* string id, 0 = none */
+	uint32_t pool_id; /* string id of "A,B", 0 = none (snap_ev_pool) */
 	uint8_t action;   /* enum snap_action or unknown index */
 };
 
@@ -335,6 +340,18 @@ snap_ev_meta(const struct snap_trace *t, uint64_t i)
 	    4);
 }
 
+/* The pool_id of event i as a string id ("A,B"), 0 when it has none. */
+static inline uint32_t
+snap_ev_pool_str(const struct snap_trace *t, uint64_t i)
+{
+	if (t->stripes == NULL)
+		return t->pool_id != NULL ? t->pool_id[i] : 0;
+	if (!(t->cols & SNAP_TRACE_POOL))
+		return 0;
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_POOL, i,
+	    4);
+}
+
 /* Which optional columns t has (SNAP_TRACE_*), whatever its storage. */
 static inline uint32_t
 snap_trace_cols(const struct snap_trace *t)
@@ -343,7 +360,8 @@ snap_trace_cols(const struct snap_trace *t)
 		return t->cols;
 	return (t->time_us != NULL ? SNAP_TRACE_TIME : 0) |
 	    (t->compile_context != NULL ? SNAP_TRACE_CTX : 0) |
-	    (t->user_metadata != NULL ? SNAP_TRACE_META : 0);
+	    (t->user_metadata != NULL ? SNAP_TRACE_META : 0) |
+	    (t->pool_id != NULL ? SNAP_TRACE_POOL : 0);
 }
 
 /* All of event i at once. */
@@ -358,7 +376,14 @@ snap_ev_get(const struct snap_trace *t, uint64_t i, struct snap_event *ev)
 	ev->time_us = snap_ev_time(t, i);
 	ev->compile_context = snap_ev_ctx(t, i);
 	ev->user_metadata = snap_ev_meta(t, i);
+	ev->pool_id = snap_ev_pool_str(t, i);
 }
+
+/* The private pool event i names (its pool_id, PyTorch 2.14: the same
+ * (int, int) as a segment's segment_pool_id) into pool: 1, or 0 with
+ * pool (0, 0) when the event has none. */
+int snap_ev_pool(const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, int64_t pool[2]);
 
 /* The first event of [lo, hi) whose time_us is at or after time_us, or
  * hi when none is; times must not decrease over the range (a file where
@@ -433,6 +458,8 @@ uint64_t snap_trace_push(struct snapshot *s, struct snap_trace *t,
 /* Frees t's columns and sets them to NULL (t itself and t->n stay). */
 void snap_trace_free_columns(struct snap_trace *t);
 void snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us);
+/* Event i's pool_id: the string id of its "A,B" text (snap_ev_pool()). */
+void snap_trace_set_pool(struct snap_trace *t, uint64_t i, uint32_t pool);
 void snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
     uint32_t meta);
 /* Appends a segment (first_block/n_blocks must be set by the caller) and

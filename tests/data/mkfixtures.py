@@ -200,6 +200,33 @@ def ring_overflowed():
     return snap
 
 
+def event_pools():
+    """pool_id on every trace entry (pytorch#177717), the form of
+    segment_pool_id: a CUDA graph's private pool (3, 4) whose segment was
+    freed before the dump, so no final segment names it; one entry with
+    a pool_id that is not two ints (read as none)."""
+    snap = small_snapshot(with_time=True, extra=True)
+    tr = snap["device_traces"][0]
+    seg_c = 0x7f3a08000000
+    t0 = tr[0]["time_us"]
+    st = tr[1]["frames"]
+    graph = [
+        {"action": "segment_alloc", "addr": seg_c, "size": 2097152},
+        {"action": "alloc", "addr": seg_c, "size": 4096},
+        {"action": "free_requested", "addr": seg_c, "size": 4096},
+        {"action": "free_completed", "addr": seg_c, "size": 4096},
+        {"action": "segment_free", "addr": seg_c, "size": 2097152},
+    ]
+    for k, e in enumerate(graph):
+        e.update({"stream": 0, "time_us": t0 + 1 + k, "frames": st,
+                  "pool_id": (3, 4)})
+    for e in tr:
+        e["pool_id"] = (1, 2) if e["action"] == "segment_map" else (0, 0)
+    tr[-1]["pool_id"] = ("x", 1)
+    tr[1:1] = graph
+    return snap
+
+
 def legacy_113():
     f = frame("forward", "/work/model.py", 10)
     return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
@@ -382,6 +409,7 @@ def main():
     write("notrace_empty", no_trace(True))
     write("notrace_missing", no_trace(False))
     write("ring_overflowed", ring_overflowed())
+    write("event_pools", event_pools())
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
