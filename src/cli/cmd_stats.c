@@ -69,7 +69,10 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	unsigned i;
 	int first = 1;
 
-	printf("\nDevice %u\n", st->device);
+	if (snap_is_host(s, st->device))
+		printf("\nHost (pinned memory, --device host)\n");
+	else
+		printf("\nDevice %u\n", st->device);
 	printf("  events:        %s", sv_fmt_count(a, sizeof a, st->events));
 	for (i = 0; i <= SNAP_ACTION_COUNT; i++) {
 		const char *name = i < SNAP_ACTION_COUNT ? snap_action_name(i)
@@ -111,6 +114,12 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	    sv_fmt_size(c, sizeof c, st->seg.sum.free_external));
 	printf("  largest free:  %s\n",
 	    sv_fmt_size(a, sizeof a, st->seg.sum.largest_free));
+	if (snap_is_host(s, st->device))
+		/* the host allocator rounds a request up to a power of 2 */
+		printf("  rounding:      %s (block sizes over the requested "
+		    "bytes, %.1f%% of the blocks)\n",
+		    sv_fmt_size(a, sizeof a, st->seg.sum.free_internal),
+		    pct(st->seg.sum.free_internal, st->seg.sum.allocated));
 	if (st->events > 0 && st->peak_ev < 0) {
 		/* blocks alive from the start were the most */
 		printf("  peak:          %s before the first event (Active "
@@ -149,6 +158,10 @@ json_device(struct json *j, const struct snapshot *s,
 
 	json_obj_begin(j);
 	json_kv_u64(j, "device", st->device);
+	if (snap_is_host(s, st->device)) {
+		json_kv_bool(j, "host", 1);
+		json_kv_u64(j, "rounding_waste", st->seg.sum.free_internal);
+	}
 	json_kv_u64(j, "events", st->events);
 	if (st->has_at) {
 		json_kv_i64(j, "at", st->at);

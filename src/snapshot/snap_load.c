@@ -45,6 +45,9 @@ enum {
 	C_ANNOTATION,
 	C_POOL,
 	C_SETVAL, /* a setting's value, or inside one: read as text */
+	C_HSEGMENTS, /* host_segments: segments of SNAP_HOST_DEVICE */
+	C_HSEGMENT,
+	C_HTRACES,   /* host_traces: entries, or lists of them */
 	C_OTHER   /* nobody reads its items */
 };
 
@@ -86,7 +89,9 @@ enum { ID_FRAME = 1, ID_STACK };
 	_(K_DEVICE_TRACES, "device_traces")                                    \
 	_(K_ALLOCATOR_SETTINGS, "allocator_settings")                          \
 	_(K_EXTERNAL_ANNOTATIONS, "external_annotations")                      \
-	_(K_CPP_FRAMES, "cpp_frames")
+	_(K_CPP_FRAMES, "cpp_frames")                                          \
+	_(K_HOST_SEGMENTS, "host_segments")                                    \
+	_(K_HOST_TRACES, "host_traces")
 
 enum key {
 	K_UNKNOWN,
@@ -151,7 +156,7 @@ struct loader {
 	uint32_t *frame_buf;
 	size_t cap_frame_buf;
 	uint64_t root_segments;  /* dict items seen in a list root */
-	int saw_segments, saw_traces;
+	int saw_segments, saw_traces, saw_host;
 	int root_kind;
 	int root_taken;
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
@@ -316,8 +321,26 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 			return kind == PKL_DICT ? C_SETTINGS : 0;
 		case K_EXTERNAL_ANNOTATIONS:
 			return kind == PKL_LIST ? C_ANNOTATIONS : 0;
+		case K_HOST_SEGMENTS:
+			return kind == PKL_LIST ? C_HSEGMENTS : 0;
+		case K_HOST_TRACES:
+			if (kind != PKL_LIST)
+				return 0;
+			L->cur_device = SNAP_HOST_DEVICE;
+			snap_trace_get(L->s, L->cur_device);
+			return C_HTRACES;
 		default: return C_OTHER;
 		}
+	case C_HSEGMENTS:
+		return kind == PKL_DICT && key == NULL ? C_HSEGMENT : 0;
+	case C_HTRACES:
+		/* one list of entries, or a list of lists: all the host's */
+		if (key != NULL)
+			return 0;
+		L->cur_device = SNAP_HOST_DEVICE;
+		if (kind == PKL_DICT)
+			return C_EVENT;
+		return kind == PKL_LIST ? C_TRACE : 0;
 	case C_SEGMENTS: return kind == PKL_DICT && key == NULL ? C_SEGMENT : 0;
 	case C_BLOCKS: return kind == PKL_DICT && key == NULL ? C_BLOCK : 0;
 	case C_HISTORY: return kind == PKL_DICT && key == NULL ? C_HIST : 0;
@@ -332,6 +355,7 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		snap_trace_get(L->s, L->cur_device);
 		return C_TRACE;
 	case C_SEGMENT:
+	case C_HSEGMENT:
 		if (key == NULL)
 			return 0;
 		if (k == K_BLOCKS)
@@ -966,9 +990,11 @@ take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
 		switch (key_of(L, &it[2 * i])) {
 		case K_SEGMENTS: L->saw_segments = 1; break;
 		case K_DEVICE_TRACES: L->saw_traces = 1; break;
+		case K_HOST_SEGMENTS:
+		case K_HOST_TRACES: L->saw_host = 1; break;
 		default: break;
 		}
-	if (!L->saw_segments && !L->saw_traces)
+	if (!L->saw_segments && !L->saw_traces && !L->saw_host)
 		return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
 		    "not a memory snapshot: no 'segments' or 'device_traces' "
 		    "key");
@@ -993,10 +1019,12 @@ items_unread(uint8_t cls, uint8_t kind)
 	case C_NONE:
 	case C_ROOT:
 	case C_SEGMENTS:
+	case C_HSEGMENTS:
 	case C_BLOCKS:
 	case C_HISTORY:
 	case C_FRAMES:
 	case C_TRACES:
+	case C_HTRACES:
 	case C_TRACE:
 	case C_ANNOTATIONS:
 	case C_OTHER:
@@ -1069,11 +1097,22 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 		if (parent_cls == C_ROOT)
 			L->root_segments++;
 		return take_segment(L, child, err);
+	case C_HSEGMENT:
+		/* pinned host memory: the host's device, whatever it says */
+		if (take_segment(L, child, err) != PKL_DROP)
+			return -1;
+		L->s->segments[L->s->n_segments - 1].device = SNAP_HOST_DEVICE;
+		L->s->features |= SNAP_F_HOST;
+		return PKL_DROP;
 	case C_SETTINGS:
 		return take_settings(L, child);
 	case C_ANNOTATION:
 		return take_annotation(L, child);
+	case C_HTRACES:
+		L->s->features |= SNAP_F_HOST;
+		/* FALLTHROUGH */
 	case C_SEGMENTS:
+	case C_HSEGMENTS:
 	case C_TRACES:
 	case C_TRACE:
 	case C_ANNOTATIONS:

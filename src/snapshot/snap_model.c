@@ -817,19 +817,25 @@ snap_device_count(const struct snapshot *s)
 uint32_t
 snap_default_device(const struct snapshot *s)
 {
-	uint32_t i, best = 0;
+	uint32_t i, k, best = 0;
 	uint64_t most = 0;
 
+	/* a GPU before the pinned host memory, whatever their events */
 	for (i = 0; i < s->n_traces; i++)
-		if (s->traces[i].n > most) {
+		if (s->traces[i].n > most && !snap_is_host(s, i)) {
 			most = s->traces[i].n;
 			best = i;
 		}
 	if (most > 0)
 		return best;
-	for (i = 0; i < s->n_segments; i++)
-		if (i == 0 || s->segments[i].device < best)
+	for (i = 0, k = 0; i < s->n_segments; i++)
+		if (!snap_is_host(s, s->segments[i].device) &&
+		    (k++ == 0 || s->segments[i].device < best))
 			best = s->segments[i].device;
+	if (k > 0)
+		return best;
+	if (s->features & SNAP_F_HOST)
+		return SNAP_HOST_DEVICE;
 	return best;
 }
 
@@ -944,4 +950,10 @@ snap_ring_max_entries(const struct snapshot *s, uint32_t d)
 		return 0;
 	n = strtoull(v, &end, 10);
 	return *end == '\0' ? (uint64_t)n : 0;
+}
+
+int
+snap_is_host(const struct snapshot *s, uint32_t d)
+{
+	return d == SNAP_HOST_DEVICE && (s->features & SNAP_F_HOST) != 0;
 }

@@ -53,6 +53,10 @@ enum snap_action {
 };
 #define SNAP_MAX_UNKNOWN_ACTIONS 64
 
+/* Pinned host memory (host_segments, host_traces; PyTorch 2.14) is read
+ * as one more device with this number, named "host" (snap_is_host()). */
+#define SNAP_HOST_DEVICE 1024u
+
 /* Name of a known action, or NULL for an unknown value. */
 const char *snap_action_name(unsigned action);
 
@@ -84,7 +88,9 @@ enum snap_feature {
 					    pool id before segment_type) */
 	SNAP_F_CATEGORY = 1u << 16,      /* profiler-derived: category key */
 	SNAP_F_ANNOTATE = 1u << 17,      /* annotate events (2.14) */
-	SNAP_F_EVENT_POOL = 1u << 18     /* pool_id on trace entries (2.14) */
+	SNAP_F_EVENT_POOL = 1u << 18,    /* pool_id on trace entries (2.14) */
+	SNAP_F_HOST = 1u << 19           /* host_segments or host_traces:
+					    pinned host memory (2.14) */
 };
 
 struct snap_frame {
@@ -434,6 +440,10 @@ const char *snap_format_label(const struct snapshot *s);
  * ring's size for d, 0 when the file does not say.
  */
 int snap_ring_overflowed(const struct snapshot *s, uint32_t d);
+
+/* Whether device d is the file's pinned host memory (SNAP_HOST_DEVICE in
+ * a file with host_segments or host_traces). */
+int snap_is_host(const struct snapshot *s, uint32_t d);
 uint64_t snap_ring_max_entries(const struct snapshot *s, uint32_t d);
 
 /* Frees everything; NULL is a no-op. */

@@ -54,6 +54,18 @@ draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 	    0);
 }
 
+/* The device's name in a title: its number, or "host" for pinned host
+ * memory (2.14). */
+static const char *
+dev_name(struct app *a, char *buf, size_t size)
+{
+	if (snap_is_host(a->snap, a->device))
+		snprintf(buf, size, "host");
+	else
+		snprintf(buf, size, "%u", a->device);
+	return buf;
+}
+
 /* A snapshot with no trace (include_traces=False, or no history
  * recorded): no plot, a line saying why where it would be. */
 static void
@@ -65,11 +77,12 @@ draw_no_trace(struct app *a, struct cellbuf *cb, const struct rect *r,
 	    "(dumped with include_traces=False, or history was not recorded)",
 	    "the segment map shows the state at the end",
 	};
-	char t[128];
+	char t[128], p[16];
 	size_t k;
 	int n;
 
-	snprintf(t, sizeof t, "Timeline - dev %u - no trace", a->device);
+	snprintf(t, sizeof t, "Timeline - dev %s - no trace", dev_name(a, p,
+	    sizeof p));
 	pane_title(a, cb, r, focused, t);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	for (k = 0; k < 3 && (int)k + 1 < r->h; k++) {
@@ -102,7 +115,8 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	snprintf(t, sizeof t, "%s", st == TL_STACK_SEGMENT ? (wide ?
 	    "Active Cached Segment Timeline" : "Segment Timeline") : wide ?
 	    "Active Memory Timeline" : "Timeline");
-	snprintf(p, sizeof p, " - dev %u - %s %s", a->device, cur, tot);
+	snprintf(p, sizeof p, " - dev %s - %s %s", dev_name(a, lo, sizeof lo),
+	    cur, tot);
 	title_add(t, sizeof t, p);
 	if (st != TL_STACK_SEGMENT) {
 		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);

@@ -24,6 +24,7 @@ ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
            "workspace_snapshot", "annotate"]
 STATES = {"inactive": 0, "active_allocated": 1, "active_pending_free": 2}
 U64 = (1 << 64) - 1
+HOST_DEVICE = 1024  # SNAP_HOST_DEVICE
 
 
 def frame(name, filename, line):
@@ -41,6 +42,13 @@ def expect_text(obj):
         segs, traces = obj, []
     else:
         segs, traces = obj.get("segments", []), obj.get("device_traces", [])
+    if isinstance(obj, dict) and ("host_segments" in obj or
+                                  "host_traces" in obj):
+        # pinned host memory is device HOST_DEVICE, after the others
+        segs = segs + [dict(s, device=HOST_DEVICE)
+                       for s in obj.get("host_segments", [])]
+        traces = traces + [[]] * (HOST_DEVICE - len(traces)) + \
+            [obj.get("host_traces", [])]
     lines = ["segments %d" % len(segs)]
     for s in segs:
         lines.append("segment dev=%d addr=%d total=%d stream=%d large=%d "
@@ -227,6 +235,43 @@ def event_pools():
     return snap
 
 
+def host_memory(cuda=True):
+    """Pinned host memory (pytorch#182407, record_pinned_host_memory=True):
+    host_segments and host_traces beside the CUDA ones (cuda=False:
+    record_cuda=False, host memory only). The host allocator rounds a
+    request up to a power of two: the blocks are larger than asked."""
+    snap = small_snapshot(with_time=True, extra=True) if cuda else \
+        {"segments": [], "device_traces": []}
+    f = frame("pin_memory", "/work/loader.py", 33)
+    h1, h2, h3 = 0x7f0000000000, 0x7f0000100000, 0x7f0000300000
+    t0 = 1700000000000000
+    snap["host_segments"] = [
+        {"address": h1, "total_size": 4096, "allocated_size": 4096,
+         "active_size": 4096, "requested_size": 3000, "stream": 0,
+         "segment_type": "large", "segment_pool_id": (0, 0),
+         "blocks": [{"address": h1, "size": 4096, "requested_size": 3000,
+                     "state": "active_allocated", "frames": [f]}]},
+        {"address": h2, "total_size": 1048576, "allocated_size": 1048576,
+         "active_size": 1048576, "requested_size": 600000, "stream": 0,
+         "segment_type": "large", "segment_pool_id": (0, 0),
+         "blocks": [{"address": h2, "size": 1048576,
+                     "requested_size": 600000,
+                     "state": "active_allocated", "frames": [f]}]},
+    ]
+    tr = []
+    for a, z, r in ((h1, 4096, 3000), (h2, 1048576, 600000),
+                    (h3, 2048, 2000)):
+        tr.append({"action": "segment_alloc", "addr": a, "size": z})
+        tr.append({"action": "alloc", "addr": a, "size": r})
+    tr += [{"action": "free_requested", "addr": h3, "size": 2000},
+           {"action": "free_completed", "addr": h3, "size": 2000},
+           {"action": "segment_free", "addr": h3, "size": 2048}]
+    for i, e in enumerate(tr):
+        e.update({"stream": 0, "time_us": t0 + 5 * i, "frames": [f]})
+    snap["host_traces"] = tr
+    return snap
+
+
 def legacy_113():
     f = frame("forward", "/work/model.py", 10)
     return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
@@ -410,6 +455,8 @@ def main():
     write("notrace_missing", no_trace(False))
     write("ring_overflowed", ring_overflowed())
     write("event_pools", event_pools())
+    write("host_memory", host_memory())
+    write("host_only", host_memory(cuda=False))
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
