@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "pickle/pkl_reader.h"
+#include "util/gunzip.h"
 #include "util/mapfile.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -1230,6 +1231,11 @@ snap_load_file(const char *path, const struct snap_load_opts *opts,
 	*out = NULL;
 	if (mapfile_open(&map, path, err) != 0)
 		return -1;
+	/* a .pickle.gz: read from an inflated copy (util/gunzip.h) */
+	if (mapfile_is_gzip(&map) && mapfile_gunzip(&map, err) != 0) {
+		mapfile_close(&map);
+		return -1;
+	}
 	rc = load(map.data, map.len, &map, opts, out, err);
 	mapfile_close(&map);
 	return rc;
