@@ -250,6 +250,8 @@ json_header(struct json *j, const struct cli_opts *o, const struct snapshot *s)
 
 	json_kv_str(j, "file", o->file);
 	json_kv_str(j, "format", snap_format_label(s));
+	if (snap_device_family(s) != NULL)
+		json_kv_str(j, "device_family", snap_device_family(s));
 	json_kv_i64(j, "protocol", s->protocol);
 	json_kv_u64(j, "source_bytes", s->source_size);
 	json_kv_u64(j, "frames", s->n_frames);
@@ -279,6 +281,9 @@ text_header(const struct cli_opts *o, const struct snapshot *s)
 	sv_escape_fputs(stdout, o->file);
 	printf("\nFormat:   %s, pickle protocol %d, %s\n", snap_format_label(s),
 	    s->protocol, sv_fmt_size(a, sizeof a, s->source_size));
+	if (snap_device_family(s) != NULL)
+		printf("Devices:  %s (as the file says)\n",
+		    snap_device_family(s));
 	printf("Stacks:   %u distinct stacks over %u distinct frames\n",
 	    s->n_stacks ? s->n_stacks - 1 : 0, s->n_frames);
 	if (s->n_annotations > 0)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pickle/pkl_reader.h"
 #include "util/gunzip.h"
@@ -92,7 +93,8 @@ enum { ID_FRAME = 1, ID_STACK };
 	_(K_EXTERNAL_ANNOTATIONS, "external_annotations")                      \
 	_(K_CPP_FRAMES, "cpp_frames")                                          \
 	_(K_HOST_SEGMENTS, "host_segments")                                    \
-	_(K_HOST_TRACES, "host_traces")
+	_(K_HOST_TRACES, "host_traces")                                        \
+	_(K_DEVICE_TYPE, "device_type")
 
 enum key {
 	K_UNKNOWN,
@@ -923,6 +925,10 @@ take_settings(struct loader *L, const struct pkl_value *d)
 	for (i = 0; i < n && i < 256; i++) {
 		uint32_t key = intern_value_str(L, &it[2 * i]);
 
+		/* an XPU's allocator names its configuration so */
+		if (strncmp(snap_str(L->s, key), "PYTORCH_XPU_", 12) == 0)
+			L->s->features |= SNAP_F_XPU;
+
 		setting_text(L, &it[2 * i + 1], buf, sizeof buf, 0);
 		snap_push_setting(L->s, key,
 		    snap_intern_str(L->s, buf, strlen(buf)));
@@ -993,6 +999,17 @@ take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
 		case K_DEVICE_TRACES: L->saw_traces = 1; break;
 		case K_HOST_SEGMENTS:
 		case K_HOST_TRACES: L->saw_host = 1; break;
+		case K_DEVICE_TYPE: {
+			size_t len;
+			const char *p;
+
+			if (it[2 * i + 1].kind != PKL_STR)
+				break;
+			p = pkl_str(L->r, &it[2 * i + 1], &len);
+			if (len == 3 && strncasecmp(p, "xpu", 3) == 0)
+				s->features |= SNAP_F_XPU;
+			break;
+		}
 		default: break;
 		}
 	if (!L->saw_segments && !L->saw_traces && !L->saw_host)

@@ -957,3 +957,9 @@ snap_is_host(const struct snapshot *s, uint32_t d)
 {
 	return d == SNAP_HOST_DEVICE && (s->features & SNAP_F_HOST) != 0;
 }
+
+const char *
+snap_device_family(const struct snapshot *s)
+{
+	return (s->features & SNAP_F_XPU) ? "XPU" : NULL;
+}

@@ -89,8 +89,10 @@ enum snap_feature {
 	SNAP_F_CATEGORY = 1u << 16,      /* profiler-derived: category key */
 	SNAP_F_ANNOTATE = 1u << 17,      /* annotate events (2.14) */
 	SNAP_F_EVENT_POOL = 1u << 18,    /* pool_id on trace entries (2.14) */
-	SNAP_F_HOST = 1u << 19           /* host_segments or host_traces:
+	SNAP_F_HOST = 1u << 19,          /* host_segments or host_traces:
 					    pinned host memory (2.14) */
+	SNAP_F_XPU = 1u << 20            /* the file says its devices are
+					    Intel XPUs (snap_device_family) */
 };
 
 struct snap_frame {
@@ -444,6 +446,12 @@ int snap_ring_overflowed(const struct snapshot *s, uint32_t d);
 /* Whether device d is the file's pinned host memory (SNAP_HOST_DEVICE in
  * a file with host_segments or host_traces). */
 int snap_is_host(const struct snapshot *s, uint32_t d);
+
+/* The device family when the file names one: "XPU" (a top-level
+ * device_type of "xpu", or allocator_settings keyed PYTORCH_XPU_...),
+ * else NULL: the format is the same for CUDA, XPU and torch_npu, and a
+ * file that does not say is not labelled. */
+const char *snap_device_family(const struct snapshot *s);
 uint64_t snap_ring_max_entries(const struct snapshot *s, uint32_t d);
 
 /* Frees everything; NULL is a no-op. */

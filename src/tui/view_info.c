@@ -58,6 +58,9 @@ facts(struct app *a, struct info_view *v)
 	add(v, "File          %s", name);
 	add(v, "Format        %s, pickle protocol %d, %s", snap_format_label(s),
 	    s->protocol, fmt_size(b0, sizeof b0, s->source_size));
+	if (snap_device_family(s) != NULL)
+		add(v, "Devices       %s (as the file says)",
+		    snap_device_family(s));
 	nst = s->n_stacks > 0 ? s->n_stacks - 1 : 0;
 	add(v, "Stacks        %s distinct stack%s over %s frame%s; %u "
 	    "annotation%s", fmt_count(b0, sizeof b0, nst),

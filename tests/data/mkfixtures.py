@@ -272,6 +272,46 @@ def host_memory(cuda=True):
     return snap
 
 
+def xpu():
+    """An Intel XPU's snapshot (pytorch#168262): the same format; the file
+    says XPU only through its allocator's configuration key."""
+    snap = small_snapshot(with_time=True, extra=True)
+    st = snap["allocator_settings"]
+    st["PYTORCH_XPU_ALLOC_CONF"] = st.pop("PYTORCH_CUDA_ALLOC_CONF")
+    return snap
+
+
+def skip_actions(skip):
+    """_record_memory_history(skip_actions=[...]) (pytorch#168183, 2.11):
+    whole actions left out. The allocations' history, complete: a 2 MiB
+    segment, x (1000 B) kept, y (2048 B) allocated and freed (its block
+    merged back into the free tail)."""
+    f = frame("step", "/work/train.py", 7)
+    seg = 0x7f3b00000000
+    trace = [
+        {"action": "segment_alloc", "addr": seg, "size": 2097152},
+        {"action": "alloc", "addr": seg, "size": 1000},
+        {"action": "alloc", "addr": seg + 1024, "size": 2048},
+        {"action": "free_requested", "addr": seg + 1024, "size": 2048},
+        {"action": "free_completed", "addr": seg + 1024, "size": 2048},
+    ]
+    for i, e in enumerate(trace):
+        e.update({"stream": 0, "time_us": 1700000000000000 + i,
+                  "frames": [f]})
+    segs = [{"device": 0, "address": seg, "total_size": 2097152,
+             "allocated_size": 1024, "active_size": 1024,
+             "requested_size": 1000, "stream": 0, "segment_type": "small",
+             "segment_pool_id": (0, 0), "is_expandable": False,
+             "frames": [f], "blocks": [
+                 {"address": seg, "size": 1024, "requested_size": 1000,
+                  "state": "active_allocated", "frames": [f]},
+                 {"address": seg + 1024, "size": 2097152 - 1024,
+                  "requested_size": 0, "state": "inactive",
+                  "frames": []}]}]
+    return {"segments": segs, "device_traces": [
+        [e for e in trace if e["action"] not in skip]]}
+
+
 def legacy_113():
     f = frame("forward", "/work/model.py", 10)
     return [{"device": 0, "address": 0x7f0000000000, "total_size": 2097152,
@@ -457,6 +497,10 @@ def main():
     write("event_pools", event_pools())
     write("host_memory", host_memory())
     write("host_only", host_memory(cuda=False))
+    write("xpu", xpu())
+    write("skip_none", skip_actions([]))
+    write("skip_free_requested", skip_actions(["free_requested"]))
+    write("skip_frees", skip_actions(["free_requested", "free_completed"]))
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
