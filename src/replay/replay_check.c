@@ -338,8 +338,8 @@ missing_actions(struct replay *r, struct replay_check *c)
 		return;
 	for (k = 0; k < 3; k++)
 		if (n[k] == 0)
-			used += (size_t)snprintf(miss + used, sizeof miss - used,
-			    "%s%s", used > 0 ? " or " : "",
+			used += (size_t)snprintf(miss + used,
+			    sizeof miss - used, "%s%s", used > 0 ? " or " : "",
 			    snap_action_name(kinds[k]));
 	NOTE(c, REPLAY_EV_END, 0, "the trace has no %s event%s: recorded with "
 	    "skip_actions, or too short to show one; alloc/free pairs are "

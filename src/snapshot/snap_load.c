@@ -50,6 +50,7 @@ enum {
 	C_HSEGMENTS, /* host_segments: segments of SNAP_HOST_DEVICE */
 	C_HSEGMENT,
 	C_HTRACES,   /* host_traces: entries, or lists of them */
+	C_SETLIST,   /* the ring buffer settings' per-device list */
 	C_OTHER   /* nobody reads its items */
 };
 
@@ -94,7 +95,9 @@ enum { ID_FRAME = 1, ID_STACK };
 	_(K_CPP_FRAMES, "cpp_frames")                                          \
 	_(K_HOST_SEGMENTS, "host_segments")                                    \
 	_(K_HOST_TRACES, "host_traces")                                        \
-	_(K_DEVICE_TYPE, "device_type")
+	_(K_DEVICE_TYPE, "device_type")                                        \
+	_(K_TRACE_ALLOC_OVERFLOWED, "trace_alloc_overflowed")                  \
+	_(K_TRACE_ALLOC_MAX_ENTRIES, "trace_alloc_max_entries")
 
 enum key {
 	K_UNKNOWN,
@@ -386,8 +389,17 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 			return C_POOL;
 		return C_OTHER;
 	case C_SETTINGS:
+		/* the ring buffer's keys (2.14) may hold a list per device:
+		 * its items are read; any other list stays unread ("?") */
+		if ((k == K_TRACE_ALLOC_OVERFLOWED ||
+		    k == K_TRACE_ALLOC_MAX_ENTRIES) &&
+		    (kind == PKL_LIST || kind == PKL_TUPLE))
+			return C_SETLIST;
+		return C_SETVAL;
 	case C_SETVAL:
 		return C_SETVAL;
+	case C_SETLIST:
+		return C_OTHER;
 	case C_FRAME:
 	case C_ANNOTATION:
 	case C_POOL:
@@ -874,7 +886,12 @@ setting_text(struct loader *L, const struct pkl_value *v, char *buf,
 		return;
 	case PKL_LIST:
 	case PKL_TUPLE:
-		/* a per-device value (trace_alloc_overflowed): [a, b, ...] */
+		/* a per-device value (trace_alloc_overflowed): [a, b, ...];
+		 * the items of any other list were not kept */
+		if (v->cls != C_SETLIST) {
+			snprintf(buf, size, "?");
+			return;
+		}
 		if (depth >= SETTING_DEPTH) {
 			snprintf(buf, size, "[...]");
 			return;
@@ -1031,9 +1048,9 @@ items_unread(uint8_t cls, uint8_t kind)
 {
 	switch (cls) {
 	case C_SETVAL:
-		/* dicts and lists are shown (a per-device list: 2.14) */
-		return kind != PKL_DICT && kind != PKL_LIST &&
-		    kind != PKL_TUPLE;
+		return kind != PKL_DICT; /* a list is shown as "?" */
+	case C_SETLIST:
+		return 0;
 	case C_NONE:
 	case C_ROOT:
 	case C_SEGMENTS:
