@@ -52,6 +52,11 @@ def parse_args(argv):
     ap.add_argument('--protocol', type=int, choices=(2, 3, 4, 5), default=4)
     ap.add_argument('--max-entries', type=int,
                     help='ring buffer size: keep only the last N events')
+    ap.add_argument('--ring-flag', action='store_true',
+                    help='with --max-entries and --format newest: write '
+                         'allocator_settings trace_alloc_overflowed and '
+                         'trace_alloc_max_entries per device (PyTorch '
+                         '2.14), and ring_buffer_overflowed in the truth')
     ap.add_argument('--stacks', choices=('python', 'cpp'),
                     help='Python frames only, or C++ and Python frames as '
                          'stacks="all" records them (default: python; cpp '

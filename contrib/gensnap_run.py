@@ -56,6 +56,7 @@ class Params:
         self.max_entries = a.max_entries if a.max_entries is not None \
             else spec.get('max_entries')
         self.stacks = a.stacks or spec.get('stacks', 'python')
+        self.ring_flag = getattr(a, 'ring_flag', False)
         self.seed = a.seed
         self.proto = a.protocol
         self.stage_first = spec.get('stage_first', False)
@@ -147,9 +148,20 @@ def build_object(p, sim, sink, ws):
         top['allocator_settings'] = allocator_settings(p.expandable,
                                                        p.max_split,
                                                        p.alloc_conf)
+        ring_settings(p, top['allocator_settings'], sink.dropped, ndev)
         top['external_annotations'] = [annotation_obj(a, p.stage_first)
                                        for a in sink.annotations]
     return top
+
+
+def ring_settings(p, st, dropped, ndev):
+    """--ring-flag: the ring buffer's keys (pytorch#179276), a list per
+    device: overflowed when the ring dropped events."""
+    if not p.ring_flag or not p.max_entries:
+        return
+    st['trace_alloc_overflowed'] = [d < len(dropped) and dropped[d] > 0
+                                    for d in range(ndev)]
+    st['trace_alloc_max_entries'] = [p.max_entries] * ndev
 
 
 def generate_in_memory(p, out_path, truth_path):
@@ -249,8 +261,10 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
             w.buf += b'a'
         if p.fmt == 'newest' and not p.npu:
             w.save('allocator_settings')
-            w.save(allocator_settings(p.expandable, p.max_split,
-                                      p.alloc_conf))
+            st = allocator_settings(p.expandable, p.max_split,
+                                    p.alloc_conf)
+            ring_settings(p, st, skip, ndev)
+            w.save(st)
             w.save('external_annotations')
             w.save([annotation_obj(a, p.stage_first)
                     for a in spool.annotations])

@@ -153,6 +153,9 @@ class TruthTracker:
                   'unmatched_free_bytes': self.unmatched[d],
                   'timeline_peak': base + best[0] if best[1] >= 0 else base,
                   'timeline_peak_event': best[1]}
+            if getattr(p, 'ring_flag', False) and p.max_entries:
+                # what allocator_settings says (--ring-flag, 2.14)
+                dd['ring_buffer_overflowed'] = dd['dropped_events'] > 0
             out['devices'].append(dd)
         if p.scenario in ('leak', 'wrapped', 'legacy', 'npu') and \
                 not p.no_leak:

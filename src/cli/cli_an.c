@@ -15,6 +15,17 @@
 #include "util/escape.h"
 #include "util/units.h"
 
+const char *
+cli_an_at(char *buf, size_t size, const struct cli_an_dev *dev, int64_t at)
+{
+	if (dev->tl == NULL || dev->tl->n_events == 0)
+		snprintf(buf, size, "at the end (no trace in this file: its "
+		    "segments only)");
+	else
+		snprintf(buf, size, "after event #%" PRId64, at);
+	return buf;
+}
+
 int
 cli_an_want_device(const struct snapshot *s, int64_t only, uint32_t d)
 {

@@ -41,6 +41,17 @@ struct cli_an_dev {
 	const struct cli_input *in; /* for a replay asked for later */
 };
 
+/* The line of a leak or step answer on a device whose ring buffer
+ * overflowed (snap_ring_overflowed()). */
+#define CLI_RING_LOST "the trace lost its start (ring buffer overflowed): " \
+	"leaks are judged on what remains"
+
+/* Where a report stands, into buf: "after event #AT", or for a device
+ * whose trace is empty (a snapshot dumped without traces) "at the end
+ * (no trace in this file: its segments only)". Returns buf. */
+const char *cli_an_at(char *buf, size_t size, const struct cli_an_dev *dev,
+    int64_t at);
+
 /* Calls report(ctx, dev, err) for each device to report (see
  * cli_an_want_device), with its timeline and, when with_replay, a replay
  * of it; frees both afterwards. A report returns 0, or nonzero with err

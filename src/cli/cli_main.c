@@ -295,7 +295,13 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_CLEAR: o->cache_op = CLI_CACHE_CLEAR; return 0;
 	case OPT_SITE_REGEX: o->site_regex = optarg; return 0;
 	case 'q': o->quiet = 1; return 0;
-	case OPT_DEVICE: return parse_i64("--device", optarg, &o->device);
+	case OPT_DEVICE:
+		/* pinned host memory is the device named host (2.14) */
+		if (strcmp(optarg, "host") == 0) {
+			o->device = SNAP_HOST_DEVICE;
+			return 0;
+		}
+		return parse_i64("--device", optarg, &o->device);
 	case OPT_AT:
 		return parse_at(o, optarg);
 	case OPT_STEP:

@@ -101,14 +101,15 @@ print_cached(const struct an_frag *f)
 }
 
 static void
-print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit)
+print_text(struct an_sites *s, const struct an_frag *f, uint64_t limit,
+    const char *where)
 {
 	const struct an_frag_state *st = &f->state;
 	char a[32], b[32], c[32];
 	uint64_t i;
 	unsigned k;
 
-	printf("Device %u after event #%" PRId64 "\n", f->device, st->at);
+	printf("Device %u %s\n", f->device, where);
 	printf("  reserved:      %s in %u segment%s\n",
 	    sv_fmt_size(a, sizeof a, st->reserved), st->n_segs,
 	    st->n_segs == 1 ? "" : "s");
@@ -340,6 +341,7 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct cli_an_run *fr = ctx;
 	struct an_frag f;
 	struct an_steps st;
+	char where[64];
 	int r;
 
 	if (an_steps_find(fr->snap, dev->device, &st, err) != 0)
@@ -360,7 +362,8 @@ frag_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	} else {
 		if (!dev->first)
 			printf("\n");
-		print_text(fr->sites, &f, fr->limit);
+		print_text(fr->sites, &f, fr->limit, cli_an_at(where,
+		    sizeof where, dev, f.state.at));
 		r = cli_whatif_frag(fr->snap, dev->device, dev->replay,
 		    dev->tl, fr->sites, &f, NULL, err);
 	}

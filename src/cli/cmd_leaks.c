@@ -22,10 +22,18 @@ per_step(const struct an_leak_site *ls)
 }
 
 static void
-print_header(const struct an_leaks *l)
+print_header(const struct an_leaks *l, int no_trace)
 {
 	char a[32], b[32], c[32], e[32];
 
+	if (no_trace) {
+		/* a leak is judged from events: none here */
+		printf("Device %u: no trace in this file (its segments only)\n"
+		    "  Leaks are judged from a trace: with none, nothing is "
+		    "judged ('snapview top' lists what is alive at the end).\n",
+		    l->device);
+		return;
+	}
 	if (l->from < 0)
 		printf("Device %u: events start..#%" PRId64, l->device, l->to);
 	else
@@ -88,12 +96,15 @@ print_categories(const struct an_leaks *l)
 }
 
 static void
-print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
+print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit,
+    int no_trace, int overflowed)
 {
 	char a[32], b[32], c[32];
 	uint64_t i;
 
-	print_header(l);
+	print_header(l, no_trace);
+	if (overflowed > 0)
+		printf("  %s\n", CLI_RING_LOST);
 	print_categories(l);
 	if (l->n_sites == 0) {
 		printf("  no leaked blocks\n");
@@ -137,7 +148,7 @@ print_text(struct an_sites *t, const struct an_leaks *l, uint64_t limit)
 
 static void
 json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
-    uint64_t limit)
+    uint64_t limit, int overflowed)
 {
 	uint64_t i;
 	unsigned c;
@@ -151,6 +162,8 @@ json_leaks(struct json *j, struct an_sites *t, const struct an_leaks *l,
 	json_kv_u64(j, "complete_steps", l->n_complete);
 	json_kv_u64(j, "repeats_in_one_call", l->layers);
 	json_kv_bool(j, "judged", l->judged);
+	if (overflowed >= 0)
+		json_kv_bool(j, "ring_buffer_overflowed", overflowed);
 	json_kv_u64(j, "period_events", l->period);
 	json_kv_u64(j, "count", l->count);
 	json_kv_u64(j, "bytes", l->bytes);
@@ -221,11 +234,14 @@ leaks_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	if (r != 0)
 		return -1;
 	if (o->json) {
-		json_leaks(&lr->j, lr->sites, &l, lr->limit);
+		json_leaks(&lr->j, lr->sites, &l, lr->limit,
+		    snap_ring_overflowed(lr->snap, dev->device));
 	} else {
 		if (!dev->first)
 			printf("\n");
-		print_text(lr->sites, &l, lr->limit);
+		print_text(lr->sites, &l, lr->limit, dev->tl == NULL ||
+		    dev->tl->n_events == 0,
+		    snap_ring_overflowed(lr->snap, dev->device));
 	}
 	an_leaks_destroy(&l);
 	return 0;

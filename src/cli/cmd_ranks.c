@@ -302,21 +302,24 @@ print_row(const struct an_rankset *rs, const struct an_rs_row *row,
 }
 
 /* A file that could not be read: its row, "FILE: [byte N: ]reason" as
- * every error says it. */
+ * every error says it. The file's name is never cut: a reason that does
+ * not fit beside it goes on the next line, whole. */
 static void
 print_failed(const struct an_rs_member *m, const struct layout *l)
 {
-	char line[1400], cut[1400];
+	char name[1100], why[1400];
 
+	snprintf(name, sizeof name, "%s:", cli_shown(base_name(m->path)));
 	if (m->err.offset != SV_NO_OFFSET)
-		snprintf(line, sizeof line, "%s: byte %" PRIu64 ": %s",
-		    cli_shown(base_name(m->path)), m->err.offset,
-		    cli_shown(m->err.msg));
+		snprintf(why, sizeof why, "byte %" PRIu64 ": %s",
+		    m->err.offset, cli_shown(m->err.msg));
 	else
-		snprintf(line, sizeof line, "%s: %s",
-		    cli_shown(base_name(m->path)), cli_shown(m->err.msg));
-	printf(" %5" PRId64 " %3s  %s\n", m->rank, "-",
-	    cut_left(cut, sizeof cut, line, l->w - 11));
+		snprintf(why, sizeof why, "%s", cli_shown(m->err.msg));
+	if (sv_utf8_cells(name) + 1 + sv_utf8_cells(why) <= l->w - 11)
+		printf(" %5" PRId64 " %3s  %s %s\n", m->rank, "-", name, why);
+	else
+		printf(" %5" PRId64 " %3s  %s\n            %s\n", m->rank,
+		    "-", name, why);
 }
 
 static void

@@ -108,9 +108,11 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
 
 	replay_totals(st, &t);
 	printf("Device %u: state ", d);
-	if (at_end && st->at >= 0)
-		printf("at the end, ");
-	if (st->at < 0)
+	if (replay_n_events(r) == 0)
+		printf("at the end");
+	else if (at_end && st->at >= 0)
+		printf("at the end, after event %" PRId64, st->at);
+	else if (st->at < 0)
 		printf("before the first event");
 	else
 		printf("after event %" PRId64, st->at);

@@ -46,6 +46,22 @@ pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The ring buffer's line, when allocator_settings says (2.14). */
+static void
+ring_text(const struct snapshot *s, uint32_t d)
+{
+	int ov = snap_ring_overflowed(s, d);
+	uint64_t max = snap_ring_max_entries(s, d);
+	char m[48] = "";
+
+	if (ov < 0)
+		return;
+	if (max > 0)
+		snprintf(m, sizeof m, " (%" PRIu64 " entries at most)", max);
+	printf("  ring buffer:   %s%s\n", ov ? "overflowed: the trace lost "
+	    "its start" : "not overflowed: the trace is complete", m);
+}
+
 static void
 print_text_device(const struct snapshot *s, const struct an_stats *st)
 {
@@ -53,7 +69,10 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	unsigned i;
 	int first = 1;
 
-	printf("\nDevice %u\n", st->device);
+	if (snap_is_host(s, st->device))
+		printf("\nHost (pinned memory, --device host)\n");
+	else
+		printf("\nDevice %u\n", st->device);
 	printf("  events:        %s", sv_fmt_count(a, sizeof a, st->events));
 	for (i = 0; i <= SNAP_ACTION_COUNT; i++) {
 		const char *name = i < SNAP_ACTION_COUNT ? snap_action_name(i)
@@ -95,6 +114,12 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	    sv_fmt_size(c, sizeof c, st->seg.sum.free_external));
 	printf("  largest free:  %s\n",
 	    sv_fmt_size(a, sizeof a, st->seg.sum.largest_free));
+	if (snap_is_host(s, st->device))
+		/* the host allocator rounds a request up to a power of 2 */
+		printf("  rounding:      %s (block sizes over the requested "
+		    "bytes, %.1f%% of the blocks)\n",
+		    sv_fmt_size(a, sizeof a, st->seg.sum.free_internal),
+		    pct(st->seg.sum.free_internal, st->seg.sum.allocated));
 	if (st->events > 0 && st->peak_ev < 0) {
 		/* blocks alive from the start were the most */
 		printf("  peak:          %s before the first event (Active "
@@ -116,6 +141,7 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	} else {
 		printf("  trace:         none (state at the end only)\n");
 	}
+	ring_text(s, st->device);
 	if (st->has_time)
 		printf("  time span:     %.3f s (time_us %" PRId64
 		       " .. %" PRId64 ")\n",
@@ -125,12 +151,17 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 }
 
 static void
-json_device(struct json *j, const struct an_stats *st)
+json_device(struct json *j, const struct snapshot *s,
+    const struct an_stats *st)
 {
 	unsigned i;
 
 	json_obj_begin(j);
 	json_kv_u64(j, "device", st->device);
+	if (snap_is_host(s, st->device)) {
+		json_kv_bool(j, "host", 1);
+		json_kv_u64(j, "rounding_waste", st->seg.sum.free_internal);
+	}
 	json_kv_u64(j, "events", st->events);
 	if (st->has_at) {
 		json_kv_i64(j, "at", st->at);
@@ -160,6 +191,12 @@ json_device(struct json *j, const struct an_stats *st)
 	json_kv_u64(j, "largest_free_block", st->seg.sum.largest_free);
 	json_kv_u64(j, "frees_without_alloc", st->frees_without_alloc);
 	json_kv_u64(j, "blocks_before_trace", st->ghost_blocks);
+	if (snap_ring_overflowed(s, st->device) >= 0)
+		json_kv_bool(j, "ring_buffer_overflowed",
+		    snap_ring_overflowed(s, st->device));
+	if (snap_ring_max_entries(s, st->device) > 0)
+		json_kv_u64(j, "trace_alloc_max_entries",
+		    snap_ring_max_entries(s, st->device));
 	json_kv_u64(j, "peak", st->peak);
 	json_kv_i64(j, "peak_event", st->peak_ev);
 	json_key(j, "time_us");
@@ -212,6 +249,8 @@ json_header(struct json *j, const struct cli_opts *o, const struct snapshot *s)
 
 	json_kv_str(j, "file", o->file);
 	json_kv_str(j, "format", snap_format_label(s));
+	if (snap_device_family(s) != NULL)
+		json_kv_str(j, "device_family", snap_device_family(s));
 	json_kv_i64(j, "protocol", s->protocol);
 	json_kv_u64(j, "source_bytes", s->source_size);
 	json_kv_u64(j, "frames", s->n_frames);
@@ -241,6 +280,9 @@ text_header(const struct cli_opts *o, const struct snapshot *s)
 	sv_escape_fputs(stdout, o->file);
 	printf("\nFormat:   %s, pickle protocol %d, %s\n", snap_format_label(s),
 	    s->protocol, sv_fmt_size(a, sizeof a, s->source_size));
+	if (snap_device_family(s) != NULL)
+		printf("Devices:  %s (as the file says)\n",
+		    snap_device_family(s));
 	ns = s->n_stacks ? s->n_stacks - 1 : 0;
 	printf("Stacks:   %u distinct stack%s over %u distinct frame%s\n",
 	    ns, ns == 1 ? "" : "s", s->n_frames, s->n_frames == 1 ? "" : "s");
@@ -324,7 +366,7 @@ cmd_stats(const struct cli_opts *o)
 			break;
 		}
 		if (o->json)
-			json_device(&j, &st);
+			json_device(&j, in.snap, &st);
 		else
 			print_text_device(in.snap, &st);
 		idx_timeline_destroy(&tl);

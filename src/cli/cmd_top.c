@@ -76,7 +76,7 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct an_cat_totals ct;
 	unsigned order[AN_CAT_COUNT], n, i;
 	uint32_t k;
-	char a[32], b[32], st[96];
+	char a[32], b[32], st[96], where[64];
 
 	if (cli_an_classes(r->o, r->snap, dev->tl, &r->rules, &cl,
 		err) != 0)
@@ -99,10 +99,10 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	} else {
 		if (!dev->first)
 			printf("\n");
-		printf("Device %u after event #%" PRId64 ": %s live in %s "
+		printf("Device %u %s: %s live in %s "
 		       "block%s (requested bytes), by category\n"
 		       "  steps: %s\n\n",
-		    dev->device, ct.at,
+		    dev->device, cli_an_at(where, sizeof where, dev, ct.at),
 		    sv_fmt_size(a, sizeof a, ct.total_bytes),
 		    sv_fmt_count(b, sizeof b, ct.total_count),
 		    ct.total_count == 1 ? "" : "s",
@@ -167,7 +167,7 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct an_top t;
 	uint64_t limit = r->limit;
 	uint32_t i;
-	char a[32], b[32];
+	char a[32], b[32], where[64];
 
 	(void)err;	/* an_top cannot fail */
 	an_top(dev->tl, r->sites, r->o->has_at ? r->o->at : -2, tr->depth,
@@ -188,9 +188,10 @@ top_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	} else {
 		if (!dev->first)
 			printf("\n");
-		printf("Device %u after event #%" PRId64 ": %s live in "
+		printf("Device %u %s: %s live in "
 		       "%s block%s (requested bytes)\n\n",
-		    dev->device, t.at, sv_fmt_size(a, sizeof a, t.bytes),
+		    dev->device, cli_an_at(where, sizeof where, dev, t.at),
+		    sv_fmt_size(a, sizeof a, t.bytes),
 		    sv_fmt_count(b, sizeof b, t.count),
 		    t.count == 1 ? "" : "s");
 		printf("  %10s %7s %7s  %s\n", "bytes", "share",

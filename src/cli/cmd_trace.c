@@ -243,6 +243,7 @@ event_names(struct names *nm, const struct snap_trace *t, uint64_t i,
 		en->off = a - base;
 		break;
 	case SNAP_FREE_REQUESTED:
+	case SNAP_ANNOTATE:
 		if (en != NULL) {
 			const struct named *x = avl_find(&nm->alloc, a);
 
@@ -339,6 +340,13 @@ text_line(FILE *out, const struct snapshot *s, const struct snap_trace *t,
 		fprintf(out, "# workspace_snapshot(%" PRIu64 ", %s)\n", a,
 		    sv_fmt_vz_bytes(sb, sizeof sb, z));
 		break;
+	case SNAP_ANNOTATE:
+		/* on the live allocation at its address (its name) */
+		fprintf(out, "# annotate %s: ", shown_name(en, a, nb,
+		    sizeof nb));
+		sv_escape_fputs(out, snap_str(s, snap_ev_meta(t, i)));
+		fputc('\n', out);
+		break;
 	default:
 		fprintf(out, "# unknown action '");
 		unknown_action(out, s, act);
@@ -354,6 +362,7 @@ json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
 	unsigned act = snap_ev_action(t, i);
 	const char *an = snap_action_name(act);
 	struct json j;
+	int64_t pool[2];
 
 	json_init(&j, out, 0);
 	json_obj_begin(&j);
@@ -376,6 +385,16 @@ json_event(FILE *out, const struct snapshot *s, const struct snap_trace *t,
 	if (act == SNAP_ALLOC) {
 		json_kv_str(&j, "segment", en->seg);
 		json_kv_u64(&j, "offset", en->off);
+	}
+	if (act == SNAP_ANNOTATE)
+		json_kv_str(&j, "user_metadata", snap_str(s,
+		    snap_ev_meta(t, i)));
+	if (snap_ev_pool(s, t, i, pool)) {
+		json_key(&j, "pool_id");
+		json_arr_begin(&j);
+		json_i64(&j, pool[0]);
+		json_i64(&j, pool[1]);
+		json_arr_end(&j);
 	}
 	json_obj_end(&j);
 }

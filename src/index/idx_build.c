@@ -292,6 +292,7 @@ feed_loaded(struct pipe *p, struct snapshot *s)
 			r.stack = snap_ev_stack(t, i);
 			r.ctx = snap_ev_ctx(t, i);
 			r.meta = snap_ev_meta(t, i);
+			r.pool = snap_ev_pool_str(t, i);
 			r.action = (uint8_t)snap_ev_action(t, i);
 			r.has_time = (uint8_t)has_time;
 			pipe_push(p, &r);

@@ -518,7 +518,7 @@ bind_one(struct sv_index *ix, struct idx_dev *v, const struct idx_devsrc *src)
 
 		t->n = rec->n_events;
 		t->cols = rec->flags & (SNAP_TRACE_TIME | SNAP_TRACE_CTX |
-		    SNAP_TRACE_META);
+		    SNAP_TRACE_META | SNAP_TRACE_POOL);
 		t->stripes = &v->ev;
 	}
 	memset(tl, 0, sizeof *tl);

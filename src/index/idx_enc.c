@@ -104,6 +104,7 @@ struct idx_enc {
 	uint64_t time[SNAP_STRIPE_MAX];
 	uint32_t stack[SNAP_STRIPE_MAX], ctx[SNAP_STRIPE_MAX];
 	uint32_t meta[SNAP_STRIPE_MAX];
+	uint32_t pool[SNAP_STRIPE_MAX];
 	uint64_t link[SNAP_STRIPE_MAX];
 	uint32_t n_link;
 	struct snap_buf texc;     /* exceptions of the stripe */
@@ -211,6 +212,10 @@ flush_events(struct idx_enc *e)
 	if (e->bcols & SNAP_TRACE_META) {
 		snap_enc_uv32(&e->raw, e->meta, n);
 		put_chunk(e, &d, SNAP_EVC_META);
+	}
+	if (e->bcols & SNAP_TRACE_POOL) {
+		snap_enc_uv32(&e->raw, e->pool, n);
+		put_chunk(e, &d, SNAP_EVC_POOL);
 	}
 	if (e->n_link > 0) {
 		snap_enc_uv(&e->raw, e->link, e->n_link);
@@ -443,12 +448,15 @@ take_one(struct idx_enc *e, const struct snap_evrec *r)
 	e->time[j] = (uint64_t)r->time_us;
 	e->ctx[j] = r->ctx;
 	e->meta[j] = r->meta;
+	e->pool[j] = r->pool;
 	if (r->has_time)
 		e->bcols |= SNAP_TRACE_TIME;
 	if (r->ctx != 0)
 		e->bcols |= SNAP_TRACE_CTX;
 	if (r->meta != 0)
 		e->bcols |= SNAP_TRACE_META;
+	if (r->pool != 0)
+		e->bcols |= SNAP_TRACE_POOL;
 	switch (r->action) {
 	case SNAP_ALLOC:
 		el = elem_new(e, v);

@@ -68,7 +68,7 @@ struct idx_devrec {
 #define IDX_DEV_WRAP 0x100u
 #define IDX_SUM_LIMIT ((__int128)1 << 62)
 #define IDX_DEV_FLAGS (SNAP_TRACE_TIME | SNAP_TRACE_CTX | SNAP_TRACE_META | \
-	IDX_DEV_WRAP)
+	SNAP_TRACE_POOL | IDX_DEV_WRAP)
 
 /* One device of an open index: its record, its stripe sets (events and
  * elements) and the views readers get. */

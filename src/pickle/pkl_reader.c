@@ -539,8 +539,8 @@ operand(struct pkl_reader *r, uint8_t op, size_t n, const uint8_t **p,
     struct sv_error *err)
 {
 	if (r->len - r->pos < n)
-		return pkl_fail(r, err, SV_ERR_FORMAT, "truncated %s operand",
-		    op_names[op]);
+		return pkl_fail(r, err, SV_ERR_FORMAT, "%s: the file ends in "
+		    "the %s operand", PKL_CUT_OFF, op_names[op]);
 	*p = r->buf + r->pos;
 	r->pos += n;
 	return 0;
@@ -562,8 +562,8 @@ op_string(struct pkl_reader *r, uint8_t op, uint8_t kind, size_t lenbytes,
 		    "negative string length");
 	if (n > r->len - r->pos)
 		return pkl_fail(r, err, SV_ERR_FORMAT,
-		    "%s length %llu runs past the end of the file",
-		    op_names[op], (unsigned long long)n);
+		    "%s: %s length %llu runs past the end of the file",
+		    PKL_CUT_OFF, op_names[op], (unsigned long long)n);
 	if (n > UINT32_MAX)
 		return pkl_fail(r, err, SV_ERR_LIMIT,
 		    "string longer than 4 GiB");
@@ -651,8 +651,9 @@ op_number(struct pkl_reader *r, uint8_t op, struct sv_error *err)
 			    "negative LONG4 size");
 		if (n > r->len - r->pos)
 			return pkl_fail(r, err, SV_ERR_FORMAT,
-			    "%s length %llu runs past the end of the file",
-			    op_names[op], (unsigned long long)n);
+			    "%s: %s length %llu runs past the end of the "
+			    "file", PKL_CUT_OFF, op_names[op],
+			    (unsigned long long)n);
 		pkl_decode_long(r->buf + r->pos, n, &v);
 		r->pos += (size_t)n;
 		return push(r, &v, err);
@@ -850,7 +851,7 @@ check_start(const uint8_t *buf, size_t len, struct sv_error *err)
 	uint8_t b;
 
 	if (len == 0)
-		return sv_error_set(err, SV_ERR_FORMAT, 0, "empty file");
+		return sv_error_set(err, SV_ERR_FORMAT, 0, "%s", PKL_EMPTY);
 	b = buf[0];
 	if (b != PKL_OP_PROTO && b != PKL_OP_MARK && b != PKL_OP_EMPTY_DICT &&
 	    b != PKL_OP_EMPTY_LIST)
@@ -965,7 +966,7 @@ run_ops(struct pkl_reader *r, struct sv_error *err)
 	for (;;) {
 		if (__builtin_expect(pos >= len, 0)) {
 			sv_error_set(err, SV_ERR_FORMAT, len,
-			    "truncated: the file ends before STOP");
+			    "%s: the file ends before STOP", PKL_CUT_OFF);
 			goto out;
 		}
 		r->op_pos = pos;

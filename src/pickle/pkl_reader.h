@@ -52,6 +52,12 @@ enum pkl_kind {
 
 #define PKL_F_UNSIGNED 0x1
 
+/* What an input that stops short is called: a file of no bytes, and the
+ * start of the message of one that ends inside an opcode or before STOP
+ * (a dump killed or crashed mid-write leaves both). */
+#define PKL_EMPTY "empty file (a dump that did not finish?)"
+#define PKL_CUT_OFF "cut off (the dump did not finish?)"
+
 struct pkl_value {
 	uint8_t kind;  /* enum pkl_kind */
 	uint8_t cls;   /* containers and ids: the sink's class */

@@ -281,10 +281,14 @@ static uint32_t
 stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
 	struct tl_model *m = ctx;
-	int64_t pool[2];
+	int64_t pool[2], ev;
 
 	(void)k;
-	pool_of(m, e->addr, pool);
+	/* the pool the event names (2.14), else the final segment's */
+	ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
+	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
+	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
+		pool_of(m, e->addr, pool);
 	return stream_key_group(m, e->stream, pool);
 }
 

@@ -200,17 +200,24 @@ bwd_segment_alloc(struct replay *r, struct rstate *st, uint64_t i,
 }
 
 static int
-bwd_segment_free(struct replay *r, struct rstate *st, const struct rev *e)
+bwd_segment_free(struct replay *r, struct rstate *st, uint64_t i,
+    const struct rev *e)
 {
 	uint64_t a = e->addr, size = e->size;
 	struct replay_block b;
 	struct rseg *sg;
+	int64_t pool[2];
 
 	if (size == 0 || sv_span_wraps(a, size) || rseg_overlaps(st, a, size))
 		return -1;
 	sg = rseg_add(st, a, size);
 	/* no segattr has event UINT64_MAX: the attributes are guessed */
 	replay_seg_attrs(r, sg, UINT64_MAX, e->stream, 0);
+	/* but the pool is the event's own when it names one (2.14) */
+	if (r->t != NULL && snap_ev_pool(r->s, r->t, i, pool)) {
+		sg->hdr.pool_id[0] = pool[0];
+		sg->hdr.pool_id[1] = pool[1];
+	}
 	rblk_free_init(&b, a, size, -1);
 	rblk_add(st, &b);
 	return 0;
@@ -283,7 +290,7 @@ replay_backward(struct replay *r, struct rstate *st)
 			rc = bwd_segment_alloc(r, st, i, e);
 			break;
 		case SNAP_SEGMENT_FREE:
-			rc = bwd_segment_free(r, st, e);
+			rc = bwd_segment_free(r, st, i, e);
 			break;
 		case SNAP_SEGMENT_MAP:
 			rc = bwd_segment_map(r, st, i, e);
@@ -293,7 +300,8 @@ replay_backward(struct replay *r, struct rstate *st)
 			break;
 		case SNAP_OOM: r->info.n_oom++; break;
 		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
-		case SNAP_WORKSPACE_SNAPSHOT: break;
+		case SNAP_WORKSPACE_SNAPSHOT:
+		case SNAP_ANNOTATE: break; /* metadata, no allocator change */
 		default: r->info.n_unknown++; break;
 		}
 		if (rc < 0)

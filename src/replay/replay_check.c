@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,6 +313,40 @@ cmp_states(const struct replay *r, struct replay_check *c,
 	}
 }
 
+/* A trace that has some of an allocation's actions (alloc,
+ * free_requested, free_completed) and none of the others was recorded
+ * with skip_actions (2.11), or is short: the pairs are not complete, and
+ * the check says so instead of leaving the mismatches unexplained. */
+static void
+missing_actions(struct replay *r, struct replay_check *c)
+{
+	static const unsigned kinds[] = {SNAP_ALLOC, SNAP_FREE_REQUESTED,
+	    SNAP_FREE_COMPLETED};
+	uint64_t n[3] = {0, 0, 0}, i;
+	char miss[96] = "";
+	size_t k, used = 0, have = 0;
+
+	if (r->t == NULL || r->n == 0)
+		return;
+	for (i = 0; i < r->n; i++)
+		for (k = 0; k < 3; k++)
+			if (snap_ev_action(r->t, i) == kinds[k])
+				n[k]++;
+	for (k = 0; k < 3; k++)
+		have += n[k] > 0;
+	if (have == 0 || have == 3)
+		return;
+	for (k = 0; k < 3; k++)
+		if (n[k] == 0)
+			used += (size_t)snprintf(miss + used,
+			    sizeof miss - used, "%s%s", used > 0 ? " or " : "",
+			    snap_action_name(kinds[k]));
+	NOTE(c, REPLAY_EV_END, 0, "the trace has no %s event%s: recorded with "
+	    "skip_actions, or too short to show one; alloc/free pairs are "
+	    "not complete, and a mismatch may come from the missing actions",
+	    miss, have == 1 ? "s" : "");
+}
+
 int
 replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 {
@@ -356,6 +391,7 @@ replay_check(struct replay *r, struct replay_check *c, struct sv_error *err)
 	if (r->info.legacy_no_trace)
 		NOTE(c, REPLAY_EV_END, 0, "no trace events: only the state at "
 		    "the end is known");
+	missing_actions(r, c);
 	rstate_destroy(&fin);
 	return 0;
 }

@@ -142,6 +142,15 @@ replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		sg->hdr.is_expandable = a->is_expandable;
 		return;
 	}
+	/* the event's own pool_id (2.14), when the trace has one */
+	if (r->t != NULL && ev < r->t->n) {
+		int64_t pool[2];
+
+		if (snap_ev_pool(r->s, r->t, ev, pool)) {
+			sg->hdr.pool_id[0] = pool[0];
+			sg->hdr.pool_id[1] = pool[1];
+		}
+	}
 	/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large
 	 * request never gets one (doc/snapshot-format.md §13.4 step 3).
 	 * Expandable pages: 2 MiB small, 20 MiB large. */
@@ -608,7 +617,8 @@ replay_apply_ev(struct replay *r, struct rstate *st, uint64_t i,
 	case SNAP_SEGMENT_FREE: fwd_segment_free(r, st, i, e); break;
 	case SNAP_SEGMENT_MAP: fwd_segment_map(r, st, i, e); break;
 	case SNAP_SEGMENT_UNMAP: fwd_segment_unmap(r, st, i, e); break;
-	default: break; /* oom, snapshot, workspace_snapshot, unknown */
+	default: break; /* oom, snapshot, workspace_snapshot, annotate,
+			   unknown */
 	}
 	if (r->log.on && r->log.n == n_log)
 		ulog_begin(&r->log);

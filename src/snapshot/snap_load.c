@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pickle/pkl_reader.h"
+#include "util/gunzip.h"
 #include "util/mapfile.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -45,6 +47,10 @@ enum {
 	C_ANNOTATION,
 	C_POOL,
 	C_SETVAL, /* a setting's value, or inside one: read as text */
+	C_HSEGMENTS, /* host_segments: segments of SNAP_HOST_DEVICE */
+	C_HSEGMENT,
+	C_HTRACES,   /* host_traces: entries, or lists of them */
+	C_SETLIST,   /* the ring buffer settings' per-device list */
 	C_OTHER   /* nobody reads its items */
 };
 
@@ -86,7 +92,12 @@ enum { ID_FRAME = 1, ID_STACK };
 	_(K_DEVICE_TRACES, "device_traces")                                    \
 	_(K_ALLOCATOR_SETTINGS, "allocator_settings")                          \
 	_(K_EXTERNAL_ANNOTATIONS, "external_annotations")                      \
-	_(K_CPP_FRAMES, "cpp_frames")
+	_(K_CPP_FRAMES, "cpp_frames")                                          \
+	_(K_HOST_SEGMENTS, "host_segments")                                    \
+	_(K_HOST_TRACES, "host_traces")                                        \
+	_(K_DEVICE_TYPE, "device_type")                                        \
+	_(K_TRACE_ALLOC_OVERFLOWED, "trace_alloc_overflowed")                  \
+	_(K_TRACE_ALLOC_MAX_ENTRIES, "trace_alloc_max_entries")
 
 enum key {
 	K_UNKNOWN,
@@ -151,7 +162,7 @@ struct loader {
 	uint32_t *frame_buf;
 	size_t cap_frame_buf;
 	uint64_t root_segments;  /* dict items seen in a list root */
-	int saw_segments, saw_traces;
+	int saw_segments, saw_traces, saw_host;
 	int root_kind;
 	int root_taken;
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
@@ -321,8 +332,26 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 			 * (a cut keeps the file's keys) */
 			L->s->features |= SNAP_F_ANNOTATIONS;
 			return C_ANNOTATIONS;
+		case K_HOST_SEGMENTS:
+			return kind == PKL_LIST ? C_HSEGMENTS : 0;
+		case K_HOST_TRACES:
+			if (kind != PKL_LIST)
+				return 0;
+			L->cur_device = SNAP_HOST_DEVICE;
+			snap_trace_get(L->s, L->cur_device);
+			return C_HTRACES;
 		default: return C_OTHER;
 		}
+	case C_HSEGMENTS:
+		return kind == PKL_DICT && key == NULL ? C_HSEGMENT : 0;
+	case C_HTRACES:
+		/* one list of entries, or a list of lists: all the host's */
+		if (key != NULL)
+			return 0;
+		L->cur_device = SNAP_HOST_DEVICE;
+		if (kind == PKL_DICT)
+			return C_EVENT;
+		return kind == PKL_LIST ? C_TRACE : 0;
 	case C_SEGMENTS: return kind == PKL_DICT && key == NULL ? C_SEGMENT : 0;
 	case C_BLOCKS: return kind == PKL_DICT && key == NULL ? C_BLOCK : 0;
 	case C_HISTORY: return kind == PKL_DICT && key == NULL ? C_HIST : 0;
@@ -337,6 +366,7 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 		snap_trace_get(L->s, L->cur_device);
 		return C_TRACE;
 	case C_SEGMENT:
+	case C_HSEGMENT:
 		if (key == NULL)
 			return 0;
 		if (k == K_BLOCKS)
@@ -360,10 +390,21 @@ classify(void *ctx, struct pkl_reader *r, uint8_t parent,
 			return 0;
 		if (k == K_FRAMES)
 			return kind == PKL_LIST ? C_FRAMES : 0;
+		if (k == K_POOL_ID && parent == C_EVENT)
+			return C_POOL;
 		return C_OTHER;
 	case C_SETTINGS:
+		/* the ring buffer's keys (2.14) may hold a list per device:
+		 * its items are read; any other list stays unread ("?") */
+		if ((k == K_TRACE_ALLOC_OVERFLOWED ||
+		    k == K_TRACE_ALLOC_MAX_ENTRIES) &&
+		    (kind == PKL_LIST || kind == PKL_TUPLE))
+			return C_SETLIST;
+		return C_SETVAL;
 	case C_SETVAL:
 		return C_SETVAL;
+	case C_SETLIST:
+		return C_OTHER;
 	case C_FRAME:
 	case C_ANNOTATION:
 	case C_POOL:
@@ -478,6 +519,28 @@ take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
 	return PKL_ID_REPLACE;
 }
 
+/* A trace entry's pool_id, (int, int) as a segment's segment_pool_id:
+ * the string id of its "A,B" text, 0 for anything else. */
+static uint32_t
+event_pool(struct loader *L, const struct pkl_value *v)
+{
+	const struct pkl_value *pi;
+	char buf[48];
+	size_t m;
+	int n;
+
+	if (v->kind != PKL_TUPLE && v->kind != PKL_LIST)
+		return 0;
+	pi = pkl_items(L->r, v, &m);
+	if (m != 2 || pi[0].kind != PKL_INT || pi[1].kind != PKL_INT ||
+	    (pi[0].flags & PKL_F_UNSIGNED) || (pi[1].flags & PKL_F_UNSIGNED))
+		return 0;
+	L->s->features |= SNAP_F_EVENT_POOL;
+	n = snprintf(buf, sizeof buf, "%" PRId64 ",%" PRId64, pi[0].v.i,
+	    pi[1].v.i);
+	return snap_intern_str(L->s, buf, (size_t)n);
+}
+
 /* A trace entry: n key/value pairs at it. */
 static int
 take_event(struct loader *L, const struct pkl_value *it, size_t n,
@@ -489,7 +552,7 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 	unsigned action = SNAP_ACTION_COUNT + SNAP_MAX_UNKNOWN_ACTIONS;
 	uint64_t addr = 0, size = 0, stream = 0, ev;
 	int64_t time_us = SNAP_NO_TIME;
-	uint32_t stack = 0, ctx = 0, meta = 0;
+	uint32_t stack = 0, ctx = 0, meta = 0, pool = 0;
 	int has_time = 0;
 
 	for (i = 0; i < n; i++) {
@@ -549,6 +612,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 			s->features |= SNAP_F_CATEGORY;
 			break;
 		case K_POOL_ID:
+			pool = event_pool(L, v);
+			break;
 		case K_FORWARD_FRAMES:
 			break;
 		default:
@@ -564,6 +629,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 		    "too many trace events");
 	if (action == SNAP_WORKSPACE_SNAPSHOT)
 		s->features |= SNAP_F_NPU;
+	if (action == SNAP_ANNOTATE)
+		s->features |= SNAP_F_ANNOTATE;
 	if (has_time)
 		s->features |= SNAP_F_TIME_US;
 	if (L->opts != NULL && L->opts->event != NULL) {
@@ -577,6 +644,7 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 		r.stack = stack;
 		r.ctx = ctx;
 		r.meta = meta;
+		r.pool = pool;
 		r.action = (uint8_t)action;
 		r.has_time = (uint8_t)has_time;
 		t->n++;
@@ -591,6 +659,8 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 	if (ctx != 0 || meta != 0 || t->compile_context != NULL ||
 	    t->user_metadata != NULL)
 		snap_trace_set_ctx(t, ev, ctx, meta);
+	if (pool != 0 || t->pool_id != NULL)
+		snap_trace_set_pool(t, ev, pool);
 	return PKL_DROP;
 }
 
@@ -819,6 +889,30 @@ setting_text(struct loader *L, const struct pkl_value *v, char *buf,
 		p = pkl_str(L->r, v, &len);
 		snprintf(buf, size, "%.*s", (int)(len > 1000 ? 1000 : len), p);
 		return;
+	case PKL_LIST:
+	case PKL_TUPLE:
+		/* a per-device value (trace_alloc_overflowed): [a, b, ...];
+		 * the items of any other list were not kept */
+		if (v->cls != C_SETLIST) {
+			snprintf(buf, size, "?");
+			return;
+		}
+		if (depth >= SETTING_DEPTH) {
+			snprintf(buf, size, "[...]");
+			return;
+		}
+		it = pkl_items(L->r, v, &n);
+		used = (size_t)snprintf(buf, size, "[");
+		for (i = 0; i < n && used + 1 < size; i++) {
+			char val[64];
+
+			setting_text(L, &it[i], val, sizeof val, depth + 1);
+			used += (size_t)snprintf(buf + used, size - used,
+			    "%s%s", i ? ", " : "", val);
+		}
+		if (used + 1 < size)
+			snprintf(buf + used, size - used, "]");
+		return;
 	case PKL_DICT:
 		if (depth >= SETTING_DEPTH) {
 			snprintf(buf, size, "{...}");
@@ -852,6 +946,10 @@ take_settings(struct loader *L, const struct pkl_value *d)
 	L->s->features |= SNAP_F_SETTINGS;
 	for (i = 0; i < n && i < 256; i++) {
 		uint32_t key = intern_value_str(L, &it[2 * i]);
+
+		/* an XPU's allocator names its configuration so */
+		if (strncmp(snap_str(L->s, key), "PYTORCH_XPU_", 12) == 0)
+			L->s->features |= SNAP_F_XPU;
 
 		setting_text(L, &it[2 * i + 1], buf, sizeof buf, 0);
 		snap_push_setting(L->s, key,
@@ -921,9 +1019,22 @@ take_root(struct loader *L, const struct pkl_value *root, struct sv_error *err)
 		switch (key_of(L, &it[2 * i])) {
 		case K_SEGMENTS: L->saw_segments = 1; break;
 		case K_DEVICE_TRACES: L->saw_traces = 1; break;
+		case K_HOST_SEGMENTS:
+		case K_HOST_TRACES: L->saw_host = 1; break;
+		case K_DEVICE_TYPE: {
+			size_t len;
+			const char *p;
+
+			if (it[2 * i + 1].kind != PKL_STR)
+				break;
+			p = pkl_str(L->r, &it[2 * i + 1], &len);
+			if (len == 3 && strncasecmp(p, "xpu", 3) == 0)
+				s->features |= SNAP_F_XPU;
+			break;
+		}
 		default: break;
 		}
-	if (!L->saw_segments && !L->saw_traces)
+	if (!L->saw_segments && !L->saw_traces && !L->saw_host)
 		return sv_error_set(err, SV_ERR_FORMAT, pkl_offset(L->r),
 		    "not a memory snapshot: no 'segments' or 'device_traces' "
 		    "key");
@@ -943,13 +1054,17 @@ items_unread(uint8_t cls, uint8_t kind)
 	switch (cls) {
 	case C_SETVAL:
 		return kind != PKL_DICT; /* a list is shown as "?" */
+	case C_SETLIST:
+		return 0;
 	case C_NONE:
 	case C_ROOT:
 	case C_SEGMENTS:
+	case C_HSEGMENTS:
 	case C_BLOCKS:
 	case C_HISTORY:
 	case C_FRAMES:
 	case C_TRACES:
+	case C_HTRACES:
 	case C_TRACE:
 	case C_ANNOTATIONS:
 	case C_OTHER:
@@ -1022,11 +1137,22 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 		if (parent_cls == C_ROOT)
 			L->root_segments++;
 		return take_segment(L, child, err);
+	case C_HSEGMENT:
+		/* pinned host memory: the host's device, whatever it says */
+		if (take_segment(L, child, err) != PKL_DROP)
+			return -1;
+		L->s->segments[L->s->n_segments - 1].device = SNAP_HOST_DEVICE;
+		L->s->features |= SNAP_F_HOST;
+		return PKL_DROP;
 	case C_SETTINGS:
 		return take_settings(L, child);
 	case C_ANNOTATION:
 		return take_annotation(L, child);
+	case C_HTRACES:
+		L->s->features |= SNAP_F_HOST;
+		/* FALLTHROUGH */
 	case C_SEGMENTS:
+	case C_HSEGMENTS:
 	case C_TRACES:
 	case C_TRACE:
 	case C_ANNOTATIONS:
@@ -1144,6 +1270,11 @@ snap_load_file(const char *path, const struct snap_load_opts *opts,
 	*out = NULL;
 	if (mapfile_open(&map, path, err) != 0)
 		return -1;
+	/* a .pickle.gz: read from an inflated copy (util/gunzip.h) */
+	if (mapfile_is_gzip(&map) && mapfile_gunzip(&map, err) != 0) {
+		mapfile_close(&map);
+		return -1;
+	}
 	rc = load(map.data, map.len, &map, opts, out, err);
 	mapfile_close(&map);
 	return rc;

@@ -22,6 +22,7 @@ struct snap_evrec {
 	uint32_t stack;
 	uint32_t ctx;     /* compile_context string id, 0 = none */
 	uint32_t meta;    /* user_metadata string id, 0 = none */
+	uint32_t pool;    /* pool_id as the string id of "A,B", 0 = none */
 	uint8_t action;
 	uint8_t has_time; /* the entry had an integer time_us */
 };

@@ -93,10 +93,11 @@ snap_trace_free_columns(struct snap_trace *t)
 	free(t->stack);
 	free(t->compile_context);
 	free(t->user_metadata);
+	free(t->pool_id);
 	t->action = NULL;
 	t->addr = t->size = t->stream = NULL;
 	t->time_us = NULL;
-	t->stack = t->compile_context = t->user_metadata = NULL;
+	t->stack = t->compile_context = t->user_metadata = t->pool_id = NULL;
 }
 
 void
@@ -529,6 +530,8 @@ trace_grow(struct snap_trace *t)
 		t->compile_context = xreallocarray(t->compile_context, ncap, 4);
 	if (t->user_metadata != NULL)
 		t->user_metadata = xreallocarray(t->user_metadata, ncap, 4);
+	if (t->pool_id != NULL)
+		t->pool_id = xreallocarray(t->pool_id, ncap, 4);
 	t->cap = ncap;
 	xalloc_hint_huge(t->action, ncap);
 	xalloc_hint_huge(t->addr, ncap * 8);
@@ -541,6 +544,8 @@ trace_grow(struct snap_trace *t)
 		xalloc_hint_huge(t->compile_context, ncap * 4);
 	if (t->user_metadata != NULL)
 		xalloc_hint_huge(t->user_metadata, ncap * 4);
+	if (t->pool_id != NULL)
+		xalloc_hint_huge(t->pool_id, ncap * 4);
 }
 
 uint64_t
@@ -563,6 +568,8 @@ snap_trace_push(struct snapshot *s, struct snap_trace *t, unsigned action,
 		t->compile_context[i] = 0;
 	if (t->user_metadata != NULL)
 		t->user_metadata[i] = 0;
+	if (t->pool_id != NULL)
+		t->pool_id[i] = 0;
 	t->n++;
 	return i;
 }
@@ -603,6 +610,42 @@ snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
 		t->user_metadata = ensure_u32_column(t->user_metadata, t);
 		t->user_metadata[i] = meta;
 	}
+}
+
+void
+snap_trace_set_pool(struct snap_trace *t, uint64_t i, uint32_t pool)
+{
+	if (pool != 0 || t->pool_id != NULL) {
+		t->pool_id = ensure_u32_column(t->pool_id, t);
+		t->pool_id[i] = pool;
+	}
+}
+
+int
+snap_ev_pool(const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, int64_t pool[2])
+{
+	uint32_t id = snap_ev_pool_str(t, i);
+	const char *p;
+	char *end;
+
+	pool[0] = pool[1] = 0;
+	if (id == 0)
+		return 0;
+	/* the loader wrote "A,B" (two decimal int64): read it back */
+	p = snap_str(s, id);
+	pool[0] = strtoll(p, &end, 10);
+	if (end == p || *end != ',') {
+		pool[0] = 0;
+		return 0;
+	}
+	p = end + 1;
+	pool[1] = strtoll(p, &end, 10);
+	if (end == p || *end != '\0') {
+		pool[0] = pool[1] = 0;
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- segments, blocks, annotations, settings ------------------------- */
@@ -774,19 +817,25 @@ snap_device_count(const struct snapshot *s)
 uint32_t
 snap_default_device(const struct snapshot *s)
 {
-	uint32_t i, best = 0;
+	uint32_t i, k, best = 0;
 	uint64_t most = 0;
 
+	/* a GPU before the pinned host memory, whatever their events */
 	for (i = 0; i < s->n_traces; i++)
-		if (s->traces[i].n > most) {
+		if (s->traces[i].n > most && !snap_is_host(s, i)) {
 			most = s->traces[i].n;
 			best = i;
 		}
 	if (most > 0)
 		return best;
-	for (i = 0; i < s->n_segments; i++)
-		if (i == 0 || s->segments[i].device < best)
+	for (i = 0, k = 0; i < s->n_segments; i++)
+		if (!snap_is_host(s, s->segments[i].device) &&
+		    (k++ == 0 || s->segments[i].device < best))
 			best = s->segments[i].device;
+	if (k > 0)
+		return best;
+	if (s->features & SNAP_F_HOST)
+		return SNAP_HOST_DEVICE;
 	return best;
 }
 
@@ -799,6 +848,8 @@ snap_format_label(const struct snapshot *s)
 		return "1.13 (segment list)";
 	if (f & SNAP_F_NPU)
 		return "torch_npu";
+	if (f & SNAP_F_ANNOTATE)
+		return "2.14+";
 	if (f & (SNAP_F_COMPILE_CONTEXT | SNAP_F_USER_METADATA))
 		return "2.8+";
 	if (f & SNAP_F_ANNOTATIONS)
@@ -812,4 +863,103 @@ snap_format_label(const struct snapshot *s)
 	if (f & SNAP_F_DICT)
 		return "2.0";
 	return "unknown";
+}
+
+/* The text of setting key for device d (see snap_ring_overflowed()) into
+ * buf; -1 when absent. */
+static int
+setting_for_device(const struct snapshot *s, const char *key, uint32_t d,
+    char *buf, size_t size)
+{
+	const char *v = NULL, *p, *e;
+	uint32_t i, k;
+	size_t n;
+
+	for (i = 0; i < s->n_settings; i++)
+		if (strcmp(snap_str(s, s->settings[i].key), key) == 0)
+			v = snap_str(s, s->settings[i].value);
+	if (v == NULL || size == 0)
+		return -1;
+	p = v;
+	if (*p == '[' || *p == '{') {
+		/* item d of a list, or the value of key d of a dict */
+		int dict = *p == '{';
+
+		p++;
+		for (k = 0;; k++) {
+			while (*p == ' ')
+				p++;
+			e = p + strcspn(p, ",]}");
+			if (e == p && *e != ',')
+				return -1;
+			if (dict) {
+				const char *c = memchr(p, ':', (size_t)(e - p));
+				char *end;
+				unsigned long long key_d;
+
+				if (c == NULL)
+					return -1;
+				key_d = strtoull(p, &end, 10);
+				if (end == c && end != p && key_d == d) {
+					p = c + 1;
+					while (*p == ' ')
+						p++;
+					break;
+				}
+			} else if (k == d)
+				break;
+			if (*e != ',')
+				return -1;
+			p = e + 1;
+		}
+	} else
+		e = p + strlen(p);
+	n = (size_t)(e - p);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+snap_ring_overflowed(const struct snapshot *s, uint32_t d)
+{
+	char v[32];
+
+	if (setting_for_device(s, "trace_alloc_overflowed", d, v,
+	    sizeof v) != 0)
+		return -1;
+	if (strcmp(v, "True") == 0 || strcmp(v, "true") == 0)
+		return 1;
+	if (strcmp(v, "False") == 0 || strcmp(v, "false") == 0)
+		return 0;
+	if (v[0] >= '0' && v[0] <= '9')
+		return strtoull(v, NULL, 10) != 0;
+	return -1;
+}
+
+uint64_t
+snap_ring_max_entries(const struct snapshot *s, uint32_t d)
+{
+	char v[32], *end;
+	unsigned long long n;
+
+	if (setting_for_device(s, "trace_alloc_max_entries", d, v,
+	    sizeof v) != 0 || v[0] < '0' || v[0] > '9')
+		return 0;
+	n = strtoull(v, &end, 10);
+	return *end == '\0' ? (uint64_t)n : 0;
+}
+
+int
+snap_is_host(const struct snapshot *s, uint32_t d)
+{
+	return d == SNAP_HOST_DEVICE && (s->features & SNAP_F_HOST) != 0;
+}
+
+const char *
+snap_device_family(const struct snapshot *s)
+{
+	return (s->features & SNAP_F_XPU) ? "XPU" : NULL;
 }

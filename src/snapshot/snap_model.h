@@ -40,7 +40,8 @@
 	_(SNAP_SEGMENT_UNMAP, "segment_unmap")                                 \
 	_(SNAP_SNAPSHOT, "snapshot")                                           \
 	_(SNAP_OOM, "oom")                                                     \
-	_(SNAP_WORKSPACE_SNAPSHOT, "workspace_snapshot")
+	_(SNAP_WORKSPACE_SNAPSHOT, "workspace_snapshot")                       \
+	_(SNAP_ANNOTATE, "annotate")
 
 enum snap_action {
 #define SNAP_ACTION_ENUM(id, name) id,
@@ -51,6 +52,10 @@ enum snap_action {
 	 * SNAP_ACTION_COUNT + k names snapshot.unknown_actions[k]. */
 };
 #define SNAP_MAX_UNKNOWN_ACTIONS 64
+
+/* Pinned host memory (host_segments, host_traces; PyTorch 2.14) is read
+ * as one more device with this number, named "host" (snap_is_host()). */
+#define SNAP_HOST_DEVICE 1024u
 
 /* Name of a known action, or NULL for an unknown value. */
 const char *snap_action_name(unsigned action);
@@ -81,7 +86,13 @@ enum snap_feature {
 	SNAP_F_TRACE_FRAMES = 1u << 14,  /* some trace entry has frames */
 	SNAP_F_NPU = 1u << 15,           /* torch_npu style (workspace events,
 					    pool id before segment_type) */
-	SNAP_F_CATEGORY = 1u << 16       /* profiler-derived: category key */
+	SNAP_F_CATEGORY = 1u << 16,      /* profiler-derived: category key */
+	SNAP_F_ANNOTATE = 1u << 17,      /* annotate events (2.14) */
+	SNAP_F_EVENT_POOL = 1u << 18,    /* pool_id on trace entries (2.14) */
+	SNAP_F_HOST = 1u << 19,          /* host_segments or host_traces:
+					    pinned host memory (2.14) */
+	SNAP_F_XPU = 1u << 20            /* the file says its devices are
+					    Intel XPUs (snap_device_family) */
 };
 
 struct snap_frame {
@@ -123,6 +134,7 @@ struct snap_segment {
 #define SNAP_TRACE_TIME 1u /* some event has time_us */
 #define SNAP_TRACE_CTX 2u  /* some event has a compile_context */
 #define SNAP_TRACE_META 4u /* some event has user_metadata */
+#define SNAP_TRACE_POOL 8u /* some event has pool_id */
 
 /*
  * A trace's events are either owned heap columns (the arrays below, from
@@ -143,6 +155,8 @@ struct snap_trace {
 	uint32_t *stack;         /* stack id per event, 0 = none */
 	uint32_t *compile_context; /* string id per event, NULL if absent */
 	uint32_t *user_metadata;   /* string id per event, NULL if absent */
+	uint32_t *pool_id;         /* string id of "A,B" (its pool_id),
+				      0 = none; NULL if absent */
 	uint64_t cap;            /* builder capacity (owned arrays only) */
 };
 
@@ -242,6 +256,7 @@ struct snap_event {
 	uint32_t stack;   /* stack id, 0 = none */
 	uint32_t compile_context; /* string id, 0 = none */
 	uint32_t user_metadata;   /* string id, 0 = none */
+	uint32_t pool_id; /* string id of "A,B", 0 = none (snap_ev_pool) */
 	uint8_t action;   /* enum snap_action or unknown index */
 };
 
@@ -333,6 +348,18 @@ snap_ev_meta(const struct snap_trace *t, uint64_t i)
 	    4);
 }
 
+/* The pool_id of event i as a string id ("A,B"), 0 when it has none. */
+static inline uint32_t
+snap_ev_pool_str(const struct snap_trace *t, uint64_t i)
+{
+	if (t->stripes == NULL)
+		return t->pool_id != NULL ? t->pool_id[i] : 0;
+	if (!(t->cols & SNAP_TRACE_POOL))
+		return 0;
+	return *(const uint32_t *)snap_stripe_at(t->stripes, SNAP_COL_POOL, i,
+	    4);
+}
+
 /* Which optional columns t has (SNAP_TRACE_*), whatever its storage. */
 static inline uint32_t
 snap_trace_cols(const struct snap_trace *t)
@@ -341,7 +368,8 @@ snap_trace_cols(const struct snap_trace *t)
 		return t->cols;
 	return (t->time_us != NULL ? SNAP_TRACE_TIME : 0) |
 	    (t->compile_context != NULL ? SNAP_TRACE_CTX : 0) |
-	    (t->user_metadata != NULL ? SNAP_TRACE_META : 0);
+	    (t->user_metadata != NULL ? SNAP_TRACE_META : 0) |
+	    (t->pool_id != NULL ? SNAP_TRACE_POOL : 0);
 }
 
 /* All of event i at once. */
@@ -356,7 +384,14 @@ snap_ev_get(const struct snap_trace *t, uint64_t i, struct snap_event *ev)
 	ev->time_us = snap_ev_time(t, i);
 	ev->compile_context = snap_ev_ctx(t, i);
 	ev->user_metadata = snap_ev_meta(t, i);
+	ev->pool_id = snap_ev_pool_str(t, i);
 }
+
+/* The private pool event i names (its pool_id, PyTorch 2.14: the same
+ * (int, int) as a segment's segment_pool_id) into pool: 1, or 0 with
+ * pool (0, 0) when the event has none. */
+int snap_ev_pool(const struct snapshot *s, const struct snap_trace *t,
+    uint64_t i, int64_t pool[2]);
 
 /* The first event of [lo, hi) whose time_us is at or after time_us, or
  * hi when none is; times must not decrease over the range (a file where
@@ -396,6 +431,29 @@ uint32_t snap_default_device(const struct snapshot *s);
 /* Human label for the detected format, e.g. "2.1+", "1.13 (legacy list)". */
 const char *snap_format_label(const struct snapshot *s);
 
+/*
+ * The ring buffer of trace events, from allocator_settings (PyTorch
+ * 2.14, pytorch#179276): trace_alloc_overflowed and
+ * trace_alloc_max_entries, each one value for every device, a list
+ * indexed by device or a dict keyed by it (read leniently: the form is
+ * not settled). snap_ring_overflowed() returns 1 when device d's ring
+ * overflowed (the trace lost its start), 0 when the file says it did
+ * not, -1 when it does not say. snap_ring_max_entries() returns the
+ * ring's size for d, 0 when the file does not say.
+ */
+int snap_ring_overflowed(const struct snapshot *s, uint32_t d);
+
+/* Whether device d is the file's pinned host memory (SNAP_HOST_DEVICE in
+ * a file with host_segments or host_traces). */
+int snap_is_host(const struct snapshot *s, uint32_t d);
+
+/* The device family when the file names one: "XPU" (a top-level
+ * device_type of "xpu", or allocator_settings keyed PYTORCH_XPU_...),
+ * else NULL: the format is the same for CUDA, XPU and torch_npu, and a
+ * file that does not say is not labelled. */
+const char *snap_device_family(const struct snapshot *s);
+uint64_t snap_ring_max_entries(const struct snapshot *s, uint32_t d);
+
 /* Frees everything; NULL is a no-op. */
 void snap_free(struct snapshot *s);
 
@@ -418,6 +476,8 @@ uint64_t snap_trace_push(struct snapshot *s, struct snap_trace *t,
 /* Frees t's columns and sets them to NULL (t itself and t->n stay). */
 void snap_trace_free_columns(struct snap_trace *t);
 void snap_trace_set_time(struct snap_trace *t, uint64_t i, int64_t time_us);
+/* Event i's pool_id: the string id of its "A,B" text (snap_ev_pool()). */
+void snap_trace_set_pool(struct snap_trace *t, uint64_t i, uint32_t pool);
 void snap_trace_set_ctx(struct snap_trace *t, uint64_t i, uint32_t ctx,
     uint32_t meta);
 /* Appends a segment (first_block/n_blocks must be set by the caller) and

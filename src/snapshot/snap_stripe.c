@@ -605,11 +605,11 @@ snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
 {
 	static const unsigned chunk[] = {SNAP_EVC_ACTION, SNAP_EVC_ADDR,
 	    SNAP_EVC_SIZE, SNAP_EVC_STREAM, SNAP_EVC_STACK, SNAP_EVC_TIME,
-	    SNAP_EVC_CTX, SNAP_EVC_META};
+	    SNAP_EVC_CTX, SNAP_EVC_META, SNAP_EVC_POOL};
 	uint32_t n = bs->dir[b].n, rlen, i;
 	const uint8_t *p;
 
-	if (col > SNAP_COL_META)
+	if (col > SNAP_COL_POOL)
 		return -1;
 	p = snap_stripe_chunk(bs, b, chunk[col], &rlen, 0);
 	if (p == NULL)
@@ -623,7 +623,8 @@ snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,
 				t[i] = SNAP_NO_TIME;
 			return 0;
 		}
-		if (col == SNAP_COL_CTX || col == SNAP_COL_META) {
+		if (col == SNAP_COL_CTX || col == SNAP_COL_META ||
+		    col == SNAP_COL_POOL) {
 			memset(out, 0, (size_t)n * 4);
 			return 0;
 		}

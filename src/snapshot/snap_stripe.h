@@ -39,7 +39,7 @@
 #define SNAP_STRIPE_SHIFT 14
 #define SNAP_STRIPE_MAX (1u << SNAP_STRIPE_SHIFT)
 
-/* Columns, for the cache and the hot slots below. The first eight are the
+/* Columns, for the cache and the hot slots below. The first nine are the
  * trace's; the rest belong to the timeline (src/index). */
 enum snap_col {
 	SNAP_COL_ACTION,   /* uint8_t */
@@ -50,6 +50,7 @@ enum snap_col {
 	SNAP_COL_TIME,     /* int64_t */
 	SNAP_COL_CTX,      /* uint32_t */
 	SNAP_COL_META,     /* uint32_t */
+	SNAP_COL_POOL,     /* uint32_t, a string id */
 	SNAP_COL_EV_ELEM,  /* uint64_t, timeline */
 	SNAP_COL_TOTAL,    /* uint64_t, timeline */
 	SNAP_COL_RESERVED, /* uint64_t, timeline */
@@ -67,6 +68,7 @@ enum snap_evchunk {
 	SNAP_EVC_TIME,    /* zig-zag varint delta; absent: no time */
 	SNAP_EVC_CTX,     /* varint; absent: all 0 */
 	SNAP_EVC_META,    /* varint; absent: all 0 */
+	SNAP_EVC_POOL,    /* varint string id; absent: all 0 */
 	SNAP_EVC_LINK,    /* varint per free_completed (timeline pairing) */
 	SNAP_EVC_TEXC,    /* total deltas that are not the default */
 	SNAP_EVC_N
@@ -317,7 +319,7 @@ int snap_dec_dict(const uint8_t *p, uint32_t rlen, uint32_t n,
 int snap_stripedir_check(const struct snap_stripedir *d, unsigned nchunk,
     uint64_t data_len);
 
-/* Decodes trace column col (SNAP_COL_ACTION .. SNAP_COL_META) of event
+/* Decodes trace column col (SNAP_COL_ACTION .. SNAP_COL_POOL) of event
  * stripe b of bs into out. The decoder of every event stripe set; derived
  * columns are the owner's. 0 or -1. */
 int snap_stripe_decode_trace(const struct snap_stripeset *bs, unsigned col,

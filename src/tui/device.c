@@ -79,6 +79,10 @@ device_set(struct app *a, uint32_t d)
 	a->st = NULL;
 	cursor_set(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
 	pane_timeline_open(a);
+	/* allocator_settings says the trace lost its start (2.14) */
+	if (snap_ring_overflowed(a->snap, d) > 0)
+		app_msg(a, "ring buffer overflowed: the trace lost its start "
+		    "(leaks and steps are judged on what remains)");
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
 	check_run(a, 0);

@@ -182,8 +182,13 @@ global_action(struct app *a, enum action act)
 				if (t != NULL && t->n > 0)
 					break;
 			}
-			if (d != a->device && device_set(a, d) == 0)
-				app_msg(a, "device %u", d);
+			if (d != a->device && device_set(a, d) == 0) {
+				if (snap_is_host(a->snap, d))
+					app_msg(a, "device host (pinned "
+					    "memory)");
+				else
+					app_msg(a, "device %u", d);
+			}
 		} else
 			app_msg(a, "only one device has data");
 		break;

@@ -92,6 +92,13 @@ event_header(struct app *a, const struct snap_trace *t, uint64_t i,
 	case SNAP_SNAPSHOT:
 		snprintf(title, tsize, "Event %s snapshot (taken here)", ev);
 		break;
+	case SNAP_ANNOTATE:
+		/* metadata added to the live allocation at addr */
+		raw = snap_str(a->snap, snap_ev_meta(t, i));
+		sv_escape(un, sizeof un, raw, strlen(raw));
+		snprintf(title, tsize, "Event %s annotate %s - %s", ev, addr,
+		    un);
+		break;
 	default:
 		snprintf(title, tsize, "Event %s %s %s %s", ev, an, addr, sz);
 	}
@@ -134,8 +141,18 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
 	}
-	if (t == NULL || a->view.cursor < 0 ||
-	    (uint64_t)a->view.cursor >= t->n) {
+	if (t == NULL || t->n == 0) {
+		/* a snapshot without trace: what the segments say */
+		snprintf(title, tsize, "No trace - the state at the end: "
+		    "reserved %s, allocated %s in %u segment%s",
+		    fmt_size(sz, sizeof sz, a->st->reserved),
+		    fmt_size(rq, sizeof rq, a->st->allocated),
+		    a->st->n_segments, a->st->n_segments == 1 ? "" : "s");
+		snprintf(info, isize, "select a block in the segment map "
+		    "for its size and stack");
+		return 0;
+	}
+	if (a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n) {
 		snprintf(title, tsize, "No event");
 		info[0] = '\0';
 		return 0;

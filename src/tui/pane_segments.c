@@ -27,6 +27,8 @@ seg_title(struct app *a, const struct rect *r, char *title, size_t size)
 	int form;
 
 	fmt_event(at, sizeof at, a->view.cursor);
+	if (a->tl.n_events == 0)	/* no trace: the file's own state */
+		snprintf(at, sizeof at, "end");
 	fmt_size_short(res, sizeof res, t->reserved);
 	fmt_size_short(al, sizeof al, t->allocated);
 	fmt_size_short(fi, sizeof fi, t->free_internal);

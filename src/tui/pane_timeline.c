@@ -54,6 +54,45 @@ draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 	    0);
 }
 
+/* The device's name in a title: its number, or "host" for pinned host
+ * memory (2.14). */
+static const char *
+dev_name(struct app *a, char *buf, size_t size)
+{
+	if (snap_is_host(a->snap, a->device))
+		snprintf(buf, size, "host");
+	else
+		snprintf(buf, size, "%u", a->device);
+	return buf;
+}
+
+/* A snapshot with no trace (include_traces=False, or no history
+ * recorded): no plot, a line saying why where it would be. */
+static void
+draw_no_trace(struct app *a, struct cellbuf *cb, const struct rect *r,
+    int focused)
+{
+	static const char *const why[] = {
+	    "no trace in this file: it holds segments, no events",
+	    "(dumped with include_traces=False, or history was not recorded)",
+	    "the segment map shows the state at the end",
+	};
+	char t[128], p[16];
+	size_t k;
+	int n;
+
+	snprintf(t, sizeof t, "Timeline - dev %s - no trace", dev_name(a, p,
+	    sizeof p));
+	pane_title(a, cb, r, focused, t);
+	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
+	for (k = 0; k < 3 && (int)k + 1 < r->h; k++) {
+		n = (int)strlen(why[k]);
+		n = r->w > n ? (r->w - n) / 2 : 0;
+		cellbuf_puts(cb, r->x + n, r->y + (r->h - 3) / 2 + (int)k + 1,
+		    why[k], r->w - n, UIC_AXIS, 0);
+	}
+}
+
 static void
 tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
@@ -61,6 +100,10 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	    cur[FMT_BUF], tot[FMT_BUF], lo[FMT_BUF], hi[FMT_BUF];
 	int st = a->view.stack, wide = r->w >= 110;
 
+	if (a->tl.n_events == 0) {
+		draw_no_trace(a, cb, r, focused);
+		return;
+	}
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);
@@ -72,7 +115,8 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	snprintf(t, sizeof t, "%s", st == TL_STACK_SEGMENT ? (wide ?
 	    "Active Cached Segment Timeline" : "Segment Timeline") : wide ?
 	    "Active Memory Timeline" : "Timeline");
-	snprintf(p, sizeof p, " - dev %u - %s %s", a->device, cur, tot);
+	snprintf(p, sizeof p, " - dev %s - %s %s", dev_name(a, lo, sizeof lo),
+	    cur, tot);
 	title_add(t, sizeof t, p);
 	if (st != TL_STACK_SEGMENT) {
 		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);

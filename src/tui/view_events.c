@@ -23,6 +23,7 @@
 #include "render/evfilter.h"
 #include "render/fmt.h"
 #include "tui/view.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 #define SCAN_BUDGET (1u << 21)  /* events read per extension */
@@ -188,6 +189,14 @@ detail(struct app *a, struct events_view *v)
 		    fmt_size(sz, sizeof sz, snap_ev_size(t, i)));
 	snprintf(d->info, sizeof d->info, "stream %" PRIu64 " - Enter: move "
 	    "the cursor here", snap_ev_stream(t, i));
+	if (snap_ev_action(t, i) == SNAP_ANNOTATE) {
+		const char *m = snap_str(a->snap, snap_ev_meta(t, i));
+		char esc[128];
+
+		sv_escape(esc, sizeof esc, m, strlen(m));
+		snprintf(d->info, sizeof d->info, "metadata %s - Enter: move "
+		    "the cursor here", esc);
+	}
 	d->stack = snap_ev_stack(t, i);
 }
 

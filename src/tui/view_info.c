@@ -58,6 +58,9 @@ facts(struct app *a, struct info_view *v)
 	add(v, "File          %s", name);
 	add(v, "Format        %s, pickle protocol %d, %s", snap_format_label(s),
 	    s->protocol, fmt_size(b0, sizeof b0, s->source_size));
+	if (snap_device_family(s) != NULL)
+		add(v, "Devices       %s (as the file says)",
+		    snap_device_family(s));
 	nst = s->n_stacks > 0 ? s->n_stacks - 1 : 0;
 	add(v, "Stacks        %s distinct stack%s over %s frame%s; %u "
 	    "annotation%s", fmt_count(b0, sizeof b0, nst),
@@ -95,6 +98,18 @@ facts(struct app *a, struct info_view *v)
 	    st.seg.expandable, st.seg.private_pool,
 	    fmt_size(b0, sizeof b0, st.seg.sum.reserved), fmt_size(b1,
 	    sizeof b1, st.seg.sum.alloc_requested));
+	if (snap_ring_overflowed(s, a->device) >= 0) {
+		if (snap_ring_max_entries(s, a->device) > 0)
+			snprintf(b1, sizeof b1, " (%" PRIu64 " entries at "
+			    "most)", snap_ring_max_entries(s, a->device));
+		else
+			b1[0] = '\0';
+		add(v, "Ring buffer   %s%s",
+		    snap_ring_overflowed(s, a->device) > 0 ? "OVERFLOWED: "
+		    "the trace lost its start; leaks and steps are judged on "
+		    "what remains" : "not overflowed: the trace is complete",
+		    b1);
+	}
 	add(v, "Not in trace  %s free%s without their alloc (recording began "
 	    "later), %s block%s alive from before the first event",
 	    fmt_count(b0, sizeof b0, st.frees_without_alloc),

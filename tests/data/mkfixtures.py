@@ -21,9 +21,10 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
 
 ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
            "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
-           "workspace_snapshot"]
+           "workspace_snapshot", "annotate"]
 STATES = {"inactive": 0, "active_allocated": 1, "active_pending_free": 2}
 U64 = (1 << 64) - 1
+HOST_DEVICE = 1024  # SNAP_HOST_DEVICE
 
 
 def frame(name, filename, line):
@@ -41,6 +42,13 @@ def expect_text(obj):
         segs, traces = obj, []
     else:
         segs, traces = obj.get("segments", []), obj.get("device_traces", [])
+    if isinstance(obj, dict) and ("host_segments" in obj or
+                                  "host_traces" in obj):
+        # pinned host memory is device HOST_DEVICE, after the others
+        segs = segs + [dict(s, device=HOST_DEVICE)
+                       for s in obj.get("host_segments", [])]
+        traces = traces + [[]] * (HOST_DEVICE - len(traces)) + \
+            [obj.get("host_traces", [])]
     lines = ["segments %d" % len(segs)]
     for s in segs:
         lines.append("segment dev=%d addr=%d total=%d stream=%d large=%d "
@@ -149,6 +157,159 @@ def small_snapshot(with_time=True, extra=False):
              "time_us": t0 + 100}]
         snap["some_future_key"] = {"x": [1, 2, 3]}
     return snap
+
+
+def annotated():
+    """PyTorch 2.14: annotate events (pytorch#190575) on live allocations,
+    several on one, one with a stack, one on an address nothing holds;
+    the alloc-time user_metadata stays; an unknown key and an unknown
+    action pass through."""
+    snap = small_snapshot(with_time=True, extra=True)
+    tr = snap["device_traces"][0]
+    seg_a = tr[0]["addr"]
+    t0 = tr[0]["time_us"]
+    st = tr[2]["frames"]
+    tr[1]["user_metadata"] = "alloc-time"
+    ann = [
+        (2, {"action": "annotate", "addr": seg_a, "size": 1000,
+             "stream": 0, "time_us": t0 + 11,
+             "user_metadata": "{'phase': 'forward'}"}),
+        (4, {"action": "annotate", "addr": seg_a + 1024, "stream": 0,
+             "time_us": t0 + 31, "user_metadata": "kv-cache",
+             "frames": st, "annotation_source": "tensor"}),
+        (5, {"action": "annotate", "addr": seg_a, "stream": 0,
+             "time_us": t0 + 32, "user_metadata": "step 2"}),
+        (6, {"action": "annotate", "addr": 12345, "stream": 0,
+             "time_us": t0 + 33, "user_metadata": "nobody"}),
+    ]
+    for k, (pos, e) in enumerate(ann):
+        tr.insert(pos + k, e)
+    return snap
+
+
+def no_trace(key):
+    """include_traces=False (pytorch#172672, #173949): the segments, no
+    trace entries; device_traces an empty list (key True) or missing."""
+    snap = small_snapshot(with_time=True, extra=True)
+    if key:
+        snap["device_traces"] = []
+    else:
+        del snap["device_traces"]
+    return snap
+
+
+def ring_overflowed():
+    """allocator_settings' ring buffer keys (pytorch#179276), one value per
+    device as a list: device 0's ring of 8 entries overflowed (it kept 8
+    of more events), device 1's did not."""
+    snap = small_snapshot(with_time=True, extra=True)
+    snap["allocator_settings"]["trace_alloc_overflowed"] = [True, False]
+    snap["allocator_settings"]["trace_alloc_max_entries"] = [8, 8]
+    return snap
+
+
+def event_pools():
+    """pool_id on every trace entry (pytorch#177717), the form of
+    segment_pool_id: a CUDA graph's private pool (3, 4) whose segment was
+    freed before the dump, so no final segment names it; one entry with
+    a pool_id that is not two ints (read as none)."""
+    snap = small_snapshot(with_time=True, extra=True)
+    tr = snap["device_traces"][0]
+    seg_c = 0x7f3a08000000
+    t0 = tr[0]["time_us"]
+    st = tr[1]["frames"]
+    graph = [
+        {"action": "segment_alloc", "addr": seg_c, "size": 2097152},
+        {"action": "alloc", "addr": seg_c, "size": 4096},
+        {"action": "free_requested", "addr": seg_c, "size": 4096},
+        {"action": "free_completed", "addr": seg_c, "size": 4096},
+        {"action": "segment_free", "addr": seg_c, "size": 2097152},
+    ]
+    for k, e in enumerate(graph):
+        e.update({"stream": 0, "time_us": t0 + 1 + k, "frames": st,
+                  "pool_id": (3, 4)})
+    for e in tr:
+        e["pool_id"] = (1, 2) if e["action"] == "segment_map" else (0, 0)
+    tr[-1]["pool_id"] = ("x", 1)
+    tr[1:1] = graph
+    return snap
+
+
+def host_memory(cuda=True):
+    """Pinned host memory (pytorch#182407, record_pinned_host_memory=True):
+    host_segments and host_traces beside the CUDA ones (cuda=False:
+    record_cuda=False, host memory only). The host allocator rounds a
+    request up to a power of two: the blocks are larger than asked."""
+    snap = small_snapshot(with_time=True, extra=True) if cuda else \
+        {"segments": [], "device_traces": []}
+    f = frame("pin_memory", "/work/loader.py", 33)
+    h1, h2, h3 = 0x7f0000000000, 0x7f0000100000, 0x7f0000300000
+    t0 = 1700000000000000
+    snap["host_segments"] = [
+        {"address": h1, "total_size": 4096, "allocated_size": 4096,
+         "active_size": 4096, "requested_size": 3000, "stream": 0,
+         "segment_type": "large", "segment_pool_id": (0, 0),
+         "blocks": [{"address": h1, "size": 4096, "requested_size": 3000,
+                     "state": "active_allocated", "frames": [f]}]},
+        {"address": h2, "total_size": 1048576, "allocated_size": 1048576,
+         "active_size": 1048576, "requested_size": 600000, "stream": 0,
+         "segment_type": "large", "segment_pool_id": (0, 0),
+         "blocks": [{"address": h2, "size": 1048576,
+                     "requested_size": 600000,
+                     "state": "active_allocated", "frames": [f]}]},
+    ]
+    tr = []
+    for a, z, r in ((h1, 4096, 3000), (h2, 1048576, 600000),
+                    (h3, 2048, 2000)):
+        tr.append({"action": "segment_alloc", "addr": a, "size": z})
+        tr.append({"action": "alloc", "addr": a, "size": r})
+    tr += [{"action": "free_requested", "addr": h3, "size": 2000},
+           {"action": "free_completed", "addr": h3, "size": 2000},
+           {"action": "segment_free", "addr": h3, "size": 2048}]
+    for i, e in enumerate(tr):
+        e.update({"stream": 0, "time_us": t0 + 5 * i, "frames": [f]})
+    snap["host_traces"] = tr
+    return snap
+
+
+def xpu():
+    """An Intel XPU's snapshot (pytorch#168262): the same format; the file
+    says XPU only through its allocator's configuration key."""
+    snap = small_snapshot(with_time=True, extra=True)
+    st = snap["allocator_settings"]
+    st["PYTORCH_XPU_ALLOC_CONF"] = st.pop("PYTORCH_CUDA_ALLOC_CONF")
+    return snap
+
+
+def skip_actions(skip):
+    """_record_memory_history(skip_actions=[...]) (pytorch#168183, 2.11):
+    whole actions left out. The allocations' history, complete: a 2 MiB
+    segment, x (1000 B) kept, y (2048 B) allocated and freed (its block
+    merged back into the free tail)."""
+    f = frame("step", "/work/train.py", 7)
+    seg = 0x7f3b00000000
+    trace = [
+        {"action": "segment_alloc", "addr": seg, "size": 2097152},
+        {"action": "alloc", "addr": seg, "size": 1000},
+        {"action": "alloc", "addr": seg + 1024, "size": 2048},
+        {"action": "free_requested", "addr": seg + 1024, "size": 2048},
+        {"action": "free_completed", "addr": seg + 1024, "size": 2048},
+    ]
+    for i, e in enumerate(trace):
+        e.update({"stream": 0, "time_us": 1700000000000000 + i,
+                  "frames": [f]})
+    segs = [{"device": 0, "address": seg, "total_size": 2097152,
+             "allocated_size": 1024, "active_size": 1024,
+             "requested_size": 1000, "stream": 0, "segment_type": "small",
+             "segment_pool_id": (0, 0), "is_expandable": False,
+             "frames": [f], "blocks": [
+                 {"address": seg, "size": 1024, "requested_size": 1000,
+                  "state": "active_allocated", "frames": [f]},
+                 {"address": seg + 1024, "size": 2097152 - 1024,
+                  "requested_size": 0, "state": "inactive",
+                  "frames": []}]}]
+    return {"segments": segs, "device_traces": [
+        [e for e in trace if e["action"] not in skip]]}
 
 
 def legacy_113():
@@ -413,6 +574,17 @@ def main():
         write("small_p%d" % p, snap, protocol=p)
     write("newest", small_snapshot(with_time=True, extra=True))
     write("notime", small_snapshot(with_time=False))
+    write("annotate", annotated())
+    write("notrace_empty", no_trace(True))
+    write("notrace_missing", no_trace(False))
+    write("ring_overflowed", ring_overflowed())
+    write("event_pools", event_pools())
+    write("host_memory", host_memory())
+    write("host_only", host_memory(cuda=False))
+    write("xpu", xpu())
+    write("skip_none", skip_actions([]))
+    write("skip_free_requested", skip_actions(["free_requested"]))
+    write("skip_frees", skip_actions(["free_requested", "free_completed"]))
     write("legacy_113", legacy_113(), protocol=2)
     write("legacy_20", legacy_20())
     write("single_items", single_items())
@@ -439,10 +611,16 @@ def main():
               b"\x8c\x06system\x93.", "2 STACK_GLOBAL (0x93) imports")
     write_raw("bad_reduce", b"\x80\x04}\x94R.", "2 REDUCE (0x52)")
     write_raw("bad_truncated", pickle.dumps(snap, protocol=4)[:-40],
-              "2 end")
+              "2 cut off (the dump did not finish?)")
+    # a dump killed after its first frame: ends between two opcodes
+    whole = pickle.dumps(small_snapshot(), protocol=4)
+    write_raw("bad_cut_between", whole[:whole.index(b"device_traces") + 13],
+              "2 cut off (the dump did not finish?): the file ends before "
+              "STOP")
     write_raw("bad_not_pickle", b"PK\x03\x04 this is a zip file",
               "2 not a pickle")
-    write_raw("bad_empty", b"", "2 empty file")
+    write_raw("bad_empty", b"",
+              "2 empty file (a dump that did not finish?)")
     write_raw("bad_wrong_shape", pickle.dumps({"a": 1}, protocol=4),
               "2 not a memory snapshot")
     write_raw("bad_int_top", pickle.dumps(12345, protocol=4),

@@ -96,6 +96,7 @@ walk_device(XXH3_state_t *h, const struct sv_index *ix, uint32_t d, int lod)
 		add_u64(h, (uint64_t)snap_ev_time(t, j));
 		add_str(h, s, snap_ev_ctx(t, j));
 		add_str(h, s, snap_ev_meta(t, j));
+		add_str(h, s, snap_ev_pool_str(t, j));
 	}
 	if (tl == NULL || lp == NULL)
 		return;

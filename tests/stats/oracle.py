@@ -11,9 +11,11 @@ import json
 import pickle
 import sys
 
+HOST_DEVICE = 1024  # SNAP_HOST_DEVICE: host_segments, host_traces
+
 ACTIONS = ["alloc", "free_requested", "free_completed", "segment_alloc",
            "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
-           "workspace_snapshot"]
+           "workspace_snapshot", "annotate"]
 
 
 class Safe(pickle.Unpickler):
@@ -26,6 +28,13 @@ def load(path):
         data = Safe(f).load()
     if isinstance(data, list):
         return {"segments": data, "device_traces": []}
+    if "host_segments" in data or "host_traces" in data:
+        # pinned host memory: one more device, numbered HOST_DEVICE
+        data["segments"] = list(data.get("segments", [])) + [
+            dict(s, device=HOST_DEVICE) for s in data.get("host_segments", [])]
+        tr = list(data.get("device_traces") or [])
+        data["device_traces"] = tr + [[]] * (HOST_DEVICE - len(tr)) + [
+            data.get("host_traces", [])]
     return data
 
 

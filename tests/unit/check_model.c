@@ -248,6 +248,55 @@ START_TEST(test_model_actions)
 }
 END_TEST
 
+/* A setting key = value, both interned. */
+static void
+setting(struct snapshot *s, const char *k, const char *v)
+{
+	snap_push_setting(s, snap_intern_str(s, k, strlen(k)),
+	    snap_intern_str(s, v, strlen(v)));
+}
+
+/* allocator_settings' ring buffer keys in each form a file may use. */
+START_TEST(test_model_ring)
+{
+	static const struct {
+		const char *ov, *max;
+		int want[3];
+		uint64_t max_want[3];
+	} c[] = {
+		{ NULL, NULL, { -1, -1, -1 }, { 0, 0, 0 } },
+		{ "True", "100000", { 1, 1, 1 }, { 100000, 100000, 100000 } },
+		{ "False", "x", { 0, 0, 0 }, { 0, 0, 0 } },
+		{ "[False, True]", "[8, 1000000]", { 0, 1, -1 },
+		    { 8, 1000000, 0 } },
+		{ "{1: True, 0: False}", "{0: 5}", { 0, 1, -1 }, { 5, 0, 0 } },
+		{ "1", "[]", { 1, 1, 1 }, { 0, 0, 0 } },
+		{ "[True", "{0 5}", { 1, -1, -1 }, { 0, 0, 0 } },
+		{ "maybe", "-3", { -1, -1, -1 }, { 0, 0, 0 } },
+	};
+	size_t i;
+	uint32_t d;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		struct snapshot *s = snap_new();
+
+		setting(s, "max_split_size", "-1");
+		if (c[i].ov != NULL)
+			setting(s, "trace_alloc_overflowed", c[i].ov);
+		if (c[i].max != NULL)
+			setting(s, "trace_alloc_max_entries", c[i].max);
+		for (d = 0; d < 3; d++) {
+			ck_assert_msg(snap_ring_overflowed(s, d) ==
+			    c[i].want[d], "case %zu device %u: %d", i, d,
+			    snap_ring_overflowed(s, d));
+			ck_assert_msg(snap_ring_max_entries(s, d) ==
+			    c[i].max_want[d], "case %zu device %u max", i, d);
+		}
+		snap_free(s);
+	}
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -263,6 +312,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_event_at_time);
 	tcase_add_test(tc, test_model_actions);
 	tcase_add_test(tc, test_model_many_annotations);
+	tcase_add_test(tc, test_model_ring);
 	suite_add_tcase(s, tc);
 	return s;
 }

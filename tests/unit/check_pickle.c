@@ -297,9 +297,10 @@ START_TEST(test_pickle_memo)
 	       "j\x00\x00\x00\x00l.",
 	    "[[],'x','x',[],'x','x',[]]");
 	/* a run cut by the end of the file, in either width */
-	RUN_FAIL("\x80\x02(K\x01q\x00h\x00h", SV_ERR_FORMAT, "truncated");
+	RUN_FAIL("\x80\x02(K\x01q\x00h\x00h", SV_ERR_FORMAT,
+	    "cut off (the dump did not finish?)");
 	RUN_FAIL("\x80\x02(K\x01q\x00h\x00j\x00\x00", SV_ERR_FORMAT,
-	    "truncated");
+	    "cut off (the dump did not finish?)");
 	/* a container as a dict key among scalar values, freed with it */
 	RUN_OK("\x80\x04(}(K\x01\x85K\x02K\x03K\x04u0K\x05l.", "[5]");
 }
@@ -988,15 +989,15 @@ START_TEST(test_pickle_records_operands)
 		B("\x8c\xff" "abcdefghij", "runs past the end"),
 		B("\x8a\xff" "abcdefghij", "runs past the end"),
 		B("X\xff\xff\xff\x7f" "abcdefghij", "runs past the end"),
-		B("X\x01\x00", "truncated BINUNICODE operand"),
-		B("\x8c", "truncated SHORT_BINUNICODE operand"),
-		B("\x8a", "truncated LONG1 operand"),
-		B("J\xff", "truncated BININT operand"),
-		B("M\x01", "truncated BININT2 operand"),
-		B("K", "truncated BININT1 operand"),
-		B("G\x3f\xf8", "truncated BINFLOAT operand"),
-		B("h", "truncated BINGET operand"),
-		B("j\x00\x00", "truncated LONG_BINGET operand"),
+		B("X\x01\x00", "the file ends in the BINUNICODE operand"),
+		B("\x8c", "the file ends in the SHORT_BINUNICODE operand"),
+		B("\x8a", "the file ends in the LONG1 operand"),
+		B("J\xff", "the file ends in the BININT operand"),
+		B("M\x01", "the file ends in the BININT2 operand"),
+		B("K", "the file ends in the BININT1 operand"),
+		B("G\x3f\xf8", "the file ends in the BINFLOAT operand"),
+		B("h", "the file ends in the BINGET operand"),
+		B("j\x00\x00", "the file ends in the LONG_BINGET operand"),
 		B("h\x09NNNNNNNNNN", "memo index 9 not set"),
 #undef B
 	};
