@@ -25,7 +25,8 @@ static const char *const good[] = {
     "legacy_113", "legacy_20", "single_items", "two_traces", "big_ints",
     "empty_dict_snapshot", "long4", "snapshot_only", "annotate",
     "notrace_empty", "notrace_missing", "ring_overflowed", "event_pools",
-    "host_memory", "host_only", "xpu", "skip_none", "skip_free_requested", "skip_frees"};
+    "host_memory", "host_only", "xpu", "skip_none", "skip_free_requested",
+    "skip_frees"};
 static const char *const bad[] = {
     "bad_global", "bad_stack_global", "bad_reduce", "bad_truncated",
     "bad_not_pickle", "bad_empty", "bad_wrong_shape", "bad_int_top",
