@@ -109,7 +109,7 @@
 	_(ACT_EXPORT, "export", "w", "",                                       \
 	    "Write the view (list, table, stack) to a file")                   \
 	_(ACT_COPY, "copy", "C", "",                                           \
-	    "Copy the selected stack to the clipboard (OSC 52)")               \
+	    "Send the selected stack to the clipboard (OSC 52)")               \
 	_(ACT_ALLOC_NEXT, "alloc-next", "]", "",                               \
 	    "Next leaked block of the site (frag view: next row)")             \
 	_(ACT_ALLOC_PREV, "alloc-prev", "[", "",                               \

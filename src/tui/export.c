@@ -3,7 +3,8 @@
  * view open, the stack in the detail pane, as text to a file named at a
  * prompt; C copies that stack to the user's clipboard through the
  * terminal (OSC 52: it travels over SSH, and tmux takes it with
- * set-clipboard on).
+ * set-clipboard on). No terminal answers an OSC 52, so the status line
+ * says the stack was sent, not that it was copied.
  *
  * A file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so nothing that
  * exists is touched, a symbolic link included. An existing file is
@@ -234,6 +235,7 @@ void
 copy_stack(struct app *a, FILE *term)
 {
 	char *text = NULL, *b64;
+	const char *tmux;
 	size_t len = 0, lines = 0, i;
 	FILE *m;
 
@@ -257,8 +259,14 @@ copy_stack(struct app *a, FILE *term)
 	 * base64: nothing of it reaches the terminal as a command */
 	fprintf(term, "\033]52;c;%s\a", b64);
 	fflush(term);
-	app_msg(a, "copied the stack (%zu line%s) to the clipboard "
-	    "(OSC 52)", lines, lines == 1 ? "" : "s");
+	/* nothing answers an OSC 52: whether it reached the clipboard is
+	 * the terminal's (and tmux's set-clipboard) business, so say only
+	 * what was done */
+	tmux = getenv("TMUX");
+	app_msg(a, "stack (%zu line%s) sent by OSC 52: %s", lines,
+	    lines == 1 ? "" : "s", tmux != NULL && tmux[0] != '\0' ?
+	    "tmux may need set-clipboard on" :
+	    "copied if the terminal allows");
 	free(b64);
 	free(text);
 }
