@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
+#include "render/frames.h"
 #include "util/escape.h"
 
 #define LABEL_MAX 1024
@@ -69,14 +70,13 @@ anlist_cut_label(const char *raw, int w, int utf8, char *buf, size_t size)
 		snprintf(buf, size, "%s", esc);
 		return buf;
 	}
+	/* a path loses its directories first, never its file and line */
+	if (strchr(esc, '/') != NULL || strchr(esc, '\\') != NULL)
+		return frames_shorten(buf, size, esc, w, utf8);
 	/* skip n - (w - nd) code points */
 	for (n -= w - nd; n > 0; n--)
 		for (p++; ((unsigned char)*p & 0xc0) == 0x80; p++)
 			;
-	/* start at a path component when one is left */
-	if (*p != '/' && strchr(p, '/') != NULL &&
-	    strchr(p, '/') < strchr(p, ':'))
-		p = strchr(p, '/');
 	snprintf(buf, size, "%s%s", dots, p);
 	return buf;
 }

@@ -127,9 +127,13 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 		    fmt_size(sz, sizeof sz, b->size),
 		    state_names[b->state < 4 ? b->state : 3], life);
 		snprintf(info, isize, "size %s requested %s stream %" PRIu64
-		    " segment %s", sz,
+		    " segment %s%s", sz,
 		    fmt_size(rq, sizeof rq, b->requested_size),
-		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr));
+		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr),
+		    e != TL_NO_ELEM && b->alloc_ev < 0 &&
+		    idx_tl_elem(&a->tl, e).flags & IDX_ELEM_PRE ?
+		    " - the stack of its free (allocated before the trace)" :
+		    "");
 		if (b->stack != 0)
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
@@ -169,7 +173,7 @@ cpp_site(struct app *a, uint32_t stack, char *buf, size_t size)
 static void
 det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
-	char title[256], info[256], line[512];
+	char title[256], info[256], line[512], cut[512];
 	struct frame_line *fl;
 	uint32_t stack;
 	size_t n, i;
@@ -205,6 +209,14 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 			continue;
 		}
 		frames_format(a->snap, fl[i].frame, line, sizeof line);
+		/* a user frame too long loses its directories, never its
+		 * file, line and function */
+		if (fl[i].kind == FRAME_USER &&
+		    sv_utf8_cells(line) > r->w - 1) {
+			frames_shorten(cut, sizeof cut, line, r->w - 1,
+			    a->utf8);
+			snprintf(line, sizeof line, "%s", cut);
+		}
 		cellbuf_puts(cb, r->x + 1, y, line, r->w - 1,
 		    fl[i].kind == FRAME_USER ? UIC_DEFAULT : UIC_FRAMEWORK, 0);
 	}

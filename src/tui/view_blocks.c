@@ -2,7 +2,9 @@
  * The block table (B): every live block at the cursor (allocated or
  * pending free) from the replayed state, in the segment map's place:
  * address, size, requested size, age (events since its alloc), stream,
- * category and call site. '.' sorts by the next column, R reverses;
+ * category and call site (a block allocated before the trace and freed
+ * in it has only its free's stack: "freed at SITE"). '.' sorts by the
+ * next column, R reverses;
  * Enter closes the table and selects the block in the segment map, its
  * stack in the detail pane. Rebuilt when the cursor moves
  * (O(live blocks log live blocks)); the selection stays on its address.
@@ -28,6 +30,8 @@ struct blk_row {
 	uint32_t b, seg;
 	uint32_t site;
 	int cat;                /* -1: no categories */
+	int freed;              /* allocated before the trace, freed in it:
+				   its stack is its free's */
 };
 
 struct blocks_view {
@@ -125,6 +129,20 @@ sort_rows(struct app *a, struct blocks_view *v, uint64_t addr)
 	v->sel = 0;
 }
 
+/* Was block b allocated before the trace and freed in it (its only
+ * stack is its free's, IDX_ELEM_PRE)? */
+static int
+freed_in_trace(struct app *a, const struct replay_block *b)
+{
+	uint64_t e;
+
+	if (b->alloc_ev >= 0)
+		return 0;
+	e = cursor_block_elem(a, b->addr, b->alloc_ev);
+	return e != TL_NO_ELEM &&
+	    (idx_tl_elem(&a->tl, e).flags & IDX_ELEM_PRE) != 0;
+}
+
 /* The live blocks of the state at the cursor. */
 static void
 refresh(struct app *a, struct blocks_view *v)
@@ -153,6 +171,7 @@ refresh(struct app *a, struct blocks_view *v)
 			    st->blocks[b].stack);
 			r->cat = v->cats ? tables_block_category(a,
 			    st->blocks[b].addr, st->blocks[b].alloc_ev) : -1;
+			r->freed = freed_in_trace(a, &st->blocks[b]);
 		}
 	v->at = a->view.cursor;
 	v->ok = 1;
@@ -215,8 +234,14 @@ bl_sync(struct app *a, void *priv)
 		snprintf(d->title + strlen(d->title), sizeof d->title -
 		    strlen(d->title), "%s", fmt_event(ev, sizeof ev,
 		    b->alloc_ev));
-	snprintf(d->info, sizeof d->info, "requested %s - Enter: select it "
-	    "in the segment map", fmt_size(rq, sizeof rq, b->requested_size));
+	if (v->rows[v->sel].freed)
+		snprintf(d->info, sizeof d->info, "requested %s - the stack of "
+		    "its free (allocated before the trace):",
+		    fmt_size(rq, sizeof rq, b->requested_size));
+	else
+		snprintf(d->info, sizeof d->info, "requested %s - Enter: "
+		    "select it in the segment map", fmt_size(rq, sizeof rq,
+		    b->requested_size));
 	d->stack = b->stack;
 }
 
@@ -236,12 +261,14 @@ row_text(struct app *a, struct blocks_view *v, size_t k, char *buf,
 	else
 		fmt_count(age, sizeof age, (uint64_t)(v->at - b->alloc_ev));
 	snprintf(st, sizeof st, "%" PRIu64, a->st->segments[r->seg].stream);
-	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-9.9s  ",
+	/* blocks allocated before the trace are named where they are freed */
+	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-9.9s  %s",
 	    fmt_addr(ad, sizeof ad, b->addr),
 	    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE ? '~' : ' ',
 	    fmt_size_short(sz, sizeof sz, b->size),
 	    fmt_size_short(rq, sizeof rq, b->requested_size), age,
-	    strlen(st) <= 5 ? st : st + strlen(st) - 5, cat);
+	    strlen(st) <= 5 ? st : st + strlen(st) - 5, cat,
+	    r->freed ? "freed at " : "");
 }
 
 static void

@@ -34,9 +34,25 @@ def picked(top_json, i, line):
     ok = [s for s in top if s["bytes"] == want["bytes"]]
     if not line.startswith("\u2500 Call site "):
         sys.exit("pick %d: not a call-site band: %s" % (i + 1, line))
-    if not any(line.split(" \u2500")[0].endswith(" - " + s["site"])
-               for s in ok):
-        sys.exit("pick %d: %s\n  want %s" % (i + 1, line, want["site"]))
+    # blocks allocated before the trace are named by their free (top
+    # says free_stack), "freed at SITE"; a long path may lose its
+    # directories ("…/file.py:73 step") to fit the title
+    def label(s):
+        return ("freed at " if s.get("free_stack") else "") + s["site"]
+
+    def shown(title, lab):
+        if title.endswith(" - " + lab):
+            return True
+        head, _, short = title.rpartition(" - ")
+        pre = "freed at " if lab.startswith("freed at ") else ""
+        if pre and not short.startswith(pre):
+            return False
+        short = short[len(pre):]
+        if short.startswith("\u2026"):
+            return lab.endswith(short[1:]) and "/" in lab
+        return False
+    if not any(shown(line.split(" \u2500")[0], label(s)) for s in ok):
+        sys.exit("pick %d: %s\n  want %s" % (i + 1, line, label(want)))
 
 
 def live_allocs(trace, upto):

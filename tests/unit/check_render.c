@@ -692,7 +692,11 @@ START_TEST(test_render_site_bands_real)
 			ck_assert_uint_eq(b[i].lo, b[i - 1].hi);
 		tl_group_label(&m, TL_STACK_SITE, (uint32_t)b[i].id, 0, 1, la,
 		    sizeof la);
-		an_site_label(&sites, t->site, lb, sizeof lb);
+		/* blocks allocated before the trace are named by their
+		 * free, as the top view names them */
+		strcpy(lb, t->free_stack ? "freed at " : "");
+		an_site_label(&sites, t->site, lb + strlen(lb),
+		    sizeof lb - strlen(lb));
 		/* equal bytes may rank either way: compare the labels only
 		 * where the bytes differ from a neighbour's */
 		if ((i == 0 || top.nodes[top.roots[i - 1]].bytes != t->bytes) &&
@@ -898,7 +902,8 @@ START_TEST(test_render_stack_modes)
 }
 END_TEST
 
-/* Call-site labels of the analysis lists are cut at the left. */
+/* Call-site labels of the analysis lists lose their directories, then
+ * the end of the function's name, before the file name is cut. */
 START_TEST(test_render_anlist_label)
 {
 	struct snapshot *s = snap_new();
@@ -915,14 +920,205 @@ START_TEST(test_render_anlist_label)
 	site = an_site_of(&t, st);
 	anlist_site_label(&t, site, 100, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "/home/a/metrics.py:47 collect");
-	/* a path component is kept whole when the cut leaves one */
+	/* directories go first, one at a time */
+	anlist_site_label(&t, site, 28, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, ".../a/metrics.py:47 collect");
 	anlist_site_label(&t, site, 26, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, ".../metrics.py:47 collect");
+	anlist_site_label(&t, site, 21, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "metrics.py:47 collect");
+	/* then the end of the function's name, never the file's start */
 	anlist_site_label(&t, site, 20, 0, buf, sizeof buf);
-	ck_assert_str_eq(buf, "...ics.py:47 collect");
+	ck_assert_str_eq(buf, "metrics.py:47 col...");
 	anlist_site_label(&t, site, 20, 1, buf, sizeof buf);
-	ck_assert_str_eq(buf, "\xe2\x80\xa6trics.py:47 collect");
+	ck_assert_str_eq(buf, "metrics.py:47 colle\xe2\x80\xa6");
+	/* then the name */
+	anlist_site_label(&t, site, 14, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "metrics.py:47");
+	/* the file is cut only when file and line alone do not fit */
+	anlist_site_label(&t, site, 10, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "\xe2\x80\xa6ics.py:47");
 	an_sites_destroy(&t);
+	snap_free(s);
+}
+END_TEST
+
+/* A timeline of blocks from before the trace: element 1 allocated
+ * before it and freed at event 2 by site Y (its only stack is the
+ * free's), six blocks alive throughout with no stack (weights loaded
+ * before recording, 4,500 of the peak's 4,680 bytes), and allocations of
+ * site X. */
+static struct idx_elem pre_elems[] = {
+    {0x1000, 100, 0, 0, 3, 1, 0},
+    {0x5000, 80, 0, -1, 2, 2, IDX_ELEM_PRE},
+    {0x2000, 50, 0, 1, -1, 1, 0},
+    {0xa000, 700, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xb000, 1000, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xc000, 500, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xd000, 900, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xe000, 600, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xf000, 800, 0, -1, -1, 0, IDX_ELEM_GHOST},
+};
+static uint64_t pre_total[4] = {4680, 4730, 4650, 4550};
+static uint64_t pre_res[4] = {8192, 8192, 8192, 8192};
+static uint64_t pre_ev_elem[4] = {0, 2, 1, 0};
+
+static struct snapshot *
+pre_example(struct idx_timeline *tl, uint32_t nghost)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	const char *fx = "/home/a/train.py", *fy = "/home/a/optim.py";
+	uint32_t f[2], i;
+
+	f[0] = snap_intern_frame(s, snap_intern_str(s, "step", 4),
+	    snap_intern_str(s, fx, strlen(fx)), 12);
+	f[1] = snap_intern_frame(s, snap_intern_str(s, "zero", 4),
+	    snap_intern_str(s, fy, strlen(fy)), 7);
+	ck_assert_uint_eq(snap_intern_stack(s, &f[0], 1), 1);
+	ck_assert_uint_eq(snap_intern_stack(s, &f[1], 1), 2);
+	for (i = 0; i < 4; i++)
+		snap_trace_push(s, t, i == 2 ? SNAP_FREE_COMPLETED :
+		    i == 3 ? SNAP_FREE_COMPLETED : SNAP_ALLOC, 0x1000, 8, 0,
+		    i == 2 ? 2 : 1);
+	snap_finish(s);
+	memset(tl, 0, sizeof *tl);
+	tl->n_events = 4;
+	tl->elems = pre_elems;
+	tl->n_elems = 3 + nghost;
+	tl->ev_elem = pre_ev_elem;
+	tl->total = pre_total;
+	tl->reserved = pre_res;
+	tl->base_total = 4580;
+	tl->peak = 4730;
+	tl->peak_ev = 1;
+	tl->n_pre = 1;
+	tl->n_ghost = nghost;
+	return s;
+}
+
+/* Blocks allocated before the trace and freed in it carry their free's
+ * stack: their call-site band is "freed at" that site, apart from the
+ * site's allocations, and the legend, whatever its width, keeps saying
+ * so. */
+START_TEST(test_render_site_freed_at)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = pre_example(&tl, 1);
+	struct tl_view v = {.ev0 = 0, .ev1 = 4, .cursor = 1,
+	    .sel_elem = TL_NO_ELEM, .stack = TL_STACK_SITE, .utf8 = 1,
+	    .mark_sel = -2};
+	struct tl_frame fr;
+	struct cellbuf cb;
+	struct idx_elem e_elem;
+	char why[128], buf[256], *text;
+	uint32_t gy, gx, w;
+
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	gx = tl_model_group_of(&m, TL_STACK_SITE, 0);
+	gy = tl_model_group_of(&m, TL_STACK_SITE, 1);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 2), gx);
+	ck_assert_uint_ne(gy, gx);
+	ck_assert_str_eq(tl_group_prefix(&m, TL_STACK_SITE, gy), "freed at ");
+	ck_assert_str_eq(tl_group_prefix(&m, TL_STACK_SITE, gx), "");
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gy, 0, 1, buf,
+	    sizeof buf), "freed at /home/a/optim.py:7 zero");
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gx, 0, 1, buf,
+	    sizeof buf), "/home/a/train.py:12 step");
+	/* cut: the prefix stays, the directories go */
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gy, 24, 1, buf,
+	    sizeof buf), "freed at optim.py:7 zero");
+	e_elem = idx_tl_elem(&tl, 1);
+	ck_assert_uint_eq(tl_model_site_group(&m, &e_elem), gy);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], gy, 1),
+	    80);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], gy, 2), 0);
+	/* the legend names the band "freed at" at any width */
+	for (w = 40; w <= 120; w += 40) {
+		memset(&fr, 0, sizeof fr);
+		fr.rank_stack = -1;
+		v.legend = TL_LEGEND_FULL;
+		cellbuf_init(&cb, (int)w, 24);
+		tl_render(&m, &v, &cb, 0, 0, (int)w, 24, &fr);
+		text = cellbuf_to_text(&cb);
+		ck_assert_msg(strstr(text, "freed at ") != NULL, "%u: %s", w,
+		    text);
+		ck_assert_msg(strstr(text, "optim.py:7") != NULL, "%u: %s", w,
+		    text);
+		free(text);
+		cellbuf_destroy(&cb);
+	}
+	tl_model_destroy(&m);
+	snap_free(s);
+}
+END_TEST
+
+/* Blocks alive since before the trace with no stack holding half of the
+ * peak or more: the largest TL_PRE_SPLIT are call-site bands of their
+ * own, labelled with their size and address, the rest one band; below
+ * half, they stay in "<no stack>". */
+START_TEST(test_render_site_pre_split)
+{
+	static const uint64_t want[TL_PRE_SPLIT] = {0xb000, 0xd000, 0xf000,
+	    0xa000};
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = pre_example(&tl, 6);
+	struct tl_view v = {.ev0 = 0, .ev1 = 4, .cursor = 1,
+	    .sel_elem = TL_NO_ELEM, .stack = TL_STACK_SITE, .utf8 = 1,
+	    .mark_sel = -2};
+	struct tl_frame fr = {.row_bytes = 1, .peak_ev = 1, .rank_stack = -1};
+	char why[128], buf[256], ad[FMT_BUF], sz[FMT_BUF];
+	uint32_t g, rest, j;
+	uint64_t k;
+
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_pre_split, TL_PRE_SPLIT);
+	for (j = 0; j < TL_PRE_SPLIT; j++) {
+		struct idx_elem e = idx_tl_elem(&tl, m.pre_split[j]);
+
+		ck_assert_uint_eq(e.addr, want[j]);
+		g = tl_model_group_of(&m, TL_STACK_SITE, m.pre_split[j]);
+		ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], g,
+		    1), e.size);
+		snprintf(why, sizeof why, "%s block %s, before the trace",
+		    fmt_size_short(sz, sizeof sz, e.size),
+		    fmt_addr(ad, sizeof ad, e.addr));
+		ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, g, 0, 1,
+		    buf, sizeof buf), why);
+	}
+	/* the other two are one band */
+	rest = tl_model_group_of(&m, TL_STACK_SITE, 5);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 7), rest);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], rest, 1),
+	    1100);
+	tl_group_label(&m, TL_STACK_SITE, rest, 0, 1, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "before the trace"));
+	/* ranked at the peak: the largest band first */
+	tl_rank(&m, &v, &fr);
+	ck_assert_uint_eq(fr.top[0], rest);
+	ck_assert_uint_eq(fr.top[1], tl_model_group_of(&m, TL_STACK_SITE,
+	    m.pre_split[0]));
+	tl_model_destroy(&m);
+	snap_free(s);
+
+	/* one such block, 700 of 4,680 bytes: no split */
+	s = pre_example(&tl, 1);
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_pre_split, 0);
+	tl_group_label(&m, TL_STACK_SITE, tl_model_group_of(&m, TL_STACK_SITE,
+	    3), 0, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "<no stack>");
+	for (k = 0; k < tl.n_elems; k++)
+		(void)tl_model_group_of(&m, TL_STACK_SITE, k);
+	tl_model_destroy(&m);
 	snap_free(s);
 }
 END_TEST
@@ -1074,6 +1270,8 @@ render_suite(void)
 	tcase_add_test(tl, test_render_segs_unmap_ranges);
 	tcase_add_test(tl, test_render_segs_overlap_start);
 	tcase_add_test(tl, test_render_site_bands_real);
+	tcase_add_test(tl, test_render_site_freed_at);
+	tcase_add_test(tl, test_render_site_pre_split);
 	tcase_add_test(tl, test_render_auto_alloc);
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
