@@ -51,6 +51,12 @@ int anlist_write(const struct anlist *l, FILE *f);
 char *anlist_cut_label(const char *raw, int w, int utf8, char *buf,
     size_t size);
 
+/* The category c (enum an_category; -1: none, "-") as the lists and
+ * tables show it, in at most ANLIST_CAT_W cells: its label, "optimizer"
+ * for optimizer state. A constant string. */
+#define ANLIST_CAT_W 10
+const char *anlist_category(int c);
+
 /* Escaped label of site into buf, cut at the left to at most w cells
  * ("...ker.py:47 collect" / UTF-8 ellipsis). Returns buf. */
 char *anlist_site_label(struct an_sites *sites, uint32_t site, int w,

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/anlist.h"
 #include "render/fmt.h"
 #include "tui/view.h"
 #include "util/xalloc.h"
@@ -41,6 +42,7 @@ struct blocks_view {
 	size_t n, cap;
 	int col, rev;           /* sort */
 	uint64_t sel, first;
+	int rescroll;           /* sorted: place the selection anew */
 	int cats;               /* the category column is filled */
 	uint64_t sel_addr;      /* address of the selected block */
 	char **labels;          /* site labels (raw), by site id, lazily */
@@ -121,6 +123,9 @@ sort_rows(struct app *a, struct blocks_view *v, uint64_t addr)
 	sort_app = a;
 	sort_view = v;
 	qsort(v->rows, v->n, sizeof *v->rows, cmp_rows);
+	/* the rows above the selection are others now: the old scroll
+	 * position means nothing */
+	v->rescroll = 1;
 	for (i = 0; addr != UINT64_MAX && i < v->n; i++)
 		if (a->st->blocks[v->rows[i].b].addr == addr) {
 			v->sel = i;
@@ -253,8 +258,7 @@ row_text(struct app *a, struct blocks_view *v, size_t k, char *buf,
 	const struct blk_row *r = &v->rows[k];
 	const struct replay_block *b = &a->st->blocks[r->b];
 	char ad[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], age[FMT_BUF], st[FMT_BUF];
-	const char *cat = r->cat >= 0 ? an_category_label((unsigned)r->cat) :
-	    "-";
+	const char *cat = anlist_category(r->cat);
 
 	if (b->alloc_ev < 0)
 		snprintf(age, sizeof age, "pre");
@@ -262,12 +266,12 @@ row_text(struct app *a, struct blocks_view *v, size_t k, char *buf,
 		fmt_count(age, sizeof age, (uint64_t)(v->at - b->alloc_ev));
 	snprintf(st, sizeof st, "%" PRIu64, a->st->segments[r->seg].stream);
 	/* blocks allocated before the trace are named where they are freed */
-	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-9.9s  %s",
+	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-*s  %s",
 	    fmt_addr(ad, sizeof ad, b->addr),
 	    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE ? '~' : ' ',
 	    fmt_size_short(sz, sizeof sz, b->size),
 	    fmt_size_short(rq, sizeof rq, b->requested_size), age,
-	    strlen(st) <= 5 ? st : st + strlen(st) - 5, cat,
+	    strlen(st) <= 5 ? st : st + strlen(st) - 5, ANLIST_CAT_W, cat,
 	    r->freed ? "freed at " : "");
 }
 
@@ -282,7 +286,7 @@ header(struct blocks_view *v, char *buf, size_t size, int utf8)
 	/* the sort column is marked after its name */
 	for (i = 0; i < N_COLS; i++)
 		m[i] = i != v->col ? " " : v->rev ? up : down;
-	snprintf(buf, size, "%-15s%s%5s%s %5s%s %7s%s %4s%s %-8s%s  %s%s",
+	snprintf(buf, size, "%-15s%s%5s%s %5s%s %7s%s %4s%s %-9s%s  %s%s",
 	    "address", m[0], "size", m[1], "req", m[2], "age", m[3], "strm",
 	    m[4], "category", m[5], "call site", m[6]);
 }
@@ -320,6 +324,14 @@ bl_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 	}
 	if (rows < 1)
 		return;
+	if (v->rescroll) {
+		/* the selection in the middle, or the first rows */
+		v->first = v->sel > (uint64_t)rows / 2 ? v->sel -
+		    (uint64_t)rows / 2 : 0;
+		if (v->n > (uint64_t)rows && v->first > v->n - (uint64_t)rows)
+			v->first = v->n - (uint64_t)rows;
+		v->rescroll = 0;
+	}
 	pane_list_scroll(&v->sel, &v->first, v->n, rows);
 	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
 		row_text(a, v, i, text, sizeof text);
@@ -391,7 +403,7 @@ bl_write(struct app *a, void *priv, FILE *f)
 
 /* Start of each column on a row, from the pane's text origin (the
  * header's and row_text's layout). */
-static const int col_x[N_COLS] = {0, 16, 23, 30, 39, 45, 56};
+static const int col_x[N_COLS] = {0, 16, 23, 30, 39, 45, 57};
 
 static int
 bl_click(struct app *a, void *priv, int x, int row, const struct rect *r)

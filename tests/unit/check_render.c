@@ -1123,6 +1123,25 @@ START_TEST(test_render_site_pre_split)
 }
 END_TEST
 
+/* The lists and tables name a category in ANLIST_CAT_W cells, whole:
+ * "activation" is not "activatio", optimizer state is "optimizer". */
+START_TEST(test_render_anlist_category)
+{
+	unsigned c;
+
+	ck_assert_str_eq(anlist_category(-1), "-");
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		ck_assert_int_le((int)strlen(anlist_category((int)c)),
+		    ANLIST_CAT_W);
+		if (c != AN_CAT_OPTIMIZER_STATE)
+			ck_assert_str_eq(anlist_category((int)c),
+			    an_category_label(c));
+	}
+	ck_assert_str_eq(anlist_category(AN_CAT_ACTIVATION), "activation");
+	ck_assert_str_eq(anlist_category(AN_CAT_OPTIMIZER_STATE), "optimizer");
+}
+END_TEST
+
 /* ---- segment map -------------------------------------------------------- */
 
 static const struct replay_block sm_blocks[] = {
@@ -1264,6 +1283,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_columns);
 	tcase_add_test(tl, test_render_timeline_hilite);
 	tcase_add_test(tl, test_render_anlist_label);
+	tcase_add_test(tl, test_render_anlist_category);
 	tcase_add_test(tl, test_render_groups_bytes);
 	tcase_add_loop_test(tl, test_render_segs_reserved, 0,
 	    (int)(sizeof seg_files / sizeof seg_files[0]));
