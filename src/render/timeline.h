@@ -399,6 +399,12 @@ void tl_render(const struct tl_model *m, const struct tl_view *v,
 int tl_bands_at(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max);
 
+/* The lowest and the highest level the columns of v show in a pane of
+ * width w: the least of the columns' stacked totals, the most of their
+ * totals and reserved bytes (what "fit min..max" fits the y axis to). */
+void tl_visible_range(const struct tl_model *m, const struct tl_view *v,
+    int w, uint64_t *lo, uint64_t *hi);
+
 /* Plot width for a pane of width w. */
 int tl_plot_width(int w);
 

@@ -59,16 +59,20 @@
 	    "Timeline bands: previous mode")                                   \
 	_(ACT_LEGEND, "legend", "i", "",                                       \
 	    "Timeline legend: automatic / every entry / hidden")               \
+	_(ACT_TIMELINE_ONLY, "timeline-only", "Z", "",                         \
+	    "Timeline full height: hide the panes below / show them")          \
 	_(ACT_PICK_UP, "pick-up", "K", "",                                     \
 	    "Pick the band above at the cursor (first: the bottom one)")       \
 	_(ACT_PICK_DOWN, "pick-down", "J", "",                                 \
 	    "Pick the band below at the cursor (first: the top one)")          \
 	_(ACT_YZOOM_IN, "y-zoom-in", ">", "",                                  \
-	    "Zoom the y axis in (around the picked band)")                     \
+	    "Zoom the y axis in (around the picked band, else the cursor)")    \
 	_(ACT_YZOOM_OUT, "y-zoom-out", "<", "", "Zoom the y axis out")         \
 	_(ACT_YPAN_UP, "y-pan-up", ")", "", "Pan the y axis up")               \
 	_(ACT_YPAN_DOWN, "y-pan-down", "(", "", "Pan the y axis down")         \
 	_(ACT_YFIT, "y-fit", "y", "", "Fit the y axis to what is visible")     \
+	_(ACT_YRANGE, "y-range", "Y", "",                                      \
+	    "Fit the y axis to the visible data's min..max")                   \
 	_(ACT_ANNOT_NEXT, "annot-next", "}", "",                               \
 	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
 	_(ACT_ANNOT_PREV, "annot-prev", "{", "", "Previous annotation")        \

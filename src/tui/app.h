@@ -68,6 +68,8 @@ struct app {
 	int detail_scroll, help_scroll;
 	int unfold;
 	int focus;                      /* LAY_TIMELINE..LAY_DETAIL */
+	int timeline_only;              /* the panes below hidden (Z) while
+					   no view is open */
 	int help;                       /* help screen shown */
 	int utf8, mono;
 

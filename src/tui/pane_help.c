@@ -44,7 +44,8 @@ static const struct entry timeline[] = {
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "pan left / right"},
     {{ACT_AXIS, ACT_COLOR, ACT_DEVICE}, "time axis; colour; device"},
     {{ACT_STACK_NEXT, ACT_STACK_PREV, ACT_LEGEND}, "bands: next, prev; legend"},
-    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT}, "pick band (Enter); y fit"},
+    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT, ACT_YRANGE},
+	"pick band; y: fit, min..max"},
     {{ACT_YZOOM_IN, ACT_YZOOM_OUT, ACT_YPAN_UP, ACT_YPAN_DOWN},
 	"y zoom in, out; pan"},
 };
@@ -81,6 +82,7 @@ static const struct entry other[] = {
     {{ACT_REDRAW, ACT_HELP}, "redraw; this help"},
     {{ACT_BACK, ACT_QUIT}, "close help or view; quit"},
     {{ACT_RANKS}, "back to the rank overview"},
+    {{ACT_TIMELINE_ONLY}, "timeline full height"},
 };
 static const struct group groups[] = {
     {"Move", move, sizeof move / sizeof move[0]},
@@ -108,10 +110,11 @@ static const char *const legend[] = {
     "as h j k l. snapview(1) lists every key.",
 };
 
-/* A line of the screen: text, bold for a group title. */
+/* A line of the screen: text, bold for a group title: the cells
+ * [bold0, bold1) (the title's column only, not the other's entry). */
 struct hline {
 	char text[160];
-	int bold;
+	int bold0, bold1;
 };
 
 struct hlines {
@@ -124,7 +127,8 @@ push(struct hlines *h, const char *text, int bold)
 {
 	XGROW(h->l, h->cap, h->n + 1);
 	snprintf(h->l[h->n].text, sizeof h->l[0].text, "%s", text);
-	h->l[h->n++].bold = bold;
+	h->l[h->n].bold0 = 0;
+	h->l[h->n++].bold1 = bold ? (int)sizeof h->l[0].text : 0;
 }
 
 /* Appends text wrapped at width w (at spaces when it can), the first
@@ -230,7 +234,7 @@ build(struct hlines *out, int w)
 	struct hlines left = {0}, right = {0};
 	struct entry more = {{ACT_NONE}, NULL};
 	char line[160];
-	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a;
+	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a, lb, rb;
 	size_t i;
 
 	if (cw > 60)
@@ -254,8 +258,12 @@ build(struct hlines *out, int w)
 		    i < right.n ? right.l[i].text : "");
 		if (!two)
 			snprintf(line, sizeof line, "%.150s", left.l[i].text);
-		push(out, line, (i < left.n && left.l[i].bold) ||
-		    (i < right.n && right.l[i].bold));
+		push(out, line, 0);
+		/* a title is bold in its own column only */
+		lb = i < left.n && left.l[i].bold1 > 0;
+		rb = two && i < right.n && right.l[i].bold1 > 0;
+		out->l[out->n - 1].bold0 = lb ? 0 : cw + 2;
+		out->l[out->n - 1].bold1 = rb ? (int)sizeof line : lb ? cw : 0;
 	}
 	free(left.l);
 	free(right.l);
@@ -269,7 +277,8 @@ help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused)
 {
 	struct hlines h = {0};
-	int i, row, rows = r->h - 1, n;
+	struct cell *c;
+	int i, row, rows = r->h - 1, n, x;
 	char title[128];
 
 	(void)focused;
@@ -284,9 +293,14 @@ help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
 	    a->help_scroll > 0 ? " - more above: k" : "");
 	pane_title(a, cb, r, 1, title);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
-	for (i = a->help_scroll, row = 0; i < n && row < rows; i++, row++)
+	for (i = a->help_scroll, row = 0; i < n && row < rows; i++, row++) {
 		cellbuf_puts(cb, r->x, r->y + 1 + row, h.l[i].text, r->w,
-		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
+		    UIC_DEFAULT, 0);
+		for (x = h.l[i].bold0; x < h.l[i].bold1 && x < r->w; x++)
+			if ((c = cellbuf_at(cb, r->x + x, r->y + 1 + row)) !=
+			    NULL)
+				c->attr |= CB_A_BOLD;
+	}
 	free(h.l);
 }
 

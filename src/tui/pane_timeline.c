@@ -479,13 +479,40 @@ y_zoom(struct app *a, int in)
 		a->view.ylo = a->view.ymax = 0; /* back to the fit */
 		return;
 	}
+	/* around the picked band, else the level at the cursor, else the
+	 * middle */
 	anchor = pick_level(a);
+	if (anchor < (double)lo || anchor > (double)hi)
+		anchor = (double)(a->view.stack == TL_STACK_SEGMENT ?
+		    tl_reserved_at(&a->tm, a->view.cursor) :
+		    tl_total_at(&a->tm, a->view.cursor));
 	if (anchor < (double)lo || anchor > (double)hi)
 		anchor = (double)lo + (double)span / 2;
 	/* the anchor keeps its place on the screen */
 	nlo = anchor - (anchor - (double)lo) * (double)nspan / (double)span;
 	a->view.ylo = nlo > 0 ? (uint64_t)nlo : 0;
 	a->view.ymax = a->view.ylo + nspan;
+}
+
+/* The y axis from the lowest to the highest level the columns show,
+ * a sixteenth of the span below and above. */
+static void
+y_data(struct app *a)
+{
+	uint64_t lo, hi, pad;
+
+	tl_visible_range(&a->tm, &a->view, a->lay.r[LAY_TIMELINE].w, &lo,
+	    &hi);
+	if (hi <= lo) {
+		a->view.ylo = a->view.ymax = 0;
+		app_msg(a, "nothing to fit: the visible data is flat");
+		return;
+	}
+	pad = (hi - lo) / 16;
+	a->view.ylo = lo > pad ? lo - pad : 0;
+	a->view.ymax = hi + pad > hi ? hi + pad : hi;
+	if (a->view.ymax - a->view.ylo < MIN_YSPAN)
+		a->view.ymax = a->view.ylo + MIN_YSPAN;
 }
 
 static void
@@ -555,6 +582,7 @@ pane_timeline_action(struct app *a, enum action act)
 	case ACT_YPAN_UP: y_pan(a, 1); break;
 	case ACT_YPAN_DOWN: y_pan(a, -1); break;
 	case ACT_YFIT: a->view.ylo = a->view.ymax = 0; break;
+	case ACT_YRANGE: y_data(a); break;
 	case ACT_ANNOT_NEXT: annot_jump(a, 1); break;
 	case ACT_ANNOT_PREV: annot_jump(a, -1); break;
 	default: return 0;

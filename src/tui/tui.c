@@ -310,6 +310,18 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		    CB_A_BOLD);
 }
 
+/* The panes' rectangles for the screen's size: the timeline alone when
+ * the panes below are hidden and no view takes one of their places. */
+static void
+place_panes(int cols, int rows)
+{
+	layout_compute(cols, rows, &app.lay);
+	if (app.timeline_only && !in_set && views_open_ops(&app) == NULL)
+		layout_timeline_only(&app.lay);
+	if (app.lay.r[app.focus].h <= 0)
+		app.focus = LAY_TIMELINE;
+}
+
 static void
 ui_draw(void)
 {
@@ -324,9 +336,13 @@ ui_draw(void)
 		pane_help_ops.draw(&app, cb, &app.lay.full, 1);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	} else {
+		/* a view opened or closed with the panes hidden: they come
+		 * back while it is open */
+		place_panes(app.lay.cols, app.lay.rows);
 		for (i = 0; i < 3; i++)
-			views_pane(&app, i)->draw(&app, cb, &app.lay.r[i],
-			    app.focus == i);
+			if (app.lay.r[i].h > 0)
+				views_pane(&app, i)->draw(&app, cb,
+				    &app.lay.r[i], app.focus == i);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	}
 	blit(cb);
@@ -339,7 +355,7 @@ relayout(void)
 	int cols, rows;
 
 	getmaxyx(stdscr, rows, cols);
-	layout_compute(cols, rows, &app.lay);
+	place_panes(cols, rows);
 	cellbuf_resize(&app.screen, cols, rows);
 	clearok(curscr, TRUE);
 }
