@@ -56,6 +56,8 @@ enum ui_color {
 	UIC_COUNT
 };
 #define UIC_NBANDS 8
+#define UIC_NBANDS_ANSI 5 /* bands the eight ANSI colours tell apart
+			     (the others repeat them in bold) */
 
 struct cell {
 	uint32_t ch;    /* Unicode code point; ' ' when blank */

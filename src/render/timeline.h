@@ -253,6 +253,10 @@ struct tl_view {
 	int by_site;        /* allocation mode: colour by call site */
 	int utf8;           /* UTF-8 glyphs (else pure ASCII) */
 	int mono;           /* patterns instead of colours */
+	int colors;         /* distinct band colours (UIC_NBANDS, or
+			       UIC_NBANDS_ANSI on an 8-colour terminal:
+			       the bands past them keep their patterns);
+			       0 counts as UIC_NBANDS */
 	int stack;          /* enum tl_stack */
 	int legend;         /* enum tl_legend */
 	struct tl_pick pick;

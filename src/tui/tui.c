@@ -472,6 +472,7 @@ app_unload(void)
 	app.mono = mono;
 	app.view.utf8 = app.sv.utf8 = utf8;
 	app.view.mono = app.sv.mono = mono;
+	app.view.colors = colors_bands();
 	app_set_opts();
 	views_init(&app);
 }
@@ -989,6 +990,7 @@ tui_main(const struct tui_opts *o)
 	cellbuf_init(&app.screen, 0, 0);
 	app.view.utf8 = app.sv.utf8 = app.utf8;
 	app.view.mono = app.sv.mono = app.mono;
+	app.view.colors = colors_bands();
 	if (lat != NULL && lat[0] != '\0')
 		latency_log = fopen(lat, "w");
 	views_init(&app);
