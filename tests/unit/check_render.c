@@ -1205,12 +1205,20 @@ START_TEST(test_render_segmap_cells)
 	ck_assert_uint_eq(t.free_external, 256 + 512);
 	ck_assert_uint_eq(t.largest_free, 256);
 
-	/* selecting block 0 reverses its cells */
+	/* selecting block 0 draws its cells and its segment's address in
+	 * the lists' one selection style: UIC_SELECT, not reversed again
+	 * (black on white reversed is white on black, unseen on a dark
+	 * terminal; in monochrome UIC_SELECT reverses by itself) */
 	v.sel_seg = 0;
 	v.sel_block = 0;
 	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
-	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->attr,
-	    CB_A_REVERSE);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->color,
+	    UIC_SELECT);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->attr, 0);
+	ck_assert_int_eq(cellbuf_at(&cb, 0, 0)->color, UIC_SELECT);
+	ck_assert_int_eq(cellbuf_at(&cb, 0, 0)->attr, 0);
+	ck_assert_int_ne(cellbuf_at(&cb, SEGMAP_PREFIX_W + 6, 0)->color,
+	    UIC_SELECT);
 	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 6, 0)->attr, 0);
 	cellbuf_destroy(&cb);
 }
