@@ -107,7 +107,8 @@ void
 pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text)
 {
-	unsigned col = focused ? UIC_TITLE_FOCUS : UIC_TITLE;
+	/* without colours only the focused title is reversed */
+	unsigned col = focused ? UIC_TITLE_FOCUS : UIC_TITLE_PANE;
 	uint32_t rule = a->utf8 ? 0x2500 : '-';
 	char fit[1024];
 	int n;
