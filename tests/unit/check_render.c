@@ -161,6 +161,10 @@ START_TEST(test_render_fmt_units)
 	ck_assert_str_eq(fmt_addr(b, sizeof b, 0x7f3a00000000ull),
 	    "0x7f3a00000000");
 	ck_assert_str_eq(fmt_duration(b, sizeof b, 12345678), "+12.345s");
+	/* the time axis starts at "0", not "+0us" */
+	ck_assert_str_eq(fmt_duration(b, sizeof b, 0), "0");
+	ck_assert_str_eq(fmt_duration(b, sizeof b, 1), "+1us");
+	ck_assert_str_eq(fmt_duration(b, sizeof b, -1), "-1us");
 	ck_assert_int_eq(fmt_parse_u64("1,204,551", &v), 0);
 	ck_assert_uint_eq(v, 1204551);
 	ck_assert_int_eq(fmt_parse_u64("0x7f3a", &v), 0);
