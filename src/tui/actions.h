@@ -34,7 +34,8 @@
 	_(ACT_SEG_NEXT, "segment-next", "s", "", "Next segment_alloc/map")     \
 	_(ACT_SEG_PREV, "segment-prev", "S", "",                               \
 	    "Previous segment_alloc/map")                                      \
-	_(ACT_GOTO, "goto", ":", "", "Go to event #N")                         \
+	_(ACT_GOTO, "goto", ":", "",                                           \
+	    "Go to event #N (-1: before the first event)")                     \
 	_(ACT_SEARCH, "search", "/", "<F3>",                                   \
 	    "Search: 0x address, file:line or frame text (any case)")         \
 	_(ACT_SEARCH_NEXT, "search-next", "n", "", "Next search match")        \

@@ -120,9 +120,12 @@ void app_prompt(struct app *a, enum prompt_mode m, const char *label,
     const char *init);
 
 /* ---- the cursor (cursor.c) ---- */
-/* Moves the cursor to ev (clamped), keeps it visible, refreshes the
- * state at the cursor. */
+/* Moves the cursor to ev (clamped to the events), keeps it visible,
+ * refreshes the state at the cursor. */
 void cursor_set(struct app *a, int64_t ev);
+/* The same, where -1 is the state before the first event (the goto
+ * prompt, --at -1), as the commands' --at -1 is. */
+void cursor_goto(struct app *a, int64_t ev);
 /* After an analysis moved the device's replay (a->src.replay): the state
  * at the cursor is fetched again, the block selection (which pointed into
  * the old state) dropped. */

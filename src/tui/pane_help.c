@@ -36,7 +36,7 @@ static const struct entry move[] = {
     {{ACT_UP, ACT_DOWN}, "event / segment / row"},
     {{ACT_PAGE_UP, ACT_PAGE_DOWN}, "half a screen / a page"},
     {{ACT_FIRST, ACT_LAST}, "start, end; first, last row"},
-    {{ACT_GOTO}, "go to event #N (decimal)"},
+    {{ACT_GOTO}, "go to event #N (-1: start)"},
     {{ACT_FOCUS_NEXT, ACT_FOCUS_PREV}, "next / previous pane"},
 };
 static const struct entry timeline[] = {

@@ -363,14 +363,19 @@ relayout(void)
 /* ---- input -------------------------------------------------------------- */
 
 /* An event number as typed at the goto prompt: decimal digits, with an
- * optional '#' and ',' between digits ("#1,234"); nothing else (hex
- * would jump somewhere unexpected). */
+ * optional '#' and ',' between digits ("#1,234"), or -1 (the state
+ * before the first event, as --at -1); nothing else (hex would jump
+ * somewhere unexpected). */
 static int
 parse_event(const char *s, int64_t *out)
 {
 	int64_t v = 0;
 	int digits = 0;
 
+	if (strcmp(s, "-1") == 0) {
+		*out = -1;
+		return 0;
+	}
 	if (*s == '#')
 		s++;
 	for (; *s != '\0'; s++) {
@@ -394,7 +399,8 @@ goto_event(const char *s)
 	int64_t ev;
 
 	if (parse_event(s, &ev) != 0) {
-		app_msg(&app, ": takes a decimal event number, not '%s'", s);
+		app_msg(&app, ": takes a decimal event number or -1, not '%s'",
+		    s);
 		return;
 	}
 	if (ev >= (int64_t)app.tl.n_events) {
@@ -402,8 +408,11 @@ goto_event(const char *s)
 		    sizeof last, (int64_t)app.tl.n_events - 1));
 		return;
 	}
-	cursor_set(&app, ev);
+	cursor_goto(&app, ev);
 	app.detail = DETAIL_EVENT;
+	if (ev == -1)
+		app_msg(&app, "before the first event: the state the trace "
+		    "starts from");
 }
 
 static int
@@ -540,7 +549,8 @@ dispatch(enum action act)
 	}
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
 		app_prompt(&app, act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH,
-		    act == ACT_GOTO ? "go to event # (decimal): " : "/", NULL);
+		    act == ACT_GOTO ? "go to event # (decimal, -1: before "
+		    "the first): " : "/", NULL);
 		return UI_REDRAW;
 	}
 	r = &app.lay.r[app.focus];
@@ -883,7 +893,7 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		return 2;
 	}
 	if (set == NULL && opts->has_at)
-		cursor_set(&app, opts->at);
+		cursor_goto(&app, opts->at);
 	return 0;
 }
 
