@@ -166,6 +166,63 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
 }
 
+/* Allocation bands coloured by call site: one entry per colour at the
+ * cursor, named by the site of its largest band ("+N" more sites share
+ * the colour). Returns the new count, or n when there is nothing to
+ * name. */
+static int
+site_colour_entries(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_band *b, int nb, struct leg_entry *e, int n)
+{
+	uint64_t bytes[UIC_NBANDS] = {0}, top[UIC_NBANDS] = {0};
+	uint32_t frame[UIC_NBANDS], f;
+	int best[UIC_NBANDS], others[UIC_NBANDS] = {0}, i, c;
+	struct idx_elem el;
+	char raw[512];
+
+	if (m->snap == NULL)
+		return n;
+	for (c = 0; c < UIC_NBANDS; c++)
+		best[c] = -1;
+	for (i = 0; i < nb; i++) {
+		if (b[i].kind != TL_PICK_ELEM)
+			continue;
+		c = b[i].color % UIC_NBANDS;
+		el = idx_tl_elem(m->tl, b[i].id);
+		f = frames_call_site(m->snap, el.stack);
+		bytes[c] += b[i].hi - b[i].lo;
+		if (best[c] < 0 || b[i].hi - b[i].lo > top[c]) {
+			if (best[c] >= 0 && f != frame[c])
+				others[c]++;
+			best[c] = i;
+			top[c] = b[i].hi - b[i].lo;
+			frame[c] = f;
+		} else if (f != frame[c])
+			others[c]++;
+	}
+	for (c = 0; c < UIC_NBANDS && n < LEG_MAX - 1; c++) {
+		if (best[c] < 0)
+			continue;
+		el = idx_tl_elem(m->tl, b[best[c]].id);
+		if (frame[c] == UINT32_MAX)
+			snprintf(raw, sizeof raw, "<no stack>");
+		else
+			frames_format(m->snap, frame[c], raw, sizeof raw);
+		if (others[c] > 0)
+			snprintf(raw + strlen(raw), sizeof raw - strlen(raw),
+			    " +%d", others[c]);
+		n = add(e, n, TL_PICK_ELEM, 0, (unsigned)c, 0, bytes[c], raw);
+		/* a block from before the trace has only its free's stack */
+		if (el.alloc_ev < 0 && el.flags & IDX_ELEM_PRE &&
+		    frame[c] != UINT32_MAX)
+			e[n - 1].prefix = "freed at ";
+		frames_shorten(e[n - 1].brief, sizeof e[n - 1].brief, raw,
+		    (int)(strrchr(raw, '/') != NULL ? sv_utf8_cells(strrchr(raw,
+		    '/') + 1) : sv_utf8_cells(raw)), v->utf8);
+	}
+	return n;
+}
+
 static int
 layer_entries(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, const struct tl_band *b, int nb,
@@ -176,19 +233,31 @@ layer_entries(const struct tl_model *m, const struct tl_view *v,
 	const struct tl_mode *md = &tl_modes[v->stack];
 	int seg = v->stack == TL_STACK_SEGMENT;
 
+	uint64_t other = sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt);
+	int n0 = n;
+
 	bytes = sum_kind(b, nb, TL_PICK_ELEM, 0, 1, &cnt);
-	snprintf(label, sizeof label, "%" PRIu64 " %s, %s%s", cnt,
-	    cnt == 1 ? md->noun : md->nouns, seg ?
-	    "in stacking order, thin ones in runs" : "one band each", !seg &&
-	    v->by_site ? " (colour: call site)" : "");
-	n = add(e, n, TL_PICK_ELEM, 0, 0, 0, bytes, label);
-	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64 " %s",
-	    cnt, md->nouns);
+	/* coloured by call site: the colours' sites */
+	if (!seg && v->by_site && bytes > 0)
+		n = site_colour_entries(m, v, b, nb, e, n);
+	/* a part with nothing at the cursor is left out ("0B under 201M"
+	 * says nothing), unless both are empty */
+	if (n == n0 && (bytes > 0 || other == 0)) {
+		snprintf(label, sizeof label, "%" PRIu64 " %s, %s%s", cnt,
+		    cnt == 1 ? md->noun : md->nouns, seg ?
+		    "in stacking order, thin ones in runs" : "one band each",
+		    !seg && v->by_site ? " (colour: call site)" : "");
+		n = add(e, n, TL_PICK_ELEM, 0, 0, 0, bytes, label);
+		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64
+		    " %s", cnt, md->nouns);
+	}
+	if (other == 0 && n > n0)
+		return n;
 	fmt_size_short(th, sizeof th, (uint64_t)(fr->row_bytes / 4));
 	snprintf(label, sizeof label, "%s under %s, or past the %u largest",
 	    md->nouns, th, m->max_drawn);
 	n = add(e, n, TL_PICK_OTHER, 0, 0, v->pick.kind == TL_PICK_OTHER,
-	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
+	    other, label);
 	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "under %s", th);
 	return n;
 }
@@ -230,6 +299,8 @@ n_entries_guess(const struct tl_model *m, const struct tl_view *v)
 	if (tl_stack_grouped(v->stack) && m->groups_ok[v->stack] > 0)
 		n = (int)(m->groups[v->stack].n < TL_MAX_BANDS ?
 		    m->groups[v->stack].n : TL_MAX_BANDS) + 1 + (v->hl != NULL);
+	else if (v->stack == TL_STACK_ALLOC && v->by_site)
+		n = UIC_NBANDS + 1 + (v->hl != NULL); /* a colour each */
 	return n;
 }
 

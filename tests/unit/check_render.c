@@ -716,6 +716,76 @@ START_TEST(test_render_site_bands_real)
 }
 END_TEST
 
+/* Allocation bands coloured by call site (c): the legend has an entry
+ * per colour, in that colour, named by a site whose bands have it; a
+ * legend part with no bytes at the cursor is left out (no "0B under
+ * 201M" in the segment mode). */
+START_TEST(test_render_legend_site_colours)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("gen/frag.pickle", &tl, &m);
+	struct tl_view v = {.ev0 = 0, .ev1 = (int64_t)tl.n_events,
+	    .cursor = tl.peak_ev, .sel_elem = TL_NO_ELEM, .by_site = 1,
+	    .utf8 = 1, .stack = TL_STACK_ALLOC, .legend = TL_LEGEND_FULL,
+	    .mark_sel = -2};
+	struct tl_frame fr = {.rank_stack = -1};
+	struct cellbuf cb;
+	char why[128], *text;
+	int y, x, named = 0, seen;
+	struct cell *c;
+
+	cellbuf_init(&cb, 120, 39);
+	tl_render(&m, &v, &cb, 0, 0, 120, 39, &fr);
+	text = cellbuf_to_text(&cb);
+	for (y = fr.ph + 2; y < 39; y++) {
+		c = cellbuf_at(&cb, 0, y);
+		if (c->color < UIC_BAND0 || c->color >= UIC_BAND0 +
+		    UIC_NBANDS)
+			continue;
+		/* the colour is one the plot's bands have */
+		for (seen = 0, x = TL_YAXIS_W; x < 120 && !seen; x++) {
+			int r;
+
+			for (r = 0; r < fr.ph && !seen; r++)
+				seen = cellbuf_at(&cb, x, r)->color == c->color;
+		}
+		ck_assert_msg(seen, "legend row %d: colour %d not in the plot",
+		    y, c->color);
+		named++;
+	}
+	ck_assert_int_ge(named, 3);
+	ck_assert_ptr_nonnull(strstr(text, "model.py:52 forward"));
+	ck_assert_ptr_null(strstr(text, "one band each"));
+	free(text);
+	cellbuf_destroy(&cb);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+
+	s = model_of("real/cuda_train_one_step.pickle", &tl, &m);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SEGMENT, why,
+	    sizeof why), 0);
+	v.ev1 = (int64_t)tl.n_events;
+	v.cursor = tl.peak_ev;
+	v.stack = TL_STACK_SEGMENT;
+	v.by_site = 0;
+	v.legend = TL_LEGEND_AUTO;
+	memset(&fr, 0, sizeof fr);
+	fr.rank_stack = -1;
+	cellbuf_init(&cb, 80, 11);
+	tl_render(&m, &v, &cb, 0, 0, 80, 11, &fr);
+	text = cellbuf_to_text(&cb);
+	ck_assert_msg(strstr(text, " segments") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "0B under") == NULL, "%s", text);
+	free(text);
+	cellbuf_destroy(&cb);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 /* Generated frag file: big allocations, drawn one by one. */
 START_TEST(test_render_auto_alloc)
 {
@@ -1305,6 +1375,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_site_freed_at);
 	tcase_add_test(tl, test_render_site_pre_split);
 	tcase_add_test(tl, test_render_auto_alloc);
+	tcase_add_test(tl, test_render_legend_site_colours);
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
