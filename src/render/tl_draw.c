@@ -125,13 +125,17 @@ draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t top,
 				cellbuf_put(c->cb, x, c->ybot - r,
 				    tl_band_glyph(v, &sb), UIC_LEAK, 0);
 	}
-	/* the reserved line over empty and partly filled cells */
+	/* the reserved line, one unbroken line over the bands' cells at its
+	 * level (the summary's shade, a band's top): only the picked band
+	 * and the leaked set stay above it. In the segment mode it is the
+	 * top of the stack: drawn over empty and partly filled cells only. */
 	r = row_of(c->fr, (double)res);
 	if (res == c->fr->yhi && res > c->fr->ylo)
 		r = c->fr->ph - 1;
 	if (res > 0 && r >= 0 && (cell = cellbuf_at(c->cb, x, c->ybot - r)) &&
 	    (cell->ch == ' ' || (cell->ch >= 0x2581 && cell->ch < 0x2588) ||
-	    cell->ch == '_'))
+	    cell->ch == '_' || (v->stack != TL_STACK_SEGMENT &&
+	    cell->color != UIC_HILITE && cell->color != UIC_LEAK)))
 		cellbuf_put(c->cb, x, c->ybot - r, v->utf8 ? 0x2500 : '-',
 		    UIC_RESERVED, 0);
 	return present;

@@ -786,6 +786,65 @@ START_TEST(test_render_legend_site_colours)
 }
 END_TEST
 
+/* The reserved line is unbroken: in every column, the cell at the
+ * reserved level is the line, over the summary's shade and the bands'
+ * tops alike (the real one-step run, whose reserved line runs through
+ * the summary band; a file whose reserved bytes lie in the bottom row). */
+START_TEST(test_render_reserved_line)
+{
+	static const char *const files[] = {"real/cuda_train_one_step.pickle",
+	    "real/synthetic_inconsistent.pickle"};
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s;
+	struct tl_view v;
+	struct tl_frame fr;
+	const struct tl_cols *cols;
+	struct cellbuf cb;
+	struct cell *c;
+	char why[128];
+	int k, x, r, pw;
+
+	for (k = 0; k < 2; k++) {
+		s = model_of(files[k], &tl, &m);
+		memset(&v, 0, sizeof v);
+		v.ev1 = (int64_t)tl.n_events;
+		v.cursor = tl.peak_ev;
+		v.sel_elem = TL_NO_ELEM;
+		v.utf8 = 1;
+		v.mono = 1;
+		v.stack = TL_STACK_SITE;
+		v.mark_sel = -2;
+		ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why,
+		    sizeof why), 0);
+		memset(&fr, 0, sizeof fr);
+		fr.rank_stack = -1;
+		cellbuf_init(&cb, 80, 11);
+		tl_render(&m, &v, &cb, 0, 0, 80, 11, &fr);
+		pw = tl_plot_width(80);
+		cols = tl_columns(&m, &v, pw);
+		for (x = 0; x < pw; x++) {
+			if (x == tl_event_col(&m, &v, pw, v.cursor))
+				continue; /* the cursor's column */
+			r = (int)(((double)cols->res[x] - (double)fr.ylo) /
+			    fr.row_bytes);
+			if (cols->res[x] == 0 || cols->res[x] >= fr.yhi)
+				r = fr.ph - 1;
+			if (r >= fr.ph)
+				r = fr.ph - 1;
+			c = cellbuf_at(&cb, TL_YAXIS_W + x, fr.ph - 1 - r);
+			ck_assert_msg(c->ch == 0x2500 && c->color ==
+			    UIC_RESERVED, "%s: column %d row %d: U+%04X "
+			    "colour %d", files[k], x, r, c->ch, c->color);
+		}
+		cellbuf_destroy(&cb);
+		tl_model_destroy(&m);
+		idx_timeline_destroy(&tl);
+		snap_free(s);
+	}
+}
+END_TEST
+
 /* Generated frag file: big allocations, drawn one by one. */
 START_TEST(test_render_auto_alloc)
 {
@@ -1376,6 +1435,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_site_pre_split);
 	tcase_add_test(tl, test_render_auto_alloc);
 	tcase_add_test(tl, test_render_legend_site_colours);
+	tcase_add_test(tl, test_render_reserved_line);
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
