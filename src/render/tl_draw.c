@@ -328,14 +328,34 @@ draw_labels(const struct tl_model *m, const struct tl_view *v,
 	char buf[FMT_BUF], lab[FMT_BUF + 8];
 	int len, pos, r;
 
-	label_for(m, v, v->ev0, buf, sizeof buf);
-	len = cellbuf_puts(cb, px, y, buf, pw, UIC_AXIS, 0);
-	label_for(m, v, v->ev1 - 1, buf, sizeof buf);
-	pos = px + pw - (int)strlen(buf);
-	if (pos > px + len + 1)
-		cellbuf_puts(cb, pos, y, buf, pw, UIC_AXIS, 0);
-	else
-		pos = px + pw;
+	/* a cursor off the view (panned away) is marked at the end it
+	 * went past, with its event, in the place of that end's label */
+	if (cc < 0 && v->cursor >= 0 && v->cursor < v->ev0) {
+		label_for(m, v, v->cursor, buf, sizeof buf);
+		snprintf(lab, sizeof lab, "%s%s", v->utf8 ? "\xe2\x97\x82" :
+		    "<", buf);
+		len = cellbuf_puts(cb, px, y, lab, pw, UIC_CURSOR, 0);
+	} else {
+		label_for(m, v, v->ev0, buf, sizeof buf);
+		len = cellbuf_puts(cb, px, y, buf, pw, UIC_AXIS, 0);
+	}
+	if (cc < 0 && v->cursor >= v->ev1) {
+		label_for(m, v, v->cursor, buf, sizeof buf);
+		snprintf(lab, sizeof lab, "%s%s", buf, v->utf8 ?
+		    "\xe2\x96\xb8" : ">");
+		pos = px + pw - sv_utf8_cells(lab);
+		if (pos > px + len + 1)
+			cellbuf_puts(cb, pos, y, lab, pw, UIC_CURSOR, 0);
+		else
+			pos = px + pw;
+	} else {
+		label_for(m, v, v->ev1 - 1, buf, sizeof buf);
+		pos = px + pw - (int)strlen(buf);
+		if (pos > px + len + 1)
+			cellbuf_puts(cb, pos, y, buf, pw, UIC_AXIS, 0);
+		else
+			pos = px + pw;
+	}
 	if (cc >= 0) {
 		label_for(m, v, v->cursor, buf, sizeof buf);
 		snprintf(lab, sizeof lab, "^%s", buf);
@@ -355,8 +375,16 @@ draw_cursor(const struct tl_model *m, const struct tl_view *v,
 {
 	int cc = tl_event_col(m, v, pw, v->cursor), r;
 
-	if (cc < 0)
+	if (cc < 0) {
+		/* panned away: an arrow at the end of the axis it is past */
+		if (v->cursor >= 0 && v->cursor < v->ev0)
+			cellbuf_put(cb, px, y + ph, v->utf8 ? 0x25c2 : '<',
+			    UIC_CURSOR, 0);
+		else if (v->cursor >= v->ev1)
+			cellbuf_put(cb, px + pw - 1, y + ph, v->utf8 ? 0x25b8 :
+			    '>', UIC_CURSOR, 0);
 		return -1;
+	}
 	for (r = 0; r < ph; r++) {
 		struct cell *c = cellbuf_at(cb, px + cc, y + r);
 

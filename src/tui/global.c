@@ -53,10 +53,11 @@ pan(struct app *a, int dir)
 	if (a->view.ev0 < 0)
 		a->view.ev0 = 0;
 	a->view.ev1 = a->view.ev0 + span;
-	if (a->view.cursor < a->view.ev0)
-		cursor_set(a, a->view.ev0);
-	else if (a->view.cursor >= a->view.ev1)
-		cursor_set(a, a->view.ev1 - 1);
+	/* the cursor stays where it is (as less and tig leave it): the
+	 * timeline marks where it went off the view */
+	if (a->view.cursor < a->view.ev0 || a->view.cursor >= a->view.ev1)
+		app_msg(a, "the cursor is %s of the view (h/l bring it back)",
+		    a->view.cursor < a->view.ev0 ? "left" : "right");
 }
 
 static void
