@@ -11,8 +11,9 @@
  * theme a foreground and background (ANSI numbers 0-7, -1 = terminal
  * default) and attrs, then the attrs of the monochrome theme (where the
  * focused pane's title is the only pane title in reverse video, the
- * others UIC_TITLE_PANE: bold alone is not seen on every terminal). tui/colors.c expands it into curses pairs;
- * render code only names the ids.
+ * others UIC_TITLE_PANE: bold alone is not seen on every terminal).
+ * tui/colors.c expands it into curses pairs; render code only names the
+ * ids.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -32,8 +32,9 @@
  * group (its ctx is that model); text writes a group's label (brief:
  * the short form for a narrow legend), or returns -1 for a group it
  * does not know; prefix says what comes before the label and is kept
- * whole when the label is cut ("freed at "); adopt (NULL: nothing) moves what setup made from a
- * struct tl_prep's copy into the model that adopts the mode. pass: the
+ * whole when the label is cut ("freed at "); adopt (NULL: nothing)
+ * moves what setup made from a struct tl_prep's copy into the model
+ * that adopts the mode. pass: the
  * mode is built in one pass over the trace with the other modes that
  * set it (tl_stack_pass_mates).
  */

@@ -23,9 +23,7 @@ skip_cells(const char *s, int n)
 	return s;
 }
 
-/* Drops the first directory of the first path of buf (a word starting
- * at the root, the home or dots, or naming a .py file): "/a/b/f.py" becomes "…/b/f.py", "…/f.py"
- * becomes "f.py". Returns 0 when there is none left to drop. */
+/* Does the word [w, end) name a Python file? */
 static int
 has_py(const char *w, const char *end)
 {
@@ -37,6 +35,10 @@ has_py(const char *w, const char *end)
 	return 0;
 }
 
+/* Drops the first directory of the first path of buf (a word starting
+ * at the root, the home or dots, or naming a .py file): "/a/b/f.py"
+ * becomes "…/b/f.py", "…/f.py" becomes "f.py". Returns 0 when there is
+ * none left to drop. */
 static int
 drop_dir(char *buf, size_t size, int utf8)
 {

@@ -662,8 +662,9 @@ pane_timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 			snprintf(info, isize, "allocated before the trace: the "
 			    "stack of its largest block's free:");
 		else
-			snprintf(info, isize, "Enter: the alloc of its largest "
-			    "block alive here; the stack of its largest block:");
+			snprintf(info, isize, "Enter: the alloc of its "
+			    "largest block alive here; the stack of its "
+			    "largest block:");
 		return a->tm.groups[st].stack[p->id];
 	case TL_PICK_SET:
 		snprintf(title, tsize, "Leaked blocks of the selected site "

@@ -2,8 +2,9 @@
  * The event table (E): the events around the cursor, one row each
  * (event, action, address, size, stream, call site), in the segment
  * map's place (a free whose own stack has no Python frame is named by
- * its block's allocation site, "alloc FILE:LINE NAME"); & filters them (render/evfilter.h: actions, size range,
- * stream, address, frame text, all combined); Enter moves the cursor to
+ * its block's allocation site, "alloc FILE:LINE NAME"); & filters them
+ * (render/evfilter.h: actions, size range, stream, address, frame text,
+ * all combined); Enter moves the cursor to
  * the selected event. The detail pane shows the selected event's stack.
  *
  * Sized for 10^8 events: nothing is materialised. The table keeps the
