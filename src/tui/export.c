@@ -1,7 +1,7 @@
 /*
  * Export and copy: w writes the open view (list, table, tree) or, with no
- * view open, the stack in the detail pane, as text to a file named at a
- * prompt; C copies that stack to the user's clipboard through the
+ * view open, the stack in the detail pane as it shows it (framework
+ * frames folded unless unfolded), as text to a file named at a prompt; C copies that stack to the user's clipboard through the
  * terminal (OSC 52: it travels over SSH, and tmux takes it with
  * set-clipboard on). No terminal answers an OSC 52, so the status line
  * says the stack was sent, not that it was copied.
@@ -36,25 +36,37 @@
 
 #define COPY_MAX (64 * 1024)    /* bytes of text copied at most */
 
-/* The stack in the detail pane as text: its title, its line of
- * information, then every frame, innermost first (escaped). */
+/* The stack in the detail pane as text, as the pane shows it: its
+ * title, its line of information, then its frames innermost first
+ * (escaped), framework runs folded into their line unless unfolded (z),
+ * each frame whole. */
 static int
 write_stack(struct app *a, FILE *f)
 {
 	char title[512], info[512], line[1024];
-	const uint32_t *fs;
-	uint32_t stack, n, i;
+	struct frame_line *fl;
+	uint32_t stack;
+	size_t n, i;
 
 	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	fprintf(f, "%s\n", title);
 	if (info[0] != '\0')
 		fprintf(f, "%s\n", info);
-	fs = snap_stack(a->snap, stack, &n);
+	n = frames_layout(a->snap, stack, a->unfold, NULL, 0);
+	fl = xcalloc(n + 1, sizeof *fl);
+	frames_layout(a->snap, stack, a->unfold, fl, n);
 	if (n == 0)
 		fprintf(f, "(no stack recorded)\n");
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s\n", frames_format(a->snap, fs[i], line,
-		    sizeof line));
+	for (i = 0; i < n; i++) {
+		if (fl[i].nfold > 0)
+			fprintf(f, "%s %u framework frame%s (z unfolds)\n",
+			    a->utf8 ? "\xe2\x96\xb8" : "+", fl[i].nfold,
+			    fl[i].nfold == 1 ? "" : "s");
+		else
+			fprintf(f, "%s\n", frames_format(a->snap, fl[i].frame,
+			    line, sizeof line));
+	}
+	free(fl);
 	return ferror(f) ? -1 : 0;
 }
 
