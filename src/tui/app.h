@@ -81,6 +81,10 @@ struct app {
 	uint64_t query_addr;
 	int query_is_addr;
 	uint8_t *stack_match;           /* per stack id: matches query */
+	uint8_t *frame_match;           /* per frame id: matches query */
+	int search_show;                /* the detail pane shows the search
+					   hit: its frame highlighted (2:
+					   and scrolled into view, once) */
 
 	uint32_t dev_gen;               /* changes with the device */
 	struct an_sites sites;          /* call sites (tables_sites) */

@@ -67,6 +67,7 @@ move(struct app *a, int64_t ev)
 	uint64_t seg_addr = UINT64_MAX, blk_addr = UINT64_MAX;
 
 	a->view.cursor = ev;
+	a->search_show = 0;
 	if (ev >= 0 && (ev < a->view.ev0 || ev >= a->view.ev1)) {
 		/* Keep the span, centre the cursor. */
 		a->view.ev0 = ev - span / 2;

@@ -73,7 +73,8 @@ device_set(struct app *a, uint32_t d)
 	a->sv.sel_block = SEGMAP_NONE;
 	a->detail = DETAIL_EVENT;
 	free(a->stack_match);
-	a->stack_match = NULL;
+	free(a->frame_match);
+	a->stack_match = a->frame_match = NULL;
 	a->st = NULL;
 	cursor_set(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
 	pane_timeline_open(a);
@@ -93,7 +94,8 @@ device_close(struct app *a)
 	if (a->st != NULL || a->tl.elems != NULL || a->tl.elblk != NULL)
 		device_free(a);
 	free(a->stack_match);
-	a->stack_match = NULL;
+	free(a->frame_match);
+	a->stack_match = a->frame_match = NULL;
 	if (a->ix != NULL)
 		idx_close(a->ix);
 	else
