@@ -40,7 +40,7 @@ fill_cells(struct col_ctx *c, int x, const struct tl_band *bands, int n)
 	const struct tl_view *v = c->v;
 	double rb = c->fr->row_bytes, ylo = (double)c->fr->ylo;
 	uint64_t top = n > 0 ? bands[n - 1].hi : 0;
-	int r, j = 0, shown = 0;
+	int r, j = 0, shown = 0, set;
 
 	for (r = 0; r < c->fr->ph && n > 0; r++) {
 		double lo = ylo + r * rb, mid = lo + rb / 2;
@@ -50,24 +50,27 @@ fill_cells(struct col_ctx *c, int x, const struct tl_band *bands, int n)
 			break;
 		while (j + 1 < n && (double)bands[j].hi <= mid)
 			j++;
+		/* the highlighted set rests at the bottom: wherever it has
+		 * bytes its cell shows it, however thin (a leak of a few
+		 * bytes is a row of marks, not only ticks on the axis) */
+		set = r == 0 && c->fr->ylo == 0 &&
+		    bands[0].kind == TL_PICK_SET && bands[0].hi > 0;
 		if (mid < (double)top) {
-			/* the highlighted set rests at the bottom: its cell
-			 * shows from an eighth of a row on, so it is seen */
-			b = &bands[j];
-			if (r == 0 && c->fr->ylo == 0 &&
-			    bands[0].kind == TL_PICK_SET &&
-			    (double)bands[0].hi >= rb / 8)
-				b = &bands[0];
+			b = set ? &bands[0] : &bands[j];
 			cellbuf_put(c->cb, x, c->ybot - r, tl_band_glyph(v, b),
 			    tl_band_color(b), 0);
 		} else {
 			int e8 = (int)(((double)top - lo) * 8 / rb);
 			uint32_t g;
 
-			if (e8 <= 0)
+			if (e8 <= 0 && !set)
 				continue;
-			b = &bands[n - 1];
-			if (v->utf8)
+			if (e8 <= 0)
+				e8 = 1;
+			b = set ? &bands[0] : &bands[n - 1];
+			if (set)
+				g = tl_band_glyph(v, b); /* a mark, whole */
+			else if (v->utf8)
 				g = eighths[e8 > 8 ? 8 : e8];
 			else
 				g = e8 >= 4 ? tl_band_glyph(v, b) : '_';

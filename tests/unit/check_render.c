@@ -441,6 +441,42 @@ START_TEST(test_render_timeline_hilite)
 }
 END_TEST
 
+/* A leaked set far thinner than a cell (100 bytes of a 35,000-byte
+ * range: a fiftieth of a row) still marks the bottom row wherever it is
+ * alive, not only the axis. */
+START_TEST(test_render_thin_leak)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_hilite h;
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 4, .sel_elem =
+	    TL_NO_ELEM, .ymax = 35000, .mono = 1, .legend = TL_LEGEND_OFF,
+	    .mark_sel = -2};
+	struct cellbuf cb;
+	uint64_t a = 0;
+	int px = TL_YAXIS_W, bot = 6, x;
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	tl_hilite_init(&h, &m, &a, NULL, 1);
+	v.hl = &h;
+	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
+	/* A is alive after events 1 and 2 */
+	for (x = 0; x < 5; x++) {
+		ck_assert_uint_eq(ch_at(&cb, px + x, bot) == '!', x == 1 ||
+		    x == 2);
+		if (x == 1 || x == 2)
+			ck_assert_uint_eq(cellbuf_at(&cb, px + x, bot)->color,
+			    UIC_LEAK);
+		ck_assert_uint_ne(ch_at(&cb, px + x, bot - 1), '!');
+	}
+	tl_hilite_destroy(&h);
+	tl_model_destroy(&m);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 /* ---- stacking modes ------------------------------------------------------ */
 
 /* Group of an element of the worked example: A and C in group 0, B in
@@ -1423,6 +1459,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_utf8_select);
 	tcase_add_test(tl, test_render_timeline_columns);
 	tcase_add_test(tl, test_render_timeline_hilite);
+	tcase_add_test(tl, test_render_thin_leak);
 	tcase_add_test(tl, test_render_anlist_label);
 	tcase_add_test(tl, test_render_anlist_category);
 	tcase_add_test(tl, test_render_groups_bytes);
