@@ -262,6 +262,8 @@ struct tl_view {
 	struct tl_pick pick;
 	struct tl_hilite *hl; /* highlighted set (borrowed; drawing only
 				 reads it) or NULL */
+	const char *hl_label; /* what the legend calls it (borrowed);
+				 NULL: "leaked blocks" */
 	const int64_t *marks; /* sorted events marked on the x axis row
 				 (borrowed) or NULL */
 	uint64_t n_marks;

@@ -277,9 +277,11 @@ entries(const struct tl_model *m, const struct tl_view *v,
 		    sum_kind(b, nb, TL_PICK_SET, 0, 1, &cnt);
 
 		n = add(e, n, TL_PICK_SET, 0, 0, v->pick.kind == TL_PICK_SET,
-		    set, v->stack == TL_STACK_SEGMENT ?
+		    set, v->hl_label != NULL ? v->hl_label :
+		    v->stack == TL_STACK_SEGMENT ?
 		    "leaked blocks (inside the segments)" : "leaked blocks");
-		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "leaked");
+		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%s",
+		    v->hl_label != NULL ? v->hl_label : "leaked");
 	}
 	if (tl_stack_grouped(v->stack))
 		n = group_entries(m, v, fr, b, nb, e, n);

@@ -57,6 +57,7 @@ device_set(struct app *a, uint32_t d)
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;

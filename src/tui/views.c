@@ -82,6 +82,7 @@ close_view(struct app *a)
 	if (a->detail == DETAIL_SITE)
 		a->detail = DETAIL_EVENT;
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;
@@ -172,6 +173,7 @@ views_sync(struct app *a)
 		return;
 	}
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;
