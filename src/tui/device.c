@@ -7,11 +7,21 @@
 
 #include "tui/app.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/leaks.h"
 #include "index/idx.h"
+#include "render/fmt.h"
+#include "render/frames.h"
 #include "tui/modeworker.h"
+#include "util/escape.h"
+
+/* Traces up to this many events get their leak suspect named on the
+ * first screen (one pass over the elements, as the leak view's). */
+#define NEWS_LEAKS_MAX 2000000
 
 static int64_t
 n_events(const struct app *a)
@@ -31,6 +41,66 @@ device_free(struct app *a)
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
 	a->st = NULL;
+}
+
+/* The leak suspect of a short trace as leaks.h ranks it (the first site
+ * when it grows every step, judged with two complete steps) into buf,
+ * shortened; 0 when there is none. */
+static int
+leak_suspect(struct app *a, int w, char *buf, size_t size)
+{
+	struct an_sites *sites;
+	struct an_leaks l;
+	struct sv_error err;
+	char raw[512], esc[512];
+	int found = 0;
+
+	if (a->tl.n_events > NEWS_LEAKS_MAX || a->n_devices == 0 ||
+	    (sites = tables_sites(a)) == NULL)
+		return 0;
+	sv_error_clear(&err);
+	if (an_leaks(a->snap, &a->tl, sites, -1, -1, &l, &err) != 0)
+		return 0;
+	if (l.judged && l.n_sites > 0 && l.sites[0].periodic) {
+		an_site_label(sites, l.sites[0].site, raw, sizeof raw);
+		sv_escape(esc, sizeof esc, raw, strlen(raw));
+		frames_shorten(buf, size, esc, w > 12 ? w : 12, a->utf8);
+		found = 1;
+	}
+	an_leaks_destroy(&l);
+	return found;
+}
+
+/* What the first screen says before anything else: the trace's OOMs
+ * (marked on the timeline's axis, views.c) and its leak suspect, each
+ * with the key that explains it. */
+static void
+news(struct app *a)
+{
+	const struct tl_model *m = &a->tm;
+	char ev[FMT_BUF], site[128], oom[96];
+	int w;
+
+	oom[0] = '\0';
+	if (m->n_jumps[TL_JUMP_OOM] > 0) {
+		fmt_event(ev, sizeof ev, m->jumps[TL_JUMP_OOM][0]);
+		if (m->n_jumps[TL_JUMP_OOM] == 1)
+			snprintf(oom, sizeof oom, "1 OOM at %s (X to see why)",
+			    ev);
+		else
+			snprintf(oom, sizeof oom, "%" PRIu64 " OOMs, the first "
+			    "at %s (X to see why, o: next)",
+			    m->n_jumps[TL_JUMP_OOM], ev);
+	}
+	/* the site takes what the status line has left (its right end
+	 * holds the cursor, "#9,966/19,136") */
+	w = a->lay.cols - 16 - (int)strlen(oom) - (oom[0] != '\0' ? 2 : 0) -
+	    (int)strlen("leak suspect:  grows every step (U)");
+	if (leak_suspect(a, w, site, sizeof site))
+		app_msg(a, "%s%sleak suspect: %s grows every step (U)", oom,
+		    oom[0] != '\0' ? "; " : "", site);
+	else if (oom[0] != '\0')
+		app_msg(a, "%s", oom);
 }
 
 int
@@ -82,6 +152,7 @@ device_set(struct app *a, uint32_t d)
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
 	check_run(a, 0);
+	news(a);
 	return 0;
 }
 

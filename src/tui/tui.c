@@ -894,6 +894,8 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	}
 	if (set == NULL && opts->has_at)
 		cursor_goto(&app, opts->at);
+	/* the first screen's marks (the OOMs) */
+	views_sync(&app);
 	return 0;
 }
 

@@ -147,7 +147,7 @@ views_action(struct app *a, enum action act)
 }
 
 /* With no view open, the ends of the leak window are marked on the
- * timeline's axis. */
+ * timeline's axis; with no window, the OOM events. */
 static void
 window_marks(struct app *a)
 {
@@ -160,6 +160,10 @@ window_marks(struct app *a)
 	a->view.marks = n > 0 ? a->win_marks : NULL;
 	a->view.n_marks = n;
 	a->view.mark_sel = -2;
+	if (n == 0 && a->tm.n_jumps[TL_JUMP_OOM] > 0) {
+		a->view.marks = a->tm.jumps[TL_JUMP_OOM];
+		a->view.n_marks = a->tm.n_jumps[TL_JUMP_OOM];
+	}
 }
 
 void
