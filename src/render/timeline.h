@@ -65,6 +65,8 @@
 #define TL_MAX_COL_BANDS 4096
 #define TL_PRE_SPLIT 4     /* blocks from before the trace with no stack
 			      that get call-site bands of their own */
+#define TL_PRE_SIZES 4     /* and sizes the others share, with a band
+			      each */
 
 /* An element drawn as its own band: a copy of what drawing needs, so a
  * frame reads no element columns. */
@@ -189,6 +191,9 @@ struct tl_model {
 	 * with no stack, bands of their own (tl_modes.c) */
 	uint64_t pre_split[TL_PRE_SPLIT];
 	uint32_t n_pre_split;
+	uint64_t pre_size[TL_PRE_SIZES];   /* and the sizes the others share */
+	uint64_t pre_size_n[TL_PRE_SIZES]; /* blocks of each */
+	uint32_t n_pre_size;
 	struct tl_stream_key *skeys;     /* stream/pool group keys */
 	uint32_t n_skeys;
 	uint32_t *seg_by_addr;           /* final segments of the device */

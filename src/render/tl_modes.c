@@ -63,13 +63,80 @@ struct tl_grouper {
  *                 before the trace with no stack, when such blocks hold
  *                 at least half of the peak (weights loaded before
  *                 recording: one "<no stack>" band would cover most of
- *                 the plot), and 2n + TL_PRE_SPLIT the rest of them.
+ *                 the plot);
+ *   2n + TL_PRE_SPLIT + j (j < TL_PRE_SIZES) the others of one size,
+ *                 the sizes that hold the most bytes (a model's layers
+ *                 have weights of a few shapes: "72 blocks of 16.0M"),
+ *                 and 2n + TL_PRE_SPLIT + TL_PRE_SIZES the rest.
  */
 static int
 pre_nostack(struct tl_model *m, const struct idx_elem *e)
 {
 	return e->alloc_ev < 0 && an_site_kind(&m->sites,
 	    an_site_of(&m->sites, e->stack)) == AN_SITE_NONE;
+}
+
+static int
+cmp_u64(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return *a < *b ? -1 : *a > *b;
+}
+
+static int
+split_block(const struct tl_model *m, uint64_t k)
+{
+	uint32_t j;
+
+	for (j = 0; j < m->n_pre_split; j++)
+		if (m->pre_split[j] == k)
+			return 1;
+	return 0;
+}
+
+/* The sizes the other blocks alive since before the trace with no stack
+ * share that hold the most bytes (TL_PRE_SIZES at most, two blocks each
+ * at least), largest bytes first. */
+static void
+size_classes(struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	uint64_t k, *sz, n = 0, i, run, bytes[TL_PRE_SIZES];
+	struct idx_elem e;
+	uint32_t j, c = 0;
+
+	m->n_pre_size = 0;
+	sz = xcalloc(tl->n_ghost + 1, sizeof *sz);
+	for (k = tl->n_elems - (tl->n_ghost < tl->n_elems ? tl->n_ghost :
+	    tl->n_elems); k < tl->n_elems; k++) {
+		e = idx_tl_elem(tl, k);
+		if (pre_nostack(m, &e) && !split_block(m, k))
+			sz[n++] = e.size;
+	}
+	qsort(sz, n, sizeof *sz, cmp_u64);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && sz[i + run] == sz[i]; run++)
+			;
+		if (run < 2)
+			continue;
+		/* kept by bytes, largest first */
+		for (j = c; j > 0 && bytes[j - 1] < run * sz[i]; j--)
+			if (j < TL_PRE_SIZES) {
+				bytes[j] = bytes[j - 1];
+				m->pre_size[j] = m->pre_size[j - 1];
+				m->pre_size_n[j] = m->pre_size_n[j - 1];
+			}
+		if (j < TL_PRE_SIZES) {
+			bytes[j] = run * sz[i];
+			m->pre_size[j] = sz[i];
+			m->pre_size_n[j] = run;
+			if (c < TL_PRE_SIZES)
+				c++;
+		}
+	}
+	m->n_pre_size = c;
+	free(sz);
 }
 
 /* The largest blocks alive since before the trace with no stack (the
@@ -103,8 +170,10 @@ split_pre(struct tl_model *m)
 				n++;
 		}
 	}
-	if (n > 0 && sum >= tl->peak - tl->peak / 2)
+	if (n > 0 && sum >= tl->peak - tl->peak / 2) {
 		m->n_pre_split = n;
+		size_classes(m);
+	}
 }
 
 static int
@@ -120,7 +189,7 @@ site_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 	for (i = 0; i < m->snap->n_stacks; i++)
 		an_site_of(&m->sites, i);
 	split_pre(m);
-	*max_groups = 2 * m->sites.n + TL_PRE_SPLIT + 1;
+	*max_groups = 2 * m->sites.n + TL_PRE_SPLIT + TL_PRE_SIZES + 1;
 	return 0;
 }
 
@@ -139,7 +208,10 @@ site_group(void *ctx, const struct idx_elem *e, uint64_t k)
 	for (j = 0; j < m->n_pre_split; j++)
 		if (m->pre_split[j] == k)
 			return 2 * n + j;
-	return 2 * n + TL_PRE_SPLIT;
+	for (j = 0; j < m->n_pre_size; j++)
+		if (m->pre_size[j] == e->size)
+			return 2 * n + TL_PRE_SPLIT + j;
+	return 2 * n + TL_PRE_SPLIT + TL_PRE_SIZES;
 }
 
 /* "file.py:73 step" for a site: the file's last component, the line
@@ -199,7 +271,15 @@ site_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 			snprintf(buf, size, "%s block %s, before the trace",
 			    fmt_size_short(sz, sizeof sz, e.size), ad);
 		return 0;
-	} else if (g == 2 * n + TL_PRE_SPLIT) {
+	} else if (g >= 2 * n + TL_PRE_SPLIT && g < 2 * n + TL_PRE_SPLIT +
+	    m->n_pre_size) {
+		g -= 2 * n + TL_PRE_SPLIT;
+		fmt_size_short(sz, sizeof sz, m->pre_size[g]);
+		snprintf(buf, size, brief ? "%" PRIu64 " x %s before trace" :
+		    "%" PRIu64 " blocks of %s, before the trace",
+		    m->pre_size_n[g], sz);
+		return 0;
+	} else if (g == 2 * n + TL_PRE_SPLIT + TL_PRE_SIZES) {
 		snprintf(buf, size, "%s", brief ? "before the trace" :
 		    "other blocks from before the trace (no stack)");
 		return 0;
@@ -231,6 +311,9 @@ site_adopt(struct tl_model *m, struct tl_model *w)
 	w->sites_ok = 0;
 	memcpy(m->pre_split, w->pre_split, sizeof m->pre_split);
 	m->n_pre_split = w->n_pre_split;
+	memcpy(m->pre_size, w->pre_size, sizeof m->pre_size);
+	memcpy(m->pre_size_n, w->pre_size_n, sizeof m->pre_size_n);
+	m->n_pre_size = w->n_pre_size;
 }
 
 static const struct tl_grouper group_by_site = {site_setup, site_group,

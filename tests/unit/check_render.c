@@ -1127,8 +1127,10 @@ static struct idx_elem pre_elems[] = {
     {0xd000, 900, 0, -1, -1, 0, IDX_ELEM_GHOST},
     {0xe000, 600, 0, -1, -1, 0, IDX_ELEM_GHOST},
     {0xf000, 800, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0x10000, 300, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0x11000, 300, 0, -1, -1, 0, IDX_ELEM_GHOST},
 };
-static uint64_t pre_total[4] = {4680, 4730, 4650, 4550};
+static uint64_t pre_total[4];
 static uint64_t pre_res[4] = {8192, 8192, 8192, 8192};
 static uint64_t pre_ev_elem[4] = {0, 2, 1, 0};
 
@@ -1139,6 +1141,7 @@ pre_example(struct idx_timeline *tl, uint32_t nghost)
 	struct snap_trace *t = snap_trace_get(s, 0);
 	const char *fx = "/home/a/train.py", *fy = "/home/a/optim.py";
 	uint32_t f[2], i;
+	uint64_t ghosts, a, p, b;
 
 	f[0] = snap_intern_frame(s, snap_intern_str(s, "step", 4),
 	    snap_intern_str(s, fx, strlen(fx)), 12);
@@ -1151,6 +1154,16 @@ pre_example(struct idx_timeline *tl, uint32_t nghost)
 		    i == 3 ? SNAP_FREE_COMPLETED : SNAP_ALLOC, 0x1000, 8, 0,
 		    i == 2 ? 2 : 1);
 	snap_finish(s);
+	/* A lives over events 0..2, P until 2, B from 1 */
+	for (i = 0, ghosts = 0; i < nghost; i++)
+		ghosts += pre_elems[3 + i].size;
+	a = pre_elems[0].size;
+	p = pre_elems[1].size;
+	b = pre_elems[2].size;
+	pre_total[0] = a + p + ghosts;
+	pre_total[1] = a + p + b + ghosts;
+	pre_total[2] = a + b + ghosts;
+	pre_total[3] = b + ghosts;
 	memset(tl, 0, sizeof *tl);
 	tl->n_events = 4;
 	tl->elems = pre_elems;
@@ -1158,8 +1171,8 @@ pre_example(struct idx_timeline *tl, uint32_t nghost)
 	tl->ev_elem = pre_ev_elem;
 	tl->total = pre_total;
 	tl->reserved = pre_res;
-	tl->base_total = 4580;
-	tl->peak = 4730;
+	tl->base_total = p + ghosts;
+	tl->peak = a + p + b + ghosts;
 	tl->peak_ev = 1;
 	tl->n_pre = 1;
 	tl->n_ghost = nghost;
@@ -1227,15 +1240,16 @@ END_TEST
 
 /* Blocks alive since before the trace with no stack holding half of the
  * peak or more: the largest TL_PRE_SPLIT are call-site bands of their
- * own, labelled with their size and address, the rest one band; below
- * half, they stay in "<no stack>". */
+ * own, labelled with their size and address, the others of a size they
+ * share a band ("2 blocks of 300B"), the rest one band; below half,
+ * they stay in "<no stack>". */
 START_TEST(test_render_site_pre_split)
 {
 	static const uint64_t want[TL_PRE_SPLIT] = {0xb000, 0xd000, 0xf000,
 	    0xa000};
 	struct idx_timeline tl;
 	struct tl_model m;
-	struct snapshot *s = pre_example(&tl, 6);
+	struct snapshot *s = pre_example(&tl, 8);
 	struct tl_view v = {.ev0 = 0, .ev1 = 4, .cursor = 1,
 	    .sel_elem = TL_NO_ELEM, .stack = TL_STACK_SITE, .utf8 = 1,
 	    .mark_sel = -2};
@@ -1261,8 +1275,16 @@ START_TEST(test_render_site_pre_split)
 		ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, g, 0, 1,
 		    buf, sizeof buf), why);
 	}
-	/* the other two are one band */
+	/* the two of 300 bytes share a band, named so */
+	g = tl_model_group_of(&m, TL_STACK_SITE, 9);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 10), g);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], g, 1),
+	    600);
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, g, 0, 1, buf,
+	    sizeof buf), "2 blocks of 300B, before the trace");
+	/* the other two (600 and 500 bytes) are one band */
 	rest = tl_model_group_of(&m, TL_STACK_SITE, 5);
+	ck_assert_uint_ne(rest, g);
 	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 7), rest);
 	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], rest, 1),
 	    1100);
@@ -1276,8 +1298,10 @@ START_TEST(test_render_site_pre_split)
 	tl_model_destroy(&m);
 	snap_free(s);
 
-	/* one such block, 700 of 4,680 bytes: no split */
+	/* one such block, 700 of 4,880 bytes (B is 4,000 here): no split */
+	pre_elems[2].size = 4000;
 	s = pre_example(&tl, 1);
+	pre_elems[2].size = 50;
 	tl_model_init(&m, s, &tl, 100);
 	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
 	    0);
