@@ -117,6 +117,23 @@ START_TEST(test_viewer_filter)
 	ck_assert_uint_eq(passing(s, "TRAIN.PY:110"), 0x22);
 	ck_assert_uint_eq(passing(s, "train.py:1"), 0x00);
 	ck_assert_uint_eq(passing(s, "loop alloc"), 0x02);
+	/* the frames that match, for the detail pane after a search: the
+	 * frames of the stacks that match, and only they */
+	{
+		uint8_t *fm = evfilter_frames(s, "train.py:11"),
+		    *sm = evfilter_stacks(s, "train.py:11");
+		const uint32_t *fs;
+		uint32_t st, n, i, hits;
+
+		for (st = 1; st < s->n_stacks; st++) {
+			fs = snap_stack(s, st, &n);
+			for (i = hits = 0; i < n; i++)
+				hits += fm[fs[i]];
+			ck_assert_int_eq(hits > 0, sm[st]);
+		}
+		free(fm);
+		free(sm);
+	}
 	/* words that are no condition are refused, and f stays as it was */
 	memset(&f, 0, sizeof f);
 	ck_assert_int_eq(evfilter_parse(&f, s, "alloc", err, sizeof err), 0);
