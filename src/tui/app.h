@@ -160,6 +160,11 @@ int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
 /* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
  * a->msg). */
 int device_set(struct app *a, uint32_t d);
+/* What the first screen says before anything else, in the status line:
+ * the device's OOMs (marked on the timeline's axis, views.c) and its
+ * leak suspect (a trace of up to 2 million events: one pass), each with
+ * the key that explains it. */
+void device_news(struct app *a);
 /* Frees everything the app owns: the device, then the snapshot and its
  * index. */
 void device_close(struct app *a);

@@ -71,11 +71,8 @@ leak_suspect(struct app *a, int w, char *buf, size_t size)
 	return found;
 }
 
-/* What the first screen says before anything else: the trace's OOMs
- * (marked on the timeline's axis, views.c) and its leak suspect, each
- * with the key that explains it. */
-static void
-news(struct app *a)
+void
+device_news(struct app *a)
 {
 	const struct tl_model *m = &a->tm;
 	char ev[FMT_BUF], site[128], oom[96];
@@ -152,7 +149,6 @@ device_set(struct app *a, uint32_t d)
 	/* a short trace is checked at once: the status line warns when the
 	 * replay does not reproduce the file */
 	check_run(a, 0);
-	news(a);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /*
  * Export and copy: w writes the open view (list, table, tree) or, with no
  * view open, the stack in the detail pane as it shows it (framework
- * frames folded unless unfolded), as text to a file named at a prompt; C copies that stack to the user's clipboard through the
- * terminal (OSC 52: it travels over SSH, and tmux takes it with
+ * frames folded unless unfolded), as text to a file named at a prompt;
+ * C copies that stack to the user's clipboard through the terminal
+ * (OSC 52: it travels over SSH, and tmux takes it with
  * set-clipboard on). No terminal answers an OSC 52, so the status line
  * says the stack was sent, not that it was copied.
  *

@@ -244,7 +244,8 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		/* once: the first matched frame in view, a line of context
 		 * above it */
 		for (i = 0; i < n; i++)
-			if (fl[i].nfold == 0 && fl[i].frame < a->snap->n_frames &&
+			if (fl[i].nfold == 0 &&
+			    fl[i].frame < a->snap->n_frames &&
 			    hit[fl[i].frame])
 				break;
 		if (i < n && (int)i >= r->y + r->h - top)

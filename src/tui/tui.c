@@ -894,6 +894,10 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	}
 	if (set == NULL && opts->has_at)
 		cursor_goto(&app, opts->at);
+	/* one file: what to look at first (a rank of a set has its own
+	 * line: back to the ranks) */
+	if (set == NULL)
+		device_news(&app);
 	/* the first screen's marks (the OOMs) */
 	views_sync(&app);
 	return 0;
