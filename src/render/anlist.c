@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
+#include "render/frames.h"
 #include "util/escape.h"
 
 #define LABEL_MAX 1024
@@ -69,16 +70,25 @@ anlist_cut_label(const char *raw, int w, int utf8, char *buf, size_t size)
 		snprintf(buf, size, "%s", esc);
 		return buf;
 	}
+	/* a path loses its directories first, never its file and line */
+	if (strchr(esc, '/') != NULL || strchr(esc, '\\') != NULL)
+		return frames_shorten(buf, size, esc, w, utf8);
 	/* skip n - (w - nd) code points */
 	for (n -= w - nd; n > 0; n--)
 		for (p++; ((unsigned char)*p & 0xc0) == 0x80; p++)
 			;
-	/* start at a path component when one is left */
-	if (*p != '/' && strchr(p, '/') != NULL &&
-	    strchr(p, '/') < strchr(p, ':'))
-		p = strchr(p, '/');
 	snprintf(buf, size, "%s%s", dots, p);
 	return buf;
+}
+
+const char *
+anlist_category(int c)
+{
+	if (c < 0)
+		return "-";
+	/* "optimizer state" does not fit a column of ANLIST_CAT_W */
+	return c == AN_CAT_OPTIMIZER_STATE ? "optimizer" :
+	    an_category_label((unsigned)c);
 }
 
 char *
@@ -120,11 +130,11 @@ row_text(const struct anlist *l, uint64_t i, char *buf, size_t size,
 			    s->bytes / s->steps_hit : s->bytes);
 		/* "optimizer" for optimizer state, as the block table; blocks
 		 * allocated before the trace are named where they are freed */
-		snprintf(buf, size, "%3" PRIu64 " %7s %6s %8s  %-10.10s %s",
+		snprintf(buf, size, "%3" PRIu64 " %7s %6s %8s  %-*s %s",
 		    i + 1, fmt_size_short(a, sizeof a, s->bytes),
 		    fmt_count(b, sizeof b, s->count), s->periodic ? c : "-",
-		    s->category >= 0 ? an_category_label((unsigned)s->category)
-				     : "-", s->free_stack ? "freed at " : "");
+		    ANLIST_CAT_W, anlist_category(s->category),
+		    s->free_stack ? "freed at " : "");
 	} else if (l->kind == ANLIST_FRAG) {
 		const struct an_frag_alloc *x = &l->frag->allocs[i];
 		/* measured in the pool the request needed (frag.h) */

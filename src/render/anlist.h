@@ -44,10 +44,18 @@ void anlist_render(struct anlist *l, struct cellbuf *cb, int x, int y,
  * (escaped). Returns 0, or -1 on a write error. */
 int anlist_write(const struct anlist *l, FILE *f);
 
-/* raw (text from the file) escaped into buf, cut at the left to at most
- * w cells as below. Returns buf. */
+/* raw (text from the file) escaped into buf, shortened to at most w
+ * cells: a C++ name loses its parameters, a path its directories
+ * (render/frames.h, frames_shorten), anything else is cut at the left.
+ * Returns buf. */
 char *anlist_cut_label(const char *raw, int w, int utf8, char *buf,
     size_t size);
+
+/* The category c (enum an_category; -1: none, "-") as the lists and
+ * tables show it, in at most ANLIST_CAT_W cells: its label, "optimizer"
+ * for optimizer state. A constant string. */
+#define ANLIST_CAT_W 10
+const char *anlist_category(int c);
 
 /* Escaped label of site into buf, cut at the left to at most w cells
  * ("...ker.py:47 collect" / UTF-8 ellipsis). Returns buf. */

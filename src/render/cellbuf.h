@@ -9,8 +9,11 @@
  *
  * UI_COLORS is the one table of semantic colours: id, then for the colour
  * theme a foreground and background (ANSI numbers 0-7, -1 = terminal
- * default) and attrs, then the attrs of the monochrome theme. tui/colors.c
- * expands it into curses pairs; render code only names the ids.
+ * default) and attrs, then the attrs of the monochrome theme (where the
+ * focused pane's title is the only pane title in reverse video, the
+ * others UIC_TITLE_PANE: bold alone is not seen on every terminal).
+ * tui/colors.c expands it into curses pairs; render code only names the
+ * ids.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #define UI_COLORS(_)                                                           \
 	_(UIC_DEFAULT, -1, -1, 0, 0)                                           \
 	_(UIC_TITLE, 0, 6, 0, CB_A_REVERSE)                                    \
+	_(UIC_TITLE_PANE, 0, 6, 0, 0)                                          \
 	_(UIC_TITLE_FOCUS, 0, 3, CB_A_BOLD, CB_A_REVERSE | CB_A_BOLD)          \
 	_(UIC_STATUS, 7, 4, 0, CB_A_REVERSE)                                   \
 	_(UIC_AXIS, -1, -1, CB_A_DIM, 0)                                       \
@@ -57,6 +61,8 @@ enum ui_color {
 	UIC_COUNT
 };
 #define UIC_NBANDS 8
+#define UIC_NBANDS_ANSI 5 /* bands the eight ANSI colours tell apart
+			     (the others repeat them in bold) */
 
 struct cell {
 	uint32_t ch;    /* Unicode code point; ' ' when blank */

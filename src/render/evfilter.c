@@ -52,20 +52,28 @@ frame_matches(const struct snapshot *s, uint32_t f, const char *q, size_t qn)
 }
 
 uint8_t *
+evfilter_frames(const struct snapshot *s, const char *text)
+{
+	uint8_t *fm = xcalloc(s->n_frames + 1, 1);
+	size_t qn = strlen(text);
+	uint32_t f;
+
+	for (f = 0; qn > 0 && f < s->n_frames; f++)
+		fm[f] = (uint8_t)frame_matches(s, f, text, qn);
+	return fm;
+}
+
+uint8_t *
 evfilter_stacks(const struct snapshot *s, const char *text)
 {
-	uint8_t *fm = xcalloc(s->n_frames + 1, 1), *sm;
-	uint32_t st, i, n, f;
+	uint8_t *fm, *sm;
+	uint32_t st, i, n;
 	const uint32_t *fs;
-	size_t qn = strlen(text);
 
 	sm = xcalloc(s->n_stacks + 1, 1);
-	if (qn == 0) {
-		free(fm);
+	if (text[0] == '\0')
 		return sm;
-	}
-	for (f = 0; f < s->n_frames; f++)
-		fm[f] = (uint8_t)frame_matches(s, f, text, qn);
+	fm = evfilter_frames(s, text);
 	for (st = 1; st < s->n_stacks; st++) {
 		fs = snap_stack(s, st, &n);
 		for (i = 0; i < n; i++)

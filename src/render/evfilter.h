@@ -52,6 +52,9 @@ int evfilter_match(const struct evfilter *f, const struct snap_trace *t,
  * without regard to ASCII case; a text ending in a digit must not be
  * followed by one there (":11" is not ":110"). */
 uint8_t *evfilter_stacks(const struct snapshot *s, const char *text);
+/* The same per frame id (n_frames + 1 bytes, caller frees): 1 when the
+ * frame's "filename:line name" contains text as above. */
+uint8_t *evfilter_frames(const struct snapshot *s, const char *text);
 
 /* Parses a size with an optional binary unit ("512", "4K", "1.5M",
  * "2GiB"). Returns 0 and *out, or -1. */

@@ -85,7 +85,10 @@ fmt_duration(char *buf, size_t size, int64_t us)
 		u = (uint64_t)0 - (uint64_t)us;
 	} else
 		u = (uint64_t)us;
-	if (u < 1000)
+	/* the start of the axis: no sign, no unit */
+	if (u == 0)
+		snprintf(buf, size, "0");
+	else if (u < 1000)
 		snprintf(buf, size, "%s%" PRIu64 "us", sign, u);
 	else if (u < 60000000)
 		snprintf(buf, size, "%s%" PRIu64 ".%03" PRIu64 "s", sign,

@@ -33,7 +33,7 @@ char *fmt_count(char *buf, size_t size, uint64_t n);
 char *fmt_event(char *buf, size_t size, int64_t ev);
 
 /* Duration in microseconds as "+12.345s", "+1m02.5s", "+350us",
- * relative times on a wall-clock axis. */
+ * relative times on a wall-clock axis; none at all is "0". */
 char *fmt_duration(char *buf, size_t size, int64_t us);
 
 /* Parses a size/number the user typed: decimal, 0x hex, or a bare hex

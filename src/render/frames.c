@@ -101,3 +101,87 @@ frames_format(const struct snapshot *s, uint32_t f, char *buf, size_t size)
 		snprintf(buf, size, "%s:%" PRIu64 " %s", file, fr->line, name);
 	return buf;
 }
+
+/* ---- shortening ---------------------------------------------------------- */
+
+/* Skips n code points of s. */
+static const char *
+skip_cells(const char *s, int n)
+{
+	for (; n > 0 && *s != '\0'; n--)
+		for (s++; ((unsigned char)*s & 0xc0) == 0x80; s++)
+			;
+	return s;
+}
+
+/* The first code points of s that fit w cells, then dots. */
+static void
+cut_right(char *buf, size_t size, const char *s, int w, const char *dots,
+    int nd)
+{
+	const char *e = skip_cells(s, w - nd);
+
+	snprintf(buf, size, "%.*s%s", (int)(e - s), s, dots);
+}
+
+char *
+frames_shorten(char *buf, size_t size, const char *esc, int w, int utf8)
+{
+	const char *dots = utf8 ? "\xe2\x80\xa6" : "...", *sp, *p, *file;
+	const char *colon;
+	int n = sv_utf8_cells(esc), nd = utf8 ? 1 : 3;
+
+	if (w <= nd || n <= w) {
+		snprintf(buf, size, "%s", esc);
+		return buf;
+	}
+	/* the file is after the last '/' before the name; a label with no
+	 * directory is a file when a line number follows its ':' */
+	sp = strchr(esc, ' ');
+	file = NULL;
+	for (p = esc; *p != '\0' && (sp == NULL || p < sp); p++)
+		if (*p == '/' || *p == '\\')
+			file = p + 1;
+	colon = strchr(esc, ':');
+	if (file == NULL && colon != NULL && (sp == NULL || colon < sp) &&
+	    colon[1] >= '0' && colon[1] <= '9')
+		file = esc;
+	if (file != NULL && *file != '\0') {
+		/* "…/" then the rest from each separator, longest first */
+		for (p = esc + 1; p <= file && file != esc; p++)
+			if ((p[-1] == '/' || p[-1] == '\\') &&
+			    sv_utf8_cells(p - 1) + nd <= w) {
+				snprintf(buf, size, "%s%s", dots, p - 1);
+				return buf;
+			}
+		if (sv_utf8_cells(file) <= w) {
+			snprintf(buf, size, "%s", file);
+			return buf;
+		}
+		/* file:line whole, the name cut at its end, else left out */
+		colon = strchr(file, ':');
+		sp = strchr(file, ' ');
+		if (sp != NULL && (colon == NULL || colon < sp) &&
+		    sv_utf8_cells(file) - sv_utf8_cells(sp) + 2 + nd <= w) {
+			cut_right(buf, size, file, w, dots, nd);
+			return buf;
+		}
+		if (sp != NULL && (colon == NULL || colon < sp)) {
+			n = sv_utf8_cells(file) - sv_utf8_cells(sp);
+			if (n <= w) {
+				snprintf(buf, size, "%.*s", (int)(sp - file),
+				    file);
+				return buf;
+			}
+			/* the end of the file and its line */
+			snprintf(buf, size, "%s%.*s", dots,
+			    (int)(sp - skip_cells(file, n - (w - nd))),
+			    skip_cells(file, n - (w - nd)));
+			return buf;
+		}
+		esc = file;
+		n = sv_utf8_cells(esc);
+	}
+	snprintf(buf, size, "%s%s", dots, skip_cells(esc, n - (w - nd)));
+	return buf;
+}

@@ -52,4 +52,15 @@ uint32_t frames_call_site(const struct snapshot *s, uint32_t stack);
 char *frames_format(const struct snapshot *s, uint32_t f, char *buf,
     size_t size);
 
+/* Escaped label esc ("file:line name", or any text) shortened to w
+ * cells into buf; returns buf. A path ("/dir/file.py:73 name") loses its
+ * directories first, one at a time from the left ("…/file.py:73 name"),
+ * then the "…/", then the end of its name ("file.py:73 na…"), then the
+ * name ("file.py:73"); only when file and line alone do not fit is the
+ * file name cut at the left, its line kept ("…ics.py:47"). Any other
+ * text is cut at the left, which keeps its most specific end ("…Grad ->
+ * at::mul"). */
+char *frames_shorten(char *buf, size_t size, const char *esc, int w,
+    int utf8);
+
 #endif

@@ -144,10 +144,13 @@ draw_bar(const struct replay_state *st, const struct segmap_view *v,
 			ch = v->utf8 ? 0x2591 : '+';
 			color = UIC_WASTE;
 		}
+		/* the selection style of every list (UIC_SELECT, reversed
+		 * in monochrome by its own attributes): reversing it again
+		 * would turn black on white into white on black, invisible
+		 * on a dark terminal */
 		if (v->sel_block != SEGMAP_NONE && best != CAT_FREE &&
 		    a.best_block == v->sel_block) {
 			color = UIC_SELECT;
-			attr = CB_A_REVERSE;
 			sel_cells++;
 		}
 		if (v->sel_block != SEGMAP_NONE &&
@@ -163,7 +166,7 @@ draw_bar(const struct replay_state *st, const struct segmap_view *v,
 
 		if (c != NULL) {
 			c->color = UIC_SELECT;
-			c->attr = CB_A_REVERSE;
+			c->attr = 0;
 			if (!v->utf8 || v->mono)
 				c->ch = '*';
 		}
@@ -194,8 +197,7 @@ draw_row(const struct replay_state *st, const struct segmap_view *v,
 	/* a state from a file can claim more allocated than reserved */
 	pct = sg->size == 0 ? 0 : sg->allocated >= sg->size ? 100
 	    : (int)((long double)sg->allocated * 100 / sg->size);
-	cellbuf_printf(cb, x, y, w, acol, s == v->sel_seg ? CB_A_REVERSE : 0,
-	    "%-14s", addr);
+	cellbuf_printf(cb, x, y, w, acol, 0, "%-14s", addr);
 	cellbuf_printf(cb, x + 14, y, w - 14, UIC_DEFAULT, 0,
 	    " %6s %-7s%c%c", size, strm, sg->is_expandable ? 'E' : ' ',
 	    sg->pool_id[0] != 0 || sg->pool_id[1] != 0 ? 'P' : ' ');

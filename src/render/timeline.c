@@ -1181,3 +1181,25 @@ tl_columns(const struct tl_model *m, const struct tl_view *v, int pw)
 		columns_build(m, v, pw, c);
 	return c;
 }
+
+void
+tl_visible_range(const struct tl_model *m, const struct tl_view *v, int w,
+    uint64_t *lo, uint64_t *hi)
+{
+	const struct tl_cols *c;
+	int pw = tl_plot_width(w), i;
+
+	*lo = *hi = 0;
+	if (pw < 1 || v->ev1 <= v->ev0)
+		return;
+	c = tl_columns(m, v, pw);
+	*lo = UINT64_MAX;
+	for (i = 0; i < pw; i++) {
+		if (c->top[i] < *lo)
+			*lo = c->top[i];
+		if (c->top[i] > *hi)
+			*hi = c->top[i];
+		if (c->res[i] > *hi)
+			*hi = c->res[i];
+	}
+}

@@ -63,6 +63,10 @@
 #define TL_NO_ELEM UINT64_MAX
 #define TL_MAX_BANDS 8 /* group bands (+ "other") in the grouped modes */
 #define TL_MAX_COL_BANDS 4096
+#define TL_PRE_SPLIT 4     /* blocks from before the trace with no stack
+			      that get call-site bands of their own */
+#define TL_PRE_SIZES 4     /* and sizes the others share, with a band
+			      each */
 
 /* An element drawn as its own band: a copy of what drawing needs, so a
  * frame reads no element columns. */
@@ -183,6 +187,13 @@ struct tl_model {
 	int8_t groups_ok[TL_STACK_COUNT]; /* 0 not yet, 1 ready, -1 n/a */
 	struct an_sites sites;
 	int sites_ok;
+	/* the call-site mode's largest blocks alive since before the trace
+	 * with no stack, bands of their own (tl_modes.c) */
+	uint64_t pre_split[TL_PRE_SPLIT];
+	uint32_t n_pre_split;
+	uint64_t pre_size[TL_PRE_SIZES];   /* and the sizes the others share */
+	uint64_t pre_size_n[TL_PRE_SIZES]; /* blocks of each */
+	uint32_t n_pre_size;
 	struct tl_stream_key *skeys;     /* stream/pool group keys */
 	uint32_t n_skeys;
 	uint32_t *seg_by_addr;           /* final segments of the device */
@@ -247,11 +258,17 @@ struct tl_view {
 	int by_site;        /* allocation mode: colour by call site */
 	int utf8;           /* UTF-8 glyphs (else pure ASCII) */
 	int mono;           /* patterns instead of colours */
+	int colors;         /* distinct band colours (UIC_NBANDS, or
+			       UIC_NBANDS_ANSI on an 8-colour terminal:
+			       the bands past them keep their patterns);
+			       0 counts as UIC_NBANDS */
 	int stack;          /* enum tl_stack */
 	int legend;         /* enum tl_legend */
 	struct tl_pick pick;
 	struct tl_hilite *hl; /* highlighted set (borrowed; drawing only
 				 reads it) or NULL */
+	const char *hl_label; /* what the legend calls it (borrowed);
+				 NULL: "leaked blocks" */
 	const int64_t *marks; /* sorted events marked on the x axis row
 				 (borrowed) or NULL */
 	uint64_t n_marks;
@@ -362,10 +379,23 @@ void tl_model_set_categories(struct tl_model *m,
 uint32_t tl_model_group_of(struct tl_model *m, int st, uint64_t k);
 
 /* Label of group g of mode st into buf, escaped: in full ("/path/
- * file.py:73 step"), cut at the left to w cells when w > 0; with w < 0
- * the short form ("file.py:73 step") cut to -w cells. Returns buf. */
+ * file.py:73 step"), cut to w cells when w > 0 (a path loses its
+ * directories first); with w < 0 the short form ("file.py:73 step") cut
+ * to -w cells. A label's prefix (tl_group_prefix) leads it and is never
+ * cut. Returns buf. */
 char *tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
     int utf8, char *buf, size_t size);
+
+/* What leads the label of group g of mode st: "freed at " for a
+ * call-site group of blocks allocated before the trace and named by the
+ * stack of their free, else "". A constant string. */
+const char *tl_group_prefix(const struct tl_model *m, int st, uint32_t g);
+
+/* The call-site mode's group of an allocation by its stack and its
+ * kind alone (blocks split off before the trace aside): the site, or
+ * "freed at" the site for one allocated before the trace and freed in
+ * it. TL_NO_GROUP without call sites. */
+uint32_t tl_model_site_group(struct tl_model *m, const struct idx_elem *e);
 
 /* Which mode to start in: the call-site mode when less than half of the
  * bytes at the peak would be drawn as individual allocations in a pane of
@@ -397,6 +427,12 @@ void tl_render(const struct tl_model *m, const struct tl_view *v,
  * ranking), bottom to top, into out (at most max). Returns the count. */
 int tl_bands_at(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max);
+
+/* The lowest and the highest level the columns of v show in a pane of
+ * width w: the least of the columns' stacked totals, the most of their
+ * totals and reserved bytes (what "fit min..max" fits the y axis to). */
+void tl_visible_range(const struct tl_model *m, const struct tl_view *v,
+    int w, uint64_t *lo, uint64_t *hi);
 
 /* Plot width for a pane of width w. */
 int tl_plot_width(int w);

@@ -14,7 +14,8 @@
 #include "util/xalloc.h"
 
 /* Patterns without colour: every band of a column differs from its
- * neighbours in colour mode by colour, in monochrome by pattern. The
+ * neighbours in colour mode by colour, in monochrome by pattern (and so
+ * do the bands an 8-colour terminal has no colour of their own for). The
  * shades ░ and ▓ and the checker ▚ are kept for the summary band, the
  * picked band and the highlighted set. */
 static const uint32_t mono_utf8[UIC_NBANDS] = {0x2588, 0x2592, 0x259e,
@@ -31,7 +32,10 @@ tl_band_glyph(const struct tl_view *v, const struct tl_band *b)
 		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
 	if (b->kind == TL_PICK_OTHER)
 		return v->utf8 ? 0x2591 : ':';
-	if (!v->mono)
+	/* with colours, the bands the terminal has no colour of their own
+	 * for keep their pattern */
+	if (!v->mono && (v->colors <= 0 || b->color % UIC_NBANDS <
+	    (unsigned)v->colors))
 		return v->utf8 ? 0x2588 : '#';
 	return v->utf8 ? mono_utf8[b->color % UIC_NBANDS] :
 	    (uint32_t)mono_ascii[b->color % UIC_NBANDS];

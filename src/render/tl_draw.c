@@ -40,7 +40,7 @@ fill_cells(struct col_ctx *c, int x, const struct tl_band *bands, int n)
 	const struct tl_view *v = c->v;
 	double rb = c->fr->row_bytes, ylo = (double)c->fr->ylo;
 	uint64_t top = n > 0 ? bands[n - 1].hi : 0;
-	int r, j = 0, shown = 0;
+	int r, j = 0, shown = 0, set;
 
 	for (r = 0; r < c->fr->ph && n > 0; r++) {
 		double lo = ylo + r * rb, mid = lo + rb / 2;
@@ -50,24 +50,27 @@ fill_cells(struct col_ctx *c, int x, const struct tl_band *bands, int n)
 			break;
 		while (j + 1 < n && (double)bands[j].hi <= mid)
 			j++;
+		/* the highlighted set rests at the bottom: wherever it has
+		 * bytes its cell shows it, however thin (a leak of a few
+		 * bytes is a row of marks, not only ticks on the axis) */
+		set = r == 0 && c->fr->ylo == 0 &&
+		    bands[0].kind == TL_PICK_SET && bands[0].hi > 0;
 		if (mid < (double)top) {
-			/* the highlighted set rests at the bottom: its cell
-			 * shows from an eighth of a row on, so it is seen */
-			b = &bands[j];
-			if (r == 0 && c->fr->ylo == 0 &&
-			    bands[0].kind == TL_PICK_SET &&
-			    (double)bands[0].hi >= rb / 8)
-				b = &bands[0];
+			b = set ? &bands[0] : &bands[j];
 			cellbuf_put(c->cb, x, c->ybot - r, tl_band_glyph(v, b),
 			    tl_band_color(b), 0);
 		} else {
 			int e8 = (int)(((double)top - lo) * 8 / rb);
 			uint32_t g;
 
-			if (e8 <= 0)
+			if (e8 <= 0 && !set)
 				continue;
-			b = &bands[n - 1];
-			if (v->utf8)
+			if (e8 <= 0)
+				e8 = 1;
+			b = set ? &bands[0] : &bands[n - 1];
+			if (set)
+				g = tl_band_glyph(v, b); /* a mark, whole */
+			else if (v->utf8)
 				g = eighths[e8 > 8 ? 8 : e8];
 			else
 				g = e8 >= 4 ? tl_band_glyph(v, b) : '_';
@@ -125,13 +128,17 @@ draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t top,
 				cellbuf_put(c->cb, x, c->ybot - r,
 				    tl_band_glyph(v, &sb), UIC_LEAK, 0);
 	}
-	/* the reserved line over empty and partly filled cells */
+	/* the reserved line, one unbroken line over the bands' cells at its
+	 * level (the summary's shade, a band's top): only the picked band
+	 * and the leaked set stay above it. In the segment mode it is the
+	 * top of the stack: drawn over empty and partly filled cells only. */
 	r = row_of(c->fr, (double)res);
 	if (res == c->fr->yhi && res > c->fr->ylo)
 		r = c->fr->ph - 1;
 	if (res > 0 && r >= 0 && (cell = cellbuf_at(c->cb, x, c->ybot - r)) &&
 	    (cell->ch == ' ' || (cell->ch >= 0x2581 && cell->ch < 0x2588) ||
-	    cell->ch == '_'))
+	    cell->ch == '_' || (v->stack != TL_STACK_SEGMENT &&
+	    cell->color != UIC_HILITE && cell->color != UIC_LEAK)))
 		cellbuf_put(c->cb, x, c->ybot - r, v->utf8 ? 0x2500 : '-',
 		    UIC_RESERVED, 0);
 	return present;
@@ -324,14 +331,34 @@ draw_labels(const struct tl_model *m, const struct tl_view *v,
 	char buf[FMT_BUF], lab[FMT_BUF + 8];
 	int len, pos, r;
 
-	label_for(m, v, v->ev0, buf, sizeof buf);
-	len = cellbuf_puts(cb, px, y, buf, pw, UIC_AXIS, 0);
-	label_for(m, v, v->ev1 - 1, buf, sizeof buf);
-	pos = px + pw - (int)strlen(buf);
-	if (pos > px + len + 1)
-		cellbuf_puts(cb, pos, y, buf, pw, UIC_AXIS, 0);
-	else
-		pos = px + pw;
+	/* a cursor off the view (panned away) is marked at the end it
+	 * went past, with its event, in the place of that end's label */
+	if (cc < 0 && v->cursor >= 0 && v->cursor < v->ev0) {
+		label_for(m, v, v->cursor, buf, sizeof buf);
+		snprintf(lab, sizeof lab, "%s%s", v->utf8 ? "\xe2\x97\x82" :
+		    "<", buf);
+		len = cellbuf_puts(cb, px, y, lab, pw, UIC_CURSOR, 0);
+	} else {
+		label_for(m, v, v->ev0, buf, sizeof buf);
+		len = cellbuf_puts(cb, px, y, buf, pw, UIC_AXIS, 0);
+	}
+	if (cc < 0 && v->cursor >= v->ev1) {
+		label_for(m, v, v->cursor, buf, sizeof buf);
+		snprintf(lab, sizeof lab, "%s%s", buf, v->utf8 ?
+		    "\xe2\x96\xb8" : ">");
+		pos = px + pw - sv_utf8_cells(lab);
+		if (pos > px + len + 1)
+			cellbuf_puts(cb, pos, y, lab, pw, UIC_CURSOR, 0);
+		else
+			pos = px + pw;
+	} else {
+		label_for(m, v, v->ev1 - 1, buf, sizeof buf);
+		pos = px + pw - (int)strlen(buf);
+		if (pos > px + len + 1)
+			cellbuf_puts(cb, pos, y, buf, pw, UIC_AXIS, 0);
+		else
+			pos = px + pw;
+	}
 	if (cc >= 0) {
 		label_for(m, v, v->cursor, buf, sizeof buf);
 		snprintf(lab, sizeof lab, "^%s", buf);
@@ -351,8 +378,16 @@ draw_cursor(const struct tl_model *m, const struct tl_view *v,
 {
 	int cc = tl_event_col(m, v, pw, v->cursor), r;
 
-	if (cc < 0)
+	if (cc < 0) {
+		/* panned away: an arrow at the end of the axis it is past */
+		if (v->cursor >= 0 && v->cursor < v->ev0)
+			cellbuf_put(cb, px, y + ph, v->utf8 ? 0x25c2 : '<',
+			    UIC_CURSOR, 0);
+		else if (v->cursor >= v->ev1)
+			cellbuf_put(cb, px + pw - 1, y + ph, v->utf8 ? 0x25b8 :
+			    '>', UIC_CURSOR, 0);
 		return -1;
+	}
 	for (r = 0; r < ph; r++) {
 		struct cell *c = cellbuf_at(cb, px + cc, y + r);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
+#include "render/frames.h"
 #include "render/tl_int.h"
 #include "util/escape.h"
 #include "util/xalloc.h"
@@ -21,55 +22,76 @@
 #define LEG_MAX (TL_MAX_BANDS + 3)
 #define LEG_MIN_W 18    /* narrowest entry worth drawing */
 #define LEG_AUTO_W 30   /* entry width the automatic layout aims at */
-#define LEG_LINE_LABEL 22 /* label cells in a one-row legend */
+#define LEG_MIN_LABEL 17 /* label cells an entry needs at least (a
+			     call site: its file and line) */
+#define LEG_LINE_LABEL 24 /* label cells an entry of a one-row legend
+			     takes before the room left is shared */
 
 struct leg_entry {
 	struct tl_band band;  /* glyph and colour */
 	uint64_t bytes;
+	const char *prefix;   /* kept whole before the label ("freed at ") */
 	char label[160];      /* in full */
 	char brief[160];      /* when the full one does not fit */
 };
 
-/* Cuts escaped text at the left to w cells, at a path component when
- * one is left. */
+/* The label of an entry for w cells: its prefix, then the full label
+ * when it fits, else the full one without its directories, else the
+ * brief one, shortened. */
 static void
-cut_left(char *buf, size_t size, const char *esc, int w, int utf8)
+entry_label(const struct leg_entry *e, int w, int utf8, char *buf,
+    size_t size)
 {
-	const char *p = esc, *dots = utf8 ? "\xe2\x80\xa6" : "...";
-	int n = sv_utf8_cells(esc), nd = utf8 ? 1 : 3;
+	size_t pl = strlen(e->prefix);
+	int lw = w - (int)pl;
 
-	if (w <= nd || n <= w) {
-		snprintf(buf, size, "%s", esc);
+	snprintf(buf, size, "%s", e->prefix);
+	if (pl >= size)
 		return;
+	if (sv_utf8_cells(e->label) <= lw || strcmp(e->label, e->brief) == 0)
+		frames_shorten(buf + pl, size - pl, e->label, lw, utf8);
+	else {
+		frames_shorten(buf + pl, size - pl, e->label, lw, utf8);
+		/* some directory left and it fits: keep that */
+		if (strchr(buf + pl, '/') != strrchr(buf + pl, '/') &&
+		    sv_utf8_cells(buf + pl) <= lw)
+			return;
+		frames_shorten(buf + pl, size - pl, e->brief, lw, utf8);
 	}
-	for (n -= w - nd; n > 0; n--)
-		for (p++; ((unsigned char)*p & 0xc0) == 0x80; p++)
-			;
-	if (*p != '/' && strchr(p, '/') != NULL && strchr(p, ':') != NULL &&
-	    strchr(p, '/') < strchr(p, ':'))
-		p = strchr(p, '/');
-	snprintf(buf, size, "%s%s", dots, p);
 }
 
 char *
 tl_group_label(const struct tl_model *m, int st, uint32_t g, int w,
     int utf8, char *buf, size_t size)
 {
-	char raw[512], esc[512];
+	struct leg_entry e;
+	char raw[512];
 	size_t n;
 
-	tl_group_text(m, st, g, w < 0, raw, sizeof raw);
-	sv_escape(esc, sizeof esc, raw, strlen(raw));
+	e.prefix = tl_group_prefix(m, st, g);
+	tl_group_text(m, st, g, 0, raw, sizeof raw);
+	sv_escape(e.label, sizeof e.label, raw, strlen(raw));
+	tl_group_text(m, st, g, 1, raw, sizeof raw);
+	sv_escape(e.brief, sizeof e.brief, raw, strlen(raw));
+	if (w < 0) {
+		/* the short form */
+		memcpy(e.label, e.brief, sizeof e.label);
+		w = -w;
+	}
 	if (w > 0)
-		cut_left(buf, size, esc, w, utf8);
-	else if (w < 0)
-		cut_left(buf, size, esc, -w, utf8);
+		entry_label(&e, w, utf8, buf, size);
 	else if (size > 0) {
-		/* cut to size as snprintf would (GCC, inlining this into
-		 * a caller with a smaller buffer, warns about snprintf) */
-		n = strlen(esc) < size ? strlen(esc) : size - 1;
-		memcpy(buf, esc, n);
-		buf[n] = '\0';
+		/* in full, cut to size as snprintf would (GCC, inlining
+		 * this into a caller with a smaller buffer, warns about
+		 * snprintf) */
+		snprintf(buf, size, "%s", e.prefix);
+		n = strlen(buf);
+		if (strlen(e.label) < size - n) {
+			memcpy(buf + n, e.label, strlen(e.label) + 1);
+		} else {
+			memcpy(buf + n, e.label, size - n - 1);
+			buf[size - 1] = '\0';
+		}
 	}
 	return buf;
 }
@@ -88,6 +110,7 @@ add(struct leg_entry *e, int n, int kind, uint64_t id, unsigned color,
 	e[n].band.color = (uint8_t)color;
 	e[n].band.hilite = (uint8_t)hilite;
 	e[n].bytes = bytes;
+	e[n].prefix = "";
 	snprintf(e[n].label, sizeof e[n].label, "%s", label);
 	snprintf(e[n].brief, sizeof e[n].brief, "%s", label);
 	return n + 1;
@@ -119,17 +142,21 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 	char label[160];
 	uint64_t cnt, k;
 
+	char raw[512];
+
 	for (k = 0; k < fr->n_top; k++) {
 		uint64_t bytes = sum_kind(b, nb, TL_PICK_GROUP, fr->top[k], 0,
 		    &cnt);
 
-		tl_group_label(m, v->stack, fr->top[k], 0, v->utf8, label,
-		    sizeof label);
+		tl_group_text(m, v->stack, fr->top[k], 0, raw, sizeof raw);
+		sv_escape(label, sizeof label, raw, strlen(raw));
 		n = add(e, n, TL_PICK_GROUP, fr->top[k], (unsigned)k,
 		    v->pick.kind == TL_PICK_GROUP && v->pick.id == fr->top[k],
 		    bytes, label);
-		tl_group_label(m, v->stack, fr->top[k], -(int)sizeof e->brief,
-		    v->utf8, e[n - 1].brief, sizeof e[n - 1].brief);
+		e[n - 1].prefix = tl_group_prefix(m, v->stack, fr->top[k]);
+		tl_group_text(m, v->stack, fr->top[k], 1, raw, sizeof raw);
+		sv_escape(e[n - 1].brief, sizeof e[n - 1].brief, raw,
+		    strlen(raw));
 	}
 	/* every group has its band: no "other" entry */
 	if (m->groups[v->stack].n_used <= fr->n_top)
@@ -137,6 +164,63 @@ group_entries(const struct tl_model *m, const struct tl_view *v,
 	snprintf(label, sizeof label, "other %s", tl_modes[v->stack].nouns);
 	return add(e, n, TL_PICK_OTHER, 0, 0, v->pick.kind == TL_PICK_OTHER,
 	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
+}
+
+/* Allocation bands coloured by call site: one entry per colour at the
+ * cursor, named by the site of its largest band ("+N" more sites share
+ * the colour). Returns the new count, or n when there is nothing to
+ * name. */
+static int
+site_colour_entries(const struct tl_model *m, const struct tl_view *v,
+    const struct tl_band *b, int nb, struct leg_entry *e, int n)
+{
+	uint64_t bytes[UIC_NBANDS] = {0}, top[UIC_NBANDS] = {0};
+	uint32_t frame[UIC_NBANDS], f;
+	int best[UIC_NBANDS], others[UIC_NBANDS] = {0}, i, c;
+	struct idx_elem el;
+	char raw[512];
+
+	if (m->snap == NULL)
+		return n;
+	for (c = 0; c < UIC_NBANDS; c++)
+		best[c] = -1;
+	for (i = 0; i < nb; i++) {
+		if (b[i].kind != TL_PICK_ELEM)
+			continue;
+		c = b[i].color % UIC_NBANDS;
+		el = idx_tl_elem(m->tl, b[i].id);
+		f = frames_call_site(m->snap, el.stack);
+		bytes[c] += b[i].hi - b[i].lo;
+		if (best[c] < 0 || b[i].hi - b[i].lo > top[c]) {
+			if (best[c] >= 0 && f != frame[c])
+				others[c]++;
+			best[c] = i;
+			top[c] = b[i].hi - b[i].lo;
+			frame[c] = f;
+		} else if (f != frame[c])
+			others[c]++;
+	}
+	for (c = 0; c < UIC_NBANDS && n < LEG_MAX - 1; c++) {
+		if (best[c] < 0)
+			continue;
+		el = idx_tl_elem(m->tl, b[best[c]].id);
+		if (frame[c] == UINT32_MAX)
+			snprintf(raw, sizeof raw, "<no stack>");
+		else
+			frames_format(m->snap, frame[c], raw, sizeof raw);
+		if (others[c] > 0)
+			snprintf(raw + strlen(raw), sizeof raw - strlen(raw),
+			    " +%d", others[c]);
+		n = add(e, n, TL_PICK_ELEM, 0, (unsigned)c, 0, bytes[c], raw);
+		/* a block from before the trace has only its free's stack */
+		if (el.alloc_ev < 0 && el.flags & IDX_ELEM_PRE &&
+		    frame[c] != UINT32_MAX)
+			e[n - 1].prefix = "freed at ";
+		frames_shorten(e[n - 1].brief, sizeof e[n - 1].brief, raw,
+		    (int)(strrchr(raw, '/') != NULL ? sv_utf8_cells(strrchr(raw,
+		    '/') + 1) : sv_utf8_cells(raw)), v->utf8);
+	}
+	return n;
 }
 
 static int
@@ -149,19 +233,31 @@ layer_entries(const struct tl_model *m, const struct tl_view *v,
 	const struct tl_mode *md = &tl_modes[v->stack];
 	int seg = v->stack == TL_STACK_SEGMENT;
 
+	uint64_t other = sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt);
+	int n0 = n;
+
 	bytes = sum_kind(b, nb, TL_PICK_ELEM, 0, 1, &cnt);
-	snprintf(label, sizeof label, "%" PRIu64 " %s, %s%s", cnt,
-	    cnt == 1 ? md->noun : md->nouns, seg ?
-	    "in stacking order, thin ones in runs" : "one band each", !seg &&
-	    v->by_site ? " (colour: call site)" : "");
-	n = add(e, n, TL_PICK_ELEM, 0, 0, 0, bytes, label);
-	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64 " %s",
-	    cnt, md->nouns);
+	/* coloured by call site: the colours' sites */
+	if (!seg && v->by_site && bytes > 0)
+		n = site_colour_entries(m, v, b, nb, e, n);
+	/* a part with nothing at the cursor is left out ("0B under 201M"
+	 * says nothing), unless both are empty */
+	if (n == n0 && (bytes > 0 || other == 0)) {
+		snprintf(label, sizeof label, "%" PRIu64 " %s, %s%s", cnt,
+		    cnt == 1 ? md->noun : md->nouns, seg ?
+		    "in stacking order, thin ones in runs" : "one band each",
+		    !seg && v->by_site ? " (colour: call site)" : "");
+		n = add(e, n, TL_PICK_ELEM, 0, 0, 0, bytes, label);
+		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%" PRIu64
+		    " %s", cnt, md->nouns);
+	}
+	if (other == 0 && n > n0)
+		return n;
 	fmt_size_short(th, sizeof th, (uint64_t)(fr->row_bytes / 4));
 	snprintf(label, sizeof label, "%s under %s, or past the %u largest",
 	    md->nouns, th, m->max_drawn);
 	n = add(e, n, TL_PICK_OTHER, 0, 0, v->pick.kind == TL_PICK_OTHER,
-	    sum_kind(b, nb, TL_PICK_OTHER, 0, 1, &cnt), label);
+	    other, label);
 	snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "under %s", th);
 	return n;
 }
@@ -181,9 +277,11 @@ entries(const struct tl_model *m, const struct tl_view *v,
 		    sum_kind(b, nb, TL_PICK_SET, 0, 1, &cnt);
 
 		n = add(e, n, TL_PICK_SET, 0, 0, v->pick.kind == TL_PICK_SET,
-		    set, v->stack == TL_STACK_SEGMENT ?
+		    set, v->hl_label != NULL ? v->hl_label :
+		    v->stack == TL_STACK_SEGMENT ?
 		    "leaked blocks (inside the segments)" : "leaked blocks");
-		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "leaked");
+		snprintf(e[n - 1].brief, sizeof e[n - 1].brief, "%s",
+		    v->hl_label != NULL ? v->hl_label : "leaked");
 	}
 	if (tl_stack_grouped(v->stack))
 		n = group_entries(m, v, fr, b, nb, e, n);
@@ -203,6 +301,8 @@ n_entries_guess(const struct tl_model *m, const struct tl_view *v)
 	if (tl_stack_grouped(v->stack) && m->groups_ok[v->stack] > 0)
 		n = (int)(m->groups[v->stack].n < TL_MAX_BANDS ?
 		    m->groups[v->stack].n : TL_MAX_BANDS) + 1 + (v->hl != NULL);
+	else if (v->stack == TL_STACK_ALLOC && v->by_site)
+		n = UIC_NBANDS + 1 + (v->hl != NULL); /* a colour each */
 	return n;
 }
 
@@ -247,38 +347,84 @@ draw_entry(const struct tl_view *v, const struct leg_entry *e,
 		lw = w - n;
 	if (lw < 1)
 		return n - 1;
-	cut_left(lab, sizeof lab,
-	    sv_utf8_cells(e->label) <= lw ? e->label : e->brief, lw, v->utf8);
+	entry_label(e, lw, v->utf8, lab, sizeof lab);
 	return n + cellbuf_puts(cb, x + n, y, lab, lw, col, 0);
 }
 
-/* One row: entries one after the other, labels of at most a third of
- * the row (LEG_LINE_LABEL cells), "+N (i)" when some do not fit. */
+/* Cells entry e's label wants: its prefix and its full label when that
+ * is short ("leaked blocks"), else its brief one (a call site without
+ * its directories). */
+static int
+label_want(const struct leg_entry *e)
+{
+	int f = sv_utf8_cells(e->label), b = sv_utf8_cells(e->brief);
+
+	return (int)strlen(e->prefix) + (f <= LEG_LINE_LABEL || f < b ? f : b);
+}
+
+/* Cells entry e's label needs at least to say what it is: the file and
+ * line of a call site ("optimizer.py:73"), LEG_MIN_LABEL of anything
+ * else; with its prefix. */
+static int
+label_need(const struct leg_entry *e)
+{
+	const char *b = e->brief, *sp = strchr(b, ' '), *colon = strchr(b,
+	    ':');
+	int n = sv_utf8_cells(b);
+
+	if (sp != NULL && colon != NULL && colon < sp && colon[1] >= '0' &&
+	    colon[1] <= '9' && strchr(b, '/') == NULL)
+		n -= sv_utf8_cells(sp);
+	else if (n > LEG_MIN_LABEL)
+		n = LEG_MIN_LABEL;
+	return (int)strlen(e->prefix) + n;
+}
+
+/* One row: as many entries as fit with their labels up to
+ * LEG_LINE_LABEL cells (never below what they need, label_need), "+N
+ * (i)" for the rest; the room left goes to the labels, first to the
+ * first entries, so a label is shortened only when the row has no room
+ * for it, and never below its file and line. */
 static void
 draw_line(const struct tl_view *v, const struct leg_entry *e, int n,
     struct cellbuf *cb, int x, int y, int w)
 {
-	char more[32];
-	int i, pos = 0, need, left, lw = w / 3 - 10, bw;
+	char more[32], sz[FMT_BUF];
+	int i, k, used, left, pos = 0, lw[LEG_MAX], fixed[LEG_MAX], give;
 
-	/* room for about three entries */
-	if (lw > LEG_LINE_LABEL)
-		lw = LEG_LINE_LABEL;
-	if (lw < 12)
-		lw = 12;
-	for (i = 0; i < n; i++) {
-		snprintf(more, sizeof more, "+%d (i)", n - i - 1);
-		left = w - pos - (i + 1 < n ? (int)strlen(more) + 2 : 0);
-		bw = sv_utf8_cells(e[i].brief);
-		need = 8 + (bw < lw ? bw : lw);
-		if (need > left && i > 0)
+	/* how many fit: glyph, space, bytes, space, label, two spaces */
+	for (k = 0, used = 0; k < n; k++) {
+		fmt_size_short(sz, sizeof sz, e[k].bytes);
+		fixed[k] = 3 + (int)strlen(sz);
+		/* the whole label up to LEG_LINE_LABEL, never below need */
+		lw[k] = label_want(&e[k]) - (int)strlen(e[k].prefix);
+		if (lw[k] > LEG_LINE_LABEL)
+			lw[k] = LEG_LINE_LABEL;
+		lw[k] += (int)strlen(e[k].prefix);
+		if (lw[k] < label_need(&e[k]))
+			lw[k] = label_need(&e[k]);
+		snprintf(more, sizeof more, "+%d (i)", n - k - 1);
+		if (k > 0 && used + fixed[k] + lw[k] + (k + 1 < n ?
+		    (int)strlen(more) + 2 : 0) > w)
 			break;
-		pos += draw_entry(v, &e[i], cb, x + pos, y, left, lw) + 2;
+		used += fixed[k] + lw[k] + 2;
 	}
-	if (i < n) {
-		snprintf(more, sizeof more, "+%d (i)", n - i);
+	snprintf(more, sizeof more, "+%d (i)", n - k);
+	left = w - used + 2 - (k < n ? (int)strlen(more) + 2 : 0);
+	/* the room left, to the labels in order */
+	for (i = 0; i < k && left > 0; i++) {
+		give = label_want(&e[i]) - lw[i];
+		if (give > left)
+			give = left;
+		if (give > 0) {
+			lw[i] += give;
+			left -= give;
+		}
+	}
+	for (i = 0; i < k; i++)
+		pos += draw_entry(v, &e[i], cb, x + pos, y, w - pos, lw[i]) + 2;
+	if (k < n)
 		cellbuf_puts(cb, x + pos, y, more, w - pos, UIC_AXIS, 0);
-	}
 }
 
 void
@@ -288,7 +434,7 @@ tl_legend_draw(const struct tl_model *m, const struct tl_view *v,
 {
 	struct leg_entry e[LEG_MAX], t;
 	int n = entries(m, v, fr, e), per, colw, shown, i;
-	char more[32];
+	char more[32], sz[FMT_BUF];
 
 	if (n == 0 || rows <= 0)
 		return;
@@ -309,6 +455,17 @@ tl_legend_draw(const struct tl_model *m, const struct tl_view *v,
 	if (colw < LEG_MIN_W) {
 		per = w / LEG_MIN_W > 0 ? w / LEG_MIN_W : 1;
 		colw = w / per;
+	}
+	/* fewer columns rather than labels cut below what they need */
+	for (; per > 1; per--, colw = w / per) {
+		shown = rows * per < n ? rows * per - 1 : n;
+		for (i = 0; i < shown; i++) {
+			fmt_size_short(sz, sizeof sz, e[i].bytes);
+			if (4 + (int)strlen(sz) + label_need(&e[i]) > colw)
+				break;
+		}
+		if (i == shown)
+			break;
 	}
 	shown = rows * per < n ? rows * per - 1 : n;
 	for (i = 0; i < shown; i++)

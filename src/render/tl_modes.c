@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/fmt.h"
 #include "render/timeline.h"
 #include "render/tl_int.h"
 #include "util/stop.h"
@@ -30,8 +31,10 @@
  * there are, or why the mode has no data; group_of gives an element's
  * group (its ctx is that model); text writes a group's label (brief:
  * the short form for a narrow legend), or returns -1 for a group it
- * does not know; adopt (NULL: nothing) moves what setup made from a
- * struct tl_prep's copy into the model that adopts the mode. pass: the
+ * does not know; prefix says what comes before the label and is kept
+ * whole when the label is cut ("freed at "); adopt (NULL: nothing)
+ * moves what setup made from a struct tl_prep's copy into the model
+ * that adopts the mode. pass: the
  * mode is built in one pass over the trace with the other modes that
  * set it (tl_stack_pass_mates).
  */
@@ -41,11 +44,137 @@ struct tl_grouper {
 	tl_group_fn group_of;
 	int (*text)(const struct tl_model *m, uint32_t g, int brief,
 	    char *buf, size_t size);
+	/* what goes before the label of group g ("freed at "), kept when
+	 * the label is cut; NULL: nothing */
+	const char *(*prefix)(const struct tl_model *m, uint32_t g);
 	void (*adopt)(struct tl_model *m, struct tl_model *w);
 	int pass;
 };
 
 /* -- by call site -- */
+
+/*
+ * Group ids of the call-site mode, with n sites (every stack resolved at
+ * set-up, so n does not change):
+ *   [0, n)        the site of the allocation;
+ *   [n, 2n)       blocks allocated before the trace and freed in it,
+ *                 whose only stack is their free's: "freed at" the site;
+ *   2n + j        (j < TL_PRE_SPLIT) the j-th largest block alive since
+ *                 before the trace with no stack, when such blocks hold
+ *                 at least half of the peak (weights loaded before
+ *                 recording: one "<no stack>" band would cover most of
+ *                 the plot);
+ *   2n + TL_PRE_SPLIT + j (j < TL_PRE_SIZES) the others of one size,
+ *                 the sizes that hold the most bytes (a model's layers
+ *                 have weights of a few shapes: "72 blocks of 16.0M"),
+ *                 and 2n + TL_PRE_SPLIT + TL_PRE_SIZES the rest.
+ */
+static int
+pre_nostack(struct tl_model *m, const struct idx_elem *e)
+{
+	return e->alloc_ev < 0 && an_site_kind(&m->sites,
+	    an_site_of(&m->sites, e->stack)) == AN_SITE_NONE;
+}
+
+static int
+cmp_u64(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return *a < *b ? -1 : *a > *b;
+}
+
+static int
+split_block(const struct tl_model *m, uint64_t k)
+{
+	uint32_t j;
+
+	for (j = 0; j < m->n_pre_split; j++)
+		if (m->pre_split[j] == k)
+			return 1;
+	return 0;
+}
+
+/* The sizes the other blocks alive since before the trace with no stack
+ * share that hold the most bytes (TL_PRE_SIZES at most, two blocks each
+ * at least), largest bytes first. */
+static void
+size_classes(struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	uint64_t k, *sz, n = 0, i, run, bytes[TL_PRE_SIZES];
+	struct idx_elem e;
+	uint32_t j, c = 0;
+
+	m->n_pre_size = 0;
+	sz = xcalloc(tl->n_ghost + 1, sizeof *sz);
+	for (k = tl->n_elems - (tl->n_ghost < tl->n_elems ? tl->n_ghost :
+	    tl->n_elems); k < tl->n_elems; k++) {
+		e = idx_tl_elem(tl, k);
+		if (pre_nostack(m, &e) && !split_block(m, k))
+			sz[n++] = e.size;
+	}
+	qsort(sz, n, sizeof *sz, cmp_u64);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && sz[i + run] == sz[i]; run++)
+			;
+		if (run < 2)
+			continue;
+		/* kept by bytes, largest first */
+		for (j = c; j > 0 && bytes[j - 1] < run * sz[i]; j--)
+			if (j < TL_PRE_SIZES) {
+				bytes[j] = bytes[j - 1];
+				m->pre_size[j] = m->pre_size[j - 1];
+				m->pre_size_n[j] = m->pre_size_n[j - 1];
+			}
+		if (j < TL_PRE_SIZES) {
+			bytes[j] = run * sz[i];
+			m->pre_size[j] = sz[i];
+			m->pre_size_n[j] = run;
+			if (c < TL_PRE_SIZES)
+				c++;
+		}
+	}
+	m->n_pre_size = c;
+	free(sz);
+}
+
+/* The largest blocks alive since before the trace with no stack (the
+ * final segments' blocks never seen in the trace, at the end of the
+ * element order), when they hold half of the peak or more. */
+static void
+split_pre(struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	struct idx_elem e;
+	uint64_t k, sum = 0, sz[TL_PRE_SPLIT];
+	uint32_t n = 0, j;
+
+	m->n_pre_split = 0;
+	for (k = tl->n_elems - (tl->n_ghost < tl->n_elems ? tl->n_ghost :
+	    tl->n_elems); k < tl->n_elems; k++) {
+		e = idx_tl_elem(tl, k);
+		if (!pre_nostack(m, &e))
+			continue;
+		sum += e.size;
+		/* kept largest first (ties: the first element) */
+		for (j = n; j > 0 && sz[j - 1] < e.size; j--)
+			if (j < TL_PRE_SPLIT) {
+				sz[j] = sz[j - 1];
+				m->pre_split[j] = m->pre_split[j - 1];
+			}
+		if (j < TL_PRE_SPLIT) {
+			sz[j] = e.size;
+			m->pre_split[j] = k;
+			if (n < TL_PRE_SPLIT)
+				n++;
+		}
+	}
+	if (n > 0 && sum >= tl->peak - tl->peak / 2) {
+		m->n_pre_split = n;
+		size_classes(m);
+	}
+}
 
 static int
 site_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
@@ -59,7 +188,8 @@ site_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 	/* resolve every stack first: site ids are then all known */
 	for (i = 0; i < m->snap->n_stacks; i++)
 		an_site_of(&m->sites, i);
-	*max_groups = m->sites.n + 1;
+	split_pre(m);
+	*max_groups = 2 * m->sites.n + TL_PRE_SPLIT + TL_PRE_SIZES + 1;
 	return 0;
 }
 
@@ -67,9 +197,21 @@ static uint32_t
 site_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
 	struct tl_model *m = ctx;
+	uint32_t site = an_site_of(&m->sites, e->stack), n = m->sites.n, j;
 
-	(void)k;
-	return an_site_of(&m->sites, e->stack);
+	if (e->alloc_ev >= 0)
+		return site;
+	if (an_site_kind(&m->sites, site) != AN_SITE_NONE)
+		return e->flags & IDX_ELEM_PRE ? n + site : site;
+	if (m->n_pre_split == 0)
+		return site;
+	for (j = 0; j < m->n_pre_split; j++)
+		if (m->pre_split[j] == k)
+			return 2 * n + j;
+	for (j = 0; j < m->n_pre_size; j++)
+		if (m->pre_size[j] == e->size)
+			return 2 * n + TL_PRE_SPLIT + j;
+	return 2 * n + TL_PRE_SPLIT + TL_PRE_SIZES;
 }
 
 /* "file.py:73 step" for a site: the file's last component, the line
@@ -112,7 +254,36 @@ static int
 site_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
     size_t size)
 {
+	struct idx_elem e;
+	char sz[FMT_BUF], ad[FMT_BUF];
+	uint32_t n = m->sites.n;
+
 	if (m->sites_ok <= 0)
+		return -1;
+	if (g >= n && g < 2 * n)
+		g -= n; /* "freed at": tl_group_prefix */
+	else if (g >= 2 * n && g < 2 * n + m->n_pre_split) {
+		e = idx_tl_elem(m->tl, m->pre_split[g - 2 * n]);
+		fmt_addr(ad, sizeof ad, e.addr);
+		if (brief)
+			snprintf(buf, size, "block %s", ad);
+		else
+			snprintf(buf, size, "%s block %s, before the trace",
+			    fmt_size_short(sz, sizeof sz, e.size), ad);
+		return 0;
+	} else if (g >= 2 * n + TL_PRE_SPLIT && g < 2 * n + TL_PRE_SPLIT +
+	    m->n_pre_size) {
+		g -= 2 * n + TL_PRE_SPLIT;
+		fmt_size_short(sz, sizeof sz, m->pre_size[g]);
+		snprintf(buf, size, brief ? "%" PRIu64 " x %s before trace" :
+		    "%" PRIu64 " blocks of %s, before the trace",
+		    m->pre_size_n[g], sz);
+		return 0;
+	} else if (g == 2 * n + TL_PRE_SPLIT + TL_PRE_SIZES) {
+		snprintf(buf, size, "%s", brief ? "before the trace" :
+		    "other blocks from before the trace (no stack)");
+		return 0;
+	} else if (g >= n)
 		return -1;
 	if (brief)
 		short_site(&m->sites, g, buf, size);
@@ -121,7 +292,15 @@ site_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 	return 0;
 }
 
-/* The site ids of the bands are the building model's table's. */
+static const char *
+site_prefix(const struct tl_model *m, uint32_t g)
+{
+	return m->sites_ok > 0 && g >= m->sites.n && g < 2 * m->sites.n ?
+	    "freed at " : "";
+}
+
+/* The site ids of the bands are the building model's table's, and so
+ * are the blocks split off before the trace. */
 static void
 site_adopt(struct tl_model *m, struct tl_model *w)
 {
@@ -130,10 +309,15 @@ site_adopt(struct tl_model *m, struct tl_model *w)
 	m->sites = w->sites;
 	m->sites_ok = w->sites_ok;
 	w->sites_ok = 0;
+	memcpy(m->pre_split, w->pre_split, sizeof m->pre_split);
+	m->n_pre_split = w->n_pre_split;
+	memcpy(m->pre_size, w->pre_size, sizeof m->pre_size);
+	memcpy(m->pre_size_n, w->pre_size_n, sizeof m->pre_size_n);
+	m->n_pre_size = w->n_pre_size;
 }
 
 static const struct tl_grouper group_by_site = {site_setup, site_group,
-    site_text, site_adopt, 1};
+    site_text, site_prefix, site_adopt, 1};
 
 /* -- by category -- */
 
@@ -172,7 +356,7 @@ category_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 
 /* the categories are an analysis of their own: built after it, alone */
 static const struct tl_grouper group_by_category = {category_setup,
-    category_group, category_text, NULL, 0};
+    category_group, category_text, NULL, NULL, 0};
 
 /* -- by stream and pool -- */
 
@@ -325,7 +509,7 @@ stream_adopt(struct tl_model *m, struct tl_model *w)
 }
 
 static const struct tl_grouper group_by_stream = {stream_setup,
-    stream_group, stream_text, stream_adopt, 1};
+    stream_group, stream_text, NULL, stream_adopt, 1};
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -374,6 +558,27 @@ tl_group_text(const struct tl_model *m, int st, uint32_t g, int brief,
 	    tl_modes[st].grouper->text(m, g, brief, buf, size) != 0)
 		snprintf(buf, size, "group %u", g);
 	return buf;
+}
+
+const char *
+tl_group_prefix(const struct tl_model *m, int st, uint32_t g)
+{
+	if (!tl_stack_grouped(st) || tl_modes[st].grouper->prefix == NULL)
+		return "";
+	return tl_modes[st].grouper->prefix(m, g);
+}
+
+uint32_t
+tl_model_site_group(struct tl_model *m, const struct idx_elem *e)
+{
+	uint32_t site;
+
+	if (tl_model_sites(m) == NULL)
+		return TL_NO_GROUP;
+	site = an_site_of(&m->sites, e->stack);
+	return e->alloc_ev < 0 && e->flags & IDX_ELEM_PRE &&
+	    an_site_kind(&m->sites, site) != AN_SITE_NONE ? m->sites.n + site :
+	    site;
 }
 
 /* ---- building ------------------------------------------------------------ */

@@ -55,7 +55,8 @@
 	    "Next segment_alloc/map")                                          \
 	_(ACT_SEG_PREV, "segment-prev", "S", "", KM_VIEW,                      \
 	    "Previous segment_alloc/map")                                      \
-	_(ACT_GOTO, "goto", ":", "", KM_VIEW, "Go to event #N")                \
+	_(ACT_GOTO, "goto", ":", "", KM_VIEW,                                  \
+	    "Go to event #N (-1: before the first event)")                     \
 	_(ACT_SEARCH, "search", "/", "<F3>", KM_VIEW,                          \
 	    "Search: 0x address, file:line or frame text (any case)")          \
 	_(ACT_SEARCH_NEXT, "search-next", "n", "", KM_VIEW,                    \
@@ -85,12 +86,14 @@
 	    "Timeline bands: previous mode")                                   \
 	_(ACT_LEGEND, "legend", "i", "", KM_VIEW,                              \
 	    "Timeline legend: automatic / every entry / hidden")               \
+	_(ACT_TIMELINE_ONLY, "timeline-only", "Z", "", KM_VIEW,               \
+	    "Timeline full height: hide the panes below / show them")          \
 	_(ACT_PICK_UP, "pick-up", "K", "", KM_VIEW,                            \
 	    "Pick the band above at the cursor (first: the bottom one)")       \
 	_(ACT_PICK_DOWN, "pick-down", "J", "", KM_VIEW,                        \
 	    "Pick the band below at the cursor (first: the top one)")          \
 	_(ACT_YZOOM_IN, "y-zoom-in", ">", "", KM_VIEW,                         \
-	    "Zoom the y axis in (around the picked band)")                     \
+	    "Zoom the y axis in (around the picked band, else the cursor)")    \
 	_(ACT_YZOOM_OUT, "y-zoom-out", "<", "", KM_VIEW,                       \
 	    "Zoom the y axis out")                                             \
 	_(ACT_YPAN_UP, "y-pan-up", ")", "", KM_VIEW, "Pan the y axis up")      \
@@ -98,6 +101,8 @@
 	    "Pan the y axis down")                                             \
 	_(ACT_YFIT, "y-fit", "y", "", KM_VIEW,                                 \
 	    "Fit the y axis to what is visible")                               \
+	_(ACT_YRANGE, "y-range", "Y", "", KM_VIEW,                             \
+	    "Fit the y axis to the visible data's min..max")                   \
 	_(ACT_ANNOT_NEXT, "annot-next", "}", "", KM_VIEW,                      \
 	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
 	_(ACT_ANNOT_PREV, "annot-prev", "{", "", KM_VIEW,                      \
@@ -141,7 +146,7 @@
 	_(ACT_EXPORT, "export", "w", "", KM_VIEW,                              \
 	    "Write the view (list, table, stack) to a file")                   \
 	_(ACT_COPY, "copy", "C", "", KM_VIEW,                                  \
-	    "Copy the selected stack to the clipboard (OSC 52)")               \
+	    "Send the selected stack to the clipboard (OSC 52)")               \
 	_(ACT_ALLOC_NEXT, "alloc-next", "]", "", KM_VIEW,                      \
 	    "Next leaked block of the site (frag view: next row)")             \
 	_(ACT_ALLOC_PREV, "alloc-prev", "[", "", KM_VIEW,                      \

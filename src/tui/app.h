@@ -70,6 +70,8 @@ struct app {
 	int detail_scroll, help_scroll;
 	int unfold;
 	int focus;                      /* LAY_TIMELINE..LAY_DETAIL */
+	int timeline_only;              /* the panes below hidden (Z) while
+					   no view is open */
 	int help;                       /* help screen shown */
 	int utf8, mono;
 
@@ -81,6 +83,10 @@ struct app {
 	uint64_t query_addr;
 	int query_is_addr;
 	uint8_t *stack_match;           /* per stack id: matches query */
+	uint8_t *frame_match;           /* per frame id: matches query */
+	int search_show;                /* the detail pane shows the search
+					   hit: its frame highlighted (2:
+					   and scrolled into view, once) */
 
 	uint32_t dev_gen;               /* changes with the device */
 	struct an_sites sites;          /* call sites (tables_sites) */
@@ -121,9 +127,12 @@ void app_prompt(struct app *a, enum prompt_mode m, const char *label,
     const char *init);
 
 /* ---- the cursor (cursor.c) ---- */
-/* Moves the cursor to ev (clamped), keeps it visible, refreshes the
- * state at the cursor. */
+/* Moves the cursor to ev (clamped to the events), keeps it visible,
+ * refreshes the state at the cursor. */
 void cursor_set(struct app *a, int64_t ev);
+/* The same, where -1 is the state before the first event (the goto
+ * prompt, --at -1), as the commands' --at -1 is. */
+void cursor_goto(struct app *a, int64_t ev);
 /* After an analysis moved the device's replay (a->src.replay): the state
  * at the cursor is fetched again, the block selection (which pointed into
  * the old state) dropped. */
@@ -154,6 +163,11 @@ int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
 /* Switches to device d (rebuilds the model). Returns 0 or -1 (message in
  * a->msg). */
 int device_set(struct app *a, uint32_t d);
+/* What the first screen says before anything else, in the status line:
+ * the device's OOMs (marked on the timeline's axis, views.c) and its
+ * leak suspect (a trace of up to 2 million events: one pass), each with
+ * the key that explains it. */
+void device_news(struct app *a);
 /* Frees everything the app owns: the device, then the snapshot and its
  * index. */
 void device_close(struct app *a);

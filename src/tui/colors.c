@@ -1,7 +1,8 @@
 /*
  * Colour themes: one curses pair per UI_COLORS row (pairs are cheap and
  * the table is short), attributes precomputed for the colour and the
- * monochrome theme.
+ * monochrome theme; on a terminal of 256 colours the eight band colours
+ * are eight distinct hues (band256).
  */
 #include "config.h"
 
@@ -18,7 +19,16 @@ static const struct {
 #undef UIC_ROW
 };
 
-static int use_color;
+static int use_color, use_256;
+
+/* The bands' colours on a terminal of 256 colours: eight hues told apart
+ * without bold (the eight ANSI colours have five for bands, so bands 6
+ * to 8 would repeat 1 to 3 in bold), each mid-dark enough for a light
+ * background and light enough for a dark one: blue, green, magenta,
+ * teal, orange, violet, olive, pink. None is the red of the reserved
+ * line and the leaked set. */
+static const short band256[UIC_NBANDS] = {33, 34, 127, 37, 172, 99, 142,
+    168};
 
 static attr_t
 to_attr(unsigned a)
@@ -48,9 +58,20 @@ colors_init(int force_mono)
 		return 0;
 	start_color();
 	use_default_colors();
+	use_256 = COLORS >= 256 && COLOR_PAIRS > UIC_COUNT;
 	for (i = 1; i < UIC_COUNT && i < COLOR_PAIRS; i++)
-		init_pair((short)i, table[i].fg, table[i].bg);
+		init_pair((short)i, use_256 && i >= UIC_BAND0 &&
+		    i < UIC_BAND0 + UIC_NBANDS ? band256[i - UIC_BAND0] :
+		    table[i].fg, table[i].bg);
 	return 1;
+}
+
+int
+colors_bands(void)
+{
+	if (!use_color)
+		return 0;
+	return use_256 ? UIC_NBANDS : UIC_NBANDS_ANSI;
 }
 
 attr_t
@@ -63,5 +84,8 @@ colors_attr(unsigned color, unsigned cb_attr, short *pair)
 		return to_attr(table[color].mono | cb_attr);
 	}
 	*pair = color < (unsigned)COLOR_PAIRS ? (short)color : 0;
+	/* 256 colours: the bands need no bold to differ */
+	if (use_256 && color >= UIC_BAND0 && color < UIC_BAND0 + UIC_NBANDS)
+		return to_attr(cb_attr);
 	return to_attr(table[color].attr | cb_attr);
 }

@@ -12,6 +12,10 @@
 /* Call after the screen is up. Returns 1 if colours are used, else 0. */
 int colors_init(int force_mono);
 
+/* Distinct band colours the terminal shows: UIC_NBANDS with 256
+ * colours, UIC_NBANDS_ANSI with eight, 0 without colour. */
+int colors_bands(void);
+
 /* Attributes (with colour pair) for colour id and cell attrs. */
 attr_t colors_attr(unsigned color, unsigned cb_attr, short *pair);
 

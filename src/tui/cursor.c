@@ -59,17 +59,15 @@ reselect(struct app *a, uint64_t seg_addr, uint64_t blk_addr)
 		}
 }
 
-void
-cursor_set(struct app *a, int64_t ev)
+/* The cursor at ev (-1 .. n - 1), visible, and the state there. */
+static void
+move(struct app *a, int64_t ev)
 {
 	int64_t n = n_events(a), span = a->view.ev1 - a->view.ev0;
 	uint64_t seg_addr = UINT64_MAX, blk_addr = UINT64_MAX;
 
-	if (ev >= n)
-		ev = n - 1;
-	if (ev < 0)
-		ev = n > 0 ? 0 : -1;
 	a->view.cursor = ev;
+	a->search_show = 0;
 	if (ev >= 0 && (ev < a->view.ev0 || ev >= a->view.ev1)) {
 		/* Keep the span, centre the cursor. */
 		a->view.ev0 = ev - span / 2;
@@ -88,6 +86,27 @@ cursor_set(struct app *a, int64_t ev)
 	replay_totals(a->st, &a->totals);
 	reselect(a, seg_addr, blk_addr);
 	a->view.sel_elem = cursor_selected_elem(a);
+}
+
+void
+cursor_set(struct app *a, int64_t ev)
+{
+	int64_t n = n_events(a);
+
+	if (ev >= n)
+		ev = n - 1;
+	if (ev < 0)
+		ev = n > 0 ? 0 : -1;
+	move(a, ev);
+}
+
+void
+cursor_goto(struct app *a, int64_t ev)
+{
+	if (ev == -1)
+		move(a, -1);
+	else
+		cursor_set(a, ev);
 }
 
 void

@@ -7,12 +7,22 @@
 
 #include "tui/app.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/leaks.h"
 #include "index/idx.h"
+#include "render/fmt.h"
+#include "render/frames.h"
 #include "tui/modeworker.h"
 #include "tui/simulate.h"
+#include "util/escape.h"
+
+/* Traces up to this many events get their leak suspect named on the
+ * first screen (one pass over the elements, as the leak view's). */
+#define NEWS_LEAKS_MAX 2000000
 
 static int64_t
 n_events(const struct app *a)
@@ -32,6 +42,70 @@ device_free(struct app *a)
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
 	a->st = NULL;
+}
+
+/* The leak suspect of a short trace as leaks.h ranks it (the first site
+ * when it grows every step, judged with two complete steps) into buf,
+ * shortened; 0 when there is none. */
+static int
+leak_suspect(struct app *a, int w, char *buf, size_t size)
+{
+	struct an_sites *sites;
+	struct an_leaks l;
+	struct sv_error err;
+	char raw[512], esc[512];
+	int found = 0;
+
+	if (a->tl.n_events > NEWS_LEAKS_MAX || a->n_devices == 0 ||
+	    (sites = tables_sites(a)) == NULL)
+		return 0;
+	sv_error_clear(&err);
+	if (an_leaks(a->snap, &a->tl, sites, -1, -1, &l, &err) != 0)
+		return 0;
+	if (l.judged && l.n_sites > 0 && l.sites[0].periodic) {
+		an_site_label(sites, l.sites[0].site, raw, sizeof raw);
+		sv_escape(esc, sizeof esc, raw, strlen(raw));
+		frames_shorten(buf, size, esc, w > 12 ? w : 12, a->utf8);
+		found = 1;
+	}
+	an_leaks_destroy(&l);
+	return found;
+}
+
+void
+device_news(struct app *a)
+{
+	const struct tl_model *m = &a->tm;
+	char ev[FMT_BUF], site[128], oom[96];
+	int w;
+
+	/* a trace that lost its start says so first: every other answer
+	 * is weighed by it */
+	if (snap_ring_overflowed(a->snap, a->device) > 0) {
+		app_msg(a, "ring buffer overflowed: the trace lost its start "
+		    "(leaks and steps are judged on what remains)");
+		return;
+	}
+	oom[0] = '\0';
+	if (m->n_jumps[TL_JUMP_OOM] > 0) {
+		fmt_event(ev, sizeof ev, m->jumps[TL_JUMP_OOM][0]);
+		if (m->n_jumps[TL_JUMP_OOM] == 1)
+			snprintf(oom, sizeof oom, "1 OOM at %s (X to see why)",
+			    ev);
+		else
+			snprintf(oom, sizeof oom, "%" PRIu64 " OOMs, the first "
+			    "at %s (X to see why, o: next)",
+			    m->n_jumps[TL_JUMP_OOM], ev);
+	}
+	/* the site takes what the status line has left (its right end
+	 * holds the cursor, "#9,966/19,136") */
+	w = a->lay.cols - 16 - (int)strlen(oom) - (oom[0] != '\0' ? 2 : 0) -
+	    (int)strlen("leak suspect:  grows every step (U)");
+	if (leak_suspect(a, w, site, sizeof site))
+		app_msg(a, "%s%sleak suspect: %s grows every step (U)", oom,
+		    oom[0] != '\0' ? "; " : "", site);
+	else if (oom[0] != '\0')
+		app_msg(a, "%s", oom);
 }
 
 int
@@ -59,6 +133,7 @@ device_set(struct app *a, uint32_t d)
 	/* the views drop what they computed for the old device (view.h) */
 	a->dev_gen++;
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;
@@ -75,7 +150,8 @@ device_set(struct app *a, uint32_t d)
 	a->sv.sel_block = SEGMAP_NONE;
 	a->detail = DETAIL_EVENT;
 	free(a->stack_match);
-	a->stack_match = NULL;
+	free(a->frame_match);
+	a->stack_match = a->frame_match = NULL;
 	a->st = NULL;
 	cursor_set(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
 	pane_timeline_open(a);
@@ -100,7 +176,8 @@ device_close(struct app *a)
 	if (a->st != NULL || a->tl.elems != NULL || a->tl.el_stripes != NULL)
 		device_free(a);
 	free(a->stack_match);
-	a->stack_match = NULL;
+	free(a->frame_match);
+	a->stack_match = a->frame_match = NULL;
 	if (a->ix != NULL)
 		idx_close(a->ix);
 	else

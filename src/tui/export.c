@@ -1,9 +1,12 @@
 /*
  * Export and copy: w writes the open view (list, table, tree) or, with no
- * view open, the stack in the detail pane, as text to a file named at a
- * prompt (a name ending in .svg: the timeline as SVG, render/svg.h); C
- * copies that stack to the user's clipboard through the terminal (OSC
- * 52: it travels over SSH, and tmux takes it with set-clipboard on).
+ * view open, the stack in the detail pane as it shows it (framework
+ * frames folded unless unfolded), as text to a file named at a prompt
+ * (a name ending in .svg: the timeline as SVG, render/svg.h); C copies
+ * that stack to the user's clipboard through the terminal (OSC 52: it
+ * travels over SSH, and tmux takes it with set-clipboard on). No
+ * terminal answers an OSC 52, so the status line says the stack was
+ * sent, not that it was copied.
  *
  * A file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so nothing that
  * exists is touched, a symbolic link included. An existing file is
@@ -37,25 +40,37 @@
 
 #define COPY_MAX (64 * 1024)    /* bytes of text copied at most */
 
-/* The stack in the detail pane as text: its title, its line of
- * information, then every frame, innermost first (escaped). */
+/* The stack in the detail pane as text, as the pane shows it: its
+ * title, its line of information, then its frames innermost first
+ * (escaped), framework runs folded into their line unless unfolded (z),
+ * each frame whole. */
 static int
 write_stack(struct app *a, FILE *f)
 {
 	char title[512], info[512], line[1024];
-	const uint32_t *fs;
-	uint32_t stack, n, i;
+	struct frame_line *fl;
+	uint32_t stack;
+	size_t n, i;
 
 	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	fprintf(f, "%s\n", title);
 	if (info[0] != '\0')
 		fprintf(f, "%s\n", info);
-	fs = snap_stack(a->snap, stack, &n);
+	n = frames_layout(a->snap, stack, a->unfold, NULL, 0);
+	fl = xcalloc(n + 1, sizeof *fl);
+	frames_layout(a->snap, stack, a->unfold, fl, n);
 	if (n == 0)
 		fprintf(f, "(no stack recorded)\n");
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s\n", frames_format(a->snap, fs[i], line,
-		    sizeof line));
+	for (i = 0; i < n; i++) {
+		if (fl[i].nfold > 0)
+			fprintf(f, "%s %u framework frame%s (z unfolds)\n",
+			    a->utf8 ? "\xe2\x96\xb8" : "+", fl[i].nfold,
+			    fl[i].nfold == 1 ? "" : "s");
+		else
+			fprintf(f, "%s\n", frames_format(a->snap, fl[i].frame,
+			    line, sizeof line));
+	}
+	free(fl);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -275,6 +290,7 @@ void
 export_copy_stack(struct app *a, FILE *term)
 {
 	char *text = NULL, *b64;
+	const char *tmux;
 	size_t len = 0, lines = 0, i;
 	FILE *m;
 
@@ -298,8 +314,14 @@ export_copy_stack(struct app *a, FILE *term)
 	 * base64: nothing of it reaches the terminal as a command */
 	fprintf(term, "\033]52;c;%s\a", b64);
 	fflush(term);
-	app_msg(a, "copied the stack (%zu line%s) to the clipboard "
-	    "(OSC 52)", lines, lines == 1 ? "" : "s");
+	/* nothing answers an OSC 52: whether it reached the clipboard is
+	 * the terminal's (and tmux's set-clipboard) business, so say only
+	 * what was done */
+	tmux = getenv("TMUX");
+	app_msg(a, "stack (%zu line%s) sent by OSC 52: %s", lines,
+	    lines == 1 ? "" : "s", tmux != NULL && tmux[0] != '\0' ?
+	    "tmux may need set-clipboard on" :
+	    "copied if the terminal allows");
 	free(b64);
 	free(text);
 }

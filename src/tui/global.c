@@ -54,10 +54,11 @@ pan(struct app *a, int dir)
 	if (a->view.ev0 < 0)
 		a->view.ev0 = 0;
 	a->view.ev1 = a->view.ev0 + span;
-	if (a->view.cursor < a->view.ev0)
-		cursor_set(a, a->view.ev0);
-	else if (a->view.cursor >= a->view.ev1)
-		cursor_set(a, a->view.ev1 - 1);
+	/* the cursor stays where it is (as less and tig leave it): the
+	 * timeline marks where it went off the view */
+	if (a->view.cursor < a->view.ev0 || a->view.cursor >= a->view.ev1)
+		app_msg(a, "the cursor is %s of the view (h/l bring it back)",
+		    a->view.cursor < a->view.ev0 ? "left" : "right");
 }
 
 static void
@@ -141,8 +142,20 @@ global_action(struct app *a, enum action act)
 		a->detail = DETAIL_EVENT;
 		a->view.sel_elem = cursor_selected_elem(a);
 		break;
-	case ACT_FOCUS_NEXT: a->focus = (a->focus + 1) % 3; break;
-	case ACT_FOCUS_PREV: a->focus = (a->focus + 2) % 3; break;
+	case ACT_FOCUS_NEXT:
+	case ACT_FOCUS_PREV:
+		/* a hidden pane takes no focus */
+		do
+			a->focus = (a->focus + (act == ACT_FOCUS_NEXT ? 1 :
+			    2)) % 3;
+		while (a->lay.r[a->focus].h <= 0 && a->focus != LAY_TIMELINE);
+		break;
+	case ACT_TIMELINE_ONLY:
+		a->timeline_only = !a->timeline_only;
+		a->focus = LAY_TIMELINE;
+		app_msg(a, a->timeline_only ? "timeline full height (Z: the "
+		    "panes below again)" : "segment map and detail shown");
+		return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
 	case ACT_ZOOM_IN: zoom(a, 1); break;
 	case ACT_ZOOM_OUT: zoom(a, 0); break;
 	case ACT_FIT:
@@ -167,6 +180,12 @@ global_action(struct app *a, enum action act)
 	case ACT_JUMP_FREE: jump_elem(a, 1); break;
 	case ACT_FOLD: a->unfold = !a->unfold; break;
 	case ACT_ENTER:
+		/* the stack is in the detail pane: show it */
+		if (a->timeline_only) {
+			a->timeline_only = 0;
+			a->focus = LAY_DETAIL;
+			return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
+		}
 		a->focus = LAY_DETAIL;
 		break;
 	case ACT_DEVICE:

@@ -1,7 +1,8 @@
 /*
  * Pane geometry from the terminal size. Shares: detail ~22% (>= 3 rows),
  * segment map ~30% (>= 3), timeline the rest (>= 6: title, 3 plot rows,
- * axis, labels).
+ * axis, labels); or, with the lower panes hidden (Z), the timeline all of
+ * it.
  */
 #include "config.h"
 
@@ -45,4 +46,16 @@ layout_compute(int cols, int rows, struct layout *out)
 	out->r[LAY_STATUS] = mk(0, rows - 1, cols, 1);
 	out->full = mk(0, 0, cols, avail);
 	return 0;
+}
+
+void
+layout_timeline_only(struct layout *l)
+{
+	int avail = l->rows - 1;
+
+	if (l->too_small)
+		return;
+	l->r[LAY_TIMELINE] = mk(0, 0, l->cols, avail);
+	l->r[LAY_SEGMENTS] = mk(0, avail, l->cols, 0);
+	l->r[LAY_DETAIL] = mk(0, avail, l->cols, 0);
 }

@@ -26,5 +26,9 @@ struct layout {
 
 /* Computes the layout; returns 0, or -1 when the screen is too small. */
 int layout_compute(int cols, int rows, struct layout *out);
+/* Gives the timeline every row above the status line of a computed
+ * layout l (not too small): the segment map and the detail pane keep
+ * their place at the bottom with no rows (h = 0: not drawn). */
+void layout_timeline_only(struct layout *l);
 
 #endif

@@ -29,9 +29,16 @@ extern const struct pane_ops pane_help_ops;
 uint32_t pane_detail_describe(struct app *a, char *title, size_t tsize,
     char *info, size_t isize);
 
-/* Draws a title row "─ text ────" across r's first row. */
+/* Draws a title row "─ text ────" across r's first row; a text too
+ * long for it is fitted by pane_title_fit. */
 void pane_title(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused, const char *text);
+/* text fitted to w cells into buf: a path in it loses its directories
+ * ("…/f.py:40"), then whole " - " fields are dropped from the right,
+ * then, when the first alone is too long, it is cut at a space, so that
+ * no number is cut in the middle. */
+void pane_title_fit(const char *text, int w, int utf8, char *buf,
+    size_t size);
 
 /* Moves the selection *sel of a list of n rows shown in r for the list
  * actions (up, down, pages, first, last): UI_* flags, 0 for any other

@@ -1,6 +1,9 @@
 /*
  * Detail pane: the selected block or the event at the cursor, with its
  * call stack; framework frames folded unless unfolded with the fold key.
+ * After a search, the frame that matched is scrolled into view and drawn
+ * in the selection style (its run unfolded when it is a framework
+ * frame).
  */
 #include "config.h"
 
@@ -134,9 +137,13 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 		    fmt_size(sz, sizeof sz, b->size),
 		    state_names[b->state < 4 ? b->state : 3], life);
 		snprintf(info, isize, "size %s requested %s stream %" PRIu64
-		    " segment %s", sz,
+		    " segment %s%s", sz,
 		    fmt_size(rq, sizeof rq, b->requested_size),
-		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr));
+		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr),
+		    e != TL_NO_ELEM && b->alloc_ev < 0 &&
+		    idx_tl_elem(&a->tl, e).flags & IDX_ELEM_PRE ?
+		    " - the stack of its free (allocated before the trace)" :
+		    "");
 		if (b->stack != 0)
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
@@ -183,14 +190,54 @@ cpp_site(struct app *a, uint32_t stack, char *buf, size_t size)
 	return 1;
 }
 
+/* The frames the last search matched when the pane shows its hit (the
+ * event a search went to, not moved from since), else NULL. */
+static const uint8_t *
+search_hit(struct app *a, uint32_t stack)
+{
+	if (!a->search_show || a->frame_match == NULL ||
+	    a->detail != DETAIL_EVENT || stack == 0)
+		return NULL;
+	return a->frame_match;
+}
+
+/* Does a frame of stack that hit matched lie in a folded run (and none
+ * outside one)? */
+static int
+hit_folded(struct app *a, uint32_t stack, const uint8_t *hit)
+{
+	struct frame_line *fl;
+	const uint32_t *fs;
+	uint32_t ns, k;
+	size_t n, i;
+	int in_fold = 0, shown = 0;
+
+	fs = snap_stack(a->snap, stack, &ns);
+	n = frames_layout(a->snap, stack, 0, NULL, 0);
+	fl = xcalloc(n + 1, sizeof *fl);
+	frames_layout(a->snap, stack, 0, fl, n);
+	for (i = 0; i < n; i++) {
+		if (fl[i].nfold == 0) {
+			shown |= fl[i].frame < a->snap->n_frames &&
+			    hit[fl[i].frame];
+			continue;
+		}
+		for (k = fl[i].pos; k < fl[i].pos + fl[i].nfold && k < ns; k++)
+			in_fold |= fs[k] < a->snap->n_frames && hit[fs[k]];
+	}
+	free(fl);
+	return in_fold && !shown;
+}
+
 static void
 det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
-	char title[256], info[256], line[512];
+	char title[256], info[256], line[512], cut[512];
 	struct frame_line *fl;
+	const uint8_t *hit;
 	uint32_t stack;
 	size_t n, i;
-	int row, y, top;
+	int row, y, top, unfold;
 
 	stack = pane_detail_describe(a, title, sizeof title, info, sizeof info);
 	pane_title(a, cb, r, focused, title);
@@ -201,12 +248,27 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	if (cpp_site(a, stack, line, sizeof line))
 		cellbuf_puts(cb, r->x + 1, top++, line, r->w - 1, UIC_DEFAULT,
 		    CB_A_BOLD);
-	n = frames_layout(a->snap, stack, a->unfold, NULL, 0);
+	hit = search_hit(a, stack);
+	/* a framework frame that matched is shown: its run unfolded */
+	unfold = a->unfold || (hit != NULL && hit_folded(a, stack, hit));
+	n = frames_layout(a->snap, stack, unfold, NULL, 0);
 	fl = xcalloc(n + 1, sizeof *fl);
-	frames_layout(a->snap, stack, a->unfold, fl, n);
+	frames_layout(a->snap, stack, unfold, fl, n);
 	if (n == 0)
 		cellbuf_puts(cb, r->x + 1, top, "(no stack recorded)",
 		    r->w - 1, UIC_AXIS, 0);
+	if (hit != NULL && a->search_show == 2) {
+		/* once: the first matched frame in view, a line of context
+		 * above it */
+		for (i = 0; i < n; i++)
+			if (fl[i].nfold == 0 &&
+			    fl[i].frame < a->snap->n_frames &&
+			    hit[fl[i].frame])
+				break;
+		if (i < n && (int)i >= r->y + r->h - top)
+			a->detail_scroll = (int)i - 1;
+		a->search_show = 1;
+	}
 	if (a->detail_scroll > (int)n - 1)
 		a->detail_scroll = n > 0 ? (int)n - 1 : 0;
 	for (i = (size_t)a->detail_scroll, row = 0; i < n; i++, row++) {
@@ -222,6 +284,22 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 			continue;
 		}
 		frames_format(a->snap, fl[i].frame, line, sizeof line);
+		/* a user frame too long loses its directories, never its
+		 * file, line and function */
+		if (fl[i].kind == FRAME_USER &&
+		    sv_utf8_cells(line) > r->w - 1) {
+			frames_shorten(cut, sizeof cut, line, r->w - 1,
+			    a->utf8);
+			snprintf(line, sizeof line, "%s", cut);
+		}
+		/* the frame the search matched: the lists' selection */
+		if (hit != NULL && fl[i].frame < a->snap->n_frames &&
+		    hit[fl[i].frame]) {
+			cellbuf_fill(cb, r->x, y, r->w, 1, ' ', UIC_SELECT, 0);
+			cellbuf_puts(cb, r->x + 1, y, line, r->w - 1,
+			    UIC_SELECT, CB_A_BOLD);
+			continue;
+		}
 		cellbuf_puts(cb, r->x + 1, y, line, r->w - 1,
 		    fl[i].kind == FRAME_USER ? UIC_DEFAULT : UIC_FRAMEWORK, 0);
 	}

@@ -23,7 +23,7 @@ static const struct help_entry move[] = {
     {{ACT_UP, ACT_DOWN}, "event / segment / row"},
     {{ACT_PAGE_UP, ACT_PAGE_DOWN}, "half a screen / a page"},
     {{ACT_FIRST, ACT_LAST}, "start, end; first, last row"},
-    {{ACT_GOTO}, "go to event #N (decimal)"},
+    {{ACT_GOTO}, "go to event #N (-1: start)"},
     {{ACT_FOCUS_NEXT, ACT_FOCUS_PREV}, "next / previous pane"},
 };
 static const struct help_entry timeline[] = {
@@ -31,7 +31,8 @@ static const struct help_entry timeline[] = {
     {{ACT_PAN_LEFT, ACT_PAN_RIGHT}, "pan left / right"},
     {{ACT_AXIS, ACT_COLOR, ACT_DEVICE}, "time axis; colour; device"},
     {{ACT_STACK_NEXT, ACT_STACK_PREV, ACT_LEGEND}, "bands: next, prev; legend"},
-    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT}, "pick band (Enter); y fit"},
+    {{ACT_PICK_UP, ACT_PICK_DOWN, ACT_YFIT, ACT_YRANGE},
+	"pick band; y: fit, min..max"},
     {{ACT_YZOOM_IN, ACT_YZOOM_OUT, ACT_YPAN_UP, ACT_YPAN_DOWN},
 	"y zoom in, out; pan"},
 };
@@ -68,6 +69,7 @@ static const struct help_entry other[] = {
     {{ACT_REDRAW, ACT_HELP}, "redraw; this help"},
     {{ACT_BACK, ACT_QUIT}, "close help or view; quit"},
     {{ACT_RANKS}, "back to the rank overview"},
+    {{ACT_TIMELINE_ONLY}, "timeline full height"},
 };
 static const struct help_group groups[] = {
     {"Move", move, sizeof move / sizeof move[0]},

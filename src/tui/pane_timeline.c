@@ -523,13 +523,40 @@ y_zoom(struct app *a, int in)
 		a->view.ylo = a->view.ymax = 0; /* back to the fit */
 		return;
 	}
+	/* around the picked band, else the level at the cursor, else the
+	 * middle */
 	anchor = pick_level(a);
+	if (anchor < (double)lo || anchor > (double)hi)
+		anchor = (double)(a->view.stack == TL_STACK_SEGMENT ?
+		    tl_reserved_at(&a->tm, a->view.cursor) :
+		    tl_total_at(&a->tm, a->view.cursor));
 	if (anchor < (double)lo || anchor > (double)hi)
 		anchor = (double)lo + (double)span / 2;
 	/* the anchor keeps its place on the screen */
 	nlo = anchor - (anchor - (double)lo) * (double)nspan / (double)span;
 	a->view.ylo = nlo > 0 ? (uint64_t)nlo : 0;
 	a->view.ymax = a->view.ylo + nspan;
+}
+
+/* The y axis from the lowest to the highest level the columns show,
+ * a sixteenth of the span below and above. */
+static void
+y_data(struct app *a)
+{
+	uint64_t lo, hi, pad;
+
+	tl_visible_range(&a->tm, &a->view, a->lay.r[LAY_TIMELINE].w, &lo,
+	    &hi);
+	if (hi <= lo) {
+		a->view.ylo = a->view.ymax = 0;
+		app_msg(a, "nothing to fit: the visible data is flat");
+		return;
+	}
+	pad = (hi - lo) / 16;
+	a->view.ylo = lo > pad ? lo - pad : 0;
+	a->view.ymax = hi + pad > hi ? hi + pad : hi;
+	if (a->view.ymax - a->view.ylo < MIN_YSPAN)
+		a->view.ymax = a->view.ylo + MIN_YSPAN;
 }
 
 static void
@@ -599,6 +626,7 @@ pane_timeline_action(struct app *a, enum action act)
 	case ACT_YPAN_UP: y_pan(a, 1); break;
 	case ACT_YPAN_DOWN: y_pan(a, -1); break;
 	case ACT_YFIT: a->view.ylo = a->view.ymax = 0; break;
+	case ACT_YRANGE: y_data(a); break;
 	case ACT_ANNOT_NEXT: annot_jump(a, 1); break;
 	case ACT_ANNOT_PREV: annot_jump(a, -1); break;
 	default: return 0;
@@ -616,7 +644,7 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	char ad[FMT_BUF], sz[FMT_BUF], al[FMT_BUF], fr[FMT_BUF], site[200],
 	    cat[128];
 	int seg = a->view.stack == TL_STACK_SEGMENT;
-	struct an_sites *sites;
+	uint32_t g;
 	const struct an_categories *cats;
 
 	if (e.alloc_ev >= 0)
@@ -633,9 +661,11 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	    fmt_size(sz, sizeof sz, e.size), seg ? "mapped" : "alloc", al,
 	    seg ? "unmapped" : "freed", fr);
 	site[0] = cat[0] = '\0';
-	if (!seg && (sites = tl_model_sites(&a->tm)) != NULL)
-		tl_group_label(&a->tm, TL_STACK_SITE, an_site_of(sites,
-		    e.stack), 0, a->utf8, site, sizeof site);
+	/* a block from before the trace is named by its free's stack:
+	 * "freed at" its site */
+	if (!seg && (g = tl_model_site_group(&a->tm, &e)) != TL_NO_GROUP)
+		tl_group_label(&a->tm, TL_STACK_SITE, g, 0, a->utf8, site,
+		    sizeof site);
 	if (!seg && (cats = tables_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
@@ -652,7 +682,7 @@ pane_timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 	const struct tl_pick *p = &a->view.pick;
 	char cur[FMT_BUF], b[FMT_BUF], lab[300];
 	uint64_t bytes;
-	int st = a->view.stack;
+	int st = a->view.stack, w;
 
 	fmt_event(cur, sizeof cur, a->view.cursor);
 	switch (p->kind) {
@@ -662,14 +692,23 @@ pane_timeline_band_detail(struct app *a, char *title, size_t tsize, char *info,
 	case TL_PICK_GROUP:
 		bytes = tl_groups_bytes(&a->tm.groups[st], (uint32_t)p->id,
 		    a->view.cursor);
-		tl_group_label(&a->tm, st, (uint32_t)p->id, 0, a->utf8, lab,
-		    sizeof lab);
-		snprintf(title, tsize, "%c%s @ %s - %s - %s",
+		snprintf(title, tsize, "%c%s @ %s - %s - ",
 		    toupper((unsigned char)tl_modes[st].noun[0]),
-		    tl_modes[st].noun + 1, cur, fmt_size(b, sizeof b, bytes),
+		    tl_modes[st].noun + 1, cur, fmt_size(b, sizeof b, bytes));
+		/* the label takes the rest of the pane's title, shortened
+		 * from its directories */
+		w = a->lay.r[LAY_DETAIL].w - 4 - (int)strlen(title);
+		tl_group_label(&a->tm, st, (uint32_t)p->id, w > 20 ? w : 20,
+		    a->utf8, lab, sizeof lab);
+		snprintf(title + strlen(title), tsize - strlen(title), "%s",
 		    lab);
-		snprintf(info, isize, "Enter: the alloc of its largest block "
-		    "alive here; the stack of its largest block:");
+		if (tl_group_prefix(&a->tm, st, (uint32_t)p->id)[0] != '\0')
+			snprintf(info, isize, "allocated before the trace: the "
+			    "stack of its largest block's free:");
+		else
+			snprintf(info, isize, "Enter: the alloc of its "
+			    "largest block alive here; the stack of its "
+			    "largest block:");
 		return a->tm.groups[st].stack[p->id];
 	case TL_PICK_SET:
 		snprintf(title, tsize, "Leaked blocks of the selected site "

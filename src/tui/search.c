@@ -5,7 +5,9 @@
  * ("memory_leaks_demo.py:11", "train_step", "Optimizer.py"). A text that
  * ends with a line number matches that line only (":11" is not ":110").
  * Each query resolves the stacks once (O(stack frames)); a search then
- * reads the events in order from the cursor and wraps.
+ * reads the events in order from the cursor and wraps. The detail pane
+ * then shows the frame that matched, scrolled into view and highlighted
+ * (unfolded when it is a framework frame), until the cursor moves.
  */
 #include "config.h"
 
@@ -29,13 +31,15 @@ search_set_query(struct app *a, const char *q)
 	a->query_is_addr = q[0] == '0' && (q[1] == 'x' || q[1] == 'X') &&
 	    fmt_parse_u64(q, &a->query_addr) == 0;
 	free(a->stack_match);
-	a->stack_match = NULL;
+	free(a->frame_match);
+	a->stack_match = a->frame_match = NULL;
 	if (a->query_is_addr || q[0] == '\0')
 		return;
 	for (i = 0; a->query[i] != '\0'; i++)
 		low[i] = (char)tolower((unsigned char)a->query[i]);
 	low[i] = '\0';
 	a->stack_match = evfilter_stacks(a->snap, low);
+	a->frame_match = evfilter_frames(a->snap, low);
 }
 
 static int
@@ -75,6 +79,9 @@ search_run(struct app *a, int dir)
 		if (event_matches(a, t, (uint64_t)i)) {
 			cursor_set(a, i);
 			a->detail = DETAIL_EVENT;
+			/* the detail pane shows the frame that matched */
+			a->search_show = a->query_is_addr ? 0 : 2;
+			a->detail_scroll = 0;
 			app_msg(a, "/%s: %s%s", a->query,
 			    (dir > 0) == (i > start) ? "" : "wrapped, ",
 			    a->query_is_addr ? "address" : "frame text");

@@ -313,6 +313,18 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		    CB_A_BOLD);
 }
 
+/* The panes' rectangles for the screen's size: the timeline alone when
+ * the panes below are hidden and no view takes one of their places. */
+static void
+place_panes(int cols, int rows)
+{
+	layout_compute(cols, rows, &app.lay);
+	if (app.timeline_only && !in_set && views_open_ops(&app) == NULL)
+		layout_timeline_only(&app.lay);
+	if (app.lay.r[app.focus].h <= 0)
+		app.focus = LAY_TIMELINE;
+}
+
 static void
 ui_draw(void)
 {
@@ -327,9 +339,13 @@ ui_draw(void)
 		pane_help_ops.draw(&app, cb, &app.lay.full, 1);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	} else {
+		/* a view opened or closed with the panes hidden: they come
+		 * back while it is open */
+		place_panes(app.lay.cols, app.lay.rows);
 		for (i = 0; i < 3; i++)
-			views_pane(&app, i)->draw(&app, cb, &app.lay.r[i],
-			    app.focus == i);
+			if (app.lay.r[i].h > 0)
+				views_pane(&app, i)->draw(&app, cb,
+				    &app.lay.r[i], app.focus == i);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
 	}
 	blit(cb);
@@ -342,7 +358,7 @@ relayout(void)
 	int cols, rows;
 
 	getmaxyx(stdscr, rows, cols);
-	layout_compute(cols, rows, &app.lay);
+	place_panes(cols, rows);
 	cellbuf_resize(&app.screen, cols, rows);
 	clearok(curscr, TRUE);
 }
@@ -350,14 +366,19 @@ relayout(void)
 /* ---- input -------------------------------------------------------------- */
 
 /* An event number as typed at the goto prompt: decimal digits, with an
- * optional '#' and ',' between digits ("#1,234"); nothing else (hex
- * would jump somewhere unexpected). */
+ * optional '#' and ',' between digits ("#1,234"), or -1 (the state
+ * before the first event, as --at -1); nothing else (hex would jump
+ * somewhere unexpected). */
 static int
 parse_event(const char *s, int64_t *out)
 {
 	int64_t v = 0;
 	int digits = 0;
 
+	if (strcmp(s, "-1") == 0) {
+		*out = -1;
+		return 0;
+	}
 	if (*s == '#')
 		s++;
 	for (; *s != '\0'; s++) {
@@ -381,7 +402,8 @@ goto_event(const char *s)
 	int64_t ev;
 
 	if (parse_event(s, &ev) != 0) {
-		app_msg(&app, ": takes a decimal event number, not '%s'", s);
+		app_msg(&app, ": takes a decimal event number or -1, not '%s'",
+		    s);
 		return;
 	}
 	if (ev >= (int64_t)app.tl.n_events) {
@@ -389,8 +411,11 @@ goto_event(const char *s)
 		    sizeof last, (int64_t)app.tl.n_events - 1));
 		return;
 	}
-	cursor_set(&app, ev);
+	cursor_goto(&app, ev);
 	app.detail = DETAIL_EVENT;
+	if (ev == -1)
+		app_msg(&app, "before the first event: the state the trace "
+		    "starts from");
 }
 
 static int
@@ -461,6 +486,7 @@ app_unload(void)
 	app.mono = mono;
 	app.view.utf8 = app.sv.utf8 = utf8;
 	app.view.mono = app.sv.mono = mono;
+	app.view.colors = colors_bands();
 	app_set_opts();
 	views_init(&app);
 }
@@ -528,7 +554,8 @@ dispatch(enum action act)
 	}
 	if (act == ACT_GOTO || act == ACT_SEARCH) {
 		app_prompt(&app, act == ACT_GOTO ? PROMPT_GOTO : PROMPT_SEARCH,
-		    act == ACT_GOTO ? "go to event # (decimal): " : "/", NULL);
+		    act == ACT_GOTO ? "go to event # (decimal, -1: before "
+		    "the first): " : "/", NULL);
 		return UI_REDRAW;
 	}
 	r = &app.lay.r[app.focus];
@@ -872,7 +899,13 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		return 2;
 	}
 	if (set == NULL && opts->has_at)
-		cursor_set(&app, opts->at);
+		cursor_goto(&app, opts->at);
+	/* one file: what to look at first (a rank of a set has its own
+	 * line: back to the ranks) */
+	if (set == NULL)
+		device_news(&app);
+	/* the first screen's marks (the OOMs) */
+	views_sync(&app);
 	return 0;
 }
 
@@ -979,6 +1012,7 @@ tui_main(const struct tui_opts *o)
 	cellbuf_init(&app.screen, 0, 0);
 	app.view.utf8 = app.sv.utf8 = app.utf8;
 	app.view.mono = app.sv.mono = app.mono;
+	app.view.colors = colors_bands();
 	if (lat != NULL && lat[0] != '\0')
 		latency_log = fopen(lat, "w");
 	views_init(&app);

@@ -2,7 +2,9 @@
  * The block table (B): every live block at the cursor (allocated or
  * pending free) from the replayed state, in the segment map's place:
  * address, size, requested size, age (events since its alloc), stream,
- * category and call site. '.' sorts by the next column, R reverses;
+ * category and call site (a block allocated before the trace and freed
+ * in it has only its free's stack: "freed at SITE"). '.' sorts by the
+ * next column, R reverses;
  * Enter closes the table and selects the block in the segment map, its
  * stack in the detail pane. Rebuilt when the cursor moves
  * (O(live blocks log live blocks)); the selection stays on its address.
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/anlist.h"
 #include "render/fmt.h"
 #include "tui/view.h"
 #include "util/xalloc.h"
@@ -28,6 +31,8 @@ struct blk_row {
 	uint32_t b, seg;
 	uint32_t site;
 	int cat;                /* -1: no categories */
+	int freed;              /* allocated before the trace, freed in it:
+				   its stack is its free's */
 };
 
 struct blocks_view {
@@ -37,6 +42,7 @@ struct blocks_view {
 	size_t n, cap;
 	int col, rev;           /* sort */
 	uint64_t sel, first;
+	int rescroll;           /* sorted: place the selection anew */
 	int cats;               /* the category column is filled */
 	uint64_t sel_addr;      /* address of the selected block */
 	char **labels;          /* site labels (raw), by site id, lazily */
@@ -117,12 +123,29 @@ sort_rows(struct app *a, struct blocks_view *v, uint64_t addr)
 	sort_app = a;
 	sort_view = v;
 	qsort(v->rows, v->n, sizeof *v->rows, cmp_rows);
+	/* the rows above the selection are others now: the old scroll
+	 * position means nothing */
+	v->rescroll = 1;
 	for (i = 0; addr != UINT64_MAX && i < v->n; i++)
 		if (a->st->blocks[v->rows[i].b].addr == addr) {
 			v->sel = i;
 			return;
 		}
 	v->sel = 0;
+}
+
+/* Was block b allocated before the trace and freed in it (its only
+ * stack is its free's, IDX_ELEM_PRE)? */
+static int
+freed_in_trace(struct app *a, const struct replay_block *b)
+{
+	uint64_t e;
+
+	if (b->alloc_ev >= 0)
+		return 0;
+	e = cursor_block_elem(a, b->addr, b->alloc_ev);
+	return e != TL_NO_ELEM &&
+	    (idx_tl_elem(&a->tl, e).flags & IDX_ELEM_PRE) != 0;
 }
 
 /* The live blocks of the state at the cursor. */
@@ -153,6 +176,7 @@ refresh(struct app *a, struct blocks_view *v)
 			    st->blocks[b].stack);
 			r->cat = v->cats ? tables_block_category(a,
 			    st->blocks[b].addr, st->blocks[b].alloc_ev) : -1;
+			r->freed = freed_in_trace(a, &st->blocks[b]);
 		}
 	v->at = a->view.cursor;
 	v->ok = 1;
@@ -215,8 +239,14 @@ bl_sync(struct app *a, void *priv)
 		snprintf(d->title + strlen(d->title), sizeof d->title -
 		    strlen(d->title), "%s", fmt_event(ev, sizeof ev,
 		    b->alloc_ev));
-	snprintf(d->info, sizeof d->info, "requested %s - Enter: select it "
-	    "in the segment map", fmt_size(rq, sizeof rq, b->requested_size));
+	if (v->rows[v->sel].freed)
+		snprintf(d->info, sizeof d->info, "requested %s - the stack of "
+		    "its free (allocated before the trace):",
+		    fmt_size(rq, sizeof rq, b->requested_size));
+	else
+		snprintf(d->info, sizeof d->info, "requested %s - Enter: "
+		    "select it in the segment map", fmt_size(rq, sizeof rq,
+		    b->requested_size));
 	d->stack = b->stack;
 }
 
@@ -228,20 +258,21 @@ row_text(struct app *a, struct blocks_view *v, size_t k, char *buf,
 	const struct blk_row *r = &v->rows[k];
 	const struct replay_block *b = &a->st->blocks[r->b];
 	char ad[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], age[FMT_BUF], st[FMT_BUF];
-	const char *cat = r->cat >= 0 ? an_category_label((unsigned)r->cat) :
-	    "-";
+	const char *cat = anlist_category(r->cat);
 
 	if (b->alloc_ev < 0)
 		snprintf(age, sizeof age, "pre");
 	else
 		fmt_count(age, sizeof age, (uint64_t)(v->at - b->alloc_ev));
 	snprintf(st, sizeof st, "%" PRIu64, a->st->segments[r->seg].stream);
-	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-9.9s  ",
+	/* blocks allocated before the trace are named where they are freed */
+	return snprintf(buf, size, "%-15s%c%6s %6s %8s %5s %-*s  %s",
 	    fmt_addr(ad, sizeof ad, b->addr),
 	    b->state == SNAP_BLOCK_ACTIVE_PENDING_FREE ? '~' : ' ',
 	    fmt_size_short(sz, sizeof sz, b->size),
 	    fmt_size_short(rq, sizeof rq, b->requested_size), age,
-	    strlen(st) <= 5 ? st : st + strlen(st) - 5, cat);
+	    strlen(st) <= 5 ? st : st + strlen(st) - 5, ANLIST_CAT_W, cat,
+	    r->freed ? "freed at " : "");
 }
 
 static void
@@ -255,7 +286,7 @@ header(struct blocks_view *v, char *buf, size_t size, int utf8)
 	/* the sort column is marked after its name */
 	for (i = 0; i < N_COLS; i++)
 		m[i] = i != v->col ? " " : v->rev ? up : down;
-	snprintf(buf, size, "%-15s%s%5s%s %5s%s %7s%s %4s%s %-8s%s  %s%s",
+	snprintf(buf, size, "%-15s%s%5s%s %5s%s %7s%s %4s%s %-9s%s  %s%s",
 	    "address", m[0], "size", m[1], "req", m[2], "age", m[3], "strm",
 	    m[4], "category", m[5], "call site", m[6]);
 }
@@ -293,6 +324,14 @@ bl_draw(struct app *a, void *priv, struct cellbuf *cb, const struct rect *r,
 	}
 	if (rows < 1)
 		return;
+	if (v->rescroll) {
+		/* the selection in the middle, or the first rows */
+		v->first = v->sel > (uint64_t)rows / 2 ? v->sel -
+		    (uint64_t)rows / 2 : 0;
+		if (v->n > (uint64_t)rows && v->first > v->n - (uint64_t)rows)
+			v->first = v->n - (uint64_t)rows;
+		v->rescroll = 0;
+	}
 	pane_list_scroll(&v->sel, &v->first, v->n, rows);
 	for (i = v->first, k = 0; i < v->n && k < rows; i++, k++) {
 		row_text(a, v, i, text, sizeof text);
@@ -364,7 +403,7 @@ bl_write(struct app *a, void *priv, FILE *f)
 
 /* Start of each column on a row, from the pane's text origin (the
  * header's and row_text's layout). */
-static const int col_x[N_COLS] = {0, 16, 23, 30, 39, 45, 56};
+static const int col_x[N_COLS] = {0, 16, 23, 30, 39, 45, 57};
 
 static int
 bl_click(struct app *a, void *priv, int x, int row, const struct rect *r)

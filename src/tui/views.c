@@ -82,6 +82,7 @@ close_view(struct app *a)
 	if (a->detail == DETAIL_SITE)
 		a->detail = DETAIL_EVENT;
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;
@@ -146,7 +147,7 @@ views_action(struct app *a, enum action act)
 }
 
 /* With no view open, the ends of the leak window are marked on the
- * timeline's axis. */
+ * timeline's axis; with no window, the OOM events. */
 static void
 window_marks(struct app *a)
 {
@@ -159,6 +160,10 @@ window_marks(struct app *a)
 	a->view.marks = n > 0 ? a->win_marks : NULL;
 	a->view.n_marks = n;
 	a->view.mark_sel = -2;
+	if (n == 0 && a->tm.n_jumps[TL_JUMP_OOM] > 0) {
+		a->view.marks = a->tm.jumps[TL_JUMP_OOM];
+		a->view.n_marks = a->tm.n_jumps[TL_JUMP_OOM];
+	}
 }
 
 void
@@ -172,6 +177,7 @@ views_sync(struct app *a)
 		return;
 	}
 	a->view.hl = NULL;
+	a->view.hl_label = NULL;
 	a->view.marks = NULL;
 	a->view.n_marks = 0;
 	a->view.mark_sel = -2;

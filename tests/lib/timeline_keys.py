@@ -11,6 +11,9 @@ usage: timeline_keys.py CHECK ARGS...
                                 AT allocated in the trace, and the alloc
                                 event of its largest (equal: earliest)
   y-zoom LO HI                  three > narrowed the y range eightfold
+  y-around TITLE LO HI          the cursor's total (TITLE) is in LO..HI
+  y-data TITLE LO HI            Y's range: above 0, the cursor's total
+                                and the peak in it, narrower than the fit
   alloc-bands PICKLE PICKS.txt  each picked allocation band is a block
                                 alive at #2,141 allocated where it says,
                                 in stacking order
@@ -34,9 +37,25 @@ def picked(top_json, i, line):
     ok = [s for s in top if s["bytes"] == want["bytes"]]
     if not line.startswith("\u2500 Call site "):
         sys.exit("pick %d: not a call-site band: %s" % (i + 1, line))
-    if not any(line.split(" \u2500")[0].endswith(" - " + s["site"])
-               for s in ok):
-        sys.exit("pick %d: %s\n  want %s" % (i + 1, line, want["site"]))
+    # blocks allocated before the trace are named by their free (top
+    # says free_stack), "freed at SITE"; a long path may lose its
+    # directories ("…/file.py:73 step") to fit the title
+    def label(s):
+        return ("freed at " if s.get("free_stack") else "") + s["site"]
+
+    def shown(title, lab):
+        if title.endswith(" - " + lab):
+            return True
+        head, _, short = title.rpartition(" - ")
+        pre = "freed at " if lab.startswith("freed at ") else ""
+        if pre and not short.startswith(pre):
+            return False
+        short = short[len(pre):]
+        if short.startswith("\u2026"):
+            return lab.endswith(short[1:]) and "/" in lab
+        return False
+    if not any(shown(line.split(" \u2500")[0], label(s)) for s in ok):
+        sys.exit("pick %d: %s\n  want %s" % (i + 1, line, label(want)))
 
 
 def live_allocs(trace, upto):
@@ -75,6 +94,41 @@ def y_zoom(lo, hi):
     if not v(hi) - v(lo) < full / 6:
         sys.exit("three > should narrow the range eightfold: %s..%s"
                  % (lo, hi))
+
+
+UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_of(x):
+    """'4.7G' or '4.7 GiB' in bytes."""
+    m = re.match(r"([0-9.]+) ?([BKMGT])", x)
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def title_sizes(title):
+    """The total at the cursor and the peak of a timeline title."""
+    m = re.search(r" - #[0-9,]+ ([0-9.]+ [BKMGT]i?B) - peak ([0-9.]+ "
+                  r"[BKMGT]i?B) ", title)
+    if not m:
+        sys.exit("no total and peak in %r" % title)
+    return size_of(m.group(1)), size_of(m.group(2))
+
+
+def y_around(title, lo, hi):
+    tot, _ = title_sizes(title)
+    if not size_of(lo) <= tot <= size_of(hi):
+        sys.exit("> with no pick left the cursor's %s out of %s..%s"
+                 % (tot, lo, hi))
+
+
+def y_data(title, lo, hi):
+    tot, peak = title_sizes(title)
+    # the labels are rounded to a tenth of their unit
+    slack = 0.05 * UNITS[hi[-1]]
+    if not (0 < size_of(lo) <= tot + slack and size_of(hi) + slack >= peak
+            and size_of(hi) - size_of(lo) < 6.7 * (1 << 30) * 0.6):
+        sys.exit("Y: %s..%s for a total of %d at the cursor, peak %d"
+                 % (lo, hi, tot, peak))
 
 
 def alloc_bands(path, picks):
@@ -128,7 +182,7 @@ def ann_jumps(path):
 
 CHECKS = {"picked": picked, "enter-site": enter_site, "y-zoom": y_zoom,
           "alloc-bands": alloc_bands, "annotations": annotations,
-          "ann-jumps": ann_jumps}
+          "ann-jumps": ann_jumps, "y-around": y_around, "y-data": y_data}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CHECKS:

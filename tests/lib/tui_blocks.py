@@ -60,6 +60,40 @@ want = {c["category"].split("_")[0]: c["count"] for c in cats["categories"]
         if c["count"] > 0}
 if n != want:
     fail("categories %r, top --by category says %r" % (n, want))
+whole = {"parameter", "gradient", "optimizer", "activation", "temporary",
+         "workspace", "other"}
+if set(n) - whole:
+    fail("categories cut: %r" % sorted(set(n) - whole))
+# blocks allocated before the trace and freed in it: "freed at" the site
+# of their free, as many as top counts under such sites
+top = json.load(open(os.path.join(work, "top.json")))["devices"][0]
+freed = sum(s["count"] for s in top["sites"] if s.get("free_stack"))
+rows = open(os.path.join(work, "by-size.txt")).read().split("\n")[2:]
+got = sum(1 for l in rows if re.search(r"  freed at \S", l))
+if freed == 0 or got != freed:
+    fail("%d rows say 'freed at', top counts %d such blocks" % (got, freed))
+# after a sort (from the last row) the selection is in the middle of the
+# rows shown
+scr = open(os.path.join(work, "sorted.screen")).read().split("\n")
+sel = [l for l in scr if l.startswith("\u2500 Block ")][0].split()[2]
+top_i = [i for i, l in enumerate(scr) if l.startswith("\u2500 Blocks @ ")][0]
+shown = []
+for l in scr[top_i + 2:]:
+    if not l.startswith(" 0x"):
+        break
+    shown.append(l.split()[0])
+order = [l.split()[0] for l in
+         open(os.path.join(work, "sorted.txt")).read().split("\n")[2:] if l]
+k, rows = order.index(sel), len(shown)
+if k < rows // 2:
+    want_at = k
+elif len(order) - k <= rows - rows // 2:
+    want_at = rows - (len(order) - k)
+else:
+    want_at = rows // 2
+if sel not in shown or shown.index(sel) != want_at:
+    fail("after the sort the selection %s is row %s of %r, want row %d" %
+         (sel, shown.index(sel) if sel in shown else None, shown, want_at))
 # Enter: the selected block, selected in the segment map
 sel = [l for l in open(os.path.join(work, "sel.screen")).read().split("\n")
        if l.startswith("─ Block ")][0]

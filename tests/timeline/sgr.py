@@ -7,6 +7,7 @@ so a golden only changes when what is drawn changes.
 
 usage: sgr.py < capture > golden
        sgr.py --styles < capture     (distinct styles of plot band cells)
+       sgr.py --hues < capture       (the same told apart without bold)
 """
 import re
 import sys
@@ -95,10 +96,19 @@ def band_styles(rows):
     return seen
 
 
+def band_hues(rows):
+    """Distinct looks of band cells told apart without bold: glyph and
+    colours, bold (and the cursor's reverse video) left out."""
+    return {(ch, tuple(kv for kv in s if kv[0] != "bold"))
+            for ch, s in band_styles(rows)}
+
+
 def main():
     rows = parse(sys.stdin.read())
     if sys.argv[1:] == ["--styles"]:
         print(len(band_styles(rows)))
+    elif sys.argv[1:] == ["--hues"]:
+        print(len(band_hues(rows)))
     else:
         sys.stdout.write(golden(rows))
 

@@ -8,12 +8,14 @@ SV_DATA="$(cd "$top_srcdir" && pwd)/tests/data/real"
 SV_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snapview-tui.XXXXXX") || exit 99
 trap 'rm -rf "$SV_WORK"' EXIT INT TERM
 
-# tui_run COLS ROWS FILE  -- runs the script read from stdin
+# tui_run COLS ROWS FILE [OPTION...]  -- runs the script read from stdin
 tui_run() {
+	_c=$1 _r=$2 _f=$3
+	shift 3
 	cat > "$SV_WORK/keys.script"
-	(cd "$SV_WORK" && env SNAPVIEW_SCRIPT=keys.script LINES="$2" \
-	    COLUMNS="$1" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm NO_COLOR=1 \
-	    TZ=UTC "$SV_BIN" --no-cache "$3")
+	(cd "$SV_WORK" && env SNAPVIEW_SCRIPT=keys.script LINES="$_r" \
+	    COLUMNS="$_c" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm NO_COLOR=1 \
+	    TZ=UTC "$SV_BIN" --no-cache "$@" "$_f")
 }
 # tui_expect NAME  -- compares $SV_WORK/NAME with the golden
 # tests/tui/NAME; SV_UPDATE_GOLDEN=1 rewrites the golden instead.

@@ -124,6 +124,32 @@ START_TEST(test_keys_shown)
 }
 END_TEST
 
+/* Z: the timeline takes every row above the status line; the panes
+ * below have none (and are not drawn); a too-small layout stays so. */
+START_TEST(test_layout_timeline_only)
+{
+	struct layout l, n;
+	int i;
+
+	ck_assert_int_eq(layout_compute(80, 24, &n), 0);
+	l = n;
+	layout_timeline_only(&l);
+	ck_assert_int_eq(l.r[LAY_TIMELINE].y, 0);
+	ck_assert_int_eq(l.r[LAY_TIMELINE].h, 23);
+	ck_assert_int_eq(l.r[LAY_TIMELINE].h, n.r[LAY_TIMELINE].h +
+	    n.r[LAY_SEGMENTS].h + n.r[LAY_DETAIL].h);
+	for (i = LAY_SEGMENTS; i <= LAY_DETAIL; i++)
+		ck_assert_int_eq(l.r[i].h, 0);
+	ck_assert_int_eq(l.r[LAY_STATUS].y, 23);
+	ck_assert_int_eq(l.r[LAY_STATUS].h, 1);
+	ck_assert_int_eq(l.full.h, 23);
+	ck_assert_int_eq(layout_compute(30, 10, &l), -1);
+	layout_timeline_only(&l);
+	ck_assert_int_eq(l.too_small, 1);
+	ck_assert_int_eq(l.r[LAY_TIMELINE].h, 0);
+}
+END_TEST
+
 static Suite *
 layout_suite(void)
 {
@@ -136,6 +162,7 @@ layout_suite(void)
 	tcase_add_test(tc, test_layout_tiles);
 	tcase_add_test(tc, test_layout_timeline_largest);
 	tcase_add_test(tc, test_layout_too_small);
+	tcase_add_test(tc, test_layout_timeline_only);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tk, test_keymaps_one_action_a_key);
 	tcase_add_test(tk, test_keys_shown);

@@ -174,6 +174,10 @@ START_TEST(test_render_fmt_units)
 	ck_assert_str_eq(fmt_addr(b, sizeof b, 0x7f3a00000000ull),
 	    "0x7f3a00000000");
 	ck_assert_str_eq(fmt_duration(b, sizeof b, 12345678), "+12.345s");
+	/* the time axis starts at "0", not "+0us" */
+	ck_assert_str_eq(fmt_duration(b, sizeof b, 0), "0");
+	ck_assert_str_eq(fmt_duration(b, sizeof b, 1), "+1us");
+	ck_assert_str_eq(fmt_duration(b, sizeof b, -1), "-1us");
 	ck_assert_int_eq(fmt_parse_u64("1,204,551", &v), 0);
 	ck_assert_uint_eq(v, 1204551);
 	ck_assert_int_eq(fmt_parse_u64("0x7f3a", &v), 0);
@@ -450,6 +454,42 @@ START_TEST(test_render_timeline_hilite)
 }
 END_TEST
 
+/* A leaked set far thinner than a cell (100 bytes of a 35,000-byte
+ * range: a fiftieth of a row) still marks the bottom row wherever it is
+ * alive, not only the axis. */
+START_TEST(test_render_thin_leak)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct tl_hilite h;
+	struct tl_view v = {.ev0 = 0, .ev1 = 5, .cursor = 4, .sel_elem =
+	    TL_NO_ELEM, .ymax = 35000, .mono = 1, .legend = TL_LEGEND_OFF,
+	    .mark_sel = -2};
+	struct cellbuf cb;
+	uint64_t a = 0;
+	int px = TL_YAXIS_W, bot = 6, x;
+
+	example(&tl);
+	tl_model_init(&m, NULL, &tl, 100);
+	tl_hilite_init(&h, &m, &a, NULL, 1);
+	v.hl = &h;
+	cellbuf_init(&cb, TL_YAXIS_W + 5, 9);
+	tl_render(&m, &v, &cb, 0, 0, cb.w, cb.h, NULL);
+	/* A is alive after events 1 and 2 */
+	for (x = 0; x < 5; x++) {
+		ck_assert_uint_eq(ch_at(&cb, px + x, bot) == '!', x == 1 ||
+		    x == 2);
+		if (x == 1 || x == 2)
+			ck_assert_uint_eq(cellbuf_at(&cb, px + x, bot)->color,
+			    UIC_LEAK);
+		ck_assert_uint_ne(ch_at(&cb, px + x, bot - 1), '!');
+	}
+	tl_hilite_destroy(&h);
+	tl_model_destroy(&m);
+	cellbuf_destroy(&cb);
+}
+END_TEST
+
 /* ---- stacking modes ------------------------------------------------------ */
 
 /* Group of an element of the worked example: A and C in group 0, B in
@@ -705,7 +745,11 @@ START_TEST(test_render_site_bands_real)
 			ck_assert_uint_eq(b[i].lo, b[i - 1].hi);
 		tl_group_label(&m, TL_STACK_SITE, (uint32_t)b[i].id, 0, 1, la,
 		    sizeof la);
-		an_site_label(&sites, t->site, lb, sizeof lb);
+		/* blocks allocated before the trace are named by their
+		 * free, as the top view names them */
+		strcpy(lb, t->free_stack ? "freed at " : "");
+		an_site_label(&sites, t->site, lb + strlen(lb),
+		    sizeof lb - strlen(lb));
 		/* equal bytes may rank either way: compare the labels only
 		 * where the bytes differ from a neighbour's */
 		if ((i == 0 || top.nodes[top.roots[i - 1]].bytes != t->bytes) &&
@@ -718,6 +762,135 @@ START_TEST(test_render_site_bands_real)
 	tl_model_destroy(&m);
 	idx_timeline_destroy(&tl);
 	snap_free(s);
+}
+END_TEST
+
+/* Allocation bands coloured by call site (c): the legend has an entry
+ * per colour, in that colour, named by a site whose bands have it; a
+ * legend part with no bytes at the cursor is left out (no "0B under
+ * 201M" in the segment mode). */
+START_TEST(test_render_legend_site_colours)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("gen/frag.pickle", &tl, &m);
+	struct tl_view v = {.ev0 = 0, .ev1 = (int64_t)tl.n_events,
+	    .cursor = tl.peak_ev, .sel_elem = TL_NO_ELEM, .by_site = 1,
+	    .utf8 = 1, .stack = TL_STACK_ALLOC, .legend = TL_LEGEND_FULL,
+	    .mark_sel = -2};
+	struct tl_frame fr = {.rank_stack = -1};
+	struct cellbuf cb;
+	char why[128], *text;
+	int y, x, named = 0, seen;
+	struct cell *c;
+
+	cellbuf_init(&cb, 120, 39);
+	tl_render(&m, &v, &cb, 0, 0, 120, 39, &fr);
+	text = cellbuf_to_text(&cb);
+	for (y = fr.ph + 2; y < 39; y++) {
+		c = cellbuf_at(&cb, 0, y);
+		if (c->color < UIC_BAND0 || c->color >= UIC_BAND0 +
+		    UIC_NBANDS)
+			continue;
+		/* the colour is one the plot's bands have */
+		for (seen = 0, x = TL_YAXIS_W; x < 120 && !seen; x++) {
+			int r;
+
+			for (r = 0; r < fr.ph && !seen; r++)
+				seen = cellbuf_at(&cb, x, r)->color == c->color;
+		}
+		ck_assert_msg(seen, "legend row %d: colour %d not in the plot",
+		    y, c->color);
+		named++;
+	}
+	ck_assert_int_ge(named, 3);
+	ck_assert_ptr_nonnull(strstr(text, "model.py:52 forward"));
+	ck_assert_ptr_null(strstr(text, "one band each"));
+	free(text);
+	cellbuf_destroy(&cb);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+
+	s = model_of("real/cuda_train_one_step.pickle", &tl, &m);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SEGMENT, why,
+	    sizeof why), 0);
+	v.ev1 = (int64_t)tl.n_events;
+	v.cursor = tl.peak_ev;
+	v.stack = TL_STACK_SEGMENT;
+	v.by_site = 0;
+	v.legend = TL_LEGEND_AUTO;
+	memset(&fr, 0, sizeof fr);
+	fr.rank_stack = -1;
+	cellbuf_init(&cb, 80, 11);
+	tl_render(&m, &v, &cb, 0, 0, 80, 11, &fr);
+	text = cellbuf_to_text(&cb);
+	ck_assert_msg(strstr(text, " segments") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "0B under") == NULL, "%s", text);
+	free(text);
+	cellbuf_destroy(&cb);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* The reserved line is unbroken: in every column, the cell at the
+ * reserved level is the line, over the summary's shade and the bands'
+ * tops alike (the real one-step run, whose reserved line runs through
+ * the summary band; a file whose reserved bytes lie in the bottom row). */
+START_TEST(test_render_reserved_line)
+{
+	static const char *const files[] = {"real/cuda_train_one_step.pickle",
+	    "real/synthetic_inconsistent.pickle"};
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s;
+	struct tl_view v;
+	struct tl_frame fr;
+	const struct tl_cols *cols;
+	struct cellbuf cb;
+	struct cell *c;
+	char why[128];
+	int k, x, r, pw;
+
+	for (k = 0; k < 2; k++) {
+		s = model_of(files[k], &tl, &m);
+		memset(&v, 0, sizeof v);
+		v.ev1 = (int64_t)tl.n_events;
+		v.cursor = tl.peak_ev;
+		v.sel_elem = TL_NO_ELEM;
+		v.utf8 = 1;
+		v.mono = 1;
+		v.stack = TL_STACK_SITE;
+		v.mark_sel = -2;
+		ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why,
+		    sizeof why), 0);
+		memset(&fr, 0, sizeof fr);
+		fr.rank_stack = -1;
+		cellbuf_init(&cb, 80, 11);
+		tl_render(&m, &v, &cb, 0, 0, 80, 11, &fr);
+		pw = tl_plot_width(80);
+		cols = tl_columns(&m, &v, pw);
+		for (x = 0; x < pw; x++) {
+			if (x == tl_event_col(&m, &v, pw, v.cursor))
+				continue; /* the cursor's column */
+			r = (int)(((double)cols->res[x] - (double)fr.ylo) /
+			    fr.row_bytes);
+			if (cols->res[x] == 0 || cols->res[x] >= fr.yhi)
+				r = fr.ph - 1;
+			if (r >= fr.ph)
+				r = fr.ph - 1;
+			c = cellbuf_at(&cb, TL_YAXIS_W + x, fr.ph - 1 - r);
+			ck_assert_msg(c->ch == 0x2500 && c->color ==
+			    UIC_RESERVED, "%s: column %d row %d: U+%04X "
+			    "colour %d", files[k], x, r, c->ch, c->color);
+		}
+		cellbuf_destroy(&cb);
+		tl_model_destroy(&m);
+		idx_timeline_destroy(&tl);
+		snap_free(s);
+	}
 }
 END_TEST
 
@@ -911,7 +1084,8 @@ START_TEST(test_render_stack_modes)
 }
 END_TEST
 
-/* Call-site labels of the analysis lists are cut at the left. */
+/* Call-site labels of the analysis lists lose their directories, then
+ * the end of the function's name, before the file name is cut. */
 START_TEST(test_render_anlist_label)
 {
 	struct snapshot *s = snap_new();
@@ -928,15 +1102,249 @@ START_TEST(test_render_anlist_label)
 	site = an_site_of(&t, st);
 	anlist_site_label(&t, site, 100, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "/home/a/metrics.py:47 collect");
-	/* a path component is kept whole when the cut leaves one */
+	/* directories go first, one at a time */
+	anlist_site_label(&t, site, 28, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, ".../a/metrics.py:47 collect");
 	anlist_site_label(&t, site, 26, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, ".../metrics.py:47 collect");
+	anlist_site_label(&t, site, 21, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "metrics.py:47 collect");
+	/* then the end of the function's name, never the file's start */
 	anlist_site_label(&t, site, 20, 0, buf, sizeof buf);
-	ck_assert_str_eq(buf, "...ics.py:47 collect");
+	ck_assert_str_eq(buf, "metrics.py:47 col...");
 	anlist_site_label(&t, site, 20, 1, buf, sizeof buf);
-	ck_assert_str_eq(buf, "\xe2\x80\xa6trics.py:47 collect");
+	ck_assert_str_eq(buf, "metrics.py:47 colle\xe2\x80\xa6");
+	/* then the name */
+	anlist_site_label(&t, site, 14, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "metrics.py:47");
+	/* the file is cut only when file and line alone do not fit */
+	anlist_site_label(&t, site, 10, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "\xe2\x80\xa6ics.py:47");
 	an_sites_destroy(&t);
 	snap_free(s);
+}
+END_TEST
+
+/* A timeline of blocks from before the trace: element 1 allocated
+ * before it and freed at event 2 by site Y (its only stack is the
+ * free's), six blocks alive throughout with no stack (weights loaded
+ * before recording, 4,500 of the peak's 4,680 bytes), and allocations of
+ * site X. */
+static struct idx_elem pre_elems[] = {
+    {0x1000, 100, 0, 0, 3, 1, 0},
+    {0x5000, 80, 0, -1, 2, 2, IDX_ELEM_PRE},
+    {0x2000, 50, 0, 1, -1, 1, 0},
+    {0xa000, 700, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xb000, 1000, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xc000, 500, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xd000, 900, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xe000, 600, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0xf000, 800, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0x10000, 300, 0, -1, -1, 0, IDX_ELEM_GHOST},
+    {0x11000, 300, 0, -1, -1, 0, IDX_ELEM_GHOST},
+};
+static uint64_t pre_total[4];
+static uint64_t pre_res[4] = {8192, 8192, 8192, 8192};
+static uint64_t pre_ev_elem[4] = {0, 2, 1, 0};
+
+static struct snapshot *
+pre_example(struct idx_timeline *tl, uint32_t nghost)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	const char *fx = "/home/a/train.py", *fy = "/home/a/optim.py";
+	uint32_t f[2], i;
+	uint64_t ghosts, a, p, b;
+
+	f[0] = snap_intern_frame(s, snap_intern_str(s, "step", 4),
+	    snap_intern_str(s, fx, strlen(fx)), 12);
+	f[1] = snap_intern_frame(s, snap_intern_str(s, "zero", 4),
+	    snap_intern_str(s, fy, strlen(fy)), 7);
+	ck_assert_uint_eq(snap_intern_stack(s, &f[0], 1), 1);
+	ck_assert_uint_eq(snap_intern_stack(s, &f[1], 1), 2);
+	for (i = 0; i < 4; i++)
+		snap_trace_push(s, t, i == 2 ? SNAP_FREE_COMPLETED :
+		    i == 3 ? SNAP_FREE_COMPLETED : SNAP_ALLOC, 0x1000, 8, 0,
+		    i == 2 ? 2 : 1);
+	snap_finish(s);
+	/* A lives over events 0..2, P until 2, B from 1 */
+	for (i = 0, ghosts = 0; i < nghost; i++)
+		ghosts += pre_elems[3 + i].size;
+	a = pre_elems[0].size;
+	p = pre_elems[1].size;
+	b = pre_elems[2].size;
+	pre_total[0] = a + p + ghosts;
+	pre_total[1] = a + p + b + ghosts;
+	pre_total[2] = a + b + ghosts;
+	pre_total[3] = b + ghosts;
+	memset(tl, 0, sizeof *tl);
+	tl->n_events = 4;
+	tl->elems = pre_elems;
+	tl->n_elems = 3 + nghost;
+	tl->ev_elem = pre_ev_elem;
+	tl->total = pre_total;
+	tl->reserved = pre_res;
+	tl->base_total = p + ghosts;
+	tl->peak = a + p + b + ghosts;
+	tl->peak_ev = 1;
+	tl->n_pre = 1;
+	tl->n_ghost = nghost;
+	return s;
+}
+
+/* Blocks allocated before the trace and freed in it carry their free's
+ * stack: their call-site band is "freed at" that site, apart from the
+ * site's allocations, and the legend, whatever its width, keeps saying
+ * so. */
+START_TEST(test_render_site_freed_at)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = pre_example(&tl, 1);
+	struct tl_view v = {.ev0 = 0, .ev1 = 4, .cursor = 1,
+	    .sel_elem = TL_NO_ELEM, .stack = TL_STACK_SITE, .utf8 = 1,
+	    .mark_sel = -2};
+	struct tl_frame fr;
+	struct cellbuf cb;
+	struct idx_elem e_elem;
+	char why[128], buf[256], *text;
+	uint32_t gy, gx, w;
+
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	gx = tl_model_group_of(&m, TL_STACK_SITE, 0);
+	gy = tl_model_group_of(&m, TL_STACK_SITE, 1);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 2), gx);
+	ck_assert_uint_ne(gy, gx);
+	ck_assert_str_eq(tl_group_prefix(&m, TL_STACK_SITE, gy), "freed at ");
+	ck_assert_str_eq(tl_group_prefix(&m, TL_STACK_SITE, gx), "");
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gy, 0, 1, buf,
+	    sizeof buf), "freed at /home/a/optim.py:7 zero");
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gx, 0, 1, buf,
+	    sizeof buf), "/home/a/train.py:12 step");
+	/* cut: the prefix stays, the directories go */
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, gy, 24, 1, buf,
+	    sizeof buf), "freed at optim.py:7 zero");
+	e_elem = idx_tl_elem(&tl, 1);
+	ck_assert_uint_eq(tl_model_site_group(&m, &e_elem), gy);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], gy, 1),
+	    80);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], gy, 2), 0);
+	/* the legend names the band "freed at" at any width */
+	for (w = 40; w <= 120; w += 40) {
+		memset(&fr, 0, sizeof fr);
+		fr.rank_stack = -1;
+		v.legend = TL_LEGEND_FULL;
+		cellbuf_init(&cb, (int)w, 24);
+		tl_render(&m, &v, &cb, 0, 0, (int)w, 24, &fr);
+		text = cellbuf_to_text(&cb);
+		ck_assert_msg(strstr(text, "freed at ") != NULL, "%u: %s", w,
+		    text);
+		ck_assert_msg(strstr(text, "optim.py:7") != NULL, "%u: %s", w,
+		    text);
+		free(text);
+		cellbuf_destroy(&cb);
+	}
+	tl_model_destroy(&m);
+	snap_free(s);
+}
+END_TEST
+
+/* Blocks alive since before the trace with no stack holding half of the
+ * peak or more: the largest TL_PRE_SPLIT are call-site bands of their
+ * own, labelled with their size and address, the others of a size they
+ * share a band ("2 blocks of 300B"), the rest one band; below half,
+ * they stay in "<no stack>". */
+START_TEST(test_render_site_pre_split)
+{
+	static const uint64_t want[TL_PRE_SPLIT] = {0xb000, 0xd000, 0xf000,
+	    0xa000};
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = pre_example(&tl, 8);
+	struct tl_view v = {.ev0 = 0, .ev1 = 4, .cursor = 1,
+	    .sel_elem = TL_NO_ELEM, .stack = TL_STACK_SITE, .utf8 = 1,
+	    .mark_sel = -2};
+	struct tl_frame fr = {.row_bytes = 1, .peak_ev = 1, .rank_stack = -1};
+	char why[128], buf[256], ad[FMT_BUF], sz[FMT_BUF];
+	uint32_t g, rest, j;
+	uint64_t k;
+
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_pre_split, TL_PRE_SPLIT);
+	for (j = 0; j < TL_PRE_SPLIT; j++) {
+		struct idx_elem e = idx_tl_elem(&tl, m.pre_split[j]);
+
+		ck_assert_uint_eq(e.addr, want[j]);
+		g = tl_model_group_of(&m, TL_STACK_SITE, m.pre_split[j]);
+		ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], g,
+		    1), e.size);
+		snprintf(why, sizeof why, "%s block %s, before the trace",
+		    fmt_size_short(sz, sizeof sz, e.size),
+		    fmt_addr(ad, sizeof ad, e.addr));
+		ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, g, 0, 1,
+		    buf, sizeof buf), why);
+	}
+	/* the two of 300 bytes share a band, named so */
+	g = tl_model_group_of(&m, TL_STACK_SITE, 9);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 10), g);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], g, 1),
+	    600);
+	ck_assert_str_eq(tl_group_label(&m, TL_STACK_SITE, g, 0, 1, buf,
+	    sizeof buf), "2 blocks of 300B, before the trace");
+	/* the other two (600 and 500 bytes) are one band */
+	rest = tl_model_group_of(&m, TL_STACK_SITE, 5);
+	ck_assert_uint_ne(rest, g);
+	ck_assert_uint_eq(tl_model_group_of(&m, TL_STACK_SITE, 7), rest);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_SITE], rest, 1),
+	    1100);
+	tl_group_label(&m, TL_STACK_SITE, rest, 0, 1, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "before the trace"));
+	/* ranked at the peak: the largest band first */
+	tl_rank(&m, &v, &fr);
+	ck_assert_uint_eq(fr.top[0], rest);
+	ck_assert_uint_eq(fr.top[1], tl_model_group_of(&m, TL_STACK_SITE,
+	    m.pre_split[0]));
+	tl_model_destroy(&m);
+	snap_free(s);
+
+	/* one such block, 700 of 4,880 bytes (B is 4,000 here): no split */
+	pre_elems[2].size = 4000;
+	s = pre_example(&tl, 1);
+	pre_elems[2].size = 50;
+	tl_model_init(&m, s, &tl, 100);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_pre_split, 0);
+	tl_group_label(&m, TL_STACK_SITE, tl_model_group_of(&m, TL_STACK_SITE,
+	    3), 0, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "<no stack>");
+	for (k = 0; k < tl.n_elems; k++)
+		(void)tl_model_group_of(&m, TL_STACK_SITE, k);
+	tl_model_destroy(&m);
+	snap_free(s);
+}
+END_TEST
+
+/* The lists and tables name a category in ANLIST_CAT_W cells, whole:
+ * "activation" is not "activatio", optimizer state is "optimizer". */
+START_TEST(test_render_anlist_category)
+{
+	unsigned c;
+
+	ck_assert_str_eq(anlist_category(-1), "-");
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		ck_assert_int_le((int)strlen(anlist_category((int)c)),
+		    ANLIST_CAT_W);
+		if (c != AN_CAT_OPTIMIZER_STATE)
+			ck_assert_str_eq(anlist_category((int)c),
+			    an_category_label(c));
+	}
+	ck_assert_str_eq(anlist_category(AN_CAT_ACTIVATION), "activation");
+	ck_assert_str_eq(anlist_category(AN_CAT_OPTIMIZER_STATE), "optimizer");
 }
 END_TEST
 
@@ -1003,12 +1411,20 @@ START_TEST(test_render_segmap_cells)
 	ck_assert_uint_eq(t.free_external, 256 + 512);
 	ck_assert_uint_eq(t.largest_free, 256);
 
-	/* selecting block 0 reverses its cells */
+	/* selecting block 0 draws its cells and its segment's address in
+	 * the lists' one selection style: UIC_SELECT, not reversed again
+	 * (black on white reversed is white on black, unseen on a dark
+	 * terminal; in monochrome UIC_SELECT reverses by itself) */
 	v.sel_seg = 0;
 	v.sel_block = 0;
 	segmap_render(&st, &v, &cb, 0, 0, cb.w, cb.h);
-	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->attr,
-	    CB_A_REVERSE);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->color,
+	    UIC_SELECT);
+	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 1, 0)->attr, 0);
+	ck_assert_int_eq(cellbuf_at(&cb, 0, 0)->color, UIC_SELECT);
+	ck_assert_int_eq(cellbuf_at(&cb, 0, 0)->attr, 0);
+	ck_assert_int_ne(cellbuf_at(&cb, SEGMAP_PREFIX_W + 6, 0)->color,
+	    UIC_SELECT);
 	ck_assert_int_eq(cellbuf_at(&cb, SEGMAP_PREFIX_W + 6, 0)->attr, 0);
 	cellbuf_destroy(&cb);
 }
@@ -1080,14 +1496,20 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_utf8_select);
 	tcase_add_test(tl, test_render_timeline_columns);
 	tcase_add_test(tl, test_render_timeline_hilite);
+	tcase_add_test(tl, test_render_thin_leak);
 	tcase_add_test(tl, test_render_anlist_label);
+	tcase_add_test(tl, test_render_anlist_category);
 	tcase_add_test(tl, test_render_groups_bytes);
 	tcase_add_loop_test(tl, test_render_segs_reserved, 0,
 	    (int)(sizeof seg_files / sizeof seg_files[0]));
 	tcase_add_test(tl, test_render_segs_unmap_ranges);
 	tcase_add_test(tl, test_render_segs_overlap_start);
 	tcase_add_test(tl, test_render_site_bands_real);
+	tcase_add_test(tl, test_render_site_freed_at);
+	tcase_add_test(tl, test_render_site_pre_split);
 	tcase_add_test(tl, test_render_auto_alloc);
+	tcase_add_test(tl, test_render_legend_site_colours);
+	tcase_add_test(tl, test_render_reserved_line);
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);

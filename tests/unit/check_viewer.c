@@ -16,6 +16,7 @@
 #include "render/evfilter.h"
 #include "render/stacktree.h"
 #include "tui/export.h"
+#include "tui/pane.h"
 #include "util/escape.h"
 
 /* A frame "file.py:line name". */
@@ -116,6 +117,23 @@ START_TEST(test_viewer_filter)
 	ck_assert_uint_eq(passing(s, "TRAIN.PY:110"), 0x22);
 	ck_assert_uint_eq(passing(s, "train.py:1"), 0x00);
 	ck_assert_uint_eq(passing(s, "loop alloc"), 0x02);
+	/* the frames that match, for the detail pane after a search: the
+	 * frames of the stacks that match, and only they */
+	{
+		uint8_t *fm = evfilter_frames(s, "train.py:11"),
+		    *sm = evfilter_stacks(s, "train.py:11");
+		const uint32_t *fs;
+		uint32_t st, n, i, hits;
+
+		for (st = 1; st < s->n_stacks; st++) {
+			fs = snap_stack(s, st, &n);
+			for (i = hits = 0; i < n; i++)
+				hits += fm[fs[i]];
+			ck_assert_int_eq(hits > 0, sm[st]);
+		}
+		free(fm);
+		free(sm);
+	}
 	/* words that are no condition are refused, and f stays as it was */
 	memset(&f, 0, sizeof f);
 	ck_assert_int_eq(evfilter_parse(&f, s, "alloc", err, sizeof err), 0);
@@ -512,6 +530,41 @@ START_TEST(test_viewer_cut_label)
 }
 END_TEST
 
+/* A title too long for its pane: a path in it loses its directories,
+ * then whole " - " fields go from the right; a number is never cut. */
+START_TEST(test_viewer_title_fit)
+{
+	const char *t = "Timeline - dev 0 - #22,345 6.5 GiB - peak 6.5 GiB @ "
+	    "#22,345 - by site - 19,136 events";
+	char buf[256];
+
+	pane_title_fit(t, 200, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, t);
+	pane_title_fit(t, 76, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "Timeline - dev 0 - #22,345 6.5 GiB - peak 6.5 "
+	    "GiB @ #22,345 - by site");
+	pane_title_fit(t, 28, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "Timeline - dev 0");
+	/* one field too long: cut at a space, never inside "#22,345" */
+	pane_title_fit("Event #22,345 alloc 0x7f00 39.1 MiB", 16, 0, buf,
+	    sizeof buf);
+	ck_assert_str_eq(buf, "Event #22,345");
+	/* the path first: its directories, then the "...", one at a time */
+	pane_title_fit("/home/alice/proj/model.py:40 forward @ #2,141 - "
+	    "320.6 MiB (37.6%) in 4 blocks", 70, 0, buf, sizeof buf);
+	ck_assert_str_eq(buf, ".../proj/model.py:40 forward @ #2,141 - "
+	    "320.6 MiB (37.6%) in 4 blocks");
+	pane_title_fit("/home/alice/proj/model.py:40 forward @ #2,141 - "
+	    "320.6 MiB (37.6%) in 4 blocks", 60, 1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "model.py:40 forward @ #2,141 - 320.6 MiB "
+	    "(37.6%) in 4 blocks");
+	/* "1/8" is no path */
+	pane_title_fit("Leak site 1/8 - 1.6 GiB in 226 blocks never freed", 30,
+	    1, buf, sizeof buf);
+	ck_assert_str_eq(buf, "Leak site 1/8");
+}
+END_TEST
+
 static Suite *
 viewer_suite(void)
 {
@@ -533,6 +586,7 @@ viewer_suite(void)
 	tc = tcase_create("labels");
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_viewer_cut_label);
+	tcase_add_test(tc, test_viewer_title_fit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("export");
 	tcase_set_timeout(tc, 0);
