@@ -22,6 +22,7 @@
 #define CLI_EXIT_INCONSISTENT 4
 
 struct replay;
+struct an_phase_rules;
 
 struct cli_opts {
 	const char *cmd;        /* subcommand name; NULL = TUI */
@@ -52,6 +53,8 @@ struct cli_opts {
 	int cache_op;           /* CLI_CACHE_*: --list, --trim, --clear */
 	int by_category;        /* --by category */
 	const char *categories; /* --categories FILE */
+	const struct an_phase_rules *phase_rules; /* --phase, --phase-file;
+						     NULL: none */
 };
 
 #define CLI_CACHE_LIST 0
@@ -125,6 +128,8 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	    "event listing like _memory_viz.py trace")                         \
 	_(leaks, cmd_leaks, CLI_U_WINDOW,                                      \
 	    "blocks never freed, by call site, per-step leak first")           \
+	_(phases, cmd_phases, 0,                                               \
+	    "each phase instance: peak, what it leaves behind; what grows")    \
 	_(frag, cmd_frag, CLI_U_AT,                                            \
 	    "fragmentation: gaps at each segment_alloc, hints")                \
 	_(oom, cmd_oom, 0,                                                     \

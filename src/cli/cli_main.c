@@ -16,7 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/phases.h"
 #include "tui/tui.h"
+
+/* --phase NAME=REGEX, in order, and --phase-file: the phase rules
+ * (analysis/phases.h), built once the options are read. */
+#define PHASE_SPECS_MAX 64
+static const char *phase_specs[PHASE_SPECS_MAX];
+static size_t n_phase_specs;
+static const char *phase_file;
 
 static const struct {
 	const char *name;
@@ -59,6 +67,9 @@ usage(FILE *f)
 	    "  --limit N         rows to print\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
+	    "  --phase NAME=REGEX  (phases, viewer) a phase: annotation\n"
+	    "                    names or user frames' functions matching\n"
+	    "  --phase-file FILE more rules (lines NAME REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
 	    "  --cache-dir DIR   where to keep the index\n"
 	    "  --no-cache        build the index in memory only\n"
@@ -137,7 +148,9 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
-	OPT_STEP
+	OPT_STEP,
+	OPT_PHASE,
+	OPT_PHASE_FILE
 };
 
 static const struct option long_opts[] = {
@@ -160,6 +173,8 @@ static const struct option long_opts[] = {
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"step", required_argument, NULL, OPT_STEP},
+    {"phase", required_argument, NULL, OPT_PHASE},
+    {"phase-file", required_argument, NULL, OPT_PHASE_FILE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -209,6 +224,15 @@ parse_opt(int c, struct cli_opts *o)
 		}
 		return 0;
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
+	case OPT_PHASE:
+		if (n_phase_specs == PHASE_SPECS_MAX) {
+			fprintf(stderr, "snapview: --phase: more than %d; put "
+			    "them in a --phase-file\n", PHASE_SPECS_MAX);
+			return -1;
+		}
+		phase_specs[n_phase_specs++] = optarg;
+		return 0;
+	case OPT_PHASE_FILE: phase_file = optarg; return 0;
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
@@ -268,14 +292,40 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
+/* The rules of --phase and --phase-file into rs. Returns 0, or the exit
+ * status with the reason printed. */
+static int
+phase_rules(struct an_phase_rules *rs)
+{
+	struct sv_error err;
+	size_t i;
+
+	sv_error_clear(&err);
+	for (i = 0; i < n_phase_specs; i++)
+		if (an_phase_rule_add(rs, phase_specs[i], &err) != 0) {
+			fprintf(stderr, "snapview: --phase %s: %s\n",
+			    cli_shown(phase_specs[i]), cli_shown(err.msg));
+			fprintf(stderr, "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
+	if (phase_file != NULL && an_phase_rules_load(phase_file, rs,
+	    &err) != 0)
+		return cli_report(phase_file, &err);
+	return 0;
+}
+
 int
 cli_main(int argc, char **argv)
 {
+	struct an_phase_rules rules;
 	struct cli_opts o;
 	int c, r;
 	size_t i;
 
 	memset(&o, 0, sizeof o);
+	memset(&rules, 0, sizeof rules);
+	n_phase_specs = 0;
+	phase_file = NULL;
 	o.device = -1;
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
@@ -327,6 +377,13 @@ cli_main(int argc, char **argv)
 				   : "too many arguments");
 		return CLI_EXIT_USAGE;
 	}
+	/* the phase rules: once the options are read, for the viewer and
+	 * the phases command */
+	if ((r = phase_rules(&rules)) != 0) {
+		an_phase_rules_destroy(&rules);
+		return r;
+	}
+	o.phase_rules = rules.n > 0 ? &rules : NULL;
 	if (o.cmd == NULL) {
 		struct tui_opts t;
 
@@ -341,17 +398,21 @@ cli_main(int argc, char **argv)
 		t.has_at = o.has_at;
 		t.at = o.at;
 		t.categories = o.categories;
+		t.phase_rules = o.phase_rules;
 		t.from = o.has_from ? o.from : -2;
 		t.to = o.has_to ? o.to : -2;
 		t.check = tui_check;
 		t.check_ctx = &o;
 		t.files = o.args;
 		t.n_files = o.n_args;
-		return tui_main(&t);
+		r = tui_main(&t);
+		an_phase_rules_destroy(&rules);
+		return r;
 	}
+	r = CLI_EXIT_USAGE;
 	for (i = 0; i < N_COMMANDS; i++)
 		if (strcmp(o.cmd, commands[i].name) == 0)
-			return commands[i].fn(&o);
-	return CLI_EXIT_USAGE;
+			r = commands[i].fn(&o);
+	an_phase_rules_destroy(&rules);
+	return r;
 }
-
