@@ -674,15 +674,14 @@ cmp_inst(const void *a, const void *b)
 }
 
 /* Instances in order; phases in the order of their first instances;
- * iterations, steps and the phases' counts. */
+ * iterations and the phases' counts. */
 static void
-order(struct an_phases *out, const struct an_steps *st)
+order(struct an_phases *out)
 {
 	uint32_t *map = xcalloc((size_t)out->n_phases + 1, sizeof *map);
 	struct an_phase *ph = xcalloc((size_t)out->n_phases + 1, sizeof *ph);
 	uint32_t n = 0;
 	uint64_t i;
-	struct an_at at;
 
 	qsort(out->inst, out->n_inst, sizeof *out->inst, cmp_inst);
 	memset(map, 0xff, (size_t)out->n_phases * sizeof *map);
@@ -701,7 +700,6 @@ order(struct an_phases *out, const struct an_steps *st)
 	free(out->phases);
 	out->phases = ph;
 	out->n_phases = n;
-	memset(&at, 0, sizeof at);
 	for (i = 0; i < out->n_inst; i++) {
 		struct an_phase_inst *p = &out->inst[i];
 		struct an_phase *q;
@@ -711,7 +709,6 @@ order(struct an_phases *out, const struct an_steps *st)
 		p->iteration = q->n_inst++;
 		q->n_complete += p->complete != 0;
 		q->mean_len += (uint64_t)(p->last - p->first + 1);
-		p->step = an_step_at_gallop(st, p->first, &at);
 	}
 	for (i = 0; i < n; i++)
 		out->phases[i].mean_len /= out->phases[i].n_inst;
@@ -724,18 +721,33 @@ order(struct an_phases *out, const struct an_steps *st)
 	free(map);
 }
 
+/* The step of each instance. */
+static void
+set_steps(struct an_phases *out, const struct an_steps *st)
+{
+	struct an_at at;
+	uint64_t i;
+
+	out->has_steps = 1;
+	out->steps_source = st->source;
+	out->n_steps = st->n;
+	out->layers = st->layers;
+	memset(&at, 0, sizeof at);
+	for (i = 0; i < out->n_inst; i++)
+		out->inst[i].step = an_step_at_gallop(st, out->inst[i].first,
+		    &at);
+}
+
 int
 an_phases_find(const struct snapshot *s, uint32_t d,
     const struct an_phase_rules *rules, const struct an_steps *steps,
     struct an_phases *out, struct sv_error *err)
 {
-	struct an_steps own;
 	struct finder f;
 	uint32_t i;
 	int frames = 0;
 
 	memset(out, 0, sizeof *out);
-	memset(&own, 0, sizeof own);
 	memset(&f, 0, sizeof f);
 	out->device = d;
 	f.s = s;
@@ -746,14 +758,6 @@ an_phases_find(const struct snapshot *s, uint32_t d,
 	out->from_rules = f.rules != NULL;
 	if (f.t == NULL || f.t->n == 0)
 		return 0;
-	if (steps == NULL) {
-		if (an_steps_find(s, d, &own, err) != 0)
-			return -1;
-		steps = &own;
-	}
-	out->steps_source = steps->source;
-	out->n_steps = steps->n;
-	out->layers = steps->layers;
 	for (i = 0; i < s->n_annotations; i++)
 		out->n_annotations += s->annotations[i].device == d;
 	u64map_init(&f.by_name);
@@ -766,10 +770,11 @@ an_phases_find(const struct snapshot *s, uint32_t d,
 	find_annotations(&f);
 	if (frames)
 		find_frames(&f);
-	order(out, steps);
+	order(out);
+	if (steps != NULL)
+		set_steps(out, steps);
 	free(f.src);
 	u64map_destroy(&f.by_name);
-	an_steps_destroy(&own);
 	if (sv_stop_requested()) {
 		an_phases_destroy(out);
 		return sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
@@ -1104,14 +1109,23 @@ mark_innermost(struct an_phases *ph)
 
 int
 an_phases_measure(const struct snapshot *s, const struct idx_timeline *tl,
-    struct an_sites *sites, struct an_phases *ph, struct sv_error *err)
+    struct an_sites *sites, const struct an_steps *steps,
+    struct an_phases *ph, struct sv_error *err)
 {
+	struct an_steps own;
 	struct sweep w;
 	uint64_t *seen, i;
 	uint32_t q;
 	int r;
 
-	(void)s;
+	if (!ph->has_steps) {
+		memset(&own, 0, sizeof own);
+		if (steps == NULL && an_steps_find(s, ph->device, &own,
+		    err) != 0)
+			return -1;
+		set_steps(ph, steps != NULL ? steps : &own);
+		an_steps_destroy(&own);
+	}
 	memset(&w, 0, sizeof w);
 	w.tl = tl;
 	w.sites = sites;
@@ -1143,9 +1157,11 @@ an_phases_measure(const struct snapshot *s, const struct idx_timeline *tl,
 			    (uint64_t)p->peak_ev)) < tl->n_elems) {
 				struct idx_elem e = idx_tl_elem(tl, el);
 
-				if (e.alloc_ev == p->peak_ev)
+				if (e.alloc_ev == p->peak_ev) {
 					p->peak_site = an_site_of(sites,
 					    e.stack);
+					p->peak_stack = e.stack;
+				}
 			}
 			if (p->iteration == 0 || p->peak > f->peak) {
 				f->peak = p->peak;

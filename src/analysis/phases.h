@@ -149,6 +149,7 @@ struct an_phase_inst {
 	int64_t peak_ev;
 	uint32_t peak_site;	/* of the allocation at peak_ev, or
 				   UINT32_MAX when no allocation is there */
+	uint32_t peak_stack;	/* its stack, 0 */
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t left_count, left_bytes; /* allocated in it, alive at its
 					    end */
@@ -192,6 +193,8 @@ struct an_phase {
 struct an_phases {
 	uint32_t device;
 	int from_rules;		/* phases come from user rules */
+	int has_steps;		/* the fields below and the instances'
+				   steps are set */
 	int steps_source;	/* enum an_steps_source */
 	uint64_t n_steps;
 	uint64_t layers;	/* an_steps.layers */
@@ -209,18 +212,22 @@ struct an_phases {
 };
 
 /* Finds the phase instances of device d of s: with rules (may be NULL)
- * theirs, else every annotation range. steps: found here when NULL.
- * Returns 0 (out->n_inst may be 0), or -1 with err (SV_ERR_CANCELLED when
- * this thread was asked to stop, util/stop.h), out empty. */
+ * theirs, else every annotation range. steps (steps.h) may be NULL: the
+ * instances' steps are then left to an_phases_measure, so that finding
+ * them costs no search for steps. Returns 0 (out->n_inst may be 0), or
+ * -1 with err (SV_ERR_CANCELLED when this thread was asked to stop,
+ * util/stop.h), out empty. */
 int an_phases_find(const struct snapshot *s, uint32_t d,
     const struct an_phase_rules *rules, const struct an_steps *steps,
     struct an_phases *out, struct sv_error *err);
 /* Measures the instances of ph against tl (the timeline of ph's device)
  * and judges what each phase leaves behind: one pass over the events the
  * instances hold, O(events x nesting) plus the sort of what they leave
- * behind. Returns 0, or -1 with err (cancelled). */
+ * behind. steps: those of an_phases_find, else these, else found here.
+ * Returns 0, or -1 with err (cancelled). */
 int an_phases_measure(const struct snapshot *s, const struct idx_timeline *tl,
-    struct an_sites *sites, struct an_phases *ph, struct sv_error *err);
+    struct an_sites *sites, const struct an_steps *steps,
+    struct an_phases *ph, struct sv_error *err);
 void an_phases_destroy(struct an_phases *ph);
 
 /* The innermost instance holding event ev (the one that starts last), or

@@ -318,7 +318,7 @@ phases_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 		return -1;
 	if (an_phases_find(run->snap, dev->device, o->phase_rules, &st, &ph,
 	    err) != 0 || an_phases_measure(run->snap, dev->tl, run->sites,
-	    &ph, err) != 0) {
+	    &st, &ph, err) != 0) {
 		an_phases_destroy(&ph);
 		an_steps_destroy(&st);
 		return -1;

@@ -343,7 +343,7 @@ START_TEST(test_window_baseline_phase)
 	ck_assert_int_eq(idx_timeline_build(b.s, 0, &tl, NULL), 0);
 	ck_assert_int_eq(an_sites_init(&t, b.s, 1, NULL, NULL), 0);
 	ck_assert_int_eq(an_phases_find(b.s, 0, NULL, NULL, &ph, NULL), 0);
-	ck_assert_int_eq(an_phases_measure(b.s, &tl, &t, &ph, NULL), 0);
+	ck_assert_int_eq(an_phases_measure(b.s, &tl, &t, NULL, &ph, NULL), 0);
 	ck_assert_uint_eq(ph.n_inst, 1);
 	p = &ph.inst[0];
 	ck_assert_int_eq(p->first, 2);
@@ -469,7 +469,7 @@ measure(struct bld *b, struct idx_timeline *tl, struct an_sites *t,
 	ck_assert_int_eq(idx_timeline_build(b->s, 0, tl, NULL), 0);
 	ck_assert_int_eq(an_sites_init(t, b->s, 1, NULL, NULL), 0);
 	ck_assert_int_eq(an_phases_find(b->s, 0, NULL, NULL, ph, NULL), 0);
-	ck_assert_int_eq(an_phases_measure(b->s, tl, t, ph, NULL), 0);
+	ck_assert_int_eq(an_phases_measure(b->s, tl, t, NULL, ph, NULL), 0);
 }
 
 static void
