@@ -80,7 +80,7 @@ KEYS
 python3 "$top/contrib/gensnap.py" --scenario rl -o "$tmp/rl.pickle"
 shoot rl.pickle <<'KEYS'
 g
-;
+'
 :dump-screen phase-spans.txt
 P
 :dump-screen phase-view.txt

@@ -102,9 +102,9 @@
 	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
 	_(ACT_ANNOT_PREV, "annot-prev", "{", "", KM_VIEW,                      \
 	    "Previous annotation")                                             \
-	_(ACT_PHASE_NEXT, "phase-next", ";", "", KM_VIEW,                      \
+	_(ACT_PHASE_NEXT, "phase-next", "'", "", KM_VIEW,                      \
 	    "Next phase instance (rollout, update, ...): to its start")        \
-	_(ACT_PHASE_PREV, "phase-prev", ",", "", KM_VIEW,                      \
+	_(ACT_PHASE_PREV, "phase-prev", "`", "", KM_VIEW,                      \
 	    "Previous phase instance")                                         \
 	_(ACT_VIEW_LEAKS, "leaks", "U", "<F5>", KM_VIEW,                       \
 	    "Leak view: blocks never freed, by call site")                     \

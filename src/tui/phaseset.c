@@ -4,7 +4,7 @@
  * rules: no pass over the steps) and drawn as spans under the
  * timeline's axis when some are the program's own; they are measured
  * (peaks, what each leaves behind, what grows) the first time the phase
- * view needs them. ; and , move the cursor from one instance to the
+ * view needs them. ' and ` move the cursor from one instance to the
  * next.
  */
 #include "config.h"

@@ -3,7 +3,7 @@
 against its truth (contrib/gensnap_rl.py).
 
 usage: tui_phases.py WORKDIR TRUTH_JSON N
-The spans under the axis name the phases; ; goes to the first instance
+The spans under the axis name the phases; ' goes to the first instance
 (its start, named on the status line); the phase view's title names the
 planted leak's phase and bytes per iteration, and its export (w) has
 every instance's events, peak and where it falls, what it leaves behind
@@ -39,14 +39,14 @@ insts = sorted(truth["phases"], key=lambda t: (t["first_event"],
 start = screen("start.screen")
 if not any("\u251crollout" in line for line in start):
     fail("no rollout span under the axis")
-# ; from the start of the trace: the first instance
+# ' from the start of the trace: the first instance
 first = insts[0]
 status = screen("jump.screen")[-2]
 want = "%s #0: #%s..#%s (1 of %d)" % (
     first["phase"], "{:,}".format(first["first_event"]),
     "{:,}".format(first["last_event"]), len(insts))
 if want not in status:
-    fail("; says %r, not %r" % (status.strip(), want))
+    fail("' says %r, not %r" % (status.strip(), want))
 # the view's title names the leak
 leak = truth["leak"]
 title = [line for line in screen("view.screen") if "Phases - " in line]
