@@ -26,12 +26,12 @@
 #define JUDGE_MIN 3		/* complete instances a verdict needs */
 
 static const char *const source_names[] = {
-#define AN_PHASE_SOURCE_NAME(id, name, text) name,
+#define AN_PHASE_SOURCE_NAME(id, name, text, dflt, fn) name,
 	AN_PHASE_SOURCES(AN_PHASE_SOURCE_NAME)
 #undef AN_PHASE_SOURCE_NAME
 };
 static const char *const source_texts[] = {
-#define AN_PHASE_SOURCE_TEXT(id, name, text) text,
+#define AN_PHASE_SOURCE_TEXT(id, name, text, dflt, fn) text,
 	AN_PHASE_SOURCES(AN_PHASE_SOURCE_TEXT)
 #undef AN_PHASE_SOURCE_TEXT
 };
@@ -626,6 +626,16 @@ find_frames(struct finder *f)
 	an_frame_cache_destroy(&fm.fc);
 }
 
+/* The finders, from AN_PHASE_SOURCES. */
+static const struct {
+	int dflt;			/* used without rules */
+	void (*find)(struct finder *);
+} sources[] = {
+#define AN_PHASE_SOURCE_ROW(id, name, text, dflt, fn) {dflt, fn},
+	AN_PHASE_SOURCES(AN_PHASE_SOURCE_ROW)
+#undef AN_PHASE_SOURCE_ROW
+};
+
 /* The source each rule uses: its own, else annotations when one of the
  * device's matches it, else frames. */
 static void
@@ -745,7 +755,7 @@ an_phases_find(const struct snapshot *s, uint32_t d,
 {
 	struct finder f;
 	uint32_t i;
-	int frames = 0;
+	int k, use;
 
 	memset(out, 0, sizeof *out);
 	memset(&f, 0, sizeof f);
@@ -764,12 +774,16 @@ an_phases_find(const struct snapshot *s, uint32_t d,
 	if (f.rules != NULL) {
 		f.src = xcalloc(f.rules->n, sizeof *f.src);
 		resolve_sources(&f);
-		for (i = 0; i < f.rules->n; i++)
-			frames |= f.src[i] == AN_PH_FRAME;
 	}
-	find_annotations(&f);
-	if (frames)
-		find_frames(&f);
+	/* each source that gives phases without rules, or that a rule
+	 * uses */
+	for (k = 0; k < AN_PH_SOURCE_COUNT; k++) {
+		use = f.rules == NULL && sources[k].dflt;
+		for (i = 0; f.rules != NULL && i < f.rules->n; i++)
+			use |= f.src[i] == k;
+		if (use)
+			sources[k].find(&f);
+	}
 	order(out);
 	if (steps != NULL)
 		set_steps(out, steps);

@@ -6,7 +6,8 @@
  * range, and what each leaves behind.
  *
  * Sources, one row each of AN_PHASE_SOURCES (a new one, such as a trace
- * action that names phases, is one more row and its finder in phases.c):
+ * action that names phases, is one more row, with its finder in
+ * phases.c, and a rule can name it as its source):
  *   annotation  record_function ranges of external_annotations
  *               (ProfilerStep#N, Optimizer.step#..., the program's own):
  *               a START and the END of the same name, innermost first.
@@ -79,13 +80,16 @@
 #include "snapshot/snap_model.h"
 #include "util/err.h"
 
-/* X-macro: id, name (rules, JSON), text. */
+/* X-macro: id, name (rules, JSON), text, whether it gives phases without
+ * rules, and its finder (phases.c: it adds the instances it finds, of
+ * the rules that use it, or of its own names without rules). */
 #define AN_PHASE_SOURCES(_)                                                    \
-	_(AN_PH_ANNOTATION, "annotation", "record_function ranges")            \
-	_(AN_PH_FRAME, "frame", "user frames")
+	_(AN_PH_ANNOTATION, "annotation", "record_function ranges", 1,         \
+	    find_annotations)                                                  \
+	_(AN_PH_FRAME, "frame", "user frames", 0, find_frames)
 
 enum an_phase_source {
-#define AN_PHASE_SOURCE_ENUM(id, name, text) id,
+#define AN_PHASE_SOURCE_ENUM(id, name, text, dflt, fn) id,
 	AN_PHASE_SOURCES(AN_PHASE_SOURCE_ENUM)
 #undef AN_PHASE_SOURCE_ENUM
 	AN_PH_SOURCE_COUNT
