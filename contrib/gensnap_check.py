@@ -587,6 +587,76 @@ def check_truth(path, truth_path):
     if truth.get('scenario') == 'training' and \
             'external_annotations' in snap:
         errs += check_training_truth(snap, truth)
+    if 'phases' in truth and 'external_annotations' in snap:
+        errs += check_phases_truth(snap, truth)
+    return errs
+
+
+def check_phases_truth(snap, truth):
+    """The phase instances of the truth (gensnap_rl.py) from the file:
+    annotation ranges paired by name, the totals after each event, the
+    reserved bytes from the segment events and the final segments."""
+    tr = snap['device_traces'][0]
+    errs = []
+    res_ev = {'segment_alloc': 1, 'segment_map': 1, 'segment_free': -1,
+              'segment_unmap': -1}
+    res = sum(s['total_size'] for s in snap['segments']
+              if s.get('device', 0) == 0)
+    res -= sum(res_ev.get(e['action'], 0) * e['size'] for e in tr)
+    peak, at, ghosts, unmatched = timeline(tr, snap['segments'])
+    cur = sum(ghosts.values()) + sum(tr[i]['size'] for i in unmatched)
+    base, total, reserved, live, life = cur, [], [], {}, []
+    for i, e in enumerate(tr):
+        if e['action'] == 'alloc':
+            live[e['addr']] = len(life)
+            life.append([i, e['size'], None])
+            cur += e['size']
+        elif e['action'] == 'free_completed':
+            k = live.pop(e['addr'], None)
+            if k is None:
+                life.append([-1, e['size'], i])
+            else:
+                life[k][2] = i
+            cur -= e['size'] if k is None else life[k][1]
+        res += res_ev.get(e['action'], 0) * e['size']
+        total.append(cur)
+        reserved.append(res)
+    # only the truth knows whether a ring buffer dropped events: then a
+    # range starting at the first event began before it
+    wrapped = truth['devices'][0]['dropped_events'] > 0
+    got, start = [], {}
+    for name, stage, i in annotation_events(snap, tr):
+        if stage == 'START':
+            start[name] = i
+        elif name in start:
+            first = start.pop(name)
+            if i - 1 < first or (wrapped and first == 0):
+                continue
+            got.append((first, i - 1, name.split('#')[0]
+                        if name.split('#')[-1].isdigit() else name))
+    got.sort()
+    want = truth['phases']
+    if len(got) != len(want):
+        return ['truth: phase instances: file says %d, truth %d' %
+                (len(got), len(want))]
+    for (first, last, name), t in zip(got, want):
+        peak = max(range(first, last + 1), key=lambda i: (total[i], -i))
+        left = [b for b in life if first <= b[0] <= last and
+                (b[2] is None or b[2] > last)]
+        freed = [b for b in life if b[0] < first and b[2] is not None and
+                 first <= b[2] <= last]
+        g = {'phase': name, 'first_event': first, 'last_event': last,
+             'peak_bytes': total[peak], 'peak_event': peak,
+             'alive_before_bytes': total[first - 1] if first else base,
+             'freed_inside_bytes': sum(b[1] for b in freed),
+             'left_bytes': sum(b[1] for b in left),
+             'left_count': len(left),
+             'allocated_end_bytes': total[last],
+             'reserved_end_bytes': reserved[last]}
+        for k, v in g.items():
+            if t[k] != v:
+                errs.append('truth: %s #%d %s: file says %r, truth %r' %
+                            (t['phase'], t['iteration'], k, v, t[k]))
     return errs
 
 

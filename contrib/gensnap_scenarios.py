@@ -328,6 +328,13 @@ def scen_npu(ctx, info):
     info['leak_blocks'] = kept
 
 
+def scen_rl(ctx, info):
+    # imported here: gensnap_rl's truth builds on gensnap_truth, which
+    # imports this module
+    from gensnap_rl import scen_rl as rl
+    rl(ctx, info)
+
+
 SCENARIOS = {
     'leak': dict(fn=scen_leak, events=3000, fmt='newest'),
     'frag': dict(fn=scen_frag, events=3000, fmt='newest'),
@@ -344,5 +351,7 @@ SCENARIOS = {
     # real training captures (gensnap_training.py)
     'training': dict(fn=scen_training, events=0, fmt='newest', stacks='cpp',
                      stage_first=True),
+    # RL iterations in annotated phases, a leak in one (gensnap_rl.py)
+    'rl': dict(fn=scen_rl, events=2500, fmt='newest'),
 }
 

@@ -314,4 +314,8 @@ def training_steps(marks, skip, nev, profiler):
 
 
 def make_tracker(p):
+    if p.scenario == 'rl':
+        # imported here: gensnap_rl builds on this module
+        from gensnap_rl import RLTruth
+        return RLTruth(p)
     return TrainingTruth(p) if p.scenario == 'training' else TruthTracker(p)

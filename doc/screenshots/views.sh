@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates the screen captures of the views (leaks and the leak
 # window, frag, the top tree, the block and event tables, the OOM and info
-# views) used by doc/walkthrough.md: runs the TUI headless on the demo files
+# views, the phases) used by doc/walkthrough.md: runs the TUI headless on the demo files
 # (SNAPVIEW_SCRIPT, no terminal needed), writes doc/screenshots/*.txt and
 # replaces each block between "<!-- capture NAME -->" and "<!-- end -->"
 # in the walkthrough with the capture NAME. Run from the top of a built
@@ -75,8 +75,37 @@ I
 :dump-screen info-view.txt
 :quit
 KEYS
+# the rl scenario (contrib/README.gensnap.md), as the walkthrough makes
+# it: the phase spans, the phase view, the leak view of one instance
+python3 "$top/contrib/gensnap.py" --scenario rl -o "$tmp/rl.pickle"
+shoot rl.pickle <<'KEYS'
+g
+'
+:dump-screen phase-spans.txt
+P
+:dump-screen phase-view.txt
+j
+j
+j
+j
+j
+j
+j
+j
+j
+j
+j
+j
+j
+j
+W
+U
+:dump-screen phase-leaks.txt
+:quit
+KEYS
 for f in leak-view leak-view-enter leak-view-next leak-window frag-view \
-    frag-view-enter top-tree blocks-view oom-view events-view info-view; do
+    frag-view-enter top-tree blocks-view oom-view events-view info-view \
+    phase-spans phase-view phase-leaks; do
 	cp "$tmp/$f.txt" "$out/$f.txt"
 done
 

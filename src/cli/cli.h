@@ -23,6 +23,7 @@
 #define CLI_EXIT_BUDGET 5
 
 struct replay;
+struct an_phase_rules;
 
 #define CLI_MAX_ALLOC_CONF 8 /* --alloc-conf columns of whatif */
 
@@ -65,6 +66,8 @@ struct cli_opts {
 	const char *output;     /* -o FILE (cut, report) */
 	int force;              /* --force: -o may replace a file */
 	int from_time, to_time; /* cut: --from/--to are times (us) */
+	const struct an_phase_rules *phase_rules; /* --phase, --phase-file;
+						     NULL: none */
 };
 
 #define CLI_CACHE_LIST 0
@@ -157,6 +160,8 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	    "event listing like _memory_viz.py trace")                         \
 	_(leaks, cmd_leaks, CLI_U_WINDOW,                                      \
 	    "blocks never freed, by call site, per-step leak first")           \
+	_(phases, cmd_phases, 0,                                               \
+	    "each phase instance: peak, what it leaves behind; what grows")    \
 	_(frag, cmd_frag, CLI_U_AT,                                            \
 	    "fragmentation: gaps at each segment_alloc, hints")                \
 	_(oom, cmd_oom, 0,                                                     \

@@ -16,11 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/phases.h"
 #include "replay/simconf.h"
 #include "tui/tui.h"
 
 /* An error of the command line: one line, no file. */
 #define usage_error(...) cli_error(NULL, SV_NO_OFFSET, __VA_ARGS__)
+
+/* --phase NAME=REGEX, in order, and --phase-file: the phase rules
+ * (analysis/phases.h), built once the options are read. */
+#define PHASE_SPECS_MAX 64
+static const char *phase_specs[PHASE_SPECS_MAX];
+static size_t n_phase_specs;
+static const char *phase_file;
 
 static const struct {
 	const char *name;
@@ -63,6 +71,9 @@ usage(FILE *f)
 	    "  --limit N         rows to print (0: all)\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
+	    "  --phase NAME=REGEX  (phases, viewer) a phase: annotation\n"
+	    "                    names or user frames' functions matching\n"
+	    "  --phase-file FILE more rules (lines NAME REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
 	    "  --alloc-conf S    (whatif) allocator settings as\n"
 	    "                    PYTORCH_CUDA_ALLOC_CONF, once per column\n"
@@ -244,7 +255,9 @@ enum {
 	OPT_MAX_RESERVED,
 	OPT_MAX_GROWTH,
 	OPT_MAX_FRAG,
-	OPT_FORCE
+	OPT_FORCE,
+	OPT_PHASE,
+	OPT_PHASE_FILE
 };
 
 static const struct option long_opts[] = {
@@ -276,6 +289,8 @@ static const struct option long_opts[] = {
     {"max-frag", required_argument, NULL, OPT_MAX_FRAG},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, OPT_FORCE},
+    {"phase", required_argument, NULL, OPT_PHASE},
+    {"phase-file", required_argument, NULL, OPT_PHASE_FILE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -350,6 +365,15 @@ parse_opt(int c, struct cli_opts *o)
 	case OPT_ALLOC_CONF: return parse_alloc_conf(o, optarg);
 	case OPT_CAPACITY: return parse_capacity(o, optarg);
 	case OPT_LAYOUT: o->layout = optarg; return 0;
+	case OPT_PHASE:
+		if (n_phase_specs == PHASE_SPECS_MAX) {
+			fprintf(stderr, "snapview: --phase: more than %d; put "
+			    "them in a --phase-file\n", PHASE_SPECS_MAX);
+			return -1;
+		}
+		phase_specs[n_phase_specs++] = optarg;
+		return 0;
+	case OPT_PHASE_FILE: phase_file = optarg; return 0;
 	case OPT_NO_MOUSE: o->no_mouse = 1; return 0;
 	case OPT_NO_CLIPBOARD: o->no_clipboard = 1; return 0;
 	case OPT_BY:
@@ -460,16 +484,42 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
+/* The rules of --phase and --phase-file into rs. Returns 0, or the exit
+ * status with the reason printed. */
+static int
+phase_rules(struct an_phase_rules *rs)
+{
+	struct sv_error err;
+	size_t i;
+
+	sv_error_clear(&err);
+	for (i = 0; i < n_phase_specs; i++)
+		if (an_phase_rule_add(rs, phase_specs[i], &err) != 0) {
+			fprintf(stderr, "snapview: --phase %s: %s\n",
+			    cli_shown(phase_specs[i]), cli_shown(err.msg));
+			fprintf(stderr, "Try 'snapview --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
+	if (phase_file != NULL && an_phase_rules_load(phase_file, rs,
+	    &err) != 0)
+		return cli_report(phase_file, &err);
+	return 0;
+}
+
 /* Parses argv into o and runs what it asks for; returns the exit
  * status. */
 static int
 run(int argc, char **argv)
 {
+	struct an_phase_rules rules;
 	struct cli_opts o;
 	int c, r;
 	size_t i;
 
 	memset(&o, 0, sizeof o);
+	memset(&rules, 0, sizeof rules);
+	n_phase_specs = 0;
+	phase_file = NULL;
 	o.device = -1;
 	/* options may come before and after the command and the files
 	 * (getopt_long moves the other arguments to the end) */
@@ -540,6 +590,13 @@ run(int argc, char **argv)
 		fprintf(stderr, "Try 'snapview --help'.\n");
 		return CLI_EXIT_USAGE;
 	}
+	/* the phase rules: once the options are read, for the viewer and
+	 * the phases command */
+	if ((r = phase_rules(&rules)) != 0) {
+		an_phase_rules_destroy(&rules);
+		return r;
+	}
+	o.phase_rules = rules.n > 0 ? &rules : NULL;
 	if (o.cmd == NULL) {
 		struct tui_opts t;
 
@@ -554,6 +611,7 @@ run(int argc, char **argv)
 		t.has_at = o.has_at;
 		t.at = o.at;
 		t.categories = o.categories;
+		t.phase_rules = o.phase_rules;
 		t.from = o.has_from ? o.from : -2;
 		t.to = o.has_to ? o.to : -2;
 		t.check = tui_check;
@@ -561,12 +619,16 @@ run(int argc, char **argv)
 		t.files = o.args;
 		t.n_files = o.n_args;
 		t.layout = o.layout;
-		return tui_main(&t);
+		r = tui_main(&t);
+		an_phase_rules_destroy(&rules);
+		return r;
 	}
+	r = CLI_EXIT_USAGE;
 	for (i = 0; i < N_COMMANDS; i++)
 		if (strcmp(o.cmd, commands[i].name) == 0)
-			return commands[i].fn(&o);
-	return CLI_EXIT_USAGE;
+			r = commands[i].fn(&o);
+	an_phase_rules_destroy(&rules);
+	return r;
 }
 
 /* Does argv ask for --json (before a "--")? Known before the options are

@@ -36,8 +36,8 @@
  * total (so peaks are never hidden by zooming out), and the highest
  * reserved value of the range as a line. Below the plot: the x axis
  * (cursor, marks, the picked band's lifetime, annotation ticks), the
- * annotation names (ProfilerStep#N, external_annotations), the axis
- * labels and the legend.
+ * annotation names (ProfilerStep#N, external_annotations), the phase
+ * spans (tl_phases.c), the axis labels and the legend.
  *
  * Cost per frame: O(columns x drawn) in the allocation and segment
  * modes, O(columns x K x log n) in the grouped ones. When the visible
@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "analysis/category.h"
+#include "analysis/phases.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
@@ -275,6 +276,9 @@ struct tl_view {
 	int64_t mark_sel;   /* the mark drawn highlighted; -2 = none */
 	const struct tl_overlay *overlay; /* a series drawn as a line over
 				 the plot (borrowed) or NULL */
+	const struct an_phases *phases; /* drawn as spans under the axis
+					   (borrowed) or NULL */
+	uint64_t phase_sel; /* its instance drawn highlighted, + 1; 0 none */
 };
 
 /* An optional series of bytes after each event drawn as a dashed line

@@ -406,19 +406,25 @@ draw_cursor(const struct tl_model *m, const struct tl_view *v,
 
 /* ---- the frame ----------------------------------------------------------- */
 
-/* Rows of the parts below the plot: *names (annotation names) and *leg
- * (legend), shrunk until the plot has at least 3 rows when it can. */
+/* Rows of the parts below the plot: *names (annotation names), *spans
+ * (phase spans) and *leg (legend), shrunk until the plot has at least 3
+ * rows when it can. */
 static int
 plot_rows(const struct tl_model *m, const struct tl_view *v, int w, int h,
-    int *names, int *leg)
+    int *names, int *spans, int *leg)
 {
 	int ph;
 
 	*names = m->n_annots > 0 && h >= 8;
+	*spans = tl_phases_rows(v, h);
 	*leg = tl_legend_rows(m, v, w, h);
-	ph = h - 2 - *names - *leg;
+	ph = h - 2 - *names - *spans - *leg;
 	while (ph < 3 && *leg > 0) {
 		(*leg)--;
+		ph++;
+	}
+	if (ph < 3 && *spans) {
+		*spans = 0;
 		ph++;
 	}
 	if (ph < 3 && *names) {
@@ -433,7 +439,7 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
     struct cellbuf *cb, int x, int y, int w, int h, struct tl_frame *out)
 {
 	struct tl_frame local, *fr = out != NULL ? out : &local;
-	int pw = tl_plot_width(w), ph, names, leg, c, cc;
+	int pw = tl_plot_width(w), ph, names, spans, leg, c, cc;
 	int px = x + TL_YAXIS_W;
 	const struct tl_cols *cols;
 	uint8_t *present;
@@ -444,7 +450,7 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 		local.rank_stack = -1;
 	}
 	cellbuf_fill(cb, x, y, w, h, ' ', UIC_DEFAULT, 0);
-	ph = plot_rows(m, v, w, h, &names, &leg);
+	ph = plot_rows(m, v, w, h, &names, &spans, &leg);
 	fr->pw = pw;
 	fr->ph = ph;
 	fr->legend_rows = leg;
@@ -483,9 +489,12 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	draw_marks(m, v, cb, px, y + ph, pw);
 	cc = draw_cursor(m, v, cb, px, y, pw, ph);
 	draw_pick_marker(m, v, fr, cb, px, cx.ybot, cx.bands);
-	draw_labels(m, v, cb, px, y + ph + 1 + names, pw, cc);
+	if (spans)
+		tl_phases_draw(v, cols, cb, px, y + ph + 1 + names, pw);
+	draw_labels(m, v, cb, px, y + ph + 1 + names + spans, pw, cc);
 	if (leg > 0)
-		tl_legend_draw(m, v, fr, cb, x, y + ph + 2 + names, w, leg);
+		tl_legend_draw(m, v, fr, cb, x, y + ph + 2 + names + spans, w,
+		    leg);
 	free(cx.bands);
 	free(present);
 }

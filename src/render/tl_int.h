@@ -68,6 +68,12 @@ void tl_rank(const struct tl_model *m, const struct tl_view *v,
 uint32_t tl_band_glyph(const struct tl_view *v, const struct tl_band *b);
 unsigned tl_band_color(const struct tl_band *b);
 
+/* The phase spans (tl_phases.c): the row they want in a pane of height
+ * h (0 or 1), and drawing them in row y of cb. */
+int tl_phases_rows(const struct tl_view *v, int h);
+void tl_phases_draw(const struct tl_view *v, const struct tl_cols *cols,
+    struct cellbuf *cb, int px, int y, int pw);
+
 /* Legend: rows it wants in a pane of w x h, and drawing it in the rows
  * (x, y, w, rows) of cb. */
 int tl_legend_rows(const struct tl_model *m, const struct tl_view *v,

@@ -107,6 +107,10 @@
 	    "Next annotation (ProfilerStep#N, Optimizer.step, ...)")           \
 	_(ACT_ANNOT_PREV, "annot-prev", "{", "", KM_VIEW,                      \
 	    "Previous annotation")                                             \
+	_(ACT_PHASE_NEXT, "phase-next", "'", "", KM_VIEW,                      \
+	    "Next phase instance (rollout, update, ...): to its start")        \
+	_(ACT_PHASE_PREV, "phase-prev", "`", "", KM_VIEW,                      \
+	    "Previous phase instance")                                         \
 	_(ACT_VIEW_LEAKS, "leaks", "U", "<F5>", KM_VIEW,                       \
 	    "Leak view: blocks never freed, by call site")                     \
 	_(ACT_VIEW_FRAG, "frag", "F", "<F6>", KM_VIEW,                         \
@@ -123,12 +127,16 @@
 	    "Info view: allocator settings, the file's facts, check")          \
 	_(ACT_WHATIF, "whatif", "A", "", KM_VIEW,                             \
 	    "What if: the trace under other allocator settings, drawn")        \
+	_(ACT_VIEW_PHASES, "phases", "P", "<F4>", KM_VIEW,                     \
+	    "Phase view: each phase instance, its peak, what it leaves")       \
 	_(ACT_WIN_START, "window-start", "b", "", KM_VIEW,                     \
 	    "Leak window: it starts at the cursor's event")                    \
 	_(ACT_WIN_END, "window-end", "e", "", KM_VIEW,                         \
 	    "Leak window: it ends at the cursor; U lists its leaks")           \
 	_(ACT_WIN_CLEAR, "window-clear", "u", "", KM_VIEW,                     \
 	    "Leak window: clear it (leaks over the whole trace)")              \
+	_(ACT_PHASE_WINDOW, "phase-window", "W", "", KM_VIEW,                  \
+	    "Phase view: the leak window is the selected instance (then U)")   \
 	_(ACT_MISMATCH, "mismatch", "!", "", KM_VIEW,                          \
 	    "Go to the first event where the replay disagrees with the file")  \
 	_(ACT_EXPAND_ALL, "expand-all", "*", "", KM_VIEW,                      \

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analysis/category.h"
+#include "analysis/phases.h"
 #include "analysis/site.h"
 #include "index/idx_timeline.h"
 #include "render/cellbuf.h"
@@ -101,6 +102,9 @@ struct app {
 					   the worker builds, never go on
 					   without it */
 	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
+	const struct an_phase_rules *phase_rules; /* --phase, or NULL */
+	struct an_phases phases;        /* of the device (phaseset.c) */
+	int phases_ok;                  /* 0 none, 1 found, 2 measured */
 	struct views *views;            /* the views' state (view.h) */
 	struct app_vdetail vdetail;
 
@@ -158,6 +162,19 @@ const struct an_categories *tables_categories_if_ready(struct app *a);
  * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
  * such allocation), or -1 without categories. */
 int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
+
+/* ---- the phases of the device (phaseset.c) ---- */
+/* Finds the device's phase instances (annotation ranges, or the
+ * --phase rules) and has the timeline draw them; called by device_set. */
+void phaseset_open(struct app *a);
+void phaseset_free(struct app *a);
+/* The phases measured (analysis/phases.h: peaks, what each leaves
+ * behind, what grows), the first time they are needed; NULL with a
+ * message when there are none or they cannot be. */
+const struct an_phases *phaseset_measured(struct app *a);
+/* Moves the cursor to the start of the next (dir > 0) or previous phase
+ * instance. */
+void phaseset_jump(struct app *a, int dir);
 
 /* ---- the device (device.c) ---- */
 /* Switches to device d (rebuilds the model). Returns 0 or -1 (message in

@@ -38,6 +38,7 @@ device_free(struct app *a)
 		an_categories_destroy(&a->cats);
 	a->cats_ok = 0;
 	check_free(a);
+	phaseset_free(a);
 	tl_model_destroy(&a->tm);
 	idx_timeline_destroy(&a->tl);
 	state_close(&a->src);
@@ -140,6 +141,7 @@ device_set(struct app *a, uint32_t d)
 	a->tl = tl;
 	a->device = d;
 	tl_model_init(&a->tm, a->snap, &a->tl, TL_DEFAULT_DRAWN);
+	phaseset_open(a);
 	state_open(&a->src, a->ix, a->snap, d, &err);
 	a->view.ev0 = 0;
 	a->view.ev1 = n_events(a) > 0 ? n_events(a) : 1;

@@ -235,6 +235,14 @@ global_action(struct app *a, enum action act)
 		app_msg(a, "] and [ step through the blocks of a leak site: "
 		    "U opens the leak view");
 		break;
+	case ACT_PHASE_NEXT:
+	case ACT_PHASE_PREV:
+		phaseset_jump(a, act == ACT_PHASE_NEXT ? 1 : -1);
+		break;
+	case ACT_PHASE_WINDOW:
+		app_msg(a, "W sets the leak window to the phase instance "
+		    "selected in the phase view: P opens it");
+		break;
 	case ACT_REDRAW: return UI_HANDLED | UI_RELAYOUT | UI_REDRAW;
 	default: return pane_timeline_action(a, act);
 	}

@@ -14,7 +14,7 @@
 
 #include "tui/actions.h"
 
-#define HELP_MAX_ACTS 4
+#define HELP_MAX_ACTS 5
 
 struct help_entry {
 	enum action act[HELP_MAX_ACTS]; /* up to the first ACT_NONE */

@@ -37,7 +37,8 @@ static const struct help_entry timeline[] = {
 	"y zoom in, out; pan"},
 };
 static const struct help_entry jumps[] = {
-    {{ACT_PEAK, ACT_ANNOT_NEXT, ACT_ANNOT_PREV}, "peak; next/prev annotation"},
+    {{ACT_PEAK, ACT_ANNOT_NEXT, ACT_ANNOT_PREV, ACT_PHASE_NEXT, ACT_PHASE_PREV},
+	"peak; annotation; phase"},
     {{ACT_OOM_NEXT, ACT_OOM_PREV}, "next / previous OOM"},
     {{ACT_SEG_NEXT, ACT_SEG_PREV}, "next / prev segment_alloc"},
     {{ACT_SEARCH, ACT_SEARCH_NEXT, ACT_SEARCH_PREV},
@@ -55,6 +56,7 @@ static const struct help_entry views[] = {
     {{ACT_VIEW_BLOCKS}, "live blocks at the cursor"},
     {{ACT_VIEW_OOM}, "why the OOM failed"},
     {{ACT_VIEW_INFO, ACT_WHATIF}, "settings, check; what if"},
+    {{ACT_VIEW_PHASES}, "phases: peak, left behind"},
 };
 static const struct help_entry in_view[] = {
     {{ACT_ENTER}, "select / go there / expand"},
@@ -62,7 +64,7 @@ static const struct help_entry in_view[] = {
     {{ACT_EXPAND_ALL, ACT_ROOT}, "tree: expand all; subtree"},
     {{ACT_FOLD, ACT_GROUP}, "framework frames; category"},
     {{ACT_SORT, ACT_SORT_REVERSE}, "table: sort column; reverse"},
-    {{ACT_FILTER}, "event table: filter"},
+    {{ACT_FILTER, ACT_PHASE_WINDOW}, "event filter; phase window"},
 };
 static const struct help_entry other[] = {
     {{ACT_EXPORT, ACT_COPY}, "export view; copy stack"},

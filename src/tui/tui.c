@@ -77,6 +77,7 @@ static void
 app_set_opts(void)
 {
 	app.cat_rules = opts->categories != NULL ? &cat_rules : NULL;
+	app.phase_rules = opts->phase_rules;
 	app.no_mouse = opts->no_mouse;
 	/* a leak window is one file's events */
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;

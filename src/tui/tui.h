@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 struct snapshot;
+struct an_phase_rules;
 
 struct tui_opts {
 	const char *file;  /* snapshot to open */
@@ -27,6 +28,8 @@ struct tui_opts {
 	int64_t from, to;      /* the leak window to start with; -2 = none */
 	const char *categories; /* category rules file (analysis/category.h),
 				   read before the screen is set up */
+	const struct an_phase_rules *phase_rules; /* --phase, or NULL
+						     (analysis/phases.h) */
 	/* Checks the options against the loaded snapshot before anything is
 	 * drawn: 0, or -1 with one line in msg (printed, exit status 1).
 	 * May be NULL. */

@@ -57,6 +57,7 @@ extern const struct view_ops view_events_ops;
 extern const struct view_ops view_blocks_ops;
 extern const struct view_ops view_oom_ops;
 extern const struct view_ops view_info_ops;
+extern const struct view_ops view_phases_ops;
 
 /* ---- the registry (views.c), for the loop in tui.c ---- */
 

@@ -126,7 +126,10 @@ compute(struct app *a, struct leaks_view *v)
 		return -1;
 	}
 	an_leak_elems(&a->tl, sites, &v->leaks, &v->elems);
-	if (!v->leaks.judged)
+	/* the whole trace with no leak judged: what is alive instead; a
+	 * window (b/e, or a phase instance's) lists what it left, judged
+	 * or not */
+	if (!v->leaks.judged && a->win_from < -1 && a->win_to < 0)
 		alive_by_category(a, v, with.cats);
 	v->hl_site = UINT64_MAX;
 	v->list.kind = ANLIST_LEAKS;
@@ -181,7 +184,7 @@ lk_open(struct app *a, void *priv)
 		return -1;
 	v->list.utf8 = a->utf8;
 	a->detail = DETAIL_SITE;
-	if (!v->leaks.judged) {
+	if (!v->leaks.judged && v->n_alive > 0) {
 		why_not(v, why, sizeof why);
 		app_msg(a, "leaks cannot be judged: %s (2 needed)%s", why,
 		    v->n_alive > 0 ? "; alive at the end, by category" : "");

@@ -15,7 +15,7 @@
 
 static const struct view_ops *const all[] = {&view_leaks_ops,
     &view_frag_ops, &view_top_ops, &view_events_ops, &view_blocks_ops,
-    &view_oom_ops, &view_info_ops};
+    &view_oom_ops, &view_info_ops, &view_phases_ops};
 #define N_VIEWS (sizeof all / sizeof all[0])
 
 struct views {

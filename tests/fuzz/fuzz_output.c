@@ -1,8 +1,8 @@
 /*
  * Fuzz target: what every command prints. The input is a snapshot file;
  * it runs stats (also --at), check, state at the start, at event 0, in
- * the middle and at the end, trace, leaks, frag, oom, top and diff of
- * the input against itself, each as text and as --json, the way the
+ * the middle and at the end, trace, leaks, phases, frag, oom, top and
+ * diff of the input against itself, each as text and as --json, the way the
  * command line does (cmd_*() from src/cli/, index in memory), with
  * stdout captured. Loading alone is fuzz_load's job; this one reaches the
  * arithmetic and formatting behind each line of output, where a 248-byte
@@ -296,6 +296,7 @@ static const struct run runs[] = {
 	{"state --at last", cmd_state, -4, 0},
 	{"trace", cmd_trace, -2, 0},
 	{"leaks", cmd_leaks, -2, 0},
+	{"phases", cmd_phases, -2, 0},
 	{"frag", cmd_frag, -2, 0},
 	{"oom", cmd_oom, -2, 0},
 	{"top --at mid", cmd_top, -3, 0},
