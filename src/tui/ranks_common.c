@@ -14,7 +14,7 @@
 #include "util/escape.h"
 
 void
-rk_msgf(struct rk *r, const char *fmt, ...)
+ranks_common_msgf(struct rk *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -24,7 +24,7 @@ rk_msgf(struct rk *r, const char *fmt, ...)
 }
 
 void
-rk_message(struct rk *r, const char *msg)
+ranks_common_message(struct rk *r, const char *msg)
 {
 	char esc[sizeof r->msg];
 
@@ -33,7 +33,7 @@ rk_message(struct rk *r, const char *msg)
 }
 
 const char *
-rk_base_name(const char *path)
+ranks_common_base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
 
@@ -41,7 +41,8 @@ rk_base_name(const char *path)
 }
 
 const char *
-rk_member_label(const struct rk *r, size_t member, char *buf, size_t size)
+ranks_common_member_label(const struct rk *r, size_t member, char *buf,
+    size_t size)
 {
 	size_t k;
 
@@ -53,18 +54,19 @@ rk_member_label(const struct rk *r, size_t member, char *buf, size_t size)
 			    (long long)r->run->steps[k % r->run->n_steps]);
 			return buf;
 		}
-	return rk_shown(buf, size, rk_base_name(r->rs.m[member].path));
+	return ranks_common_shown(buf, size,
+	    ranks_common_base_name(r->rs.m[member].path));
 }
 
 const char *
-rk_shown(char *buf, size_t size, const char *s)
+ranks_common_shown(char *buf, size_t size, const char *s)
 {
 	sv_escape(buf, size, s, strlen(s));
 	return buf;
 }
 
 const char *
-rk_fit_left(char *buf, size_t size, const char *s, int maxw, int utf8)
+ranks_common_fit_left(char *buf, size_t size, const char *s, int maxw, int utf8)
 {
 	int cols = 0;
 	const char *p;
@@ -86,7 +88,7 @@ rk_fit_left(char *buf, size_t size, const char *s, int maxw, int utf8)
 }
 
 void
-rk_title_bar(struct cellbuf *cb, int y, const char *text, int utf8)
+ranks_common_title_bar(struct cellbuf *cb, int y, const char *text, int utf8)
 {
 	cellbuf_fill(cb, 0, y, cb->w, 1, utf8 ? 0x2500 : '-', UIC_TITLE, 0);
 	cellbuf_printf(cb, 0, y, cb->w, UIC_TITLE, CB_A_BOLD, "%s %s ",

@@ -77,7 +77,7 @@ side_close(struct cmp_side *sd)
 }
 
 void
-rk_cmp_close(struct rk_cmp *c)
+ranks_compare_close(struct rk_cmp *c)
 {
 	if (c == NULL)
 		return;
@@ -111,7 +111,7 @@ side_open(struct cmp_side *sd, const struct an_rs_member *m, int64_t device,
 	}
 	sd->path = m->path;
 	sd->rank = m->rank;
-	rk_shown(name, sizeof name, rk_base_name(m->path));
+	ranks_common_shown(name, sizeof name, ranks_common_base_name(m->path));
 	if (idx_open(m->path, &io, &sd->ix, &err) != 0) {
 		snprintf(msg, ml, "%s: %s", name, err.msg);
 		return -1;
@@ -147,14 +147,14 @@ side_open(struct cmp_side *sd, const struct an_rs_member *m, int64_t device,
 }
 
 void
-rk_cmp_at_end(struct rk_cmp *c)
+ranks_compare_at_end(struct rk_cmp *c)
 {
 	c->at_end = 1;
 	c->step = -1;
 }
 
 int
-rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
+ranks_compare_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 {
 	struct rk_cmp *c = xcalloc(1, sizeof *c);
 	struct align_trace tr[2];
@@ -162,19 +162,19 @@ rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 
 	if (side_open(&c->s[0], &r->rs.m[a], da, r->o, msg, sizeof msg) != 0 ||
 	    side_open(&c->s[1], &r->rs.m[b], db, r->o, msg, sizeof msg) != 0) {
-		rk_cmp_close(c);
-		rk_message(r, msg);
+		ranks_compare_close(c);
+		ranks_common_message(r, msg);
 		return -1;
 	}
-	rk_member_label(r, a, c->s[0].label, sizeof c->s[0].label);
-	rk_member_label(r, b, c->s[1].label, sizeof c->s[1].label);
+	ranks_common_member_label(r, a, c->s[0].label, sizeof c->s[0].label);
+	ranks_common_member_label(r, b, c->s[1].label, sizeof c->s[1].label);
 	tr[0] = c->s[0].tr;
 	tr[1] = c->s[1].tr;
 	align_init(&c->al, tr, 2, 1);
 	c->step = -1;
 	c->cursor = -1;
 	c->df_at[0] = c->df_at[1] = INT64_MIN;
-	rk_cmp_close(r->cmp);
+	ranks_compare_close(r->cmp);
 	r->cmp = c;
 	return 0;
 }
@@ -259,13 +259,13 @@ cmp_step(struct rk *r, struct rk_cmp *c, int64_t k)
 
 	if (na == 0 || nb == 0) {
 		/* one forward pass has no steps: its layers are none */
-		rk_msgf(r, "no steps to go to: %s",
+		ranks_common_msgf(r, "no steps to go to: %s",
 		    na == 0 && nb == 0 ? "neither file has any" :
 		    na == 0 ? "A has none" : "B has none");
 		return;
 	}
 	if (k < 0 || (uint64_t)k >= na || (uint64_t)k >= nb) {
-		rk_msgf(r, "A has %" PRIu64 " step%s, B %" PRIu64, na,
+		ranks_common_msgf(r, "A has %" PRIu64 " step%s, B %" PRIu64, na,
 		    na == 1 ? "" : "s", nb);
 		return;
 	}
@@ -289,7 +289,7 @@ cursor_step(struct rk_cmp *c)
 }
 
 enum rk_result
-rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
+ranks_compare_key(struct rk *r, struct rk_cmp *c, enum action act)
 {
 	int page = c->list_h > 1 ? c->list_h - 1 : 1;
 	int64_t k;
@@ -361,11 +361,12 @@ rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act)
 		if (r->cmp_only && act != ACT_RANKS)
 			return RK_QUIT;
 		if (r->cmp_only) {
-			rk_msgf(r, "two files: no overview (%s quits)",
-			    keys_action_shown(ACT_QUIT, q, sizeof q));
+			ranks_common_msgf(r, "two files: no overview "
+			    "(%s quits)", keys_action_shown(ACT_QUIT, q,
+			    sizeof q));
 			return RK_REDRAW;
 		}
-		rk_cmp_close(c);
+		ranks_compare_close(c);
 		r->cmp = NULL;
 		return RK_REDRAW;
 	default:
@@ -440,8 +441,8 @@ draw_site_row(struct cellbuf *cb, const struct an_diff_row *row, int y,
 	    fmt_size_short(a, sizeof a, row->a.live),
 	    fmt_size_short(b, sizeof b, row->b.live),
 	    dv == 0 ? ' ' : row->b.live > row->a.live ? '+' : '-', d,
-	    rk_fit_left(fit, sizeof fit, rk_shown(lab, sizeof lab, row->label),
-	    cb->w - 33, utf8));
+	    ranks_common_fit_left(fit, sizeof fit, ranks_common_shown(lab,
+	    sizeof lab, row->label), cb->w - 33, utf8));
 	cellbuf_fill(cb, 0, y, cb->w, 1, ' ', sel ? UIC_SELECT : UIC_DEFAULT,
 	    0);
 	cellbuf_puts(cb, 0, y, line, cb->w, sel ? UIC_SELECT : UIC_DEFAULT,
@@ -517,7 +518,7 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 }
 
 void
-rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
+ranks_compare_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 {
 	char title[700], lab[512];
 	int hc = (cb->h - 12) / 3, y, list_y, list_h;
@@ -530,7 +531,7 @@ rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 	snprintf(title, sizeof title, "Compare - A: %s - B: %s - by %s",
 	    c->s[0].label, c->s[1].label,
 	    c->al.by_step ? "step" : "position");
-	rk_title_bar(cb, 0, title, utf8);
+	ranks_common_title_bar(cb, 0, title, utf8);
 	scale = c->s[0].tl->peak > c->s[1].tl->peak ? c->s[0].tl->peak
 						    : c->s[1].tl->peak;
 	draw_chart(cb, c, 0, 1, hc, scale, utf8);
@@ -543,8 +544,9 @@ rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 	list_h = cb->h - 1 - list_y;
 	if (c->stacks && c->df.n_rows > 0) {
 		snprintf(title, sizeof title, "%s",
-		    rk_shown(lab, sizeof lab, c->df.rows[c->sel].label));
-		rk_title_bar(cb, y + 2, title, utf8);
+		    ranks_common_shown(lab, sizeof lab,
+		    c->df.rows[c->sel].label));
+		ranks_common_title_bar(cb, y + 2, title, utf8);
 		draw_stack(cb, c, 0, list_y, list_h / 2, utf8);
 		draw_stack(cb, c, 1, list_y + list_h / 2,
 		    list_h - list_h / 2, utf8);
@@ -552,13 +554,13 @@ rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 		snprintf(title, sizeof title, "Call sites by the change in "
 		    "live bytes at the cursor, B - A - %" PRIu64 " site%s",
 		    c->df.n_rows, c->df.n_rows == 1 ? "" : "s");
-		rk_title_bar(cb, y + 2, title, utf8);
+		ranks_common_title_bar(cb, y + 2, title, utf8);
 		draw_sites(cb, c, list_y, list_h, utf8);
 	}
 }
 
 void
-rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
+ranks_compare_status(const struct rk_cmp *c, char *left, size_t ll, char *right,
     size_t rl)
 {
 	if (c->stacks)
@@ -594,6 +596,6 @@ static const struct help_entry keys[] = {
     {{ACT_RANKS}, "back to the overview"},
 };
 
-const struct help_group rk_cmp_help = {
+const struct help_group ranks_compare_help = {
 	"Comparison", keys, sizeof keys / sizeof keys[0]
 };

@@ -136,8 +136,9 @@ put_site(struct rk *r, struct cellbuf *cb, int y, const char *head,
 {
 	char lab[1100], fit[1100], line[1300];
 
-	snprintf(line, sizeof line, "%s%s", head, rk_fit_left(fit, sizeof fit,
-	    rk_shown(lab, sizeof lab, r->run->sites[site]), cb->w -
+	snprintf(line, sizeof line, "%s%s", head, ranks_common_fit_left(fit,
+	    sizeof fit, ranks_common_shown(lab, sizeof lab,
+	    r->run->sites[site]), cb->w -
 	    (int)strlen(head) - 1, utf8));
 	cellbuf_puts(cb, 0, y, line, cb->w, color, 0);
 }
@@ -157,8 +158,8 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	cellbuf_fill(cb, 0, y, cb->w, DETAIL_H, ' ', UIC_DEFAULT, 0);
 	snprintf(title, sizeof title, "Rank %" PRId64 ", step %" PRId64 "%s%s",
 	    run->ranks[r->g_row], run->steps[r->g_col], c->path ? " - " : "",
-	    c->path ? rk_shown(name, sizeof name, c->path) : "");
-	rk_title_bar(cb, y, title, utf8);
+	    c->path ? ranks_common_shown(name, sizeof name, c->path) : "");
+	ranks_common_title_bar(cb, y, title, utf8);
 	if (c->dev == NULL) {
 		m = c->member < r->rs.n ? &r->rs.m[c->member] : NULL;
 		if (c->state == AN_RUN_MISSING)
@@ -168,7 +169,7 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 			snprintf(line, sizeof line, " %s", AN_RUN_EMPTY_TEXT);
 		else if (m != NULL && m->state != AN_RS_OK)
 			snprintf(line, sizeof line, " could not be read: %s",
-			    rk_shown(name, sizeof name, m->err.msg));
+			    ranks_common_shown(name, sizeof name, m->err.msg));
 		else
 			snprintf(line, sizeof line, " no data for the device "
 			    "asked for");
@@ -255,7 +256,7 @@ draw_summary(struct rk *r, struct cellbuf *cb, int y)
 }
 
 void
-rk_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
+ranks_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	const struct an_run *run = r->run;
 	char title[700], name[512], dir[256], head[32];
@@ -264,11 +265,12 @@ rk_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 	size_t row, col;
 
 	snprintf(title, sizeof title, "Run - %s - %zu rank%s x %zu step%s in "
-	    "%s", rk_shown(name, sizeof name, run->layout), run->n_ranks,
+	    "%s", ranks_common_shown(name, sizeof name, run->layout),
+	    run->n_ranks,
 	    run->n_ranks == 1 ? "" : "s", run->n_steps,
-	    run->n_steps == 1 ? "" : "s", rk_shown(dir, sizeof dir,
+	    run->n_steps == 1 ? "" : "s", ranks_common_shown(dir, sizeof dir,
 	    run->dir));
-	rk_title_bar(cb, 0, title, utf8);
+	ranks_common_title_bar(cb, 0, title, utf8);
 	draw_summary(r, cb, 1);
 	r->g_h = cb->h - list_y - DETAIL_H - 1;
 	if (r->g_h < 1)
@@ -315,7 +317,7 @@ rk_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 }
 
 void
-rk_grid_status(const struct rk *r, char *left, size_t ll, char *right,
+ranks_grid_status(const struct rk *r, char *left, size_t ll, char *right,
     size_t rl)
 {
 	keys_hint(left, ll, "%k open  %k mark  %k compare  %k list  %k help  "
@@ -370,20 +372,21 @@ compare_cells(struct rk *r)
 		}
 	}
 	if (n != 2) {
-		rk_msgf(r, "mark two cells with %s (%zu marked), then %s",
+		ranks_common_msgf(r, "mark two cells with %s (%zu marked), "
+		    "then %s",
 		    keys_action_shown(ACT_RANK_MARK, mark, sizeof mark), n,
 		    keys_action_shown(ACT_RANK_COMPARE, cmp, sizeof cmp));
 		return;
 	}
 	/* two dumps compare as they were written: each after its last
 	 * event */
-	if (rk_cmp_open(r, c[0]->member, c[0]->dev->device, c[1]->member,
+	if (ranks_compare_open(r, c[0]->member, c[0]->dev->device, c[1]->member,
 	    c[1]->dev->device) == 0)
-		rk_cmp_at_end(r->cmp);
+		ranks_compare_at_end(r->cmp);
 }
 
 enum rk_result
-rk_grid_key(struct rk *r, enum action act)
+ranks_grid_key(struct rk *r, enum action act)
 {
 	const struct an_run *run = r->run;
 	const struct an_run_cell *c = sel_cell(r);
@@ -409,7 +412,7 @@ rk_grid_key(struct rk *r, enum action act)
 		break;
 	case ACT_RANK_MARK:
 		if (c->dev == NULL) {
-			rk_msgf(r, "no dump to mark here");
+			ranks_common_msgf(r, "no dump to mark here");
 			break;
 		}
 		r->marked[c->member] ^= 1;
@@ -422,7 +425,7 @@ rk_grid_key(struct rk *r, enum action act)
 		break;
 	case ACT_ENTER:
 		if (c->dev == NULL) {
-			rk_msgf(r, "%s", c->state == AN_RUN_MISSING ?
+			ranks_common_msgf(r, "%s", c->state == AN_RUN_MISSING ?
 			    "no dump here" : "this file could not be read");
 			break;
 		}
@@ -443,6 +446,6 @@ static const struct help_entry keys[] = {
     {{ACT_RANK_GRID}, "the grid / the list of its files"},
 };
 
-const struct help_group rk_grid_help = {
+const struct help_group ranks_grid_help = {
 	"Run grid", keys, sizeof keys / sizeof keys[0]
 };

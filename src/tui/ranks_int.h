@@ -60,24 +60,26 @@ struct rk {
 /* Opens the comparison of members a and b of r's set (devices da, db;
  * -1: each file's default) as r->cmp, closing the one open. Returns 0,
  * or -1 with the reason in r's message (r->cmp unchanged). */
-int rk_cmp_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db);
-void rk_cmp_close(struct rk_cmp *c);
+int ranks_compare_open(struct rk *r, size_t a, int64_t da, size_t b,
+    int64_t db);
+void ranks_compare_close(struct rk_cmp *c);
 /* Puts each side after its last event (a dump as it was written), until
  * the cursor moves; the end of the axis (ACT_LAST) does the same. */
-void rk_cmp_at_end(struct rk_cmp *c);
+void ranks_compare_at_end(struct rk_cmp *c);
 
 /* Action act on the comparison c (r->cmp): RK_NONE when it does nothing
  * there. Going back to the overview closes c and clears r->cmp. */
-enum rk_result rk_cmp_key(struct rk *r, struct rk_cmp *c, enum action act);
+enum rk_result ranks_compare_key(struct rk *r, struct rk_cmp *c,
+    enum action act);
 
-void rk_cmp_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8);
+void ranks_compare_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8);
 
 /* The status line's hint (left) and position in the site list (right). */
-void rk_cmp_status(const struct rk_cmp *c, char *left, size_t ll,
+void ranks_compare_status(const struct rk_cmp *c, char *left, size_t ll,
     char *right, size_t rl);
 
 /* The comparison's keys, a group of the rank screens' help. */
-extern const struct help_group rk_cmp_help;
+extern const struct help_group ranks_compare_help;
 
 /* ---- the grid of a run directory (ranks_grid.c) ------------------------ */
 
@@ -85,37 +87,38 @@ extern const struct help_group rk_cmp_help;
  * printed, the selected cell's figures, its rank's growth and its
  * step's skew below. Keys reach it while r->grid is set; Enter asks to
  * open a cell (RK_OPEN with open_cell set), c compares two cells. */
-void rk_grid_draw(struct rk *r, struct cellbuf *cb, int utf8);
-enum rk_result rk_grid_key(struct rk *r, enum action act);
-void rk_grid_status(const struct rk *r, char *left, size_t ll, char *right,
+void ranks_grid_draw(struct rk *r, struct cellbuf *cb, int utf8);
+enum rk_result ranks_grid_key(struct rk *r, enum action act);
+void ranks_grid_status(const struct rk *r, char *left, size_t ll, char *right,
     size_t rl);
 
 /* The grid's keys, a group of the rank screens' help. */
-extern const struct help_group rk_grid_help;
+extern const struct help_group ranks_grid_help;
 
 /* ---- shared by both screens (ranks_common.c) --------------------------- */
 
 /* How a member is named on the screens: "rank R step S" for a run's dump,
  * else the last component of its path (escaped). */
-const char *rk_member_label(const struct rk *r, size_t member, char *buf,
-    size_t size);
+const char *ranks_common_member_label(const struct rk *r, size_t member,
+    char *buf, size_t size);
 
 /* A one-line message for the status line. */
-void rk_msgf(struct rk *r, const char *fmt, ...)
+void ranks_common_msgf(struct rk *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The last component of path. */
-const char *rk_base_name(const char *path);
+const char *ranks_common_base_name(const char *path);
 
 /* s escaped into buf (file text reaches the screen only so). */
-const char *rk_shown(char *buf, size_t size, const char *s);
+const char *ranks_common_shown(char *buf, size_t size, const char *s);
 
 /* The last maxw columns of s (escaped text) after an ellipsis when it is
  * wider: the end of a call site (file, line, function) tells most. */
-const char *rk_fit_left(char *buf, size_t size, const char *s, int maxw,
-    int utf8);
+const char *ranks_common_fit_left(char *buf, size_t size, const char *s,
+    int maxw, int utf8);
 
 /* A title bar across row y. */
-void rk_title_bar(struct cellbuf *cb, int y, const char *text, int utf8);
+void ranks_common_title_bar(struct cellbuf *cb, int y, const char *text,
+    int utf8);
 
 #endif

@@ -102,8 +102,9 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
 			a[0] = '\0';
 		snprintf(line, sizeof line, "%c%5" PRId64 "  failed: %s: %s%s",
 		    r->marked[row->member] ? '*' : ' ', m->rank,
-		    rk_shown(name, sizeof name, rk_base_name(m->path)), a,
-		    rk_shown(why, sizeof why, m->err.msg));
+		    ranks_common_shown(name, sizeof name,
+		    ranks_common_base_name(m->path)), a,
+		    ranks_common_shown(why, sizeof why, m->err.msg));
 		cellbuf_puts(cb, 0, y, line, cb->w,
 		    i == r->sel ? color : UIC_ERROR, attr);
 		return;
@@ -142,12 +143,12 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	m = &r->rs.m[row->member];
 	d = row->dev;
 	snprintf(title, sizeof title, "Rank %" PRId64 " - %s", m->rank,
-	    rk_shown(name, sizeof name, m->path));
-	rk_title_bar(cb, y, title, utf8);
+	    ranks_common_shown(name, sizeof name, m->path));
+	ranks_common_title_bar(cb, y, title, utf8);
 	if (d == NULL) {
 		cellbuf_puts(cb, 1, y + 1, "could not be read:", cb->w - 1,
 		    UIC_ERROR, 0);
-		rk_shown(line, sizeof line, m->err.msg);
+		ranks_common_shown(line, sizeof line, m->err.msg);
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
@@ -187,8 +188,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		snprintf(line, sizeof line, " top at the peak: %s at ",
 		    sv_fmt_size(a, sizeof a, d->top_bytes));
 		snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
-		    rk_fit_left(fit, sizeof fit, rk_shown(site, sizeof site,
-		    d->top_site), cb->w - (int)strlen(line) - 1, utf8));
+		    ranks_common_fit_left(fit, sizeof fit,
+		    ranks_common_shown(site, sizeof site, d->top_site),
+		    cb->w - (int)strlen(line) - 1, utf8));
 	} else {
 		snprintf(line, sizeof line, " top at the peak: nothing live");
 	}
@@ -199,8 +201,9 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 		    d->leak_per_step), d->leak_steps,
 		    d->leak_steps == 1 ? "" : "s");
 		snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
-		    rk_fit_left(fit, sizeof fit, rk_shown(site, sizeof site,
-		    d->leak_site), cb->w - (int)strlen(line) - 1, utf8));
+		    ranks_common_fit_left(fit, sizeof fit,
+		    ranks_common_shown(site, sizeof site, d->leak_site),
+		    cb->w - (int)strlen(line) - 1, utf8));
 	}
 	else if (d->flags & AN_SUM_F_JUDGED)
 		snprintf(line, sizeof line, " leak suspect: none, no call site "
@@ -225,9 +228,9 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 
 	snprintf(title, sizeof title, "Ranks - %zu file%s%s%s - %s",
 	    r->rs.n, r->rs.n == 1 ? "" : "s", r->rs.dir ? " in " : "",
-	    r->rs.dir ? rk_shown(name, sizeof name, r->rs.dir) : "",
+	    r->rs.dir ? ranks_common_shown(name, sizeof name, r->rs.dir) : "",
 	    r->al.by_step ? "aligned by step" : "aligned by position");
-	rk_title_bar(cb, 0, title, utf8);
+	ranks_common_title_bar(cb, 0, title, utf8);
 	an_rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
 	cellbuf_fill(cb, 0, 1, cb->w, 2, ' ', UIC_DEFAULT, 0);
 	/* the margin goes first when the sentence needs the whole line */
@@ -283,8 +286,8 @@ draw_help(struct cellbuf *cb, int utf8)
 	const struct help_group groups[] = {
 		{"Rank overview", overview_keys,
 		    sizeof overview_keys / sizeof overview_keys[0]},
-		rk_grid_help,
-		rk_cmp_help,
+		ranks_grid_help,
+		ranks_compare_help,
 		{"On both", both_keys, sizeof both_keys / sizeof both_keys[0]},
 	};
 	const struct help_page page = {
@@ -296,7 +299,7 @@ draw_help(struct cellbuf *cb, int utf8)
 
 	help_build(&h, &page, cb->w);
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
-	rk_title_bar(cb, 0, "Help - ranks", utf8);
+	ranks_common_title_bar(cb, 0, "Help - ranks", utf8);
 	for (i = 0; i < h.n && (int)i + 1 < cb->h - 1; i++)
 		cellbuf_puts(cb, 0, (int)i + 1, h.l[i].text, cb->w,
 		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
@@ -311,9 +314,10 @@ draw_status(struct rk *r, struct cellbuf *cb)
 
 	cellbuf_fill(cb, 0, cb->h - 1, cb->w, 1, ' ', UIC_STATUS, 0);
 	if (r->cmp != NULL) {
-		rk_cmp_status(r->cmp, left, sizeof left, right, sizeof right);
+		ranks_compare_status(r->cmp, left, sizeof left, right,
+		    sizeof right);
 	} else if (r->grid) {
-		rk_grid_status(r, left, sizeof left, right, sizeof right);
+		ranks_grid_status(r, left, sizeof left, right, sizeof right);
 	} else {
 		keys_hint(left, sizeof left, "%k open  %k mark  %k compare  "
 		    "%k sort  %k help  %k quit", ACT_ENTER, ACT_RANK_MARK,
@@ -333,14 +337,14 @@ draw_status(struct rk *r, struct cellbuf *cb)
 }
 
 void
-rk_draw(struct rk *r, struct cellbuf *cb, int utf8)
+ranks_overview_draw(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	if (r->help)
 		draw_help(cb, utf8);
 	else if (r->cmp != NULL)
-		rk_cmp_draw(r->cmp, cb, utf8);
+		ranks_compare_draw(r->cmp, cb, utf8);
 	else if (r->grid)
-		rk_grid_draw(r, cb, utf8);
+		ranks_grid_draw(r, cb, utf8);
 	else
 		draw_overview(r, cb, utf8);
 	draw_status(r, cb);
@@ -374,12 +378,13 @@ compare_marked(struct rk *r)
 		n = 2;
 	}
 	if (n != 2) {
-		rk_msgf(r, "mark two ranks with %s (%zu marked), then %s",
+		ranks_common_msgf(r, "mark two ranks with %s (%zu marked), "
+		    "then %s",
 		    keys_action_shown(ACT_RANK_MARK, mark, sizeof mark), n,
 		    keys_action_shown(ACT_RANK_COMPARE, cmp, sizeof cmp));
 		return;
 	}
-	rk_cmp_open(r, pick[0], dev[0], pick[1], dev[1]);
+	ranks_compare_open(r, pick[0], dev[0], pick[1], dev[1]);
 }
 
 static enum rk_result
@@ -400,8 +405,8 @@ overview_key(struct rk *r, enum action act)
 		break;
 	case ACT_RANK_GRID:
 		if (r->run == NULL) {
-			rk_msgf(r, "no run here: the files match no layout "
-			    "(verl, torchtitan, --layout)");
+			ranks_common_msgf(r, "no run here: the files match "
+			    "no layout (verl, torchtitan, --layout)");
 			break;
 		}
 		r->grid = 1;
@@ -409,7 +414,8 @@ overview_key(struct rk *r, enum action act)
 	case ACT_RANK_SORT:
 		r->by_rank = !r->by_rank;
 		build_rows(r);
-		rk_msgf(r, "sorted by %s", r->by_rank ? "rank" : "peak");
+		ranks_common_msgf(r, "sorted by %s",
+		    r->by_rank ? "rank" : "peak");
 		break;
 	case ACT_UP: if (r->sel > 0) r->sel--; break;
 	case ACT_DOWN: if (r->sel + 1 < r->n_rows) r->sel++; break;
@@ -423,7 +429,7 @@ overview_key(struct rk *r, enum action act)
 	case ACT_LAST: r->sel = r->n_rows > 0 ? r->n_rows - 1 : 0; break;
 	case ACT_ENTER:
 		if (r->n_rows == 0 || r->rows[r->sel].dev == NULL) {
-			rk_msgf(r, "this file could not be read");
+			ranks_common_msgf(r, "this file could not be read");
 			break;
 		}
 		r->target = r->sel;
@@ -437,7 +443,7 @@ overview_key(struct rk *r, enum action act)
 }
 
 enum rk_result
-rk_key(struct rk *r, int key, enum action act)
+ranks_overview_key(struct rk *r, int key, enum action act)
 {
 	enum rk_result res;
 
@@ -454,19 +460,19 @@ rk_key(struct rk *r, int key, enum action act)
 	if (act == ACT_REDRAW)
 		return RK_REDRAW;
 	if (r->cmp != NULL)
-		res = rk_cmp_key(r, r->cmp, act);
+		res = ranks_compare_key(r, r->cmp, act);
 	else if (r->grid)
-		res = rk_grid_key(r, act);
+		res = ranks_grid_key(r, act);
 	else
 		res = overview_key(r, act);
 	if (res == RK_NONE && key != 0)
-		rk_msgf(r, "key %s does nothing here; ? shows the keys",
-		    keys_name(key));
+		ranks_common_msgf(r, "key %s does nothing here; ? shows the "
+		    "keys", keys_name(key));
 	return res == RK_NONE ? RK_REDRAW : res;
 }
 
 void
-rk_target(const struct rk *r, const char **path, uint32_t *device)
+ranks_overview_target(const struct rk *r, const char **path, uint32_t *device)
 {
 	const struct rk_row *row = &r->rows[r->target];
 
@@ -480,13 +486,13 @@ rk_target(const struct rk *r, const char **path, uint32_t *device)
 }
 
 enum action
-rk_action(const struct rk *r, int key)
+ranks_overview_action(const struct rk *r, int key)
 {
 	return keys_action_in(key, r->cmp != NULL ? KM_COMPARE : KM_RANKS);
 }
 
 const char *
-rk_hint(void)
+ranks_overview_hint(void)
 {
 	static char hint[128];
 
@@ -525,8 +531,8 @@ is_dir(const char *path)
 }
 
 int
-rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
-    void *ctx, char *msg, size_t ml)
+ranks_overview_open(struct rk **out, const struct tui_opts *o,
+    rk_progress_fn fn, void *ctx, char *msg, size_t ml)
 {
 	struct rk *r = xcalloc(1, sizeof *r);
 	struct an_rankset_opts ro;
@@ -553,7 +559,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 		r->run = NULL;
 	} else if (k < 0) {
 		snprintf(msg, ml, "%s: %s",
-		    rk_shown(name, sizeof name, o->file), err.msg);
+		    ranks_common_shown(name, sizeof name, o->file), err.msg);
 		free(r->run);
 		free(r);
 		return sv_errcode_status(err.code);
@@ -561,7 +567,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 	if (r->run == NULL && an_rankset_collect(o->files, o->n_files, &r->rs,
 	    &err) != 0) {
 		snprintf(msg, ml, "%s: %s",
-		    rk_shown(name, sizeof name, o->file), err.msg);
+		    ranks_common_shown(name, sizeof name, o->file), err.msg);
 		free(r);
 		return sv_errcode_status(err.code);
 	}
@@ -601,7 +607,7 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 		/* the files in the order given, A then B */
 		size_t a = strcmp(r->rs.m[0].path, o->files[0]) == 0 ? 0 : 1;
 
-		if (rk_cmp_open(r, a, o->device, 1 - a, o->device) != 0)
+		if (ranks_compare_open(r, a, o->device, 1 - a, o->device) != 0)
 			r->cmp_only = 0;
 	}
 	*out = r;
@@ -609,11 +615,11 @@ rk_open(struct rk **out, const struct tui_opts *o, rk_progress_fn fn,
 }
 
 void
-rk_free(struct rk *r)
+ranks_overview_free(struct rk *r)
 {
 	if (r == NULL)
 		return;
-	rk_cmp_close(r->cmp);
+	ranks_compare_close(r->cmp);
 	if (r->run != NULL) {
 		an_run_free(r->run);
 		free(r->run);

@@ -291,7 +291,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 	}
 	left = app.msg[0] != '\0' ? app.msg : views_hint(&app);
 	if (left == NULL && set != NULL)
-		left = rk_hint();
+		left = ranks_overview_hint();
 	if (left == NULL)
 		left = simulate_hint(&app);
 	if (left == NULL)
@@ -335,7 +335,7 @@ ui_draw(void)
 	if (app.lay.too_small) {
 		draw_too_small(cb);
 	} else if (in_set) {
-		rk_draw(set, cb, app.utf8);
+		ranks_overview_draw(set, cb, app.utf8);
 	} else if (app.help) {
 		pane_help_ops.draw(&app, cb, &app.lay.full, 1);
 		draw_status(cb, &app.lay.r[LAY_STATUS]);
@@ -514,14 +514,14 @@ set_key(int k, enum action act)
 	uint32_t d;
 	char msg[2048];
 
-	switch (rk_key(set, k, act)) {
+	switch (ranks_overview_key(set, k, act)) {
 	case RK_QUIT: return UI_QUIT;
 	case RK_OPEN:
-		rk_target(set, &path, &d);
+		ranks_overview_target(set, &path, &d);
 		app.path = path;
 		if (load_file(path, d, msg, sizeof msg) != 0) {
 			app_unload();
-			rk_message(set, msg);
+			ranks_common_message(set, msg);
 			return UI_REDRAW;
 		}
 		in_set = 0;
@@ -615,7 +615,7 @@ handle_key(int k)
 	if (app.prompt != PROMPT_NONE)
 		return prompt_key(k);
 	/* the rank screens have keymaps of their own */
-	act = in_set ? rk_action(set, k) : keys_action(k);
+	act = in_set ? ranks_overview_action(set, k) : keys_action(k);
 	/* Backspace comes as ^? or ^H as often as KEY_BACKSPACE */
 	if (set != NULL && (k == 127 || k == 8))
 		act = ACT_RANKS;
@@ -932,7 +932,7 @@ load_set(const struct tui_opts *o)
 
 	relayout();
 	wtimeout(stdscr, 0);
-	rc = rk_open(&set, o, set_progress, NULL, msg, sizeof msg);
+	rc = ranks_overview_open(&set, o, set_progress, NULL, msg, sizeof msg);
 	if (rc != 0) {
 		ui_done();
 		fprintf(stderr, "snapview: %s\n", msg);
@@ -1022,7 +1022,7 @@ tui_main(const struct tui_opts *o)
 		rc = ui_loop();
 	ui_done();
 	views_free(&app);
-	rk_free(set);
+	ranks_overview_free(set);
 	set = NULL;
 	if (latency_log != NULL)
 		fclose(latency_log);
