@@ -405,7 +405,8 @@ close_pending(struct finder *f, struct pending *pd, size_t n,
 	uint64_t k;
 	size_t i;
 
-	qsort(pd, n, sizeof *pd, cmp_pending);
+	if (n > 0) /* qsort(NULL, 0, ...) is undefined */
+		qsort(pd, n, sizeof *pd, cmp_pending);
 	for (i = 0; i < n; i++) {
 		int64_t last = (int64_t)f->t->n - 1, next = INT64_MAX;
 
@@ -693,7 +694,8 @@ order(struct an_phases *out)
 	uint32_t n = 0;
 	uint64_t i;
 
-	qsort(out->inst, out->n_inst, sizeof *out->inst, cmp_inst);
+	if (out->n_inst > 0)
+		qsort(out->inst, out->n_inst, sizeof *out->inst, cmp_inst);
 	memset(map, 0xff, (size_t)out->n_phases * sizeof *map);
 	for (i = 0; i < out->n_inst; i++) {
 		uint32_t p = out->inst[i].phase;
@@ -967,7 +969,8 @@ gather_left(struct sweep *w)
 	struct rec *r = w->left.r;
 	size_t i = 0, j;
 
-	qsort(r, w->left.n, sizeof *r, cmp_rec);
+	if (w->left.n > 0)
+		qsort(r, w->left.n, sizeof *r, cmp_rec);
 	while (i < w->left.n) {
 		struct an_phase_inst *p = &w->ph->inst[r[i].key];
 		size_t cap = 0;
@@ -987,7 +990,9 @@ gather_left(struct sweep *w)
 				s->bytes += r[j].bytes;
 			}
 		}
-		qsort(p->left, p->n_left, sizeof *p->left, cmp_site_bytes);
+		if (p->n_left > 0)
+			qsort(p->left, p->n_left, sizeof *p->left,
+			    cmp_site_bytes);
 		i = j;
 	}
 }
@@ -1075,7 +1080,8 @@ gather_grow(struct sweep *w)
 	size_t i = 0, j, cap;
 	struct an_phase_grow g;
 
-	qsort(r, w->grow.n, sizeof *r, cmp_rec);
+	if (w->grow.n > 0)
+		qsort(r, w->grow.n, sizeof *r, cmp_rec);
 	while (i < w->grow.n) {
 		struct an_phase *p = &ph->phases[r[i].key];
 
@@ -1187,8 +1193,10 @@ an_phases_measure(const struct snapshot *s, const struct idx_timeline *tl,
 			ph->phases[q].verdict = verdict(ph, q);
 		gather_grow(&w);
 		for (q = 0; q < ph->n_phases; q++)
-			qsort(ph->phases[q].grow, ph->phases[q].n_grow,
-			    sizeof *ph->phases[q].grow, cmp_grow);
+			if (ph->phases[q].n_grow > 0)
+				qsort(ph->phases[q].grow,
+				    ph->phases[q].n_grow,
+				    sizeof *ph->phases[q].grow, cmp_grow);
 		mark_innermost(ph);
 		ph->measured = 1;
 	}

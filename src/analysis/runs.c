@@ -268,7 +268,8 @@ uniq(int64_t *v, size_t n)
 {
 	size_t i, k = 0;
 
-	qsort(v, n, sizeof *v, cmp_i64);
+	if (n > 0)
+		qsort(v, n, sizeof *v, cmp_i64);
 	for (i = 0; i < n; i++)
 		if (k == 0 || v[k - 1] != v[i])
 			v[k++] = v[i];
@@ -434,7 +435,8 @@ an_run_collect(const char *dir, const char *layout, struct an_rankset *rs,
 	}
 	memset(&w, 0, sizeof w);
 	walk_dir(&w, dir, "", 0);
-	qsort(w.f, w.n, sizeof *w.f, cmp_found);
+	if (w.n > 0)
+		qsort(w.f, w.n, sizeof *w.f, cmp_found);
 	hits = xcalloc(w.n + 1, sizeof *hits);
 	for (k = 0; k < n_pat; k++) {
 		/* a pattern of the caller's is the whole path under dir */
@@ -801,7 +803,8 @@ decode_blocks(struct an_run *run, const uint8_t *p, size_t len, uint32_t dev,
 		memset(out, 0, sizeof *out);
 		return -1;
 	}
-	qsort(out->b, out->nb, sizeof *out->b, cmp_blk);
+	if (out->nb > 0)
+		qsort(out->b, out->nb, sizeof *out->b, cmp_blk);
 	return 0;
 }
 
@@ -825,7 +828,8 @@ dump_sites(struct an_run_dump *d)
 		d->s[k].blocks++;
 	}
 	u64map_destroy(&at);
-	qsort(d->s, d->ns, sizeof *d->s, cmp_site);
+	if (d->ns > 0)
+		qsort(d->s, d->ns, sizeof *d->s, cmp_site);
 }
 
 static const struct run_site *
@@ -926,7 +930,8 @@ median(uint64_t *v, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(v, n, sizeof *v, cmp_u64);
+	if (n > 0)
+		qsort(v, n, sizeof *v, cmp_u64);
 	if (n % 2)
 		return v[n / 2];
 	return v[n / 2 - 1] / 2 + v[n / 2] / 2 +
@@ -1078,7 +1083,8 @@ heavy_sites(const struct an_run *run, struct an_run_dump **d, size_t n,
 		}
 	}
 	sort_run = run;
-	qsort(ex, ne, sizeof *ex, cmp_excess);
+	if (ne > 0)
+		qsort(ex, ne, sizeof *ex, cmp_excess);
 	for (i = 0; i < ne && i < AN_RUN_TOP; i++)
 		h->top[i] = ex[i];
 	h->n_top = i;
@@ -1128,7 +1134,9 @@ find_skew(struct an_run *run)
 			heavy_sites(run, d, n, cell->dump, h);
 			sk->n_heavy++;
 		}
-		qsort(sk->heavy, sk->n_heavy, sizeof *sk->heavy, cmp_heavy);
+		if (sk->n_heavy > 0)
+			qsort(sk->heavy, sk->n_heavy, sizeof *sk->heavy,
+			    cmp_heavy);
 	}
 	free(d);
 	free(rows);

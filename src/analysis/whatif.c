@@ -309,8 +309,10 @@ start_copy(const struct replay_state *st, struct start *o)
 	    sizeof *o->segs);
 	o->blks = xreallocarray(NULL, o->n_blks ? o->n_blks : 1,
 	    sizeof *o->blks);
-	memcpy(o->segs, st->segments, o->n_segs * sizeof *o->segs);
-	memcpy(o->blks, st->blocks, o->n_blks * sizeof *o->blks);
+	if (o->n_segs > 0) /* memcpy from NULL is undefined, even of 0 */
+		memcpy(o->segs, st->segments, o->n_segs * sizeof *o->segs);
+	if (o->n_blks > 0)
+		memcpy(o->blks, st->blocks, o->n_blks * sizeof *o->blks);
 	o->reserved = st->reserved;
 	o->segments = st->n_segments;
 }
