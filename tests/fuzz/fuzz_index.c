@@ -25,7 +25,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <msgpack.h>
 #include <stddef.h>
@@ -39,6 +38,7 @@
 
 #include "../unit/idx_forge.h"
 #include "fuzz.h"
+#include "fuzz_files.h"
 #include "idx_walk.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
@@ -84,48 +84,15 @@ cleanup(void)
 	}
 }
 
-static uint8_t *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b;
-	long n;
 
-	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) != 0) {
-		fprintf(stderr, "fuzz_index: %s: %s\n", path, strerror(errno));
-		abort();
-	}
-	b = malloc((size_t)n + 1);
-	if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n)
-		abort();
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
 
-static void
-put(const char *path, const uint8_t *b, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (f == NULL || (n > 0 && fwrite(b, 1, n, f) != n) || fclose(f) != 0)
-		abort();
-}
-
-static void
-quiet(void *ctx, const char *msg)
-{
-	(void)ctx;
-	(void)msg;
-}
 
 static void
 opts(struct idx_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->cache_dir = cache;
-	o->warn = quiet;
+	o->warn = fuzz_quiet;
 }
 
 static void
@@ -153,9 +120,9 @@ setup(void)
 
 		snprintf(from, sizeof from, "%s/tests/data/fixtures/%s",
 		    TOP_SRCDIR, fixtures[i]);
-		b = slurp(from, &n);
+		b = fuzz_slurp(from, &n);
 		snprintf(src[i], sizeof src[i], "%s/%s", dir, fixtures[i]);
-		put(src[i], b, n);
+		fuzz_put(src[i], b, n);
 		if (utimensat(AT_FDCWD, src[i], ts, 0) != 0)
 			abort();
 		src_hash[i] = XXH3_64bits(b, n);
@@ -245,9 +212,9 @@ write_seeds(const char *out)
 			abort();
 		}
 		idx_close(ix);
-		b = slurp(ipath[i], &n);
+		b = fuzz_slurp(ipath[i], &n);
 		snprintf(to, sizeof to, "%s/seed-%d", out, i);
-		put(to, b, n);
+		fuzz_put(to, b, n);
 		free(b);
 		write_forged(out, i);
 	}
@@ -442,7 +409,7 @@ open_one(int k, const uint8_t *d, size_t n)
 	struct sv_index *ix = NULL;
 	struct sv_error err;
 
-	put(ipath[k], d, n);
+	fuzz_put(ipath[k], d, n);
 	opts(&o);
 	sv_error_clear(&err);
 	if (idx_open(src[k], &o, &ix, &err) != 0) {

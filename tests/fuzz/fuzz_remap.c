@@ -23,7 +23,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 
 #include "../unit/idx_forge.h"
 #include "fuzz.h"
+#include "fuzz_files.h"
 #include "idx_walk.h"
 #include "index/idx.h"
 #include "index/idx_format.h"
@@ -73,41 +73,8 @@ cleanup(void)
 	}
 }
 
-static uint8_t *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b;
-	long n;
 
-	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) != 0) {
-		fprintf(stderr, "fuzz_remap: %s: %s\n", path, strerror(errno));
-		abort();
-	}
-	b = malloc((size_t)n + 1);
-	if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n)
-		abort();
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
 
-static void
-put(const char *path, const uint8_t *b, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (f == NULL || (n > 0 && fwrite(b, 1, n, f) != n) || fclose(f) != 0)
-		abort();
-}
-
-static void
-quiet(void *ctx, const char *msg)
-{
-	(void)ctx;
-	(void)msg;
-}
 
 /* Where the in-place sections lie in the pristine index of fixture k. */
 static void
@@ -153,19 +120,19 @@ setup(void)
 
 		snprintf(from, sizeof from, "%s/tests/data/fixtures/%s",
 		    TOP_SRCDIR, fixtures[i]);
-		b = slurp(from, &n);
+		b = fuzz_slurp(from, &n);
 		snprintf(src[i], sizeof src[i], "%s/%s", dir, fixtures[i]);
-		put(src[i], b, n);
+		fuzz_put(src[i], b, n);
 		free(b);
 		if (utimensat(AT_FDCWD, src[i], ts, 0) != 0 ||
 		    idx_path_beside(src[i], &ipath[i], &err) != 0)
 			abort();
 		memset(&o, 0, sizeof o);
-		o.warn = quiet;
+		o.warn = fuzz_quiet;
 		if (idx_open(src[i], &o, &ix, &err) != 0)
 			abort();
 		idx_close(ix);
-		pristine[i] = slurp(ipath[i], &pristine_n[i]);
+		pristine[i] = fuzz_slurp(ipath[i], &pristine_n[i]);
 		find_inplace(i);
 	}
 }
@@ -247,9 +214,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	k = data[0] % N_FIX;
-	put(ipath[k], pristine[k], pristine_n[k]);
+	fuzz_put(ipath[k], pristine[k], pristine_n[k]);
 	memset(&o, 0, sizeof o);
-	o.warn = quiet;
+	o.warn = fuzz_quiet;
 	if (idx_open(src[k], &o, &ix, &err) != 0)
 		abort();
 	idx_get_info(ix, &info);
