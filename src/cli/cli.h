@@ -35,6 +35,7 @@ struct cli_opts {
 	char *const *args;      /* every positional argument (ranks) */
 	size_t n_args;
 	int64_t jobs;           /* --jobs N (ranks), 0 = the CPUs */
+	int64_t threads;        /* --threads N, 0 = SNAPVIEW_THREADS */
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */

@@ -19,6 +19,7 @@
 #include "analysis/phases.h"
 #include "replay/simconf.h"
 #include "tui/tui.h"
+#include "util/thread.h"
 
 /* An error of the command line: one line, no file. */
 #define usage_error(...) cli_error(NULL, SV_NO_OFFSET, __VA_ARGS__)
@@ -75,6 +76,9 @@ usage(FILE *f)
 	    "                    names or user frames' functions matching\n"
 	    "  --phase-file FILE more rules (lines NAME REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
+	    "  --threads N       1: all the work on one thread (an index is\n"
+	    "                    the same either way); default:\n"
+	    "                    SNAPVIEW_THREADS, else worker threads\n"
 	    "  --alloc-conf S    (whatif) allocator settings as\n"
 	    "                    PYTORCH_CUDA_ALLOC_CONF, once per column\n"
 	    "  --capacity BYTES  (whatif) device memory the run may use\n"
@@ -247,6 +251,7 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
+	OPT_THREADS,
 	OPT_STEP,
 	OPT_ALLOC_CONF,
 	OPT_CAPACITY,
@@ -279,6 +284,7 @@ static const struct option long_opts[] = {
     {"trim", no_argument, NULL, OPT_TRIM},
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"step", required_argument, NULL, OPT_STEP},
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"capacity", required_argument, NULL, OPT_CAPACITY},
@@ -358,6 +364,14 @@ parse_opt(int c, struct cli_opts *o)
 			return -1;
 		if (o->jobs < 1 || o->jobs > 1024) {
 			usage_error("--jobs: expected 1 to 1024");
+			return -1;
+		}
+		return 0;
+	case OPT_THREADS:
+		if (parse_i64("--threads", optarg, &o->threads) != 0)
+			return -1;
+		if (o->threads < 1 || o->threads > 1024) {
+			usage_error("--threads: expected 1 to 1024");
 			return -1;
 		}
 		return 0;
@@ -508,6 +522,31 @@ phase_rules(struct an_phase_rules *rs)
 
 /* Parses argv into o and runs what it asks for; returns the exit
  * status. */
+/* --threads N, else SNAPVIEW_THREADS (a value that does not parse: a
+ * warning, and no limit), before any thread starts. */
+static void
+set_threads(const struct cli_opts *o)
+{
+	const char *e = getenv("SNAPVIEW_THREADS");
+	char *end;
+	long v;
+
+	if (o->threads > 0) {
+		sv_thread_set_max((unsigned)o->threads);
+		return;
+	}
+	if (e == NULL || *e == '\0')
+		return;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (errno != 0 || end == e || *end != '\0' || v < 1 || v > 1024) {
+		fprintf(stderr, "snapview: warning: SNAPVIEW_THREADS: expected "
+		    "1 to 1024, not '%s'; ignored\n", cli_shown(e));
+		return;
+	}
+	sv_thread_set_max((unsigned)v);
+}
+
 static int
 run(int argc, char **argv)
 {
@@ -537,6 +576,7 @@ run(int argc, char **argv)
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}
 	}
+	set_threads(&o);
 	/* a first word naming a command selects it */
 	for (i = 0; optind < argc && i < N_COMMANDS; i++)
 		if (strcmp(argv[optind], commands[i].name) == 0) {
