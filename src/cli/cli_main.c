@@ -520,8 +520,6 @@ phase_rules(struct an_phase_rules *rs)
 	return 0;
 }
 
-/* Parses argv into o and runs what it asks for; returns the exit
- * status. */
 /* --threads N, else SNAPVIEW_THREADS (a value that does not parse: a
  * warning, and no limit), before any thread starts. */
 static void
@@ -547,6 +545,8 @@ set_threads(const struct cli_opts *o)
 	sv_thread_set_max((unsigned)v);
 }
 
+/* Parses argv into o and runs what it asks for; returns the exit
+ * status. */
 static int
 run(int argc, char **argv)
 {
