@@ -29,7 +29,8 @@ print_header(const struct an_phases *ph, const struct an_steps *st)
 	    sv_fmt_count(a, sizeof a, ph->n_phases),
 	    ph->n_phases == 1 ? "" : "s",
 	    sv_fmt_count(b, sizeof b, ph->n_inst), ph->n_inst == 1 ? "" : "s",
-	    ph->from_rules ? "from the --phase rules" :
+	    ph->from_rules ? "from the --phase rules" : ph->n_annotate > 0 ?
+	    "record_function ranges, annotate events" :
 	    "record_function ranges", cli_an_steps_text(st, s, sizeof s));
 	if (ph->n_phases > 0)
 		return;
