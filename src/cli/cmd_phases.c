@@ -281,6 +281,7 @@ json_phases(struct json *j, struct an_sites *t, const struct an_phases *ph,
 	json_kv_str(j, "phases_from", ph->from_rules ? "rules" :
 	    "annotations");
 	json_kv_u64(j, "annotations", ph->n_annotations);
+	json_kv_u64(j, "annotate_events", ph->n_annotate);
 	json_kv_bool(j, "annotations_without_time", ph->no_time);
 	json_key(j, "growing");
 	json_arr_begin(j);
