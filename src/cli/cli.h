@@ -69,6 +69,7 @@ struct cli_opts {
 	int from_time, to_time; /* cut: --from/--to are times (us) */
 	const struct an_phase_rules *phase_rules; /* --phase, --phase-file;
 						     NULL: none */
+	const char *cut_phase;  /* cut: --phase NAME[@K] (no '=') */
 };
 
 #define CLI_CACHE_LIST 0

@@ -72,8 +72,11 @@ usage(FILE *f)
 	    "  --limit N         rows to print (0: all)\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
-	    "  --phase NAME=REGEX  (phases, viewer) a phase: annotation\n"
-	    "                    names or user frames' functions matching\n"
+	    "  --phase NAME=REGEX  (phases, viewer, cut) a phase: annotation\n"
+	    "                    names, annotate metadata or user frames'\n"
+	    "                    functions matching\n"
+	    "  --phase NAME[@K]  (cut) the events of iteration K of phase\n"
+	    "                    NAME (K may be left out when it has one)\n"
 	    "  --phase-file FILE more rules (lines NAME REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
 	    "  --threads N       1: all the work on one thread (an index is\n"
@@ -498,22 +501,35 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
-/* The rules of --phase and --phase-file into rs. Returns 0, or the exit
- * status with the reason printed. */
+/* The rules of --phase and --phase-file into rs; for cut, the one
+ * --phase with no '=' is the phase to cut (o->cut_phase). Returns 0, or
+ * the exit status with the reason printed. */
 static int
-phase_rules(struct an_phase_rules *rs)
+phase_rules(struct cli_opts *o, struct an_phase_rules *rs)
 {
 	struct sv_error err;
 	size_t i;
 
 	sv_error_clear(&err);
-	for (i = 0; i < n_phase_specs; i++)
+	for (i = 0; i < n_phase_specs; i++) {
+		if (o->cmd != NULL && strcmp(o->cmd, "cut") == 0 &&
+		    strchr(phase_specs[i], '=') == NULL) {
+			if (o->cut_phase != NULL) {
+				usage_error("cut: one --phase NAME[@K], not "
+				    "two");
+				fprintf(stderr, "Try 'snapview --help'.\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->cut_phase = phase_specs[i];
+			continue;
+		}
 		if (an_phase_rule_add(rs, phase_specs[i], &err) != 0) {
 			fprintf(stderr, "snapview: --phase %s: %s\n",
 			    cli_shown(phase_specs[i]), cli_shown(err.msg));
 			fprintf(stderr, "Try 'snapview --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
+	}
 	if (phase_file != NULL && an_phase_rules_load(phase_file, rs,
 	    &err) != 0)
 		return cli_report(phase_file, &err);
@@ -632,7 +648,7 @@ run(int argc, char **argv)
 	}
 	/* the phase rules: once the options are read, for the viewer and
 	 * the phases command */
-	if ((r = phase_rules(&rules)) != 0) {
+	if ((r = phase_rules(&o, &rules)) != 0) {
 		an_phase_rules_destroy(&rules);
 		return r;
 	}
