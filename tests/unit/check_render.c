@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "render/anlist.h"
 #include "render/cellbuf.h"
@@ -24,47 +25,32 @@
 #include "snapshot/snap_load.h"
 #include "util/escape.h"
 
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
+/* Compares the buffer's text with the golden tests/unit/golden/NAME
+ * through tests/lib/golden.sh, the shell tests' comparison: its diff on
+ * a difference, SV_UPDATE_GOLDEN=1 rewriting the golden. */
 static void
 golden_check(const struct cellbuf *cb, const char *name)
 {
-	char path[1024];
-	char *got = cellbuf_to_text(cb), *want;
+	char path[1024], tmp[] = "/tmp/snapview-golden.XXXXXX", cmd[3200];
+	char *got = cellbuf_to_text(cb);
+	FILE *f;
+	int fd, rc;
 
 	snprintf(path, sizeof path, "%s/tests/unit/golden/%s", TOP_SRCDIR,
 	    name);
-	if (getenv("SV_UPDATE_GOLDEN") != NULL) {
-		FILE *f = fopen(path, "wb");
-
-		ck_assert_ptr_nonnull(f);
-		fputs(got, f);
-		fclose(f);
-	}
-	want = slurp(path);
-	ck_assert_msg(want != NULL, "missing golden %s", path);
-	ck_assert_msg(strcmp(got, want) == 0, "%s differs:\n%s\nwant:\n%s",
-	    name, got, want);
+	fd = mkstemp(tmp);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(got, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof cmd, "sh '%s/tests/lib/golden.sh' '%s' '%s' >&2",
+	    TOP_SRCDIR, path, tmp);
+	rc = system(cmd);
+	unlink(tmp);
+	ck_assert_msg(rc == 0, "%s differs from its golden (the diff is "
+	    "above)", name);
 	free(got);
-	free(want);
 }
 
 /* ---- cellbuf / fmt ----------------------------------------------------- */
