@@ -100,6 +100,9 @@ usage(FILE *f)
 	    "                    limit (SNAPVIEW_CACHE_MAX), empty it\n"
 	    "  -q, --quiet       no progress bar\n"
 	    "  -h, --help        this text\n"
+	    "  --list-table T    the tables snapview runs on, one row a\n"
+	    "                    line, tab-separated: commands, options,\n"
+	    "                    actions (the viewer's keys) or help\n"
 	    "  -V, --version     version\n"
 	    "\nSee snapview(1).\n");
 }
@@ -265,7 +268,8 @@ enum {
 	OPT_MAX_FRAG,
 	OPT_FORCE,
 	OPT_PHASE,
-	OPT_PHASE_FILE
+	OPT_PHASE_FILE,
+	OPT_LIST_TABLE
 };
 
 static const struct option long_opts[] = {
@@ -300,10 +304,46 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"phase", required_argument, NULL, OPT_PHASE},
     {"phase-file", required_argument, NULL, OPT_PHASE_FILE},
+    {"list-table", required_argument, NULL, OPT_LIST_TABLE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
+
+/* snapview --list-table WHAT: one of the tables the program runs on, as
+ * lines of fields separated by tabs (snapview(1), --list-table).
+ * "commands": name, summary (CLI_COMMANDS); "options": --name, VALUE
+ * when it takes one (else empty), the short option (else empty); the
+ * viewer's "actions" and "help" are tui_list()'s. Returns 1 (done, exit
+ * 0) or -1 (a usage error, said). */
+static int
+list_table(const char *what)
+{
+	size_t i;
+
+	if (strcmp(what, "commands") == 0) {
+		for (i = 0; i < N_COMMANDS; i++)
+			printf("%s\t%s\n", commands[i].name,
+			    commands[i].summary);
+		return 1;
+	}
+	if (strcmp(what, "options") == 0) {
+		for (i = 0; long_opts[i].name != NULL; i++) {
+			printf("--%s\t%s\t", long_opts[i].name,
+			    long_opts[i].has_arg == required_argument ?
+			    "VALUE" : "");
+			if (long_opts[i].val < 128)
+				printf("-%c", long_opts[i].val);
+			printf("\n");
+		}
+		return 1;
+	}
+	if (tui_list(stdout, what) == 0)
+		return 1;
+	usage_error("--list-table: '%s': expected commands, options, "
+	    "actions or help", cli_shown(what));
+	return -1;
+}
 
 /* Parses one option; returns 0, 1 (stop: exit 0 already handled), -1
  * (a usage error, said) or -2 (the same, said whole: no "Try"). */
@@ -403,6 +443,7 @@ parse_opt(int c, struct cli_opts *o)
 		o->by_category = strcmp(optarg, "category") == 0;
 		return 0;
 	case 'h': usage(stdout); return 1;
+	case OPT_LIST_TABLE: return list_table(optarg);
 	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
 	default: return -1;
 	}
