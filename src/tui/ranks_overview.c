@@ -87,8 +87,12 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
 	const struct rk_row *row = &r->rows[i];
 	const struct an_rs_member *m = &r->rs.m[row->member];
 	char a[32], b[32], c[32], name[256], line[1024];
+	/* the lists' selection style: UIC_SELECT is black on white in
+	 * colour and reversed in monochrome by its own attributes;
+	 * reversing it again turned it white on black, unseen on a dark
+	 * terminal */
 	unsigned color = i == r->sel ? UIC_SELECT : UIC_DEFAULT;
-	unsigned attr = i == r->sel ? CB_A_REVERSE : 0;
+	unsigned attr = 0;
 	struct rv_cols cols;
 
 	cellbuf_fill(cb, 0, y, cb->w, 1, ' ', UIC_DEFAULT, 0);
@@ -100,13 +104,17 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
 			    m->err.offset);
 		else
 			a[0] = '\0';
-		snprintf(line, sizeof line, "%c%5" PRId64 "  failed: %s: %s%s",
-		    r->marked[row->member] ? '*' : ' ', m->rank,
+		/* as snapview ranks and every error say it: "FILE: [byte
+		 * N: ]reason", a dash for the device (no "failed:") */
+		snprintf(line, sizeof line, "%c%5" PRId64 " %2s  %s: %s%s",
+		    r->marked[row->member] ? '*' : ' ', m->rank, "-",
 		    ranks_common_shown(name, sizeof name,
 		    ranks_common_base_name(m->path)), a,
 		    ranks_common_shown(why, sizeof why, m->err.msg));
+		/* bold red, never reversed: not taken for the selection
+		 * without colours */
 		cellbuf_puts(cb, 0, y, line, cb->w,
-		    i == r->sel ? color : UIC_ERROR, attr);
+		    i == r->sel ? color : UIC_ALERT, attr);
 		return;
 	}
 	if (row->dev->leak_site[0] != '\0')
@@ -147,8 +155,14 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	ranks_common_title_bar(cb, y, title, utf8);
 	if (d == NULL) {
 		cellbuf_puts(cb, 1, y + 1, "could not be read:", cb->w - 1,
-		    UIC_ERROR, 0);
-		ranks_common_shown(line, sizeof line, m->err.msg);
+		    UIC_ALERT, 0);
+		if (m->err.offset != SV_NO_OFFSET)
+			snprintf(a, sizeof a, "byte %" PRIu64 ": ",
+			    m->err.offset);
+		else
+			a[0] = '\0';
+		snprintf(line, sizeof line, "%s%s", a, ranks_common_shown(site,
+		    sizeof site, m->err.msg));
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
@@ -218,11 +232,86 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	    d->leak_site[0] != '\0' ? UIC_LEAK : UIC_DEFAULT, 0);
 }
 
+/* Appends ", rank N (what)" (the first: "HEAD rank N (what)") to buf
+ * while it fits in w cells; else counts it in *left. */
+static void
+news_add(char *buf, size_t size, int w, const char *head, int first,
+    int64_t rank, const char *what, size_t *left)
+{
+	char item[160];
+	size_t len = strlen(buf);
+
+	snprintf(item, sizeof item, "%s rank %" PRId64 " (%s)",
+	    first ? head : ",", rank, what);
+	/* room for ", and 99 more" after it */
+	if (*left > 0 || (int)(len + strlen(item)) + 14 > w) {
+		(*left)++;
+		return;
+	}
+	snprintf(buf + len, size - len, "%s", item);
+}
+
+/* What the set knows, up front, as snapview ranks says it: the ranks
+ * that hit an OOM and the ranks with a leak suspect (or that none did). */
+static void
+draw_news(struct rk *r, struct cellbuf *cb, int y)
+{
+	char line[512], part[256], what[64], a[32];
+	size_t i, n_oom = 0, n_leak = 0, judged = 0, left = 0;
+	int w = cb->w - 1, half;
+	int64_t rank;
+
+	line[0] = part[0] = '\0';
+	half = w / 2;
+	for (i = 0; i < r->rp.n_rows; i++) {
+		const struct an_sum_dev *d = r->rp.rows[i].dev;
+
+		if (d->ooms == 0)
+			continue;
+		rank = r->rs.m[r->rp.rows[i].member].rank;
+		snprintf(what, sizeof what, "%" PRIu64 " OOM%s", d->ooms,
+		    d->ooms == 1 ? "" : "s");
+		news_add(line, sizeof line, half, "OOM on", n_oom++ == 0, rank,
+		    what, &left);
+	}
+	if (n_oom == 0)
+		snprintf(line, sizeof line, "No OOM");
+	else if (left > 0)
+		snprintf(line + strlen(line), sizeof line - strlen(line),
+		    ", and %zu more", left);
+	left = 0;
+	for (i = 0; i < r->rp.n_rows; i++) {
+		const struct an_sum_dev *d = r->rp.rows[i].dev;
+
+		if (d->flags & AN_SUM_F_JUDGED)
+			judged++;
+		if (d->leak_site[0] == '\0')
+			continue;
+		rank = r->rs.m[r->rp.rows[i].member].rank;
+		snprintf(what, sizeof what, "+%s a step", fmt_size_short(a,
+		    sizeof a, d->leak_per_step));
+		news_add(part, sizeof part, w - (int)strlen(line) - 3,
+		    "leak suspect:", n_leak++ == 0, rank, what, &left);
+	}
+	if (n_leak == 0 && judged == 0)
+		snprintf(part, sizeof part, "leaks not judged: no file has "
+		    "two complete steps");
+	else if (n_leak == 0)
+		snprintf(part, sizeof part, "no leak suspect");
+	else if (left > 0)
+		snprintf(part + strlen(part), sizeof part - strlen(part),
+		    ", and %zu more", left);
+	snprintf(line + strlen(line), sizeof line - strlen(line), " - %s.",
+	    part);
+	cellbuf_puts(cb, 1, y, line, w, n_oom + n_leak > 0 ? UIC_ALERT :
+	    UIC_DEFAULT, 0);
+}
+
 static void
 draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	char title[600], name[256], words[512];
-	int sx = 37, list_y = 3, i, x;
+	int sx = 37, list_y = 4, i, x;
 	uint64_t scale = r->rp.n_rows > 0 ? r->rp.rows[0].dev->peak : 0;
 	size_t k;
 
@@ -232,11 +321,12 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 	    r->al.by_step ? "aligned by step" : "aligned by position");
 	ranks_common_title_bar(cb, 0, title, utf8);
 	an_rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
-	cellbuf_fill(cb, 0, 1, cb->w, 2, ' ', UIC_DEFAULT, 0);
+	cellbuf_fill(cb, 0, 1, cb->w, 3, ' ', UIC_DEFAULT, 0);
 	/* the margin goes first when the sentence needs the whole line */
 	x = (int)strlen(words) < cb->w ? 1 : 0;
 	cellbuf_puts(cb, x, 1, words, cb->w - x, UIC_DEFAULT, CB_A_BOLD);
-	cellbuf_printf(cb, 0, 2, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
+	draw_news(r, cb, 2);
+	cellbuf_printf(cb, 0, 3, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
 	    "%6s %s", "rank", "dv", "peak", "reservd", "OOM", "leak/s",
 	    "timeline (peak marked)");
 	r->list_h = cb->h - list_y - DETAIL_H - 2;
