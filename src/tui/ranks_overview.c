@@ -391,8 +391,7 @@ draw_help(struct cellbuf *cb, int utf8)
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
 	ranks_common_title_bar(cb, 0, "Help - ranks", utf8);
 	for (i = 0; i < h.n && (int)i + 1 < cb->h - 1; i++)
-		cellbuf_puts(cb, 0, (int)i + 1, h.l[i].text, cb->w,
-		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
+		help_put_line(cb, 0, (int)i + 1, cb->w, &h.l[i]);
 	free(h.l);
 }
 
