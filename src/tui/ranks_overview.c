@@ -262,6 +262,8 @@ draw_news(struct rk *r, struct cellbuf *cb, int y)
 	int64_t rank;
 
 	line[0] = part[0] = '\0';
+	if (r->rp.n_rows == 0)
+		return; /* the skew line says no rank could be read */
 	half = w / 2;
 	for (i = 0; i < r->rp.n_rows; i++) {
 		const struct an_sum_dev *d = r->rp.rows[i].dev;
