@@ -110,8 +110,6 @@ an_stats_with(const struct snapshot *s, uint32_t d,
 int64_t
 an_peak_ev(const struct idx_timeline *tl)
 {
-	if (tl->peak_ev >= 0 && idx_tl_total(tl, -1) == tl->peak)
-		return -1;
 	return tl->peak_ev;
 }
 

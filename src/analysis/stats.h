@@ -62,9 +62,9 @@ void an_seg_totals(const struct snapshot *s, uint32_t d,
 /* The event after which the Active Memory Timeline total first reaches
  * its peak, the state before the first event counted first (-1), as
  * memory_viz counts it: a trace whose events leave the total where it was
- * (one `snapshot` marker) peaks before its first event. tl->peak_ev says
- * -1 only when that state is above every later one; the commands report
- * this instead. */
+ * (one `snapshot` marker) peaks before its first event. The index records
+ * it so (tl->peak_ev, index format 4); this is its one reader for the
+ * commands. */
 int64_t an_peak_ev(const struct idx_timeline *tl);
 
 /* Fills st for device d; tl is that device's timeline. */
