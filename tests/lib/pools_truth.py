@@ -59,7 +59,88 @@ def check_stats():
             errors.append("stats text lacks %r" % want)
 
 
+def group_key(g):
+    return key(g["pool_id"], g["stream"])
+
+
+def check_frag():
+    d = json.loads(run("frag", "--json"))["devices"][0]
+    want = {x["event_index"]: x for x in truth["isolated_segment_allocs"]}
+    eq("frag segment allocs", d["n_segment_allocs"], truth["segment_allocs"])
+    eq("frag examined", d["examined_segment_allocs"],
+       truth["segment_allocs"])
+    eq("frag isolated_count", d["isolated_count"], len(want))
+    got = {a["event"]: a for a in d["segment_allocs"] if a["isolated"]}
+    eq("frag isolated events", sorted(got), sorted(want))
+    for ev, w in want.items():
+        g = got.get(ev)
+        if g is None:
+            continue
+        eq("frag #%d pool" % ev, g["request_pool_id"], w["pool_id"])
+        eq("frag #%d stream" % ev, g["stream"], w["stream"])
+        eq("frag #%d request" % ev, g["request"], w["request"])
+        eq("frag #%d isolated in" % ev, group_key(g["isolated"]), w["in"])
+        eq("frag #%d largest" % ev, g["isolated"]["largest_free_block"],
+           w["largest"])
+    # the final state per (pool, stream)
+    got = {group_key(g): g for g in d["pool_streams"]}
+    eq("frag pool_streams", sorted(got), sorted(truth["pool_streams"]))
+    for k, t in truth["pool_streams"].items():
+        g = got.get(k, {})
+        for f, tf in (("reserved", "reserved"), ("segments", "segments"),
+                      ("free", "free")):
+            eq("frag %s %s" % (k, f), g.get(f), t[tf])
+        eq("frag %s largest" % k, max(g.get("largest_free_small", 0),
+                                      g.get("largest_free_large", 0)),
+           t["largest_free"])
+    kinds = [h["kind"] for h in d["hints"]]
+    if "pool_stream_isolation" not in kinds:
+        errors.append("frag: no isolation hint in %r" % kinds)
+    text = run("frag")
+    for k, t in truth["pool_streams"].items():
+        pool, stream = k.split("/")
+        want = "pool (%s)%s, stream %s: %s reserved in %d segment" % (
+            pool, " default" if pool == "0,0" else "", stream,
+            size_long(t["reserved"]), t["segments"])
+        if want not in text:
+            errors.append("frag text lacks %r" % want)
+    n = text.count("             isolated: a ")
+    eq("frag text isolated lines (10 shown)", n, min(10, len(truth[
+        "isolated_segment_allocs"])) + (1 if truth[
+            "isolated_segment_allocs"][-1]["event_index"] ==
+            d["last_segment_alloc"]["event"] else 0))
+
+
+def check_oom():
+    t = truth["oom"]
+    e = json.loads(run("oom", "--json"))["devices"][0]["ooms"][0]
+    eq("oom request", e["request"], t["request"])
+    eq("oom pool", e["request_pool_id"], t["pool_id"])
+    eq("oom stream", e["stream"], t["stream"])
+    eq("oom isolated in", group_key(e["isolated"]) if e["isolated"] else
+       None, t["isolated_in"])
+    eq("oom largest elsewhere", e["isolated"]["largest_free_block"] if
+       e["isolated"] else 0, t["largest_elsewhere"])
+    got = {group_key(g): g for g in e["pool_streams"]}
+    eq("oom pool_streams", sorted(got), sorted(t["groups"]))
+    for k, tg in t["groups"].items():
+        g = got.get(k, {})
+        for f in ("reserved", "segments", "free", "largest_free_small",
+                  "largest_free_large"):
+            eq("oom %s %s" % (k, f), g.get(f), tg[f])
+    causes = [c["cause"] for c in e["causes"]]
+    if "pool_stream_isolation" not in causes:
+        errors.append("oom: no isolation cause in %r" % causes)
+    pool, stream = t["isolated_in"].split("/")
+    want = "isolation: a %s block sat free in pool (%s) on stream %s" % (
+        size_long(t["largest_elsewhere"]), pool, stream)
+    if want not in run("oom"):
+        errors.append("oom text lacks %r" % want)
+
+
 check_stats()
+check_frag()
+check_oom()
 for e in errors:
     print("FAIL: " + e)
 sys.exit(1 if errors else 0)
