@@ -241,7 +241,8 @@ stream_free(const struct replay_state *rs, struct an_frag_alloc *a)
 	for (i = 0; i < rs->n_segments; i++) {
 		const struct replay_segment *sg = &rs->segments[i];
 		int same_pool = (sg->is_large != 0) == (a->large != 0) &&
-		    sg->pool_id[0] == a->pool[0] && sg->pool_id[1] == a->pool[1];
+		    sg->pool_id[0] == a->pool[0] &&
+		    sg->pool_id[1] == a->pool[1];
 
 		if (sg->stream != a->stream)
 			continue;

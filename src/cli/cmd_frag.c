@@ -35,9 +35,9 @@ text_alloc(struct an_sites *s, const struct an_frag_alloc *x)
 	    x->req_ev >= 0 ? sv_fmt_size(c, sizeof c, x->request) : "-");
 	if (x->has_state && x->req_ev >= 0 && (x->pool[0] != 0 ||
 	    x->pool[1] != 0))
-		printf("\n             free on its stream in pool (%" PRId64 ",%"
-		       PRId64 "), %s blocks, %s, largest block %s (all "
-		       "pools %s)", x->pool[0], x->pool[1],
+		printf("\n             free on its stream in pool (%" PRId64
+		       ",%" PRId64 "), %s blocks, %s, largest block %s "
+		       "(all pools %s)", x->pool[0], x->pool[1],
 		    x->large ? "large" : "small",
 		    sv_fmt_size(e, sizeof e, x->pool_free),
 		    sv_fmt_size(a, sizeof a, x->pool_largest),
