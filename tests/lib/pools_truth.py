@@ -6,6 +6,11 @@ the requests that failed while a large enough block sat in another pool
 or stream (frag, oom), in --json and in text.
 
 usage: pools_truth.py SNAPVIEW SNAPSHOT TRUTH_JSON
+       pools_truth.py --one-pool SNAPVIEW SNAPSHOT
+The second form checks a file whose segments are all in the default pool
+(the real files): stats lists that one pool and prints no pools line;
+frag and oom print no table of pools and streams and find no request
+isolated by its pool (streams apart, there is one).
 """
 import json
 import os
@@ -15,8 +20,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svfmt import size_long  # noqa: E402
 
-sv, path, truth_path = sys.argv[1:4]
-truth = json.load(open(truth_path))["pools"]
+one_pool = sys.argv[1] == "--one-pool"
+if one_pool:
+    sv, path = sys.argv[2:4]
+    truth = None
+else:
+    sv, path, truth_path = sys.argv[1:4]
+    truth = json.load(open(truth_path))["pools"]
 errors = []
 
 
@@ -138,9 +148,32 @@ def check_oom():
         errors.append("oom text lacks %r" % want)
 
 
-check_stats()
-check_frag()
-check_oom()
+def check_one_pool():
+    for d in json.loads(run("stats", "--json"))["devices"]:
+        eq("stats pools of device %d" % d["device"],
+           [p["pool_id"] for p in d["pools"]],
+           [[0, 0]] if d["segments"] else [])
+    if "\n  pools:" in run("stats"):
+        errors.append("stats prints a pools line")
+    for d in json.loads(run("frag", "--json"))["devices"]:
+        eq("frag private groups", [g for g in d["pool_streams"]
+                                   if g["private"]], [])
+        for a in d["segment_allocs"]:
+            if a["isolated"] and a["isolated"]["pool_id"] != [0, 0]:
+                errors.append("frag #%d isolated by a pool" % a["event"])
+    for c in ("frag", "oom"):
+        text = run(c)
+        for w in ("by pool and stream", "request in:", "in pool ("):
+            if w in text:
+                errors.append("%s prints %r" % (c, w))
+
+
+if one_pool:
+    check_one_pool()
+else:
+    check_stats()
+    check_frag()
+    check_oom()
 for e in errors:
     print("FAIL: " + e)
 sys.exit(1 if errors else 0)
