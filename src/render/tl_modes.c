@@ -580,14 +580,25 @@ env_push(struct tl_pool_env *e, int64_t ev, uint64_t res)
 	e->res[e->n++] = res;
 }
 
+/* A segment event of the trace: its group and its signed change. */
+struct seg_ev {
+	int64_t ev;
+	uint32_t g;
+	int grows;
+	uint64_t size;
+};
+
 /* Reserved bytes per group: from the final segments back over the
  * trace's segment events to the base, then forward again as changes.
  * A group whose events would take it below 0 (a pool the events do not
- * name, guessed wrong) starts at 0. */
+ * name, guessed wrong) starts at 0. One pass over the events, which
+ * gives up when asked (util/stop.h). */
 static int
 pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 {
 	const struct snap_trace *t = m->trace;
+	struct seg_ev *sev = NULL;
+	size_t cap = 0, nsev = 0, j;
 	uint32_t g, gend, k;
 	uint64_t i, *now, *down, *up;
 	int64_t pool[2];
@@ -606,37 +617,39 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 	for (i = 0; t != NULL && i < t->n; i++) {
 		unsigned a = snap_ev_action(t, i);
 
+		if (sv_stop_poll(i)) {
+			free(sev);
+			snprintf(why, size, "stopped");
+			return -1;
+		}
 		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
 		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
 			continue;
 		if (!snap_ev_pool(m->snap, t, i, pool))
 			pool_of(m, snap_ev_addr(t, i), pool);
-		pool_key_group(m, snap_ev_stream(t, i), pool);
+		XGROW(sev, cap, nsev + 1);
+		sev[nsev].ev = (int64_t)i;
+		sev[nsev].g = pool_key_group(m, snap_ev_stream(t, i), pool);
+		sev[nsev].grows = a == SNAP_SEGMENT_ALLOC ||
+		    a == SNAP_SEGMENT_MAP;
+		sev[nsev++].size = snap_ev_size(t, i);
 	}
 	now = xcalloc((size_t)m->n_pkeys + 1, sizeof *now);
 	down = xcalloc((size_t)m->n_pkeys + 1, sizeof *down);
 	up = xcalloc((size_t)m->n_pkeys + 1, sizeof *up);
 	snap_device_segments(m->snap, m->tl->device, &g, &gend);
 	for (; g < gend && g < m->snap->n_segments; g++)
-		if (m->snap->segments[g].device == m->tl->device)
-			now[pool_key_group(m, m->snap->segments[g].stream,
-			    m->snap->segments[g].pool_id)] +=
-			    m->snap->segments[g].total_size;
+		if (m->snap->segments[g].device == m->tl->device) {
+			k = pool_key_group(m, m->snap->segments[g].stream,
+			    m->snap->segments[g].pool_id);
+			now[k] = sv_sat_add(now[k],
+			    m->snap->segments[g].total_size);
+		}
 	/* the trace's net change per group: base = now - up + down */
-	for (i = 0; t != NULL && i < t->n; i++) {
-		unsigned a = snap_ev_action(t, i);
-		uint64_t sz = snap_ev_size(t, i);
+	for (j = 0; j < nsev; j++) {
+		uint64_t *x = sev[j].grows ? up : down;
 
-		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
-		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
-			continue;
-		if (!snap_ev_pool(m->snap, t, i, pool))
-			pool_of(m, snap_ev_addr(t, i), pool);
-		k = pool_key_group(m, snap_ev_stream(t, i), pool);
-		if (a == SNAP_SEGMENT_ALLOC || a == SNAP_SEGMENT_MAP)
-			up[k] = sv_sat_add(up[k], sz);
-		else
-			down[k] = sv_sat_add(down[k], sz);
+		x[sev[j].g] = sv_sat_add(x[sev[j].g], sev[j].size);
 	}
 	for (k = 0; k < m->n_pkeys; k++) {
 		uint64_t b = sv_sat_add(now[k], down[k]);
@@ -644,22 +657,16 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		m->penv[k].base = b > up[k] ? b - up[k] : 0;
 		now[k] = m->penv[k].base;
 	}
-	for (i = 0; t != NULL && i < t->n; i++) {
-		unsigned a = snap_ev_action(t, i);
-		uint64_t sz = snap_ev_size(t, i);
-
-		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
-		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
-			continue;
-		if (!snap_ev_pool(m->snap, t, i, pool))
-			pool_of(m, snap_ev_addr(t, i), pool);
-		k = pool_key_group(m, snap_ev_stream(t, i), pool);
-		if (a == SNAP_SEGMENT_ALLOC || a == SNAP_SEGMENT_MAP)
-			now[k] = sv_sat_add(now[k], sz);
+	for (j = 0; j < nsev; j++) {
+		k = sev[j].g;
+		if (sev[j].grows)
+			now[k] = sv_sat_add(now[k], sev[j].size);
 		else
-			now[k] = now[k] > sz ? now[k] - sz : 0;
-		env_push(&m->penv[k], (int64_t)i, now[k]);
+			now[k] = now[k] > sev[j].size ? now[k] - sev[j].size :
+			    0;
+		env_push(&m->penv[k], sev[j].ev, now[k]);
 	}
+	free(sev);
 	free(now);
 	free(down);
 	free(up);
