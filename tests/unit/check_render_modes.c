@@ -529,7 +529,7 @@ START_TEST(test_render_hilite_grouped)
 	    .rank_stack = -1};
 	struct tl_hilite h;
 	struct tl_band b[64];
-	uint64_t set[64], ns = 0, k, sum;
+	uint64_t set[64], ns = 0, k, sum, env;
 	char why[128];
 	int n, i, st;
 
@@ -553,11 +553,17 @@ START_TEST(test_render_hilite_grouped)
 		tl_rank(&m, &v, &fr);
 		n = tl_bands_at(&m, &v, &fr, tl.peak_ev, b, 64);
 		ck_assert_int_gt(n, 0);
-		for (i = 0, sum = 0; i < n; i++) {
+		for (i = 0, sum = 0, env = 0; i < n; i++) {
 			ck_assert_uint_eq(b[i].lo, sum);
 			sum = b[i].hi;
+			if (b[i].envelope)
+				env += b[i].hi - b[i].lo;
 		}
-		ck_assert_uint_eq(sum, tl_stack_total(&m, st, tl.peak_ev));
+		/* the pool mode's envelopes stand above the total */
+		if (st != TL_STACK_POOL)
+			ck_assert_uint_eq(env, 0);
+		ck_assert_uint_eq(sum - env, tl_stack_total(&m, st,
+		    tl.peak_ev));
 		if (st != TL_STACK_SEGMENT) {
 			ck_assert_int_eq(b[0].kind, TL_PICK_SET);
 			ck_assert_uint_eq(b[0].hi, tl_hilite_bytes(&h,
@@ -565,6 +571,65 @@ START_TEST(test_render_hilite_grouped)
 		}
 		tl_hilite_destroy(&h);
 	}
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* The pool mode on the generated pools scenario (a CUDA graph's own
+ * pool on a side stream, a MemPool, the default pool): after the last
+ * event each (pool, stream)'s envelope (its blocks, then the free rest
+ * of its reserved memory) is as high as the reserved bytes of its final
+ * segments, which add up to the device's reserved bytes; before the
+ * first event the private pools hold nothing. */
+START_TEST(test_render_pool_envelopes)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("gen/pools.pickle", &tl, &m);
+	struct tl_view v = {.ev0 = 0, .ev1 = (int64_t)tl.n_events,
+	    .cursor = -1, .sel_elem = TL_NO_ELEM,
+	    .stack = TL_STACK_POOL, .mark_sel = -2};
+	struct tl_frame fr = {.row_bytes = 1, .rank_stack = -1};
+	struct tl_band b[64];
+	int64_t last = (int64_t)tl.n_events - 1;
+	uint64_t want[8] = {0}, got[8] = {0}, sum = 0;
+	uint32_t g, i, n_priv = 0;
+	char why[128];
+	int n, j;
+
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_POOL, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_pkeys, 3);
+	for (i = 0; i < s->n_segments; i++)
+		for (g = 0; g < m.n_pkeys; g++)
+			if (m.pkeys[g].stream == s->segments[i].stream &&
+			    m.pkeys[g].pool[0] == s->segments[i].pool_id[0] &&
+			    m.pkeys[g].pool[1] == s->segments[i].pool_id[1])
+				want[g] += s->segments[i].total_size;
+	for (g = 0; g < m.n_pkeys; g++) {
+		ck_assert_uint_gt(want[g], 0);
+		ck_assert_uint_eq(tl_pool_reserved(&m, g, last), want[g]);
+		sum += want[g];
+		if (m.pkeys[g].pool[0] != 0 || m.pkeys[g].pool[1] != 0) {
+			n_priv++;
+			ck_assert_uint_eq(tl_pool_reserved(&m, g, -1), 0);
+		}
+	}
+	ck_assert_uint_eq(n_priv, 2);
+	ck_assert_uint_eq(sum, idx_tl_reserved(&tl, last));
+	/* drawn: every group a band of blocks and one of free memory,
+	 * together as high as its reserved bytes */
+	fr.peak_ev = last;
+	tl_rank(&m, &v, &fr);
+	ck_assert_uint_eq(fr.n_top, 3);
+	n = tl_bands_at(&m, &v, &fr, last, b, 64);
+	for (j = 0; j < n; j++)
+		if (b[j].kind == TL_PICK_GROUP && b[j].id < 8)
+			got[b[j].id] += b[j].hi - b[j].lo;
+	for (g = 0; g < m.n_pkeys; g++)
+		ck_assert_uint_eq(got[g], want[g]);
 	tl_model_destroy(&m);
 	idx_timeline_destroy(&tl);
 	snap_free(s);
@@ -886,5 +951,6 @@ render_modes_tests(TCase *tl)
 	tcase_add_test(tl, test_render_annotations);
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
+	tcase_add_test(tl, test_render_pool_envelopes);
 	tcase_add_test(tl, test_render_stack_modes);
 }
