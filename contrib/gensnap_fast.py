@@ -150,8 +150,8 @@ def generate_fast(p, out_path, truth_path):
         sim, info, ws = run_scenario(p, spool, spool, setup)
         spool.finish()
         c1 = time.process_time()
-        nev, nbytes = write_fast(p, out_path, truth_path, spool, sim, info,
-                                 ws, finder[0])
+        nev, nbytes, reps = write_fast(p, out_path, truth_path, spool, sim,
+                                       info, ws, finder[0])
     finally:
         spool.close()
     dt_s = time.time() - t0
@@ -159,10 +159,11 @@ def generate_fast(p, out_path, truth_path):
     sys.stderr.write(
         'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
         '%.1f MB/s; %.1f s CPU: %.1f MB/s (simulation %.1f s, writing '
-        '%.1f s; --fast)\n' % (
+        '%.1f s; --fast: a head of %d steps, then %d copies of %d)\n' % (
             nev, nbytes, nbytes / max(nev, 1), dt_s,
             nbytes / 1e6 / max(dt_s, 1e-9), c2 - c0,
-            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1))
+            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1,
+            finder[0].found[0] + 1, reps, finder[0].found[1]))
     return sim
 
 
@@ -269,7 +270,7 @@ def write_fast(p, out_path, truth_path, spool, sim, info, ws, finder):
         fake.annotations = out_ann
         write_json(truth_path, tracker.finish(sim, info, fake, ws, None,
                                               segrecs=segrecs))
-    return nev, os.path.getsize(out_path)
+    return nev, os.path.getsize(out_path), reps
 
 
 def write_copies(f, blob, times, has_time, duration, reps):
