@@ -70,16 +70,17 @@ print("%.3f" % (time.process_time() - t0))
 }
 
 run() { # scenario[-fast] stacks mb [extra args]
-	s=$1 k=$2 m=$3 name=$1 mode=--stream
+	# (sh has no local variables: the callers' loop variable is s)
+	sc=$1 k=$2 m=$3 name=$1 mode=--stream
 	shift 3
-	case $s in *-fast) s=${s%-fast} mode=--fast ;; esac
-	events=$((m * 1000000 / $(bpe "$s" "$k")))
+	case $sc in *-fast) sc=${sc%-fast} mode=--fast ;; esac
+	events=$((m * 1000000 / $(bpe "$sc" "$k")))
 	extra=""
-	[ "$s" = wrapped ] && extra="--max-entries $events --events $((events * 11 / 10))"
+	[ "$sc" = wrapped ] && extra="--max-entries $events --events $((events * 11 / 10))"
 	[ -n "$extra" ] || extra="--events $events"
 	# shellcheck disable=SC2086
 	/usr/bin/time -f "%U %S %e %M" -o "$out/gensnap-time.txt" \
-	    "$py" contrib/gensnap.py --scenario "$s" --stacks "$k" $mode \
+	    "$py" contrib/gensnap.py --scenario "$sc" --stacks "$k" $mode \
 	    $extra -o "$f" 2>"$out/gensnap-err.txt"
 	set -- $(cat "$out/gensnap-time.txt")
 	user=$1 sys=$2 wall=$3 rss=$4
