@@ -150,8 +150,13 @@ def generate_fast(p, out_path, truth_path):
         sim, info, ws = run_scenario(p, spool, spool, setup)
         spool.finish()
         c1 = time.process_time()
-        nev, nbytes, reps = write_fast(p, out_path, truth_path, spool, sim,
-                                       info, ws, finder[0])
+        try:
+            nev, nbytes, reps = write_fast(p, out_path, truth_path, spool,
+                                           sim, info, ws, finder[0])
+        except BaseException:
+            if os.path.exists(out_path):     # no half-written file left
+                os.unlink(out_path)
+            raise
     finally:
         spool.close()
     dt_s = time.time() - t0
@@ -285,7 +290,10 @@ def write_copies(f, blob, times, has_time, duration, reps):
     unit = bytearray(len(blob))
     pos = 0
     for t in times:                     # LONG1 of 7 bytes (enc_int)
-        pos = blob.index(b'\x8a\x07' + t.to_bytes(7, 'little'), pos)
+        pos = blob.find(b'\x8a\x07' + t.to_bytes(7, 'little'), pos)
+        if pos < 0:
+            raise SystemExit('gensnap: --fast: a time value of the '
+                             'period is not where it was written')
         unit[pos + 2] = 1
         pos += 9
     step = duration * int.from_bytes(unit, 'little')
