@@ -14,7 +14,9 @@
 #                                   size, and their ratios to the first
 #                                   size (no pickle.load: it needs ~6 GB
 #                                   per GB); the disk needs each size
-#                                   plus ~5% for its index
+#                                   plus ~5% for its index, all sizes
+#                                   at once unless SCALE_REMOVE=1, which
+#                                   deletes each file once measured
 #
 # Files are generated once (contrib/gensnap.py, about 30 s per GB with C++
 # stacks and 50 s with Python stacks, streaming) into $BENCH_DIR (default
@@ -157,6 +159,9 @@ scale() {
 			note "$gb" "${k}_wall" "$W"
 		done
 		echo "  load now: $(load)"
+		if [ "${SCALE_REMOVE:-0}" = 1 ]; then
+			rm -rf "$f" "$dir/cache"
+		fi
 	done
 	echo
 	echo "Each figure at each size, and its ratio to the first size"
