@@ -112,7 +112,7 @@ one_file() {
 # ---- --scale: the same run at several sizes -----------------------------
 # scale_file GB: the training scenario with Python stacks (10.75 M events
 # a GB), written with gensnap --fast (one simulated period of steps
-# copied as bytes, ~10x faster than the simulation of every event)
+# copied as bytes, ~20x faster than the simulation of every event)
 scale_file() {
 	name=train-py-fast-${1}gb.pickle
 	if [ ! -s "$dir/$name" ]; then

@@ -98,7 +98,7 @@ def parse_args(argv):
     t.add_argument('--fast', action='store_true',
                    help='with --events N: simulate until a step repeats '
                         'the allocator state, then write that step\'s bytes '
-                        'again (times shifted) until N events; ~10x faster '
+                        'again (times shifted) until N events; ~20x faster '
                         'for big files, the truth as exact')
     r = ap.add_argument_group('rank sets (training and leak scenarios)')
     r.add_argument('--ranks', type=int, metavar='N',
