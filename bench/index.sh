@@ -8,12 +8,17 @@
 #   bench/index.sh FILE...          the given snapshots
 #   bench/index.sh --no-pickle ...  the same without pickle.load (it
 #                                   takes ~6 GB of memory and ~30 s a GB)
-#   bench/index.sh --scale [GB...]  Python-stack leak files of 1, 3 and 10
-#                                   GB (or the sizes given): the build's
-#                                   peak RSS, the reopen and every
-#                                   analysis at each size, and their
-#                                   ratios to the 1 GB file (no
-#                                   pickle.load: it needs ~6 GB per GB)
+#   bench/index.sh --scale [GB...]  training files with Python stacks of
+#                                   1, 10 and 50 GB (or the sizes
+#                                   given), written with gensnap --fast:
+#                                   the build's time and peak RSS, the
+#                                   reopen and every analysis at each
+#                                   size, and their ratios to the first
+#                                   size (no pickle.load: it needs ~6 GB
+#                                   per GB); the disk needs each size
+#                                   plus ~5% for its index, all sizes
+#                                   at once unless SCALE_REMOVE=1, which
+#                                   deletes each file once measured
 #
 # Files are generated once (contrib/gensnap.py, about 30 s per GB with C++
 # stacks and 50 s with Python stacks, streaming) into $BENCH_DIR (default
@@ -147,13 +152,30 @@ one_file() {
 	echo "  load now: $(load)"
 }
 
-# ---- --scale: the same scenario at several sizes ------------------------
+# ---- --scale: the same run at several sizes -----------------------------
+# scale_file GB: the training scenario with Python stacks (10.75 M events
+# a GB), written with gensnap --fast (one simulated period of steps
+# copied as bytes, ~20x faster than the simulation of every event)
+scale_file() {
+	name=train-py-fast-${1}gb.pickle
+	if [ ! -s "$dir/$name" ]; then
+		echo "generating $dir/$name (gensnap --fast)..." >&2
+		python3 "$top/contrib/gensnap.py" --scenario training \
+		    --stacks python --fast \
+		    --events "$(echo "$1 * 10750000 / 1" | bc)" \
+		    -o "$dir/$name.tmp" 2> "$dir/gen.out" || {
+			cat "$dir/gen.out" >&2; exit 1; }
+		sed 's/^/  /' "$dir/gen.out" >&2
+		mv "$dir/$name.tmp" "$dir/$name"
+	fi
+	echo "$dir/$name"
+}
+# note GB KEY VALUE: one figure of one size, for the table at the end
+note() { echo "$1 $2 $3" >> "$dir/scale.txt"; }
 scale() {
-	[ $# -gt 0 ] || set -- 1 3 10
-	base=
+	[ $# -gt 0 ] || set -- 1 10 50
 	for gb in "$@"; do
-		f=$(gen "leak-py-${gb}gb.pickle" leak python \
-		    "$(echo "$gb * 11600000 / 1" | bc)")
+		f=$(scale_file "$gb")
 		size=$(stat -L -c %s "$f")
 		printf '\n%s: %.1f MiB; load %s\n' "$f" \
 		    "$(echo "$size / 1048576" | bc -l)" "$(load)"
@@ -164,27 +186,60 @@ scale() {
 		printf '  first open:  %s x the walk in wall time' \
 		    "$(ratio "$BW" "$WW")"
 		printf ' (target <= 2.2 at 10 GB)\n'
-		reopen "$f"
-		line="$gb GB: build $BC s cpu, $(echo "$BM / 1024" | bc) MiB;"
+		note "$gb" open_per_walk "$(ratio "$BW" "$WW")"
+		note "$gb" build_wall "$BW"
+		note "$gb" build_cpu "$BC"
+		note "$gb" build_rss_MiB "$(echo "$BM / 1024" | bc)"
+		note "$gb" index_MiB "$(echo "$ISIZE / 1048576" | bc)"
+		"$OPEN" "$f" "$dir/cache" 5 2>/dev/null > "$dir/open.out"
+		sed 's/^/  reopen /' "$dir/open.out"
+		note "$gb" reopen_ms "$(sed -n 's/^open: *\([0-9.]*\) ms wall.*/\1/p' \
+		    "$dir/open.out")"
+		note "$gb" first_answer_ms "$(sed -n \
+		    's/^first answer: *\([0-9.]*\) ms wall.*/\1/p' "$dir/open.out")"
 		for c in "stats" "leaks --json" "frag --json" "oom --json" \
-		    "top --json" "check"; do
+		    "top --json" "top --json --by category" "check" \
+		    "state --json" "phases --json" "trace --from 0 --to 1000"; do
 			run "snapview $c" "$SV" $c --quiet --cache-dir \
 			    "$dir/cache" "$f"
-			line="$line ${c%% *} ${C}s"
+			k=$(echo "$c" | tr -d '-' | tr ' ' _)
+			note "$gb" "${k}_cpu" "$C"
+			note "$gb" "${k}_wall" "$W"
 		done
-		echo "$line" >> "$dir/scale.txt"
-		[ -n "$base" ] || base=$gb
+		echo "  load now: $(load)"
+		if [ "${SCALE_REMOVE:-0}" = 1 ]; then
+			rm -rf "$f" "$dir/cache"
+		fi
 	done
 	echo
-	echo "CPU seconds per size (a step growing no faster than the file"
-	echo "grows at most as the size ratio; build RSS must not grow):"
-	tail -n $# "$dir/scale.txt"
+	echo "Each figure at each size, and its ratio to the first size"
+	echo "(targets at 50 GB: build RSS < 1536 MiB, reopen < 100 ms, every"
+	echo "analysis at most 50x its 1 GB time):"
+	awk -v first="$1" '
+	{ if (!($2 in seen)) { seen[$2] = 1; keys[nk++] = $2 }
+	  if (!($1 in gbs)) { gbs[$1] = 1; order[ng++] = $1 }
+	  v[$1, $2] = $3 }
+	END {
+		printf "%-28s", "figure"
+		for (j = 0; j < ng; j++) printf " %9s GB %7s", order[j], "ratio"
+		printf "\n"
+		for (i = 0; i < nk; i++) {
+			k = keys[i]; printf "%-28s", k
+			for (j = 0; j < ng; j++) {
+				x = v[order[j], k]; b = v[first, k]
+				printf " %12s %7s", x, (b > 0 ? \
+				    sprintf("%.1f", x / b) : "-")
+			}
+			printf "\n"
+		}
+	}' "$dir/scale.txt"
 }
 
 printf 'machine: %s cores, load %s\n' "$(nproc)" "$(load)"
 if [ "${1:-}" = --scale ]; then
 	shift
 	: > "$dir/scale.txt"
+	[ -x /usr/bin/time ] || { echo "needs GNU /usr/bin/time" >&2; exit 1; }
 	scale "$@"
 	exit 0
 fi
