@@ -38,9 +38,11 @@ enum { SET_NONE, SET_FREE, SET_UNMAPPED };
 struct spool;
 struct ses;
 
-/* What a treap's search reads comes first: one cache line. */
+/* What a treap's search reads comes first, and a block starts a cache
+ * line (slabs are aligned; the size rounds up to 128 bytes): a search
+ * touches one line per node. */
 struct sblk {
-	struct sblk *l, *r;		/* treap children in its set */
+	_Alignas(64) struct sblk *l, *r; /* treap children in its set */
 	uint64_t stream, size, addr;
 	uint32_t prio;
 	uint8_t allocated, pending, mapped, set;
@@ -105,7 +107,8 @@ struct sim {
 	uint64_t synth;			/* next synthetic address */
 	uint32_t rnd;			/* treap priorities (xorshift) */
 
-	struct sblk **slabs;
+	void **slabs;			/* as allocated */
+	struct sblk *slab;		/* the last one, aligned */
 	size_t n_slabs, cap_slabs;
 	struct sblk *spare;		/* freed blocks, linked by next */
 	size_t slab_used;
@@ -115,6 +118,14 @@ struct sim {
 };
 
 /* ---- blocks -------------------------------------------------------------- */
+
+static struct sblk *
+slab_base(void *raw)
+{
+	uintptr_t a = _Alignof(struct sblk);
+
+	return (struct sblk *)(((uintptr_t)raw + a - 1) & ~(a - 1));
+}
 
 static struct sblk *
 blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
@@ -129,11 +140,12 @@ blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
 		if (S->n_slabs == 0 || S->slab_used == SLAB) {
 			S->slabs = xgrow(S->slabs, &S->cap_slabs,
 			    S->n_slabs + 1, sizeof *S->slabs);
-			S->slabs[S->n_slabs++] = xmalloc(SLAB *
-			    sizeof **S->slabs);
+			S->slabs[S->n_slabs] = xmalloc(SLAB * sizeof *b +
+			    _Alignof(struct sblk));
+			S->slab = slab_base(S->slabs[S->n_slabs++]);
 			S->slab_used = 0;
 		}
-		b = &S->slabs[S->n_slabs - 1][S->slab_used++];
+		b = &S->slab[S->slab_used++];
 	}
 	memset(b, 0, sizeof *b);
 	b->addr = addr;
@@ -152,6 +164,7 @@ blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
 static void
 blk_drop(struct sim *S, struct sblk *b)
 {
+	b->pool = NULL;			/* sim_state(): not a block */
 	b->next = S->spare;
 	S->spare = b;
 }
@@ -594,14 +607,12 @@ try_merge(struct sim *S, struct sblk *dst, struct sblk *src)
 static void
 free_block(struct sim *S, struct sblk *b)
 {
-	uint64_t v;
-
 	pending_del(S, b);
 	if (S->near == b)
 		S->near = NULL;
-	if (u64map_get(&S->live, b->tag, &v) &&
-	    (struct sblk *)(uintptr_t)v == b)
-		u64map_del(&S->live, b->tag);
+	/* an allocated or pending block is its tag's in live: sim_malloc
+	 * frees a tag still live before it takes the tag again */
+	u64map_del(&S->live, b->tag);
 	S->st.active -= b->size;
 	try_merge(S, b, b->prev);
 	try_merge(S, b, b->next);
@@ -1259,4 +1270,112 @@ sim_seed_segment(struct sim *S, const struct replay_segment *sg,
 	S->st.reserved += sg->size;
 	S->st.segments++;
 	return 0;
+}
+
+/* ---- the state ----------------------------------------------------------- */
+
+static int
+seg_start_cmp(const void *x, const void *y)
+{
+	const struct sblk *a = *(struct sblk *const *)x;
+	const struct sblk *b = *(struct sblk *const *)y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* A block that starts a segment as a snapshot lists it: a cudaMalloc's
+ * first block, or the first mapped block of a run. */
+static int
+seg_start(const struct sblk *b)
+{
+	return b->pool != NULL && b->mapped &&
+	    (b->prev == NULL || !b->prev->mapped);
+}
+
+void
+sim_state(struct sim *S, struct sim_state *out)
+{
+	size_t i, k, n = 0, nb = 0, used;
+	struct sblk *base, *b, **v;
+
+	for (i = 0; i < S->n_slabs; i++) {
+		base = slab_base(S->slabs[i]);
+		used = i + 1 == S->n_slabs ? S->slab_used : SLAB;
+		for (k = 0; k < used; k++) {
+			b = &base[k];
+			if (seg_start(b)) {
+				S->vec = xgrow(S->vec, &S->cap_vec, n + 1,
+				    sizeof *S->vec);
+				S->vec[n++] = b;
+			}
+		}
+	}
+	v = S->vec;
+	if (n > 0)
+		qsort(v, n, sizeof *v, seg_start_cmp);
+	out->n_segs = 0;
+	out->n_blks = 0;
+	for (i = 0; i < n; i++) {
+		struct replay_segment *sg;
+		const struct spool *p = v[i]->pool;
+
+		out->segs = xgrow(out->segs, &out->cap_segs, out->n_segs + 1,
+		    sizeof *out->segs);
+		sg = &out->segs[out->n_segs++];
+		memset(sg, 0, sizeof *sg);
+		sg->addr = v[i]->addr;
+		sg->stream = v[i]->stream;
+		if (p->owner != NULL) {
+			sg->pool_id[0] = p->owner->id[0];
+			sg->pool_id[1] = p->owner->id[1];
+		}
+		sg->is_large = !p->small;
+		sg->is_expandable = v[i]->es != NULL;
+		sg->alloc_ev = -1;
+		sg->last_ev = -1;
+		sg->first_block = (uint32_t)nb;
+		for (b = v[i]; b != NULL && b->mapped; b = b->next) {
+			struct replay_block *rb;
+
+			out->blks = xgrow(out->blks, &out->cap_blks, nb + 1,
+			    sizeof *out->blks);
+			out->tags = xgrow(out->tags, &out->cap_tags, nb + 1,
+			    sizeof *out->tags);
+			rb = &out->blks[nb];
+			memset(rb, 0, sizeof *rb);
+			rb->addr = b->addr;
+			rb->size = b->size;
+			rb->alloc_ev = -1;
+			rb->last_ev = -1;
+			out->tags[nb] = b->allocated || b->pending ? b->tag :
+			    0;
+			nb++;
+			sg->size += b->size;
+			sg->n_blocks++;
+			if (b->allocated) {
+				rb->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+				rb->requested_size = b->req;
+				sg->allocated += b->size;
+			} else if (b->pending)
+				rb->state = SNAP_BLOCK_ACTIVE_PENDING_FREE;
+			else
+				rb->state = SNAP_BLOCK_INACTIVE;
+			if (b->allocated || b->pending) {
+				if (b->pending)
+					rb->requested_size = b->req;
+				sg->active += b->size;
+				sg->requested += b->req;
+			}
+		}
+	}
+	out->n_blks = (uint32_t)nb;
+}
+
+void
+sim_state_destroy(struct sim_state *st)
+{
+	free(st->segs);
+	free(st->blks);
+	free(st->tags);
+	memset(st, 0, sizeof *st);
 }
