@@ -26,9 +26,12 @@
 #define KLARGE_BUFFER (20ull << 20)
 #define KROUND_LARGE (2ull << 20)
 
-/* Addresses of segments the recording did not give: above any user
- * space address a device shows (2^52), 2 MiB aligned, never reused. */
-#define SYNTH_BASE (1ull << 52)
+/* Addresses of segments the recording did not give: above x86-64's
+ * user space (it ends at 2^47), 2 MiB aligned, never reused; 12 hex
+ * digits, as wide as recorded ones (the segment map's column), for
+ * 16 TiB. A recorded address from here up (a 48-bit arm64 could have
+ * one) is not taken as a hint: its segment gets one of these. */
+#define SYNTH_BASE 0xf00000000000ull
 /* The address space of an expandable segment with no capacity given:
  * 1.125 times an 80 GiB device. */
 #define ES_UNBOUNDED (90ull << 30)
