@@ -292,17 +292,20 @@ tge(struct sblk *t, int bysize, uint64_t stream, uint64_t size, uint64_t addr)
 }
 
 /* The link to the first element at or after the key (it is *link), or
- * NULL: for a lookup that may remove what it finds. */
+ * NULL: for a lookup that may remove what it finds; *pred: the last
+ * element before the key, or NULL. */
 static struct sblk **
 tge_link(struct sblk **t, int bysize, uint64_t stream, uint64_t size,
-    uint64_t addr)
+    uint64_t addr, struct sblk **pred)
 {
 	struct sblk **best = NULL;
 
+	*pred = NULL;
 	while (*t != NULL) {
-		if (before(*t, bysize, stream, size, addr))
+		if (before(*t, bysize, stream, size, addr)) {
+			*pred = *t;
 			t = &(*t)->r;
-		else {
+		} else {
 			best = t;
 			t = &(*t)->l;
 		}
@@ -890,20 +893,52 @@ expandable_size(const struct sblk *b)
 /* get_free_block(): the smallest free block of the stream that fits,
  * unless it is oversize for a small request or too large for an
  * oversize one. */
+static int should_split(const struct sim *, const struct sblk *, uint64_t);
+
+/* sim_malloc's split of the free block b for size bytes, made where b is
+ * in its set: b becomes the rest (it sorts before b's successor, being
+ * smaller than b was; it must still sort after pred, b's predecessor),
+ * a new block the allocation before it. Returns the allocation's block,
+ * or NULL (nothing done: no split, or the rest must move in the set). */
+static struct sblk *
+split_in_place(struct sim *S, struct spool *p, struct sblk *b,
+    const struct sblk *pred, uint64_t size)
+{
+	struct sblk *n;
+
+	if (b->size <= size || !should_split(S, b, size) ||
+	    (pred != NULL && !before(pred, 1, b->stream, b->size - size,
+	    b->addr + size)))
+		return NULL;
+	n = blk_new(S, b->addr, size, b->stream, p, b->es);
+	n->prev = b->prev;
+	if (n->prev != NULL)
+		n->prev->next = n;
+	n->next = b;
+	b->prev = n;
+	b->addr += size;
+	b->size -= size;
+	b->gc_base = p->gc_calls;	/* as set_insert() would */
+	return n;
+}
+
 static struct sblk *
 get_free_block(struct sim *S, struct spool *p, uint64_t stream,
     uint64_t size)
 {
-	struct sblk *b, *n, **link;
+	struct sblk *b, *n, **link, *pred;
 
 	if (S->c.gc_threshold > 0 && S->capacity > 0)
 		p->gc_calls++;
-	link = tge_link(&p->free_root, 1, stream, size, 0);
+	link = tge_link(&p->free_root, 1, stream, size, 0, &pred);
 	if (link == NULL || (b = *link)->stream != stream)
 		return NULL;
 	if (b->es == NULL && size < S->c.max_split &&
 	    S->c.max_split == SIMCONF_NO_SPLIT_LIMIT) {
-		/* the common case: taken as found, unlinked where it is */
+		/* the common case: split where it is, else taken as
+		 * found, unlinked where it is */
+		if ((n = split_in_place(S, p, b, pred, size)) != NULL)
+			return n;
 		*link = tmerge(b->l, b->r);
 		b->set = SET_NONE;
 		b->l = b->r = NULL;
@@ -915,12 +950,15 @@ get_free_block(struct sim *S, struct spool *p, uint64_t stream,
 			 * grow into */
 			while (b->es != NULL && (n = free_next(b)) != NULL &&
 			    n->stream == stream &&
-			    expandable_size(n) < expandable_size(b))
+			    expandable_size(n) < expandable_size(b)) {
+				pred = b;
 				b = n;
+			}
 		} else {
-			do
+			do {
+				pred = b;
 				b = free_next(b);
-			while (b != NULL && b->es != NULL &&
+			} while (b != NULL && b->es != NULL &&
 			    b->stream == stream);
 			if (b == NULL || b->stream != stream)
 				return NULL;
@@ -931,6 +969,8 @@ get_free_block(struct sim *S, struct spool *p, uint64_t stream,
 	if (size >= S->c.max_split &&
 	    b->size >= size + S->c.max_non_split_rounding)
 		return NULL;
+	if ((n = split_in_place(S, p, b, pred, size)) != NULL)
+		return n;
 	set_remove(b);
 	return b;
 }
