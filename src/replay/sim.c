@@ -609,10 +609,59 @@ try_merge(struct sim *S, struct sblk *dst, struct sblk *src)
 	blk_drop(S, src);
 }
 
-/* free_block(): b (not allocated) goes back to its pool. */
+static int
+mergeable(const struct sblk *dst, const struct sblk *src)
+{
+	return src != NULL && !src->allocated && !src->pending &&
+	    dst->mapped == src->mapped;
+}
+
+/* b, in the free set, becomes [addr, addr + size), its key only growing
+ * (the same stream, a larger size): kept where it is when it still
+ * sorts before its successor (found on the way down to it), else moved.
+ * What a merge into a free neighbour does instead of removing it and
+ * inserting the merged block. */
+static void
+set_grow(struct sblk *b, uint64_t addr, uint64_t size)
+{
+	struct sblk **p = &b->pool->free_root, *succ = NULL;
+
+	while (*p != NULL && *p != b) {
+		if (before(*p, 1, b->stream, b->size, b->addr))
+			p = &(*p)->r;
+		else {
+			succ = *p;
+			p = &(*p)->l;
+		}
+	}
+	if (*p == b && b->r != NULL)
+		for (succ = b->r; succ->l != NULL; succ = succ->l)
+			;
+	if (*p == b && (succ == NULL ||
+	    !before(succ, 1, b->stream, size, addr))) {
+		b->addr = addr;
+		b->size = size;
+		b->gc_base = b->pool->gc_calls;	/* as set_insert() would */
+		return;
+	}
+	if (*p == b)
+		*p = tmerge(b->l, b->r);
+	b->l = b->r = NULL;
+	b->set = SET_NONE;
+	b->addr = addr;
+	b->size = size;
+	set_insert(b, SET_FREE);
+}
+
+/* free_block(): b (not allocated) goes back to its pool, merged with the
+ * free blocks beside it: into the one before it where it is in the set,
+ * else into the one after it, else inserted. */
 static void
 free_block(struct sim *S, struct sblk *b)
 {
+	struct sblk *pv, *nx;
+	uint64_t size;
+
 	pending_del(S, b);
 	if (S->near == b)
 		S->near = NULL;
@@ -620,6 +669,34 @@ free_block(struct sim *S, struct sblk *b)
 	 * frees a tag still live before it takes the tag again */
 	u64map_del(&S->live, b->tag);
 	S->st.active -= b->size;
+	pv = mergeable(b, b->prev) ? b->prev : NULL;
+	nx = mergeable(b, b->next) ? b->next : NULL;
+	if (pv != NULL && pv->set == SET_FREE) {
+		size = pv->size + b->size;
+		pv->next = b->next;
+		if (nx != NULL) {
+			set_remove(nx);
+			size += nx->size;
+			pv->next = nx->next;
+			blk_drop(S, nx);
+		}
+		if (pv->next != NULL)
+			pv->next->prev = pv;
+		blk_drop(S, b);
+		set_grow(pv, pv->addr, size);
+		return;
+	}
+	if (pv == NULL && nx != NULL && nx->set == SET_FREE) {
+		uint64_t addr = b->addr;
+
+		size = nx->size + b->size;
+		nx->prev = b->prev;
+		if (nx->prev != NULL)
+			nx->prev->next = nx;
+		blk_drop(S, b);
+		set_grow(nx, addr, size);
+		return;
+	}
 	try_merge(S, b, b->prev);
 	try_merge(S, b, b->next);
 	set_insert(b, SET_FREE);
