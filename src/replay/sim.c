@@ -546,18 +546,28 @@ sim_pool_freeable(struct sim *S, const int64_t pool[2])
 
 /* ---- live blocks --------------------------------------------------------- */
 
+/* live maps a tag to the block it was given last, and keeps it when
+ * the block is freed (a removal per free costs more than the check):
+ * the block is the tag's while it still holds the tag, allocated or
+ * pending. A dropped or reused block fails the check; its memory stays
+ * in the slabs until sim_free(). */
 static struct sblk *
 live_get(struct sim *S, uint64_t tag)
 {
+	struct sblk *b;
 	uint64_t v;
 
 	if (S->near != NULL && S->near_tag == tag)
 		return S->near;
 	if (!u64map_get(&S->live, tag, &v))
 		return NULL;
+	b = (struct sblk *)(uintptr_t)v;
+	if (b->pool == NULL || b->tag != tag ||
+	    (!b->allocated && !b->pending))
+		return NULL;
 	S->near_tag = tag;
-	S->near = (struct sblk *)(uintptr_t)v;
-	return S->near;
+	S->near = b;
+	return b;
 }
 
 static void
@@ -665,9 +675,7 @@ free_block(struct sim *S, struct sblk *b)
 	pending_del(S, b);
 	if (S->near == b)
 		S->near = NULL;
-	/* an allocated or pending block is its tag's in live: sim_malloc
-	 * frees a tag still live before it takes the tag again */
-	u64map_del(&S->live, b->tag);
+	/* live keeps the tag: it no longer names a live block */
 	S->st.active -= b->size;
 	pv = mergeable(b, b->prev) ? b->prev : NULL;
 	nx = mergeable(b, b->next) ? b->next : NULL;

@@ -370,6 +370,38 @@ START_TEST(test_state)
 }
 END_TEST
 
+/* A freed tag is no longer live, whatever became of its block: merged
+ * away, reused for another tag, or given the same tag again. */
+START_TEST(test_tags)
+{
+	struct log l;
+	struct sim *S = mk("", 0, &l);
+	uint64_t a, b;
+
+	a = get(S, 1, 4096);
+	put(S, 1);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	ck_assert_int_eq(sim_free_requested(S, 1), -1);
+	b = get(S, 2, 4096);		/* the same place, another tag */
+	ck_assert_uint_eq(b, a);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	get(S, 1, 8192);
+	get(S, 3, 4096);
+	put(S, 2);
+	put(S, 1);			/* merges with 2's free block */
+	ck_assert_int_eq(sim_free_completed(S, 2), -1);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 4096);
+	/* a tag still live when it is given again: freed first */
+	get(S, 3, 4096);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 4096);
+	put(S, 3);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 0);
+	ck_assert_int_eq(sim_free_completed(S, 3), -1);
+	sim_free(S);
+}
+END_TEST
+
 START_TEST(test_retry_oom)
 {
 	struct log l;
@@ -505,6 +537,7 @@ sim_suite(void)
 	tcase_add_test(tc, test_oversize);
 	tcase_add_test(tc, test_expandable);
 	tcase_add_test(tc, test_state);
+	tcase_add_test(tc, test_tags);
 	tcase_add_test(tc, test_retry_oom);
 	tcase_add_test(tc, test_gc);
 	tcase_add_test(tc, test_pending_private);
