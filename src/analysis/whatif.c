@@ -666,11 +666,7 @@ observe_all(struct wctx *c, int64_t i, uint64_t *at)
 			x->seen_step = step;
 		}
 	}
-	memset(&rs, 0, sizeof rs);
-	rs.reserved = c->rec_reserved;
 	if (ag != NULL) {
-		rs.requested = ag->requested;
-		rs.allocated = ag->allocated;
 		if (ag->requested > w->requested_peak || i < 0) {
 			w->requested_peak = ag->requested;
 			w->requested_peak_ev = i;
@@ -682,8 +678,16 @@ observe_all(struct wctx *c, int64_t i, uint64_t *at)
 			w->step[step].allocated_peak_ev = i;
 		}
 	}
-	if (i < 0 || rs.reserved != c->rec_seen || step != c->rec_seen_step ||
-	    w->cols[0].series != NULL) {
+	if (i < 0 || c->rec_reserved != c->rec_seen ||
+	    step != c->rec_seen_step || w->cols[0].series != NULL) {
+		/* the recording's column: its reserved bytes, the
+		 * agreement pass's allocated ones */
+		memset(&rs, 0, sizeof rs);
+		rs.reserved = c->rec_reserved;
+		if (ag != NULL) {
+			rs.requested = ag->requested;
+			rs.allocated = ag->allocated;
+		}
 		col_observe(w, &w->cols[0], &rs, i, step);
 		c->rec_seen = rs.reserved;
 		c->rec_seen_step = step;
