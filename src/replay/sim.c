@@ -293,12 +293,13 @@ tge(struct sblk *t, int bysize, uint64_t stream, uint64_t size, uint64_t addr)
 
 /* The link to the first element at or after the key (it is *link), or
  * NULL: for a lookup that may remove what it finds; *pred: the last
- * element before the key, or NULL. */
+ * element before the key, *next: the one after what it finds (NULL:
+ * none). */
 static struct sblk **
 tge_link(struct sblk **t, int bysize, uint64_t stream, uint64_t size,
-    uint64_t addr, struct sblk **pred)
+    uint64_t addr, struct sblk **pred, struct sblk **next)
 {
-	struct sblk **best = NULL;
+	struct sblk **best = NULL, *above = NULL;
 
 	*pred = NULL;
 	while (*t != NULL) {
@@ -306,9 +307,20 @@ tge_link(struct sblk **t, int bysize, uint64_t stream, uint64_t size,
 			*pred = *t;
 			t = &(*t)->r;
 		} else {
+			/* the nearest ancestor best is in the left subtree
+			 * of: its successor when it has no right subtree */
+			above = best != NULL ? *best : NULL;
 			best = t;
 			t = &(*t)->l;
 		}
+	}
+	*next = NULL;
+	if (best != NULL) {
+		if ((*next = (*best)->r) != NULL)
+			while ((*next)->l != NULL)
+				*next = (*next)->l;
+		else
+			*next = above;
 	}
 	return best;
 }
@@ -1011,11 +1023,11 @@ static struct sblk *
 get_free_block(struct sim *S, struct spool *p, uint64_t stream,
     uint64_t size)
 {
-	struct sblk *b, *n, **link, *pred;
+	struct sblk *b, *n, **link, *pred, *next;
 
 	if (S->c.gc_threshold > 0 && S->capacity > 0)
 		p->gc_calls++;
-	link = tge_link(&p->free_root, 1, stream, size, 0, &pred);
+	link = tge_link(&p->free_root, 1, stream, size, 0, &pred, &next);
 	if (link == NULL || (b = *link)->stream != stream)
 		return NULL;
 	if (b->es == NULL && size < S->c.max_split &&
@@ -1033,18 +1045,22 @@ get_free_block(struct sim *S, struct spool *p, uint64_t stream,
 		if (S->c.expandable) {
 			/* best fit counts the unmapped space a block can
 			 * grow into */
-			while (b->es != NULL && (n = free_next(b)) != NULL &&
+			n = next;
+			while (b->es != NULL && n != NULL &&
 			    n->stream == stream &&
 			    expandable_size(n) < expandable_size(b)) {
 				pred = b;
 				b = n;
+				n = free_next(b);
 			}
 		} else {
-			do {
+			pred = b;
+			b = next;
+			while (b != NULL && b->es != NULL &&
+			    b->stream == stream) {
 				pred = b;
 				b = free_next(b);
-			} while (b != NULL && b->es != NULL &&
-			    b->stream == stream);
+			}
 			if (b == NULL || b->stream != stream)
 				return NULL;
 		}
