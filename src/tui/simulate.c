@@ -72,6 +72,30 @@ simulate_begin(struct app *a)
 	    "empty: off): ", state(a)->text);
 }
 
+/* The state pane shows the simulated state: the walk made (it moves the
+ * replay: the state at the cursor again). -1 with a sentence in why. */
+static int
+show_on(struct app *a, struct simulate *x, char *why, size_t wl)
+{
+	struct sv_error err;
+
+	if (x->walk == NULL) {
+		x->walk = an_whatif_walk_new(a->snap, a->device,
+		    a->src.replay, &x->conf, 0, &err);
+		cursor_replay_moved(a);
+		if (x->walk == NULL) {
+			snprintf(why, wl, "%s", err.msg);
+			return -1;
+		}
+	}
+	x->show = 1;
+	x->st_ok = 0;
+	x->sv.first = 0;
+	x->sv.sel_seg = SEGMAP_NONE;
+	x->sv.sel_block = SEGMAP_NONE;
+	return 0;
+}
+
 void
 simulate_run(struct app *a, const char *text)
 {
@@ -80,7 +104,8 @@ simulate_run(struct app *a, const char *text)
 	struct sim_conf c;
 	struct sv_error err;
 	const struct an_whatif_agree *g;
-	char why[200], agree[96], p0[32], p1[32], n0[32], n1[32];
+	char why[256], agree[96], p0[32], p1[32], n0[32], n1[32];
+	int shown = x->on && x->show;
 
 	off(a);
 	if (text[0] == '\0' || strcmp(text, "off") == 0) {
@@ -127,6 +152,9 @@ simulate_run(struct app *a, const char *text)
 	    x->w.cols[1].first_oom >= 0 ? ", OOM" : "", agree,
 	    g->exact ? " exact" : " (not exact)");
 	app_msg(a, "%s", x->hint);
+	/* the state pane showed the simulated state: it shows the new one */
+	if (shown && show_on(a, x, why, sizeof why) != 0)
+		app_msg(a, "simulated state: %s", why);
 }
 
 const char *
@@ -147,7 +175,7 @@ void
 simulate_toggle_state(struct app *a)
 {
 	struct simulate *x = a->simulate;
-	struct sv_error err;
+	char why[256];
 
 	if (x != NULL && x->on && x->dev_gen != a->dev_gen)
 		off(a);
@@ -160,21 +188,10 @@ simulate_toggle_state(struct app *a)
 		app_msg(a, "state pane: the recorded state");
 		return;
 	}
-	if (x->walk == NULL) {
-		x->walk = an_whatif_walk_new(a->snap, a->device,
-		    a->src.replay, &x->conf, 0, &err);
-		/* it moved the replay: the state at the cursor again */
-		cursor_replay_moved(a);
-		if (x->walk == NULL) {
-			app_msg(a, "simulated state: %s", err.msg);
-			return;
-		}
+	if (show_on(a, x, why, sizeof why) != 0) {
+		app_msg(a, "simulated state: %s", why);
+		return;
 	}
-	x->show = 1;
-	x->st_ok = 0;
-	x->sv.first = 0;
-	x->sv.sel_seg = SEGMAP_NONE;
-	x->sv.sel_block = SEGMAP_NONE;
 	app_msg(a, "state pane: simulated (D: recorded)");
 }
 
