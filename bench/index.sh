@@ -6,6 +6,8 @@
 #                                   (frag, 5.6 M events) and Python-only
 #                                   stacks (leak, 11.6 M events)
 #   bench/index.sh FILE...          the given snapshots
+#   bench/index.sh --no-pickle ...  the same without pickle.load (it
+#                                   takes ~6 GB of memory and ~30 s a GB)
 #   bench/index.sh --scale [GB...]  Python-stack leak files of 1, 3 and 10
 #                                   GB (or the sizes given): the build's
 #                                   peak RSS, the reopen and every
@@ -19,7 +21,11 @@
 # and bc. Prints wall and CPU seconds and peak RSS of each step, the
 # machine's load, and the ratios the targets are stated in (issue 14):
 # index <= 0.25x the file, first open's peak RSS <= 0.25x, first open
-# >= 15x faster than pickle.load, reopen to the first answer <= 50 ms.
+# >= 15x faster than pickle.load, reopen to the first answer <= 50 ms;
+# and the floor under any parse, the one-thread walk over the file's
+# opcodes (bench/parse_bench --walk), in the same run: the first open
+# at most 2.0x the walk (issue 35), with the build on one thread
+# (--threads 1) beside it, to show what the second core gives.
 # The machine may be shared: CPU times are steadier than wall times. On a
 # virtual machine whose host backs guest memory lazily, pickle.load's
 # system time (it touches ~6 GB of new memory per GB of pickle) swings
@@ -30,9 +36,16 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 SV=${SV:-$top/src/snapview}
 OPEN=${OPEN:-$top/bench/open_bench}
+PARSE=${PARSE:-$top/bench/parse_bench}
 dir=${BENCH_DIR:-/tmp/snapview-bench}
 mkdir -p "$dir"
-[ -x "$SV" ] && [ -x "$OPEN" ] || { echo "build first (make)" >&2; exit 1; }
+[ -x "$SV" ] && [ -x "$OPEN" ] && [ -x "$PARSE" ] ||
+    { echo "build first (make)" >&2; exit 1; }
+pickle=1
+if [ "${1:-}" = --no-pickle ]; then
+	pickle=0
+	shift
+fi
 T="/usr/bin/time -f %e:%U:%S:%M"
 
 # gen NAME SCENARIO STACKS EVENTS: $dir/NAME, generated if absent
@@ -58,14 +71,23 @@ run() {
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 
-# first_open FILE: builds the index of FILE in a fresh cache; sets BW BC
-# BM and ISIZE
+# first_open FILE [OPTION]: builds the index of FILE in a fresh cache;
+# sets BW BC BM and ISIZE
 first_open() {
 	rm -rf "$dir/cache"
-	run "snapview index (first open)" "$SV" index --quiet \
-	    --cache-dir "$dir/cache" "$1"
+	run "snapview index ${2:-(first open)}" "$SV" index --quiet \
+	    ${2:-} --cache-dir "$dir/cache" "$1"
 	BW=$W BC=$C BM=$M
 	ISIZE=$(stat -c %s "$dir"/cache/*.snapidx)
+}
+# walk FILE: the one-thread opcode walk, the floor; sets WW WC
+walk() {
+	"$PARSE" --walk "$1" > "$dir/walk.out" 2>&1 || {
+		cat "$dir/walk.out" >&2; exit 1; }
+	WC=$(sed -n 's/^walk: cpu \([0-9.]*\) s .*/\1/p' "$dir/walk.out")
+	WW=$(sed -n 's/.* wall \([0-9.]*\) s .*/\1/p' "$dir/walk.out")
+	printf '  %-30s wall %7.2f s  cpu %7.2f s\n' \
+	    "opcode walk (the floor)" "$WW" "$WC"
 }
 # reopen FILE: the first answer (bench/open_bench) and stats, best of 5
 reopen() {
@@ -88,19 +110,40 @@ one_file() {
 	size=$(stat -L -c %s "$f")
 	printf '\n%s: %.1f MiB; load %s\n' "$f" \
 	    "$(echo "$size / 1048576" | bc -l)" "$(load)"
-	run "python pickle.load" python3 -c \
-	    'import pickle,sys; pickle.load(open(sys.argv[1],"rb"))' "$f"
-	PW=$W PC=$C PM=$M PU=$U
+	if [ "$pickle" = 1 ]; then
+		run "python pickle.load" python3 -c \
+		    'import pickle,sys; pickle.load(open(sys.argv[1],"rb"))' \
+		    "$f"
+		PW=$W PC=$C PM=$M PU=$U
+	fi
+	# the walk before and after the builds: their mean is the floor
+	walk "$f"
+	WW1=$WW WC1=$WC
+	first_open "$f" --threads\ 1
+	OW=$BW
+	walk "$f"
+	WW=$(echo "($WW + $WW1) / 2" | bc -l)
+	WC=$(echo "($WC + $WC1) / 2" | bc -l)
 	first_open "$f"
 	reopen "$f"
+	printf '  first open:  %s x the walk in wall time (target <= 2.0),' \
+	    "$(ratio "$BW" "$WW")"
+	printf ' %s x in CPU time\n' "$(ratio "$BC" "$WC")"
+	printf '  one thread:  %s x the walk in wall time (--threads 1);' \
+	    "$(ratio "$OW" "$WW")"
+	printf ' the default %s x faster\n' "$(ratio "$OW" "$BW")"
 	printf '  index size:  %s x the file (target <= 0.25)\n' \
 	    "$(ratio "$ISIZE" "$size")"
-	printf '  build RSS:   %s x the file (target <= 0.25); pickle.load %s x\n' \
-	    "$(ratio "$BM * 1024" "$size")" "$(ratio "$PM * 1024" "$size")"
-	printf '  first open:  %s x faster than pickle.load in wall time, %s x in CPU time (target >= 15)\n' \
-	    "$(ratio "$PW" "$BW")" "$(ratio "$PC" "$BC")"
-	printf '  pickle.load without its system time (user %s s): %s x the first open'"'"'s wall time\n' \
-	    "$PU" "$(ratio "$PU" "$BW")"
+	printf '  build RSS:   %s x the file (target <= 0.25)\n' \
+	    "$(ratio "$BM * 1024" "$size")"
+	if [ "$pickle" = 1 ]; then
+		printf '  pickle.load: peak RSS %s x the file\n' \
+		    "$(ratio "$PM * 1024" "$size")"
+		printf '  first open:  %s x faster than pickle.load in wall time, %s x in CPU time (target >= 20)\n' \
+		    "$(ratio "$PW" "$BW")" "$(ratio "$PC" "$BC")"
+		printf '  pickle.load without its system time (user %s s): %s x the first open'"'"'s wall time\n' \
+		    "$PU" "$(ratio "$PU" "$BW")"
+	fi
 	echo "  load now: $(load)"
 }
 
@@ -114,9 +157,13 @@ scale() {
 		size=$(stat -L -c %s "$f")
 		printf '\n%s: %.1f MiB; load %s\n' "$f" \
 		    "$(echo "$size / 1048576" | bc -l)" "$(load)"
+		walk "$f"
 		first_open "$f"
 		printf '  index size:  %s x the file; build RSS %s x\n' \
 		    "$(ratio "$ISIZE" "$size")" "$(ratio "$BM * 1024" "$size")"
+		printf '  first open:  %s x the walk in wall time' \
+		    "$(ratio "$BW" "$WW")"
+		printf ' (target <= 2.2 at 10 GB)\n'
 		reopen "$f"
 		line="$gb GB: build $BC s cpu, $(echo "$BM / 1024" | bc) MiB;"
 		for c in "stats" "leaks --json" "frag --json" "oom --json" \

@@ -94,6 +94,16 @@ def parse_args(argv):
                    help='ProfilerStep#N annotations around each step')
     t.add_argument('--leak', action='store_true',
                    help='plant a leak in user code: one tensor kept per step')
+    t = ap.add_argument_group('rl scenario')
+    t.add_argument('--phase-marks', choices=('ranges', 'annotate'),
+                   default='ranges',
+                   help='how the program marks its phases: record_function '
+                        'ranges (external_annotations), or annotate events '
+                        '(PyTorch 2.14): a small tensor allocated at the '
+                        'start of each phase, annotated with '
+                        "{'phase': NAME} and freed at its end; "
+                        'Optimizer.step and zero_grad stay ranges, as '
+                        'torch records them (in-memory writer only)')
     r = ap.add_argument_group('rank sets (training and leak scenarios)')
     r.add_argument('--ranks', type=int, metavar='N',
                    help='write N rank files of one job: -o DIR/ (or an '
@@ -205,6 +215,9 @@ def generate(p, out, truth, stream):
     """Writes one file with the writer its size calls for; returns the
     simulator."""
     if stream or p.estimated_events() >= STREAM_THRESHOLD:
+        if p.phase_marks != 'ranges':
+            raise SystemExit('gensnap: --phase-marks annotate needs the '
+                             'in-memory writer (no --stream, fewer events)')
         return generate_streaming(p, out, truth)
     return generate_in_memory(p, out, truth)
 

@@ -60,6 +60,11 @@ class Params:
         self.seed = a.seed
         self.proto = a.protocol
         self.stage_first = spec.get('stage_first', False)
+        self.phase_marks = getattr(a, 'phase_marks', None) or 'ranges'
+        if self.phase_marks != 'ranges' and (self.scenario != 'rl' or
+                                             self.fmt != 'newest'):
+            raise SystemExit('gensnap: --phase-marks goes with --scenario '
+                             'rl (format newest)')
         # the training scenario's model and run (gensnap_training.py)
         for k in TRAINING_OPTS:
             setattr(self, k, getattr(a, k, None))

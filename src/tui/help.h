@@ -11,6 +11,7 @@
  * ranks_overview.c the rank screens'.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tui/actions.h"
 
@@ -49,5 +50,14 @@ struct help_lines {
 
 /* Appends every line of page p, for a width of w cells, to out. */
 void help_build(struct help_lines *out, const struct help_page *p, int w);
+
+/* Writes every entry of page p to f, for snapview --list-table help: one
+ * line per entry, of four fields separated by tabs: name (which page),
+ * the group's title, the entry's actions by their script names
+ * (separated by spaces) and its text. */
+void help_list(FILE *f, const char *name, const struct help_page *p);
+
+/* help_list() of the viewer's page, named "viewer" (pane_help.c). */
+void pane_help_list(FILE *f);
 
 #endif

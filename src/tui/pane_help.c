@@ -233,6 +233,31 @@ help_build(struct help_lines *out, const struct help_page *p, int w)
 		push_wrapped(out, "", p->legend[i], w - 1, 2);
 }
 
+void
+help_list(FILE *f, const char *name, const struct help_page *p)
+{
+	const struct help_entry *e;
+	size_t g, i;
+	int k;
+
+	for (g = 0; g < p->n_groups; g++)
+		for (i = 0; i < p->groups[g].n; i++) {
+			e = &p->groups[g].e[i];
+			fprintf(f, "%s\t%s\t", name, p->groups[g].title);
+			for (k = 0; k < HELP_MAX_ACTS && e->act[k] != ACT_NONE;
+			    k++)
+				fprintf(f, "%s%s", k > 0 ? " " : "",
+				    keys_action_name(e->act[k]));
+			fprintf(f, "\t%s\n", e->text);
+		}
+}
+
+void
+pane_help_list(FILE *f)
+{
+	help_list(f, "viewer", &viewer_page);
+}
+
 static void
 help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
     int focused)

@@ -280,23 +280,42 @@ static const char *const legend[] = {
     "snapview(1) describes both screens (RANK SETS).",
 };
 
+#define RANK_HELP_GROUPS 4
+
+/* The rank screens' help page into p, its groups into g (the grid's and
+ * the comparison's are in their files: no constant initializer). */
+static void
+help_page(struct help_page *p, struct help_group g[RANK_HELP_GROUPS])
+{
+	g[0] = (struct help_group){"Rank overview", overview_keys,
+	    sizeof overview_keys / sizeof overview_keys[0]};
+	g[1] = ranks_grid_help;
+	g[2] = ranks_compare_help;
+	g[3] = (struct help_group){"On both", both_keys,
+	    sizeof both_keys / sizeof both_keys[0]};
+	*p = (struct help_page){g, RANK_HELP_GROUPS, 2,
+	    KM_RANKS | KM_COMPARE, legend, sizeof legend / sizeof legend[0]};
+}
+
+void
+ranks_overview_help_list(FILE *f)
+{
+	struct help_group g[RANK_HELP_GROUPS];
+	struct help_page page;
+
+	help_page(&page, g);
+	help_list(f, "ranks", &page);
+}
+
 static void
 draw_help(struct cellbuf *cb, int utf8)
 {
-	const struct help_group groups[] = {
-		{"Rank overview", overview_keys,
-		    sizeof overview_keys / sizeof overview_keys[0]},
-		ranks_grid_help,
-		ranks_compare_help,
-		{"On both", both_keys, sizeof both_keys / sizeof both_keys[0]},
-	};
-	const struct help_page page = {
-		groups, sizeof groups / sizeof groups[0], 2,
-		KM_RANKS | KM_COMPARE, legend, sizeof legend / sizeof legend[0]
-	};
+	struct help_group groups[RANK_HELP_GROUPS];
+	struct help_page page;
 	struct help_lines h = {0};
 	size_t i;
 
+	help_page(&page, groups);
 	help_build(&h, &page, cb->w);
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
 	ranks_common_title_bar(cb, 0, "Help - ranks", utf8);
