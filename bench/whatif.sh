@@ -15,6 +15,9 @@
 # about MB megabytes (default 300) with contrib/gensnap.py (SCENARIO,
 # default frag; C++ stacks), or takes FILE. Machines are shared and
 # noisy: the CPU clock is the figure to read; run it twice.
+# BEFORE=PATH (a whatif_bench built from another revision) runs that one
+# and this one in turn, ROUNDS times (default 3), on the same index: a
+# change's before and after from one run, under the same load.
 set -eu
 cd "$(dirname "$0")/.."
 mb=${1:-300}
@@ -34,6 +37,21 @@ cache=${BENCH_CACHE:-/tmp/snapview-bench-cache}
 mkdir -p "$cache"
 echo "file: $f ($(stat -L -c %s "$f") bytes)"
 ./src/snapview index -q --cache-dir "$cache" "$f" | sed 's/^/  /'
+uptime
+if [ -n "${BEFORE:-}" ]; then
+	n=0
+	while [ "$n" -lt "${ROUNDS:-3}" ]; do
+		for b in "$BEFORE" ./bench/whatif_bench; do
+			echo "== $b"
+			BENCH_CACHE=$cache "$b" "$f" expandable_segments:True \
+			    max_split_size_mb:64 "roundup_power2_divisions:4" |
+			    grep -v '^clock\|^events'
+		done
+		n=$((n + 1))
+	done
+	uptime
+	exit 0
+fi
 BENCH_CACHE=$cache ./bench/whatif_bench "$f" expandable_segments:True \
     max_split_size_mb:64 "roundup_power2_divisions:4"
 /usr/bin/time -f "%e %U %S" -o "$out/whatif.time" ./src/snapview whatif \

@@ -16,6 +16,7 @@
 #include "replay/sim.h"
 #include "util/avl.h"
 #include "util/stop.h"
+#include "util/u64map.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 
@@ -70,6 +71,8 @@ struct wctx {
 	int64_t force_ev;
 	int force_how;
 	int64_t skip_to;	/* workspace triples: events skipped */
+	int no_agree;		/* a walk: no agreement pass */
+	struct u64map *tag_ev;	/* a walk: tag -> its alloc event */
 	/* the recorded column */
 	uint64_t rec_reserved, rec_seen;
 	int64_t rec_seen_step;
@@ -598,8 +601,10 @@ recorded_segment(struct wctx *c, uint64_t i, unsigned a, uint64_t addr,
 		c->rec_reserved += size;
 		rc->device_allocs++;
 		c->w->agree.seg_allocs++;
-		actq_push(&c->rec, a == SNAP_SEGMENT_ALLOC ? SIM_DEV_ALLOC :
-		    SIM_DEV_MAP, addr, size, (int64_t)i);
+		if (!c->no_agree)
+			actq_push(&c->rec, a == SNAP_SEGMENT_ALLOC ?
+			    SIM_DEV_ALLOC : SIM_DEV_MAP, addr, size,
+			    (int64_t)i);
 		if (c->track_pools) {
 			if (!replay_segment_attr(c->r, i, pool, &large))
 				pool[0] = pool[1] = 0;
@@ -611,8 +616,10 @@ recorded_segment(struct wctx *c, uint64_t i, unsigned a, uint64_t addr,
 		    c->rec_reserved;
 		rc->device_frees++;
 		c->w->agree.seg_frees++;
-		actq_push(&c->rec, a == SNAP_SEGMENT_FREE ? SIM_DEV_FREE :
-		    SIM_DEV_UNMAP, addr, size, (int64_t)i);
+		if (!c->no_agree)
+			actq_push(&c->rec, a == SNAP_SEGMENT_FREE ?
+			    SIM_DEV_FREE : SIM_DEV_UNMAP, addr, size,
+			    (int64_t)i);
 		if (c->run_owner < 0)
 			private_freeable(c, addr);
 		if (c->track_pools && a == SNAP_SEGMENT_FREE &&
@@ -659,11 +666,7 @@ observe_all(struct wctx *c, int64_t i, uint64_t *at)
 			x->seen_step = step;
 		}
 	}
-	memset(&rs, 0, sizeof rs);
-	rs.reserved = c->rec_reserved;
 	if (ag != NULL) {
-		rs.requested = ag->requested;
-		rs.allocated = ag->allocated;
 		if (ag->requested > w->requested_peak || i < 0) {
 			w->requested_peak = ag->requested;
 			w->requested_peak_ev = i;
@@ -675,24 +678,34 @@ observe_all(struct wctx *c, int64_t i, uint64_t *at)
 			w->step[step].allocated_peak_ev = i;
 		}
 	}
-	if (i < 0 || rs.reserved != c->rec_seen || step != c->rec_seen_step ||
-	    w->cols[0].series != NULL) {
+	if (i < 0 || c->rec_reserved != c->rec_seen ||
+	    step != c->rec_seen_step || w->cols[0].series != NULL) {
+		/* the recording's column: its reserved bytes, the
+		 * agreement pass's allocated ones */
+		memset(&rs, 0, sizeof rs);
+		rs.reserved = c->rec_reserved;
+		if (ag != NULL) {
+			rs.requested = ag->requested;
+			rs.allocated = ag->allocated;
+		}
 		col_observe(w, &w->cols[0], &rs, i, step);
 		c->rec_seen = rs.reserved;
 		c->rec_seen_step = step;
 	}
 }
 
+/* Events from..to-1; from 0 observes the start first. */
 static int
-run_pass(struct wctx *c, struct sv_error *err)
+run_pass(struct wctx *c, uint64_t from, uint64_t to, struct sv_error *err)
 {
 	const struct snap_trace *t = c->t;
 	struct an_whatif *w = c->w;
 	uint64_t at = 0;
 	uint64_t i;
 
-	observe_all(c, -1, &at);
-	for (i = 0; i < c->n; i++) {
+	if (from == 0)
+		observe_all(c, -1, &at);
+	for (i = from; i < to; i++) {
 		unsigned a = snap_ev_action(t, i);
 		uint64_t addr, size;
 
@@ -704,6 +717,8 @@ run_pass(struct wctx *c, struct sv_error *err)
 		switch (a) {
 		case SNAP_ALLOC:
 			addr = snap_ev_addr(t, i);
+			if (c->tag_ev != NULL)
+				u64map_put(c->tag_ev, addr, i);
 			sims_malloc(c, i, addr, snap_ev_size(t, i),
 			    snap_ev_stream(t, i), rseg_pool(c, addr), 0);
 			break;
@@ -869,49 +884,63 @@ name_col(struct an_whatif_col *col, const struct sim_conf *c,
 		snprintf(col->name, sizeof col->name, "defaults");
 }
 
-int
-an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
-    const struct an_whatif_opts *o, struct an_whatif *out,
-    struct sv_error *err)
+/* The column sim of setting k: made and seeded as the pass starts. */
+static void
+sim_make(struct wctx *c, struct wsim *x, struct an_whatif_col *col,
+    const struct start *st)
 {
-	struct wctx c;
-	struct an_whatif *w = out;
-	struct start st;
+	x->col = col;
+	x->sim = sim_new(&col->conf, c->w->capacity, NULL);
+	if (col->exact_start)
+		(void)seed_exact(x->sim, st);
+	else
+		col->pre_oom = seed_again(x->sim, st);
+	x->base_allocs = sim_stats(x->sim)->device_allocs;
+	x->base_frees = sim_stats(x->sim)->device_frees;
+}
+
+/* Everything a pass needs before its first event: the recorded
+ * settings, the steps, the start state (the replay moved to -1), the
+ * capacity, the columns and their sims (the agreement pass's first,
+ * unless c->no_agree). */
+static int
+wctx_open(struct wctx *c, const struct snapshot *s, uint32_t d,
+    struct replay *r, const struct an_whatif_opts *o, struct an_whatif *w,
+    struct start *st, struct sv_error *err)
+{
 	struct sim_hooks hk;
 	const struct replay_info *ri = replay_info(r);
 	uint32_t k, nc;
-	int rc = -1;
 
 	memset(w, 0, sizeof *w);
-	memset(&c, 0, sizeof c);
-	memset(&st, 0, sizeof st);
+	memset(st, 0, sizeof *st);
 	w->device = d;
 	w->agree.first_diff = -1;
 	w->agree.first_misplaced = -1;
 	w->capacity_oom_ev = -1;
 	w->requested_peak_ev = -1;
-	c.s = s;
-	c.t = snap_trace_of(s, d);
-	c.n = c.t != NULL ? c.t->n : 0;
-	c.r = r;
-	c.w = w;
-	c.run_end = -1;
-	c.run_owner = -1;
-	c.force_ev = -1;
-	c.skip_to = -1;
-	w->n_events = c.n;
-	avl_init(&c.rsegs, sizeof(struct rseg_pool));
+	c->s = s;
+	c->t = snap_trace_of(s, d);
+	c->n = c->t != NULL ? c->t->n : 0;
+	c->r = r;
+	c->w = w;
+	c->run_end = -1;
+	c->run_owner = -1;
+	c->force_ev = -1;
+	c->skip_to = -1;
+	w->n_events = c->n;
+	avl_init(&c->rsegs, sizeof(struct rseg_pool));
 
 	w->settings_from_file = simconf_from_snapshot(s, &w->recorded);
 	w->recorded.pad = ri->npu_rounding ? 32 : 0;
 	if (!w->settings_from_file && !w->recorded.expandable &&
-	    trace_maps(c.t, c.n)) {
+	    trace_maps(c->t, c->n)) {
 		w->recorded.expandable = 1;
 		w->expandable_inferred = 1;
 	}
 
 	if (!o->no_steps && an_steps_find(s, d, &w->steps, err) != 0)
-		goto out;
+		return -1;
 	if (w->steps.n > 0) {
 		w->step = xcalloc(w->steps.n, sizeof *w->step);
 		for (k = 0; k < w->steps.n; k++) {
@@ -922,64 +951,91 @@ an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
 	}
 
 	if (replay_seek(r, -1, err) != 0)
-		goto out;
-	start_copy(replay_state(r), &st);
-	note_start(w, &st, ri);
-	c.rec_reserved = st.reserved;
-	c.track_pools = has_private_pools(s, d, &st);
-	for (k = 0; c.track_pools && k < st.n_segs; k++)
-		rseg_add(&c, st.segs[k].addr, st.segs[k].size,
-		    st.segs[k].pool_id);
+		return -1;
+	start_copy(replay_state(r), st);
+	note_start(w, st, ri);
+	c->rec_reserved = st->reserved;
+	c->track_pools = has_private_pools(s, d, st);
+	for (k = 0; c->track_pools && k < st->n_segs; k++)
+		rseg_add(c, st->segs[k].addr, st->segs[k].size,
+		    st->segs[k].pool_id);
 
 	if (o->capacity > 0) {
 		w->capacity = o->capacity;
 		w->capacity_source = AN_WI_CAP_GIVEN;
 	} else
-		capacity_from_oom(&c, st.reserved);
+		capacity_from_oom(c, st->reserved);
 
 	nc = o->n_confs > AN_WHATIF_MAX_COLS ? AN_WHATIF_MAX_COLS :
 	    o->n_confs;
 	w->n_cols = nc + 1;
 	w->cols = xcalloc(w->n_cols, sizeof *w->cols);
-	c.sims = xcalloc(nc + 1, sizeof *c.sims);
+	c->sims = xcalloc(nc + 1, sizeof *c->sims);
 
 	/* the recording, and the agreement pass under its settings */
 	w->cols[0].recorded = 1;
 	w->cols[0].conf = w->recorded;
 	snprintf(w->cols[0].name, sizeof w->cols[0].name, "recorded");
 	col_init(w, &w->cols[0], o->series);
-	memset(&hk, 0, sizeof hk);
-	hk.ctx = &c;
-	hk.dev = hook_dev;
-	hk.addr_hint = hook_addr;
-	c.sims[0].agree = 1;
-	c.sims[0].col = NULL;
-	c.sims[0].sim = sim_new(&w->recorded, 0, &hk);
-	w->agree.n_unseeded = seed_exact(c.sims[0].sim, &st);
-	if (w->agree.n_unseeded > 0)
-		w->agree.reasons |= AN_WI_SEED;
-	c.n_sims = 1;
+	c->n_sims = 0;
+	if (!c->no_agree) {
+		memset(&hk, 0, sizeof hk);
+		hk.ctx = c;
+		hk.dev = hook_dev;
+		hk.addr_hint = hook_addr;
+		c->sims[0].agree = 1;
+		c->sims[0].col = NULL;
+		c->sims[0].sim = sim_new(&w->recorded, 0, &hk);
+		w->agree.n_unseeded = seed_exact(c->sims[0].sim, st);
+		if (w->agree.n_unseeded > 0)
+			w->agree.reasons |= AN_WI_SEED;
+		c->n_sims = 1;
+	}
 
 	for (k = 0; k < nc; k++) {
 		struct an_whatif_col *col = &w->cols[k + 1];
-		struct wsim *x = &c.sims[c.n_sims++];
 
 		col->conf = o->confs[k];
 		col->conf.pad = w->recorded.pad;
 		name_col(col, &o->confs[k], o->names ? o->names[k] : NULL);
 		col_init(w, col, o->series);
 		col->exact_start = simconf_equal(&col->conf, &w->recorded);
-		x->col = col;
-		x->sim = sim_new(&col->conf, w->capacity, NULL);
-		if (col->exact_start)
-			(void)seed_exact(x->sim, &st);
-		else
-			col->pre_oom = seed_again(x->sim, &st);
-		x->base_allocs = sim_stats(x->sim)->device_allocs;
-		x->base_frees = sim_stats(x->sim)->device_frees;
+		sim_make(c, &c->sims[c->n_sims++], col, st);
 	}
+	return 0;
+}
 
-	if (run_pass(&c, err) != 0)
+static void
+wctx_close(struct wctx *c, struct start *st)
+{
+	uint32_t k;
+
+	for (k = 0; k < c->n_sims; k++)
+		sim_free(c->sims[k].sim);
+	free(c->sims);
+	free(c->rec.v);
+	free(c->simq.v);
+	avl_destroy(&c->rsegs);
+	free(st->segs);
+	free(st->blks);
+	memset(c, 0, sizeof *c);
+}
+
+int
+an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
+    const struct an_whatif_opts *o, struct an_whatif *out,
+    struct sv_error *err)
+{
+	struct wctx c;
+	struct an_whatif *w = out;
+	struct start st;
+	uint32_t k;
+	int rc = -1;
+
+	memset(&c, 0, sizeof c);
+	if (wctx_open(&c, s, d, r, o, w, &st, err) != 0)
+		goto out;
+	if (run_pass(&c, 0, c.n, err) != 0)
 		goto out;
 
 	for (k = 0; k < c.n_sims; k++) {
@@ -1006,17 +1062,158 @@ an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
 		w->agree.reasons |= AN_WI_SKIPPED;
 	rc = 0;
 out:
-	for (k = 0; k < c.n_sims; k++)
-		sim_free(c.sims[k].sim);
-	free(c.sims);
-	free(c.rec.v);
-	free(c.simq.v);
-	avl_destroy(&c.rsegs);
-	free(st.segs);
-	free(st.blks);
+	wctx_close(&c, &st);
 	if (rc != 0)
 		an_whatif_destroy(w);
 	return rc;
+}
+
+/* ---- the simulated state at an event ------------------------------------- */
+
+struct an_whatif_walk {
+	struct wctx c;
+	struct an_whatif w;
+	struct start st;
+	struct u64map tag_ev;
+	int64_t at;			/* the events applied: up to at */
+	struct sim_state ss;
+	struct replay_state rs;
+	uint64_t events_run;
+};
+
+struct an_whatif_walk *
+an_whatif_walk_new(const struct snapshot *s, uint32_t d, struct replay *r,
+    const struct sim_conf *conf, uint64_t capacity, struct sv_error *err)
+{
+	struct an_whatif_walk *k = xcalloc(1, sizeof *k);
+	struct an_whatif_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.confs = conf;
+	o.n_confs = 1;
+	o.capacity = capacity;
+	o.no_steps = 1;
+	k->c.no_agree = 1;
+	u64map_init(&k->tag_ev);
+	if (wctx_open(&k->c, s, d, r, &o, &k->w, &k->st, err) != 0) {
+		an_whatif_walk_free(k);
+		return NULL;
+	}
+	k->c.tag_ev = &k->tag_ev;
+	k->at = -1;
+	return k;
+}
+
+/* Back to the state before the first event: the sim made again. */
+static void
+walk_restart(struct an_whatif_walk *k)
+{
+	struct wctx *c = &k->c;
+	uint32_t i;
+
+	sim_free(c->sims[0].sim);
+	memset(&c->sims[0], 0, sizeof c->sims[0]);
+	c->run_end = -1;
+	c->run_owner = -1;
+	c->force_ev = -1;
+	c->skip_to = -1;
+	c->rec_reserved = k->st.reserved;
+	avl_destroy(&c->rsegs);
+	avl_init(&c->rsegs, sizeof(struct rseg_pool));
+	for (i = 0; c->track_pools && i < k->st.n_segs; i++)
+		rseg_add(c, k->st.segs[i].addr, k->st.segs[i].size,
+		    k->st.segs[i].pool_id);
+	u64map_destroy(&k->tag_ev);
+	u64map_init(&k->tag_ev);
+	sim_make(c, &c->sims[0], &k->w.cols[1], &k->st);
+	k->at = -1;
+}
+
+int
+an_whatif_walk_seek(struct an_whatif_walk *k, int64_t at,
+    struct sv_error *err)
+{
+	uint64_t from;
+
+	if (at < -1 || at >= (int64_t)k->c.n)
+		return sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET,
+		    "event %" PRId64 " out of range (-1 .. %" PRId64 ")", at,
+		    (int64_t)k->c.n - 1);
+	if (at < k->at)
+		walk_restart(k);
+	from = (uint64_t)(k->at + 1);
+	if (run_pass(&k->c, from, (uint64_t)(at + 1), err) != 0) {
+		/* a pass stopped half way: start again next time */
+		walk_restart(k);
+		return -1;
+	}
+	k->events_run += (uint64_t)(at + 1) - from;
+	k->at = at;
+	return 0;
+}
+
+const struct replay_state *
+an_whatif_walk_state(struct an_whatif_walk *k)
+{
+	struct replay_state *rs = &k->rs;
+	uint32_t i;
+	uint64_t ev;
+
+	sim_state(k->c.sims[0].sim, &k->ss);
+	memset(rs, 0, sizeof *rs);
+	for (i = 0; i < k->ss.n_blks; i++) {
+		struct replay_block *b = &k->ss.blks[i];
+
+		if (k->ss.tags[i] == 0 || b->state == SNAP_BLOCK_INACTIVE)
+			continue;
+		if (u64map_get(&k->tag_ev, k->ss.tags[i], &ev)) {
+			b->alloc_ev = (int64_t)ev;
+			b->last_ev = (int64_t)ev;
+			b->stack = snap_ev_stack(k->c.t, ev);
+		}
+		if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
+			rs->allocated += b->size;
+		rs->active += b->size;
+		rs->requested += b->requested_size;
+	}
+	for (i = 0; i < k->ss.n_segs; i++)
+		rs->reserved += k->ss.segs[i].size;
+	rs->at = k->at;
+	rs->segments = k->ss.segs;
+	rs->n_segments = k->ss.n_segs;
+	rs->blocks = k->ss.blks;
+	rs->n_blocks = k->ss.n_blks;
+	return rs;
+}
+
+const struct an_whatif_col *
+an_whatif_walk_col(const struct an_whatif_walk *k)
+{
+	return &k->w.cols[1];
+}
+
+const struct an_whatif *
+an_whatif_walk_info(const struct an_whatif_walk *k)
+{
+	return &k->w;
+}
+
+uint64_t
+an_whatif_walk_events(const struct an_whatif_walk *k)
+{
+	return k->events_run;
+}
+
+void
+an_whatif_walk_free(struct an_whatif_walk *k)
+{
+	if (k == NULL)
+		return;
+	wctx_close(&k->c, &k->st);
+	an_whatif_destroy(&k->w);
+	u64map_destroy(&k->tag_ev);
+	sim_state_destroy(&k->ss);
+	free(k);
 }
 
 void

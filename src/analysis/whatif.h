@@ -145,6 +145,36 @@ int an_whatif(const struct snapshot *s, uint32_t d, struct replay *r,
     struct sv_error *err);
 void an_whatif_destroy(struct an_whatif *w);
 
+/* ---- the simulated state at an event (whatif --at, the viewer's S) ----
+ * One setting's simulation walked to an event, for its segments and
+ * blocks there: the same start, capacity and rules as an_whatif()'s
+ * column of that setting. Forward moves apply the events between;
+ * a move back starts again from the state before the first event, so a
+ * seek costs at most one pass over the events up to it (about what
+ * an_whatif() spends per setting on them). */
+struct an_whatif_walk;
+
+/* r: the device's replay (moved to the state before the trace; read,
+ * not moved, afterwards: it must outlive the walk). capacity as
+ * an_whatif_opts'. NULL with err set on failure. */
+struct an_whatif_walk *an_whatif_walk_new(const struct snapshot *s,
+    uint32_t d, struct replay *r, const struct sim_conf *conf,
+    uint64_t capacity, struct sv_error *err);
+/* To the simulated state after event at (-1: before the first). -1 with
+ * err set: out of range, or cancelled (sv_stop). */
+int an_whatif_walk_seek(struct an_whatif_walk *k, int64_t at,
+    struct sv_error *err);
+/* The state there (borrowed until the next call on the walk): blocks
+ * of allocations made in the trace carry their alloc event and stack. */
+const struct replay_state *an_whatif_walk_state(struct an_whatif_walk *k);
+/* The setting's column (its name, capacity: an_whatif_walk_info()). */
+const struct an_whatif_col *an_whatif_walk_col(
+    const struct an_whatif_walk *k);
+const struct an_whatif *an_whatif_walk_info(const struct an_whatif_walk *k);
+/* Events applied since it was made (a test's measure of the cost). */
+uint64_t an_whatif_walk_events(const struct an_whatif_walk *k);
+void an_whatif_walk_free(struct an_whatif_walk *k);
+
 /* One sentence per reason in w->agree.reasons, for the reason bit k
  * (NULL when not set). */
 const char *an_whatif_reason_text(const struct an_whatif *w, unsigned bit,

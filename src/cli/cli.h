@@ -142,6 +142,16 @@ int64_t cli_device(const struct cli_opts *o, const struct snapshot *s);
 int cli_check_args(const struct cli_opts *o, unsigned uses,
     const struct snapshot *s, char *msg, size_t size);
 
+/* The allocator state st as `snapview state` prints it (cmd_state.c;
+ * whatif --at prints the simulated one the same way): head, a line,
+ * then the segments with their maps and the totals; in JSON the keys
+ * "device", "at", "totals" and "segments" of the object j is in. */
+struct replay_state;
+struct json;
+void cli_state_text(const char *head, const struct replay_state *st);
+void cli_state_json_keys(struct json *j, uint32_t d,
+    const struct replay_state *st);
+
 /* Which of the event options a command reads (the others it ignores):
  * --at, --from/--to, and whether it reports one device (the default one)
  * rather than every device with data. cli_check_args() validates them. */
@@ -173,7 +183,7 @@ int cli_check_args(const struct cli_opts *o, unsigned uses,
 	_(diff, cmd_diff, 0, "two snapshots compared by call site")            \
 	_(ranks, cmd_ranks, 0,                                                 \
 	    "one row per rank of a job: peaks, skew, leaks, OOMs")             \
-	_(whatif, cmd_whatif, 0,                                               \
+	_(whatif, cmd_whatif, CLI_U_AT,                                        \
 	    "the trace under other allocator settings (--alloc-conf)")         \
 	_(cache, cmd_cache, 0,                                                 \
 	    "the index cache: --list, --trim, --clear (no FILE)")              \

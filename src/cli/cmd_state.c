@@ -98,28 +98,15 @@ segsum_line(const struct replay_state *st, const struct replay_segment *sg)
 	printf("\n");
 }
 
-static void
-text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
-    int at_end)
+void
+cli_state_text(const char *head, const struct replay_state *st)
 {
 	struct replay_totals t;
 	char a[32], f[64];
 	uint32_t i;
 
 	replay_totals(st, &t);
-	printf("Device %u: state ", d);
-	if (replay_n_events(r) == 0)
-		printf("at the end");
-	else if (at_end && st->at >= 0)
-		printf("at the end, after event %" PRId64, st->at);
-	else if (st->at < 0)
-		printf("before the first event");
-	else
-		printf("after event %" PRId64, st->at);
-	printf(" (%" PRIu64 " event%s)%s\n", replay_n_events(r),
-	    replay_n_events(r) == 1 ? "" : "s",
-	    replay_info(r)->legacy_no_trace
-		? "; no trace in this file: the state at the end only" : "");
+	printf("%s\n", head);
 	if (st->n_segments > 0)
 		printf("Map [...]: a character per 20 MiB of the segment: a "
 		       "letter where an allocated\nblock starts covering it, "
@@ -153,6 +140,29 @@ text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
 	    sv_fmt_vz_bytes(a, sizeof a, t.largest_free));
 }
 
+static void
+text_state(uint32_t d, const struct replay *r, const struct replay_state *st,
+    int at_end)
+{
+	char head[200], when[80];
+
+	if (replay_n_events(r) == 0)
+		snprintf(when, sizeof when, "at the end");
+	else if (at_end && st->at >= 0)
+		snprintf(when, sizeof when, "at the end, after event %" PRId64,
+		    st->at);
+	else if (st->at < 0)
+		snprintf(when, sizeof when, "before the first event");
+	else
+		snprintf(when, sizeof when, "after event %" PRId64, st->at);
+	snprintf(head, sizeof head, "Device %u: state %s (%" PRIu64
+	    " event%s)%s", d, when, replay_n_events(r),
+	    replay_n_events(r) == 1 ? "" : "s",
+	    replay_info(r)->legacy_no_trace
+		? "; no trace in this file: the state at the end only" : "");
+	cli_state_text(head, st);
+}
+
 static const char *
 state_str(unsigned s)
 {
@@ -163,71 +173,78 @@ state_str(unsigned s)
 	}
 }
 
-static void
-json_state(uint32_t d, const struct replay_state *st)
+void
+cli_state_json_keys(struct json *j, uint32_t d, const struct replay_state *st)
 {
 	struct replay_totals t;
-	struct json j;
 	uint32_t i, k;
 
 	replay_totals(st, &t);
-	cli_json_init(&j);
-	json_obj_begin(&j);
-	json_kv_u64(&j, "device", d);
-	json_kv_i64(&j, "at", st->at);
-	json_key(&j, "totals");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "segments", t.n_segments);
-	json_kv_u64(&j, "blocks", t.n_blocks);
-	json_kv_u64(&j, "reserved", t.reserved);
-	json_kv_u64(&j, "allocated", t.allocated);
-	json_kv_u64(&j, "allocated_requested", t.alloc_requested);
-	json_kv_u64(&j, "active", t.active);
-	json_kv_u64(&j, "requested", t.requested);
-	json_kv_u64(&j, "pending_free", t.pending);
-	json_kv_u64(&j, "free_internal", t.free_internal);
-	json_kv_u64(&j, "free_external", t.free_external);
-	json_kv_u64(&j, "largest_free_block", t.largest_free);
-	json_obj_end(&j);
-	json_key(&j, "segments");
-	json_arr_begin(&j);
+	json_kv_u64(j, "device", d);
+	json_kv_i64(j, "at", st->at);
+	json_key(j, "totals");
+	json_obj_begin(j);
+	json_kv_u64(j, "segments", t.n_segments);
+	json_kv_u64(j, "blocks", t.n_blocks);
+	json_kv_u64(j, "reserved", t.reserved);
+	json_kv_u64(j, "allocated", t.allocated);
+	json_kv_u64(j, "allocated_requested", t.alloc_requested);
+	json_kv_u64(j, "active", t.active);
+	json_kv_u64(j, "requested", t.requested);
+	json_kv_u64(j, "pending_free", t.pending);
+	json_kv_u64(j, "free_internal", t.free_internal);
+	json_kv_u64(j, "free_external", t.free_external);
+	json_kv_u64(j, "largest_free_block", t.largest_free);
+	json_obj_end(j);
+	json_key(j, "segments");
+	json_arr_begin(j);
 	for (i = 0; i < st->n_segments; i++) {
 		const struct replay_segment *sg = &st->segments[i];
 
-		json_obj_begin(&j);
-		json_kv_u64(&j, "address", sg->addr);
-		json_kv_u64(&j, "total_size", sg->size);
-		json_kv_u64(&j, "allocated_size", sg->allocated);
-		json_kv_u64(&j, "active_size", sg->active);
-		json_kv_u64(&j, "requested_size", sg->requested);
-		json_kv_u64(&j, "stream", sg->stream);
-		json_kv_str(&j, "segment_type",
+		json_obj_begin(j);
+		json_kv_u64(j, "address", sg->addr);
+		json_kv_u64(j, "total_size", sg->size);
+		json_kv_u64(j, "allocated_size", sg->allocated);
+		json_kv_u64(j, "active_size", sg->active);
+		json_kv_u64(j, "requested_size", sg->requested);
+		json_kv_u64(j, "stream", sg->stream);
+		json_kv_str(j, "segment_type",
 		    sg->is_large ? "large" : "small");
-		json_key(&j, "segment_pool_id");
-		json_arr_begin(&j);
-		json_i64(&j, sg->pool_id[0]);
-		json_i64(&j, sg->pool_id[1]);
-		json_arr_end(&j);
-		json_kv_bool(&j, "is_expandable", sg->is_expandable);
-		json_kv_i64(&j, "alloc_event", sg->alloc_ev);
-		json_key(&j, "blocks");
-		json_arr_begin(&j);
+		json_key(j, "segment_pool_id");
+		json_arr_begin(j);
+		json_i64(j, sg->pool_id[0]);
+		json_i64(j, sg->pool_id[1]);
+		json_arr_end(j);
+		json_kv_bool(j, "is_expandable", sg->is_expandable);
+		json_kv_i64(j, "alloc_event", sg->alloc_ev);
+		json_key(j, "blocks");
+		json_arr_begin(j);
 		for (k = 0; k < sg->n_blocks; k++) {
 			const struct replay_block *b =
 			    &st->blocks[sg->first_block + k];
 
-			json_obj_begin(&j);
-			json_kv_u64(&j, "address", b->addr);
-			json_kv_u64(&j, "size", b->size);
-			json_kv_u64(&j, "requested_size", b->requested_size);
-			json_kv_str(&j, "state", state_str(b->state));
-			json_kv_i64(&j, "alloc_event", b->alloc_ev);
-			json_obj_end(&j);
+			json_obj_begin(j);
+			json_kv_u64(j, "address", b->addr);
+			json_kv_u64(j, "size", b->size);
+			json_kv_u64(j, "requested_size", b->requested_size);
+			json_kv_str(j, "state", state_str(b->state));
+			json_kv_i64(j, "alloc_event", b->alloc_ev);
+			json_obj_end(j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
+		json_arr_end(j);
+		json_obj_end(j);
 	}
-	json_arr_end(&j);
+	json_arr_end(j);
+}
+
+static void
+json_state(uint32_t d, const struct replay_state *st)
+{
+	struct json j;
+
+	cli_json_init(&j);
+	json_obj_begin(&j);
+	cli_state_json_keys(&j, d, st);
 	json_obj_end(&j);
 	json_end(&j);
 }

@@ -363,6 +363,52 @@ struct whatif_run {
 	uint64_t done;
 };
 
+/* --at N: the simulated state after event N under the one setting, as
+ * snapview state prints the recorded one. */
+static int
+whatif_at(struct whatif_run *run, const struct cli_an_dev *dev,
+    struct sv_error *err)
+{
+	struct an_whatif_walk *k;
+	const struct replay_state *st;
+	const struct an_whatif_col *col;
+	struct json *j = &run->r.j;
+	char head[400], when[64], cap[300];
+
+	k = an_whatif_walk_new(run->r.snap, dev->device, dev->replay,
+	    &run->confs[0], run->r.o->capacity, err);
+	if (k == NULL)
+		return -1;
+	if (an_whatif_walk_seek(k, run->r.o->at, err) != 0) {
+		an_whatif_walk_free(k);
+		return -1;
+	}
+	st = an_whatif_walk_state(k);
+	col = an_whatif_walk_col(k);
+	if (run->r.o->json) {
+		json_obj_begin(j);
+		json_kv_str(j, "alloc_conf", col->name);
+		json_kv_bool(j, "simulated", 1);
+		json_kv_u64(j, "capacity", an_whatif_walk_info(k)->capacity);
+		cli_state_json_keys(j, dev->device, st);
+		json_obj_end(j);
+	} else {
+		if (st->at < 0)
+			snprintf(when, sizeof when, "before the first event");
+		else
+			snprintf(when, sizeof when, "after event %" PRId64,
+			    st->at);
+		snprintf(head, sizeof head, "%sDevice %u: simulated state "
+		    "under %s, %s\nCapacity: %s", run->done ? "\n" : "",
+		    dev->device, col->name, when,
+		    capacity_text(an_whatif_walk_info(k), cap, sizeof cap));
+		cli_state_text(head, st);
+	}
+	run->done++;
+	an_whatif_walk_free(k);
+	return 0;
+}
+
 static int
 whatif_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 {
@@ -371,6 +417,8 @@ whatif_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct an_whatif w;
 	char buf[300], set[200];
 
+	if (run->r.o->has_at)
+		return whatif_at(run, dev, err);
 	memset(&wo, 0, sizeof wo);
 	wo.confs = run->confs;
 	wo.names = run->names;
@@ -406,6 +454,11 @@ cmd_whatif(const struct cli_opts *o)
 
 	memset(&run, 0, sizeof run);
 	run.n_confs = confs_of(o, run.confs, run.names);
+	if (o->has_at && run.n_confs != 1) {
+		fprintf(stderr, "snapview: whatif --at N: give one "
+		    "--alloc-conf (the settings whose state to list)\n");
+		return CLI_EXIT_USAGE;
+	}
 	return cli_an_run(o, o, CLI_AN_REPLAY, &run.r, whatif_device, &run);
 }
 

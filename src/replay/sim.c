@@ -26,9 +26,12 @@
 #define KLARGE_BUFFER (20ull << 20)
 #define KROUND_LARGE (2ull << 20)
 
-/* Addresses of segments the recording did not give: above any user
- * space address a device shows (2^52), 2 MiB aligned, never reused. */
-#define SYNTH_BASE (1ull << 52)
+/* Addresses of segments the recording did not give: above x86-64's
+ * user space (it ends at 2^47), 2 MiB aligned, never reused; 12 hex
+ * digits, as wide as recorded ones (the segment map's column), for
+ * 16 TiB. A recorded address from here up (a 48-bit arm64 could have
+ * one) is not taken as a hint: its segment gets one of these. */
+#define SYNTH_BASE 0xf00000000000ull
 /* The address space of an expandable segment with no capacity given:
  * 1.125 times an 80 GiB device. */
 #define ES_UNBOUNDED (90ull << 30)
@@ -38,9 +41,11 @@ enum { SET_NONE, SET_FREE, SET_UNMAPPED };
 struct spool;
 struct ses;
 
-/* What a treap's search reads comes first: one cache line. */
+/* What a treap's search reads comes first, and a block starts a cache
+ * line (slabs are aligned; the size rounds up to 128 bytes): a search
+ * touches one line per node. */
 struct sblk {
-	struct sblk *l, *r;		/* treap children in its set */
+	_Alignas(64) struct sblk *l, *r; /* treap children in its set */
 	uint64_t stream, size, addr;
 	uint32_t prio;
 	uint8_t allocated, pending, mapped, set;
@@ -105,7 +110,8 @@ struct sim {
 	uint64_t synth;			/* next synthetic address */
 	uint32_t rnd;			/* treap priorities (xorshift) */
 
-	struct sblk **slabs;
+	void **slabs;			/* as allocated */
+	struct sblk *slab;		/* the last one, aligned */
 	size_t n_slabs, cap_slabs;
 	struct sblk *spare;		/* freed blocks, linked by next */
 	size_t slab_used;
@@ -115,6 +121,14 @@ struct sim {
 };
 
 /* ---- blocks -------------------------------------------------------------- */
+
+static struct sblk *
+slab_base(void *raw)
+{
+	uintptr_t a = _Alignof(struct sblk);
+
+	return (struct sblk *)(((uintptr_t)raw + a - 1) & ~(a - 1));
+}
 
 static struct sblk *
 blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
@@ -129,11 +143,12 @@ blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
 		if (S->n_slabs == 0 || S->slab_used == SLAB) {
 			S->slabs = xgrow(S->slabs, &S->cap_slabs,
 			    S->n_slabs + 1, sizeof *S->slabs);
-			S->slabs[S->n_slabs++] = xmalloc(SLAB *
-			    sizeof **S->slabs);
+			S->slabs[S->n_slabs] = xmalloc(SLAB * sizeof *b +
+			    _Alignof(struct sblk));
+			S->slab = slab_base(S->slabs[S->n_slabs++]);
 			S->slab_used = 0;
 		}
-		b = &S->slabs[S->n_slabs - 1][S->slab_used++];
+		b = &S->slab[S->slab_used++];
 	}
 	memset(b, 0, sizeof *b);
 	b->addr = addr;
@@ -152,6 +167,7 @@ blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
 static void
 blk_drop(struct sim *S, struct sblk *b)
 {
+	b->pool = NULL;			/* sim_state(): not a block */
 	b->next = S->spare;
 	S->spare = b;
 }
@@ -276,20 +292,35 @@ tge(struct sblk *t, int bysize, uint64_t stream, uint64_t size, uint64_t addr)
 }
 
 /* The link to the first element at or after the key (it is *link), or
- * NULL: for a lookup that may remove what it finds. */
+ * NULL: for a lookup that may remove what it finds; *pred: the last
+ * element before the key, *next: the one after what it finds (NULL:
+ * none). */
 static struct sblk **
 tge_link(struct sblk **t, int bysize, uint64_t stream, uint64_t size,
-    uint64_t addr)
+    uint64_t addr, struct sblk **pred, struct sblk **next)
 {
-	struct sblk **best = NULL;
+	struct sblk **best = NULL, *above = NULL;
 
+	*pred = NULL;
 	while (*t != NULL) {
-		if (before(*t, bysize, stream, size, addr))
+		if (before(*t, bysize, stream, size, addr)) {
+			*pred = *t;
 			t = &(*t)->r;
-		else {
+		} else {
+			/* the nearest ancestor best is in the left subtree
+			 * of: its successor when it has no right subtree */
+			above = best != NULL ? *best : NULL;
 			best = t;
 			t = &(*t)->l;
 		}
+	}
+	*next = NULL;
+	if (best != NULL) {
+		if ((*next = (*best)->r) != NULL)
+			while ((*next)->l != NULL)
+				*next = (*next)->l;
+		else
+			*next = above;
 	}
 	return best;
 }
@@ -527,18 +558,28 @@ sim_pool_freeable(struct sim *S, const int64_t pool[2])
 
 /* ---- live blocks --------------------------------------------------------- */
 
+/* live maps a tag to the block it was given last, and keeps it when
+ * the block is freed (a removal per free costs more than the check):
+ * the block is the tag's while it still holds the tag, allocated or
+ * pending. A dropped or reused block fails the check; its memory stays
+ * in the slabs until sim_free(). */
 static struct sblk *
 live_get(struct sim *S, uint64_t tag)
 {
+	struct sblk *b;
 	uint64_t v;
 
 	if (S->near != NULL && S->near_tag == tag)
 		return S->near;
 	if (!u64map_get(&S->live, tag, &v))
 		return NULL;
+	b = (struct sblk *)(uintptr_t)v;
+	if (b->pool == NULL || b->tag != tag ||
+	    (!b->allocated && !b->pending))
+		return NULL;
 	S->near_tag = tag;
-	S->near = (struct sblk *)(uintptr_t)v;
-	return S->near;
+	S->near = b;
+	return b;
 }
 
 static void
@@ -590,19 +631,92 @@ try_merge(struct sim *S, struct sblk *dst, struct sblk *src)
 	blk_drop(S, src);
 }
 
-/* free_block(): b (not allocated) goes back to its pool. */
+static int
+mergeable(const struct sblk *dst, const struct sblk *src)
+{
+	return src != NULL && !src->allocated && !src->pending &&
+	    dst->mapped == src->mapped;
+}
+
+/* b, in the free set, becomes [addr, addr + size), its key only growing
+ * (the same stream, a larger size): kept where it is when it still
+ * sorts before its successor (found on the way down to it), else moved.
+ * What a merge into a free neighbour does instead of removing it and
+ * inserting the merged block. */
+static void
+set_grow(struct sblk *b, uint64_t addr, uint64_t size)
+{
+	struct sblk **p = &b->pool->free_root, *succ = NULL;
+
+	while (*p != NULL && *p != b) {
+		if (before(*p, 1, b->stream, b->size, b->addr))
+			p = &(*p)->r;
+		else {
+			succ = *p;
+			p = &(*p)->l;
+		}
+	}
+	if (*p == b && b->r != NULL)
+		for (succ = b->r; succ->l != NULL; succ = succ->l)
+			;
+	if (*p == b && (succ == NULL ||
+	    !before(succ, 1, b->stream, size, addr))) {
+		b->addr = addr;
+		b->size = size;
+		b->gc_base = b->pool->gc_calls;	/* as set_insert() would */
+		return;
+	}
+	if (*p == b)
+		*p = tmerge(b->l, b->r);
+	b->l = b->r = NULL;
+	b->set = SET_NONE;
+	b->addr = addr;
+	b->size = size;
+	set_insert(b, SET_FREE);
+}
+
+/* free_block(): b (not allocated) goes back to its pool, merged with the
+ * free blocks beside it: into the one before it where it is in the set,
+ * else into the one after it, else inserted. */
 static void
 free_block(struct sim *S, struct sblk *b)
 {
-	uint64_t v;
+	struct sblk *pv, *nx;
+	uint64_t size;
 
 	pending_del(S, b);
 	if (S->near == b)
 		S->near = NULL;
-	if (u64map_get(&S->live, b->tag, &v) &&
-	    (struct sblk *)(uintptr_t)v == b)
-		u64map_del(&S->live, b->tag);
+	/* live keeps the tag: it no longer names a live block */
 	S->st.active -= b->size;
+	pv = mergeable(b, b->prev) ? b->prev : NULL;
+	nx = mergeable(b, b->next) ? b->next : NULL;
+	if (pv != NULL && pv->set == SET_FREE) {
+		size = pv->size + b->size;
+		pv->next = b->next;
+		if (nx != NULL) {
+			set_remove(nx);
+			size += nx->size;
+			pv->next = nx->next;
+			blk_drop(S, nx);
+		}
+		if (pv->next != NULL)
+			pv->next->prev = pv;
+		blk_drop(S, b);
+		set_grow(pv, pv->addr, size);
+		return;
+	}
+	if (pv == NULL && nx != NULL && nx->set == SET_FREE) {
+		uint64_t addr = b->addr;
+
+		size = nx->size + b->size;
+		nx->prev = b->prev;
+		if (nx->prev != NULL)
+			nx->prev->next = nx;
+		blk_drop(S, b);
+		set_grow(nx, addr, size);
+		return;
+	}
 	try_merge(S, b, b->prev);
 	try_merge(S, b, b->next);
 	set_insert(b, SET_FREE);
@@ -876,20 +990,52 @@ expandable_size(const struct sblk *b)
 /* get_free_block(): the smallest free block of the stream that fits,
  * unless it is oversize for a small request or too large for an
  * oversize one. */
+static int should_split(const struct sim *, const struct sblk *, uint64_t);
+
+/* sim_malloc's split of the free block b for size bytes, made where b is
+ * in its set: b becomes the rest (it sorts before b's successor, being
+ * smaller than b was; it must still sort after pred, b's predecessor),
+ * a new block the allocation before it. Returns the allocation's block,
+ * or NULL (nothing done: no split, or the rest must move in the set). */
+static struct sblk *
+split_in_place(struct sim *S, struct spool *p, struct sblk *b,
+    const struct sblk *pred, uint64_t size)
+{
+	struct sblk *n;
+
+	if (b->size <= size || !should_split(S, b, size) ||
+	    (pred != NULL && !before(pred, 1, b->stream, b->size - size,
+	    b->addr + size)))
+		return NULL;
+	n = blk_new(S, b->addr, size, b->stream, p, b->es);
+	n->prev = b->prev;
+	if (n->prev != NULL)
+		n->prev->next = n;
+	n->next = b;
+	b->prev = n;
+	b->addr += size;
+	b->size -= size;
+	b->gc_base = p->gc_calls;	/* as set_insert() would */
+	return n;
+}
+
 static struct sblk *
 get_free_block(struct sim *S, struct spool *p, uint64_t stream,
     uint64_t size)
 {
-	struct sblk *b, *n, **link;
+	struct sblk *b, *n, **link, *pred, *next;
 
 	if (S->c.gc_threshold > 0 && S->capacity > 0)
 		p->gc_calls++;
-	link = tge_link(&p->free_root, 1, stream, size, 0);
+	link = tge_link(&p->free_root, 1, stream, size, 0, &pred, &next);
 	if (link == NULL || (b = *link)->stream != stream)
 		return NULL;
 	if (b->es == NULL && size < S->c.max_split &&
 	    S->c.max_split == SIMCONF_NO_SPLIT_LIMIT) {
-		/* the common case: taken as found, unlinked where it is */
+		/* the common case: split where it is, else taken as
+		 * found, unlinked where it is */
+		if ((n = split_in_place(S, p, b, pred, size)) != NULL)
+			return n;
 		*link = tmerge(b->l, b->r);
 		b->set = SET_NONE;
 		b->l = b->r = NULL;
@@ -899,15 +1045,22 @@ get_free_block(struct sim *S, struct spool *p, uint64_t stream,
 		if (S->c.expandable) {
 			/* best fit counts the unmapped space a block can
 			 * grow into */
-			while (b->es != NULL && (n = free_next(b)) != NULL &&
+			n = next;
+			while (b->es != NULL && n != NULL &&
 			    n->stream == stream &&
-			    expandable_size(n) < expandable_size(b))
+			    expandable_size(n) < expandable_size(b)) {
+				pred = b;
 				b = n;
+				n = free_next(b);
+			}
 		} else {
-			do
-				b = free_next(b);
+			pred = b;
+			b = next;
 			while (b != NULL && b->es != NULL &&
-			    b->stream == stream);
+			    b->stream == stream) {
+				pred = b;
+				b = free_next(b);
+			}
 			if (b == NULL || b->stream != stream)
 				return NULL;
 		}
@@ -917,6 +1070,8 @@ get_free_block(struct sim *S, struct spool *p, uint64_t stream,
 	if (size >= S->c.max_split &&
 	    b->size >= size + S->c.max_non_split_rounding)
 		return NULL;
+	if ((n = split_in_place(S, p, b, pred, size)) != NULL)
+		return n;
 	set_remove(b);
 	return b;
 }
@@ -1259,4 +1414,112 @@ sim_seed_segment(struct sim *S, const struct replay_segment *sg,
 	S->st.reserved += sg->size;
 	S->st.segments++;
 	return 0;
+}
+
+/* ---- the state ----------------------------------------------------------- */
+
+static int
+seg_start_cmp(const void *x, const void *y)
+{
+	const struct sblk *a = *(struct sblk *const *)x;
+	const struct sblk *b = *(struct sblk *const *)y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* A block that starts a segment as a snapshot lists it: a cudaMalloc's
+ * first block, or the first mapped block of a run. */
+static int
+seg_start(const struct sblk *b)
+{
+	return b->pool != NULL && b->mapped &&
+	    (b->prev == NULL || !b->prev->mapped);
+}
+
+void
+sim_state(struct sim *S, struct sim_state *out)
+{
+	size_t i, k, n = 0, nb = 0, used;
+	struct sblk *base, *b, **v;
+
+	for (i = 0; i < S->n_slabs; i++) {
+		base = slab_base(S->slabs[i]);
+		used = i + 1 == S->n_slabs ? S->slab_used : SLAB;
+		for (k = 0; k < used; k++) {
+			b = &base[k];
+			if (seg_start(b)) {
+				S->vec = xgrow(S->vec, &S->cap_vec, n + 1,
+				    sizeof *S->vec);
+				S->vec[n++] = b;
+			}
+		}
+	}
+	v = S->vec;
+	if (n > 0)
+		qsort(v, n, sizeof *v, seg_start_cmp);
+	out->n_segs = 0;
+	out->n_blks = 0;
+	for (i = 0; i < n; i++) {
+		struct replay_segment *sg;
+		const struct spool *p = v[i]->pool;
+
+		out->segs = xgrow(out->segs, &out->cap_segs, out->n_segs + 1,
+		    sizeof *out->segs);
+		sg = &out->segs[out->n_segs++];
+		memset(sg, 0, sizeof *sg);
+		sg->addr = v[i]->addr;
+		sg->stream = v[i]->stream;
+		if (p->owner != NULL) {
+			sg->pool_id[0] = p->owner->id[0];
+			sg->pool_id[1] = p->owner->id[1];
+		}
+		sg->is_large = !p->small;
+		sg->is_expandable = v[i]->es != NULL;
+		sg->alloc_ev = -1;
+		sg->last_ev = -1;
+		sg->first_block = (uint32_t)nb;
+		for (b = v[i]; b != NULL && b->mapped; b = b->next) {
+			struct replay_block *rb;
+
+			out->blks = xgrow(out->blks, &out->cap_blks, nb + 1,
+			    sizeof *out->blks);
+			out->tags = xgrow(out->tags, &out->cap_tags, nb + 1,
+			    sizeof *out->tags);
+			rb = &out->blks[nb];
+			memset(rb, 0, sizeof *rb);
+			rb->addr = b->addr;
+			rb->size = b->size;
+			rb->alloc_ev = -1;
+			rb->last_ev = -1;
+			out->tags[nb] = b->allocated || b->pending ? b->tag :
+			    0;
+			nb++;
+			sg->size += b->size;
+			sg->n_blocks++;
+			if (b->allocated) {
+				rb->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+				rb->requested_size = b->req;
+				sg->allocated += b->size;
+			} else if (b->pending)
+				rb->state = SNAP_BLOCK_ACTIVE_PENDING_FREE;
+			else
+				rb->state = SNAP_BLOCK_INACTIVE;
+			if (b->allocated || b->pending) {
+				if (b->pending)
+					rb->requested_size = b->req;
+				sg->active += b->size;
+				sg->requested += b->req;
+			}
+		}
+	}
+	out->n_blks = (uint32_t)nb;
+}
+
+void
+sim_state_destroy(struct sim_state *st)
+{
+	free(st->segs);
+	free(st->blks);
+	free(st->tags);
+	memset(st, 0, sizeof *st);
 }

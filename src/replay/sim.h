@@ -105,4 +105,22 @@ void sim_force_fail(struct sim *S, int how);
 
 const struct sim_stats *sim_stats(const struct sim *S);
 
+/* The simulated segments and blocks, as a replay state holds them
+ * (replay.h): segments by address as a snapshot lists them (one per
+ * cudaMalloc, one per mapped run of an expandable segment), each one's
+ * blocks by address (unmapped pages are no block); tags[i] is block
+ * i's tag (0: free). The simulation knows no events or stacks: alloc_ev
+ * and last_ev are -1, stack 0. The arrays are the struct's own and
+ * reused by the next call: zero it first, sim_state_destroy() it
+ * last. O(blocks + segments log segments). */
+struct sim_state {
+	struct replay_segment *segs;
+	struct replay_block *blks;
+	uint64_t *tags;
+	uint32_t n_segs, n_blks;
+	size_t cap_segs, cap_blks, cap_tags;
+};
+void sim_state(struct sim *S, struct sim_state *out);
+void sim_state_destroy(struct sim_state *st);
+
 #endif

@@ -127,6 +127,8 @@
 	    "Info view: allocator settings, the file's facts, check")          \
 	_(ACT_WHATIF, "whatif", "A", "", KM_VIEW,                             \
 	    "What if: the trace under other allocator settings, drawn")        \
+	_(ACT_SIM_STATE, "sim-state", "D", "", KM_VIEW,                        \
+	    "What if: the state pane shows the simulated state (A first)")     \
 	_(ACT_VIEW_PHASES, "phases", "P", "<F4>", KM_VIEW,                     \
 	    "Phase view: each phase instance, its peak, what it leaves")       \
 	_(ACT_WIN_START, "window-start", "b", "", KM_VIEW,                     \

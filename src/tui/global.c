@@ -225,6 +225,7 @@ global_action(struct app *a, enum action act)
 		break;
 	case ACT_MISMATCH: check_first(a); break;
 	case ACT_WHATIF: simulate_begin(a); break;
+	case ACT_SIM_STATE: simulate_toggle_state(a); break;
 	case ACT_WIN_START:
 	case ACT_WIN_END:
 	case ACT_WIN_CLEAR:

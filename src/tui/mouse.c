@@ -8,6 +8,7 @@
 #include "render/segmap.h"
 #include "render/timeline.h"
 #include "tui/pane.h"
+#include "tui/simulate.h"
 #include "tui/view.h"
 
 #define WHEEL_ROWS 3
@@ -43,7 +44,18 @@ click_segments(struct app *a, const struct rect *r, int x, int y)
 	uint64_t s = (uint64_t)a->sv.first + (uint64_t)(y - r->y - 1), addr;
 	int bw = r->w - SEGMAP_PREFIX_W - 2 - 5, i;
 	uint32_t b;
+	const struct replay_state *sst;
+	struct segmap_view *ssv;
 
+	if ((sst = simulate_state(a, NULL, NULL, &ssv)) != NULL) {
+		/* the simulated map: its row only (no block detail) */
+		s = (uint64_t)ssv->first + (uint64_t)(y - r->y - 1);
+		if (y != r->y && s < sst->n_segments) {
+			ssv->sel_seg = (uint32_t)s;
+			ssv->sel_block = SEGMAP_NONE;
+		}
+		return UI_HANDLED | UI_REDRAW;
+	}
 	if (y == r->y || st == NULL || s >= st->n_segments)
 		return UI_HANDLED | UI_REDRAW;
 	a->sv.sel_seg = (uint32_t)s;

@@ -55,7 +55,8 @@ static const struct help_entry views[] = {
     {{ACT_VIEW_EVENTS}, "events around the cursor"},
     {{ACT_VIEW_BLOCKS}, "live blocks at the cursor"},
     {{ACT_VIEW_OOM}, "why the OOM failed"},
-    {{ACT_VIEW_INFO, ACT_WHATIF}, "settings, check; what if"},
+    {{ACT_VIEW_INFO, ACT_WHATIF, ACT_SIM_STATE},
+	"settings; what if; its state"},
     {{ACT_VIEW_PHASES}, "phases: peak, left behind"},
 };
 static const struct help_entry in_view[] = {

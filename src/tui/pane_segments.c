@@ -1,6 +1,9 @@
 /*
  * Segment pane: the allocator state at the cursor as a segment map, with
  * the totals in the title. Up/down select a segment, left/right a block.
+ * With a what-if simulation shown (D, simulate.h) the same map of the
+ * simulated state, labelled with its settings, with a selection of its
+ * own (its blocks have no detail: the detail pane stays on the trace).
  */
 #include "config.h"
 
@@ -9,6 +12,7 @@
 
 #include "render/fmt.h"
 #include "tui/pane.h"
+#include "tui/simulate.h"
 #include "util/escape.h"
 
 /*
@@ -72,53 +76,117 @@ seg_title(struct app *a, const struct rect *r, char *title, size_t size)
 	}
 }
 
+/* The simulated state's title: its settings first, then as many of the
+ * totals as fit. */
+static void
+sim_title(struct app *a, const struct rect *r, const char *name,
+    const struct replay_totals *t, char *title, size_t size)
+{
+	char at[FMT_BUF], res[FMT_BUF], al[FMT_BUF], fi[FMT_BUF], fe[FMT_BUF],
+	    lf[FMT_BUF];
+	int form;
+
+	fmt_event(at, sizeof at, a->view.cursor);
+	fmt_size_short(res, sizeof res, t->reserved);
+	fmt_size_short(al, sizeof al, t->allocated);
+	fmt_size_short(fi, sizeof fi, t->free_internal);
+	fmt_size_short(fe, sizeof fe, t->free_external);
+	fmt_size_short(lf, sizeof lf, t->largest_free);
+	for (form = 0; form < 5; form++) {
+		switch (form) {
+		case 0:
+			snprintf(title, size, "simulated: %s @ %s - reserved "
+			    "%s alloc %s - free int %s ext %s - largest %s - "
+			    "%" PRIu64 " seg%s", name, at, res, al, fi, fe, lf,
+			    t->n_segments, t->n_segments == 1 ? "" : "s");
+			break;
+		case 1:
+			snprintf(title, size, "simulated: %s @ %s - res %s "
+			    "alloc %s - int %s ext %s - max free %s", name, at,
+			    res, al, fi, fe, lf);
+			break;
+		case 2:
+			snprintf(title, size, "simulated: %s @ %s - res %s "
+			    "alloc %s - ext %s", name, at, res, al, fe);
+			break;
+		case 3:
+			snprintf(title, size, "simulated: %s @ %s - res %s",
+			    name, at, res);
+			break;
+		default:
+			snprintf(title, size, "simulated: %s", name);
+			break;
+		}
+		if (sv_utf8_cells(title) <= r->w - 4)
+			break;
+	}
+}
+
+/* The map of st with the selection of sv, its selected row in view. */
+static void
+draw_map(const struct replay_state *st, struct segmap_view *sv,
+    struct cellbuf *cb, const struct rect *r)
+{
+	int rows = r->h - 1;
+
+	if (sv->sel_seg != SEGMAP_NONE && rows > 0) {
+		if (sv->sel_seg < sv->first)
+			sv->first = sv->sel_seg;
+		if (sv->sel_seg >= sv->first + (uint32_t)rows)
+			sv->first = sv->sel_seg - (uint32_t)rows + 1;
+	}
+	segmap_render(st, sv, cb, r->x, r->y + 1, r->w, rows);
+}
+
 static void
 seg_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
 	char title[512];
-	int rows = r->h - 1;
+	const struct replay_state *sst;
+	struct replay_totals t;
+	struct segmap_view *ssv;
+	const char *name;
 
+	if ((sst = simulate_state(a, &t, &name, &ssv)) != NULL) {
+		sim_title(a, r, name, &t, title, sizeof title);
+		pane_title(a, cb, r, focused, title);
+		draw_map(sst, ssv, cb, r);
+		return;
+	}
 	seg_title(a, r, title, sizeof title);
 	pane_title(a, cb, r, focused, title);
-	if (a->sv.sel_seg != SEGMAP_NONE && rows > 0) {
-		if (a->sv.sel_seg < a->sv.first)
-			a->sv.first = a->sv.sel_seg;
-		if (a->sv.sel_seg >= a->sv.first + (uint32_t)rows)
-			a->sv.first = a->sv.sel_seg - (uint32_t)rows + 1;
-	}
-	segmap_render(a->st, &a->sv, cb, r->x, r->y + 1, r->w, rows);
+	draw_map(a->st, &a->sv, cb, r);
 }
 
 static void
-select_seg(struct app *a, int64_t s)
+select_seg(const struct replay_state *st, struct segmap_view *sv,
+    int64_t s)
 {
-	const struct replay_state *st = a->st;
-
 	if (st->n_segments == 0)
 		return;
 	if (s < 0)
 		s = 0;
 	if (s >= st->n_segments)
 		s = st->n_segments - 1;
-	a->sv.sel_seg = (uint32_t)s;
-	a->sv.sel_block = SEGMAP_NONE;
+	sv->sel_seg = (uint32_t)s;
+	sv->sel_block = SEGMAP_NONE;
 }
 
-static void
-select_block(struct app *a, int dir)
+static int
+select_block(const struct replay_state *st, struct segmap_view *sv,
+    int dir)
 {
-	const struct replay_state *st = a->st;
 	const struct replay_segment *sg;
 	uint32_t b;
 
-	if (a->sv.sel_seg == SEGMAP_NONE)
-		select_seg(a, 0);
-	if (a->sv.sel_seg == SEGMAP_NONE || a->sv.sel_seg >= st->n_segments)
-		return;
-	sg = &st->segments[a->sv.sel_seg];
+	if (sv->sel_seg == SEGMAP_NONE)
+		select_seg(st, sv, 0);
+	if (sv->sel_seg == SEGMAP_NONE || sv->sel_seg >= st->n_segments)
+		return 0;
+	sg = &st->segments[sv->sel_seg];
 	if (sg->n_blocks == 0)
-		return;
-	b = a->sv.sel_block;
+		return 0;
+	b = sv->sel_block;
 	if (b == SEGMAP_NONE || b < sg->first_block ||
 	    b >= sg->first_block + sg->n_blocks)
 		b = dir > 0 ? sg->first_block :
@@ -127,30 +195,56 @@ select_block(struct app *a, int dir)
 		b++;
 	else if (dir < 0 && b > sg->first_block)
 		b--;
-	a->sv.sel_block = b;
-	a->detail = DETAIL_BLOCK;
-	a->detail_scroll = 0;
+	sv->sel_block = b;
+	return 1;
+}
+
+/* The moves of the selection in st's map (both states' keys). */
+static int
+move(const struct replay_state *st, struct segmap_view *sv, enum action act,
+    int page)
+{
+	int64_t cur = sv->sel_seg == SEGMAP_NONE ? -1 : (int64_t)sv->sel_seg;
+
+	switch (act) {
+	case ACT_UP: select_seg(st, sv, cur - 1); break;
+	case ACT_DOWN: select_seg(st, sv, cur + 1); break;
+	case ACT_PAGE_UP: select_seg(st, sv, cur - page); break;
+	case ACT_PAGE_DOWN: select_seg(st, sv, cur + page); break;
+	case ACT_FIRST: select_seg(st, sv, 0); break;
+	case ACT_LAST: select_seg(st, sv, (int64_t)st->n_segments - 1); break;
+	case ACT_LEFT: return select_block(st, sv, -1) ? 2 : 1;
+	case ACT_RIGHT: return select_block(st, sv, 1) ? 2 : 1;
+	default: return 0;
+	}
+	return 1;
 }
 
 static int
 seg_action(struct app *a, enum action act, const struct rect *r)
 {
-	int64_t cur = a->sv.sel_seg == SEGMAP_NONE ? -1 :
-	    (int64_t)a->sv.sel_seg;
-	int page = r->h > 2 ? r->h - 2 : 1;
+	int page = r->h > 2 ? r->h - 2 : 1, m;
+	const struct replay_state *sst;
+	struct segmap_view *ssv;
 
+	if ((sst = simulate_state(a, NULL, NULL, &ssv)) != NULL) {
+		/* the simulated map: its own selection, no block detail */
+		if (move(sst, ssv, act, page) == 0)
+			return 0;
+		return UI_HANDLED | UI_REDRAW;
+	}
+	m = move(a->st, &a->sv, act, page);
+	if (m == 2) {
+		a->detail = DETAIL_BLOCK;
+		a->detail_scroll = 0;
+	}
 	switch (act) {
-	case ACT_UP: select_seg(a, cur - 1); break;
-	case ACT_DOWN: select_seg(a, cur + 1); break;
-	case ACT_PAGE_UP: select_seg(a, cur - page); break;
-	case ACT_PAGE_DOWN: select_seg(a, cur + page); break;
-	case ACT_FIRST: select_seg(a, 0); break;
-	case ACT_LAST: select_seg(a, (int64_t)a->st->n_segments - 1); break;
-	case ACT_LEFT: select_block(a, -1); break;
-	case ACT_RIGHT: select_block(a, 1); break;
+	case ACT_UP: case ACT_DOWN: case ACT_PAGE_UP: case ACT_PAGE_DOWN:
+	case ACT_FIRST: case ACT_LAST: case ACT_LEFT: case ACT_RIGHT:
+		break;
 	case ACT_ENTER:
 		if (a->sv.sel_block == SEGMAP_NONE)
-			select_block(a, 1);
+			(void)select_block(a->st, &a->sv, 1);
 		if (a->sv.sel_block != SEGMAP_NONE) {
 			a->detail = DETAIL_BLOCK;
 			a->focus = LAY_DETAIL;

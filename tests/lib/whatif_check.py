@@ -5,6 +5,8 @@ usage: whatif_check.py real WHATIF.json exact|segments|explained
        whatif_check.py pairs WHATIF.json TRUTH.json...
        whatif_check.py planted OOM.json TRUTH_DEFAULT.json
                        TRUTH_EXPANDABLE.json CAPACITY_WHATIF.json
+       whatif_check.py peak WHATIF.json NAME
+       whatif_check.py at WHATIF.json NAME AT_PEAK.json AT_END.json
 
 real: the agreement under the recorded settings is exact (every segment
 allocation and free, every allocation at its recorded address), exact in
@@ -18,6 +20,10 @@ planted: the OOM gensnap planted with --limit is the one oom reports, its
 verdict is expandable segments, and the expandable file (same limit) has
 no OOM; whatif --capacity LIMIT predicts an OOM under the defaults and
 none under expandable segments.
+peak: prints the peak event of whatif's column NAME and the last event.
+at: whatif --at's simulated state (--json) at that peak and at the last
+event agrees with the column's own figures there, and its blocks tile
+its segments.
 """
 import json
 import sys
@@ -122,6 +128,70 @@ def planted(oom_path, tdef, texp, cap_path):
     return errs
 
 
+def column(path, name):
+    d = dev0(path)
+    for c in d['columns']:
+        if c['name'] == name:
+            return d, c
+    raise SystemExit('no column %r in %s' % (name, path))
+
+
+def peak(path, name):
+    """Prints the column's peak event and the last event."""
+    d, c = column(path, name)
+    print(c['peak_event'], d['events'] - 1)
+    return []
+
+
+def tiles(st, what, errs):
+    """The state's own sums: segments tiled by their blocks, totals."""
+    reserved = 0
+    for sg in st['segments']:
+        at = sg['address']
+        for b in sg['blocks']:
+            if b['address'] != at:
+                errs.append('%s: a gap or overlap at %#x' % (what, at))
+                return
+            at += b['size']
+        if at != sg['address'] + sg['total_size']:
+            errs.append('%s: blocks do not fill the segment at %#x'
+                        % (what, sg['address']))
+        reserved += sg['total_size']
+    if reserved != st['totals']['reserved']:
+        errs.append('%s: segments add up to %d, totals say %d'
+                    % (what, reserved, st['totals']['reserved']))
+
+
+def at(path, name, at_peak, at_end):
+    """whatif --at N's state against whatif's own column: at the peak,
+    reserved, segments, internal and external waste; at the end, reserved
+    and segments."""
+    errs = []
+    d, c = column(path, name)
+    with open(at_peak) as f:
+        p = json.load(f)['devices'][0]
+    with open(at_end) as f:
+        e = json.load(f)['devices'][0]
+    for st, what in ((p, 'at the peak'), (e, 'at the end')):
+        if not st.get('simulated') or st.get('alloc_conf') != name:
+            errs.append('%s: not the simulated state of %r' % (what, name))
+        tiles(st, what, errs)
+    want = ((p, 'reserved', c['peak_reserved']),
+            (p, 'segments', c['segments_at_peak']),
+            (p, 'free_internal', c['internal_waste_at_peak']),
+            (p, 'free_external', c['external_waste_at_peak']),
+            (e, 'reserved', c['reserved_at_end']),
+            (e, 'segments', c['segments_at_end']))
+    for st, key, v in want:
+        if st['totals'][key] != v:
+            errs.append('event %d: %s %d, whatif says %d'
+                        % (st['at'], key, st['totals'][key], v))
+    if p['at'] != c['peak_event'] and c['peak_event'] >= 0:
+        errs.append('listed event %d, not the peak %d'
+                    % (p['at'], c['peak_event']))
+    return errs
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__)
@@ -132,6 +202,10 @@ def main(argv):
         errs = pairs(argv[2], argv[3:])
     elif argv[1] == 'planted':
         errs = planted(*argv[2:6])
+    elif argv[1] == 'peak':
+        errs = peak(argv[2], argv[3])
+    elif argv[1] == 'at':
+        errs = at(*argv[2:6])
     else:
         print(__doc__)
         return 2

@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include "analysis_fix.h"
+#include "analysis/whatif.h"
+#include "replay/simconf.h"
 
 START_TEST(test_framework_frames)
 {
@@ -532,6 +534,101 @@ END_TEST
 static const char *const top_fixtures[] = {"leak", "frag", "expandable",
     "oom", "multi", "wrapped", "npu", "graphs"};
 
+/* The simulated state at an event (an_whatif_walk) is the same however
+ * the walk got there: straight from the start, forward from an earlier
+ * event, or started again after a move back; at the last event it has
+ * the end figures of an_whatif()'s column of the same settings. */
+static void
+state_eq(const struct replay_state *a, const struct replay_state *b,
+    int64_t at)
+{
+	uint32_t i;
+
+	ck_assert_int_eq(a->at, at);
+	ck_assert_int_eq(b->at, at);
+	ck_assert_uint_eq(a->n_segments, b->n_segments);
+	ck_assert_uint_eq(a->n_blocks, b->n_blocks);
+	ck_assert_uint_eq(a->reserved, b->reserved);
+	ck_assert_uint_eq(a->allocated, b->allocated);
+	for (i = 0; i < a->n_segments; i++) {
+		ck_assert_uint_eq(a->segments[i].addr, b->segments[i].addr);
+		ck_assert_uint_eq(a->segments[i].size, b->segments[i].size);
+		ck_assert_uint_eq(a->segments[i].n_blocks,
+		    b->segments[i].n_blocks);
+	}
+	for (i = 0; i < a->n_blocks; i++) {
+		ck_assert_uint_eq(a->blocks[i].addr, b->blocks[i].addr);
+		ck_assert_uint_eq(a->blocks[i].size, b->blocks[i].size);
+		ck_assert_uint_eq(a->blocks[i].state, b->blocks[i].state);
+		ck_assert_int_eq(a->blocks[i].alloc_ev, b->blocks[i].alloc_ev);
+	}
+}
+
+START_TEST(test_whatif_walk)
+{
+	static const char *const confs[] = {"expandable_segments:True",
+	    "max_split_size_mb:40", ""};
+	char path[1024], why[200];
+	struct snapshot *s;
+	struct sv_error err;
+	struct replay *r;
+	struct sim_conf c;
+	struct an_whatif_walk *k, *fresh;
+	struct an_whatif_opts o;
+	struct an_whatif w;
+	int64_t n, order[5];
+	const struct replay_state *st;
+	uint64_t reserved = 0, segs = 0;
+	uint32_t i;
+
+	snprintf(path, sizeof path, "%s/tests/data/gen/frag.pickle",
+	    TOP_SRCDIR);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	r = replay_new(s, 0, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_int_eq(simconf_parse(confs[_i], &c, why, sizeof why), 0);
+	n = (int64_t)snap_trace_of(s, 0)->n;
+	ck_assert_int_gt(n, 100);
+	order[0] = n / 3;
+	order[1] = n - 1;
+	order[2] = n / 5;	/* back: started again */
+	order[3] = (2 * n) / 3;	/* forward from there */
+	order[4] = -1;
+	k = an_whatif_walk_new(s, 0, r, &c, 0, &err);
+	ck_assert_msg(k != NULL, "%s", err.msg);
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(an_whatif_walk_seek(k, order[i], &err), 0);
+		st = an_whatif_walk_state(k);
+		if (order[i] == n - 1) {
+			reserved = st->reserved;
+			segs = st->n_segments;
+		}
+		fresh = an_whatif_walk_new(s, 0, r, &c, 0, &err);
+		ck_assert_msg(fresh != NULL, "%s", err.msg);
+		ck_assert_int_eq(an_whatif_walk_seek(fresh, order[i], &err), 0);
+		/* k's state stays valid: fresh has its own */
+		state_eq(an_whatif_walk_state(fresh), st, order[i]);
+		an_whatif_walk_free(fresh);
+	}
+	/* a move back costs the events from the start, no more */
+	ck_assert_uint_eq(an_whatif_walk_events(k),
+	    (uint64_t)(n / 3 + 1) + (uint64_t)(n - 1 - n / 3) +
+	    (uint64_t)(n / 5 + 1) + (uint64_t)((2 * n) / 3 - n / 5));
+	an_whatif_walk_free(k);
+	memset(&o, 0, sizeof o);
+	o.confs = &c;
+	o.n_confs = 1;
+	o.no_steps = 1;
+	ck_assert_int_eq(an_whatif(s, 0, r, &o, &w, &err), 0);
+	ck_assert_uint_eq(w.cols[1].end_reserved, reserved);
+	ck_assert_uint_eq(w.cols[1].end_segments, segs);
+	an_whatif_destroy(&w);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_top_state_matches)
 {
 	char path[1024];
@@ -625,6 +722,7 @@ analysis_suite(void)
 	tcase_add_test(tc, test_ranking_periodicity);
 	tcase_add_test(tc, test_top);
 	tcase_add_test(tc, test_leak_elems);
+	tcase_add_loop_test(tc, test_whatif_walk, 0, 3);
 	tcase_add_loop_test(tc, test_top_state_matches, 0,
 	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
 	suite_add_tcase(s, tc);

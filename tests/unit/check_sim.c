@@ -305,6 +305,103 @@ START_TEST(test_expandable)
 }
 END_TEST
 
+/* sim_state(): the segments as a snapshot lists them, their blocks in
+ * address order with their states, against the figures of sim_stats. */
+START_TEST(test_state)
+{
+	struct log l;
+	struct sim *S = mk("", 0, &l);
+	struct sim_state st;
+	uint64_t x, y, z;
+
+	memset(&st, 0, sizeof st);
+	x = get(S, 11, 6 * MIB);	/* [x 6][y 6 pending][free 8] */
+	y = get(S, 12, 6 * MIB - 100);
+	z = get(S, 13, 1000);		/* a small segment of its own */
+	ck_assert_int_eq(sim_free_requested(S, 12), 0);
+	sim_state(S, &st);
+	ck_assert_uint_eq(st.n_segs, 2);
+	ck_assert_uint_eq(st.n_blks, 5);
+	/* by address, whichever segment the simulation placed first */
+	ck_assert(st.segs[0].addr < st.segs[1].addr);
+	{
+		const struct replay_segment *lg = st.segs[0].is_large ?
+		    &st.segs[0] : &st.segs[1];
+		const struct replay_segment *sm = st.segs[0].is_large ?
+		    &st.segs[1] : &st.segs[0];
+		const struct replay_block *b = &st.blks[lg->first_block];
+
+		ck_assert_uint_eq(lg->size, 20 * MIB);
+		ck_assert_uint_eq(lg->n_blocks, 3);
+		ck_assert_uint_eq(b[0].addr, x);
+		ck_assert_uint_eq(b[0].state, SNAP_BLOCK_ACTIVE_ALLOCATED);
+		ck_assert_uint_eq(b[0].requested_size, 6 * MIB);
+		ck_assert_uint_eq(st.tags[lg->first_block], 11);
+		ck_assert_uint_eq(b[1].addr, y);
+		ck_assert_uint_eq(b[1].state, SNAP_BLOCK_ACTIVE_PENDING_FREE);
+		ck_assert_uint_eq(b[2].state, SNAP_BLOCK_INACTIVE);
+		ck_assert_uint_eq(b[2].size, 8 * MIB);
+		ck_assert_uint_eq(st.tags[lg->first_block + 2], 0);
+		ck_assert_uint_eq(lg->allocated, 6 * MIB);
+		ck_assert_uint_eq(lg->active, 12 * MIB);
+		ck_assert_uint_eq(sm->size, 2 * MIB);
+		ck_assert_uint_eq(st.blks[sm->first_block].addr, z);
+		ck_assert_uint_eq(st.blks[sm->first_block].size, 1024);
+	}
+	sim_state_destroy(&st);
+	sim_free(S);
+
+	/* expandable: one segment per mapped run, no unmapped block */
+	S = mk("expandable_segments:True", 0, &l);
+	get(S, 1, 5 * MIB);
+	get(S, 2, 16 * MIB);
+	put(S, 1);
+	sim_state(S, &st);
+	ck_assert_uint_eq(st.n_segs, 1);
+	ck_assert(st.segs[0].is_expandable);
+	ck_assert_uint_eq(st.segs[0].size, sim_stats(S)->reserved);
+	ck_assert_uint_eq(st.segs[0].size, 40 * MIB);
+	ck_assert_uint_eq(st.segs[0].allocated, 16 * MIB);
+	sim_empty_cache(S);
+	sim_state(S, &st);
+	ck_assert_uint_eq(st.n_segs, sim_stats(S)->segments);
+	sim_state_destroy(&st);
+	sim_free(S);
+}
+END_TEST
+
+/* A freed tag is no longer live, whatever became of its block: merged
+ * away, reused for another tag, or given the same tag again. */
+START_TEST(test_tags)
+{
+	struct log l;
+	struct sim *S = mk("", 0, &l);
+	uint64_t a, b;
+
+	a = get(S, 1, 4096);
+	put(S, 1);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	ck_assert_int_eq(sim_free_requested(S, 1), -1);
+	b = get(S, 2, 4096);		/* the same place, another tag */
+	ck_assert_uint_eq(b, a);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	get(S, 1, 8192);
+	get(S, 3, 4096);
+	put(S, 2);
+	put(S, 1);			/* merges with 2's free block */
+	ck_assert_int_eq(sim_free_completed(S, 2), -1);
+	ck_assert_int_eq(sim_free_completed(S, 1), -1);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 4096);
+	/* a tag still live when it is given again: freed first */
+	get(S, 3, 4096);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 4096);
+	put(S, 3);
+	ck_assert_uint_eq(sim_stats(S)->allocated, 0);
+	ck_assert_int_eq(sim_free_completed(S, 3), -1);
+	sim_free(S);
+}
+END_TEST
+
 START_TEST(test_retry_oom)
 {
 	struct log l;
@@ -439,6 +536,8 @@ sim_suite(void)
 	tcase_add_test(tc, test_best_fit_merge);
 	tcase_add_test(tc, test_oversize);
 	tcase_add_test(tc, test_expandable);
+	tcase_add_test(tc, test_state);
+	tcase_add_test(tc, test_tags);
 	tcase_add_test(tc, test_retry_oom);
 	tcase_add_test(tc, test_gc);
 	tcase_add_test(tc, test_pending_private);
