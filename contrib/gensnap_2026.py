@@ -465,7 +465,7 @@ class HostAllocator:
                 'allocated_block_bytes': sum(b[0] for b in alloc),
                 'active_blocks': len(active),
                 'pending_free': sum(b[0] for b in blocks if b[2] == PENDING),
-                'rounding_waste': sum(b[0] - b[1] for b in active),
+                'rounding_waste': sum(b[0] - b[1] for b in alloc),
                 'largest_free_block': max([b[0] for b in blocks
                                            if b[2] == FREE] or [0]),
                 'offload': {'requested': int(20.4 * GiB),
@@ -476,7 +476,7 @@ class HostAllocator:
 
 # -- the truth ---------------------------------------------------------------
 
-def finish_truth(p, sink, truth):
+def finish_truth(p, sink, truth, obj):
     """Adds the additions' truth to the sidecar's dict; returns it."""
     o = getattr(p, 'y26', None)
     if o is None:
@@ -511,15 +511,20 @@ def finish_truth(p, sink, truth):
     if o.xpu:
         truth['device_family'] = 'XPU'
     if o.no_trace:
+        # the truth's own definitions over an empty trace: every block
+        # alive at the end is alive before it (a ghost), the Active
+        # Memory Timeline is their bytes, at no event (-1)
         truth['no_trace'] = True
         truth['annotations'] = 0
         for dd in truth['devices']:
-            for k in ('timeline_peak', 'timeline_peak_event',
-                      'ghost_blocks', 'ghost_bytes', 'unmatched_frees',
-                      'unmatched_free_bytes'):
-                dd.pop(k, None)
-            dd['events'] = 0
-            dd['actions'] = {}
+            live = [b for s in obj['segments'] if s['device'] == dd['device']
+                    for b in s['blocks'] if b['state'] == 'active_allocated']
+            dd.update({'events': 0, 'actions': {},
+                       'ghost_blocks': len(live),
+                       'ghost_bytes': sum(b['requested_size'] for b in live),
+                       'unmatched_frees': 0, 'unmatched_free_bytes': 0,
+                       'timeline_peak_event': -1})
+            dd['timeline_peak'] = dd['ghost_bytes']
         # answers about events: a trace-less file has none to give
         for k in ('frag', 'oom', 'steps', 'categories', 'phases', 'leak'):
             truth.pop(k, None)

@@ -194,7 +194,7 @@ def generate_in_memory(p, out_path, truth_path):
         pickle.dump(obj, f, protocol=p.proto)
     if truth_path:
         truth = gensnap_2026.finish_truth(
-            p, sink, tracker.finish(sim, info, sink, ws, obj))
+            p, sink, tracker.finish(sim, info, sink, ws, obj), obj)
         write_json(truth_path, truth)
     return sim
 
