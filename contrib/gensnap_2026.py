@@ -1,7 +1,8 @@
 """gensnap_2026 - what PyTorch 2.14 adds to a snapshot (issue 33).
 
 Options of gensnap.py that write the 2026 additions of
-doc/snapshot-format.md §17, each with its truth in the sidecar:
+doc/snapshot-format.md §17, each with its truth in the sidecar.  Section
+numbers (§N) refer to doc/snapshot-format.md.
 
   --annotate-tensors  `annotate` trace events carrying `user_metadata` on
                       live allocations (§17.1, pytorch#190575)
