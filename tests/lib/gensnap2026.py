@@ -10,6 +10,7 @@ usage: gensnap2026.py stats TRUTH STATS.json     stats --json, per device
        gensnap2026.py first TRUTH                the first annotate event:
                                                  "EVENT ADDR METADATA"
        gensnap2026.py field TRUTH KEY            device 0's KEY
+       gensnap2026.py host TRUTH KEY             the host's KEY
 Exits 1 naming every difference.
 """
 import json
@@ -129,8 +130,9 @@ def main():
         a = truth["annotate"][0]
         print("%d %#x %s" % (a["event"], a["addr"], a["user_metadata"]))
         return 0
-    if mode == "field":
-        print(truth["devices"][0][sys.argv[3]])
+    if mode in ("field", "host"):
+        d = truth["devices"][0] if mode == "field" else truth["host"]
+        print(d[sys.argv[3]])
         return 0
     if mode == "text":
         with open(sys.argv[3]) as f:
