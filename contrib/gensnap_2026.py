@@ -166,7 +166,7 @@ class Recorder:
     def event(self, dev, action, addr, size, stream, t, stk):
         self.resolve()
         o = self.o
-        if o.annotate:
+        if o.annotate and 'annotate' not in o.skip:
             self.annotate_due(dev, t, stk)
             self.track(dev, action, addr, size, stream)
         if action in o.skip:
