@@ -117,9 +117,10 @@ def configure(p, a, stream_threshold):
         raise SystemExit('gensnap: %s needs the in-memory writer (fewer '
                          'than %d events, no --stream)' % (opt,
                                                            stream_threshold))
-    if a.ranks is not None or a.run_dir is not None:
-        raise SystemExit('gensnap: %s writes one file (no --ranks, '
-                         '--run-dir)' % opt)
+    if a.ranks is not None or a.run_dir is not None or \
+            getattr(a, 'fast', False):
+        raise SystemExit('gensnap: %s writes one file with the in-memory '
+                         'writer (no --ranks, --run-dir, --fast)' % opt)
     if o.no_trace and o.traced():
         raise SystemExit('gensnap: --no-trace writes no trace entries: '
                          'not with --annotate-tensors, --pool-ids or '
@@ -163,7 +164,7 @@ class Recorder:
     def annotation(self, name, stage, dev, t):
         self.inner.annotation(name, stage, dev, t)
 
-    def event(self, dev, action, addr, size, stream, t, stk):
+    def event(self, dev, action, addr, size, stream, t, stk, meta=None):
         self.resolve()
         o = self.o
         if o.annotate and 'annotate' not in o.skip:
@@ -172,16 +173,19 @@ class Recorder:
         if action in o.skip:
             self.sim.nev -= 1
             return
-        self.put(dev, action, addr, size, stream, t, stk)
+        self.put(dev, action, addr, size, stream, t, stk, meta)
 
-    def put(self, dev, action, addr, size, stream, t, stk):
+    def put(self, dev, action, addr, size, stream, t, stk, meta=None):
         i = self.n[dev]
         self.n[dev] = i + 1
         if self.o.pool_ids:
             self.pools[dev].append(self.pool_of(dev, action, addr))
             if action == 'alloc':
                 self.pending = (dev, i, addr)
-        self.inner.event(dev, action, addr, size, stream, t, stk)
+        if meta is None:
+            self.inner.event(dev, action, addr, size, stream, t, stk)
+        else:                           # an annotate event's user_metadata
+            self.inner.event(dev, action, addr, size, stream, t, stk, meta)
         return i
 
     def pool_of(self, dev, action, addr):
@@ -243,7 +247,8 @@ class Recorder:
             self.tags += 1
             text = "{'tag': '%s', 'n': %d}" % (
                 ANNOTATE_TAGS[self.tags % len(ANNOTATE_TAGS)], self.tags)
-            i = self.put(dev, 'annotate', addr, rec[1], rec[2], t, stk)
+            i = self.put(dev, 'annotate', addr, rec[1], rec[2], t, stk,
+                         text)
             self.sim.nev += 1
             rec[3] += 1
             self.notes[dev].append({'raw': i, 'addr': addr,
@@ -285,15 +290,6 @@ def finish_object(p, sink, obj):
         rec.finish()
     traces = obj['device_traces']
     dropped = sink.dropped
-    if rec is not None and o.annotate:
-        for d, notes in rec.notes.items():
-            for nt in notes:
-                i = nt['raw'] - dropped[d]
-                if i >= 0:
-                    e = traces[d][i]
-                    assert e['action'] == 'annotate' and \
-                        e['addr'] == nt['addr']
-                    e['user_metadata'] = nt['user_metadata']
     if rec is not None and o.pool_ids:
         for d, tr in enumerate(traces):
             pools = rec.pools[d]
