@@ -29,6 +29,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
+import gensnap_2026  # noqa: E402
 from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_conf import AllocConf, ConfError  # noqa: E402
 from gensnap_fast import fast_refusal, generate_fast  # noqa: E402
@@ -136,6 +137,7 @@ def parse_args(argv):
                     help='with --self-check: also require small-pool blocks '
                          'to be exactly the rounded request (CUDA rounding, '
                          'or torch_npu\'s +32 pad, one rule per device)')
+    gensnap_2026.add_options(ap)
     return ap.parse_args(argv)
 
 
@@ -192,6 +194,7 @@ def main(argv=None):
     if a.fast and fast_refusal(a):
         raise SystemExit('gensnap: --fast: ' + fast_refusal(a))
     p = Params(a)
+    gensnap_2026.configure(p, a, STREAM_THRESHOLD)
     if p.npu and p.fmt not in ('newest', '2.1'):
         raise SystemExit('gensnap: --npu needs a 2.1+ layout')
     # The simulator's blocks form reference cycles only while they are in
@@ -221,15 +224,18 @@ def main(argv=None):
 
 def generate(p, out, truth, stream):
     """Writes one file with the writer its size calls for; returns the
-    simulator."""
+    simulator.  An OUT ending in .gz is written gzip-compressed."""
     if p.fast:
-        return generate_fast(p, out, truth)
+        return gensnap_2026.write_output(
+            out, lambda o: generate_fast(p, o, truth))
     if stream or p.estimated_events() >= STREAM_THRESHOLD:
         if p.phase_marks != 'ranges':
             raise SystemExit('gensnap: --phase-marks annotate needs the '
                              'in-memory writer (no --stream, fewer events)')
-        return generate_streaming(p, out, truth)
-    return generate_in_memory(p, out, truth)
+        return gensnap_2026.write_output(
+            out, lambda o: generate_streaming(p, o, truth))
+    return gensnap_2026.write_output(
+        out, lambda o: generate_in_memory(p, o, truth))
 
 
 if __name__ == '__main__':

@@ -14,6 +14,7 @@ import random
 import sys
 import time
 
+import gensnap_2026
 from gensnap_alloc import DEFAULT_POOL, FREE, GiB, MiB, Simulator
 from gensnap_objects import (Objects, allocator_settings, annotation_obj,
                              final_segments)
@@ -120,7 +121,9 @@ def run_scenario(p, sink, tracker=None, setup=None):
     """Runs the scenario into `sink`; `setup(ctx, info)`, when given, is
     called before the scenario starts (gensnap_fast.py sets its stop test
     there)."""
+    sink = gensnap_2026.wrap_sink(p, sink)
     sim, ctx = make_sim(p, sink)
+    gensnap_2026.attach(sink, sim)
     if tracker is not None:
         tracker.attach(sim)
     info = {}
@@ -185,11 +188,13 @@ def generate_in_memory(p, out_path, truth_path):
     tracker = make_tracker(p)
     sink.observers.append(tracker.observe)
     sim, info, ws = run_scenario(p, sink, tracker)
-    obj = build_object(p, sim, sink, ws)
+    obj = gensnap_2026.finish_object(p, sink,
+                                     build_object(p, sim, sink, ws))
     with open(out_path, 'wb') as f:
         pickle.dump(obj, f, protocol=p.proto)
     if truth_path:
-        truth = tracker.finish(sim, info, sink, ws, obj)
+        truth = gensnap_2026.finish_truth(
+            p, sink, tracker.finish(sim, info, sink, ws, obj), obj)
         write_json(truth_path, truth)
     return sim
 
