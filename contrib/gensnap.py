@@ -31,8 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
 from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_conf import AllocConf, ConfError  # noqa: E402
-from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
-                         generate_in_memory, generate_streaming)
+from gensnap_run import (FORMATS, OUTPUT_FORMATS,  # noqa: E402
+                         STREAM_THRESHOLD, Params, generate_in_memory,
+                         generate_streaming)
 from gensnap_ranks import generate_ranks  # noqa: E402
 from gensnap_rundir import generate_run_dir  # noqa: E402
 from gensnap_scenarios import SCENARIOS  # noqa: E402
@@ -112,6 +113,11 @@ def parse_args(argv):
                         'truth goes to --truth or DIR/run.truth.json')
     ap.add_argument('-o', '--output',
                     help='output file (default snapshot.pickle)')
+    ap.add_argument('--output-format', choices=OUTPUT_FORMATS,
+                    help='write the snapshot as a pickle, as JSON (json.dump '
+                         'of the same objects), or either gzip-compressed '
+                         '(default: from the output name: .json, .json.gz, '
+                         '.pickle.gz, else a pickle)')
     ap.add_argument('--truth', help='write ground truth JSON here (with '
                     '--self-check: check this truth against the one FILE)')
     ap.add_argument('--self-check', metavar='FILE', nargs='+',
