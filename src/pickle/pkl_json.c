@@ -122,10 +122,13 @@ hex4(const uint8_t *p, unsigned *out)
 /*
  * Decodes the raw text of a string (between its quotes, n bytes at p)
  * into out, which has room for n bytes: never more is written, as every
- * escape is longer than what it stands for. Returns the decoded length,
- * or -1 with *bad the offset in p of an escape that is not valid (half a
- * surrogate pair, a bad hex digit, an unknown letter) and *why its kind.
+ * escape is longer than what it stands for; out NULL only checks it.
+ * Returns the decoded length, or -1 with *bad the offset in p of an
+ * escape that is not valid (half a surrogate pair, a bad hex digit, an
+ * unknown letter) and *why its kind.
  */
+#define PUT(c) do { if (out != NULL) out[o] = (char)(c); o++; } while (0)
+
 static long
 unescape(const uint8_t *p, size_t n, char *out, size_t *bad,
     const char **why)
@@ -135,7 +138,8 @@ unescape(const uint8_t *p, size_t n, char *out, size_t *bad,
 
 	while (i < n) {
 		if (p[i] != '\\') {
-			out[o++] = (char)p[i++];
+			PUT(p[i]);
+			i++;
 			continue;
 		}
 		*bad = i;
@@ -144,14 +148,14 @@ unescape(const uint8_t *p, size_t n, char *out, size_t *bad,
 			return -1;
 		}
 		switch (p[i + 1]) {
-		case '"': out[o++] = '"'; i += 2; continue;
-		case '\\': out[o++] = '\\'; i += 2; continue;
-		case '/': out[o++] = '/'; i += 2; continue;
-		case 'b': out[o++] = '\b'; i += 2; continue;
-		case 'f': out[o++] = '\f'; i += 2; continue;
-		case 'n': out[o++] = '\n'; i += 2; continue;
-		case 'r': out[o++] = '\r'; i += 2; continue;
-		case 't': out[o++] = '\t'; i += 2; continue;
+		case '"': PUT('"'); i += 2; continue;
+		case '\\': PUT('\\'); i += 2; continue;
+		case '/': PUT('/'); i += 2; continue;
+		case 'b': PUT('\b'); i += 2; continue;
+		case 'f': PUT('\f'); i += 2; continue;
+		case 'n': PUT('\n'); i += 2; continue;
+		case 'r': PUT('\r'); i += 2; continue;
+		case 't': PUT('\t'); i += 2; continue;
 		case 'u': break;
 		default:
 			*why = "an unknown escape";
@@ -177,23 +181,24 @@ unescape(const uint8_t *p, size_t n, char *out, size_t *bad,
 			}
 			i += 6;
 			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			out[o++] = (char)(0xf0 | cp >> 18);
-			out[o++] = (char)(0x80 | (cp >> 12 & 0x3f));
-			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (cp & 0x3f));
+			PUT(0xf0 | cp >> 18);
+			PUT(0x80 | (cp >> 12 & 0x3f));
+			PUT(0x80 | (cp >> 6 & 0x3f));
+			PUT(0x80 | (cp & 0x3f));
 		} else if (cp < 0x80) {
-			out[o++] = (char)cp;
+			PUT((char)cp);
 		} else if (cp < 0x800) {
-			out[o++] = (char)(0xc0 | cp >> 6);
-			out[o++] = (char)(0x80 | (cp & 0x3f));
+			PUT(0xc0 | cp >> 6);
+			PUT(0x80 | (cp & 0x3f));
 		} else {
-			out[o++] = (char)(0xe0 | cp >> 12);
-			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (cp & 0x3f));
+			PUT(0xe0 | cp >> 12);
+			PUT(0x80 | (cp >> 6 & 0x3f));
+			PUT(0x80 | (cp & 0x3f));
 		}
 	}
 	return (long)o;
 }
+#undef PUT
 
 const char *
 pkl_json_str(const struct pkl_reader *r, const struct pkl_value *v,
@@ -452,7 +457,6 @@ string_value(struct jparse *J, const unsigned char *s, size_t n,
 	struct pkl_reader *r = J->r;
 	size_t end = yajl_get_bytes_consumed(J->h), i, bad;
 	const char *why;
-	char *tmp;
 	long dn;
 
 	memset(v, 0, sizeof *v);
@@ -483,9 +487,7 @@ string_value(struct jparse *J, const unsigned char *s, size_t n,
 	v->v.off = i + 1;
 	v->len = (uint32_t)(end - i - 2);
 	v->flags = F_JSON_ESC;
-	tmp = xmalloc((size_t)v->len + 1);
-	dn = unescape(r->buf + v->v.off, v->len, tmp, &bad, &why);
-	free(tmp);
+	dn = unescape(r->buf + v->v.off, v->len, NULL, &bad, &why);
 	if (dn < 0)
 		return fail(J, SV_ERR_FORMAT, v->v.off + bad,
 		    "a string with %s", why);
