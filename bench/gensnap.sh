@@ -6,8 +6,10 @@
 #    `training` with Python and with C++ stacks, about MB megabytes each
 #    (default 1000), and the same configurations at SHORT_MB (default 50):
 #    the ratio of the two rates shows whether the speed decays with size
-#    (SCENARIOS, default "leak training", replaces the two; when it is
-#    given, part 2 is skipped);
+#    (SCENARIOS, default "leak training training-fast", replaces them;
+#    when it is given, part 2 is skipped; `training-fast` is the training
+#    scenario written with --fast, one simulated period of steps copied
+#    as bytes, contrib/gensnap_fast.py);
 # 2. every scenario with both stack kinds at about SHORT_MB megabytes
 #    (`wrapped`: a ring buffer of N events out of 1.1 N, `oom`: N events
 #    of steady steps, then growing batches until it runs out of memory).
@@ -26,7 +28,7 @@ set -eu
 cd "$(dirname "$0")/.."
 mb=${1:-1000}
 short=${2:-50}
-big=${3-leak training}
+big=${3-leak training training-fast}
 out=bench/out
 mkdir -p "$out"
 py=${PYTHON3:-python3}
@@ -67,16 +69,18 @@ print("%.3f" % (time.process_time() - t0))
 ' "$1" "$2" "$f"
 }
 
-run() { # scenario stacks mb [extra args]
-	s=$1 k=$2 m=$3
+run() { # scenario[-fast] stacks mb [extra args]
+	# (sh has no local variables: the callers' loop variable is s)
+	sc=$1 k=$2 m=$3 name=$1 mode=--stream
 	shift 3
-	events=$((m * 1000000 / $(bpe "$s" "$k")))
+	case $sc in *-fast) sc=${sc%-fast} mode=--fast ;; esac
+	events=$((m * 1000000 / $(bpe "$sc" "$k")))
 	extra=""
-	[ "$s" = wrapped ] && extra="--max-entries $events --events $((events * 11 / 10))"
+	[ "$sc" = wrapped ] && extra="--max-entries $events --events $((events * 11 / 10))"
 	[ -n "$extra" ] || extra="--events $events"
 	# shellcheck disable=SC2086
 	/usr/bin/time -f "%U %S %e %M" -o "$out/gensnap-time.txt" \
-	    "$py" contrib/gensnap.py --scenario "$s" --stacks "$k" --stream \
+	    "$py" contrib/gensnap.py --scenario "$sc" --stacks "$k" $mode \
 	    $extra -o "$f" 2>"$out/gensnap-err.txt"
 	set -- $(cat "$out/gensnap-time.txt")
 	user=$1 sys=$2 wall=$3 rss=$4
@@ -86,17 +90,18 @@ run() { # scenario stacks mb [extra args]
 	rm -f "$f"
 	b=$(baseline "$nev" $((size / nev)))
 	rm -f "$f"
-	awk -v s="$s" -v k="$k" -v n="$nev" -v size="$size" -v u="$user" \
+	awk -v s="$name" -v k="$k" -v n="$nev" -v size="$size" -v u="$user" \
 	    -v sy="$sys" -v w="$wall" -v rss="$rss" -v b="$b" -v g="$gcpu" \
 	    'BEGIN {
 		cpu = u + sy
-		printf "%-10s %-6s %9d %6.0f %5.1f %7.1f %6.1f %7.1f %6.1f %7.1f %6.1f %6.0f\n",
+		printf "%-13s %-6s %9d %6.0f %5.1f %7.1f %6.1f %7.1f " \
+		    "%6.1f %7.1f %6.1f %6.0f\n",
 		    s, k, n, size / 1e6, size / n, cpu, size / 1e6 / cpu,
 		    size / 1e6 / g, w, size / 1e6 / w, g / b, rss / 1024 }'
 }
 
 header() {
-	printf "%-10s %-6s %9s %6s %5s %7s %6s %7s %6s %7s %6s %6s\n" \
+	printf "%-13s %-6s %9s %6s %5s %7s %6s %7s %6s %7s %6s %6s\n" \
 	    scenario stacks events MB B/ev CPU_s MB/s "gen" wall_s MB/s \
 	    "x base" RSS_MB
 }
@@ -112,7 +117,8 @@ done
 [ $# -lt 3 ] || exit 0
 echo "== every scenario at ${short} MB"
 header
-for s in leak frag oom multi expandable graphs wrapped legacy npu training; do
+for s in leak frag oom multi expandable graphs wrapped legacy npu training \
+    training-fast; do
 	for k in python cpp; do
 		run "$s" "$k" "$short"
 	done

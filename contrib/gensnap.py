@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
 from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_conf import AllocConf, ConfError  # noqa: E402
+from gensnap_fast import fast_refusal, generate_fast  # noqa: E402
 from gensnap_run import (FORMATS, OUTPUT_FORMATS,  # noqa: E402
                          STREAM_THRESHOLD, Params, generate_in_memory,
                          generate_streaming)
@@ -95,6 +96,21 @@ def parse_args(argv):
                    help='ProfilerStep#N annotations around each step')
     t.add_argument('--leak', action='store_true',
                    help='plant a leak in user code: one tensor kept per step')
+    t.add_argument('--fast', action='store_true',
+                   help='with --events N: simulate until a step repeats '
+                        'the allocator state, then write that step\'s bytes '
+                        'again (times shifted) until N events; ~20x faster '
+                        'for big files, the truth as exact')
+    t = ap.add_argument_group('rl scenario')
+    t.add_argument('--phase-marks', choices=('ranges', 'annotate'),
+                   default='ranges',
+                   help='how the program marks its phases: record_function '
+                        'ranges (external_annotations), or annotate events '
+                        '(PyTorch 2.14): a small tensor allocated at the '
+                        'start of each phase, annotated with '
+                        "{'phase': NAME} and freed at its end; "
+                        'Optimizer.step and zero_grad stay ranges, as '
+                        'torch records them (in-memory writer only)')
     r = ap.add_argument_group('rank sets (training and leak scenarios)')
     r.add_argument('--ranks', type=int, metavar='N',
                    help='write N rank files of one job: -o DIR/ (or an '
@@ -179,6 +195,8 @@ def main(argv=None):
     if a.limit is not None and a.limit <= 0:
         raise SystemExit('gensnap: --limit must be more than 0')
     check_training_args(a)
+    if a.fast and fast_refusal(a):
+        raise SystemExit('gensnap: --fast: ' + fast_refusal(a))
     p = Params(a)
     if p.npu and p.fmt not in ('newest', '2.1'):
         raise SystemExit('gensnap: --npu needs a 2.1+ layout')
@@ -210,7 +228,12 @@ def main(argv=None):
 def generate(p, out, truth, stream):
     """Writes one file with the writer its size calls for; returns the
     simulator."""
+    if p.fast:
+        return generate_fast(p, out, truth)
     if stream or p.estimated_events() >= STREAM_THRESHOLD:
+        if p.phase_marks != 'ranges':
+            raise SystemExit('gensnap: --phase-marks annotate needs the '
+                             'in-memory writer (no --stream, fewer events)')
         return generate_streaming(p, out, truth)
     return generate_in_memory(p, out, truth)
 

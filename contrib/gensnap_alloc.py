@@ -788,6 +788,13 @@ class Simulator:
         else:
             self.refs[s] = n
 
+    def annotate_memory(self, dev, addr, size, stream, meta, stk):
+        """An annotate trace event (PyTorch 2.14, §17.1): metadata
+        attached to the live allocation at addr."""
+        self.nev += 1
+        self.sink.event(dev, 'annotate', addr, size, stream,
+                        self.clock.stamp(), stk, meta)
+
     def annotate(self, dev, name, stage):
         self.sink.annotation(name, stage, dev, self.clock.stamp())
 

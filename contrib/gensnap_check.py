@@ -19,6 +19,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import sys
 
 BLOCK = 512                     # block sizes are multiples of this (§13.1)
@@ -604,6 +605,33 @@ def check_truth(path, truth_path):
     return errs
 
 
+def annotate_spans(tr):
+    """Phase instances of annotate events (§17.1, --phase-marks
+    annotate) whose metadata names a phase ({'phase': NAME}): the life of
+    the annotated allocation, from the first event its alloc made (the
+    segment_alloc just before it) to its free_completed."""
+    live, opened, out = {}, {}, []
+    for i, e in enumerate(tr):
+        a = e['action']
+        if a == 'alloc':
+            live[e['addr']] = i
+        elif a == 'free_completed':
+            live.pop(e['addr'], None)
+            for first, name in opened.pop(e['addr'], ()):
+                out.append((first, i, name))
+        elif a == 'annotate':
+            m = re.search(r"'phase': '([^']*)'",
+                          e.get('user_metadata') or '')
+            k = live.get(e['addr'])
+            if m is None or k is None:
+                continue
+            while k > 0 and tr[k - 1]['action'] in ('segment_alloc',
+                                                     'segment_map'):
+                k -= 1
+            opened.setdefault(e['addr'], []).append((k, m.group(1)))
+    return out
+
+
 def check_phases_truth(snap, truth):
     """The phase instances of the truth (gensnap_rl.py) from the file:
     annotation ranges paired by name, the totals after each event, the
@@ -646,6 +674,7 @@ def check_phases_truth(snap, truth):
                 continue
             got.append((first, i - 1, name.split('#')[0]
                         if name.split('#')[-1].isdigit() else name))
+    got += [g for g in annotate_spans(tr) if not (wrapped and g[0] == 0)]
     got.sort()
     want = truth['phases']
     if len(got) != len(want):

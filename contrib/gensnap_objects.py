@@ -94,7 +94,7 @@ class Objects:
 
     # -- trace entries ------------------------------------------------------------
     def entry(self, ev):
-        action, addr, size, stream, t, stk = ev
+        action, addr, size, stream, t, stk = ev[:6]
         d = {'action': action}
         if action == 'oom':
             d['device_free'] = addr
@@ -106,7 +106,7 @@ class Objects:
             d['time_us'] = t
         if self.fmt == 'newest' and not self.npu:
             d['compile_context'] = fresh('N/A')
-            d['user_metadata'] = fresh('')
+            d['user_metadata'] = fresh(ev[6] if len(ev) > 6 else '')
         if stk is not None:
             d['frames'] = self.stack(stk)
         return d

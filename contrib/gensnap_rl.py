@@ -49,6 +49,7 @@ LEAK_REQ = 3 * MiB + 4
 LEAK_SITE = ('record_stats', USER + 'rl/debug.py', 31)
 LEAK_CALLER = ('compute_log_prob', USER + 'rl/actor.py', 142)
 PHASES = ('rollout', 'ref_log_prob', 'actor_log_prob', 'actor_update')
+MARK_REQ = 512              # --phase-marks annotate: the marker tensor
 
 
 def u(name, line, file):
@@ -63,6 +64,7 @@ REF = (u('compute_ref_log_prob', 64, 'rl/ref.py'),) + MAIN
 ACTOR = (LEAK_CALLER,) + MAIN
 UPDATE = (u('update_policy', 188, 'rl/actor.py'),) + MAIN
 OFFLOAD = 'rl/offload.py'
+MARK_STACK = (u('mark_phase', 12, 'rl/phases.py'),) + MAIN
 
 
 def is_long(k):
@@ -79,11 +81,31 @@ class RL:
                         for _ in range(LAYERS)]
         self.batch = []
         self.leaked = []
+        self.markers = {}
 
     def mark(self, name, stage):
         c = self.ctx
-        if c.annotate:
+        if c.opts.phase_marks == 'annotate' and \
+                not name.startswith('Optimizer.'):
+            self.mark_annotate(name, stage)
+        elif c.annotate:
             c.sim.annotate(0, name, stage)
+            self.info['marks'].append((name, stage, c.sim.nev))
+
+    def mark_annotate(self, name, stage):
+        """--phase-marks annotate: the phase is the life of a marker
+        tensor annotated with {'phase': NAME}: from the first event its
+        allocation makes to its free_completed, so the marks give the
+        same spans as the ranges would."""
+        c = self.ctx
+        if stage == 'START':
+            self.info['marks'].append((name, stage, c.sim.nev))
+            m = c.malloc(MARK_REQ, 'empty', MARK_STACK)
+            c.sim.annotate_memory(0, m.addr, MARK_REQ, 0,
+                                  "{'phase': '%s'}" % name, m.stk)
+            self.markers[name] = m
+        else:
+            c.free(self.markers.pop(name))
             self.info['marks'].append((name, stage, c.sim.nev))
 
     def rollout(self, seq):

@@ -96,6 +96,11 @@ class Params:
         self.out_fmt = getattr(a, 'output_format', None)
         self.proto = a.protocol
         self.stage_first = spec.get('stage_first', False)
+        self.phase_marks = getattr(a, 'phase_marks', None) or 'ranges'
+        if self.phase_marks != 'ranges' and (self.scenario != 'rl' or
+                                             self.fmt != 'newest'):
+            raise SystemExit('gensnap: --phase-marks goes with --scenario '
+                             'rl (format newest)')
         # the training scenario's model and run (gensnap_training.py)
         for k in TRAINING_OPTS:
             setattr(self, k, getattr(a, k, None))
@@ -107,6 +112,7 @@ class Params:
         self.peak_factor = self.peak_factor or 1
         self.seq_jitter = self.seq_jitter or 0
         self.no_leak = False        # a rank of a set that does not leak
+        self.fast = getattr(a, 'fast', False)   # gensnap_fast.py
 
     def estimated_events(self):
         """Events the run will write, about (to choose the writer)."""
@@ -146,7 +152,10 @@ def workspace_prefix(p, sim):
     return rec, addr, size, stream
 
 
-def run_scenario(p, sink, tracker=None):
+def run_scenario(p, sink, tracker=None, setup=None):
+    """Runs the scenario into `sink`; `setup(ctx, info)`, when given, is
+    called before the scenario starts (gensnap_fast.py sets its stop test
+    there)."""
     sim, ctx = make_sim(p, sink)
     if tracker is not None:
         tracker.attach(sim)
@@ -156,6 +165,8 @@ def run_scenario(p, sink, tracker=None):
         ws = workspace_prefix(p, sim)
         for ev in ws_events(ws):            # head of the trace (§16.4)
             sink.event(0, *ev)
+    if setup is not None:
+        setup(ctx, info)
     p.fn(ctx, info)
     return sim, info, ws
 
@@ -267,25 +278,7 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
     observe = tracker.observe if truth_path else None
     with open_output(out_path, getattr(p, 'out_fmt', None) or
                      output_format(out_path)) as f:
-        w = PickleWriter(f, p.proto)
-        enc = EventEncoder(w, objs)
-        top = {}
-        w.boundary()
-        w.buf += b'}'
-        w.memoize(top)
-        w.buf += b'('
-        w.save('segments')
-        w.save(segs)
-        # live stacks were pickled inside the segments: remember their slots
-        for serial, lst in objs.lists.items():
-            m = w.memo.get(id(lst))
-            if m is not None:
-                enc.smemo[serial] = enc_get(m[0])
-        w.save('device_traces')
-        dt = []
-        w.boundary()
-        w.buf += b']'
-        w.memoize(dt)
+        w, enc = write_head(f, p, objs, segs)
         if ndev > 1:
             w.buf += b'('
         for d in range(ndev):
@@ -296,21 +289,7 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
             if d < p.ndev:
                 n = replay(spool, d, enc, wcounts[d], skip[d], observe, state)
                 assert n == wcounts[d], 'spool mismatch'
-        if ndev > 1:
-            w.buf += b'e'
-        else:
-            w.buf += b'a'
-        if p.fmt == 'newest' and not p.npu:
-            w.save('allocator_settings')
-            st = allocator_settings(p.expandable, p.max_split,
-                                    p.alloc_conf)
-            ring_settings(p, st, skip, ndev)
-            w.save(st)
-            w.save('external_annotations')
-            w.save([annotation_obj(a, p.stage_first)
-                    for a in spool.annotations])
-        w.buf += b'u'
-        w.finish()
+        write_tail(w, p, ndev, skip, spool.annotations)
     if truth_path:
         fake = ListSink(p.ndev)
         fake.dropped = skip
@@ -318,6 +297,50 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
         write_json(truth_path, tracker.finish(sim, info, fake, ws, None,
                                               segrecs=segrecs))
     return sum(wcounts), os.path.getsize(out_path), skip
+
+
+def write_head(f, p, objs, segs):
+    """The streamed file up to its first trace list: the top dict, the
+    final segments, the device_traces list.  Returns the writer and the
+    event encoder (which knows the stacks the segments pickled)."""
+    w = PickleWriter(f, p.proto)
+    enc = EventEncoder(w, objs)
+    top = {}
+    w.boundary()
+    w.buf += b'}'
+    w.memoize(top)
+    w.buf += b'('
+    w.save('segments')
+    w.save(segs)
+    # live stacks were pickled inside the segments: remember their slots
+    for serial, lst in objs.lists.items():
+        m = w.memo.get(id(lst))
+        if m is not None:
+            enc.smemo[serial] = enc_get(m[0])
+    w.save('device_traces')
+    dt = []
+    w.boundary()
+    w.buf += b']'
+    w.memoize(dt)
+    return w, enc
+
+
+def write_tail(w, p, ndev, skip, annotations):
+    """The streamed file after its last trace list: the device_traces
+    list closed, the settings and annotations, the top dict closed."""
+    if ndev > 1:
+        w.buf += b'e'
+    else:
+        w.buf += b'a'
+    if p.fmt == 'newest' and not p.npu:
+        w.save('allocator_settings')
+        st = allocator_settings(p.expandable, p.max_split, p.alloc_conf)
+        ring_settings(p, st, skip, ndev)
+        w.save(st)
+        w.save('external_annotations')
+        w.save([annotation_obj(a, p.stage_first) for a in annotations])
+    w.buf += b'u'
+    w.finish()
 
 
 def write_json(path, obj):

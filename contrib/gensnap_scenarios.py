@@ -6,8 +6,8 @@ ground truth needs in `info`.  The `training` scenario lives in
 gensnap_training.py.  Section numbers (§N) refer to doc/snapshot-format.md.
 """
 
-from gensnap_alloc import (DEFAULT_POOL, GRAPH_POOL, GiB, OutOfMemory,
-                           round_size)
+from gensnap_alloc import (DEFAULT_POOL, GRAPH_POOL, GiB, MiB, OutOfMemory,
+                           round_size, segment_alloc_size)
 from gensnap_stacks import USER
 from gensnap_training import scen_training
 
@@ -306,6 +306,82 @@ def scen_graphs(ctx, info):
     info['static'] = static
 
 
+# Pool ids as c10's MemPool hands them out: (N, 0) for a pool a CUDA graph
+# makes for itself when capture_begin is given none, (0, N) for one the
+# user makes (torch.cuda.MemPool(), torch.cuda.graph_pool_handle()).
+GRAPH_OWN_POOL = (1, 0)
+MEM_POOL = (0, 1)
+CAPTURE_STREAM = 94823749283008
+
+
+def scen_pools(ctx, info):
+    """Two private pools beside the default one: a CUDA graph captured on
+    a side stream into a pool of its own, whose temporaries stay cached
+    there, and a torch.cuda.MemPool on the default stream holding a few
+    buffers.  empty_cache releases neither (§13.9).  The run ends with a
+    request of the default pool on stream 0 that fails although a free
+    block large enough sits in the graph's pool: the allocator keeps
+    free memory apart by (pool, stream)."""
+    m = Model(ctx, 3, 512)
+    cap = Model.__new__(Model)
+    cap.__dict__.update(m.__dict__)
+    cap.stream, cap.pool = CAPTURE_STREAM, GRAPH_OWN_POOL
+    mem_site = (u('make_buffers', 33, 'pools.py'),) + TRAIN_STEP
+    cap_site = (u('capture', 90, 'graphs.py'),) + MAIN
+    n = 0
+    kept = []
+    while not ctx.done() or n < 4:
+        ctx.step(n)
+        acts = []
+        if n == 1:
+            # torch.cuda.graph(g): the capture's temporaries come from
+            # the graph's own pool on the capture stream
+            cap.forward(96, acts)
+            grads = cap.backward(96, acts)
+            work = ctx.malloc(7 * MiB + 300, 'linear', cap_site,
+                              stream=CAPTURE_STREAM, pool=GRAPH_OWN_POOL)
+            kept += [ctx.malloc(96 * 512 * 4, 'linear', cap_site,
+                                stream=CAPTURE_STREAM, pool=GRAPH_OWN_POOL)
+                     for _ in range(2)]
+            ctx.free(work)
+            for g in grads:
+                ctx.free(g)
+        elif n == 2:
+            # with torch.cuda.use_mem_pool(pool): buffers of a MemPool
+            bufs = [ctx.malloc(3 * MiB + 4096 * i, 'empty', mem_site,
+                               pool=MEM_POOL) for i in range(4)]
+            kept += bufs[::2]
+            for b in bufs[1::2]:
+                ctx.free(b)
+        else:
+            m.forward(64, acts)
+            grads = m.backward(64, acts)
+            m.step(grads)
+        if n % 3 == 2:
+            ctx.empty_cache()
+        ctx.step(n, stage='END')
+        n += 1
+    info['steps'] = n
+    info['static'] = kept
+    # the last request: as large as the graph pool's largest free block,
+    # on stream 0 in the default pool, on a device with no room for it
+    ctx.empty_cache()
+    d = ctx.sim.devs[0]
+    big = max(b.size for (pid, _), pl in d.pools.items()
+              if pid == GRAPH_OWN_POOL for b in pl.blocks.values())
+    own = [b.size for (pid, _), pl in d.pools.items() if pid == DEFAULT_POOL
+           for b in pl.blocks.values() if b.stream == 0]
+    assert big > max(own, default=0), 'gensnap: pools: no isolated block'
+    d.limit = d.reserved + segment_alloc_size(big) - 2 * MiB
+    d.total_mem = d.limit + 512 * MiB
+    try:
+        ctx.malloc(big, 'attn', (u('forward', 77, 'model.py'),
+                                 u('train_step', 108)) + MAIN)
+        raise SystemExit('gensnap: pools: the last request did not fail')
+    except OutOfMemory:
+        info['oom'] = True
+
+
 def scen_npu(ctx, info):
     stream = 1815786048
     m = Model(ctx, 4, 512, stream=stream)
@@ -344,6 +420,9 @@ SCENARIOS = {
     'expandable': dict(fn=scen_expandable, events=3000, fmt='newest',
                        expandable=True),
     'graphs': dict(fn=scen_graphs, events=3000, fmt='newest'),
+    # a CUDA graph's own pool and a MemPool; ends in an OOM whose free
+    # memory sits in another pool and stream
+    'pools': dict(fn=scen_pools, events=1500, fmt='newest'),
     'wrapped': dict(fn=scen_leak, events=5000, fmt='newest', max_entries=2000),
     'legacy': dict(fn=scen_leak, events=2000, fmt='2.0'),
     'npu': dict(fn=scen_npu, events=3000, fmt='newest', npu=True),

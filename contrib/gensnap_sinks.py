@@ -19,7 +19,7 @@ class CountSink:
         self.counts = [0] * ndev
         self.nann = 0
 
-    def event(self, dev, action, addr, size, stream, t, stk):
+    def event(self, dev, action, addr, size, stream, t, stk, meta=None):
         self.counts[dev] += 1
 
     def release(self, serial):
@@ -41,12 +41,14 @@ class ListSink:
         self.annotations = []
         self.observers = []
 
-    def event(self, dev, action, addr, size, stream, t, stk):
+    def event(self, dev, action, addr, size, stream, t, stk, meta=None):
+        """meta: an annotate event's user_metadata."""
         if self.skip[dev]:
             self.skip[dev] -= 1
             self.dropped[dev] += 1
             return
-        self.traces[dev].append((action, addr, size, stream, t, stk))
+        ev = (action, addr, size, stream, t, stk)
+        self.traces[dev].append(ev if meta is None else ev + (meta,))
         for o in self.observers:
             o(dev, action, addr, size, stk[1] if stk else None)
 

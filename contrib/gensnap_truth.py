@@ -24,6 +24,73 @@ def site_of(template):
     return None
 
 
+def pool_key(pool_id, stream):
+    return '%d,%d/%d' % (pool_id[0], pool_id[1], stream)
+
+
+def sim_pool_streams(d):
+    """Per (pool, stream) of a simulated device now: its segments,
+    reserved bytes, free (inactive) bytes and the largest free block of
+    each size class.  Pending frees are not free yet (§13.5)."""
+    out = {}
+
+    def group(pid, stream):
+        return out.setdefault(pool_key(pid, stream), {
+            'pool_id': list(pid), 'stream': stream, 'segments': 0,
+            'reserved': 0, 'free': 0, 'largest_free': 0,
+            'largest_free_small': 0, 'largest_free_large': 0})
+    for seg in d.segments.values():
+        g = group(seg.pool_id, seg.stream)
+        g['segments'] += 1
+        g['reserved'] += seg.size
+    for (pid, kind), pl in d.pools.items():
+        for b in pl.blocks.values():
+            if b.seg.expandable:
+                continue
+            g = group(pid, b.stream)
+            g['free'] += b.size
+            g['largest_free'] = max(g['largest_free'], b.size)
+            k = 'largest_free_' + kind
+            g[k] = max(g[k], b.size)
+    return out
+
+
+def segrec_pool_streams(segrecs, dev):
+    """sim_pool_streams from the final segments as the snapshot lists
+    them, with the bytes of the pools (reserved per pool)."""
+    out = {}
+    for r in segrecs:
+        if r['device'] != dev:
+            continue
+        g = out.setdefault(pool_key(r['pool_id'], r['stream']), {
+            'pool_id': list(r['pool_id']), 'stream': r['stream'],
+            'segments': 0, 'reserved': 0, 'free': 0, 'largest_free': 0})
+        g['segments'] += 1
+        g['reserved'] += r['total_size']
+        for b in r['blocks']:
+            if b[3] == FREE:
+                g['free'] += b[1]
+                g['largest_free'] = max(g['largest_free'], b[1])
+    return out
+
+
+def isolated_in(groups, pool_id, stream, kind, size):
+    """The other (pool, stream) whose largest free block of the request's
+    size class is the largest one, when it is at least size and the
+    request's own group has none that large; else None."""
+    own = groups.get(pool_key(pool_id, stream))
+    if own is not None and own['largest_free_' + kind] >= size:
+        return None
+    best = None
+    for k, g in sorted(groups.items()):
+        if k == pool_key(pool_id, stream):
+            continue
+        b = g['largest_free_' + kind]
+        if b >= size and (best is None or b > best[1]):
+            best = (k, b)
+    return best
+
+
 def whatif_truth(p, sim, actions, segrecs):
     """What `snapview whatif` predicts of a run under other settings
     (--alloc-conf, --limit): per device the most reserved, the segment
@@ -62,6 +129,11 @@ class TruthTracker:
         self.oom = None
         self.sim_dev = None
         self.after_seg_alloc = False    # last device-0 event: segment_alloc
+        # the pools scenario: segment allocs whose request could have
+        # been served from another (pool, stream)
+        self.pool_seg = None            # (event, pool, stream, kind, groups)
+        self.seg_allocs = 0
+        self.isolated = []
 
     def attach(self, sim):
         self.sim = sim
@@ -76,6 +148,8 @@ class TruthTracker:
                     self.seg_alloc_info is not None:
                 self.seg_alloc_info['request'] = size
             self.after_seg_alloc = action == 'segment_alloc'
+            if self.p.scenario == 'pools':
+                self.observe_pools(action, addr, size)
         if action == 'alloc':
             self.live[dev][addr] = size
             cur = self.cur[dev] = self.cur[dev] + size
@@ -115,6 +189,35 @@ class TruthTracker:
                         'top_sites': [{'site': k, 'bytes': v} for k, v in
                                       sorted(sites.items(),
                                              key=lambda kv: (-kv[1], kv[0]))[:5]]}
+
+    def observe_pools(self, action, addr, size):
+        if not hasattr(self, 'sim'):
+            return
+        d = self.sim.devs[0]
+        if action == 'segment_alloc':
+            seg = d.segments[addr]      # registered before the event
+            self.pool_seg = (self.idx[0] - 1, seg.pool_id, seg.stream,
+                             seg.kind, sim_pool_streams(d))
+            self.seg_allocs += 1
+            return
+        if action == 'alloc' and self.pool_seg is not None:
+            ev, pid, stream, kind, groups = self.pool_seg
+            rounded = round_size(size + d.pad, d.divisions)
+            best = isolated_in(groups, pid, stream, kind, rounded)
+            if best is not None:
+                self.isolated.append({'event_index': ev,
+                                      'pool_id': list(pid),
+                                      'stream': stream, 'request': size,
+                                      'in': best[0], 'largest': best[1]})
+        if action == 'oom':
+            groups = sim_pool_streams(d)
+            kind = 'small' if size <= 1024 * 1024 else 'large'
+            best = isolated_in(groups, DEFAULT_POOL, 0, kind, size)
+            self.pool_oom = {'pool_id': list(DEFAULT_POOL), 'stream': 0,
+                             'request': size, 'groups': groups,
+                             'isolated_in': best[0] if best else None,
+                             'largest_elsewhere': best[1] if best else 0}
+        self.pool_seg = None
 
     def finish(self, sim, info, sink, ws, obj, segrecs=None):
         p = self.p
@@ -185,6 +288,19 @@ class TruthTracker:
             out['private_pool'] = {'pool_id': list(GRAPH_POOL),
                                    'segments': len(priv),
                                    'bytes': sum(r['total_size'] for r in priv)}
+        if p.scenario == 'pools':
+            groups = segrec_pool_streams(segrecs, 0)
+            pools = {}
+            for g in groups.values():
+                q = pools.setdefault('%d,%d' % tuple(g['pool_id']),
+                                     {'pool_id': g['pool_id'],
+                                      'segments': 0, 'reserved': 0})
+                q['segments'] += g['segments']
+                q['reserved'] += g['reserved']
+            out['pools'] = {'pools': pools, 'pool_streams': groups,
+                            'segment_allocs': self.seg_allocs,
+                            'isolated_segment_allocs': self.isolated,
+                            'oom': getattr(self, 'pool_oom', None)}
         if p.fmt == 'newest' and not p.npu:
             out['annotations'] = len(sink.annotations)
         if sim is not None and (p.alloc_conf is not None or p.limit_given):

@@ -179,6 +179,7 @@ eval_frag(const struct idx_timeline *tl, struct replay *r,
 	memset(&fs, 0, sizeof fs);
 	an_frag_state_of(replay_state(r), &fs);
 	free(fs.segs);
+	free(fs.groups);
 	b->judged = 1;
 	b->actual = (int64_t)(fs.internal + fs.external);
 	b->actual_pct = fs.reserved ? 100.0 * (double)(fs.internal +

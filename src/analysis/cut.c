@@ -425,13 +425,16 @@ settings(struct cut *c)
 }
 
 /* The annotations of device d between the event before the window and
- * the event after it (by time_us). */
+ * the event after it (by time_us), less an END before its first event
+ * and a START after its last: the range of each holds no event of the
+ * window (and a reader would take such an END for a range the trace cut,
+ * steps.h). */
 static uint64_t
 annotations(struct cut *c, uint32_t d, const struct snap_trace *t,
     int64_t from, int64_t to)
 {
 	const struct snapshot *s = c->s;
-	int64_t lo = INT64_MIN, hi = INT64_MAX;
+	int64_t lo = INT64_MIN, hi = INT64_MAX, first, last;
 	uint64_t n = 0, k = 0;
 	uint32_t i;
 
@@ -440,6 +443,8 @@ annotations(struct cut *c, uint32_t d, const struct snap_trace *t,
 	if ((uint64_t)to + 1 < t->n &&
 	    snap_ev_time(t, (uint64_t)to + 1) != SNAP_NO_TIME)
 		hi = snap_ev_time(t, (uint64_t)to + 1);
+	first = snap_ev_time(t, (uint64_t)from);
+	last = snap_ev_time(t, (uint64_t)to);
 	key(c, K_ANNOTATIONS);
 	pkl_w_empty_list(&c->w);
 	pkl_w_memoize(&c->w);
@@ -448,6 +453,12 @@ annotations(struct cut *c, uint32_t d, const struct snap_trace *t,
 
 		if (a->device != d || a->stage == SNAP_STAGE_OTHER ||
 		    a->time_us <= lo || a->time_us >= hi)
+			continue;
+		if (first != SNAP_NO_TIME && a->stage == SNAP_STAGE_END &&
+		    a->time_us < first)
+			continue;
+		if (last != SNAP_NO_TIME && a->stage == SNAP_STAGE_START &&
+		    a->time_us > last)
 			continue;
 		if (k == 0)
 			pkl_w_mark(&c->w);

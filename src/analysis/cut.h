@@ -17,8 +17,11 @@
  *                         of integers; otherwise the text)
  *   external_annotations  those of the device whose time falls after the
  *                         event before the window and before the event
- *                         after it; a stage other than START and END is
- *                         not kept by the loader and so not written
+ *                         after it, less an END before its first event
+ *                         and a START after its last (their ranges hold
+ *                         none of its events); a stage other than START
+ *                         and END is not kept by the loader and so not
+ *                         written
  * So a reader (memory_viz, _memory_viz.py, snapview) that takes the blocks
  * alive at the end and never allocated in the trace as alive from the
  * start sees the window as the original showed it.

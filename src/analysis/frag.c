@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/stats.h"
+#include "replay/replay_round.h"
 #include "util/u64map.h"
 #include "util/units.h"
 #include "util/xalloc.h"
@@ -63,6 +64,97 @@ pages_inside(uint64_t addr, uint64_t size)
 	return hi > lo ? hi - lo : 0;
 }
 
+static int
+cmp_group(const void *a, const void *b)
+{
+	const struct an_pool_stream *x = a, *y = b;
+	int dx = x->pool[0] == 0 && x->pool[1] == 0;
+	int dy = y->pool[0] == 0 && y->pool[1] == 0;
+
+	if (dx != dy)
+		return dx ? -1 : 1;
+	if (x->pool[0] != y->pool[0])
+		return x->pool[0] < y->pool[0] ? -1 : 1;
+	if (x->pool[1] != y->pool[1])
+		return x->pool[1] < y->pool[1] ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+uint32_t
+an_pool_streams(const struct replay_state *rs, struct an_pool_stream **out)
+{
+	struct an_pool_stream *g = NULL, *x;
+	size_t cap = 0;
+	uint32_t n = 0, i, k, b;
+
+	for (i = 0; i < rs->n_segments; i++) {
+		const struct replay_segment *sg = &rs->segments[i];
+
+		/* a device has a few pools and streams: a scan is enough */
+		x = NULL;
+		for (k = n; k > 0 && x == NULL; k--)
+			if (g[k - 1].stream == sg->stream &&
+			    g[k - 1].pool[0] == sg->pool_id[0] &&
+			    g[k - 1].pool[1] == sg->pool_id[1])
+				x = &g[k - 1];
+		if (x == NULL) {
+			XGROW(g, cap, (size_t)n + 1);
+			x = &g[n++];
+			memset(x, 0, sizeof *x);
+			x->pool[0] = sg->pool_id[0];
+			x->pool[1] = sg->pool_id[1];
+			x->stream = sg->stream;
+		}
+		x->segments++;
+		x->reserved += sg->size;
+		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
+		     b < rs->n_blocks; b++) {
+			const struct replay_block *bl = &rs->blocks[b];
+
+			if (bl->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
+				x->allocated += bl->size;
+			if (bl->state != SNAP_BLOCK_INACTIVE)
+				continue;
+			x->free_bytes += bl->size;
+			x->free_blocks++;
+			if (bl->size > x->largest_free[sg->is_large != 0])
+				x->largest_free[sg->is_large != 0] = bl->size;
+		}
+	}
+	if (n > 1)
+		qsort(g, n, sizeof *g, cmp_group);
+	*out = g;
+	return n;
+}
+
+void
+an_isolation_of(const struct an_pool_stream *g, uint32_t n,
+    const int64_t pool[2], uint64_t stream, int large, uint64_t size,
+    struct an_isolation *iso)
+{
+	uint32_t i;
+	int c = large != 0;
+
+	memset(iso, 0, sizeof *iso);
+	for (i = 0; i < n; i++) {
+		if (g[i].pool[0] == pool[0] && g[i].pool[1] == pool[1] &&
+		    g[i].stream == stream) {
+			if (g[i].largest_free[c] >= size)
+				return; /* its own group could serve it */
+			continue;
+		}
+		iso->other_free += g[i].free_bytes;
+		if (g[i].largest_free[c] >= size &&
+		    g[i].largest_free[c] > iso->largest) {
+			iso->largest = g[i].largest_free[c];
+			iso->pool[0] = g[i].pool[0];
+			iso->pool[1] = g[i].pool[1];
+			iso->stream = g[i].stream;
+		}
+	}
+	iso->isolated = iso->largest > 0;
+}
+
 void
 an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 {
@@ -70,6 +162,7 @@ an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 	uint32_t i, b;
 
 	free(st->segs);
+	free(st->groups);
 	memset(st, 0, sizeof *st);
 	/* the totals are the replay's (replay_totals), as stats --at N */
 	replay_totals(rs, &t);
@@ -133,16 +226,23 @@ an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st)
 	}
 	if (st->n_segs > 1)
 		qsort(st->segs, st->n_segs, sizeof *st->segs, cmp_seg);
+	st->n_groups = an_pool_streams(rs, &st->groups);
+	for (i = 0; i < st->n_groups; i++)
+		if (st->groups[i].pool[0] != 0 || st->groups[i].pool[1] != 0)
+			st->has_private = 1;
 }
 
 static void
 stream_free(const struct replay_state *rs, struct an_frag_alloc *a)
 {
-	uint32_t i, b;
+	struct an_pool_stream *g;
+	uint32_t i, b, n;
 
 	for (i = 0; i < rs->n_segments; i++) {
 		const struct replay_segment *sg = &rs->segments[i];
-		int same_pool = (sg->is_large != 0) == (a->large != 0);
+		int same_pool = (sg->is_large != 0) == (a->large != 0) &&
+		    sg->pool_id[0] == a->pool[0] &&
+		    sg->pool_id[1] == a->pool[1];
 
 		if (sg->stream != a->stream)
 			continue;
@@ -163,6 +263,12 @@ stream_free(const struct replay_state *rs, struct an_frag_alloc *a)
 		}
 	}
 	a->has_state = 1;
+	if (a->req_ev < 0)
+		return;
+	n = an_pool_streams(rs, &g);
+	an_isolation_of(g, n, a->pool, a->stream, a->large, a->rounded,
+	    &a->iso);
+	free(g);
 }
 
 static int
@@ -191,6 +297,46 @@ add_hint(struct an_frag *f, int kind, const char *fmt, ...)
 	vsnprintf(f->hints[f->n_hints].text, sizeof f->hints[0].text, fmt, ap);
 	va_end(ap);
 	f->n_hints++;
+}
+
+/* "the default pool" or "pool (1,0)" */
+static const char *
+pool_name(char *buf, size_t size, const int64_t pool[2])
+{
+	if (pool[0] == 0 && pool[1] == 0)
+		snprintf(buf, size, "the default pool");
+	else
+		snprintf(buf, size, "pool (%" PRId64 ",%" PRId64 ")", pool[0],
+		    pool[1]);
+	return buf;
+}
+
+static void
+isolated_hint(struct an_frag *f)
+{
+	const struct an_frag_alloc *w = NULL;
+	char a[32], b[32], p1[64], p2[64];
+	uint64_t i;
+
+	for (i = 0; i < f->n_allocs && w == NULL; i++)
+		if (f->allocs[i].has_state && f->allocs[i].iso.isolated)
+			w = &f->allocs[i]; /* sorted: largest gap first */
+	if (w == NULL)
+		return;
+	add_hint(f, AN_HINT_ISOLATED,
+	    "%" PRIu64 " of %" PRIu64 " segment allocations%s happened "
+	    "while a free block large enough sat in another pool or stream "
+	    "(worst: event #%" PRId64 ", a %s request on stream %" PRIu64
+	    " in %s; a %s block free in %s on stream %" PRIu64 "). The "
+	    "allocator serves a request only from the free blocks of its own "
+	    "pool and stream: memory cached in a CUDA graph's or a MemPool's "
+	    "pool, or on another stream, cannot serve it.",
+	    f->n_isolated, f->n_examined, f->n_examined < f->n_allocs ?
+	    " examined (those with the largest gaps)" : "", w->ev,
+	    sv_fmt_size(a, sizeof a, w->request), w->stream,
+	    pool_name(p1, sizeof p1, w->pool),
+	    sv_fmt_size(b, sizeof b, w->iso.largest),
+	    pool_name(p2, sizeof p2, w->iso.pool), w->iso.stream);
 }
 
 static void
@@ -284,6 +430,7 @@ make_hints(const struct snapshot *s, struct an_frag *f, uint64_t n_varying_req)
 		    f->npu ? "torch.npu.empty_cache()"
 			   : "torch.cuda.empty_cache()",
 		    sv_fmt_size(e, sizeof e, f->state.release_bytes));
+	isolated_hint(f);
 }
 
 /* Call sites whose large requests change size from step to step: for
@@ -411,10 +558,29 @@ cmp_alloc_ev(const void *a, const void *b)
  * (AN_FRAG_EXAMINE in all, one fewer when the last is among them): a
  * trace that reserves tens of thousands of segments would otherwise cost
  * their number times the state's size. Seeks go in event order. */
+/* The pool of the segment event ev made: the final segments' (the
+ * replay's backward pass), else the event's own pool_id, else the
+ * default pool. */
+static void
+segment_pool(const struct snapshot *s, const struct snap_trace *t,
+    struct replay *r, uint64_t ev, int64_t pool[2])
+{
+	int large;
+
+	if (replay_segment_attr(r, ev, pool, &large))
+		return;
+	if (t != NULL && ev < t->n && snap_ev_pool(s, t, ev, pool))
+		return;
+	pool[0] = pool[1] = 0;
+}
+
 static int
-examine(struct replay *r, struct an_frag *f, int64_t last_ev,
+examine(const struct snapshot *s, const struct snap_trace *t,
+    struct replay *r, struct an_frag *f, int64_t last_ev,
     struct sv_error *err)
 {
+	int rule = replay_info(r)->npu_rounding ? REPLAY_ROUND_NPU :
+	    REPLAY_ROUND_CUDA;
 	struct an_frag_alloc **pick;
 	uint64_t i, n = 0;
 
@@ -438,7 +604,10 @@ examine(struct replay *r, struct an_frag *f, int64_t last_ev,
 			free(pick);
 			return -1;
 		}
+		segment_pool(s, t, r, (uint64_t)pick[i]->ev, pick[i]->pool);
+		pick[i]->rounded = replay_round_size(rule, pick[i]->request);
 		stream_free(replay_state(r), pick[i]);
+		f->n_isolated += pick[i]->iso.isolated;
 	}
 	f->n_examined = n;
 	free(pick);
@@ -512,7 +681,7 @@ an_frag_with_steps(const struct snapshot *s, const struct idx_timeline *tl,
 		last_ev = (int64_t)i;
 	}
 	u64map_destroy(&varying);
-	if (r != NULL && examine(r, out, last_ev, err) != 0) {
+	if (r != NULL && examine(s, t, r, out, last_ev, err) != 0) {
 		an_steps_destroy(&own);
 		an_frag_destroy(out);
 		return -1;
@@ -553,5 +722,6 @@ an_frag_destroy(struct an_frag *f)
 {
 	free(f->allocs);
 	free(f->state.segs);
+	free(f->state.groups);
 	memset(f, 0, sizeof *f);
 }

@@ -28,6 +28,15 @@
  * at (n_examined: AN_FRAG_EXAMINE, or one fewer when the last is among
  * the largest gaps); the others have no state (has_state 0).
  *
+ * Free memory per (pool, stream): the allocator serves a request only
+ * from the free blocks of the pool it is made in (the default pool
+ * (0,0), a CUDA graph's, a torch.cuda.MemPool's) on the stream it is
+ * made on, and of its size class (an_pool_streams). A request that found
+ * no block large enough there while another (pool, stream) held one is
+ * isolated (an_isolation_of): the memory was free, in the wrong place.
+ * The pool of a segment alloc's request is its segment's (the final
+ * segments, else the event's pool_id, else the default pool).
+ *
  * Hints are short sentences, each made from the numbers that justify it:
  * expandable segments only when they are not in use already (no
  * expandable segment, no segment_map, no expandable_segments:True),
@@ -63,6 +72,28 @@ struct an_frag_pool {
 	uint64_t free_bytes, free_blocks, largest_free;
 };
 
+/* Free memory of one (pool, stream). */
+struct an_pool_stream {
+	int64_t pool[2];
+	uint64_t stream;
+	uint64_t segments, reserved;
+	uint64_t allocated;         /* block bytes active_allocated */
+	uint64_t free_bytes;        /* inactive blocks */
+	uint64_t free_blocks;
+	uint64_t largest_free[2];   /* in small (0) and large (1) segments */
+};
+
+/* A request's isolation: its own (pool, stream) had no free block of its
+ * size class as large as the request, another (pool, stream) had one. */
+struct an_isolation {
+	int isolated;
+	int64_t pool[2];            /* the other (pool, stream) with the */
+	uint64_t stream;            /* largest such block, */
+	uint64_t largest;           /* its size */
+	uint64_t other_free;        /* free bytes of the size class in the
+				       other (pool, stream)s */
+};
+
 struct an_frag_state {
 	int64_t at;
 	uint64_t reserved;
@@ -83,6 +114,9 @@ struct an_frag_state {
 	uint64_t release_bytes;     /* what empty_cache() would give back */
 	uint64_t release_segs;      /* of them whole segments */
 	uint64_t private_free_bytes; /* whole free segments of graph pools */
+	struct an_pool_stream *groups; /* an_pool_streams */
+	uint32_t n_groups;
+	int has_private;            /* a private pool holds a segment */
 };
 
 struct an_frag_alloc {
@@ -98,15 +132,19 @@ struct an_frag_alloc {
 	uint64_t stream_free;       /* inactive bytes on the stream before */
 	uint64_t stream_largest;    /* largest inactive block there */
 	int large;                  /* the request's pool is the large one */
-	uint64_t pool_free;         /* the same in the request's pool */
-	uint64_t pool_largest;
+	uint64_t pool_free;         /* the same in the request's pool and */
+	uint64_t pool_largest;      /* size class */
+	int64_t pool[2];            /* the request's pool */
+	uint64_t rounded;           /* the request as the allocator rounds */
+	struct an_isolation iso;
 };
 
 enum an_hint_kind {
 	AN_HINT_EXPANDABLE,
 	AN_HINT_MAX_SPLIT,
 	AN_HINT_BUCKETS,
-	AN_HINT_EMPTY_CACHE
+	AN_HINT_EMPTY_CACHE,
+	AN_HINT_ISOLATED
 };
 
 struct an_hint {
@@ -126,6 +164,7 @@ struct an_frag {
 	uint64_t n_unusable;         /* of them: free in the request's pool
 					on its stream >= request, largest <
 					request */
+	uint64_t n_isolated;         /* of them: isolated (an_isolation) */
 	struct an_hint hints[AN_FRAG_MAX_HINTS];
 	int n_hints;
 	/* reserved over the trace */
@@ -158,5 +197,17 @@ void an_frag_destroy(struct an_frag *f);
 
 /* Fills st from a replay state (an_frag uses it for the state at N). */
 void an_frag_state_of(const struct replay_state *rs, struct an_frag_state *st);
+
+/* The (pool, stream)s of a state that hold a segment, the default pool
+ * first, then by pool id and stream, into *out (the caller frees it).
+ * Returns their count. */
+uint32_t an_pool_streams(const struct replay_state *rs,
+    struct an_pool_stream **out);
+
+/* Is a request of size bytes (rounded), made in pool on stream, of the
+ * large size class or not, isolated among the n groups g? */
+void an_isolation_of(const struct an_pool_stream *g, uint32_t n,
+    const int64_t pool[2], uint64_t stream, int large, uint64_t size,
+    struct an_isolation *iso);
 
 #endif

@@ -50,10 +50,21 @@ add_cause(struct an_oom_event *oe, int kind, const char *fmt, ...)
 	oe->n_causes++;
 }
 
+static const char *
+pool_name(char *buf, size_t size, const int64_t pool[2])
+{
+	if (pool[0] == 0 && pool[1] == 0)
+		snprintf(buf, size, "the default pool");
+	else
+		snprintf(buf, size, "pool (%" PRId64 ",%" PRId64 ")", pool[0],
+		    pool[1]);
+	return buf;
+}
+
 static void
 explain(struct an_oom_event *oe)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], p1[64], p2[64];
 	const char *pool = oe->large ? "large" : "small";
 
 	if (oe->enough_free && oe->segment_size > oe->device_free)
@@ -91,6 +102,15 @@ explain(struct an_oom_event *oe)
 		    sv_fmt_size(a, sizeof a, oe->pool_free), pool,
 		    sv_fmt_size(b, sizeof b, oe->pool_largest),
 		    sv_fmt_size(d, sizeof d, oe->request));
+	if (oe->has_state && oe->iso.isolated)
+		add_cause(oe, AN_OOM_ISOLATED, "isolation: a %s block sat "
+		    "free in %s on stream %" PRIu64 " (%s free in other pools "
+		    "and streams), but the allocator serves a request only "
+		    "from %s on stream %" PRIu64 ", its own",
+		    sv_fmt_size(a, sizeof a, oe->iso.largest),
+		    pool_name(p1, sizeof p1, oe->iso.pool), oe->iso.stream,
+		    sv_fmt_size(b, sizeof b, oe->iso.other_free),
+		    pool_name(p2, sizeof p2, oe->pool), oe->stream);
 }
 
 /* A later alloc of the request's size on the same stream. */
@@ -148,7 +168,9 @@ streams_of(const struct replay_state *st, struct an_oom_event *oe)
 			if (bl->size > x->largest_free)
 				x->largest_free = bl->size;
 			if (sg->stream != oe->stream ||
-			    (sg->is_large != 0) != (oe->large != 0))
+			    (sg->is_large != 0) != (oe->large != 0) ||
+			    sg->pool_id[0] != oe->pool[0] ||
+			    sg->pool_id[1] != oe->pool[1])
 				continue;
 			oe->pool_free += bl->size;
 			if (bl->size > oe->pool_largest)
@@ -184,6 +206,8 @@ an_oom(const struct snapshot *s, const struct idx_timeline *tl,
 		oe->stream = snap_ev_stream(t, i);
 		oe->stack = snap_ev_stack(t, i);
 		oe->large = oe->request > MIB;
+		if (!snap_ev_pool(s, t, i, oe->pool))
+			oe->pool[0] = oe->pool[1] = 0;
 		oe->segment_size = an_oom_segment_size(oe->request);
 		oe->enough_free = oe->device_free >= oe->request;
 		oe->retry_ev = find_retry(t, i, oe->request, oe->stream);
@@ -199,6 +223,10 @@ an_oom(const struct snapshot *s, const struct idx_timeline *tl,
 				return -1;
 			}
 			streams_of(replay_state(r), oe);
+			oe->n_groups = an_pool_streams(replay_state(r),
+			    &oe->groups);
+			an_isolation_of(oe->groups, oe->n_groups, oe->pool,
+			    oe->stream, oe->large, oe->request, &oe->iso);
 			oe->has_state = 1;
 		}
 		explain(oe);
@@ -213,6 +241,7 @@ an_oom_destroy(struct an_oom *o)
 
 	for (i = 0; i < o->n_events; i++) {
 		free(o->events[i].streams);
+		free(o->events[i].groups);
 		an_top_destroy(&o->events[i].live);
 	}
 	free(o->events);

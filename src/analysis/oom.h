@@ -23,7 +23,12 @@
  * (other processes, the CUDA context, libraries allocating outside the
  * caching allocator). In either case, free bytes in the request's pool
  * on its stream that add up to the request with no block large enough
- * are fragmentation.
+ * are fragmentation. And free memory elsewhere cannot serve it: the
+ * allocator serves a request only from its own pool (the event's
+ * pool_id, else the default pool) and stream, so when a free block as
+ * large as the request sat in another (pool, stream) (a CUDA graph's or
+ * a MemPool's pool, another stream; frag.h's an_isolation_of) the
+ * request failed with that memory free, isolated.
  *
  * An OOM event is matched with a later alloc of the same size on the
  * same stream (the program caught the error and tried again); with none,
@@ -32,6 +37,7 @@
  */
 #include <stdint.h>
 
+#include "analysis/frag.h"
 #include "analysis/site.h"
 #include "analysis/top.h"
 #include "index/idx_timeline.h"
@@ -50,6 +56,8 @@ enum an_oom_cause {
 	AN_OOM_FRACTION,	/* device free >= segment: a cap */
 	AN_OOM_OTHERS,		/* other processes */
 	AN_OOM_FRAGMENTED,	/* free in the pool, no block large enough */
+	AN_OOM_ISOLATED,	/* a large enough block in another pool or
+				   stream */
 	AN_OOM_CAUSES
 };
 
@@ -79,6 +87,11 @@ struct an_oom_event {
 	int enough_free;         /* device_free >= request */
 	uint64_t pool_free;      /* inactive bytes, request's pool+stream */
 	uint64_t pool_largest;
+	int64_t pool[2];         /* the request's pool: the event's, else
+				    the default one */
+	struct an_pool_stream *groups; /* free memory per (pool, stream) */
+	uint32_t n_groups;
+	struct an_isolation iso;
 	int64_t retry_ev;        /* a later alloc of this size, or -1 */
 	struct an_oom_cause_text causes[AN_OOM_MAX_CAUSES];
 	int n_causes;

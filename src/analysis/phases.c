@@ -627,6 +627,174 @@ find_frames(struct finder *f)
 	an_frame_cache_destroy(&fm.fc);
 }
 
+/* The longest phase name metadata may give. */
+#define META_NAME_MAX 256
+
+static int
+is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The phase metadata m names: the value of its key "phase" (a dict as
+ * str() or JSON writes it, or phase=NAME, phase: NAME), its length (0:
+ * none) and its start in *name. */
+static size_t
+meta_phase(const char *m, const char **name)
+{
+	const char *p = m, *k;
+	size_t n;
+	char q;
+
+	while ((k = strstr(p, "phase")) != NULL) {
+		p = k + 5;
+		/* a key of its own, not "subphase" or "phases" */
+		if ((k > m && is_word(k[-1])) || is_word(*p))
+			continue;
+		if (*p == '\'' || *p == '"') {
+			if (k == m || k[-1] != *p)
+				continue;
+			p++;
+		} else if (k > m && (k[-1] == '\'' || k[-1] == '"'))
+			continue;
+		while (*p == ' ')
+			p++;
+		if (*p != ':' && *p != '=')
+			continue;
+		p++;
+		while (*p == ' ')
+			p++;
+		if (*p == '\'' || *p == '"') {
+			q = *p++;
+			n = strcspn(p, q == '"' ? "\"" : "'");
+			if (p[n] != q)
+				return 0;
+		} else
+			n = strcspn(p, ",;}) \t\r\n");
+		*name = p;
+		return n;
+	}
+	return 0;
+}
+
+/* The phase of an annotate event's metadata, or -1 (it names none, or no
+ * rule takes it). */
+static int64_t
+annotate_phase(struct finder *f, const char *meta)
+{
+	char buf[META_NAME_MAX + 1];
+	const char *name;
+	size_t n;
+	int r, numbered;
+
+	if (f->rules != NULL) {
+		if ((r = rule_match(f, AN_PH_ANNOTATE, meta)) < 0)
+			return -1;
+		return phase_of(f, f->rules->r[r].name,
+		    strlen(f->rules->r[r].name), AN_PH_ANNOTATE);
+	}
+	n = meta_phase(meta, &name);
+	if (n == 0 || n > META_NAME_MAX)
+		return -1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	n = stripped_len(buf, &numbered);
+	if (n == 0)
+		return -1;
+	return phase_of(f, buf, n, AN_PH_ANNOTATE);
+}
+
+/* An instance an annotate opened, until its allocation is freed. */
+struct ann_open {
+	uint32_t phase;
+	int complete;		/* its alloc is in the trace */
+	int closed;		/* its allocation was freed */
+	int64_t first;
+	uint64_t next;		/* of its address, + 1; 0: none */
+};
+
+/* The annotate source: the life of each annotated allocation. */
+static void
+find_annotates(struct finder *f)
+{
+	const struct snap_trace *t = f->t;
+	struct u64map live, open;	/* address -> alloc event + 1 (0:
+					   freed); -> newest instance + 1 */
+	struct ann_open *op = NULL;
+	size_t n_op = 0, cap_op = 0;
+	uint64_t i, v, k, addr;
+	int64_t ph, first;
+	unsigned act;
+	int dup;
+
+	if (!(f->s->features & SNAP_F_ANNOTATE))
+		return;
+	u64map_init(&live);
+	u64map_init(&open);
+	for (i = 0; i < t->n; i++) {
+		if (sv_stop_poll(i))
+			break;
+		act = snap_ev_action(t, i);
+		if (act != SNAP_ALLOC && act != SNAP_FREE_COMPLETED &&
+		    act != SNAP_ANNOTATE)
+			continue;
+		addr = snap_ev_addr(t, i);
+		if (act == SNAP_ALLOC) {
+			u64map_put(&live, addr, i + 1);
+			continue;
+		}
+		if (act == SNAP_FREE_COMPLETED) {
+			u64map_put(&live, addr, 0);
+			if (!u64map_get(&open, addr, &k))
+				continue;
+			for (; k != 0; k = op[k - 1].next) {
+				push_inst(f, op[k - 1].phase, op[k - 1].first,
+				    (int64_t)i, op[k - 1].complete);
+				op[k - 1].closed = 1;
+			}
+			u64map_del(&open, addr);
+			continue;
+		}
+		if ((ph = annotate_phase(f, snap_str(f->s,
+		    snap_ev_meta(t, i)))) < 0)
+			continue;
+		if (!u64map_get(&live, addr, &v)) {
+			first = 0;	/* allocated before the trace */
+			v = 0;
+		} else if (v == 0) {
+			if (f->out->n_bad++ == 0)
+				snprintf(f->out->bad, sizeof f->out->bad,
+				    "annotate event %" PRIu64 ": on an "
+				    "allocation the trace freed; ignored", i);
+			continue;
+		} else
+			first = caused_from(t, v - 1, 0);
+		dup = 0;
+		if (u64map_get(&open, addr, &k))
+			for (; k != 0 && !dup; k = op[k - 1].next)
+				dup = op[k - 1].phase == (uint32_t)ph;
+		if (dup)
+			continue;
+		XGROW(op, cap_op, n_op + 1);
+		op[n_op].phase = (uint32_t)ph;
+		op[n_op].complete = v != 0;
+		op[n_op].closed = 0;
+		op[n_op].first = first;
+		op[n_op].next = u64map_get(&open, addr, &k) ? k : 0;
+		u64map_put(&open, addr, ++n_op);
+		f->out->n_annotate++;
+	}
+	/* never freed: to the last event */
+	for (k = 0; k < n_op; k++)
+		if (!op[k].closed)
+			push_inst(f, op[k].phase, op[k].first,
+			    (int64_t)t->n - 1, 0);
+	u64map_destroy(&live);
+	u64map_destroy(&open);
+	free(op);
+}
+
 /* The finders, from AN_PHASE_SOURCES. */
 static const struct {
 	int dflt;			/* used without rules */
@@ -637,15 +805,44 @@ static const struct {
 #undef AN_PHASE_SOURCE_ROW
 };
 
+/* The distinct metadata of the annotate events of f's device. */
+static uint32_t *
+annotate_metas(const struct finder *f, uint32_t *n)
+{
+	struct u64map seen;
+	uint32_t *m = NULL, id;
+	size_t cap = 0;
+	uint64_t i, v;
+
+	*n = 0;
+	if (!(f->s->features & SNAP_F_ANNOTATE))
+		return NULL;
+	u64map_init(&seen);
+	for (i = 0; i < f->t->n; i++) {
+		if (snap_ev_action(f->t, i) != SNAP_ANNOTATE)
+			continue;
+		id = snap_ev_meta(f->t, i);
+		if (u64map_get(&seen, id, &v))
+			continue;
+		u64map_put(&seen, id, 1);
+		XGROW(m, cap, (size_t)*n + 1);
+		m[(*n)++] = id;
+	}
+	u64map_destroy(&seen);
+	return m;
+}
+
 /* The source each rule uses: its own, else annotations when one of the
- * device's matches it, else frames. */
+ * device's matches it, else annotate events when the metadata of one
+ * matches it, else frames. */
 static void
 resolve_sources(struct finder *f)
 {
 	const struct snapshot *s = f->s;
 	struct u64map seen;
-	uint32_t i, k;
+	uint32_t i, k, *meta = NULL, n_meta = 0;
 	uint64_t v;
+	int metas = 0;
 
 	u64map_init(&seen);
 	for (i = 0; i < f->rules->n; i++) {
@@ -653,6 +850,16 @@ resolve_sources(struct finder *f)
 		if (f->src[i] >= 0)
 			continue;
 		f->src[i] = AN_PH_FRAME;
+		if (!metas) {
+			meta = annotate_metas(f, &n_meta);
+			metas = 1;
+		}
+		for (k = 0; k < n_meta; k++)
+			if (regexec(&f->rules->r[i].re, snap_str(s, meta[k]), 0,
+			    NULL, 0) == 0) {
+				f->src[i] = AN_PH_ANNOTATE;
+				break;
+			}
 		for (k = 0; k < s->n_annotations; k++) {
 			const struct snap_annotation *an = &s->annotations[k];
 
@@ -670,6 +877,7 @@ resolve_sources(struct finder *f)
 		u64map_init(&seen);
 	}
 	u64map_destroy(&seen);
+	free(meta);
 }
 
 static int

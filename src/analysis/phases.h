@@ -21,6 +21,20 @@
  *               before the trace: both are incomplete. A range that
  *               holds no event is no instance. Without time_us there
  *               are none.
+ *   annotate    annotate events (PyTorch 2.14: _annotate_tensor(),
+ *               _annotate_memory()): an instance is the life of the
+ *               annotated allocation, from its alloc (with the segment
+ *               events it caused just before it) to the free_completed
+ *               of its address; one whose alloc came before the trace
+ *               starts at the first event, one never freed runs to the
+ *               last: both are incomplete. Without rules, only metadata
+ *               naming a phase makes one: the value of a key "phase"
+ *               ({'phase': 'rollout'}, {"phase": "rollout"},
+ *               phase=rollout), without a trailing "#N"; with rules, the
+ *               whole metadata is matched. Several annotations of one
+ *               phase on one allocation are one instance. An annotate
+ *               on an address whose allocation the trace has freed is
+ *               ignored (counted in n_bad).
  *   frame       the functions of the user frames (frame.h) of each
  *               allocation's stack, against the rules of this source:
  *               an instance is a maximal run of events from an
@@ -34,9 +48,10 @@
  * (--phase NAME=REGEX, or a file of lines NAME REGEX) names phase NAME;
  * with rules, only theirs are phases. The regex (POSIX extended) may
  * start with a source's name and a colon ("annotation:^gen",
- * "frame:generate") to pick that source; else it matches annotation
- * names, and the functions of user frames when no annotation of the
- * device matches it. The first rule (command line first, then the file,
+ * "annotate:kv", "frame:generate") to pick that source; else it matches
+ * annotation names, else (when no annotation of the device matches it)
+ * the metadata of annotate events, else (when none matches either) the
+ * functions of user frames. The first rule (command line first, then the file,
  * in order) that matches decides.
  *
  * For each instance (an_phases_measure), from the device's timeline:
@@ -86,6 +101,7 @@
 #define AN_PHASE_SOURCES(_)                                                    \
 	_(AN_PH_ANNOTATION, "annotation", "record_function ranges", 1,         \
 	    find_annotations)                                                  \
+	_(AN_PH_ANNOTATE, "annotate", "annotate events", 1, find_annotates)    \
 	_(AN_PH_FRAME, "frame", "user frames", 0, find_frames)
 
 enum an_phase_source {
@@ -210,6 +226,8 @@ struct an_phases {
 				   the instances up to it */
 	int measured;
 	uint64_t n_annotations;	/* of this device */
+	uint64_t n_annotate;	/* its annotate events that gave an
+				   instance */
 	int no_time;		/* annotations, but no time_us */
 	uint64_t n_bad;		/* malformed annotations, ignored */
 	char bad[200];		/* the first, described */

@@ -5,16 +5,87 @@
 
 #include "analysis/stats.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "util/sat.h"
 #include "util/u64map.h"
+#include "util/xalloc.h"
+
+/* Pools seen so far, unsorted, before pools_finish keeps the first
+ * AN_STATS_POOLS by id. */
+struct pool_acc {
+	struct an_pool_total *p;
+	size_t n, cap;
+};
+
+static struct an_pool_total *
+pool_acc_get(struct pool_acc *a, const int64_t pool[2])
+{
+	size_t i;
+
+	/* a device has few pools: a private pool per graph at most */
+	for (i = a->n; i > 0; i--)
+		if (a->p[i - 1].pool[0] == pool[0] &&
+		    a->p[i - 1].pool[1] == pool[1])
+			return &a->p[i - 1];
+	XGROW(a->p, a->cap, a->n + 1);
+	memset(&a->p[a->n], 0, sizeof a->p[a->n]);
+	a->p[a->n].pool[0] = pool[0];
+	a->p[a->n].pool[1] = pool[1];
+	return &a->p[a->n++];
+}
+
+static int
+cmp_pool(const void *x, const void *y)
+{
+	const struct an_pool_total *a = x, *b = y;
+
+	if (a->pool[0] != b->pool[0])
+		return a->pool[0] < b->pool[0] ? -1 : 1;
+	return a->pool[1] < b->pool[1] ? -1 : a->pool[1] > b->pool[1];
+}
+
+static void
+pools_finish(struct pool_acc *a, struct an_seg_totals *t)
+{
+	size_t i;
+
+	if (a->n > 1)
+		qsort(a->p, a->n, sizeof *a->p, cmp_pool);
+	t->n_pools = 0;
+	t->more_pools = t->more_reserved = 0;
+	t->private_pool = 0;
+	/* (0,0) first: ids are signed, so it need not sort first */
+	for (i = 0; i < a->n; i++)
+		if (a->p[i].pool[0] == 0 && a->p[i].pool[1] == 0)
+			t->pools[t->n_pools++] = a->p[i];
+	for (i = 0; i < a->n; i++) {
+		if (a->p[i].pool[0] == 0 && a->p[i].pool[1] == 0)
+			continue;
+		t->private_pool += a->p[i].segments;
+		if (t->n_pools < AN_STATS_POOLS) {
+			t->pools[t->n_pools++] = a->p[i];
+			continue;
+		}
+		t->more_pools++;
+		t->more_reserved = sv_sat_add(t->more_reserved,
+		    a->p[i].reserved);
+	}
+	free(a->p);
+	memset(a, 0, sizeof *a);
+}
 
 void
 an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 {
 	uint32_t i, j, end;
 
+	struct pool_acc acc;
+	struct an_pool_total *pt;
+
 	memset(t, 0, sizeof *t);
+	memset(&acc, 0, sizeof acc);
 	snap_device_segments(s, d, &i, &end);
 	for (; i < end; i++) {
 		const struct snap_segment *g = &s->segments[i];
@@ -24,7 +95,9 @@ an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 		t->sum.n_segments++;
 		t->sum.reserved += g->total_size;
 		t->expandable += g->is_expandable != 0;
-		t->private_pool += g->pool_id[0] != 0 || g->pool_id[1] != 0;
+		pt = pool_acc_get(&acc, g->pool_id);
+		pt->segments++;
+		pt->reserved = sv_sat_add(pt->reserved, g->total_size);
 		for (j = 0; j < g->n_blocks; j++) {
 			const struct snap_block *b;
 
@@ -33,8 +106,35 @@ an_seg_totals(const struct snapshot *s, uint32_t d, struct an_seg_totals *t)
 			b = &s->blocks[g->first_block + j];
 			replay_totals_add(&t->sum, b->state, b->size,
 			    b->requested_size);
+			if (b->state == SNAP_BLOCK_ACTIVE_ALLOCATED)
+				pt->allocated = sv_sat_add(pt->allocated,
+				    b->requested_size);
 		}
 	}
+	pools_finish(&acc, t);
+}
+
+void
+an_seg_pools_of_state(const struct replay_state *rs, struct an_seg_totals *t)
+{
+	struct pool_acc acc;
+	struct an_pool_total *pt;
+	uint32_t i, b;
+
+	memset(&acc, 0, sizeof acc);
+	for (i = 0; i < rs->n_segments; i++) {
+		const struct replay_segment *sg = &rs->segments[i];
+
+		pt = pool_acc_get(&acc, sg->pool_id);
+		pt->segments++;
+		pt->reserved = sv_sat_add(pt->reserved, sg->size);
+		for (b = sg->first_block; b < sg->first_block + sg->n_blocks &&
+		     b < rs->n_blocks; b++)
+			if (rs->blocks[b].state == SNAP_BLOCK_ACTIVE_ALLOCATED)
+				pt->allocated = sv_sat_add(pt->allocated,
+				    rs->blocks[b].requested_size);
+	}
+	pools_finish(&acc, t);
 }
 
 void
@@ -110,8 +210,6 @@ an_stats_with(const struct snapshot *s, uint32_t d,
 int64_t
 an_peak_ev(const struct idx_timeline *tl)
 {
-	if (tl->peak_ev >= 0 && idx_tl_total(tl, -1) == tl->peak)
-		return -1;
 	return tl->peak_ev;
 }
 

@@ -16,10 +16,27 @@
 #include "replay/replay.h"
 #include "snapshot/snap_model.h"
 
+/* Reserved memory of one pool: the default pool (0,0), or a private
+ * pool (a CUDA graph's, a torch.cuda.MemPool) the allocator serves only
+ * the requests made into it from, and empty_cache() leaves alone. */
+#define AN_STATS_POOLS 16
+
+struct an_pool_total {
+	int64_t pool[2];
+	uint64_t segments;
+	uint64_t reserved;        /* segment bytes */
+	uint64_t allocated;       /* requested bytes of active_allocated */
+};
+
 struct an_seg_totals {
 	struct replay_totals sum; /* over the blocks (replay_totals_add) */
 	uint64_t expandable;      /* expandable segments */
 	uint64_t private_pool;    /* segments in a pool other than (0,0) */
+	/* per pool, by id ((0,0) first); past AN_STATS_POOLS pools the
+	 * rest are counted together in more_pools, more_reserved */
+	struct an_pool_total pools[AN_STATS_POOLS];
+	uint32_t n_pools;
+	uint64_t more_pools, more_reserved;
 };
 
 struct an_stats {
@@ -59,12 +76,17 @@ void an_ev_counts(const struct snapshot *s, uint32_t d,
 void an_seg_totals(const struct snapshot *s, uint32_t d,
     struct an_seg_totals *t);
 
+/* The per-pool figures of t (pools, n_pools, more_*) and private_pool
+ * from a replayed state instead (stats --at N). */
+void an_seg_pools_of_state(const struct replay_state *rs,
+    struct an_seg_totals *t);
+
 /* The event after which the Active Memory Timeline total first reaches
  * its peak, the state before the first event counted first (-1), as
  * memory_viz counts it: a trace whose events leave the total where it was
- * (one `snapshot` marker) peaks before its first event. tl->peak_ev says
- * -1 only when that state is above every later one; the commands report
- * this instead. */
+ * (one `snapshot` marker) peaks before its first event. The index records
+ * it so (tl->peak_ev, index format 4); this is its one reader for the
+ * commands. */
 int64_t an_peak_ev(const struct idx_timeline *tl);
 
 /* Fills st for device d; tl is that device's timeline. */

@@ -35,6 +35,7 @@ struct cli_opts {
 	char *const *args;      /* every positional argument (ranks) */
 	size_t n_args;
 	int64_t jobs;           /* --jobs N (ranks), 0 = the CPUs */
+	int64_t threads;        /* --threads N, 0 = SNAPVIEW_THREADS */
 	int json;               /* --json */
 	int quiet;              /* --quiet */
 	int no_cache;           /* --no-cache */
@@ -68,6 +69,7 @@ struct cli_opts {
 	int from_time, to_time; /* cut: --from/--to are times (us) */
 	const struct an_phase_rules *phase_rules; /* --phase, --phase-file;
 						     NULL: none */
+	const char *cut_phase;  /* cut: --phase NAME[@K] (no '=') */
 };
 
 #define CLI_CACHE_LIST 0

@@ -377,3 +377,101 @@ cli_an_blocks_site_json(struct json *j, struct an_sites *t, uint32_t site,
 	cli_an_site_json(j, t, site, stack);
 	json_kv_bool(j, "free_stack", free_stack);
 }
+
+const char *
+cli_an_pool_name(char *buf, size_t size, const int64_t pool[2])
+{
+	if (pool[0] == 0 && pool[1] == 0)
+		snprintf(buf, size, "the default pool");
+	else
+		snprintf(buf, size, "pool (%" PRId64 ",%" PRId64 ")", pool[0],
+		    pool[1]);
+	return buf;
+}
+
+void
+cli_an_pool_streams_text(const struct an_pool_stream *g, uint32_t n,
+    const char *indent)
+{
+	char a[32], b[32], c[32], d[32];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%spool (%" PRId64 ",%" PRId64 ")%s, stream %" PRIu64
+		    ": %s reserved in %" PRIu64 " segment%s, %s free (largest "
+		    "block %s small, %s large)\n", indent, g[i].pool[0],
+		    g[i].pool[1], g[i].pool[0] == 0 && g[i].pool[1] == 0 ?
+		    " default" : "", g[i].stream,
+		    sv_fmt_size(a, sizeof a, g[i].reserved), g[i].segments,
+		    g[i].segments == 1 ? "" : "s",
+		    sv_fmt_size(b, sizeof b, g[i].free_bytes),
+		    sv_fmt_size(c, sizeof c, g[i].largest_free[0]),
+		    sv_fmt_size(d, sizeof d, g[i].largest_free[1]));
+}
+
+static void
+pool_json(struct json *j, const int64_t pool[2])
+{
+	json_key(j, "pool_id");
+	json_arr_begin(j);
+	json_i64(j, pool[0]);
+	json_i64(j, pool[1]);
+	json_arr_end(j);
+}
+
+void
+cli_an_pool_streams_json(struct json *j, const char *key,
+    const struct an_pool_stream *g, uint32_t n)
+{
+	uint32_t i;
+
+	json_key(j, key);
+	json_arr_begin(j);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(j);
+		pool_json(j, g[i].pool);
+		json_kv_bool(j, "private", g[i].pool[0] != 0 ||
+		    g[i].pool[1] != 0);
+		json_kv_u64(j, "stream", g[i].stream);
+		json_kv_u64(j, "segments", g[i].segments);
+		json_kv_u64(j, "reserved", g[i].reserved);
+		json_kv_u64(j, "allocated_blocks", g[i].allocated);
+		json_kv_u64(j, "free", g[i].free_bytes);
+		json_kv_u64(j, "free_blocks", g[i].free_blocks);
+		json_kv_u64(j, "largest_free_small", g[i].largest_free[0]);
+		json_kv_u64(j, "largest_free_large", g[i].largest_free[1]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+void
+cli_an_isolation_json(struct json *j, const char *key,
+    const struct an_isolation *iso)
+{
+	json_key(j, key);
+	if (!iso->isolated) {
+		json_null(j);
+		return;
+	}
+	json_obj_begin(j);
+	pool_json(j, iso->pool);
+	json_kv_u64(j, "stream", iso->stream);
+	json_kv_u64(j, "largest_free_block", iso->largest);
+	json_kv_u64(j, "other_free", iso->other_free);
+	json_obj_end(j);
+}
+
+void
+cli_an_isolation_text(const struct an_isolation *iso, const char *indent)
+{
+	char a[32], b[32], p[64];
+
+	if (!iso->isolated)
+		return;
+	printf("%sisolated: a %s block free in %s on stream %" PRIu64
+	    " (%s free in other pools and streams)\n", indent,
+	    sv_fmt_size(a, sizeof a, iso->largest),
+	    cli_an_pool_name(p, sizeof p, iso->pool), iso->stream,
+	    sv_fmt_size(b, sizeof b, iso->other_free));
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/category.h"
+#include "analysis/frag.h"
 #include "analysis/site.h"
 #include "analysis/steps.h"
 #include "cli/cli.h"
@@ -136,6 +137,24 @@ void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
  * of their free. */
 void cli_an_blocks_site_json(struct json *j, struct an_sites *t,
     uint32_t site, uint32_t stack, int free_stack);
+
+/* "the default pool" or "pool (A,B)" into buf; returns buf. */
+const char *cli_an_pool_name(char *buf, size_t size, const int64_t pool[2]);
+
+/* The free memory of each (pool, stream) (frag.h), one line each after
+ * indent, and as the JSON array "pool_streams" under key. */
+void cli_an_pool_streams_text(const struct an_pool_stream *g, uint32_t n,
+    const char *indent);
+void cli_an_pool_streams_json(struct json *j, const char *key,
+    const struct an_pool_stream *g, uint32_t n);
+
+/* A request's isolation: the value of key (an object, or null when it
+ * is not isolated), and the text line after indent (nothing when it is
+ * not). */
+void cli_an_isolation_json(struct json *j, const char *key,
+    const struct an_isolation *iso);
+void cli_an_isolation_text(const struct an_isolation *iso,
+    const char *indent);
 
 /* Loads --categories FILE into *rules (no rules without the option).
  * Returns 0, or the exit status with `snapview: FILE: line N: reason`

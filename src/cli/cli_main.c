@@ -19,6 +19,7 @@
 #include "analysis/phases.h"
 #include "replay/simconf.h"
 #include "tui/tui.h"
+#include "util/thread.h"
 
 /* An error of the command line: one line, no file. */
 #define usage_error(...) cli_error(NULL, SV_NO_OFFSET, __VA_ARGS__)
@@ -71,10 +72,16 @@ usage(FILE *f)
 	    "  --limit N         rows to print (0: all)\n"
 	    "  --by WHAT         top: group by site (default) or category\n"
 	    "  --categories FILE your category rules (lines CATEGORY REGEX)\n"
-	    "  --phase NAME=REGEX  (phases, viewer) a phase: annotation\n"
-	    "                    names or user frames' functions matching\n"
+	    "  --phase NAME=REGEX  (phases, viewer, cut) a phase: annotation\n"
+	    "                    names, annotate metadata or user frames'\n"
+	    "                    functions matching\n"
+	    "  --phase NAME[@K]  (cut) the events of iteration K of phase\n"
+	    "                    NAME (K may be left out when it has one)\n"
 	    "  --phase-file FILE more rules (lines NAME REGEX)\n"
 	    "  --jobs N          (ranks) index at most N files at once\n"
+	    "  --threads N       1: all the work on one thread (an index is\n"
+	    "                    the same either way); default:\n"
+	    "                    SNAPVIEW_THREADS, else worker threads\n"
 	    "  --alloc-conf S    (whatif) allocator settings as\n"
 	    "                    PYTORCH_CUDA_ALLOC_CONF, once per column\n"
 	    "  --capacity BYTES  (whatif) device memory the run may use\n"
@@ -93,6 +100,9 @@ usage(FILE *f)
 	    "                    limit (SNAPVIEW_CACHE_MAX), empty it\n"
 	    "  -q, --quiet       no progress bar\n"
 	    "  -h, --help        this text\n"
+	    "  --list-table T    the tables snapview runs on, one row a\n"
+	    "                    line, tab-separated: commands, options,\n"
+	    "                    actions (the viewer's keys) or help\n"
 	    "  -V, --version     version\n"
 	    "\nSee snapview(1).\n");
 }
@@ -247,6 +257,7 @@ enum {
 	OPT_TRIM,
 	OPT_CLEAR,
 	OPT_JOBS,
+	OPT_THREADS,
 	OPT_STEP,
 	OPT_ALLOC_CONF,
 	OPT_CAPACITY,
@@ -257,7 +268,8 @@ enum {
 	OPT_MAX_FRAG,
 	OPT_FORCE,
 	OPT_PHASE,
-	OPT_PHASE_FILE
+	OPT_PHASE_FILE,
+	OPT_LIST_TABLE
 };
 
 static const struct option long_opts[] = {
@@ -279,6 +291,7 @@ static const struct option long_opts[] = {
     {"trim", no_argument, NULL, OPT_TRIM},
     {"clear", no_argument, NULL, OPT_CLEAR},
     {"jobs", required_argument, NULL, OPT_JOBS},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"step", required_argument, NULL, OPT_STEP},
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"capacity", required_argument, NULL, OPT_CAPACITY},
@@ -291,10 +304,46 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"phase", required_argument, NULL, OPT_PHASE},
     {"phase-file", required_argument, NULL, OPT_PHASE_FILE},
+    {"list-table", required_argument, NULL, OPT_LIST_TABLE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
+
+/* snapview --list-table WHAT: one of the tables the program runs on, as
+ * lines of fields separated by tabs (snapview(1), --list-table).
+ * "commands": name, summary (CLI_COMMANDS); "options": --name, VALUE
+ * when it takes one (else empty), the short option (else empty); the
+ * viewer's "actions" and "help" are tui_list()'s. Returns 1 (done, exit
+ * 0) or -1 (a usage error, said). */
+static int
+list_table(const char *what)
+{
+	size_t i;
+
+	if (strcmp(what, "commands") == 0) {
+		for (i = 0; i < N_COMMANDS; i++)
+			printf("%s\t%s\n", commands[i].name,
+			    commands[i].summary);
+		return 1;
+	}
+	if (strcmp(what, "options") == 0) {
+		for (i = 0; long_opts[i].name != NULL; i++) {
+			printf("--%s\t%s\t", long_opts[i].name,
+			    long_opts[i].has_arg == required_argument ?
+			    "VALUE" : "");
+			if (long_opts[i].val < 128)
+				printf("-%c", long_opts[i].val);
+			printf("\n");
+		}
+		return 1;
+	}
+	if (tui_list(stdout, what) == 0)
+		return 1;
+	usage_error("--list-table: '%s': expected commands, options, "
+	    "actions or help", cli_shown(what));
+	return -1;
+}
 
 /* Parses one option; returns 0, 1 (stop: exit 0 already handled), -1
  * (a usage error, said) or -2 (the same, said whole: no "Try"). */
@@ -361,6 +410,14 @@ parse_opt(int c, struct cli_opts *o)
 			return -1;
 		}
 		return 0;
+	case OPT_THREADS:
+		if (parse_i64("--threads", optarg, &o->threads) != 0)
+			return -1;
+		if (o->threads < 1 || o->threads > 1024) {
+			usage_error("--threads: expected 1 to 1024");
+			return -1;
+		}
+		return 0;
 	case OPT_CATEGORIES: o->categories = optarg; return 0;
 	case OPT_ALLOC_CONF: return parse_alloc_conf(o, optarg);
 	case OPT_CAPACITY: return parse_capacity(o, optarg);
@@ -386,6 +443,7 @@ parse_opt(int c, struct cli_opts *o)
 		o->by_category = strcmp(optarg, "category") == 0;
 		return 0;
 	case 'h': usage(stdout); return 1;
+	case OPT_LIST_TABLE: return list_table(optarg);
 	case 'V': printf("snapview %s\n", PACKAGE_VERSION); return 1;
 	default: return -1;
 	}
@@ -484,26 +542,64 @@ tui_check(const void *ctx, const struct snapshot *s, char *msg, size_t size)
 	    s, msg, size);
 }
 
-/* The rules of --phase and --phase-file into rs. Returns 0, or the exit
- * status with the reason printed. */
+/* The rules of --phase and --phase-file into rs; for cut, the one
+ * --phase with no '=' is the phase to cut (o->cut_phase). Returns 0, or
+ * the exit status with the reason printed. */
 static int
-phase_rules(struct an_phase_rules *rs)
+phase_rules(struct cli_opts *o, struct an_phase_rules *rs)
 {
 	struct sv_error err;
 	size_t i;
 
 	sv_error_clear(&err);
-	for (i = 0; i < n_phase_specs; i++)
+	for (i = 0; i < n_phase_specs; i++) {
+		if (o->cmd != NULL && strcmp(o->cmd, "cut") == 0 &&
+		    strchr(phase_specs[i], '=') == NULL) {
+			if (o->cut_phase != NULL) {
+				usage_error("cut: one --phase NAME[@K], not "
+				    "two");
+				fprintf(stderr, "Try 'snapview --help'.\n");
+				return CLI_EXIT_USAGE;
+			}
+			o->cut_phase = phase_specs[i];
+			continue;
+		}
 		if (an_phase_rule_add(rs, phase_specs[i], &err) != 0) {
 			fprintf(stderr, "snapview: --phase %s: %s\n",
 			    cli_shown(phase_specs[i]), cli_shown(err.msg));
 			fprintf(stderr, "Try 'snapview --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
+	}
 	if (phase_file != NULL && an_phase_rules_load(phase_file, rs,
 	    &err) != 0)
 		return cli_report(phase_file, &err);
 	return 0;
+}
+
+/* --threads N, else SNAPVIEW_THREADS (a value that does not parse: a
+ * warning, and no limit), before any thread starts. */
+static void
+set_threads(const struct cli_opts *o)
+{
+	const char *e = getenv("SNAPVIEW_THREADS");
+	char *end;
+	long v;
+
+	if (o->threads > 0) {
+		sv_thread_set_max((unsigned)o->threads);
+		return;
+	}
+	if (e == NULL || *e == '\0')
+		return;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (errno != 0 || end == e || *end != '\0' || v < 1 || v > 1024) {
+		fprintf(stderr, "snapview: warning: SNAPVIEW_THREADS: expected "
+		    "1 to 1024, not '%s'; ignored\n", cli_shown(e));
+		return;
+	}
+	sv_thread_set_max((unsigned)v);
 }
 
 /* Parses argv into o and runs what it asks for; returns the exit
@@ -537,6 +633,7 @@ run(int argc, char **argv)
 			return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 		}
 	}
+	set_threads(&o);
 	/* a first word naming a command selects it */
 	for (i = 0; optind < argc && i < N_COMMANDS; i++)
 		if (strcmp(argv[optind], commands[i].name) == 0) {
@@ -592,7 +689,7 @@ run(int argc, char **argv)
 	}
 	/* the phase rules: once the options are read, for the viewer and
 	 * the phases command */
-	if ((r = phase_rules(&rules)) != 0) {
+	if ((r = phase_rules(&o, &rules)) != 0) {
 		an_phase_rules_destroy(&rules);
 		return r;
 	}

@@ -33,7 +33,16 @@ text_alloc(struct an_sites *s, const struct an_frag_alloc *x)
 						       x->size),
 	    sv_fmt_size(b, sizeof b, x->gap),
 	    x->req_ev >= 0 ? sv_fmt_size(c, sizeof c, x->request) : "-");
-	if (x->has_state && x->req_ev >= 0)
+	if (x->has_state && x->req_ev >= 0 && (x->pool[0] != 0 ||
+	    x->pool[1] != 0))
+		printf("\n             free on its stream in pool (%" PRId64
+		       ",%" PRId64 "), %s blocks, %s, largest block %s "
+		       "(all pools %s)", x->pool[0], x->pool[1],
+		    x->large ? "large" : "small",
+		    sv_fmt_size(e, sizeof e, x->pool_free),
+		    sv_fmt_size(a, sizeof a, x->pool_largest),
+		    sv_fmt_size(b, sizeof b, x->stream_free));
+	else if (x->has_state && x->req_ev >= 0)
 		printf("\n             free on its stream in the %s pool %s, "
 		       "largest block %s (all pools %s)",
 		    x->large ? "large" : "small",
@@ -47,6 +56,8 @@ text_alloc(struct an_sites *s, const struct an_frag_alloc *x)
 	printf("\n             at ");
 	cli_an_site_text(stdout, s, x->site);
 	printf("\n");
+	if (x->has_state)
+		cli_an_isolation_text(&x->iso, "             ");
 }
 
 static void
@@ -82,6 +93,12 @@ print_cached(const struct an_frag *f)
 		    sv_fmt_size(a, sizeof a, st->private_free_bytes));
 	print_pool("  small pool:   ", &st->pools[0]);
 	print_pool("  large pool:   ", &st->pools[1]);
+	if (st->has_private) {
+		/* only with private pools: other files print what they did */
+		printf("  by pool and stream (free memory serves only its "
+		    "own):\n");
+		cli_an_pool_streams_text(st->groups, st->n_groups, "    ");
+	}
 	printf("  reserved:      %s now; %s at the allocation peak (",
 	    sv_fmt_size(a, sizeof a, st->reserved),
 	    sv_fmt_size(b, sizeof b, f->reserved_at_peak));
@@ -185,6 +202,7 @@ hint_name(int kind)
 	case AN_HINT_EXPANDABLE: return "expandable_segments";
 	case AN_HINT_MAX_SPLIT: return "max_split_size_mb";
 	case AN_HINT_EMPTY_CACHE: return "empty_cache";
+	case AN_HINT_ISOLATED: return "pool_stream_isolation";
 	default: return "bucketing";
 	}
 }
@@ -231,6 +249,21 @@ json_alloc(struct json *j, struct an_sites *s, const struct an_frag_alloc *x)
 		json_u64(j, x->pool_largest);
 	else
 		json_null(j);
+	json_key(j, "request_pool_id");
+	if (x->has_state && x->req_ev >= 0) {
+		json_arr_begin(j);
+		json_i64(j, x->pool[0]);
+		json_i64(j, x->pool[1]);
+		json_arr_end(j);
+	} else {
+		json_null(j);
+	}
+	if (x->has_state && x->req_ev >= 0)
+		cli_an_isolation_json(j, "isolated", &x->iso);
+	else {
+		json_key(j, "isolated");
+		json_null(j);
+	}
 	json_key(j, "site");
 	json_obj_begin(j);
 	cli_an_site_json(j, s, x->site, x->stack);
@@ -261,6 +294,7 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	json_kv_u64(j, "whole_free_bytes", st->whole_free_bytes);
 	json_kv_u64(j, "empty_cache_releases", st->release_bytes);
 	json_kv_u64(j, "graph_pool_free_bytes", st->private_free_bytes);
+	cli_an_pool_streams_json(j, "pool_streams", st->groups, st->n_groups);
 	json_key(j, "pools");
 	json_arr_begin(j);
 	for (k = 0; k < 2; k++) {
@@ -313,6 +347,7 @@ json_frag(struct json *j, struct an_sites *s, const struct an_frag *f,
 	json_kv_u64(j, "n_segment_allocs", f->n_allocs);
 	json_kv_u64(j, "examined_segment_allocs", f->n_examined);
 	json_kv_u64(j, "unusable_free_count", f->n_unusable);
+	json_kv_u64(j, "isolated_count", f->n_isolated);
 	json_key(j, "segment_allocs");
 	json_arr_begin(j);
 	for (i = 0; i < f->n_allocs && i < limit; i++)

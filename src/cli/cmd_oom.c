@@ -71,6 +71,19 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 		    x->largest_free < e->request ? " < request" :
 		    " >= request");
 	}
+	for (i = 0; i < e->n_groups; i++)
+		if (e->groups[i].pool[0] != 0 || e->groups[i].pool[1] != 0)
+			break;
+	if (i < e->n_groups) {
+		char pn[64];
+
+		/* only with private pools: other files print what they did */
+		printf("  request in:    %s, stream %" PRIu64 "\n",
+		    cli_an_pool_name(pn, sizeof pn, e->pool), e->stream);
+		printf("  by pool and stream (free memory serves only its "
+		    "own):\n");
+		cli_an_pool_streams_text(e->groups, e->n_groups, "    ");
+	}
 	nc = cli_an_rank_categories(ct->bytes, ct->count, order);
 	printf("\n  live by category:");
 	for (k = 0; k < nc; k++)
@@ -98,6 +111,7 @@ cause_name(int kind)
 	case AN_OOM_POOL: return "pool";
 	case AN_OOM_FRACTION: return "memory_fraction";
 	case AN_OOM_OTHERS: return "other_processes";
+	case AN_OOM_ISOLATED: return "pool_stream_isolation";
 	default: return "fragmentation";
 	}
 }
@@ -130,6 +144,18 @@ json_event(struct json *j, struct an_sites *s, const struct an_oom_event *e,
 		json_u64(j, e->pool_largest);
 	else
 		json_null(j);
+	json_key(j, "request_pool_id");
+	json_arr_begin(j);
+	json_i64(j, e->pool[0]);
+	json_i64(j, e->pool[1]);
+	json_arr_end(j);
+	if (e->has_state)
+		cli_an_isolation_json(j, "isolated", &e->iso);
+	else {
+		json_key(j, "isolated");
+		json_null(j);
+	}
+	cli_an_pool_streams_json(j, "pool_streams", e->groups, e->n_groups);
 	json_kv_i64(j, "retry_event", e->retry_ev);
 	json_key(j, "causes");
 	json_arr_begin(j);

@@ -29,7 +29,8 @@ print_header(const struct an_phases *ph, const struct an_steps *st)
 	    sv_fmt_count(a, sizeof a, ph->n_phases),
 	    ph->n_phases == 1 ? "" : "s",
 	    sv_fmt_count(b, sizeof b, ph->n_inst), ph->n_inst == 1 ? "" : "s",
-	    ph->from_rules ? "from the --phase rules" :
+	    ph->from_rules ? "from the --phase rules" : ph->n_annotate > 0 ?
+	    "record_function ranges, annotate events" :
 	    "record_function ranges", cli_an_steps_text(st, s, sizeof s));
 	if (ph->n_phases > 0)
 		return;
@@ -280,6 +281,7 @@ json_phases(struct json *j, struct an_sites *t, const struct an_phases *ph,
 	json_kv_str(j, "phases_from", ph->from_rules ? "rules" :
 	    "annotations");
 	json_kv_u64(j, "annotations", ph->n_annotations);
+	json_kv_u64(j, "annotate_events", ph->n_annotate);
 	json_kv_bool(j, "annotations_without_time", ph->no_time);
 	json_key(j, "growing");
 	json_arr_begin(j);

@@ -62,6 +62,70 @@ ring_text(const struct snapshot *s, uint32_t d)
 	    "its start" : "not overflowed: the trace is complete", m);
 }
 
+static int
+is_default(const struct an_pool_total *p)
+{
+	return p->pool[0] == 0 && p->pool[1] == 0;
+}
+
+/* Reserved bytes per pool, when a private pool holds any segment. */
+static void
+pools_text(const struct an_seg_totals *t)
+{
+	char a[32], b[32];
+	uint32_t i;
+
+	if (t->private_pool == 0)
+		return;
+	for (i = 0; i < t->n_pools; i++) {
+		const struct an_pool_total *p = &t->pools[i];
+
+		printf("%s%s (%" PRId64 ",%" PRId64 ") %s reserved (%" PRIu64
+		    " segment%s, %s allocated)\n",
+		    i == 0 ? "  pools:         " : "                 ",
+		    is_default(p) ? "default" : "private", p->pool[0],
+		    p->pool[1], sv_fmt_size(a, sizeof a, p->reserved),
+		    p->segments, p->segments == 1 ? "" : "s",
+		    sv_fmt_size(b, sizeof b, p->allocated));
+	}
+	if (t->more_pools > 0)
+		printf("                 %" PRIu64 " more private pool%s: %s "
+		    "reserved\n", t->more_pools, t->more_pools == 1 ? "" : "s",
+		    sv_fmt_size(a, sizeof a, t->more_reserved));
+}
+
+static void
+pools_json(struct json *j, const struct an_seg_totals *t)
+{
+	uint32_t i;
+
+	json_key(j, "pools");
+	json_arr_begin(j);
+	for (i = 0; i < t->n_pools; i++) {
+		const struct an_pool_total *p = &t->pools[i];
+
+		json_obj_begin(j);
+		json_key(j, "pool_id");
+		json_arr_begin(j);
+		json_i64(j, p->pool[0]);
+		json_i64(j, p->pool[1]);
+		json_arr_end(j);
+		json_kv_bool(j, "private", !is_default(p));
+		json_kv_u64(j, "segments", p->segments);
+		json_kv_u64(j, "reserved", p->reserved);
+		json_kv_u64(j, "allocated", p->allocated);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	if (t->more_pools > 0) {
+		json_key(j, "more_pools");
+		json_obj_begin(j);
+		json_kv_u64(j, "pools", t->more_pools);
+		json_kv_u64(j, "reserved", t->more_reserved);
+		json_obj_end(j);
+	}
+}
+
 static void
 print_text_device(const struct snapshot *s, const struct an_stats *st)
 {
@@ -114,6 +178,7 @@ print_text_device(const struct snapshot *s, const struct an_stats *st)
 	    sv_fmt_size(c, sizeof c, st->seg.sum.free_external));
 	printf("  largest free:  %s\n",
 	    sv_fmt_size(a, sizeof a, st->seg.sum.largest_free));
+	pools_text(&st->seg);
 	if (snap_is_host(s, st->device))
 		/* the host allocator rounds a request up to a power of 2 */
 		printf("  rounding:      %s (block sizes over the requested "
@@ -181,6 +246,7 @@ json_device(struct json *j, const struct snapshot *s,
 	json_kv_u64(j, "streams", st->streams);
 	json_kv_u64(j, "expandable_segments", st->seg.expandable);
 	json_kv_u64(j, "private_pool_segments", st->seg.private_pool);
+	pools_json(j, &st->seg);
 	json_kv_u64(j, "reserved", st->seg.sum.reserved);
 	json_kv_u64(j, "allocated", st->seg.sum.alloc_requested);
 	json_kv_u64(j, "allocated_blocks", st->seg.sum.allocated);
@@ -235,6 +301,7 @@ stats_at(const struct cli_opts *o, const struct cli_input *in, uint32_t d,
 		return sv_errcode_status(err.code);
 	}
 	replay_totals(replay_state(r), &st->seg.sum);
+	an_seg_pools_of_state(replay_state(r), &st->seg);
 	replay_free(r);
 	st->has_at = 1;
 	st->at = o->at;

@@ -627,9 +627,10 @@ close_device(struct idx_enc *e, struct enc_dev *v, const struct snapshot *s)
 	rec->flags = v->cols;
 	if (v->wrap) {
 		rec->flags |= IDX_DEV_WRAP;
-	} else if (v->n == 0 || v->max_t < 0) {
+	} else if (v->n == 0 || v->max_t <= 0) {
 		/* the state before the first event is the highest (or the
-		 * only) one */
+		 * only) one, or the first to reach it: a trace that only
+		 * comes back to it peaks before its first event */
 		rec->peak = rec->base_total;
 		rec->peak_ev = IDX_NO_EVENT;
 	} else {

@@ -18,7 +18,7 @@
 /* Prelude: magic, then the fields at these byte offsets (little-endian). */
 #define IDX_MAGIC "SNAPIDX\x1a"
 #define IDX_MAGIC_LEN 8
-#define IDX_VERSION 3u
+#define IDX_VERSION 4u
 #define IDX_PRELUDE_LEN 64
 #define IDX_OFF_VERSION 8      /* u32 */
 #define IDX_OFF_FLAGS 12       /* u32, 0 */

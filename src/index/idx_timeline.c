@@ -182,7 +182,9 @@ idx_timeline_peak(struct idx_timeline *tl)
 	int64_t top_ev = IDX_NO_EVENT;
 
 	/* memory_viz counts blocks alive before the trace from the start,
-	 * so the state before the first event is a candidate too */
+	 * so the state before the first event is a candidate too, and the
+	 * first: a total that only comes back to it (one `snapshot` entry)
+	 * peaks before the trace, not at event 0 */
 	for (i = 0; i < tl->n_events; i++) {
 		uint64_t v = idx_tl_total(tl, (int64_t)i);
 
@@ -191,7 +193,7 @@ idx_timeline_peak(struct idx_timeline *tl)
 			top_ev = (int64_t)i;
 		}
 	}
-	if (top_ev == IDX_NO_EVENT || tl->base_total > top) {
+	if (top_ev == IDX_NO_EVENT || tl->base_total >= top) {
 		tl->peak = tl->base_total;
 		tl->peak_ev = IDX_NO_EVENT;
 	} else {

@@ -59,8 +59,8 @@ struct idx_timeline {
 	uint64_t base_reserved; /* reserved before event 0 */
 	/* The highest total, the state before the first event included;
 	 * peak_ev is the first event after which the total is peak, or -1
-	 * when the state before the first event is above every later one
-	 * (or there are no events). */
+	 * when the state before the first event is already peak (or there
+	 * are no events). */
 	uint64_t peak;
 	int64_t peak_ev;
 	uint64_t n_pre;         /* frees without alloc (ring buffer wrapped) */

@@ -12,6 +12,9 @@
  * default) and attrs, then the attrs of the monochrome theme (where the
  * focused pane's title is the only pane title in reverse video, the
  * others UIC_TITLE_PANE: bold alone is not seen on every terminal).
+ * UIC_ALERT is a warning in a line of text (the rank overview's OOM and
+ * leak line): bold, never reversed, so that it is not taken for the
+ * selection (UIC_SELECT) without colours.
  * tui/colors.c expands it into curses pairs; render code only names the
  * ids.
  */
@@ -52,7 +55,8 @@
 	_(UIC_FRAMEWORK, -1, -1, CB_A_DIM, 0)                                  \
 	_(UIC_ERROR, 7, 1, CB_A_BOLD, CB_A_REVERSE | CB_A_BOLD)                \
 	_(UIC_LEAK, 1, -1, CB_A_BOLD, CB_A_REVERSE)                            \
-	_(UIC_MARK, 3, -1, CB_A_BOLD, CB_A_BOLD)
+	_(UIC_MARK, 3, -1, CB_A_BOLD, CB_A_BOLD)                               \
+	_(UIC_ALERT, 1, -1, CB_A_BOLD, CB_A_BOLD)
 
 enum ui_color {
 #define UIC_ENUM(id, fg, bg, a, m) id,

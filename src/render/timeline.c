@@ -695,6 +695,12 @@ tl_model_destroy(struct tl_model *m)
 		an_sites_destroy(&m->sites);
 	free(m->skeys);
 	free(m->seg_by_addr);
+	for (k = 0; k < (int)m->n_pkeys && m->penv != NULL; k++) {
+		free(m->penv[k].ev);
+		free(m->penv[k].res);
+	}
+	free(m->penv);
+	free(m->pkeys);
 	memset(m, 0, sizeof *m);
 }
 

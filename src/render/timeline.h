@@ -25,6 +25,15 @@
  *               category.h's the caller builds and lends
  *               (tl_model_set_categories: the user's rules included),
  *               so the bands and the views that name categories agree.
+ *   pool        one band per (pool, stream) as in stream/pool, each the
+ *               envelope of its reserved memory: its blocks, then the
+ *               rest of its segments (free memory only that pool and
+ *               stream can use) in a lighter glyph, as memory_viz's
+ *               "Allocated Memory (incl. Private Pools)" draws private
+ *               pools (doc/snapshot-format.md §10.5). A group's reserved
+ *               bytes follow its segment events (the pool the event
+ *               names, else its final segment's, else the default one),
+ *               from what its final segments hold.
  *   segment     memory_viz's Active Cached Segment Timeline (same, §10.3):
  *               reserved memory, one band per segment (or mapped range of
  *               an expandable segment, tl_segs.h), stacked like
@@ -96,6 +105,15 @@ struct tl_annot {
 struct tl_stream_key {
 	uint64_t stream;
 	int64_t pool[2];
+};
+
+/* The pool mode's envelope of one (pool, stream) group: its reserved
+ * bytes before the trace and after each of its segment events. */
+struct tl_pool_env {
+	uint64_t base;
+	int64_t *ev;         /* its segment events, in order */
+	uint64_t *res;       /* reserved after each */
+	uint64_t n, cap;
 };
 
 /* The highest total and the highest reserved bytes of each run of
@@ -199,6 +217,9 @@ struct tl_model {
 	uint32_t n_skeys;
 	uint32_t *seg_by_addr;           /* final segments of the device */
 	uint32_t n_seg_by_addr;
+	struct tl_stream_key *pkeys;     /* pool mode: (pool, stream) keys */
+	uint32_t n_pkeys;
+	struct tl_pool_env *penv;        /* and their envelopes */
 	/* per element (analysis/), borrowed: tl_model_set_categories */
 	const struct an_categories *cats;
 };
@@ -304,6 +325,8 @@ struct tl_band {
 	uint64_t id;        /* element or group id */
 	uint8_t color;      /* palette slot (group rank, element colour) */
 	uint8_t hilite;     /* the picked / selected band */
+	uint8_t envelope;   /* pool mode: the free part of a group's
+			       reserved memory, above its blocks */
 	uint32_t n;         /* elements in the band (layer bands) */
 	uint32_t j0, j1;    /* their drawn indices [j0, j1] (layer bands) */
 };

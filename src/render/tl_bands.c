@@ -32,6 +32,8 @@ tl_band_glyph(const struct tl_view *v, const struct tl_band *b)
 		return v->utf8 ? (v->mono ? 0x2593 : 0x2588) : '@';
 	if (b->kind == TL_PICK_OTHER)
 		return v->utf8 ? 0x2591 : ':';
+	if (b->envelope)
+		return v->utf8 ? 0x2591 : '.';
 	/* with colours, the bands the terminal has no colour of their own
 	 * for keep their pattern */
 	if (!v->mono && (v->colors <= 0 || b->color % UIC_NBANDS <
@@ -91,6 +93,7 @@ push_band(struct tl_band *out, int n, int max, uint64_t lo, uint64_t hi,
 	out[n].id = id;
 	out[n].color = (uint8_t)color;
 	out[n].hilite = (uint8_t)hilite;
+	out[n].envelope = 0;
 	out[n].n = 0;
 	out[n].j0 = out[n].j1 = 0;
 	return n + 1;
@@ -156,31 +159,45 @@ layer_bands(const struct tl_model *m, const struct tl_view *v,
 	return n;
 }
 
-/* The frame's top groups, each less its part of the highlighted set. */
+/* The frame's top groups, each less its part of the highlighted set;
+ * in the pool mode each with the free part of its reserved memory
+ * above it (*env gets their bytes). */
 static int
 group_bands(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, uint64_t *off,
-    struct tl_band *out, int n, int max)
+    struct tl_band *out, int n, int max, uint64_t *env)
 {
 	const struct tl_groups *g = &m->groups[v->stack];
 	uint32_t k;
+	uint64_t all, res;
 
 	if (fr->rank_stack != v->stack)
 		return n;
 	for (k = 0; k < fr->n_top && n < max - 1; k++) {
 		uint64_t b = tl_groups_bytes(g, fr->top[k], ev);
 
+		all = b;
 		if (v->hl != NULL) {
 			uint64_t s = tl_hilite_group_bytes(v->hl, v->stack,
 			    fr->top[k], ev);
 
 			b = b > s ? b - s : 0;
 		}
-		if (b == 0)
+		if (b > 0) {
+			n = push_band(out, n, max, *off, *off + b,
+			    TL_PICK_GROUP, fr->top[k], k,
+			    picked(v, TL_PICK_GROUP, fr->top[k]));
+			*off += b;
+		}
+		if (v->stack != TL_STACK_POOL || n >= max - 1 ||
+		    (res = tl_pool_reserved(m, fr->top[k], ev)) <= all)
 			continue;
-		n = push_band(out, n, max, *off, *off + b, TL_PICK_GROUP,
-		    fr->top[k], k, picked(v, TL_PICK_GROUP, fr->top[k]));
-		*off += b;
+		n = push_band(out, n, max, *off, *off + (res - all),
+		    TL_PICK_GROUP, fr->top[k], k,
+		    picked(v, TL_PICK_GROUP, fr->top[k]));
+		out[n - 1].envelope = 1;
+		*off += res - all;
+		*env += res - all;
 	}
 	return n;
 }
@@ -198,7 +215,7 @@ tl_bands_total(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, uint64_t total,
     struct tl_band *out, int max)
 {
-	uint64_t off = 0, set;
+	uint64_t off = 0, set, env = 0;
 	int n = 0;
 
 	if (max < 3)
@@ -212,12 +229,13 @@ tl_bands_total(const struct tl_model *m, const struct tl_view *v,
 		    picked(v, TL_PICK_SET, 0));
 	}
 	if (tl_stack_grouped(v->stack))
-		n = group_bands(m, v, fr, ev, &off, out, n, max);
+		n = group_bands(m, v, fr, ev, &off, out, n, max, &env);
 	else
 		n = layer_bands(m, v, fr, ev, &off, out, n, max);
-	if (total > off)
-		n = push_band(out, n, max, off, total, TL_PICK_OTHER, 0, 0,
-		    picked(v, TL_PICK_OTHER, 0));
+	/* the envelopes stand above the total: the rest of it on top */
+	if (total > off - env)
+		n = push_band(out, n, max, off, off + (total - (off - env)),
+		    TL_PICK_OTHER, 0, 0, picked(v, TL_PICK_OTHER, 0));
 	return n;
 }
 

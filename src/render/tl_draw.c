@@ -120,7 +120,7 @@ draw_column(struct col_ctx *c, int x, int64_t ev, uint64_t top,
 	/* over reserved memory the set is drawn on top, from the bottom */
 	if (v->stack == TL_STACK_SEGMENT && v->hl != NULL) {
 		uint64_t set = tl_hilite_bytes(v->hl, ev);
-		struct tl_band sb = {0, set, TL_PICK_SET, 0, 0, 0, 0, 0, 0};
+		struct tl_band sb = {0, set, TL_PICK_SET, 0, 0, 0, 0, 0, 0, 0};
 
 		for (r = 0; r < c->fr->ph; r++)
 			if ((double)c->fr->ylo + (r + 0.5) * c->fr->row_bytes <

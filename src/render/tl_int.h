@@ -55,6 +55,10 @@ char *tl_group_text(const struct tl_model *m, int st, uint32_t g, int brief,
 uint32_t tl_group_of_elem(struct tl_model *m, int st, uint64_t k,
     const struct idx_elem *e);
 
+/* The pool mode's reserved bytes of group g after event ev (-1: before
+ * the first), 0 for a group it does not know. */
+uint64_t tl_pool_reserved(const struct tl_model *m, uint32_t g, int64_t ev);
+
 /* Bytes of the highlighted set in group g of mode st after ev. */
 uint64_t tl_hilite_group_bytes(const struct tl_hilite *h, int st,
     uint32_t g, int64_t ev);

@@ -17,6 +17,7 @@
 #include "render/fmt.h"
 #include "render/timeline.h"
 #include "render/tl_int.h"
+#include "util/sat.h"
 #include "util/stop.h"
 #include "util/xalloc.h"
 
@@ -494,22 +495,258 @@ stream_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 	return 0;
 }
 
+/* The segments by address are the same whichever model built them: the
+ * pool mode's adoption may have taken w's already. */
+static void
+adopt_segs(struct tl_model *m, struct tl_model *w)
+{
+	if (w->seg_by_addr == NULL)
+		return;
+	free(m->seg_by_addr);
+	m->seg_by_addr = w->seg_by_addr;
+	m->n_seg_by_addr = w->n_seg_by_addr;
+	w->seg_by_addr = NULL;
+}
+
 /* The group keys and the segments by address are the building model's. */
 static void
 stream_adopt(struct tl_model *m, struct tl_model *w)
 {
 	free(m->skeys);
-	free(m->seg_by_addr);
 	m->skeys = w->skeys;
 	m->n_skeys = w->n_skeys;
-	m->seg_by_addr = w->seg_by_addr;
-	m->n_seg_by_addr = w->n_seg_by_addr;
 	w->skeys = NULL;
-	w->seg_by_addr = NULL;
+	adopt_segs(m, w);
 }
 
 static const struct tl_grouper group_by_stream = {stream_setup,
     stream_group, stream_text, NULL, stream_adopt, 1};
+
+/* -- by pool: (pool, stream) envelopes of reserved memory -- */
+
+/* The pool mode's group of (stream, pool), its keys its own (the mode is
+ * built alone, not in the stream/pool mode's pass); past
+ * TL_MAX_STREAM_GROUPS keys the rest share the last group. */
+static uint32_t
+pool_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
+{
+	uint32_t i;
+
+	for (i = m->n_pkeys; i > 0; i--)
+		if (m->pkeys[i - 1].stream == stream &&
+		    m->pkeys[i - 1].pool[0] == pool[0] &&
+		    m->pkeys[i - 1].pool[1] == pool[1])
+			return i - 1;
+	if (m->n_pkeys == TL_MAX_STREAM_GROUPS)
+		return TL_MAX_STREAM_GROUPS - 1;
+	m->pkeys = xreallocarray(m->pkeys, (size_t)m->n_pkeys + 1,
+	    sizeof *m->pkeys);
+	m->penv = xreallocarray(m->penv, (size_t)m->n_pkeys + 1,
+	    sizeof *m->penv);
+	memset(&m->penv[m->n_pkeys], 0, sizeof m->penv[0]);
+	m->pkeys[m->n_pkeys].stream = stream;
+	m->pkeys[m->n_pkeys].pool[0] = pool[0];
+	m->pkeys[m->n_pkeys].pool[1] = pool[1];
+	return m->n_pkeys++;
+}
+
+/* Frees the pool mode's keys and envelopes (tl_model_destroy does the
+ * same). */
+static void
+tl_pool_envs_free(struct tl_model *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->n_pkeys && m->penv != NULL; i++) {
+		free(m->penv[i].ev);
+		free(m->penv[i].res);
+	}
+	free(m->penv);
+	free(m->pkeys);
+	m->penv = NULL;
+	m->pkeys = NULL;
+	m->n_pkeys = 0;
+}
+
+static void
+env_push(struct tl_pool_env *e, int64_t ev, uint64_t res)
+{
+	if (e->n == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 8;
+		e->ev = xreallocarray(e->ev, e->cap, sizeof *e->ev);
+		e->res = xreallocarray(e->res, e->cap, sizeof *e->res);
+	}
+	e->ev[e->n] = ev;
+	e->res[e->n++] = res;
+}
+
+/* A segment event of the trace: its group and its signed change. */
+struct seg_ev {
+	int64_t ev;
+	uint32_t g;
+	int grows;
+	uint64_t size;
+};
+
+/* Reserved bytes per group: from the final segments back over the
+ * trace's segment events to the base, then forward again as changes.
+ * A group whose events would take it below 0 (a pool the events do not
+ * name, guessed wrong) starts at 0. One pass over the events, which
+ * gives up when asked (util/stop.h). */
+static int
+pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
+{
+	const struct snap_trace *t = m->trace;
+	struct seg_ev *sev = NULL;
+	size_t cap = 0, nsev = 0, j;
+	uint32_t g, gend, k;
+	uint64_t i, *now, *down, *up;
+	int64_t pool[2];
+
+	if (m->snap == NULL) {
+		snprintf(why, size, "no segments");
+		return -1;
+	}
+	build_seg_table(m);
+	tl_pool_envs_free(m);
+	snap_device_segments(m->snap, m->tl->device, &g, &gend);
+	for (; g < gend && g < m->snap->n_segments; g++)
+		if (m->snap->segments[g].device == m->tl->device)
+			pool_key_group(m, m->snap->segments[g].stream,
+			    m->snap->segments[g].pool_id);
+	for (i = 0; t != NULL && i < t->n; i++) {
+		unsigned a = snap_ev_action(t, i);
+
+		if (sv_stop_poll(i)) {
+			free(sev);
+			snprintf(why, size, "stopped");
+			return -1;
+		}
+		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
+		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
+			continue;
+		if (!snap_ev_pool(m->snap, t, i, pool))
+			pool_of(m, snap_ev_addr(t, i), pool);
+		XGROW(sev, cap, nsev + 1);
+		sev[nsev].ev = (int64_t)i;
+		sev[nsev].g = pool_key_group(m, snap_ev_stream(t, i), pool);
+		sev[nsev].grows = a == SNAP_SEGMENT_ALLOC ||
+		    a == SNAP_SEGMENT_MAP;
+		sev[nsev++].size = snap_ev_size(t, i);
+	}
+	now = xcalloc((size_t)m->n_pkeys + 1, sizeof *now);
+	down = xcalloc((size_t)m->n_pkeys + 1, sizeof *down);
+	up = xcalloc((size_t)m->n_pkeys + 1, sizeof *up);
+	snap_device_segments(m->snap, m->tl->device, &g, &gend);
+	for (; g < gend && g < m->snap->n_segments; g++)
+		if (m->snap->segments[g].device == m->tl->device) {
+			k = pool_key_group(m, m->snap->segments[g].stream,
+			    m->snap->segments[g].pool_id);
+			now[k] = sv_sat_add(now[k],
+			    m->snap->segments[g].total_size);
+		}
+	/* the trace's net change per group: base = now - up + down */
+	for (j = 0; j < nsev; j++) {
+		uint64_t *x = sev[j].grows ? up : down;
+
+		x[sev[j].g] = sv_sat_add(x[sev[j].g], sev[j].size);
+	}
+	for (k = 0; k < m->n_pkeys; k++) {
+		uint64_t b = sv_sat_add(now[k], down[k]);
+
+		m->penv[k].base = b > up[k] ? b - up[k] : 0;
+		now[k] = m->penv[k].base;
+	}
+	for (j = 0; j < nsev; j++) {
+		k = sev[j].g;
+		if (sev[j].grows)
+			now[k] = sv_sat_add(now[k], sev[j].size);
+		else
+			now[k] = now[k] > sev[j].size ? now[k] - sev[j].size :
+			    0;
+		env_push(&m->penv[k], sev[j].ev, now[k]);
+	}
+	free(sev);
+	free(now);
+	free(down);
+	free(up);
+	*max_groups = TL_MAX_STREAM_GROUPS;
+	return 0;
+}
+
+static uint32_t
+pool_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	struct tl_model *m = ctx;
+	int64_t pool[2], ev;
+
+	(void)k;
+	ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
+	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
+	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
+		pool_of(m, e->addr, pool);
+	return pool_key_group(m, e->stream, pool);
+}
+
+uint64_t
+tl_pool_reserved(const struct tl_model *m, uint32_t g, int64_t ev)
+{
+	const struct tl_pool_env *e;
+	uint64_t lo = 0, hi;
+
+	if (g >= m->n_pkeys || m->penv == NULL)
+		return 0;
+	e = &m->penv[g];
+	/* the last change at or before ev */
+	hi = e->n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (e->ev[mid] <= ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? e->base : e->res[lo - 1];
+}
+
+static int
+pool_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
+    size_t size)
+{
+	const struct tl_stream_key *k;
+
+	if (g >= m->n_pkeys)
+		return -1;
+	k = &m->pkeys[g];
+	if (k->pool[0] == 0 && k->pool[1] == 0)
+		snprintf(buf, size, brief ? "default s%" PRIu64 :
+		    "default pool, stream %" PRIu64, k->stream);
+	else
+		snprintf(buf, size, brief ? "(%" PRId64 ",%" PRId64 ") s%"
+		    PRIu64 : "pool (%" PRId64 ",%" PRId64 "), stream %"
+		    PRIu64, k->pool[0], k->pool[1], k->stream);
+	return 0;
+}
+
+/* The keys, the envelopes and the segments by address are the building
+ * model's. */
+static void
+pool_adopt(struct tl_model *m, struct tl_model *w)
+{
+	tl_pool_envs_free(m);
+	m->pkeys = w->pkeys;
+	m->penv = w->penv;
+	m->n_pkeys = w->n_pkeys;
+	w->pkeys = NULL;
+	w->penv = NULL;
+	w->n_pkeys = 0;
+	adopt_segs(m, w);
+}
+
+/* built alone: its reserved bytes are a pass of their own */
+static const struct tl_grouper group_by_pool = {pool_setup, pool_group,
+    pool_text, NULL, pool_adopt, 0};
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -826,5 +1063,6 @@ tl_prep_destroy(struct tl_prep *p)
 		an_sites_destroy(&p->w.sites);
 	free(p->w.skeys);
 	free(p->w.seg_by_addr);
+	tl_pool_envs_free(&p->w);
 	memset(p, 0, sizeof *p);
 }

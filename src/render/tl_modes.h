@@ -38,7 +38,8 @@
 	    "categories", &group_by_category)                                  \
 	_(TL_STACK_STREAM, "stream/pool", "by stream", "stream", "streams",   \
 	    &group_by_stream)                                                  \
-	_(TL_STACK_SEGMENT, "segment", "", "segment", "segments", NULL)
+	_(TL_STACK_SEGMENT, "segment", "", "segment", "segments", NULL)       \
+	_(TL_STACK_POOL, "pool", "by pool", "pool", "pools", &group_by_pool)
 
 enum tl_stack {
 #define TL_STACK_ENUM(id, name, title, noun, nouns, grouper) id,

@@ -81,7 +81,7 @@
 	    "Colour bands by allocation / call site")                          \
 	_(ACT_STACK_NEXT, "stack-next", "m", "", KM_VIEW,                      \
 	    "Timeline bands: by allocation, call site, category, stream, "     \
-	    "segment")                                                         \
+	    "segment, pool")                                                   \
 	_(ACT_STACK_PREV, "stack-prev", "M", "", KM_VIEW,                      \
 	    "Timeline bands: previous mode")                                   \
 	_(ACT_LEGEND, "legend", "i", "", KM_VIEW,                              \

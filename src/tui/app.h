@@ -33,6 +33,8 @@ enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND };
  * information and a stack. Written by the open view (view.h). */
 struct app_vdetail {
 	uint32_t stack;
+	uint64_t ev1;   /* 1 + the event whose stack it is (the event
+			   table), 0: none; the site line names it */
 	char title[256], info[256];
 };
 
@@ -162,6 +164,15 @@ const struct an_categories *tables_categories_if_ready(struct app *a);
  * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
  * such allocation), or -1 without categories. */
 int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
+/* The call site of event i of trace t (the device's): its stack's,
+ * except for a free whose stack holds no Python frame (the autograd
+ * engine's thread, a destructor: its site is a C++ function such as a
+ * template's reset_not_null_), which is named by the allocation it frees
+ * when that site says as much (the timeline's bands and the views name a
+ * block by it); *alloc says so. The event table's site column and the
+ * detail pane's site line. */
+uint32_t tables_event_site(struct app *a, const struct snap_trace *t,
+    uint64_t i, int *alloc);
 
 /* ---- the phases of the device (phaseset.c) ---- */
 /* Finds the device's phase instances (annotation ranges, or the

@@ -115,7 +115,7 @@ cursor_replay_moved(struct app *a)
 	a->st = NULL;
 	a->sv.sel_seg = SEGMAP_NONE;
 	a->sv.sel_block = SEGMAP_NONE;
-	cursor_set(a, a->view.cursor);
+	cursor_goto(a, a->view.cursor);
 }
 
 uint64_t

@@ -155,7 +155,7 @@ device_set(struct app *a, uint32_t d)
 	free(a->frame_match);
 	a->stack_match = a->frame_match = NULL;
 	a->st = NULL;
-	cursor_set(a, a->tl.peak_ev >= 0 ? a->tl.peak_ev : 0);
+	cursor_goto(a, a->tl.peak_ev);
 	pane_timeline_open(a);
 	/* allocator_settings says the trace lost its start (2.14) */
 	if (snap_ring_overflowed(a->snap, d) > 0)

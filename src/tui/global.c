@@ -165,7 +165,7 @@ global_action(struct app *a, enum action act)
 	case ACT_PAN_LEFT: pan(a, -1); break;
 	case ACT_PAN_RIGHT: pan(a, 1); break;
 	case ACT_PEAK:
-		cursor_set(a, a->tl.peak_ev);
+		cursor_goto(a, a->tl.peak_ev);
 		a->detail = DETAIL_EVENT;
 		break;
 	case ACT_OOM_NEXT: jump(a, TL_JUMP_OOM, 1, "OOM"); break;

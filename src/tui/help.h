@@ -11,7 +11,9 @@
  * ranks_overview.c the rank screens'.
  */
 #include <stddef.h>
+#include <stdio.h>
 
+#include "render/cellbuf.h"
 #include "tui/actions.h"
 
 #define HELP_MAX_ACTS 5
@@ -36,9 +38,12 @@ struct help_page {
 	size_t n_legend;
 };
 
+/* A line of a help screen: its text, and the cells [bold0, bold1) in
+ * bold: a group's title, in its own column only (not the entry of the
+ * other column beside it). */
 struct help_line {
 	char text[160];
-	int bold;                  /* a group's title */
+	int bold0, bold1;
 };
 
 /* Lines of a help screen; the caller frees l. */
@@ -49,5 +54,17 @@ struct help_lines {
 
 /* Appends every line of page p, for a width of w cells, to out. */
 void help_build(struct help_lines *out, const struct help_page *p, int w);
+/* Draws line l at (x, y), at most w cells, its title cells bold. */
+void help_put_line(struct cellbuf *cb, int x, int y, int w,
+    const struct help_line *l);
+
+/* Writes every entry of page p to f, for snapview --list-table help: one
+ * line per entry, of four fields separated by tabs: name (which page),
+ * the group's title, the entry's actions by their script names
+ * (separated by spaces) and its text. */
+void help_list(FILE *f, const char *name, const struct help_page *p);
+
+/* help_list() of the viewer's page, named "viewer" (pane_help.c). */
+void pane_help_list(FILE *f);
 
 #endif

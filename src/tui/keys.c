@@ -168,6 +168,31 @@ keys_action_shown(enum action a, char *buf, size_t size)
 }
 
 void
+keys_list(FILE *f)
+{
+	static const struct {
+		unsigned km;
+		const char *name;
+	} maps[] = {
+	    {KM_VIEW, "view"}, {KM_RANKS, "ranks"}, {KM_COMPARE, "compare"},
+	};
+	size_t i, m;
+	const char *sep;
+
+	for (i = 1; i < ACT_COUNT; i++) {
+		fprintf(f, "%s\t%s\t%s\t", actions[i].name, actions[i].k1,
+		    actions[i].k2);
+		sep = "";
+		for (m = 0; m < sizeof maps / sizeof maps[0]; m++)
+			if (actions[i].km & maps[m].km) {
+				fprintf(f, "%s%s", sep, maps[m].name);
+				sep = ",";
+			}
+		fprintf(f, "\t%s\n", actions[i].help);
+	}
+}
+
+void
 keys_hint(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;

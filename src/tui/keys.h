@@ -5,6 +5,7 @@
  * codes (characters, KEY_*); this header does not need curses.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tui/actions.h"
 
@@ -36,6 +37,13 @@ unsigned keys_action_keymaps(enum action a);
  * printable key rather than an arrow ("h", not "<Left>"), a named one
  * without its brackets ("Enter"). */
 const char *keys_action_shown(enum action a, char *buf, size_t size);
+
+/* Writes the action table to f, for snapview --list-table actions: one
+ * line per action, in the table's order, of five fields separated by
+ * tabs: the script name, the first key, the second key (empty when
+ * none), the keymaps it is bound in (view, ranks, compare, separated by
+ * commas) and the help text, all as actions.h spells them. */
+void keys_list(FILE *f);
 
 /* A status line's hint into buf: fmt with each "%k" replaced by the key
  * of the next argument, an enum action, as keys_action_shown() gives it

@@ -190,6 +190,58 @@ cpp_site(struct app *a, uint32_t stack, char *buf, size_t size)
 	return 1;
 }
 
+/* The event the pane describes (pane_detail_describe; a view's, the
+ * event table's), or -1 when it shows a band, a site, a block or no
+ * event. */
+static int64_t
+shown_event(struct app *a)
+{
+	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
+
+	if (a->detail == DETAIL_SITE)
+		return a->vdetail.ev1 > 0 && t != NULL &&
+		    a->vdetail.ev1 <= t->n ? (int64_t)a->vdetail.ev1 - 1 : -1;
+	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
+		return -1;
+	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
+	    a->sv.sel_block < a->st->n_blocks)
+		return -1;
+	if (t == NULL || a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n)
+		return -1;
+	return a->view.cursor;
+}
+
+/* The site line: a free whose stack has no Python frame is named by its
+ * block's allocation site, as the event table names it
+ * (tables_event_site), "site alloc FILE:LINE NAME", its own C++ site
+ * after it; another stack with no Python frame by its C++ frames
+ * (cpp_site). 0: no site line. */
+static int
+site_line(struct app *a, uint32_t stack, char *buf, size_t size)
+{
+	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
+	int64_t ev = shown_event(a);
+	struct an_sites *sites;
+	char raw[400], esc[240], own[240];
+	uint32_t site;
+	int alloc = 0;
+
+	if (ev >= 0 && stack != 0 && (sites = tables_sites(a)) != NULL) {
+		site = tables_event_site(a, t, (uint64_t)ev, &alloc);
+		if (alloc) {
+			an_site_label(sites, site, raw, sizeof raw);
+			sv_escape(esc, sizeof esc, raw, strlen(raw));
+			if (!cpp_site(a, stack, own, sizeof own))
+				own[0] = '\0';
+			snprintf(buf, size, "site alloc %s%s%s", esc,
+			    own[0] != '\0' ? " - freed from " : "",
+			    own[0] != '\0' ? own + 5 : "");
+			return 1;
+		}
+	}
+	return cpp_site(a, stack, buf, size);
+}
+
 /* The frames the last search matched when the pane shows its hit (the
  * event a search went to, not moved from since), else NULL. */
 static const uint8_t *
@@ -245,7 +297,7 @@ det_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	cellbuf_puts(cb, r->x + 1, r->y + 1, info, r->w - 1, UIC_AXIS, 0);
 	/* the site line, above the frames (it does not scroll) */
 	top = r->y + 2;
-	if (cpp_site(a, stack, line, sizeof line))
+	if (site_line(a, stack, line, sizeof line))
 		cellbuf_puts(cb, r->x + 1, top++, line, r->w - 1, UIC_DEFAULT,
 		    CB_A_BOLD);
 	hit = search_hit(a, stack);

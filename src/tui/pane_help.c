@@ -107,7 +107,8 @@ push(struct help_lines *h, const char *text, int bold)
 {
 	XGROW(h->l, h->cap, h->n + 1);
 	snprintf(h->l[h->n].text, sizeof h->l[0].text, "%s", text);
-	h->l[h->n++].bold = bold;
+	h->l[h->n].bold0 = 0;
+	h->l[h->n++].bold1 = bold ? (int)sizeof h->l[0].text : 0;
 }
 
 /* Appends text wrapped at width w (at spaces when it can), the first
@@ -196,7 +197,7 @@ help_build(struct help_lines *out, const struct help_page *p, int w)
 	struct help_lines left = {0}, right = {0};
 	struct help_entry more = {{ACT_NONE}, NULL};
 	char line[160];
-	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a;
+	int cw = (w - 2) / 2, two = w >= 2 * COL_MIN + 2, a, lb, rb;
 	size_t i;
 
 	if (cw > 60)
@@ -222,14 +223,45 @@ help_build(struct help_lines *out, const struct help_page *p, int w)
 		    i < right.n ? right.l[i].text : "");
 		if (!two)
 			snprintf(line, sizeof line, "%.150s", left.l[i].text);
-		push(out, line, (i < left.n && left.l[i].bold) ||
-		    (i < right.n && right.l[i].bold));
+		/* a title is bold in its own column only: bold across both,
+		 * the other column's entry beside it read as a title too */
+		lb = i < left.n && left.l[i].bold1 > 0;
+		rb = two && i < right.n && right.l[i].bold1 > 0;
+		push(out, line, 0);
+		out->l[out->n - 1].bold0 = lb ? 0 : cw + 2;
+		out->l[out->n - 1].bold1 = rb || (lb && !two) ?
+		    (int)sizeof line : lb ? cw : 0;
 	}
 	free(left.l);
 	free(right.l);
 	push(out, "", 0);
 	for (i = 0; i < p->n_legend; i++)
 		push_wrapped(out, "", p->legend[i], w - 1, 2);
+}
+
+void
+help_list(FILE *f, const char *name, const struct help_page *p)
+{
+	const struct help_entry *e;
+	size_t g, i;
+	int k;
+
+	for (g = 0; g < p->n_groups; g++)
+		for (i = 0; i < p->groups[g].n; i++) {
+			e = &p->groups[g].e[i];
+			fprintf(f, "%s\t%s\t", name, p->groups[g].title);
+			for (k = 0; k < HELP_MAX_ACTS && e->act[k] != ACT_NONE;
+			    k++)
+				fprintf(f, "%s%s", k > 0 ? " " : "",
+				    keys_action_name(e->act[k]));
+			fprintf(f, "\t%s\n", e->text);
+		}
+}
+
+void
+pane_help_list(FILE *f)
+{
+	help_list(f, "viewer", &viewer_page);
 }
 
 static void
@@ -253,9 +285,21 @@ help_draw(struct app *a, struct cellbuf *cb, const struct rect *r,
 	pane_title(a, cb, r, 1, title);
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	for (i = a->help_scroll, row = 0; i < n && row < rows; i++, row++)
-		cellbuf_puts(cb, r->x, r->y + 1 + row, h.l[i].text, r->w,
-		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
+		help_put_line(cb, r->x, r->y + 1 + row, r->w, &h.l[i]);
 	free(h.l);
+}
+
+void
+help_put_line(struct cellbuf *cb, int x, int y, int w,
+    const struct help_line *l)
+{
+	struct cell *c;
+	int k, n;
+
+	n = cellbuf_puts(cb, x, y, l->text, w, UIC_DEFAULT, 0);
+	for (k = l->bold0; k < l->bold1 && k < n; k++)
+		if ((c = cellbuf_at(cb, x + k, y)) != NULL)
+			c->attr |= CB_A_BOLD;
 }
 
 static int

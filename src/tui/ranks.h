@@ -17,6 +17,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "render/cellbuf.h"
 #include "tui/actions.h"
@@ -53,5 +54,7 @@ void ranks_overview_target(const struct rk *r, const char **path,
 void ranks_common_message(struct rk *r, const char *msg);
 /* The status line's hint while a rank's full view is open. */
 const char *ranks_overview_hint(void);
+/* help_list() of the rank screens' help page, named "ranks" (help.h). */
+void ranks_overview_help_list(FILE *f);
 
 #endif

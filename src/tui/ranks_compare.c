@@ -53,6 +53,8 @@ struct rk_cmp {
 					   each side at its peak of step k */
 	int at_end;                     /* each side after its last event
 					   (the state it was written in) */
+	int at_peaks;                   /* each side at its own peak (how
+					   it opens, as diff compares) */
 	int64_t at[2];                  /* the events compared */
 	struct an_diff df;
 	int df_ok;
@@ -150,6 +152,7 @@ void
 ranks_compare_at_end(struct rk_cmp *c)
 {
 	c->at_end = 1;
+	c->at_peaks = 0;
 	c->step = -1;
 }
 
@@ -172,6 +175,7 @@ ranks_compare_open(struct rk *r, size_t a, int64_t da, size_t b, int64_t db)
 	tr[1] = c->s[1].tr;
 	align_init(&c->al, tr, 2, 1);
 	c->step = -1;
+	c->at_peaks = 1;
 	c->cursor = -1;
 	c->df_at[0] = c->df_at[1] = INT64_MIN;
 	ranks_compare_close(r->cmp);
@@ -204,8 +208,9 @@ cmp_layout(struct rk_cmp *c, int w)
 	c->w = w;
 }
 
-/* The event side x is compared after: its step peak in step mode, else
- * the highest in the cursor's column, else the last one before it. */
+/* The event side x is compared after: its last at the end, its peak on
+ * opening, its step peak in step mode, else the highest in the cursor's
+ * column, else the last one before it. */
 static int64_t
 side_event(struct rk_cmp *c, int x)
 {
@@ -214,6 +219,8 @@ side_event(struct rk_cmp *c, int x)
 
 	if (c->at_end)
 		return (int64_t)sd->tl->n_events - 1;
+	if (c->at_peaks)
+		return sd->tl->peak_ev;
 	if (c->step >= 0)
 		return an_diff_step_at(sd->tl, &sd->steps, (uint64_t)c->step);
 	if (c->cursor >= 0 && c->cursor < sd->cols.w &&
@@ -307,6 +314,10 @@ ranks_compare_key(struct rk *r, struct rk_cmp *c, enum action act)
 	case ACT_PEAK: case ACT_PEAK_B: case ACT_FIRST: case ACT_STEP_NEXT:
 	case ACT_STEP_PREV:
 		c->at_end = 0;
+		c->at_peaks = 0;
+		break;
+	case ACT_LAST:
+		c->at_peaks = 0;
 		break;
 	default:
 		break;
@@ -383,6 +394,10 @@ ranks_compare_key(struct rk *r, struct rk_cmp *c, enum action act)
 
 /* ---- drawing ------------------------------------------------------------- */
 
+/* Side x's chart, h rows at y. Both are drawn to one scale, labelled
+ * once: its top, ticked on each chart's first row, is written on A's
+ * (a label per chart read as each file's own peak); each chart's letter
+ * is on its second row. */
 static void
 draw_chart(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h,
     uint64_t scale, int utf8)
@@ -392,11 +407,14 @@ draw_chart(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h,
 	int r;
 
 	cellbuf_fill(cb, 0, y, LABEL_W, h, ' ', UIC_DEFAULT, 0);
-	cellbuf_printf(cb, 0, y, LABEL_W - 1, UIC_DEFAULT, CB_A_BOLD, "%c %s",
-	    x ? 'B' : 'A', fmt_size_short(sz, sizeof sz, sd->tl->peak));
+	if (x == 0)
+		cellbuf_printf(cb, 0, y, LABEL_W - 1, UIC_AXIS, 0, "%*s",
+		    LABEL_W - 2, fmt_size_short(sz, sizeof sz, scale));
+	cellbuf_put(cb, 0, y + (h > 1 ? 1 : 0), x ? 'B' : 'A', UIC_DEFAULT,
+	    CB_A_BOLD);
 	for (r = 0; r < h; r++)
-		cellbuf_put(cb, LABEL_W - 1, y + r, utf8 ? 0x2595 : '|',
-		    UIC_AXIS, 0);
+		cellbuf_put(cb, LABEL_W - 1, y + r, r > 0 ? (utf8 ? 0x2595 :
+		    '|') : (utf8 ? 0x2524 : '+'), UIC_AXIS, 0);
 	rv_area(cb, LABEL_W, y, h, &sd->cols, scale, c->cursor,
 	    x ? UIC_BAND1 : UIC_BAND0, utf8);
 }
@@ -418,6 +436,8 @@ draw_cursor_line(struct cellbuf *cb, struct rk_cmp *c, int y)
 	if (c->step >= 0)
 		snprintf(cmd, sizeof cmd, "step %" PRId64 " peaks = diff "
 		    "--step %" PRId64, c->step + 1, c->step + 1);
+	else if (c->at_peaks)
+		snprintf(cmd, sizeof cmd, "each at its peak = diff");
 	else
 		snprintf(cmd, sizeof cmd, "= diff --at %s,%s",
 		    c->at[0] < 0 ? "start" : na, c->at[1] < 0 ? "start" : nb);
@@ -433,20 +453,19 @@ draw_site_row(struct cellbuf *cb, const struct an_diff_row *row, int y,
     int sel, int utf8)
 {
 	char a[32], b[32], d[32], lab[512], fit[512], line[700];
-	uint64_t dv = row->b.live >= row->a.live ? row->b.live - row->a.live
-						 : row->a.live - row->b.live;
 
-	fmt_size_short(d, sizeof d, dv);
-	snprintf(line, sizeof line, " %9s %9s %c%9s  %s",
+	/* the sign glued to the number: "-277M", never "-     277M" */
+	fmt_size_short_delta(d, sizeof d, row->a.live, row->b.live);
+	snprintf(line, sizeof line, " %9s %9s %10s  %s",
 	    fmt_size_short(a, sizeof a, row->a.live),
-	    fmt_size_short(b, sizeof b, row->b.live),
-	    dv == 0 ? ' ' : row->b.live > row->a.live ? '+' : '-', d,
+	    fmt_size_short(b, sizeof b, row->b.live), d,
 	    ranks_common_fit_left(fit, sizeof fit, ranks_common_shown(lab,
 	    sizeof lab, row->label), cb->w - 33, utf8));
 	cellbuf_fill(cb, 0, y, cb->w, 1, ' ', sel ? UIC_SELECT : UIC_DEFAULT,
 	    0);
+	/* UIC_SELECT alone, as every list (not reversed again) */
 	cellbuf_puts(cb, 0, y, line, cb->w, sel ? UIC_SELECT : UIC_DEFAULT,
-	    sel ? CB_A_REVERSE : 0);
+	    0);
 }
 
 static void
@@ -552,8 +571,9 @@ ranks_compare_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 		    list_h - list_h / 2, utf8);
 	} else {
 		snprintf(title, sizeof title, "Call sites by the change in "
-		    "live bytes at the cursor, B - A - %" PRIu64 " site%s",
-		    c->df.n_rows, c->df.n_rows == 1 ? "" : "s");
+		    "live bytes at %s, B - A - %" PRIu64 " site%s",
+		    c->at_peaks ? "the peaks" : c->at_end ? "the end" :
+		    "the cursor", c->df.n_rows, c->df.n_rows == 1 ? "" : "s");
 		ranks_common_title_bar(cb, y + 2, title, utf8);
 		draw_sites(cb, c, list_y, list_h, utf8);
 	}

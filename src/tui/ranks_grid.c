@@ -72,7 +72,7 @@ draw_cell(struct rk *r, struct cellbuf *cb, size_t row, size_t col, int x,
 	const struct an_run_cell *c = an_run_cell(r->run, row, col);
 	int sel = row == r->g_row && col == r->g_col;
 	unsigned color = sel ? UIC_SELECT : UIC_DEFAULT;
-	unsigned attr = sel ? CB_A_REVERSE : 0;
+	unsigned attr = 0; /* UIC_SELECT shows alone (ranks_overview.c) */
 	char v[32];
 	int s = 0;
 

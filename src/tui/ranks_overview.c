@@ -87,8 +87,12 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
 	const struct rk_row *row = &r->rows[i];
 	const struct an_rs_member *m = &r->rs.m[row->member];
 	char a[32], b[32], c[32], name[256], line[1024];
+	/* the lists' selection style: UIC_SELECT is black on white in
+	 * colour and reversed in monochrome by its own attributes;
+	 * reversing it again turned it white on black, unseen on a dark
+	 * terminal */
 	unsigned color = i == r->sel ? UIC_SELECT : UIC_DEFAULT;
-	unsigned attr = i == r->sel ? CB_A_REVERSE : 0;
+	unsigned attr = 0;
 	struct rv_cols cols;
 
 	cellbuf_fill(cb, 0, y, cb->w, 1, ' ', UIC_DEFAULT, 0);
@@ -100,13 +104,17 @@ draw_row(struct rk *r, struct cellbuf *cb, size_t i, int y, int sx,
 			    m->err.offset);
 		else
 			a[0] = '\0';
-		snprintf(line, sizeof line, "%c%5" PRId64 "  failed: %s: %s%s",
-		    r->marked[row->member] ? '*' : ' ', m->rank,
+		/* as snapview ranks and every error say it: "FILE: [byte
+		 * N: ]reason", a dash for the device (no "failed:") */
+		snprintf(line, sizeof line, "%c%5" PRId64 " %2s  %s: %s%s",
+		    r->marked[row->member] ? '*' : ' ', m->rank, "-",
 		    ranks_common_shown(name, sizeof name,
 		    ranks_common_base_name(m->path)), a,
 		    ranks_common_shown(why, sizeof why, m->err.msg));
+		/* bold red, never reversed: not taken for the selection
+		 * without colours */
 		cellbuf_puts(cb, 0, y, line, cb->w,
-		    i == r->sel ? color : UIC_ERROR, attr);
+		    i == r->sel ? color : UIC_ALERT, attr);
 		return;
 	}
 	if (row->dev->leak_site[0] != '\0')
@@ -147,8 +155,14 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	ranks_common_title_bar(cb, y, title, utf8);
 	if (d == NULL) {
 		cellbuf_puts(cb, 1, y + 1, "could not be read:", cb->w - 1,
-		    UIC_ERROR, 0);
-		ranks_common_shown(line, sizeof line, m->err.msg);
+		    UIC_ALERT, 0);
+		if (m->err.offset != SV_NO_OFFSET)
+			snprintf(a, sizeof a, "byte %" PRIu64 ": ",
+			    m->err.offset);
+		else
+			a[0] = '\0';
+		snprintf(line, sizeof line, "%s%s", a, ranks_common_shown(site,
+		    sizeof site, m->err.msg));
 		cellbuf_puts(cb, 1, y + 2, line, cb->w - 1, UIC_DEFAULT, 0);
 		return;
 	}
@@ -218,11 +232,96 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	    d->leak_site[0] != '\0' ? UIC_LEAK : UIC_DEFAULT, 0);
 }
 
+/* The ranks that hit an OOM (leak 0) or have a leak suspect (leak 1),
+ * "HEAD rank N (what), rank M (what)", into buf in at most w cells:
+ * those that do not fit are counted, ", and K more" (none fits: "HEAD K
+ * ranks"). Returns how many there are (0: buf empty). */
+static size_t
+news_list(struct rk *r, int leak, const char *head, char *buf, size_t size,
+    int w)
+{
+	char item[160], what[64], a[32];
+	size_t i, n = 0, left = 0, len;
+	int reserve, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		/* the second pass leaves room for ", and 99 more" */
+		reserve = pass == 0 ? 0 : 14;
+		buf[0] = '\0';
+		n = left = 0;
+		for (i = 0; i < r->rp.n_rows; i++) {
+			const struct an_sum_dev *d = r->rp.rows[i].dev;
+
+			if (leak ? d->leak_site[0] == '\0' : d->ooms == 0)
+				continue;
+			if (leak)
+				snprintf(what, sizeof what, "+%s a step",
+				    fmt_size_short(a, sizeof a,
+				    d->leak_per_step));
+			else
+				snprintf(what, sizeof what, "%" PRIu64
+				    " OOM%s", d->ooms, d->ooms == 1 ? "" : "s");
+			snprintf(item, sizeof item, "%s rank %" PRId64 " (%s)",
+			    n++ == 0 ? head : ",",
+			    r->rs.m[r->rp.rows[i].member].rank, what);
+			len = strlen(buf);
+			if (left > 0 || (int)(len + strlen(item)) + reserve > w)
+				left++;
+			else
+				snprintf(buf + len, size - len, "%s", item);
+		}
+		if (left == 0)
+			return n;
+	}
+	len = strlen(buf);
+	if (len == 0) /* not even one: how many */
+		snprintf(buf, size, "%s %zu rank%s", head, n,
+		    n == 1 ? "" : "s");
+	else
+		snprintf(buf + len, size - len, ", and %zu more", left);
+	return n;
+}
+
+/* What the set knows, up front, as snapview ranks says it: the ranks
+ * that hit an OOM and the ranks with a leak suspect (or that none did). */
+static void
+draw_news(struct rk *r, struct cellbuf *cb, int y)
+{
+	char line[512], part[256];
+	size_t i, n_oom, n_leak = 0, judged = 0;
+	int w = cb->w - 1;
+
+	if (r->rp.n_rows == 0)
+		return; /* the skew line says no rank could be read */
+	for (i = 0; i < r->rp.n_rows; i++) {
+		judged += (r->rp.rows[i].dev->flags & AN_SUM_F_JUDGED) != 0;
+		n_leak += r->rp.rows[i].dev->leak_site[0] != '\0';
+	}
+	/* the OOMs first, leaving the leaks half the line when there are
+	 * some */
+	n_oom = news_list(r, 0, "OOM on", line, sizeof line,
+	    n_leak > 0 ? w / 2 : w - 20);
+	if (n_oom == 0)
+		snprintf(line, sizeof line, "No OOM");
+	if (n_leak > 0)
+		news_list(r, 1, "leak suspect:", part, sizeof part,
+		    w - (int)strlen(line) - 4);
+	else if (judged == 0)
+		snprintf(part, sizeof part, "leaks not judged: no file has "
+		    "two complete steps");
+	else
+		snprintf(part, sizeof part, "no leak suspect");
+	snprintf(line + strlen(line), sizeof line - strlen(line), " - %s.",
+	    part);
+	cellbuf_puts(cb, 1, y, line, w, n_oom + n_leak > 0 ? UIC_ALERT :
+	    UIC_DEFAULT, 0);
+}
+
 static void
 draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	char title[600], name[256], words[512];
-	int sx = 37, list_y = 3, i, x;
+	int sx = 37, list_y = 4, i, x;
 	uint64_t scale = r->rp.n_rows > 0 ? r->rp.rows[0].dev->peak : 0;
 	size_t k;
 
@@ -232,11 +331,12 @@ draw_overview(struct rk *r, struct cellbuf *cb, int utf8)
 	    r->al.by_step ? "aligned by step" : "aligned by position");
 	ranks_common_title_bar(cb, 0, title, utf8);
 	an_rankset_skew_text(&r->rs, &r->rp, words, sizeof words);
-	cellbuf_fill(cb, 0, 1, cb->w, 2, ' ', UIC_DEFAULT, 0);
+	cellbuf_fill(cb, 0, 1, cb->w, 3, ' ', UIC_DEFAULT, 0);
 	/* the margin goes first when the sentence needs the whole line */
 	x = (int)strlen(words) < cb->w ? 1 : 0;
 	cellbuf_puts(cb, x, 1, words, cb->w - x, UIC_DEFAULT, CB_A_BOLD);
-	cellbuf_printf(cb, 0, 2, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
+	draw_news(r, cb, 2);
+	cellbuf_printf(cb, 0, 3, cb->w, UIC_AXIS, 0, " %5s %2s %7s %7s %3s "
 	    "%6s %s", "rank", "dv", "peak", "reservd", "OOM", "leak/s",
 	    "timeline (peak marked)");
 	r->list_h = cb->h - list_y - DETAIL_H - 2;
@@ -280,29 +380,47 @@ static const char *const legend[] = {
     "snapview(1) describes both screens (RANK SETS).",
 };
 
+#define RANK_HELP_GROUPS 4
+
+/* The rank screens' help page into p, its groups into g (the grid's and
+ * the comparison's are in their files: no constant initializer). */
+static void
+help_page(struct help_page *p, struct help_group g[RANK_HELP_GROUPS])
+{
+	g[0] = (struct help_group){"Rank overview", overview_keys,
+	    sizeof overview_keys / sizeof overview_keys[0]};
+	g[1] = ranks_grid_help;
+	g[2] = ranks_compare_help;
+	g[3] = (struct help_group){"On both", both_keys,
+	    sizeof both_keys / sizeof both_keys[0]};
+	*p = (struct help_page){g, RANK_HELP_GROUPS, 2,
+	    KM_RANKS | KM_COMPARE, legend, sizeof legend / sizeof legend[0]};
+}
+
+void
+ranks_overview_help_list(FILE *f)
+{
+	struct help_group g[RANK_HELP_GROUPS];
+	struct help_page page;
+
+	help_page(&page, g);
+	help_list(f, "ranks", &page);
+}
+
 static void
 draw_help(struct cellbuf *cb, int utf8)
 {
-	const struct help_group groups[] = {
-		{"Rank overview", overview_keys,
-		    sizeof overview_keys / sizeof overview_keys[0]},
-		ranks_grid_help,
-		ranks_compare_help,
-		{"On both", both_keys, sizeof both_keys / sizeof both_keys[0]},
-	};
-	const struct help_page page = {
-		groups, sizeof groups / sizeof groups[0], 2,
-		KM_RANKS | KM_COMPARE, legend, sizeof legend / sizeof legend[0]
-	};
+	struct help_group groups[RANK_HELP_GROUPS];
+	struct help_page page;
 	struct help_lines h = {0};
 	size_t i;
 
+	help_page(&page, groups);
 	help_build(&h, &page, cb->w);
 	cellbuf_fill(cb, 0, 0, cb->w, cb->h, ' ', UIC_DEFAULT, 0);
 	ranks_common_title_bar(cb, 0, "Help - ranks", utf8);
 	for (i = 0; i < h.n && (int)i + 1 < cb->h - 1; i++)
-		cellbuf_puts(cb, 0, (int)i + 1, h.l[i].text, cb->w,
-		    UIC_DEFAULT, h.l[i].bold ? CB_A_BOLD : 0);
+		help_put_line(cb, 0, (int)i + 1, cb->w, &h.l[i]);
 	free(h.l);
 }
 

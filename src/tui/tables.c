@@ -1,8 +1,9 @@
 /*
  * The device's call-site and category tables, built once, the first time
  * a pane, a view or a stacking mode needs them (the category table may
- * come from the worker that builds the modes, modeworker.h), and the
- * category of a block of the state at the cursor.
+ * come from the worker that builds the modes, modeworker.h), the
+ * category of a block of the state at the cursor, and the call site that
+ * names an event (a free's, by its allocation: tables_event_site).
  */
 #include "config.h"
 
@@ -66,4 +67,51 @@ tables_sites(struct app *a)
 			app_msg(a, "call sites: %s", err.msg);
 	}
 	return a->sites_ok > 0 ? &a->sites : NULL;
+}
+
+/* How well a kind of site names code a person knows: user code first,
+ * then framework Python, an autograd node or an operator, a bare frame,
+ * no stack. */
+static int
+rank(int kind)
+{
+	switch (kind) {
+	case AN_SITE_USER: return 0;
+	case AN_SITE_PYTHON: return 1;
+	case AN_SITE_CPP: return 2;
+	case AN_SITE_FRAME: return 3;
+	default: return 4;
+	}
+}
+
+uint32_t
+tables_event_site(struct app *a, const struct snap_trace *t, uint64_t i,
+    int *alloc)
+{
+	struct an_sites *sites = tables_sites(a);
+	unsigned act = snap_ev_action(t, i);
+	uint32_t site = an_site_of(sites, snap_ev_stack(t, i)), as;
+	int kind = an_site_kind(sites, site);
+	uint64_t e = TL_NO_ELEM;
+	struct idx_elem el;
+
+	*alloc = 0;
+	if ((act != SNAP_FREE_REQUESTED && act != SNAP_FREE_COMPLETED) ||
+	    kind == AN_SITE_USER || kind == AN_SITE_PYTHON)
+		return site;
+	if (act == SNAP_FREE_COMPLETED && i < a->tl.n_events)
+		e = idx_tl_ev_elem(&a->tl, i);
+	if (e >= a->tl.n_elems)
+		e = tl_model_find_elem(&a->tm, snap_ev_addr(t, i), (int64_t)i);
+	if (e >= a->tl.n_elems)
+		return site;
+	el = idx_tl_elem(&a->tl, e);
+	/* a block from before the trace has only this stack */
+	if (el.alloc_ev < 0 || el.flags & IDX_ELEM_PRE)
+		return site;
+	as = an_site_of(sites, el.stack);
+	if (rank(an_site_kind(sites, as)) > rank(kind))
+		return site;
+	*alloc = 1;
+	return as;
 }

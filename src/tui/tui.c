@@ -36,6 +36,7 @@
 #include "tui/modeworker.h"
 #include "tui/colors.h"
 #include "tui/export.h"
+#include "tui/help.h"
 #include "tui/keys.h"
 #include "tui/mouse.h"
 #include "tui/pane.h"
@@ -971,6 +972,21 @@ load_rules(const char *path, int *rc)
 	sv_escape_fputs(stderr, err.msg);
 	fputc('\n', stderr);
 	*rc = sv_errcode_status(err.code);
+	return -1;
+}
+
+int
+tui_list(FILE *f, const char *what)
+{
+	if (strcmp(what, "actions") == 0) {
+		keys_list(f);
+		return 0;
+	}
+	if (strcmp(what, "help") == 0) {
+		pane_help_list(f);
+		ranks_overview_help_list(f);
+		return 0;
+	}
 	return -1;
 }
 

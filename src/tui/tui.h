@@ -11,6 +11,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct snapshot;
 struct an_phase_rules;
@@ -48,5 +49,12 @@ struct tui_opts {
  * usable terminal, 2/3 when the file or the categories file cannot be
  * read, 130 cancelled, 128+signal when ended by a signal). */
 int tui_main(const struct tui_opts *o);
+
+/* Writes one of the viewer's tables to f, for snapview --list-table:
+ * "actions", every action of actions.h (keys_list(), keys.h), or
+ * "help", every entry of the help pages, the viewer's and the rank
+ * screens' (help_list(), help.h). Returns 0, or -1 when what names
+ * neither. */
+int tui_list(FILE *f, const char *what);
 
 #endif

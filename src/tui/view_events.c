@@ -200,6 +200,7 @@ detail(struct app *a, struct events_view *v)
 		    "the cursor here", esc);
 	}
 	d->stack = snap_ev_stack(t, i);
+	d->ev1 = i + 1;
 }
 
 static int
@@ -251,58 +252,6 @@ ev_sync(struct app *a, void *priv)
 	detail(a, v);
 }
 
-/* How well a kind of site names code a person knows: user code first,
- * then framework Python, an autograd node or an operator, a bare frame,
- * no stack. */
-static int
-rank(int kind)
-{
-	switch (kind) {
-	case AN_SITE_USER: return 0;
-	case AN_SITE_PYTHON: return 1;
-	case AN_SITE_CPP: return 2;
-	case AN_SITE_FRAME: return 3;
-	default: return 4;
-	}
-}
-
-/* The site of event i: its stack's, except for a free whose stack holds
- * no Python frame (the autograd engine's thread, a destructor: its site
- * is a C++ function such as a template's reset_not_null_), which is
- * named by the allocation it frees when that site says as much (the
- * timeline's bands and the views name a block by it); *alloc says so. */
-static uint32_t
-event_site(struct app *a, const struct snap_trace *t, uint64_t i,
-    int *alloc)
-{
-	struct an_sites *sites = tables_sites(a);
-	unsigned act = snap_ev_action(t, i);
-	uint32_t site = an_site_of(sites, snap_ev_stack(t, i)), as;
-	int kind = an_site_kind(sites, site);
-	uint64_t e = TL_NO_ELEM;
-	struct idx_elem el;
-
-	*alloc = 0;
-	if ((act != SNAP_FREE_REQUESTED && act != SNAP_FREE_COMPLETED) ||
-	    kind == AN_SITE_USER || kind == AN_SITE_PYTHON)
-		return site;
-	if (act == SNAP_FREE_COMPLETED && i < a->tl.n_events)
-		e = idx_tl_ev_elem(&a->tl, i);
-	if (e >= a->tl.n_elems)
-		e = tl_model_find_elem(&a->tm, snap_ev_addr(t, i), (int64_t)i);
-	if (e >= a->tl.n_elems)
-		return site;
-	el = idx_tl_elem(&a->tl, e);
-	/* a block from before the trace has only this stack */
-	if (el.alloc_ev < 0 || el.flags & IDX_ELEM_PRE)
-		return site;
-	as = an_site_of(sites, el.stack);
-	if (rank(an_site_kind(sites, as)) > rank(kind))
-		return site;
-	*alloc = 1;
-	return as;
-}
-
 static void
 row(struct app *a, struct events_view *v, size_t k, char *buf, size_t size,
     uint32_t *site)
@@ -314,7 +263,7 @@ row(struct app *a, struct events_view *v, size_t k, char *buf, size_t size,
 	char ev[FMT_BUF], ad[FMT_BUF], sz[FMT_BUF], st[FMT_BUF];
 	int alloc;
 
-	*site = event_site(a, t, i, &alloc);
+	*site = tables_event_site(a, t, i, &alloc);
 	fmt_event(ev, sizeof ev, (int64_t)i);
 	if (act == SNAP_OOM)
 		snprintf(ad, sizeof ad, "free %s", fmt_size_short(st, sizeof st,

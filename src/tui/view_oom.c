@@ -150,6 +150,30 @@ build(struct app *a, struct oom_view *v, int w)
 		    " < request" : "");
 		line(v, lb, t, w, e->stack);
 	}
+	/* with a private pool: the free memory of each (pool, stream), which
+	 * serves only its own requests */
+	for (i = 0; e->has_state && i < e->n_groups; i++)
+		if (e->groups[i].pool[0] != 0 || e->groups[i].pool[1] != 0)
+			break;
+	if (e->has_state && i < e->n_groups) {
+		snprintf(t, sizeof t, "(%" PRId64 ",%" PRId64 ")%s, stream %"
+		    PRIu64, e->pool[0], e->pool[1], e->pool[0] == 0 &&
+		    e->pool[1] == 0 ? " default" : "", e->stream);
+		line(v, "request pool", t, w, e->stack);
+		for (i = 0; i < e->n_groups; i++) {
+			const struct an_pool_stream *g = &e->groups[i];
+
+			snprintf(t, sizeof t, "(%" PRId64 ",%" PRId64 ") "
+			    "stream %" PRIu64 ": %s reserved, %s free, "
+			    "largest free block %s small, %s large",
+			    g->pool[0], g->pool[1], g->stream,
+			    fmt_size(b0, sizeof b0, g->reserved),
+			    fmt_size(b1, sizeof b1, g->free_bytes),
+			    fmt_size(b2, sizeof b2, g->largest_free[0]),
+			    fmt_size(b3, sizeof b3, g->largest_free[1]));
+			line(v, i == 0 ? "by pool" : "", t, w, e->stack);
+		}
+	}
 	snprintf(t, sizeof t, "live by call site (%s in %s block%s):",
 	    fmt_size(b0, sizeof b0, e->live.bytes), fmt_count(b1, sizeof b1,
 	    e->live.count), e->live.count == 1 ? "" : "s");

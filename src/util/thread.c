@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 
 #include "util/thread.h"
@@ -11,6 +12,21 @@
 static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
     SIGTRAP, SIGSYS};
 
+/* set once, before any thread starts (thread.h) */
+static unsigned thread_max;
+
+void
+sv_thread_set_max(unsigned n)
+{
+	thread_max = n;
+}
+
+unsigned
+sv_thread_max(void)
+{
+	return thread_max;
+}
+
 int
 sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 {
@@ -18,6 +34,8 @@ sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	size_t k;
 	int r;
 
+	if (thread_max == 1)
+		return EAGAIN;
 	sigfillset(&mask);
 	for (k = 0; k < sizeof sync_sigs / sizeof sync_sigs[0]; k++)
 		sigdelset(&mask, sync_sigs[k]);

@@ -16,4 +16,13 @@
  * thread; the caller's own mask is as it was. Returns 0 or an errno. */
 int sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
+/* How many threads a process may run its work on (snapview --threads,
+ * SNAPVIEW_THREADS). 1: sv_thread_start() starts none and returns
+ * EAGAIN, so that every caller takes the path it has for a thread that
+ * did not start and does the work itself, on the calling thread (an
+ * index is byte-identical either way). 0 or more than 1 (the default):
+ * no limit. Set it before any thread starts. */
+void sv_thread_set_max(unsigned n);
+unsigned sv_thread_max(void);
+
 #endif

@@ -6,8 +6,9 @@ usage: cut.py SNAPVIEW SNAPSHOT.pickle TMPDIR
 
 For the default device (and every device of a multi-device file), the
 windows: the whole trace, the middle third, the first event, the last
-event, step 2 (when there are steps), and a time window (when there are
-times). For each cut:
+event, step 2 (when there are steps), a time window (when there are
+times), and the last instance of the first phase (--phase NAME@K, when
+there are phases: the cut holds that instance's events). For each cut:
 
   - Python's pickle loads it (any class refused), and each event of the
     window equals the original's event (action, addr or device_free,
@@ -79,7 +80,7 @@ TOP = ("segments", "device_traces", "allocator_settings",
        "external_annotations")
 ACTIONS = ("alloc", "free_requested", "free_completed", "segment_alloc",
            "segment_free", "segment_map", "segment_unmap", "snapshot", "oom",
-           "workspace_snapshot")
+           "workspace_snapshot", "annotate")
 EV_KEYS = ("action", "addr", "device_free", "size", "stream", "time_us",
            "compile_context", "user_metadata", "frames")
 
@@ -98,6 +99,26 @@ def pending_before(cut, d):
                for b in s["blocks"]
                if b["state"] == "active_pending_free"
                and b.get("address") not in allocated)
+
+
+def phase_window(sv, path, d):
+    """--phase for the cut of the last instance of the device's first
+    phase (NAME@K, or NAME when it has one), and its events; None when
+    the device has no phase."""
+    rc, out, err = run(sv, "phases", "--json", "--no-cache", "--device",
+                       str(d), path)
+    if rc != 0:
+        fail("%s: phases: rc %d %s" % (path, rc, err.strip()))
+        return None
+    dev = [x for x in json.loads(out)["devices"] if x["device"] == d][0]
+    if not dev["phases"]:
+        return None
+    p = dev["phases"][0]
+    k = p["instances"] - 1
+    inst = [i for i in dev["instances"] if i["phase"] == p["name"] and
+            i["iteration"] == k][0]
+    spec = p["name"] if k == 0 else "%s@%d" % (p["name"], k)
+    return ["--phase", spec], (inst["first_event"], inst["last_event"])
 
 
 def one_cut(sv, path, orig, d, args, tmp, name, inconsistent):
@@ -161,6 +182,7 @@ def one_cut(sv, path, orig, d, args, tmp, name, inconsistent):
                  (path, args, c["peak"], c["peak_event"], ot))
     print("ok: %s device %d cut %s: events %d..%d, %d bytes" %
           (path, d, " ".join(args) or "(all)", lo, hi, info["bytes"]))
+    return info
 
 
 def main():
@@ -195,9 +217,16 @@ def main():
         if rc == 0:
             os.unlink(os.path.join(tmp, "s2.pickle"))
             wins.append(["--step", "2"])
+        ph = phase_window(sv, path, d)
+        if ph is not None:
+            wins.append(ph[0])
         for i, w in enumerate(wins):
-            one_cut(sv, path, orig, d, w, tmp, "cut%d-%d" % (d, i),
-                    incons)
+            info = one_cut(sv, path, orig, d, w, tmp, "cut%d-%d" % (d, i),
+                           incons)
+            if ph is not None and w is ph[0] and info is not None and \
+                    (info["from"], info["to"]) != ph[1]:
+                fail("%s %s: events %d..%d, the instance's %d..%d" %
+                     ((path, w, info["from"], info["to"]) + ph[1]))
     # -o never replaces a file without --force
     out = os.path.join(tmp, "exists.pickle")
     with open(out, "wb") as f:

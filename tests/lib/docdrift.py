@@ -4,11 +4,13 @@ about the code, checked against the code (tests/lint/docdrift.test).
 
     docdrift.py ROOT [SNAPVIEW]
 
-ROOT is a source tree, SNAPVIEW the built program (for its --help; the
-check of --help is left out without it). Each finding is one line
+ROOT is a source tree, SNAPVIEW the built program (for its command
+table and its --help; the check of the commands is left out without
+it). Each finding is one line
 "FILE: reason" on stdout; the exit status is 1 when there is any.
 
-  commands  every command of CLI_COMMANDS (src/cli/cli.h) has a section
+  commands  every command of CLI_COMMANDS (src/cli/cli.h), as
+            snapview --list-table commands prints it, has a section
             in snapview(1)'s COMMANDS, a line in README.md's "Use" list
             and one in snapview --help, and none of the three names a
             command the table lacks
@@ -50,13 +52,15 @@ def read(root, rel):
 
 # ---- commands ----------------------------------------------------------------
 
-def cli_commands(root):
-    src = read(root, 'src/cli/cli.h')
-    m = re.search(r'#define CLI_COMMANDS\(_\)(.*?)\n\n', src, re.S)
-    if m is None:
-        fail('src/cli/cli.h', 'no CLI_COMMANDS table')
+def cli_commands(snapview):
+    out = subprocess.run([snapview, '--list-table', 'commands'],
+                         stdout=subprocess.PIPE, check=False)
+    names = [line.split('\t')[0] for line in
+             out.stdout.decode('utf-8', 'replace').split('\n') if line]
+    if out.returncode != 0 or not names:
+        fail('snapview --list-table commands', 'no command table')
         return []
-    return re.findall(r'_\((\w+), cmd_\w+,', m.group(1))
+    return names
 
 
 def man_commands(root):
@@ -85,15 +89,15 @@ def help_commands(snapview):
 
 
 def check_commands(root, snapview):
-    table = cli_commands(root)
+    if snapview is None:
+        return
+    table = cli_commands(snapview)
     if not table:
         return
     where = [('doc/snapview.1', 'has no section under COMMANDS',
               man_commands(root)),
-             ('README.md', 'is not in the Use list', readme_commands(root))]
-    if snapview is not None:
-        where.append(('snapview --help', 'is not listed',
-                      help_commands(snapview)))
+             ('README.md', 'is not in the Use list', readme_commands(root)),
+             ('snapview --help', 'is not listed', help_commands(snapview))]
     for doc, what, names in where:
         for c in table:
             if c not in names:

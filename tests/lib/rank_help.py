@@ -1,47 +1,35 @@
 #!/usr/bin/env python3
-"""The rank screens' help against the sources (tests/ranks/help.test).
+"""The rank screens' help against the program's tables
+(tests/ranks/help.test).
 
-    rank_help.py SRCDIR SCREEN
+    rank_help.py SNAPVIEW SCREEN
 
 SCREEN is the help of the rank screens dumped at 80x24. Every entry of
-their help groups (src/tui/ranks_overview.c, ranks_compare.c,
-ranks_grid.c) is on it:
-its keys, taken from the action table (src/tui/actions.h) as the help
-shows them, then the start of its text; every action of the rank
-keymaps (KM_RANKS, KM_COMPARE) is named by some entry, so none falls to
+their help page (snapview --list-table help, page "ranks") is on it:
+its keys, taken from the action table (snapview --list-table actions)
+as the help shows them, then the start of its text; every action of the
+rank keymaps (ranks, compare) is named by some entry, so none falls to
 "More"; and no line is wider than the screen. Prints what is wrong;
 exit status 1 then.
 """
 import re
 import sys
 
-
-def shown(k1, k2):
-    k = k2 if k1.startswith('<') and k2 and not k2.startswith('<') else k1
-    return k[1:-1] if k.startswith('<') and len(k) > 2 else k
+import svtables
 
 
 def main():
-    src, screen = sys.argv[1:]
-    keys, ranks = {}, set()
-    table = open(src + '/src/tui/actions.h').read()
-    for m in re.finditer(r'_\((ACT_[A-Z_]+), "[a-z-]+", "([^"]*)", '
-                         r'"([^"]*)", ([A-Z_| ]+),', table):
-        keys[m.group(1)] = shown(m.group(2), m.group(3))
-        if re.search(r'\bKM_(RANKS|COMPARE|ALL)\b', m.group(4)):
-            ranks.add(m.group(1))
+    binary, screen = sys.argv[1:]
+    table = svtables.actions(binary)
+    keys = {a: svtables.shown(k1, k2) for a, (k1, k2, _, _) in table.items()}
+    ranks = {a for a, row in table.items() if row[2] & {'ranks', 'compare'}}
     if len(ranks) < 10:
-        print('the rank keymaps were not found in actions.h')
+        print('too few actions of the rank keymaps')
         return 1
-    entries = []
-    for f in ('ranks_overview.c', 'ranks_compare.c', 'ranks_grid.c'):
-        text = open(src + '/src/tui/' + f).read()
-        for acts, strs in re.findall(r'\{\{([A-Z_, ]+)\},\s*((?:"[^"]*"\s*)+)\}',
-                                     text):
-            entries.append(([a.strip() for a in acts.split(',')],
-                            ''.join(re.findall(r'"([^"]*)"', strs))))
+    entries = [(acts, text) for _, acts, text in
+               svtables.help_entries(binary, 'ranks')]
     if len(entries) < 15:
-        print('the help entries were not found in ranks_*.c')
+        print('too few entries of the rank screens\' help')
         return 1
     lines = open(screen).read().split('\n')
     ok = True

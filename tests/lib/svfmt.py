@@ -15,3 +15,17 @@ def size_short(b):
     if t >= 1000:
         return "%d%s" % ((t + 5) // 10, u)
     return "%d.%d%s" % (t // 10, t % 10, u)
+
+
+def size_long(b):
+    """sv_fmt_size (util/units.c), as the commands print a size:
+    "512 B", "12.0 MiB", "1.3 GiB"."""
+    if b < 1024:
+        return "%d B" % b
+    for unit in range(1, 7):
+        d = 1 << (10 * unit)
+        t = b // d * 10 + (b % d * 10 + d // 2) // d
+        if t < 10240:
+            break
+    u = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")[unit]
+    return "%d.%d %s" % (t // 10, t % 10, u)

@@ -1,40 +1,36 @@
 #!/usr/bin/env python3
 """tests/tui/help.test: the help's pages hold every entry of the action
 table, whole and grouped, at 80x24 on the first page and at 40x20
-wrapped, never cut. The keys and texts come from the sources.
+wrapped, never cut. The keys and texts come from the program's own
+tables (snapview --list-table actions and help, svtables.py).
 
-usage: tui_help.py PANE_HELP.c ACTIONS.h WORKDIR
+usage: tui_help.py SNAPVIEW WORKDIR
 """
 import glob, os, re, sys
-help_c, actions_h, work = sys.argv[1:]
-src = open(help_c).read()
-# entries: {{ACT_A, ACT_B}, "text"}
-entries = re.findall(r'\{\{([A-Z_, ]+)\},\s*"([^"]*)"\}', src)
-assert len(entries) > 20, "entries not found in pane_help.c"
-# the first key of each action (a printable one rather than an arrow),
-# and the actions of the viewer's keymap (the rank screens have their own)
-keys = {}
-viewer = set()
-for m in re.finditer(r'_\((ACT_[A-Z_]+), "[a-z-]+", "([^"]*)", "([^"]*)", ([A-Z_| ]+),',
-                     open(actions_h).read()):
-    k1, k2 = m.group(2), m.group(3)
-    if re.search(r'\bKM_(VIEW|ALL)\b', m.group(4)):
-        viewer.add(m.group(1))
-    k = k2 if k1.startswith('<') and k2 and not k2.startswith('<') else k1
-    keys[m.group(1)] = k[1:-1] if k.startswith('<') and len(k) > 2 else k
+import svtables
+binary, work = sys.argv[1:]
+# entries of the viewer's page: (action names, text)
+entries = [(acts, text)
+           for _, acts, text in svtables.help_entries(binary, 'viewer')]
+assert len(entries) > 20, "too few entries in --list-table help"
+# the key each action shows, and the actions of the viewer's keymap (the
+# rank screens have their own)
+table = svtables.actions(binary)
+keys = {a: svtables.shown(k1, k2) for a, (k1, k2, _, _) in table.items()}
+viewer = {a for a, row in table.items() if 'view' in row[2]}
 ok = True
 page = open(os.path.join(work, 'p1.screen')).read().split('\n')
 if '- more below: j' not in page[0]:
     print('80x24: the title does not say there is more'); ok = False
 for acts, text in entries:
-    ks = ' '.join(keys[a.strip()] for a in acts.split(','))
+    ks = ' '.join(keys[a] for a in acts)
     hits = [l for l in page if ks + ' ' in l and text in l]
     if not hits:
         print('80x24 first page lacks "%s  %s" on one line' % (ks, text))
         ok = False
 # every action of the viewer's keymap is named by some entry
-named = {a.strip() for acts, _ in entries for a in acts.split(',')}
-assert len(viewer) > 20, "keymaps not found in actions.h"
+named = {a for acts, _ in entries for a in acts}
+assert len(viewer) > 20, "too few actions of the viewer's keymap"
 for a in viewer:
     if a not in named and 'More' not in open(os.path.join(work, 'p1.screen')).read():
         print('action %s is in no group and there is no More group' % a)

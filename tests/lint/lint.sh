@@ -32,6 +32,11 @@
 #   long      no C source line is over 80 columns (tabs every 8), except
 #             as many as tests/lint/long-lines.allow grants each file.
 #             -u rewrites that list from the tree instead.
+#   golden    one golden comparison: no file under tests/ but
+#             tests/lib/golden.sh reads SV_UPDATE_GOLDEN (a line that
+#             names it outside a comment), so every golden is compared,
+#             and rewritten, the same way (tests/lint/golden.test holds
+#             the helper to its word).
 #   python    every *.py under tests/ (the helpers of tests/lib/ and the
 #             oracles beside the tests) compiles: $PYTHON3 -m py_compile,
 #             its byte code in a temp dir (PYTHONPYCACHEPREFIX, Python
@@ -52,12 +57,13 @@ if [ "${1:-}" = -u ]; then
 	shift
 fi
 if [ $# -lt 1 ] || [ ! -d "$1/src" ]; then
-	echo "usage: $0 [-u] ROOT [layers|headers|sections|long|python]..." >&2
+	echo "usage: $0 [-u] ROOT" \
+	    "[layers|headers|sections|long|golden|python]..." >&2
 	exit 2
 fi
 root=$(cd "$1" && pwd)
 shift
-checks=${*:-layers headers sections long}
+checks=${*:-layers headers sections long golden}
 lintdir=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/snapview-lint.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -371,6 +377,16 @@ check_long() {
 	' "$tmp/long"
 }
 
+# ---- golden -----------------------------------------------------------
+check_golden() {
+	grep -rn --include='*.sh' --include='*.test' --include='*.py' \
+	    --include='*.[ch]' SV_UPDATE_GOLDEN tests 2>/dev/null |
+	    grep -v '^tests/lib/golden\.sh:' |
+	    grep -v '^tests/lint/[a-z]*\.\(sh\|test\):' |
+	    grep -v '^[^:]*:[0-9]*:[[:space:]]*\(#\|\*\|/\*\|//\)' |
+	    sed 's/^\([^:]*:[0-9]*\):.*/\1: reads SV_UPDATE_GOLDEN itself/'
+}
+
 # ---- python -------------------------------------------------------------------
 check_python() {
 	py=${PYTHON3:-python3}
@@ -387,7 +403,7 @@ check_python() {
 
 for c in $checks; do
 	case $c in
-	layers|headers|sections|long|python) ;;
+	layers|headers|sections|long|golden|python) ;;
 	*) echo "$0: unknown check $c" >&2; exit 2 ;;
 	esac
 	"check_$c" > "$tmp/out"

@@ -20,9 +20,8 @@ sv_golden() {
 		echo "FAIL: $name: exit $rc, want $want"
 		fail=1
 	fi
-	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then
-		cp "$out" "$GOLDEN/$name"
-	elif ! diff -u "$GOLDEN/$name" "$out"; then
+	if ! sh "$top_srcdir/tests/lib/golden.sh" "$GOLDEN/$name" "$out"
+	then
 		echo "FAIL: $name: output differs from golden"
 		fail=1
 	fi

@@ -13,6 +13,7 @@ unset TMUX
 SV_TMUX="$TMUX_BIN -L snapview-test -f /dev/null"
 SV_BIN="$(cd "$top_builddir" && pwd)/src/snapview"
 SV_DATA="$(cd "$top_srcdir" && pwd)/tests/data/real"
+SV_GOLDEN="$(cd "$top_srcdir" && pwd)/tests/lib/golden.sh"
 
 sv_cleanup() {
 	$SV_TMUX kill-server 2>/dev/null || true
@@ -68,9 +69,9 @@ sv_resize() { $SV_TMUX resize-window -t t -x "$1" -y "$2"; }
 # Screen text with trailing blanks stripped per line; all rows are kept.
 sv_screen() { $SV_TMUX capture-pane -p -t t | sed 's/[[:space:]]*$//'; }
 # sv_expect GOLDEN -- compare the current screen with a golden file
-# SV_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+# through tests/lib/golden.sh (SV_UPDATE_GOLDEN=1 rewrites the golden
+# instead, with the screen as it is after the wait below)
 sv_expect() {
-	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then sv_screen > "$1"; return 0; fi
 	# the terminal may still be mid-draw when the awaited text shows:
 	# poll until the screen matches, and show the difference if it never does
 	n=100
@@ -79,17 +80,13 @@ sv_expect() {
 		cmp -s "$1" "$TMUX_TMPDIR/${1##*/}.actual" && return 0
 		sleep 0.1; n=$((n - 1))
 	done
-	diff -u "$1" "$TMUX_TMPDIR/${1##*/}.actual"
+	sh "$SV_GOLDEN" "$1" "$TMUX_TMPDIR/${1##*/}.actual"
 }
 # sv_expect_attr GOLDEN FILTER... -- like sv_expect, on the screen with its
 # attributes (capture-pane -e) passed through the command FILTER (which
 # turns the escapes into text, e.g. tests/timeline/sgr.py)
 sv_expect_attr() {
 	golden=$1; shift
-	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then
-		$SV_TMUX capture-pane -e -p -t t | "$@" > "$golden"
-		return 0
-	fi
 	n=100
 	while [ "$n" -gt 0 ]; do
 		$SV_TMUX capture-pane -e -p -t t | "$@" \
@@ -97,5 +94,5 @@ sv_expect_attr() {
 		cmp -s "$golden" "$TMUX_TMPDIR/${golden##*/}.actual" && return 0
 		sleep 0.1; n=$((n - 1))
 	done
-	diff -u "$golden" "$TMUX_TMPDIR/${golden##*/}.actual"
+	sh "$SV_GOLDEN" "$golden" "$TMUX_TMPDIR/${golden##*/}.actual"
 }

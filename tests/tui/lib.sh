@@ -5,6 +5,7 @@
 : "${top_builddir:=.}"
 SV_BIN="$(cd "$top_builddir" && pwd)/src/snapview"
 SV_DATA="$(cd "$top_srcdir" && pwd)/tests/data/real"
+SV_SRC="$(cd "$top_srcdir" && pwd)"
 SV_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snapview-tui.XXXXXX") || exit 99
 trap 'rm -rf "$SV_WORK"' EXIT INT TERM
 
@@ -17,16 +18,10 @@ tui_run() {
 	    COLUMNS="$_c" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm NO_COLOR=1 \
 	    TZ=UTC "$SV_BIN" --no-cache "$@" "$_f")
 }
-# tui_expect NAME  -- compares $SV_WORK/NAME with the golden
-# tests/tui/NAME; SV_UPDATE_GOLDEN=1 rewrites the golden instead.
+# tui_expect NAME [DIR] -- compares $SV_WORK/NAME with the golden
+# DIR/NAME (default: tests/tui) through tests/lib/golden.sh
+# (SV_UPDATE_GOLDEN=1 rewrites the golden instead)
 tui_expect() {
-	if [ ! -f "$SV_WORK/$1" ]; then
-		echo "no screen dumped: $1" >&2
-		return 1
-	fi
-	if [ -n "${SV_UPDATE_GOLDEN:-}" ]; then
-		cp "$SV_WORK/$1" "$top_srcdir/tests/tui/$1"
-		return 0
-	fi
-	diff -u "$top_srcdir/tests/tui/$1" "$SV_WORK/$1"
+	sh "$SV_SRC/tests/lib/golden.sh" "${2:-$SV_SRC/tests/tui}/$1" \
+	    "$SV_WORK/$1"
 }

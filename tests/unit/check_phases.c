@@ -1,15 +1,16 @@
 /*
  * Unit tests of src/analysis/phases.c and of the baseline of every
  * window: phase rules (command line, file, sources, errors), instances
- * from annotation ranges (nested, numbered, unclosed, cut by the trace)
- * and from user frames (runs, allocations with no user frame, the
- * segments an allocation made), what an instance found alive at its
- * start and freed (a block allocated before the window and freed in it,
- * for phases and for leaks), its peak and what it leaves behind, and
- * which of what a phase leaves behind grows from iteration to iteration
- * (a leak does; outputs that grow in size, a double buffer, state made
- * once do not; a phase that repeats inside a step, or has two
- * instances, is not judged).
+ * from annotation ranges (nested, numbered, unclosed, cut by the trace),
+ * from annotate events (the life of each annotated allocation, the
+ * metadata that names a phase) and from user frames (runs, allocations
+ * with no user frame, the segments an allocation made), what an
+ * instance found alive at its start and freed (a block allocated before
+ * the window and freed in it, for phases and for leaks), its peak and
+ * what it leaves behind, and which of what a phase leaves behind grows
+ * from iteration to iteration (a leak does; outputs that grow in size,
+ * a double buffer, state made once do not; a phase that repeats inside
+ * a step, or has two instances, is not judged).
  */
 #include "config.h"
 
@@ -249,6 +250,94 @@ START_TEST(test_annotation_rules)
 END_TEST
 
 /* ---- instances from user frames ----------------------------------------- */
+
+/* ---- instances from annotate events ------------------------------------ */
+
+/* An annotate event on addr with metadata meta. */
+static int64_t
+annotate(struct bld *b, uint64_t addr, const char *meta)
+{
+	int64_t i = ev(b, SNAP_ANNOTATE, addr, 0, 0);
+
+	snap_trace_set_ctx(b->t, (uint64_t)i, 0, snap_intern_str(b->s, meta,
+	    strlen(meta)));
+	b->s->features |= SNAP_F_ANNOTATE;
+	return i;
+}
+
+static const char *
+inst_name(const struct an_phases *ph, uint64_t i)
+{
+	return ph->phases[ph->inst[i].phase].name;
+}
+
+/* The life of each annotated allocation: the metadata's forms, one
+ * instance for two annotations of one phase, the segment an allocation
+ * made, a block from before the trace, one never freed, one the trace
+ * freed; metadata naming no phase, and rules on the metadata. */
+START_TEST(test_annotate_lives)
+{
+	struct an_phase_rules rs;
+	struct sv_error err;
+	struct an_phases ph;
+	struct bld b;
+
+	bld_init(&b);
+	alloc(&b, 0x1000, 100, 0);			/* 0 */
+	annotate(&b, 0x1000, "{'phase': 'gen#2', 'n': 1}");
+	annotate(&b, 0x1000, "{\"phase\": \"gen\"}");
+	ev(&b, SNAP_SEGMENT_ALLOC, 0x2000, 4096, 0);	/* 3 */
+	alloc(&b, 0x2000, 200, 0);
+	annotate(&b, 0x2000, "phase=upd, step=3");	/* 5 */
+	annotate(&b, 0x2000, "subphase=x phases: y");
+	release(&b, 0x1000, 100, 0);			/* 7 */
+	annotate(&b, 0x1000, "{'phase': 'late'}");
+	annotate(&b, 0x9000, "{'phase': 'old'}");	/* 9 */
+	release(&b, 0x9000, 300, 0);
+	alloc(&b, 0x3000, 50, 0);			/* 11 */
+	annotate(&b, 0x3000, "kv-cache");
+
+	ck_assert_int_eq(an_phases_find(b.s, 0, NULL, NULL, &ph, &err), 0);
+	ck_assert_uint_eq(ph.n_inst, 3);
+	ck_assert_uint_eq(ph.n_phases, 3);
+	ck_assert_uint_eq(ph.n_annotate, 3);
+	ck_assert_uint_eq(ph.n_bad, 1);
+	ck_assert_msg(strstr(ph.bad, "annotate event 8") != NULL, "%s",
+	    ph.bad);
+	/* by first event, the outer first */
+	ck_assert_str_eq(inst_name(&ph, 0), "old");
+	ck_assert_int_eq(ph.inst[0].first, 0);
+	ck_assert_int_eq(ph.inst[0].last, 10);
+	ck_assert_int_eq(ph.inst[0].complete, 0);
+	ck_assert_str_eq(inst_name(&ph, 1), "gen");
+	ck_assert_int_eq(ph.inst[1].first, 0);
+	ck_assert_int_eq(ph.inst[1].last, 7);
+	ck_assert_int_eq(ph.inst[1].complete, 1);
+	ck_assert_int_eq(ph.phases[ph.inst[1].phase].source, AN_PH_ANNOTATE);
+	ck_assert_str_eq(inst_name(&ph, 2), "upd");
+	ck_assert_int_eq(ph.inst[2].first, 3);	/* its segment_alloc */
+	ck_assert_int_eq(ph.inst[2].last, 12);
+	ck_assert_int_eq(ph.inst[2].complete, 0);
+	an_phases_destroy(&ph);
+
+	/* rules match the whole metadata, with the source named or not */
+	memset(&rs, 0, sizeof rs);
+	ck_assert_int_eq(an_phase_rule_add(&rs, "kv=annotate:^kv-", &err), 0);
+	ck_assert_int_eq(rs.r[0].source, AN_PH_ANNOTATE);
+	ck_assert_int_eq(an_phase_rule_add(&rs, "u=step=3", &err), 0);
+	ck_assert_int_eq(an_phases_find(b.s, 0, &rs, NULL, &ph, &err), 0);
+	ck_assert_uint_eq(ph.n_inst, 2);
+	ck_assert_str_eq(inst_name(&ph, 0), "u");
+	ck_assert_int_eq(ph.inst[0].first, 3);
+	ck_assert_str_eq(inst_name(&ph, 1), "kv");
+	ck_assert_int_eq(ph.inst[1].first, 11);
+	ck_assert_int_eq(ph.inst[1].last, 12);
+	ck_assert_int_eq(ph.phases[ph.inst[1].phase].source, AN_PH_ANNOTATE);
+	an_phases_destroy(&ph);
+	an_phase_rules_destroy(&rs);
+	snap_free(b.s);
+}
+END_TEST
 
 START_TEST(test_frame_runs)
 {
@@ -605,6 +694,7 @@ phases_suite(void)
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_annotation_ranges);
 	tcase_add_test(tc, test_annotation_rules);
+	tcase_add_test(tc, test_annotate_lives);
 	tcase_add_test(tc, test_frame_runs);
 	tcase_add_test(tc, test_window_baseline_phase);
 	tcase_add_test(tc, test_window_baseline_leaks);

@@ -16,6 +16,7 @@ g oom         --scenario oom
 g multi       --scenario multi
 g expandable  --scenario expandable
 g graphs      --scenario graphs
+g pools       --scenario pools
 g wrapped     --scenario wrapped
 g legacy-1.13 --scenario legacy --format 1.13
 g legacy-2.0  --scenario legacy --format 2.0

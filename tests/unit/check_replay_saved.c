@@ -1,0 +1,456 @@
+/*
+ * Replay tests of what the replay saves in the index: a corrupt
+ * checkpoint, the forward pass's findings (saved, corrupt, an index
+ * with the old section). Run by check_replay.c.
+ */
+#include "config.h"
+
+#include "replay_fix.h"
+
+/* A saved replay whose last checkpoint is corrupt (hash recomputed, as
+ * whoever wrote the index can): it loads (checkpoint 0 is sound), a seek
+ * through that checkpoint is refused as bad input, and oom and frag give
+ * the error back with nothing left allocated (ASan checks the leak they
+ * had). */
+START_TEST(test_replay_corrupt_checkpoint)
+{
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct idx_timeline tl;
+	struct an_sites sites;
+	struct an_frag f;
+	struct an_oom o;
+	struct sv_error err;
+	uint8_t *buf;
+	size_t len;
+	uint64_t i, h, n;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 4000; i++) {
+		ev(s, SNAP_ALLOC, BASE, 512);
+		ev(s, SNAP_FREE_REQUESTED, BASE, 512);
+		ev(s, SNAP_FREE_COMPLETED, BASE, 512);
+	}
+	ev(s, SNAP_SEGMENT_ALLOC, BASE + 4 * MIB, 2 * MIB);
+	ev(s, SNAP_ALLOC, BASE + 4 * MIB, 4096);
+	ev(s, SNAP_OOM, 0, 1ull << 40);
+	push_seg(s, BASE, 0, 1, 0, (const struct fb[]){{2 * MIB, I, 0}}, 1);
+	push_seg(s, BASE + 4 * MIB, 0, 1, 0,
+	    (const struct fb[]){{4096, A, 4096}, {2 * MIB - 4096, I, 0}}, 2);
+	snap_finish(s);
+	r = open_ok(s);
+	n = replay_n_events(r);
+	ck_assert_uint_ge(replay_info(r)->n_checkpoints, 3);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	replay_free(r);
+	/* the last byte of the arena ends the last checkpoint's last blob */
+	buf[len - 9] |= 0x80;
+	h = XXH3_64bits(buf, len - 8);
+	for (i = 0; i < 8; i++)
+		buf[len - 8 + i] = (uint8_t)(h >> (8 * i));
+
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_int_ne(replay_seek(r2, (int64_t)n - 1, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_int_eq(sv_errcode_status(err.code), 2);
+	seek_ok(r2, 10);
+	replay_free(r2);
+
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
+	ck_assert_int_eq(an_sites_init(&sites, s, 1, NULL, NULL), 0);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	sv_error_clear(&err);
+	ck_assert_int_ne(an_frag(s, &tl, r2, &sites, -2, &f, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_ptr_null(f.allocs);
+	replay_free(r2);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	sv_error_clear(&err);
+	ck_assert_int_ne(an_oom(s, &tl, r2, &sites, &o, &err), 0);
+	ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	ck_assert_ptr_null(o.events);
+	replay_free(r2);
+	an_sites_destroy(&sites);
+	idx_timeline_destroy(&tl);
+	free(buf);
+	snap_free(s);
+}
+END_TEST
+
+/* ---- the forward pass's findings, saved ---------------------------------- */
+
+/* Asserts that two checks found the same, issue by issue. */
+static void
+same_check(const struct replay_check *a, const struct replay_check *b)
+{
+	uint64_t i;
+
+	ck_assert_uint_eq(a->n_issues, b->n_issues);
+	ck_assert_uint_eq(a->n_kept, b->n_kept);
+	ck_assert_uint_eq(a->n_notes, b->n_notes);
+	ck_assert_uint_eq(a->n_segments, b->n_segments);
+	ck_assert_uint_eq(a->n_blocks, b->n_blocks);
+	for (i = 0; i < a->n_kept; i++) {
+		ck_assert_int_eq(a->issues[i].ev, b->issues[i].ev);
+		ck_assert_uint_eq(a->issues[i].addr, b->issues[i].addr);
+		ck_assert_str_eq(a->issues[i].msg, b->issues[i].msg);
+	}
+	for (i = 0; i < a->n_notes; i++) {
+		ck_assert_int_eq(a->notes[i].ev, b->notes[i].ev);
+		ck_assert_uint_eq(a->notes[i].addr, b->notes[i].addr);
+		ck_assert_str_eq(a->notes[i].msg, b->notes[i].msg);
+	}
+}
+
+/* A segment, then n allocs where no segment is (each one a finding of
+ * the forward pass), a few of them in the segment. */
+static struct snapshot *
+findings_snap(uint64_t n)
+{
+	struct snapshot *s = snap_new();
+	uint64_t i;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < n; i++) {
+		ev(s, SNAP_ALLOC, BASE + 64 * MIB + i * 512, 512);
+		if (i % 100 == 0) {
+			ev(s, SNAP_ALLOC, BASE, 512);
+			ev(s, SNAP_FREE_REQUESTED, BASE, 512);
+			ev(s, SNAP_FREE_COMPLETED, BASE, 512);
+		}
+	}
+	push_seg(s, BASE, 0, 0, 0, (const struct fb[]){{2 * MIB, I, 0}}, 1);
+	snap_finish(s);
+	return s;
+}
+
+/* Where the findings start in a saved replay (see replay.h). */
+static size_t
+findings_off(const struct replay *r)
+{
+	return 8 + 16 + 12 * 8 + 8 + r->n_learned * 16 + 8 + r->n_attrs * 32;
+}
+
+/* More findings than are kept: a saved and reloaded replay checks the
+ * same as the one that made them (kept ones, the count of the rest, and
+ * the comparison at the end, which seeks there from a checkpoint). */
+START_TEST(test_replay_saved_findings)
+{
+	struct snapshot *s = findings_snap(REPLAY_MAX_ISSUES + 234);
+	struct replay *r = open_ok(s), *r2;
+	struct replay_check c1, c2;
+	struct sv_error err;
+	uint8_t *buf;
+	size_t len;
+
+	ck_assert_uint_eq(r->n_fwd_issues, REPLAY_MAX_ISSUES + 234);
+	ck_assert_uint_eq(r->n_fwd_kept, REPLAY_MAX_ISSUES);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	ck_assert_int_eq(replay_check(r, &c1, &err), 0);
+	ck_assert_uint_ge(c1.n_issues, REPLAY_MAX_ISSUES + 234);
+	replay_free(r);
+	r2 = replay_new_saved(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_uint_eq(r2->n_fwd_issues, REPLAY_MAX_ISSUES + 234);
+	ck_assert_int_eq(replay_check(r2, &c2, &err), 0);
+	same_check(&c1, &c2);
+	replay_check_destroy(&c1);
+	replay_check_destroy(&c2);
+	replay_free(r2);
+	free(buf);
+	snap_free(s);
+}
+END_TEST
+
+/* buf with its findings (at off, flen bytes) replaced by f (fl bytes),
+ * its checksum recomputed as whoever writes the index can. */
+static uint8_t *
+splice(const uint8_t *buf, size_t len, size_t off, size_t flen,
+    const uint8_t *f, size_t fl, size_t *out_len)
+{
+	size_t n = len - flen + fl;
+	uint8_t *p = xmalloc(n);
+	uint64_t h;
+	int i;
+
+	memcpy(p, buf, off);
+	memcpy(p + off, f, fl);
+	memcpy(p + off + fl, buf + off + flen, len - off - flen);
+	h = XXH3_64bits(p, n - 8);
+	for (i = 0; i < 8; i++)
+		p[n - 8 + (size_t)i] = (uint8_t)(h >> (8 * i));
+	*out_len = n;
+	return p;
+}
+
+static size_t
+put64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return 8;
+}
+
+/* Findings of n counted and kept issues {ev, addr, msg} into p. */
+static size_t
+findings(uint8_t *p, uint64_t total, uint64_t kept, const int64_t *evs,
+    const char *const *msgs, uint64_t n)
+{
+	size_t o = 0;
+	uint64_t i;
+
+	o += put64(p + o, total);
+	o += put64(p + o, kept);
+	for (i = 0; i < n; i++) {
+		size_t ml = strlen(msgs[i]);
+
+		o += put64(p + o, (uint64_t)evs[i]);
+		o += put64(p + o, 0x1000 + i);
+		o += put64(p + o, ml);
+		memcpy(p + o, msgs[i], ml);
+		o += ml;
+	}
+	return o;
+}
+
+/* Loads buf with its findings replaced; NULL when refused. */
+static struct replay *
+load_with(const struct snapshot *s, const uint8_t *buf, size_t len,
+    size_t off, size_t flen, const uint8_t *f, size_t fl)
+{
+	struct sv_error err;
+	size_t n;
+	uint8_t *p = splice(buf, len, off, flen, f, fl, &n);
+	struct replay *r;
+
+	sv_error_clear(&err);
+	r = replay_new_saved(s, 0, p, n, &err);
+	if (r == NULL)
+		ck_assert_int_eq(err.code, SV_ERR_FORMAT);
+	free(p);
+	return r;
+}
+
+/* The saved findings are untrusted: a count past the events, kept ones
+ * that are not the first min(count, REPLAY_MAX_ISSUES), an event that
+ * is not one of the trace's (the forward pass names no other), out of
+ * order, a message too long for the struct, running past the buffer or
+ * holding a byte that is not printable: each refused (the caller then
+ * replays afresh). The longest message that fits loads, terminated. */
+START_TEST(test_replay_saved_findings_corrupt)
+{
+	struct snapshot *s = findings_snap(3);
+	struct replay *r = open_ok(s), *r2;
+	char longest[sizeof r->fwd_issues[0].msg], over[sizeof longest + 1];
+	const char *ok3[3] = {"a", "b", "c"};
+	int64_t evs[3];
+	uint8_t *buf, f[4096];
+	size_t len, off, flen, fl;
+	uint64_t n, i;
+
+	ck_assert_uint_eq(r->n_fwd_issues, 3);
+	n = replay_n_events(r);
+	for (i = 0; i < 3; i++)
+		evs[i] = r->fwd_issues[i].ev;
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	off = findings_off(r);
+	flen = 16;
+	for (i = 0; i < 3; i++)
+		flen += 24 + strlen(r->fwd_issues[i].msg);
+	replay_free(r);
+
+	/* as saved, rewritten here: loads */
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	r2 = load_with(s, buf, len, off, flen, f, fl);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_str_eq(r2->fwd_issues[2].msg, "c");
+	replay_free(r2);
+	/* none at all: loads */
+	fl = findings(f, 0, 0, evs, ok3, 0);
+	r2 = load_with(s, buf, len, off, flen, f, fl);
+	ck_assert_ptr_nonnull(r2);
+	replay_free(r2);
+
+	/* counts */
+	fl = findings(f, UINT64_MAX, REPLAY_MAX_ISSUES, evs, ok3, 0);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	{
+		/* at most 8 per event, all kept (fewer than the most kept) */
+		int64_t ev8[128];
+		const char *m8[128];
+
+		ck_assert_uint_lt(8 * n + 8, 128);
+		for (i = 0; i < 8 * n + 8; i++) {
+			ev8[i] = evs[0];
+			m8[i] = "m";
+		}
+		fl = findings(f, 8 * n + 7, 8 * n + 7, ev8, m8, 8 * n + 7);
+		r2 = load_with(s, buf, len, off, flen, f, fl);
+		ck_assert_ptr_nonnull(r2);
+		replay_free(r2);
+		fl = findings(f, 8 * n + 8, 8 * n + 8, ev8, m8, 8 * n + 8);
+		ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	}
+	fl = findings(f, 2, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	fl = findings(f, 4, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	fl = findings(f, 5000, REPLAY_MAX_ISSUES + 1, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	fl = findings(f, UINT64_MAX, UINT64_MAX, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+
+	/* events */
+	evs[1] = (int64_t)n;
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	evs[1] = REPLAY_EV_END;
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	evs[1] = REPLAY_EV_FILE;
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	evs[1] = evs[0] - 1;
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	evs[1] = evs[0];
+
+	/* messages */
+	memset(longest, 'x', sizeof longest - 1);
+	longest[sizeof longest - 1] = '\0';
+	memset(over, 'y', sizeof over - 1);
+	over[sizeof over - 1] = '\0';
+	fl = findings(f, 3, 3, evs, (const char *const[]){"a", longest, "c"},
+	    3);
+	r2 = load_with(s, buf, len, off, flen, f, fl);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_uint_eq(strlen(r2->fwd_issues[1].msg), sizeof longest - 1);
+	replay_free(r2);
+	fl = findings(f, 3, 3, evs, (const char *const[]){"a", over, "c"}, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	fl = findings(f, 3, 3, evs, (const char *const[]){"a", "\033[2J",
+	    "c"}, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	fl = findings(f, 3, 3, evs, (const char *const[]){"a", "b\xc3\xa9",
+	    "c"}, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	/* a NUL inside: the second message "b" given one byte more (the
+	 * first issue is 16 + 24 + 1 bytes in, its length 16 further) */
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	f[16 + 24 + 1 + 16] = 2;
+	{
+		uint8_t g[4096];
+		size_t at = 16 + 24 + 1 + 24 + 1;
+
+		memcpy(g, f, at);
+		g[at] = 0;
+		memcpy(g + at + 1, f + at, fl - at);
+		ck_assert_ptr_null(load_with(s, buf, len, off, flen, g,
+		    fl + 1));
+	}
+	/* a length past the buffer, and one within it but past the struct */
+	fl = findings(f, 1, 1, evs, ok3, 1);
+	put64(f + 16 + 16, UINT64_MAX - 4);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	put64(f + 16 + 16, len);
+	ck_assert_ptr_null(load_with(s, buf, len, off, flen, f, fl));
+	/* a message that fits the struct but runs past the end of the
+	 * buffer (the checkpoints after it left out) */
+	fl = findings(f, 1, 1, evs, (const char *const[]){"0123456789"}, 1);
+	put64(f + 16 + 16, 150);
+	ck_assert_ptr_null(load_with(s, buf, len, off, len - 8 - off, f, fl));
+	/* cut short: the last message ends past the end */
+	fl = findings(f, 3, 3, evs, ok3, 3);
+	ck_assert_ptr_null(load_with(s, buf, len, off, len - 8 - off, f,
+	    fl - 1));
+	free(buf);
+	snap_free(s);
+}
+END_TEST
+
+/* An index written before the findings were saved (its replay section
+ * under the older name): the next open builds the new section, the
+ * rewrite leaves the old one out, and check answers from it what a fresh
+ * replay does, on the file whose forward pass finds the most. */
+START_TEST(test_replay_index_old_section)
+{
+	char dir[] = "/tmp/svreplay.XXXXXX", path[1200], src[1024];
+	struct idx_section_builder old = replay_idx_section;
+	struct idx_opts o;
+	struct sv_index *ix;
+	struct idx_info info;
+	struct sv_error err;
+	struct replay *r;
+	struct replay_check c1, c2;
+	const uint8_t *d;
+	size_t len;
+	FILE *f;
+	uint8_t *b;
+	long n;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(src, sizeof src, "%s/tests/data/real/"
+	    "synthetic_inconsistent.pickle", TOP_SRCDIR);
+	memset(&o, 0, sizeof o);
+	o.cache_dir = dir;
+	old.name = "replay.2";
+	o.sections = &old;
+	o.n_sections = 1;
+	ck_assert_int_eq(idx_open(src, &o, &ix, &err), 0);
+	idx_get_info(ix, &info);
+	ck_assert_ptr_nonnull(info.path);
+	snprintf(path, sizeof path, "%s", info.path);
+	idx_close(ix);
+
+	o.sections = &replay_idx_section;
+	ck_assert_int_eq(idx_open(src, &o, &ix, &err), 0);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 1);
+	ck_assert_int_eq(idx_section(ix, "replay.3", &d, &len), 0);
+	ck_assert_uint_gt(len, 16);
+	/* the section's record for device 0 loads (no fallback) */
+	r = replay_new_saved(idx_snapshot(ix), 0, d + 16, len - 16, &err);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_gt(r->n_fwd_issues, 0);
+	replay_free(r);
+	r = replay_from_index(ix, 0, &err);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(replay_check(r, &c1, &err), 0);
+	replay_free(r);
+	r = replay_new(idx_snapshot(ix), 0, &err);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(replay_check(r, &c2, &err), 0);
+	replay_free(r);
+	ck_assert_uint_gt(c1.n_issues, 0);
+	same_check(&c1, &c2);
+	replay_check_destroy(&c1);
+	replay_check_destroy(&c2);
+	idx_close(ix);
+
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = xmalloc((size_t)n);
+	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	ck_assert_ptr_nonnull(memmem(b, (size_t)n, "x.replay.3", 10));
+	ck_assert_ptr_null(memmem(b, (size_t)n, "x.replay.2", 10));
+	free(b);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+void
+replay_saved_tests(TCase *tc)
+{
+	tcase_add_test(tc, test_replay_corrupt_checkpoint);
+	tcase_add_test(tc, test_replay_saved_findings);
+	tcase_add_test(tc, test_replay_saved_findings_corrupt);
+	tcase_add_test(tc, test_replay_index_old_section);
+}
