@@ -33,8 +33,9 @@ import gensnap_2026  # noqa: E402
 from gensnap_check import check_truth, self_check  # noqa: E402
 from gensnap_conf import AllocConf, ConfError  # noqa: E402
 from gensnap_fast import fast_refusal, generate_fast  # noqa: E402
-from gensnap_run import (FORMATS, STREAM_THRESHOLD, Params,  # noqa: E402
-                         generate_in_memory, generate_streaming)
+from gensnap_run import (FORMATS, OUTPUT_FORMATS,  # noqa: E402
+                         STREAM_THRESHOLD, Params, generate_in_memory,
+                         generate_streaming, output_format)
 from gensnap_ranks import generate_ranks  # noqa: E402
 from gensnap_rundir import generate_run_dir  # noqa: E402
 from gensnap_scenarios import SCENARIOS  # noqa: E402
@@ -129,6 +130,11 @@ def parse_args(argv):
                         'truth goes to --truth or DIR/run.truth.json')
     ap.add_argument('-o', '--output',
                     help='output file (default snapshot.pickle)')
+    ap.add_argument('--output-format', choices=OUTPUT_FORMATS,
+                    help='write the snapshot as a pickle, as JSON (json.dump '
+                         'of the same objects), or either gzip-compressed '
+                         '(default: from the output name: .json, .json.gz, '
+                         '.pickle.gz, else a pickle)')
     ap.add_argument('--truth', help='write ground truth JSON here (with '
                     '--self-check: check this truth against the one FILE)')
     ap.add_argument('--self-check', metavar='FILE', nargs='+',
@@ -225,6 +231,12 @@ def main(argv=None):
 def generate(p, out, truth, stream):
     """Writes one file with the writer its size calls for; returns the
     simulator.  An OUT ending in .gz is written gzip-compressed."""
+    # the format comes from OUT's name (write_output hands the writer a
+    # temporary name) and a .gz is compressed once, by write_output
+    fmt = output_format(out, getattr(p, 'out_fmt', None))
+    if out.endswith('.gz') and fmt.endswith('.gz'):
+        fmt = fmt[:-len('.gz')]
+    p.out_fmt = fmt
     if p.fast:
         return gensnap_2026.write_output(
             out, lambda o: generate_fast(p, o, truth))

@@ -15,6 +15,7 @@ pass both.
 
 import bisect
 import collections
+import gzip
 import json
 import os
 import pickle
@@ -43,7 +44,18 @@ class SafeUnpickler(pickle.Unpickler):
 
 
 def safe_load(path):
+    """The snapshot at path: a pickle, or JSON (its first byte other
+    than a blank is { or [), either one gzip-compressed."""
     with open(path, 'rb') as f:
+        if f.read(2) == b'\x1f\x8b':
+            f.close()
+            f = gzip.open(path, 'rb')
+        else:
+            f.seek(0)
+        head = f.read(4096).lstrip(b' \t\r\n')
+        f.seek(0)
+        if head[:1] in (b'{', b'['):
+            return json.load(f)
         return SafeUnpickler(f).load()
 
 

@@ -47,7 +47,8 @@ import time
 
 from gensnap_objects import Objects, final_segments
 from gensnap_pickle import _T7_HI, _T7_LO
-from gensnap_run import run_scenario, write_head, write_json, write_tail
+from gensnap_run import (output_format, run_scenario, write_head,
+                         write_json, write_tail)
 from gensnap_sinks import (ACTIONS, SPOOL_RELEASE, SPOOL_STATE, ListSink,
                            SpoolSink, _SimState)
 from gensnap_truth import make_tracker
@@ -68,6 +69,9 @@ def fast_refusal(a):
             return 'its steps must repeat: no --%s' % opt.replace('_', '-')
     if a.format == '1.13' or a.protocol < 4:
         return 'it streams: --format 2.0/2.1/newest, --protocol 4 or 5'
+    if (getattr(a, 'output_format', None) or
+            output_format(a.output or '')) != 'pickle':
+        return 'it writes a pickle, not JSON or gzip (--output-format)'
     return None
 
 

@@ -2,11 +2,15 @@
 
 Two paths write the same bytes: in memory (ListSink, snapshot objects,
 pickle.dump) for small runs and ring buffers, and streaming (SpoolSink,
-then the streaming pickle writer) for runs of any size.  Both hand what
+then the streaming pickle writer) for runs of any size.  The in-memory
+path also writes the same snapshot as JSON (json.dump of the objects,
+tuples as lists, as a JSON snapshot holds them), and either path
+gzip-compressed (an output name ending in .gz, or --output-format).  Both hand what
 they saw to the TruthTracker for the ground truth sidecar.  Section
 numbers (§N) refer to doc/snapshot-format.md.
 """
 
+import gzip
 import json
 import os
 import pickle
@@ -25,6 +29,37 @@ from gensnap_stacks import StackFactory
 from gensnap_truth import make_tracker
 
 FORMATS = ('1.13', '2.0', '2.1', 'newest')
+# what the snapshot is written as (--output-format); the default follows
+# the output's name: .json, .json.gz, .pickle.gz, else a pickle
+OUTPUT_FORMATS = ('pickle', 'json', 'pickle.gz', 'json.gz')
+
+
+def output_format(path, given=None):
+    """The output format of path: given, else its name's."""
+    if given:
+        return given
+    for f in ('json.gz', 'pickle.gz', 'json'):
+        if path.endswith('.' + f):
+            return f
+    return 'pickle'
+
+
+def open_output(path, fmt):
+    """The file to write a snapshot of format fmt to (binary)."""
+    if fmt.endswith('.gz'):
+        # mtime 0: the same snapshot gives the same bytes
+        return gzip.GzipFile(path, 'wb', mtime=0)
+    return open(path, 'wb')
+
+
+def dump(obj, path, p):
+    """Writes the snapshot obj to path in p's output format."""
+    fmt = getattr(p, 'out_fmt', None) or output_format(path)
+    with open_output(path, fmt) as f:
+        if fmt.startswith('json'):
+            f.write(json.dumps(obj).encode('utf-8'))
+        else:
+            pickle.dump(obj, f, protocol=p.proto)
 STREAM_THRESHOLD = 200000
 
 
@@ -59,6 +94,7 @@ class Params:
         self.stacks = a.stacks or spec.get('stacks', 'python')
         self.ring_flag = getattr(a, 'ring_flag', False)
         self.seed = a.seed
+        self.out_fmt = getattr(a, 'output_format', None)
         self.proto = a.protocol
         self.stage_first = spec.get('stage_first', False)
         self.phase_marks = getattr(a, 'phase_marks', None) or 'ranges'
@@ -190,8 +226,7 @@ def generate_in_memory(p, out_path, truth_path):
     sim, info, ws = run_scenario(p, sink, tracker)
     obj = gensnap_2026.finish_object(p, sink,
                                      build_object(p, sim, sink, ws))
-    with open(out_path, 'wb') as f:
-        pickle.dump(obj, f, protocol=p.proto)
+    dump(obj, out_path, p)
     if truth_path:
         truth = gensnap_2026.finish_truth(
             p, sink, tracker.finish(sim, info, sink, ws, obj), obj)
@@ -203,6 +238,11 @@ def generate_streaming(p, out_path, truth_path):
     if p.fmt == '1.13' or p.proto < 4:
         raise SystemExit('gensnap: streaming needs --format 2.0/2.1/newest '
                          'and --protocol 4 or 5')
+    fmt = getattr(p, 'out_fmt', None) or output_format(out_path)
+    if fmt.startswith('json'):
+        raise SystemExit('gensnap: JSON is written in memory: leave out '
+                         '--stream, and keep --events under %d'
+                         % STREAM_THRESHOLD)
     t0 = time.time()
     c0 = time.process_time()
     spool = SpoolSink(p.ndev, os.path.dirname(os.path.abspath(out_path)))
@@ -241,7 +281,8 @@ def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
     state = _SimState(p.ndev)
     tracker.attach(state)
     observe = tracker.observe if truth_path else None
-    with open(out_path, 'wb') as f:
+    with open_output(out_path, getattr(p, 'out_fmt', None) or
+                     output_format(out_path)) as f:
         w, enc = write_head(f, p, objs, segs)
         if ndev > 1:
             w.buf += b'('

@@ -9,8 +9,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="autoconf automake make gcc libc6-dev pkg-config libncurses-dev \
-libmsgpack-dev liblz4-dev libxxhash-dev zlib1g-dev check tmux python3 \
-unicode-data"
+libmsgpack-dev liblz4-dev libxxhash-dev zlib1g-dev libyajl-dev check tmux \
+python3 unicode-data"
 
 case "${1:-}" in
 demo|test) ;;

@@ -11,6 +11,8 @@
  *                 the file it moves to when it grows (util/spill.h)
  *   pkl_record.c  the fast path for a record (a trace event): a dict
  *                 read whole at its EMPTY_DICT without building it
+ *   pkl_json.c    a JSON snapshot as the same values and sink calls,
+ *                 from libyajl's callbacks, and its strings with escapes
  *   pkl_reader.c  the VM: the opcode loop and the general path of every
  *                 opcode, pkl_run(), inspection of values
  *
@@ -52,6 +54,19 @@ enum { M_EMPTY, M_STR, M_UNUSED, M_ID, M_SMALL, M_BOXED, M_GONE };
 /* flags of the None left on the stack by a record taken when it closed
  * (pkl_sink.take_record): its list counts it and stores nothing */
 #define F_TAKEN 0x8000
+/* flags of a JSON string with escapes: v.off and len are its raw text
+ * in the input, which pkl_str() decodes (pkl_json_str()) */
+#define F_JSON_ESC 0x4000
+
+/* JSON: objects and arrays nested this deep at most (CPython's json
+ * module stops near 1000 too); buffers for strings decoded at once */
+#define PKL_JSON_DEPTH 1000
+#define PKL_JSON_RING 4
+struct pkl_jring {
+	char *buf[PKL_JSON_RING];
+	size_t cap[PKL_JSON_RING];
+	unsigned next;
+};
 
 struct cont {
 	uint8_t kind;
@@ -116,6 +131,7 @@ struct pkl_reader {
 	uint64_t next_progress;
 	struct pkl_value *rec; /* items of lists of records read whole */
 	size_t cap_rec;
+	struct pkl_jring *jring; /* JSON input: its decoded strings */
 
 	struct pkl_stats st;
 };
@@ -184,6 +200,20 @@ int pkl_read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos,
 /* Whether the opcode at p (FRAMEs skipped) shows that the record just
  * closed is complete. */
 int pkl_record_done(const struct pkl_reader *r, size_t p);
+
+/* ---- pkl_json.c ---------------------------------------------------------- */
+
+/* Whether buf is JSON: its first byte other than a blank is { or [. */
+int pkl_json_is(const uint8_t *buf, size_t len);
+
+/* Parses the JSON document r->buf[0..len) into the sink, the top-level
+ * value handed to take() as pkl_run()'s is. 0, or -1 with err set. */
+int pkl_json_parse(struct pkl_reader *r, struct sv_error *err);
+
+/* The decoded text of a string flagged F_JSON_ESC, valid until
+ * PKL_JSON_RING more such strings are decoded. */
+const char *pkl_json_str(const struct pkl_reader *r,
+    const struct pkl_value *v, size_t *len);
 
 /* ---- shared inline helpers ----------------------------------------------- */
 

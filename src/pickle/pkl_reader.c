@@ -1102,7 +1102,9 @@ pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
 	reader_init(r, buf, len, sink, ctx);
 	if (keep != NULL)
 		*keep = NULL;
-	if (check_start(buf, len, err) == 0 && run_ops(r, err) == 0)
+	if (pkl_json_is(buf, len))
+		rc = pkl_json_parse(r, err);	/* a JSON snapshot */
+	else if (check_start(buf, len, err) == 0 && run_ops(r, err) == 0)
 		rc = finish(r, err);
 	pkl_memo_follow_stop(r); /* the memo is only read from here on */
 	if (keep != NULL && rc == 0)
@@ -1128,6 +1130,10 @@ pkl_reader_free(struct pkl_reader *r)
 	pkl_memo_free(r);
 	free(r->work);
 	free(r->rec);
+	if (r->jring != NULL)
+		for (i = 0; i < PKL_JSON_RING; i++)
+			free(r->jring->buf[i]);
+	free(r->jring);
 	free(r);
 }
 
@@ -1136,6 +1142,8 @@ pkl_reader_free(struct pkl_reader *r)
 const char *
 pkl_str(const struct pkl_reader *r, const struct pkl_value *v, size_t *len)
 {
+	if (__builtin_expect(v->flags & F_JSON_ESC, 0) && v->kind == PKL_STR)
+		return pkl_json_str(r, v, len);
 	if ((v->kind != PKL_STR && v->kind != PKL_BYTES) ||
 	    v->v.off > r->len || v->len > r->len - v->v.off) {
 		*len = 0;

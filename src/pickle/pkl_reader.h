@@ -24,6 +24,11 @@
  * Strings are never copied: a string value is an (offset, length) into
  * the input buffer, which must outlive the reader.
  *
+ * A JSON snapshot (its first byte other than a blank is { or [) runs
+ * through the same sink as the pickle it was dumped from: libyajl's
+ * callbacks make the same values, containers, classify() and take()
+ * calls (pkl_json.c); only the opcodes' own statistics stay 0.
+ *
  * Limits (all checked, errors carry the byte offset): stack and mark depth
  * 1M, memo indexes up to 2x the slots set + 1M, string lengths within the
  * buffer, integers up to 64 bits (wider ones are kept as PKL_BIGINT with a
@@ -123,9 +128,10 @@ struct pkl_sink {
 	uint32_t record_classes;
 };
 
-/* Runs the pickle in buf[0..len) to its STOP. The top-level value is
- * handed to take() with parent_cls 0 and key NULL. Returns 0, or -1 with
- * err set (err->offset is the offset of the failing opcode). */
+/* Runs the pickle in buf[0..len) to its STOP, or the JSON document in it
+ * to its end. The top-level value is handed to take() with parent_cls 0
+ * and key NULL. Returns 0, or -1 with err set (err->offset is the offset
+ * of the failing opcode, or of the JSON token's last byte). */
 int pkl_run(const uint8_t *buf, size_t len, const struct pkl_sink *sink,
     void *ctx, struct pkl_reader **keep, struct sv_error *err);
 
