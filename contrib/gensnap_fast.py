@@ -70,8 +70,9 @@ def fast_refusal(a):
     if a.format == '1.13' or a.protocol < 4:
         return 'it streams: --format 2.0/2.1/newest, --protocol 4 or 5'
     if (getattr(a, 'output_format', None) or
-            output_format(a.output or '')) != 'pickle':
-        return 'it writes a pickle, not JSON or gzip (--output-format)'
+            output_format(a.output or '')) not in ('pickle', 'pickle.gz'):
+        return 'it writes a pickle (or .pickle.gz), not JSON ' \
+            '(--output-format)'
     return None
 
 
