@@ -143,6 +143,23 @@ class Gen2026(unittest.TestCase):
             self.assertEqual(f.read(), first)     # same arguments, bytes
         self.assertFalse([n for n in os.listdir(self.tmp) if '.tmp' in n])
 
+    def test_json_gz_is_the_plain_json(self):
+        # the format comes from OUT's name, whatever temporary name the
+        # gzip wrapper writes through, and the file is compressed once
+        args = ['--scenario', 'leak', '--events', '800']
+        for name, extra in (('j.json', []), ('j.json.gz', []),
+                            ('k.gz', ['--output-format', 'json.gz'])):
+            out = os.path.join(self.tmp, name)
+            subprocess.run([sys.executable, GENSNAP, '--format', 'newest',
+                            '--seed', '3', '-o', out] + args + extra,
+                           check=True)
+        with open(os.path.join(self.tmp, 'j.json'), 'rb') as f:
+            plain = f.read()
+        self.assertEqual(plain[:1], b'{')
+        for name in ('j.json.gz', 'k.gz'):
+            with gzip.open(os.path.join(self.tmp, name), 'rb') as f:
+                self.assertEqual(f.read(), plain)
+
 
 if __name__ == '__main__':
     unittest.main()
