@@ -11,12 +11,11 @@
 #include "config.h"
 
 #include "replay/sim.h"
+#include "replay/sim_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/avl.h"
-#include "util/u64map.h"
 #include "util/xalloc.h"
 
 #define KMIN_BLOCK 512ull
@@ -36,99 +35,7 @@
  * 1.125 times an 80 GiB device. */
 #define ES_UNBOUNDED (90ull << 30)
 
-enum { SET_NONE, SET_FREE, SET_UNMAPPED };
-
-struct spool;
-struct ses;
-
-/* What a treap's search reads comes first, and a block starts a cache
- * line (slabs are aligned; the size rounds up to 128 bytes): a search
- * touches one line per node. */
-struct sblk {
-	_Alignas(64) struct sblk *l, *r; /* treap children in its set */
-	uint64_t stream, size, addr;
-	uint32_t prio;
-	uint8_t allocated, pending, mapped, set;
-	struct sblk *prev, *next;	/* address neighbours, one segment */
-	struct sblk *pprev, *pnext;	/* the pending list */
-	struct spool *pool;
-	struct ses *es;			/* expandable segment, or NULL */
-	uint64_t req, tag;
-	int64_t gc_base;
-};
-
-struct spriv;
-
-struct spool {
-	struct sblk *free_root;		/* (stream, size, address) */
-	struct sblk *unmapped_root;	/* (stream, address) */
-	struct spriv *owner;		/* NULL: the default pools */
-	int64_t gc_calls;		/* get_free_block calls (gc age) */
-	int small;
-};
-
-struct spriv {
-	int64_t id[2];
-	struct spool small, large;
-	int freeable;
-};
-
-struct ses {
-	uint64_t base, size, page, stream;
-	struct spool *pool;
-};
-
-/* A reserved range of addresses: a cudaMalloc or an expandable
- * segment's reservation. */
-struct va_range {
-	struct avl_node node;		/* key: start */
-	uint64_t size;
-};
-
-#define SLAB 1024
-
-struct sim {
-	struct sim_conf c;
-	uint64_t capacity;
-	struct sim_hooks h;
-	struct sim_stats st;
-	int force, released;
-	int plain_round;		/* 512 multiples: no divisions, pad */
-
-	struct spool small, large;
-	struct spriv *priv;
-	size_t n_priv, cap_priv;
-	struct ses **es;
-	size_t n_es, cap_es;
-
-	struct u64map live;		/* tag -> block (allocated, pending) */
-	uint64_t near_tag;		/* the tag looked up last, and its */
-	struct sblk *near;		/* block (a free_requested and its
-					   free_completed: one lookup) */
-	struct sblk *pending;		/* pending frees, a list */
-	struct avl va;
-	uint64_t synth;			/* next synthetic address */
-	uint32_t rnd;			/* treap priorities (xorshift) */
-
-	void **slabs;			/* as allocated */
-	struct sblk *slab;		/* the last one, aligned */
-	size_t n_slabs, cap_slabs;
-	struct sblk *spare;		/* freed blocks, linked by next */
-	size_t slab_used;
-
-	struct sblk **vec;		/* scratch for walks */
-	size_t cap_vec;
-};
-
 /* ---- blocks -------------------------------------------------------------- */
-
-static struct sblk *
-slab_base(void *raw)
-{
-	uintptr_t a = _Alignof(struct sblk);
-
-	return (struct sblk *)(((uintptr_t)raw + a - 1) & ~(a - 1));
-}
 
 static struct sblk *
 blk_new(struct sim *S, uint64_t addr, uint64_t size, uint64_t stream,
@@ -1414,112 +1321,4 @@ sim_seed_segment(struct sim *S, const struct replay_segment *sg,
 	S->st.reserved += sg->size;
 	S->st.segments++;
 	return 0;
-}
-
-/* ---- the state ----------------------------------------------------------- */
-
-static int
-seg_start_cmp(const void *x, const void *y)
-{
-	const struct sblk *a = *(struct sblk *const *)x;
-	const struct sblk *b = *(struct sblk *const *)y;
-
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
-}
-
-/* A block that starts a segment as a snapshot lists it: a cudaMalloc's
- * first block, or the first mapped block of a run. */
-static int
-seg_start(const struct sblk *b)
-{
-	return b->pool != NULL && b->mapped &&
-	    (b->prev == NULL || !b->prev->mapped);
-}
-
-void
-sim_state(struct sim *S, struct sim_state *out)
-{
-	size_t i, k, n = 0, nb = 0, used;
-	struct sblk *base, *b, **v;
-
-	for (i = 0; i < S->n_slabs; i++) {
-		base = slab_base(S->slabs[i]);
-		used = i + 1 == S->n_slabs ? S->slab_used : SLAB;
-		for (k = 0; k < used; k++) {
-			b = &base[k];
-			if (seg_start(b)) {
-				S->vec = xgrow(S->vec, &S->cap_vec, n + 1,
-				    sizeof *S->vec);
-				S->vec[n++] = b;
-			}
-		}
-	}
-	v = S->vec;
-	if (n > 0)
-		qsort(v, n, sizeof *v, seg_start_cmp);
-	out->n_segs = 0;
-	out->n_blks = 0;
-	for (i = 0; i < n; i++) {
-		struct replay_segment *sg;
-		const struct spool *p = v[i]->pool;
-
-		out->segs = xgrow(out->segs, &out->cap_segs, out->n_segs + 1,
-		    sizeof *out->segs);
-		sg = &out->segs[out->n_segs++];
-		memset(sg, 0, sizeof *sg);
-		sg->addr = v[i]->addr;
-		sg->stream = v[i]->stream;
-		if (p->owner != NULL) {
-			sg->pool_id[0] = p->owner->id[0];
-			sg->pool_id[1] = p->owner->id[1];
-		}
-		sg->is_large = !p->small;
-		sg->is_expandable = v[i]->es != NULL;
-		sg->alloc_ev = -1;
-		sg->last_ev = -1;
-		sg->first_block = (uint32_t)nb;
-		for (b = v[i]; b != NULL && b->mapped; b = b->next) {
-			struct replay_block *rb;
-
-			out->blks = xgrow(out->blks, &out->cap_blks, nb + 1,
-			    sizeof *out->blks);
-			out->tags = xgrow(out->tags, &out->cap_tags, nb + 1,
-			    sizeof *out->tags);
-			rb = &out->blks[nb];
-			memset(rb, 0, sizeof *rb);
-			rb->addr = b->addr;
-			rb->size = b->size;
-			rb->alloc_ev = -1;
-			rb->last_ev = -1;
-			out->tags[nb] = b->allocated || b->pending ? b->tag :
-			    0;
-			nb++;
-			sg->size += b->size;
-			sg->n_blocks++;
-			if (b->allocated) {
-				rb->state = SNAP_BLOCK_ACTIVE_ALLOCATED;
-				rb->requested_size = b->req;
-				sg->allocated += b->size;
-			} else if (b->pending)
-				rb->state = SNAP_BLOCK_ACTIVE_PENDING_FREE;
-			else
-				rb->state = SNAP_BLOCK_INACTIVE;
-			if (b->allocated || b->pending) {
-				if (b->pending)
-					rb->requested_size = b->req;
-				sg->active += b->size;
-				sg->requested += b->req;
-			}
-		}
-	}
-	out->n_blks = (uint32_t)nb;
-}
-
-void
-sim_state_destroy(struct sim_state *st)
-{
-	free(st->segs);
-	free(st->blks);
-	free(st->tags);
-	memset(st, 0, sizeof *st);
 }
