@@ -37,6 +37,10 @@
 #             names it outside a comment), so every golden is compared,
 #             and rewritten, the same way (tests/lint/golden.test holds
 #             the helper to its word).
+#   size      no source file (C, Python, shell, tests) under src/, tests/,
+#             bench/ or contrib/ is over 1,500 lines, and no C function
+#             is over 150 (from its opening brace in column 1 to its
+#             closing one).
 #   python    every *.py under tests/ (the helpers of tests/lib/ and the
 #             oracles beside the tests) compiles: $PYTHON3 -m py_compile,
 #             its byte code in a temp dir (PYTHONPYCACHEPREFIX, Python
@@ -58,12 +62,12 @@ if [ "${1:-}" = -u ]; then
 fi
 if [ $# -lt 1 ] || [ ! -d "$1/src" ]; then
 	echo "usage: $0 [-u] ROOT" \
-	    "[layers|headers|sections|long|golden|python]..." >&2
+	    "[layers|headers|sections|long|golden|size|python]..." >&2
 	exit 2
 fi
 root=$(cd "$1" && pwd)
 shift
-checks=${*:-layers headers sections long golden}
+checks=${*:-layers headers sections long golden size}
 lintdir=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/snapview-lint.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -387,6 +391,28 @@ check_golden() {
 	    sed 's/^\([^:]*:[0-9]*\):.*/\1: reads SV_UPDATE_GOLDEN itself/'
 }
 
+# ---- size ---------------------------------------------------------------
+check_size() {
+	find src tests bench contrib -type f \( -name '*.[ch]' -o \
+	    -name '*.py' -o -name '*.sh' -o -name '*.test' \) \
+	    ! -path 'tests/data/*' ! -path 'tests/fuzz/corpus/*' \
+	    ! -path 'tests/fuzz/crashes/*' | sort | while read -r f; do
+		awk -v f="$f" '
+		END { if (NR > 1500)
+			printf "%s:%d: %d lines, over 1500\n", f, NR, NR }
+		' "$f"
+		case $f in
+		*.c) awk -v f="$f" '
+			/^\{/ { open = FNR }
+			/^\}/ && open { if (FNR - open > 150)
+				printf "%s:%d: a function of %d lines, " \
+				    "over 150\n", f, open, FNR - open
+				open = 0 }
+			' "$f" ;;
+		esac
+	done
+}
+
 # ---- python -------------------------------------------------------------------
 check_python() {
 	py=${PYTHON3:-python3}
@@ -403,7 +429,7 @@ check_python() {
 
 for c in $checks; do
 	case $c in
-	layers|headers|sections|long|golden|python) ;;
+	layers|headers|sections|long|golden|size|python) ;;
 	*) echo "$0: unknown check $c" >&2; exit 2 ;;
 	esac
 	"check_$c" > "$tmp/out"
