@@ -338,6 +338,12 @@ ranks_compare_key(struct rk *r, struct rk_cmp *c, enum action act)
 		c->step = -1;
 		c->cursor = c->s[1].cols.peak >= 0 ? c->s[1].cols.peak : 0;
 		return RK_REDRAW;
+	case ACT_PEAKS: /* as on opening: the cursor on A's peak */
+		c->at_end = 0;
+		c->at_peaks = 1;
+		c->step = -1;
+		c->cursor = c->s[0].cols.peak >= 0 ? c->s[0].cols.peak : 0;
+		return RK_REDRAW;
 	default:
 		break;
 	}
@@ -607,6 +613,7 @@ static const struct help_entry keys[] = {
     {{ACT_FIRST, ACT_LAST},
 	"start / end of the axis (the end: each file after its last event)"},
     {{ACT_PEAK, ACT_PEAK_B}, "A's peak / B's peak"},
+    {{ACT_PEAKS}, "each file at its own peak"},
     {{ACT_STEP_NEXT, ACT_STEP_PREV},
 	"next / previous step: each file at its step peak (diff --step)"},
     {{ACT_UP, ACT_DOWN}, "select a call site"},
