@@ -90,6 +90,48 @@ ranks_common_fit_left(char *buf, size_t size, const char *s, int maxw, int utf8)
 	return buf;
 }
 
+/* The columns of s: a character a column (the labels are escaped). */
+static int
+cols_of(const char *s)
+{
+	int cols = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			cols++;
+	return cols;
+}
+
+/* The byte after the first n characters of s. */
+static const char *
+skip_cols(const char *s, int n)
+{
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80 && n-- == 0)
+			break;
+	return s;
+}
+
+const char *
+ranks_common_fit_middle(char *buf, size_t size, const char *s, int maxw,
+    int utf8)
+{
+	const char *dots = utf8 ? "\xe2\x80\xa6" : "..";
+	int cols = cols_of(s), keep, head;
+
+	if (cols <= maxw || maxw < 4) {
+		snprintf(buf, size, "%s", s);
+		return buf;
+	}
+	keep = maxw - (utf8 ? 1 : 2);
+	/* the end tells the file apart (rank, step, suffix): it gets two
+	 * thirds */
+	head = keep / 3;
+	snprintf(buf, size, "%.*s%s%s", (int)(skip_cols(s, head) - s), s,
+	    dots, skip_cols(s, cols - (keep - head)));
+	return buf;
+}
+
 void
 ranks_common_title_bar(struct cellbuf *cb, int y, const char *text, int utf8)
 {

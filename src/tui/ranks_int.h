@@ -117,6 +117,12 @@ const char *ranks_common_shown(char *buf, size_t size, const char *s);
 const char *ranks_common_fit_left(char *buf, size_t size, const char *s,
     int maxw, int utf8);
 
+/* s (escaped text) in at most maxw columns: its start and its end
+ * around an ellipsis in the middle when it is wider (a file name: the
+ * end names the rank and the step). */
+const char *ranks_common_fit_middle(char *buf, size_t size, const char *s,
+    int maxw, int utf8);
+
 /* A title bar across row y. */
 void ranks_common_title_bar(struct cellbuf *cb, int y, const char *text,
     int utf8);
