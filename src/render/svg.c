@@ -1,7 +1,10 @@
 /*
  * The timeline as SVG (svg.h): one column per few pixels, each at the
  * event of its range with the highest total (so the peak is drawn at its
- * height), the bands stacked largest at the peak first, "other" on top.
+ * height), the bands stacked largest at the peak first, "other" on top;
+ * in the pool mode each (pool, stream)'s envelope, the free part of its
+ * reserved memory, right above its blocks, in its colour, lighter, as
+ * the terminal draws it (tl_envelope_bytes()).
  */
 #include "config.h"
 
@@ -139,18 +142,32 @@ marks(FILE *f, const struct svg_opts *o, uint64_t n)
 	}
 }
 
+/* The layers of a column, bottom to top: each group's blocks, and in
+ * the pool mode its envelope above them; "other" last. */
+static uint32_t
+layer_group(uint32_t l, int env)
+{
+	return env ? l / 2 : l;
+}
+
+static int
+layer_is_env(uint32_t l, int env)
+{
+	return env && l % 2 == 1;
+}
+
 int
 svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
     char *why, size_t size)
 {
 	const struct idx_timeline *tl = m->tl;
 	const struct tl_groups *g;
-	uint64_t n = tl->n_events, ymax, c, *tops;
-	uint32_t ids[SVG_MAX_BANDS], nb, want, b;
+	uint64_t n = tl->n_events, ymax, c, *tops, env_peak = 0;
+	uint32_t ids[SVG_MAX_BANDS], nb, want, b, nl, l, k;
 	int64_t *evs;
 	double ph, dx;
 	uint64_t ncol;
-	int legend_rows, height;
+	int legend_rows, height, env, entries;
 	char label[256], buf[32];
 
 	if (!tl_stack_grouped(o->st)) {
@@ -161,34 +178,49 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 	if (tl_model_prepare(m, o->st, why, size) != 0)
 		return -1;
 	g = &m->groups[o->st];
+	env = o->st == TL_STACK_POOL;
 	want = o->bands > 0 && o->bands < SVG_MAX_BANDS ? o->bands :
 	    SVG_MAX_BANDS;
 	nb = tl_groups_top(g, tl->peak_ev, want, ids);
+	nl = nb * (env ? 2 : 1) + 1;
 	ncol = (uint64_t)(o->width - SVG_LEFT - SVG_RIGHT) / SVG_COL_PX;
 	if (ncol > n)
 		ncol = n;
 	evs = xcalloc(ncol + 1, sizeof *evs);
-	tops = xcalloc((ncol + 1) * (nb + 2), sizeof *tops);
+	tops = xcalloc((ncol + 1) * (nl + 1), sizeof *tops);
 	ymax = tl->peak > 0 ? tl->peak : 1;
-	for (c = 0; c < ncol; c++) {
+	for (c = 0; c < ncol; c++)
 		evs[c] = column_event(tl, n * c / ncol, n * (c + 1) / ncol);
-		if (idx_tl_total(tl, evs[c]) > ymax)
-			ymax = idx_tl_total(tl, evs[c]);
-	}
-	ymax += ymax / 20;
-	/* per column the cumulated top of each band: tops[c][b] */
+	/* per column the cumulated top of each layer: tops[c][l + 1]; the
+	 * envelopes stand above the total */
 	for (c = 0; c < ncol; c++) {
-		uint64_t *t = &tops[c * (nb + 2)], sum = 0, total;
+		uint64_t *t = &tops[c * (nl + 1)], sum = 0, blocks = 0, total;
 
 		total = idx_tl_total(tl, evs[c]);
 		t[0] = 0;
-		for (b = 0; b < nb; b++) {
-			sum += tl_groups_bytes(g, ids[b], evs[c]);
-			t[b + 1] = sum;
+		for (l = 0; l + 1 < nl; l++) {
+			b = layer_group(l, env);
+			if (layer_is_env(l, env))
+				sum += tl_envelope_bytes(m, o->st, ids[b],
+				    evs[c]);
+			else {
+				uint64_t x = tl_groups_bytes(g, ids[b],
+				    evs[c]);
+
+				sum += x;
+				blocks += x;
+			}
+			t[l + 1] = sum;
 		}
-		t[nb + 1] = total > sum ? total : sum;
+		t[nl] = sum + (total > blocks ? total - blocks : 0);
+		if (t[nl] > ymax)
+			ymax = t[nl];
 	}
-	legend_rows = (int)(nb + 2) / 2;
+	ymax += ymax / 20;
+	for (k = 0; env && k < nb; k++)
+		env_peak += tl_envelope_bytes(m, o->st, ids[k], tl->peak_ev);
+	entries = (int)nb + 1 + env;
+	legend_rows = (entries + 1) / 2;
 	height = o->height + legend_rows * SVG_LEGEND_ROW + 8;
 	ph = o->height - SVG_TOP - SVG_BOTTOM;
 	dx = ncol > 0 ? (double)(o->width - SVG_LEFT - SVG_RIGHT) /
@@ -206,12 +238,17 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 	fprintf(f, "</title>\n<rect width=\"100%%\" height=\"100%%\" "
 	    "fill=\"#fff\"/>\n");
 	axes(f, o, n, ymax);
-	for (b = 0; b <= nb; b++) {
-		fprintf(f, "<path class=\"band\" fill=\"%s\" d=\"",
-		    palette[b < nb ? b : SVG_MAX_BANDS]);
+	for (l = 0; l < nl; l++) {
+		int is_env = layer_is_env(l, env), other = l + 1 == nl;
+
+		b = layer_group(l, env);
+		fprintf(f, "<path class=\"%s\" fill=\"%s\"%s d=\"",
+		    is_env ? "envelope" : "band",
+		    palette[!other ? b : SVG_MAX_BANDS],
+		    is_env ? " fill-opacity=\"0.35\"" : "");
 		for (c = 0; c < ncol; c++) {
 			double y = SVG_TOP + ph - ph *
-			    (double)tops[c * (nb + 2) + b + 1] / (double)ymax;
+			    (double)tops[c * (nl + 1) + l + 1] / (double)ymax;
 
 			fprintf(f, "%s%.1f,%.1f L%.1f,%.1f",
 			    c == 0 ? "M" : " L",
@@ -220,14 +257,16 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 		}
 		for (c = ncol; c-- > 0;) {
 			double y = SVG_TOP + ph - ph *
-			    (double)tops[c * (nb + 2) + b] / (double)ymax;
+			    (double)tops[c * (nl + 1) + l] / (double)ymax;
 
 			fprintf(f, " L%.1f,%.1f L%.1f,%.1f",
 			    SVG_LEFT + dx * (double)(c + 1), y,
 			    SVG_LEFT + dx * (double)c, y);
 		}
 		fprintf(f, "%s\"><title>", ncol > 0 ? " Z" : "M0,0");
-		if (b < nb)
+		if (is_env)
+			fprintf(f, "free reserved memory of ");
+		if (!other)
 			tl_group_label(m, o->st, ids[b], 0, 1, label,
 			    sizeof label);
 		else
@@ -239,7 +278,7 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 	marks(f, o, n);
 	/* the legend: two columns under the axis */
 	fprintf(f, "<g class=\"legend\" font-size=\"11\" fill=\"#222\">\n");
-	for (b = 0; b <= nb; b++) {
+	for (b = 0; b < (uint32_t)entries; b++) {
 		int col = (int)b % 2, row = (int)b / 2;
 		int x = SVG_LEFT + col * (o->width - SVG_LEFT) / 2;
 		int y = o->height + row * SVG_LEGEND_ROW;
@@ -249,18 +288,24 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 		if (b < nb)
 			tl_group_label(m, o->st, ids[b], -80, 1, label,
 			    sizeof label);
-		else {
+		else if (b == nb) {
 			uint64_t sum = 0;
-			uint32_t k;
 
 			for (k = 0; k < nb; k++)
 				sum += tl_groups_bytes(g, ids[k], tl->peak_ev);
 			at = tl->peak > sum ? tl->peak - sum : 0;
 			snprintf(label, sizeof label, "other %s",
 			    tl_modes[o->st].nouns);
+		} else {
+			at = env_peak;
+			snprintf(label, sizeof label, "free reserved memory "
+			    "of each (pool, stream), lighter, above its "
+			    "blocks");
 		}
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-		    "fill=\"%s\"/>", x, y, palette[b < nb ? b : SVG_MAX_BANDS]);
+		    "fill=\"%s\"%s/>", x, y, palette[b < nb ? b :
+		    b == nb ? SVG_MAX_BANDS : 0], b > nb ?
+		    " fill-opacity=\"0.35\"" : "");
 		fprintf(f, "<text x=\"%d\" y=\"%d\">%s  ", x + 14, y + 9,
 		    sv_fmt_size(buf, sizeof buf, at));
 		svg_text(f, label);

@@ -2,8 +2,10 @@
 #define SNAPVIEW_RENDER_SVG_H
 /*
  * The Active Memory Timeline as SVG: the bands of a grouped stacking
- * mode (tl_modes.h: by call site, by category, by stream), the same
- * groups and bytes the viewer draws (tl_groups.h), as filled paths, with
+ * mode (tl_modes.h: by call site, by category, by stream, by pool with
+ * each (pool, stream)'s envelope of free reserved memory above its
+ * blocks), the same groups and bytes the viewer draws (tl_groups.h,
+ * tl_envelope_bytes()), as filled paths, with
  * the peak, OOMs and steps marked, the axes and a legend. One <svg>
  * element, self-contained: no script, no link, no external reference;
  * every string from the snapshot XML-escaped (svg_text()), so it can be

@@ -455,6 +455,13 @@ void tl_render(const struct tl_model *m, const struct tl_view *v,
 int tl_bands_at(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, int64_t ev, struct tl_band *out, int max);
 
+/* The pool mode's envelope of group g after event ev: the free part of
+ * its (pool, stream)'s reserved bytes, drawn above its blocks (its
+ * reserved bytes less its blocks' bytes; 0 when none, and in any other
+ * mode st). The mode must be prepared. */
+uint64_t tl_envelope_bytes(const struct tl_model *m, int st, uint32_t g,
+    int64_t ev);
+
 /* The lowest and the highest level the columns of v show in a pane of
  * width w: the least of the columns' stacked totals, the most of their
  * totals and reserved bytes (what "fit min..max" fits the y axis to). */

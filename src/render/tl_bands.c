@@ -159,6 +159,18 @@ layer_bands(const struct tl_model *m, const struct tl_view *v,
 	return n;
 }
 
+uint64_t
+tl_envelope_bytes(const struct tl_model *m, int st, uint32_t g, int64_t ev)
+{
+	uint64_t all, res;
+
+	if (st != TL_STACK_POOL || m->groups_ok[st] <= 0)
+		return 0;
+	all = tl_groups_bytes(&m->groups[st], g, ev);
+	res = tl_pool_reserved(m, g, ev);
+	return res > all ? res - all : 0;
+}
+
 /* The frame's top groups, each less its part of the highlighted set;
  * in the pool mode each with the free part of its reserved memory
  * above it (*env gets their bytes). */
@@ -169,14 +181,13 @@ group_bands(const struct tl_model *m, const struct tl_view *v,
 {
 	const struct tl_groups *g = &m->groups[v->stack];
 	uint32_t k;
-	uint64_t all, res;
+	uint64_t fb;
 
 	if (fr->rank_stack != v->stack)
 		return n;
 	for (k = 0; k < fr->n_top && n < max - 1; k++) {
 		uint64_t b = tl_groups_bytes(g, fr->top[k], ev);
 
-		all = b;
 		if (v->hl != NULL) {
 			uint64_t s = tl_hilite_group_bytes(v->hl, v->stack,
 			    fr->top[k], ev);
@@ -189,15 +200,15 @@ group_bands(const struct tl_model *m, const struct tl_view *v,
 			    picked(v, TL_PICK_GROUP, fr->top[k]));
 			*off += b;
 		}
-		if (v->stack != TL_STACK_POOL || n >= max - 1 ||
-		    (res = tl_pool_reserved(m, fr->top[k], ev)) <= all)
+		if (n >= max - 1 || (fb = tl_envelope_bytes(m, v->stack,
+		    fr->top[k], ev)) == 0)
 			continue;
-		n = push_band(out, n, max, *off, *off + (res - all),
+		n = push_band(out, n, max, *off, *off + fb,
 		    TL_PICK_GROUP, fr->top[k], k,
 		    picked(v, TL_PICK_GROUP, fr->top[k]));
 		out[n - 1].envelope = 1;
-		*off += res - all;
-		*env += res - all;
+		*off += fb;
+		*env += fb;
 	}
 	return n;
 }

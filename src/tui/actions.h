@@ -180,6 +180,8 @@
 	    "Comparison: each file at its peak in the previous step")          \
 	_(ACT_PEAK_B, "peak-b", "P", "", KM_COMPARE,                           \
 	    "Comparison: the cursor to B's peak (p: A's)")                     \
+	_(ACT_PEAKS, "peaks", "=", "", KM_COMPARE,                             \
+	    "Comparison: each file at its own peak again, as on opening")      \
 	_(ACT_REDRAW, "redraw", "<C-l>", "", KM_ALL, "Redraw the screen")      \
 	_(ACT_HELP, "help", "?", "<F1>", KM_ALL, "This help")                  \
 	_(ACT_BACK, "back", "<Esc>", "", KM_ALL,                               \

@@ -27,7 +27,8 @@
 #define UI_QUIT 0x8
 #define UI_CLOSE_VIEW 0x10      /* a view: close me, focus my pane's slot */
 
-enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND };
+enum detail_mode { DETAIL_EVENT, DETAIL_BLOCK, DETAIL_SITE, DETAIL_BAND,
+    DETAIL_SIM /* the block selected in the simulated state (D) */ };
 
 /* What a view shows in the detail pane (DETAIL_SITE): a title, a line of
  * information and a stack. Written by the open view (view.h). */

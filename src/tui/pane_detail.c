@@ -1,9 +1,9 @@
 /*
- * Detail pane: the selected block or the event at the cursor, with its
- * call stack; framework frames folded unless unfolded with the fold key.
- * After a search, the frame that matched is scrolled into view and drawn
- * in the selection style (its run unfolded when it is a framework
- * frame).
+ * Detail pane: the selected block (recorded, or simulated: D) or the
+ * event at the cursor, with its call stack; framework frames folded
+ * unless unfolded with the fold key. After a search, the frame that
+ * matched is scrolled into view and drawn in the selection style (its
+ * run unfolded when it is a framework frame).
  */
 #include "config.h"
 
@@ -16,6 +16,7 @@
 #include "render/fmt.h"
 #include "render/frames.h"
 #include "tui/pane.h"
+#include "tui/simulate.h"
 #include "util/escape.h"
 #include "util/xalloc.h"
 
@@ -109,6 +110,35 @@ event_header(struct app *a, const struct snap_trace *t, uint64_t i,
 	    snap_ev_stream(t, i), tm[0] != '\0' ? "time " : "", tm);
 }
 
+/* The block selected in the simulated state (D), described as a
+ * recorded block is: its address, size and state, the recorded
+ * allocation the simulation placed there (its event, its life) and that
+ * allocation's stack. */
+static uint32_t
+sim_block(struct app *a, const struct replay_block *b,
+    const struct replay_segment *sg, char *title, size_t tsize, char *info,
+    size_t isize)
+{
+	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], sa[FMT_BUF], life[96];
+	const char *name = NULL;
+
+	(void)simulate_state(a, NULL, &name, NULL);
+	if (b->alloc_ev >= 0 && (uint64_t)b->alloc_ev < a->tl.n_events)
+		elem_life(a, idx_tl_ev_elem(&a->tl, (uint64_t)b->alloc_ev),
+		    life, sizeof life);
+	else
+		snprintf(life, sizeof life, "no recorded allocation");
+	snprintf(title, tsize, "Simulated block %s %s %s - %s",
+	    fmt_addr(addr, sizeof addr, b->addr),
+	    fmt_size(sz, sizeof sz, b->size),
+	    state_names[b->state < 4 ? b->state : 3], life);
+	snprintf(info, isize, "size %s requested %s stream %" PRIu64
+	    " segment %s - under %s", sz,
+	    fmt_size(rq, sizeof rq, b->requested_size), sg->stream,
+	    fmt_addr(sa, sizeof sa, sg->addr), name != NULL ? name : "?");
+	return b->stack;
+}
+
 /* Header text and stack of what the pane shows. */
 uint32_t
 pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
@@ -117,6 +147,8 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
 	uint64_t e = cursor_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
+	const struct replay_block *sb;
+	const struct replay_segment *ssg;
 
 	if (a->detail == DETAIL_BAND && a->view.pick.kind != TL_PICK_NONE)
 		return pane_timeline_band_detail(a, title, tsize, info, isize);
@@ -125,6 +157,8 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 		snprintf(info, isize, "%s", a->vdetail.info);
 		return a->vdetail.stack;
 	}
+	if (a->detail == DETAIL_SIM && (sb = simulate_block(a, &ssg)) != NULL)
+		return sim_block(a, sb, ssg, title, tsize, info, isize);
 	elem_life(a, e, life, sizeof life);
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks) {
@@ -197,6 +231,7 @@ static int64_t
 shown_event(struct app *a)
 {
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
+	const struct replay_segment *ssg;
 
 	if (a->detail == DETAIL_SITE)
 		return a->vdetail.ev1 > 0 && t != NULL &&
@@ -205,6 +240,8 @@ shown_event(struct app *a)
 		return -1;
 	if (a->detail == DETAIL_BLOCK && a->sv.sel_block != SEGMAP_NONE &&
 	    a->sv.sel_block < a->st->n_blocks)
+		return -1;
+	if (a->detail == DETAIL_SIM && simulate_block(a, &ssg) != NULL)
 		return -1;
 	if (t == NULL || a->view.cursor < 0 || (uint64_t)a->view.cursor >= t->n)
 		return -1;

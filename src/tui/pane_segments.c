@@ -3,7 +3,8 @@
  * the totals in the title. Up/down select a segment, left/right a block.
  * With a what-if simulation shown (D, simulate.h) the same map of the
  * simulated state, labelled with its settings, with a selection of its
- * own (its blocks have no detail: the detail pane stays on the trace).
+ * own; its block selected shows in the detail pane (DETAIL_SIM) with the
+ * recorded allocation the simulation placed there.
  */
 #include "config.h"
 
@@ -228,9 +229,23 @@ seg_action(struct app *a, enum action act, const struct rect *r)
 	struct segmap_view *ssv;
 
 	if ((sst = simulate_state(a, NULL, NULL, &ssv)) != NULL) {
-		/* the simulated map: its own selection, no block detail */
-		if (move(sst, ssv, act, page) == 0)
+		/* the simulated map: its own selection, its block in the
+		 * detail pane as a recorded one */
+		m = move(sst, ssv, act, page);
+		if (m == 0 && act == ACT_ENTER) {
+			if (ssv->sel_block == SEGMAP_NONE)
+				(void)select_block(sst, ssv, 1);
+			if (ssv->sel_block == SEGMAP_NONE)
+				return UI_HANDLED;
+			a->focus = LAY_DETAIL;
+			m = 2;
+		}
+		if (m == 0)
 			return 0;
+		if (m == 2) {
+			a->detail = DETAIL_SIM;
+			a->detail_scroll = 0;
+		}
 		return UI_HANDLED | UI_REDRAW;
 	}
 	m = move(a->st, &a->sv, act, page);

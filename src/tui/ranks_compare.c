@@ -338,6 +338,12 @@ ranks_compare_key(struct rk *r, struct rk_cmp *c, enum action act)
 		c->step = -1;
 		c->cursor = c->s[1].cols.peak >= 0 ? c->s[1].cols.peak : 0;
 		return RK_REDRAW;
+	case ACT_PEAKS: /* as on opening: the cursor on A's peak */
+		c->at_end = 0;
+		c->at_peaks = 1;
+		c->step = -1;
+		c->cursor = c->s[0].cols.peak >= 0 ? c->s[0].cols.peak : 0;
+		return RK_REDRAW;
 	default:
 		break;
 	}
@@ -536,6 +542,32 @@ draw_stack(struct cellbuf *cb, struct rk_cmp *c, int x, int y, int h, int utf8)
 	free(fl);
 }
 
+/* "Compare - A: NAME - B: NAME - by step" in a title bar w wide: long
+ * names lose their middle, each at most half the room left when both
+ * need it, so that the whole title shows. */
+static void
+cmp_title(const struct rk_cmp *c, char *title, size_t size, int w, int utf8)
+{
+	char a[sizeof c->s[0].label], b[sizeof c->s[1].label];
+	const char *by = c->al.by_step ? "step" : "position";
+	int room, la, lb, ma, mb;
+
+	/* the bar's "─ ", the space and one "─" after the title, the words
+	 * around the names */
+	room = w - 4 - (int)strlen("Compare - A:  - B:  - by ") -
+	    (int)strlen(by);
+	la = (int)strlen(c->s[0].label);
+	lb = (int)strlen(c->s[1].label);
+	ma = mb = room / 2;
+	if (la < ma)
+		mb = room - la;
+	else if (lb < mb)
+		ma = room - lb;
+	ranks_common_fit_middle(a, sizeof a, c->s[0].label, ma, utf8);
+	ranks_common_fit_middle(b, sizeof b, c->s[1].label, mb, utf8);
+	snprintf(title, size, "Compare - A: %s - B: %s - by %s", a, b, by);
+}
+
 void
 ranks_compare_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 {
@@ -547,9 +579,7 @@ ranks_compare_draw(struct rk_cmp *c, struct cellbuf *cb, int utf8)
 		hc = 2;
 	cmp_layout(c, cb->w - LABEL_W);
 	cmp_update(c);
-	snprintf(title, sizeof title, "Compare - A: %s - B: %s - by %s",
-	    c->s[0].label, c->s[1].label,
-	    c->al.by_step ? "step" : "position");
+	cmp_title(c, title, sizeof title, cb->w, utf8);
 	ranks_common_title_bar(cb, 0, title, utf8);
 	scale = c->s[0].tl->peak > c->s[1].tl->peak ? c->s[0].tl->peak
 						    : c->s[1].tl->peak;
@@ -607,6 +637,7 @@ static const struct help_entry keys[] = {
     {{ACT_FIRST, ACT_LAST},
 	"start / end of the axis (the end: each file after its last event)"},
     {{ACT_PEAK, ACT_PEAK_B}, "A's peak / B's peak"},
+    {{ACT_PEAKS}, "each file at its own peak"},
     {{ACT_STEP_NEXT, ACT_STEP_PREV},
 	"next / previous step: each file at its step peak (diff --step)"},
     {{ACT_UP, ACT_DOWN}, "select a call site"},

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/runs.h"
@@ -18,6 +19,7 @@
 #include "tui/keys.h"
 #include "tui/ranks_int.h"
 #include "util/units.h"
+#include "util/xalloc.h"
 
 #define CELL_W 9        /* shade, value (6), OOM flag, mark */
 #define RANK_W 6        /* " rank " */
@@ -255,13 +257,44 @@ draw_summary(struct rk *r, struct cellbuf *cb, int y)
 	cellbuf_puts(cb, 0, y, line, cb->w, UIC_DEFAULT, CB_A_BOLD);
 }
 
+/* The second line: the ranks with an OOM dump and the ranks whose call
+ * sites grow from dump to dump, in words (as the overview names them). */
+static void
+draw_news(struct rk *r, struct cellbuf *cb, int y)
+{
+	const struct an_run *run = r->run;
+	const struct an_run_growth *g;
+	const struct an_run_cell *c;
+	struct rk_news *it;
+	size_t row, col, n;
+
+	it = xcalloc(run->n_ranks + 1, sizeof *it);
+	for (row = 0; row < run->n_ranks; row++) {
+		it[row].rank = run->ranks[row];
+		for (col = 0; col < run->n_steps; col++) {
+			c = an_run_cell(run, row, col);
+			if (c->state == AN_RUN_OOM)
+				it[row].ooms += c->dev != NULL &&
+				    c->dev->ooms > 0 ? c->dev->ooms : 1;
+		}
+		g = row_growth(run, row, &n);
+		if (g != NULL && g->per_step > 0) {
+			it[row].leak = 1;
+			it[row].leak_per_step = (uint64_t)g->per_step;
+		}
+	}
+	ranks_common_news(cb, y, it, run->n_ranks, run->n_judged > 0 ? NULL :
+	    "no rank has three dumps at the end of a step");
+	free(it);
+}
+
 void
 ranks_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 {
 	const struct an_run *run = r->run;
 	char title[700], name[512], dir[256], head[32];
 	uint64_t lo, hi;
-	int y, x, i, list_y = 3;
+	int y, x, i, list_y = 4;
 	size_t row, col;
 
 	snprintf(title, sizeof title, "Run - %s - %zu rank%s x %zu step%s in "
@@ -272,6 +305,7 @@ ranks_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 	    run->dir));
 	ranks_common_title_bar(cb, 0, title, utf8);
 	draw_summary(r, cb, 1);
+	draw_news(r, cb, 2);
 	r->g_h = cb->h - list_y - DETAIL_H - 1;
 	if (r->g_h < 1)
 		r->g_h = 1;
@@ -286,14 +320,14 @@ ranks_grid_draw(struct rk *r, struct cellbuf *cb, int utf8)
 		r->g_left = r->g_col;
 	if (r->g_col >= r->g_left + (size_t)r->g_w)
 		r->g_left = r->g_col - (size_t)r->g_w + 1;
-	cellbuf_fill(cb, 0, 2, cb->w, 1, ' ', UIC_DEFAULT, 0);
-	cellbuf_printf(cb, 0, 2, RANK_W, UIC_AXIS, 0, " %4s", "rank");
+	cellbuf_fill(cb, 0, 3, cb->w, 1, ' ', UIC_DEFAULT, 0);
+	cellbuf_printf(cb, 0, 3, RANK_W, UIC_AXIS, 0, " %4s", "rank");
 	for (i = 0; i < r->g_w; i++) {
 		col = r->g_left + (size_t)i;
 		if (col >= run->n_steps)
 			break;
 		snprintf(head, sizeof head, "step %" PRId64, run->steps[col]);
-		cellbuf_printf(cb, RANK_W + i * CELL_W, 2, CELL_W, UIC_AXIS,
+		cellbuf_printf(cb, RANK_W + i * CELL_W, 3, CELL_W, UIC_AXIS,
 		    col == r->g_col ? CB_A_BOLD : 0, "%7s", head);
 	}
 	peak_range(run, &lo, &hi);

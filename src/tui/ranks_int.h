@@ -117,8 +117,29 @@ const char *ranks_common_shown(char *buf, size_t size, const char *s);
 const char *ranks_common_fit_left(char *buf, size_t size, const char *s,
     int maxw, int utf8);
 
+/* s (escaped text) in at most maxw columns: its start and its end
+ * around an ellipsis in the middle when it is wider (a file name: the
+ * end names the rank and the step). */
+const char *ranks_common_fit_middle(char *buf, size_t size, const char *s,
+    int maxw, int utf8);
+
 /* A title bar across row y. */
 void ranks_common_title_bar(struct cellbuf *cb, int y, const char *text,
     int utf8);
+
+/* One rank, for the line that names the OOM and leaking ranks. */
+struct rk_news {
+	int64_t rank;
+	uint64_t ooms;          /* oom events */
+	int leak;               /* a leak suspect, of leak_per_step */
+	uint64_t leak_per_step; /* bytes a step */
+};
+
+/* Row y: "OOM on rank 5 (1 OOM) - leak suspect: rank 1 (+156K a step)."
+ * from the n ranks of it, as far as they fit (the rest counted), in
+ * UIC_ALERT when any; else "No OOM" and "no leak suspect", or
+ * "leaks not judged: NOT_JUDGED" when that is not NULL. */
+void ranks_common_news(struct cellbuf *cb, int y, const struct rk_news *it,
+    size_t n, const char *not_judged);
 
 #endif

@@ -232,89 +232,29 @@ draw_detail(struct rk *r, struct cellbuf *cb, int y, int utf8)
 	    d->leak_site[0] != '\0' ? UIC_LEAK : UIC_DEFAULT, 0);
 }
 
-/* The ranks that hit an OOM (leak 0) or have a leak suspect (leak 1),
- * "HEAD rank N (what), rank M (what)", into buf in at most w cells:
- * those that do not fit are counted, ", and K more" (none fits: "HEAD K
- * ranks"). Returns how many there are (0: buf empty). */
-static size_t
-news_list(struct rk *r, int leak, const char *head, char *buf, size_t size,
-    int w)
-{
-	char item[160], what[64], a[32];
-	size_t i, n = 0, left = 0, len;
-	int reserve, pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		/* the second pass leaves room for ", and 99 more" */
-		reserve = pass == 0 ? 0 : 14;
-		buf[0] = '\0';
-		n = left = 0;
-		for (i = 0; i < r->rp.n_rows; i++) {
-			const struct an_sum_dev *d = r->rp.rows[i].dev;
-
-			if (leak ? d->leak_site[0] == '\0' : d->ooms == 0)
-				continue;
-			if (leak)
-				snprintf(what, sizeof what, "+%s a step",
-				    fmt_size_short(a, sizeof a,
-				    d->leak_per_step));
-			else
-				snprintf(what, sizeof what, "%" PRIu64
-				    " OOM%s", d->ooms, d->ooms == 1 ? "" : "s");
-			snprintf(item, sizeof item, "%s rank %" PRId64 " (%s)",
-			    n++ == 0 ? head : ",",
-			    r->rs.m[r->rp.rows[i].member].rank, what);
-			len = strlen(buf);
-			if (left > 0 || (int)(len + strlen(item)) + reserve > w)
-				left++;
-			else
-				snprintf(buf + len, size - len, "%s", item);
-		}
-		if (left == 0)
-			return n;
-	}
-	len = strlen(buf);
-	if (len == 0) /* not even one: how many */
-		snprintf(buf, size, "%s %zu rank%s", head, n,
-		    n == 1 ? "" : "s");
-	else
-		snprintf(buf + len, size - len, ", and %zu more", left);
-	return n;
-}
-
 /* What the set knows, up front, as snapview ranks says it: the ranks
  * that hit an OOM and the ranks with a leak suspect (or that none did). */
 static void
 draw_news(struct rk *r, struct cellbuf *cb, int y)
 {
-	char line[512], part[256];
-	size_t i, n_oom, n_leak = 0, judged = 0;
-	int w = cb->w - 1;
+	struct rk_news *it;
+	size_t i, judged = 0;
 
 	if (r->rp.n_rows == 0)
 		return; /* the skew line says no rank could be read */
+	it = xcalloc(r->rp.n_rows, sizeof *it);
 	for (i = 0; i < r->rp.n_rows; i++) {
-		judged += (r->rp.rows[i].dev->flags & AN_SUM_F_JUDGED) != 0;
-		n_leak += r->rp.rows[i].dev->leak_site[0] != '\0';
+		const struct an_sum_dev *d = r->rp.rows[i].dev;
+
+		judged += (d->flags & AN_SUM_F_JUDGED) != 0;
+		it[i].rank = r->rs.m[r->rp.rows[i].member].rank;
+		it[i].ooms = d->ooms;
+		it[i].leak = d->leak_site[0] != '\0';
+		it[i].leak_per_step = d->leak_per_step;
 	}
-	/* the OOMs first, leaving the leaks half the line when there are
-	 * some */
-	n_oom = news_list(r, 0, "OOM on", line, sizeof line,
-	    n_leak > 0 ? w / 2 : w - 20);
-	if (n_oom == 0)
-		snprintf(line, sizeof line, "No OOM");
-	if (n_leak > 0)
-		news_list(r, 1, "leak suspect:", part, sizeof part,
-		    w - (int)strlen(line) - 4);
-	else if (judged == 0)
-		snprintf(part, sizeof part, "leaks not judged: no file has "
-		    "two complete steps");
-	else
-		snprintf(part, sizeof part, "no leak suspect");
-	snprintf(line + strlen(line), sizeof line - strlen(line), " - %s.",
-	    part);
-	cellbuf_puts(cb, 1, y, line, w, n_oom + n_leak > 0 ? UIC_ALERT :
-	    UIC_DEFAULT, 0);
+	ranks_common_news(cb, y, it, r->rp.n_rows, judged > 0 ? NULL :
+	    "no file has two complete steps");
+	free(it);
 }
 
 static void

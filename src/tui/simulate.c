@@ -242,6 +242,20 @@ simulate_state(struct app *a, struct replay_totals *t, const char **name,
 	return x->st;
 }
 
+const struct replay_block *
+simulate_block(struct app *a, const struct replay_segment **seg)
+{
+	const struct replay_state *st;
+	struct segmap_view *sv;
+
+	if ((st = simulate_state(a, NULL, NULL, &sv)) == NULL ||
+	    sv->sel_seg == SEGMAP_NONE || sv->sel_seg >= st->n_segments ||
+	    sv->sel_block == SEGMAP_NONE || sv->sel_block >= st->n_blocks)
+		return NULL;
+	*seg = &st->segments[sv->sel_seg];
+	return &st->blocks[sv->sel_block];
+}
+
 void
 simulate_drop(struct app *a)
 {

@@ -31,6 +31,12 @@ void simulate_toggle_state(struct app *a);
  * cursor, and is made only while the pane shows it. */
 const struct replay_state *simulate_state(struct app *a,
     struct replay_totals *t, const char **name, struct segmap_view **sv);
+/* The block selected in the simulated state the state pane shows, with
+ * its segment in *seg, or NULL (no simulated state shown, no block of
+ * it selected). Its alloc_ev and stack are the recorded allocation's
+ * that the simulation placed there (-1 and 0: none). */
+const struct replay_block *simulate_block(struct app *a,
+    const struct replay_segment **seg);
 /* Forgets the simulation (a new device, the file closed). */
 void simulate_drop(struct app *a);
 

@@ -2,8 +2,9 @@
 """The viewer's grid of a run directory against gensnap's run truth
 (tests/runs/tui.test, screen.test).
 
-    grid.py rows TRUTH SCREEN   each rank's row of the grid (the screen's
-                                fourth line on): its rank, then each
+    grid.py rows TRUTH SCREEN   each rank's row of the grid (the lines
+                                after its head, " rank  step 1 ..."):
+                                its rank, then each
                                 step's peak as the viewer writes it, !
                                 after the OOM dump's, "empty" for the
                                 empty file; the shade glyphs are ignored
@@ -27,6 +28,11 @@ def rows(truth, screen):
     t = json.load(open(truth))
     lines = open(screen, encoding='utf-8').read().split('\n')
     ok = True
+    head = [i for i, ln in enumerate(lines) if ln.startswith(' rank  step')]
+    if not head:
+        print('no head line " rank  step ..." on the screen')
+        return 1
+    first = head[0] + 1
     for r in range(t['ranks']):
         row = sorted((c for c in t['cells'] if c['rank'] == r),
                      key=lambda c: c['step'])
@@ -34,7 +40,8 @@ def rows(truth, screen):
                 size_short(c['peak']) + ('!' if c['oom'] else '')
                 for c in row]
         have = re.sub('[\u2591\u2592\u2593\u2588]', ' ',
-                      lines[3 + r]).split() if 3 + r < len(lines) else []
+                      lines[first + r]).split() \
+            if first + r < len(lines) else []
         if have != [str(r)] + want:
             print('rank %d: %r, truth %r' % (r, have, [str(r)] + want))
             ok = False
