@@ -601,6 +601,13 @@ rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words)
 void
 ckpt_save(const struct ckpt *c, struct wbuf *w)
 {
+	ckpt_save_head(c, w);
+	wbuf_bytes(w, c->arena, c->arena_len);
+}
+
+void
+ckpt_save_head(const struct ckpt *c, struct wbuf *w)
+{
 	uint64_t i;
 
 	wbuf_u64(w, c->k);
@@ -621,7 +628,17 @@ ckpt_save(const struct ckpt *c, struct wbuf *w)
 		wbuf_u64(w, c->blob_off[i]);
 		wbuf_u64(w, c->blob_len[i]);
 	}
-	wbuf_bytes(w, c->arena, c->arena_len);
+}
+
+uint8_t *
+ckpt_take_arena(struct ckpt *c, size_t *len)
+{
+	uint8_t *a = c->arena;
+
+	*len = (size_t)c->arena_len;
+	c->arena = NULL;
+	ckpt_destroy(c);
+	return a;
 }
 
 /* Copies n bytes of b into a heap buffer (one byte more, never NULL). */

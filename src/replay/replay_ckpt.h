@@ -98,6 +98,11 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * and each list is at most CKPT_CHAIN changes after a key list; -1 when
  * not. A list is checked when a restore reads it. */
 void ckpt_save(const struct ckpt *c, struct wbuf *w);
+/* ckpt_save() less the arena's bytes, which come last. */
+void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
+/* Hands the arena over (the caller frees it; *len: its bytes) and
+ * empties c, as ckpt_destroy(), keeping k. */
+uint8_t *ckpt_take_arena(struct ckpt *c, size_t *len);
 int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
 
 #endif

@@ -58,7 +58,7 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 			sv_error_clear(err);
 			continue;
 		}
-		if (replay_checkpoints_save(r, &blob, &blen) != 0) {
+		if (replay_checkpoints_take(r, &blob, &blen) != 0) {
 			replay_free(r);
 			continue;
 		}

@@ -53,10 +53,12 @@ info_get(struct rbuf *b, struct replay_info *in)
 	in->n_aligned = rbuf_u64(b);
 }
 
-int
-replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
+/* Everything replay_checkpoints_save() writes before the checkpoints'
+ * arena. */
+static void
+save_head(const struct replay *r, struct wbuf *w0)
 {
-	struct wbuf w = {NULL, 0, 0};
+	struct wbuf w = *w0;
 	uint64_t i;
 
 	wbuf_bytes(&w, MAGIC, 8);
@@ -89,10 +91,45 @@ replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 		wbuf_u64(&w, n);
 		wbuf_bytes(&w, is->msg, n);
 	}
-	ckpt_save(&r->ck, &w);
+	ckpt_save_head(&r->ck, &w);
+	*w0 = w;
+}
+
+int
+replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
+{
+	struct wbuf w = {NULL, 0, 0};
+
+	save_head(r, &w);
+	wbuf_bytes(&w, r->ck.arena, r->ck.arena_len);
 	wbuf_u64(&w, XXH3_64bits(w.p, w.len));
 	*buf = w.p;
 	*len = w.len;
+	return 0;
+}
+
+/* The same bytes, made in the checkpoints' arena: the head is moved in
+ * front of it, so the arena (most of the bytes) is never copied. */
+int
+replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len)
+{
+	struct wbuf w = {NULL, 0, 0};
+	uint8_t *p;
+	uint64_t h;
+	size_t alen, i;
+
+	save_head(r, &w);
+	p = ckpt_take_arena(&r->ck, &alen);
+	p = xreallocarray(p, w.len + alen + 8, 1);
+	if (alen > 0)
+		memmove(p + w.len, p, alen);
+	memcpy(p, w.p, w.len);
+	free(w.p);
+	h = XXH3_64bits(p, w.len + alen);
+	for (i = 0; i < 8; i++)
+		p[w.len + alen + i] = (uint8_t)(h >> (8 * i));
+	*buf = p;
+	*len = w.len + alen + 8;
 	return 0;
 }
 

@@ -163,6 +163,46 @@ START_TEST(test_replay_saved_findings)
 }
 END_TEST
 
+/* replay_checkpoints_take(), which the index build calls, writes the
+ * bytes replay_checkpoints_save() does, with several checkpoints, and
+ * they load. */
+START_TEST(test_replay_take_same_bytes)
+{
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct sv_error err;
+	uint8_t *buf, *buf2;
+	size_t len, len2;
+	uint64_t i;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 4000; i++) {
+		ev(s, SNAP_ALLOC, BASE + (i % 7) * 512, 512);
+		ev(s, SNAP_FREE_REQUESTED, BASE + (i % 7) * 512, 512);
+		ev(s, SNAP_FREE_COMPLETED, BASE + (i % 7) * 512, 512);
+	}
+	ev(s, SNAP_ALLOC, BASE, 4096);
+	push_seg(s, BASE, 0, 1, 0,
+	    (const struct fb[]){{4096, A, 4096}, {2 * MIB - 4096, I, 0}}, 2);
+	snap_finish(s);
+	r = open_ok(s);
+	ck_assert_uint_ge(replay_info(r)->n_checkpoints, 2);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	ck_assert_int_eq(replay_checkpoints_take(r, &buf2, &len2), 0);
+	replay_free(r);
+	ck_assert_uint_gt(len, 100);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_int_eq(memcmp(buf, buf2, len), 0);
+	r2 = replay_new_saved(s, 0, buf2, len2, &err);
+	ck_assert_ptr_nonnull(r2);
+	seek_ok(r2, (int64_t)replay_n_events(r2) - 1);
+	replay_free(r2);
+	free(buf);
+	free(buf2);
+	snap_free(s);
+}
+END_TEST
+
 /* buf with its findings (at off, flen bytes) replaced by f (fl bytes),
  * its checksum recomputed as whoever writes the index can. */
 static uint8_t *
@@ -451,6 +491,7 @@ replay_saved_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_replay_corrupt_checkpoint);
 	tcase_add_test(tc, test_replay_saved_findings);
+	tcase_add_test(tc, test_replay_take_same_bytes);
 	tcase_add_test(tc, test_replay_saved_findings_corrupt);
 	tcase_add_test(tc, test_replay_index_old_section);
 }
