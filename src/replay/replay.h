@@ -223,5 +223,10 @@ int replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len);
  * (other device or event count) gives -1/NULL with err set. */
 struct replay *replay_new_saved(const struct snapshot *s, uint32_t d,
     const uint8_t *buf, size_t len, struct sv_error *err);
+/* The same, reading the checkpoints where they are in buf instead of a
+ * copy of them (most of its bytes): buf must outlive the replay and not
+ * change. */
+struct replay *replay_new_saved_view(const struct snapshot *s, uint32_t d,
+    const uint8_t *buf, size_t len, struct sv_error *err);
 
 #endif

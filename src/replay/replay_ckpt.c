@@ -46,7 +46,10 @@ ckpt_init(struct ckpt *c, uint64_t k)
 void
 ckpt_destroy(struct ckpt *c)
 {
-	free(c->arena);
+	if (!c->borrowed) {
+		free(c->arena);
+		free(c->lists);
+	}
 	free(c->blob_off);
 	free(c->blob_len);
 	free(c->pos);
@@ -55,7 +58,6 @@ ckpt_destroy(struct ckpt *c)
 	free(c->count);
 	free(c->nb0);
 	free(c->key);
-	free(c->lists);
 	free(c->prev);
 	free(c->next);
 	free(c->la);
@@ -636,14 +638,19 @@ ckpt_take_arena(struct ckpt *c, size_t *len)
 	uint8_t *a = c->arena;
 
 	*len = (size_t)c->arena_len;
+	if (c->borrowed) {
+		a = xmalloc(*len + 1);
+		memcpy(a, c->arena, *len);
+	}
 	c->arena = NULL;
 	ckpt_destroy(c);
 	return a;
 }
 
-/* Copies n bytes of b into a heap buffer (one byte more, never NULL). */
+/* The next n bytes of b: copied into a heap buffer (one byte more),
+ * or with borrow where they are in b; never NULL but on an overrun. */
 static uint8_t *
-rbuf_copy(struct rbuf *b, uint64_t n)
+rbuf_take(struct rbuf *b, uint64_t n, int borrow)
 {
 	uint8_t *p;
 
@@ -651,14 +658,18 @@ rbuf_copy(struct rbuf *b, uint64_t n)
 		b->bad = 1;
 		return NULL;
 	}
-	p = xmalloc((size_t)n + 1);
-	memcpy(p, b->p + b->off, (size_t)n);
+	if (borrow) {
+		p = (uint8_t *)(uintptr_t)(b->p + b->off);
+	} else {
+		p = xmalloc((size_t)n + 1);
+		memcpy(p, b->p + b->off, (size_t)n);
+	}
 	b->off += (size_t)n;
 	return p;
 }
 
 static int
-load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
+load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 {
 	uint64_t i, n, llen, n_blobs, alen, chain = 0;
 
@@ -695,7 +706,7 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		    c->nb0[i] > n_blobs || n_blobs > UINT32_MAX)
 			return -1;
 	}
-	if ((c->lists = rbuf_copy(b, llen)) == NULL)
+	if ((c->lists = rbuf_take(b, llen, borrow)) == NULL)
 		return -1;
 	c->lists_len = llen;
 	c->lists_cap = (size_t)llen + 1;
@@ -711,7 +722,7 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		    c->blob_len[i] > alen - c->blob_off[i])
 			return -1;
 	}
-	if ((c->arena = rbuf_copy(b, alen)) == NULL)
+	if ((c->arena = rbuf_take(b, alen, borrow)) == NULL)
 		return -1;
 	c->arena_len = alen;
 	c->arena_cap = (size_t)alen + 1;
@@ -719,10 +730,12 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 }
 
 int
-ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events)
+ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 {
 	ckpt_destroy(c);
-	if (load_tables(c, b, n_events) != 0) {
+	/* so that a failure frees only what was copied */
+	c->borrowed = borrow;
+	if (load_tables(c, b, n_events, borrow) != 0) {
 		ckpt_destroy(c);
 		return -1;
 	}

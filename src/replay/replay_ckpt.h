@@ -51,6 +51,9 @@ struct ckpt {
 	size_t n_dseg, cap_dseg;
 	struct replay_block *dblk;
 	size_t n_dblk, cap_dblk;
+	/* arena and lists point into the bytes ckpt_load() read (read
+	 * only, not freed here) */
+	int borrowed;
 };
 
 void ckpt_init(struct ckpt *c, uint64_t k);
@@ -96,13 +99,16 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * ckpt_load() checks every count and offset, and that checkpoint 0 is
  * the start with a key list, the others follow in order within n_events
  * and each list is at most CKPT_CHAIN changes after a key list; -1 when
- * not. A list is checked when a restore reads it. */
+ * not. A list is checked when a restore reads it. With borrow, the lists
+ * and the arena stay in b's bytes, which must then outlive c and not
+ * change; else they are copied. */
 void ckpt_save(const struct ckpt *c, struct wbuf *w);
 /* ckpt_save() less the arena's bytes, which come last. */
 void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
 /* Hands the arena over (the caller frees it; *len: its bytes) and
  * empties c, as ckpt_destroy(), keeping k. */
 uint8_t *ckpt_take_arena(struct ckpt *c, size_t *len);
-int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
+int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events,
+    int borrow);
 
 #endif

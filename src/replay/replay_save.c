@@ -214,9 +214,9 @@ load_fwd(struct replay *r, struct rbuf *b)
 	return 0;
 }
 
-struct replay *
-replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
-    size_t len, struct sv_error *err)
+static struct replay *
+new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
+    size_t len, int borrow, struct sv_error *err)
 {
 	struct rbuf b = {buf, len, 0, 0};
 	struct replay *r;
@@ -240,7 +240,7 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 	else
 		b.bad = 1;
 	if (b.bad || load_learned(r, &b) != 0 || load_fwd(r, &b) != 0 ||
-	    ckpt_load(&r->ck, &b, r->n) != 0 || b.off != b.len ||
+	    ckpt_load(&r->ck, &b, r->n, borrow) != 0 || b.off != b.len ||
 	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);
 		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
@@ -253,4 +253,18 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 	r->log.on = 1;
 	ulog_reset(&r->log, r->cur.at);
 	return r;
+}
+
+struct replay *
+replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
+    size_t len, struct sv_error *err)
+{
+	return new_saved(s, d, buf, len, 0, err);
+}
+
+struct replay *
+replay_new_saved_view(const struct snapshot *s, uint32_t d,
+    const uint8_t *buf, size_t len, struct sv_error *err)
+{
+	return new_saved(s, d, buf, len, 1, err);
 }
