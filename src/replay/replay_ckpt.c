@@ -563,6 +563,10 @@ wbuf_u64(struct wbuf *w, uint64_t v)
 {
 	int i;
 
+	if (w->count) {
+		w->len += 8;
+		return;
+	}
 	if (w->len + 8 > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + 8, 1);
 	for (i = 0; i < 8; i++)
@@ -572,6 +576,10 @@ wbuf_u64(struct wbuf *w, uint64_t v)
 void
 wbuf_bytes(struct wbuf *w, const void *p, size_t n)
 {
+	if (w->count) {
+		w->len += n;
+		return;
+	}
 	if (w->len + n > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + n, 1);
 	if (n > 0)

@@ -75,6 +75,7 @@ uint64_t ckpt_bytes(const struct ckpt *c);
 struct wbuf {
 	uint8_t *p;
 	size_t len, cap;
+	int count;     /* only count the bytes in len, write none */
 };
 struct rbuf {
 	const uint8_t *p;

@@ -98,7 +98,7 @@ save_head(const struct replay *r, struct wbuf *w0)
 int
 replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 {
-	struct wbuf w = {NULL, 0, 0};
+	struct wbuf w = {NULL, 0, 0, 0};
 
 	save_head(r, &w);
 	wbuf_bytes(&w, r->ck.arena, r->ck.arena_len);
@@ -108,28 +108,39 @@ replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 	return 0;
 }
 
-/* The same bytes, made in the checkpoints' arena: the head is moved in
- * front of it, so the arena (most of the bytes) is never copied. */
+/* The same bytes, made in the checkpoints' arena: the arena is moved up
+ * and the head written in front of it, so neither the arena (most of the
+ * bytes) nor the head (the blobs' table) is ever copied. */
 int
 replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len)
 {
-	struct wbuf w = {NULL, 0, 0};
+	struct wbuf w = {NULL, 0, 0, 1};
 	uint8_t *p;
 	uint64_t h;
-	size_t alen, i;
+	size_t hl, alen = (size_t)r->ck.arena_len, i;
 
+	if (r->ck.borrowed)
+		return replay_checkpoints_save(r, buf, len);
 	save_head(r, &w);
-	p = ckpt_take_arena(&r->ck, &alen);
-	p = xreallocarray(p, w.len + alen + 8, 1);
+	hl = w.len;
+	p = xreallocarray(r->ck.arena, hl + alen + 8, 1);
 	if (alen > 0)
-		memmove(p + w.len, p, alen);
-	memcpy(p, w.p, w.len);
-	free(w.p);
-	h = XXH3_64bits(p, w.len + alen);
+		memmove(p + hl, p, alen);
+	/* the arena's bytes are no longer where the blobs' table says:
+	 * from here on the checkpoints are only written out, then freed */
+	r->ck.arena = p;
+	r->ck.arena_cap = hl + alen + 8;
+	w.p = p;
+	w.len = 0;
+	w.cap = hl;
+	w.count = 0;
+	save_head(r, &w);
+	p = ckpt_take_arena(&r->ck, &i);
+	h = XXH3_64bits(p, hl + alen);
 	for (i = 0; i < 8; i++)
-		p[w.len + alen + i] = (uint8_t)(h >> (8 * i));
+		p[hl + alen + i] = (uint8_t)(h >> (8 * i));
 	*buf = p;
-	*len = w.len + alen + 8;
+	*len = hl + alen + 8;
 	return 0;
 }
 
