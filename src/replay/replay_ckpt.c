@@ -73,6 +73,33 @@ ckpt_bytes(const struct ckpt *c)
 	return c->arena_len + c->lists_len + c->n_blobs * 16 + c->n * 41;
 }
 
+/* Blob id's span in the arena: from the tables, or where a borrowed load
+ * left them, in the saved bytes ({u64 off, u64 len} per blob, little
+ * endian). */
+static uint64_t
+le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t
+span_off(const struct ckpt *c, uint64_t id)
+{
+	return c->btab != NULL ? le64(c->btab + 16 * id) : c->blob_off[id];
+}
+
+static uint64_t
+span_len(const struct ckpt *c, uint64_t id)
+{
+	return c->btab != NULL ? le64(c->btab + 16 * id + 8)
+			       : c->blob_len[id];
+}
+
 /* ---- encoding ------------------------------------------------------------ */
 
 static void
@@ -328,8 +355,8 @@ decode_seg(struct ckpt *c, uint32_t id)
 	sg = &c->dseg[c->n_dseg];
 	memset(sg, 0, sizeof *sg);
 	h = &sg->hdr;
-	d.p = c->arena + c->blob_off[id];
-	d.end = d.p + c->blob_len[id];
+	d.p = c->arena + span_off(c, id);
+	d.end = d.p + span_len(c, id);
 	d.bad = 0;
 	h->addr = get_var(&d);
 	h->size = get_var(&d);
@@ -536,12 +563,16 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		    c->la[i + 2 * CKPT_AHEAD] < c->n_blobs) {
 			uint32_t far = c->la[i + 2 * CKPT_AHEAD];
 
-			__builtin_prefetch(&c->blob_off[far]);
-			__builtin_prefetch(&c->blob_len[far]);
+			if (c->btab != NULL) {
+				__builtin_prefetch(c->btab + 16 * (size_t)far);
+			} else {
+				__builtin_prefetch(&c->blob_off[far]);
+				__builtin_prefetch(&c->blob_len[far]);
+			}
 		}
 		if (i + CKPT_AHEAD < n && c->la[i + CKPT_AHEAD] < c->n_blobs)
 			__builtin_prefetch(c->arena +
-			    c->blob_off[c->la[i + CKPT_AHEAD]]);
+			    span_off(c, c->la[i + CKPT_AHEAD]));
 		if (decode_seg(c, c->la[i]) != 0)
 			return -1;
 	}
@@ -635,8 +666,8 @@ ckpt_save_head(const struct ckpt *c, struct wbuf *w)
 	}
 	wbuf_bytes(w, c->lists, c->lists_len);
 	for (i = 0; i < c->n_blobs; i++) {
-		wbuf_u64(w, c->blob_off[i]);
-		wbuf_u64(w, c->blob_len[i]);
+		wbuf_u64(w, span_off(c, i));
+		wbuf_u64(w, span_len(c, i));
 	}
 }
 
@@ -720,14 +751,21 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 	c->lists_cap = (size_t)llen + 1;
 	if (!rbuf_fits(b, n_blobs, 2))
 		return -1;
-	c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
-	c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
+	if (borrow) {
+		c->btab = b->p + b->off;
+	} else {
+		c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
+		c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
+	}
 	c->n_blobs = c->cap_blobs = n_blobs;
 	for (i = 0; i < n_blobs; i++) {
-		c->blob_off[i] = rbuf_u64(b);
-		c->blob_len[i] = rbuf_u64(b);
-		if (c->blob_off[i] > alen ||
-		    c->blob_len[i] > alen - c->blob_off[i])
+		uint64_t off = rbuf_u64(b), len = rbuf_u64(b);
+
+		if (!borrow) {
+			c->blob_off[i] = off;
+			c->blob_len[i] = len;
+		}
+		if (off > alen || len > alen - off)
 			return -1;
 	}
 	if ((c->arena = rbuf_take(b, alen, borrow)) == NULL)

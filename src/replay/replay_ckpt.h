@@ -27,6 +27,7 @@ struct ckpt {
 	uint64_t arena_len;
 	size_t arena_cap;
 	uint64_t *blob_off, *blob_len; /* blob id -> arena span */
+	const uint8_t *btab;         /* or, borrowed, the saved table */
 	uint64_t n_blobs;
 	size_t cap_blobs;
 	/* checkpoint -> events applied, its list's bytes in lists[], its
@@ -51,8 +52,8 @@ struct ckpt {
 	size_t n_dseg, cap_dseg;
 	struct replay_block *dblk;
 	size_t n_dblk, cap_dblk;
-	/* arena and lists point into the bytes ckpt_load() read (read
-	 * only, not freed here) */
+	/* arena, lists and btab point into the bytes ckpt_load() read
+	 * (read only, not freed here; blob_off and blob_len unused) */
 	int borrowed;
 };
 
