@@ -215,10 +215,18 @@ void replay_check_destroy(struct replay_check *c);
  * *buf is malloc'd; the caller frees it. */
 int replay_checkpoints_save(const struct replay *r, uint8_t **buf,
     size_t *len);
+/* The same bytes, built without a copy of the checkpoints: r gives
+ * them up, and may then only be freed. */
+int replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len);
 /* Opens a replay from a saved buffer (copied) without the backward pass.
  * The buffer is untrusted: every offset is checked; a bad or stale buffer
  * (other device or event count) gives -1/NULL with err set. */
 struct replay *replay_new_saved(const struct snapshot *s, uint32_t d,
+    const uint8_t *buf, size_t len, struct sv_error *err);
+/* The same, reading the checkpoints where they are in buf instead of a
+ * copy of them (most of its bytes): buf must outlive the replay and not
+ * change. */
+struct replay *replay_new_saved_view(const struct snapshot *s, uint32_t d,
     const uint8_t *buf, size_t len, struct sv_error *err);
 
 #endif

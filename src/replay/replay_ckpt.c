@@ -46,7 +46,10 @@ ckpt_init(struct ckpt *c, uint64_t k)
 void
 ckpt_destroy(struct ckpt *c)
 {
-	free(c->arena);
+	if (!c->borrowed) {
+		free(c->arena);
+		free(c->lists);
+	}
 	free(c->blob_off);
 	free(c->blob_len);
 	free(c->pos);
@@ -55,7 +58,6 @@ ckpt_destroy(struct ckpt *c)
 	free(c->count);
 	free(c->nb0);
 	free(c->key);
-	free(c->lists);
 	free(c->prev);
 	free(c->next);
 	free(c->la);
@@ -69,6 +71,33 @@ uint64_t
 ckpt_bytes(const struct ckpt *c)
 {
 	return c->arena_len + c->lists_len + c->n_blobs * 16 + c->n * 41;
+}
+
+/* Blob id's span in the arena: from the tables, or where a borrowed load
+ * left them, in the saved bytes ({u64 off, u64 len} per blob, little
+ * endian). */
+static uint64_t
+le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t
+span_off(const struct ckpt *c, uint64_t id)
+{
+	return c->btab != NULL ? le64(c->btab + 16 * id) : c->blob_off[id];
+}
+
+static uint64_t
+span_len(const struct ckpt *c, uint64_t id)
+{
+	return c->btab != NULL ? le64(c->btab + 16 * id + 8)
+			       : c->blob_len[id];
 }
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -326,8 +355,8 @@ decode_seg(struct ckpt *c, uint32_t id)
 	sg = &c->dseg[c->n_dseg];
 	memset(sg, 0, sizeof *sg);
 	h = &sg->hdr;
-	d.p = c->arena + c->blob_off[id];
-	d.end = d.p + c->blob_len[id];
+	d.p = c->arena + span_off(c, id);
+	d.end = d.p + span_len(c, id);
 	d.bad = 0;
 	h->addr = get_var(&d);
 	h->size = get_var(&d);
@@ -534,12 +563,16 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		    c->la[i + 2 * CKPT_AHEAD] < c->n_blobs) {
 			uint32_t far = c->la[i + 2 * CKPT_AHEAD];
 
-			__builtin_prefetch(&c->blob_off[far]);
-			__builtin_prefetch(&c->blob_len[far]);
+			if (c->btab != NULL) {
+				__builtin_prefetch(c->btab + 16 * (size_t)far);
+			} else {
+				__builtin_prefetch(&c->blob_off[far]);
+				__builtin_prefetch(&c->blob_len[far]);
+			}
 		}
 		if (i + CKPT_AHEAD < n && c->la[i + CKPT_AHEAD] < c->n_blobs)
 			__builtin_prefetch(c->arena +
-			    c->blob_off[c->la[i + CKPT_AHEAD]]);
+			    span_off(c, c->la[i + CKPT_AHEAD]));
 		if (decode_seg(c, c->la[i]) != 0)
 			return -1;
 	}
@@ -561,6 +594,10 @@ wbuf_u64(struct wbuf *w, uint64_t v)
 {
 	int i;
 
+	if (w->count) {
+		w->len += 8;
+		return;
+	}
 	if (w->len + 8 > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + 8, 1);
 	for (i = 0; i < 8; i++)
@@ -570,6 +607,10 @@ wbuf_u64(struct wbuf *w, uint64_t v)
 void
 wbuf_bytes(struct wbuf *w, const void *p, size_t n)
 {
+	if (w->count) {
+		w->len += n;
+		return;
+	}
 	if (w->len + n > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + n, 1);
 	if (n > 0)
@@ -601,6 +642,13 @@ rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words)
 void
 ckpt_save(const struct ckpt *c, struct wbuf *w)
 {
+	ckpt_save_head(c, w);
+	wbuf_bytes(w, c->arena, c->arena_len);
+}
+
+void
+ckpt_save_head(const struct ckpt *c, struct wbuf *w)
+{
 	uint64_t i;
 
 	wbuf_u64(w, c->k);
@@ -618,15 +666,30 @@ ckpt_save(const struct ckpt *c, struct wbuf *w)
 	}
 	wbuf_bytes(w, c->lists, c->lists_len);
 	for (i = 0; i < c->n_blobs; i++) {
-		wbuf_u64(w, c->blob_off[i]);
-		wbuf_u64(w, c->blob_len[i]);
+		wbuf_u64(w, span_off(c, i));
+		wbuf_u64(w, span_len(c, i));
 	}
-	wbuf_bytes(w, c->arena, c->arena_len);
 }
 
-/* Copies n bytes of b into a heap buffer (one byte more, never NULL). */
+uint8_t *
+ckpt_take_arena(struct ckpt *c, size_t *len)
+{
+	uint8_t *a = c->arena;
+
+	*len = (size_t)c->arena_len;
+	if (c->borrowed) {
+		a = xmalloc(*len + 1);
+		memcpy(a, c->arena, *len);
+	}
+	c->arena = NULL;
+	ckpt_destroy(c);
+	return a;
+}
+
+/* The next n bytes of b: copied into a heap buffer (one byte more),
+ * or with borrow where they are in b; never NULL but on an overrun. */
 static uint8_t *
-rbuf_copy(struct rbuf *b, uint64_t n)
+rbuf_take(struct rbuf *b, uint64_t n, int borrow)
 {
 	uint8_t *p;
 
@@ -634,14 +697,18 @@ rbuf_copy(struct rbuf *b, uint64_t n)
 		b->bad = 1;
 		return NULL;
 	}
-	p = xmalloc((size_t)n + 1);
-	memcpy(p, b->p + b->off, (size_t)n);
+	if (borrow) {
+		p = (uint8_t *)(uintptr_t)(b->p + b->off);
+	} else {
+		p = xmalloc((size_t)n + 1);
+		memcpy(p, b->p + b->off, (size_t)n);
+	}
 	b->off += (size_t)n;
 	return p;
 }
 
 static int
-load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
+load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 {
 	uint64_t i, n, llen, n_blobs, alen, chain = 0;
 
@@ -678,23 +745,30 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		    c->nb0[i] > n_blobs || n_blobs > UINT32_MAX)
 			return -1;
 	}
-	if ((c->lists = rbuf_copy(b, llen)) == NULL)
+	if ((c->lists = rbuf_take(b, llen, borrow)) == NULL)
 		return -1;
 	c->lists_len = llen;
 	c->lists_cap = (size_t)llen + 1;
 	if (!rbuf_fits(b, n_blobs, 2))
 		return -1;
-	c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
-	c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
+	if (borrow) {
+		c->btab = b->p + b->off;
+	} else {
+		c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
+		c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
+	}
 	c->n_blobs = c->cap_blobs = n_blobs;
 	for (i = 0; i < n_blobs; i++) {
-		c->blob_off[i] = rbuf_u64(b);
-		c->blob_len[i] = rbuf_u64(b);
-		if (c->blob_off[i] > alen ||
-		    c->blob_len[i] > alen - c->blob_off[i])
+		uint64_t off = rbuf_u64(b), len = rbuf_u64(b);
+
+		if (!borrow) {
+			c->blob_off[i] = off;
+			c->blob_len[i] = len;
+		}
+		if (off > alen || len > alen - off)
 			return -1;
 	}
-	if ((c->arena = rbuf_copy(b, alen)) == NULL)
+	if ((c->arena = rbuf_take(b, alen, borrow)) == NULL)
 		return -1;
 	c->arena_len = alen;
 	c->arena_cap = (size_t)alen + 1;
@@ -702,10 +776,12 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 }
 
 int
-ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events)
+ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 {
 	ckpt_destroy(c);
-	if (load_tables(c, b, n_events) != 0) {
+	/* so that a failure frees only what was copied */
+	c->borrowed = borrow;
+	if (load_tables(c, b, n_events, borrow) != 0) {
 		ckpt_destroy(c);
 		return -1;
 	}

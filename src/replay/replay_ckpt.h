@@ -27,6 +27,7 @@ struct ckpt {
 	uint64_t arena_len;
 	size_t arena_cap;
 	uint64_t *blob_off, *blob_len; /* blob id -> arena span */
+	const uint8_t *btab;         /* or, borrowed, the saved table */
 	uint64_t n_blobs;
 	size_t cap_blobs;
 	/* checkpoint -> events applied, its list's bytes in lists[], its
@@ -51,6 +52,9 @@ struct ckpt {
 	size_t n_dseg, cap_dseg;
 	struct replay_block *dblk;
 	size_t n_dblk, cap_dblk;
+	/* arena, lists and btab point into the bytes ckpt_load() read
+	 * (read only, not freed here; blob_off and blob_len unused) */
+	int borrowed;
 };
 
 void ckpt_init(struct ckpt *c, uint64_t k);
@@ -72,6 +76,7 @@ uint64_t ckpt_bytes(const struct ckpt *c);
 struct wbuf {
 	uint8_t *p;
 	size_t len, cap;
+	int count;     /* only count the bytes in len, write none */
 };
 struct rbuf {
 	const uint8_t *p;
@@ -96,8 +101,16 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * ckpt_load() checks every count and offset, and that checkpoint 0 is
  * the start with a key list, the others follow in order within n_events
  * and each list is at most CKPT_CHAIN changes after a key list; -1 when
- * not. A list is checked when a restore reads it. */
+ * not. A list is checked when a restore reads it. With borrow, the lists
+ * and the arena stay in b's bytes, which must then outlive c and not
+ * change; else they are copied. */
 void ckpt_save(const struct ckpt *c, struct wbuf *w);
-int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
+/* ckpt_save() less the arena's bytes, which come last. */
+void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
+/* Hands the arena over (the caller frees it; *len: its bytes) and
+ * empties c, as ckpt_destroy(), keeping k. */
+uint8_t *ckpt_take_arena(struct ckpt *c, size_t *len);
+int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events,
+    int borrow);
 
 #endif

@@ -58,7 +58,7 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 			sv_error_clear(err);
 			continue;
 		}
-		if (replay_checkpoints_save(r, &blob, &blen) != 0) {
+		if (replay_checkpoints_take(r, &blob, &blen) != 0) {
 			replay_free(r);
 			continue;
 		}
@@ -106,7 +106,10 @@ replay_from_index(const struct sv_index *ix, uint32_t d, struct sv_error *err)
 			if (blen > len - off)
 				break;
 			if (dev == d) {
-				r = replay_new_saved(s, d, data + off,
+				/* the section lives as long as ix, and so
+				 * must the replay, which reads ix's
+				 * snapshot */
+				r = replay_new_saved_view(s, d, data + off,
 				    (size_t)blen, err);
 				if (r != NULL)
 					return r;

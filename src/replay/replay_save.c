@@ -53,10 +53,12 @@ info_get(struct rbuf *b, struct replay_info *in)
 	in->n_aligned = rbuf_u64(b);
 }
 
-int
-replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
+/* Everything replay_checkpoints_save() writes before the checkpoints'
+ * arena. */
+static void
+save_head(const struct replay *r, struct wbuf *w0)
 {
-	struct wbuf w = {NULL, 0, 0};
+	struct wbuf w = *w0;
 	uint64_t i;
 
 	wbuf_bytes(&w, MAGIC, 8);
@@ -89,10 +91,56 @@ replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 		wbuf_u64(&w, n);
 		wbuf_bytes(&w, is->msg, n);
 	}
-	ckpt_save(&r->ck, &w);
+	ckpt_save_head(&r->ck, &w);
+	*w0 = w;
+}
+
+int
+replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
+{
+	struct wbuf w = {NULL, 0, 0, 0};
+
+	save_head(r, &w);
+	wbuf_bytes(&w, r->ck.arena, r->ck.arena_len);
 	wbuf_u64(&w, XXH3_64bits(w.p, w.len));
 	*buf = w.p;
 	*len = w.len;
+	return 0;
+}
+
+/* The same bytes, made in the checkpoints' arena: the arena is moved up
+ * and the head written in front of it, so neither the arena (most of the
+ * bytes) nor the head (the blobs' table) is ever copied. */
+int
+replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len)
+{
+	struct wbuf w = {NULL, 0, 0, 1};
+	uint8_t *p;
+	uint64_t h;
+	size_t hl, alen = (size_t)r->ck.arena_len, i;
+
+	if (r->ck.borrowed)
+		return replay_checkpoints_save(r, buf, len);
+	save_head(r, &w);
+	hl = w.len;
+	p = xreallocarray(r->ck.arena, hl + alen + 8, 1);
+	if (alen > 0)
+		memmove(p + hl, p, alen);
+	/* the arena's bytes are no longer where the blobs' table says:
+	 * from here on the checkpoints are only written out, then freed */
+	r->ck.arena = p;
+	r->ck.arena_cap = hl + alen + 8;
+	w.p = p;
+	w.len = 0;
+	w.cap = hl;
+	w.count = 0;
+	save_head(r, &w);
+	p = ckpt_take_arena(&r->ck, &i);
+	h = XXH3_64bits(p, hl + alen);
+	for (i = 0; i < 8; i++)
+		p[hl + alen + i] = (uint8_t)(h >> (8 * i));
+	*buf = p;
+	*len = hl + alen + 8;
 	return 0;
 }
 
@@ -177,9 +225,9 @@ load_fwd(struct replay *r, struct rbuf *b)
 	return 0;
 }
 
-struct replay *
-replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
-    size_t len, struct sv_error *err)
+static struct replay *
+new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
+    size_t len, int borrow, struct sv_error *err)
 {
 	struct rbuf b = {buf, len, 0, 0};
 	struct replay *r;
@@ -203,7 +251,7 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 	else
 		b.bad = 1;
 	if (b.bad || load_learned(r, &b) != 0 || load_fwd(r, &b) != 0 ||
-	    ckpt_load(&r->ck, &b, r->n) != 0 || b.off != b.len ||
+	    ckpt_load(&r->ck, &b, r->n, borrow) != 0 || b.off != b.len ||
 	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);
 		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
@@ -216,4 +264,18 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 	r->log.on = 1;
 	ulog_reset(&r->log, r->cur.at);
 	return r;
+}
+
+struct replay *
+replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
+    size_t len, struct sv_error *err)
+{
+	return new_saved(s, d, buf, len, 0, err);
+}
+
+struct replay *
+replay_new_saved_view(const struct snapshot *s, uint32_t d,
+    const uint8_t *buf, size_t len, struct sv_error *err)
+{
+	return new_saved(s, d, buf, len, 1, err);
 }

@@ -163,6 +163,112 @@ START_TEST(test_replay_saved_findings)
 }
 END_TEST
 
+/* replay_checkpoints_take(), which the index build calls, writes the
+ * bytes replay_checkpoints_save() does, with several checkpoints, and
+ * they load. */
+START_TEST(test_replay_take_same_bytes)
+{
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct sv_error err;
+	uint8_t *buf, *buf2;
+	size_t len, len2;
+	uint64_t i;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 4000; i++) {
+		ev(s, SNAP_ALLOC, BASE + (i % 7) * 512, 512);
+		ev(s, SNAP_FREE_REQUESTED, BASE + (i % 7) * 512, 512);
+		ev(s, SNAP_FREE_COMPLETED, BASE + (i % 7) * 512, 512);
+	}
+	ev(s, SNAP_ALLOC, BASE, 4096);
+	push_seg(s, BASE, 0, 1, 0,
+	    (const struct fb[]){{4096, A, 4096}, {2 * MIB - 4096, I, 0}}, 2);
+	snap_finish(s);
+	r = open_ok(s);
+	ck_assert_uint_ge(replay_info(r)->n_checkpoints, 2);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	ck_assert_int_eq(replay_checkpoints_take(r, &buf2, &len2), 0);
+	replay_free(r);
+	ck_assert_uint_gt(len, 100);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_int_eq(memcmp(buf, buf2, len), 0);
+	r2 = replay_new_saved(s, 0, buf2, len2, &err);
+	ck_assert_ptr_nonnull(r2);
+	seek_ok(r2, (int64_t)replay_n_events(r2) - 1);
+	replay_free(r2);
+	free(buf);
+	free(buf2);
+	snap_free(s);
+}
+END_TEST
+
+/* A replay that reads its checkpoints in the saved bytes (as
+ * replay_from_index() opens one) seeks to the states of one that copied
+ * them, in both directions and across checkpoints, and frees nothing of
+ * the bytes (they are checked afterwards, and ASan sees a free). */
+START_TEST(test_replay_saved_view)
+{
+	struct snapshot *s = snap_new();
+	struct replay *r, *r2;
+	struct sv_error err;
+	const int64_t at[] = {9000, 5, 12000, 4100, 11999, 0, 8191};
+	uint8_t *buf, *keep, *again;
+	size_t len, alen, i;
+
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 4000; i++) {
+		ev(s, SNAP_ALLOC, BASE + (i % 7) * 512, 512 + i % 3);
+		ev(s, SNAP_FREE_REQUESTED, BASE + (i % 7) * 512, 512 + i % 3);
+		ev(s, SNAP_FREE_COMPLETED, BASE + (i % 7) * 512, 512 + i % 3);
+	}
+	ev(s, SNAP_ALLOC, BASE, 4096);
+	push_seg(s, BASE, 0, 1, 0,
+	    (const struct fb[]){{4096, A, 4096}, {2 * MIB - 4096, I, 0}}, 2);
+	snap_finish(s);
+	r = open_ok(s);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
+	replay_free(r);
+	keep = xmalloc(len);
+	memcpy(keep, buf, len);
+	r = replay_new_saved(s, 0, buf, len, &err);
+	r2 = replay_new_saved_view(s, 0, buf, len, &err);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(r2);
+	ck_assert_uint_ge(replay_info(r2)->n_checkpoints, 2);
+	for (i = 0; i < sizeof at / sizeof at[0]; i++) {
+		const struct replay_state *a, *b;
+
+		seek_ok(r, at[i]);
+		seek_ok(r2, at[i]);
+		a = replay_state(r);
+		b = replay_state(r2);
+		ck_assert_int_eq(b->at, at[i]);
+		ck_assert_uint_eq(a->n_segments, b->n_segments);
+		ck_assert_uint_eq(a->n_blocks, b->n_blocks);
+		ck_assert_int_eq(memcmp(a->blocks, b->blocks,
+		    a->n_blocks * sizeof *a->blocks), 0);
+		ck_assert_uint_eq(a->allocated, b->allocated);
+		ck_assert_uint_eq(a->requested, b->requested);
+	}
+	/* saved again, it writes the bytes it reads (the blobs' table
+	 * read where it lies) */
+	ck_assert_int_eq(replay_checkpoints_take(r2, &again, &alen), 0);
+	ck_assert_uint_eq(alen, len);
+	ck_assert_int_eq(memcmp(again, keep, len), 0);
+	free(again);
+	replay_free(r2);
+	replay_free(r);
+	ck_assert_int_eq(memcmp(buf, keep, len), 0);
+	/* a corrupt one is refused and frees nothing of buf either */
+	buf[len - 9] ^= 0x01;
+	ck_assert_ptr_null(replay_new_saved_view(s, 0, buf, len, &err));
+	free(keep);
+	free(buf);
+	snap_free(s);
+}
+END_TEST
+
 /* buf with its findings (at off, flen bytes) replaced by f (fl bytes),
  * its checksum recomputed as whoever writes the index can. */
 static uint8_t *
@@ -451,6 +557,8 @@ replay_saved_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_replay_corrupt_checkpoint);
 	tcase_add_test(tc, test_replay_saved_findings);
+	tcase_add_test(tc, test_replay_take_same_bytes);
+	tcase_add_test(tc, test_replay_saved_view);
 	tcase_add_test(tc, test_replay_saved_findings_corrupt);
 	tcase_add_test(tc, test_replay_index_old_section);
 }
