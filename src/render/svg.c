@@ -156,6 +156,54 @@ layer_is_env(uint32_t l, int env)
 	return env && l % 2 == 1;
 }
 
+/* The legend: two columns under the axis, the nb groups at the peak,
+ * then the rest, then (pool mode) the envelopes. */
+static void
+legend(FILE *f, struct tl_model *m, const struct svg_opts *o,
+    const uint32_t *ids, uint32_t nb, uint64_t env_peak)
+{
+	const struct idx_timeline *tl = m->tl;
+	const struct tl_groups *g = &m->groups[o->st];
+	int entries = (int)nb + 1 + (o->st == TL_STACK_POOL);
+	char label[256], buf[32];
+	uint32_t b, k;
+
+	fprintf(f, "<g class=\"legend\" font-size=\"11\" fill=\"#222\">\n");
+	for (b = 0; b < (uint32_t)entries; b++) {
+		int col = (int)b % 2, row = (int)b / 2;
+		int x = SVG_LEFT + col * (o->width - SVG_LEFT) / 2;
+		int y = o->height + row * SVG_LEGEND_ROW;
+		uint64_t at = b < nb ? tl_groups_bytes(g, ids[b],
+		    tl->peak_ev) : 0;
+
+		if (b < nb)
+			tl_group_label(m, o->st, ids[b], -80, 1, label,
+			    sizeof label);
+		else if (b == nb) {
+			uint64_t sum = 0;
+
+			for (k = 0; k < nb; k++)
+				sum += tl_groups_bytes(g, ids[k], tl->peak_ev);
+			at = tl->peak > sum ? tl->peak - sum : 0;
+			snprintf(label, sizeof label, "other %s",
+			    tl_modes[o->st].nouns);
+		} else {
+			at = env_peak;
+			snprintf(label, sizeof label, "free reserved memory "
+			    "of each (pool, stream), lighter, above its "
+			    "blocks");
+		}
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
+		    "fill=\"%s\"%s/>", x, y, palette[b < nb ? b :
+		    b == nb ? SVG_MAX_BANDS : 0], b > nb ?
+		    " fill-opacity=\"0.35\"" : "");
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s  ", x + 14, y + 9,
+		    sv_fmt_size(buf, sizeof buf, at));
+		svg_text(f, label);
+		fprintf(f, "</text>\n");
+	}
+}
+
 int
 svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
     char *why, size_t size)
@@ -168,7 +216,7 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 	double ph, dx;
 	uint64_t ncol;
 	int legend_rows, height, env, entries;
-	char label[256], buf[32];
+	char label[256];
 
 	if (!tl_stack_grouped(o->st)) {
 		snprintf(why, size, "%s: not a grouped mode",
@@ -276,41 +324,7 @@ svg_timeline(FILE *f, struct tl_model *m, const struct svg_opts *o,
 		fprintf(f, "</title></path>\n");
 	}
 	marks(f, o, n);
-	/* the legend: two columns under the axis */
-	fprintf(f, "<g class=\"legend\" font-size=\"11\" fill=\"#222\">\n");
-	for (b = 0; b < (uint32_t)entries; b++) {
-		int col = (int)b % 2, row = (int)b / 2;
-		int x = SVG_LEFT + col * (o->width - SVG_LEFT) / 2;
-		int y = o->height + row * SVG_LEGEND_ROW;
-		uint64_t at = b < nb ? tl_groups_bytes(g, ids[b],
-		    tl->peak_ev) : 0;
-
-		if (b < nb)
-			tl_group_label(m, o->st, ids[b], -80, 1, label,
-			    sizeof label);
-		else if (b == nb) {
-			uint64_t sum = 0;
-
-			for (k = 0; k < nb; k++)
-				sum += tl_groups_bytes(g, ids[k], tl->peak_ev);
-			at = tl->peak > sum ? tl->peak - sum : 0;
-			snprintf(label, sizeof label, "other %s",
-			    tl_modes[o->st].nouns);
-		} else {
-			at = env_peak;
-			snprintf(label, sizeof label, "free reserved memory "
-			    "of each (pool, stream), lighter, above its "
-			    "blocks");
-		}
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-		    "fill=\"%s\"%s/>", x, y, palette[b < nb ? b :
-		    b == nb ? SVG_MAX_BANDS : 0], b > nb ?
-		    " fill-opacity=\"0.35\"" : "");
-		fprintf(f, "<text x=\"%d\" y=\"%d\">%s  ", x + 14, y + 9,
-		    sv_fmt_size(buf, sizeof buf, at));
-		svg_text(f, label);
-		fprintf(f, "</text>\n");
-	}
+	legend(f, m, o, ids, nb, env_peak);
 	fprintf(f, "</g>\n</svg>\n");
 	free(evs);
 	free(tops);
