@@ -174,8 +174,9 @@ may_replace(const char *path)
 	if (!S_ISREG(st.st_mode))
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
+	if (fd < 0)	/* removed since the lstat (another process's
+			   eviction): absent now */
+		return errno == ENOENT;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid() &&
 	    idx_read_full(fd, m, sizeof m, 0) == 0 &&
