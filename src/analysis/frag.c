@@ -299,9 +299,8 @@ add_hint(struct an_frag *f, int kind, const char *fmt, ...)
 	f->n_hints++;
 }
 
-/* "the default pool" or "pool (1,0)" */
-static const char *
-pool_name(char *buf, size_t size, const int64_t pool[2])
+const char *
+an_pool_name(char *buf, size_t size, const int64_t pool[2])
 {
 	if (pool[0] == 0 && pool[1] == 0)
 		snprintf(buf, size, "the default pool");
@@ -334,9 +333,9 @@ isolated_hint(struct an_frag *f)
 	    f->n_isolated, f->n_examined, f->n_examined < f->n_allocs ?
 	    " examined (those with the largest gaps)" : "", w->ev,
 	    sv_fmt_size(a, sizeof a, w->request), w->stream,
-	    pool_name(p1, sizeof p1, w->pool),
+	    an_pool_name(p1, sizeof p1, w->pool),
 	    sv_fmt_size(b, sizeof b, w->iso.largest),
-	    pool_name(p2, sizeof p2, w->iso.pool), w->iso.stream);
+	    an_pool_name(p2, sizeof p2, w->iso.pool), w->iso.stream);
 }
 
 static void

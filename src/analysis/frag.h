@@ -210,4 +210,7 @@ void an_isolation_of(const struct an_pool_stream *g, uint32_t n,
     const int64_t pool[2], uint64_t stream, int large, uint64_t size,
     struct an_isolation *iso);
 
+/* "the default pool" or "pool (1,0)", into buf; returns buf. */
+const char *an_pool_name(char *buf, size_t size, const int64_t pool[2]);
+
 #endif

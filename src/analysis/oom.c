@@ -50,17 +50,6 @@ add_cause(struct an_oom_event *oe, int kind, const char *fmt, ...)
 	oe->n_causes++;
 }
 
-static const char *
-pool_name(char *buf, size_t size, const int64_t pool[2])
-{
-	if (pool[0] == 0 && pool[1] == 0)
-		snprintf(buf, size, "the default pool");
-	else
-		snprintf(buf, size, "pool (%" PRId64 ",%" PRId64 ")", pool[0],
-		    pool[1]);
-	return buf;
-}
-
 static void
 explain(struct an_oom_event *oe)
 {
@@ -108,9 +97,9 @@ explain(struct an_oom_event *oe)
 		    "and streams), but the allocator serves a request only "
 		    "from %s on stream %" PRIu64 ", its own",
 		    sv_fmt_size(a, sizeof a, oe->iso.largest),
-		    pool_name(p1, sizeof p1, oe->iso.pool), oe->iso.stream,
+		    an_pool_name(p1, sizeof p1, oe->iso.pool), oe->iso.stream,
 		    sv_fmt_size(b, sizeof b, oe->iso.other_free),
-		    pool_name(p2, sizeof p2, oe->pool), oe->stream);
+		    an_pool_name(p2, sizeof p2, oe->pool), oe->stream);
 }
 
 /* A later alloc of the request's size on the same stream. */

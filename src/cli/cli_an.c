@@ -378,17 +378,6 @@ cli_an_blocks_site_json(struct json *j, struct an_sites *t, uint32_t site,
 	json_kv_bool(j, "free_stack", free_stack);
 }
 
-const char *
-cli_an_pool_name(char *buf, size_t size, const int64_t pool[2])
-{
-	if (pool[0] == 0 && pool[1] == 0)
-		snprintf(buf, size, "the default pool");
-	else
-		snprintf(buf, size, "pool (%" PRId64 ",%" PRId64 ")", pool[0],
-		    pool[1]);
-	return buf;
-}
-
 void
 cli_an_pool_streams_text(const struct an_pool_stream *g, uint32_t n,
     const char *indent)
@@ -472,6 +461,6 @@ cli_an_isolation_text(const struct an_isolation *iso, const char *indent)
 	printf("%sisolated: a %s block free in %s on stream %" PRIu64
 	    " (%s free in other pools and streams)\n", indent,
 	    sv_fmt_size(a, sizeof a, iso->largest),
-	    cli_an_pool_name(p, sizeof p, iso->pool), iso->stream,
+	    an_pool_name(p, sizeof p, iso->pool), iso->stream,
 	    sv_fmt_size(b, sizeof b, iso->other_free));
 }

@@ -138,9 +138,6 @@ void cli_an_site_json(struct json *j, struct an_sites *t, uint32_t site,
 void cli_an_blocks_site_json(struct json *j, struct an_sites *t,
     uint32_t site, uint32_t stack, int free_stack);
 
-/* "the default pool" or "pool (A,B)" into buf; returns buf. */
-const char *cli_an_pool_name(char *buf, size_t size, const int64_t pool[2]);
-
 /* The free memory of each (pool, stream) (frag.h), one line each after
  * indent, and as the JSON array "pool_streams" under key. */
 void cli_an_pool_streams_text(const struct an_pool_stream *g, uint32_t n,

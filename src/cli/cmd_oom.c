@@ -79,7 +79,7 @@ text_event(struct an_sites *s, const struct an_oom_event *e,
 
 		/* only with private pools: other files print what they did */
 		printf("  request in:    %s, stream %" PRIu64 "\n",
-		    cli_an_pool_name(pn, sizeof pn, e->pool), e->stream);
+		    an_pool_name(pn, sizeof pn, e->pool), e->stream);
 		printf("  by pool and stream (free memory serves only its "
 		    "own):\n");
 		cli_an_pool_streams_text(e->groups, e->n_groups, "    ");
