@@ -462,18 +462,27 @@ stream_setup(struct tl_model *m, uint32_t *max_groups, char *why,
 	return 0;
 }
 
+/* The pool of element e: the one its event names (2.14), else the final
+ * segment's at its address. */
+static void
+elem_pool(const struct tl_model *m, const struct idx_elem *e,
+    int64_t pool[2])
+{
+	int64_t ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
+
+	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
+	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
+		pool_of(m, e->addr, pool);
+}
+
 static uint32_t
 stream_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
 	struct tl_model *m = ctx;
-	int64_t pool[2], ev;
+	int64_t pool[2];
 
 	(void)k;
-	/* the pool the event names (2.14), else the final segment's */
-	ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
-	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
-	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
-		pool_of(m, e->addr, pool);
+	elem_pool(m, e, pool);
 	return stream_key_group(m, e->stream, pool);
 }
 
@@ -678,13 +687,10 @@ static uint32_t
 pool_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
 	struct tl_model *m = ctx;
-	int64_t pool[2], ev;
+	int64_t pool[2];
 
 	(void)k;
-	ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
-	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
-	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
-		pool_of(m, e->addr, pool);
+	elem_pool(m, e, pool);
 	return pool_key_group(m, e->stream, pool);
 }
 
