@@ -47,8 +47,8 @@ import time
 
 from gensnap_objects import Objects, final_segments
 from gensnap_pickle import _T7_HI, _T7_LO
-from gensnap_run import (output_format, run_scenario, write_head,
-                         write_json, write_tail)
+from gensnap_run import (output_format, report_speed, run_scenario,
+                         write_head, write_json, write_tail)
 from gensnap_sinks import (ACTIONS, SPOOL_RELEASE, SPOOL_STATE, ListSink,
                            SpoolSink, _SimState)
 from gensnap_truth import make_tracker
@@ -164,16 +164,9 @@ def generate_fast(p, out_path, truth_path):
             raise
     finally:
         spool.close()
-    dt_s = time.time() - t0
-    c2 = time.process_time()
-    sys.stderr.write(
-        'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
-        '%.1f MB/s; %.1f s CPU: %.1f MB/s (simulation %.1f s, writing '
-        '%.1f s; --fast: a head of %d steps, then %d copies of %d)\n' % (
-            nev, nbytes, nbytes / max(nev, 1), dt_s,
-            nbytes / 1e6 / max(dt_s, 1e-9), c2 - c0,
-            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1,
-            finder[0].found[0] + 1, reps, finder[0].found[1]))
+    report_speed(nev, nbytes, t0, c0, c1,
+                 '; --fast: a head of %d steps, then %d copies of %d' % (
+                     finder[0].found[0] + 1, reps, finder[0].found[1]))
     return sim
 
 

@@ -254,16 +254,23 @@ def generate_streaming(p, out_path, truth_path):
                                            sim, info, ws)
     finally:
         spool.close()
+    report_speed(nev, nbytes, t0, c0, c1)
+    return sim
+
+
+def report_speed(nev, nbytes, t0, c0, c1, more=''):
+    """Writes a streamed file's size and speed to stderr: t0 the wall
+    time it started, c0 the CPU time, c1 the CPU time the simulation
+    ended at (the rest was writing); more: a note inside the brackets."""
     dt_s = time.time() - t0
     c2 = time.process_time()
     sys.stderr.write(
         'gensnap: %d events, %d bytes, %.1f bytes/event; %.1f s wall: '
         '%.1f MB/s; %.1f s CPU: %.1f MB/s (simulation %.1f s, writing '
-        '%.1f s)\n' % (
+        '%.1f s%s)\n' % (
             nev, nbytes, nbytes / max(nev, 1), dt_s,
             nbytes / 1e6 / max(dt_s, 1e-9), c2 - c0,
-            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1))
-    return sim
+            nbytes / 1e6 / max(c2 - c0, 1e-9), c1 - c0, c2 - c1, more))
 
 
 def write_streamed(p, out_path, truth_path, spool, sim, info, ws):
