@@ -99,9 +99,11 @@ text_agreement(const struct an_whatif *w)
 			    buf);
 }
 
+/* One row of the columns' table: the uint64_t at off in each column,
+ * written by fmt (sv_fmt_size or sv_fmt_count). */
 static void
-row_size(const struct an_whatif *w, const char *label, size_t width,
-    size_t off)
+row(const struct an_whatif *w, const char *label, size_t width, size_t off,
+    char *(*fmt)(char *, size_t, uint64_t))
 {
 	char a[32];
 	uint32_t k;
@@ -111,26 +113,23 @@ row_size(const struct an_whatif *w, const char *label, size_t width,
 		const uint64_t *v = (const uint64_t *)(const void *)
 		    ((const char *)&w->cols[k] + off);
 
-		printf("  %*s", (int)width, sv_fmt_size(a, sizeof a, *v));
+		printf("  %*s", (int)width, fmt(a, sizeof a, *v));
 	}
 	printf("\n");
+}
+
+static void
+row_size(const struct an_whatif *w, const char *label, size_t width,
+    size_t off)
+{
+	row(w, label, width, off, sv_fmt_size);
 }
 
 static void
 row_count(const struct an_whatif *w, const char *label, size_t width,
     size_t off)
 {
-	char a[32];
-	uint32_t k;
-
-	printf("  %-22s", label);
-	for (k = 0; k < w->n_cols; k++) {
-		const uint64_t *v = (const uint64_t *)(const void *)
-		    ((const char *)&w->cols[k] + off);
-
-		printf("  %*s", (int)width, sv_fmt_count(a, sizeof a, *v));
-	}
-	printf("\n");
+	row(w, label, width, off, sv_fmt_count);
 }
 
 static void
