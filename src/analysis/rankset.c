@@ -25,6 +25,7 @@
 #include "replay/replay_idx.h"
 #include "util/units.h"
 #include "util/fatal.h"
+#include "util/tape.h"
 #include "util/xalloc.h"
 
 /* ---- members ------------------------------------------------------------- */
@@ -329,7 +330,19 @@ extra_of(const struct sv_index *ix, const struct an_rankset_opts *o,
 		return data;
 	}
 	sv_error_clear(&err);
-	if (b->build_index != NULL) {
+	if (b->build_tape != NULL) {
+		struct tape t;
+
+		tape_init(&t, 0);
+		if (b->build_tape(idx_snapshot(ix), b->arg, &t, &err) == 0 &&
+		    t.err == 0) {
+			/* in memory (no limit): the tape's buffer is it */
+			data = t.buf != NULL ? t.buf : xmalloc(1);
+			*len = (size_t)tape_len(&t);
+			return data;
+		}
+		tape_free(&t);
+	} else if (b->build_index != NULL) {
 		if (b->build_index(ix, b->arg, &data, len, &err) == 0)
 			return data;
 	} else if (b->build(idx_snapshot(ix), b->arg, &data, len,

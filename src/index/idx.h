@@ -30,6 +30,7 @@ struct sv_index;
  * a heap buffer in *data (the index takes it over) or -1 with err set.
  * An index is read for the sections its opener registers only: a section
  * of another name is never read. */
+struct tape;
 struct idx_section_builder {
 	const char *name; /* [A-Za-z0-9_.-], at most 40 characters */
 	int (*build)(const struct snapshot *s, void *arg, uint8_t **data,
@@ -45,6 +46,12 @@ struct idx_section_builder {
 	 * pass and memory in proportion to the events). */
 	int (*build_index)(const struct sv_index *ix, void *arg,
 	    uint8_t **data, size_t *len, struct sv_error *err);
+	/* When set, used instead of both: the section is appended to out (an
+	 * empty tape, util/tape.h), which goes to a temporary file once
+	 * past a few MB, so that a section of hundreds of MB is never held
+	 * whole in memory by the build. */
+	int (*build_tape)(const struct snapshot *s, void *arg,
+	    struct tape *out, struct sv_error *err);
 };
 
 /* How much of an existing index is checked on open. QUICK (the default)

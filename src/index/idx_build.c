@@ -23,6 +23,7 @@
 
 #include "index/idx_enc.h"
 #include "index/idx_int.h"
+#include "util/tape.h"
 #include "util/thread.h"
 #include "util/xalloc.h"
 
@@ -39,6 +40,18 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	return o->progress(o->progress_ctx, done - done / 10, total);
 }
 
+/* In memory up to this many bytes of a build_tape builder's section. */
+#define TAPE_MEM (4u << 20)
+
+void
+idx_free_tape(struct tape *t)
+{
+	if (t != NULL) {
+		tape_free(t);
+		free(t);
+	}
+}
+
 /* One extension section to build. */
 struct ext_job {
 	const struct idx_section_builder *sb;
@@ -46,6 +59,7 @@ struct ext_job {
 	const struct snapshot *s;
 	uint8_t *data;
 	size_t len;
+	struct tape *tape; /* a build_tape builder's */
 	struct sv_error err;
 	int rc;
 	pthread_t th;
@@ -59,6 +73,17 @@ ext_job_run(void *arg)
 	const struct idx_section_builder *sb = j->sb;
 
 	sv_error_clear(&j->err);
+	if (sb->build_tape != NULL) {
+		j->tape = xmalloc(sizeof *j->tape);
+		tape_init(j->tape, TAPE_MEM);
+		j->rc = sb->build_tape(j->s, sb->arg, j->tape, &j->err);
+		j->len = (size_t)tape_len(j->tape);
+		if (j->rc == 0 && j->tape->err != 0)
+			j->rc = sv_error_set(&j->err, SV_ERR_IO, SV_NO_OFFSET,
+			    "section %s: %s", sb->name,
+			    strerror(j->tape->err));
+		return NULL;
+	}
 	j->rc = sb->build_index != NULL ? sb->build_index(j->ix, sb->arg,
 	    &j->data, &j->len, &j->err) : sb->build(j->s, sb->arg, &j->data,
 	    &j->len, &j->err);
@@ -117,6 +142,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 				r = -1;
 			}
 			free(jobs[i].data);
+			idx_free_tape(jobs[i].tape);
 			continue;
 		}
 		for (k = 0; k < ix->n_ext; k++)
@@ -127,11 +153,15 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 			    sizeof *ix->ext);
 			e = &ix->ext[ix->n_ext++];
 			e->data = NULL;
+			e->tape = NULL;
 		}
 		free(e->data);
+		idx_free_tape(e->tape);
 		memset(e, 0, sizeof *e);
 		snprintf(e->name, sizeof e->name, "%s", jobs[i].sb->name);
-		e->data = jobs[i].data != NULL ? jobs[i].data : xmalloc(1);
+		e->tape = jobs[i].tape;
+		e->data = jobs[i].data != NULL || e->tape != NULL
+		    ? jobs[i].data : xmalloc(1);
 		e->len = jobs[i].len;
 		e->state = 1;
 	}
@@ -500,8 +530,10 @@ view_free(struct sv_index *view)
 {
 	size_t i;
 
-	for (i = 0; i < view->n_ext; i++)
+	for (i = 0; i < view->n_ext; i++) {
 		free(view->ext[i].data);
+		idx_free_tape(view->ext[i].tape);
+	}
 	free(view->ext);
 	view->ext = NULL;
 	view->n_ext = 0;

@@ -96,6 +96,9 @@ struct idx_ext {
 	uint64_t max_len;        /* the builder's bound */
 	uint8_t *data;           /* heap, owned; NULL until loaded */
 	size_t len;
+	/* or, built by a build_tape builder and not yet written: the bytes
+	 * (owned), read into data when a reader asks for them */
+	struct tape *tape;
 	int state;               /* 0 not loaded, 1 loaded, -1 unusable */
 };
 
@@ -260,6 +263,8 @@ int idx_build_into(struct writer *w, const char *path,
     struct sv_error *err);
 int idx_build_memory(const char *path, const struct idx_opts *o,
     struct sv_index **out, struct sv_error *err);
+/* Frees a section's tape (and the struct); NULL is a no-op. */
+void idx_free_tape(struct tape *t);
 int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, struct sv_error *err);
 int idx_missing_extensions(const struct sv_index *ix,

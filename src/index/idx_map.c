@@ -27,6 +27,7 @@
 #include "index/idx_int.h"
 #include "util/fatal.h"
 #include "util/hash.h"
+#include "util/tape.h"
 #include "util/xalloc.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -866,8 +867,10 @@ idx_index_free(struct sv_index *ix)
 	if (ix == NULL)
 		return;
 	idx_unbind_devices(ix);
-	for (i = 0; i < ix->n_ext; i++)
+	for (i = 0; i < ix->n_ext; i++) {
 		free(ix->ext[i].data);
+		idx_free_tape(ix->ext[i].tape);
+	}
 	free(ix->ext);
 	free(ix->toc);
 	free(ix->path);
@@ -1234,6 +1237,23 @@ idx_lod(const struct sv_index *ix, uint32_t d)
 	return v != NULL ? &v->lod : NULL;
 }
 
+/* A section built onto a tape, read into memory for a reader (after a
+ * rewrite that added it, the index goes on being used). */
+static void
+ext_untape(struct idx_ext *e)
+{
+	uint8_t *p = xmalloc(e->len + 1);
+
+	if (tape_read(e->tape, 0, p, e->len) != 0) {
+		free(p);
+		e->state = -1;
+		return;
+	}
+	e->data = p;
+	idx_free_tape(e->tape);
+	e->tape = NULL;
+}
+
 int
 idx_section(const struct sv_index *ix, const char *name,
     const uint8_t **data, size_t *len)
@@ -1251,6 +1271,8 @@ idx_section(const struct sv_index *ix, const char *name,
 		pthread_mutex_lock(&ix->mut->ext_lock);
 		if (e->state == 0)
 			ext_load(ix, e);
+		else if (e->state == 1 && e->data == NULL && e->tape != NULL)
+			ext_untape(e);
 		st = e->state;
 		pthread_mutex_unlock(&ix->mut->ext_lock);
 		if (st != 1)

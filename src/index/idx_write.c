@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "index/idx_int.h"
+#include "util/tape.h"
 #include "util/xalloc.h"
 
 int
@@ -74,13 +75,39 @@ w_progress(struct writer *w)
 		w->cancelled = 1;
 }
 
+/* Where a section's raw bytes come from: memory, or a tape. */
+struct src {
+	const uint8_t *data;
+	struct tape *tape;
+};
+
+/* The n raw bytes at off of src (in buf when they must be read) in *out;
+ * -1 when they cannot be read. */
+static int
+src_at(struct writer *w, const struct src *src, uint64_t off, size_t n,
+    uint8_t *buf, const uint8_t **out)
+{
+	if (src->tape == NULL) {
+		*out = src->data != NULL ? src->data + off : NULL;
+		return 0;
+	}
+	if (tape_read(src->tape, off, buf, n) != 0) {
+		w->err = src->tape->err ? src->tape->err : EIO;
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
 /* Writes n bytes as LZ4 pieces (IDX_COMP_LZ4P) into the section t being
  * written: one piece's buffer at a time, so a section of hundreds of MB
  * (replay checkpoints) costs no copy of its size. */
 static void
-w_pieces(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
+w_pieces(struct writer *w, struct toc_ent *t, const struct src *src,
+    uint64_t n)
 {
 	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8);
+	uint8_t *raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_PIECE) : NULL;
 	XXH3_state_t *h = XXH3_createState();
 	uint64_t done;
 
@@ -88,11 +115,13 @@ w_pieces(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
 	for (done = 0; done < n && w->err == 0; ) {
 		uint32_t raw = n - done < IDX_LZ4_PIECE ? (uint32_t)(n - done)
 		    : IDX_LZ4_PIECE;
-		int zl = LZ4_compress_default((const char *)data + done,
-		    (char *)z + 8, (int)raw, LZ4_compressBound((int)raw));
+		const uint8_t *in;
+		int zl = src_at(w, src, done, raw, raw_buf, &in) != 0 ? 0 :
+		    LZ4_compress_default((const char *)in, (char *)z + 8,
+			(int)raw, LZ4_compressBound((int)raw));
 
 		if (zl <= 0) {
-			w->err = EIO;
+			w->err = w->err ? w->err : EIO;
 			break;
 		}
 		put_u32(z, (uint32_t)zl);
@@ -104,18 +133,18 @@ w_pieces(struct writer *w, struct toc_ent *t, const uint8_t *data, uint64_t n)
 	}
 	t->hash = XXH3_64bits_digest(h);
 	XXH3_freeState(h);
+	free(raw_buf);
 	free(z);
 }
 
-/* Writes one section of raw bytes: stored as is, or compressed when comp
- * is IDX_COMP_LZ4 (LZ4 in one piece, or in pieces past IDX_LZ4_PIECE). */
-int
-idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
-    uint32_t comp)
+static int
+w_section(struct writer *w, const char *name, const struct src *src,
+    uint64_t n, uint32_t comp)
 {
 	struct toc_ent *t;
-	const void *out = data;
+	const uint8_t *out = NULL;
 	uint64_t outlen = n;
+	uint8_t *whole = NULL;
 	char *z = NULL;
 
 	if (w->err != 0 || w->cancelled)
@@ -124,20 +153,30 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 		comp = IDX_COMP_NONE;
 	if (comp == IDX_COMP_LZ4 && n > IDX_LZ4_PIECE)
 		comp = IDX_COMP_LZ4P;
+	if (comp != IDX_COMP_LZ4P) {
+		/* the whole section: at most a piece when compressed */
+		if (src->tape != NULL)
+			whole = xmalloc((size_t)n + 1);
+		if (src_at(w, src, 0, (size_t)n, whole, &out) != 0) {
+			free(whole);
+			return -1;
+		}
+	}
 	if (comp == IDX_COMP_LZ4) {
 		int bound = LZ4_compressBound((int)n), zl;
 
 		z = xmalloc((size_t)bound);
-		zl = LZ4_compress_default(data, z, (int)n, bound);
+		zl = LZ4_compress_default((const char *)out, z, (int)n, bound);
 		if (zl <= 0) {
 			comp = IDX_COMP_NONE;
 		} else {
-			out = z;
+			out = (const uint8_t *)z;
 			outlen = (uint64_t)zl;
 		}
 	}
 	if (idx_w_align(w) != 0) {
 		free(z);
+		free(whole);
 		return -1;
 	}
 	XGROW(w->toc, w->cap_toc, w->n_toc + 1);
@@ -148,7 +187,7 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 	t->raw = n;
 	t->comp = comp;
 	if (comp == IDX_COMP_LZ4P) {
-		w_pieces(w, t, data, n);
+		w_pieces(w, t, src, n);
 	} else {
 		t->len = outlen;
 		t->hash = outlen ? XXH3_64bits(out, outlen)
@@ -156,8 +195,20 @@ idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
 		idx_w_raw(w, out, outlen);
 	}
 	free(z);
+	free(whole);
 	w_progress(w);
 	return w->err == 0 && !w->cancelled ? 0 : -1;
+}
+
+/* Writes one section of raw bytes: stored as is, or compressed when comp
+ * is IDX_COMP_LZ4 (LZ4 in one piece, or in pieces past IDX_LZ4_PIECE). */
+int
+idx_w_section(struct writer *w, const char *name, const void *data, uint64_t n,
+    uint32_t comp)
+{
+	struct src src = {data, NULL};
+
+	return w_section(w, name, &src, n, comp);
 }
 
 /* Copies a stored section from another mapped index as is. */
@@ -302,8 +353,11 @@ idx_w_extensions(struct writer *w, const struct sv_index *ix)
 
 		snprintf(name, sizeof name, "%s%s", IDX_SEC_EXT_PREFIX,
 		    e->name);
-		if (e->state == 1)
-			idx_w_section(w, name, e->data, e->len, IDX_COMP_LZ4);
+		if (e->state == 1) {
+			struct src src = {e->data, e->tape};
+
+			w_section(w, name, &src, e->len, IDX_COMP_LZ4);
+		}
 		else if (e->state == 0 && ix->map != NULL)
 			w_copy(w, &e->toc, ix->map);
 		if (w->err != 0 || w->cancelled)

@@ -178,6 +178,8 @@ reset_build(struct replay *r)
 	struct replay_info keep = r->info;
 
 	ckpt_destroy(&r->ck);
+	if (r->tape_mem > 0)
+		ckpt_use_tapes(&r->ck, r->tape_mem);
 	r->n_learned = 0;
 	r->n_attrs = 0;
 	free(r->fwd_issues);
@@ -192,7 +194,8 @@ reset_build(struct replay *r)
 }
 
 struct replay *
-replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
+replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
+    struct sv_error *err)
 {
 	struct replay *r;
 	int pass;
@@ -202,6 +205,9 @@ replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 		return NULL;
 	}
 	r = replay_open(s, d);
+	r->tape_mem = tape_mem;
+	if (tape_mem > 0)
+		ckpt_use_tapes(&r->ck, tape_mem);
 	/* the passes look blocks up by their address all the time; seeks
 	 * restore whole states, which would have to refill the index */
 	rstate_index(&r->cur, 1);
@@ -222,6 +228,19 @@ replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 	r->log.on = 1;
 	ulog_reset(&r->log, r->cur.at);
 	return r;
+}
+
+struct replay *
+replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
+{
+	return replay_build(s, d, 0, err);
+}
+
+struct replay *
+replay_new_for_save(const struct snapshot *s, uint32_t d,
+    struct sv_error *err)
+{
+	return replay_build(s, d, CKPT_TAPE_MEM, err);
 }
 
 void

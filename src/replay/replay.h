@@ -215,9 +215,19 @@ void replay_check_destroy(struct replay_check *c);
  * *buf is malloc'd; the caller frees it. */
 int replay_checkpoints_save(const struct replay *r, uint8_t **buf,
     size_t *len);
-/* The same bytes, built without a copy of the checkpoints: r gives
- * them up, and may then only be freed. */
-int replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len);
+/* A replay built only to be saved: its checkpoints go to temporary files
+ * as the forward pass makes them (tape.h), so a trace of hundreds of
+ * millions of events costs little memory. It cannot seek (replay_seek()
+ * fails), and replay_checkpoints_save() refuses it: it is written with
+ * replay_checkpoints_write(), then freed. */
+struct replay *replay_new_for_save(const struct snapshot *s, uint32_t d,
+    struct sv_error *err);
+/* The bytes replay_checkpoints_save() makes: their length, and the bytes
+ * themselves appended to out a piece at a time (for any replay). 0, or
+ * -1 with *err an errno when a tape failed. */
+uint64_t replay_checkpoints_len(const struct replay *r);
+struct tape;
+int replay_checkpoints_write(struct replay *r, struct tape *out, int *err);
 /* Opens a replay from a saved buffer (copied) without the backward pass.
  * The buffer is untrusted: every offset is checked; a bad or stale buffer
  * (other device or event count) gives -1/NULL with err set. */

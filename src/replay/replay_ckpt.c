@@ -43,9 +43,28 @@ ckpt_init(struct ckpt *c, uint64_t k)
 	c->k = k;
 }
 
+/* The arena's bytes go to its tape this many at a time (at most). */
+#define ARENA_FLUSH (1u << 20)
+
+void
+ckpt_use_tapes(struct ckpt *c, size_t mem)
+{
+	int i;
+
+	c->tape = xcalloc(2, sizeof *c->tape);
+	for (i = 0; i < 2; i++)
+		tape_init(&c->tape[i], mem);
+	c->flush = mem < ARENA_FLUSH ? mem : ARENA_FLUSH;
+}
+
 void
 ckpt_destroy(struct ckpt *c)
 {
+	if (c->tape != NULL) {
+		tape_free(&c->tape[0]);
+		tape_free(&c->tape[1]);
+		free(c->tape);
+	}
 	if (!c->borrowed) {
 		free(c->arena);
 		free(c->lists);
@@ -126,10 +145,23 @@ var_len(uint64_t v)
 	return n;
 }
 
+/* Appends to the arena, whose bytes before arena_base are on its tape. */
 static void
 put_var(struct ckpt *c, uint64_t v)
 {
-	put_vb(&c->arena, &c->arena_len, &c->arena_cap, v);
+	uint64_t n = c->arena_len - c->arena_base;
+
+	put_vb(&c->arena, &n, &c->arena_cap, v);
+	c->arena_len = c->arena_base + n;
+}
+
+static void
+le64_put(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static void
@@ -155,10 +187,10 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 {
 	const struct replay_segment *h = &sg->hdr;
 	const struct rblk *b;
-	uint64_t nb = 0;
+	uint64_t nb = 0, off = c->arena_len;
 	uint32_t id;
 
-	if (c->n_blobs == c->cap_blobs) {
+	if (c->tape == NULL && c->n_blobs == c->cap_blobs) {
 		size_t cap = c->cap_blobs;
 
 		c->blob_off = xgrow(c->blob_off, &cap, c->n_blobs + 1, 8);
@@ -166,7 +198,6 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 		    8);
 	}
 	id = (uint32_t)c->n_blobs++;
-	c->blob_off[id] = c->arena_len;
 	for (b = rblk_first(st, sg); b != NULL; b = rblk_next(sg, b))
 		nb++;
 	put_var(c, h->addr);
@@ -190,7 +221,16 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 		}
 		put_var(c, zz(b->b.last_ev));
 	}
-	c->blob_len[id] = c->arena_len - c->blob_off[id];
+	if (c->tape != NULL) {
+		uint8_t e[16];
+
+		le64_put(e, off);
+		le64_put(e + 8, c->arena_len - off);
+		tape_write(&c->tape[1], e, sizeof e);
+	} else {
+		c->blob_off[id] = off;
+		c->blob_len[id] = c->arena_len - off;
+	}
 	return id;
 }
 
@@ -308,6 +348,11 @@ ckpt_take(struct ckpt *c, struct rstate *st)
 	c->cap_prev = c->cap_next;
 	c->cap_next = i;
 	c->n_prev = count;
+	if (c->tape != NULL && c->arena_len - c->arena_base >= c->flush) {
+		tape_write(&c->tape[0], c->arena,
+		    (size_t)(c->arena_len - c->arena_base));
+		c->arena_base = c->arena_len;
+	}
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -534,7 +579,7 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 	uint32_t *t;
 
 	rstate_clear(st);
-	if (j >= c->n)
+	if (j >= c->n || c->tape != NULL)
 		return -1;
 	/* back to the key list, then the changes up to j */
 	for (from = j; !c->key[from]; from--)
@@ -642,7 +687,13 @@ rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words)
 void
 ckpt_save(const struct ckpt *c, struct wbuf *w)
 {
+	uint64_t i;
+
 	ckpt_save_head(c, w);
+	for (i = 0; i < c->n_blobs; i++) {
+		wbuf_u64(w, span_off(c, i));
+		wbuf_u64(w, span_len(c, i));
+	}
 	wbuf_bytes(w, c->arena, c->arena_len);
 }
 
@@ -665,25 +716,59 @@ ckpt_save_head(const struct ckpt *c, struct wbuf *w)
 		wbuf_u64(w, c->key[i]);
 	}
 	wbuf_bytes(w, c->lists, c->lists_len);
-	for (i = 0; i < c->n_blobs; i++) {
-		wbuf_u64(w, span_off(c, i));
-		wbuf_u64(w, span_len(c, i));
-	}
 }
 
-uint8_t *
-ckpt_take_arena(struct ckpt *c, size_t *len)
+/* Hands a tape's bytes to put, a piece at a time. */
+static int
+put_tape(struct tape *t, uint8_t *buf, size_t n,
+    void (*put)(void *ctx, const void *p, size_t n), void *ctx)
 {
-	uint8_t *a = c->arena;
+	uint64_t off, len = tape_len(t);
 
-	*len = (size_t)c->arena_len;
-	if (c->borrowed) {
-		a = xmalloc(*len + 1);
-		memcpy(a, c->arena, *len);
+	for (off = 0; off < len; off += n) {
+		size_t k = len - off < n ? (size_t)(len - off) : n;
+
+		if (tape_read(t, off, buf, k) != 0)
+			return -1;
+		put(ctx, buf, k);
 	}
-	c->arena = NULL;
-	ckpt_destroy(c);
-	return a;
+	return t->err != 0 ? -1 : 0;
+}
+
+int
+ckpt_write_tail(struct ckpt *c,
+    void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err)
+{
+	enum { PIECE = 1 << 20 };
+	uint8_t *buf = xmalloc(PIECE);
+	uint64_t i;
+	size_t k = 0;
+	int r = 0;
+
+	*err = 0;
+	if (c->tape != NULL) {
+		r = put_tape(&c->tape[1], buf, PIECE, put, ctx);
+		if (r == 0)
+			r = put_tape(&c->tape[0], buf, PIECE, put, ctx);
+		if (r == 0)
+			put(ctx, c->arena, (size_t)(c->arena_len -
+			    c->arena_base));
+		*err = c->tape[0].err ? c->tape[0].err : c->tape[1].err;
+		free(buf);
+		return r;
+	}
+	for (i = 0; i < c->n_blobs; i++) {
+		le64_put(buf + k, span_off(c, i));
+		le64_put(buf + k + 8, span_len(c, i));
+		if ((k += 16) == PIECE) {
+			put(ctx, buf, k);
+			k = 0;
+		}
+	}
+	put(ctx, buf, k);
+	put(ctx, c->arena, (size_t)c->arena_len);
+	free(buf);
+	return 0;
 }
 
 /* The next n bytes of b: copied into a heap buffer (one byte more),

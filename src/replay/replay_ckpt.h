@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "replay/rstate.h"
+#include "util/tape.h"
 
 /* A checkpoint's list is a key list, or the change from the previous
  * list; at most this many changes follow a key list. */
@@ -55,9 +56,25 @@ struct ckpt {
 	/* arena, lists and btab point into the bytes ckpt_load() read
 	 * (read only, not freed here; blob_off and blob_len unused) */
 	int borrowed;
+	/* With tapes (ckpt_use_tapes()), for checkpoints that are only
+	 * written out: the arena's bytes before arena_base are in
+	 * tape[0], and the blobs' table is not kept but in tape[1], as
+	 * saved ({u64 off, u64 len} a blob); arena holds the rest. */
+	struct tape *tape;
+	uint64_t arena_base;
+	size_t flush;                /* arena bytes that go to tape[0] */
 };
 
 void ckpt_init(struct ckpt *c, uint64_t k);
+/* Sends the arena and the blobs' table of an empty c to temporary files
+ * as they grow past mem bytes (tape.h; CKPT_TAPE_MEM, tests pass less),
+ * so that the checkpoints of a long trace cost the process little
+ * memory; c can then only be written out (ckpt_save_head(),
+ * ckpt_write_tail()), not restored. */
+#define CKPT_TAPE_MEM (4u << 20)
+void ckpt_use_tapes(struct ckpt *c, size_t mem);
+/* Frees everything, the tapes included; c is empty again (keeping k),
+ * without tapes. */
 void ckpt_destroy(struct ckpt *c);
 /* Appends st (the state after st->at + 1 events) as the next checkpoint;
  * encodes the segments changed since their last encoding (and records
@@ -105,11 +122,13 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * and the arena stay in b's bytes, which must then outlive c and not
  * change; else they are copied. */
 void ckpt_save(const struct ckpt *c, struct wbuf *w);
-/* ckpt_save() less the arena's bytes, which come last. */
+/* ckpt_save() less the blobs' table and the arena, which come last. */
 void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
-/* Hands the arena over (the caller frees it; *len: its bytes) and
- * empties c, as ckpt_destroy(), keeping k. */
-uint8_t *ckpt_take_arena(struct ckpt *c, size_t *len);
+/* The blobs' table and the arena, as ckpt_save() ends, handed to put
+ * a piece at a time (from the tapes, or memory); -1 when a tape failed
+ * (its errno in *err). */
+int ckpt_write_tail(struct ckpt *c,
+    void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err);
 int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events,
     int borrow);
 

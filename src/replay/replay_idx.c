@@ -6,10 +6,11 @@
 
 #include "replay/replay_idx.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/xalloc.h"
+#include "util/tape.h"
 
 #define SECTION_NAME "replay.3"
 
@@ -33,24 +34,26 @@ get_u64(const uint8_t *p)
 	return v;
 }
 
+/* Every device's checkpoints, appended to out as the replays are built:
+ * each replay's own go to temporary files as they are made (at 10 GB of
+ * snapshot they are about 500 MB, the largest thing an index build held
+ * in memory), and out is one too once past a few MB. */
 static int
-build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
+build(const struct snapshot *s, void *arg, struct tape *out,
     struct sv_error *err)
 {
 	uint32_t d, n = snap_device_count(s);
-	uint8_t *out = NULL;
-	size_t used = 0, cap = 0;
 
 	(void)arg;
 	for (d = 0; d < n; d++) {
 		const struct snap_trace *t = snap_trace_of(s, d);
 		struct replay *r;
-		uint8_t *blob;
-		size_t blen;
+		uint8_t head[16];
+		int e;
 
 		if (t == NULL || t->n == 0)
 			continue;
-		r = replay_new(s, d, err);
+		r = replay_new_for_save(s, d, err);
 		if (r == NULL) {
 			/* an inconsistent device: no checkpoints for it;
 			 * the commands that need them report the error
@@ -58,35 +61,22 @@ build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 			sv_error_clear(err);
 			continue;
 		}
-		if (replay_checkpoints_take(r, &blob, &blen) != 0) {
+		put_u64(head, d);
+		put_u64(head + 8, replay_checkpoints_len(r));
+		tape_write(out, head, sizeof head);
+		if (replay_checkpoints_write(r, out, &e) != 0) {
 			replay_free(r);
-			continue;
+			return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+			    "replay checkpoints: %s", strerror(e ? e : EIO));
 		}
 		replay_free(r);
-		if (out == NULL) {
-			/* the first device's blob becomes the section: a
-			 * second copy of a blob of hundreds of MB was the
-			 * peak of an index build */
-			out = xreallocarray(blob, blen + 16, 1);
-			memmove(out + 16, out, blen);
-			cap = blen + 16;
-		} else {
-			out = xgrow(out, &cap, used + 16 + blen, 1);
-			memcpy(out + used + 16, blob, blen);
-			free(blob);
-		}
-		put_u64(out + used, d);
-		put_u64(out + used + 8, blen);
-		used += 16 + blen;
 	}
-	*data = out != NULL ? out : xmalloc(1);
-	*len = used;
 	return 0;
 }
 
 const struct idx_section_builder replay_idx_section = {
 	.name = SECTION_NAME,
-	.build = build,
+	.build_tape = build,
 };
 
 struct replay *

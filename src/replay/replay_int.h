@@ -80,6 +80,8 @@ struct replay {
 	struct replay_issue *fwd_issues;
 	uint64_t n_fwd_issues, n_fwd_kept;
 	int collect;
+	size_t tape_mem; /* > 0: checkpoints on tapes, only to be written
+			    out (replay_new_for_save()) */
 
 	/* flat view */
 	struct replay_state view;
@@ -187,5 +189,9 @@ void replay_backward(struct replay *r, struct rstate *st);
 /* A replay of device d with nothing built (no start state, no
  * checkpoints); what replay_new() and replay_new_saved() start from. */
 struct replay *replay_open(const struct snapshot *s, uint32_t d);
+/* replay_new() (tape_mem 0) and replay_new_for_save() (CKPT_TAPE_MEM):
+ * with tape_mem > 0 the checkpoints go to tapes past that many bytes. */
+struct replay *replay_build(const struct snapshot *s, uint32_t d,
+    size_t tape_mem, struct sv_error *err);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -95,53 +96,86 @@ save_head(const struct replay *r, struct wbuf *w0)
 	*w0 = w;
 }
 
+/* Appends to a wbuf (ckpt_write_tail()'s put). */
+static void
+put_wbuf(void *ctx, const void *p, size_t n)
+{
+	wbuf_bytes(ctx, p, n);
+}
+
 int
 replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 {
 	struct wbuf w = {NULL, 0, 0, 0};
+	int e;
 
+	if (r->ck.tape != NULL)
+		return -1;
 	save_head(r, &w);
-	wbuf_bytes(&w, r->ck.arena, r->ck.arena_len);
+	/* from memory: nothing to fail */
+	(void)ckpt_write_tail((struct ckpt *)&r->ck, put_wbuf, &w, &e);
 	wbuf_u64(&w, XXH3_64bits(w.p, w.len));
 	*buf = w.p;
 	*len = w.len;
 	return 0;
 }
 
-/* The same bytes, made in the checkpoints' arena: the arena is moved up
- * and the head written in front of it, so neither the arena (most of the
- * bytes) nor the head (the blobs' table) is ever copied. */
-int
-replay_checkpoints_take(struct replay *r, uint8_t **buf, size_t *len)
+uint64_t
+replay_checkpoints_len(const struct replay *r)
 {
 	struct wbuf w = {NULL, 0, 0, 1};
-	uint8_t *p;
-	uint64_t h;
-	size_t hl, alen = (size_t)r->ck.arena_len, i;
 
-	if (r->ck.borrowed)
-		return replay_checkpoints_save(r, buf, len);
 	save_head(r, &w);
-	hl = w.len;
-	p = xreallocarray(r->ck.arena, hl + alen + 8, 1);
-	if (alen > 0)
-		memmove(p + hl, p, alen);
-	/* the arena's bytes are no longer where the blobs' table says:
-	 * from here on the checkpoints are only written out, then freed */
-	r->ck.arena = p;
-	r->ck.arena_cap = hl + alen + 8;
-	w.p = p;
-	w.len = 0;
-	w.cap = hl;
-	w.count = 0;
+	return w.len + r->ck.n_blobs * 16 + r->ck.arena_len + 8;
+}
+
+struct tape_put {
+	struct tape *t;
+	XXH3_state_t *h;
+};
+
+static void
+put_tape(void *ctx, const void *p, size_t n)
+{
+	struct tape_put *x = ctx;
+
+	XXH3_64bits_update(x->h, p, n);
+	tape_write(x->t, p, n);
+}
+
+/* The same bytes, one piece at a time, to a tape: with the checkpoints
+ * on tapes of their own (replay_new_for_save()), the process never
+ * holds them whole. */
+int
+replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
+{
+	struct wbuf w = {NULL, 0, 0, 0};
+	struct tape_put x;
+	uint8_t hb[8];
+	uint64_t h;
+	int rc, i;
+
+	x.t = out;
+	x.h = XXH3_createState();
+	if (x.h == NULL) {
+		*err = ENOMEM;
+		return -1;
+	}
+	XXH3_64bits_reset(x.h);
 	save_head(r, &w);
-	p = ckpt_take_arena(&r->ck, &i);
-	h = XXH3_64bits(p, hl + alen);
+	put_tape(&x, w.p, w.len);
+	free(w.p);
+	rc = ckpt_write_tail(&r->ck, put_tape, &x, err);
+	h = XXH3_64bits_digest(x.h);
+	XXH3_freeState(x.h);
 	for (i = 0; i < 8; i++)
-		p[hl + alen + i] = (uint8_t)(h >> (8 * i));
-	*buf = p;
-	*len = hl + alen + 8;
-	return 0;
+		hb[i] = (uint8_t)(h >> (8 * i));
+	tape_write(out, hb, sizeof hb);
+	if (rc == 0 && out->err != 0) {
+		*err = out->err;
+		rc = -1;
+	}
+	return rc;
 }
 
 /* learned and attrs, each sorted by event (forward replay searches

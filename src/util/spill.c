@@ -21,8 +21,8 @@
 #include "util/mapfile.h"
 #include "util/xalloc.h"
 
-static int
-tmp_fd(void)
+int
+spill_tmp_fd(void)
 {
 	const char *d = getenv("TMPDIR");
 	char path[4096];
@@ -63,7 +63,7 @@ spill_init(struct spill *s, size_t reserve)
 		s->base = NULL;
 		return -1;
 	}
-	s->fd = tmp_fd();
+	s->fd = spill_tmp_fd();
 	if (s->fd < 0) {
 		munmap(s->base, reserve);
 		s->base = NULL;

@@ -22,6 +22,10 @@ struct spill {
 	int fd;              /* the file, or -1 when not in use */
 };
 
+/* An unlinked temporary file in $TMPDIR (else /tmp), read and write,
+ * close-on-exec; -1 when none can be made. */
+int spill_tmp_fd(void);
+
 /* Reserves room for reserve bytes in an unlinked file in $TMPDIR (else
  * /tmp). Returns 0, or -1 (s unusable: fd -1). */
 int spill_init(struct spill *s, size_t reserve);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "replay_fix.h"
+#include "util/tape.h"
 
 /* A saved replay whose last checkpoint is corrupt (hash recomputed, as
  * whoever wrote the index can): it loads (checkpoint 0 is sound), a seek
@@ -163,16 +164,37 @@ START_TEST(test_replay_saved_findings)
 }
 END_TEST
 
-/* replay_checkpoints_take(), which the index build calls, writes the
- * bytes replay_checkpoints_save() does, with several checkpoints, and
- * they load. */
-START_TEST(test_replay_take_same_bytes)
+/* The bytes replay_checkpoints_write() appends to a tape. */
+static uint8_t *
+written(struct replay *r, size_t tape_mem, size_t *len)
+{
+	struct tape t;
+	uint8_t *p;
+	int e;
+
+	tape_init(&t, tape_mem);
+	ck_assert_int_eq(replay_checkpoints_write(r, &t, &e), 0);
+	ck_assert_int_eq(t.err, 0);
+	ck_assert_int_eq(tape_in_file(&t), tape_mem > 0);
+	*len = (size_t)tape_len(&t);
+	p = xmalloc(*len + 1);
+	ck_assert_int_eq(tape_read(&t, 0, p, *len), 0);
+	tape_free(&t);
+	return p;
+}
+
+/* replay_checkpoints_write(), which the index build calls, writes the
+ * bytes replay_checkpoints_save() does, with several checkpoints: from a
+ * replay whose checkpoints are in memory, and from one built for saving
+ * whose checkpoints went to temporary files (a tiny limit sends them
+ * there at once), to a tape in memory or in a file; they load. */
+START_TEST(test_replay_write_same_bytes)
 {
 	struct snapshot *s = snap_new();
-	struct replay *r, *r2;
+	struct replay *r, *r2, *rt;
 	struct sv_error err;
 	uint8_t *buf, *buf2;
-	size_t len, len2;
+	size_t len, len2, mem;
 	uint64_t i;
 
 	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
@@ -188,9 +210,25 @@ START_TEST(test_replay_take_same_bytes)
 	r = open_ok(s);
 	ck_assert_uint_ge(replay_info(r)->n_checkpoints, 2);
 	ck_assert_int_eq(replay_checkpoints_save(r, &buf, &len), 0);
-	ck_assert_int_eq(replay_checkpoints_take(r, &buf2, &len2), 0);
-	replay_free(r);
 	ck_assert_uint_gt(len, 100);
+	ck_assert_uint_eq(replay_checkpoints_len(r), len);
+	for (mem = 0; mem <= 64; mem += 64) {
+		buf2 = written(r, mem, &len2);
+		ck_assert_uint_eq(len2, len);
+		ck_assert_int_eq(memcmp(buf, buf2, len), 0);
+		free(buf2);
+	}
+	replay_free(r);
+	rt = replay_build(s, 0, 16, &err);
+	ck_assert_ptr_nonnull(rt);
+	ck_assert(tape_in_file(&rt->ck.tape[0]));
+	ck_assert(tape_in_file(&rt->ck.tape[1]));
+	ck_assert_uint_eq(replay_checkpoints_len(rt), len);
+	/* it cannot seek, nor be saved the other way */
+	ck_assert_int_ne(replay_seek(rt, 5, &err), 0);
+	ck_assert_int_ne(replay_checkpoints_save(rt, &buf2, &len2), 0);
+	buf2 = written(rt, 64, &len2);
+	replay_free(rt);
 	ck_assert_uint_eq(len2, len);
 	ck_assert_int_eq(memcmp(buf, buf2, len), 0);
 	r2 = replay_new_saved(s, 0, buf2, len2, &err);
@@ -253,7 +291,7 @@ START_TEST(test_replay_saved_view)
 	}
 	/* saved again, it writes the bytes it reads (the blobs' table
 	 * read where it lies) */
-	ck_assert_int_eq(replay_checkpoints_take(r2, &again, &alen), 0);
+	again = written(r2, 0, &alen);
 	ck_assert_uint_eq(alen, len);
 	ck_assert_int_eq(memcmp(again, keep, len), 0);
 	free(again);
@@ -557,7 +595,7 @@ replay_saved_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_replay_corrupt_checkpoint);
 	tcase_add_test(tc, test_replay_saved_findings);
-	tcase_add_test(tc, test_replay_take_same_bytes);
+	tcase_add_test(tc, test_replay_write_same_bytes);
 	tcase_add_test(tc, test_replay_saved_view);
 	tcase_add_test(tc, test_replay_saved_findings_corrupt);
 	tcase_add_test(tc, test_replay_index_old_section);

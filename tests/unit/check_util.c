@@ -25,6 +25,7 @@
 #include "util/mapfile.h"
 #include "util/sat.h"
 #include "util/search.h"
+#include "util/tape.h"
 #include "util/thread.h"
 #include "util/u64map.h"
 #include "util/units.h"
@@ -948,6 +949,53 @@ map_pattern(struct mapfile *m, size_t len, unsigned mul)
 /* A sequential reader's mapping: pages go back only in steps of the
  * size asked, pages are mapped ahead only when half of what was mapped
  * ahead has been read, and the bytes read are the file's throughout. */
+/* A tape reads back what was written, at any offset and across the
+ * write buffer's edge, whether it stayed in memory (limit 0) or went to
+ * a file (past 1,000 bytes; writes of 1 byte to 3 MB, so the buffer is
+ * flushed, bypassed and straddled); a read past the end fails. */
+START_TEST(test_tape_roundtrip)
+{
+	static const size_t lens[] = {1, 999, 7, 3u << 20, 5, 65536, 1u << 20};
+	size_t total = 0, i, k, limit;
+	uint8_t *want, *got;
+
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++)
+		total += lens[i];
+	want = malloc(total);
+	got = malloc(total);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	for (i = 0; i < total; i++)
+		want[i] = (uint8_t)(i * 2654435761u >> 13);
+	for (limit = 0; limit <= 1000; limit += 1000) {
+		struct tape t;
+		size_t off = 0;
+		const size_t at[][2] = {{0, total}, {1, 2}, {998, 10},
+		    {total - 3, 3}, {(1u << 20) - 5, 11}, {4000000, 70000}};
+
+		tape_init(&t, limit);
+		for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+			tape_write(&t, want + off, lens[i]);
+			off += lens[i];
+			ck_assert_uint_eq(tape_len(&t), off);
+		}
+		ck_assert_int_eq(tape_in_file(&t), limit > 0);
+		for (k = 0; k < sizeof at / sizeof at[0]; k++) {
+			memset(got, 0, total);
+			ck_assert_int_eq(tape_read(&t, at[k][0], got,
+			    at[k][1]), 0);
+			ck_assert_int_eq(memcmp(got, want + at[k][0],
+			    at[k][1]), 0);
+		}
+		ck_assert_int_eq(t.err, 0);
+		ck_assert_int_ne(tape_read(&t, total - 1, got, 2), 0);
+		tape_free(&t);
+	}
+	free(want);
+	free(got);
+}
+END_TEST
+
 START_TEST(test_mapfile_steps)
 {
 	const size_t mb = 1u << 20, len = 24 * mb;
@@ -1062,6 +1110,7 @@ util_suite(void)
 	tcase_add_test(th, test_u64map_flood);
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
+	tcase_add_test(tu, test_tape_roundtrip);
 	tcase_add_test(tu, test_mapfile_steps);
 	tcase_add_test(tu, test_mapfile_follow);
 	suite_add_tcase(s, th);
