@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/frame.h"
+#include "analysis/rulefile.h"
 #include "util/escape.h"
 #include "util/stop.h"
 #include "util/xalloc.h"
@@ -50,8 +51,6 @@ an_category_lookup(const char *name, size_t len)
 
 /* ---- rules -------------------------------------------------------------- */
 
-#define RULES_MAX_BYTES (1u << 20)
-#define RULE_LINE_MAX 4096
 
 static int
 is_space(char c)
@@ -59,10 +58,18 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* What parse_line() fills: the rules and their array's room. */
+struct cat_fill {
+	struct an_cat_rules *out;
+	size_t cap;
+};
+
 static int
-parse_line(const char *p, size_t n, uint32_t line, struct an_cat_rules *out,
-    size_t *cap, struct sv_error *err)
+parse_line(void *ctx, const char *p, size_t n, uint32_t line,
+    struct sv_error *err)
 {
+	struct an_cat_rules *out = ((struct cat_fill *)ctx)->out;
+	size_t *cap = &((struct cat_fill *)ctx)->cap;
 	char re[RULE_LINE_MAX + 1], msg[128];
 	size_t i = 0, w;
 	int cat, rc;
@@ -116,33 +123,12 @@ int
 an_cat_rules_parse(const char *text, size_t len, struct an_cat_rules *out,
     struct sv_error *err)
 {
-	size_t pos = 0, cap = 0;
-	uint32_t line = 0;
+	struct cat_fill f = {out, 0};
 
 	memset(out, 0, sizeof *out);
-	while (pos < len) {
-		const char *p = text + pos, *nl;
-		size_t n;
-
-		line++;
-		nl = memchr(p, '\n', len - pos);
-		n = nl != NULL ? (size_t)(nl - p) : len - pos;
-		pos += n + (nl != NULL);
-		if (memchr(p, '\0', n) != NULL) {
-			an_cat_rules_destroy(out);
-			return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-			    "line %u: a NUL byte", line);
-		}
-		if (n > RULE_LINE_MAX) {
-			an_cat_rules_destroy(out);
-			return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-			    "line %u: longer than %u bytes", line,
-			    RULE_LINE_MAX);
-		}
-		if (parse_line(p, n, line, out, &cap, err) != 0) {
-			an_cat_rules_destroy(out);
-			return -1;
-		}
+	if (an_rulefile_lines(text, len, parse_line, &f, err) != 0) {
+		an_cat_rules_destroy(out);
+		return -1;
 	}
 	return 0;
 }
@@ -151,29 +137,14 @@ int
 an_cat_rules_load(const char *path, struct an_cat_rules *out,
     struct sv_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n;
-	int r;
+	struct cat_fill f = {out, 0};
 
 	memset(out, 0, sizeof *out);
-	if (f == NULL)
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-	buf = xmalloc(RULES_MAX_BYTES + 1);
-	n = fread(buf, 1, RULES_MAX_BYTES + 1, f);
-	if (ferror(f)) {
-		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "cannot read: %s", strerror(errno));
-	} else if (n > RULES_MAX_BYTES) {
-		r = sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-		    "larger than %u bytes", RULES_MAX_BYTES);
-	} else {
-		r = an_cat_rules_parse(buf, n, out, err);
+	if (an_rulefile_load(path, parse_line, &f, err) != 0) {
+		an_cat_rules_destroy(out);
+		return -1;
 	}
-	free(buf);
-	fclose(f);
-	return r;
+	return 0;
 }
 
 void

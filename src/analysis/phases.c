@@ -15,14 +15,13 @@
 #include <string.h>
 
 #include "analysis/frame.h"
+#include "analysis/rulefile.h"
 #include "util/escape.h"
 #include "util/hash.h"
 #include "util/stop.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define RULES_MAX_BYTES (1u << 20)
-#define RULE_LINE_MAX 4096
 #define JUDGE_MIN 3		/* complete instances a verdict needs */
 
 static const char *const source_names[] = {
@@ -156,9 +155,10 @@ an_phase_rule_add(struct an_phase_rules *rs, const char *spec,
 }
 
 static int
-parse_line(struct an_phase_rules *rs, const char *p, size_t n, uint32_t line,
+parse_line(void *ctx, const char *p, size_t n, uint32_t line,
     struct sv_error *err)
 {
+	struct an_phase_rules *rs = ctx;
 	size_t i = 0, w, v;
 
 	while (i < n && is_space(p[i]))
@@ -178,53 +178,14 @@ int
 an_phase_rules_parse(const char *text, size_t len, struct an_phase_rules *rs,
     struct sv_error *err)
 {
-	size_t pos = 0;
-	uint32_t line = 0;
-
-	while (pos < len) {
-		const char *p = text + pos, *nl;
-		size_t n;
-
-		line++;
-		nl = memchr(p, '\n', len - pos);
-		n = nl != NULL ? (size_t)(nl - p) : len - pos;
-		pos += n + (nl != NULL);
-		if (memchr(p, '\0', n) != NULL)
-			return rule_error(err, line, "a NUL byte");
-		if (n > RULE_LINE_MAX)
-			return rule_error(err, line, "longer than %u bytes",
-			    RULE_LINE_MAX);
-		if (parse_line(rs, p, n, line, err) != 0)
-			return -1;
-	}
-	return 0;
+	return an_rulefile_lines(text, len, parse_line, rs, err);
 }
 
 int
 an_phase_rules_load(const char *path, struct an_phase_rules *rs,
     struct sv_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n;
-	int r;
-
-	if (f == NULL)
-		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
-		    strerror(errno));
-	buf = xmalloc(RULES_MAX_BYTES + 1);
-	n = fread(buf, 1, RULES_MAX_BYTES + 1, f);
-	if (ferror(f))
-		r = sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-		    "cannot read: %s", strerror(errno));
-	else if (n > RULES_MAX_BYTES)
-		r = sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-		    "larger than %u bytes", RULES_MAX_BYTES);
-	else
-		r = an_phase_rules_parse(buf, n, rs, err);
-	free(buf);
-	fclose(f);
-	return r;
+	return an_rulefile_load(path, parse_line, rs, err);
 }
 
 void

@@ -18,9 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "analysis/category.h"
 #include "analysis/leaks.h"
 #include "analysis/phases.h"
+#include "analysis/rulefile.h"
 #include "analysis/site.h"
 #include "analysis/steps.h"
 #include "index/idx_timeline.h"
@@ -127,6 +130,65 @@ START_TEST(test_rules)
 	ck_assert_uint_eq(rs.n, 4);
 	an_phase_rules_destroy(&rs);
 	ck_assert_uint_eq(rs.n, 0);
+}
+END_TEST
+
+/* Phase and category rule files share one reader: the same checks and
+ * messages for both (a NUL byte, a long line, a file over 1 MiB, a file
+ * that is not there), with the bad line's number. */
+START_TEST(test_rule_files)
+{
+	char path[] = "/tmp/svrules.XXXXXX", *big;
+	char line[RULE_LINE_MAX + 2];
+	struct an_phase_rules rs;
+	struct an_cat_rules cr;
+	struct sv_error err;
+	FILE *f;
+	int fd, k;
+
+	memset(&rs, 0, sizeof rs);
+	memset(line, 'a', sizeof line);
+	line[sizeof line - 1] = '=';
+	for (k = 0; k < 2; k++) {
+		int r = k == 0 ? an_phase_rules_parse("\nb\0y\n", 5, &rs,
+		    &err) : an_cat_rules_parse("\nb\0y\n", 5, &cr, &err);
+
+		ck_assert_int_eq(r, -1);
+		ck_assert_str_eq(err.msg, "line 2: a NUL byte");
+		r = k == 0 ? an_phase_rules_parse(line, sizeof line, &rs, &err)
+		    : an_cat_rules_parse(line, sizeof line, &cr, &err);
+		ck_assert_int_eq(r, -1);
+		ck_assert_str_eq(err.msg, "line 1: longer than 4096 bytes");
+	}
+	an_phase_rules_destroy(&rs);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "wb");
+	ck_assert_ptr_nonnull(f);
+	big = calloc(RULES_MAX_BYTES + 1, 1);
+	ck_assert_ptr_nonnull(big);
+	memset(big, '\n', RULES_MAX_BYTES + 1);
+	ck_assert_uint_eq(fwrite(big, 1, RULES_MAX_BYTES + 1, f),
+	    RULES_MAX_BYTES + 1);
+	fclose(f);
+	free(big);
+	ck_assert_int_eq(an_phase_rules_load(path, &rs, &err), -1);
+	ck_assert_str_eq(err.msg, "larger than 1048576 bytes");
+	ck_assert_int_eq(an_cat_rules_load(path, &cr, &err), -1);
+	ck_assert_str_eq(err.msg, "larger than 1048576 bytes");
+	/* one byte less: blank lines, no rules */
+	ck_assert_int_eq(truncate(path, RULES_MAX_BYTES), 0);
+	ck_assert_int_eq(an_phase_rules_load(path, &rs, &err), 0);
+	ck_assert_uint_eq(rs.n, 0);
+	ck_assert_int_eq(an_cat_rules_load(path, &cr, &err), 0);
+	ck_assert_uint_eq(cr.n, 0);
+	an_cat_rules_destroy(&cr);
+	unlink(path);
+	ck_assert_int_eq(an_phase_rules_load(path, &rs, &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_IO);
+	ck_assert_int_eq(an_cat_rules_load(path, &cr, &err), -1);
+	ck_assert_int_eq(err.code, SV_ERR_IO);
+	an_phase_rules_destroy(&rs);
 }
 END_TEST
 
@@ -692,6 +754,7 @@ phases_suite(void)
 
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, test_rules);
+	tcase_add_test(tc, test_rule_files);
 	tcase_add_test(tc, test_annotation_ranges);
 	tcase_add_test(tc, test_annotation_rules);
 	tcase_add_test(tc, test_annotate_lives);
