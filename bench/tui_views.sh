@@ -108,6 +108,7 @@ FNR == NR {
 	for (i = 0; i < c; i++) owner[++nk_script] = np
 	next
 }
+$1 == "bands-ready" || $1 == "mode-ready" { next }  # waits, not keys
 {
 	n++; p = owner[n]
 	if (ph[p] != phase) { flush(); phase = ph[p]; nk = 0; nr = 0 }

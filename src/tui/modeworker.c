@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __linux__
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -48,6 +49,7 @@ struct job {
 	struct an_categories own;
 	int own_ok;
 	char why[256];
+	long long end_us;               /* when it ended (mono_us()) */
 };
 
 struct modeworker {
@@ -57,6 +59,7 @@ struct modeworker {
 	pthread_cond_t cv;
 	atomic_int stop;
 	uint32_t dev_gen;               /* the device it builds for */
+	long long start_us;             /* when it started (mono_us()) */
 	/* the inputs (fixed while it runs) */
 	const struct snapshot *snap;
 	const struct idx_timeline *tl;
@@ -86,6 +89,15 @@ next_job(struct modeworker *b)
 		if (b->jobs[i].state == JOB_TODO)
 			return &b->jobs[i];
 	return NULL;
+}
+
+static long long
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static void
@@ -132,6 +144,7 @@ worker(void *arg)
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&b->mu);
 		run_job(b, j);
+		j->end_us = mono_us();
 		pthread_mutex_lock(&b->mu);
 		j->state = JOB_DONE;
 		pthread_cond_broadcast(&b->cv);
@@ -208,6 +221,7 @@ modeworker_start(struct app *a)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
 	atomic_init(&b->stop, 0);
+	b->start_us = mono_us();
 	/* the signals the loop waits for (a resize, ^C) stay with it: they
 	 * cut its wait for a key short */
 	if (sv_thread_start(&b->th, worker, b) != 0) {
@@ -354,6 +368,24 @@ modeworker_arrived(struct app *a, int st, char *why, size_t size)
 	b->arrived = 0;
 	snprintf(why, size, "%s", b->why[st]);
 	return 1;
+}
+
+long long
+modeworker_ready_us(struct app *a, int st)
+{
+	struct modeworker *b = a->modeworker;
+	long long r = -1;
+	struct job *j;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->job_of[st] < 0)
+		return -1;
+	j = &b->jobs[b->job_of[st]];
+	pthread_mutex_lock(&b->mu);
+	if ((j->state == JOB_DONE || j->state == JOB_TAKEN) && !j->failed)
+		r = j->end_us - b->start_us;
+	pthread_mutex_unlock(&b->mu);
+	return r;
 }
 
 void

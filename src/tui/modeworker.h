@@ -35,5 +35,9 @@ int modeworker_take(struct app *a);
  * this was asked? 1 then, with why the reason when the mode turned out
  * unavailable (else ""); 0 if not. Forgets the other modes that came. */
 int modeworker_arrived(struct app *a, int st, char *why, size_t size);
+/* Microseconds from the worker's start (the first screen) to the end of
+ * the build of mode st, or -1 when it has not ended or was not the
+ * worker's (for the latency log, bench/tui_latency.sh). */
+long long modeworker_ready_us(struct app *a, int st);
 
 #endif

@@ -756,6 +756,11 @@ ui_loop(void)
 			    now_us() - t0, clock_us(CLOCK_PROCESS_CPUTIME_ID) -
 			    c0);
 	}
+	/* when each mode's bands were ready, from the first screen */
+	for (k = 0; latency_log != NULL && k < TL_STACK_COUNT; k++)
+		if (modeworker_ready_us(&app, k) >= 0)
+			fprintf(latency_log, "mode-ready %d %lld\n", k,
+			    modeworker_ready_us(&app, k));
 	return got_signal ? 128 + got_signal : 0;
 }
 
