@@ -235,34 +235,6 @@ backing_release(struct snapshot *s)
 	s->backing = NULL;
 }
 
-/* Decodes LZ4 pieces (IDX_COMP_LZ4P) of p[0, len) into out[0, raw): every
- * piece inside the bytes, none over IDX_LZ4_PIECE or past raw, each
- * giving exactly its length, all bytes used. 0 or -1. */
-static int
-unpiece(const uint8_t *p, uint64_t len, uint8_t *out, uint64_t raw)
-{
-	uint64_t at = 0, done = 0;
-
-	while (at < len) {
-		uint32_t sl, rl;
-
-		if (len - at < 8)
-			return -1;
-		sl = get_u32(p + at);
-		rl = get_u32(p + at + 4);
-		at += 8;
-		if (sl > len - at || rl == 0 || rl > IDX_LZ4_PIECE ||
-		    rl > raw - done ||
-		    sl > (uint32_t)LZ4_compressBound((int)rl) ||
-		    LZ4_decompress_safe((const char *)p + at,
-			(char *)out + done, (int)sl, (int)rl) != (int)rl)
-			return -1;
-		at += sl;
-		done += rl;
-	}
-	return done == raw ? 0 : -1;
-}
-
 /* The most raw bytes LZ4 can make of len stored bytes: a match's length
  * grows by 255 per byte, so no LZ4 data, whole or a piece, expands
  * beyond 255 to 1 plus a few bytes of framing; this bound leaves room to
@@ -277,20 +249,112 @@ raw_possible(const struct toc_ent *t)
 	    t->raw <= t->len * 1024 + 4096 && t->raw <= SIZE_MAX / 2;
 }
 
+/* Gives back the pages of [p, p + n) of a file mapping (whole pages
+ * only): read once, they need not stay in the process. */
+static void
+drop_read(const uint8_t *p, uint64_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+
+	if (pg <= 0)
+		return;
+	lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	hi = ((uintptr_t)p + (uintptr_t)n) & ~((uintptr_t)pg - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Is ix's map a file's (not an index image in memory)? */
+static int
+map_is_file(const struct sv_index *ix)
+{
+	const struct idx_backing *b = ix->snap != NULL ? ix->snap->backing
+	    : NULL;
+
+	return b != NULL && b->map != NULL && b->map == ix->map;
+}
+
+/* A section stored in LZ4 pieces (t->comp IDX_COMP_LZ4P), read from map a
+ * piece at a time: each piece's stored bytes are copied out, hashed and
+ * decoded from that copy, so that whoever may write the mapped file
+ * cannot change them between the check and the use, and neither the
+ * stored section nor (when map is a file's, file) its pages are ever
+ * held whole. NULL as sec_unpack says. */
+static uint8_t *
+sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
+    int *why_hash)
+{
+	size_t bound = (size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8;
+	uint8_t *piece = xmalloc(bound), *buf;
+	const uint8_t *src = map + t->off;
+	XXH3_state_t *h = XXH3_createState();
+	uint64_t at = 0, done = 0;
+	int bad = h == NULL;
+
+	buf = xmalloc(t->raw ? (size_t)t->raw : 1);
+	if (h != NULL)
+		XXH3_64bits_reset(h);
+	while (h != NULL && at < t->len) {
+		uint64_t take = t->len - at < bound ? t->len - at : bound;
+		uint32_t sl = 0, rl = 0;
+
+		if (!bad && t->len - at >= 8) {
+			memcpy(piece, src + at, 8);
+			sl = get_u32(piece);
+			rl = get_u32(piece + 4);
+			if (sl > t->len - at - 8 || rl == 0 ||
+			    rl > IDX_LZ4_PIECE || rl > t->raw - done ||
+			    sl > (uint32_t)LZ4_compressBound((int)rl))
+				bad = 1;
+			else
+				take = 8 + (uint64_t)sl;
+		} else {
+			bad = 1;
+		}
+		memcpy(piece, src + at, (size_t)take);
+		if (file)
+			drop_read(src + at, take);
+		XXH3_64bits_update(h, piece, (size_t)take);
+		if (!bad && LZ4_decompress_safe((const char *)piece + 8,
+		    (char *)buf + done, (int)sl, (int)rl) != (int)rl)
+			bad = 1;
+		if (!bad)
+			done += rl;
+		at += take;
+	}
+	free(piece);
+	if (h == NULL || XXH3_64bits_digest(h) != t->hash) {
+		*why_hash = h != NULL;
+		bad = 1;
+	}
+	XXH3_freeState(h);
+	if (bad || done != t->raw) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* The stored bytes of section t, copied out of map into a heap buffer
  * and hashed there, then decompressed (or, stored as is, kept): a new
  * heap buffer of t->raw bytes, decoded from the very bytes that were
  * hashed, so that whoever may write the mapped file cannot change them
  * between the check and the use. NULL, with *why_hash set to 1 when the
- * hash is wrong (else 0), when it does not check or decode. */
+ * hash is wrong (else 0), when it does not check or decode. file: map is
+ * a file's mapping (not an index image in memory), whose pages may be
+ * given back once read. */
 static uint8_t *
-sec_unpack(const uint8_t *map, const struct toc_ent *t, int *why_hash)
+sec_unpack(const uint8_t *map, int file, const struct toc_ent *t,
+    int *why_hash)
 {
 	uint8_t *stored, *buf;
 
 	*why_hash = 0;
 	if (!raw_possible(t) || t->len > SIZE_MAX / 2)
 		return NULL;
+	if (t->comp == IDX_COMP_LZ4P)
+		return sec_unpieces(map, file, t, why_hash);
 	stored = xmalloc(t->len ? (size_t)t->len : 1);
 	memcpy(stored, map + t->off, (size_t)t->len);
 	if (sv_xxh3(stored, (size_t)t->len) != t->hash) {
@@ -304,9 +368,6 @@ sec_unpack(const uint8_t *map, const struct toc_ent *t, int *why_hash)
 	if (t->comp == IDX_COMP_LZ4 && t->raw <= INT_MAX &&
 	    t->len <= INT_MAX && LZ4_decompress_safe((const char *)stored,
 		(char *)buf, (int)t->len, (int)t->raw) == (int)t->raw)
-		goto done;
-	if (t->comp == IDX_COMP_LZ4P &&
-	    unpiece(stored, t->len, buf, t->raw) == 0)
 		goto done;
 	free(buf);
 	buf = NULL;
@@ -336,7 +397,7 @@ sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
 	}
 	if (t->raw % rec != 0 || !raw_possible(t))
 		goto bad;
-	buf = sec_unpack(ix->map, t, &bad_hash);
+	buf = sec_unpack(ix->map, map_is_file(ix), t, &bad_hash);
 	if (buf == NULL) {
 		if (bad_hash) {
 			snprintf(why, wl, "section %s: checksum mismatch",
@@ -849,7 +910,8 @@ ext_load(const struct sv_index *ix, struct idx_ext *e)
 {
 	int bad_hash;
 
-	if ((e->data = sec_unpack(ix->map, &e->toc, &bad_hash)) == NULL) {
+	if ((e->data = sec_unpack(ix->map, map_is_file(ix), &e->toc,
+	    &bad_hash)) == NULL) {
 		e->state = -1;
 		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
 		return;
@@ -1153,7 +1215,7 @@ idx_peek_fd(int fd, const char *name, const struct src_key *key,
 		r = IDX_STALE;
 		goto out;
 	}
-	if ((*data = sec_unpack(map, t, &bad_hash)) == NULL) {
+	if ((*data = sec_unpack(map, 1, t, &bad_hash)) == NULL) {
 		snprintf(why, wl, "section %s damaged", section);
 		goto out;
 	}
