@@ -132,10 +132,15 @@ struct tl_lod_level {
  * what it is below their run's (a run where that exceeds 32 bits has
  * none: ok 0) and its first event. 10 bytes per 16 events. */
 struct tl_lod_sub {
-	uint32_t *below[2];
+	uint32_t *below[2]; /* UINT32_MAX: the distance is in big[] */
 	uint8_t *arg[2];
-	uint8_t *ok[2];     /* per run of level 0 */
 	uint64_t n;
+	/* distances of UINT32_MAX and more (a run whose bytes move by 4 GiB
+	 * and more within it: tensors of GiBs), by sub-run, ascending */
+	int64_t *big_at[2];
+	uint64_t *big[2];
+	uint64_t n_big[2];
+	size_t cap_big[2];
 };
 
 /* What the columns of the last frame showed, reused while the visible

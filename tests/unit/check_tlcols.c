@@ -239,16 +239,24 @@ static int64_t
 ref_col_event(const struct tl_model *m, const struct tl_view *v, int pw,
     int col)
 {
-	int64_t t0, t1, t;
+	int64_t t0, t1, t, e, per = (v->ev1 - v->ev0) / pw;
+	/* a column of 16 runs of 256 events or more starts on a run, one
+	 * of 16 sub-runs of 16 or more on a sub-run, unless that is before
+	 * the view (timeline.c) */
+	int64_t a = per >= 16 * 256 ? 256 : per >= 16 * 16 ? 16 : 1;
 
-	if (!tl_use_time(m, v))
-		return v->ev0 + (int64_t)((double)(v->ev1 - v->ev0) * col /
-		    pw);
-	t0 = snap_ev_time(m->trace, (uint64_t)v->ev0);
-	t1 = snap_ev_time(m->trace, (uint64_t)v->ev1 - 1) + 1;
-	t = t0 + (int64_t)((double)(t1 - t0) * col / pw);
-	return (int64_t)snap_ev_at_time(m->trace, (uint64_t)v->ev0,
-	    (uint64_t)v->ev1, t);
+	if (!tl_use_time(m, v)) {
+		e = v->ev0 + (int64_t)((double)(v->ev1 - v->ev0) * col / pw);
+	} else {
+		t0 = snap_ev_time(m->trace, (uint64_t)v->ev0);
+		t1 = snap_ev_time(m->trace, (uint64_t)v->ev1 - 1) + 1;
+		t = t0 + (int64_t)((double)(t1 - t0) * col / pw);
+		e = (int64_t)snap_ev_at_time(m->trace, (uint64_t)v->ev0,
+		    (uint64_t)v->ev1, t);
+	}
+	if (col > 0 && col < pw && e - e % a > v->ev0)
+		e -= e % a;
+	return e;
 }
 
 /* Every column of v at width pw against brute force, its bounds
@@ -267,6 +275,11 @@ check_columns(const struct tl_model *m, const struct tl_view *v, int pw)
 		ck_assert_int_eq(lo, ref_col_event(m, v, pw, i));
 		ck_assert_int_eq(c->lo[i], lo);
 		ck_assert_int_eq(c->lo[i + 1], hi);
+		/* a column's first and last events map back to it */
+		if (hi > lo) {
+			ck_assert_int_eq(tl_event_col(m, v, pw, lo), i);
+			ck_assert_int_eq(tl_event_col(m, v, pw, hi - 1), i);
+		}
 		if (hi <= lo && lo < v->ev1 && !tl_use_time(m, v))
 			hi = lo + 1;
 		brute_agg(m, seg, lo, hi, &ev, &top, &res);
