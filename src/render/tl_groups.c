@@ -207,6 +207,19 @@ fill_end(struct fill *f, struct tl_groups *g)
 	free(f->want);
 }
 
+static void
+memo_new(struct tl_groups *g)
+{
+	size_t i;
+
+	g->memo = xmalloc(TL_GROUPS_MEMO * sizeof *g->memo);
+	for (i = 0; i < TL_GROUPS_MEMO; i++) {
+		g->memo[i].ev = INT64_MIN;
+		g->memo[i].grp = 0;
+		g->memo[i].bytes = 0;
+	}
+}
+
 int
 tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl)
@@ -279,6 +292,8 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 		fill_end(&f[j], gs[j].g);
 		if (stopped)
 			tl_groups_destroy(gs[j].g);
+		else
+			memo_new(gs[j].g);
 	}
 	free(more);
 	free(el);
@@ -309,19 +324,18 @@ tl_groups_destroy(struct tl_groups *g)
 	free(g->base);
 	free(g->stack);
 	free(g->max_elem);
+	free(g->memo);
 	memset(g, 0, sizeof *g);
 }
 
-uint64_t
-tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
+/* Group grp's bytes after ev from its curve c. */
+static uint64_t
+curve_at(const struct tl_groups *g, const struct tl_group_curve *c,
+    uint32_t grp, int64_t ev)
 {
-	const struct tl_group_curve *c;
 	const uint8_t *p, *end;
 	uint64_t lo, hi, mid, live, e, d, z;
 
-	if (grp >= g->n)
-		return 0;
-	c = &g->c[grp];
 	if (ev < 0 || c->n_changes == 0 || c->cev[0] > ev)
 		return g->base[grp];
 	/* the last chunk starting at or before ev */
@@ -351,6 +365,31 @@ tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
 }
 
 uint64_t
+tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
+{
+	const struct tl_group_curve *c;
+	struct tl_groups_memo *mo = NULL;
+	uint64_t live;
+
+	if (grp >= g->n)
+		return 0;
+	c = &g->c[grp];
+	if (g->memo != NULL && c->n_changes > TL_GROUPS_CHUNK) {
+		mo = &g->memo[((uint64_t)ev * 0x9e3779b97f4a7c15ull ^ grp) %
+		    TL_GROUPS_MEMO];
+		if (mo->ev == ev && mo->grp == grp)
+			return mo->bytes;
+	}
+	live = curve_at(g, c, grp, ev);
+	if (mo != NULL) {
+		mo->ev = ev;
+		mo->grp = grp;
+		mo->bytes = live;
+	}
+	return live;
+}
+
+uint64_t
 tl_groups_memory(const struct tl_groups *g)
 {
 	uint64_t b = (uint64_t)g->n * (sizeof *g->c + sizeof *g->base +
@@ -361,7 +400,7 @@ tl_groups_memory(const struct tl_groups *g)
 		b += g->c[grp].len + (g->c[grp].n_chunks + 1) *
 		    (sizeof *g->c[grp].cev + sizeof *g->c[grp].clive +
 		    sizeof *g->c[grp].cpos);
-	return b;
+	return b + (g->memo != NULL ? TL_GROUPS_MEMO * sizeof *g->memo : 0);
 }
 
 uint32_t

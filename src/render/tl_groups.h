@@ -37,6 +37,15 @@ struct tl_group_curve {
 	uint64_t len;
 };
 
+/* The last answers of tl_groups_bytes(), by (group, event): a redraw
+ * that moves only the cursor asks the same columns' bytes again. */
+#define TL_GROUPS_MEMO 4096
+struct tl_groups_memo {
+	int64_t ev;
+	uint32_t grp;
+	uint64_t bytes;
+};
+
 struct tl_groups {
 	uint32_t n;          /* groups: ids 0 .. n-1 */
 	uint32_t n_used;     /* groups that ever hold bytes */
@@ -44,6 +53,9 @@ struct tl_groups {
 	uint64_t *base;      /* bytes of each group before event 0 */
 	uint32_t *stack;     /* per group: stack of its largest element */
 	uint64_t *max_elem;  /* per group: the element with that stack */
+	/* TL_GROUPS_MEMO entries (NULL: none), written by the queries: one
+	 * thread queries a tl_groups at a time (the viewer's loop) */
+	struct tl_groups_memo *memo;
 };
 
 /* Builds g for tl with group_of (ids below max_groups). Returns 0, or -1
@@ -73,7 +85,8 @@ int tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl);
 void tl_groups_destroy(struct tl_groups *g);
 
-/* Bytes of group grp alive after event ev (-1: before the first). */
+/* Bytes of group grp alive after event ev (-1: before the first); not
+ * thread-safe (the memo). */
 uint64_t tl_groups_bytes(const struct tl_groups *g, uint32_t grp,
     int64_t ev);
 
