@@ -43,15 +43,6 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 /* In memory up to this many bytes of a build_tape builder's section. */
 #define TAPE_MEM (4u << 20)
 
-void
-idx_free_tape(struct tape *t)
-{
-	if (t != NULL) {
-		tape_free(t);
-		free(t);
-	}
-}
-
 /* One extension section to build. */
 struct ext_job {
 	const struct idx_section_builder *sb;

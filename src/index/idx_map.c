@@ -1299,6 +1299,15 @@ idx_lod(const struct sv_index *ix, uint32_t d)
 	return v != NULL ? &v->lod : NULL;
 }
 
+void
+idx_free_tape(struct tape *t)
+{
+	if (t != NULL) {
+		tape_free(t);
+		free(t);
+	}
+}
+
 /* A section built onto a tape, read into memory for a reader (after a
  * rewrite that added it, the index goes on being used). */
 static void
