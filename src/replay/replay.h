@@ -208,7 +208,7 @@ void replay_check_destroy(struct replay_check *c);
  *                   all counted, the first min(n_found,
  *                   REPLAY_MAX_ISSUES) kept, by event; a message is
  *                   printable ASCII, shorter than replay_issue.msg
- *   the checkpoints (ckpt_save(), replay_ckpt.h)
+ *   the checkpoints (ckpt_save_head(), ckpt_write_tail(): replay_ckpt.h)
  *   u64 XXH3-64 of all bytes before it
  * All integers little-endian. Checkpoint j is the state after j*k events
  * (checkpoint 0 = the start). Unchanged segments share one blob.

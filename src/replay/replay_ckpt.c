@@ -685,19 +685,6 @@ rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words)
 }
 
 void
-ckpt_save(const struct ckpt *c, struct wbuf *w)
-{
-	uint64_t i;
-
-	ckpt_save_head(c, w);
-	for (i = 0; i < c->n_blobs; i++) {
-		wbuf_u64(w, span_off(c, i));
-		wbuf_u64(w, span_len(c, i));
-	}
-	wbuf_bytes(w, c->arena, c->arena_len);
-}
-
-void
 ckpt_save_head(const struct ckpt *c, struct wbuf *w)
 {
 	uint64_t i;

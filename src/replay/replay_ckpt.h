@@ -106,7 +106,8 @@ uint64_t rbuf_u64(struct rbuf *b);
 /* Can n records of words 8-byte words each still be read? */
 int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
 
-/* The checkpoints as bytes:
+/* The checkpoints as bytes, written by ckpt_save_head() then
+ * ckpt_write_tail():
  *   u64 k, n, lists_len, n_blobs, arena_len
  *   n x {u64 pos, u64 loff, u64 llen, u64 count, u64 nb0, u64 key}
  *                                 events applied; its list's bytes; its
@@ -121,12 +122,10 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * not. A list is checked when a restore reads it. With borrow, the lists
  * and the arena stay in b's bytes, which must then outlive c and not
  * change; else they are copied. */
-void ckpt_save(const struct ckpt *c, struct wbuf *w);
-/* ckpt_save() less the blobs' table and the arena, which come last. */
 void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
-/* The blobs' table and the arena, as ckpt_save() ends, handed to put
- * a piece at a time (from the tapes, or memory); -1 when a tape failed
- * (its errno in *err). */
+/* The rest: the blobs' table and the arena, handed to put a piece at a
+ * time (from the tapes, or memory); -1 when a tape failed (its errno in
+ * *err). */
 int ckpt_write_tail(struct ckpt *c,
     void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err);
 int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events,
