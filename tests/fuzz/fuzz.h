@@ -11,5 +11,7 @@
 #include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Called once before the first input (fuzz_init.c, in every target). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #endif

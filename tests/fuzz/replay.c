@@ -97,6 +97,7 @@ main(int argc, char **argv)
 	unsigned long n = 0;
 	int i, rc = 0;
 
+	LLVMFuzzerInitialize(&argc, &argv);
 	for (i = 1; i < argc; i++)
 		if (argv[i][0] != '-' && run_path(argv[i], &n) != 0)
 			rc = 1;
