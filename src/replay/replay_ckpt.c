@@ -96,26 +96,15 @@ ckpt_bytes(const struct ckpt *c)
  * left them, in the saved bytes ({u64 off, u64 len} per blob, little
  * endian). */
 static uint64_t
-le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t
 span_off(const struct ckpt *c, uint64_t id)
 {
-	return c->btab != NULL ? le64(c->btab + 16 * id) : c->blob_off[id];
+	return c->btab != NULL ? le64_get(c->btab + 16 * id) : c->blob_off[id];
 }
 
 static uint64_t
 span_len(const struct ckpt *c, uint64_t id)
 {
-	return c->btab != NULL ? le64(c->btab + 16 * id + 8)
+	return c->btab != NULL ? le64_get(c->btab + 16 * id + 8)
 			       : c->blob_len[id];
 }
 
@@ -153,15 +142,6 @@ put_var(struct ckpt *c, uint64_t v)
 
 	put_vb(&c->arena, &n, &c->arena_cap, v);
 	c->arena_len = c->arena_base + n;
-}
-
-static void
-le64_put(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static void
@@ -637,16 +617,14 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 void
 wbuf_u64(struct wbuf *w, uint64_t v)
 {
-	int i;
-
 	if (w->count) {
 		w->len += 8;
 		return;
 	}
 	if (w->len + 8 > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + 8, 1);
-	for (i = 0; i < 8; i++)
-		w->p[w->len++] = (uint8_t)(v >> (8 * i));
+	le64_put(w->p + w->len, v);
+	w->len += 8;
 }
 
 void
@@ -666,15 +644,14 @@ wbuf_bytes(struct wbuf *w, const void *p, size_t n)
 uint64_t
 rbuf_u64(struct rbuf *b)
 {
-	uint64_t v = 0;
-	int i;
+	uint64_t v;
 
 	if (b->len - b->off < 8) {
 		b->bad = 1;
 		return 0;
 	}
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)b->p[b->off++] << (8 * i);
+	v = le64_get(b->p + b->off);
+	b->off += 8;
 	return v;
 }
 

@@ -10,29 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/replay_ckpt.h"
 #include "util/tape.h"
 
 #define SECTION_NAME "replay.3"
-
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* Every device's checkpoints, appended to out as the replays are built:
  * each replay's own go to temporary files as they are made (at 10 GB of
@@ -61,8 +42,8 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 			sv_error_clear(err);
 			continue;
 		}
-		put_u64(head, d);
-		put_u64(head + 8, replay_checkpoints_len(r));
+		le64_put(head, d);
+		le64_put(head + 8, replay_checkpoints_len(r));
 		tape_write(out, head, sizeof head);
 		if (replay_checkpoints_write(r, out, &e) != 0) {
 			replay_free(r);
@@ -88,8 +69,8 @@ replay_from_index(const struct sv_index *ix, uint32_t d, struct sv_error *err)
 
 	if (idx_section(ix, SECTION_NAME, &data, &len) == 0) {
 		while (len - off >= 16) {
-			uint64_t dev = get_u64(data + off);
-			uint64_t blen = get_u64(data + off + 8);
+			uint64_t dev = le64_get(data + off);
+			uint64_t blen = le64_get(data + off + 8);
 			struct replay *r;
 
 			off += 16;

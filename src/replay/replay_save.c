@@ -153,7 +153,7 @@ replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
 	struct tape_put x;
 	uint8_t hb[8];
 	uint64_t h;
-	int rc, i;
+	int rc;
 
 	x.t = out;
 	x.h = XXH3_createState();
@@ -168,8 +168,7 @@ replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
 	rc = ckpt_write_tail(&r->ck, put_tape, &x, err);
 	h = XXH3_64bits_digest(x.h);
 	XXH3_freeState(x.h);
-	for (i = 0; i < 8; i++)
-		hb[i] = (uint8_t)(h >> (8 * i));
+	le64_put(hb, h);
 	tape_write(out, hb, sizeof hb);
 	if (rc == 0 && out->err != 0) {
 		*err = out->err;
