@@ -110,6 +110,25 @@ event_header(struct app *a, const struct snap_trace *t, uint64_t i,
 	    snap_ev_stream(t, i), tm[0] != '\0' ? "time " : "", tm);
 }
 
+/* The header of block b of segment sg: kind ("Block"), its address,
+ * size and state and life; then its sizes, stream and segment, and
+ * tail. */
+static void
+block_text(const char *kind, const struct replay_block *b,
+    const struct replay_segment *sg, const char *life, const char *tail,
+    char *title, size_t tsize, char *info, size_t isize)
+{
+	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], sa[FMT_BUF];
+
+	snprintf(title, tsize, "%s %s %s %s - %s", kind,
+	    fmt_addr(addr, sizeof addr, b->addr),
+	    fmt_size(sz, sizeof sz, b->size),
+	    state_names[b->state < 4 ? b->state : 3], life);
+	snprintf(info, isize, "size %s requested %s stream %" PRIu64
+	    " segment %s%s", sz, fmt_size(rq, sizeof rq, b->requested_size),
+	    sg->stream, fmt_addr(sa, sizeof sa, sg->addr), tail);
+}
+
 /* The block selected in the simulated state (D), described as a
  * recorded block is: its address, size and state, the recorded
  * allocation the simulation placed there (its event, its life) and that
@@ -119,7 +138,7 @@ sim_block(struct app *a, const struct replay_block *b,
     const struct replay_segment *sg, char *title, size_t tsize, char *info,
     size_t isize)
 {
-	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], sa[FMT_BUF], life[96];
+	char life[96], under[1024];
 	const char *name = NULL;
 
 	(void)simulate_state(a, NULL, &name, NULL);
@@ -128,14 +147,10 @@ sim_block(struct app *a, const struct replay_block *b,
 		    life, sizeof life);
 	else
 		snprintf(life, sizeof life, "no recorded allocation");
-	snprintf(title, tsize, "Simulated block %s %s %s - %s",
-	    fmt_addr(addr, sizeof addr, b->addr),
-	    fmt_size(sz, sizeof sz, b->size),
-	    state_names[b->state < 4 ? b->state : 3], life);
-	snprintf(info, isize, "size %s requested %s stream %" PRIu64
-	    " segment %s - under %s", sz,
-	    fmt_size(rq, sizeof rq, b->requested_size), sg->stream,
-	    fmt_addr(sa, sizeof sa, sg->addr), name != NULL ? name : "?");
+	snprintf(under, sizeof under, " - under %s", name != NULL ? name :
+	    "?");
+	block_text("Simulated block", b, sg, life, under, title, tsize, info,
+	    isize);
 	return b->stack;
 }
 
@@ -144,7 +159,7 @@ uint32_t
 pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
     size_t isize)
 {
-	char addr[FMT_BUF], sz[FMT_BUF], rq[FMT_BUF], ev[FMT_BUF], life[96];
+	char sz[FMT_BUF], rq[FMT_BUF], life[96];
 	uint64_t e = cursor_selected_elem(a);
 	const struct snap_trace *t = snap_trace_of(a->snap, a->device);
 	const struct replay_block *sb;
@@ -166,18 +181,11 @@ pane_detail_describe(struct app *a, char *title, size_t tsize, char *info,
 		const struct replay_segment *sg =
 		    &a->st->segments[a->sv.sel_seg];
 
-		snprintf(title, tsize, "Block %s %s %s - %s",
-		    fmt_addr(addr, sizeof addr, b->addr),
-		    fmt_size(sz, sizeof sz, b->size),
-		    state_names[b->state < 4 ? b->state : 3], life);
-		snprintf(info, isize, "size %s requested %s stream %" PRIu64
-		    " segment %s%s", sz,
-		    fmt_size(rq, sizeof rq, b->requested_size),
-		    sg->stream, fmt_addr(ev, sizeof ev, sg->addr),
-		    e != TL_NO_ELEM && b->alloc_ev < 0 &&
+		block_text("Block", b, sg, life, e != TL_NO_ELEM &&
+		    b->alloc_ev < 0 &&
 		    idx_tl_elem(&a->tl, e).flags & IDX_ELEM_PRE ?
 		    " - the stack of its free (allocated before the trace)" :
-		    "");
+		    "", title, tsize, info, isize);
 		if (b->stack != 0)
 			return b->stack;
 		return e != TL_NO_ELEM ? idx_tl_elem(&a->tl, e).stack : 0;
