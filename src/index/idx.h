@@ -124,6 +124,24 @@ const struct idx_lod *idx_lod(const struct sv_index *ix, uint32_t d);
 int idx_section(const struct sv_index *ix, const char *name,
     const uint8_t **data, size_t *len);
 
+/* A reader of extension section name, for a section too big to decode
+ * whole for a few of its bytes: a section stored in pieces is decoded a
+ * piece at a time as its bytes are asked for, a few pieces kept, each
+ * piece's stored bytes checked again against what the section's hash
+ * vouched for (any other section is read whole, as idx_section()). The
+ * reader is the caller's, for one thread at a time, and must not
+ * outlive ix. NULL when the section is absent or does not check; *len:
+ * the section's length. */
+struct idx_reader;
+struct idx_reader *idx_reader_open(const struct sv_index *ix,
+    const char *name, uint64_t *len);
+/* The n bytes at off of the section, valid until the next call on r;
+ * NULL when [off, off + n) is not in the section, or a piece no longer
+ * checks (the index is then marked damaged, idx_damaged()). */
+const uint8_t *idx_reader_span(struct idx_reader *r, uint64_t off,
+    uint64_t n);
+void idx_reader_free(struct idx_reader *r);
+
 void idx_get_info(const struct sv_index *ix, struct idx_info *info);
 
 /* 1 when a stripe of the index failed its checks while decoding (what was

@@ -144,9 +144,11 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 			    sizeof *ix->ext);
 			e = &ix->ext[ix->n_ext++];
 			e->data = NULL;
+			e->pieces = NULL;
 			e->tape = NULL;
 		}
 		free(e->data);
+		free(e->pieces);
 		idx_free_tape(e->tape);
 		memset(e, 0, sizeof *e);
 		snprintf(e->name, sizeof e->name, "%s", jobs[i].sb->name);
@@ -523,6 +525,7 @@ view_free(struct sv_index *view)
 
 	for (i = 0; i < view->n_ext; i++) {
 		free(view->ext[i].data);
+		free(view->ext[i].pieces);
 		idx_free_tape(view->ext[i].tape);
 	}
 	free(view->ext);

@@ -9,6 +9,7 @@
  *   idx_map.c     mapping an index file and validating every section
  *   idx_dec.c     binding devices to their stripe-coded columns, and the
  *                 decoders of the timeline's columns
+ *   idx_reader.c  reading a big extension section a piece at a time
  *   idx_span.c    extremes of the timeline over runs of events, straight
  *                 from the event stripes (for the pyramid's ragged ends)
  *   idx_write.c   writing sections, the header and the prelude
@@ -100,6 +101,21 @@ struct idx_ext {
 	 * (owned), read into data when a reader asks for them */
 	struct tape *tape;
 	int state;               /* 0 not loaded, 1 loaded, -1 unusable */
+	/* or, for a reader (idx_reader.c), where each piece of a section
+	 * stored in pieces is and the hash of its stored bytes, made once;
+	 * pieces_state 0 not made, 1 made, -1 the section is unusable */
+	struct idx_piece *pieces;
+	uint64_t n_pieces;
+	int pieces_state;
+};
+
+/* A piece of a section stored in pieces (IDX_COMP_LZ4P): its stored
+ * bytes (its 8-byte head and LZ4 data) at soff of the section, take of
+ * them, XXH3_64bits hash; its raw bytes at roff of the section, rl of
+ * them. */
+struct idx_piece {
+	uint64_t soff, roff, hash;
+	uint32_t take, rl;
 };
 
 /* What the devices of an index are bound to: the column data and the
@@ -218,6 +234,21 @@ get_u64(const uint8_t *p)
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int idx_read_full(int fd, uint8_t *buf, size_t n, uint64_t off);
+/* Is ix's map a file's (not an index image in memory)? */
+int idx_map_is_file(const struct sv_index *ix);
+/* Walks the pieces of section t (comp IDX_COMP_LZ4P) of map: each
+ * piece's stored bytes (its 8-byte head, then take - 8 bytes of LZ4
+ * data) are copied out, hashed into the section's hash, and handed to
+ * each(ctx, its offset in the section, the copy, take, its raw length),
+ * so that whoever may write the mapped file cannot change them between
+ * the check and the use; with file, the file's pages are given back
+ * once read. each is called only while the pieces are sound so far, and
+ * returns 0, or -1 to fail the walk. Returns 0 when every piece was
+ * sound and taken, the raw lengths add up to t->raw and the hash is
+ * t->hash; else -1, with *why_hash 1 when the hash was wrong. */
+int idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
+    int (*each)(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
+	uint32_t rl), void *ctx, int *why_hash);
 /* Maps the index in fd (the file called name; or, with fd < 0, opens the
  * memory image mem of len bytes, taken over) and checks it against key
  * (NULL: no check). Returns IDX_OK with *out set, or the reason with why

@@ -266,8 +266,8 @@ drop_read(const uint8_t *p, uint64_t n)
 }
 
 /* Is ix's map a file's (not an index image in memory)? */
-static int
-map_is_file(const struct sv_index *ix)
+int
+idx_map_is_file(const struct sv_index *ix)
 {
 	const struct idx_backing *b = ix->snap != NULL ? ix->snap->backing
 	    : NULL;
@@ -275,24 +275,19 @@ map_is_file(const struct sv_index *ix)
 	return b != NULL && b->map != NULL && b->map == ix->map;
 }
 
-/* A section stored in LZ4 pieces (t->comp IDX_COMP_LZ4P), read from map a
- * piece at a time: each piece's stored bytes are copied out, hashed and
- * decoded from that copy, so that whoever may write the mapped file
- * cannot change them between the check and the use, and neither the
- * stored section nor (when map is a file's, file) its pages are ever
- * held whole. NULL as sec_unpack says. */
-static uint8_t *
-sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
-    int *why_hash)
+int
+idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
+    int (*each)(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
+	uint32_t rl), void *ctx, int *why_hash)
 {
 	size_t bound = (size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8;
-	uint8_t *piece = xmalloc(bound), *buf;
+	uint8_t *piece = xmalloc(bound);
 	const uint8_t *src = map + t->off;
 	XXH3_state_t *h = XXH3_createState();
 	uint64_t at = 0, done = 0;
 	int bad = h == NULL;
 
-	buf = xmalloc(t->raw ? (size_t)t->raw : 1);
+	*why_hash = 0;
 	if (h != NULL)
 		XXH3_64bits_reset(h);
 	while (h != NULL && at < t->len) {
@@ -316,8 +311,7 @@ sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
 		if (file)
 			drop_read(src + at, take);
 		XXH3_64bits_update(h, piece, (size_t)take);
-		if (!bad && LZ4_decompress_safe((const char *)piece + 8,
-		    (char *)buf + done, (int)sl, (int)rl) != (int)rl)
+		if (!bad && each(ctx, at, piece, (size_t)take, rl) != 0)
 			bad = 1;
 		if (!bad)
 			done += rl;
@@ -329,11 +323,47 @@ sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
 		bad = 1;
 	}
 	XXH3_freeState(h);
-	if (bad || done != t->raw) {
-		free(buf);
+	return bad || done != t->raw ? -1 : 0;
+}
+
+struct unpieces {
+	uint8_t *buf;
+	uint64_t done;
+};
+
+/* idx_sec_pieces()'s each for sec_unpieces: decodes a piece after the
+ * ones before it. */
+static int
+unpiece(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
+    uint32_t rl)
+{
+	struct unpieces *u = ctx;
+
+	(void)at;
+	if (LZ4_decompress_safe((const char *)piece + 8,
+	    (char *)u->buf + u->done, (int)(take - 8), (int)rl) != (int)rl)
+		return -1;
+	u->done += rl;
+	return 0;
+}
+
+/* A section stored in LZ4 pieces (t->comp IDX_COMP_LZ4P), read from map a
+ * piece at a time (idx_sec_pieces()): neither the stored section nor
+ * (when map is a file's, file) its pages are ever held whole. NULL as
+ * sec_unpack says. */
+static uint8_t *
+sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
+    int *why_hash)
+{
+	struct unpieces u;
+
+	u.buf = xmalloc(t->raw ? (size_t)t->raw : 1);
+	u.done = 0;
+	if (idx_sec_pieces(map, file, t, unpiece, &u, why_hash) != 0) {
+		free(u.buf);
 		return NULL;
 	}
-	return buf;
+	return u.buf;
 }
 
 /* The stored bytes of section t, copied out of map into a heap buffer
@@ -397,7 +427,7 @@ sec_get(const struct sv_index *ix, struct idx_backing *b, const char *name,
 	}
 	if (t->raw % rec != 0 || !raw_possible(t))
 		goto bad;
-	buf = sec_unpack(ix->map, map_is_file(ix), t, &bad_hash);
+	buf = sec_unpack(ix->map, idx_map_is_file(ix), t, &bad_hash);
 	if (buf == NULL) {
 		if (bad_hash) {
 			snprintf(why, wl, "section %s: checksum mismatch",
@@ -910,7 +940,7 @@ ext_load(const struct sv_index *ix, struct idx_ext *e)
 {
 	int bad_hash;
 
-	if ((e->data = sec_unpack(ix->map, map_is_file(ix), &e->toc,
+	if ((e->data = sec_unpack(ix->map, idx_map_is_file(ix), &e->toc,
 	    &bad_hash)) == NULL) {
 		e->state = -1;
 		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
@@ -931,6 +961,7 @@ idx_index_free(struct sv_index *ix)
 	idx_unbind_devices(ix);
 	for (i = 0; i < ix->n_ext; i++) {
 		free(ix->ext[i].data);
+		free(ix->ext[i].pieces);
 		idx_free_tape(ix->ext[i].tape);
 	}
 	free(ix->ext);

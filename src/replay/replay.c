@@ -250,6 +250,8 @@ replay_free(struct replay *r)
 		return;
 	rstate_destroy(&r->cur);
 	ckpt_destroy(&r->ck);
+	if (r->src.release != NULL)
+		r->src.release(r->src.ctx);
 	ulog_destroy(&r->log);
 	avl_destroy(&r->fix);
 	free(r->learned);

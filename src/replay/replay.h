@@ -233,10 +233,23 @@ int replay_checkpoints_write(struct replay *r, struct tape *out, int *err);
  * (other device or event count) gives -1/NULL with err set. */
 struct replay *replay_new_saved(const struct snapshot *s, uint32_t d,
     const uint8_t *buf, size_t len, struct sv_error *err);
-/* The same, reading the checkpoints where they are in buf instead of a
- * copy of them (most of its bytes): buf must outlive the replay and not
- * change. */
-struct replay *replay_new_saved_view(const struct snapshot *s, uint32_t d,
-    const uint8_t *buf, size_t len, struct sv_error *err);
+/* Saved bytes read as they are needed (replay_new_saved_src()): span
+ * hands back the n bytes at off, valid until its next call, or NULL when
+ * they cannot be read; release(ctx), when not NULL, once the replay no
+ * longer reads them. */
+struct replay_src {
+	const uint8_t *(*span)(void *ctx, uint64_t off, uint64_t n);
+	void *ctx;
+	void (*release)(void *ctx);
+};
+/* The same, reading the len saved bytes through src (taken over, even
+ * on failure): the bytes before the checkpoints' blobs are read and
+ * checked at once; the blobs' table and the blobs are read, and their
+ * entries checked, as seeks need them, so that opening a large replay
+ * costs what its seeks read. The trailing hash is not read: src is
+ * whoever vouches for the bytes (the index checks its sections' hashes,
+ * idx_reader_open()). */
+struct replay *replay_new_saved_src(const struct snapshot *s, uint32_t d,
+    const struct replay_src *src, uint64_t len, struct sv_error *err);
 
 #endif

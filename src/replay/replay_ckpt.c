@@ -25,9 +25,11 @@
 
 #include "replay/replay_ckpt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/replay.h"
 #include "util/sat.h"
 #include "util/search.h"
 #include "util/xalloc.h"
@@ -65,10 +67,8 @@ ckpt_destroy(struct ckpt *c)
 		tape_free(&c->tape[1]);
 		free(c->tape);
 	}
-	if (!c->borrowed) {
-		free(c->arena);
-		free(c->lists);
-	}
+	free(c->arena);
+	free(c->lists);
 	free(c->blob_off);
 	free(c->blob_len);
 	free(c->pos);
@@ -92,20 +92,42 @@ ckpt_bytes(const struct ckpt *c)
 	return c->arena_len + c->lists_len + c->n_blobs * 16 + c->n * 41;
 }
 
-/* Blob id's span in the arena: from the tables, or where a borrowed load
- * left them, in the saved bytes ({u64 off, u64 len} per blob, little
- * endian). */
+/* Blob id's span in the arena. */
 static uint64_t
 span_off(const struct ckpt *c, uint64_t id)
 {
-	return c->btab != NULL ? le64_get(c->btab + 16 * id) : c->blob_off[id];
+	return c->blob_off[id];
 }
 
 static uint64_t
 span_len(const struct ckpt *c, uint64_t id)
 {
-	return c->btab != NULL ? le64_get(c->btab + 16 * id + 8)
-			       : c->blob_len[id];
+	return c->blob_len[id];
+}
+
+/* Blob id's bytes (*len of them): in the arena, or read from the saved
+ * bytes (ckpt_load_src()), whose table is checked here, as it is used;
+ * NULL when they cannot be read or the table's entry is out of the
+ * arena. */
+static const uint8_t *
+blob_bytes(const struct ckpt *c, uint64_t id, uint64_t *len)
+{
+	const uint8_t *p;
+	uint64_t off, n;
+
+	if (c->src == NULL) {
+		*len = span_len(c, id);
+		return c->arena + span_off(c, id);
+	}
+	p = c->src->span(c->src->ctx, c->btab_at + 16 * id, 16);
+	if (p == NULL)
+		return NULL;
+	off = le64_get(p);
+	n = le64_get(p + 8);
+	if (off > c->arena_len || n > c->arena_len - off)
+		return NULL;
+	*len = n;
+	return c->src->span(c->src->ctx, c->arena_at + off, n);
 }
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -380,8 +402,9 @@ decode_seg(struct ckpt *c, uint32_t id)
 	sg = &c->dseg[c->n_dseg];
 	memset(sg, 0, sizeof *sg);
 	h = &sg->hdr;
-	d.p = c->arena + span_off(c, id);
-	d.end = d.p + span_len(c, id);
+	if ((d.p = blob_bytes(c, id, &off)) == NULL)
+		return -1;
+	d.end = d.p + off;
 	d.bad = 0;
 	h->addr = get_var(&d);
 	h->size = get_var(&d);
@@ -584,18 +607,15 @@ ckpt_restore(struct ckpt *c, uint64_t j, struct rstate *st)
 		 * so each is a cache miss, or three with its span: asked for
 		 * ahead, the misses of the next blobs overlap this one's
 		 * decoding. */
-		if (i + 2 * CKPT_AHEAD < n &&
+		if (c->src == NULL && i + 2 * CKPT_AHEAD < n &&
 		    c->la[i + 2 * CKPT_AHEAD] < c->n_blobs) {
 			uint32_t far = c->la[i + 2 * CKPT_AHEAD];
 
-			if (c->btab != NULL) {
-				__builtin_prefetch(c->btab + 16 * (size_t)far);
-			} else {
-				__builtin_prefetch(&c->blob_off[far]);
-				__builtin_prefetch(&c->blob_len[far]);
-			}
+			__builtin_prefetch(&c->blob_off[far]);
+			__builtin_prefetch(&c->blob_len[far]);
 		}
-		if (i + CKPT_AHEAD < n && c->la[i + CKPT_AHEAD] < c->n_blobs)
+		if (c->src == NULL && i + CKPT_AHEAD < n &&
+		    c->la[i + CKPT_AHEAD] < c->n_blobs)
 			__builtin_prefetch(c->arena +
 			    span_off(c, c->la[i + CKPT_AHEAD]));
 		if (decode_seg(c, c->la[i]) != 0)
@@ -704,12 +724,18 @@ ckpt_write_tail(struct ckpt *c,
     void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err)
 {
 	enum { PIECE = 1 << 20 };
-	uint8_t *buf = xmalloc(PIECE);
+	uint8_t *buf;
 	uint64_t i;
 	size_t k = 0;
 	int r = 0;
 
 	*err = 0;
+	if (c->src != NULL) {
+		/* read where they are, never held: not written back */
+		*err = EINVAL;
+		return -1;
+	}
+	buf = xmalloc(PIECE);
 	if (c->tape != NULL) {
 		r = put_tape(&c->tape[1], buf, PIECE, put, ctx);
 		if (r == 0)
@@ -735,10 +761,10 @@ ckpt_write_tail(struct ckpt *c,
 	return 0;
 }
 
-/* The next n bytes of b: copied into a heap buffer (one byte more),
- * or with borrow where they are in b; never NULL but on an overrun. */
+/* The next n bytes of b, copied into a heap buffer (one byte more);
+ * never NULL but on an overrun. */
 static uint8_t *
-rbuf_take(struct rbuf *b, uint64_t n, int borrow)
+rbuf_take(struct rbuf *b, uint64_t n)
 {
 	uint8_t *p;
 
@@ -746,18 +772,14 @@ rbuf_take(struct rbuf *b, uint64_t n, int borrow)
 		b->bad = 1;
 		return NULL;
 	}
-	if (borrow) {
-		p = (uint8_t *)(uintptr_t)(b->p + b->off);
-	} else {
-		p = xmalloc((size_t)n + 1);
-		memcpy(p, b->p + b->off, (size_t)n);
-	}
+	p = xmalloc((size_t)n + 1);
+	memcpy(p, b->p + b->off, (size_t)n);
 	b->off += (size_t)n;
 	return p;
 }
 
 static int
-load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
+load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 {
 	uint64_t i, n, llen, n_blobs, alen, chain = 0;
 
@@ -794,30 +816,28 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 		    c->nb0[i] > n_blobs || n_blobs > UINT32_MAX)
 			return -1;
 	}
-	if ((c->lists = rbuf_take(b, llen, borrow)) == NULL)
+	if ((c->lists = rbuf_take(b, llen)) == NULL)
 		return -1;
 	c->lists_len = llen;
 	c->lists_cap = (size_t)llen + 1;
+	c->n_blobs = n_blobs;
+	c->arena_len = alen;
+	if (c->src != NULL)
+		return 0;
 	if (!rbuf_fits(b, n_blobs, 2))
 		return -1;
-	if (borrow) {
-		c->btab = b->p + b->off;
-	} else {
-		c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
-		c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
-	}
+	c->blob_off = xreallocarray(NULL, n_blobs + 1, 8);
+	c->blob_len = xreallocarray(NULL, n_blobs + 1, 8);
 	c->n_blobs = c->cap_blobs = n_blobs;
 	for (i = 0; i < n_blobs; i++) {
 		uint64_t off = rbuf_u64(b), len = rbuf_u64(b);
 
-		if (!borrow) {
-			c->blob_off[i] = off;
-			c->blob_len[i] = len;
-		}
+		c->blob_off[i] = off;
+		c->blob_len[i] = len;
 		if (off > alen || len > alen - off)
 			return -1;
 	}
-	if ((c->arena = rbuf_take(b, alen, borrow)) == NULL)
+	if ((c->arena = rbuf_take(b, alen)) == NULL)
 		return -1;
 	c->arena_len = alen;
 	c->arena_cap = (size_t)alen + 1;
@@ -825,14 +845,29 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
 }
 
 int
-ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events, int borrow)
+ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 {
 	ckpt_destroy(c);
-	/* so that a failure frees only what was copied */
-	c->borrowed = borrow;
-	if (load_tables(c, b, n_events, borrow) != 0) {
+	if (load_tables(c, b, n_events) != 0) {
 		ckpt_destroy(c);
 		return -1;
 	}
+	return 0;
+}
+
+int
+ckpt_load_src(struct ckpt *c, struct rbuf *b, uint64_t n_events,
+    const struct replay_src *src, uint64_t rest)
+{
+	ckpt_destroy(c);
+	c->src = src;
+	if (load_tables(c, b, n_events) != 0 || b->off != b->len ||
+	    rest / 16 < c->n_blobs ||
+	    rest - c->n_blobs * 16 != c->arena_len) {
+		ckpt_destroy(c);
+		return -1;
+	}
+	c->btab_at = b->len;
+	c->arena_at = b->len + c->n_blobs * 16;
 	return 0;
 }

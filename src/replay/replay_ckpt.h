@@ -22,13 +22,14 @@
  * list; at most this many changes follow a key list. */
 #define CKPT_CHAIN 16
 
+struct replay_src;
+
 struct ckpt {
 	uint64_t k;                  /* the shortest interval, in events */
 	uint8_t *arena;              /* segment blobs */
 	uint64_t arena_len;
 	size_t arena_cap;
 	uint64_t *blob_off, *blob_len; /* blob id -> arena span */
-	const uint8_t *btab;         /* or, borrowed, the saved table */
 	uint64_t n_blobs;
 	size_t cap_blobs;
 	/* checkpoint -> events applied, its list's bytes in lists[], its
@@ -53,14 +54,15 @@ struct ckpt {
 	size_t n_dseg, cap_dseg;
 	struct replay_block *dblk;
 	size_t n_dblk, cap_dblk;
-	/* arena, lists and btab point into the bytes ckpt_load() read
-	 * (read only, not freed here; blob_off and blob_len unused) */
-	int borrowed;
 	/* With tapes (ckpt_use_tapes()), for checkpoints that are only
 	 * written out: the arena's bytes before arena_base are in
 	 * tape[0], and the blobs' table is not kept but in tape[1], as
 	 * saved ({u64 off, u64 len} a blob); arena holds the rest. */
 	struct tape *tape;
+	/* Or, loaded by ckpt_load_src(), the blobs' table and the arena are
+	 * read from src at these offsets (arena, blob_off, blob_len NULL) */
+	const struct replay_src *src;
+	uint64_t btab_at, arena_at;
 	uint64_t arena_base;
 	size_t flush;                /* arena bytes that go to tape[0] */
 };
@@ -140,16 +142,21 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * ckpt_load() checks every count and offset, and that checkpoint 0 is
  * the start with a key list, the others follow in order within n_events
  * and each list is at most CKPT_CHAIN changes after a key list; -1 when
- * not. A list is checked when a restore reads it. With borrow, the lists
- * and the arena stay in b's bytes, which must then outlive c and not
- * change; else they are copied. */
+ * not. A list is checked when a restore reads it. What c keeps of b's
+ * bytes is copied. */
 void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
 /* The rest: the blobs' table and the arena, handed to put a piece at a
  * time (from the tapes, or memory); -1 when a tape failed (its errno in
  * *err). */
 int ckpt_write_tail(struct ckpt *c,
     void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err);
-int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events,
-    int borrow);
+int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
+/* The same, from b holding the bytes before the blobs' table only: the
+ * table and the arena, rest bytes after b's, are read from src when a
+ * restore needs them (its entries checked then), so that a load reads
+ * no more of them than its seeks do (src: replay.h). src must outlive
+ * c. */
+int ckpt_load_src(struct ckpt *c, struct rbuf *b, uint64_t n_events,
+    const struct replay_src *src, uint64_t rest);
 
 #endif

@@ -49,6 +49,9 @@ struct fix {
 
 struct replay {
 	const struct snapshot *s;       /* borrowed */
+	/* where the checkpoints' blobs are read from, when they are
+	 * (replay_new_saved_src()) */
+	struct replay_src src;
 	const struct snap_trace *t;     /* borrowed; NULL if none */
 	uint32_t device;
 	uint64_t n;                     /* events */

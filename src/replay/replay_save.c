@@ -109,7 +109,7 @@ replay_checkpoints_save(const struct replay *r, uint8_t **buf, size_t *len)
 	struct wbuf w = {NULL, 0, 0, 0};
 	int e;
 
-	if (r->ck.tape != NULL)
+	if (r->ck.tape != NULL || r->ck.src != NULL)
 		return -1;
 	save_head(r, &w);
 	/* from memory: nothing to fail */
@@ -258,34 +258,30 @@ load_fwd(struct replay *r, struct rbuf *b)
 	return 0;
 }
 
+/* The replay of device d with the checkpoints in b (from its magic on,
+ * the trailing hash left out): the head, then ckpt_load(), or
+ * ckpt_load_src() from src for the rest bytes after b's. */
 static struct replay *
-new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
-    size_t len, int borrow, struct sv_error *err)
+load_saved(const struct snapshot *s, uint32_t d, struct rbuf *b,
+    const struct replay_src *src, uint64_t rest, struct sv_error *err)
 {
-	struct rbuf b = {buf, len, 0, 0};
-	struct replay *r;
-	uint64_t sum = 0;
+	struct replay *r = replay_open(s, d);
+	int bad;
 
-	if (len >= 24) {
-		b.off = len - 8;
-		sum = rbuf_u64(&b);
-	}
-	if (len < 24 || memcmp(buf, MAGIC, 8) != 0 ||
-	    XXH3_64bits(buf, len - 8) != sum) {
-		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
-		    "replay checkpoints: bad magic or checksum");
-		return NULL;
-	}
-	b.len = len - 8;
-	b.off = 8;
-	r = replay_open(s, d);
-	if (rbuf_u64(&b) == d && rbuf_u64(&b) == r->n)
-		info_get(&b, &r->info);
+	b->off = 8;
+	if (src != NULL)
+		r->src = *src;
+	if (rbuf_u64(b) == d && rbuf_u64(b) == r->n)
+		info_get(b, &r->info);
 	else
-		b.bad = 1;
-	if (b.bad || load_learned(r, &b) != 0 || load_fwd(r, &b) != 0 ||
-	    ckpt_load(&r->ck, &b, r->n, borrow) != 0 || b.off != b.len ||
-	    ckpt_restore(&r->ck, 0, &r->cur) != 0) {
+		b->bad = 1;
+	bad = b->bad || load_learned(r, b) != 0 || load_fwd(r, b) != 0;
+	if (!bad && src == NULL)
+		bad = ckpt_load(&r->ck, b, r->n) != 0 ||
+		    b->off != b->len;
+	else if (!bad)
+		bad = ckpt_load_src(&r->ck, b, r->n, &r->src, rest) != 0;
+	if (bad || ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);
 		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
 		    "replay checkpoints: stale or corrupt (device %u)", d);
@@ -303,12 +299,103 @@ struct replay *
 replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
     size_t len, struct sv_error *err)
 {
-	return new_saved(s, d, buf, len, 0, err);
+	struct rbuf b = {buf, len, 0, 0};
+	uint64_t sum = 0;
+
+	if (len >= 24) {
+		b.off = len - 8;
+		sum = rbuf_u64(&b);
+	}
+	if (len < 24 || memcmp(buf, MAGIC, 8) != 0 ||
+	    XXH3_64bits(buf, len - 8) != sum) {
+		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "replay checkpoints: bad magic or checksum");
+		return NULL;
+	}
+	b.len = len - 8;
+	return load_saved(s, d, &b, NULL, 0, err);
+}
+
+/* ---- read as needed ------------------------------------------------------ */
+
+/* The u64 at at of the len bytes of src, or 0 with *bad set. */
+static uint64_t
+src_u64(const struct replay_src *src, uint64_t len, uint64_t at, int *bad)
+{
+	const uint8_t *p = NULL;
+
+	if (!*bad && at <= len && len - at >= 8)
+		p = src->span(src->ctx, at, 8);
+	if (p == NULL) {
+		*bad = 1;
+		return 0;
+	}
+	return le64_get(p);
+}
+
+/* at moved past n records of size bytes, within len (else *bad). */
+static uint64_t
+src_skip(uint64_t at, uint64_t n, uint64_t size, uint64_t len, int *bad)
+{
+	if (*bad || at > len || n > (len - at) / size) {
+		*bad = 1;
+		return at;
+	}
+	return at + n * size;
+}
+
+/* How many of the len saved bytes come before the blobs' table (what
+ * save_head() writes), reading only the counts; 0 when they do not fit. */
+static uint64_t
+head_len(const struct replay_src *src, uint64_t len)
+{
+	uint64_t at = 24 + 8 * N_INFO, n, i;
+	int bad = 0;
+
+	n = src_u64(src, len, at, &bad);        /* learned */
+	at = src_skip(at + 8, n, 16, len, &bad);
+	n = src_u64(src, len, at, &bad);        /* segments' attributes */
+	at = src_skip(at + 8, n, 32, len, &bad);
+	n = src_u64(src, len, at + 8, &bad);    /* findings kept */
+	at += 16;
+	if (n > REPLAY_MAX_ISSUES)
+		bad = 1;
+	for (i = 0; i < n && !bad; i++) {
+		uint64_t ml = src_u64(src, len, at + 16, &bad);
+
+		at = src_skip(at + 24, ml, 1, len, &bad);
+	}
+	n = src_u64(src, len, at + 8, &bad);    /* checkpoints */
+	i = src_u64(src, len, at + 16, &bad);   /* their lists' bytes */
+	at = src_skip(at + 40, n, 48, len, &bad);
+	at = src_skip(at, i, 1, len, &bad);
+	return bad ? 0 : at;
 }
 
 struct replay *
-replay_new_saved_view(const struct snapshot *s, uint32_t d,
-    const uint8_t *buf, size_t len, struct sv_error *err)
+replay_new_saved_src(const struct snapshot *s, uint32_t d,
+    const struct replay_src *src, uint64_t len, struct sv_error *err)
 {
-	return new_saved(s, d, buf, len, 1, err);
+	uint64_t hl = len >= 24 + 8 * N_INFO + 8 ? head_len(src, len - 8) : 0;
+	const uint8_t *p = hl > 0 ? src->span(src->ctx, 0, hl) : NULL;
+	struct replay *r;
+	struct rbuf b;
+	uint8_t *head;
+
+	if (p == NULL || hl > SIZE_MAX - 1 || memcmp(p, MAGIC, 8) != 0) {
+		if (src->release != NULL)
+			src->release(src->ctx);
+		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "replay checkpoints: bad magic or length");
+		return NULL;
+	}
+	/* copied: span's bytes last until its next call */
+	head = xmalloc((size_t)hl);
+	memcpy(head, p, (size_t)hl);
+	b.p = head;
+	b.len = (size_t)hl;
+	b.bad = 0;
+	r = load_saved(s, d, &b, src, len - 8 - hl, err);
+	free(head);
+	return r;
 }

@@ -1,13 +1,14 @@
 /*
- * Fuzz target: the replay's saved checkpoints (replay_new_saved(), what
- * the index keeps so that a reopen seeks at once). The input is the
- * bytes replay_checkpoints_save() wrote for a fixed snapshot built here
- * (three segments, allocs and frees over 9,500 events: several
- * checkpoints; two findings of the forward pass); the harness
- * recomputes the trailing XXH3, as whoever writes the index can, so
- * that mutations reach the decoders. A buffer that loads is then
- * seeked to eight events picked from the input and checked as the
- * commands read it:
+ * Fuzz target: the replay's saved checkpoints, what the index keeps so
+ * that a reopen seeks at once: read as the index reads them, a span at
+ * a time (replay_new_saved_src()), and whole (replay_new_saved()). The
+ * input is the bytes replay_checkpoints_save() wrote for a fixed
+ * snapshot built here (three segments, allocs and frees over 9,500
+ * events: several checkpoints; two findings of the forward pass); read
+ * whole, the harness recomputes the trailing XXH3, as whoever writes
+ * the index can, so that mutations reach the decoders. A buffer that
+ * loads is then seeked to eight events picked from the input and
+ * checked as the commands read it:
  *   - every state shown is possible (segments in order and apart, below
  *     2^64; blocks tiling their segment, each non-empty; a requested
  *     size at most its block; the totals their sums);
@@ -180,39 +181,16 @@ check_state(const struct replay_state *st)
 		abort();
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Seeks r to eight events picked from the input and checks each state,
+ * then runs replay_check(); frees r. */
+static void
+exercise(struct replay *r, const uint8_t *data, size_t size)
 {
 	struct sv_error err;
 	struct replay_check c;
-	struct replay *r;
-	uint8_t *buf;
-	uint64_t h, n;
+	uint64_t h, n = replay_n_events(r);
 	int k;
 
-	if (snap == NULL) {
-		snap = build();
-		atexit(cleanup);
-		write_seed();
-	}
-	if (size < 16)
-		return 0;
-	buf = malloc(size);
-	if (buf == NULL)
-		abort();
-	memcpy(buf, data, size);
-	h = XXH3_64bits(buf, size - 8);
-	for (k = 0; k < 8; k++)
-		buf[size - 8 + (size_t)k] = (uint8_t)(h >> (8 * k));
-	sv_error_clear(&err);
-	r = replay_new_saved(snap, 0, buf, size, &err);
-	free(buf);
-	if (r == NULL) {
-		if (err.code == SV_OK || err.msg[0] == '\0')
-			abort();
-		return 0;
-	}
-	n = replay_n_events(r);
 	check_state(replay_state(r));
 	h = XXH3_64bits(data, size);
 	for (k = 0; k < 8; k++) {
@@ -232,5 +210,84 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (err.code != SV_ERR_FORMAT)
 		abort();
 	replay_free(r);
+}
+
+/* The input read as the index's reader hands it out
+ * (replay_new_saved_src()): each span a fresh heap copy, so that ASan
+ * sees a read past it or a span kept across calls. */
+struct fuzz_src {
+	const uint8_t *p;
+	size_t len;
+	uint8_t *copy;
+	int released;
+};
+
+static const uint8_t *
+fuzz_span(void *ctx, uint64_t off, uint64_t n)
+{
+	struct fuzz_src *f = ctx;
+
+	if (off > f->len || n > f->len - off)
+		abort(); /* the replay asks only within its bytes */
+	free(f->copy);
+	f->copy = malloc(n ? n : 1);
+	if (f->copy == NULL)
+		abort();
+	memcpy(f->copy, f->p + off, n);
+	return f->copy;
+}
+
+static void
+fuzz_release(void *ctx)
+{
+	((struct fuzz_src *)ctx)->released++;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_src f = {data, size, NULL, 0};
+	struct replay_src src = {fuzz_span, &f, fuzz_release};
+	struct sv_error err;
+	struct replay *r;
+	uint8_t *buf;
+	uint64_t h;
+	int k;
+
+	if (snap == NULL) {
+		snap = build();
+		atexit(cleanup);
+		write_seed();
+	}
+	if (size < 16)
+		return 0;
+	/* read as the index reads it: the trailing hash not read, the
+	 * blobs' table checked as it is used */
+	sv_error_clear(&err);
+	r = replay_new_saved_src(snap, 0, &src, size, &err);
+	if (r != NULL)
+		exercise(r, data, size);
+	else if (err.code == SV_OK || err.msg[0] == '\0')
+		abort();
+	free(f.copy);
+	if (f.released != 1)
+		abort();
+	/* read whole, the hash made right */
+	buf = malloc(size);
+	if (buf == NULL)
+		abort();
+	memcpy(buf, data, size);
+	h = XXH3_64bits(buf, size - 8);
+	for (k = 0; k < 8; k++)
+		buf[size - 8 + (size_t)k] = (uint8_t)(h >> (8 * k));
+	sv_error_clear(&err);
+	r = replay_new_saved(snap, 0, buf, size, &err);
+	free(buf);
+	if (r == NULL) {
+		if (err.code == SV_OK || err.msg[0] == '\0')
+			abort();
+		return 0;
+	}
+	exercise(r, data, size);
 	return 0;
 }

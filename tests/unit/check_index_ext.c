@@ -1,8 +1,8 @@
 /*
  * Index unit tests: extension sections (built, lazy, peeked, chunked,
- * read back after their pages were dropped), the int64 rule, devices out
- * of range, wrapped totals, the peak before the first event and readers
- * on several threads. Run by check_index.c.
+ * read a piece at a time, read back after their pages were dropped),
+ * the int64 rule, devices out of range, wrapped totals, the peak before
+ * the first event and readers on several threads. Run by check_index.c.
  */
 #include "config.h"
 
@@ -878,6 +878,100 @@ START_TEST(test_extension_chunked)
 }
 END_TEST
 
+/* Bytes [off, off + n) of big_build()'s section, as a reader gives
+ * them back: the right ones, or NULL when outside. */
+static void
+reader_reads(struct idx_reader *rd, uint64_t off, uint64_t n, size_t len)
+{
+	const uint8_t *p = idx_reader_span(rd, off, n);
+	uint64_t i;
+
+	if (off > len || n > len - off) {
+		ck_assert_ptr_null(p);
+		return;
+	}
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < n; i++)
+		if (p[i] != (uint8_t)((off + i) * 2654435761u >> 13))
+			ck_abort_msg("byte %llu differs",
+			    (unsigned long long)(off + i));
+}
+
+/* A reader of a section in pieces gives back any span, within a piece
+ * or across them, the whole section included, however it was built
+ * (onto a tape, as a buffer, in memory); not past its end, nor of a
+ * section not there. A piece written after the reader checked the
+ * section is refused when it is read, and the index is then damaged. */
+START_TEST(test_extension_reader)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	size_t n = 3 * IDX_LZ4_PIECE + 7;
+	const uint64_t P = IDX_LZ4_PIECE;
+	struct idx_section_builder sec = {.name = "big", .build = big_build,
+	    .arg = (void *)(uintptr_t)n};
+	struct idx_section_builder tsec[2] = {{.name = "big",
+	    .build_tape = big_tape, .arg = (void *)(uintptr_t)n}};
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_reader *rd;
+	uint64_t off, slen, len;
+	int k;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	for (k = 0; k < 3; k++) {
+		o.sections = k == 1 ? &sec : tsec;
+		o.n_sections = 1;
+		o.no_cache = k == 2;
+		idx_close(open_ok(src, &o));
+		ix = open_ok(src, &o);
+		ck_assert_ptr_null(idx_reader_open(ix, "other", &len));
+		rd = idx_reader_open(ix, "big", &len);
+		ck_assert_ptr_nonnull(rd);
+		ck_assert_uint_eq(len, n);
+		reader_reads(rd, 0, 10, n);
+		reader_reads(rd, 2 * P - 3, 10, n);     /* across */
+		reader_reads(rd, n - 7, 7, n);          /* the last piece */
+		reader_reads(rd, 5, 0, n);
+		reader_reads(rd, P + 1, 16, n);         /* the slots go */
+		reader_reads(rd, 2 * P + 1, 16, n);     /* round */
+		reader_reads(rd, 1, 16, n);
+		reader_reads(rd, P - 1, 2 * P + 2, n);  /* three pieces */
+		reader_reads(rd, 0, n, n);              /* all four */
+		reader_reads(rd, n - 1, 2, n);          /* past the end */
+		reader_reads(rd, n + 1, 0, n);
+		idx_reader_free(rd);
+		idx_close(ix);
+	}
+	o.no_cache = 0;
+	/* the section checked, a piece then changed in the file */
+	ix = open_ok(src, &o);
+	rd = idx_reader_open(ix, "big", &len);
+	ck_assert_ptr_nonnull(rd);
+	reader_reads(rd, 0, 10, n);
+	ck_assert_int_eq(idx_damaged(ix), 0);
+	find_section(ipath, "x.big", &off, &slen);
+	flip_bit(ipath, off + slen - 3, 2);
+	reader_reads(rd, P + 5, 10, n);         /* pieces before: good */
+	ck_assert_ptr_null(idx_reader_span(rd, n - 2, 1));
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_reader_free(rd);
+	idx_close(ix);
+	ck_assert(!exists(ipath)); /* removed, damaged */
+	/* a reader on a changed file refuses the section */
+	idx_close(open_ok(src, &o));
+	flip_bit(ipath, off + slen / 2, 1);
+	ix = open_ok(src, &o);
+	ck_assert_ptr_null(idx_reader_open(ix, "big", &len));
+	ck_assert_int_eq(idx_damaged(ix), 1);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 void
 index_ext_tests(TCase *tc)
 {
@@ -891,5 +985,6 @@ index_ext_tests(TCase *tc)
 	tcase_add_loop_test(tc, test_wrap_totals, 0, 6);
 	tcase_add_test(tc, test_threads_read);
 	tcase_add_test(tc, test_extension_chunked);
+	tcase_add_test(tc, test_extension_reader);
 	tcase_add_test(tc, test_extension_reads_dropped_pages);
 }

@@ -1,0 +1,245 @@
+/*
+ * A reader of an extension section too big to hold whole (idx.h): a
+ * section stored in LZ4 pieces is decoded a piece at a time as its bytes
+ * are asked for. The pieces' table is made once per index, the first
+ * time a reader opens the section: every piece is copied out of the map
+ * and hashed, the section's hash is checked, and each piece's own hash is
+ * kept. A piece decoded later is copied out again and must hash as it
+ * did then, so what a reader hands out are the bytes the section's hash
+ * vouched for, even when someone writes the mapped file meanwhile.
+ */
+#include "config.h"
+
+#include <lz4.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "index/idx_int.h"
+#include "util/xalloc.h"
+
+/* Decoded pieces a reader keeps: a replay's seek reads one or two pieces
+ * of the blobs' table and of the arena each. */
+#define SLOTS 4
+
+struct slot {
+	uint64_t piece;          /* UINT64_MAX: empty */
+	uint64_t used;           /* the reader's tick when last read */
+	uint8_t *buf;            /* IDX_LZ4_PIECE bytes */
+};
+
+struct idx_reader {
+	const struct sv_index *ix;
+	uint64_t len;
+	/* whole in memory (a section not stored in pieces, or one built in
+	 * this process) */
+	const uint8_t *data;
+	/* or in pieces: the table, the stored section in the map */
+	const struct idx_piece *pieces;
+	uint64_t n_pieces;
+	const uint8_t *stored;
+	struct slot slot[SLOTS];
+	uint64_t tick;
+	uint8_t *copy;           /* a piece's stored bytes, copied out */
+	uint8_t *join;           /* a span across pieces */
+	size_t cap_join;
+};
+
+struct table {
+	struct idx_piece *p;
+	uint64_t n;
+	size_t cap;
+	uint64_t roff;
+};
+
+/* idx_sec_pieces()'s each for the table. */
+static int
+add_piece(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
+    uint32_t rl)
+{
+	struct table *t = ctx;
+	struct idx_piece *p;
+
+	XGROW(t->p, t->cap, t->n + 1);
+	p = &t->p[t->n++];
+	p->soff = at;
+	p->roff = t->roff;
+	p->hash = XXH3_64bits(piece, take);
+	p->take = (uint32_t)take;
+	p->rl = rl;
+	t->roff += rl;
+	return 0;
+}
+
+/* The table of e's pieces, made once (the caller holds ext_lock). */
+static void
+make_pieces(const struct sv_index *ix, struct idx_ext *e)
+{
+	struct table t = {NULL, 0, 0, 0};
+	int bad_hash;
+
+	if (idx_sec_pieces(ix->map, idx_map_is_file(ix), &e->toc, add_piece,
+	    &t, &bad_hash) != 0) {
+		free(t.p);
+		e->pieces_state = -1;
+		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	e->pieces = t.p;
+	e->n_pieces = t.n;
+	e->pieces_state = 1;
+}
+
+static struct idx_ext *
+find_ext(const struct sv_index *ix, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n_ext; i++)
+		if (strcmp(ix->ext[i].name, name) == 0)
+			return &ix->ext[i];
+	return NULL;
+}
+
+struct idx_reader *
+idx_reader_open(const struct sv_index *ix, const char *name, uint64_t *len)
+{
+	struct idx_ext *e = find_ext(ix, name);
+	struct idx_reader *r;
+	const uint8_t *data;
+	size_t n;
+	int i, in_pieces = 0;
+
+	*len = 0;
+	if (e == NULL)
+		return NULL;
+	pthread_mutex_lock(&ix->mut->ext_lock);
+	if (e->state == 0 && e->tape == NULL && ix->map != NULL &&
+	    e->toc.comp == IDX_COMP_LZ4P) {
+		if (e->pieces_state == 0)
+			make_pieces(ix, e);
+		in_pieces = e->pieces_state == 1;
+	}
+	pthread_mutex_unlock(&ix->mut->ext_lock);
+	r = xcalloc(1, sizeof *r);
+	r->ix = ix;
+	if (in_pieces) {
+		r->pieces = e->pieces;
+		r->n_pieces = e->n_pieces;
+		r->stored = ix->map + e->toc.off;
+		r->len = e->toc.raw;
+		r->copy = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_PIECE) +
+		    8);
+		for (i = 0; i < SLOTS; i++)
+			r->slot[i].piece = UINT64_MAX;
+	} else if (idx_section(ix, name, &data, &n) == 0) {
+		r->data = data;
+		r->len = n;
+	} else {
+		free(r);
+		return NULL;
+	}
+	*len = r->len;
+	return r;
+}
+
+void
+idx_reader_free(struct idx_reader *r)
+{
+	int i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < SLOTS; i++)
+		free(r->slot[i].buf);
+	free(r->copy);
+	free(r->join);
+	free(r);
+}
+
+/* The piece holding byte off of the section (off < r->len). */
+static uint64_t
+piece_of(const struct idx_reader *r, uint64_t off)
+{
+	uint64_t lo = 0, hi = r->n_pieces;
+
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (r->pieces[mid].roff <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Piece k decoded, in a slot: copied out of the map again, it must hash
+ * as it did when the table was made. NULL when it does not. */
+static const uint8_t *
+piece_get(struct idx_reader *r, uint64_t k)
+{
+	const struct idx_piece *p = &r->pieces[k];
+	struct slot *s = &r->slot[0];
+	int i;
+
+	r->tick++;
+	for (i = 0; i < SLOTS; i++) {
+		if (r->slot[i].piece == k) {
+			r->slot[i].used = r->tick;
+			return r->slot[i].buf;
+		}
+		if (r->slot[i].used < s->used)
+			s = &r->slot[i];
+	}
+	memcpy(r->copy, r->stored + p->soff, p->take);
+	s->piece = UINT64_MAX;
+	if (XXH3_64bits(r->copy, p->take) != p->hash) {
+		__atomic_store_n(&r->ix->mut->damaged, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	if (s->buf == NULL)
+		s->buf = xmalloc(IDX_LZ4_PIECE);
+	if (LZ4_decompress_safe((const char *)r->copy + 8, (char *)s->buf,
+	    (int)(p->take - 8), (int)p->rl) != (int)p->rl)
+		return NULL;
+	s->piece = k;
+	s->used = r->tick;
+	return s->buf;
+}
+
+const uint8_t *
+idx_reader_span(struct idx_reader *r, uint64_t off, uint64_t n)
+{
+	uint64_t k, got = 0;
+
+	if (off > r->len || n > r->len - off)
+		return NULL;
+	if (r->data != NULL || n == 0)
+		return r->data != NULL ? r->data + off : (const uint8_t *)"";
+	k = piece_of(r, off);
+	if (off + n <= r->pieces[k].roff + r->pieces[k].rl) {
+		const uint8_t *b = piece_get(r, k);
+
+		return b != NULL ? b + (off - r->pieces[k].roff) : NULL;
+	}
+	/* across pieces: joined in a buffer of the reader's */
+	if (n > SIZE_MAX - 1)
+		return NULL;
+	if (n > r->cap_join)
+		r->join = xgrow(r->join, &r->cap_join, (size_t)n, 1);
+	for (; got < n; k++) {
+		const struct idx_piece *p = &r->pieces[k];
+		uint64_t from = off + got - p->roff;
+		uint64_t take = p->rl - from < n - got ? p->rl - from
+						       : n - got;
+		const uint8_t *b = piece_get(r, k);
+
+		if (b == NULL)
+			return NULL;
+		memcpy(r->join + got, b + from, (size_t)take);
+		got += take;
+	}
+	return r->join;
+}
