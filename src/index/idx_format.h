@@ -39,11 +39,15 @@
 /* Section compression (TOC field "comp"): none, LZ4 (LZ4's raw format,
  * no frame), or LZ4 in pieces: [u32 stored length, u32 raw length, LZ4
  * data] until the raw length, each piece at most IDX_LZ4_PIECE raw bytes
- * (sections over it). */
+ * (sections over it). The writer makes pieces of IDX_LZ4_WPIECE raw
+ * bytes (the last one shorter): small enough that a reader after a few
+ * bytes (idx_reader_open()) decodes little more than it needs; LZ4's
+ * window is 64 KiB, so the ratio hardly changes. */
 #define IDX_COMP_NONE 0u
 #define IDX_COMP_LZ4 1u
 #define IDX_COMP_LZ4P 2u
 #define IDX_LZ4_PIECE (4u << 20)
+#define IDX_LZ4_WPIECE (256u << 10)
 
 /* Written in the header's abi list; a reader on another byte order sees
  * a different value and rebuilds. */

@@ -19,14 +19,17 @@
 #include "index/idx_int.h"
 #include "util/xalloc.h"
 
-/* Decoded pieces a reader keeps: a replay's seek reads one or two pieces
- * of the blobs' table and of the arena each. */
-#define SLOTS 4
+/* Decoded pieces a reader keeps: a replay's seek reads a few pieces of
+ * the blobs' table and of the arena each (one or two of each, 4 MiB
+ * pieces, on the files measured; the writer's pieces are 256 KiB). */
+#define SLOTS 32
 
 struct slot {
 	uint64_t piece;          /* UINT64_MAX: empty */
+	uint64_t roff, rl;       /* its bytes in the section (0, 0: empty) */
 	uint64_t used;           /* the reader's tick when last read */
-	uint8_t *buf;            /* IDX_LZ4_PIECE bytes */
+	uint8_t *buf;
+	size_t cap;
 };
 
 struct idx_reader {
@@ -40,8 +43,10 @@ struct idx_reader {
 	uint64_t n_pieces;
 	const uint8_t *stored;
 	struct slot slot[SLOTS];
+	struct slot *last;       /* the slot read last */
 	uint64_t tick;
 	uint8_t *copy;           /* a piece's stored bytes, copied out */
+	size_t cap_copy;
 	uint8_t *join;           /* a span across pieces */
 	size_t cap_join;
 };
@@ -129,8 +134,6 @@ idx_reader_open(const struct sv_index *ix, const char *name, uint64_t *len)
 		r->n_pieces = e->n_pieces;
 		r->stored = ix->map + e->toc.off;
 		r->len = e->toc.raw;
-		r->copy = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_PIECE) +
-		    8);
 		for (i = 0; i < SLOTS; i++)
 			r->slot[i].piece = UINT64_MAX;
 	} else if (idx_section(ix, name, &data, &n) == 0) {
@@ -188,24 +191,31 @@ piece_get(struct idx_reader *r, uint64_t k)
 	for (i = 0; i < SLOTS; i++) {
 		if (r->slot[i].piece == k) {
 			r->slot[i].used = r->tick;
+			r->last = &r->slot[i];
 			return r->slot[i].buf;
 		}
 		if (r->slot[i].used < s->used)
 			s = &r->slot[i];
 	}
+	if (p->take > r->cap_copy)
+		r->copy = xgrow(r->copy, &r->cap_copy, p->take, 1);
 	memcpy(r->copy, r->stored + p->soff, p->take);
 	s->piece = UINT64_MAX;
+	s->roff = s->rl = 0;
 	if (XXH3_64bits(r->copy, p->take) != p->hash) {
 		__atomic_store_n(&r->ix->mut->damaged, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	if (s->buf == NULL)
-		s->buf = xmalloc(IDX_LZ4_PIECE);
+	if (p->rl > s->cap)
+		s->buf = xgrow(s->buf, &s->cap, p->rl, 1);
 	if (LZ4_decompress_safe((const char *)r->copy + 8, (char *)s->buf,
 	    (int)(p->take - 8), (int)p->rl) != (int)p->rl)
 		return NULL;
 	s->piece = k;
+	s->roff = p->roff;
+	s->rl = p->rl;
 	s->used = r->tick;
+	r->last = s;
 	return s->buf;
 }
 
@@ -213,11 +223,26 @@ const uint8_t *
 idx_reader_span(struct idx_reader *r, uint64_t off, uint64_t n)
 {
 	uint64_t k, got = 0;
+	int i;
 
 	if (off > r->len || n > r->len - off)
 		return NULL;
 	if (r->data != NULL || n == 0)
 		return r->data != NULL ? r->data + off : (const uint8_t *)"";
+	/* most reads fall in the piece read last, or one kept: a seek
+	 * alternates between the blobs' table and the arena */
+	if (r->last != NULL && off >= r->last->roff &&
+	    off + n <= r->last->roff + r->last->rl)
+		return r->last->buf + (off - r->last->roff);
+	for (i = 0; i < SLOTS; i++) {
+		struct slot *s = &r->slot[i];
+
+		if (off >= s->roff && off + n <= s->roff + s->rl) {
+			s->used = ++r->tick;
+			r->last = s;
+			return s->buf + (off - s->roff);
+		}
+	}
 	k = piece_of(r, off);
 	if (off + n <= r->pieces[k].roff + r->pieces[k].rl) {
 		const uint8_t *b = piece_get(r, k);

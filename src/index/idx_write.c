@@ -106,15 +106,15 @@ static void
 w_pieces(struct writer *w, struct toc_ent *t, const struct src *src,
     uint64_t n)
 {
-	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8);
-	uint8_t *raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_PIECE) : NULL;
+	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_WPIECE) + 8);
+	uint8_t *raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_WPIECE) : NULL;
 	XXH3_state_t *h = XXH3_createState();
 	uint64_t done;
 
 	XXH3_64bits_reset(h);
 	for (done = 0; done < n && w->err == 0; ) {
-		uint32_t raw = n - done < IDX_LZ4_PIECE ? (uint32_t)(n - done)
-		    : IDX_LZ4_PIECE;
+		uint32_t raw = n - done < IDX_LZ4_WPIECE ? (uint32_t)(n - done)
+		    : IDX_LZ4_WPIECE;
 		const uint8_t *in;
 		int zl = src_at(w, src, done, raw, raw_buf, &in) != 0 ? 0 :
 		    LZ4_compress_default((const char *)in, (char *)z + 8,

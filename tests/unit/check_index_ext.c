@@ -937,8 +937,8 @@ START_TEST(test_extension_reader)
 		reader_reads(rd, P + 1, 16, n);         /* the slots go */
 		reader_reads(rd, 2 * P + 1, 16, n);     /* round */
 		reader_reads(rd, 1, 16, n);
-		reader_reads(rd, P - 1, 2 * P + 2, n);  /* three pieces */
-		reader_reads(rd, 0, n, n);              /* all four */
+		reader_reads(rd, P - 1, 2 * P + 2, n);  /* many pieces */
+		reader_reads(rd, 0, n, n);              /* more than kept */
 		reader_reads(rd, n - 1, 2, n);          /* past the end */
 		reader_reads(rd, n + 1, 0, n);
 		idx_reader_free(rd);
