@@ -23,8 +23,9 @@
 #include <unistd.h>
 
 #include "replay/replay_idx.h"
-#include "util/units.h"
 #include "util/fatal.h"
+#include "util/fdio.h"
+#include "util/units.h"
 #include "util/tape.h"
 #include "util/xalloc.h"
 
@@ -475,24 +476,6 @@ get64(const uint8_t *p)
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-/* Writes it all; -1 when the parent is gone. */
-static int
-write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static int
 send_msg(int fd, int type, const void *a, size_t na, const void *b,
@@ -502,8 +485,9 @@ send_msg(int fd, int type, const void *a, size_t na, const void *b,
 
 	h[0] = (uint8_t)type;
 	put32(h + 1, (uint32_t)(na + nb));
-	if (write_all(fd, h, 5) != 0 || (na > 0 && write_all(fd, a, na) != 0) ||
-	    (nb > 0 && write_all(fd, b, nb) != 0))
+	if (sv_write_all(fd, h, 5) != 0 ||
+	    (na > 0 && sv_write_all(fd, a, na) != 0) ||
+	    (nb > 0 && sv_write_all(fd, b, nb) != 0))
 		return -1;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "index/idx_int.h"
+#include "util/fdio.h"
 #include "util/xalloc.h"
 
 /* The hex digits idx_path_cache() puts before the '-'. */
@@ -156,7 +157,7 @@ ours(int dirfd, const char *name, struct stat *st)
 		return 0;
 	ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
 	    st->st_uid == geteuid() &&
-	    idx_read_full(fd, m, sizeof m, 0) == 0 &&
+	    sv_pread_all(fd, m, sizeof m, 0) == 0 &&
 	    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0;
 	close(fd);
 	return ok;

@@ -233,7 +233,6 @@ get_u64(const uint8_t *p)
 /* idx_map.c */
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-int idx_read_full(int fd, uint8_t *buf, size_t n, uint64_t off);
 /* Is ix's map a file's (not an index image in memory)? */
 int idx_map_is_file(const struct sv_index *ix);
 /* Walks the pieces of section t (comp IDX_COMP_LZ4P) of map: each

@@ -24,6 +24,7 @@
 
 #include "index/idx_cache.h"
 #include "index/idx_int.h"
+#include "util/fdio.h"
 #include "util/mapfile.h"
 #include "util/xalloc.h"
 
@@ -56,13 +57,13 @@ source_key(const char *path, struct src_key *k, struct src_info *si,
 	h = XXH3_createState();
 	XXH3_64bits_reset(h);
 	head = k->size < IDX_KEY_SPAN ? k->size : IDX_KEY_SPAN;
-	if (idx_read_full(fd, buf, head, 0) != 0)
+	if (sv_pread_all(fd, buf, head, 0) != 0)
 		goto fail;
 	XXH3_64bits_update(h, buf, head);
 	tail_off = k->size > 2 * (uint64_t)IDX_KEY_SPAN
 	    ? k->size - IDX_KEY_SPAN : head;
 	if (tail_off < k->size) {
-		if (idx_read_full(fd, buf, k->size - tail_off, tail_off) != 0)
+		if (sv_pread_all(fd, buf, k->size - tail_off, tail_off) != 0)
 			goto fail;
 		XXH3_64bits_update(h, buf, k->size - tail_off);
 	}
@@ -179,7 +180,7 @@ may_replace(const char *path)
 		return errno == ENOENT;
 	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid() &&
-	    idx_read_full(fd, m, sizeof m, 0) == 0 &&
+	    sv_pread_all(fd, m, sizeof m, 0) == 0 &&
 	    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0;
 	close(fd);
 	return ok;

@@ -26,6 +26,7 @@
 
 #include "index/idx_int.h"
 #include "util/fatal.h"
+#include "util/fdio.h"
 #include "util/hash.h"
 #include "util/tape.h"
 #include "util/xalloc.h"
@@ -44,23 +45,6 @@ idx_warnf(const struct idx_opts *o, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	o->warn(o->warn_ctx, buf);
-}
-
-int
-idx_read_full(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-	while (n > 0) {
-		ssize_t r = pread(fd, buf, n, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		buf += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
 }
 
 /* Big-endian integer of w bytes (msgpack's byte order). */
@@ -591,7 +575,7 @@ sec_hash(const struct sv_index *ix, int fd, const struct toc_ent *t)
 		size_t n = t->len - done < bufsz ? (size_t)(t->len - done)
 		    : bufsz;
 
-		if (idx_read_full(fd, buf, n, t->off + done) != 0)
+		if (sv_pread_all(fd, buf, n, t->off + done) != 0)
 			break;
 		XXH3_64bits_update(h, buf, n);
 	}
@@ -1283,7 +1267,7 @@ idx_close(struct sv_index *ix)
 			    st.st_dev == ix->file_dev &&
 			    st.st_ino == ix->file_ino &&
 			    st.st_uid == geteuid() &&
-			    idx_read_full(fd, m, sizeof m, 0) == 0 &&
+			    sv_pread_all(fd, m, sizeof m, 0) == 0 &&
 			    memcmp(m, IDX_MAGIC, IDX_MAGIC_LEN) == 0)
 				unlink(ix->path);
 			close(fd);

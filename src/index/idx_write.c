@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "index/idx_int.h"
+#include "util/fdio.h"
 #include "util/tape.h"
 #include "util/xalloc.h"
 
@@ -33,19 +34,8 @@ idx_w_raw(struct writer *w, const void *p, size_t n)
 		}
 		return w->err == 0 ? 0 : -1;
 	}
-	while (n > 0 && w->err == 0) {
-		ssize_t r = write(w->fd, c, n > (1u << 30) ? (1u << 30) : n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			w->err = r < 0 ? errno : EIO;
-			break;
-		}
-		c += r;
-		n -= (size_t)r;
-		w->off += (uint64_t)r;
-	}
+	if (w->err == 0 && (w->err = sv_write_all(w->fd, c, n)) == 0)
+		w->off += n;
 	return w->err == 0 ? 0 : -1;
 }
 

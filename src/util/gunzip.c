@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/fdio.h"
 #include "util/xalloc.h"
 
 #define GZ_OUT (1u << 20)
@@ -51,19 +52,12 @@ temp_file(struct sv_error *err)
 static int
 write_all(int fd, const uint8_t *p, size_t n, struct sv_error *err)
 {
-	ssize_t w;
+	int e = sv_write_all(fd, p, n);
 
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
-			    "writing the inflated snapshot to $TMPDIR: %s",
-			    w < 0 ? strerror(errno) : "no progress");
-		p += w;
-		n -= (size_t)w;
-	}
+	if (e != 0)
+		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
+		    "writing the inflated snapshot to $TMPDIR: %s",
+		    strerror(e));
 	return 0;
 }
 

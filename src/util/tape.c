@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fdio.h"
 #include "util/spill.h"
 #include "util/xalloc.h"
 
@@ -29,19 +30,8 @@ tape_init(struct tape *t, size_t limit)
 static void
 put_file(struct tape *t, const uint8_t *p, size_t n)
 {
-	while (n > 0 && t->err == 0) {
-		ssize_t r = write(t->fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			t->err = r < 0 ? errno : EIO;
-			return;
-		}
-		p += r;
-		n -= (size_t)r;
-		t->flushed += (uint64_t)r;
-	}
+	if (t->err == 0 && (t->err = sv_write_all(t->fd, p, n)) == 0)
+		t->flushed += n;
 }
 
 /* From memory to a file, when the limit is passed and a file can be
@@ -111,20 +101,18 @@ tape_read(struct tape *t, uint64_t off, void *p, size_t n)
 		t->err = t->err ? t->err : EINVAL;
 		return -1;
 	}
-	while (n > 0 && off < t->flushed) {
+	if (n > 0 && off < t->flushed) {
 		size_t want = t->flushed - off < n ? (size_t)(t->flushed - off)
 		    : n;
-		ssize_t r = pread(t->fd, o, want, (off_t)off);
+		int e = sv_pread_all(t->fd, o, want, off);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			t->err = t->err ? t->err : (r < 0 ? errno : EIO);
+		if (e != 0) {
+			t->err = t->err ? t->err : e;
 			return -1;
 		}
-		o += r;
-		off += (uint64_t)r;
-		n -= (size_t)r;
+		o += want;
+		off += want;
+		n -= want;
 	}
 	if (n > 0)
 		memcpy(o, t->buf + (off - t->flushed), n);

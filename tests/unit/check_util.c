@@ -8,6 +8,8 @@
 
 #include <check.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "util/avl.h"
 #include "util/escape.h"
+#include "util/fdio.h"
 #include "util/hash.h"
 #include "util/json.h"
 #include "util/mapfile.h"
@@ -996,6 +1000,119 @@ START_TEST(test_tape_roundtrip)
 }
 END_TEST
 
+/* The reader of test_fdio_pipe's pipe: slow, in small reads, with
+ * SIGALRM blocked so that the writer is the one interrupted. */
+struct slow_reader {
+	int fd;
+	uint8_t *got;
+	size_t n, len;
+};
+
+static void *
+slow_read(void *arg)
+{
+	struct slow_reader *r = arg;
+	sigset_t set;
+	ssize_t k;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	while (r->n < r->len &&
+	    (k = read(r->fd, r->got + r->n, 4096)) != 0) {
+		if (k > 0)
+			r->n += (size_t)k;
+		if (r->n % 65536 < 4096)
+			usleep(5000); /* the pipe fills: the write blocks */
+	}
+	return NULL;
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* sv_write_all() into a pipe that a slow reader drains, with a timer
+ * interrupting the blocked write() every millisecond (no SA_RESTART):
+ * the interrupted and the short writes go on, and every byte arrives
+ * in order. */
+START_TEST(test_fdio_pipe)
+{
+	const size_t len = 4u << 20;
+	struct slow_reader r = {-1, NULL, 0, len};
+	struct sigaction sa, old;
+	struct itimerval it = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+	uint8_t *want = malloc(len);
+	pthread_t th;
+	int p[2];
+	size_t i;
+
+	ck_assert_ptr_nonnull(want);
+	r.got = calloc(1, len);
+	ck_assert_ptr_nonnull(r.got);
+	for (i = 0; i < len; i++)
+		want[i] = (uint8_t)(i * 2654435761u >> 13);
+	ck_assert_int_eq(pipe(p), 0);
+	r.fd = p[0];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGALRM, &sa, &old), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, slow_read, &r), 0);
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	ck_assert_int_eq(sv_write_all(p[1], want, len), 0);
+	setitimer(ITIMER_REAL, &off, NULL);
+	close(p[1]);
+	pthread_join(th, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	close(p[0]);
+	ck_assert_uint_eq(r.n, len);
+	ck_assert_int_eq(memcmp(r.got, want, len), 0);
+	free(r.got);
+	free(want);
+}
+END_TEST
+
+/* sv_pread_all() reads back what sv_write_all() wrote, at any offset; a
+ * read past the end is EIO, on a pipe ESPIPE, a write to a descriptor
+ * open for reading EBADF. */
+START_TEST(test_fdio_file)
+{
+	char path[] = "/tmp/snapview-fdio-XXXXXX";
+	const size_t len = (3u << 20) + 5;
+	uint8_t *want = malloc(len), *got = malloc(len);
+	int fd = mkstemp(path), p[2], ro;
+	size_t i;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	for (i = 0; i < len; i++)
+		want[i] = (uint8_t)(i * 40503u >> 7);
+	ck_assert_int_eq(sv_write_all(fd, want, len), 0);
+	ck_assert_int_eq(sv_pread_all(fd, got, len, 0), 0);
+	ck_assert_int_eq(memcmp(got, want, len), 0);
+	ck_assert_int_eq(sv_pread_all(fd, got, 10, len - 10), 0);
+	ck_assert_int_eq(memcmp(got, want + len - 10, 10), 0);
+	ck_assert_int_eq(sv_pread_all(fd, got, 0, len + 5), 0);
+	ck_assert_int_eq(sv_pread_all(fd, got, 11, len - 10), EIO);
+	ro = open(path, O_RDONLY);
+	ck_assert_int_ge(ro, 0);
+	ck_assert_int_eq(sv_write_all(ro, want, 1), EBADF);
+	close(ro);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(sv_pread_all(p[0], got, 1, 0), ESPIPE);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	unlink(path);
+	free(want);
+	free(got);
+}
+END_TEST
+
 START_TEST(test_mapfile_steps)
 {
 	const size_t mb = 1u << 20, len = 24 * mb;
@@ -1111,6 +1228,8 @@ util_suite(void)
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
 	tcase_add_test(tu, test_tape_roundtrip);
+	tcase_add_test(tu, test_fdio_pipe);
+	tcase_add_test(tu, test_fdio_file);
 	tcase_add_test(tu, test_mapfile_steps);
 	tcase_add_test(tu, test_mapfile_follow);
 	suite_add_tcase(s, th);
