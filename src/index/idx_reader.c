@@ -179,7 +179,8 @@ piece_of(const struct idx_reader *r, uint64_t off)
 }
 
 /* Piece k decoded, in a slot: copied out of the map again, it must hash
- * as it did when the table was made. NULL when it does not. */
+ * as it did when the table was made, and decode. NULL (the index marked
+ * damaged) when it does not. */
 static const uint8_t *
 piece_get(struct idx_reader *r, uint64_t k)
 {
@@ -209,8 +210,11 @@ piece_get(struct idx_reader *r, uint64_t k)
 	if (p->rl > s->cap)
 		s->buf = xgrow(s->buf, &s->cap, p->rl, 1);
 	if (LZ4_decompress_safe((const char *)r->copy + 8, (char *)s->buf,
-	    (int)(p->take - 8), (int)p->rl) != (int)p->rl)
+	    (int)(p->take - 8), (int)p->rl) != (int)p->rl) {
+		/* hashed right but not LZ4: made so */
+		__atomic_store_n(&r->ix->mut->damaged, 1, __ATOMIC_RELAXED);
 		return NULL;
+	}
 	s->piece = k;
 	s->roff = p->roff;
 	s->rl = p->rl;

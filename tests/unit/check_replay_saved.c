@@ -654,6 +654,8 @@ START_TEST(test_replay_index_old_section)
 	replay_free(r);
 	r = replay_from_index(ix, 0, &err);
 	ck_assert_ptr_nonnull(r);
+	/* read through the index's reader, not built again */
+	ck_assert_ptr_nonnull(r->src.span);
 	ck_assert_int_eq(replay_check(r, &c1, &err), 0);
 	replay_free(r);
 	r = replay_new(idx_snapshot(ix), 0, &err);
