@@ -107,6 +107,13 @@ struct tl_stream_key {
 	int64_t pool[2];
 };
 
+/* A final segment where an element's pool is looked for, one after the
+ * other by address (no pointer to follow in the search). */
+struct tl_seg_span {
+	uint64_t addr, size;
+	int64_t pool[2];
+};
+
 /* The pool mode's envelope of one (pool, stream) group: its reserved
  * bytes before the trace and after each of its segment events. */
 struct tl_pool_env {
@@ -220,7 +227,7 @@ struct tl_model {
 	uint32_t n_pre_size;
 	struct tl_stream_key *skeys;     /* stream/pool group keys */
 	uint32_t n_skeys;
-	uint32_t *seg_by_addr;           /* final segments of the device */
+	struct tl_seg_span *seg_by_addr; /* final segments of the device */
 	uint32_t n_seg_by_addr;
 	struct tl_stream_key *pkeys;     /* pool mode: (pool, stream) keys */
 	uint32_t n_pkeys;

@@ -396,8 +396,15 @@ build_seg_table(struct tl_model *m)
 	qsort(k, n, sizeof *k, cmp_seg);
 	free(m->seg_by_addr);
 	m->seg_by_addr = xcalloc((size_t)n + 1, sizeof *m->seg_by_addr);
-	for (i = 0; i < n; i++)
-		m->seg_by_addr[i] = k[i].g;
+	for (i = 0; i < n; i++) {
+		const struct snap_segment *sg = &m->snap->segments[k[i].g];
+		struct tl_seg_span *t = &m->seg_by_addr[i];
+
+		t->addr = sg->addr;
+		t->size = sg->total_size;
+		t->pool[0] = sg->pool_id[0];
+		t->pool[1] = sg->pool_id[1];
+	}
 	m->n_seg_by_addr = n;
 	free(k);
 }
@@ -405,7 +412,7 @@ build_seg_table(struct tl_model *m)
 static void
 pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
 {
-	const struct snap_segment *sg;
+	const struct tl_seg_span *sg;
 	uint32_t lo = 0, hi = m->n_seg_by_addr;
 
 	pool[0] = pool[1] = 0;
@@ -413,17 +420,17 @@ pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (m->snap->segments[m->seg_by_addr[mid]].addr <= addr)
+		if (m->seg_by_addr[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return;
-	sg = &m->snap->segments[m->seg_by_addr[lo - 1]];
-	if (addr - sg->addr < sg->total_size) {
-		pool[0] = sg->pool_id[0];
-		pool[1] = sg->pool_id[1];
+	sg = &m->seg_by_addr[lo - 1];
+	if (addr - sg->addr < sg->size) {
+		pool[0] = sg->pool[0];
+		pool[1] = sg->pool[1];
 	}
 }
 
