@@ -811,14 +811,30 @@ big_tape(const struct snapshot *s, void *arg, struct tape *out,
 	return 0;
 }
 
+/* The index of src with big_build()'s section "big" of n bytes, built
+ * the k-th way: onto a tape, then as one buffer (from the file each
+ * wrote: the second rebuilds nothing, the section is there), then in
+ * memory; opened after the build was closed. o's sections stay set. */
+static struct sv_index *
+open_big(const char *src, struct idx_opts *o, int k, size_t n)
+{
+	static struct idx_section_builder sec, tsec;
+
+	sec = (struct idx_section_builder){.name = "big",
+	    .build = big_build, .arg = (void *)(uintptr_t)n};
+	tsec = (struct idx_section_builder){.name = "big",
+	    .build_tape = big_tape, .arg = (void *)(uintptr_t)n};
+	o->sections = k == 1 ? &sec : &tsec;
+	o->n_sections = 1;
+	o->no_cache = k == 2;
+	idx_close(open_ok(src, o));
+	return open_ok(src, o);
+}
+
 START_TEST(test_extension_chunked)
 {
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
 	size_t n = 2 * IDX_LZ4_PIECE + 7, len, i;
-	struct idx_section_builder sec = {.name = "big", .build = big_build,
-	    .arg = (void *)(uintptr_t)n};
-	struct idx_section_builder tsec[2] = {{.name = "big",
-	    .build_tape = big_tape, .arg = (void *)(uintptr_t)n}};
 	struct idx_opts o;
 	struct warns w;
 	struct sv_index *ix;
@@ -828,15 +844,9 @@ START_TEST(test_extension_chunked)
 
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
-	/* built onto a tape, then as one buffer: the same bytes read back,
-	 * from the file each wrote (the second rebuilds nothing: the
-	 * section is there) and from the one in memory */
+	/* the same bytes read back however they were built */
 	for (k = 0; k < 3; k++) {
-		o.sections = k == 1 ? &sec : tsec;
-		o.n_sections = 1;
-		o.no_cache = k == 2;
-		idx_close(open_ok(src, &o));
-		ix = open_ok(src, &o);
+		ix = open_big(src, &o, k, n);
 		ck_assert_int_eq(idx_section(ix, "big", &d, &len), 0);
 		ck_assert_uint_eq(len, n);
 		for (i = 0; i < n; i++)
@@ -907,10 +917,6 @@ START_TEST(test_extension_reader)
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
 	size_t n = 3 * IDX_LZ4_PIECE + 7;
 	const uint64_t P = IDX_LZ4_PIECE;
-	struct idx_section_builder sec = {.name = "big", .build = big_build,
-	    .arg = (void *)(uintptr_t)n};
-	struct idx_section_builder tsec[2] = {{.name = "big",
-	    .build_tape = big_tape, .arg = (void *)(uintptr_t)n}};
 	struct idx_opts o;
 	struct warns w;
 	struct sv_index *ix;
@@ -921,11 +927,7 @@ START_TEST(test_extension_reader)
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
 	for (k = 0; k < 3; k++) {
-		o.sections = k == 1 ? &sec : tsec;
-		o.n_sections = 1;
-		o.no_cache = k == 2;
-		idx_close(open_ok(src, &o));
-		ix = open_ok(src, &o);
+		ix = open_big(src, &o, k, n);
 		ck_assert_ptr_null(idx_reader_open(ix, "other", &len));
 		rd = idx_reader_open(ix, "big", &len);
 		ck_assert_ptr_nonnull(rd);
