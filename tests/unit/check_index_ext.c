@@ -911,7 +911,8 @@ reader_reads(struct idx_reader *rd, uint64_t off, uint64_t n, size_t len)
  * or across them, the whole section included, however it was built
  * (onto a tape, as a buffer, in memory); not past its end, nor of a
  * section not there. A piece written after the reader checked the
- * section is refused when it is read, and the index is then damaged. */
+ * section, or one that is not LZ4 under right hashes, is refused when it
+ * is read, and the index is then damaged. */
 START_TEST(test_extension_reader)
 {
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
@@ -968,6 +969,31 @@ START_TEST(test_extension_reader)
 	ck_assert_ptr_null(idx_reader_open(ix, "big", &len));
 	ck_assert_int_eq(idx_damaged(ix), 1);
 	idx_close(ix);
+	/* a piece that is not LZ4, the hashes made right: the section
+	 * opens, the piece is refused when read, the index damaged */
+	{
+		static const uint8_t junk[16] = {0xff, 0xff, 0xff, 0xff,
+		    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		    0xff, 0xff, 0xff};
+		int fd;
+
+		idx_close(open_ok(src, &o));
+		find_section(ipath, "x.big", &off, &slen);
+		fd = open(ipath, O_RDWR);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pwrite(fd, junk, sizeof junk,
+		    (off_t)(off + 8)), (ssize_t)sizeof junk);
+		close(fd);
+		rehash_index(ipath);
+		ix = open_ok(src, &o);
+		rd = idx_reader_open(ix, "big", &len);
+		ck_assert_ptr_nonnull(rd);
+		ck_assert_int_eq(idx_damaged(ix), 0);
+		ck_assert_ptr_null(idx_reader_span(rd, 0, 1));
+		ck_assert_int_eq(idx_damaged(ix), 1);
+		idx_reader_free(rd);
+		idx_close(ix);
+	}
 	ck_assert_int_eq(w.n, 0);
 	free(src);
 	free(ipath);
