@@ -237,17 +237,20 @@ void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
 int idx_map_is_file(const struct sv_index *ix);
 /* Walks the pieces of section t (comp IDX_COMP_LZ4P) of map: each
  * piece's stored bytes (its 8-byte head, then take - 8 bytes of LZ4
- * data) are copied out, hashed into the section's hash, and handed to
- * each(ctx, its offset in the section, the copy, take, its raw length),
- * so that whoever may write the mapped file cannot change them between
- * the check and the use; with file, the file's pages are given back
- * once read. each is called only while the pieces are sound so far, and
- * returns 0, or -1 to fail the walk. Returns 0 when every piece was
- * sound and taken, the raw lengths add up to t->raw and the hash is
- * t->hash; else -1, with *why_hash 1 when the hash was wrong. */
+ * data) are hashed into the section's hash and handed to each(ctx, its
+ * offset in the section, the bytes, take, its raw length). Each head is
+ * copied out before it is read. With copy, so are the bytes, hashed and
+ * handed over from the copy, so that whoever may write the mapped file
+ * cannot change what each decodes between the check and the use;
+ * without, each gets them in the map (for a caller that only hashes
+ * them). With file, the file's pages are given back once read. each is
+ * called only while the pieces are sound so far, and returns 0, or -1 to
+ * fail the walk. Returns 0 when every piece was sound and taken, the raw
+ * lengths add up to t->raw and the hash is t->hash; else -1, with
+ * *why_hash 1 when the hash was wrong. */
 int idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
-    int (*each)(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
-	uint32_t rl), void *ctx, int *why_hash);
+    int copy, int (*each)(void *ctx, uint64_t at, const uint8_t *piece,
+	size_t take, uint32_t rl), void *ctx, int *why_hash);
 /* Maps the index in fd (the file called name; or, with fd < 0, opens the
  * memory image mem of len bytes, taken over) and checks it against key
  * (NULL: no check). Returns IDX_OK with *out set, or the reason with why

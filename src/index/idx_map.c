@@ -259,21 +259,23 @@ idx_map_is_file(const struct sv_index *ix)
 	return b != NULL && b->map != NULL && b->map == ix->map;
 }
 
+/* The file's pages given back this many bytes at a time (each madvise()
+ * flushes the TLB). */
+#define DROP_EVERY (8u << 20)
+
 int
 idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
-    int (*each)(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
-	uint32_t rl), void *ctx, int *why_hash)
+    int copy, int (*each)(void *ctx, uint64_t at, const uint8_t *piece,
+	size_t take, uint32_t rl), void *ctx, int *why_hash)
 {
 	size_t bound = (size_t)LZ4_compressBound(IDX_LZ4_PIECE) + 8;
 	uint8_t *piece = xmalloc(bound);
-	const uint8_t *src = map + t->off;
-	XXH3_state_t *h = XXH3_createState();
-	uint64_t at = 0, done = 0;
+	const uint8_t *src = map + t->off, *p;
+	struct sv_xxh3_stream *h = sv_xxh3_stream_new();
+	uint64_t at = 0, done = 0, dropped = 0;
 	int bad = h == NULL;
 
 	*why_hash = 0;
-	if (h != NULL)
-		XXH3_64bits_reset(h);
 	while (h != NULL && at < t->len) {
 		uint64_t take = t->len - at < bound ? t->len - at : bound;
 		uint32_t sl = 0, rl = 0;
@@ -291,22 +293,28 @@ idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
 		} else {
 			bad = 1;
 		}
-		memcpy(piece, src + at, (size_t)take);
-		if (file)
-			drop_read(src + at, take);
-		XXH3_64bits_update(h, piece, (size_t)take);
-		if (!bad && each(ctx, at, piece, (size_t)take, rl) != 0)
+		p = src + at;
+		if (copy) {
+			memcpy(piece, p, (size_t)take);
+			p = piece;
+		}
+		sv_xxh3_stream_update(h, p, (size_t)take);
+		if (!bad && each(ctx, at, p, (size_t)take, rl) != 0)
 			bad = 1;
 		if (!bad)
 			done += rl;
 		at += take;
+		if (file && (at - dropped >= DROP_EVERY || at == t->len)) {
+			drop_read(src + dropped, at - dropped);
+			dropped = at;
+		}
 	}
 	free(piece);
-	if (h == NULL || XXH3_64bits_digest(h) != t->hash) {
+	if (h == NULL || sv_xxh3_stream_digest(h) != t->hash) {
 		*why_hash = h != NULL;
 		bad = 1;
 	}
-	XXH3_freeState(h);
+	sv_xxh3_stream_free(h);
 	return bad || done != t->raw ? -1 : 0;
 }
 
@@ -343,7 +351,7 @@ sec_unpieces(const uint8_t *map, int file, const struct toc_ent *t,
 
 	u.buf = xmalloc(t->raw ? (size_t)t->raw : 1);
 	u.done = 0;
-	if (idx_sec_pieces(map, file, t, unpiece, &u, why_hash) != 0) {
+	if (idx_sec_pieces(map, file, t, 1, unpiece, &u, why_hash) != 0) {
 		free(u.buf);
 		return NULL;
 	}

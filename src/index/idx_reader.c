@@ -14,9 +14,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "index/idx_int.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 /* Decoded pieces a reader keeps: a replay's seek reads a few pieces of
@@ -70,7 +70,7 @@ add_piece(void *ctx, uint64_t at, const uint8_t *piece, size_t take,
 	p = &t->p[t->n++];
 	p->soff = at;
 	p->roff = t->roff;
-	p->hash = XXH3_64bits(piece, take);
+	p->hash = sv_xxh3(piece, take);
 	p->take = (uint32_t)take;
 	p->rl = rl;
 	t->roff += rl;
@@ -84,8 +84,10 @@ make_pieces(const struct sv_index *ix, struct idx_ext *e)
 	struct table t = {NULL, 0, 0, 0};
 	int bad_hash;
 
-	if (idx_sec_pieces(ix->map, idx_map_is_file(ix), &e->toc, add_piece,
-	    &t, &bad_hash) != 0) {
+	/* the pieces are only hashed here, in the map: a piece is decoded
+	 * later from a copy that must hash as the map's bytes did */
+	if (idx_sec_pieces(ix->map, idx_map_is_file(ix), &e->toc, 0,
+	    add_piece, &t, &bad_hash) != 0) {
 		free(t.p);
 		e->pieces_state = -1;
 		__atomic_store_n(&ix->mut->damaged, 1, __ATOMIC_RELAXED);
@@ -203,7 +205,7 @@ piece_get(struct idx_reader *r, uint64_t k)
 	memcpy(r->copy, r->stored + p->soff, p->take);
 	s->piece = UINT64_MAX;
 	s->roff = s->rl = 0;
-	if (XXH3_64bits(r->copy, p->take) != p->hash) {
+	if (sv_xxh3(r->copy, p->take) != p->hash) {
 		__atomic_store_n(&r->ix->mut->damaged, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}

@@ -761,10 +761,12 @@ ckpt_write_tail(struct ckpt *c,
 	return 0;
 }
 
-/* The next n bytes of b, copied into a heap buffer (one byte more);
- * never NULL but on an overrun. */
+/* The next n bytes of b, copied into a heap buffer (one byte more); or,
+ * with *own (the heap buffer b's bytes are in), moved to the start of
+ * that buffer, which is shrunk to them and taken over (*own NULL; b's
+ * bytes are gone). Never NULL but on an overrun. */
 static uint8_t *
-rbuf_take(struct rbuf *b, uint64_t n)
+rbuf_take(struct rbuf *b, uint64_t n, uint8_t **own)
 {
 	uint8_t *p;
 
@@ -772,14 +774,22 @@ rbuf_take(struct rbuf *b, uint64_t n)
 		b->bad = 1;
 		return NULL;
 	}
-	p = xmalloc((size_t)n + 1);
-	memcpy(p, b->p + b->off, (size_t)n);
+	if (own != NULL && *own != NULL) {
+		p = *own;
+		memmove(p, b->p + b->off, (size_t)n);
+		p = xreallocarray(p, (size_t)n + 1, 1);
+		*own = NULL;
+	} else {
+		p = xmalloc((size_t)n + 1);
+		memcpy(p, b->p + b->off, (size_t)n);
+	}
 	b->off += (size_t)n;
 	return p;
 }
 
 static int
-load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
+load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events,
+    uint8_t **own)
 {
 	uint64_t i, n, llen, n_blobs, alen, chain = 0;
 
@@ -816,7 +826,7 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		    c->nb0[i] > n_blobs || n_blobs > UINT32_MAX)
 			return -1;
 	}
-	if ((c->lists = rbuf_take(b, llen)) == NULL)
+	if ((c->lists = rbuf_take(b, llen, own)) == NULL)
 		return -1;
 	c->lists_len = llen;
 	c->lists_cap = (size_t)llen + 1;
@@ -837,7 +847,7 @@ load_tables(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 		if (off > alen || len > alen - off)
 			return -1;
 	}
-	if ((c->arena = rbuf_take(b, alen)) == NULL)
+	if ((c->arena = rbuf_take(b, alen, NULL)) == NULL)
 		return -1;
 	c->arena_len = alen;
 	c->arena_cap = (size_t)alen + 1;
@@ -848,7 +858,7 @@ int
 ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 {
 	ckpt_destroy(c);
-	if (load_tables(c, b, n_events) != 0) {
+	if (load_tables(c, b, n_events, NULL) != 0) {
 		ckpt_destroy(c);
 		return -1;
 	}
@@ -857,11 +867,11 @@ ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events)
 
 int
 ckpt_load_src(struct ckpt *c, struct rbuf *b, uint64_t n_events,
-    const struct replay_src *src, uint64_t rest)
+    const struct replay_src *src, uint64_t rest, uint8_t **own)
 {
 	ckpt_destroy(c);
 	c->src = src;
-	if (load_tables(c, b, n_events) != 0 || b->off != b->len ||
+	if (load_tables(c, b, n_events, own) != 0 || b->off != b->len ||
 	    rest / 16 < c->n_blobs ||
 	    rest - c->n_blobs * 16 != c->arena_len) {
 		ckpt_destroy(c);

@@ -155,8 +155,10 @@ int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
  * table and the arena, rest bytes after b's, are read from src when a
  * restore needs them (its entries checked then), so that a load reads
  * no more of them than its seeks do (src: replay.h). src must outlive
- * c. */
+ * c. *own is the heap buffer b's bytes are in: the lists, its last
+ * bytes, are moved to its start and it is taken over (*own NULL; b is
+ * not to be read again), unless the load fails before them. */
 int ckpt_load_src(struct ckpt *c, struct rbuf *b, uint64_t n_events,
-    const struct replay_src *src, uint64_t rest);
+    const struct replay_src *src, uint64_t rest, uint8_t **own);
 
 #endif

@@ -263,7 +263,8 @@ load_fwd(struct replay *r, struct rbuf *b)
  * ckpt_load_src() from src for the rest bytes after b's. */
 static struct replay *
 load_saved(const struct snapshot *s, uint32_t d, struct rbuf *b,
-    const struct replay_src *src, uint64_t rest, struct sv_error *err)
+    const struct replay_src *src, uint64_t rest, uint8_t **own,
+    struct sv_error *err)
 {
 	struct replay *r = replay_open(s, d);
 	int bad;
@@ -280,7 +281,7 @@ load_saved(const struct snapshot *s, uint32_t d, struct rbuf *b,
 		bad = ckpt_load(&r->ck, b, r->n) != 0 ||
 		    b->off != b->len;
 	else if (!bad)
-		bad = ckpt_load_src(&r->ck, b, r->n, &r->src, rest) != 0;
+		bad = ckpt_load_src(&r->ck, b, r->n, &r->src, rest, own) != 0;
 	if (bad || ckpt_restore(&r->ck, 0, &r->cur) != 0) {
 		replay_free(r);
 		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
@@ -313,7 +314,7 @@ replay_new_saved(const struct snapshot *s, uint32_t d, const uint8_t *buf,
 		return NULL;
 	}
 	b.len = len - 8;
-	return load_saved(s, d, &b, NULL, 0, err);
+	return load_saved(s, d, &b, NULL, 0, NULL, err);
 }
 
 /* ---- read as needed ------------------------------------------------------ */
@@ -372,30 +373,52 @@ head_len(const struct replay_src *src, uint64_t len)
 	return bad ? 0 : at;
 }
 
+/* The n bytes at 0 of src in a heap buffer, copied a span of at most
+ * 1 MiB at a time (a span's bytes last until the next call, and one
+ * across many pieces of an index would be joined in a buffer of its
+ * size); NULL when they cannot be read. */
+static uint8_t *
+src_copy(const struct replay_src *src, uint64_t n)
+{
+	uint8_t *out = n <= SIZE_MAX - 1 ? xmalloc((size_t)n + 1) : NULL;
+	uint64_t at;
+
+	for (at = 0; out != NULL && at < n; ) {
+		uint64_t k = n - at < (1u << 20) ? n - at : (1u << 20);
+		const uint8_t *p = src->span(src->ctx, at, k);
+
+		if (p == NULL) {
+			free(out);
+			return NULL;
+		}
+		memcpy(out + at, p, (size_t)k);
+		at += k;
+	}
+	return out;
+}
+
 struct replay *
 replay_new_saved_src(const struct snapshot *s, uint32_t d,
     const struct replay_src *src, uint64_t len, struct sv_error *err)
 {
 	uint64_t hl = len >= 24 + 8 * N_INFO + 8 ? head_len(src, len - 8) : 0;
-	const uint8_t *p = hl > 0 ? src->span(src->ctx, 0, hl) : NULL;
+	uint8_t *head = hl > 0 ? src_copy(src, hl) : NULL;
 	struct replay *r;
 	struct rbuf b;
-	uint8_t *head;
 
-	if (p == NULL || hl > SIZE_MAX - 1 || memcmp(p, MAGIC, 8) != 0) {
+	if (head == NULL || memcmp(head, MAGIC, 8) != 0) {
+		free(head);
 		if (src->release != NULL)
 			src->release(src->ctx);
 		sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
 		    "replay checkpoints: bad magic or length");
 		return NULL;
 	}
-	/* copied: span's bytes last until its next call */
-	head = xmalloc((size_t)hl);
-	memcpy(head, p, (size_t)hl);
 	b.p = head;
 	b.len = (size_t)hl;
 	b.bad = 0;
-	r = load_saved(s, d, &b, src, len - 8 - hl, err);
+	/* the lists end the head: the checkpoints take its buffer */
+	r = load_saved(s, d, &b, src, len - 8 - hl, &head, err);
 	free(head);
 	return r;
 }

@@ -12,4 +12,13 @@
 
 uint64_t sv_xxh3(const void *p, size_t n);
 
+/* The same hash of bytes handed over in pieces: the digest is what one
+ * sv_xxh3() of them all gives. NULL when out of memory. */
+struct sv_xxh3_stream;
+struct sv_xxh3_stream *sv_xxh3_stream_new(void);
+void sv_xxh3_stream_update(struct sv_xxh3_stream *s, const void *p,
+    size_t n);
+uint64_t sv_xxh3_stream_digest(const struct sv_xxh3_stream *s);
+void sv_xxh3_stream_free(struct sv_xxh3_stream *s);
+
 #endif

@@ -30,6 +30,12 @@ sv_xxh3_avx2(const void *p, size_t n)
 	return XXH3_64bits(p, n);
 }
 
+void
+sv_xxh3_avx2_update(void *state, const void *p, size_t n)
+{
+	(void)XXH3_64bits_update(state, p, n);
+}
+
 #ifdef __clang__
 #pragma clang attribute pop
 #else

@@ -10,6 +10,9 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SV_XXH3_AVX2 1
 uint64_t sv_xxh3_avx2(const void *p, size_t n);
+/* XXH3_64bits_update() on an XXH3_state_t (xxHash's own state, whose
+ * layout both files get from the one header) */
+void sv_xxh3_avx2_update(void *state, const void *p, size_t n);
 #endif
 
 #endif

@@ -873,6 +873,30 @@ START_TEST(test_xxh3_same)
 	ck_assert_uint_eq(sv_xxh3(b, n), XXH3_64bits(b, n));
 	ck_assert_uint_eq(sv_xxh3(b + 5, n), XXH3_64bits(b + 5, n));
 	ck_assert_uint_eq(sv_xxh3(b, 65536), XXH3_64bits(b, 65536));
+	/* in pieces of every size from 1 to 3,000 bytes, and of one byte
+	 * then the rest: the digest of the whole at each length */
+	for (len = 1; len <= 3000; len += 37) {
+		struct sv_xxh3_stream *st = sv_xxh3_stream_new();
+
+		ck_assert_ptr_nonnull(st);
+		for (off = 0; off < n; off += len)
+			sv_xxh3_stream_update(st, b + off,
+			    n - off < len ? n - off : len);
+		ck_assert_uint_eq(sv_xxh3_stream_digest(st),
+		    XXH3_64bits(b, n));
+		sv_xxh3_stream_free(st);
+	}
+	for (len = 0; len <= 1100; len += 11) {
+		struct sv_xxh3_stream *st = sv_xxh3_stream_new();
+
+		if (len > 0) {
+			sv_xxh3_stream_update(st, b, 1);
+			sv_xxh3_stream_update(st, b + 1, len - 1);
+		}
+		ck_assert_uint_eq(sv_xxh3_stream_digest(st),
+		    XXH3_64bits(b, len));
+		sv_xxh3_stream_free(st);
+	}
 	free(b);
 }
 END_TEST
