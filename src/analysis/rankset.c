@@ -221,10 +221,12 @@ an_rankset_free(struct an_rankset *rs)
 /* ---- resources ----------------------------------------------------------- */
 
 /*
- * An index build holds the parsed model and the timelines: measured at
- * 0.46x the snapshot for 1 GB and 0.44x for 10 GB (bench/index.sh), plus
- * the summary's own timeline of one device while its section is built.
- * Taken as 0.75x the file plus 64 MiB for the program itself.
+ * An index build streams the events into the index and holds the
+ * strings, frames and stacks: peak RSS 0.07x the snapshot for a 1 GB
+ * training run and under 0.01x at 10 GB (bench/index.sh --scale), whose
+ * frames repeat, but 1.3x for a 310 MB file whose every frame differs.
+ * Taken as 0.75x the file plus 64 MiB for the program itself: the size
+ * of a file does not say which it is.
  */
 uint64_t
 an_rankset_build_mem(uint64_t size)
