@@ -17,8 +17,10 @@
 extern const struct idx_section_builder replay_idx_section;
 
 /* A replay of device d of the index's snapshot: from the saved section
- * when it is there and valid, else built afresh (the backward pass).
- * NULL with err set when neither works. */
+ * when it is there and valid, read through an index reader (its seeks
+ * decode the pieces they need, idx_reader_open(); ix must outlive the
+ * replay), else built afresh (the backward pass). NULL with err set when
+ * neither works. */
 struct replay *replay_from_index(const struct sv_index *ix, uint32_t d,
     struct sv_error *err);
 
