@@ -2,11 +2,13 @@
  * A reader of an extension section too big to hold whole (idx.h): a
  * section stored in LZ4 pieces is decoded a piece at a time as its bytes
  * are asked for. The pieces' table is made once per index, the first
- * time a reader opens the section: every piece is copied out of the map
- * and hashed, the section's hash is checked, and each piece's own hash is
- * kept. A piece decoded later is copied out again and must hash as it
- * did then, so what a reader hands out are the bytes the section's hash
- * vouched for, even when someone writes the mapped file meanwhile.
+ * time a reader opens the section: each piece's head is copied out and
+ * checked, its bytes are hashed where they are in the map, into the
+ * section's hash (which must be the TOC's) and into a hash of their own,
+ * kept. Nothing is decoded from the map: a piece is copied out when it
+ * is needed and must hash as the map's bytes did, so a file written
+ * meanwhile is refused (and the index marked damaged), and what decodes
+ * is the copy.
  */
 #include "config.h"
 
