@@ -91,21 +91,19 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, struct sv_error *err)
 {
 	struct ext_job *jobs = xcalloc(o->n_sections + 1, sizeof *jobs);
-	size_t i, k, n = 0;
+	size_t i, n = 0;
 	int r = 0;
 
 	for (i = 0; i < o->n_sections; i++) {
 		const struct idx_section_builder *sb = &o->sections[i];
-		struct idx_ext *e = NULL;
+		struct idx_ext *e;
 
 		if (!idx_section_name_ok(sb->name)) {
 			free(jobs);
 			return sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET,
 			    "bad section name '%s'", sb->name);
 		}
-		for (k = 0; k < ix->n_ext; k++)
-			if (strcmp(ix->ext[k].name, sb->name) == 0)
-				e = &ix->ext[k];
+		e = idx_ext_find(ix, sb->name);
 		if (e != NULL && e->state >= 0)
 			continue;
 		jobs[n].sb = sb;
@@ -124,7 +122,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		if (jobs[i].threaded)
 			pthread_join(jobs[i].th, NULL);
 	for (i = 0; i < n; i++) {
-		struct idx_ext *e = NULL;
+		struct idx_ext *e;
 
 		if (r != 0 || jobs[i].rc != 0) {
 			if (r == 0) {
@@ -136,9 +134,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 			idx_free_tape(jobs[i].tape);
 			continue;
 		}
-		for (k = 0; k < ix->n_ext; k++)
-			if (strcmp(ix->ext[k].name, jobs[i].sb->name) == 0)
-				e = &ix->ext[k];
+		e = idx_ext_find(ix, jobs[i].sb->name);
 		if (e == NULL) {
 			ix->ext = xreallocarray(ix->ext, ix->n_ext + 1,
 			    sizeof *ix->ext);
@@ -167,15 +163,11 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 int
 idx_missing_extensions(const struct sv_index *ix, const struct idx_opts *o)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < o->n_sections; i++) {
-		for (k = 0; k < ix->n_ext; k++)
-			if (strcmp(ix->ext[k].name, o->sections[i].name) == 0)
-				break;
-		if (k == ix->n_ext)
+	for (i = 0; i < o->n_sections; i++)
+		if (idx_ext_find(ix, o->sections[i].name) == NULL)
 			return 1;
-	}
 	return 0;
 }
 

@@ -235,6 +235,8 @@ void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Is ix's map a file's (not an index image in memory)? */
 int idx_map_is_file(const struct sv_index *ix);
+/* ix's extension section called name (registered or built), or NULL. */
+struct idx_ext *idx_ext_find(const struct sv_index *ix, const char *name);
 /* Walks the pieces of section t (comp IDX_COMP_LZ4P) of map: each
  * piece's stored bytes (its 8-byte head, then take - 8 bytes of LZ4
  * data) are hashed into the section's hash and handed to each(ctx, its

@@ -1348,34 +1348,40 @@ ext_untape(struct idx_ext *e)
 	e->tape = NULL;
 }
 
+struct idx_ext *
+idx_ext_find(const struct sv_index *ix, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n_ext; i++)
+		if (strcmp(ix->ext[i].name, name) == 0)
+			return &ix->ext[i];
+	return NULL;
+}
+
 int
 idx_section(const struct sv_index *ix, const char *name,
     const uint8_t **data, size_t *len)
 {
-	size_t i;
+	struct idx_ext *e = idx_ext_find(ix, name);
+	int st;
 
 	*data = NULL;
 	*len = 0;
-	for (i = 0; i < ix->n_ext; i++) {
-		struct idx_ext *e = &ix->ext[i];
-		int st;
-
-		if (strcmp(e->name, name) != 0)
-			continue;
-		pthread_mutex_lock(&ix->mut->ext_lock);
-		if (e->state == 0)
-			ext_load(ix, e);
-		else if (e->state == 1 && e->data == NULL && e->tape != NULL)
-			ext_untape(e);
-		st = e->state;
-		pthread_mutex_unlock(&ix->mut->ext_lock);
-		if (st != 1)
-			return -1;
-		*data = e->data;
-		*len = e->len;
-		return 0;
-	}
-	return -1;
+	if (e == NULL)
+		return -1;
+	pthread_mutex_lock(&ix->mut->ext_lock);
+	if (e->state == 0)
+		ext_load(ix, e);
+	else if (e->state == 1 && e->data == NULL && e->tape != NULL)
+		ext_untape(e);
+	st = e->state;
+	pthread_mutex_unlock(&ix->mut->ext_lock);
+	if (st != 1)
+		return -1;
+	*data = e->data;
+	*len = e->len;
+	return 0;
 }
 
 void

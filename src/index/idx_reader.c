@@ -100,21 +100,10 @@ make_pieces(const struct sv_index *ix, struct idx_ext *e)
 	e->pieces_state = 1;
 }
 
-static struct idx_ext *
-find_ext(const struct sv_index *ix, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ix->n_ext; i++)
-		if (strcmp(ix->ext[i].name, name) == 0)
-			return &ix->ext[i];
-	return NULL;
-}
-
 struct idx_reader *
 idx_reader_open(const struct sv_index *ix, const char *name, uint64_t *len)
 {
-	struct idx_ext *e = find_ext(ix, name);
+	struct idx_ext *e = idx_ext_find(ix, name);
 	struct idx_reader *r;
 	const uint8_t *data;
 	size_t n;
