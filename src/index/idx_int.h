@@ -27,6 +27,7 @@
 
 #include "index/idx.h"
 #include "index/idx_format.h"
+#include "util/le.h"
 
 struct src_key {
 	uint64_t size;
@@ -199,36 +200,6 @@ struct writer {
 	uint64_t src_size, est, cancelled;
 };
 
-static inline void
-put_u32(uint8_t *p, uint32_t v)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void
-put_u64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t
-get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t
-get_u64(const uint8_t *p)
-{
-	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
 
 /* idx_map.c */
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)

@@ -282,8 +282,8 @@ idx_sec_pieces(const uint8_t *map, int file, const struct toc_ent *t,
 
 		if (!bad && t->len - at >= 8) {
 			memcpy(piece, src + at, 8);
-			sl = get_u32(piece);
-			rl = get_u32(piece + 4);
+			sl = sv_le32_get(piece);
+			rl = sv_le32_get(piece + 4);
 			if (sl > t->len - at - 8 || rl == 0 ||
 			    rl > IDX_LZ4_PIECE || rl > t->raw - done ||
 			    sl > (uint32_t)LZ4_compressBound((int)rl))
@@ -995,19 +995,19 @@ check_prelude(const uint8_t *map, uint64_t size, uint64_t *hoff,
 	memcpy(pre, map, sizeof pre);
 	if (memcmp(pre, IDX_MAGIC, IDX_MAGIC_LEN) != 0 ||
 	    sv_xxh3(pre, IDX_OFF_PRELUDE_HASH) !=
-	    get_u64(pre + IDX_OFF_PRELUDE_HASH)) {
+	    sv_le64_get(pre + IDX_OFF_PRELUDE_HASH)) {
 		snprintf(why, wl, "incomplete or damaged");
 		return IDX_CORRUPT;
 	}
-	if (get_u32(pre + IDX_OFF_VERSION) != IDX_VERSION) {
+	if (sv_le32_get(pre + IDX_OFF_VERSION) != IDX_VERSION) {
 		snprintf(why, wl, "index format version %u, this program "
 				  "reads version %u",
-		    get_u32(pre + IDX_OFF_VERSION), IDX_VERSION);
+		    sv_le32_get(pre + IDX_OFF_VERSION), IDX_VERSION);
 		return IDX_STALE;
 	}
-	*hoff = get_u64(pre + IDX_OFF_HEADER_OFF);
-	*hlen = get_u64(pre + IDX_OFF_HEADER_LEN);
-	*hhash = get_u64(pre + IDX_OFF_HEADER_HASH);
+	*hoff = sv_le64_get(pre + IDX_OFF_HEADER_OFF);
+	*hlen = sv_le64_get(pre + IDX_OFF_HEADER_LEN);
+	*hhash = sv_le64_get(pre + IDX_OFF_HEADER_HASH);
 	if (*hoff < IDX_PRELUDE_LEN || *hoff > size || *hlen > size - *hoff) {
 		snprintf(why, wl, "truncated");
 		return IDX_CORRUPT;

@@ -30,7 +30,7 @@ uv_fast(const uint8_t **p, const uint8_t *end, uint64_t *v)
 
 	if (end - *p < 8)
 		return snap_get_uv(p, end, v);
-	x = get_u64(*p);
+	x = sv_le64_get(*p);
 	stop = ~x & 0x8080808080808080ull;
 	if (stop == 0)
 		return snap_get_uv(p, end, v);

@@ -114,8 +114,8 @@ w_pieces(struct writer *w, struct toc_ent *t, const struct src *src,
 			w->err = w->err ? w->err : EIO;
 			break;
 		}
-		put_u32(z, (uint32_t)zl);
-		put_u32(z + 4, raw);
+		sv_le32_put(z, (uint32_t)zl);
+		sv_le32_put(z + 4, raw);
 		XXH3_64bits_update(h, z, (size_t)zl + 8);
 		idx_w_raw(w, z, (size_t)zl + 8);
 		t->len += (uint64_t)zl + 8;
@@ -309,11 +309,11 @@ idx_w_finish(struct writer *w, const struct src_key *key, const char *src_path,
 	idx_w_raw(w, sb.data, sb.size);
 	memset(pre, 0, sizeof pre);
 	memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
-	put_u32(pre + IDX_OFF_VERSION, IDX_VERSION);
-	put_u64(pre + IDX_OFF_HEADER_OFF, hoff);
-	put_u64(pre + IDX_OFF_HEADER_LEN, sb.size);
-	put_u64(pre + IDX_OFF_HEADER_HASH, XXH3_64bits(sb.data, sb.size));
-	put_u64(pre + IDX_OFF_PRELUDE_HASH, XXH3_64bits(pre,
+	sv_le32_put(pre + IDX_OFF_VERSION, IDX_VERSION);
+	sv_le64_put(pre + IDX_OFF_HEADER_OFF, hoff);
+	sv_le64_put(pre + IDX_OFF_HEADER_LEN, sb.size);
+	sv_le64_put(pre + IDX_OFF_HEADER_HASH, XXH3_64bits(sb.data, sb.size));
+	sv_le64_put(pre + IDX_OFF_PRELUDE_HASH, XXH3_64bits(pre,
 	    IDX_OFF_PRELUDE_HASH));
 	msgpack_sbuffer_destroy(&sb);
 	if (w->err != 0)

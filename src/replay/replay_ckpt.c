@@ -122,8 +122,8 @@ blob_bytes(const struct ckpt *c, uint64_t id, uint64_t *len)
 	p = c->src->span(c->src->ctx, c->btab_at + 16 * id, 16);
 	if (p == NULL)
 		return NULL;
-	off = le64_get(p);
-	n = le64_get(p + 8);
+	off = sv_le64_get(p);
+	n = sv_le64_get(p + 8);
 	if (off > c->arena_len || n > c->arena_len - off)
 		return NULL;
 	*len = n;
@@ -226,8 +226,8 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 	if (c->tape != NULL) {
 		uint8_t e[16];
 
-		le64_put(e, off);
-		le64_put(e + 8, c->arena_len - off);
+		sv_le64_put(e, off);
+		sv_le64_put(e + 8, c->arena_len - off);
 		tape_write(&c->tape[1], e, sizeof e);
 	} else {
 		c->blob_off[id] = off;
@@ -643,7 +643,7 @@ wbuf_u64(struct wbuf *w, uint64_t v)
 	}
 	if (w->len + 8 > w->cap)
 		w->p = xgrow(w->p, &w->cap, w->len + 8, 1);
-	le64_put(w->p + w->len, v);
+	sv_le64_put(w->p + w->len, v);
 	w->len += 8;
 }
 
@@ -670,7 +670,7 @@ rbuf_u64(struct rbuf *b)
 		b->bad = 1;
 		return 0;
 	}
-	v = le64_get(b->p + b->off);
+	v = sv_le64_get(b->p + b->off);
 	b->off += 8;
 	return v;
 }
@@ -748,8 +748,8 @@ ckpt_write_tail(struct ckpt *c,
 		return r;
 	}
 	for (i = 0; i < c->n_blobs; i++) {
-		le64_put(buf + k, span_off(c, i));
-		le64_put(buf + k + 8, span_len(c, i));
+		sv_le64_put(buf + k, span_off(c, i));
+		sv_le64_put(buf + k + 8, span_len(c, i));
 		if ((k += 16) == PIECE) {
 			put(ctx, buf, k);
 			k = 0;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "replay/rstate.h"
+#include "util/le.h"
 #include "util/tape.h"
 
 /* A checkpoint's list is a key list, or the change from the previous
@@ -102,27 +103,6 @@ struct rbuf {
 	size_t len, off;
 	int bad;                     /* read past the end */
 };
-/* The one little-endian u64 of the replay's saved bytes. */
-static inline void
-le64_put(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint64_t
-le64_get(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 void wbuf_u64(struct wbuf *w, uint64_t v);
 void wbuf_bytes(struct wbuf *w, const void *p, size_t n);
 uint64_t rbuf_u64(struct rbuf *b);

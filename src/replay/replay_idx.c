@@ -43,8 +43,8 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 			sv_error_clear(err);
 			continue;
 		}
-		le64_put(head, d);
-		le64_put(head + 8, replay_checkpoints_len(r));
+		sv_le64_put(head, d);
+		sv_le64_put(head + 8, replay_checkpoints_len(r));
 		tape_write(out, head, sizeof head);
 		if (replay_checkpoints_write(r, out, &e) != 0) {
 			replay_free(r);
@@ -102,8 +102,8 @@ from_section(const struct sv_index *ix, uint32_t d, struct sv_error *err)
 
 		if (p == NULL)
 			break;
-		dev = le64_get(p);
-		blen = le64_get(p + 8);
+		dev = sv_le64_get(p);
+		blen = sv_le64_get(p + 8);
 		off += 16;
 		if (blen > len - off)
 			break;

@@ -168,7 +168,7 @@ replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
 	rc = ckpt_write_tail(&r->ck, put_tape, &x, err);
 	h = XXH3_64bits_digest(x.h);
 	XXH3_freeState(x.h);
-	le64_put(hb, h);
+	sv_le64_put(hb, h);
 	tape_write(out, hb, sizeof hb);
 	if (rc == 0 && out->err != 0) {
 		*err = out->err;
@@ -331,7 +331,7 @@ src_u64(const struct replay_src *src, uint64_t len, uint64_t at, int *bad)
 		*bad = 1;
 		return 0;
 	}
-	return le64_get(p);
+	return sv_le64_get(p);
 }
 
 /* at moved past n records of size bytes, within len (else *bad). */

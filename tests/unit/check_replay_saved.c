@@ -366,7 +366,7 @@ START_TEST(test_replay_saved_src)
 	bad = xmalloc(len);
 	memcpy(bad, buf, len);
 	for (i = 0; i < n_blobs; i++)
-		le64_put(bad + tab + 16 * i, len);
+		sv_le64_put(bad + tab + 16 * i, len);
 	t.buf = bad;
 	t.released = 0;
 	r2 = replay_new_saved_src(s, 0, &src, len, &err);
