@@ -25,6 +25,7 @@
 #include "replay/replay_idx.h"
 #include "util/fatal.h"
 #include "util/fdio.h"
+#include "util/le.h"
 #include "util/units.h"
 #include "util/tape.h"
 #include "util/xalloc.h"
@@ -448,37 +449,6 @@ enum {
 	MSG_EXTRA = 'X'		/* u32 which, then the section's bytes */
 };
 
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-
 static int
 send_msg(int fd, int type, const void *a, size_t na, const void *b,
     size_t nb)
@@ -486,7 +456,7 @@ send_msg(int fd, int type, const void *a, size_t na, const void *b,
 	uint8_t h[5];
 
 	h[0] = (uint8_t)type;
-	put32(h + 1, (uint32_t)(na + nb));
+	sv_le32_put(h + 1, (uint32_t)(na + nb));
 	if (sv_write_all(fd, h, 5) != 0 ||
 	    (na > 0 && sv_write_all(fd, a, na) != 0) ||
 	    (nb > 0 && sv_write_all(fd, b, nb) != 0))
@@ -510,8 +480,8 @@ child_progress(void *ctx, uint64_t done, uint64_t total)
 	if (pct == c->last_pct)
 		return 0;
 	c->last_pct = pct;
-	put64(b, done);
-	put64(b + 8, total);
+	sv_le64_put(b, done);
+	sv_le64_put(b + 8, total);
 	if (send_msg(c->fd, MSG_PROGRESS, b, sizeof b, NULL, 0) != 0)
 		c->gone = 1;
 	return c->gone; /* nobody waits for this build any more */
@@ -531,8 +501,8 @@ child_error(int fd, const struct sv_error *e)
 {
 	uint8_t b[12];
 
-	put32(b, (uint32_t)e->code);
-	put64(b + 4, e->offset);
+	sv_le32_put(b, (uint32_t)e->code);
+	sv_le64_put(b + 4, e->offset);
 	return send_msg(fd, MSG_ERROR, b, sizeof b, e->msg, strlen(e->msg));
 }
 
@@ -571,7 +541,7 @@ child_run(const struct an_rs_member *m, const struct an_rankset_opts *o, int fd)
 	for (k = 0; k < n_extra(o); k++) {
 		if ((data = extra_of(ix, o, k, &len)) == NULL)
 			continue;
-		put32(which, (uint32_t)k);
+		sv_le32_put(which, (uint32_t)k);
 		if (send_msg(fd, MSG_EXTRA, which, 4, data, len) != 0)
 			return 1;
 	}
@@ -663,7 +633,7 @@ job_messages(struct loader *l, struct job *j)
 
 	while (j->len - off >= 5) {
 		int type = j->buf[off];
-		uint32_t n = get32(j->buf + off + 1);
+		uint32_t n = sv_le32_get(j->buf + off + 1);
 		const uint8_t *p = j->buf + off + 5;
 
 		if (n > MSG_MAX) {
@@ -675,15 +645,16 @@ job_messages(struct loader *l, struct job *j)
 		if (j->len - off - 5 < n)
 			break;
 		if (type == MSG_PROGRESS && n == 16) {
-			j->done = get64(p);
+			j->done = sv_le64_get(p);
 		} else if (type == MSG_WARN && l->o->io->warn != NULL) {
 			char *msg = xstrndup((const char *)p, n);
 
 			l->o->io->warn(l->o->io->warn_ctx, msg);
 			free(msg);
 		} else if (type == MSG_EXTRA && n >= 4 && !j->answered &&
-		    get32(p) < n_extra(l->o) && m->extra[get32(p)] == NULL) {
-			uint32_t k = get32(p);
+		    sv_le32_get(p) < n_extra(l->o) &&
+		    m->extra[sv_le32_get(p)] == NULL) {
+			uint32_t k = sv_le32_get(p);
 
 			m->extra[k] = xmalloc(n - 4 + 1);
 			memcpy(m->extra[k], p + 4, n - 4);
@@ -702,10 +673,10 @@ job_messages(struct loader *l, struct job *j)
 			drop_extra(m);
 			j->answered = 1;
 			m->state = AN_RS_FAILED;
-			m->err.code = (enum sv_errcode)get32(p);
+			m->err.code = (enum sv_errcode)sv_le32_get(p);
 			if (sv_errcode_status(m->err.code) == 0)
 				m->err.code = SV_ERR_IO;
-			m->err.offset = get64(p + 4);
+			m->err.offset = sv_le64_get(p + 4);
 			snprintf(m->err.msg, sizeof m->err.msg, "%.*s",
 			    (int)(n - 12), (const char *)p + 12);
 		}
