@@ -7,15 +7,14 @@
  * the model there), one per mode still to build, in the order m cycles
  * from the mode shown; modes built in one pass (the call-site and
  * stream/pool modes: tl_stack_pass_mates) share one job. Each thread
- * takes the mode
- * the view waits for first, else the next in that order, and builds it
- * reading only the snapshot, the timeline and the category table, none
- * of which changes while it runs (each thread decodes stripes into a
- * cache of its own); a finished job waits under the lock until the loop
- * takes it and moves it into the model (tl_model_adopt). Nothing half
- * built is ever seen by the loop. A mode is a pass over every event,
- * about 1.3 s a GB on one core: the threads make the modes come at the
- * pace of the longest instead of their sum.
+ * takes the mode the view waits for first, else the next in that order,
+ * and builds it reading only the snapshot, the timeline and the category
+ * table, none of which changes while it runs (each thread decodes
+ * stripes into a cache of its own); a finished job waits under the lock
+ * until the loop takes it and moves it into the model (tl_model_adopt).
+ * Nothing half built is ever seen by the loop. A mode is a pass over
+ * every event, about 1.3 s a GB on one core: the threads make the modes
+ * come at the pace of the longest instead of their sum.
  *
  * Stopping (another device, quitting) sets the stop flag the builds poll
  * (util/stop.h) and joins the threads: a pass over the trace gives up
