@@ -4,10 +4,16 @@
  * accessors (snap_stripe.h; the format is in doc/FORMAT.md).
  *
  * The cache holds at most CACHE_SLOTS entries (one column of one stripe
- * each) and CACHE_BYTES bytes per thread, evicting the least recently
- * used entry that no decoder has pinned. It is created on a thread's
- * first read and freed when the thread exits (or by
- * snap_stripe_cache_clear()).
+ * each; a thread may ask for up to CACHE_SLOTS_MAX,
+ * snap_stripe_cache_slots()) and CACHE_BYTES bytes per thread, evicting
+ * the least recently used entry that no decoder has pinned. A table of
+ * hints, by a hash of (set, column, stripe), remembers the slot each
+ * entry was found or loaded in, so that finding a cached entry is one
+ * look there, not a search of every slot (a read that alternates between
+ * stripes misses the hot slots every time); a hint is only a guess,
+ * checked against the slot, and the search of the slots stays the
+ * answer when it is wrong. The cache is created on a thread's first read
+ * and freed when the thread exits (or by snap_stripe_cache_clear()).
  */
 #include "config.h"
 
@@ -24,6 +30,8 @@
 #include "util/xalloc.h"
 
 #define CACHE_SLOTS 64
+#define CACHE_SLOTS_MAX 1024
+#define CACHE_HINTS 4096 /* a power of two, above CACHE_SLOTS_MAX */
 #define CACHE_BYTES (64u << 20)
 #define N_SCRATCH 5 /* the callers' 0..3, and the stored bytes' */
 #define DROP_AROUND (64u << 10) /* what the kernel maps around a fault */
@@ -38,7 +46,9 @@ struct cache_ent {
 };
 
 struct stripe_cache {
-	struct cache_ent e[CACHE_SLOTS];
+	struct cache_ent *e;
+	int n_slots;
+	uint16_t hint[CACHE_HINTS]; /* a slot that may hold the entry */
 	size_t bytes;
 	uint64_t clock;
 	uint8_t *scratch[N_SCRATCH];
@@ -47,6 +57,7 @@ struct stripe_cache {
 
 __thread struct snap_hot snap_hot[SNAP_NCOL];
 static __thread struct stripe_cache *cache;
+static __thread int cache_slots_wanted; /* 0: CACHE_SLOTS */
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static uint64_t next_id = 1;
@@ -83,10 +94,11 @@ cache_free(void *p)
 
 	if (c == NULL)
 		return;
-	for (k = 0; k < CACHE_SLOTS; k++)
+	for (k = 0; k < c->n_slots; k++)
 		free(c->e[k].data);
 	for (k = 0; k < N_SCRATCH; k++)
 		free(c->scratch[k]);
+	free(c->e);
 	free(c);
 }
 
@@ -102,6 +114,9 @@ cache_get(void)
 	if (cache == NULL) {
 		pthread_once(&cache_once, cache_key_init);
 		cache = xcalloc(1, sizeof *cache);
+		cache->n_slots = cache_slots_wanted > 0 ? cache_slots_wanted :
+		    CACHE_SLOTS;
+		cache->e = xcalloc((size_t)cache->n_slots, sizeof *cache->e);
 		(void)pthread_setspecific(cache_key, cache);
 	}
 	return cache;
@@ -118,6 +133,27 @@ snap_stripe_cache_clear(void)
 	cache = NULL;
 	(void)pthread_setspecific(cache_key, NULL);
 	cache_free(c);
+}
+
+void
+snap_stripe_cache_slots(unsigned n)
+{
+	if (n < CACHE_SLOTS)
+		n = CACHE_SLOTS;
+	if (n > CACHE_SLOTS_MAX)
+		n = CACHE_SLOTS_MAX;
+	if (cache != NULL && cache->n_slots == (int)n)
+		return;
+	snap_stripe_cache_clear();
+	cache_slots_wanted = (int)n;
+}
+
+static unsigned
+hint_of(uint64_t id, unsigned col, uint64_t b)
+{
+	uint64_t h = (id * 0x9e3779b97f4a7c15ull ^ b) * 0xff51afd7ed558ccdull;
+
+	return (unsigned)((h >> 40) ^ col * 0x9e37u) & (CACHE_HINTS - 1);
 }
 
 /* Forgets what e holds (its buffer stays, for the next column). */
@@ -149,7 +185,7 @@ ent_claim(struct stripe_cache *c, size_t bytes)
 	struct cache_ent *victim = NULL;
 	int k;
 
-	for (k = 0; k < CACHE_SLOTS; k++) {
+	for (k = 0; k < c->n_slots; k++) {
 		struct cache_ent *e = &c->e[k];
 
 		if (e->pin > 0)
@@ -173,7 +209,7 @@ ent_claim(struct stripe_cache *c, size_t bytes)
 	while (c->bytes > CACHE_BYTES) {
 		struct cache_ent *old = NULL;
 
-		for (k = 0; k < CACHE_SLOTS; k++) {
+		for (k = 0; k < c->n_slots; k++) {
 			struct cache_ent *e = &c->e[k];
 
 			if (e->pin == 0 && e->data != NULL &&
@@ -190,13 +226,18 @@ ent_claim(struct stripe_cache *c, size_t bytes)
 static struct cache_ent *
 ent_find(struct stripe_cache *c, uint64_t id, unsigned col, uint64_t b)
 {
+	unsigned h = hint_of(id, col, b);
+	struct cache_ent *e = &c->e[c->hint[h]];
 	int k;
 
-	for (k = 0; k < CACHE_SLOTS; k++) {
-		struct cache_ent *e = &c->e[k];
-
-		if (e->id == id && e->col == col && e->stripe == b)
+	if (e->id == id && e->col == col && e->stripe == b)
+		return e;
+	for (k = 0; k < c->n_slots; k++) {
+		e = &c->e[k];
+		if (e->id == id && e->col == col && e->stripe == b) {
+			c->hint[h] = (uint16_t)k;
 			return e;
+		}
 	}
 	return NULL;
 }
@@ -243,6 +284,7 @@ ent_load(const struct snap_stripeset *bs, unsigned col, uint64_t b, size_t w)
 	e->lo = bs->dir[b].first;
 	e->n = bs->dir[b].n;
 	e->used = ++c->clock;
+	c->hint[hint_of(bs->id, col, b)] = (uint16_t)(e - c->e);
 	return e;
 }
 
@@ -285,7 +327,7 @@ snap_stripe_unpin(const void *data)
 
 	if (c == NULL)
 		return;
-	for (k = 0; k < CACHE_SLOTS; k++)
+	for (k = 0; k < c->n_slots; k++)
 		if (c->e[k].data == data && c->e[k].pin > 0) {
 			c->e[k].pin--;
 			return;

@@ -200,6 +200,14 @@ void snap_stripe_unpin(const void *data);
 /* Drops this thread's cache entries (all of them; cheap to refill). */
 void snap_stripe_cache_clear(void);
 
+/* How many decoded columns this thread's cache keeps, at most (64 by
+ * default, clamped to 64 .. 1024; the bytes stay within the same budget
+ * of 64 MiB). A pass over a trace reads each stripe once and needs few;
+ * the viewer's loop, which goes back and forth over the trace at every
+ * key (the segment pane's replay, the cursor's element, the columns'
+ * events), keeps more. Drops the entries when the number changes. */
+void snap_stripe_cache_slots(unsigned n);
+
 /* ---- encoding ----------------------------------------------------------- */
 
 /* Growable byte buffer. */

@@ -32,6 +32,7 @@
 #include "index/idx.h"
 #include "replay/replay_idx.h"
 #include "snapshot/snap_load.h"
+#include "snapshot/snap_stripe.h"
 #include "tui/app.h"
 #include "tui/modeworker.h"
 #include "tui/colors.h"
@@ -47,6 +48,12 @@
 #include "util/escape.h"
 #include "util/fatal.h"
 #include "util/xalloc.h"
+
+/* Decoded stripe columns the loop's thread keeps (snap_stripe.h): the
+ * columns a move reads (about 8 for the replay to the cursor, 1 for the
+ * cursor's element) for the last few dozen moves, so that going back
+ * over them decodes nothing (64 MiB at most, as for any thread). */
+#define TUI_STRIPE_SLOTS 512
 
 static struct app app;
 static SCREEN *screen;
@@ -1039,6 +1046,10 @@ tui_main(const struct tui_opts *o)
 		latency_log = fopen(lat, "w");
 	views_init(&app);
 	rc = wants_set(o) ? load_set(o) : load(o);
+	/* the loop reads back and forth over the trace at every key (the
+	 * segment pane's replay, the cursor's element, the columns): it
+	 * keeps more decoded stripes than a pass does */
+	snap_stripe_cache_slots(TUI_STRIPE_SLOTS);
 	if (rc == 0)
 		rc = ui_loop();
 	ui_done();

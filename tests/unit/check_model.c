@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "snapshot/snap_model.h"
+#include "snapshot/snap_stripe.h"
 
 START_TEST(test_model_intern_str)
 {
@@ -297,6 +298,111 @@ START_TEST(test_model_ring)
 }
 END_TEST
 
+/* ---- the per-thread cache of decoded stripe columns --------------------- */
+
+/* A stripe set of n_stripe stripes of VALS values each, whose decoder
+ * writes value i of stripe b as b * 1000 + i and counts its calls. */
+#define VALS 4
+static unsigned decodes;
+
+static int
+fake_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b,
+    void *out)
+{
+	uint64_t *v = out;
+	uint32_t i;
+
+	decodes++;
+	for (i = 0; i < bs->dir[b].n; i++)
+		v[i] = b * 1000 + i + (col == SNAP_COL_SIZE ? 7 : 0);
+	return 0;
+}
+
+static void
+fake_set(struct snap_stripeset *bs, uint64_t n_stripe)
+{
+	struct snap_stripedir *dir = calloc(n_stripe, sizeof *dir);
+	uint64_t b;
+
+	ck_assert_ptr_nonnull(dir);
+	for (b = 0; b < n_stripe; b++) {
+		dir[b].first = b * VALS;
+		dir[b].n = VALS;
+	}
+	memset(bs, 0, sizeof *bs);
+	bs->id = snap_stripe_new_id();
+	bs->dir = dir;
+	bs->n_stripe = n_stripe;
+	bs->n = n_stripe * VALS;
+	bs->decode = fake_decode;
+}
+
+/* Reads value i of col through the accessor and checks it. */
+static void
+read_one(const struct snap_stripeset *bs, unsigned col, uint64_t i)
+{
+	uint64_t v = *(const uint64_t *)snap_stripe_at(bs, col, i, 8);
+
+	ck_assert_uint_eq(v, i / VALS * 1000 + i % VALS +
+	    (col == SNAP_COL_SIZE ? 7 : 0));
+}
+
+/* Reads stripes [0, n) in order, then again from the last down: how many
+ * of the second round were decoded again. */
+static unsigned
+second_round(const struct snap_stripeset *bs, uint64_t n)
+{
+	uint64_t b;
+	unsigned before;
+
+	for (b = 0; b < n; b++)
+		read_one(bs, SNAP_COL_ADDR, b * VALS + b % VALS);
+	before = decodes;
+	for (b = n; b-- > 0;)
+		read_one(bs, SNAP_COL_ADDR, b * VALS + (b + 1) % VALS);
+	return decodes - before;
+}
+
+START_TEST(test_stripe_cache_slots)
+{
+	struct snap_stripeset bs;
+	uint64_t b, k;
+
+	fake_set(&bs, 1200);
+	/* the default keeps 64 columns: 100 stripes read twice, from the
+	 * other end, decode the 36 evicted first again */
+	snap_stripe_cache_clear();
+	ck_assert_uint_eq(second_round(&bs, 100), 36);
+	/* 512 keep all 500, and the values read are the right ones */
+	snap_stripe_cache_slots(512);
+	ck_assert_uint_eq(second_round(&bs, 500), 0);
+	/* asking again for as many keeps what is cached */
+	snap_stripe_cache_slots(512);
+	decodes = 0;
+	read_one(&bs, SNAP_COL_ADDR, 3);
+	ck_assert_uint_eq(decodes, 0);
+	/* another number starts over; 5000 is clamped to 1024 */
+	snap_stripe_cache_slots(5000);
+	ck_assert_uint_eq(second_round(&bs, 1024), 0);
+	ck_assert_uint_eq(second_round(&bs, 1025), 1);
+	/* two columns of the same stripes, read alternately from stripes
+	 * far apart (every read misses the hot slots: the hints find
+	 * them), decode once each */
+	snap_stripe_cache_slots(64);
+	decodes = 0;
+	for (k = 0; k < 50; k++)
+		for (b = 0; b < 20; b++) {
+			read_one(&bs, SNAP_COL_ADDR, (b * 37 % 20) * VALS +
+			    k % VALS);
+			read_one(&bs, SNAP_COL_SIZE, (b * 37 % 20) * VALS +
+			    (k + 1) % VALS);
+		}
+	ck_assert_uint_eq(decodes, 40);
+	snap_stripe_cache_clear();
+	free((void *)bs.dir);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -313,6 +419,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_actions);
 	tcase_add_test(tc, test_model_many_annotations);
 	tcase_add_test(tc, test_model_ring);
+	tcase_add_test(tc, test_stripe_cache_slots);
 	suite_add_tcase(s, tc);
 	return s;
 }
