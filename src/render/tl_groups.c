@@ -364,27 +364,44 @@ curve_at(const struct tl_groups *g, const struct tl_group_curve *c,
 	return live;
 }
 
+/* The memo's set for (grp, ev), from the high bits of a multiplicative
+ * hash: the low bits of the events a frame asks for can all be the same
+ * (columns that end on runs of a power of two events), and the low bits
+ * of a product depend on the low bits of its factors only. */
+static struct tl_groups_memo *
+memo_set(const struct tl_groups *g, int64_t ev, uint32_t grp)
+{
+	uint64_t h = ((uint64_t)ev ^ (uint64_t)grp << 40) *
+	    0x9e3779b97f4a7c15ull;
+
+	return g->memo + (size_t)(h >> 32) %
+	    (TL_GROUPS_MEMO / TL_GROUPS_MEMO_WAYS) * TL_GROUPS_MEMO_WAYS;
+}
+
 uint64_t
 tl_groups_bytes(const struct tl_groups *g, uint32_t grp, int64_t ev)
 {
 	const struct tl_group_curve *c;
-	struct tl_groups_memo *mo = NULL;
+	struct tl_groups_memo *set = NULL;
 	uint64_t live;
+	int w;
 
 	if (grp >= g->n)
 		return 0;
 	c = &g->c[grp];
 	if (g->memo != NULL && c->n_changes > TL_GROUPS_CHUNK) {
-		mo = &g->memo[((uint64_t)ev * 0x9e3779b97f4a7c15ull ^ grp) %
-		    TL_GROUPS_MEMO];
-		if (mo->ev == ev && mo->grp == grp)
-			return mo->bytes;
+		set = memo_set(g, ev, grp);
+		for (w = 0; w < TL_GROUPS_MEMO_WAYS; w++)
+			if (set[w].ev == ev && set[w].grp == grp)
+				return set[w].bytes;
 	}
 	live = curve_at(g, c, grp, ev);
-	if (mo != NULL) {
-		mo->ev = ev;
-		mo->grp = grp;
-		mo->bytes = live;
+	if (set != NULL) {
+		/* the oldest of the set goes */
+		memmove(set + 1, set, (TL_GROUPS_MEMO_WAYS - 1) * sizeof *set);
+		set[0].ev = ev;
+		set[0].grp = grp;
+		set[0].bytes = live;
 	}
 	return live;
 }
