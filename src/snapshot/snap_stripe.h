@@ -204,8 +204,9 @@ void snap_stripe_cache_clear(void);
  * default, clamped to 64 .. 1024; the bytes stay within the same budget
  * of 64 MiB). A pass over a trace reads each stripe once and needs few;
  * the viewer's loop, which goes back and forth over the trace at every
- * key (the segment pane's replay, the cursor's element, the columns'
- * events), keeps more. Drops the entries when the number changes. */
+ * key (the segment pane's replay to the cursor, the cursor's element),
+ * keeps more. Drops the entries when the number changes, as
+ * snap_stripe_cache_clear() does: never while a decoder holds a pin. */
 void snap_stripe_cache_slots(unsigned n);
 
 /* ---- encoding ----------------------------------------------------------- */

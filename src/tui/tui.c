@@ -1047,7 +1047,7 @@ tui_main(const struct tui_opts *o)
 	views_init(&app);
 	rc = wants_set(o) ? load_set(o) : load(o);
 	/* the loop reads back and forth over the trace at every key (the
-	 * segment pane's replay, the cursor's element, the columns): it
+	 * segment pane's replay to the cursor, the cursor's element): it
 	 * keeps more decoded stripes than a pass does */
 	snap_stripe_cache_slots(TUI_STRIPE_SLOTS);
 	if (rc == 0)
