@@ -19,6 +19,7 @@
 
 #include "index/idx_int.h"
 #include "util/hash.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 /* Decoded pieces a reader keeps: a replay's seek reads a few pieces of
@@ -154,21 +155,27 @@ idx_reader_free(struct idx_reader *r)
 	free(r);
 }
 
-/* The piece holding byte off of the section (off < r->len). */
+struct piece_at {
+	const struct idx_piece *pieces;
+	uint64_t off;
+};
+
+static int
+starts_by(const void *ctx, uint64_t i)
+{
+	const struct piece_at *c = ctx;
+
+	return c->pieces[i].roff <= c->off;
+}
+
+/* The piece holding byte off of the section (off < r->len): the last
+ * that starts at or before it (the first starts at 0). */
 static uint64_t
 piece_of(const struct idx_reader *r, uint64_t off)
 {
-	uint64_t lo = 0, hi = r->n_pieces;
+	struct piece_at c = {r->pieces, off};
 
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (r->pieces[mid].roff <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sv_partition(1, r->n_pieces, starts_by, &c) - 1;
 }
 
 /* Piece k decoded, in a slot: copied out of the map again, it must hash

@@ -1,8 +1,8 @@
 #ifndef SNAPVIEW_UTIL_FDIO_H
 #define SNAPVIEW_UTIL_FDIO_H
 /*
- * Whole reads and writes on a file descriptor: the one loop that goes on
- * after EINTR and short counts.
+ * Whole reads and writes on a file descriptor: the one place that goes
+ * on after EINTR and short counts (a loop for each of the two calls).
  */
 #include <stddef.h>
 #include <stdint.h>
