@@ -107,7 +107,8 @@ cpu_per_key() { # LOG OPENLOG KEYS
 # go to LOG.ready, each after the key it followed
 mark_first() { # LOG -> LOG.marked, LOG.ready
 	: > "$1.ready"
-	awk -v r="$1.ready" '$1 == "mode-ready" { next }
+	awk -v r="$1.ready" '$1 == "mode-ready" || $1 == "first-screen" {
+	    next }
 	    $1 == "bands-ready" { print k, $2 > r; next }
 	    $1 == "m" && ++n <= 5 { $1 = "m*" } { k = $1 "#" ++c; print }' \
 	    "$1" > "$1.marked"
@@ -154,6 +155,11 @@ awk 'FILENAME == ARGV[1] { w[$1] = $2; next }
     $1 == "m*" { n++; k = $1 "#" FNR; printf "  m #%d %10d us  %10s\n",
     n, $2, (k in w) ? w[k] " us" : "-" }' "$dir/big.lat.ready" \
     "$dir/big.lat.marked"
+echo "first screen, from the start (wall, CPU):" \
+    "baseline $(awk '$1 == "first-screen" { printf "%.2f s, %.2f s",
+    $2 / 1e6, $3 / 1e6 }' "$dir/base.lat"), large" \
+    "$(awk '$1 == "first-screen" { printf "%.2f s, %.2f s", $2 / 1e6,
+    $3 / 1e6 }' "$dir/big.lat")"
 echo "each mode's bands ready, after the first screen (built in the" \
     "background; modes 1 site, 2 category, 3 stream, 4 segment, 5 pool):"
 for f in base big; do

@@ -108,7 +108,8 @@ FNR == NR {
 	for (i = 0; i < c; i++) owner[++nk_script] = np
 	next
 }
-$1 == "bands-ready" || $1 == "mode-ready" { next }  # waits, not keys
+# waits and the first screen, not keys
+$1 == "bands-ready" || $1 == "mode-ready" || $1 == "first-screen" { next }
 {
 	n++; p = owner[n]
 	if (ph[p] != phase) { flush(); phase = ph[p]; nk = 0; nr = 0 }

@@ -362,7 +362,9 @@ struct tl_frame {
 /* Prepares the drawn set (the max_drawn largest elements), the LOD
  * blocks, the jump lists and the annotations for tl (device tl->device
  * of s). Both are borrowed and must outlive m. Free with
- * tl_model_destroy. */
+ * tl_model_destroy. The pass over the elements runs on a second thread
+ * beside the pass over the events, for a trace large enough to pay for
+ * it (sv_thread_start(); on this thread where none starts). */
 void tl_model_init(struct tl_model *m, const struct snapshot *s,
     const struct idx_timeline *tl, uint32_t max_drawn);
 void tl_model_destroy(struct tl_model *m);

@@ -101,6 +101,11 @@ struct app {
 					   (modeworker.h) */
 	int stack_dir;                  /* the way m/M went (a mode found
 					   unavailable is passed over) */
+	int auto_stack;                 /* the mode the view goes to once
+					   it is built (pane_timeline_open),
+					   -1: none */
+	int auto_share;                 /* % of the peak one band per
+					   allocation shows, said then */
 	int wait_bands;                 /* a key script runs: wait for what
 					   the worker builds, never go on
 					   without it */
@@ -226,7 +231,10 @@ void check_first(struct app *a);
 
 /* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
 /* Sets the timeline up for a newly opened device: the call-site bands
- * when allocations are too small to draw one by one. */
+ * when allocations are too small to draw one by one; for a trace of a
+ * million events or more, once the worker has built them
+ * (pane_timeline_poll), the allocations shown meanwhile; at once for a
+ * shorter one, or when no worker builds modes (SNAPVIEW_BANDS_SYNC). */
 void pane_timeline_open(struct app *a);
 /* Timeline actions that work whatever the focus (stacking mode, legend,
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
@@ -236,7 +244,8 @@ int pane_timeline_action(struct app *a, enum action act);
 int pane_timeline_building(struct app *a);
 /* Takes what the background builds finished (modeworker_take); when it
  * is the mode shown, says so, or passes over it as m does when it turned
- * out unavailable. UI_REDRAW when something came, else 0. */
+ * out unavailable; when it is the mode pane_timeline_open chose, goes
+ * to it. UI_REDRAW when something came, else 0. */
 int pane_timeline_poll(struct app *a);
 /* Title and info of the detail pane for the picked band; returns the
  * stack to show. */

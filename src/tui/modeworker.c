@@ -138,6 +138,25 @@ lower_priority(void)
 #endif
 }
 
+/* A test hook (tests/tui/deferred.test): with
+ * SNAPVIEW_TEST_MODES_PAUSE=FILE, the worker starts building once FILE
+ * exists (a minute at most), so that a test sees the screens shown
+ * while a mode is being built, whatever the machine's pace. Stopping
+ * the worker ends the wait. */
+static void
+test_modes_pause(struct modeworker *b)
+{
+	const char *f = getenv("SNAPVIEW_TEST_MODES_PAUSE");
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	int i;
+
+	if (f == NULL || *f == '\0')
+		return;
+	for (i = 0; i < 6000 && access(f, F_OK) != 0 &&
+	    !atomic_load(&b->stop); i++)
+		nanosleep(&ts, NULL);
+}
+
 static void *
 worker(void *arg)
 {
@@ -145,6 +164,7 @@ worker(void *arg)
 	struct job *j;
 
 	lower_priority();
+	test_modes_pause(b);
 	sv_stop_flag = &b->stop;
 	pthread_mutex_lock(&b->mu);
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
@@ -205,12 +225,12 @@ threads_wanted(int n)
 	return n < t ? n : t;
 }
 
-static int
-sync_wanted(void)
+int
+modeworker_enabled(void)
 {
 	const char *e = getenv("SNAPVIEW_BANDS_SYNC");
 
-	return e != NULL && e[0] != '\0' && strcmp(e, "0") != 0;
+	return e == NULL || e[0] == '\0' || strcmp(e, "0") == 0;
 }
 
 void
@@ -222,14 +242,15 @@ modeworker_start(struct app *a)
 	if (b != NULL && b->dev_gen == a->dev_gen)
 		return;
 	modeworker_stop(a);
-	if (sync_wanted() || a->tl.n_events == 0)
+	if (!modeworker_enabled() || a->tl.n_events == 0)
 		return;
 	b = xcalloc(1, sizeof *b);
 	b->dev_gen = a->dev_gen;
 	b->snap = a->snap;
 	b->tl = &a->tl;
 	b->rules = a->cat_rules;
-	b->want = -1;
+	/* the mode the first screen goes to when it comes */
+	b->want = a->auto_stack;
 	for (k = 0; k < TL_STACK_COUNT; k++)
 		b->job_of[k] = -1;
 	/* in the order m goes from the mode shown */

@@ -17,6 +17,8 @@
  */
 #include "tui/app.h"
 
+/* Will modes be built in the background (not SNAPVIEW_BANDS_SYNC)? */
+int modeworker_enabled(void);
 /* Starts the worker for the app's device (once per device; nothing to
  * do when every mode is built, or with SNAPVIEW_BANDS_SYNC). */
 void modeworker_start(struct app *a);

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/fmt.h"
@@ -255,6 +256,37 @@ set_stack(struct app *a, int st)
 	return 0;
 }
 
+/* The start of the status line while the mode the view goes to by
+ * itself is being built. */
+#define AUTO_BUILDING "one band per allocation shows "
+
+/* Events from which the mode the view opens in is built after the first
+ * screen (about 60 ms of a pass over the trace a million events): a
+ * shorter trace opens in it at once, with no flash of the allocations.
+ * SNAPVIEW_TEST_DEFER_EVENTS=N sets it (the tests' 0: every trace). */
+#define AUTO_DEFER_EVENTS 1000000
+
+static uint64_t
+auto_defer_events(void)
+{
+	const char *e = getenv("SNAPVIEW_TEST_DEFER_EVENTS");
+	char *end;
+	unsigned long long v;
+
+	if (e == NULL || e[0] == '\0')
+		return AUTO_DEFER_EVENTS;
+	v = strtoull(e, &end, 10);
+	return *end == '\0' && e[0] != '-' ? v : AUTO_DEFER_EVENTS;
+}
+
+/* Why the view went to the call-site mode by itself. */
+static void
+auto_msg(struct app *a, int share)
+{
+	app_msg(a, "bands by call site: one band per allocation would show "
+	    "%d%% of the peak here (m: modes)", share);
+}
+
 static void
 stack_msg(struct app *a, int st)
 {
@@ -285,6 +317,36 @@ cycle_stack(struct app *a, int dir)
 	}
 }
 
+/* The mode pane_timeline_open() chose, once the worker has built it:
+ * shown, unless a band of the allocations was picked since (then it is
+ * only said to be ready); forgotten when another mode was chosen; built
+ * here when no worker builds it (no thread started). Returns 1 when the
+ * screen changed. */
+static int
+poll_auto(struct app *a)
+{
+	int st = a->auto_stack;
+
+	if (a->view.stack != TL_STACK_ALLOC) {
+		a->auto_stack = -1; /* a mode was chosen with m or M */
+		return 0;
+	}
+	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st))
+		return 0;
+	a->auto_stack = -1;
+	if (a->view.pick.kind != TL_PICK_NONE) {
+		if (a->tm.groups_ok[st] > 0)
+			app_msg(a, "%s bands ready (m: modes)",
+			    tl_stack_name(st));
+		return 1;
+	}
+	/* the news of the first screen (a leak suspect) stays */
+	if (set_stack(a, st) == 0 && (a->msg[0] == '\0' ||
+	    strncmp(a->msg, AUTO_BUILDING, strlen(AUTO_BUILDING)) == 0))
+		auto_msg(a, a->auto_share);
+	return 1;
+}
+
 int
 pane_timeline_poll(struct app *a)
 {
@@ -292,6 +354,8 @@ pane_timeline_poll(struct app *a)
 	int st = a->view.stack, n, was = pane_timeline_building(a);
 
 	n = modeworker_take(a);
+	if (a->auto_stack >= 0 && poll_auto(a))
+		return UI_REDRAW;
 	/* only a mode shown waiting for its bands has news to tell */
 	if (!modeworker_arrived(a, st, why, sizeof why) || !was)
 		return n > 0 ? UI_REDRAW : 0;
@@ -319,10 +383,24 @@ pane_timeline_open(struct app *a)
 	memset(&a->tlf, 0, sizeof a->tlf);
 	a->tlf.rank_stack = -1;
 	clear_pick(a);
+	a->auto_stack = -1;
 	st = tl_model_auto_stack(&a->tm, r->w, r->h - 1, &share);
-	if (st != TL_STACK_ALLOC && set_stack(a, st) == 0)
-		app_msg(a, "bands by call site: one band per allocation would "
-		    "show %d%% of the peak here (m: modes)", share);
+	if (st == TL_STACK_ALLOC)
+		return;
+	if (modeworker_enabled() && a->tl.n_events >= auto_defer_events()) {
+		/* the first screen does not wait for a pass over the trace
+		 * (seconds at 10 GB): it shows the allocations, the worker
+		 * builds this mode first, and the view goes to it when it
+		 * comes (poll_auto) */
+		a->auto_stack = st;
+		a->auto_share = share;
+		app_msg(a, AUTO_BUILDING "%d%% of the peak here: building %s "
+		    "bands%s (m: modes)", share, tl_stack_name(st),
+		    a->utf8 ? "\xe2\x80\xa6" : "...");
+		return;
+	}
+	if (set_stack(a, st) == 0)
+		auto_msg(a, share);
 }
 
 /* ---- picking ------------------------------------------------------------- */

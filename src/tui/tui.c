@@ -92,6 +92,7 @@ app_set_opts(void)
 	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
 	app.wait_bands = scripted;
+	app.auto_stack = -1;
 }
 
 /* ---- terminal ----------------------------------------------------------- */
@@ -667,6 +668,9 @@ now_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
+/* When tui_main() began (now_us()), for the latency log's first screen. */
+static long long start_us;
+
 /* Next key: from the script (running its commands on the way), else from
  * the terminal. Returns ERR on timeout, -2 at the end of the script. */
 static int
@@ -706,6 +710,10 @@ take_bands(void)
 
 	if (in_set)
 		return;
+	/* the mode the first screen goes to (pane_timeline_open), before
+	 * the script's first key */
+	if (scripted && app.auto_stack >= 0)
+		modeworker_wait(&app, app.auto_stack);
 	if (scripted && pane_timeline_building(&app)) {
 		t0 = now_us();
 		modeworker_wait(&app, app.view.stack);
@@ -726,6 +734,10 @@ ui_loop(void)
 
 	relayout();
 	ui_draw();
+	/* from the start to the first screen, wall and CPU time */
+	if (latency_log != NULL)
+		fprintf(latency_log, "first-screen %lld %lld\n",
+		    now_us() - start_us, clock_us(CLOCK_PROCESS_CPUTIME_ID));
 	/* the modes not built while opening, now that the screen is up */
 	if (!in_set)
 		modeworker_start(&app);
@@ -1010,6 +1022,7 @@ tui_main(const struct tui_opts *o)
 	char msg[256];
 	int rc;
 
+	start_us = now_us();
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
 	opts = o;
