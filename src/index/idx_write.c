@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <lz4.h>
 #include <msgpack.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "index/idx_int.h"
 #include "util/fdio.h"
 #include "util/tape.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 int
@@ -89,42 +91,172 @@ src_at(struct writer *w, const struct src *src, uint64_t off, size_t n,
 	return 0;
 }
 
+/* One piece of a section in pieces: its raw bytes, and once compressed
+ * its stored form (8 bytes of lengths, then the LZ4 block) of zl + 8
+ * bytes. */
+struct piece {
+	const uint8_t *in;
+	uint32_t raw;
+	uint8_t *raw_buf;       /* where a tape's bytes are read to */
+	uint8_t *z;
+	int zl;                 /* 0: failed */
+};
+
+static void
+piece_compress(struct piece *pc)
+{
+	pc->zl = LZ4_compress_default((const char *)pc->in, (char *)pc->z + 8,
+	    (int)pc->raw, LZ4_compressBound((int)pc->raw));
+	if (pc->zl > 0) {
+		sv_le32_put(pc->z, (uint32_t)pc->zl);
+		sv_le32_put(pc->z + 4, pc->raw);
+	}
+}
+
+/* A second thread that compresses every other piece (w_pieces): the
+ * replay's checkpoints, tens of MB at 1 GB of snapshot, are compressed
+ * after everything else of a build, with the other core idle. The bytes
+ * are the same either way: each piece is compressed on its own. */
+struct zhelper {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct piece *job;      /* posted, not yet compressed */
+	int busy, quit;
+};
+
+static void *
+zhelper_run(void *arg)
+{
+	struct zhelper *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (h->job == NULL && !h->quit)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->job == NULL)
+			break;
+		pthread_mutex_unlock(&h->mu);
+		piece_compress(h->job);
+		pthread_mutex_lock(&h->mu);
+		h->job = NULL;
+		h->busy = 0;
+		pthread_cond_broadcast(&h->cv);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* 0 with the helper running, -1 when no thread starts (--threads 1). */
+static int
+zhelper_start(struct zhelper *h)
+{
+	memset(h, 0, sizeof *h);
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	if (sv_thread_start(&h->th, zhelper_run, h) == 0)
+		return 0;
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+	return -1;
+}
+
+static void
+zhelper_post(struct zhelper *h, struct piece *pc)
+{
+	pthread_mutex_lock(&h->mu);
+	h->job = pc;
+	h->busy = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+zhelper_wait(struct zhelper *h)
+{
+	pthread_mutex_lock(&h->mu);
+	while (h->busy)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+zhelper_stop(struct zhelper *h)
+{
+	pthread_mutex_lock(&h->mu);
+	h->quit = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->th, NULL);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+}
+
+/* Writes piece pc of section t and hashes it (h). */
+static void
+piece_write(struct writer *w, struct toc_ent *t, XXH3_state_t *h,
+    const struct piece *pc)
+{
+	if (pc->zl <= 0) {
+		w->err = w->err ? w->err : EIO;
+		return;
+	}
+	XXH3_64bits_update(h, pc->z, (size_t)pc->zl + 8);
+	idx_w_raw(w, pc->z, (size_t)pc->zl + 8);
+	t->len += (uint64_t)pc->zl + 8;
+}
+
 /* Writes n bytes as LZ4 pieces (IDX_COMP_LZ4P) into the section t being
- * written: one piece's buffer at a time, so a section of hundreds of MB
- * (replay checkpoints) costs no copy of its size. */
+ * written: two pieces' buffers at a time, so a section of hundreds of MB
+ * (replay checkpoints) costs no copy of its size; the second of each two
+ * compressed on a helper thread where one starts. */
 static void
 w_pieces(struct writer *w, struct toc_ent *t, const struct src *src,
     uint64_t n)
 {
-	uint8_t *z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_WPIECE) + 8);
-	uint8_t *raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_WPIECE) : NULL;
+	struct piece pc[2];
+	struct zhelper zh;
 	XXH3_state_t *h = XXH3_createState();
 	uint64_t done;
+	int k, np, helped = n > IDX_LZ4_WPIECE && zhelper_start(&zh) == 0;
 
+	for (k = 0; k < 2; k++) {
+		pc[k].z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_WPIECE) +
+		    8);
+		pc[k].raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_WPIECE)
+		    : NULL;
+	}
 	XXH3_64bits_reset(h);
 	for (done = 0; done < n && w->err == 0; ) {
-		uint32_t raw = n - done < IDX_LZ4_WPIECE ? (uint32_t)(n - done)
-		    : IDX_LZ4_WPIECE;
-		const uint8_t *in;
-		int zl = src_at(w, src, done, raw, raw_buf, &in) != 0 ? 0 :
-		    LZ4_compress_default((const char *)in, (char *)z + 8,
-			(int)raw, LZ4_compressBound((int)raw));
-
-		if (zl <= 0) {
-			w->err = w->err ? w->err : EIO;
-			break;
+		/* the next two pieces' bytes, read in order */
+		for (np = 0; np < 2 && done < n; np++) {
+			pc[np].raw = n - done < IDX_LZ4_WPIECE ?
+			    (uint32_t)(n - done) : IDX_LZ4_WPIECE;
+			if (src_at(w, src, done, pc[np].raw, pc[np].raw_buf,
+			    &pc[np].in) != 0)
+				break;
+			done += pc[np].raw;
 		}
-		sv_le32_put(z, (uint32_t)zl);
-		sv_le32_put(z + 4, raw);
-		XXH3_64bits_update(h, z, (size_t)zl + 8);
-		idx_w_raw(w, z, (size_t)zl + 8);
-		t->len += (uint64_t)zl + 8;
-		done += raw;
+		if (np < 2 && w->err != 0)
+			break;
+		if (np == 2 && helped)
+			zhelper_post(&zh, &pc[1]);
+		piece_compress(&pc[0]);
+		if (np == 2 && helped)
+			zhelper_wait(&zh);
+		else if (np == 2)
+			piece_compress(&pc[1]);
+		for (k = 0; k < np && w->err == 0; k++)
+			piece_write(w, t, h, &pc[k]);
 	}
+	if (helped)
+		zhelper_stop(&zh);
 	t->hash = XXH3_64bits_digest(h);
 	XXH3_freeState(h);
-	free(raw_buf);
-	free(z);
+	for (k = 0; k < 2; k++) {
+		free(pc[k].raw_buf);
+		free(pc[k].z);
+	}
 }
 
 static int

@@ -2,8 +2,9 @@
 #define SNAPVIEW_UTIL_THREAD_H
 /*
  * Starting a worker thread. Every thread snapview starts (the encoder,
- * the parser's followers, the sections and the replay's read-ahead of a
- * build, the viewer's modes) is born with the asynchronous signals
+ * the parser's followers, the sections, the replay's read-ahead and the
+ * second compressor of a build, the timeline model's pass over the
+ * elements, the viewer's modes) is born with the asynchronous signals
  * blocked: a resize or a ^C must reach the thread that waits for it (the
  * viewer's loop, the progress bar's), where it cuts a wait short, not a
  * worker that never looks. The synchronous ones (a fault, a file cut
