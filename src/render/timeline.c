@@ -299,6 +299,8 @@ struct ev_pass {
 	 * pass reaches their time (ev[], by annotation) */
 	uint32_t *by_time[2];   /* START, END */
 	uint32_t n[2], next[2];
+	int64_t next_t[2];      /* the time of each next one (INT64_MAX:
+				   none left) */
 	int64_t *ev;
 	int64_t *run_time;      /* first time of each run of level 0 */
 };
@@ -312,6 +314,18 @@ cmp_ann_time(const void *a, const void *b)
 	int64_t y = sort_ann[*(const uint32_t *)b].time_us;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The times of the next START and END the pass places. */
+static void
+ev_pass_next(const struct tl_model *m, struct ev_pass *p)
+{
+	int k;
+
+	for (k = 0; k < 2; k++)
+		p->next_t[k] = p->next[k] < p->n[k] ?
+		    m->snap->annotations[p->by_time[k][p->next[k]]].time_us :
+		    INT64_MAX;
 }
 
 static void
@@ -344,6 +358,7 @@ ev_pass_init(struct tl_model *m, struct ev_pass *p)
 	for (k = 0; k < 2; k++)
 		qsort(p->by_time[k], p->n[k], sizeof *p->by_time[k],
 		    cmp_ann_time);
+	ev_pass_next(m, p);
 }
 
 /* Event i, with time t: a time axis needs times that never go back, and
@@ -364,10 +379,14 @@ ev_pass_time(const struct tl_model *m, struct ev_pass *p, uint64_t i,
 		return;
 	}
 	p->prev = t;
+	/* most events place no annotation: two compares */
+	if (t < p->next_t[0] && t <= p->next_t[1])
+		return;
 	while (p->next[0] < p->n[0] && an[st[p->next[0]]].time_us <= t)
 		p->ev[st[p->next[0]++]] = (int64_t)i;
 	while (p->next[1] < p->n[1] && an[en[p->next[1]]].time_us < t)
 		p->ev[en[p->next[1]++]] = i > 0 ? (int64_t)i - 1 : 0;
+	ev_pass_next(m, p);
 }
 
 static void
