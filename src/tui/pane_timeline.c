@@ -256,9 +256,15 @@ set_stack(struct app *a, int st)
 	return 0;
 }
 
-/* The start of the status line while the mode the view goes to by
- * itself is being built. */
-#define AUTO_BUILDING "one band per allocation shows "
+/* The status line while the mode the view goes to by itself is being
+ * built: what comes first, for a narrow terminal. */
+static void
+auto_building_msg(struct app *a, char *buf, size_t size)
+{
+	snprintf(buf, size, "building %s bands%s (one band per allocation "
+	    "shows %d%% of the peak; m: modes)", tl_stack_name(a->auto_stack),
+	    a->utf8 ? "\xe2\x80\xa6" : "...", a->auto_share);
+}
 
 /* Events from which the mode the view opens in is built after the first
  * screen (about 60 ms of a pass over the trace a million events): a
@@ -325,6 +331,7 @@ cycle_stack(struct app *a, int dir)
 static int
 poll_auto(struct app *a)
 {
+	char line[sizeof a->msg];
 	int st = a->auto_stack;
 
 	if (a->view.stack != TL_STACK_ALLOC) {
@@ -333,6 +340,7 @@ poll_auto(struct app *a)
 	}
 	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st))
 		return 0;
+	auto_building_msg(a, line, sizeof line);
 	a->auto_stack = -1;
 	if (a->view.pick.kind != TL_PICK_NONE) {
 		if (a->tm.groups_ok[st] > 0)
@@ -342,7 +350,7 @@ poll_auto(struct app *a)
 	}
 	/* the news of the first screen (a leak suspect) stays */
 	if (set_stack(a, st) == 0 && (a->msg[0] == '\0' ||
-	    strncmp(a->msg, AUTO_BUILDING, strlen(AUTO_BUILDING)) == 0))
+	    strcmp(a->msg, line) == 0))
 		auto_msg(a, a->auto_share);
 	return 1;
 }
@@ -394,9 +402,7 @@ pane_timeline_open(struct app *a)
 		 * comes (poll_auto) */
 		a->auto_stack = st;
 		a->auto_share = share;
-		app_msg(a, AUTO_BUILDING "%d%% of the peak here: building %s "
-		    "bands%s (m: modes)", share, tl_stack_name(st),
-		    a->utf8 ? "\xe2\x80\xa6" : "...");
+		auto_building_msg(a, a->msg, sizeof a->msg);
 		return;
 	}
 	if (set_stack(a, st) == 0)
