@@ -229,6 +229,8 @@ struct tl_model {
 	uint32_t n_skeys;
 	struct tl_seg_span *seg_by_addr; /* final segments of the device */
 	uint32_t n_seg_by_addr;
+	uint32_t seg_hint;               /* the span of the last lookup (a
+					    building model's) */
 	struct tl_stream_key *pkeys;     /* pool mode: (pool, stream) keys */
 	uint32_t n_pkeys;
 	struct tl_pool_env *penv;        /* and their envelopes */

@@ -409,13 +409,28 @@ build_seg_table(struct tl_model *m)
 	free(k);
 }
 
+/* The pool of the final segment holding addr, (0, 0) when none does. A
+ * pass over the elements of a trace finds them in runs within one
+ * segment: *hint (NULL: none) is the span of the last lookup, tried
+ * first, and taken only where the search would end on it too (it holds
+ * addr, and the next span starts past addr). */
 static void
-pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
+pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2],
+    uint32_t *hint)
 {
 	const struct tl_seg_span *sg;
 	uint32_t lo = 0, hi = m->n_seg_by_addr;
 
 	pool[0] = pool[1] = 0;
+	if (hint != NULL && *hint < hi) {
+		sg = &m->seg_by_addr[*hint];
+		if (sg->addr <= addr && addr - sg->addr < sg->size &&
+		    (*hint + 1 == hi || sg[1].addr > addr)) {
+			pool[0] = sg->pool[0];
+			pool[1] = sg->pool[1];
+			return;
+		}
+	}
 	/* the last segment starting at or below addr */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -431,6 +446,8 @@ pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
 	if (addr - sg->addr < sg->size) {
 		pool[0] = sg->pool[0];
 		pool[1] = sg->pool[1];
+		if (hint != NULL)
+			*hint = lo - 1;
 	}
 }
 
@@ -472,14 +489,13 @@ stream_setup(struct tl_model *m, uint32_t *max_groups, char *why,
 /* The pool of element e: the one its event names (2.14), else the final
  * segment's at its address. */
 static void
-elem_pool(const struct tl_model *m, const struct idx_elem *e,
-    int64_t pool[2])
+elem_pool(struct tl_model *m, const struct idx_elem *e, int64_t pool[2])
 {
 	int64_t ev = e->alloc_ev >= 0 ? e->alloc_ev : e->free_ev;
 
 	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
 	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
-		pool_of(m, e->addr, pool);
+		pool_of(m, e->addr, pool, &m->seg_hint);
 }
 
 static uint32_t
@@ -642,7 +658,7 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
 			continue;
 		if (!snap_ev_pool(m->snap, t, i, pool))
-			pool_of(m, snap_ev_addr(t, i), pool);
+			pool_of(m, snap_ev_addr(t, i), pool, NULL);
 		XGROW(sev, cap, nsev + 1);
 		sev[nsev].ev = (int64_t)i;
 		sev[nsev].g = pool_key_group(m, snap_ev_stream(t, i), pool);

@@ -636,6 +636,83 @@ START_TEST(test_render_pool_envelopes)
 }
 END_TEST
 
+/* The stream/pool mode's bytes per group after a spread of events are a
+ * brute-force sum over the elements alive then, each element's key its
+ * stream and the pool of its event, else of the final segment holding
+ * its address, found by reading every segment (the mode looks it up by
+ * a search that starts at the span of its last lookup). */
+static const char *const pool_files[] = {"gen/pools.pickle",
+    "gen/graphs.pickle", "gen/expandable.pickle",
+    "real/npu_leak_expandable.pickle", "real/cuda_train_one_step.pickle"};
+
+START_TEST(test_render_stream_groups)
+{
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of(pool_files[_i], &tl, &m);
+	const struct snap_trace *t = snap_trace_of(s, tl.device);
+	uint64_t *want, k, checked = 0;
+	uint32_t g, i, *key;
+	int64_t ev, step;
+	char why[128];
+
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_STREAM, why,
+	    sizeof why), 0);
+	ck_assert_uint_gt(m.n_skeys, 0);
+	ck_assert_uint_lt(m.n_skeys, 64); /* no key merged into the last */
+	/* each element's key, by brute force */
+	key = calloc(tl.n_elems + 1, sizeof *key);
+	ck_assert_ptr_nonnull(key);
+	for (k = 0; k < tl.n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(&tl, k);
+		int64_t pool[2] = {0, 0}, at = e.alloc_ev >= 0 ? e.alloc_ev :
+		    e.free_ev;
+		const struct tl_seg_span *last = NULL;
+
+		if (at < 0 || !snap_ev_pool(s, t, (uint64_t)at, pool)) {
+			for (i = 0; i < m.n_seg_by_addr; i++)
+				if (m.seg_by_addr[i].addr <= e.addr)
+					last = &m.seg_by_addr[i];
+			if (last != NULL && e.addr - last->addr < last->size) {
+				pool[0] = last->pool[0];
+				pool[1] = last->pool[1];
+			}
+		}
+		key[k] = UINT32_MAX;
+		for (g = 0; g < m.n_skeys; g++)
+			if (m.skeys[g].stream == e.stream &&
+			    m.skeys[g].pool[0] == pool[0] &&
+			    m.skeys[g].pool[1] == pool[1])
+				key[k] = g;
+		ck_assert_uint_ne(key[k], UINT32_MAX);
+	}
+	want = calloc(m.n_skeys, sizeof *want);
+	ck_assert_ptr_nonnull(want);
+	step = (int64_t)tl.n_events / 97 + 1;
+	for (ev = -1; ev < (int64_t)tl.n_events; ev += step) {
+		memset(want, 0, m.n_skeys * sizeof *want);
+		for (k = 0; k < tl.n_elems; k++) {
+			struct idx_elem e = idx_tl_elem(&tl, k);
+
+			if (an_elem_alive(&e, ev))
+				want[key[k]] += e.size;
+		}
+		for (g = 0; g < m.n_skeys; g++) {
+			ck_assert_msg(tl_groups_bytes(&m.groups[TL_STACK_STREAM],
+			    g, ev) == want[g], "%s: group %u after %lld",
+			    pool_files[_i], g, (long long)ev);
+			checked += want[g] > 0;
+		}
+	}
+	ck_assert_uint_gt(checked, 0);
+	free(want);
+	free(key);
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 /* The stacking modes' table (tl_modes.h): every mode has a name and its
  * nouns, no two share a name, the grouped ones are those with a builder,
  * and the modes built in one pass name each other (the viewer's worker
@@ -952,5 +1029,7 @@ render_modes_tests(TCase *tl)
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
 	tcase_add_test(tl, test_render_pool_envelopes);
+	tcase_add_loop_test(tl, test_render_stream_groups, 0,
+	    (int)(sizeof pool_files / sizeof pool_files[0]));
 	tcase_add_test(tl, test_render_stack_modes);
 }
