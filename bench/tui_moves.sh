@@ -26,11 +26,8 @@
 #                 /tmp/snapview-bench)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${SNAPVIEW:-$here/src/snapview}
-dir=${BENCH_DIR:-/tmp/snapview-bench}
-[ $# -ge 2 ] || { echo "usage: $0 SMALL LARGE [RUNS]" >&2; exit 2; }
-small=$1 large=$2 runs=${3:-5}
-mkdir -p "$dir/cache" "$dir/moves"
+. "$here/bench/alternate.sh"
+alternate_init moves "$@"
 
 moves() { # N KEY
 	i=0; while [ $i -lt "$1" ]; do echo "$2"; i=$((i + 1)); done
@@ -61,24 +58,9 @@ for f in "$small" "$large"; do
 	SNAPVIEW_SCRIPT=$dir/moves-open.script LINES=50 COLUMNS=200 \
 	    TERM=xterm "$bin" --cache-dir "$dir/cache" "$f" > /dev/null
 done
-r=1
-while [ $r -le "$runs" ]; do
-	n=0
-	for x in "$@"; do
-		n=$((n + 1))
-		[ $((n % 2)) -eq 1 ] && { name=$x; continue; }
-		run "$x" "$small" "$dir/moves/$name.small.$r"
-		run "$x" "$large" "$dir/moves/$name.large.$r"
-	done
-	r=$((r + 1))
-done
+alternate "$runs" "$dir/moves" "$@"
 
-echo "snapview: moving and zooming at two sizes (CPU ms per key, 200x50)"
-echo "load: $(uptime | sed 's/.*load average: //')"
-echo "small: $(basename "$small"); large: $(basename "$large"); $runs runs" \
-    "of each, alternated"
-names=after
-[ -n "${BEFORE:-}" ] && names="after before"
+alternate_head "moving and zooming at two sizes (CPU ms per key, 200x50)"
 python3 - "$dir/moves" "$runs" $names <<'EOF'
 import statistics, sys
 

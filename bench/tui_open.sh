@@ -32,11 +32,8 @@
 #                 /tmp/snapview-bench)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${SNAPVIEW:-$here/src/snapview}
-dir=${BENCH_DIR:-/tmp/snapview-bench}
-[ $# -ge 2 ] || { echo "usage: $0 SMALL LARGE [RUNS]" >&2; exit 2; }
-small=$1 large=$2 runs=${3:-5}
-mkdir -p "$dir/cache" "$dir/open"
+. "$here/bench/alternate.sh"
+alternate_init open "$@"
 [ -x /usr/bin/time ] || { echo "needs GNU /usr/bin/time" >&2; exit 1; }
 
 script=$dir/open/open.script
@@ -55,24 +52,9 @@ set -- after "$bin"
 for f in "$small" "$large"; do
 	run "$bin" "$f" "$dir/open/warm.lat"
 done
-r=1
-while [ $r -le "$runs" ]; do
-	n=0
-	for x in "$@"; do
-		n=$((n + 1))
-		[ $((n % 2)) -eq 1 ] && { name=$x; continue; }
-		run "$x" "$small" "$dir/open/$name.small.$r"
-		run "$x" "$large" "$dir/open/$name.large.$r"
-	done
-	r=$((r + 1))
-done
+alternate "$runs" "$dir/open" "$@"
 
-echo "snapview: the viewer's first screen at two sizes (200x50, index built)"
-echo "load: $(uptime | sed 's/.*load average: //')"
-echo "small: $(basename "$small"); large: $(basename "$large"); $runs runs" \
-    "of each, alternated"
-names=after
-[ -n "${BEFORE:-}" ] && names="after before"
+alternate_head "the viewer's first screen at two sizes (200x50, index built)"
 python3 - "$dir/open" "$runs" $names <<'EOF'
 import statistics, sys
 
