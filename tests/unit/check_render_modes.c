@@ -698,9 +698,11 @@ START_TEST(test_render_stream_groups)
 				want[key[k]] += e.size;
 		}
 		for (g = 0; g < m.n_skeys; g++) {
-			ck_assert_msg(tl_groups_bytes(&m.groups[TL_STACK_STREAM],
-			    g, ev) == want[g], "%s: group %u after %lld",
-			    pool_files[_i], g, (long long)ev);
+			const struct tl_groups *gr = &m.groups[TL_STACK_STREAM];
+
+			ck_assert_msg(tl_groups_bytes(gr, g, ev) == want[g],
+			    "%s: group %u after %lld", pool_files[_i], g,
+			    (long long)ev);
 			checked += want[g] > 0;
 		}
 	}
