@@ -782,6 +782,7 @@ tl_model_destroy(struct tl_model *m)
 		an_sites_destroy(&m->sites);
 	free(m->skeys);
 	free(m->seg_by_addr);
+	free(m->seg_memo);
 	for (k = 0; k < (int)m->n_pkeys && m->penv != NULL; k++) {
 		free(m->penv[k].ev);
 		free(m->penv[k].res);

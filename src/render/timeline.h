@@ -114,6 +114,16 @@ struct tl_seg_span {
 	int64_t pool[2];
 };
 
+/* A pool found for an address, kept in a table of TL_SEG_MEMO of them
+ * by a hash of the address. */
+#define TL_SEG_MEMO_BITS 12
+#define TL_SEG_MEMO (1u << TL_SEG_MEMO_BITS)
+struct tl_seg_memo {
+	uint64_t addr;
+	int64_t pool[2];
+	uint64_t used;
+};
+
 /* The pool mode's envelope of one (pool, stream) group: its reserved
  * bytes before the trace and after each of its segment events. */
 struct tl_pool_env {
@@ -229,8 +239,8 @@ struct tl_model {
 	uint32_t n_skeys;
 	struct tl_seg_span *seg_by_addr; /* final segments of the device */
 	uint32_t n_seg_by_addr;
-	uint32_t seg_hint;               /* the span of the last lookup (a
-					    building model's) */
+	struct tl_seg_memo *seg_memo;    /* the last pools found by address
+					    (tl_modes.c), or NULL */
 	struct tl_stream_key *pkeys;     /* pool mode: (pool, stream) keys */
 	uint32_t n_pkeys;
 	struct tl_pool_env *penv;        /* and their envelopes */

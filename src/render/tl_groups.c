@@ -19,6 +19,9 @@ used(const struct tl_groups *g, uint32_t grp)
 	return g->base[grp] > 0 || g->c[grp].n_changes > 0;
 }
 
+/* Events ahead of the one pass 2 is at whose element it fetches. */
+#define TL_GROUPS_AHEAD 16
+
 /* Build state of an element: what its next event does. */
 enum { EL_NOT_STARTED, EL_LIVE, EL_DONE };
 
@@ -106,19 +109,16 @@ struct curve_fill {
 	size_t cap;
 };
 
-static void
-put_uv(struct tl_group_curve *c, size_t *cap, uint64_t v)
+/* Writes v as a varint at p; returns the byte after it. */
+static inline uint8_t *
+put_uv(uint8_t *p, uint64_t v)
 {
-	if (c->len + 10 > *cap) {
-		/* past the first guess (curve_begin): half as much again */
-		*cap = c->len + 10 + (c->len + 10) / 2;
-		c->data = xreallocarray(c->data, *cap, 1);
-	}
 	while (v >= 0x80) {
-		c->data[c->len++] = (uint8_t)(v | 0x80);
+		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	c->data[c->len++] = (uint8_t)v;
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 static uint64_t
@@ -147,9 +147,18 @@ curve_add(struct tl_group_curve *c, struct curve_fill *f, uint32_t ev,
 		c->cpos[j / TL_GROUPS_CHUNK] = c->len;
 		c->n_chunks++;
 	} else {
-		put_uv(c, &f->cap, ev - f->ev);
+		uint8_t *p;
+
+		if (c->len + 20 > f->cap) {
+			/* past the first guess (fill_begin): half as much
+			 * again */
+			f->cap = c->len + 20 + (c->len + 20) / 2;
+			c->data = xreallocarray(c->data, f->cap, 1);
+		}
 		d = live - f->live;
-		put_uv(c, &f->cap, d << 1 ^ (uint64_t)((int64_t)d >> 63));
+		p = put_uv(c->data + c->len, ev - f->ev);
+		p = put_uv(p, d << 1 ^ (uint64_t)((int64_t)d >> 63));
+		c->len = (size_t)(p - c->data);
 	}
 	f->ev = ev;
 	f->live = live;
@@ -261,6 +270,13 @@ tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
 		if (sv_stop_poll(i)) {
 			stopped = 1;
 			break;
+		}
+		/* the events refer to elements at random: the one of an
+		 * event a little ahead is fetched while this one is done */
+		if (i + TL_GROUPS_AHEAD < tl->n_events) {
+			k = idx_tl_ev_elem(tl, i + TL_GROUPS_AHEAD);
+			if (k < tl->n_elems)
+				__builtin_prefetch(&el[k]);
 		}
 		k = idx_tl_ev_elem(tl, i);
 		if (k >= tl->n_elems || el[k].state == EL_DONE)

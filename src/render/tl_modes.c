@@ -409,28 +409,14 @@ build_seg_table(struct tl_model *m)
 	free(k);
 }
 
-/* The pool of the final segment holding addr, (0, 0) when none does. A
- * pass over the elements of a trace finds them in runs within one
- * segment: *hint (NULL: none) is the span of the last lookup, tried
- * first, and taken only where the search would end on it too (it holds
- * addr, and the next span starts past addr). */
+/* The pool of the final segment holding addr, (0, 0) when none does. */
 static void
-pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2],
-    uint32_t *hint)
+pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
 {
 	const struct tl_seg_span *sg;
 	uint32_t lo = 0, hi = m->n_seg_by_addr;
 
 	pool[0] = pool[1] = 0;
-	if (hint != NULL && *hint < hi) {
-		sg = &m->seg_by_addr[*hint];
-		if (sg->addr <= addr && addr - sg->addr < sg->size &&
-		    (*hint + 1 == hi || sg[1].addr > addr)) {
-			pool[0] = sg->pool[0];
-			pool[1] = sg->pool[1];
-			return;
-		}
-	}
 	/* the last segment starting at or below addr */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -446,9 +432,34 @@ pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2],
 	if (addr - sg->addr < sg->size) {
 		pool[0] = sg->pool[0];
 		pool[1] = sg->pool[1];
-		if (hint != NULL)
-			*hint = lo - 1;
 	}
+}
+
+/* pool_of() through a table of its last answers by address (the model's
+ * own: a building model's, or the loop's): a trace allocates at the
+ * same addresses over and over, a few thousand of them live at a time,
+ * so a pass over its elements finds most answers there instead of
+ * searching the segments again. */
+static void
+pool_of_memo(struct tl_model *m, uint64_t addr, int64_t pool[2])
+{
+	struct tl_seg_memo *e;
+
+	if (m->seg_memo == NULL)
+		m->seg_memo = xcalloc(TL_SEG_MEMO, sizeof *m->seg_memo);
+	/* blocks start on 512-byte boundaries: the bits above them */
+	e = &m->seg_memo[(addr >> 9) * 0x9e3779b97f4a7c15ull >>
+	    (64 - TL_SEG_MEMO_BITS)];
+	if (e->used && e->addr == addr) {
+		pool[0] = e->pool[0];
+		pool[1] = e->pool[1];
+		return;
+	}
+	pool_of(m, addr, pool);
+	e->used = 1;
+	e->addr = addr;
+	e->pool[0] = pool[0];
+	e->pool[1] = pool[1];
 }
 
 /* Group of (stream, pool); past TL_MAX_STREAM_GROUPS distinct keys the
@@ -495,7 +506,7 @@ elem_pool(struct tl_model *m, const struct idx_elem *e, int64_t pool[2])
 
 	if (m->trace == NULL || ev < 0 || (uint64_t)ev >= m->trace->n ||
 	    !snap_ev_pool(m->snap, m->trace, (uint64_t)ev, pool))
-		pool_of(m, e->addr, pool, &m->seg_hint);
+		pool_of_memo(m, e->addr, pool);
 }
 
 static uint32_t
@@ -658,7 +669,7 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
 			continue;
 		if (!snap_ev_pool(m->snap, t, i, pool))
-			pool_of(m, snap_ev_addr(t, i), pool, NULL);
+			pool_of(m, snap_ev_addr(t, i), pool);
 		XGROW(sev, cap, nsev + 1);
 		sev[nsev].ev = (int64_t)i;
 		sev[nsev].g = pool_key_group(m, snap_ev_stream(t, i), pool);
@@ -1092,6 +1103,7 @@ tl_prep_destroy(struct tl_prep *p)
 		an_sites_destroy(&p->w.sites);
 	free(p->w.skeys);
 	free(p->w.seg_by_addr);
+	free(p->w.seg_memo);
 	tl_pool_envs_free(&p->w);
 	memset(p, 0, sizeof *p);
 }
