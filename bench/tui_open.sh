@@ -28,6 +28,9 @@
 #   SNAPVIEW      the binary (default src/snapview of this tree)
 #   BEFORE        a second binary, run alternately with the first and
 #                 reported on its own lines ("before")
+#   MODES         1: m six times before the quit, so that every mode's
+#                 ready time is in the log (the whole run then includes
+#                 them)
 #   BENCH_DIR     where the index cache and the logs go (default
 #                 /tmp/snapview-bench)
 set -eu
@@ -37,7 +40,14 @@ alternate_init open "$@"
 [ -x /usr/bin/time ] || { echo "needs GNU /usr/bin/time" >&2; exit 1; }
 
 script=$dir/open/open.script
-echo ':quit' > "$script"
+{
+	# MODES=1: every mode built before the quit (m six times, the
+	# script waiting for each), so that each has its ready time
+	if [ "${MODES:-0}" = 1 ]; then
+		for k in 1 2 3 4 5 6; do echo m; done
+	fi
+	echo ':quit'
+} > "$script"
 
 run() { # BINARY FILE LOG
 	rm -f "$3" "$3.time"
