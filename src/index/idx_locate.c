@@ -26,6 +26,7 @@
 #include "index/idx_int.h"
 #include "util/fdio.h"
 #include "util/mapfile.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* What the locating code needs of the snapshot besides its key. */
@@ -345,9 +346,8 @@ static void
 test_build_pause(void)
 {
 	const char *f = getenv("SNAPVIEW_TEST_BUILD_PAUSE");
-	struct timespec ts = {0, 10 * 1000 * 1000};
 	char held[4096];
-	int i, fd;
+	int fd;
 
 	if (f == NULL || *f == '\0')
 		return;
@@ -356,8 +356,7 @@ test_build_pause(void)
 	    (fd = open(held, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) >= 0)
 		close(fd);
-	for (i = 0; i < 6000 && access(f, F_OK) != 0; i++)
-		nanosleep(&ts, NULL);
+	sv_stop_wait_file(f);
 }
 
 /* Builds the index into target through a temp file of the given mode.

@@ -138,23 +138,18 @@ lower_priority(void)
 #endif
 }
 
-/* A test hook (tests/tui/deferred.test): with
+/* A test hook (tests/screen/deferred.test): with
  * SNAPVIEW_TEST_MODES_PAUSE=FILE, the worker starts building once FILE
  * exists (a minute at most), so that a test sees the screens shown
  * while a mode is being built, whatever the machine's pace. Stopping
- * the worker ends the wait. */
+ * the worker ends the wait (its stop flag is set). */
 static void
-test_modes_pause(struct modeworker *b)
+test_modes_pause(void)
 {
 	const char *f = getenv("SNAPVIEW_TEST_MODES_PAUSE");
-	struct timespec ts = {0, 10 * 1000 * 1000};
-	int i;
 
-	if (f == NULL || *f == '\0')
-		return;
-	for (i = 0; i < 6000 && access(f, F_OK) != 0 &&
-	    !atomic_load(&b->stop); i++)
-		nanosleep(&ts, NULL);
+	if (f != NULL && *f != '\0')
+		sv_stop_wait_file(f);
 }
 
 static void *
@@ -164,8 +159,8 @@ worker(void *arg)
 	struct job *j;
 
 	lower_priority();
-	test_modes_pause(b);
 	sv_stop_flag = &b->stop;
+	test_modes_pause();
 	pthread_mutex_lock(&b->mu);
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
 		j->state = JOB_RUNNING;

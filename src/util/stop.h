@@ -29,6 +29,11 @@ sv_stop_requested(void)
 	    atomic_load_explicit(sv_stop_flag, memory_order_relaxed) != 0;
 }
 
+/* The tests' hooks that hold work until a file exists: returns once
+ * path exists, after a minute, or when this thread's work is asked to
+ * stop, whichever comes first. */
+void sv_stop_wait_file(const char *path);
+
 /* sv_stop_requested(), checked at one iteration i in SV_STOP_EVERY. */
 static inline int
 sv_stop_poll(uint64_t i)
