@@ -155,11 +155,12 @@ awk 'FILENAME == ARGV[1] { w[$1] = $2; next }
     $1 == "m*" { n++; k = $1 "#" FNR; printf "  m #%d %10d us  %10s\n",
     n, $2, (k in w) ? w[k] " us" : "-" }' "$dir/big.lat.ready" \
     "$dir/big.lat.marked"
-echo "first screen, from the start (wall, CPU):" \
-    "baseline $(awk '$1 == "first-screen" { printf "%.2f s, %.2f s",
-    $2 / 1e6, $3 / 1e6 }' "$dir/base.lat"), large" \
-    "$(awk '$1 == "first-screen" { printf "%.2f s, %.2f s", $2 / 1e6,
-    $3 / 1e6 }' "$dir/big.lat")"
+first_screen() { # LOG -> "wall s, CPU s" of its first-screen line
+	awk '$1 == "first-screen" { printf "%.2f s, %.2f s", $2 / 1e6,
+	    $3 / 1e6 }' "$1"
+}
+echo "first screen, from the start (wall, CPU): baseline" \
+    "$(first_screen "$dir/base.lat"), large $(first_screen "$dir/big.lat")"
 echo "each mode's bands ready, after the first screen (built in the" \
     "background; modes 1 site, 2 category, 3 stream, 4 segment, 5 pool):"
 for f in base big; do

@@ -114,15 +114,8 @@ struct tl_seg_span {
 	int64_t pool[2];
 };
 
-/* A pool found for an address, kept in a table of TL_SEG_MEMO of them
- * by a hash of the address. */
-#define TL_SEG_MEMO_BITS 12
-#define TL_SEG_MEMO (1u << TL_SEG_MEMO_BITS)
-struct tl_seg_memo {
-	uint64_t addr;
-	int64_t pool[2];
-	uint64_t used;
-};
+/* The pools found by address in a pass (tl_modes.c's). */
+struct tl_seg_memo;
 
 /* The pool mode's envelope of one (pool, stream) group: its reserved
  * bytes before the trace and after each of its segment events. */

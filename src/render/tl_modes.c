@@ -435,6 +435,16 @@ pool_of(const struct tl_model *m, uint64_t addr, int64_t pool[2])
 	}
 }
 
+/* A pool found for an address, kept in a table of TL_SEG_MEMO of them
+ * by a hash of the address. */
+#define TL_SEG_MEMO_BITS 12
+#define TL_SEG_MEMO (1u << TL_SEG_MEMO_BITS)
+struct tl_seg_memo {
+	uint64_t addr;
+	int64_t pool[2];
+	uint64_t used;
+};
+
 /* pool_of() through a table of its last answers by address (the model's
  * own: a building model's, or the loop's): a trace allocates at the
  * same addresses over and over, a few thousand of them live at a time,
