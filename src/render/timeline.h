@@ -377,14 +377,20 @@ void tl_model_destroy(struct tl_model *m);
 /* Builds what stacking mode st needs (once per device). Returns 0, or -1
  * with a reason in why when the mode is not available. */
 int tl_model_prepare(struct tl_model *m, int st, char *why, size_t size);
+/* 1 (the default): the pool mode's bytes of blocks are the stream/pool
+ * mode's curves under its own ids, borrowed when that mode is built in
+ * the same model or pass; 0: a pass of its own, as the tests compare. */
+extern int tl_pool_derive;
 
 /* Building a mode's data away from its model, so that the first switch
  * into a mode need not wait for a pass over the trace: tl_prep_begin
  * copies what the build reads of m (the borrowed snapshot and timeline,
  * which modes m has) on m's thread; tl_prep_build then builds, on any
- * thread, what tl_model_prepare(m, st) would (with the other of the
- * call-site and stream/pool modes, in the same pass, as that does),
- * reading nothing of m; tl_model_adopt moves it into m, on m's thread.
+ * thread, what tl_model_prepare(m, st) would (with the others of the
+ * call-site, stream/pool and pool modes, in the same pass, as that
+ * does: the pool mode's curves are the stream/pool mode's,
+ * tl_pool_derive), reading nothing of m; tl_model_adopt moves it into
+ * m, on m's thread.
  * The result is the same as tl_model_prepare's. */
 struct tl_prep {
 	int st;

@@ -330,7 +330,7 @@ tl_groups_destroy(struct tl_groups *g)
 {
 	uint32_t grp;
 
-	for (grp = 0; g->c != NULL && grp < g->n; grp++) {
+	for (grp = 0; g->c != NULL && !g->borrowed && grp < g->n; grp++) {
 		free(g->c[grp].cev);
 		free(g->c[grp].clive);
 		free(g->c[grp].cpos);
@@ -342,6 +342,45 @@ tl_groups_destroy(struct tl_groups *g)
 	free(g->max_elem);
 	free(g->memo);
 	memset(g, 0, sizeof *g);
+}
+
+int
+tl_groups_remap(struct tl_groups *d, const struct tl_groups *s,
+    const uint32_t *map, uint32_t max_groups)
+{
+	uint32_t i, n = 0;
+	uint8_t *seen;
+
+	memset(d, 0, sizeof *d);
+	seen = xcalloc((size_t)max_groups + 1, 1);
+	for (i = 0; i < s->n; i++) {
+		if (map[i] >= max_groups || seen[map[i]]) {
+			free(seen);
+			return -1;
+		}
+		seen[map[i]] = 1;
+		if (map[i] + 1 > n)
+			n = map[i] + 1;
+	}
+	free(seen);
+	/* sized as tl_groups_build_n sizes them */
+	d->n = n;
+	d->n_used = s->n_used;
+	d->c = xcalloc((size_t)n + 1, sizeof *d->c);
+	d->base = xcalloc((size_t)max_groups + 1, sizeof *d->base);
+	d->stack = xcalloc((size_t)max_groups + 1, sizeof *d->stack);
+	d->max_elem = xcalloc((size_t)max_groups + 1, sizeof *d->max_elem);
+	memset(d->max_elem, 0xff, ((size_t)max_groups + 1) *
+	    sizeof *d->max_elem);
+	for (i = 0; i < s->n; i++) {
+		d->c[map[i]] = s->c[i];
+		d->base[map[i]] = s->base[i];
+		d->stack[map[i]] = s->stack[i];
+		d->max_elem[map[i]] = s->max_elem[i];
+	}
+	d->borrowed = 1;
+	memo_new(d);
+	return 0;
 }
 
 /* Group grp's bytes after ev from its curve c. */
@@ -429,7 +468,7 @@ tl_groups_memory(const struct tl_groups *g)
 	    sizeof *g->stack + sizeof *g->max_elem);
 	uint32_t grp;
 
-	for (grp = 0; g->c != NULL && grp < g->n; grp++)
+	for (grp = 0; g->c != NULL && !g->borrowed && grp < g->n; grp++)
 		b += g->c[grp].len + (g->c[grp].n_chunks + 1) *
 		    (sizeof *g->c[grp].cev + sizeof *g->c[grp].clive +
 		    sizeof *g->c[grp].cpos);

@@ -62,6 +62,9 @@ struct tl_groups {
 	/* TL_GROUPS_MEMO entries (NULL: none), written by the queries: one
 	 * thread queries a tl_groups at a time (the viewer's loop) */
 	struct tl_groups_memo *memo;
+	/* the curves' arrays are another tl_groups' (tl_groups_remap):
+	 * tl_groups_destroy leaves them to it */
+	uint8_t borrowed;
 };
 
 /* Builds g for tl with group_of (ids below max_groups). Returns 0, or -1
@@ -90,6 +93,16 @@ struct tl_grouping {
 int tl_groups_build_n(const struct tl_grouping *gs, unsigned ng,
     const struct idx_timeline *tl);
 void tl_groups_destroy(struct tl_groups *g);
+
+/* Makes d the groups of s under other ids: s's group i is d's group
+ * map[i] (s->n entries, distinct, each below max_groups), as
+ * tl_groups_build gives them when its group_of names map[i] wherever
+ * s's named i (the same elements, in the same order, in each group).
+ * d borrows s's curves instead of a pass over the trace: s must outlive
+ * d, and keep its curves (tl_groups_destroy of s frees them, d's does
+ * not). Returns 0, or -1 when map is not such a map (d is then empty). */
+int tl_groups_remap(struct tl_groups *d, const struct tl_groups *s,
+    const uint32_t *map, uint32_t max_groups);
 
 /* Bytes of group grp alive after event ev (-1: before the first); not
  * thread-safe (the memo). */

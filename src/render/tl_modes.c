@@ -37,7 +37,10 @@
  * moves what setup made from a struct tl_prep's copy into the model
  * that adopts the mode. pass: the
  * mode is built in one pass over the trace with the other modes that
- * set it (tl_stack_pass_mates).
+ * set it (tl_stack_pass_mates). derive (NULL: none) makes the mode's
+ * groups from those of mode from, built before in the same model, in
+ * no pass over the trace (after setup); it returns -1 when it cannot,
+ * and the mode then has a pass of its own.
  */
 struct tl_grouper {
 	int (*setup)(struct tl_model *m, uint32_t *max_groups, char *why,
@@ -50,6 +53,8 @@ struct tl_grouper {
 	const char *(*prefix)(const struct tl_model *m, uint32_t g);
 	void (*adopt)(struct tl_model *m, struct tl_model *w);
 	int pass;
+	int (*derive)(struct tl_model *m);
+	int from;
 };
 
 /* -- by call site -- */
@@ -318,7 +323,7 @@ site_adopt(struct tl_model *m, struct tl_model *w)
 }
 
 static const struct tl_grouper group_by_site = {site_setup, site_group,
-    site_text, site_prefix, site_adopt, 1};
+    site_text, site_prefix, site_adopt, 1, NULL, 0};
 
 /* -- by category -- */
 
@@ -357,7 +362,7 @@ category_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 
 /* the categories are an analysis of their own: built after it, alone */
 static const struct tl_grouper group_by_category = {category_setup,
-    category_group, category_text, NULL, NULL, 0};
+    category_group, category_text, NULL, NULL, 0, NULL, 0};
 
 /* -- by stream and pool -- */
 
@@ -573,15 +578,14 @@ stream_adopt(struct tl_model *m, struct tl_model *w)
 }
 
 static const struct tl_grouper group_by_stream = {stream_setup,
-    stream_group, stream_text, NULL, stream_adopt, 1};
+    stream_group, stream_text, NULL, stream_adopt, 1, NULL, 0};
 
 /* -- by pool: (pool, stream) envelopes of reserved memory -- */
 
-/* The pool mode's group of (stream, pool), its keys its own (the mode is
- * built alone, not in the stream/pool mode's pass); past
- * TL_MAX_STREAM_GROUPS keys the rest share the last group. */
+/* The pool mode's key (stream, pool), or TL_NO_GROUP. */
 static uint32_t
-pool_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
+pool_key_find(const struct tl_model *m, uint64_t stream,
+    const int64_t pool[2])
 {
 	uint32_t i;
 
@@ -590,6 +594,19 @@ pool_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
 		    m->pkeys[i - 1].pool[0] == pool[0] &&
 		    m->pkeys[i - 1].pool[1] == pool[1])
 			return i - 1;
+	return TL_NO_GROUP;
+}
+
+/* The pool mode's group of (stream, pool), its keys its own (the final
+ * segments' first: pool_setup); past TL_MAX_STREAM_GROUPS keys the
+ * rest share the last group. */
+static uint32_t
+pool_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
+{
+	uint32_t i = pool_key_find(m, stream, pool);
+
+	if (i != TL_NO_GROUP)
+		return i;
 	if (m->n_pkeys == TL_MAX_STREAM_GROUPS)
 		return TL_MAX_STREAM_GROUPS - 1;
 	m->pkeys = xreallocarray(m->pkeys, (size_t)m->n_pkeys + 1,
@@ -794,9 +811,49 @@ pool_adopt(struct tl_model *m, struct tl_model *w)
 	adopt_segs(m, w);
 }
 
-/* built alone: its reserved bytes are a pass of their own */
+/* The pool mode's bytes per group are the stream/pool mode's, under
+ * the pool mode's ids: both group the elements by (stream, pool), each
+ * element's key found the same way (elem_pool), and the pool mode's
+ * keys are those of the final segments (pool_setup), then the others
+ * in the order the elements name them, the order the stream/pool
+ * mode's keys have. So its curves are the stream/pool mode's, borrowed
+ * (tl_groups_remap), not a second pass over the trace. Not when either
+ * mode ran out of ids (a group would hold several keys). tl_pool_derive
+ * = 0 turns it off, for the tests, which compare the two. */
+int tl_pool_derive = 1;
+
+static int
+pool_derive(struct tl_model *m)
+{
+	const struct tl_groups *s = &m->groups[TL_STACK_STREAM];
+	uint32_t *map, i, n0 = m->n_pkeys;
+	int r = -1;
+
+	if (!tl_pool_derive || s->n != m->n_skeys ||
+	    m->n_skeys >= TL_MAX_STREAM_GROUPS)
+		return -1;
+	map = xcalloc((size_t)m->n_skeys + 1, sizeof *map);
+	for (i = 0; i < m->n_skeys; i++) {
+		const struct tl_stream_key *k = &m->skeys[i];
+
+		if (pool_key_find(m, k->stream, k->pool) == TL_NO_GROUP &&
+		    m->n_pkeys == TL_MAX_STREAM_GROUPS)
+			break;
+		map[i] = pool_key_group(m, k->stream, k->pool);
+	}
+	if (i == m->n_skeys)
+		r = tl_groups_remap(&m->groups[TL_STACK_POOL], s, map,
+		    TL_MAX_STREAM_GROUPS);
+	if (r != 0)
+		m->n_pkeys = n0; /* the keys a pass of its own makes */
+	free(map);
+	return r;
+}
+
+/* its reserved bytes a pass over the actions of its own, its bytes of
+ * blocks the stream/pool mode's */
 static const struct tl_grouper group_by_pool = {pool_setup, pool_group,
-    pool_text, NULL, pool_adopt, 0};
+    pool_text, NULL, pool_adopt, 1, pool_derive, TL_STACK_STREAM};
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -822,18 +879,27 @@ tl_stack_grouped(int st)
 unsigned
 tl_stack_pass_mates(int st)
 {
-	unsigned mask = 0, n = 1;
+	unsigned mask = 0, n;
 	int k;
 
 	if (!tl_stack_grouped(st) || !tl_modes[st].grouper->pass)
 		return 0;
-	/* one pass builds at most TL_GROUPS_MAX_N groupings */
+	/* one pass builds at most TL_GROUPS_MAX_N groupings; a mode
+	 * derived from one of them takes none */
+	n = tl_modes[st].grouper->derive == NULL;
 	for (k = 0; k < TL_STACK_COUNT && n < TL_GROUPS_MAX_N; k++)
 		if (k != st && tl_stack_grouped(k) &&
-		    tl_modes[k].grouper->pass) {
+		    tl_modes[k].grouper->pass &&
+		    tl_modes[k].grouper->derive == NULL) {
 			mask |= 1u << k;
 			n++;
 		}
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if (k != st && tl_stack_grouped(k) &&
+		    tl_modes[k].grouper->pass &&
+		    tl_modes[k].grouper->derive != NULL &&
+		    ((mask | 1u << st) & 1u << tl_modes[k].grouper->from))
+			mask |= 1u << k;
 	return mask;
 }
 
@@ -887,30 +953,70 @@ add_grouping(struct tl_model *m, int st, struct tl_grouping *gs,
 	return 0;
 }
 
+/* Mode k's groups from its source's (grouper->derive), which this
+ * model holds, else by a pass of its own. Returns 0 or -1 with why. */
+static int
+derive_groups(struct tl_model *m, int k, char *why, size_t size)
+{
+	const struct tl_grouper *gr = tl_modes[k].grouper;
+	uint32_t max_groups;
+
+	if (gr->setup(m, &max_groups, why, size) != 0)
+		return -1;
+	/* a struct tl_prep's model says which modes the viewer's holds,
+	 * not their groups: c is NULL there */
+	if (m->groups_ok[gr->from] > 0 && m->groups[gr->from].c != NULL &&
+	    gr->derive(m) == 0)
+		return 0;
+	if (tl_groups_build(&m->groups[k], m->tl, max_groups, gr->group_of,
+	    m) != 0) {
+		snprintf(why, size, "too many events for grouped bands");
+		return -1;
+	}
+	return 0;
+}
+
 /* Builds mode st's curves and, in the same pass, those of its pass mates
  * not built yet: one decode of the trace for all of them (the category
- * mode waits for its analysis, which only its first use runs). */
+ * mode waits for its analysis, which only its first use runs); then
+ * the modes derived from them. */
 static int
 prepare_groups(struct tl_model *m, int st, char *why, size_t size)
 {
 	struct tl_grouping gs[TL_GROUPS_MAX_N];
 	char other_why[128];
 	unsigned n = 0, mates = tl_stack_pass_mates(st), built = 0;
-	int k, r;
+	unsigned later = 0;
+	int k, i, r = 0, rk;
 
-	if (add_grouping(m, st, gs, &n, why, size) != 0)
-		return -1;
-	for (k = 0; k < TL_STACK_COUNT; k++)
-		if ((mates & 1u << k) && m->groups_ok[k] == 0 &&
-		    add_grouping(m, k, gs, &n, other_why,
-		    sizeof other_why) == 0)
+	for (i = -1; i < TL_STACK_COUNT; i++) {
+		k = i < 0 ? st : i;
+		if (i >= 0 && (k == st || !(mates & 1u << k) ||
+		    m->groups_ok[k] != 0))
+			continue;
+		if (tl_modes[k].grouper->derive != NULL)
+			later |= 1u << k;
+		else if (add_grouping(m, k, gs, &n, k == st ? why :
+		    other_why, k == st ? size : sizeof other_why) == 0)
 			built |= 1u << k;
-	r = tl_groups_build_n(gs, n, m->tl);
-	if (r != 0)
+		else if (k == st)
+			return -1;
+	}
+	if (n > 0 && (r = tl_groups_build_n(gs, n, m->tl)) != 0)
 		snprintf(why, size, "too many events for grouped bands");
 	for (k = 0; k < TL_STACK_COUNT; k++)
 		if (built & 1u << k)
 			m->groups_ok[k] = r == 0 ? 1 : -1;
+	for (k = 0; k < TL_STACK_COUNT; k++) {
+		if (!(later & 1u << k))
+			continue;
+		rk = derive_groups(m, k, k == st ? why : other_why,
+		    k == st ? size : sizeof other_why);
+		if (k == st)
+			r = rk;
+		else
+			m->groups_ok[k] = rk == 0 ? 1 : -1;
+	}
 	return r;
 }
 
@@ -1077,13 +1183,15 @@ int
 tl_model_adopt(struct tl_model *m, struct tl_prep *p, char *why,
     size_t size)
 {
-	unsigned mask = tl_prep_modes(p);
+	unsigned mask = tl_prep_modes(p), adopted = 0;
 	int k, st = p->st;
 
 	why[0] = '\0';
 	if (p->w.tl != m->tl)
 		return -1; /* another device's */
 	for (k = 0; k < TL_STACK_COUNT; k++) {
+		const struct tl_grouper *gr = tl_modes[k].grouper;
+
 		if (!(mask & 1u << k) || m->groups_ok[k] != 0)
 			continue;
 		/* category bands go with the table they were built from */
@@ -1091,7 +1199,13 @@ tl_model_adopt(struct tl_model *m, struct tl_prep *p, char *why,
 		    p->w.cats == NULL ||
 		    m->cats->n_elems != p->w.cats->n_elems))
 			continue;
+		/* borrowed curves go with the groups they are borrowed
+		 * from (derive: the source's index is below k's) */
+		if (p->w.groups[k].borrowed && gr != NULL &&
+		    !(adopted & 1u << gr->from))
+			continue;
 		adopt_one(m, &p->w, k);
+		adopted |= 1u << k;
 	}
 	if (st < 0 || st >= TL_STACK_COUNT)
 		return -1;

@@ -74,7 +74,9 @@ int tl_stack_grouped(int st);
 
 /* The other modes built in the same pass over the trace as mode st when
  * they are not built yet (bits 1 << mode): the grouped modes whose groups
- * need nothing but the snapshot and the timeline share one pass. */
+ * need nothing but the snapshot and the timeline share one pass, and a
+ * mode whose groups come from one of theirs (the pool mode's from the
+ * stream/pool mode's) is built right after it. */
 unsigned tl_stack_pass_mates(int st);
 
 #endif

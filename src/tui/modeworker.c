@@ -5,9 +5,10 @@
  * on two threads where there are cores for them (threads_wanted). Its
  * jobs are made on the loop's thread when it starts (tl_prep_begin reads
  * the model there), one per mode still to build, in the order m cycles
- * from the mode shown; modes built in one pass (the call-site and
- * stream/pool modes: tl_stack_pass_mates) share one job. Each thread
- * takes the mode the view waits for first, else the next in that order,
+ * from the mode shown; modes built in one pass (the call-site,
+ * stream/pool and pool modes: tl_stack_pass_mates) share one job. Each
+ * thread takes the mode the view waits for first, else the segment
+ * mode (the shortest), else the next in that order,
  * and builds it reading only the snapshot, the timeline and the category
  * table, none of which changes while it runs (each thread decodes
  * stripes into a cache of its own); a finished job waits under the lock
@@ -83,15 +84,18 @@ struct modeworker {
 };
 
 /* The next job to run (under mu): the one the view waits for, else the
- * first in cycle order. */
+ * segment mode's (no pass over every event: a scan of the segment
+ * events, a tenth of the others), else the first in cycle order. */
 static struct job *
 next_job(struct modeworker *b)
 {
-	int i;
+	int i, seg = b->job_of[TL_STACK_SEGMENT];
 
 	if (b->want >= 0 && b->job_of[b->want] >= 0 &&
 	    b->jobs[b->job_of[b->want]].state == JOB_TODO)
 		return &b->jobs[b->job_of[b->want]];
+	if (seg >= 0 && b->jobs[seg].state == JOB_TODO)
+		return &b->jobs[seg];
 	for (i = 0; i < b->n_jobs; i++)
 		if (b->jobs[i].state == JOB_TODO)
 			return &b->jobs[i];

@@ -1,12 +1,15 @@
 #ifndef SNAPVIEW_TUI_MODEWORKER_H
 #define SNAPVIEW_TUI_MODEWORKER_H
 /*
- * The timeline's stacking modes built in the background: the call-site,
- * category, stream/pool and segment modes each need a pass over the
- * trace the first time they are shown (half a second a mode at 10 M
- * events), so once a device's first screen is drawn a worker thread
- * builds those the viewer did not build while opening, in the order m
- * cycles through them, and the loop moves each into the model when it
+ * The timeline's stacking modes built in the background: the grouped
+ * modes need a pass over the trace the first time they are shown (half
+ * a second a pass at 10 M events; the call-site, stream/pool and pool
+ * modes share one, the category mode has its own) and the segment mode
+ * a scan of the segment events, so once a device's first screen is
+ * drawn a worker thread builds those the viewer did not build while
+ * opening, the one the view waits for first, then the segment mode,
+ * then in the order m cycles through them, and the loop moves each into
+ * the model when it
  * is done (modeworker_take). A switch into a mode still being built
  * returns at once: the timeline says it is building, and draws the bands
  * when they come.

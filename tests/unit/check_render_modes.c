@@ -715,6 +715,146 @@ START_TEST(test_render_stream_groups)
 }
 END_TEST
 
+/* The pool mode's curves borrowed from the stream/pool mode's
+ * (tl_pool_derive) are what a pass of its own builds: the same keys in
+ * the same order, and per group the same size, base, largest element
+ * and bytes after a spread of events. Reached both ways a viewer
+ * reaches it: in the call-site mode's pass, and on its own once the
+ * stream/pool mode is there; and a model that drops the stream/pool
+ * mode's groups first frees each array once (ASan). */
+static void
+check_pool_derived(const struct snapshot *s, const struct idx_timeline *tl,
+    const char *name)
+{
+	struct tl_model m, own;
+	const struct tl_groups *a, *b;
+	int64_t ev, step = (int64_t)tl->n_events / 89 + 1;
+	uint32_t g;
+	char why[128];
+	int way;
+
+	for (way = 0; way < 2; way++) {
+		tl_model_init(&m, s, tl, TL_DEFAULT_DRAWN);
+		if (way == 1)
+			ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_STREAM,
+			    why, sizeof why), 0);
+		ck_assert_int_eq(tl_model_prepare(&m, way == 0 ?
+		    TL_STACK_SITE : TL_STACK_POOL, why, sizeof why), 0);
+		ck_assert_int_gt(m.groups_ok[TL_STACK_POOL], 0);
+		ck_assert_int_eq(m.groups[TL_STACK_POOL].borrowed, 1);
+		tl_pool_derive = 0;
+		tl_model_init(&own, s, tl, TL_DEFAULT_DRAWN);
+		ck_assert_int_eq(tl_model_prepare(&own, TL_STACK_POOL, why,
+		    sizeof why), 0);
+		tl_pool_derive = 1;
+		a = &m.groups[TL_STACK_POOL];
+		b = &own.groups[TL_STACK_POOL];
+		ck_assert_int_eq(b->borrowed, 0);
+		ck_assert_uint_eq(m.n_pkeys, own.n_pkeys);
+		ck_assert_mem_eq(m.pkeys, own.pkeys,
+		    m.n_pkeys * sizeof *m.pkeys);
+		ck_assert_uint_eq(a->n, b->n);
+		ck_assert_uint_eq(a->n_used, b->n_used);
+		for (g = 0; g < a->n; g++) {
+			ck_assert_uint_eq(a->base[g], b->base[g]);
+			ck_assert_uint_eq(a->stack[g], b->stack[g]);
+			ck_assert_uint_eq(a->max_elem[g], b->max_elem[g]);
+			ck_assert_uint_eq(a->c[g].n_changes,
+			    b->c[g].n_changes);
+			for (ev = -1; ev < (int64_t)tl->n_events; ev += step)
+				ck_assert_msg(tl_groups_bytes(a, g, ev) ==
+				    tl_groups_bytes(b, g, ev),
+				    "%s: pool group %u after %lld", name, g,
+				    (long long)ev);
+		}
+		tl_model_destroy(&own);
+		tl_model_destroy(&m);
+	}
+}
+
+START_TEST(test_render_pool_derived)
+{
+	struct snapshot *s = load_data(pool_files[_i]);
+	struct idx_timeline tl;
+	struct sv_error err;
+
+	ck_assert_int_eq(idx_timeline_build(s, snap_default_device(s), &tl,
+	    &err), 0);
+	check_pool_derived(s, &tl, pool_files[_i]);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* The same where the pool mode's ids are not the stream/pool mode's:
+ * the final segments (which name the pool mode's first keys) listed in
+ * another order than the blocks the trace allocates in them, and a
+ * stream no segment names. None of the files above has that. */
+START_TEST(test_render_pool_derived_ids)
+{
+	static const struct {
+		uint64_t addr, stream;
+		int64_t pool[2];
+	} seg[3] = {{0x100000, 5, {0, 0}}, {0x200000, 0, {3, 4}},
+	    {0x300000, 0, {0, 0}}};
+	/* (segment, stream) of each allocation, in trace order */
+	static const int al[6][2] = {{2, 0}, {1, 0}, {0, 5}, {2, 9},
+	    {1, 0}, {2, 0}};
+	struct snapshot *s = snap_new();
+	struct snap_trace *t = snap_trace_get(s, 0);
+	struct idx_timeline tl;
+	struct sv_error err;
+	struct tl_model m;
+	char why[128];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct snap_segment *sg = snap_push_segment(s);
+		struct snap_block *b;
+
+		memset(sg, 0, sizeof *sg);
+		sg->addr = seg[i].addr;
+		sg->total_size = 1u << 20;
+		sg->stream = seg[i].stream;
+		sg->pool_id[0] = seg[i].pool[0];
+		sg->pool_id[1] = seg[i].pool[1];
+		sg->first_block = (uint32_t)i;
+		sg->n_blocks = 1;
+		b = snap_push_block(s);
+		memset(b, 0, sizeof *b);
+		b->addr = sg->addr;
+		b->size = sg->total_size;
+		b->state = SNAP_BLOCK_INACTIVE;
+	}
+	for (i = 0; i < 6; i++)
+		snap_trace_push(s, t, SNAP_ALLOC, seg[al[i][0]].addr +
+		    0x1000 * (uint64_t)i, 4096 * (uint64_t)(i + 1),
+		    (uint64_t)al[i][1], 0);
+	for (i = 5; i >= 0; i--)
+		snap_trace_push(s, t, SNAP_FREE_COMPLETED, seg[al[i][0]].addr +
+		    0x1000 * (uint64_t)i, 4096 * (uint64_t)(i + 1),
+		    (uint64_t)al[i][1], 0);
+	snap_finish(s);
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
+	/* the ids differ: the pool mode's first key is the first
+	 * segment's, the stream/pool mode's the first allocation's */
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why, sizeof why),
+	    0);
+	ck_assert_uint_eq(m.n_skeys, 4);
+	ck_assert_uint_eq(m.n_pkeys, 4);
+	ck_assert_uint_eq(m.skeys[0].stream, 0);
+	ck_assert_uint_eq(m.pkeys[0].stream, 5);
+	ck_assert_uint_eq(m.pkeys[3].stream, 9);
+	ck_assert_uint_eq(tl_groups_bytes(&m.groups[TL_STACK_POOL], 0, 5),
+	    4096 * 3);
+	tl_model_destroy(&m);
+	check_pool_derived(s, &tl, "segments out of order");
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 /* The stacking modes' table (tl_modes.h): every mode has a name and its
  * nouns, no two share a name, the grouped ones are those with a builder,
  * and the modes built in one pass name each other (the viewer's worker
@@ -742,7 +882,9 @@ START_TEST(test_render_stack_modes)
 	}
 	ck_assert_str_eq(tl_stack_name(TL_STACK_COUNT), "?");
 	ck_assert_uint_eq(tl_stack_pass_mates(TL_STACK_SITE),
-	    1u << TL_STACK_STREAM);
+	    1u << TL_STACK_STREAM | 1u << TL_STACK_POOL);
+	ck_assert_uint_eq(tl_stack_pass_mates(TL_STACK_POOL),
+	    1u << TL_STACK_STREAM | 1u << TL_STACK_SITE);
 	ck_assert_uint_eq(tl_stack_pass_mates(TL_STACK_CATEGORY), 0);
 }
 END_TEST
@@ -1031,6 +1173,9 @@ render_modes_tests(TCase *tl)
 	tcase_add_loop_test(tl, test_render_mono_patterns, 0, 2);
 	tcase_add_test(tl, test_render_hilite_grouped);
 	tcase_add_test(tl, test_render_pool_envelopes);
+	tcase_add_loop_test(tl, test_render_pool_derived, 0,
+	    (int)(sizeof pool_files / sizeof pool_files[0]));
+	tcase_add_test(tl, test_render_pool_derived_ids);
 	tcase_add_loop_test(tl, test_render_stream_groups, 0,
 	    (int)(sizeof pool_files / sizeof pool_files[0]));
 	tcase_add_test(tl, test_render_stack_modes);
