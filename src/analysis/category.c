@@ -581,70 +581,77 @@ make_phases(struct ctx *c, const struct an_steps *steps, int64_t n_ev)
 	c->ph = ph;
 }
 
+/* What an_categories_begin leaves for an_category_classify: the
+ * analysis's state, the steps it found, the element due next, and
+ * whether one was asked out of turn. */
+struct an_cat_work {
+	struct ctx c;
+	struct an_steps own;
+	uint64_t next;
+	int skewed;
+};
+
+static void
+work_free(struct an_categories *out)
+{
+	struct an_cat_work *w = out->work;
+
+	if (w == NULL)
+		return;
+	free(w->c.bwd_last);
+	free(w->c.bwd_runs);
+	free(w->c.opt_runs);
+	free(w->c.ph_own);
+	free(w->c.fbwd);
+	free(w->c.ws);
+	free(w->c.st);
+	free(w->c.st_rule);
+	free(w->c.fr_rule);
+	an_frame_cache_destroy(&w->c.fc);
+	an_steps_destroy(&w->own);
+	free(w);
+	out->work = NULL;
+}
+
 int
-an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
+an_categories_begin(const struct snapshot *s, const struct idx_timeline *tl,
     const struct an_steps *steps, const struct an_cat_rules *rules,
     struct an_categories *out, struct sv_error *err)
 {
-	struct an_steps own;
-	struct ctx c;
-	uint64_t k;
+	struct an_cat_work *w;
+	struct ctx *c;
 
 	memset(out, 0, sizeof *out);
-	memset(&own, 0, sizeof own);
 	out->device = tl->device;
+	w = xcalloc(1, sizeof *w);
 	if (steps == NULL) {
-		if (an_steps_find(s, tl->device, &own, err) != 0)
+		if (an_steps_find(s, tl->device, &w->own, err) != 0) {
+			free(w);
 			return -1;
-		steps = &own;
+		}
+		steps = &w->own;
 	}
-	memset(&c, 0, sizeof c);
-	c.s = s;
-	c.t = snap_trace_of(s, tl->device);
-	c.tl = tl;
-	c.steps = steps;
-	c.rules = rules;
-	an_frame_cache_init(&c.fc, s);
-	c.st = xcalloc((size_t)s->n_stacks + 1, sizeof *c.st);
-	c.st_rule = xmalloc((size_t)s->n_stacks + 1);
-	memset(c.st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
-	c.fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c.fr_rule);
-	c.fbwd = xcalloc((size_t)tl->n_elems / 8 + 1, 1);
-	find_py_only(&c);
-	find_workspace(&c);
-	make_phases(&c, steps, (int64_t)tl->n_events);
-	scan_events(&c);
+	out->work = w;
+	c = &w->c;
+	c->s = s;
+	c->t = snap_trace_of(s, tl->device);
+	c->tl = tl;
+	c->steps = steps;
+	c->rules = rules;
+	an_frame_cache_init(&c->fc, s);
+	c->st = xcalloc((size_t)s->n_stacks + 1, sizeof *c->st);
+	c->st_rule = xmalloc((size_t)s->n_stacks + 1);
+	memset(c->st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
+	c->fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c->fr_rule);
+	c->fbwd = xcalloc((size_t)tl->n_elems / 8 + 1, 1);
+	find_py_only(c);
+	find_workspace(c);
+	make_phases(c, steps, (int64_t)tl->n_events);
+	scan_events(c);
 	out->n_elems = tl->n_elems;
 	out->cat = xmalloc((size_t)tl->n_elems + 1);
 	out->steps_source = steps->source;
 	out->n_steps = steps->n;
-	for (k = 0; k < tl->n_elems; k++) {
-		struct idx_elem e = idx_tl_elem(tl, k);
-		unsigned r;
-
-		if (sv_stop_poll(k))
-			break;
-		r = stack_rule(&c, e.stack);
-		if (r != NO_RULE) {
-			out->cat[k] = (uint8_t)r;
-			out->n_by_rule++;
-			continue;
-		}
-		out->cat[k] = (uint8_t)classify(&c, &e,
-		    stack_traits(&c, e.stack), event_traits(&c, e.stack),
-		    (c.fbwd[k >> 3] >> (k & 7) & 1) ? AN_TR_BACKWARD : 0);
-	}
-	free(c.bwd_last);
-	free(c.bwd_runs);
-	free(c.opt_runs);
-	free(c.ph_own);
-	free(c.fbwd);
-	free(c.ws);
-	free(c.st);
-	free(c.st_rule);
-	free(c.fr_rule);
-	an_frame_cache_destroy(&c.fc);
-	an_steps_destroy(&own);
 	if (sv_stop_requested()) {
 		an_categories_destroy(out);
 		return sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
@@ -653,9 +660,80 @@ an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
 	return 0;
 }
 
+unsigned
+an_category_classify(struct an_categories *out, uint64_t k,
+    const struct idx_elem *e)
+{
+	struct an_cat_work *w = out->work;
+	struct ctx *c;
+	unsigned r;
+
+	if (w == NULL || k != w->next || k >= out->n_elems) {
+		if (w != NULL)
+			w->skewed = 1; /* an_categories_end refuses the table */
+		return AN_CAT_OTHER;
+	}
+	c = &w->c;
+	w->next++;
+	r = stack_rule(c, e->stack);
+	if (r != NO_RULE) {
+		out->cat[k] = (uint8_t)r;
+		out->n_by_rule++;
+		return r;
+	}
+	out->cat[k] = (uint8_t)classify(c, e, stack_traits(c, e->stack),
+	    event_traits(c, e->stack),
+	    (c->fbwd[k >> 3] >> (k & 7) & 1) ? AN_TR_BACKWARD : 0);
+	return out->cat[k];
+}
+
+int
+an_categories_end(struct an_categories *out, struct sv_error *err)
+{
+	struct an_cat_work *w = out->work;
+	uint64_t k;
+	int whole;
+
+	/* the elements not classified yet: all of them, for
+	 * an_categories_build */
+	for (k = w != NULL ? w->next : 0; w != NULL && k < out->n_elems;
+	    k++) {
+		struct idx_elem e = idx_tl_elem(w->c.tl, k);
+
+		if (sv_stop_poll(k))
+			break;
+		an_category_classify(out, k, &e);
+	}
+	whole = w != NULL && w->next == out->n_elems && !w->skewed;
+	work_free(out);
+	if (sv_stop_requested()) {
+		an_categories_destroy(out);
+		return sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
+		    "stopped");
+	}
+	if (!whole) {
+		/* classify was called out of order */
+		an_categories_destroy(out);
+		return sv_error_set(err, SV_ERR_LIMIT, SV_NO_OFFSET,
+		    "categories: allocations classified out of order");
+	}
+	return 0;
+}
+
+int
+an_categories_build(const struct snapshot *s, const struct idx_timeline *tl,
+    const struct an_steps *steps, const struct an_cat_rules *rules,
+    struct an_categories *out, struct sv_error *err)
+{
+	if (an_categories_begin(s, tl, steps, rules, out, err) != 0)
+		return -1;
+	return an_categories_end(out, err);
+}
+
 void
 an_categories_destroy(struct an_categories *c)
 {
+	work_free(c);
 	free(c->cat);
 	memset(c, 0, sizeof *c);
 }

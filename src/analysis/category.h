@@ -96,6 +96,8 @@ void an_cat_rules_destroy(struct an_cat_rules *r);
 
 /* ---- categories of a device --------------------------------------------- */
 
+struct an_cat_work;
+
 struct an_categories {
 	uint32_t device;
 	uint64_t n_elems;
@@ -103,6 +105,7 @@ struct an_categories {
 	uint64_t n_by_rule;	/* elements a user rule decided */
 	int steps_source;	/* of the steps used (enum an_steps_source) */
 	uint64_t n_steps;
+	struct an_cat_work *work; /* between an_categories_begin and _end */
 };
 
 /* Category of every element of tl (device tl->device of s). steps may be
@@ -113,6 +116,24 @@ int an_categories_build(const struct snapshot *s,
     const struct an_cat_rules *rules, struct an_categories *out,
     struct sv_error *err);
 void an_categories_destroy(struct an_categories *c);
+
+/* an_categories_build in three steps, for a caller that decodes every
+ * element anyway (the timeline's category bands, in their pass over the
+ * elements): _begin does all but the elements (out->cat is then
+ * allocated, not filled); _classify(out, k, e) classifies element k,
+ * e = idx_tl_elem(tl, k), writes cat[k] and returns it, for k = 0, 1,
+ * ... in order (any other k: AN_CAT_OTHER, and _end fails); _end
+ * classifies the elements not classified yet, frees what _begin kept
+ * and returns 0, or -1 with out destroyed (SV_ERR_CANCELLED when this
+ * thread was asked to stop). The table is an_categories_build's, which
+ * is _begin and _end. */
+int an_categories_begin(const struct snapshot *s,
+    const struct idx_timeline *tl, const struct an_steps *steps,
+    const struct an_cat_rules *rules, struct an_categories *out,
+    struct sv_error *err);
+unsigned an_category_classify(struct an_categories *out, uint64_t k,
+    const struct idx_elem *e);
+int an_categories_end(struct an_categories *out, struct sv_error *err);
 
 /* Category of element k (AN_CAT_OTHER past the end). */
 static inline unsigned

@@ -239,6 +239,9 @@ struct tl_model {
 	struct tl_pool_env *penv;        /* and their envelopes */
 	/* per element (analysis/), borrowed: tl_model_set_categories */
 	const struct an_categories *cats;
+	/* a struct tl_prep's only: cats, being filled by the category
+	 * mode's pass over the elements (tl_prep_fill_categories) */
+	struct an_categories *cats_fill;
 };
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
@@ -403,6 +406,11 @@ struct tl_prep {
  * change until tl_prep_destroy), else NULL. */
 void tl_prep_begin(struct tl_prep *p, const struct tl_model *m, int st,
     const struct an_categories *cats);
+/* For p's category mode (tl_prep_begin with no table): the table c,
+ * from an_categories_begin, is classified in the mode's pass over the
+ * elements (an_category_classify) instead of a pass of its own before;
+ * an_categories_end(c) is the caller's, after tl_prep_build. */
+void tl_prep_fill_categories(struct tl_prep *p, struct an_categories *c);
 /* Returns 0, or -1 when this thread was asked to stop (util/stop.h):
  * then p holds what was cut short, for tl_prep_destroy only. */
 int tl_prep_build(struct tl_prep *p);

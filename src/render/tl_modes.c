@@ -344,7 +344,10 @@ category_group(void *ctx, const struct idx_elem *e, uint64_t k)
 {
 	const struct tl_model *m = ctx;
 
-	(void)e;
+	/* the pass over the elements goes in their order, as the table's
+	 * own would */
+	if (m->cats_fill != NULL)
+		return an_category_classify(m->cats_fill, k, e);
 	return an_category_of(m->cats, k);
 }
 
@@ -1129,6 +1132,13 @@ tl_prep_begin(struct tl_prep *p, const struct tl_model *m, int st,
 		p->had[k] = p->w.groups_ok[k] = m->groups_ok[k];
 }
 
+void
+tl_prep_fill_categories(struct tl_prep *p, struct an_categories *c)
+{
+	p->w.cats = c;
+	p->w.cats_fill = c;
+}
+
 int
 tl_prep_build(struct tl_prep *p)
 {
@@ -1144,6 +1154,7 @@ tl_prep_build(struct tl_prep *p)
 	else
 		w->groups_ok[st] = prepare_groups(w, st, p->why,
 		    sizeof p->why) == 0 ? 1 : -1;
+	w->cats_fill = NULL;
 	/* asked to stop: what was built may be cut short */
 	return sv_stop_requested() ? -1 : 0;
 }

@@ -115,18 +115,26 @@ static void
 run_job(struct modeworker *b, struct job *j)
 {
 	struct sv_error err;
+	int built;
 
 	if (j->st == TL_STACK_CATEGORY && j->cats == NULL) {
+		/* the table, this job's until the loop takes it, is
+		 * classified in the bands' pass over the elements: one
+		 * decode of them for both */
 		sv_error_clear(&err);
-		if (an_categories_build(b->snap, b->tl, NULL, b->rules,
-		    &j->own, &err) != 0) {
-			j->failed = 1;
-			snprintf(j->why, sizeof j->why, "%s", err.msg);
-			return;
+		if (an_categories_begin(b->snap, b->tl, NULL, b->rules,
+		    &j->own, &err) == 0) {
+			tl_prep_fill_categories(&j->prep, &j->own);
+			built = tl_prep_build(&j->prep);
+			if (an_categories_end(&j->own, &err) == 0) {
+				j->own_ok = 1;
+				j->failed = built != 0;
+				return;
+			}
 		}
-		j->own_ok = 1;
-		/* the table is this job's until the loop takes it */
-		j->prep.w.cats = &j->own;
+		j->failed = 1;
+		snprintf(j->why, sizeof j->why, "%s", err.msg);
+		return;
 	}
 	if (tl_prep_build(&j->prep) != 0)
 		j->failed = 1;

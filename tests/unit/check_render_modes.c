@@ -855,6 +855,76 @@ START_TEST(test_render_pool_derived_ids)
 }
 END_TEST
 
+/* The category mode built away from the model with its table filled
+ * in its own pass over the elements (tl_prep_fill_categories, as the
+ * viewer's worker builds it) gives the table an_categories_build gives
+ * and the bands a model gets from that table; a model adopts both. And
+ * elements classified out of order make an_categories_end refuse the
+ * table. */
+static const char *const cat_files[] = {"gen/training.pickle",
+    "real/cuda_train_one_step.pickle", "real/cuda_inference_forward.pickle",
+    "gen/leak.pickle"};
+
+START_TEST(test_render_category_filled)
+{
+	struct idx_timeline tl;
+	struct tl_model m, m2;
+	struct snapshot *s = model_of(cat_files[_i], &tl, &m);
+	struct an_categories ca, cb, cc;
+	struct idx_elem e;
+	struct tl_prep p;
+	struct sv_error err;
+	const struct tl_groups *a, *b;
+	int64_t ev, step = (int64_t)tl.n_events / 97 + 1;
+	uint32_t g;
+	char why[128];
+
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &ca, &err),
+	    0);
+	tl_model_set_categories(&m, &ca);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_CATEGORY, why,
+	    sizeof why), 0);
+	tl_model_init(&m2, s, &tl, TL_DEFAULT_DRAWN);
+	tl_prep_begin(&p, &m2, TL_STACK_CATEGORY, NULL);
+	ck_assert_int_eq(an_categories_begin(s, &tl, NULL, NULL, &cb, &err),
+	    0);
+	tl_prep_fill_categories(&p, &cb);
+	ck_assert_int_eq(tl_prep_build(&p), 0);
+	ck_assert_int_eq(an_categories_end(&cb, &err), 0);
+	ck_assert_uint_eq(cb.n_elems, ca.n_elems);
+	ck_assert_mem_eq(cb.cat, ca.cat, ca.n_elems);
+	ck_assert_uint_eq(cb.n_by_rule, ca.n_by_rule);
+	a = &m.groups[TL_STACK_CATEGORY];
+	b = &p.w.groups[TL_STACK_CATEGORY];
+	ck_assert_uint_eq(a->n, b->n);
+	for (g = 0; g < a->n; g++)
+		for (ev = -1; ev < (int64_t)tl.n_events; ev += step)
+			ck_assert_uint_eq(tl_groups_bytes(a, g, ev),
+			    tl_groups_bytes(b, g, ev));
+	tl_model_set_categories(&m2, &cb);
+	ck_assert_int_eq(tl_model_adopt(&m2, &p, why, sizeof why), 0);
+	ck_assert_int_gt(m2.groups_ok[TL_STACK_CATEGORY], 0);
+	tl_prep_destroy(&p);
+	tl_model_destroy(&m2);
+	/* out of order */
+	ck_assert_int_eq(an_categories_begin(s, &tl, NULL, NULL, &cc, &err),
+	    0);
+	if (tl.n_elems > 1) {
+		e = idx_tl_elem(&tl, 1);
+		ck_assert_uint_eq(an_category_classify(&cc, 1, &e),
+		    AN_CAT_OTHER);
+		ck_assert_int_eq(an_categories_end(&cc, &err), -1);
+		ck_assert_ptr_null(cc.cat);
+	} else
+		an_categories_destroy(&cc);
+	an_categories_destroy(&cb);
+	tl_model_destroy(&m);
+	an_categories_destroy(&ca);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 /* The stacking modes' table (tl_modes.h): every mode has a name and its
  * nouns, no two share a name, the grouped ones are those with a builder,
  * and the modes built in one pass name each other (the viewer's worker
@@ -1176,6 +1246,8 @@ render_modes_tests(TCase *tl)
 	tcase_add_loop_test(tl, test_render_pool_derived, 0,
 	    (int)(sizeof pool_files / sizeof pool_files[0]));
 	tcase_add_test(tl, test_render_pool_derived_ids);
+	tcase_add_loop_test(tl, test_render_category_filled, 0,
+	    (int)(sizeof cat_files / sizeof cat_files[0]));
 	tcase_add_loop_test(tl, test_render_stream_groups, 0,
 	    (int)(sizeof pool_files / sizeof pool_files[0]));
 	tcase_add_test(tl, test_render_stack_modes);
