@@ -414,6 +414,12 @@ void tl_prep_fill_categories(struct tl_prep *p, struct an_categories *c);
 /* Returns 0, or -1 when this thread was asked to stop (util/stop.h):
  * then p holds what was cut short, for tl_prep_destroy only. */
 int tl_prep_build(struct tl_prep *p);
+/* The items the passes of tl_prep_build(p) go over, as util/stop.h's
+ * meter counts them (each pass's count rounded down to SV_STOP_EVERY):
+ * an estimate of its work, for a progress figure. categories: the
+ * build classifies its own table as well (tl_prep_fill_categories;
+ * an_categories_begin's pass over the events is counted too). */
+uint64_t tl_prep_work(const struct tl_prep *p, int categories);
 /* Modes p holds (built or found unavailable), as bits 1 << st. */
 unsigned tl_prep_modes(const struct tl_prep *p);
 /* Moves p's modes into m (those m has not prepared since; the category

@@ -1159,6 +1159,23 @@ tl_prep_build(struct tl_prep *p)
 	return sv_stop_requested() ? -1 : 0;
 }
 
+uint64_t
+tl_prep_work(const struct tl_prep *p, int categories)
+{
+	uint64_t e = p->w.tl->n_events, n;
+	unsigned todo = tl_stack_pass_mates(p->st) | 1u << p->st;
+
+	if (!tl_stack_grouped(p->st))
+		return e; /* the segments: a scan of the events */
+	/* the curves: a pass over the elements, then one over the events */
+	n = p->w.tl->n_elems + e;
+	if (categories)
+		n += e; /* the phases the categories are inferred from */
+	if ((todo & 1u << TL_STACK_POOL) && p->had[TL_STACK_POOL] == 0)
+		n += e; /* the pool mode's reserved memory */
+	return n;
+}
+
 unsigned
 tl_prep_modes(const struct tl_prep *p)
 {

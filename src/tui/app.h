@@ -106,6 +106,9 @@ struct app {
 					   -1: none */
 	int auto_share;                 /* % of the peak one band per
 					   allocation shows, said then */
+	int building_pct;               /* how far the build of the mode
+					   shown was when last drawn
+					   (modeworker_progress) */
 	int wait_bands;                 /* a key script runs: wait for what
 					   the worker builds, never go on
 					   without it */

@@ -55,6 +55,9 @@ struct job {
 	int own_ok;
 	char why[256];
 	long long end_us;               /* when it ended (mono_us()) */
+	atomic_uint_fast64_t done;      /* items its passes went over
+					   (util/stop.h's meter) */
+	uint64_t work;                  /* and how many they will */
 };
 
 #define MW_THREADS 2
@@ -177,7 +180,9 @@ worker(void *arg)
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&b->mu);
+		sv_stop_meter = &j->done;
 		run_job(b, j);
+		sv_stop_meter = NULL;
 		j->end_us = mono_us();
 		pthread_mutex_lock(&b->mu);
 		j->state = JOB_DONE;
@@ -208,6 +213,9 @@ add_job(struct app *a, struct modeworker *b, int st)
 	j->st = st;
 	j->cats = st == TL_STACK_CATEGORY && a->cats_ok > 0 ? &a->cats : NULL;
 	tl_prep_begin(&j->prep, &a->tm, st, j->cats);
+	atomic_init(&j->done, 0);
+	j->work = tl_prep_work(&j->prep, st == TL_STACK_CATEGORY &&
+	    j->cats == NULL);
 	b->job_of[st] = b->n_jobs++;
 	/* one pass builds its mates too (tl_modes.h) */
 	mates = tl_stack_pass_mates(st);
@@ -423,6 +431,27 @@ modeworker_arrived(struct app *a, int st, char *why, size_t size)
 	b->arrived = 0;
 	snprintf(why, size, "%s", b->why[st]);
 	return 1;
+}
+
+int
+modeworker_progress(struct app *a, int st)
+{
+	struct modeworker *b = a->modeworker;
+	struct job *j;
+	uint64_t done;
+	int r = -1;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->job_of[st] < 0)
+		return -1;
+	j = &b->jobs[b->job_of[st]];
+	pthread_mutex_lock(&b->mu);
+	if (j->state == JOB_RUNNING && j->work > 0) {
+		done = atomic_load_explicit(&j->done, memory_order_relaxed);
+		r = done >= j->work ? 99 : (int)(done * 100 / j->work);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return r;
 }
 
 long long

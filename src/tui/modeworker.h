@@ -40,6 +40,10 @@ int modeworker_take(struct app *a);
  * this was asked? 1 then, with why the reason when the mode turned out
  * unavailable (else ""); 0 if not. Forgets the other modes that came. */
 int modeworker_arrived(struct app *a, int st, char *why, size_t size);
+/* How far the build of mode st is, in percent (0 to 99: the passes'
+ * items counted by util/stop.h's meter against tl_prep_work), or -1
+ * when it is not being built now (queued, done, or no worker). */
+int modeworker_progress(struct app *a, int st);
 /* Microseconds from the worker's start (the first screen) to the end of
  * the build of mode st, or -1 when it has not ended or was not the
  * worker's (for the latency log, bench/tui_latency.sh). */

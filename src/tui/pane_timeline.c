@@ -40,16 +40,20 @@ pane_timeline_building(struct app *a)
 }
 
 /* The plot of a mode whose bands are still being built: a line saying
- * so, in the middle. */
+ * so, in the middle, with how far the build is once it runs. */
 static void
 draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 {
-	char line[128];
+	char line[128], pct[16] = "";
 	int n;
 
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
-	n = snprintf(line, sizeof line, "building %s bands%s",
-	    tl_stack_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...");
+	a->building_pct = modeworker_progress(a, a->view.stack);
+	if (a->building_pct >= 0)
+		snprintf(pct, sizeof pct, " %d%%", a->building_pct);
+	n = snprintf(line, sizeof line, "building %s bands%s%s",
+	    tl_stack_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...",
+	    pct);
 	n = r->w > n ? (r->w - n) / 2 : 0;
 	cellbuf_puts(cb, r->x + n, r->y + r->h / 2, line, r->w - n, UIC_AXIS,
 	    0);
@@ -364,9 +368,11 @@ pane_timeline_poll(struct app *a)
 	n = modeworker_take(a);
 	if (a->auto_stack >= 0 && poll_auto(a))
 		return UI_REDRAW;
-	/* only a mode shown waiting for its bands has news to tell */
+	/* only a mode shown waiting for its bands has news to tell: its
+	 * bands, or how far their build is */
 	if (!modeworker_arrived(a, st, why, sizeof why) || !was)
-		return n > 0 ? UI_REDRAW : 0;
+		return n > 0 || (was && modeworker_progress(a, st) !=
+		    a->building_pct) ? UI_REDRAW : 0;
 	if (a->tm.groups_ok[st] > 0) {
 		a->tlf.rank_stack = -1;
 		stack_msg(a, st);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 __thread const atomic_int *sv_stop_flag;
+__thread atomic_uint_fast64_t *sv_stop_meter;
 
 void
 sv_stop_wait_file(const char *path)

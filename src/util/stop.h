@@ -12,6 +12,12 @@
  * incomplete and the caller, who asked for the stop, throws it away.
  * Functions that can fail say so (SV_ERR_CANCELLED). On a thread that
  * never set the flag (every command, the viewer's own) nothing stops.
+ *
+ * The same polls meter the work: a thread that points sv_stop_meter at
+ * a counter gets SV_STOP_EVERY added to it at each poll after a loop's
+ * first, so that its owner can tell how far the work is (the viewer's
+ * "building ... 40%"): a loop over n items adds n rounded down to
+ * SV_STOP_EVERY.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -20,6 +26,7 @@
 #define SV_STOP_EVERY 4096
 
 extern __thread const atomic_int *sv_stop_flag;
+extern __thread atomic_uint_fast64_t *sv_stop_meter;
 
 /* Has this thread's work been asked to stop? */
 static inline int
@@ -34,11 +41,17 @@ sv_stop_requested(void)
  * stop, whichever comes first. */
 void sv_stop_wait_file(const char *path);
 
-/* sv_stop_requested(), checked at one iteration i in SV_STOP_EVERY. */
+/* sv_stop_requested(), checked at one iteration i in SV_STOP_EVERY
+ * (and the meter moved on). */
 static inline int
 sv_stop_poll(uint64_t i)
 {
-	return i % SV_STOP_EVERY == 0 && sv_stop_requested();
+	if (i % SV_STOP_EVERY != 0)
+		return 0;
+	if (sv_stop_meter != NULL && i > 0)
+		atomic_fetch_add_explicit(sv_stop_meter, SV_STOP_EVERY,
+		    memory_order_relaxed);
+	return sv_stop_requested();
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "render_fix.h"
+#include "util/stop.h"
 
 /* ---- stacking modes ------------------------------------------------------ */
 
@@ -925,6 +926,56 @@ START_TEST(test_render_category_filled)
 }
 END_TEST
 
+/* tl_prep_work, the estimate behind the viewer's "building ... 40%",
+ * is what util/stop.h's meter counts while the modes are built: each
+ * pass's count falls short of its items by less than SV_STOP_EVERY.
+ * On the real training step (19,136 events, enough for the meter to
+ * count): the call-site mode's pass with the stream/pool and pool
+ * modes, the category mode classifying its own table, the segments. */
+START_TEST(test_render_prep_work)
+{
+	static const int sts[] = {TL_STACK_SITE, TL_STACK_CATEGORY,
+	    TL_STACK_SEGMENT};
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct snapshot *s = model_of("real/cuda_train_one_step.pickle", &tl,
+	    &m);
+	atomic_uint_fast64_t count;
+	struct an_categories c;
+	struct sv_error err;
+	struct tl_prep p;
+	uint64_t work, got;
+	unsigned i;
+
+	for (i = 0; i < sizeof sts / sizeof sts[0]; i++) {
+		atomic_init(&count, 0);
+		tl_prep_begin(&p, &m, sts[i], NULL);
+		work = tl_prep_work(&p, sts[i] == TL_STACK_CATEGORY);
+		sv_stop_meter = &count;
+		if (sts[i] == TL_STACK_CATEGORY) {
+			ck_assert_int_eq(an_categories_begin(s, &tl, NULL,
+			    NULL, &c, &err), 0);
+			tl_prep_fill_categories(&p, &c);
+		}
+		ck_assert_int_eq(tl_prep_build(&p), 0);
+		if (sts[i] == TL_STACK_CATEGORY) {
+			ck_assert_int_eq(an_categories_end(&c, &err), 0);
+			an_categories_destroy(&c);
+		}
+		sv_stop_meter = NULL;
+		got = atomic_load(&count);
+		ck_assert_msg(got <= work && work - got < 4 * SV_STOP_EVERY &&
+		    got >= SV_STOP_EVERY, "mode %d: counted %llu, estimated "
+		    "%llu", sts[i], (unsigned long long)got,
+		    (unsigned long long)work);
+		tl_prep_destroy(&p);
+	}
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 /* The stacking modes' table (tl_modes.h): every mode has a name and its
  * nouns, no two share a name, the grouped ones are those with a builder,
  * and the modes built in one pass name each other (the viewer's worker
@@ -1248,6 +1299,7 @@ render_modes_tests(TCase *tl)
 	tcase_add_test(tl, test_render_pool_derived_ids);
 	tcase_add_loop_test(tl, test_render_category_filled, 0,
 	    (int)(sizeof cat_files / sizeof cat_files[0]));
+	tcase_add_test(tl, test_render_prep_work);
 	tcase_add_loop_test(tl, test_render_stream_groups, 0,
 	    (int)(sizeof pool_files / sizeof pool_files[0]));
 	tcase_add_test(tl, test_render_stack_modes);
