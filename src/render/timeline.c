@@ -293,6 +293,7 @@ sub_dist(const struct tl_lod_sub *S, int k, uint64_t r)
 /* What the pass over the events at open gathers besides the maxima. */
 struct ev_pass {
 	size_t cap[3];          /* of the jump lists */
+	size_t cap_seg;         /* of seg_evs */
 	int time_ok;
 	int64_t prev;
 	/* the device's annotations by time, placed on the events as the
@@ -396,6 +397,13 @@ push_jump(struct tl_model *m, struct ev_pass *p, int k, uint64_t i)
 	m->jumps[k][m->n_jumps[k]++] = (int64_t)i;
 }
 
+static void
+push_seg(struct tl_model *m, struct ev_pass *p, uint64_t i)
+{
+	XGROW(m->seg_evs, p->cap_seg, m->n_seg_evs + 1);
+	m->seg_evs[m->n_seg_evs++] = (int64_t)i;
+}
+
 /* One pass over the events, in order: the maxima of level 0 (then level
  * 1 from them), the jump lists, whether the times make an axis, and
  * where the annotations fall. */
@@ -454,8 +462,12 @@ scan_events(struct tl_model *m, struct ev_pass *p)
 			if (act == SNAP_OOM)
 				push_jump(m, p, TL_JUMP_OOM, i);
 			else if (act == SNAP_SEGMENT_ALLOC ||
-			    act == SNAP_SEGMENT_MAP)
+			    act == SNAP_SEGMENT_MAP) {
 				push_jump(m, p, TL_JUMP_SEGALLOC, i);
+				push_seg(m, p, i);
+			} else if (act == SNAP_SEGMENT_FREE ||
+			    act == SNAP_SEGMENT_UNMAP)
+				push_seg(m, p, i);
 			else if (act == SNAP_SNAPSHOT)
 				push_jump(m, p, TL_JUMP_SNAPSHOT, i);
 			if (!p->time_ok)
@@ -774,6 +786,7 @@ tl_model_destroy(struct tl_model *m)
 	addrs_destroy(&m->addrs);
 	for (k = 0; k < 3; k++)
 		free(m->jumps[k]);
+	free(m->seg_evs);
 	free(m->annots);
 	tl_segs_destroy(&m->segs);
 	for (k = 0; k < TL_STACK_COUNT; k++)

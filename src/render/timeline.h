@@ -213,6 +213,12 @@ struct tl_model {
 	struct tl_addrs addrs;
 	int64_t *jumps[3];               /* sorted events per TL_JUMP_* */
 	uint64_t n_jumps[3];
+	/* the trace's segment events (alloc, free, map, unmap), in order,
+	 * found by the same pass: the pool and segment modes read these
+	 * instead of every event's action again (a struct tl_prep's model
+	 * borrows them) */
+	int64_t *seg_evs;
+	uint64_t n_seg_evs;
 	struct tl_annot *annots;         /* sorted by event */
 	uint64_t n_annots;
 	/* built at first use (tl_model_prepare, tl_model_adopt) */

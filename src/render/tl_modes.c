@@ -664,8 +664,9 @@ struct seg_ev {
 /* Reserved bytes per group: from the final segments back over the
  * trace's segment events to the base, then forward again as changes.
  * A group whose events would take it below 0 (a pool the events do not
- * name, guessed wrong) starts at 0. One pass over the events, which
- * gives up when asked (util/stop.h). */
+ * name, guessed wrong) starts at 0. The segment events are the model's
+ * list (tl_model.seg_evs), a few thousand where the trace has millions
+ * of events. */
 static int
 pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 {
@@ -687,14 +688,13 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		if (m->snap->segments[g].device == m->tl->device)
 			pool_key_group(m, m->snap->segments[g].stream,
 			    m->snap->segments[g].pool_id);
-	for (i = 0; t != NULL && i < t->n; i++) {
-		unsigned a = snap_ev_action(t, i);
+	/* the segment events the model's pass over the events found */
+	for (j = 0; t != NULL && j < m->n_seg_evs; j++) {
+		unsigned a;
 
-		if (sv_stop_poll(i)) {
-			free(sev);
-			snprintf(why, size, "stopped");
-			return -1;
-		}
+		if ((i = (uint64_t)m->seg_evs[j]) >= t->n)
+			continue;
+		a = snap_ev_action(t, i);
 		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
 		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
 			continue;
@@ -1056,7 +1056,8 @@ build_segments(struct tl_model *m, char *why, size_t size)
 		snprintf(why, size, "no segments");
 		return -1;
 	}
-	tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace);
+	tl_segs_build(&m->segs, m->snap, m->tl->device, m->trace, m->seg_evs,
+	    m->n_seg_evs);
 	return 0;
 }
 
@@ -1126,6 +1127,9 @@ tl_prep_begin(struct tl_prep *p, const struct tl_model *m, int st,
 	p->w.tl = m->tl;
 	p->w.trace = m->trace;
 	p->w.max_drawn = m->max_drawn;
+	/* borrowed: m outlives the prep's build */
+	p->w.seg_evs = m->seg_evs;
+	p->w.n_seg_evs = m->n_seg_evs;
 	p->w.cats = cats != NULL && cats->n_elems == m->tl->n_elems ? cats :
 	    NULL;
 	for (k = 0; k < TL_STACK_COUNT; k++)
@@ -1163,16 +1167,15 @@ uint64_t
 tl_prep_work(const struct tl_prep *p, int categories)
 {
 	uint64_t e = p->w.tl->n_events, n;
-	unsigned todo = tl_stack_pass_mates(p->st) | 1u << p->st;
 
+	/* the segment mode, and the pool mode's reserved memory: the
+	 * segment events only (tl_model.seg_evs), no pass */
 	if (!tl_stack_grouped(p->st))
-		return e; /* the segments: a scan of the events */
+		return 0;
 	/* the curves: a pass over the elements, then one over the events */
 	n = p->w.tl->n_elems + e;
 	if (categories)
 		n += e; /* the phases the categories are inferred from */
-	if ((todo & 1u << TL_STACK_POOL) && p->had[TL_STACK_POOL] == 0)
-		n += e; /* the pool mode's reserved memory */
 	return n;
 }
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "util/avl.h"
-#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* A live range, in the map by its start address. */
@@ -167,19 +166,19 @@ seg_ghost(struct build *B, uint64_t a, uint64_t end, uint64_t stream,
 
 void
 tl_segs_build(struct tl_segs *out, const struct snapshot *s, uint32_t d,
-    const struct snap_trace *t)
+    const struct snap_trace *t, const int64_t *evs, uint64_t n)
 {
 	struct build B;
-	uint64_t i;
+	uint64_t i, j;
 	uint32_t g, gend;
 
 	memset(out, 0, sizeof *out);
 	memset(&B, 0, sizeof B);
 	B.out = out;
 	avl_init(&B.live, sizeof(struct live));
-	for (i = 0; t != NULL && i < t->n; i++) {
-		if (sv_stop_poll(i))
-			break; /* the caller throws out what it gets */
+	for (j = 0; t != NULL && j < n; j++) {
+		if ((i = (uint64_t)evs[j]) >= t->n)
+			continue;
 		switch (snap_ev_action(t, i)) {
 		case SNAP_SEGMENT_ALLOC:
 		case SNAP_SEGMENT_MAP: seg_start(&B, t, i); break;

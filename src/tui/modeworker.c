@@ -87,8 +87,8 @@ struct modeworker {
 };
 
 /* The next job to run (under mu): the one the view waits for, else the
- * segment mode's (no pass over every event: a scan of the segment
- * events, a tenth of the others), else the first in cycle order. */
+ * segment mode's (no pass over the trace: the segment events the model
+ * listed, a few milliseconds), else the first in cycle order. */
 static struct job *
 next_job(struct modeworker *b)
 {

@@ -5,14 +5,13 @@
  * modes need a pass over the trace the first time they are shown (half
  * a second a pass at 10 M events; the call-site, stream/pool and pool
  * modes share one, the category mode has its own) and the segment mode
- * a scan of the segment events, so once a device's first screen is
- * drawn a worker thread builds those the viewer did not build while
+ * the segment events the model listed, so once a device's first screen
+ * is drawn a worker thread builds those the viewer did not build while
  * opening, the one the view waits for first, then the segment mode,
  * then in the order m cycles through them, and the loop moves each into
- * the model when it
- * is done (modeworker_take). A switch into a mode still being built
- * returns at once: the timeline says it is building, and draws the bands
- * when they come.
+ * the model when it is done (modeworker_take). A switch into a mode
+ * still being built returns at once: the timeline says it is building
+ * (and how far), and draws the bands when they come.
  *
  * SNAPVIEW_BANDS_SYNC=1 in the environment starts no worker: a mode is
  * built when it is first shown, the key waiting for it (the reference
