@@ -853,8 +853,8 @@ pool_derive(struct tl_model *m)
 	return r;
 }
 
-/* its reserved bytes a pass over the actions of its own, its bytes of
- * blocks the stream/pool mode's */
+/* its reserved bytes from the segment events, its bytes of blocks the
+ * stream/pool mode's */
 static const struct tl_grouper group_by_pool = {pool_setup, pool_group,
     pool_text, NULL, pool_adopt, 1, pool_derive, TL_STACK_STREAM};
 
