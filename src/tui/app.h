@@ -109,6 +109,8 @@ struct app {
 	int building_pct;               /* how far the build of the mode
 					   shown was when last drawn
 					   (modeworker_progress) */
+	int building_after;             /* and the mode it waited for
+					   (modeworker_running), -1 */
 	int wait_bands;                 /* a key script runs: wait for what
 					   the worker builds, never go on
 					   without it */

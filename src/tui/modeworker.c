@@ -154,10 +154,11 @@ lower_priority(void)
 }
 
 /* A test hook (tests/screen/deferred.test): with
- * SNAPVIEW_TEST_MODES_PAUSE=FILE, the worker starts building once FILE
- * exists (a minute at most), so that a test sees the screens shown
- * while a mode is being built, whatever the machine's pace. Stopping
- * the worker ends the wait (its stop flag is set). */
+ * SNAPVIEW_TEST_MODES_PAUSE=FILE, each job, once it runs, starts
+ * building when FILE exists (a minute at most), so that a test sees
+ * the screens shown while a mode is being built (the one that runs at
+ * 0%, the others waiting their turn), whatever the machine's pace.
+ * Stopping the worker ends the wait (its stop flag is set). */
 static void
 test_modes_pause(void)
 {
@@ -175,11 +176,11 @@ worker(void *arg)
 
 	lower_priority();
 	sv_stop_flag = &b->stop;
-	test_modes_pause();
 	pthread_mutex_lock(&b->mu);
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&b->mu);
+		test_modes_pause();
 		sv_stop_meter = &j->done;
 		run_job(b, j);
 		sv_stop_meter = NULL;
@@ -431,6 +432,26 @@ modeworker_arrived(struct app *a, int st, char *why, size_t size)
 	b->arrived = 0;
 	snprintf(why, size, "%s", b->why[st]);
 	return 1;
+}
+
+int
+modeworker_running(struct app *a)
+{
+	struct modeworker *b = a->modeworker;
+	int i, k, r = -1;
+
+	if (b == NULL || !b->started)
+		return -1;
+	pthread_mutex_lock(&b->mu);
+	for (i = 0; i < b->n_jobs && r < 0; i++)
+		if (b->jobs[i].state == JOB_RUNNING)
+			r = b->jobs[i].st;
+	pthread_mutex_unlock(&b->mu);
+	/* a job of several modes is named by the first m shows */
+	for (k = 0; r >= 0 && k < TL_STACK_COUNT; k++)
+		if (b->job_of[k] >= 0 && b->job_of[k] == b->job_of[r])
+			return k;
+	return r;
 }
 
 int

@@ -39,6 +39,9 @@ int modeworker_take(struct app *a);
  * this was asked? 1 then, with why the reason when the mode turned out
  * unavailable (else ""); 0 if not. Forgets the other modes that came. */
 int modeworker_arrived(struct app *a, int st, char *why, size_t size);
+/* The mode whose build runs now (of a job of several, the first in
+ * the order of enum tl_stack), or -1 (none, or no worker). */
+int modeworker_running(struct app *a);
 /* How far the build of mode st is, in percent (0 to 99: the passes'
  * items counted by util/stop.h's meter against tl_prep_work), or -1
  * when it is not being built now (queued, done, or no worker). */

@@ -40,17 +40,25 @@ pane_timeline_building(struct app *a)
 }
 
 /* The plot of a mode whose bands are still being built: a line saying
- * so, in the middle, with how far the build is once it runs. */
+ * so, in the middle, with how far the build is once it runs, else the
+ * mode it waits for. */
 static void
 draw_building(struct app *a, struct cellbuf *cb, const struct rect *r)
 {
-	char line[128], pct[16] = "";
-	int n;
+	char line[128], pct[64] = "";
+	int n, run;
 
 	cellbuf_fill(cb, r->x, r->y + 1, r->w, r->h - 1, ' ', UIC_DEFAULT, 0);
 	a->building_pct = modeworker_progress(a, a->view.stack);
+	a->building_after = -1;
 	if (a->building_pct >= 0)
 		snprintf(pct, sizeof pct, " %d%%", a->building_pct);
+	else if ((run = modeworker_running(a)) >= 0 &&
+	    run != a->view.stack) {
+		a->building_after = run;
+		snprintf(pct, sizeof pct, " (after the %s bands)",
+		    tl_stack_name(run));
+	}
 	n = snprintf(line, sizeof line, "building %s bands%s%s",
 	    tl_stack_name(a->view.stack), a->utf8 ? "\xe2\x80\xa6" : "...",
 	    pct);
@@ -371,8 +379,10 @@ pane_timeline_poll(struct app *a)
 	/* only a mode shown waiting for its bands has news to tell: its
 	 * bands, or how far their build is */
 	if (!modeworker_arrived(a, st, why, sizeof why) || !was)
-		return n > 0 || (was && modeworker_progress(a, st) !=
-		    a->building_pct) ? UI_REDRAW : 0;
+		return n > 0 || (was && (modeworker_progress(a, st) !=
+		    a->building_pct || (a->building_pct < 0 &&
+		    modeworker_running(a) != a->building_after))) ?
+		    UI_REDRAW : 0;
 	if (a->tm.groups_ok[st] > 0) {
 		a->tlf.rank_stack = -1;
 		stack_msg(a, st);
