@@ -666,7 +666,8 @@ struct seg_ev {
  * A group whose events would take it below 0 (a pool the events do not
  * name, guessed wrong) starts at 0. The segment events are the model's
  * list (tl_model.seg_evs), a few thousand where the trace has millions
- * of events. */
+ * of events; a pass over them, which gives up when asked
+ * (util/stop.h). */
 static int
 pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 {
@@ -692,6 +693,11 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 	for (j = 0; t != NULL && j < m->n_seg_evs; j++) {
 		unsigned a;
 
+		if (sv_stop_poll(j)) {
+			free(sev);
+			snprintf(why, size, "stopped");
+			return -1;
+		}
 		if ((i = (uint64_t)m->seg_evs[j]) >= t->n)
 			continue;
 		a = snap_ev_action(t, i);
@@ -1167,15 +1173,17 @@ uint64_t
 tl_prep_work(const struct tl_prep *p, int categories)
 {
 	uint64_t e = p->w.tl->n_events, n;
+	unsigned todo = tl_stack_pass_mates(p->st) | 1u << p->st;
 
-	/* the segment mode, and the pool mode's reserved memory: the
-	 * segment events only (tl_model.seg_evs), no pass */
+	/* the segment mode: the segment events (tl_model.seg_evs) */
 	if (!tl_stack_grouped(p->st))
-		return 0;
+		return p->w.n_seg_evs;
 	/* the curves: a pass over the elements, then one over the events */
 	n = p->w.tl->n_elems + e;
 	if (categories)
 		n += e; /* the phases the categories are inferred from */
+	if ((todo & 1u << TL_STACK_POOL) && p->had[TL_STACK_POOL] == 0)
+		n += p->w.n_seg_evs; /* the pool mode's reserved memory */
 	return n;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/avl.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* A live range, in the map by its start address. */
@@ -177,6 +178,8 @@ tl_segs_build(struct tl_segs *out, const struct snapshot *s, uint32_t d,
 	B.out = out;
 	avl_init(&B.live, sizeof(struct live));
 	for (j = 0; t != NULL && j < n; j++) {
+		if (sv_stop_poll(j))
+			break; /* the caller throws out what it gets */
 		if ((i = (uint64_t)evs[j]) >= t->n)
 			continue;
 		switch (snap_ev_action(t, i)) {

@@ -31,7 +31,8 @@ struct tl_segs {
 
 /* Builds the segment elements of device d of s (trace t, may be NULL),
  * from evs, the n segment events of t (alloc, free, map, unmap) in
- * order: the timeline model's list of them (tl_model.seg_evs). */
+ * order: the timeline model's list of them (tl_model.seg_evs). Asked to
+ * stop (util/stop.h), it ends early: out is then incomplete. */
 void tl_segs_build(struct tl_segs *out, const struct snapshot *s,
     uint32_t d, const struct snap_trace *t, const int64_t *evs, uint64_t n);
 void tl_segs_destroy(struct tl_segs *sg);

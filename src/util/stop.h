@@ -16,8 +16,8 @@
  * The same polls meter the work: a thread that points sv_stop_meter at
  * a counter gets SV_STOP_EVERY added to it at each poll after a loop's
  * first, so that its owner can tell how far the work is (the viewer's
- * "building ... 40%"): a loop over n items adds n rounded down to
- * SV_STOP_EVERY.
+ * "building ... 40%"): a loop over n items adds n - 1 rounded down to
+ * a multiple of SV_STOP_EVERY.
  */
 #include <stdatomic.h>
 #include <stddef.h>

@@ -951,7 +951,8 @@ END_TEST
  * On the real training step (19,136 events, enough for the meter to
  * count): the call-site mode's pass with the stream/pool and pool
  * modes, the category mode classifying its own table, and the segments,
- * which read the segment events the model listed and count nothing. */
+ * which read the segment events the model listed (none there: a trace
+ * of 10,000 segment events made here has them). */
 START_TEST(test_render_prep_work)
 {
 	static const int sts[] = {TL_STACK_SITE, TL_STACK_CATEGORY,
@@ -987,6 +988,34 @@ START_TEST(test_render_prep_work)
 		ck_assert_msg(got <= work && work - got < 4 * SV_STOP_EVERY &&
 		    (got >= SV_STOP_EVERY) == (sts[i] != TL_STACK_SEGMENT),
 		    "mode %d: counted %llu, estimated %llu", sts[i],
+		    (unsigned long long)got, (unsigned long long)work);
+		tl_prep_destroy(&p);
+	}
+	tl_model_destroy(&m);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+
+	/* 5,000 segments mapped, then unmapped */
+	s = snap_new();
+	for (i = 0; i < 10000; i++)
+		snap_trace_push(s, snap_trace_get(s, 0), i < 5000 ?
+		    SNAP_SEGMENT_ALLOC : SNAP_SEGMENT_FREE,
+		    0x100000 + (uint64_t)(i % 5000) * 0x1000, 0x1000, 0, 0);
+	snap_finish(s);
+	ck_assert_int_eq(idx_timeline_build(s, 0, &tl, &err), 0);
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	ck_assert_uint_eq(m.n_seg_evs, 10000);
+	for (i = 0; i < 3; i += 2) {
+		atomic_init(&count, 0);
+		tl_prep_begin(&p, &m, sts[i], NULL);
+		work = tl_prep_work(&p, 0);
+		sv_stop_meter = &count;
+		ck_assert_int_eq(tl_prep_build(&p), 0);
+		sv_stop_meter = NULL;
+		got = atomic_load(&count);
+		ck_assert_msg(got <= work && work - got < 4 * SV_STOP_EVERY &&
+		    got >= SV_STOP_EVERY, "mode %d of the segment events: "
+		    "counted %llu, estimated %llu", sts[i],
 		    (unsigned long long)got, (unsigned long long)work);
 		tl_prep_destroy(&p);
 	}
