@@ -271,11 +271,7 @@ pipe_finish(struct pipe *p)
 	if (p->len[p->prod] > 0)
 		pipe_publish(p);
 	if (p->threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->done = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->th, NULL);
+		sv_thread_stop(p->th, &p->mu, &p->cv, &p->done);
 		p->threaded = 0;
 	}
 	pthread_mutex_destroy(&p->mu);

@@ -183,11 +183,7 @@ zhelper_wait(struct zhelper *h)
 static void
 zhelper_stop(struct zhelper *h)
 {
-	pthread_mutex_lock(&h->mu);
-	h->quit = 1;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->th, NULL);
+	sv_thread_stop(h->th, &h->mu, &h->cv, &h->quit);
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->mu);
 }

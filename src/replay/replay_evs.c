@@ -253,11 +253,7 @@ void
 evs_close(struct evs *es)
 {
 	if (es->threaded) {
-		pthread_mutex_lock(&es->mu);
-		es->stop = 1;
-		pthread_cond_broadcast(&es->cv);
-		pthread_mutex_unlock(&es->mu);
-		pthread_join(es->th, NULL);
+		sv_thread_stop(es->th, &es->mu, &es->cv, &es->stop);
 		pthread_cond_destroy(&es->cv);
 		pthread_mutex_destroy(&es->mu);
 	}

@@ -88,13 +88,8 @@ follow_stop(struct follower *f)
 {
 	if (f == NULL)
 		return;
-	if (f->threaded) {
-		pthread_mutex_lock(&f->mu);
-		f->stop = 1;
-		pthread_cond_signal(&f->cv);
-		pthread_mutex_unlock(&f->mu);
-		pthread_join(f->th, NULL);
-	}
+	if (f->threaded)
+		sv_thread_stop(f->th, &f->mu, &f->cv, &f->stop);
 	pthread_cond_destroy(&f->cv);
 	pthread_mutex_destroy(&f->mu);
 	free(f);

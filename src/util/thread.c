@@ -45,3 +45,14 @@ sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
+
+void
+sv_thread_stop(pthread_t th, pthread_mutex_t *mu, pthread_cond_t *cv,
+    int *flag)
+{
+	pthread_mutex_lock(mu);
+	*flag = 1;
+	pthread_cond_broadcast(cv);
+	pthread_mutex_unlock(mu);
+	pthread_join(th, NULL);
+}

@@ -17,6 +17,12 @@
  * thread; the caller's own mask is as it was. Returns 0 or an errno. */
 int sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
+/* Ends a worker that waits on cv under mu for *flag: sets *flag to 1
+ * under mu, wakes every waiter, and joins th. mu and cv stay (the
+ * caller destroys them). */
+void sv_thread_stop(pthread_t th, pthread_mutex_t *mu, pthread_cond_t *cv,
+    int *flag);
+
 /* How many threads a process may run its work on (snapview --threads,
  * SNAPVIEW_THREADS). 1: sv_thread_start() starts none and returns
  * EAGAIN, so that every caller takes the path it has for a thread that
