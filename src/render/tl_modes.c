@@ -480,18 +480,30 @@ pool_of_memo(struct tl_model *m, uint64_t addr, int64_t pool[2])
 	e->pool[1] = pool[1];
 }
 
+/* The index of key (stream, pool) among the n keys k, or TL_NO_GROUP:
+ * the stream/pool mode's keys and the pool mode's. */
+static uint32_t
+key_find(const struct tl_stream_key *k, uint32_t n, uint64_t stream,
+    const int64_t pool[2])
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (k[i].stream == stream && k[i].pool[0] == pool[0] &&
+		    k[i].pool[1] == pool[1])
+			return i;
+	return TL_NO_GROUP;
+}
+
 /* Group of (stream, pool); past TL_MAX_STREAM_GROUPS distinct keys the
  * rest share the last group. */
 static uint32_t
 stream_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
 {
-	uint32_t i;
+	uint32_t i = key_find(m->skeys, m->n_skeys, stream, pool);
 
-	for (i = 0; i < m->n_skeys; i++)
-		if (m->skeys[i].stream == stream &&
-		    m->skeys[i].pool[0] == pool[0] &&
-		    m->skeys[i].pool[1] == pool[1])
-			return i;
+	if (i != TL_NO_GROUP)
+		return i;
 	if (m->n_skeys == TL_MAX_STREAM_GROUPS)
 		return TL_MAX_STREAM_GROUPS - 1;
 	m->skeys = xreallocarray(m->skeys, (size_t)m->n_skeys + 1,
@@ -585,28 +597,13 @@ static const struct tl_grouper group_by_stream = {stream_setup,
 
 /* -- by pool: (pool, stream) envelopes of reserved memory -- */
 
-/* The pool mode's key (stream, pool), or TL_NO_GROUP. */
-static uint32_t
-pool_key_find(const struct tl_model *m, uint64_t stream,
-    const int64_t pool[2])
-{
-	uint32_t i;
-
-	for (i = m->n_pkeys; i > 0; i--)
-		if (m->pkeys[i - 1].stream == stream &&
-		    m->pkeys[i - 1].pool[0] == pool[0] &&
-		    m->pkeys[i - 1].pool[1] == pool[1])
-			return i - 1;
-	return TL_NO_GROUP;
-}
-
 /* The pool mode's group of (stream, pool), its keys its own (the final
  * segments' first: pool_setup); past TL_MAX_STREAM_GROUPS keys the
  * rest share the last group. */
 static uint32_t
 pool_key_group(struct tl_model *m, uint64_t stream, const int64_t pool[2])
 {
-	uint32_t i = pool_key_find(m, stream, pool);
+	uint32_t i = key_find(m->pkeys, m->n_pkeys, stream, pool);
 
 	if (i != TL_NO_GROUP)
 		return i;
@@ -672,8 +669,8 @@ static int
 pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 {
 	const struct snap_trace *t = m->trace;
-	struct seg_ev *sev = NULL;
-	size_t cap = 0, nsev = 0, j;
+	struct seg_ev *sev;
+	size_t nsev = 0, j;
 	uint32_t g, gend, k;
 	uint64_t i, *now, *down, *up;
 	int64_t pool[2];
@@ -689,7 +686,9 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		if (m->snap->segments[g].device == m->tl->device)
 			pool_key_group(m, m->snap->segments[g].stream,
 			    m->snap->segments[g].pool_id);
-	/* the segment events the model's pass over the events found */
+	/* the segment events the model's pass over the events found (it
+	 * lists nothing else) */
+	sev = xcalloc((size_t)m->n_seg_evs + 1, sizeof *sev);
 	for (j = 0; t != NULL && j < m->n_seg_evs; j++) {
 		unsigned a;
 
@@ -701,12 +700,8 @@ pool_setup(struct tl_model *m, uint32_t *max_groups, char *why, size_t size)
 		if ((i = (uint64_t)m->seg_evs[j]) >= t->n)
 			continue;
 		a = snap_ev_action(t, i);
-		if (a != SNAP_SEGMENT_ALLOC && a != SNAP_SEGMENT_FREE &&
-		    a != SNAP_SEGMENT_MAP && a != SNAP_SEGMENT_UNMAP)
-			continue;
 		if (!snap_ev_pool(m->snap, t, i, pool))
 			pool_of(m, snap_ev_addr(t, i), pool);
-		XGROW(sev, cap, nsev + 1);
 		sev[nsev].ev = (int64_t)i;
 		sev[nsev].g = pool_key_group(m, snap_ev_stream(t, i), pool);
 		sev[nsev].grows = a == SNAP_SEGMENT_ALLOC ||
@@ -845,8 +840,10 @@ pool_derive(struct tl_model *m)
 	for (i = 0; i < m->n_skeys; i++) {
 		const struct tl_stream_key *k = &m->skeys[i];
 
-		if (pool_key_find(m, k->stream, k->pool) == TL_NO_GROUP &&
-		    m->n_pkeys == TL_MAX_STREAM_GROUPS)
+		/* a new key with no id left would share the last group */
+		if (m->n_pkeys == TL_MAX_STREAM_GROUPS &&
+		    key_find(m->pkeys, m->n_pkeys, k->stream, k->pool) ==
+		    TL_NO_GROUP)
 			break;
 		map[i] = pool_key_group(m, k->stream, k->pool);
 	}
