@@ -735,6 +735,30 @@ START_TEST(test_render_stream_groups)
 }
 END_TEST
 
+/* Groups a and b are the same: their number, and per group its base,
+ * largest element and changes, and its bytes after every step-th event
+ * of n (what names the pair in a failure). */
+static void
+groups_same(const struct tl_groups *a, const struct tl_groups *b,
+    uint64_t n, int64_t step, const char *what)
+{
+	int64_t ev;
+	uint32_t g;
+
+	ck_assert_uint_eq(a->n, b->n);
+	ck_assert_uint_eq(a->n_used, b->n_used);
+	for (g = 0; g < a->n; g++) {
+		ck_assert_uint_eq(a->base[g], b->base[g]);
+		ck_assert_uint_eq(a->stack[g], b->stack[g]);
+		ck_assert_uint_eq(a->max_elem[g], b->max_elem[g]);
+		ck_assert_uint_eq(a->c[g].n_changes, b->c[g].n_changes);
+		for (ev = -1; ev < (int64_t)n; ev += step)
+			ck_assert_msg(tl_groups_bytes(a, g, ev) ==
+			    tl_groups_bytes(b, g, ev),
+			    "%s: group %u after %lld", what, g, (long long)ev);
+	}
+}
+
 /* The pool mode's curves borrowed from the stream/pool mode's
  * (tl_pool_derive) are what a pass of its own builds: the same keys in
  * the same order, and per group the same size, base, largest element
@@ -747,9 +771,6 @@ check_pool_derived(const struct snapshot *s, const struct idx_timeline *tl,
     const char *name)
 {
 	struct tl_model m, own;
-	const struct tl_groups *a, *b;
-	int64_t ev, step = (int64_t)tl->n_events / 89 + 1;
-	uint32_t g;
 	char why[128];
 	int way;
 
@@ -767,26 +788,13 @@ check_pool_derived(const struct snapshot *s, const struct idx_timeline *tl,
 		ck_assert_int_eq(tl_model_prepare(&own, TL_STACK_POOL, why,
 		    sizeof why), 0);
 		tl_pool_derive = 1;
-		a = &m.groups[TL_STACK_POOL];
-		b = &own.groups[TL_STACK_POOL];
-		ck_assert_int_eq(b->borrowed, 0);
+		ck_assert_int_eq(own.groups[TL_STACK_POOL].borrowed, 0);
 		ck_assert_uint_eq(m.n_pkeys, own.n_pkeys);
 		ck_assert_mem_eq(m.pkeys, own.pkeys,
 		    m.n_pkeys * sizeof *m.pkeys);
-		ck_assert_uint_eq(a->n, b->n);
-		ck_assert_uint_eq(a->n_used, b->n_used);
-		for (g = 0; g < a->n; g++) {
-			ck_assert_uint_eq(a->base[g], b->base[g]);
-			ck_assert_uint_eq(a->stack[g], b->stack[g]);
-			ck_assert_uint_eq(a->max_elem[g], b->max_elem[g]);
-			ck_assert_uint_eq(a->c[g].n_changes,
-			    b->c[g].n_changes);
-			for (ev = -1; ev < (int64_t)tl->n_events; ev += step)
-				ck_assert_msg(tl_groups_bytes(a, g, ev) ==
-				    tl_groups_bytes(b, g, ev),
-				    "%s: pool group %u after %lld", name, g,
-				    (long long)ev);
-		}
+		groups_same(&m.groups[TL_STACK_POOL],
+		    &own.groups[TL_STACK_POOL], tl->n_events,
+		    (int64_t)tl->n_events / 89 + 1, name);
 		tl_model_destroy(&own);
 		tl_model_destroy(&m);
 	}
@@ -894,9 +902,6 @@ START_TEST(test_render_category_filled)
 	struct idx_elem e;
 	struct tl_prep p;
 	struct sv_error err;
-	const struct tl_groups *a, *b;
-	int64_t ev, step = (int64_t)tl.n_events / 97 + 1;
-	uint32_t g;
 	char why[128];
 
 	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &ca, &err),
@@ -914,13 +919,9 @@ START_TEST(test_render_category_filled)
 	ck_assert_uint_eq(cb.n_elems, ca.n_elems);
 	ck_assert_mem_eq(cb.cat, ca.cat, ca.n_elems);
 	ck_assert_uint_eq(cb.n_by_rule, ca.n_by_rule);
-	a = &m.groups[TL_STACK_CATEGORY];
-	b = &p.w.groups[TL_STACK_CATEGORY];
-	ck_assert_uint_eq(a->n, b->n);
-	for (g = 0; g < a->n; g++)
-		for (ev = -1; ev < (int64_t)tl.n_events; ev += step)
-			ck_assert_uint_eq(tl_groups_bytes(a, g, ev),
-			    tl_groups_bytes(b, g, ev));
+	groups_same(&m.groups[TL_STACK_CATEGORY],
+	    &p.w.groups[TL_STACK_CATEGORY], tl.n_events,
+	    (int64_t)tl.n_events / 97 + 1, cat_files[_i]);
 	tl_model_set_categories(&m2, &cb);
 	ck_assert_int_eq(tl_model_adopt(&m2, &p, why, sizeof why), 0);
 	ck_assert_int_gt(m2.groups_ok[TL_STACK_CATEGORY], 0);
