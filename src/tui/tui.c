@@ -248,23 +248,61 @@ ui_init(void)
 
 /* ---- drawing ------------------------------------------------------------ */
 
+/* What blit() last wrote into each cell of stdscr: a cell that has not
+ * changed is not written again (setcchar() and wadd_wch() on every cell
+ * were about a third of a cursor move's CPU at 200x50). Forgotten when
+ * the terminal's size changes (relayout()). */
+struct shown {
+	wchar_t wc;
+	attr_t at;
+	short pair;
+};
+static struct shown *shown;
+static int shown_w, shown_h;
+
+static void
+shown_forget(void)
+{
+	free(shown);
+	shown = NULL;
+	shown_w = shown_h = 0;
+}
+
 static void
 blit(const struct cellbuf *cb)
 {
-	int x, y;
+	int x, y, w = cb->w < COLS ? cb->w : COLS;
+	int h = cb->h < LINES ? cb->h : LINES;
 	cchar_t cc;
 	wchar_t wc[2] = {0, 0};
 
-	for (y = 0; y < cb->h && y < LINES; y++)
-		for (x = 0; x < cb->w && x < COLS; x++) {
+	if (w < 0 || h < 0)
+		w = h = 0;
+	if (shown == NULL || shown_w != w || shown_h != h) {
+		shown_forget();
+		shown = xcalloc((size_t)w * h + 1, sizeof *shown);
+		shown_w = w;
+		shown_h = h;
+		for (y = 0; y < h; y++)
+			for (x = 0; x < w; x++)
+				shown[(size_t)y * w + x].wc = (wchar_t)-1;
+	}
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++) {
 			const struct cell *c =
 			    &cb->cells[(size_t)y * cb->w + x];
+			struct shown *o = &shown[(size_t)y * w + x];
 			short pair;
 			attr_t at = colors_attr(c->color, c->attr, &pair);
 
 			wc[0] = (wchar_t)c->ch;
 			if (!app.utf8 && c->ch > 126)
 				wc[0] = '?';
+			if (o->wc == wc[0] && o->at == at && o->pair == pair)
+				continue;
+			o->wc = wc[0];
+			o->at = at;
+			o->pair = pair;
 			setcchar(&cc, wc, at, pair, NULL);
 			mvwadd_wch(stdscr, y, x, &cc);
 		}
@@ -370,6 +408,8 @@ relayout(void)
 	getmaxyx(stdscr, rows, cols);
 	place_panes(cols, rows);
 	cellbuf_resize(&app.screen, cols, rows);
+	/* stdscr may have been made anew: blit() writes every cell */
+	shown_forget();
 	clearok(curscr, TRUE);
 }
 
@@ -1074,6 +1114,7 @@ tui_main(const struct tui_opts *o)
 	device_close(&app);
 	an_cat_rules_destroy(&cat_rules);
 	cellbuf_destroy(&app.screen);
+	shown_forget();
 	script_free(&script);
 	if (screen != NULL)
 		delscreen(screen);
