@@ -12,7 +12,8 @@
 # modes are built the loop's thread is the only one, and on a shared
 # machine the wall time also counts waiting for a core), and the ratio
 # large/small of the p50 medians, the figure "no slower than at 1 GB"
-# asks of.
+# asks of; then the l keys by zoom level, where the outer levels' moves,
+# which land farthest, show apart from the others.
 #
 # usage: bench/tui_moves.sh SMALL LARGE [RUNS]
 #   SMALL, LARGE  two snapshots (the 1 and 10 GB training files of
@@ -93,4 +94,28 @@ for name in names:
                          max(p50), statistics.median(p99)))
         print("%-7s %-4s %5d  %-24s %-24s %.2fx" % (name, k, n, cells[0],
               cells[1], med["large"] / med["small"]))
+
+# The same l keys by zoom level (the median of the 20 at each of the
+# nine levels, all runs together): a p50 over every level hides the
+# moves of the outer levels, which land farthest and cost the most.
+print()
+print("l by zoom level, from the whole trace in: median CPU ms")
+for name in names:
+    row = {}
+    for size in ("small", "large"):
+        row[size] = []
+        for z in range(9):
+            v = []
+            for r in range(1, runs + 1):
+                ls = [int(f[2]) / 1000.0 for f in
+                      (line.split() for line in
+                       open("%s/%s.%s.%d" % (d, name, size, r)))
+                      if len(f) == 3 and f[0] == "l"]
+                v += ls[z * 20:(z + 1) * 20]
+            row[size].append(statistics.median(v) if v else 0.0)
+        print("%-7s %-6s %s" % (name, size,
+              " ".join("%5.2f" % x for x in row[size])))
+    print("%-7s %-6s %s" % (name, "ratio", " ".join(
+          "%4.2fx" % (b / a if a > 0 else 0) for a, b in
+          zip(row["small"], row["large"]))))
 EOF
