@@ -334,6 +334,144 @@ out:
 	return r;
 }
 
+/* Value j of chunk c of element stripe b (varints, zig-zag deltas for
+ * zd): only the values up to it are read. The whole chunk is still
+ * hashed, as el_decode() has it. */
+static int
+el_value(const struct idx_dev *v, uint64_t b, unsigned c, int zd, uint32_t j,
+    uint64_t *out)
+{
+	uint32_t rlen, i;
+	const uint8_t *p = snap_stripe_chunk(&v->el, b, c, &rlen, 1);
+	const uint8_t *end;
+	uint64_t prev = 0, x;
+
+	if (p == NULL || rlen == 0)
+		return -1;
+	end = p + rlen;
+	for (i = 0; i <= j; i++) {
+		if (snap_get_uv(&p, end, &x) != 0)
+			return -1;
+		prev = zd ? prev + snap_unzz(x) : x;
+	}
+	*out = prev;
+	return 0;
+}
+
+/* Element k's alloc_ev and free_ev as el_decode() gives them, from the
+ * flags, event and free chunks up to k, with el_decode()'s checks of
+ * element k: -1 when one fails (the caller then decodes the stripe,
+ * which marks it damaged). The values after k are not read, so a stripe
+ * damaged only there still gives k here, where el_decode() gives
+ * zeros. */
+static int
+el_life(const struct idx_dev *v, uint64_t k, int64_t *alloc_ev,
+    int64_t *free_ev)
+{
+	const struct snap_stripeset *bs = &v->el;
+	uint64_t b = snap_stripe_find(bs, k), ev, fv, n_ev = v->rec.n_events;
+	const struct snap_stripedir *d = &bs->dir[b];
+	uint32_t j, rlen;
+	const uint8_t *p;
+	uint8_t fl;
+
+	if (k - d->first >= d->n)
+		return -1;
+	j = (uint32_t)(k - d->first);
+	p = snap_stripe_chunk(bs, b, SNAP_ELC_FLAGS, &rlen, 1);
+	if (p == NULL || rlen != d->n)
+		return -1;
+	fl = p[j];
+	if (k >= v->n_trace_elems ? fl != IDX_ELEM_GHOST
+	    : fl != 0 && fl != IDX_ELEM_PRE)
+		return -1;
+	if (el_value(v, b, SNAP_ELC_EV, 1, j, &ev) != 0 ||
+	    (fl != IDX_ELEM_GHOST && ev >= n_ev) ||
+	    el_value(v, b, SNAP_ELC_FREE, 0, j, &fv) != 0)
+		return -1;
+	if (fl == IDX_ELEM_GHOST) {
+		if (fv != 0)
+			return -1;
+		*alloc_ev = *free_ev = IDX_NO_EVENT;
+		return 0;
+	}
+	if (fl == IDX_ELEM_PRE) {
+		if (fv != 1)
+			return -1;
+		*alloc_ev = IDX_NO_EVENT;
+		*free_ev = (int64_t)ev;
+		return 0;
+	}
+	*alloc_ev = (int64_t)ev;
+	if (fv == 0)
+		*free_ev = late_free(v, k);
+	else if (fv - 1 < n_ev - ev)
+		*free_ev = (int64_t)(ev + fv - 1);
+	else
+		return -1;
+	return 0;
+}
+
+int
+idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
+    int64_t *alloc_ev, int64_t *free_ev)
+{
+	const struct snap_stripeset *bs = tl->el_stripes;
+
+	if (bs == NULL || bs->decode != el_decode || k >= bs->n)
+		return -1;
+	return el_life(bs->owner, k, alloc_ev, free_ev);
+}
+
+/* The element el_life() last read on this thread, and its stripe. A
+ * screen asks for the cursor's element twice (its line on the timeline,
+ * the detail pane): the second asks the first. A cursor that jumps far
+ * lands in a new stripe at every key, where reading three chunks up to
+ * the element costs a fraction of decoding the stripe; a cursor that
+ * moves a little comes back to the same stripe, which is then decoded
+ * into the cache, where the next keys find it. */
+static __thread struct {
+	uint64_t id, k, stripe;
+	int64_t alloc_ev, free_ev;
+} last_life;
+
+void
+idx_tl_elem_life(const struct idx_timeline *tl, uint64_t k,
+    int64_t *alloc_ev, int64_t *free_ev)
+{
+	const struct snap_stripeset *bs = tl->el_stripes;
+	const struct idx_elem *c;
+	struct idx_elem e;
+	uint64_t b;
+
+	if (bs != NULL && bs->decode == el_decode && k < bs->n) {
+		c = snap_stripe_peek(bs, SNAP_COL_ELEM, k, sizeof *c);
+		if (c != NULL) {
+			*alloc_ev = c->alloc_ev;
+			*free_ev = c->free_ev;
+			return;
+		}
+		if (last_life.id == bs->id && last_life.k == k) {
+			*alloc_ev = last_life.alloc_ev;
+			*free_ev = last_life.free_ev;
+			return;
+		}
+		b = snap_stripe_find(bs, k);
+		if ((last_life.id != bs->id || last_life.stripe != b) &&
+		    idx_tl_elem_life_read(tl, k, alloc_ev, free_ev) == 0) {
+			last_life.id = bs->id;
+			last_life.k = k;
+			last_life.stripe = b;
+			last_life.alloc_ev = *alloc_ev;
+			last_life.free_ev = *free_ev;
+			return;
+		}
+	}
+	e = idx_tl_elem(tl, k);
+	*alloc_ev = e.alloc_ev;
+	*free_ev = e.free_ev;
+}
+
 /* ---- binding ---------------------------------------------------------- */
 
 /* &base[k] of an array of rec-byte records, NULL for an empty (NULL)

@@ -125,6 +125,21 @@ idx_tl_elem(const struct idx_timeline *tl, uint64_t k)
 	    SNAP_COL_ELEM, k, sizeof(struct idx_elem));
 }
 
+/* Element k's alloc_ev and free_ev, those of idx_tl_elem(tl, k) (in a
+ * stripe that decodes), for a caller that needs nothing else of it, at
+ * every key (the cursor's allocation): from its stripe when that is
+ * decoded already, else from idx_tl_elem_life_read() when the stripe is
+ * not the one read last, else from the stripe, decoded (idx_dec.c). */
+void idx_tl_elem_life(const struct idx_timeline *tl, uint64_t k,
+    int64_t *alloc_ev, int64_t *free_ev);
+
+/* Element k's alloc_ev and free_ev read from its element stripe's
+ * flags, event and free chunks, up to k, with idx_tl_elem()'s checks of
+ * element k; nothing is cached. -1 for a timeline without element
+ * stripes, or a chunk that does not read. */
+int idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
+    int64_t *alloc_ev, int64_t *free_ev);
+
 /* Elements created by events 0..i (an alloc creates one, and so does the
  * free of a block allocated before the trace): element k, not a ghost,
  * was created by an event at or before i iff k < idx_tl_created(tl, i).

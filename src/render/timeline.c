@@ -44,6 +44,18 @@ tl_layer_elem(const struct tl_model *m, int st, uint64_t k)
 	return idx_tl_elem(m->tl, k);
 }
 
+void
+tl_layer_life(const struct tl_model *m, int st, uint64_t k,
+    int64_t *alloc_ev, int64_t *free_ev)
+{
+	if (st == TL_STACK_SEGMENT) {
+		*alloc_ev = m->segs.elems[k].alloc_ev;
+		*free_ev = m->segs.elems[k].free_ev;
+		return;
+	}
+	idx_tl_elem_life(m->tl, k, alloc_ev, free_ev);
+}
+
 static uint64_t
 layer_count(const struct tl_model *m, int layer)
 {

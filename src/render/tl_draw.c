@@ -259,12 +259,14 @@ draw_lifetime(const struct tl_model *m, const struct tl_view *v,
 	}
 	if (k != TL_NO_ELEM && k < n &&
 	    (v->pick.kind == TL_PICK_ELEM || v->stack != TL_STACK_SEGMENT)) {
-		struct idx_elem e = tl_layer_elem(m, v->stack, k);
-		int64_t a = e.alloc_ev < v->ev0 ? v->ev0 : e.alloc_ev;
-		int64_t f = e.free_ev < 0 || e.free_ev >= v->ev1 ?
-		    v->ev1 - 1 : e.free_ev;
-		int ca = tl_event_col(m, v, pw, a);
-		int cf = tl_event_col(m, v, pw, f);
+		int64_t a, f;
+		int ca, cf;
+
+		tl_layer_life(m, v->stack, k, &a, &f);
+		a = a < v->ev0 ? v->ev0 : a;
+		f = f < 0 || f >= v->ev1 ? v->ev1 - 1 : f;
+		ca = tl_event_col(m, v, pw, a);
+		cf = tl_event_col(m, v, pw, f);
 
 		if (a <= f && ca >= 0 && cf >= 0)
 			cellbuf_fill(cb, px + ca, y, cf - ca + 1, 1,

@@ -310,6 +310,23 @@ snap_stripe_miss(const struct snap_stripeset *bs, unsigned col, uint64_t i,
 }
 
 const void *
+snap_stripe_peek(const struct snap_stripeset *bs, unsigned col, uint64_t i,
+    size_t w)
+{
+	const struct snap_hot *h = &snap_hot[col];
+	const struct cache_ent *e;
+
+	if (h->id == bs->id && i - h->lo < h->n)
+		return (const uint8_t *)h->data + (i - h->lo) * w;
+	if (cache == NULL || bs->n == 0 || i >= bs->n)
+		return NULL;
+	e = ent_find(cache, bs->id, col, snap_stripe_find(bs, i));
+	if (e == NULL || i - e->lo >= e->n)
+		return NULL;
+	return (const uint8_t *)e->data + (i - e->lo) * w;
+}
+
+const void *
 snap_stripe_pin(const struct snap_stripeset *bs, unsigned col, uint64_t b,
     size_t w)
 {

@@ -190,6 +190,11 @@ snap_stripe_at(const struct snap_stripeset *bs, unsigned col, uint64_t i,
 	return snap_stripe_miss(bs, col, i, w);
 }
 
+/* Value i of column col (width w) when this thread's cache holds its
+ * stripe decoded, else NULL: nothing is decoded. */
+const void *snap_stripe_peek(const struct snap_stripeset *bs, unsigned col,
+    uint64_t i, size_t w);
+
 /* For decoders of derived columns: the decoded column col (width w) of
  * stripe b of bs, pinned in this thread's cache until snap_stripe_unpin().
  * Never NULL. */

@@ -28,24 +28,24 @@ static void
 elem_life(struct app *a, uint64_t e, char *buf, size_t size)
 {
 	char al[FMT_BUF], fr[FMT_BUF];
-	struct idx_elem elv;
-	const struct idx_elem *el;
+	int64_t alloc_ev, free_ev;
 
 	if (e == TL_NO_ELEM || e >= a->tl.n_elems) {
 		snprintf(buf, size, "not in the trace");
 		return;
 	}
-	elv = idx_tl_elem(&a->tl, e);
-	el = &elv;
-	if (el->alloc_ev < 0)
+	/* the two events alone (idx_tl_elem_life(): a far move decodes no
+	 * element stripe for them) */
+	idx_tl_elem_life(&a->tl, e, &alloc_ev, &free_ev);
+	if (alloc_ev < 0)
 		snprintf(al, sizeof al, "before trace");
 	else
-		fmt_event(al, sizeof al, el->alloc_ev);
-	if (el->free_ev < 0) {
+		fmt_event(al, sizeof al, alloc_ev);
+	if (free_ev < 0) {
 		snprintf(buf, size, "alloc %s, never freed", al);
 		return;
 	}
-	fmt_event(fr, sizeof fr, el->free_ev);
+	fmt_event(fr, sizeof fr, free_ev);
 	snprintf(buf, size, "alloc %s, free %s", al, fr);
 }
 

@@ -184,6 +184,26 @@ START_TEST(test_rewritten_while_mapped)
 	after = idx_walk(ix, 8, 1);
 	ck_assert_uint_ne(after, before);
 	ck_assert_int_eq(idx_damaged(ix), 1);
+	/* an element's two events alone: the chunks fail their check too,
+	 * and the element reads as the decoded stripe has it, zeros */
+	{
+		const struct idx_timeline *tl = idx_timeline(ix, 0);
+		int64_t a, f;
+		uint64_t k;
+
+		ck_assert_ptr_nonnull(tl);
+		ck_assert_uint_gt(tl->n_elems, 0);
+		for (k = 0; k < tl->n_elems; k += 97) {
+			struct idx_elem e = idx_tl_elem(tl, k);
+
+			ck_assert_int_eq(idx_tl_elem_life_read(tl, k, &a, &f),
+			    -1);
+			snap_stripe_cache_clear();
+			idx_tl_elem_life(tl, k, &a, &f);
+			ck_assert_int_eq(a, e.alloc_ev);
+			ck_assert_int_eq(f, e.free_ev);
+		}
+	}
 	close(fd);
 	idx_close(ix);
 	forge_free(&fg);

@@ -332,6 +332,31 @@ assert_same_snapshot(const struct snapshot *a, const struct snapshot *b)
 	ck_assert_uint_eq(snap_default_device(a), snap_default_device(b));
 }
 
+static void
+life_is(uint64_t k, int64_t a, int64_t f, struct idx_elem e)
+{
+	if (a != e.alloc_ev || f != e.free_ev)
+		ck_abort_msg("element %llu: life %lld..%lld, not %lld..%lld",
+		    (unsigned long long)k, (long long)a, (long long)f,
+		    (long long)e.alloc_ev, (long long)e.free_ev);
+}
+
+/* idx_tl_elem_life() gives element k's events as e has them, and so does
+ * idx_tl_elem_life_read() on a timeline with element stripes. */
+static void
+assert_same_life(const struct idx_timeline *tl, uint64_t k,
+    struct idx_elem e)
+{
+	int64_t a, f;
+
+	idx_tl_elem_life(tl, k, &a, &f);
+	life_is(k, a, f, e);
+	if (tl->el_stripes == NULL)
+		return;
+	ck_assert_int_eq(idx_tl_elem_life_read(tl, k, &a, &f), 0);
+	life_is(k, a, f, e);
+}
+
 void
 assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 {
@@ -356,6 +381,14 @@ assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 		ck_assert_uint_eq(a->device, d);
 		ck_assert_uint_eq(a->n_events, b.n_events);
 		ck_assert_uint_eq(a->n_elems, b.n_elems);
+		/* an element's lifetime alone: read from its stripe's
+		 * chunks, remembered, from the stripe decoded (the second
+		 * element asked of a stripe), from the cache */
+		snap_stripe_cache_clear();
+		for (k = 0; k < b.n_elems; k++) {
+			assert_same_life(a, k, idx_tl_elem(&b, k));
+			assert_same_life(a, k, idx_tl_elem(&b, k));
+		}
 		for (k = 0; k < b.n_elems; k++) {
 			struct idx_elem ea = idx_tl_elem(a, k);
 			struct idx_elem eb = idx_tl_elem(&b, k);
@@ -363,6 +396,7 @@ assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 			if (memcmp(&ea, &eb, sizeof ea) != 0)
 				ck_abort_msg("device %u element %llu differs",
 				    d, (unsigned long long)k);
+			assert_same_life(a, k, eb);
 		}
 		for (k = 0; k < b.n_events; k++) {
 			int64_t i = (int64_t)k;
