@@ -476,7 +476,10 @@ tl_render(const struct tl_model *m, const struct tl_view *v,
 	cx.fr = fr;
 	cx.cb = cb;
 	cx.ybot = y + ph - 1;
-	cx.bands = xcalloc(TL_MAX_COL_BANDS, sizeof *cx.bands);
+	/* not zeroed: a column's bands are written before they are read
+	 * (push_band()), and zeroing this 192 KiB at every frame showed in
+	 * a key's profile */
+	cx.bands = xmalloc(TL_MAX_COL_BANDS * sizeof *cx.bands);
 	for (c = 0; c < pw; c++)
 		present[c] = (uint8_t)draw_column(&cx, px + c, cols->ev[c],
 		    cols->top[c], cols->res[c]);

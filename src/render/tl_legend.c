@@ -266,7 +266,9 @@ static int
 entries(const struct tl_model *m, const struct tl_view *v,
     const struct tl_frame *fr, struct leg_entry *e)
 {
-	struct tl_band *b = xcalloc(TL_MAX_COL_BANDS, sizeof *b);
+	/* not zeroed, as tl_render()'s: tl_bands_at() writes the bands
+	 * it returns */
+	struct tl_band *b = xmalloc(TL_MAX_COL_BANDS * sizeof *b);
 	int nb = tl_bands_at(m, v, fr, v->cursor, b, TL_MAX_COL_BANDS), n = 0;
 	uint64_t cnt;
 
