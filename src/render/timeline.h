@@ -548,8 +548,9 @@ uint64_t tl_reserved_at(const struct tl_model *m, int64_t ev);
  * mode). */
 struct idx_elem tl_layer_elem(const struct tl_model *m, int st, uint64_t k);
 
-/* The alloc_ev and free_ev of tl_layer_elem(m, st, k), reading no more
- * of the element than those (idx_tl_elem_life()). */
+/* The alloc_ev and free_ev of tl_layer_elem(m, st, k), for the cursor's
+ * allocation at every frame (idx_tl_elem_life(): a far move reads them
+ * without decoding the allocation's stripe). */
 void tl_layer_life(const struct tl_model *m, int st, uint64_t k,
     int64_t *alloc_ev, int64_t *free_ev);
 
