@@ -239,6 +239,49 @@ el_chunk(const struct idx_dev *v, uint64_t b, unsigned c, uint64_t *tmp)
 	}
 }
 
+/* Whether fl is the flags element k may have (doc/FORMAT.md): a ghost's
+ * past the trace's elements, else none or a pre-trace free's. */
+static inline int
+el_flags_ok(const struct idx_dev *v, uint64_t k, uint8_t fl)
+{
+	return k >= v->n_trace_elems ? fl == IDX_ELEM_GHOST
+	    : fl == 0 || fl == IDX_ELEM_PRE;
+}
+
+/* Element k's alloc_ev and free_ev from its flags fl (el_flags_ok()),
+ * its stored event ev and free fv: -1 for values no writer makes. The
+ * one reading of them, for el_decode() and el_life(). */
+static inline int
+el_events(const struct idx_dev *v, uint64_t k, uint8_t fl, uint64_t ev,
+    uint64_t fv, int64_t *alloc_ev, int64_t *free_ev)
+{
+	uint64_t n_ev = v->rec.n_events;
+
+	if (fl == IDX_ELEM_GHOST) {
+		if (fv != 0)
+			return -1;
+		*alloc_ev = *free_ev = IDX_NO_EVENT;
+		return 0;
+	}
+	if (ev >= n_ev)
+		return -1;
+	if (fl == IDX_ELEM_PRE) {
+		if (fv != 1)
+			return -1;
+		*alloc_ev = IDX_NO_EVENT;
+		*free_ev = (int64_t)ev;
+		return 0;
+	}
+	if (fv == 0)
+		*free_ev = late_free(v, k);
+	else if (fv - 1 < n_ev - ev)
+		*free_ev = (int64_t)(ev + fv - 1);
+	else
+		return -1;
+	*alloc_ev = (int64_t)ev;
+	return 0;
+}
+
 /* el_decode() writes each of these fields: one more must be written
  * there too */
 _Static_assert(sizeof(struct idx_elem) == 5 * 8 + 2 * 4,
@@ -250,7 +293,7 @@ el_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b, void *out)
 	const struct idx_dev *v = bs->owner;
 	const struct snap_stripedir *d = &bs->dir[b];
 	struct idx_elem *o = out;
-	uint64_t *tmp = NULL, n_ev = v->rec.n_events;
+	uint64_t *tmp = NULL;
 	uint32_t n = d->n, j, rlen;
 	const uint8_t *p;
 	int r = -1;
@@ -264,49 +307,22 @@ el_decode(const struct snap_stripeset *bs, unsigned col, uint64_t b, void *out)
 	if (p == NULL || rlen != n)
 		goto out;
 	for (j = 0; j < n; j++) {
-		uint64_t k = d->first + j;
-		int ghost = k >= v->n_trace_elems;
-
 		o[j].flags = p[j];
-		if (ghost ? p[j] != IDX_ELEM_GHOST
-		    : p[j] != 0 && p[j] != IDX_ELEM_PRE)
+		if (!el_flags_ok(v, d->first + j, p[j]))
 			goto out;
 	}
 	tmp = xmalloc((size_t)n * sizeof *tmp);
 	if (el_chunk(v, b, SNAP_ELC_EV, tmp) != 0)
 		goto out;
-	for (j = 0; j < n; j++) {
-		if (o[j].flags != IDX_ELEM_GHOST && tmp[j] >= n_ev)
-			goto out;
+	for (j = 0; j < n; j++)
 		o[j].alloc_ev = (int64_t)tmp[j];
-	}
 	if (el_chunk(v, b, SNAP_ELC_FREE, tmp) != 0)
 		goto out;
-	for (j = 0; j < n; j++) {
-		uint64_t ev = (uint64_t)o[j].alloc_ev, fv = tmp[j];
-
-		switch (o[j].flags) {
-		case IDX_ELEM_GHOST:
-			if (fv != 0)
-				goto out;
-			o[j].alloc_ev = o[j].free_ev = IDX_NO_EVENT;
-			break;
-		case IDX_ELEM_PRE:
-			if (fv != 1)
-				goto out;
-			o[j].alloc_ev = IDX_NO_EVENT;
-			o[j].free_ev = (int64_t)ev;
-			break;
-		default:
-			if (fv == 0)
-				o[j].free_ev = late_free(v, d->first + j);
-			else if (fv - 1 < n_ev - ev)
-				o[j].free_ev = (int64_t)(ev + fv - 1);
-			else
-				goto out;
-			break;
-		}
-	}
+	for (j = 0; j < n; j++)
+		if (el_events(v, d->first + j, o[j].flags,
+		    (uint64_t)o[j].alloc_ev, tmp[j], &o[j].alloc_ev,
+		    &o[j].free_ev) != 0)
+			goto out;
 	if (el_chunk(v, b, SNAP_ELC_ADDR, tmp) != 0)
 		goto out;
 	for (j = 0; j < n; j++)
@@ -369,7 +385,7 @@ el_life(const struct idx_dev *v, uint64_t k, int64_t *alloc_ev,
     int64_t *free_ev)
 {
 	const struct snap_stripeset *bs = &v->el;
-	uint64_t b = snap_stripe_find(bs, k), ev, fv, n_ev = v->rec.n_events;
+	uint64_t b = snap_stripe_find(bs, k), ev, fv;
 	const struct snap_stripedir *d = &bs->dir[b];
 	uint32_t j, rlen;
 	const uint8_t *p;
@@ -382,34 +398,11 @@ el_life(const struct idx_dev *v, uint64_t k, int64_t *alloc_ev,
 	if (p == NULL || rlen != d->n)
 		return -1;
 	fl = p[j];
-	if (k >= v->n_trace_elems ? fl != IDX_ELEM_GHOST
-	    : fl != 0 && fl != IDX_ELEM_PRE)
-		return -1;
-	if (el_value(v, b, SNAP_ELC_EV, 1, j, &ev) != 0 ||
-	    (fl != IDX_ELEM_GHOST && ev >= n_ev) ||
+	if (!el_flags_ok(v, k, fl) ||
+	    el_value(v, b, SNAP_ELC_EV, 1, j, &ev) != 0 ||
 	    el_value(v, b, SNAP_ELC_FREE, 0, j, &fv) != 0)
 		return -1;
-	if (fl == IDX_ELEM_GHOST) {
-		if (fv != 0)
-			return -1;
-		*alloc_ev = *free_ev = IDX_NO_EVENT;
-		return 0;
-	}
-	if (fl == IDX_ELEM_PRE) {
-		if (fv != 1)
-			return -1;
-		*alloc_ev = IDX_NO_EVENT;
-		*free_ev = (int64_t)ev;
-		return 0;
-	}
-	*alloc_ev = (int64_t)ev;
-	if (fv == 0)
-		*free_ev = late_free(v, k);
-	else if (fv - 1 < n_ev - ev)
-		*free_ev = (int64_t)(ev + fv - 1);
-	else
-		return -1;
-	return 0;
+	return el_events(v, k, fl, ev, fv, alloc_ev, free_ev);
 }
 
 int

@@ -386,6 +386,7 @@ assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 		struct idx_timeline b;
 		struct sv_error err;
 		uint64_t k;
+		uint8_t prev;
 
 		/* the index has a timeline for every device with data */
 		ck_assert_int_eq(a != NULL, snap_device_has_data(ref, d));
@@ -403,12 +404,13 @@ assert_same_timelines(const struct sv_index *ix, const struct snapshot *ref)
 		 * chunks, remembered, from the stripe decoded (the second
 		 * element asked of a stripe), from the cache */
 		snap_stripe_cache_clear();
-		for (k = 0; k < b.n_elems; k++) {
+		for (k = 0, prev = 0; k < b.n_elems; k++) {
 			struct idx_elem eb = idx_tl_elem(&b, k);
 
 			assert_same_life(a, k, eb, read_sampled(a, k, eb.flags,
-			    k > 0 ? idx_tl_elem(&b, k - 1).flags : eb.flags));
+			    k > 0 ? prev : eb.flags));
 			assert_same_life(a, k, eb, 0);
+			prev = eb.flags;
 		}
 		for (k = 0; k < b.n_elems; k++) {
 			struct idx_elem ea = idx_tl_elem(a, k);
