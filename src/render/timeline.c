@@ -15,6 +15,7 @@
 
 #include "render/frames.h"
 #include "render/tl_int.h"
+#include "render/tl_sample.h"
 #include "util/search.h"
 #include "util/thread.h"
 #include "util/u64map.h"
@@ -801,8 +802,10 @@ tl_model_destroy(struct tl_model *m)
 	free(m->seg_evs);
 	free(m->annots);
 	tl_segs_destroy(&m->segs);
-	for (k = 0; k < TL_STACK_COUNT; k++)
+	for (k = 0; k < TL_STACK_COUNT; k++) {
+		tl_sample_drop(m, k);
 		tl_groups_destroy(&m->groups[k]);
+	}
 	if (m->sites_ok > 0)
 		an_sites_destroy(&m->sites);
 	free(m->skeys);
@@ -1316,6 +1319,22 @@ tl_columns(const struct tl_model *m, const struct tl_view *v, int pw)
 	    c->pw != pw || c->seg != seg || c->time != tl_use_time(m, v))
 		columns_build(m, v, pw, c);
 	return c;
+}
+
+int
+tl_drawn_events(const struct tl_model *m, const struct tl_view *v, int w,
+    int64_t *ev, int max)
+{
+	const struct tl_cols *c;
+	int pw = tl_plot_width(w), i, n = 0;
+
+	if (pw < 1 || v->ev1 <= v->ev0 || max < 1)
+		return 0;
+	c = tl_columns(m, v, pw);
+	ev[n++] = c->peak_ev;
+	for (i = 0; i < pw && n < max; i++)
+		ev[n++] = c->ev[i];
+	return n;
 }
 
 void

@@ -225,6 +225,10 @@ struct tl_model {
 	struct tl_segs segs;
 	struct tl_groups groups[TL_STACK_COUNT];
 	int8_t groups_ok[TL_STACK_COUNT]; /* 0 not yet, 1 ready, -1 n/a */
+	/* groups[st] holds sampled curves while groups_ok[st] is 0
+	 * (tl_sample.h), and their samples */
+	int8_t groups_sampled[TL_STACK_COUNT];
+	struct tl_samples *samples[TL_STACK_COUNT];
 	struct an_sites sites;
 	int sites_ok;
 	/* the call-site mode's largest blocks alive since before the trace
@@ -446,6 +450,26 @@ struct an_sites *tl_model_sites(struct tl_model *m);
 void tl_model_set_categories(struct tl_model *m,
     const struct an_categories *c);
 
+/* Can grouped mode st's bands be drawn: its curves built, or sampled
+ * (tl_sample.h)? */
+static inline int
+tl_groups_drawable(const struct tl_model *m, int st)
+{
+	return m->groups_ok[st] > 0 || m->groups_sampled[st];
+}
+
+/* Bands drawn before a mode is built (tl_sample.h): can grouped mode st
+ * be sampled (not the category mode, whose groups need the whole
+ * trace; not built; not refused before)? */
+int tl_model_sample_able(const struct tl_model *m, int st);
+/* Samples mode st after each of the n events ev with replay r, which it
+ * moves (*moved: 1 when it did), so that its bands can be drawn after
+ * them (tl_groups_drawable) until tl_model_adopt brings the built ones.
+ * Returns 0, or -1 with why. */
+struct replay;
+int tl_model_sample(struct tl_model *m, int st, struct replay *r,
+    const int64_t *ev, size_t n, int *moved, char *why, size_t size);
+
 /* Group of element k (an allocation) in grouped mode st, or TL_NO_GROUP
  * (the mode must be prepared). */
 uint32_t tl_model_group_of(struct tl_model *m, int st, uint64_t k);
@@ -506,6 +530,12 @@ int tl_bands_at(const struct tl_model *m, const struct tl_view *v,
  * mode st). The mode must be prepared. */
 uint64_t tl_envelope_bytes(const struct tl_model *m, int st, uint32_t g,
     int64_t ev);
+
+/* The events a plot of w cells (tl_render's width) draws its columns
+ * after, the peak's first (the bands are ranked there), into ev (at most
+ * max; tl_plot_width(w) + 1 holds them all). Returns the count. */
+int tl_drawn_events(const struct tl_model *m, const struct tl_view *v,
+    int w, int64_t *ev, int max);
 
 /* The lowest and the highest level the columns of v show in a pane of
  * width w: the least of the columns' stacked totals, the most of their

@@ -61,7 +61,7 @@ tl_rank(const struct tl_model *m, const struct tl_view *v,
 {
 	const struct tl_groups *g;
 
-	if (!tl_stack_grouped(v->stack) || m->groups_ok[v->stack] <= 0) {
+	if (!tl_stack_grouped(v->stack) || !tl_groups_drawable(m, v->stack)) {
 		fr->n_top = 0;
 		fr->rank_stack = -1;
 		return;
@@ -164,7 +164,7 @@ tl_envelope_bytes(const struct tl_model *m, int st, uint32_t g, int64_t ev)
 {
 	uint64_t all, res;
 
-	if (st != TL_STACK_POOL || m->groups_ok[st] <= 0)
+	if (st != TL_STACK_POOL || !tl_groups_drawable(m, st))
 		return 0;
 	all = tl_groups_bytes(&m->groups[st], g, ev);
 	res = tl_pool_reserved(m, g, ev);

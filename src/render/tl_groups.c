@@ -344,6 +344,114 @@ tl_groups_destroy(struct tl_groups *g)
 	memset(g, 0, sizeof *g);
 }
 
+/* The samples' walk for tl_groups_sampled: with fill NULL, counts each
+ * group's changes into want; else appends them. cur (n zeroed), seen (n,
+ * UINT64_MAX) and live (n) are its work arrays. */
+static void
+sample_walk(struct tl_groups *g, const int64_t *ev, const uint64_t *off,
+    size_t n_ev, const struct tl_group_sample *pairs, uint64_t *want,
+    struct fill *f, uint64_t *cur, uint64_t *seen, uint32_t *live)
+{
+	uint32_t n_live = 0, i, kept;
+	uint64_t s, p;
+
+	for (s = 0; s < n_ev; s++) {
+		for (p = off[s]; p < off[s + 1]; p++) {
+			const struct tl_group_sample *q = &pairs[p];
+
+			if (cur[q->grp] == 0 && q->bytes > 0)
+				live[n_live++] = q->grp;
+			seen[q->grp] = s;
+			if (ev[s] < 0) {
+				g->base[q->grp] = q->bytes;
+			} else if (q->bytes != cur[q->grp]) {
+				if (f == NULL)
+					want[q->grp]++;
+				else
+					curve_add(&g->c[q->grp], &f->cf[q->grp],
+					    (uint32_t)ev[s], q->bytes);
+			}
+			cur[q->grp] = q->bytes;
+		}
+		/* the groups that held bytes and are not in this sample
+		 * hold none after it */
+		for (i = kept = 0; i < n_live; i++) {
+			uint32_t grp = live[i];
+
+			if (seen[grp] != s && ev[s] >= 0) {
+				if (f == NULL)
+					want[grp]++;
+				else
+					curve_add(&g->c[grp], &f->cf[grp],
+					    (uint32_t)ev[s], 0);
+				cur[grp] = 0;
+			}
+			if (cur[grp] > 0)
+				live[kept++] = grp;
+		}
+		n_live = kept;
+	}
+}
+
+int
+tl_groups_sampled(struct tl_groups *g, uint32_t max_groups,
+    const int64_t *ev, const uint64_t *off, size_t n_ev,
+    const struct tl_group_sample *pairs)
+{
+	struct tl_grouping gj;
+	struct fill f;
+	uint64_t *want, *cur, *seen, p, *max_size;
+	uint32_t n = 0, *live;
+	size_t s, m = (size_t)max_groups + 1;
+
+	memset(g, 0, sizeof *g);
+	for (s = 0; s < n_ev; s++) {
+		if (ev[s] >= (int64_t)UINT32_MAX || (s > 0 &&
+		    ev[s] <= ev[s - 1]) || off[s + 1] < off[s])
+			return -1;
+		for (p = off[s]; p < off[s + 1]; p++) {
+			if (pairs[p].grp >= max_groups)
+				return -1;
+			if (pairs[p].grp + 1 > n)
+				n = pairs[p].grp + 1;
+		}
+	}
+	g->base = xcalloc(m, sizeof *g->base);
+	g->stack = xcalloc(m, sizeof *g->stack);
+	g->max_elem = xcalloc(m, sizeof *g->max_elem);
+	memset(g->max_elem, 0xff, m * sizeof *g->max_elem);
+	max_size = xcalloc(m, sizeof *max_size);
+	for (p = 0; n_ev > 0 && p < off[n_ev]; p++) {
+		const struct tl_group_sample *q = &pairs[p];
+
+		if (q->max_size >= max_size[q->grp]) {
+			max_size[q->grp] = q->max_size;
+			g->stack[q->grp] = q->stack;
+			g->max_elem[q->grp] = q->max_elem;
+		}
+	}
+	free(max_size);
+	want = xcalloc(m, sizeof *want);
+	cur = xcalloc(m, sizeof *cur);
+	seen = xmalloc(m * sizeof *seen);
+	live = xmalloc(m * sizeof *live);
+	memset(seen, 0xff, m * sizeof *seen);
+	sample_walk(g, ev, off, n_ev, pairs, want, NULL, cur, seen, live);
+	gj.g = g;
+	gj.max_groups = max_groups;
+	/* fill_begin takes the base as each curve's start */
+	fill_begin(&f, &gj, want, n);
+	memset(cur, 0, m * sizeof *cur);
+	memset(seen, 0xff, m * sizeof *seen);
+	sample_walk(g, ev, off, n_ev, pairs, want, &f, cur, seen, live);
+	fill_end(&f, g);
+	free(cur);
+	free(seen);
+	free(live);
+	memo_new(g);
+	return 0;
+}
+
 int
 tl_groups_remap(struct tl_groups *d, const struct tl_groups *s,
     const uint32_t *map, uint32_t max_groups)

@@ -104,6 +104,28 @@ void tl_groups_destroy(struct tl_groups *g);
 int tl_groups_remap(struct tl_groups *d, const struct tl_groups *s,
     const uint32_t *map, uint32_t max_groups);
 
+/* One group's bytes after one sampled event (tl_groups_sampled), with
+ * the size, id (UINT64_MAX: none) and stack of its largest element
+ * there. */
+struct tl_group_sample {
+	uint32_t grp;
+	uint32_t stack;
+	uint64_t bytes;
+	uint64_t max_size;
+	uint64_t max_elem;
+};
+
+/* Makes g the groups of samples instead of a pass over the trace: after
+ * event ev[s] (n_ev of them, increasing; -1 first is the state before
+ * the first event), the groups of pairs[off[s] .. off[s + 1]) hold their
+ * bytes (each group once a sample, ids below max_groups) and every other
+ * group none. Between two samples a group holds its bytes at the first,
+ * so tl_groups_bytes is exact at the sampled events only. Returns 0, or
+ * -1 (g empty) for samples out of order or an id out of range. */
+int tl_groups_sampled(struct tl_groups *g, uint32_t max_groups,
+    const int64_t *ev, const uint64_t *off, size_t n_ev,
+    const struct tl_group_sample *pairs);
+
 /* Bytes of group grp alive after event ev (-1: before the first); not
  * thread-safe (the memo). */
 uint64_t tl_groups_bytes(const struct tl_groups *g, uint32_t grp,

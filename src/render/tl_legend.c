@@ -300,7 +300,7 @@ n_entries_guess(const struct tl_model *m, const struct tl_view *v)
 {
 	int n = 2 + (v->hl != NULL);
 
-	if (tl_stack_grouped(v->stack) && m->groups_ok[v->stack] > 0)
+	if (tl_stack_grouped(v->stack) && tl_groups_drawable(m, v->stack))
 		n = (int)(m->groups[v->stack].n < TL_MAX_BANDS ?
 		    m->groups[v->stack].n : TL_MAX_BANDS) + 1 + (v->hl != NULL);
 	else if (v->stack == TL_STACK_ALLOC && v->by_site)

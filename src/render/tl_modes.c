@@ -17,6 +17,7 @@
 #include "render/fmt.h"
 #include "render/timeline.h"
 #include "render/tl_int.h"
+#include "render/tl_sample.h"
 #include "util/sat.h"
 #include "util/stop.h"
 #include "util/xalloc.h"
@@ -1116,6 +1117,32 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 }
 
 
+/* ---- sampled bands (tl_sample.h) ----------------------------------------- */
+
+int
+tl_model_sample_able(const struct tl_model *m, int st)
+{
+	/* the category mode's groups need the whole trace's phases */
+	return st >= 0 && st < TL_STACK_COUNT && tl_stack_grouped(st) &&
+	    st != TL_STACK_CATEGORY && tl_sample_able(m, st);
+}
+
+int
+tl_model_sample(struct tl_model *m, int st, struct replay *r,
+    const int64_t *ev, size_t n, int *moved, char *why, size_t size)
+{
+	struct tl_sampler how;
+
+	*moved = 0;
+	if (!tl_model_sample_able(m, st)) {
+		snprintf(why, size, "%s bands not sampled", tl_stack_name(st));
+		return -1;
+	}
+	how.setup = tl_modes[st].grouper->setup;
+	how.group_of = tl_modes[st].grouper->group_of;
+	return tl_sample_cover(m, st, &how, r, ev, n, moved, why, size);
+}
+
 /* ---- building a mode away from the model --------------------------------- */
 
 void
@@ -1202,6 +1229,8 @@ adopt_one(struct tl_model *m, struct tl_model *w, int k)
 {
 	const struct tl_grouper *gr = tl_modes[k].grouper;
 
+	/* the sampled curves give way to the built ones */
+	tl_sample_drop(m, k);
 	m->groups[k] = w->groups[k];
 	memset(&w->groups[k], 0, sizeof w->groups[k]);
 	if (gr != NULL && gr->adopt != NULL && w->groups_ok[k] > 0)

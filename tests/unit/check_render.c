@@ -583,6 +583,7 @@ render_suite(void)
 	tcase_add_test(tl, test_render_timeline_hilite);
 	tcase_add_test(tl, test_render_thin_leak);
 	render_modes_tests(tl);
+	render_sample_tests(tl);
 	tcase_set_timeout(tl, 60);
 	tcase_add_test(sm, test_render_segmap_cells);
 	tcase_add_test(sm, test_render_segmap_clipped);

@@ -1,0 +1,307 @@
+/*
+ * Render layer tests of sampled bands (tl_sample.h, tl_groups_sampled):
+ * a grouped mode's groups from replay states at chosen events are the
+ * built curves' there, on real and generated files, labels and all; a
+ * file whose replay disagrees with its timeline is refused; the built
+ * curves replace the sampled ones. Run by check_render.c.
+ */
+#include "config.h"
+
+#include "render_fix.h"
+#include "render/tl_modes.h"
+#include "render/tl_sample.h"
+#include "replay/replay.h"
+#include "util/xalloc.h"
+
+/* ---- the curves of samples ----------------------------------------------- */
+
+/* Samples after events -1, 3 and 9: group 0 holds 10, then 30, then
+ * none (left out); group 2 none, then 5, then 7. */
+START_TEST(test_render_sample_curves)
+{
+	static const int64_t ev[3] = {-1, 3, 9};
+	static const uint64_t off[4] = {0, 1, 3, 4};
+	static const struct tl_group_sample p[4] = {
+		{0, 11, 10, 10, 4}, {0, 12, 30, 20, 6}, {2, 13, 5, 5, 7},
+		{2, 14, 7, 4, 8}};
+	static const int64_t bad_ev[3] = {-1, 9, 3};
+	struct tl_groups g;
+	uint32_t top[4];
+
+	ck_assert_int_eq(tl_groups_sampled(&g, 4, ev, off, 3, p), 0);
+	ck_assert_uint_eq(g.n, 3);
+	ck_assert_uint_eq(g.n_used, 2);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 0, -1), 10);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 0, 2), 10);  /* held */
+	ck_assert_uint_eq(tl_groups_bytes(&g, 0, 3), 30);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 0, 8), 30);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 0, 9), 0);   /* left out */
+	ck_assert_uint_eq(tl_groups_bytes(&g, 2, -1), 0);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 2, 3), 5);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 2, 100), 7);
+	ck_assert_uint_eq(tl_groups_bytes(&g, 1, 3), 0);
+	/* the largest element names each group */
+	ck_assert_uint_eq(g.max_elem[0], 6);
+	ck_assert_uint_eq(g.stack[0], 12);
+	ck_assert_uint_eq(g.max_elem[2], 7);
+	ck_assert_uint_eq(tl_groups_top(&g, 9, 1, top), 1);
+	ck_assert_uint_eq(top[0], 2);
+	tl_groups_destroy(&g);
+	/* out of order, or an id past max_groups: refused, g empty */
+	ck_assert_int_eq(tl_groups_sampled(&g, 4, bad_ev, off, 3, p), -1);
+	ck_assert_ptr_null(g.c);
+	ck_assert_int_eq(tl_groups_sampled(&g, 2, ev, off, 3, p), -1);
+	ck_assert_ptr_null(g.c);
+}
+END_TEST
+
+/* ---- sampled against built ----------------------------------------------- */
+
+static struct snapshot *
+load(const char *rel)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+
+	snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR, rel);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	return s;
+}
+
+/* Files whose replay agrees with their timeline: the real ones (blocks
+ * alive since before the trace, NPU rounding, expandable segments) and
+ * generated ones (pools and graphs, several streams, a leak). */
+static const char *const files[] = {"real/cuda_train_one_step.pickle",
+    "real/cuda_inference_forward.pickle", "real/npu_leak_expandable.pickle",
+    "real/npu_leak_empty_cache.pickle", "real/npu_all_freed.pickle",
+    "gen/pools.pickle", "gen/graphs.pickle", "gen/training-leak.pickle",
+    "gen/expandable.pickle", "gen/wrapped.pickle", "gen/multi.pickle"};
+
+static const int modes[] = {TL_STACK_SITE, TL_STACK_STREAM, TL_STACK_POOL};
+
+/* Group id in b of group g of a (TL_NO_GROUP: none): the same id in
+ * the call-site mode, whose ids are its table's (two sites can share a
+ * label), else the group of the same label (a stream and pool). */
+static uint32_t
+same_label(const struct tl_model *a, const struct tl_model *b, int st,
+    uint32_t g)
+{
+	char la[512], lb[512];
+	uint32_t h;
+
+	tl_group_label(a, st, g, 0, 1, la, sizeof la);
+	if (st == TL_STACK_SITE)
+		return g < b->groups[st].n && strcmp(la, tl_group_label(b,
+		    st, g, 0, 1, lb, sizeof lb)) == 0 ? g : TL_NO_GROUP;
+	for (h = 0; h < b->groups[st].n; h++)
+		if (strcmp(la, tl_group_label(b, st, h, 0, 1, lb,
+		    sizeof lb)) == 0)
+			return h;
+	return TL_NO_GROUP;
+}
+
+/* Mode st sampled in m after the events of ev equals the built mode of
+ * full there: every group of full with bytes at a sampled event has a
+ * group of the same label with the same bytes, and the sampled groups'
+ * bytes add up to the same. */
+static void
+check_mode(const struct tl_model *full, struct tl_model *m, int st,
+    const int64_t *ev, size_t n, const char *name)
+{
+	const struct tl_groups *a = &full->groups[st], *b = &m->groups[st];
+	uint32_t *map = xcalloc((size_t)a->n + 1, sizeof *map), g;
+	uint64_t sa, sb;
+	size_t i;
+
+	for (g = 0; g < a->n; g++)
+		map[g] = same_label(full, m, st, g);
+	for (i = 0; i < n; i++) {
+		sa = sb = 0;
+		for (g = 0; g < a->n; g++) {
+			uint64_t want = tl_groups_bytes(a, g, ev[i]);
+
+			sa += want;
+			if (want == 0)
+				continue;
+			ck_assert_msg(map[g] != TL_NO_GROUP,
+			    "%s %s: group %u not sampled", name,
+			    tl_stack_name(st), g);
+			ck_assert_msg(tl_groups_bytes(b, map[g], ev[i]) == want,
+			    "%s %s: group %u after %lld: %llu, want %llu",
+			    name, tl_stack_name(st), g, (long long)ev[i],
+			    (unsigned long long)tl_groups_bytes(b, map[g],
+			    ev[i]), (unsigned long long)want);
+		}
+		for (g = 0; g < b->n; g++)
+			sb += tl_groups_bytes(b, g, ev[i]);
+		ck_assert_msg(sa == sb, "%s %s: after %lld %llu, want %llu",
+		    name, tl_stack_name(st), (long long)ev[i],
+		    (unsigned long long)sb, (unsigned long long)sa);
+	}
+	free(map);
+}
+
+START_TEST(test_render_sample_exact)
+{
+	struct snapshot *s = load(files[_i]);
+	uint32_t d = snap_default_device(s);
+	struct idx_timeline tl;
+	struct tl_model full, m;
+	struct sv_error err;
+	struct replay *r;
+	char why[256];
+	int64_t *ev;
+	size_t n = 0, k;
+	int moved, again;
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	r = replay_new(s, d, &err);
+	ck_assert_msg(r != NULL, "%s: %s", files[_i], err.msg);
+	/* before the first event, a spread of 97, the peak, the last */
+	ev = xcalloc(100, sizeof *ev);
+	ev[n++] = -1;
+	for (k = 0; k < 97 && tl.n_events > 0; k++)
+		ev[n++] = (int64_t)(tl.n_events * k / 97);
+	if (tl.peak_ev >= 0)
+		ev[n++] = tl.peak_ev;
+	if (tl.n_events > 0)
+		ev[n++] = (int64_t)tl.n_events - 1;
+	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+		int st = modes[k];
+
+		ck_assert_int_eq(tl_model_prepare(&full, st, why, sizeof why),
+		    0);
+		ck_assert(tl_model_sample_able(&m, st));
+		/* in two calls, the second asking for some again */
+		ck_assert_msg(tl_model_sample(&m, st, r, ev, n / 2, &moved,
+		    why, sizeof why) == 0, "%s %s: %s", files[_i],
+		    tl_stack_name(st), why);
+		ck_assert_int_eq(moved, 1);
+		ck_assert_int_eq(tl_model_sample(&m, st, r, ev, n, &moved, why,
+		    sizeof why), 0);
+		ck_assert_uint_le(tl_sample_count(&m, st), n);
+		ck_assert(tl_groups_drawable(&m, st));
+		ck_assert_int_eq(m.groups_ok[st], 0);
+		check_mode(&full, &m, st, ev, n, files[_i]);
+		/* all sampled: the replay is not moved again */
+		again = tl_model_sample(&m, st, r, ev, n, &moved, why,
+		    sizeof why);
+		ck_assert_int_eq(again, 0);
+		ck_assert_int_eq(moved, 0);
+	}
+	tl_model_destroy(&m);
+	tl_model_destroy(&full);
+	free(ev);
+	replay_free(r);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* A file whose frees and allocations do not add up: where the replay's
+ * live bytes are not the timeline's, the mode is not sampled, and says
+ * so from then on. */
+START_TEST(test_render_sample_refused)
+{
+	struct snapshot *s = load("real/synthetic_inconsistent.pickle");
+	uint32_t d = snap_default_device(s);
+	struct idx_timeline tl;
+	struct tl_model m;
+	struct sv_error err;
+	struct replay *r;
+	char why[256];
+	int64_t ev, *all;
+	int moved, refused = 0;
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	r = replay_new(s, d, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	all = xcalloc(tl.n_events + 1, sizeof *all);
+	for (ev = -1; ev < (int64_t)tl.n_events; ev++)
+		all[ev + 1] = ev;
+	if (tl_model_sample(&m, TL_STACK_SITE, r, all, tl.n_events + 1,
+	    &moved, why, sizeof why) != 0)
+		refused = 1;
+	ck_assert_msg(refused, "every state agrees with the timeline");
+	ck_assert_msg(strstr(why, "not the timeline's") != NULL ||
+	    strstr(why, "no allocation of the timeline") != NULL, "%s", why);
+	ck_assert(!tl_model_sample_able(&m, TL_STACK_SITE));
+	ck_assert(!tl_groups_drawable(&m, TL_STACK_SITE));
+	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, r, all, 1, &moved,
+	    why, sizeof why), -1);
+	ck_assert_int_eq(moved, 0);
+	/* the category mode needs the whole trace: never sampled */
+	ck_assert(!tl_model_sample_able(&m, TL_STACK_CATEGORY));
+	ck_assert(!tl_model_sample_able(&m, TL_STACK_SEGMENT));
+	free(all);
+	tl_model_destroy(&m);
+	replay_free(r);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* The built curves, built away from the model as the viewer's worker
+ * builds them, replace the sampled ones (each array freed once: ASan),
+ * and are what a build on the model gives. */
+START_TEST(test_render_sample_adopted)
+{
+	struct snapshot *s = load("gen/pools.pickle");
+	uint32_t d = snap_default_device(s);
+	struct idx_timeline tl;
+	struct tl_model m, full;
+	struct tl_prep p;
+	struct sv_error err;
+	struct replay *r;
+	char why[256];
+	int64_t ev[3];
+	int moved, k;
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	r = replay_new(s, d, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ev[0] = 0;
+	ev[1] = (int64_t)tl.n_events / 2;
+	ev[2] = tl.peak_ev;
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	tl_prep_begin(&p, &m, TL_STACK_SITE, NULL);
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(tl_model_sample(&m, modes[k], r, ev, 3,
+		    &moved, why, sizeof why), 0);
+	ck_assert_int_eq(tl_prep_build(&p), 0);
+	ck_assert_int_eq(tl_model_adopt(&m, &p, why, sizeof why), 0);
+	tl_prep_destroy(&p);
+	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(m.groups_ok[modes[k]], 1);
+		ck_assert_int_eq(m.groups_sampled[modes[k]], 0);
+		ck_assert_uint_eq(tl_sample_count(&m, modes[k]), 0);
+		ck_assert(!tl_model_sample_able(&m, modes[k]));
+		ck_assert_int_eq(tl_model_prepare(&full, modes[k], why,
+		    sizeof why), 0);
+		ck_assert_uint_eq(m.groups[modes[k]].n,
+		    full.groups[modes[k]].n);
+		check_mode(&full, &m, modes[k], ev, 3, "adopted");
+	}
+	tl_model_destroy(&full);
+	tl_model_destroy(&m);
+	replay_free(r);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+void
+render_sample_tests(TCase *tl)
+{
+	tcase_add_test(tl, test_render_sample_curves);
+	tcase_add_loop_test(tl, test_render_sample_exact, 0,
+	    (int)(sizeof files / sizeof files[0]));
+	tcase_add_test(tl, test_render_sample_refused);
+	tcase_add_test(tl, test_render_sample_adopted);
+}
