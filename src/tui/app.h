@@ -106,6 +106,12 @@ struct app {
 					   -1: none */
 	int auto_share;                 /* % of the peak one band per
 					   allocation shows, said then */
+	int sampling;                   /* the grouped modes that can be
+					   are drawn from samples while
+					   the worker builds them
+					   (render/tl_sample.h: a trace of
+					   a million events or more, with
+					   a replay; pane_timeline_open) */
 	int building_pct;               /* how far the build of the mode
 					   shown was when last drawn
 					   (modeworker_progress) */
@@ -113,7 +119,8 @@ struct app {
 					   (modeworker_running), -1 */
 	int wait_bands;                 /* a key script runs: wait for what
 					   the worker builds, never go on
-					   without it */
+					   without it (unless the script
+					   said :wait off, script.h) */
 	const struct an_cat_rules *cat_rules; /* --categories, or NULL */
 	const struct an_phase_rules *phase_rules; /* --phase, or NULL */
 	struct an_phases phases;        /* of the device (phaseset.c) */
@@ -237,8 +244,9 @@ void check_first(struct app *a);
 /* ---- the timeline's modes, picking, y zoom (pane_timeline.c) ---- */
 /* Sets the timeline up for a newly opened device: the call-site bands
  * when allocations are too small to draw one by one; for a trace of a
- * million events or more, once the worker has built them
- * (pane_timeline_poll), the allocations shown meanwhile; at once for a
+ * million events or more, after the first screen (pane_timeline_poll),
+ * the allocations shown until then: from samples while the worker builds
+ * them (a->sampling), else once it has; at once for a
  * shorter one, or when no worker builds modes (SNAPVIEW_BANDS_SYNC). */
 void pane_timeline_open(struct app *a);
 /* Timeline actions that work whatever the focus (stacking mode, legend,
@@ -247,6 +255,7 @@ void pane_timeline_open(struct app *a);
 int pane_timeline_action(struct app *a, enum action act);
 /* Is the mode shown one whose bands are still being built (modeworker.h)? */
 int pane_timeline_building(struct app *a);
+
 /* Takes what the background builds finished (modeworker_take); when it
  * is the mode shown, says so, or passes over it as m does when it turned
  * out unavailable; when it is the mode pane_timeline_open chose, goes

@@ -88,6 +88,8 @@ struct modeworker {
 	/* the loop's only: modes taken and not yet told (modeworker_arrived) */
 	unsigned arrived;
 	char why[TL_STACK_COUNT][256];
+	/* the loop's only: the first frame of each mode from samples */
+	long long sampled_us[TL_STACK_COUNT], sampled_took[TL_STACK_COUNT];
 };
 
 /* The next job to run (under mu): the one the view waits for, else the
@@ -257,7 +259,7 @@ void
 modeworker_start(struct app *a)
 {
 	struct modeworker *b = a->modeworker;
-	int k, st;
+	int k, st, sampling, round;
 
 	if (b != NULL && b->dev_gen == a->dev_gen)
 		return;
@@ -269,16 +271,23 @@ modeworker_start(struct app *a)
 	b->snap = a->snap;
 	b->tl = &a->tl;
 	b->rules = a->cat_rules;
-	/* the mode the first screen goes to when it comes */
-	b->want = a->auto_stack;
+	/* the mode the first screen goes to when it comes; none when it
+	 * is drawn from samples meanwhile */
+	sampling = a->sampling;
+	b->want = sampling && tl_model_sample_able(&a->tm, a->auto_stack) ?
+	    -1 : a->auto_stack;
 	for (k = 0; k < TL_STACK_COUNT; k++)
 		b->job_of[k] = -1;
-	/* in the order m goes from the mode shown */
-	for (k = 1; k < TL_STACK_COUNT; k++) {
-		st = (a->view.stack + k) % TL_STACK_COUNT;
-		if (st != TL_STACK_ALLOC)
-			add_job(a, b, st);
-	}
+	/* in the order m goes from the mode shown; with samples for those
+	 * that can be sampled meanwhile, the others first (the category
+	 * mode: nothing of it is drawn before its build) */
+	for (round = sampling ? 0 : 1; round < 2; round++)
+		for (k = 1; k < TL_STACK_COUNT; k++) {
+			st = (a->view.stack + k) % TL_STACK_COUNT;
+			if (st != TL_STACK_ALLOC && (round == 1 ||
+			    !tl_model_sample_able(&a->tm, st)))
+				add_job(a, b, st);
+		}
 	a->modeworker = b;
 	if (b->n_jobs == 0)
 		return;
@@ -514,4 +523,45 @@ modeworker_wait(struct app *a, int st)
 	    !(b->done && j->state == JOB_TODO))
 		pthread_cond_wait(&b->cv, &b->mu);
 	pthread_mutex_unlock(&b->mu);
+}
+
+void
+modeworker_wait_all(struct app *a)
+{
+	struct modeworker *b = a->modeworker;
+	int i;
+
+	if (b == NULL || !b->started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	for (i = 0; i < b->n_jobs; i++)
+		while (b->jobs[i].state != JOB_DONE &&
+		    b->jobs[i].state != JOB_TAKEN &&
+		    !(b->done && b->jobs[i].state == JOB_TODO))
+			pthread_cond_wait(&b->cv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}
+
+void
+modeworker_sampled(struct app *a, int st, long long took_us)
+{
+	struct modeworker *b = a->modeworker;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->sampled_us[st] > 0)
+		return;
+	b->sampled_us[st] = mono_us() - b->start_us;
+	b->sampled_took[st] = took_us;
+}
+
+long long
+modeworker_sampled_us(struct app *a, int st, long long *took_us)
+{
+	struct modeworker *b = a->modeworker;
+
+	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
+	    b->sampled_us[st] <= 0)
+		return -1;
+	*took_us = b->sampled_took[st];
+	return b->sampled_us[st];
 }

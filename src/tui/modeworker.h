@@ -32,6 +32,9 @@ int modeworker_pending(struct app *a, int st);
 void modeworker_want(struct app *a, int st);
 /* Blocks until the worker has finished mode st (or ended). */
 void modeworker_wait(struct app *a, int st);
+/* Blocks until the worker has finished every mode (or ended), in its
+ * own order. */
+void modeworker_wait_all(struct app *a);
 /* Moves what the worker finished into the model (the loop's thread).
  * Returns how many jobs were taken. */
 int modeworker_take(struct app *a);
@@ -50,5 +53,14 @@ int modeworker_progress(struct app *a, int st);
  * the build of mode st, or -1 when it has not ended or was not the
  * worker's (for the latency log, bench/tui_latency.sh). */
 long long modeworker_ready_us(struct app *a, int st);
+/* Mode st's bands were drawn from samples (render/tl_sample.h) while the
+ * worker builds them: the first time, its time from the worker's start
+ * and how long the frame's sampling took (took_us) are kept for
+ * modeworker_sampled_us. */
+void modeworker_sampled(struct app *a, int st, long long took_us);
+/* Microseconds from the worker's start to the first frame of mode st
+ * drawn from samples (*took_us: that frame's sampling), or -1 when none
+ * was (for the latency log, bench/tui_open.sh). */
+long long modeworker_sampled_us(struct app *a, int st, long long *took_us);
 
 #endif

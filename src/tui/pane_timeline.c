@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "render/fmt.h"
 #include "tui/modeworker.h"
 #include "tui/pane.h"
 #include "util/escape.h"
+#include "util/xalloc.h"
 
 #define MIN_YSPAN 64   /* bytes: the y range never gets thinner */
 
@@ -37,6 +39,77 @@ pane_timeline_building(struct app *a)
 {
 	return a->view.stack != TL_STACK_ALLOC &&
 	    a->tm.groups_ok[a->view.stack] == 0;
+}
+
+/* ---- sampled bands ------------------------------------------------------- */
+
+/* Events from which a mode being built is drawn from samples
+ * (render/tl_sample.h) meanwhile: a shorter trace's build takes well
+ * under a second. SNAPVIEW_TEST_SAMPLE_EVENTS=N sets it (the tests' 0:
+ * every trace). */
+#define SAMPLE_EVENTS 1000000
+
+static uint64_t
+sample_events(void)
+{
+	const char *e = getenv("SNAPVIEW_TEST_SAMPLE_EVENTS");
+	char *end;
+	unsigned long long v;
+
+	if (e == NULL || e[0] == '\0')
+		return SAMPLE_EVENTS;
+	v = strtoull(e, &end, 10);
+	return *end == '\0' && e[0] != '-' ? v : SAMPLE_EVENTS;
+}
+
+/* Is mode st, being built, to be drawn from samples meanwhile? Not
+ * under a highlighted set (the leak view): its part of each group is
+ * the built groups' (tl_hilite_update). */
+static int
+sample_wanted(struct app *a, int st)
+{
+	return a->sampling && a->view.hl == NULL &&
+	    tl_model_sample_able(&a->tm, st) && modeworker_pending(a, st);
+}
+
+static long long
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Samples the mode shown, being built, after the events of the columns
+ * of the plot in r (tl_columns: the event each column draws), the
+ * peak's among them and the cursor's, with the device's replay, which
+ * goes back to the cursor after. Returns 0 when its bands can be drawn
+ * from them. */
+static int
+sample_plot(struct app *a, const struct rect *r)
+{
+	int st = a->view.stack, pw = tl_plot_width(r->w), n, moved = 0, rc;
+	char why[320];
+	int64_t *ev;
+	long long t0 = mono_us();
+
+	if (!sample_wanted(a, st) || pw < 1)
+		return -1;
+	ev = xcalloc((size_t)pw + 2, sizeof *ev);
+	n = tl_drawn_events(&a->tm, &a->view, r->w, ev, pw + 1);
+	ev[n++] = a->view.cursor;
+	rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)n,
+	    &moved, why, sizeof why);
+	free(ev);
+	if (moved) {
+		/* the ranking and the state at the cursor are stale */
+		a->tlf.rank_stack = -1;
+		cursor_replay_moved(a);
+	}
+	if (rc == 0)
+		modeworker_sampled(a, st, mono_us() - t0);
+	return rc;
 }
 
 /* The plot of a mode whose bands are still being built: a line saying
@@ -111,12 +184,14 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
 	char t[256], p[128], n[FMT_BUF], pk[FMT_BUF], pe[FMT_BUF],
 	    cur[FMT_BUF], tot[FMT_BUF], lo[FMT_BUF], hi[FMT_BUF];
-	int st = a->view.stack, wide = r->w >= 110;
+	int st = a->view.stack, wide = r->w >= 110, building, sampled, pct;
 
 	if (a->tl.n_events == 0) {
 		draw_no_trace(a, cb, r, focused);
 		return;
 	}
+	/* a mode being built: drawn from samples, else a line saying so */
+	building = pane_timeline_building(a) && sample_plot(a, r) != 0;
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);
@@ -135,8 +210,20 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		snprintf(p, sizeof p, " - peak %s @ %s", pk, pe);
 		title_add(t, sizeof t, p);
 	}
+	sampled = pane_timeline_building(a) && !building;
 	if (tl_modes[st].title[0] != '\0') {
 		snprintf(p, sizeof p, " - %s", tl_modes[st].title);
+		title_add(t, sizeof t, p);
+	}
+	/* drawn from samples, and how far the build is: the first field
+	 * to go on a narrow terminal (the status line said it) */
+	if (sampled) {
+		pct = a->building_pct = modeworker_progress(a, st);
+		a->building_after = modeworker_running(a);
+		if (pct >= 0)
+			snprintf(p, sizeof p, " - sampled, building %d%%", pct);
+		else
+			snprintf(p, sizeof p, " - sampled");
 		title_add(t, sizeof t, p);
 	}
 	if (a->view.ymax > a->view.ylo) {
@@ -151,7 +238,7 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 	if (a->view.time_axis && a->tm.time_ok)
 		title_add(t, sizeof t, " - time axis");
 	pane_title(a, cb, r, focused, t);
-	if (pane_timeline_building(a)) {
+	if (building) {
 		draw_building(a, cb, r);
 		return;
 	}
@@ -246,8 +333,15 @@ set_stack(struct app *a, int st)
 {
 	char why[128];
 
-	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st)) {
-		modeworker_want(a, st);
+	/* a grouped mode's build is a pass over the trace: the worker's;
+	 * the segments' takes its segment events alone (a millisecond at
+	 * 10 GB), built here when the worker has not yet */
+	if (tl_stack_grouped(st) && a->tm.groups_ok[st] == 0 &&
+	    modeworker_pending(a, st)) {
+		/* one drawn from samples meanwhile waits its turn: the
+		 * modes that cannot be go first (modeworker_start) */
+		if (!sample_wanted(a, st))
+			modeworker_want(a, st);
 		show_stack(a, st);
 		return 1;
 	}
@@ -297,12 +391,14 @@ auto_defer_events(void)
 	return *end == '\0' && e[0] != '-' ? v : AUTO_DEFER_EVENTS;
 }
 
-/* Why the view went to the call-site mode by itself. */
+/* Why the view went to the call-site mode by itself (sampled: while
+ * the worker builds it). */
 static void
-auto_msg(struct app *a, int share)
+auto_msg(struct app *a, int share, int sampled)
 {
-	app_msg(a, "bands by call site: one band per allocation would show "
-	    "%d%% of the peak here (m: modes)", share);
+	app_msg(a, "bands by call site%s: one band per allocation would "
+	    "show %d%% of the peak here (m: modes)", sampled ? ", sampled "
+	    "while they are built" : "", share);
 }
 
 static void
@@ -326,6 +422,11 @@ cycle_stack(struct app *a, int dir)
 			stack_msg(a, st);
 			return;
 		}
+		if (r > 0 && sample_wanted(a, st)) {
+			app_msg(a, "bands: by %s, sampled while they are "
+			    "built (m: next mode)", tl_stack_name(st));
+			return;
+		}
 		if (r > 0) {
 			app_msg(a, "building %s bands%s (m: next mode)",
 			    tl_stack_name(st), a->utf8 ? "\xe2\x80\xa6" :
@@ -344,13 +445,16 @@ static int
 poll_auto(struct app *a)
 {
 	char line[sizeof a->msg];
-	int st = a->auto_stack;
+	int st = a->auto_stack, r;
 
 	if (a->view.stack != TL_STACK_ALLOC) {
 		a->auto_stack = -1; /* a mode was chosen with m or M */
 		return 0;
 	}
-	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st))
+	/* shown from samples while it is built (long traces; not over a
+	 * band picked meanwhile), else when it comes */
+	if (a->tm.groups_ok[st] == 0 && modeworker_pending(a, st) &&
+	    (!sample_wanted(a, st) || a->view.pick.kind != TL_PICK_NONE))
 		return 0;
 	auto_building_msg(a, line, sizeof line);
 	a->auto_stack = -1;
@@ -361,9 +465,9 @@ poll_auto(struct app *a)
 		return 1;
 	}
 	/* the news of the first screen (a leak suspect) stays */
-	if (set_stack(a, st) == 0 && (a->msg[0] == '\0' ||
+	if ((r = set_stack(a, st)) >= 0 && (a->msg[0] == '\0' ||
 	    strcmp(a->msg, line) == 0))
-		auto_msg(a, a->auto_share);
+		auto_msg(a, a->auto_share, r > 0);
 	return 1;
 }
 
@@ -372,6 +476,7 @@ pane_timeline_poll(struct app *a)
 {
 	char why[256];
 	int st = a->view.stack, n, was = pane_timeline_building(a);
+	int sampled = was && tl_groups_drawable(&a->tm, st);
 
 	n = modeworker_take(a);
 	if (a->auto_stack >= 0 && poll_auto(a))
@@ -385,7 +490,10 @@ pane_timeline_poll(struct app *a)
 		    UI_REDRAW : 0;
 	if (a->tm.groups_ok[st] > 0) {
 		a->tlf.rank_stack = -1;
-		stack_msg(a, st);
+		/* drawn from samples until now: the same bands, the news on
+		 * the status line stays */
+		if (!sampled)
+			stack_msg(a, st);
 	} else {
 		/* as m passes over a mode without data */
 		a->tm.groups_ok[st] = a->tm.groups_ok[st] == 0 ? -1 :
@@ -408,6 +516,8 @@ pane_timeline_open(struct app *a)
 	a->tlf.rank_stack = -1;
 	clear_pick(a);
 	a->auto_stack = -1;
+	a->sampling = a->src.replay != NULL &&
+	    a->tl.n_events >= sample_events();
 	st = tl_model_auto_stack(&a->tm, r->w, r->h - 1, &share);
 	if (st == TL_STACK_ALLOC)
 		return;
@@ -422,7 +532,7 @@ pane_timeline_open(struct app *a)
 		return;
 	}
 	if (set_stack(a, st) == 0)
-		auto_msg(a, share);
+		auto_msg(a, share, 0);
 }
 
 /* ---- picking ------------------------------------------------------------- */
@@ -451,8 +561,9 @@ pick_move(struct app *a, int dir)
 	int n, i;
 
 	if (pane_timeline_building(a)) {
-		app_msg(a, "the %s bands are not built yet",
-		    tl_stack_name(a->view.stack));
+		app_msg(a, "the %s bands are %s yet", tl_stack_name(
+		    a->view.stack), tl_groups_drawable(&a->tm, a->view.stack) ?
+		    "sampled, not built" : "not built");
 		return;
 	}
 	n = tl_bands_at(&a->tm, &a->view, &a->tlf, a->view.cursor, b,

@@ -58,6 +58,15 @@ parse_command(struct script *sc, const char *l)
 		it->rows = r;
 		return 1;
 	}
+	if (n == 4 && strncmp(l, "wait", n) == 0 && sp != NULL &&
+	    (strcmp(sp + 1, "on") == 0 || strcmp(sp + 1, "off") == 0)) {
+		push(sc, SCR_WAIT)->key = sp[2] == 'n';
+		return 1;
+	}
+	if (n == 10 && strncmp(l, "wait-modes", n) == 0 && sp == NULL) {
+		push(sc, SCR_WAIT_MODES);
+		return 1;
+	}
 	if (n == 4 && strncmp(l, "quit", n) == 0 && sp == NULL) {
 		push(sc, SCR_QUIT);
 		return 1;

@@ -8,6 +8,14 @@
  *   :quit          stop (also at the end of the file)
  *   :click X Y     a mouse click at column X, row Y (from 0)
  *   :wheel-up X Y, :wheel-down X Y   the mouse wheel there
+ *   :wait off, :wait on   from here, whether the script waits for a
+ *                  stacking mode on screen still being built before each
+ *                  item (on by default: what a test captures does not
+ *                  depend on the machine's pace; off, the keys meet the
+ *                  modes as a user's would; on the first line, from
+ *                  the start: the mode the first screen goes to is
+ *                  not waited for either)
+ *   :wait-modes    wait until every mode being built is built
  *   :ACTION-NAME   run an action by its name in actions.h (":zoom-in")
  *   # comment, blank lines ignored
  * A line starting with ':' that is not one of these commands is keys
@@ -16,12 +24,13 @@
 #include <stddef.h>
 
 enum script_kind { SCR_KEY, SCR_DUMP, SCR_RESIZE, SCR_QUIT, SCR_ACTION,
-    SCR_MOUSE };
+    SCR_MOUSE, SCR_WAIT, SCR_WAIT_MODES };
 
 struct script_item {
 	enum script_kind kind;
 	int key;        /* SCR_KEY; action for SCR_ACTION; SCR_MOUSE: button
-			   (enum mouse_button, tui/mouse.h) */
+			   (enum mouse_button, tui/mouse.h); SCR_WAIT: 1
+			   on, 0 off */
 	int cols, rows; /* SCR_RESIZE; SCR_MOUSE: x, y */
 	char *arg;      /* SCR_DUMP path (owned) */
 };

@@ -68,6 +68,9 @@ static char reset_seq[256];
 static size_t reset_len;
 static struct script script;
 static int scripted;
+/* Does the key script wait for what the worker builds (app.wait_bands;
+ * script.h: :wait on, :wait off)? */
+static int script_wait = 1;
 static FILE *latency_log;
 /* a mouse event from the key script, for KEY_MOUSE */
 static int script_mx, script_my, script_mb;
@@ -91,7 +94,7 @@ app_set_opts(void)
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
 	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
-	app.wait_bands = scripted;
+	app.wait_bands = scripted && script_wait;
 	app.auto_stack = -1;
 }
 
@@ -735,6 +738,10 @@ next_key(int *action)
 			script_mb = it->key;
 			return KEY_MOUSE;
 		case SCR_QUIT: return -2;
+		case SCR_WAIT:
+			app.wait_bands = script_wait = it->key;
+			break;
+		case SCR_WAIT_MODES: modeworker_wait_all(&app); break;
 		}
 	}
 	return -2;
@@ -752,9 +759,9 @@ take_bands(void)
 		return;
 	/* the mode the first screen goes to (pane_timeline_open), before
 	 * the script's first key */
-	if (scripted && app.auto_stack >= 0)
+	if (app.wait_bands && app.auto_stack >= 0)
 		modeworker_wait(&app, app.auto_stack);
-	if (scripted && pane_timeline_building(&app)) {
+	if (app.wait_bands && pane_timeline_building(&app)) {
 		t0 = now_us();
 		modeworker_wait(&app, app.view.stack);
 		/* how long the mode showed "building" (not a key) */
@@ -816,10 +823,17 @@ ui_loop(void)
 			    c0);
 	}
 	/* when each mode's bands were ready, from the first screen */
-	for (k = 0; latency_log != NULL && k < TL_STACK_COUNT; k++)
+	for (k = 0; latency_log != NULL && k < TL_STACK_COUNT; k++) {
+		long long took;
+
 		if (modeworker_ready_us(&app, k) >= 0)
 			fprintf(latency_log, "mode-ready %d %lld\n", k,
 			    modeworker_ready_us(&app, k));
+		/* and when each was first drawn from samples */
+		if (modeworker_sampled_us(&app, k, &took) >= 0)
+			fprintf(latency_log, "mode-sampled %d %lld %lld\n", k,
+			    modeworker_sampled_us(&app, k, &took), took);
+	}
 	return got_signal ? 128 + got_signal : 0;
 }
 
@@ -1071,11 +1085,15 @@ tui_main(const struct tui_opts *o)
 		return rc;
 	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
-	app.wait_bands = scripted;
+	app.wait_bands = scripted && script_wait;
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
 		return 1;
 	}
+	/* a first ":wait off" holds from the start: the mode the first
+	 * screen goes to is not waited for either */
+	if (scripted && script.n > 0 && script.items[0].kind == SCR_WAIT)
+		app.wait_bands = script_wait = script.items[0].key;
 	if (!scripted && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
 		char name[1024];
 
