@@ -741,7 +741,11 @@ next_key(int *action)
 		case SCR_WAIT:
 			app.wait_bands = script_wait = it->key;
 			break;
-		case SCR_WAIT_MODES: modeworker_wait_all(&app); break;
+		case SCR_WAIT_MODES:
+			/* then round the loop: what came is taken and
+			 * drawn before the next item */
+			modeworker_wait_all(&app);
+			return ERR;
 		}
 	}
 	return -2;
