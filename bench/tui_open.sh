@@ -20,6 +20,19 @@
 # 4 segment, 5 pool; those the worker finished before the quit). And the
 # ratio large/small of the first screen.
 #
+# SAMPLED=1 measures the bands drawn from samples while the modes are
+# built (src/render/tl_sample.h): the key script goes through the modes
+# at once (m five times, waiting for no build, as a user pressing m
+# would meet them, only for each mode's bands drawn from samples in
+# full: ":wait samples"), and each mode the viewer drew from samples
+# gets a line: after the first screen, when its bands were drawn in
+# full (the modes' keys come one after the other, so a later mode's
+# time includes the ones before it), and how long that took from its
+# first frame (each mode's own cost: the frames sample 25 ms each).
+# Then it waits for every mode (":wait-modes"), so that each one's
+# ready time is in the log, in the order the worker builds them for a
+# user.
+#
 # usage: bench/tui_open.sh SMALL LARGE [RUNS]
 #   SMALL, LARGE  two snapshots (the 1 and 10 GB training files of
 #                 gensnap.sh, for instance)
@@ -28,6 +41,7 @@
 #   SNAPVIEW      the binary (default src/snapview of this tree)
 #   BEFORE        a second binary, run alternately with the first and
 #                 reported on its own lines ("before")
+#   SAMPLED       1: the modes drawn from samples (above)
 #   MODES         1: m six times before the quit, so that every mode's
 #                 ready time is in the log (the whole run then includes
 #                 them)
@@ -45,6 +59,12 @@ script=$dir/open/open.script
 	# script waiting for each), so that each has its ready time
 	if [ "${MODES:-0}" = 1 ]; then
 		for k in 1 2 3 4 5 6; do echo m; done
+	elif [ "${SAMPLED:-0}" = 1 ]; then
+		# not waiting for the builds, for the samples only; then
+		# for every build
+		echo ':wait samples'
+		for k in 1 2 3 4 5; do echo m; done
+		echo ':wait-modes'
 	fi
 	echo ':quit'
 } > "$script"
@@ -80,7 +100,7 @@ print("%-7s %-6s %-20s %-20s %-20s %s" % ("binary", "file",
 for name in names:
     first = {}
     for size in ("small", "large"):
-        wall, cpu, whole, modes = [], [], [], {}
+        wall, cpu, whole, modes, sampled = [], [], [], {}, {}
         for r in range(1, runs + 1):
             log = "%s/%s.%s.%d" % (d, name, size, r)
             whole.append(float(open(log + ".time").read().split()[-1]))
@@ -95,10 +115,20 @@ for name in names:
                     cpu.append(int(f[2]) / 1e6)
                 elif len(f) == 3 and f[0] == "mode-ready":
                     modes.setdefault(int(f[1]), []).append(int(f[2]) / 1e6)
+                elif len(f) == 4 and f[0] == "mode-sampled":
+                    sampled.setdefault(int(f[1]), []).append(
+                        (int(f[2]) / 1e6, int(f[3]) / 1e6))
         first[size] = statistics.median(wall) if wall else None
         print("%-7s %-6s %-20s %-20s %-20s %s" % (name, size, cell(wall),
               cell(cpu), cell(whole), " ".join("%d:%.2f" %
               (k, statistics.median(v)) for k, v in sorted(modes.items()))))
+        if sampled:
+            print("%-7s %-6s modes drawn from samples after the first "
+                  "screen, s (from its first frame, s): %s" % (name, size,
+                  " ".join("%d:%.2f (%.2f)" % (k,
+                  statistics.median(a for a, _ in v),
+                  statistics.median(b for _, b in v))
+                  for k, v in sorted(sampled.items()))))
     if first["small"] and first["large"]:
         print("%-7s first screen large/small: %.2fx" % (name,
               first["large"] / first["small"]))

@@ -462,13 +462,16 @@ tl_groups_drawable(const struct tl_model *m, int st)
  * be sampled (not the category mode, whose groups need the whole
  * trace; not built; not refused before)? */
 int tl_model_sample_able(const struct tl_model *m, int st);
-/* Samples mode st after each of the n events ev with replay r, which it
- * moves (*moved: 1 when it did), so that its bands can be drawn after
- * them (tl_groups_drawable) until tl_model_adopt brings the built ones.
- * Returns 0, or -1 with why. */
+/* Samples mode st after the n events ev, in their order, with replay
+ * r, which it moves (*moved: 1 when it did), for budget_us microseconds
+ * at most (0: no limit), so that its bands can be drawn after them
+ * (tl_groups_drawable) until tl_model_adopt brings the built ones.
+ * Returns 0, 1 when events are left for another call, or -1 with why
+ * (tl_sample_cover). */
 struct replay;
 int tl_model_sample(struct tl_model *m, int st, struct replay *r,
-    const int64_t *ev, size_t n, int *moved, char *why, size_t size);
+    const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
+    size_t size);
 
 /* Group of element k (an allocation) in grouped mode st, or TL_NO_GROUP
  * (the mode must be prepared). */

@@ -1129,7 +1129,8 @@ tl_model_sample_able(const struct tl_model *m, int st)
 
 int
 tl_model_sample(struct tl_model *m, int st, struct replay *r,
-    const int64_t *ev, size_t n, int *moved, char *why, size_t size)
+    const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
+    size_t size)
 {
 	struct tl_sampler how;
 
@@ -1140,7 +1141,8 @@ tl_model_sample(struct tl_model *m, int st, struct replay *r,
 	}
 	how.setup = tl_modes[st].grouper->setup;
 	how.group_of = tl_modes[st].grouper->group_of;
-	return tl_sample_cover(m, st, &how, r, ev, n, moved, why, size);
+	return tl_sample_cover(m, st, &how, r, ev, n, budget_us, moved, why,
+	    size);
 }
 
 /* ---- building a mode away from the model --------------------------------- */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/xalloc.h"
 
@@ -275,11 +276,11 @@ bad:
 	return -1;
 }
 
-/* Is ev sampled (s->sorted holds the first n of the samples)? */
-static int
-sampled(const struct tl_samples *s, size_t n, int64_t ev)
+/* Where ev is or goes among the sampled events (s->sorted, sorted). */
+static size_t
+sorted_at(const struct tl_samples *s, int64_t ev)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = s->n_s;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -289,15 +290,7 @@ sampled(const struct tl_samples *s, size_t n, int64_t ev)
 		else
 			hi = mid;
 	}
-	return lo < n && s->sorted[lo] == ev;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
+	return lo;
 }
 
 static int
@@ -306,6 +299,15 @@ cmp_smp(const void *a, const void *b)
 	const struct smp *x = a, *y = b;
 
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static long long
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* m's groups of st from every sample, in event order. */
@@ -346,12 +348,13 @@ rebuild(struct tl_model *m, int st, struct tl_samples *s)
 
 int
 tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
-    struct replay *r, const int64_t *ev, size_t n, int *moved, char *why,
-    size_t size)
+    struct replay *r, const int64_t *ev, size_t n, long long budget_us,
+    int *moved, char *why, size_t size)
 {
 	struct tl_samples *s;
-	int64_t *want;
-	size_t i, before, nw = 0;
+	long long t0 = mono_us();
+	size_t i, at, before;
+	int left = 0;
 
 	*moved = 0;
 	if (!tl_sample_able(m, st) || r == NULL) {
@@ -364,30 +367,31 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 		s = m->samples[st] = xcalloc(1, sizeof *s);
 	if (s->ok == 0)
 		s->ok = set_up(m, how, s) == 0 ? 1 : -1;
-	/* the events asked, each once, in order: the replay then moves
-	 * forward from one to the next where it can */
-	want = xmalloc((n + 1) * sizeof *want);
-	for (i = 0; i < n; i++)
-		if (ev[i] >= -1 && ev[i] < (int64_t)m->tl->n_events)
-			want[nw++] = ev[i];
-	qsort(want, nw, sizeof *want, cmp_i64);
 	before = s->n_s;
-	for (i = 0; i < nw && s->ok > 0; i++) {
-		if ((i > 0 && want[i] == want[i - 1]) ||
-		    sampled(s, before, want[i]))
+	/* in the order asked, each once, until the time is up */
+	for (i = 0; i < n && s->ok > 0; i++) {
+		if (ev[i] < -1 || ev[i] >= (int64_t)m->tl->n_events)
 			continue;
+		at = sorted_at(s, ev[i]);
+		if (at < s->n_s && s->sorted[at] == ev[i])
+			continue;
+		if (budget_us > 0 && s->n_s > before &&
+		    mono_us() - t0 >= budget_us) {
+			left = 1;
+			break;
+		}
 		*moved = 1;
-		if (take(m, how, s, r, want[i]) != 0)
+		if (take(m, how, s, r, ev[i]) != 0) {
 			s->ok = -1;
+			break;
+		}
+		/* take appended it: its place among the sorted */
+		memmove(s->sorted + at + 1, s->sorted + at,
+		    (s->n_s - 1 - at) * sizeof *s->sorted);
+		s->sorted[at] = ev[i];
 	}
-	free(want);
-	if (s->ok > 0 && s->n_s > before) {
-		for (i = before; i < s->n_s; i++)
-			s->sorted[i] = s->s[i].ev;
-		qsort(s->sorted, s->n_s, sizeof *s->sorted, cmp_i64);
-		if (rebuild(m, st, s) != 0)
-			s->ok = -1;
-	}
+	if (s->ok > 0 && s->n_s > before && rebuild(m, st, s) != 0)
+		s->ok = -1;
 	if (s->ok < 0) {
 		/* the mode waits for its curves */
 		if (m->groups_sampled[st])
@@ -396,5 +400,9 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 		snprintf(why, size, "%s", s->why);
 		return -1;
 	}
-	return m->groups_sampled[st] ? 0 : -1;
+	if (!m->groups_sampled[st]) {
+		snprintf(why, size, "nothing sampled");
+		return -1;
+	}
+	return left;
 }

@@ -19,7 +19,10 @@
  * (tl_groups_sampled: exact at the sampled events, held between them),
  * with m->groups_sampled[st] set and groups_ok[st] still 0; the model's
  * thread only. tl_model_adopt drops them for the built ones
- * (tl_sample_drop).
+ * (tl_sample_drop). What they cannot know is the groups that hold bytes
+ * at no sampled event: their count (n, n_used) is of the groups seen,
+ * so the legend's "other" entry, which a mode whose groups all have a
+ * band leaves out, can be missing until the build.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -40,15 +43,18 @@ struct tl_sampler {
  * before? (Which modes can be at all is tl_model_sample_able's.) */
 int tl_sample_able(const struct tl_model *m, int st);
 
-/* Samples mode st of m, grouped as how says, after each of the n events
- * ev (any order, -1 .. n_events - 1; those sampled before are not
- * again) with replay r, which it moves (*moved: 1 when it did). Returns
- * 0 when m's groups of st hold the bytes of every group after each of
- * them, or -1 with why (the mode cannot be sampled, which
- * tl_sample_able says from then on). */
+/* Samples mode st of m, grouped as how says, after the n events ev (-1
+ * .. n_events - 1; those sampled before are not again) in their order,
+ * with replay r, which it moves (*moved: 1 when it did), until
+ * budget_us microseconds have passed (0: no limit; one event at least).
+ * Returns 0 when m's groups of st hold the bytes of every group after
+ * each of them; 1 when some are left for another call (the groups hold
+ * those sampled: a column not sampled yet shows the sample before it);
+ * -1 with why when nothing is sampled, and when the mode cannot be
+ * (which tl_sample_able says from then on). */
 int tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
-    struct replay *r, const int64_t *ev, size_t n, int *moved, char *why,
-    size_t size);
+    struct replay *r, const int64_t *ev, size_t n, long long budget_us,
+    int *moved, char *why, size_t size);
 
 /* Events sampled for mode st (0: none). */
 size_t tl_sample_count(const struct tl_model *m, int st);

@@ -112,6 +112,10 @@ struct app {
 					   (render/tl_sample.h: a trace of
 					   a million events or more, with
 					   a replay; pane_timeline_open) */
+	int sample_more;                /* the last frame left columns
+					   to sample to the next ones */
+	long long sample_since;         /* when the frames that sample
+					   the view began (monotonic us) */
 	int building_pct;               /* how far the build of the mode
 					   shown was when last drawn
 					   (modeworker_progress) */

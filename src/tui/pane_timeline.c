@@ -81,35 +81,54 @@ mono_us(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Samples the mode shown, being built, after the events of the columns
- * of the plot in r (tl_columns: the event each column draws), the
- * peak's among them and the cursor's, with the device's replay, which
- * goes back to the cursor after. Returns 0 when its bands can be drawn
- * from them. */
+/* Microseconds of sampling one frame may take: a key stays quick, and
+ * the columns a new view needs come over the next frames (the loop
+ * draws every 20 ms while a mode is built), coarse to fine. */
+#define SAMPLE_BUDGET_US 25000
+
+/* Samples the mode shown, being built, after the events the columns of
+ * the plot in r draw (tl_drawn_events), with the device's replay, which
+ * goes back to the cursor after: the peak's (the bands are ranked there)
+ * and the cursor's first, then every 16th column, every 8th, and so on.
+ * Returns 0 when its bands can be drawn (a->sample_more: columns are
+ * left for the next frames). */
 static int
 sample_plot(struct app *a, const struct rect *r)
 {
-	int st = a->view.stack, pw = tl_plot_width(r->w), n, moved = 0, rc;
+	int st = a->view.stack, pw = tl_plot_width(r->w), n, k = 0, i, step;
+	int moved = 0, rc, more = a->sample_more;
 	char why[320];
-	int64_t *ev;
+	int64_t *col, *ev;
 	long long t0 = mono_us();
 
+	a->sample_more = 0;
 	if (!sample_wanted(a, st) || pw < 1)
 		return -1;
+	col = xcalloc((size_t)pw + 1, sizeof *col);
 	ev = xcalloc((size_t)pw + 2, sizeof *ev);
-	n = tl_drawn_events(&a->tm, &a->view, r->w, ev, pw + 1);
-	ev[n++] = a->view.cursor;
-	rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)n,
-	    &moved, why, sizeof why);
+	n = tl_drawn_events(&a->tm, &a->view, r->w, col, pw + 1);
+	if (n > 0)
+		ev[k++] = col[0];
+	ev[k++] = a->view.cursor;
+	for (step = 16; step >= 1; step /= 2)
+		for (i = 0; i + 1 < n; i += step)
+			if (step == 16 || i % (2 * step) != 0)
+				ev[k++] = col[i + 1];
+	if (!more)
+		a->sample_since = t0;
+	rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)k,
+	    SAMPLE_BUDGET_US, &moved, why, sizeof why);
+	free(col);
 	free(ev);
 	if (moved) {
 		/* the ranking and the state at the cursor are stale */
 		a->tlf.rank_stack = -1;
 		cursor_replay_moved(a);
 	}
+	a->sample_more = rc == 1;
 	if (rc == 0)
-		modeworker_sampled(a, st, mono_us() - t0);
-	return rc;
+		modeworker_sampled(a, st, mono_us() - a->sample_since);
+	return rc >= 0 ? 0 : -1;
 }
 
 /* The plot of a mode whose bands are still being built: a line saying
@@ -191,6 +210,7 @@ tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 		return;
 	}
 	/* a mode being built: drawn from samples, else a line saying so */
+	a->sample_more = pane_timeline_building(a) ? a->sample_more : 0;
 	building = pane_timeline_building(a) && sample_plot(a, r) != 0;
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
@@ -480,6 +500,9 @@ pane_timeline_poll(struct app *a)
 
 	n = modeworker_take(a);
 	if (a->auto_stack >= 0 && poll_auto(a))
+		return UI_REDRAW;
+	/* columns left to sample: the next frame takes them */
+	if (was && a->sample_more && n == 0)
 		return UI_REDRAW;
 	/* only a mode shown waiting for its bands has news to tell: its
 	 * bands, or how far their build is */

@@ -59,8 +59,10 @@ parse_command(struct script *sc, const char *l)
 		return 1;
 	}
 	if (n == 4 && strncmp(l, "wait", n) == 0 && sp != NULL &&
-	    (strcmp(sp + 1, "on") == 0 || strcmp(sp + 1, "off") == 0)) {
-		push(sc, SCR_WAIT)->key = sp[2] == 'n';
+	    (strcmp(sp + 1, "on") == 0 || strcmp(sp + 1, "off") == 0 ||
+	    strcmp(sp + 1, "samples") == 0)) {
+		push(sc, SCR_WAIT)->key = sp[1] == 's' ? SCR_WAIT_SAMPLES :
+		    sp[2] == 'n' ? SCR_WAIT_BUILT : SCR_WAIT_NONE;
 		return 1;
 	}
 	if (n == 10 && strncmp(l, "wait-modes", n) == 0 && sp == NULL) {

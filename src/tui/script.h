@@ -8,13 +8,15 @@
  *   :quit          stop (also at the end of the file)
  *   :click X Y     a mouse click at column X, row Y (from 0)
  *   :wheel-up X Y, :wheel-down X Y   the mouse wheel there
- *   :wait off, :wait on   from here, whether the script waits for a
- *                  stacking mode on screen still being built before each
- *                  item (on by default: what a test captures does not
- *                  depend on the machine's pace; off, the keys meet the
- *                  modes as a user's would; on the first line, from
- *                  the start: the mode the first screen goes to is
- *                  not waited for either)
+ *   :wait on, :wait off, :wait samples   from here, what the script
+ *                  waits for before each item when the stacking mode on
+ *                  screen is still being built: its build (on, the
+ *                  default: what a test captures does not depend on the
+ *                  machine's pace), nothing (off: the keys meet the
+ *                  modes as a user's would), or its bands drawn from
+ *                  samples in full (samples: render/tl_sample.h); on
+ *                  the first line, from the start (the mode the first
+ *                  screen goes to included)
  *   :wait-modes    wait until every mode being built is built
  *   :ACTION-NAME   run an action by its name in actions.h (":zoom-in")
  *   # comment, blank lines ignored
@@ -26,11 +28,13 @@
 enum script_kind { SCR_KEY, SCR_DUMP, SCR_RESIZE, SCR_QUIT, SCR_ACTION,
     SCR_MOUSE, SCR_WAIT, SCR_WAIT_MODES };
 
+enum script_wait { SCR_WAIT_NONE, SCR_WAIT_BUILT, SCR_WAIT_SAMPLES };
+
 struct script_item {
 	enum script_kind kind;
 	int key;        /* SCR_KEY; action for SCR_ACTION; SCR_MOUSE: button
-			   (enum mouse_button, tui/mouse.h); SCR_WAIT: 1
-			   on, 0 off */
+			   (enum mouse_button, tui/mouse.h); SCR_WAIT: an
+			   enum script_wait */
 	int cols, rows; /* SCR_RESIZE; SCR_MOUSE: x, y */
 	char *arg;      /* SCR_DUMP path (owned) */
 };

@@ -68,9 +68,9 @@ static char reset_seq[256];
 static size_t reset_len;
 static struct script script;
 static int scripted;
-/* Does the key script wait for what the worker builds (app.wait_bands;
- * script.h: :wait on, :wait off)? */
-static int script_wait = 1;
+/* What the key script waits for before its next item (script.h: :wait
+ * on, :wait off, :wait samples): app.wait_bands is 1 for the builds. */
+static int script_wait = SCR_WAIT_BUILT;
 static FILE *latency_log;
 /* a mouse event from the key script, for KEY_MOUSE */
 static int script_mx, script_my, script_mb;
@@ -94,7 +94,7 @@ app_set_opts(void)
 	app.win_from = opts->from >= -1 && set == NULL ? opts->from : -2;
 	app.win_to = opts->to >= 0 && set == NULL ? opts->to : -2;
 	app.no_clipboard = opts->no_clipboard;
-	app.wait_bands = scripted && script_wait;
+	app.wait_bands = scripted && script_wait == SCR_WAIT_BUILT;
 	app.auto_stack = -1;
 }
 
@@ -739,7 +739,8 @@ next_key(int *action)
 			return KEY_MOUSE;
 		case SCR_QUIT: return -2;
 		case SCR_WAIT:
-			app.wait_bands = script_wait = it->key;
+			script_wait = it->key;
+			app.wait_bands = script_wait == SCR_WAIT_BUILT;
 			break;
 		case SCR_WAIT_MODES:
 			/* then round the loop: what came is taken and
@@ -774,6 +775,11 @@ take_bands(void)
 			    now_us() - t0);
 	}
 	if (pane_timeline_poll(&app) & UI_REDRAW)
+		ui_draw();
+	/* :wait samples: the frames that sample the mode on screen, until
+	 * its bands are drawn in full (each samples for a while) */
+	while (scripted && script_wait == SCR_WAIT_SAMPLES &&
+	    pane_timeline_building(&app) && app.sample_more)
 		ui_draw();
 }
 
@@ -1089,15 +1095,16 @@ tui_main(const struct tui_opts *o)
 		return rc;
 	app_set_opts();
 	scripted = sp != NULL && sp[0] != '\0';
-	app.wait_bands = scripted && script_wait;
+	app.wait_bands = scripted && script_wait == SCR_WAIT_BUILT;
 	if (scripted && script_load(&script, sp, msg, sizeof msg) != 0) {
 		fprintf(stderr, "snapview: SNAPVIEW_SCRIPT: %s\n", msg);
 		return 1;
 	}
-	/* a first ":wait off" holds from the start: the mode the first
-	 * screen goes to is not waited for either */
+	/* a first ":wait" holds from the start: for the mode the first
+	 * screen goes to too */
 	if (scripted && script.n > 0 && script.items[0].kind == SCR_WAIT)
-		app.wait_bands = script_wait = script.items[0].key;
+		script_wait = script.items[0].key;
+	app.wait_bands = scripted && script_wait == SCR_WAIT_BUILT;
 	if (!scripted && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
 		char name[1024];
 

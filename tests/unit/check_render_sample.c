@@ -177,18 +177,18 @@ START_TEST(test_render_sample_exact)
 		    0);
 		ck_assert(tl_model_sample_able(&m, st));
 		/* in two calls, the second asking for some again */
-		ck_assert_msg(tl_model_sample(&m, st, r, ev, n / 2, &moved,
+		ck_assert_msg(tl_model_sample(&m, st, r, ev, n / 2, 0, &moved,
 		    why, sizeof why) == 0, "%s %s: %s", files[_i],
 		    tl_stack_name(st), why);
 		ck_assert_int_eq(moved, 1);
-		ck_assert_int_eq(tl_model_sample(&m, st, r, ev, n, &moved, why,
-		    sizeof why), 0);
+		ck_assert_int_eq(tl_model_sample(&m, st, r, ev, n, 0, &moved,
+		    why, sizeof why), 0);
 		ck_assert_uint_le(tl_sample_count(&m, st), n);
 		ck_assert(tl_groups_drawable(&m, st));
 		ck_assert_int_eq(m.groups_ok[st], 0);
 		check_mode(&full, &m, st, ev, n, files[_i]);
 		/* all sampled: the replay is not moved again */
-		again = tl_model_sample(&m, st, r, ev, n, &moved, why,
+		again = tl_model_sample(&m, st, r, ev, n, 0, &moved, why,
 		    sizeof why);
 		ck_assert_int_eq(again, 0);
 		ck_assert_int_eq(moved, 0);
@@ -196,6 +196,52 @@ START_TEST(test_render_sample_exact)
 	tl_model_destroy(&m);
 	tl_model_destroy(&full);
 	free(ev);
+	replay_free(r);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
+/* With a time budget each call samples one event at least and says
+ * when some are left; the calls until none is left give the groups one
+ * call gives. */
+START_TEST(test_render_sample_budget)
+{
+	struct snapshot *s = load("gen/pools.pickle");
+	uint32_t d = snap_default_device(s);
+	struct idx_timeline tl;
+	struct tl_model full, m;
+	struct sv_error err;
+	struct replay *r;
+	char why[256];
+	int64_t ev[41];
+	int moved, rc, calls = 0, k;
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	r = replay_new(s, d, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	/* 40 events, the last one twice */
+	for (k = 0; k < 40; k++)
+		ev[k] = (int64_t)(tl.n_events * (uint64_t)k / 40);
+	ev[40] = ev[39];
+	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	ck_assert_int_eq(tl_model_prepare(&full, TL_STACK_STREAM, why,
+	    sizeof why), 0);
+	do {
+		rc = tl_model_sample(&m, TL_STACK_STREAM, r, ev, 41, 1, &moved,
+		    why, sizeof why);
+		ck_assert_int_ge(rc, 0);
+		ck_assert_int_eq(moved, 1);
+		calls++;
+		ck_assert_uint_eq(tl_sample_count(&m, TL_STACK_STREAM),
+		    (size_t)calls);
+	} while (rc == 1 && calls < 100);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(calls, 40);
+	check_mode(&full, &m, TL_STACK_STREAM, ev, 41, "budget");
+	tl_model_destroy(&m);
+	tl_model_destroy(&full);
 	replay_free(r);
 	idx_timeline_destroy(&tl);
 	snap_free(s);
@@ -225,15 +271,15 @@ START_TEST(test_render_sample_refused)
 	for (ev = -1; ev < (int64_t)tl.n_events; ev++)
 		all[ev + 1] = ev;
 	if (tl_model_sample(&m, TL_STACK_SITE, r, all, tl.n_events + 1,
-	    &moved, why, sizeof why) != 0)
+	    0, &moved, why, sizeof why) != 0)
 		refused = 1;
 	ck_assert_msg(refused, "every state agrees with the timeline");
 	ck_assert_msg(strstr(why, "not the timeline's") != NULL ||
 	    strstr(why, "no allocation of the timeline") != NULL, "%s", why);
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_SITE));
 	ck_assert(!tl_groups_drawable(&m, TL_STACK_SITE));
-	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, r, all, 1, &moved,
-	    why, sizeof why), -1);
+	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, r, all, 1, 0,
+	    &moved, why, sizeof why), -1);
 	ck_assert_int_eq(moved, 0);
 	/* the category mode needs the whole trace: never sampled */
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_CATEGORY));
@@ -272,7 +318,7 @@ START_TEST(test_render_sample_adopted)
 	tl_prep_begin(&p, &m, TL_STACK_SITE, NULL);
 	for (k = 0; k < 3; k++)
 		ck_assert_int_eq(tl_model_sample(&m, modes[k], r, ev, 3,
-		    &moved, why, sizeof why), 0);
+		    0, &moved, why, sizeof why), 0);
 	ck_assert_int_eq(tl_prep_build(&p), 0);
 	ck_assert_int_eq(tl_model_adopt(&m, &p, why, sizeof why), 0);
 	tl_prep_destroy(&p);
@@ -302,6 +348,7 @@ render_sample_tests(TCase *tl)
 	tcase_add_test(tl, test_render_sample_curves);
 	tcase_add_loop_test(tl, test_render_sample_exact, 0,
 	    (int)(sizeof files / sizeof files[0]));
+	tcase_add_test(tl, test_render_sample_budget);
 	tcase_add_test(tl, test_render_sample_refused);
 	tcase_add_test(tl, test_render_sample_adopted);
 }
