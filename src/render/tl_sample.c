@@ -326,7 +326,8 @@ rebuild(struct tl_model *m, int st, struct tl_samples *s)
 	for (i = 0; i < s->n_s; i++) {
 		ev[i] = o[i].ev;
 		off[i] = n;
-		memcpy(p + n, s->pairs + o[i].off, o[i].n * sizeof *p);
+		if (o[i].n > 0) /* pairs is NULL before the first */
+			memcpy(p + n, s->pairs + o[i].off, o[i].n * sizeof *p);
 		n += o[i].n;
 	}
 	off[s->n_s] = n;
