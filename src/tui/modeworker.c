@@ -5,10 +5,12 @@
  * on two threads where there are cores for them (threads_wanted). Its
  * jobs are made on the loop's thread when it starts (tl_prep_begin reads
  * the model there), one per mode still to build, in the order m cycles
- * from the mode shown; modes built in one pass (the call-site,
- * stream/pool and pool modes: tl_stack_pass_mates) share one job. Each
- * thread takes the mode the view waits for first, else the segment
- * mode (the shortest), else the next in that order,
+ * from the mode shown, those drawn from samples meanwhile (a->sampling,
+ * render/tl_sample.h) after the others; modes built in one pass (the
+ * call-site, stream/pool and pool modes: tl_stack_pass_mates) share one
+ * job. Each thread takes the mode the view waits for first (not one
+ * drawn from samples), else the segment mode (the shortest), else the
+ * next in that order,
  * and builds it reading only the snapshot, the timeline and the category
  * table, none of which changes while it runs (each thread decodes
  * stripes into a cache of its own); a finished job waits under the lock
