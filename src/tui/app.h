@@ -112,6 +112,8 @@ struct app {
 					   (render/tl_sample.h: a trace of
 					   a million events or more, with
 					   a replay; pane_timeline_open) */
+	int auto_sampled;               /* the mode the view went to by
+					   itself, drawn from samples, -1 */
 	int sample_more;                /* the last frame left columns
 					   to sample to the next ones */
 	long long sample_since;         /* when the frames that sample

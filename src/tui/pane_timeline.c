@@ -199,19 +199,51 @@ draw_no_trace(struct app *a, struct cellbuf *cb, const struct rect *r,
 }
 
 static void
+show_stack(struct app *a, int st);
+static void
+auto_building_msg(struct app *a, char *buf, size_t size);
+static void
+auto_msg_text(int share, int sampled, char *buf, size_t size);
+
+/* Draws the mode shown from samples while it is built (sample_plot);
+ * returns 1 when it is being built and cannot be. The mode the view went
+ * to by itself (poll_auto) then gives way to the allocations again, as
+ * without samples, until it is built. */
+static int
+plot_building(struct app *a, const struct rect *r)
+{
+	char line[sizeof a->msg];
+	int st = a->view.stack;
+
+	a->sample_more = pane_timeline_building(a) ? a->sample_more : 0;
+	if (!pane_timeline_building(a) || sample_plot(a, r) == 0)
+		return 0;
+	if (a->auto_sampled != st)
+		return 1;
+	a->auto_sampled = -1;
+	a->auto_stack = st;
+	show_stack(a, TL_STACK_ALLOC);
+	/* what the status line said of the samples, taken back */
+	auto_msg_text(a->auto_share, 1, line, sizeof line);
+	if (strcmp(a->msg, line) == 0)
+		auto_building_msg(a, a->msg, sizeof a->msg);
+	return 0;
+}
+
+static void
 tl_draw(struct app *a, struct cellbuf *cb, const struct rect *r, int focused)
 {
 	char t[256], p[128], n[FMT_BUF], pk[FMT_BUF], pe[FMT_BUF],
 	    cur[FMT_BUF], tot[FMT_BUF], lo[FMT_BUF], hi[FMT_BUF];
-	int st = a->view.stack, wide = r->w >= 110, building, sampled, pct;
+	int st, wide = r->w >= 110, building, sampled, pct;
 
 	if (a->tl.n_events == 0) {
 		draw_no_trace(a, cb, r, focused);
 		return;
 	}
 	/* a mode being built: drawn from samples, else a line saying so */
-	a->sample_more = pane_timeline_building(a) ? a->sample_more : 0;
-	building = pane_timeline_building(a) && sample_plot(a, r) != 0;
+	building = plot_building(a, r);
+	st = a->view.stack;
 	fmt_count(n, sizeof n, a->tl.n_events);
 	fmt_size(pk, sizeof pk, a->tl.peak);
 	fmt_event(pe, sizeof pe, a->tl.peak_ev);
@@ -340,6 +372,7 @@ clear_pick(struct app *a)
 static void
 show_stack(struct app *a, int st)
 {
+	a->auto_sampled = -1;
 	a->view.stack = st;
 	a->tlf.rank_stack = -1;
 	clear_pick(a);
@@ -412,13 +445,22 @@ auto_defer_events(void)
 }
 
 /* Why the view went to the call-site mode by itself (sampled: while
- * the worker builds it). */
+ * the worker builds it), into buf. */
+static void
+auto_msg_text(int share, int sampled, char *buf, size_t size)
+{
+	snprintf(buf, size, "bands by call site%s: one band per allocation "
+	    "would show %d%% of the peak here (m: modes)", sampled ?
+	    ", sampled while they are built" : "", share);
+}
+
 static void
 auto_msg(struct app *a, int share, int sampled)
 {
-	app_msg(a, "bands by call site%s: one band per allocation would "
-	    "show %d%% of the peak here (m: modes)", sampled ? ", sampled "
-	    "while they are built" : "", share);
+	char line[sizeof a->msg];
+
+	auto_msg_text(share, sampled, line, sizeof line);
+	app_msg(a, "%s", line);
 }
 
 static void
@@ -488,6 +530,8 @@ poll_auto(struct app *a)
 	if ((r = set_stack(a, st)) >= 0 && (a->msg[0] == '\0' ||
 	    strcmp(a->msg, line) == 0))
 		auto_msg(a, a->auto_share, r > 0);
+	/* drawn from samples: if they are refused, back (plot_building) */
+	a->auto_sampled = r > 0 ? st : -1;
 	return 1;
 }
 
@@ -538,6 +582,7 @@ pane_timeline_open(struct app *a)
 	memset(&a->tlf, 0, sizeof a->tlf);
 	a->tlf.rank_stack = -1;
 	clear_pick(a);
+	a->auto_sampled = -1;
 	a->auto_stack = -1;
 	a->sampling = a->src.replay != NULL &&
 	    a->tl.n_events >= sample_events();
