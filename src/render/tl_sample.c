@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 /* A sampled event: its groups are pairs[off .. off + n). */
@@ -301,15 +301,6 @@ cmp_smp(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static long long
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* m's groups of st from every sample, in event order. */
 static int
 rebuild(struct tl_model *m, int st, struct tl_samples *s)
@@ -353,7 +344,7 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
     int *moved, char *why, size_t size)
 {
 	struct tl_samples *s;
-	long long t0 = mono_us();
+	long long t0 = sv_mono_us();
 	size_t i, at, before;
 	int left = 0;
 
@@ -377,7 +368,7 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 		if (at < s->n_s && s->sorted[at] == ev[i])
 			continue;
 		if (budget_us > 0 && s->n_s > before &&
-		    mono_us() - t0 >= budget_us) {
+		    sv_mono_us() - t0 >= budget_us) {
 			left = 1;
 			break;
 		}

@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/resource.h>
@@ -46,6 +45,7 @@
 #include "snapshot/snap_stripe.h"
 #include "util/stop.h"
 #include "util/thread.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 enum job_state { JOB_TODO, JOB_RUNNING, JOB_DONE, JOB_TAKEN };
@@ -60,7 +60,7 @@ struct job {
 	struct an_categories own;
 	int own_ok;
 	char why[256];
-	long long end_us;               /* when it ended (mono_us()) */
+	long long end_us;               /* when it ended (sv_mono_us()) */
 	atomic_uint_fast64_t done;      /* items its passes went over
 					   (util/stop.h's meter) */
 	uint64_t work;                  /* and how many they will */
@@ -76,7 +76,7 @@ struct modeworker {
 	pthread_cond_t cv;
 	atomic_int stop;
 	uint32_t dev_gen;               /* the device it builds for */
-	long long start_us;             /* when it started (mono_us()) */
+	long long start_us;             /* when it started (sv_mono_us()) */
 	/* the inputs (fixed while it runs) */
 	const struct snapshot *snap;
 	const struct idx_timeline *tl;
@@ -111,15 +111,6 @@ next_job(struct modeworker *b)
 		if (b->jobs[i].state == JOB_TODO)
 			return &b->jobs[i];
 	return NULL;
-}
-
-static long long
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static void
@@ -192,7 +183,7 @@ worker(void *arg)
 		sv_stop_meter = &j->done;
 		run_job(b, j);
 		sv_stop_meter = NULL;
-		j->end_us = mono_us();
+		j->end_us = sv_mono_us();
 		pthread_mutex_lock(&b->mu);
 		j->state = JOB_DONE;
 		pthread_cond_broadcast(&b->cv);
@@ -296,7 +287,7 @@ modeworker_start(struct app *a)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
 	atomic_init(&b->stop, 0);
-	b->start_us = mono_us();
+	b->start_us = sv_mono_us();
 	/* the signals the loop waits for (a resize, ^C) stay with it: they
 	 * cut its wait for a key short */
 	for (k = 0; k < threads_wanted(b->n_jobs); k++)
@@ -552,7 +543,7 @@ modeworker_sampled(struct app *a, int st, long long took_us)
 	if (b == NULL || !b->started || st < 0 || st >= TL_STACK_COUNT ||
 	    b->sampled_us[st] > 0)
 		return;
-	b->sampled_us[st] = mono_us() - b->start_us;
+	b->sampled_us[st] = sv_mono_us() - b->start_us;
 	b->sampled_took[st] = took_us;
 }
 

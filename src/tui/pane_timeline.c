@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "render/fmt.h"
 #include "tui/modeworker.h"
 #include "tui/pane.h"
 #include "util/escape.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #define MIN_YSPAN 64   /* bytes: the y range never gets thinner */
@@ -43,6 +43,21 @@ pane_timeline_building(struct app *a)
 
 /* ---- sampled bands ------------------------------------------------------- */
 
+/* A count of events from the tests' variable name (a number), else
+ * dflt. */
+static uint64_t
+events_env(const char *name, uint64_t dflt)
+{
+	const char *e = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (e == NULL || e[0] == '\0')
+		return dflt;
+	v = strtoull(e, &end, 10);
+	return *end == '\0' && e[0] != '-' ? v : dflt;
+}
+
 /* Events from which a mode being built is drawn from samples
  * (render/tl_sample.h) meanwhile: a shorter trace's build takes well
  * under a second. SNAPVIEW_TEST_SAMPLE_EVENTS=N sets it (the tests' 0:
@@ -52,14 +67,7 @@ pane_timeline_building(struct app *a)
 static uint64_t
 sample_events(void)
 {
-	const char *e = getenv("SNAPVIEW_TEST_SAMPLE_EVENTS");
-	char *end;
-	unsigned long long v;
-
-	if (e == NULL || e[0] == '\0')
-		return SAMPLE_EVENTS;
-	v = strtoull(e, &end, 10);
-	return *end == '\0' && e[0] != '-' ? v : SAMPLE_EVENTS;
+	return events_env("SNAPVIEW_TEST_SAMPLE_EVENTS", SAMPLE_EVENTS);
 }
 
 /* Is mode st, being built, to be drawn from samples meanwhile? Not
@@ -70,15 +78,6 @@ sample_wanted(struct app *a, int st)
 {
 	return a->sampling && a->view.hl == NULL &&
 	    tl_model_sample_able(&a->tm, st) && modeworker_pending(a, st);
-}
-
-static long long
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Microseconds of sampling one frame may take: a key stays quick, and
@@ -99,7 +98,7 @@ sample_plot(struct app *a, const struct rect *r)
 	int moved = 0, rc, more = a->sample_more;
 	char why[320];
 	int64_t *col, *ev;
-	long long t0 = mono_us();
+	long long t0 = sv_mono_us();
 
 	a->sample_more = 0;
 	if (!sample_wanted(a, st) || pw < 1)
@@ -127,7 +126,7 @@ sample_plot(struct app *a, const struct rect *r)
 	}
 	a->sample_more = rc == 1;
 	if (rc == 0)
-		modeworker_sampled(a, st, mono_us() - a->sample_since);
+		modeworker_sampled(a, st, sv_mono_us() - a->sample_since);
 	return rc >= 0 ? 0 : -1;
 }
 
@@ -434,14 +433,7 @@ auto_building_msg(struct app *a, char *buf, size_t size)
 static uint64_t
 auto_defer_events(void)
 {
-	const char *e = getenv("SNAPVIEW_TEST_DEFER_EVENTS");
-	char *end;
-	unsigned long long v;
-
-	if (e == NULL || e[0] == '\0')
-		return AUTO_DEFER_EVENTS;
-	v = strtoull(e, &end, 10);
-	return *end == '\0' && e[0] != '-' ? v : AUTO_DEFER_EVENTS;
+	return events_env("SNAPVIEW_TEST_DEFER_EVENTS", AUTO_DEFER_EVENTS);
 }
 
 /* Why the view went to the call-site mode by itself (sampled: while

@@ -62,19 +62,6 @@ START_TEST(test_render_groups_bytes)
 }
 END_TEST
 
-static struct snapshot *
-load_data(const char *rel)
-{
-	char path[1024];
-	struct snapshot *s;
-	struct sv_error err;
-
-	snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR, rel);
-	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
-	    path, err.msg);
-	return s;
-}
-
 /* Real and generated files whose segment events are consistent with
  * their final segments (check passes on them). */
 static const char *const seg_files[] = {"gen/expandable.pickle",

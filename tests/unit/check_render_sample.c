@@ -57,17 +57,32 @@ END_TEST
 
 /* ---- sampled against built ----------------------------------------------- */
 
-static struct snapshot *
-load(const char *rel)
-{
-	char path[1024];
+/* A file, its default device's timeline and replay. */
+struct fix {
 	struct snapshot *s;
-	struct sv_error err;
+	struct idx_timeline tl;
+	struct replay *r;
+};
 
-	snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR, rel);
-	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
-	    path, err.msg);
-	return s;
+static void
+fix_open(struct fix *f, const char *rel)
+{
+	struct sv_error err;
+	uint32_t d;
+
+	f->s = load_data(rel);
+	d = snap_default_device(f->s);
+	ck_assert_int_eq(idx_timeline_build(f->s, d, &f->tl, &err), 0);
+	f->r = replay_new(f->s, d, &err);
+	ck_assert_msg(f->r != NULL, "%s: %s", rel, err.msg);
+}
+
+static void
+fix_close(struct fix *f)
+{
+	replay_free(f->r);
+	idx_timeline_destroy(&f->tl);
+	snap_free(f->s);
 }
 
 /* Files whose replay agrees with their timeline: the real ones (blocks
@@ -145,31 +160,26 @@ check_mode(const struct tl_model *full, struct tl_model *m, int st,
 
 START_TEST(test_render_sample_exact)
 {
-	struct snapshot *s = load(files[_i]);
-	uint32_t d = snap_default_device(s);
-	struct idx_timeline tl;
+	const char *rel = files[_i];
+	struct fix f;
 	struct tl_model full, m;
-	struct sv_error err;
-	struct replay *r;
 	char why[256];
 	int64_t *ev;
 	size_t n = 0, k;
 	int moved, again;
 
-	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
-	r = replay_new(s, d, &err);
-	ck_assert_msg(r != NULL, "%s: %s", files[_i], err.msg);
+	fix_open(&f, rel);
 	/* before the first event, a spread of 97, the peak, the last */
 	ev = xcalloc(100, sizeof *ev);
 	ev[n++] = -1;
-	for (k = 0; k < 97 && tl.n_events > 0; k++)
-		ev[n++] = (int64_t)(tl.n_events * k / 97);
-	if (tl.peak_ev >= 0)
-		ev[n++] = tl.peak_ev;
-	if (tl.n_events > 0)
-		ev[n++] = (int64_t)tl.n_events - 1;
-	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
-	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	for (k = 0; k < 97 && f.tl.n_events > 0; k++)
+		ev[n++] = (int64_t)(f.tl.n_events * k / 97);
+	if (f.tl.peak_ev >= 0)
+		ev[n++] = f.tl.peak_ev;
+	if (f.tl.n_events > 0)
+		ev[n++] = (int64_t)f.tl.n_events - 1;
+	tl_model_init(&full, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
 	for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
 		int st = modes[k];
 
@@ -177,18 +187,18 @@ START_TEST(test_render_sample_exact)
 		    0);
 		ck_assert(tl_model_sample_able(&m, st));
 		/* in two calls, the second asking for some again */
-		ck_assert_msg(tl_model_sample(&m, st, r, ev, n / 2, 0, &moved,
+		ck_assert_msg(tl_model_sample(&m, st, f.r, ev, n / 2, 0, &moved,
 		    why, sizeof why) == 0, "%s %s: %s", files[_i],
 		    tl_stack_name(st), why);
 		ck_assert_int_eq(moved, 1);
-		ck_assert_int_eq(tl_model_sample(&m, st, r, ev, n, 0, &moved,
+		ck_assert_int_eq(tl_model_sample(&m, st, f.r, ev, n, 0, &moved,
 		    why, sizeof why), 0);
 		ck_assert_uint_le(tl_sample_count(&m, st), n);
 		ck_assert(tl_groups_drawable(&m, st));
 		ck_assert_int_eq(m.groups_ok[st], 0);
 		check_mode(&full, &m, st, ev, n, files[_i]);
 		/* all sampled: the replay is not moved again */
-		again = tl_model_sample(&m, st, r, ev, n, 0, &moved, why,
+		again = tl_model_sample(&m, st, f.r, ev, n, 0, &moved, why,
 		    sizeof why);
 		ck_assert_int_eq(again, 0);
 		ck_assert_int_eq(moved, 0);
@@ -196,9 +206,7 @@ START_TEST(test_render_sample_exact)
 	tl_model_destroy(&m);
 	tl_model_destroy(&full);
 	free(ev);
-	replay_free(r);
-	idx_timeline_destroy(&tl);
-	snap_free(s);
+	fix_close(&f);
 }
 END_TEST
 
@@ -207,30 +215,25 @@ END_TEST
  * call gives. */
 START_TEST(test_render_sample_budget)
 {
-	struct snapshot *s = load("gen/pools.pickle");
-	uint32_t d = snap_default_device(s);
-	struct idx_timeline tl;
+	const char *rel = "gen/pools.pickle";
+	struct fix f;
 	struct tl_model full, m;
-	struct sv_error err;
-	struct replay *r;
 	char why[256];
 	int64_t ev[41];
 	int moved, rc, calls = 0, k;
 
-	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
-	r = replay_new(s, d, &err);
-	ck_assert_msg(r != NULL, "%s", err.msg);
+	fix_open(&f, rel);
 	/* 40 events, the last one twice */
 	for (k = 0; k < 40; k++)
-		ev[k] = (int64_t)(tl.n_events * (uint64_t)k / 40);
+		ev[k] = (int64_t)(f.tl.n_events * (uint64_t)k / 40);
 	ev[40] = ev[39];
-	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
-	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&full, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
 	ck_assert_int_eq(tl_model_prepare(&full, TL_STACK_STREAM, why,
 	    sizeof why), 0);
 	do {
-		rc = tl_model_sample(&m, TL_STACK_STREAM, r, ev, 41, 1, &moved,
-		    why, sizeof why);
+		rc = tl_model_sample(&m, TL_STACK_STREAM, f.r, ev, 41, 1,
+		    &moved, why, sizeof why);
 		ck_assert_int_ge(rc, 0);
 		ck_assert_int_eq(moved, 1);
 		calls++;
@@ -242,9 +245,7 @@ START_TEST(test_render_sample_budget)
 	check_mode(&full, &m, TL_STACK_STREAM, ev, 41, "budget");
 	tl_model_destroy(&m);
 	tl_model_destroy(&full);
-	replay_free(r);
-	idx_timeline_destroy(&tl);
-	snap_free(s);
+	fix_close(&f);
 }
 END_TEST
 
@@ -253,24 +254,19 @@ END_TEST
  * so from then on. */
 START_TEST(test_render_sample_refused)
 {
-	struct snapshot *s = load("real/synthetic_inconsistent.pickle");
-	uint32_t d = snap_default_device(s);
-	struct idx_timeline tl;
+	const char *rel = "real/synthetic_inconsistent.pickle";
+	struct fix f;
 	struct tl_model m;
-	struct sv_error err;
-	struct replay *r;
 	char why[256];
 	int64_t ev, *all;
 	int moved, refused = 0;
 
-	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
-	r = replay_new(s, d, &err);
-	ck_assert_msg(r != NULL, "%s", err.msg);
-	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
-	all = xcalloc(tl.n_events + 1, sizeof *all);
-	for (ev = -1; ev < (int64_t)tl.n_events; ev++)
+	fix_open(&f, rel);
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	all = xcalloc(f.tl.n_events + 1, sizeof *all);
+	for (ev = -1; ev < (int64_t)f.tl.n_events; ev++)
 		all[ev + 1] = ev;
-	if (tl_model_sample(&m, TL_STACK_SITE, r, all, tl.n_events + 1,
+	if (tl_model_sample(&m, TL_STACK_SITE, f.r, all, f.tl.n_events + 1,
 	    0, &moved, why, sizeof why) != 0)
 		refused = 1;
 	ck_assert_msg(refused, "every state agrees with the timeline");
@@ -278,7 +274,7 @@ START_TEST(test_render_sample_refused)
 	    strstr(why, "no allocation of the timeline") != NULL, "%s", why);
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_SITE));
 	ck_assert(!tl_groups_drawable(&m, TL_STACK_SITE));
-	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, r, all, 1, 0,
+	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, f.r, all, 1, 0,
 	    &moved, why, sizeof why), -1);
 	ck_assert_int_eq(moved, 0);
 	/* the category mode needs the whole trace: never sampled */
@@ -286,9 +282,7 @@ START_TEST(test_render_sample_refused)
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_SEGMENT));
 	free(all);
 	tl_model_destroy(&m);
-	replay_free(r);
-	idx_timeline_destroy(&tl);
-	snap_free(s);
+	fix_close(&f);
 }
 END_TEST
 
@@ -297,32 +291,27 @@ END_TEST
  * and are what a build on the model gives. */
 START_TEST(test_render_sample_adopted)
 {
-	struct snapshot *s = load("gen/pools.pickle");
-	uint32_t d = snap_default_device(s);
-	struct idx_timeline tl;
+	const char *rel = "gen/pools.pickle";
+	struct fix f;
 	struct tl_model m, full;
 	struct tl_prep p;
-	struct sv_error err;
-	struct replay *r;
 	char why[256];
 	int64_t ev[3];
 	int moved, k;
 
-	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
-	r = replay_new(s, d, &err);
-	ck_assert_msg(r != NULL, "%s", err.msg);
+	fix_open(&f, rel);
 	ev[0] = 0;
-	ev[1] = (int64_t)tl.n_events / 2;
-	ev[2] = tl.peak_ev;
-	tl_model_init(&m, s, &tl, TL_DEFAULT_DRAWN);
+	ev[1] = (int64_t)f.tl.n_events / 2;
+	ev[2] = f.tl.peak_ev;
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
 	tl_prep_begin(&p, &m, TL_STACK_SITE, NULL);
 	for (k = 0; k < 3; k++)
-		ck_assert_int_eq(tl_model_sample(&m, modes[k], r, ev, 3,
+		ck_assert_int_eq(tl_model_sample(&m, modes[k], f.r, ev, 3,
 		    0, &moved, why, sizeof why), 0);
 	ck_assert_int_eq(tl_prep_build(&p), 0);
 	ck_assert_int_eq(tl_model_adopt(&m, &p, why, sizeof why), 0);
 	tl_prep_destroy(&p);
-	tl_model_init(&full, s, &tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&full, f.s, &f.tl, TL_DEFAULT_DRAWN);
 	for (k = 0; k < 3; k++) {
 		ck_assert_int_eq(m.groups_ok[modes[k]], 1);
 		ck_assert_int_eq(m.groups_sampled[modes[k]], 0);
@@ -336,9 +325,7 @@ START_TEST(test_render_sample_adopted)
 	}
 	tl_model_destroy(&full);
 	tl_model_destroy(&m);
-	replay_free(r);
-	idx_timeline_destroy(&tl);
-	snap_free(s);
+	fix_close(&f);
 }
 END_TEST
 

@@ -31,3 +31,16 @@ example(struct idx_timeline *tl)
 	tl->peak_ev = 2;
 	tl->n_ghost = 1;
 }
+
+struct snapshot *
+load_data(const char *rel)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+
+	snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR, rel);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	return s;
+}

@@ -32,6 +32,9 @@ extern uint64_t ex_total[5];
 extern uint64_t ex_res[5];
 extern uint64_t ex_ev_elem[5];
 void example(struct idx_timeline *tl);
+/* The file rel of tests/data, loaded (the test fails when it does
+ * not load). */
+struct snapshot *load_data(const char *rel);
 /* The tests of check_render_modes.c and check_render_sample.c. */
 void render_modes_tests(TCase *tl);
 void render_sample_tests(TCase *tl);
