@@ -43,9 +43,9 @@
 #endif
 
 #include "snapshot/snap_stripe.h"
+#include "util/clock.h"
 #include "util/stop.h"
 #include "util/thread.h"
-#include "util/clock.h"
 #include "util/xalloc.h"
 
 enum job_state { JOB_TODO, JOB_RUNNING, JOB_DONE, JOB_TAKEN };
@@ -90,7 +90,8 @@ struct modeworker {
 	/* the loop's only: modes taken and not yet told (modeworker_arrived) */
 	unsigned arrived;
 	char why[TL_STACK_COUNT][256];
-	/* the loop's only: the first frame of each mode from samples */
+	/* the loop's only: when each mode's bands were first drawn from
+	 * samples in full, and how long that took (modeworker_sampled) */
 	long long sampled_us[TL_STACK_COUNT], sampled_took[TL_STACK_COUNT];
 };
 

@@ -53,14 +53,14 @@ int modeworker_progress(struct app *a, int st);
  * the build of mode st, or -1 when it has not ended or was not the
  * worker's (for the latency log, bench/tui_latency.sh). */
 long long modeworker_ready_us(struct app *a, int st);
-/* Mode st's bands were drawn from samples (render/tl_sample.h) while the
- * worker builds them: the first time, its time from the worker's start
- * and how long the frame's sampling took (took_us) are kept for
- * modeworker_sampled_us. */
+/* Mode st's bands were drawn from samples (render/tl_sample.h) in full
+ * while the worker builds them, took_us after its first frame of
+ * samples: the first time, that and the time from the worker's start
+ * are kept for modeworker_sampled_us. */
 void modeworker_sampled(struct app *a, int st, long long took_us);
-/* Microseconds from the worker's start to the first frame of mode st
- * drawn from samples (*took_us: that frame's sampling), or -1 when none
- * was (for the latency log, bench/tui_open.sh). */
+/* Microseconds from the worker's start until mode st was first drawn
+ * from samples in full (*took_us: from its first frame of samples), or
+ * -1 when it was not (for the latency log, bench/tui_open.sh). */
 long long modeworker_sampled_us(struct app *a, int st, long long *took_us);
 
 #endif

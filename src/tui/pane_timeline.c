@@ -16,8 +16,8 @@
 #include "render/fmt.h"
 #include "tui/modeworker.h"
 #include "tui/pane.h"
-#include "util/escape.h"
 #include "util/clock.h"
+#include "util/escape.h"
 #include "util/xalloc.h"
 
 #define MIN_YSPAN 64   /* bytes: the y range never gets thinner */
