@@ -1068,6 +1068,8 @@ build_segments(struct tl_model *m, char *why, size_t size)
 int
 tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 {
+	int k;
+
 	why[0] = '\0';
 	if (st < 0 || st >= TL_STACK_COUNT)
 		return -1;
@@ -1087,6 +1089,11 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 		m->groups_ok[st] = 1;
 		return 0;
 	}
+	/* built here, the modes of its pass drop what was sampled of them
+	 * (a viewer whose worker ended without building them) */
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if (k == st || (tl_stack_pass_mates(st) & 1u << k))
+			tl_sample_drop(m, k);
 	if (prepare_groups(m, st, why, size) != 0) {
 		m->groups_ok[st] = -1;
 		return -1;
@@ -1135,7 +1142,8 @@ tl_model_sample(struct tl_model *m, int st, struct replay *r,
 	struct tl_sampler how;
 
 	*moved = 0;
-	if (!tl_model_sample_able(m, st)) {
+	if (st < 0 || st >= TL_STACK_COUNT || !tl_stack_grouped(st) ||
+	    st == TL_STACK_CATEGORY) {
 		snprintf(why, size, "%s bands not sampled", tl_stack_name(st));
 		return -1;
 	}

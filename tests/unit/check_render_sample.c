@@ -288,7 +288,8 @@ END_TEST
 
 /* The built curves, built away from the model as the viewer's worker
  * builds them, replace the sampled ones (each array freed once: ASan),
- * and are what a build on the model gives. */
+ * and are what a build on the model gives; so do curves built on the
+ * model itself after samples (a viewer whose worker ended first). */
 START_TEST(test_render_sample_adopted)
 {
 	const char *rel = "gen/pools.pickle";
@@ -322,6 +323,20 @@ START_TEST(test_render_sample_adopted)
 		ck_assert_uint_eq(m.groups[modes[k]].n,
 		    full.groups[modes[k]].n);
 		check_mode(&full, &m, modes[k], ev, 3, "adopted");
+	}
+	tl_model_destroy(&m);
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(tl_model_sample(&m, modes[k], f.r, ev, 3,
+		    0, &moved, why, sizeof why), 0);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_SITE, why,
+	    sizeof why), 0);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(m.groups_ok[modes[k]], 1);
+		ck_assert_int_eq(m.groups_sampled[modes[k]], 0);
+		ck_assert_uint_eq(m.groups[modes[k]].n_used,
+		    full.groups[modes[k]].n_used);
+		check_mode(&full, &m, modes[k], ev, 3, "built on it");
 	}
 	tl_model_destroy(&full);
 	tl_model_destroy(&m);
