@@ -28,9 +28,8 @@ struct tl_samples {
 	int ok;                  /* 0 not set up, 1 set up, -1 cannot */
 	char why[320];
 	uint32_t max_groups;
-	struct smp *s;           /* in the order taken */
+	struct smp *s;           /* by event */
 	size_t n_s, cap_s;
-	int64_t *sorted;         /* their events, sorted */
 	struct tl_group_sample *pairs;
 	uint64_t n_pairs, cap_pairs;
 	struct ghost *ghost;     /* by address */
@@ -60,6 +59,15 @@ tl_sample_count(const struct tl_model *m, int st)
 	    m->samples[st]->n_s : 0;
 }
 
+/* Drops m's sampled curves of st, if it has any. */
+static void
+drop_groups(struct tl_model *m, int st)
+{
+	if (m->groups_sampled[st])
+		tl_groups_destroy(&m->groups[st]);
+	m->groups_sampled[st] = 0;
+}
+
 void
 tl_sample_drop(struct tl_model *m, int st)
 {
@@ -67,14 +75,10 @@ tl_sample_drop(struct tl_model *m, int st)
 
 	if (st < 0 || st >= TL_STACK_COUNT)
 		return;
-	if (m->groups_sampled[st]) {
-		tl_groups_destroy(&m->groups[st]);
-		m->groups_sampled[st] = 0;
-	}
+	drop_groups(m, st);
 	if ((s = m->samples[st]) == NULL)
 		return;
 	free(s->s);
-	free(s->sorted);
 	free(s->pairs);
 	free(s->ghost);
 	free(s->acc);
@@ -184,7 +188,8 @@ acc_add(struct tl_samples *s, uint32_t grp, const struct idx_elem *e,
 	}
 }
 
-/* Appends the sums of the sample after ev to the pairs. */
+/* Appends the sums of the sample after ev to the pairs, and the sample
+ * to s->s (last: tl_sample_cover moves it to its place). */
 static void
 push_sample(struct tl_samples *s, int64_t ev)
 {
@@ -193,8 +198,6 @@ push_sample(struct tl_samples *s, int64_t ev)
 	if (s->n_s == s->cap_s) {
 		s->cap_s = s->cap_s ? 2 * s->cap_s : 256;
 		s->s = xreallocarray(s->s, s->cap_s, sizeof *s->s);
-		s->sorted = xreallocarray(s->sorted, s->cap_s,
-		    sizeof *s->sorted);
 	}
 	if (s->n_pairs + s->n_touched > s->cap_pairs) {
 		s->cap_pairs = 2 * (s->n_pairs + s->n_touched) + 1024;
@@ -276,16 +279,16 @@ bad:
 	return -1;
 }
 
-/* Where ev is or goes among the sampled events (s->sorted, sorted). */
+/* Where ev is or goes among the samples (s->s, by event). */
 static size_t
-sorted_at(const struct tl_samples *s, int64_t ev)
+sample_at(const struct tl_samples *s, int64_t ev)
 {
 	size_t lo = 0, hi = s->n_s;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->sorted[mid] < ev)
+		if (s->s[mid].ev < ev)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -293,45 +296,32 @@ sorted_at(const struct tl_samples *s, int64_t ev)
 	return lo;
 }
 
-static int
-cmp_smp(const void *a, const void *b)
-{
-	const struct smp *x = a, *y = b;
-
-	return x->ev < y->ev ? -1 : x->ev > y->ev;
-}
-
 /* m's groups of st from every sample, in event order. */
 static int
 rebuild(struct tl_model *m, int st, struct tl_samples *s)
 {
-	struct smp *o = xmalloc((s->n_s + 1) * sizeof *o);
 	struct tl_group_sample *p = xmalloc((s->n_pairs + 1) * sizeof *p);
 	int64_t *ev = xmalloc((s->n_s + 1) * sizeof *ev);
 	uint64_t *off = xmalloc((s->n_s + 1) * sizeof *off), n = 0;
 	size_t i;
 	int r;
 
-	memcpy(o, s->s, s->n_s * sizeof *o);
-	qsort(o, s->n_s, sizeof *o, cmp_smp);
 	for (i = 0; i < s->n_s; i++) {
-		ev[i] = o[i].ev;
+		ev[i] = s->s[i].ev;
 		off[i] = n;
-		if (o[i].n > 0) /* pairs is NULL before the first */
-			memcpy(p + n, s->pairs + o[i].off, o[i].n * sizeof *p);
-		n += o[i].n;
+		if (s->s[i].n > 0) /* pairs is NULL before the first */
+			memcpy(p + n, s->pairs + s->s[i].off,
+			    s->s[i].n * sizeof *p);
+		n += s->s[i].n;
 	}
 	off[s->n_s] = n;
-	if (m->groups_sampled[st])
-		tl_groups_destroy(&m->groups[st]);
-	m->groups_sampled[st] = 0;
+	drop_groups(m, st);
 	r = tl_groups_sampled(&m->groups[st], s->max_groups, ev, off, s->n_s,
 	    p);
 	if (r == 0)
 		m->groups_sampled[st] = 1;
 	else
 		snprintf(s->why, sizeof s->why, "too many events to sample");
-	free(o);
 	free(p);
 	free(ev);
 	free(off);
@@ -344,6 +334,7 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
     int *moved, char *why, size_t size)
 {
 	struct tl_samples *s;
+	struct smp last;
 	long long t0 = sv_mono_us();
 	size_t i, at, before;
 	int left = 0;
@@ -364,8 +355,8 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 	for (i = 0; i < n && s->ok > 0; i++) {
 		if (ev[i] < -1 || ev[i] >= (int64_t)m->tl->n_events)
 			continue;
-		at = sorted_at(s, ev[i]);
-		if (at < s->n_s && s->sorted[at] == ev[i])
+		at = sample_at(s, ev[i]);
+		if (at < s->n_s && s->s[at].ev == ev[i])
 			continue;
 		if (budget_us > 0 && s->n_s > before &&
 		    sv_mono_us() - t0 >= budget_us) {
@@ -377,18 +368,17 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 			s->ok = -1;
 			break;
 		}
-		/* take appended it: its place among the sorted */
-		memmove(s->sorted + at + 1, s->sorted + at,
-		    (s->n_s - 1 - at) * sizeof *s->sorted);
-		s->sorted[at] = ev[i];
+		/* take appended it: to its place */
+		last = s->s[s->n_s - 1];
+		memmove(s->s + at + 1, s->s + at,
+		    (s->n_s - 1 - at) * sizeof *s->s);
+		s->s[at] = last;
 	}
 	if (s->ok > 0 && s->n_s > before && rebuild(m, st, s) != 0)
 		s->ok = -1;
 	if (s->ok < 0) {
 		/* the mode waits for its curves */
-		if (m->groups_sampled[st])
-			tl_groups_destroy(&m->groups[st]);
-		m->groups_sampled[st] = 0;
+		drop_groups(m, st);
 		snprintf(why, size, "%s", s->why);
 		return -1;
 	}

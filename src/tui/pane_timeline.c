@@ -214,8 +214,11 @@ plot_building(struct app *a, const struct rect *r)
 	char line[sizeof a->msg];
 	int st = a->view.stack;
 
-	a->sample_more = pane_timeline_building(a) ? a->sample_more : 0;
-	if (!pane_timeline_building(a) || sample_plot(a, r) == 0)
+	if (!pane_timeline_building(a)) {
+		a->sample_more = 0;
+		return 0;
+	}
+	if (sample_plot(a, r) == 0)
 		return 0;
 	if (a->auto_sampled != st)
 		return 1;

@@ -45,6 +45,7 @@
 #include "tui/script.h"
 #include "tui/simulate.h"
 #include "tui/view.h"
+#include "util/clock.h"
 #include "util/escape.h"
 #include "util/fatal.h"
 #include "util/xalloc.h"
@@ -696,22 +697,8 @@ dump_screen(const char *path)
 	fclose(f);
 }
 
-static long long
-clock_us(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static long long
-now_us(void)
-{
-	return clock_us(CLOCK_MONOTONIC);
-}
-
-/* When tui_main() began (now_us()), for the latency log's first screen. */
+/* When tui_main() began (sv_mono_us()), for the latency log's first
+ * screen. */
 static long long start_us;
 
 /* Next key: from the script (running its commands on the way), else from
@@ -767,12 +754,12 @@ take_bands(void)
 	if (app.wait_bands && app.auto_stack >= 0)
 		modeworker_wait(&app, app.auto_stack);
 	if (app.wait_bands && pane_timeline_building(&app)) {
-		t0 = now_us();
+		t0 = sv_mono_us();
 		modeworker_wait(&app, app.view.stack);
 		/* how long the mode showed "building" (not a key) */
 		if (latency_log != NULL)
 			fprintf(latency_log, "bands-ready %lld 0\n",
-			    now_us() - t0);
+			    sv_mono_us() - t0);
 	}
 	if (pane_timeline_poll(&app) & UI_REDRAW)
 		ui_draw();
@@ -794,7 +781,8 @@ ui_loop(void)
 	/* from the start to the first screen, wall and CPU time */
 	if (latency_log != NULL)
 		fprintf(latency_log, "first-screen %lld %lld\n",
-		    now_us() - start_us, clock_us(CLOCK_PROCESS_CPUTIME_ID));
+		    sv_mono_us() - start_us,
+		    sv_clock_us(CLOCK_PROCESS_CPUTIME_ID));
 	/* the modes not built while opening, now that the screen is up */
 	if (!in_set)
 		modeworker_start(&app);
@@ -811,8 +799,8 @@ ui_loop(void)
 			break;
 		if (k == ERR)
 			continue;
-		t0 = now_us();
-		c0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+		t0 = sv_mono_us();
+		c0 = sv_clock_us(CLOCK_PROCESS_CPUTIME_ID);
 		f = act != ACT_NONE ? dispatch((enum action)act) :
 		    handle_key(k);
 		if (f & UI_QUIT)
@@ -829,8 +817,8 @@ ui_loop(void)
 		if (latency_log != NULL)
 			fprintf(latency_log, "%s %lld %lld\n", act != ACT_NONE ?
 			    keys_action_name((enum action)act) : keys_name(k),
-			    now_us() - t0, clock_us(CLOCK_PROCESS_CPUTIME_ID) -
-			    c0);
+			    sv_mono_us() - t0,
+			    sv_clock_us(CLOCK_PROCESS_CPUTIME_ID) - c0);
 	}
 	/* when each mode's bands were ready, from the first screen */
 	for (k = 0; latency_log != NULL && k < TL_STACK_COUNT; k++) {
@@ -1086,7 +1074,7 @@ tui_main(const struct tui_opts *o)
 	char msg[256];
 	int rc;
 
-	start_us = now_us();
+	start_us = sv_mono_us();
 	memset(&app, 0, sizeof app);
 	app.path = o->file;
 	opts = o;

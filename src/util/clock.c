@@ -1,17 +1,21 @@
 /*
- * The monotonic clock. See clock.h.
+ * Clocks in microseconds. See clock.h.
  */
 #include "config.h"
 
 #include "util/clock.h"
 
-#include <time.h>
+long long
+sv_clock_us(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 long long
 sv_mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return sv_clock_us(CLOCK_MONOTONIC);
 }
