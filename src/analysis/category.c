@@ -170,6 +170,13 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 #define NO_RULE 0xffu
 #define RULE_TODO 0xfeu
 
+/* The free of a block allocated before the trace: its element k. */
+struct pre_free {
+	uint64_t addr;
+	int64_t ev;
+	uint64_t k;
+};
+
 /* The window lists classify looks events up in, each with its cursor. */
 enum { H_PHASE, H_OPT, H_ZERO_GRAD, H_OPT_RUN, H_BWD_RUN, HINTS };
 
@@ -194,9 +201,10 @@ struct ctx {
 	uint64_t n_bwd_runs, n_opt_runs;
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
-	uint8_t *fbwd;			/* per element, a bit: freed by a
-					   stack with AN_TR_BACKWARD (all
-					   classify() asks of the free) */
+	/* the frees of blocks allocated before the trace, by address
+	 * (an_cat_probe_pre): in a trace that has some (tl->n_pre) */
+	struct pre_free *pre;
+	uint64_t n_pre;
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
@@ -380,12 +388,13 @@ run_other(struct runs *r)
 }
 
 /* One pass over the events: the last backward event of every phase and
- * of the trace, the backward and optimizer runs, and the traits of the
- * stack that freed each element. */
+ * of the trace, the backward and optimizer runs, and the frees of blocks
+ * allocated before the trace. */
 static void
 scan_events(struct ctx *c)
 {
-	uint64_t i, k = 0, n = c->t != NULL ? c->t->n : 0;
+	uint64_t i, k = 0, n = c->t != NULL ? c->t->n : 0, next_el = 0;
+	size_t pre_cap = 0;
 	struct runs bwd, opt;
 
 	memset(&bwd, 0, sizeof bwd);
@@ -406,12 +415,18 @@ scan_events(struct ctx *c)
 		    act != SNAP_FREE_COMPLETED)
 			continue;
 		tr = event_traits(c, snap_ev_stack(c->t, i));
-		if (act == SNAP_FREE_COMPLETED &&
+		if (c->tl->n_pre > 0 &&
 		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems) {
-			if (tr & AN_TR_BACKWARD)
-				c->fbwd[el >> 3] |= (uint8_t)(1u << (el & 7));
-			else
-				c->fbwd[el >> 3] &= (uint8_t)~(1u << (el & 7));
+			/* elements are made in event order: a free whose
+			 * element is the next one makes it */
+			if (act == SNAP_FREE_COMPLETED && el >= next_el) {
+				XGROW(c->pre, pre_cap, (size_t)c->n_pre + 1);
+				c->pre[c->n_pre].addr = snap_ev_addr(c->t, i);
+				c->pre[c->n_pre].ev = (int64_t)i;
+				c->pre[c->n_pre++].k = el;
+			}
+			if (el >= next_el)
+				next_el = el + 1;
 		}
 		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
 		is_bwd = (tr & AN_TR_BACKWARD) && !is_opt;
@@ -485,9 +500,18 @@ classify_before(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 	return AN_CAT_OTHER;
 }
 
+/* Traits of the stack that freed an element at event f (>= 0). */
+static uint32_t
+free_traits(struct ctx *c, int64_t f)
+{
+	if (c->t == NULL || (uint64_t)f >= c->t->n)
+		return 0;
+	return event_traits(c, snap_ev_stack(c->t, (uint64_t)f));
+}
+
 static unsigned
 classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
-    uint32_t etr, uint32_t ftr)
+    uint32_t etr)
 {
 	int64_t a = e->alloc_ev, f = e->free_ev, p, w, end, bl;
 
@@ -542,7 +566,7 @@ classify(struct ctx *c, const struct idx_elem *e, uint32_t tr,
 			return AN_CAT_ACTIVATION;
 		return AN_CAT_OTHER;
 	}
-	if (ftr & AN_TR_BACKWARD)
+	if (free_traits(c, f) & AN_TR_BACKWARD)
 		return AN_CAT_ACTIVATION;
 	if (f <= c->ph[p].last)
 		return AN_CAT_TEMPORARY;
@@ -602,7 +626,7 @@ work_free(struct an_categories *out)
 	free(w->c.bwd_runs);
 	free(w->c.opt_runs);
 	free(w->c.ph_own);
-	free(w->c.fbwd);
+	free(w->c.pre);
 	free(w->c.ws);
 	free(w->c.st);
 	free(w->c.st_rule);
@@ -643,7 +667,6 @@ an_categories_begin(const struct snapshot *s, const struct idx_timeline *tl,
 	c->st_rule = xmalloc((size_t)s->n_stacks + 1);
 	memset(c->st_rule, RULE_TODO, (size_t)s->n_stacks + 1);
 	c->fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c->fr_rule);
-	c->fbwd = xcalloc((size_t)tl->n_elems / 8 + 1, 1);
 	find_py_only(c);
 	find_workspace(c);
 	make_phases(c, steps, (int64_t)tl->n_events);
@@ -682,8 +705,7 @@ an_category_classify(struct an_categories *out, uint64_t k,
 		return r;
 	}
 	out->cat[k] = (uint8_t)classify(c, e, stack_traits(c, e->stack),
-	    event_traits(c, e->stack),
-	    (c->fbwd[k >> 3] >> (k & 7) & 1) ? AN_TR_BACKWARD : 0);
+	    event_traits(c, e->stack));
 	return out->cat[k];
 }
 
@@ -736,6 +758,140 @@ an_categories_destroy(struct an_categories *c)
 	work_free(c);
 	free(c->cat);
 	memset(c, 0, sizeof *c);
+}
+
+/* ---- classifying on another thread -------------------------------------- */
+
+struct an_cat_probe {
+	struct ctx c;
+	struct an_steps steps;	/* the windows classify reads */
+};
+
+static void *
+dup_array(const void *p, size_t n, size_t size)
+{
+	void *d = xmalloc(n * size + 1);
+
+	if (n > 0)
+		memcpy(d, p, n * size);
+	return d;
+}
+
+static int
+cmp_pre(const void *a, const void *b)
+{
+	const struct pre_free *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+struct an_cat_probe *
+an_cat_probe_new(const struct an_categories *begun)
+{
+	const struct ctx *w;
+	struct an_cat_probe *p;
+	struct ctx *c;
+
+	if (begun == NULL || begun->work == NULL)
+		return NULL;
+	w = &begun->work->c;
+	p = xcalloc(1, sizeof *p);
+	c = &p->c;
+	c->s = w->s;
+	c->t = w->t;
+	c->tl = w->tl;
+	c->rules = w->rules;
+	c->py_only = w->py_only;
+	p->steps.opt = dup_array(w->steps->opt, w->steps->n_opt,
+	    sizeof *w->steps->opt);
+	p->steps.n_opt = w->steps->n_opt;
+	p->steps.zero_grad = dup_array(w->steps->zero_grad,
+	    w->steps->n_zero_grad, sizeof *w->steps->zero_grad);
+	p->steps.n_zero_grad = w->steps->n_zero_grad;
+	c->steps = &p->steps;
+	c->ph = c->ph_own = dup_array(w->ph, w->n_ph, sizeof *w->ph);
+	c->n_ph = w->n_ph;
+	c->bwd_last = dup_array(w->bwd_last, w->n_ph, sizeof *w->bwd_last);
+	c->bwd_runs = dup_array(w->bwd_runs, w->n_bwd_runs,
+	    sizeof *w->bwd_runs);
+	c->n_bwd_runs = w->n_bwd_runs;
+	c->opt_runs = dup_array(w->opt_runs, w->n_opt_runs,
+	    sizeof *w->opt_runs);
+	c->n_opt_runs = w->n_opt_runs;
+	c->first_bwd = w->first_bwd;
+	c->last_bwd = w->last_bwd;
+	c->ws = dup_array(w->ws, w->n_ws, sizeof *w->ws);
+	c->n_ws = w->n_ws;
+	c->pre = dup_array(w->pre, w->n_pre, sizeof *w->pre);
+	c->n_pre = w->n_pre;
+	qsort(c->pre, c->n_pre, sizeof *c->pre, cmp_pre);
+	/* caches of its own */
+	an_frame_cache_init(&c->fc, c->s);
+	c->st = xcalloc((size_t)c->s->n_stacks + 1, sizeof *c->st);
+	c->st_rule = xmalloc((size_t)c->s->n_stacks + 1);
+	memset(c->st_rule, RULE_TODO, (size_t)c->s->n_stacks + 1);
+	c->fr_rule = xcalloc((size_t)c->s->n_frames + 1, sizeof *c->fr_rule);
+	return p;
+}
+
+unsigned
+an_cat_probe_classify(struct an_cat_probe *p, const struct idx_elem *e)
+{
+	struct ctx *c = &p->c;
+	unsigned r = stack_rule(c, e->stack);
+
+	if (r != NO_RULE)
+		return r;
+	return classify(c, e, stack_traits(c, e->stack),
+	    event_traits(c, e->stack));
+}
+
+int
+an_cat_probe_pre(const struct an_cat_probe *p, uint64_t addr, int64_t after,
+    uint64_t *k)
+{
+	const struct ctx *c = &p->c;
+	uint64_t lo = 0, hi = c->n_pre;
+
+	/* the first free at addr after the event */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (c->pre[mid].addr < addr || (c->pre[mid].addr == addr &&
+		    c->pre[mid].ev <= after))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->n_pre || c->pre[lo].addr != addr)
+		return -1;
+	*k = c->pre[lo].k;
+	return 0;
+}
+
+void
+an_cat_probe_free(struct an_cat_probe *p)
+{
+	struct ctx *c;
+
+	if (p == NULL)
+		return;
+	c = &p->c;
+	free(p->steps.opt);
+	free(p->steps.zero_grad);
+	free(c->ph_own);
+	free(c->bwd_last);
+	free(c->bwd_runs);
+	free(c->opt_runs);
+	free(c->ws);
+	free(c->pre);
+	free(c->st);
+	free(c->st_rule);
+	free(c->fr_rule);
+	an_frame_cache_destroy(&c->fc);
+	free(p);
 }
 
 void

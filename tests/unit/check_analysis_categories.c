@@ -1,7 +1,8 @@
 /*
  * Unit tests of the categories (src/analysis/category.c): a built
- * training step, a forward pass with no backward, the user's rules, and
- * the leaks of one step. Run by check_analysis.c.
+ * training step, a forward pass with no backward, the user's rules, the
+ * probe that classifies single elements on another thread, and the
+ * leaks of one step. Run by check_analysis.c.
  */
 #include "config.h"
 
@@ -256,6 +257,90 @@ START_TEST(test_category_rules)
 }
 END_TEST
 
+/* ---- the probe ---------------------------------------------------------- */
+
+/* The probe of a begun table classifies every element of f (default
+ * device) as the table does, in any order (here backwards), after the
+ * table is ended and freed; and finds the element of every block
+ * allocated before the trace by its address, before its free only. */
+static void
+probe_check(struct snapshot *s, const struct an_cat_rules *rules,
+    const char *name)
+{
+	struct idx_timeline tl;
+	struct an_categories c, begun;
+	struct an_cat_probe *p;
+	struct sv_error err;
+	uint64_t k, got, n_pre = 0;
+	uint32_t d = snap_default_device(s);
+
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, rules, &c, &err), 0);
+	ck_assert_int_eq(an_categories_begin(s, &tl, NULL, rules, &begun,
+	    &err), 0);
+	p = an_cat_probe_new(&begun);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(an_categories_end(&begun, &err), 0);
+	an_categories_destroy(&begun);
+	ck_assert_ptr_null(an_cat_probe_new(&begun));
+	for (k = tl.n_elems; k-- > 0;) {
+		struct idx_elem e = idx_tl_elem(&tl, k);
+
+		ck_assert_msg(an_cat_probe_classify(p, &e) ==
+		    an_category_of(&c, k), "%s: element %llu: %s, want %s",
+		    name, (unsigned long long)k,
+		    an_category_name(an_cat_probe_classify(p, &e)),
+		    an_category_name(an_category_of(&c, k)));
+		if (!(e.flags & IDX_ELEM_PRE))
+			continue;
+		n_pre++;
+		ck_assert_int_eq(an_cat_probe_pre(p, e.addr, -1, &got), 0);
+		ck_assert_uint_eq(got, k);
+		ck_assert_int_eq(an_cat_probe_pre(p, e.addr, e.free_ev - 1,
+		    &got), 0);
+		ck_assert_uint_eq(got, k);
+		ck_assert_int_eq(an_cat_probe_pre(p, e.addr, e.free_ev, &got),
+		    -1);
+	}
+	ck_assert_uint_eq(n_pre, tl.n_pre);
+	an_cat_probe_free(p);
+	an_categories_destroy(&c);
+	idx_timeline_destroy(&tl);
+}
+
+START_TEST(test_category_probe)
+{
+	static const char *const files[] = {"real/cuda_train_one_step",
+	    "real/cuda_inference_forward", "real/npu_leak_expandable",
+	    "real/npu_all_freed", "real/synthetic_inconsistent",
+	    "gen/wrapped", "gen/training-leak", "gen/leak-cpp", "gen/oom"};
+	/* rules that decide some of the elements, the rest inferred */
+	static const char rules_text[] =
+	    "optimizer_state step\nactivation forward\n";
+	struct an_cat_rules rules;
+	struct snapshot *s;
+	struct sv_error err;
+	char path[1024];
+	size_t i;
+
+	s = build_step();
+	probe_check(s, NULL, "one step");
+	snap_free(s);
+	ck_assert_int_eq(an_cat_rules_parse(rules_text, strlen(rules_text),
+	    &rules, &err), 0);
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/%s.pickle",
+		    TOP_SRCDIR, files[i]);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0,
+		    "%s: %s", path, err.msg);
+		probe_check(s, NULL, files[i]);
+		probe_check(s, &rules, files[i]);
+		snap_free(s);
+	}
+	an_cat_rules_destroy(&rules);
+}
+END_TEST
+
 /* One optimizer step: nothing can grow every step. */
 START_TEST(test_leaks_one_step)
 {
@@ -286,5 +371,6 @@ analysis_categories_tests(TCase *tc)
 	tcase_add_test(tc, test_categories_step);
 	tcase_add_test(tc, test_categories_forward_only);
 	tcase_add_test(tc, test_category_rules);
+	tcase_add_test(tc, test_category_probe);
 	tcase_add_test(tc, test_leaks_one_step);
 }
