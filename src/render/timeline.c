@@ -806,6 +806,7 @@ tl_model_destroy(struct tl_model *m)
 		tl_sample_drop(m, k);
 		tl_groups_destroy(&m->groups[k]);
 	}
+	an_cat_probe_free(m->cat_probe);
 	if (m->sites_ok > 0)
 		an_sites_destroy(&m->sites);
 	free(m->skeys);

@@ -252,6 +252,9 @@ struct tl_model {
 	/* a struct tl_prep's only: cats, being filled by the category
 	 * mode's pass over the elements (tl_prep_fill_categories) */
 	struct an_categories *cats_fill;
+	/* owned: the category mode's sampler while it is built
+	 * (tl_model_set_cat_probe) */
+	struct an_cat_probe *cat_probe;
 };
 
 enum tl_jump { TL_JUMP_OOM, TL_JUMP_SEGALLOC, TL_JUMP_SNAPSHOT };
@@ -458,9 +461,16 @@ tl_groups_drawable(const struct tl_model *m, int st)
 	return m->groups_ok[st] > 0 || m->groups_sampled[st];
 }
 
+/* Gives the model p (an_cat_probe_new: the category table being built
+ * for it), which classifies the elements of the category mode's samples
+ * until its bands are built; the model frees it then, or with the
+ * model. NULL frees the one it has. */
+void tl_model_set_cat_probe(struct tl_model *m, struct an_cat_probe *p);
+
 /* Bands drawn before a mode is built (tl_sample.h): can grouped mode st
- * be sampled (not the category mode, whose groups need the whole
- * trace; not built; not refused before)? */
+ * be sampled (not built; not refused before; the category mode, whose
+ * groups need the whole trace's phases, once it has a probe:
+ * tl_model_set_cat_probe)? */
 int tl_model_sample_able(const struct tl_model *m, int st);
 /* Samples mode st after the n events ev, in their order, with replay
  * r, which it moves (*moved: 1 when it did), for budget_us microseconds

@@ -364,6 +364,35 @@ category_text(const struct tl_model *m, uint32_t g, int brief, char *buf,
 	return 0;
 }
 
+/* sampled (tl_sample.h) while the table is built: by its probe */
+static int
+category_sample_setup(struct tl_model *m, uint32_t *max_groups, char *why,
+    size_t size)
+{
+	if (m->cat_probe == NULL) {
+		snprintf(why, size, "no categories yet");
+		return -1;
+	}
+	*max_groups = AN_CAT_COUNT;
+	return 0;
+}
+
+static uint32_t
+category_sample_group(void *ctx, const struct idx_elem *e, uint64_t k)
+{
+	struct tl_model *m = ctx;
+
+	(void)k;
+	return an_cat_probe_classify(m->cat_probe, e);
+}
+
+static int
+category_pre_elem(const struct tl_model *m, uint64_t addr, int64_t ev,
+    uint64_t *k)
+{
+	return an_cat_probe_pre(m->cat_probe, addr, ev, k);
+}
+
 /* the categories are an analysis of their own: built after it, alone */
 static const struct tl_grouper group_by_category = {category_setup,
     category_group, category_text, NULL, NULL, 0, NULL, 0};
@@ -1065,6 +1094,15 @@ build_segments(struct tl_model *m, char *why, size_t size)
 	return 0;
 }
 
+/* Drops what was sampled of mode st, and what sampled it. */
+static void
+drop_samples(struct tl_model *m, int st)
+{
+	tl_sample_drop(m, st);
+	if (st == TL_STACK_CATEGORY)
+		tl_model_set_cat_probe(m, NULL);
+}
+
 int
 tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 {
@@ -1093,7 +1131,7 @@ tl_model_prepare(struct tl_model *m, int st, char *why, size_t size)
 	 * (a viewer whose worker ended without building them) */
 	for (k = 0; k < TL_STACK_COUNT; k++)
 		if (k == st || (tl_stack_pass_mates(st) & 1u << k))
-			tl_sample_drop(m, k);
+			drop_samples(m, k);
 	if (prepare_groups(m, st, why, size) != 0) {
 		m->groups_ok[st] = -1;
 		return -1;
@@ -1126,12 +1164,25 @@ tl_model_group_of(struct tl_model *m, int st, uint64_t k)
 
 /* ---- sampled bands (tl_sample.h) ----------------------------------------- */
 
+void
+tl_model_set_cat_probe(struct tl_model *m, struct an_cat_probe *p)
+{
+	if (p == m->cat_probe)
+		return;
+	/* what the last one sampled goes with it */
+	tl_sample_drop(m, TL_STACK_CATEGORY);
+	an_cat_probe_free(m->cat_probe);
+	m->cat_probe = p;
+}
+
 int
 tl_model_sample_able(const struct tl_model *m, int st)
 {
-	/* the category mode's groups need the whole trace's phases */
+	/* the category mode's groups need the whole trace's phases: its
+	 * probe has them */
 	return st >= 0 && st < TL_STACK_COUNT && tl_stack_grouped(st) &&
-	    st != TL_STACK_CATEGORY && tl_sample_able(m, st);
+	    (st != TL_STACK_CATEGORY || m->cat_probe != NULL) &&
+	    tl_sample_able(m, st);
 }
 
 int
@@ -1142,13 +1193,18 @@ tl_model_sample(struct tl_model *m, int st, struct replay *r,
 	struct tl_sampler how;
 
 	*moved = 0;
-	if (st < 0 || st >= TL_STACK_COUNT || !tl_stack_grouped(st) ||
-	    st == TL_STACK_CATEGORY) {
+	if (st < 0 || st >= TL_STACK_COUNT || !tl_stack_grouped(st)) {
 		snprintf(why, size, "%s bands not sampled", tl_stack_name(st));
 		return -1;
 	}
 	how.setup = tl_modes[st].grouper->setup;
 	how.group_of = tl_modes[st].grouper->group_of;
+	how.pre_elem = NULL;
+	if (st == TL_STACK_CATEGORY) {
+		how.setup = category_sample_setup;
+		how.group_of = category_sample_group;
+		how.pre_elem = category_pre_elem;
+	}
 	return tl_sample_cover(m, st, &how, r, ev, n, budget_us, moved, why,
 	    size);
 }
@@ -1240,7 +1296,7 @@ adopt_one(struct tl_model *m, struct tl_model *w, int k)
 	const struct tl_grouper *gr = tl_modes[k].grouper;
 
 	/* the sampled curves give way to the built ones */
-	tl_sample_drop(m, k);
+	drop_samples(m, k);
 	m->groups[k] = w->groups[k];
 	memset(&w->groups[k], 0, sizeof w->groups[k]);
 	if (gr != NULL && gr->adopt != NULL && w->groups_ok[k] > 0)

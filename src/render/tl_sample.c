@@ -125,10 +125,12 @@ set_up(struct tl_model *m, const struct tl_sampler *how,
  * for one made from the block). Returns -1 when the timeline has no
  * such element. */
 static int
-elem_of(const struct idx_timeline *tl, const struct tl_samples *s,
-    const struct replay_segment *sg, const struct replay_block *b,
-    struct idx_elem *e, uint64_t *k)
+elem_of(const struct tl_model *m, const struct tl_sampler *how,
+    const struct tl_samples *s, const struct replay_segment *sg,
+    const struct replay_block *b, int64_t ev, struct idx_elem *e,
+    uint64_t *k)
 {
+	const struct idx_timeline *tl = m->tl;
 	uint64_t lo = 0, hi = s->n_ghost;
 
 	if (b->alloc_ev >= 0) {
@@ -154,9 +156,18 @@ elem_of(const struct idx_timeline *tl, const struct tl_samples *s,
 		*e = idx_tl_elem(tl, *k);
 		return 0;
 	}
-	/* allocated before the trace, freed in it: the index makes its
-	 * element from the free (size, stack, stream), which the backward
-	 * replay gave the block */
+	/* allocated before the trace, freed in it: its element, where
+	 * the mode needs its free */
+	if (how->pre_elem != NULL) {
+		if (how->pre_elem(m, b->addr, ev, k) != 0 ||
+		    *k >= tl->n_elems)
+			return -1;
+		*e = idx_tl_elem(tl, *k);
+		return (e->flags & IDX_ELEM_PRE) && e->addr == b->addr &&
+		    e->free_ev > ev ? 0 : -1;
+	}
+	/* else one made as the index makes it from the free (size, stack,
+	 * stream), which the backward replay gave the block */
 	memset(e, 0, sizeof *e);
 	e->addr = b->addr;
 	e->size = b->requested_size;
@@ -250,7 +261,7 @@ take(struct tl_model *m, const struct tl_sampler *how, struct tl_samples *s,
 			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
 			    b->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
 				continue;
-			if (elem_of(tl, s, sg, b, &e, &k) != 0) {
+			if (elem_of(m, how, s, sg, b, ev, &e, &k) != 0) {
 				snprintf(s->why, sizeof s->why, "the block at "
 				    "0x%" PRIx64 " after event %" PRId64
 				    " is no allocation of the timeline",

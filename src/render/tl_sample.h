@@ -32,11 +32,17 @@
 #include "replay/replay.h"
 
 /* How a mode groups (its grouper's, tl_modes.c): setup readies m for
- * group_of (once, before the first sample) and gives the ids' bound. */
+ * group_of (once, before the first sample) and gives the ids' bound.
+ * pre_elem, when set, finds the element (*k) of a block alive after
+ * event ev that was allocated before the trace and is freed in it, at
+ * address addr (0, else -1): group_of then gets that element, its free
+ * event included, instead of one made from the block. */
 struct tl_sampler {
 	int (*setup)(struct tl_model *m, uint32_t *max_groups, char *why,
 	    size_t size);
 	tl_group_fn group_of;
+	int (*pre_elem)(const struct tl_model *m, uint64_t addr, int64_t ev,
+	    uint64_t *k);
 };
 
 /* Can mode st of m still be sampled: not built, and not found unable

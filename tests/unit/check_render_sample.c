@@ -94,7 +94,29 @@ static const char *const files[] = {"real/cuda_train_one_step.pickle",
     "gen/pools.pickle", "gen/graphs.pickle", "gen/training-leak.pickle",
     "gen/expandable.pickle", "gen/wrapped.pickle", "gen/multi.pickle"};
 
-static const int modes[] = {TL_STACK_SITE, TL_STACK_STREAM, TL_STACK_POOL};
+static const int modes[] = {TL_STACK_SITE, TL_STACK_STREAM, TL_STACK_POOL,
+    TL_STACK_CATEGORY};
+
+/* The category table of f into full (built, with rules when given),
+ * and m's probe, from a table begun with the same rules and freed
+ * before m uses it. */
+static void
+cats_set_up(struct fix *f, struct tl_model *full, struct tl_model *m,
+    struct an_categories *cats, const struct an_cat_rules *rules)
+{
+	struct an_categories begun;
+	struct sv_error err;
+
+	ck_assert_int_eq(an_categories_build(f->s, &f->tl, NULL, rules, cats,
+	    &err), 0);
+	tl_model_set_categories(full, cats);
+	ck_assert(!tl_model_sample_able(m, TL_STACK_CATEGORY));
+	ck_assert_int_eq(an_categories_begin(f->s, &f->tl, NULL, rules,
+	    &begun, &err), 0);
+	tl_model_set_cat_probe(m, an_cat_probe_new(&begun));
+	an_categories_destroy(&begun);
+	ck_assert_ptr_nonnull(m->cat_probe);
+}
 
 /* Group id in b of group g of a (TL_NO_GROUP: none): the same id in
  * the call-site mode, whose ids are its table's (two sites can share a
@@ -163,6 +185,7 @@ START_TEST(test_render_sample_exact)
 	const char *rel = files[_i];
 	struct fix f;
 	struct tl_model full, m;
+	struct an_categories cats;
 	char why[256];
 	int64_t *ev;
 	size_t n = 0, k;
@@ -180,6 +203,7 @@ START_TEST(test_render_sample_exact)
 		ev[n++] = (int64_t)f.tl.n_events - 1;
 	tl_model_init(&full, f.s, &f.tl, TL_DEFAULT_DRAWN);
 	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	cats_set_up(&f, &full, &m, &cats, NULL);
 	for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
 		int st = modes[k];
 
@@ -205,6 +229,7 @@ START_TEST(test_render_sample_exact)
 	}
 	tl_model_destroy(&m);
 	tl_model_destroy(&full);
+	an_categories_destroy(&cats);
 	free(ev);
 	fix_close(&f);
 }
@@ -277,8 +302,11 @@ START_TEST(test_render_sample_refused)
 	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, f.r, all, 1, 0,
 	    &moved, why, sizeof why), -1);
 	ck_assert_int_eq(moved, 0);
-	/* the category mode needs the whole trace: never sampled */
+	/* the category mode needs the whole trace's phases: not sampled
+	 * without its probe; nor the segment mode */
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_CATEGORY));
+	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_CATEGORY, f.r, all, 1,
+	    0, &moved, why, sizeof why), -1);
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_SEGMENT));
 	free(all);
 	tl_model_destroy(&m);
