@@ -261,6 +261,10 @@ void pane_timeline_open(struct app *a);
 int pane_timeline_action(struct app *a, enum action act);
 /* Is the mode shown one whose bands are still being built (modeworker.h)? */
 int pane_timeline_building(struct app *a);
+/* Is it the category mode, to be drawn from samples once the worker has
+ * begun its table (modeworker_wait_probe) and the loop has taken its
+ * probe? */
+int pane_timeline_probe_due(struct app *a);
 
 /* Takes what the background builds finished (modeworker_take); when it
  * is the mode shown, says so, or passes over it as m does when it turned

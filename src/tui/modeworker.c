@@ -9,8 +9,10 @@
  * render/tl_sample.h) after the others; modes built in one pass (the
  * call-site, stream/pool and pool modes: tl_stack_pass_mates) share one
  * job. Each thread takes the mode the view waits for first (not one
- * drawn from samples), else the segment mode (the shortest), else the
- * next in that order,
+ * drawn from samples), else the category mode when it is to be drawn
+ * from samples (its job begins the table, hands the loop a probe of it,
+ * an_cat_probe_new, and goes on to build the bands), else the segment
+ * mode (the shortest), else the next in that order,
  * and builds it reading only the snapshot, the timeline and the category
  * table, none of which changes while it runs (each thread decodes
  * stripes into a cache of its own); a finished job waits under the lock
@@ -59,6 +61,8 @@ struct job {
 	const struct an_categories *cats;
 	struct an_categories own;
 	int own_ok;
+	/* own's probe, once begun, until the loop takes it (under mu) */
+	struct an_cat_probe *probe;
 	char why[256];
 	long long end_us;               /* when it ended (sv_mono_us()) */
 	atomic_uint_fast64_t done;      /* items its passes went over
@@ -81,6 +85,9 @@ struct modeworker {
 	const struct snapshot *snap;
 	const struct idx_timeline *tl;
 	const struct an_cat_rules *rules;
+	int probe;                      /* the category mode is sampled
+					   while built: hand the loop a
+					   probe of its table */
 	/* under mu: */
 	struct job jobs[TL_STACK_COUNT];
 	int n_jobs;
@@ -95,17 +102,30 @@ struct modeworker {
 	long long sampled_us[TL_STACK_COUNT], sampled_took[TL_STACK_COUNT];
 };
 
+/* Does job j begin the category table and hand the loop its probe? */
+static int
+makes_probe(const struct modeworker *b, const struct job *j)
+{
+	return b->probe && j->st == TL_STACK_CATEGORY && j->cats == NULL;
+}
+
 /* The next job to run (under mu): the one the view waits for, else the
- * segment mode's (no pass over the trace: the segment events the model
- * listed, a few milliseconds), else the first in cycle order. */
+ * category mode's when it hands the loop a probe (the mode is drawn from
+ * samples once it has: the sooner the better), else the segment mode's
+ * (no pass over the trace: the segment events the model listed, a few
+ * milliseconds), else the first in cycle order. */
 static struct job *
 next_job(struct modeworker *b)
 {
 	int i, seg = b->job_of[TL_STACK_SEGMENT];
+	int cat = b->job_of[TL_STACK_CATEGORY];
 
 	if (b->want >= 0 && b->job_of[b->want] >= 0 &&
 	    b->jobs[b->job_of[b->want]].state == JOB_TODO)
 		return &b->jobs[b->job_of[b->want]];
+	if (cat >= 0 && b->jobs[cat].state == JOB_TODO &&
+	    makes_probe(b, &b->jobs[cat]))
+		return &b->jobs[cat];
 	if (seg >= 0 && b->jobs[seg].state == JOB_TODO)
 		return &b->jobs[seg];
 	for (i = 0; i < b->n_jobs; i++)
@@ -113,6 +133,9 @@ next_job(struct modeworker *b)
 			return &b->jobs[i];
 	return NULL;
 }
+
+static void
+test_modes_pause(void);
 
 static void
 run_job(struct modeworker *b, struct job *j)
@@ -127,6 +150,16 @@ run_job(struct modeworker *b, struct job *j)
 		sv_error_clear(&err);
 		if (an_categories_begin(b->snap, b->tl, NULL, b->rules,
 		    &j->own, &err) == 0) {
+			if (makes_probe(b, j)) {
+				struct an_cat_probe *p =
+				    an_cat_probe_new(&j->own);
+
+				pthread_mutex_lock(&b->mu);
+				j->probe = p;
+				pthread_cond_broadcast(&b->cv);
+				pthread_mutex_unlock(&b->mu);
+				test_modes_pause();
+			}
 			tl_prep_fill_categories(&j->prep, &j->own);
 			built = tl_prep_build(&j->prep);
 			if (an_categories_end(&j->own, &err) == 0) {
@@ -153,12 +186,14 @@ lower_priority(void)
 #endif
 }
 
-/* A test hook (tests/screen/deferred.test): with
+/* A test hook (tests/screen/deferred.test, sampled.test): with
  * SNAPVIEW_TEST_MODES_PAUSE=FILE, each job, once it runs, starts
  * building when FILE exists (a minute at most), so that a test sees
  * the screens shown while a mode is being built (the one that runs at
- * 0%, the others waiting their turn), whatever the machine's pace.
- * Stopping the worker ends the wait (its stop flag is set). */
+ * 0%, the others waiting their turn), whatever the machine's pace; the
+ * category job that hands the loop a probe waits once it has (its
+ * bands are then drawn from samples). Stopping the worker ends the wait
+ * (its stop flag is set). */
 static void
 test_modes_pause(void)
 {
@@ -180,7 +215,8 @@ worker(void *arg)
 	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&b->mu);
-		test_modes_pause();
+		if (!makes_probe(b, j))
+			test_modes_pause();
 		sv_stop_meter = &j->done;
 		run_job(b, j);
 		sv_stop_meter = NULL;
@@ -265,6 +301,7 @@ modeworker_start(struct app *a)
 	b->snap = a->snap;
 	b->tl = &a->tl;
 	b->rules = a->cat_rules;
+	b->probe = a->sampling;
 	/* the mode the first screen goes to when it comes; none when it
 	 * is drawn from samples meanwhile */
 	sampling = a->sampling;
@@ -311,6 +348,8 @@ modeworker_start(struct app *a)
 static void
 job_free(struct job *j)
 {
+	an_cat_probe_free(j->probe);
+	j->probe = NULL;
 	tl_prep_destroy(&j->prep);
 	if (j->own_ok)
 		an_categories_destroy(&j->own);
@@ -398,17 +437,33 @@ modeworker_take(struct app *a)
 {
 	struct modeworker *b = a->modeworker;
 	struct job *got[TL_STACK_COUNT];
-	int i, k, n = 0;
+	struct an_cat_probe *probe = NULL;
+	int i, k, n = 0, n_probe = 0;
 
 	if (b == NULL || !b->started)
 		return 0;
 	pthread_mutex_lock(&b->mu);
-	for (i = 0; i < b->n_jobs; i++)
+	for (i = 0; i < b->n_jobs; i++) {
+		/* a probe of the category table being built: the mode is
+		 * drawn from samples until the table comes (a finished
+		 * job's goes with it) */
+		if (b->jobs[i].probe != NULL &&
+		    b->jobs[i].state == JOB_RUNNING) {
+			probe = b->jobs[i].probe;
+			b->jobs[i].probe = NULL;
+		}
 		if (b->jobs[i].state == JOB_DONE) {
 			b->jobs[i].state = JOB_TAKEN;
 			got[n++] = &b->jobs[i];
 		}
+	}
 	pthread_mutex_unlock(&b->mu);
+	if (probe != NULL && a->tm.groups_ok[TL_STACK_CATEGORY] == 0 &&
+	    a->tm.cat_probe == NULL) {
+		tl_model_set_cat_probe(&a->tm, probe);
+		n_probe = 1;
+	} else
+		an_cat_probe_free(probe);
 	for (i = 0; i < n; i++) {
 		char w[256];
 
@@ -420,7 +475,7 @@ modeworker_take(struct app *a)
 			}
 		job_free(got[i]);
 	}
-	return n;
+	return n + n_probe;
 }
 
 int
@@ -517,6 +572,29 @@ modeworker_wait(struct app *a, int st)
 	    !(b->done && j->state == JOB_TODO))
 		pthread_cond_wait(&b->cv, &b->mu);
 	pthread_mutex_unlock(&b->mu);
+}
+
+int
+modeworker_wait_probe(struct app *a)
+{
+	struct modeworker *b = a->modeworker;
+	struct job *j;
+	int r;
+
+	if (b == NULL || !b->started || b->job_of[TL_STACK_CATEGORY] < 0)
+		return 0;
+	j = &b->jobs[b->job_of[TL_STACK_CATEGORY]];
+	if (!makes_probe(b, j))
+		return 0; /* none asked, or the table was there */
+	pthread_mutex_lock(&b->mu);
+	b->want = TL_STACK_CATEGORY;
+	pthread_cond_broadcast(&b->cv);
+	while (j->probe == NULL && (j->state == JOB_RUNNING ||
+	    (j->state == JOB_TODO && !b->done)))
+		pthread_cond_wait(&b->cv, &b->mu);
+	r = j->probe != NULL;
+	pthread_mutex_unlock(&b->mu);
+	return r;
 }
 
 void

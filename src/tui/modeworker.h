@@ -32,11 +32,18 @@ int modeworker_pending(struct app *a, int st);
 void modeworker_want(struct app *a, int st);
 /* Blocks until the worker has finished mode st (or ended). */
 void modeworker_wait(struct app *a, int st);
+/* Blocks until the worker has the category table's probe for
+ * modeworker_take (1), or will have none: its job ended without one, or
+ * makes none (0). The worker builds that mode next. */
+int modeworker_wait_probe(struct app *a);
 /* Blocks until the worker has finished every mode (or ended), in its
  * own order. */
 void modeworker_wait_all(struct app *a);
-/* Moves what the worker finished into the model (the loop's thread).
- * Returns how many jobs were taken. */
+/* Moves what the worker finished into the model (the loop's thread),
+ * and the category table's probe once the worker has begun the table
+ * (an_cat_probe_new, when the modes are sampled: the category mode is
+ * then drawn from samples too). Returns how many jobs and probes were
+ * taken. */
 int modeworker_take(struct app *a);
 /* Did the bands of mode st (the one on screen) come since the last time
  * this was asked? 1 then, with why the reason when the mode turned out

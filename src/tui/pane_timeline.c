@@ -80,6 +80,14 @@ sample_wanted(struct app *a, int st)
 	    tl_model_sample_able(&a->tm, st) && modeworker_pending(a, st);
 }
 
+int
+pane_timeline_probe_due(struct app *a)
+{
+	return a->view.stack == TL_STACK_CATEGORY && a->sampling &&
+	    a->view.hl == NULL && a->tm.cat_probe == NULL &&
+	    pane_timeline_building(a);
+}
+
 /* Microseconds of sampling one frame may take: a key stays quick, and
  * the columns a new view needs come over the next frames (the loop
  * draws every 20 ms while a mode is built), coarse to fine. */
@@ -466,6 +474,31 @@ stack_msg(struct app *a, int st)
 	    st == TL_STACK_SEGMENT ? "" : tl_stack_name(st));
 }
 
+/* What m says of a mode drawn from samples while it is built. */
+static void
+sampled_msg_text(int st, char *buf, size_t size)
+{
+	snprintf(buf, size, "bands: by %s, sampled while they are built "
+	    "(m: next mode)", tl_stack_name(st));
+}
+
+/* The built bands of mode st replace its samples: what the status line
+ * said of the samples (and nothing else) says the bands are built. */
+static void
+sampled_msg_done(struct app *a, int st)
+{
+	char line[sizeof a->msg];
+
+	sampled_msg_text(st, line, sizeof line);
+	if (strcmp(a->msg, line) == 0) {
+		stack_msg(a, st);
+		return;
+	}
+	auto_msg_text(a->auto_share, 1, line, sizeof line);
+	if (st == TL_STACK_SITE && strcmp(a->msg, line) == 0)
+		auto_msg(a, a->auto_share, 0);
+}
+
 static void
 cycle_stack(struct app *a, int dir)
 {
@@ -480,8 +513,10 @@ cycle_stack(struct app *a, int dir)
 			return;
 		}
 		if (r > 0 && sample_wanted(a, st)) {
-			app_msg(a, "bands: by %s, sampled while they are "
-			    "built (m: next mode)", tl_stack_name(st));
+			char line[sizeof a->msg];
+
+			sampled_msg_text(st, line, sizeof line);
+			app_msg(a, "%s", line);
 			return;
 		}
 		if (r > 0) {
@@ -556,6 +591,8 @@ pane_timeline_poll(struct app *a)
 		 * the status line stays */
 		if (!sampled)
 			stack_msg(a, st);
+		else
+			sampled_msg_done(a, st);
 	} else {
 		/* as m passes over a mode without data */
 		a->tm.groups_ok[st] = a->tm.groups_ok[st] == 0 ? -1 :

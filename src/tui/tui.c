@@ -764,10 +764,19 @@ take_bands(void)
 	if (pane_timeline_poll(&app) & UI_REDRAW)
 		ui_draw();
 	/* :wait samples: the frames that sample the mode on screen, until
-	 * its bands are drawn in full (each samples for a while) */
+	 * its bands are drawn in full (each samples for a while); the
+	 * category mode's first wait for the worker to begin its table */
 	while (scripted && script_wait == SCR_WAIT_SAMPLES &&
-	    pane_timeline_building(&app) && app.sample_more)
-		ui_draw();
+	    pane_timeline_building(&app)) {
+		if (app.sample_more)
+			ui_draw();
+		else if (pane_timeline_probe_due(&app) &&
+		    modeworker_wait_probe(&app)) {
+			if (pane_timeline_poll(&app) & UI_REDRAW)
+				ui_draw();
+		} else
+			break;
+	}
 }
 
 static int
@@ -790,8 +799,11 @@ ui_loop(void)
 	while (!got_signal) {
 		take_bands();
 		/* bands on their way to the screen are drawn soon after they
-		 * come, without a key */
-		w = !in_set && pane_timeline_building(&app) ? 20 : 250;
+		 * come, without a key; columns left to sample, at once (a
+		 * frame samples for 25 ms at most, and a key is read
+		 * between frames) */
+		w = in_set || !pane_timeline_building(&app) ? 250 :
+		    app.sample_more ? 0 : 20;
 		if (w != wait)
 			wtimeout(stdscr, wait = w);
 		k = next_key(&act);
