@@ -7,6 +7,8 @@
 #include "analysis/category.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,9 @@
 #include "analysis/frame.h"
 #include "analysis/rulefile.h"
 #include "util/escape.h"
+#include "snapshot/snap_stripe.h"
 #include "util/stop.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 static const char *const cat_names[AN_CAT_COUNT] = {"parameter", "gradient",
@@ -365,6 +369,8 @@ struct runs {
 	uint64_t n;
 	uint64_t others;	/* other allocations since the last own */
 	int open;
+	int seen;		/* an own event came */
+	uint64_t lead;		/* other allocations before the first own */
 };
 
 static void
@@ -378,81 +384,254 @@ run_own(struct runs *r, int64_t i)
 	}
 	r->w[r->n - 1].last = i;
 	r->others = 0;
+	r->seen = 1;
 }
 
 static void
 run_other(struct runs *r)
 {
+	if (!r->seen)
+		r->lead++;
 	if (r->open && ++r->others > RUN_GAP)
 		r->open = 0;
 }
 
-/* One pass over the events: the last backward event of every phase and
- * of the trace, the backward and optimizer runs, and the frees of blocks
- * allocated before the trace. */
+/* b's runs after a's, as one pass over a's events and then b's would
+ * have made them: b's pass began with no run open, so where a's last
+ * run was open and b's first own event came before it would have closed
+ * (RUN_GAP), that event went on a's run. b is the last part: the state
+ * a pass would go on from is not kept. b is left empty. */
 static void
-scan_events(struct ctx *c)
+runs_join(struct runs *a, struct runs *b)
 {
-	uint64_t i, k = 0, n = c->t != NULL ? c->t->n : 0, next_el = 0;
-	size_t pre_cap = 0;
+	uint64_t from = 0;
+
+	if (a->open && b->seen && a->others + b->lead <= RUN_GAP) {
+		a->w[a->n - 1].last = b->w[0].last;
+		from = 1;
+	}
+	if (b->n > from) {
+		XGROW(a->w, a->cap, (size_t)(a->n + b->n - from));
+		memcpy(a->w + a->n, b->w + from,
+		    (size_t)(b->n - from) * sizeof *b->w);
+		a->n += b->n - from;
+	}
+	free(b->w);
+	memset(b, 0, sizeof *b);
+}
+
+/* Is event i one of the backward phase's (AN_TR_BACKWARD, not the
+ * optimizer's)? *act and *tr: its action and its stack's traits. */
+static int
+event_bwd(struct ctx *c, uint64_t i, unsigned *act, uint32_t *tr)
+{
+	*act = snap_ev_action(c->t, i);
+	if (*act != SNAP_ALLOC && *act != SNAP_FREE_REQUESTED &&
+	    *act != SNAP_FREE_COMPLETED)
+		return 0;
+	*tr = event_traits(c, snap_ev_stack(c->t, i));
+	return (*tr & AN_TR_BACKWARD) && !(*tr & (AN_TR_OPTIM | AN_TR_STEP));
+}
+
+/* A part of the pass over the events, [lo, hi): its runs, its first and
+ * last backward event, and the frees of blocks allocated before the
+ * trace. Parts run on threads of their own: each reads the trace with a
+ * stripe cache of its own and the stack traits, all found before. */
+struct scan {
+	struct ctx *c;
+	uint64_t lo, hi;
 	struct runs bwd, opt;
+	int64_t first_bwd, last_bwd;
+	struct pre_free *pre;
+	uint64_t n_pre;
+	size_t pre_cap;
+	/* the thread that made it: its stop flag and meter (util/stop.h) */
+	const atomic_int *stop;
+	atomic_uint_fast64_t *meter;
+};
 
-	memset(&bwd, 0, sizeof bwd);
-	memset(&opt, 0, sizeof opt);
-	c->bwd_last = xmalloc(((size_t)c->n_ph + 1) * sizeof *c->bwd_last);
-	for (i = 0; i < c->n_ph; i++)
-		c->bwd_last[i] = -1;
-	c->first_bwd = c->last_bwd = -1;
-	for (i = 0; i < n; i++) {
-		unsigned act = snap_ev_action(c->t, i);
-		uint32_t tr;
-		uint64_t el;
-		int is_opt, is_bwd;
+static void
+scan_part(struct scan *p)
+{
+	struct ctx *c = p->c;
+	uint64_t i, el, next_el;
+	unsigned act;
+	uint32_t tr = 0;
+	int is_opt, is_bwd;
 
-		if (sv_stop_poll(i))
+	p->first_bwd = p->last_bwd = -1;
+	/* the elements made by the events before lo */
+	next_el = c->tl->n_pre > 0 ? idx_tl_created(c->tl,
+	    (int64_t)p->lo - 1) : 0;
+	for (i = p->lo; i < p->hi; i++) {
+		if (sv_stop_poll(i - p->lo))
 			break; /* an_categories_build gives up */
+		is_bwd = event_bwd(c, i, &act, &tr);
 		if (act != SNAP_ALLOC && act != SNAP_FREE_REQUESTED &&
 		    act != SNAP_FREE_COMPLETED)
 			continue;
-		tr = event_traits(c, snap_ev_stack(c->t, i));
 		if (c->tl->n_pre > 0 &&
 		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems) {
 			/* elements are made in event order: a free whose
 			 * element is the next one makes it */
 			if (act == SNAP_FREE_COMPLETED && el >= next_el) {
-				XGROW(c->pre, pre_cap, (size_t)c->n_pre + 1);
-				c->pre[c->n_pre].addr = snap_ev_addr(c->t, i);
-				c->pre[c->n_pre].ev = (int64_t)i;
-				c->pre[c->n_pre++].k = el;
+				XGROW(p->pre, p->pre_cap, (size_t)p->n_pre + 1);
+				p->pre[p->n_pre].addr = snap_ev_addr(c->t, i);
+				p->pre[p->n_pre].ev = (int64_t)i;
+				p->pre[p->n_pre++].k = el;
 			}
 			if (el >= next_el)
 				next_el = el + 1;
 		}
 		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
-		is_bwd = (tr & AN_TR_BACKWARD) && !is_opt;
 		if (is_opt)
-			run_own(&opt, (int64_t)i);
+			run_own(&p->opt, (int64_t)i);
 		else if (act == SNAP_ALLOC)
-			run_other(&opt);
+			run_other(&p->opt);
 		if (!is_bwd) {
 			if (act == SNAP_ALLOC)
-				run_other(&bwd);
+				run_other(&p->bwd);
 			continue;
 		}
-		run_own(&bwd, (int64_t)i);
-		if (c->first_bwd < 0)
-			c->first_bwd = (int64_t)i;
-		c->last_bwd = (int64_t)i;
-		while (k < c->n_ph && c->ph[k].last < (int64_t)i)
-			k++;
-		if (k == c->n_ph || c->ph[k].first > (int64_t)i)
-			continue;
-		c->bwd_last[k] = (int64_t)i;
+		run_own(&p->bwd, (int64_t)i);
+		if (p->first_bwd < 0)
+			p->first_bwd = (int64_t)i;
+		p->last_bwd = (int64_t)i;
 	}
-	c->bwd_runs = bwd.w;
-	c->n_bwd_runs = bwd.n;
-	c->opt_runs = opt.w;
-	c->n_opt_runs = opt.n;
+}
+
+static void *
+scan_thread(void *arg)
+{
+	struct scan *p = arg;
+
+	sv_stop_flag = p->stop;
+	sv_stop_meter = p->meter;
+	scan_part(p);
+	/* this thread's decoded stripes go with it */
+	snap_stripe_cache_clear();
+	return NULL;
+}
+
+/* b after a (b is left empty). */
+static void
+scan_join(struct scan *a, struct scan *b)
+{
+	runs_join(&a->bwd, &b->bwd);
+	runs_join(&a->opt, &b->opt);
+	if (a->first_bwd < 0)
+		a->first_bwd = b->first_bwd;
+	if (b->last_bwd >= 0)
+		a->last_bwd = b->last_bwd;
+	if (b->n_pre > 0) {
+		XGROW(a->pre, a->pre_cap, (size_t)(a->n_pre + b->n_pre));
+		memcpy(a->pre + a->n_pre, b->pre, (size_t)b->n_pre *
+		    sizeof *b->pre);
+		a->n_pre += b->n_pre;
+	}
+	free(b->pre);
+	memset(b, 0, sizeof *b);
+}
+
+/* The last backward event of each phase, from the backward runs (every
+ * backward event is in one, and each run's ends are backward events):
+ * the end of the last run that starts in the phase, or before it; for
+ * a run that goes on past the phase, the last backward event of the
+ * phase is found by reading back from the phase's end. */
+static void
+phase_last_bwd(struct ctx *c)
+{
+	uint64_t k, r = 0;
+	unsigned act;
+	uint32_t tr;
+
+	c->bwd_last = xmalloc(((size_t)c->n_ph + 1) * sizeof *c->bwd_last);
+	for (k = 0; k < c->n_ph; k++) {
+		int64_t f = c->ph[k].first, l = c->ph[k].last, i, lo;
+		const struct an_window *w;
+
+		c->bwd_last[k] = -1;
+		/* the last run that starts at or before the phase's end */
+		while (r < c->n_bwd_runs && c->bwd_runs[r].first <= l)
+			r++;
+		if (r == 0)
+			continue;
+		w = &c->bwd_runs[r - 1];
+		if (w->last <= l) {
+			c->bwd_last[k] = w->last >= f ? w->last : -1;
+			continue;
+		}
+		lo = w->first > f ? w->first : f;
+		for (i = l; i >= lo; i--)
+			if (event_bwd(c, (uint64_t)i, &act, &tr)) {
+				c->bwd_last[k] = i;
+				break;
+			}
+	}
+}
+
+/* Below this many events the pass is not split (an_categories_split). */
+static uint64_t split_events = 1u << 20;
+static unsigned split_per_mille;
+
+void
+an_categories_split(uint64_t min_events, unsigned per_mille)
+{
+	split_events = min_events;
+	split_per_mille = per_mille < 1000 ? per_mille : 0;
+}
+
+/* One pass over the events (scan_part), in two parts on two threads
+ * where they may run (util/thread.h) and the trace is long: the steps,
+ * when they are to be found, and the first part on this thread, the
+ * second on another; then the phases and each one's last backward
+ * event. The result is a pass on one thread's. */
+static int
+scan_events(struct ctx *c, const struct an_steps **steps,
+    struct an_steps *own, struct sv_error *err)
+{
+	uint64_t n = c->t != NULL ? c->t->n : 0, m = n;
+	struct scan a, b;
+	pthread_t th;
+	int two = 0, r = 0;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.c = b.c = c;
+	b.stop = sv_stop_flag;
+	b.meter = sv_stop_meter;
+	if (n >= split_events && n >= 2) {
+		/* finding the steps takes about a quarter of the pass */
+		m = split_per_mille > 0 ? n * split_per_mille / 1000 :
+		    *steps == NULL ? n * 2 / 5 : n / 2;
+		b.lo = m;
+		b.hi = n;
+		two = m > 0 && m < n && sv_thread_start(&th, scan_thread,
+		    &b) == 0;
+		if (!two)
+			m = n;
+	}
+	if (*steps == NULL) {
+		if (an_steps_find(c->s, c->tl->device, own, err) != 0)
+			r = -1;
+		*steps = own;
+	}
+	a.hi = m;
+	if (r == 0)
+		scan_part(&a);
+	if (two) {
+		pthread_join(th, NULL);
+		scan_join(&a, &b);
+	}
+	c->bwd_runs = a.bwd.w;
+	c->n_bwd_runs = a.bwd.n;
+	c->opt_runs = a.opt.w;
+	c->n_opt_runs = a.opt.n;
+	c->first_bwd = a.first_bwd;
+	c->last_bwd = a.last_bwd;
+	c->pre = a.pre;
+	c->n_pre = a.n_pre;
+	return r;
 }
 
 /* an_window_at (w) or an_step_at (st) over n windows in event order,
@@ -645,22 +824,16 @@ an_categories_begin(const struct snapshot *s, const struct idx_timeline *tl,
 	struct an_cat_work *w;
 	struct ctx *c;
 
+	uint32_t k;
+
 	memset(out, 0, sizeof *out);
 	out->device = tl->device;
 	w = xcalloc(1, sizeof *w);
-	if (steps == NULL) {
-		if (an_steps_find(s, tl->device, &w->own, err) != 0) {
-			free(w);
-			return -1;
-		}
-		steps = &w->own;
-	}
 	out->work = w;
 	c = &w->c;
 	c->s = s;
 	c->t = snap_trace_of(s, tl->device);
 	c->tl = tl;
-	c->steps = steps;
 	c->rules = rules;
 	an_frame_cache_init(&c->fc, s);
 	c->st = xcalloc((size_t)s->n_stacks + 1, sizeof *c->st);
@@ -669,8 +842,17 @@ an_categories_begin(const struct snapshot *s, const struct idx_timeline *tl,
 	c->fr_rule = xcalloc((size_t)s->n_frames + 1, sizeof *c->fr_rule);
 	find_py_only(c);
 	find_workspace(c);
+	/* every stack's traits, read and no longer written by the pass
+	 * over the events, which may run on two threads */
+	for (k = 0; k == 0 || k < s->n_stacks; k++)
+		(void)stack_traits(c, k);
+	if (scan_events(c, &steps, &w->own, err) != 0) {
+		an_categories_destroy(out);
+		return -1;
+	}
+	c->steps = steps;
 	make_phases(c, steps, (int64_t)tl->n_events);
-	scan_events(c);
+	phase_last_bwd(c);
 	out->n_elems = tl->n_elems;
 	out->cat = xmalloc((size_t)tl->n_elems + 1);
 	out->steps_source = steps->source;

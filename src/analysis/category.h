@@ -135,6 +135,13 @@ unsigned an_category_classify(struct an_categories *out, uint64_t k,
     const struct idx_elem *e);
 int an_categories_end(struct an_categories *out, struct sv_error *err);
 
+/* _begin's pass over the events runs in two parts on two threads (where
+ * util/thread.h lets a second one start) on a trace of min_events or
+ * more (default 1 Mi events), the second part from per_mille of the
+ * events (0: the default split), the table the same as on one thread;
+ * for the tests, which split small traces anywhere. */
+void an_categories_split(uint64_t min_events, unsigned per_mille);
+
 /* A classifier of single elements, in any order, made from a table
  * begun (an_categories_begin, before _end): copies of what _begin found
  * of the whole trace (phases, runs of backward and optimizer events,

@@ -262,10 +262,12 @@ END_TEST
 /* The probe of a begun table classifies every element of f (default
  * device) as the table does, in any order (here backwards), after the
  * table is ended and freed; and finds the element of every block
- * allocated before the trace by its address, before its free only. */
+ * allocated before the trace by its address, before its free only; the
+ * table begun with its pass over the events split at per_mille (0: one
+ * pass). */
 static void
 probe_check(struct snapshot *s, const struct an_cat_rules *rules,
-    const char *name)
+    unsigned per_mille, const char *name)
 {
 	struct idx_timeline tl;
 	struct an_categories c, begun;
@@ -276,8 +278,10 @@ probe_check(struct snapshot *s, const struct an_cat_rules *rules,
 
 	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
 	ck_assert_int_eq(an_categories_build(s, &tl, NULL, rules, &c, &err), 0);
+	an_categories_split(per_mille > 0 ? 0 : UINT64_MAX, per_mille);
 	ck_assert_int_eq(an_categories_begin(s, &tl, NULL, rules, &begun,
 	    &err), 0);
+	an_categories_split(1u << 20, 0);
 	p = an_cat_probe_new(&begun);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(an_categories_end(&begun, &err), 0);
@@ -324,7 +328,7 @@ START_TEST(test_category_probe)
 	size_t i;
 
 	s = build_step();
-	probe_check(s, NULL, "one step");
+	probe_check(s, NULL, 0, "one step");
 	snap_free(s);
 	ck_assert_int_eq(an_cat_rules_parse(rules_text, strlen(rules_text),
 	    &rules, &err), 0);
@@ -333,11 +337,70 @@ START_TEST(test_category_probe)
 		    TOP_SRCDIR, files[i]);
 		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0,
 		    "%s: %s", path, err.msg);
-		probe_check(s, NULL, files[i]);
-		probe_check(s, &rules, files[i]);
+		probe_check(s, NULL, 0, files[i]);
+		probe_check(s, &rules, 0, files[i]);
+		probe_check(s, NULL, 101, files[i]);
+		probe_check(s, NULL, 500, files[i]);
 		snap_free(s);
 	}
 	an_cat_rules_destroy(&rules);
+}
+END_TEST
+
+/* The pass over the events split in two anywhere (on two threads, the
+ * runs of backward and optimizer events joined where the split cuts
+ * them) gives the table a pass on one thread gives, with the steps
+ * found there or given. */
+START_TEST(test_category_split)
+{
+	static const char *const files[] = {"real/cuda_train_one_step",
+	    "real/npu_leak_expandable", "gen/wrapped", "gen/training-leak",
+	    "gen/leak-cpp"};
+	struct snapshot *s;
+	struct idx_timeline tl;
+	struct an_categories one, two;
+	struct an_steps st;
+	struct sv_error err;
+	char path[1024];
+	unsigned pm, given, diff = 0;
+	uint64_t k;
+	size_t i;
+
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/%s.pickle",
+		    TOP_SRCDIR, files[i]);
+		ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0,
+		    "%s: %s", path, err.msg);
+		ck_assert_int_eq(idx_timeline_build(s, snap_default_device(s),
+		    &tl, &err), 0);
+		ck_assert_int_eq(an_steps_find(s, tl.device, &st, &err), 0);
+		an_categories_split(UINT64_MAX, 0);
+		ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &one,
+		    &err), 0);
+		for (pm = 1; pm < 1000; pm += 13)
+			for (given = 0; given < 2; given++) {
+				an_categories_split(0, pm);
+				ck_assert_int_eq(an_categories_build(s, &tl,
+				    given ? &st : NULL, NULL, &two, &err), 0);
+				for (k = 0; k < tl.n_elems; k++)
+					ck_assert_msg(two.cat[k] == one.cat[k],
+					    "%s split at %u/1000: element %llu:"
+					    " %s, want %s", files[i], pm,
+					    (unsigned long long)k,
+					    an_category_name(two.cat[k]),
+					    an_category_name(one.cat[k]));
+				an_categories_destroy(&two);
+			}
+		/* the files tell categories apart */
+		for (k = 1; k < tl.n_elems; k++)
+			diff |= one.cat[k] != one.cat[0];
+		an_categories_destroy(&one);
+		an_steps_destroy(&st);
+		idx_timeline_destroy(&tl);
+		snap_free(s);
+	}
+	ck_assert(diff);
+	an_categories_split(1u << 20, 0);
 }
 END_TEST
 
@@ -372,5 +435,6 @@ analysis_categories_tests(TCase *tc)
 	tcase_add_test(tc, test_categories_forward_only);
 	tcase_add_test(tc, test_category_rules);
 	tcase_add_test(tc, test_category_probe);
+	tcase_add_test(tc, test_category_split);
 	tcase_add_test(tc, test_leaks_one_step);
 }
