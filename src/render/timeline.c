@@ -807,6 +807,7 @@ tl_model_destroy(struct tl_model *m)
 		tl_groups_destroy(&m->groups[k]);
 	}
 	an_cat_probe_free(m->cat_probe);
+	tl_sample_live_drop(m);
 	if (m->sites_ok > 0)
 		an_sites_destroy(&m->sites);
 	free(m->skeys);

@@ -229,6 +229,8 @@ struct tl_model {
 	 * (tl_sample.h), and their samples */
 	int8_t groups_sampled[TL_STACK_COUNT];
 	struct tl_samples *samples[TL_STACK_COUNT];
+	struct tl_live *live;            /* the replay's states they came
+					    from, for every mode */
 	struct an_sites sites;
 	int sites_ok;
 	/* the call-site mode's largest blocks alive since before the trace
@@ -480,6 +482,14 @@ int tl_model_sample_able(const struct tl_model *m, int st);
  * (tl_sample_cover). */
 struct replay;
 int tl_model_sample(struct tl_model *m, int st, struct replay *r,
+    const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
+    size_t size);
+
+/* Reads the replay's states after the n events ev (as tl_model_sample
+ * does, and with the same returns) for the modes sampled later, which
+ * then need no seek there: the category mode's while it waits for its
+ * probe. */
+int tl_model_sample_states(struct tl_model *m, struct replay *r,
     const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
     size_t size);
 

@@ -1094,13 +1094,20 @@ build_segments(struct tl_model *m, char *why, size_t size)
 	return 0;
 }
 
-/* Drops what was sampled of mode st, and what sampled it. */
+/* Drops what was sampled of mode st, and what sampled it; the replay's
+ * states with the last mode left to build. */
 static void
 drop_samples(struct tl_model *m, int st)
 {
+	int k;
+
 	tl_sample_drop(m, st);
 	if (st == TL_STACK_CATEGORY)
 		tl_model_set_cat_probe(m, NULL);
+	for (k = 0; k < TL_STACK_COUNT; k++)
+		if (k != st && tl_stack_grouped(k) && m->groups_ok[k] == 0)
+			return;
+	tl_sample_live_drop(m);
 }
 
 int
@@ -1207,6 +1214,14 @@ tl_model_sample(struct tl_model *m, int st, struct replay *r,
 	}
 	return tl_sample_cover(m, st, &how, r, ev, n, budget_us, moved, why,
 	    size);
+}
+
+int
+tl_model_sample_states(struct tl_model *m, struct replay *r,
+    const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
+    size_t size)
+{
+	return tl_sample_states(m, r, ev, n, budget_us, moved, why, size);
 }
 
 /* ---- building a mode away from the model --------------------------------- */

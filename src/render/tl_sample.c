@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 /* A sampled event: its groups are pairs[off .. off + n). */
@@ -24,6 +25,39 @@ struct ghost {
 	uint64_t addr, k;
 };
 
+/* An element of a live set: the timeline's (k), or one made from a block
+ * allocated before the trace and freed in it (k UINT64_MAX). */
+struct lelem {
+	struct idx_elem e;
+	uint64_t k;
+};
+
+/* The replay's live blocks after an event, as elements: ids[off ..
+ * off + n) index tl_live.el. */
+struct lset {
+	int64_t ev;
+	uint64_t off, n;
+};
+
+/* What the replay's states gave, for every mode (a seek is most of a
+ * sample's cost): the live sets by event, their elements each once. */
+struct tl_live {
+	int ok;                  /* 1, or -1: a state disagreed */
+	char why[320];
+	struct ghost *ghost;     /* by address */
+	uint64_t n_ghost;
+	struct lelem *el;
+	size_t n_el, cap_el;
+	struct u64map by_alloc;  /* alloc event -> el */
+	struct u64map by_addr;   /* alive before the trace: address -> el */
+	struct lset *set;        /* by event */
+	size_t n_set, cap_set;
+	uint32_t *ids;
+	size_t n_ids, cap_ids;
+};
+
+#define GRP_TODO UINT32_MAX
+
 struct tl_samples {
 	int ok;                  /* 0 not set up, 1 set up, -1 cannot */
 	char why[320];
@@ -32,8 +66,10 @@ struct tl_samples {
 	size_t n_s, cap_s;
 	struct tl_group_sample *pairs;
 	uint64_t n_pairs, cap_pairs;
-	struct ghost *ghost;     /* by address */
-	uint64_t n_ghost;
+	/* per element of the live sets: its group, GRP_TODO, and the
+	 * stack and size it counts with */
+	uint32_t *grp;
+	size_t n_grp;
 	/* one sample's sums: per group, and the groups it touched */
 	struct tl_group_sample *acc;
 	uint8_t *mark;
@@ -46,7 +82,8 @@ tl_sample_able(const struct tl_model *m, int st)
 {
 	const struct tl_samples *s;
 
-	if (st < 0 || st >= TL_STACK_COUNT || m->groups_ok[st] != 0)
+	if (st < 0 || st >= TL_STACK_COUNT || m->groups_ok[st] != 0 ||
+	    (m->live != NULL && m->live->ok < 0))
 		return 0;
 	s = m->samples[st];
 	return s == NULL || s->ok >= 0;
@@ -80,12 +117,29 @@ tl_sample_drop(struct tl_model *m, int st)
 		return;
 	free(s->s);
 	free(s->pairs);
-	free(s->ghost);
+	free(s->grp);
 	free(s->acc);
 	free(s->mark);
 	free(s->touched);
 	free(s);
 	m->samples[st] = NULL;
+}
+
+void
+tl_sample_live_drop(struct tl_model *m)
+{
+	struct tl_live *l = m->live;
+
+	if (l == NULL)
+		return;
+	free(l->ghost);
+	free(l->el);
+	u64map_destroy(&l->by_alloc);
+	u64map_destroy(&l->by_addr);
+	free(l->set);
+	free(l->ids);
+	free(l);
+	m->live = NULL;
 }
 
 static int
@@ -96,87 +150,184 @@ cmp_ghost(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The mode's set-up on m, and the elements alive the whole trace by
- * address (the last n_ghost elements). */
+/* m's live sets, made the first time: the elements alive the whole
+ * trace by address (the last n_ghost elements). */
+static struct tl_live *
+live_of(struct tl_model *m)
+{
+	const struct idx_timeline *tl = m->tl;
+	struct tl_live *l = m->live;
+	uint64_t k, n = tl->n_ghost < tl->n_elems ? tl->n_ghost : tl->n_elems;
+
+	if (l != NULL)
+		return l;
+	l = m->live = xcalloc(1, sizeof *l);
+	l->ok = 1;
+	l->ghost = xcalloc(n + 1, sizeof *l->ghost);
+	for (k = tl->n_elems - n; k < tl->n_elems; k++) {
+		struct idx_elem e = idx_tl_elem(tl, k);
+
+		l->ghost[l->n_ghost].addr = e.addr;
+		l->ghost[l->n_ghost++].k = k;
+	}
+	qsort(l->ghost, l->n_ghost, sizeof *l->ghost, cmp_ghost);
+	u64map_init(&l->by_alloc);
+	u64map_init(&l->by_addr);
+	return l;
+}
+
+/* The mode's set-up on m. */
 static int
 set_up(struct tl_model *m, const struct tl_sampler *how,
     struct tl_samples *s)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t k, n = tl->n_ghost < tl->n_elems ? tl->n_ghost : tl->n_elems;
-
 	if (how->setup(m, &s->max_groups, s->why, sizeof s->why) != 0)
 		return -1;
-	s->ghost = xcalloc(n + 1, sizeof *s->ghost);
-	for (k = tl->n_elems - n; k < tl->n_elems; k++) {
-		struct idx_elem e = idx_tl_elem(tl, k);
-
-		s->ghost[s->n_ghost].addr = e.addr;
-		s->ghost[s->n_ghost++].k = k;
-	}
-	qsort(s->ghost, s->n_ghost, sizeof *s->ghost, cmp_ghost);
 	s->acc = xcalloc((size_t)s->max_groups + 1, sizeof *s->acc);
 	s->mark = xcalloc((size_t)s->max_groups + 1, 1);
 	s->touched = xcalloc((size_t)s->max_groups + 1, sizeof *s->touched);
 	return 0;
 }
 
-/* The element of live block b of segment sg, and its id (UINT64_MAX
- * for one made from the block). Returns -1 when the timeline has no
- * such element. */
+/* The element of live block b of segment sg, in l->el (*id): the one
+ * met before with the same alloc event (or, alive before the trace, at
+ * the same address), else the element its alloc event starts, else the
+ * element at its address among those alive the whole trace, else one
+ * made from the block as the index makes it from the free (size, stack,
+ * stream, which the backward replay gave the block). -1 when the
+ * timeline has no such element. */
 static int
-elem_of(const struct tl_model *m, const struct tl_sampler *how,
-    const struct tl_samples *s, const struct replay_segment *sg,
-    const struct replay_block *b, int64_t ev, struct idx_elem *e,
-    uint64_t *k)
+elem_of(struct tl_live *l, const struct idx_timeline *tl,
+    const struct replay_segment *sg, const struct replay_block *b,
+    uint64_t *id)
 {
-	const struct idx_timeline *tl = m->tl;
-	uint64_t lo = 0, hi = s->n_ghost;
+	struct lelem x;
+	uint64_t lo = 0, hi = l->n_ghost;
 
+	if (u64map_get(b->alloc_ev >= 0 ? &l->by_alloc : &l->by_addr,
+	    b->alloc_ev >= 0 ? (uint64_t)b->alloc_ev : b->addr, id))
+		return 0;
+	memset(&x, 0, sizeof x);
 	if (b->alloc_ev >= 0) {
-		/* the element its alloc event starts */
 		if ((uint64_t)b->alloc_ev >= tl->n_events)
 			return -1;
-		*k = idx_tl_ev_elem(tl, (uint64_t)b->alloc_ev);
-		if (*k >= tl->n_elems)
+		x.k = idx_tl_ev_elem(tl, (uint64_t)b->alloc_ev);
+		if (x.k >= tl->n_elems)
 			return -1;
-		*e = idx_tl_elem(tl, *k);
-		return e->alloc_ev == b->alloc_ev ? 0 : -1;
-	}
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
+		x.e = idx_tl_elem(tl, x.k);
+		if (x.e.alloc_ev != b->alloc_ev)
+			return -1;
+	} else {
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
 
-		if (s->ghost[mid].addr < b->addr)
+			if (l->ghost[mid].addr < b->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < l->n_ghost && l->ghost[lo].addr == b->addr) {
+			x.k = l->ghost[lo].k;
+			x.e = idx_tl_elem(tl, x.k);
+		} else {
+			x.e.addr = b->addr;
+			x.e.size = b->requested_size;
+			x.e.stream = sg->stream;
+			x.e.alloc_ev = x.e.free_ev = IDX_NO_EVENT;
+			x.e.stack = b->stack;
+			x.e.flags = IDX_ELEM_PRE;
+			x.k = UINT64_MAX;
+		}
+	}
+	XGROW(l->el, l->cap_el, l->n_el + 1);
+	l->el[l->n_el] = x;
+	*id = l->n_el++;
+	u64map_put(b->alloc_ev >= 0 ? &l->by_alloc : &l->by_addr,
+	    b->alloc_ev >= 0 ? (uint64_t)b->alloc_ev : b->addr, *id);
+	return 0;
+}
+
+/* Where ev is or goes among the live sets (by event). */
+static size_t
+set_at(const struct tl_live *l, int64_t ev)
+{
+	size_t lo = 0, hi = l->n_set;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->set[mid].ev < ev)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < s->n_ghost && s->ghost[lo].addr == b->addr) {
-		*k = s->ghost[lo].k;
-		*e = idx_tl_elem(tl, *k);
-		return 0;
+	return lo;
+}
+
+/* The live set after event ev, made from the replay's state (which it
+ * moves) when there is none yet; NULL (l->ok -1, l->why) when the state
+ * is not the timeline's: a block with no element, or live bytes that
+ * are not its total. */
+static const struct lset *
+live_set(struct tl_live *l, const struct idx_timeline *tl, struct replay *r,
+    int64_t ev, int *moved)
+{
+	const struct replay_state *rs;
+	struct sv_error err;
+	struct lset x;
+	uint64_t total = 0, id;
+	size_t at = set_at(l, ev);
+	uint32_t i, j;
+
+	if (at < l->n_set && l->set[at].ev == ev)
+		return &l->set[at];
+	sv_error_clear(&err);
+	*moved = 1;
+	if (replay_seek(r, ev, &err) != 0) {
+		snprintf(l->why, sizeof l->why, "the replay: %s", err.msg);
+		goto bad;
 	}
-	/* allocated before the trace, freed in it: its element, where
-	 * the mode needs its free */
-	if (how->pre_elem != NULL) {
-		if (how->pre_elem(m, b->addr, ev, k) != 0 ||
-		    *k >= tl->n_elems)
-			return -1;
-		*e = idx_tl_elem(tl, *k);
-		return (e->flags & IDX_ELEM_PRE) && e->addr == b->addr &&
-		    e->free_ev > ev ? 0 : -1;
+	rs = replay_state(r);
+	x.ev = ev;
+	x.off = l->n_ids;
+	x.n = 0;
+	for (i = 0; i < rs->n_segments; i++) {
+		const struct replay_segment *sg = &rs->segments[i];
+
+		for (j = 0; j < sg->n_blocks &&
+		    sg->first_block + j < rs->n_blocks; j++) {
+			const struct replay_block *b =
+			    &rs->blocks[sg->first_block + j];
+
+			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
+			    b->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
+				continue;
+			if (elem_of(l, tl, sg, b, &id) != 0) {
+				snprintf(l->why, sizeof l->why, "the block at "
+				    "0x%" PRIx64 " after event %" PRId64
+				    " is no allocation of the timeline",
+				    b->addr, ev);
+				goto bad;
+			}
+			total += l->el[id].e.size;
+			XGROW(l->ids, l->cap_ids, l->n_ids + 1);
+			l->ids[l->n_ids++] = (uint32_t)id;
+			x.n++;
+		}
 	}
-	/* else one made as the index makes it from the free (size, stack,
-	 * stream), which the backward replay gave the block */
-	memset(e, 0, sizeof *e);
-	e->addr = b->addr;
-	e->size = b->requested_size;
-	e->stream = sg->stream;
-	e->alloc_ev = e->free_ev = IDX_NO_EVENT;
-	e->stack = b->stack;
-	e->flags = IDX_ELEM_PRE;
-	*k = UINT64_MAX;
-	return 0;
+	if (total != idx_tl_total(tl, ev)) {
+		snprintf(l->why, sizeof l->why, "the replay's live bytes after "
+		    "event %" PRId64 " are not the timeline's", ev);
+		goto bad;
+	}
+	XGROW(l->set, l->cap_set, l->n_set + 1);
+	memmove(l->set + at + 1, l->set + at, (l->n_set - at) * sizeof *l->set);
+	l->set[at] = x;
+	l->n_set++;
+	return &l->set[at];
+bad:
+	l->ok = -1;
+	return NULL;
 }
 
 static void
@@ -206,10 +357,7 @@ push_sample(struct tl_samples *s, int64_t ev)
 {
 	uint32_t i;
 
-	if (s->n_s == s->cap_s) {
-		s->cap_s = s->cap_s ? 2 * s->cap_s : 256;
-		s->s = xreallocarray(s->s, s->cap_s, sizeof *s->s);
-	}
+	XGROW(s->s, s->cap_s, s->n_s + 1);
 	if (s->n_pairs + s->n_touched > s->cap_pairs) {
 		s->cap_pairs = 2 * (s->n_pairs + s->n_touched) + 1024;
 		s->pairs = xreallocarray(s->pairs, s->cap_pairs,
@@ -232,56 +380,57 @@ push_sample(struct tl_samples *s, int64_t ev)
 	s->n_s++;
 }
 
-/* Sums the mode's groups in the state after event ev. */
+/* Sums the mode's groups in live set x (after event x->ev): each
+ * element's group once per mode; an element made from a block
+ * allocated before the trace is the timeline's where the mode needs
+ * its free (how->pre_elem). */
 static int
 take(struct tl_model *m, const struct tl_sampler *how, struct tl_samples *s,
-    struct replay *r, int64_t ev)
+    const struct lset *x)
 {
+	struct tl_live *l = m->live;
 	const struct idx_timeline *tl = m->tl;
-	const struct replay_state *rs;
-	struct sv_error err;
-	uint64_t total = 0, k;
-	uint32_t i, j, grp;
+	uint64_t i;
 
-	sv_error_clear(&err);
-	if (replay_seek(r, ev, &err) != 0) {
-		snprintf(s->why, sizeof s->why, "the replay: %s", err.msg);
-		return -1;
+	if (s->n_grp < l->n_el) {
+		s->grp = xreallocarray(s->grp, l->n_el + 1, sizeof *s->grp);
+		for (i = s->n_grp; i < l->n_el; i++)
+			s->grp[i] = GRP_TODO;
+		s->n_grp = l->n_el;
 	}
-	rs = replay_state(r);
-	for (i = 0; i < rs->n_segments; i++) {
-		const struct replay_segment *sg = &rs->segments[i];
+	for (i = 0; i < x->n; i++) {
+		uint32_t id = l->ids[x->off + i];
+		const struct lelem *le = &l->el[id];
+		struct idx_elem e;
+		uint64_t k;
 
-		for (j = 0; j < sg->n_blocks &&
-		    sg->first_block + j < rs->n_blocks; j++) {
-			const struct replay_block *b =
-			    &rs->blocks[sg->first_block + j];
-			struct idx_elem e;
-
-			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
-			    b->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
-				continue;
-			if (elem_of(m, how, s, sg, b, ev, &e, &k) != 0) {
-				snprintf(s->why, sizeof s->why, "the block at "
-				    "0x%" PRIx64 " after event %" PRId64
-				    " is no allocation of the timeline",
-				    b->addr, ev);
-				goto bad;
+		if (s->grp[id] == GRP_TODO) {
+			e = le->e;
+			k = le->k;
+			if (k == UINT64_MAX && how->pre_elem != NULL) {
+				/* its free: the first at its address after
+				 * the event (the same for every event the
+				 * block is alive after) */
+				if (how->pre_elem(m, e.addr, x->ev, &k) != 0 ||
+				    k >= tl->n_elems)
+					goto bad;
+				e = idx_tl_elem(tl, k);
+				if (!(e.flags & IDX_ELEM_PRE) ||
+				    e.addr != le->e.addr ||
+				    e.free_ev <= x->ev)
+					goto bad;
 			}
-			total += e.size;
-			grp = how->group_of(m, &e, k);
-			if (grp < s->max_groups)
-				acc_add(s, grp, &e, k);
+			s->grp[id] = how->group_of(m, &e, k);
 		}
+		if (s->grp[id] < s->max_groups)
+			acc_add(s, s->grp[id], &le->e, le->k);
 	}
-	if (total != idx_tl_total(tl, ev)) {
-		snprintf(s->why, sizeof s->why, "the replay's live bytes after "
-		    "event %" PRId64 " are not the timeline's", ev);
-		goto bad;
-	}
-	push_sample(s, ev);
+	push_sample(s, x->ev);
 	return 0;
 bad:
+	snprintf(s->why, sizeof s->why, "the block at 0x%" PRIx64 " after "
+	    "event %" PRId64 " is no allocation of the timeline",
+	    l->el[l->ids[x->off + i]].e.addr, x->ev);
 	for (i = 0; i < s->n_touched; i++) {
 		memset(&s->acc[s->touched[i]], 0, sizeof s->acc[0]);
 		s->mark[s->touched[i]] = 0;
@@ -339,12 +488,50 @@ rebuild(struct tl_model *m, int st, struct tl_samples *s)
 	return r;
 }
 
+/* Is the time up for a call that has done something (budget_us 0: no
+ * limit)? */
+static int
+time_up(long long t0, long long budget_us, int done)
+{
+	return budget_us > 0 && done && sv_mono_us() - t0 >= budget_us;
+}
+
+int
+tl_sample_states(struct tl_model *m, struct replay *r, const int64_t *ev,
+    size_t n, long long budget_us, int *moved, char *why, size_t size)
+{
+	struct tl_live *l = live_of(m);
+	long long t0 = sv_mono_us();
+	size_t i, before = l->n_set;
+
+	*moved = 0;
+	for (i = 0; i < n && l->ok > 0 && r != NULL; i++) {
+		size_t at;
+
+		if (ev[i] < -1 || ev[i] >= (int64_t)m->tl->n_events)
+			continue;
+		at = set_at(l, ev[i]);
+		if (at < l->n_set && l->set[at].ev == ev[i])
+			continue;
+		if (time_up(t0, budget_us, l->n_set > before))
+			return 1;
+		(void)live_set(l, m->tl, r, ev[i], moved);
+	}
+	if (l->ok < 0 || r == NULL) {
+		snprintf(why, size, "%s", r == NULL ? "no replay" : l->why);
+		return -1;
+	}
+	return 0;
+}
+
 int
 tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
     struct replay *r, const int64_t *ev, size_t n, long long budget_us,
     int *moved, char *why, size_t size)
 {
 	struct tl_samples *s;
+	struct tl_live *l;
+	const struct lset *x;
 	struct smp last;
 	long long t0 = sv_mono_us();
 	size_t i, at, before;
@@ -354,9 +541,11 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 	if (!tl_sample_able(m, st) || r == NULL) {
 		snprintf(why, size, "%s", st >= 0 && st < TL_STACK_COUNT &&
 		    m->samples[st] != NULL ? m->samples[st]->why :
+		    m->live != NULL && m->live->ok < 0 ? m->live->why :
 		    "not sampled");
 		return -1;
 	}
+	l = live_of(m);
 	if ((s = m->samples[st]) == NULL)
 		s = m->samples[st] = xcalloc(1, sizeof *s);
 	if (s->ok == 0)
@@ -369,13 +558,16 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 		at = sample_at(s, ev[i]);
 		if (at < s->n_s && s->s[at].ev == ev[i])
 			continue;
-		if (budget_us > 0 && s->n_s > before &&
-		    sv_mono_us() - t0 >= budget_us) {
+		if (time_up(t0, budget_us, s->n_s > before)) {
 			left = 1;
 			break;
 		}
-		*moved = 1;
-		if (take(m, how, s, r, ev[i]) != 0) {
+		if ((x = live_set(l, m->tl, r, ev[i], moved)) == NULL) {
+			snprintf(s->why, sizeof s->why, "%s", l->why);
+			s->ok = -1;
+			break;
+		}
+		if (take(m, how, s, x) != 0) {
 			s->ok = -1;
 			break;
 		}

@@ -13,7 +13,11 @@
  * the free), grouped by the mode's own group function, so the bands are
  * the ones the curves give there. Each state's bytes are checked against
  * the timeline's total after the event: a state that disagrees (a
- * damaged or inconsistent file) makes the mode wait for its curves.
+ * damaged or inconsistent file) makes every mode wait for its curves.
+ * The seek is most of a sample's cost: the elements live after each
+ * event are kept (the live sets, for every mode, each element once, and
+ * its group once per mode), so another mode sampled after the same
+ * events needs none.
  *
  * The sampled curves are the model's groups of the mode
  * (tl_groups_sampled: exact at the sampled events, held between them),
@@ -61,6 +65,16 @@ int tl_sample_able(const struct tl_model *m, int st);
 int tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
     struct replay *r, const int64_t *ev, size_t n, long long budget_us,
     int *moved, char *why, size_t size);
+
+/* Reads the replay's states after the n events ev, as tl_sample_cover
+ * would (the same returns), into the live sets every mode's samples are
+ * summed from: a mode sampled after the same events later needs no
+ * seek. */
+int tl_sample_states(struct tl_model *m, struct replay *r, const int64_t *ev,
+    size_t n, long long budget_us, int *moved, char *why, size_t size);
+
+/* Drops the live sets (once no mode is sampled any more). */
+void tl_sample_live_drop(struct tl_model *m);
 
 /* Events sampled for mode st (0: none). */
 size_t tl_sample_count(const struct tl_model *m, int st);

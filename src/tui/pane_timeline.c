@@ -99,17 +99,26 @@ pane_timeline_probe_due(struct app *a)
  * and the cursor's first, then every 16th column, every 8th, and so on.
  * Returns 0 when its bands can be drawn (a->sample_more: columns are
  * left for the next frames). */
+static void
+sampled_msg_start(struct app *a, int st);
+
 static int
 sample_plot(struct app *a, const struct rect *r)
 {
 	int st = a->view.stack, pw = tl_plot_width(r->w), n, k = 0, i, step;
-	int moved = 0, rc, more = a->sample_more;
+	int moved = 0, rc, more = a->sample_more, states = 0;
 	char why[320];
 	int64_t *col, *ev;
 	long long t0 = sv_mono_us();
 
 	a->sample_more = 0;
-	if (!sample_wanted(a, st) || pw < 1)
+	/* the category mode before its probe: the replay's states, which
+	 * its samples are then summed from */
+	if (pane_timeline_probe_due(a) && modeworker_pending(a, st))
+		states = 1;
+	else if (!sample_wanted(a, st))
+		return -1;
+	if (pw < 1)
 		return -1;
 	col = xcalloc((size_t)pw + 1, sizeof *col);
 	ev = xcalloc((size_t)pw + 2, sizeof *ev);
@@ -123,8 +132,12 @@ sample_plot(struct app *a, const struct rect *r)
 				ev[k++] = col[i + 1];
 	if (!more)
 		a->sample_since = t0;
-	rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)k,
-	    SAMPLE_BUDGET_US, &moved, why, sizeof why);
+	if (states)
+		rc = tl_model_sample_states(&a->tm, a->src.replay, ev,
+		    (size_t)k, SAMPLE_BUDGET_US, &moved, why, sizeof why);
+	else
+		rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)k,
+		    SAMPLE_BUDGET_US, &moved, why, sizeof why);
 	free(col);
 	free(ev);
 	if (moved) {
@@ -133,6 +146,10 @@ sample_plot(struct app *a, const struct rect *r)
 		cursor_replay_moved(a);
 	}
 	a->sample_more = rc == 1;
+	if (states)
+		return -1; /* nothing to draw yet */
+	if (rc >= 0)
+		sampled_msg_start(a, st);
 	if (rc == 0)
 		modeworker_sampled(a, st, sv_mono_us() - a->sample_since);
 	return rc >= 0 ? 0 : -1;
@@ -482,6 +499,28 @@ sampled_msg_text(int st, char *buf, size_t size)
 	    "(m: next mode)", tl_stack_name(st));
 }
 
+/* What m says of a mode being built. */
+static void
+building_msg_text(struct app *a, int st, char *buf, size_t size)
+{
+	snprintf(buf, size, "building %s bands%s (m: next mode)",
+	    tl_stack_name(st), a->utf8 ? "\xe2\x80\xa6" : "...");
+}
+
+/* Mode st is drawn from samples from now on (the category mode once its
+ * probe came): what the status line said of its build says so. */
+static void
+sampled_msg_start(struct app *a, int st)
+{
+	char line[sizeof a->msg];
+
+	building_msg_text(a, st, line, sizeof line);
+	if (strcmp(a->msg, line) != 0)
+		return;
+	sampled_msg_text(st, line, sizeof line);
+	app_msg(a, "%s", line);
+}
+
 /* The built bands of mode st replace its samples: what the status line
  * said of the samples (and nothing else) says the bands are built. */
 static void
@@ -520,9 +559,10 @@ cycle_stack(struct app *a, int dir)
 			return;
 		}
 		if (r > 0) {
-			app_msg(a, "building %s bands%s (m: next mode)",
-			    tl_stack_name(st), a->utf8 ? "\xe2\x80\xa6" :
-			    "...");
+			char line[sizeof a->msg];
+
+			building_msg_text(a, st, line, sizeof line);
+			app_msg(a, "%s", line);
 			return;
 		}
 	}

@@ -210,13 +210,16 @@ START_TEST(test_render_sample_exact)
 		ck_assert_int_eq(tl_model_prepare(&full, st, why, sizeof why),
 		    0);
 		ck_assert(tl_model_sample_able(&m, st));
-		/* in two calls, the second asking for some again */
+		/* in two calls, the second asking for some again; the
+		 * first mode reads the replay's states, the others sum
+		 * the same states' blocks */
 		ck_assert_msg(tl_model_sample(&m, st, f.r, ev, n / 2, 0, &moved,
 		    why, sizeof why) == 0, "%s %s: %s", files[_i],
 		    tl_stack_name(st), why);
-		ck_assert_int_eq(moved, 1);
+		ck_assert_int_eq(moved, k == 0);
 		ck_assert_int_eq(tl_model_sample(&m, st, f.r, ev, n, 0, &moved,
 		    why, sizeof why), 0);
+		ck_assert_int_eq(moved, k == 0);
 		ck_assert_uint_le(tl_sample_count(&m, st), n);
 		ck_assert(tl_groups_drawable(&m, st));
 		ck_assert_int_eq(m.groups_ok[st], 0);
@@ -231,6 +234,52 @@ START_TEST(test_render_sample_exact)
 	tl_model_destroy(&full);
 	an_categories_destroy(&cats);
 	free(ev);
+	fix_close(&f);
+}
+END_TEST
+
+/* The replay's states read before any mode is sampled (the viewer does
+ * while the category mode waits for its probe; with a budget, a call
+ * at a time): the category mode sampled after the same events then
+ * moves no replay, and its bands are the built ones, the blocks alive
+ * before the trace included. */
+START_TEST(test_render_sample_states)
+{
+	static const char *const two[] = {"real/cuda_train_one_step.pickle",
+	    "gen/wrapped.pickle"};
+	struct fix f;
+	struct tl_model full, m;
+	struct an_categories cats;
+	char why[256];
+	int64_t ev[40];
+	int moved, rc, calls = 0, k;
+
+	fix_open(&f, two[_i]);
+	for (k = 0; k < 40; k++)
+		ev[k] = (int64_t)(f.tl.n_events * (uint64_t)k / 40) - 1;
+	tl_model_init(&full, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	tl_model_init(&m, f.s, &f.tl, TL_DEFAULT_DRAWN);
+	do {
+		rc = tl_model_sample_states(&m, f.r, ev, 40, 1, &moved, why,
+		    sizeof why);
+		ck_assert_int_ge(rc, 0);
+		ck_assert_int_eq(moved, 1);
+	} while (rc == 1 && ++calls < 100);
+	ck_assert_int_eq(calls, 39);
+	ck_assert_int_eq(tl_model_sample_states(&m, f.r, ev, 40, 1, &moved,
+	    why, sizeof why), 0);
+	ck_assert_int_eq(moved, 0);
+	ck_assert(!tl_groups_drawable(&m, TL_STACK_CATEGORY));
+	cats_set_up(&f, &full, &m, &cats, NULL);
+	ck_assert_int_eq(tl_model_prepare(&full, TL_STACK_CATEGORY, why,
+	    sizeof why), 0);
+	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_CATEGORY, f.r, ev, 40, 0,
+	    &moved, why, sizeof why), 0);
+	ck_assert_int_eq(moved, 0);
+	check_mode(&full, &m, TL_STACK_CATEGORY, ev, 40, two[_i]);
+	tl_model_destroy(&m);
+	tl_model_destroy(&full);
+	an_categories_destroy(&cats);
 	fix_close(&f);
 }
 END_TEST
@@ -299,6 +348,10 @@ START_TEST(test_render_sample_refused)
 	    strstr(why, "no allocation of the timeline") != NULL, "%s", why);
 	ck_assert(!tl_model_sample_able(&m, TL_STACK_SITE));
 	ck_assert(!tl_groups_drawable(&m, TL_STACK_SITE));
+	/* the states disagree for every mode */
+	ck_assert(!tl_model_sample_able(&m, TL_STACK_STREAM));
+	ck_assert_int_eq(tl_model_sample_states(&m, f.r, all, 1, 0, &moved,
+	    why, sizeof why), -1);
 	ck_assert_int_eq(tl_model_sample(&m, TL_STACK_SITE, f.r, all, 1, 0,
 	    &moved, why, sizeof why), -1);
 	ck_assert_int_eq(moved, 0);
@@ -379,6 +432,7 @@ render_sample_tests(TCase *tl)
 	tcase_add_loop_test(tl, test_render_sample_exact, 0,
 	    (int)(sizeof files / sizeof files[0]));
 	tcase_add_test(tl, test_render_sample_budget);
+	tcase_add_loop_test(tl, test_render_sample_states, 0, 2);
 	tcase_add_test(tl, test_render_sample_refused);
 	tcase_add_test(tl, test_render_sample_adopted);
 }
