@@ -1075,8 +1075,10 @@ tl_model_set_categories(struct tl_model *m, const struct an_categories *c)
 		c = NULL;
 	if (c == m->cats)
 		return;
-	/* category bands built from another table are stale */
-	tl_groups_destroy(&m->groups[TL_STACK_CATEGORY]);
+	/* category bands built from another table are stale (those drawn
+	 * from samples of the table being built go when its bands come) */
+	if (!m->groups_sampled[TL_STACK_CATEGORY])
+		tl_groups_destroy(&m->groups[TL_STACK_CATEGORY]);
 	m->groups_ok[TL_STACK_CATEGORY] = 0;
 	m->cats = c;
 }

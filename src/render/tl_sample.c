@@ -207,6 +207,8 @@ elem_of(struct tl_live *l, const struct idx_timeline *tl,
 	if (u64map_get(b->alloc_ev >= 0 ? &l->by_alloc : &l->by_addr,
 	    b->alloc_ev >= 0 ? (uint64_t)b->alloc_ev : b->addr, id))
 		return 0;
+	if (l->n_el >= UINT32_MAX)
+		return -1; /* ids are 32 bits */
 	memset(&x, 0, sizeof x);
 	if (b->alloc_ev >= 0) {
 		if ((uint64_t)b->alloc_ev >= tl->n_events)

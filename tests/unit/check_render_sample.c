@@ -277,6 +277,17 @@ START_TEST(test_render_sample_states)
 	    &moved, why, sizeof why), 0);
 	ck_assert_int_eq(moved, 0);
 	check_mode(&full, &m, TL_STACK_CATEGORY, ev, 40, two[_i]);
+	/* the table comes (the viewer lends it before it adopts the
+	 * bands): the samples stay until the bands are built, and then go
+	 * with the probe */
+	tl_model_set_categories(&m, &cats);
+	ck_assert(tl_groups_drawable(&m, TL_STACK_CATEGORY));
+	check_mode(&full, &m, TL_STACK_CATEGORY, ev, 40, two[_i]);
+	ck_assert_int_eq(tl_model_prepare(&m, TL_STACK_CATEGORY, why,
+	    sizeof why), 0);
+	ck_assert_int_eq(m.groups_sampled[TL_STACK_CATEGORY], 0);
+	ck_assert_ptr_null(m.cat_probe);
+	check_mode(&full, &m, TL_STACK_CATEGORY, ev, 40, two[_i]);
 	tl_model_destroy(&m);
 	tl_model_destroy(&full);
 	an_categories_destroy(&cats);
