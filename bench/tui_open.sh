@@ -28,7 +28,7 @@
 # gets a line: after the first screen, when its bands were drawn in
 # full (the modes' keys come one after the other, so a later mode's
 # time includes the ones before it), and how long that took from its
-# first frame (each mode's own cost: the frames sample 25 ms each).
+# first frame (each mode's own cost: the frames sample 3 ms each).
 # Then it waits for every mode (":wait-modes"), so that each one's
 # ready time is in the log, in the order the worker builds them for a
 # user.

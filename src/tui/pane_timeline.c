@@ -88,10 +88,12 @@ pane_timeline_probe_due(struct app *a)
 	    pane_timeline_building(a);
 }
 
-/* Microseconds of sampling one frame may take: a key stays quick, and
- * the columns a new view needs come over the next frames (the loop
- * draws every 20 ms while a mode is built), coarse to fine. */
-#define SAMPLE_BUDGET_US 25000
+/* Microseconds of sampling one frame may take: a key pressed meanwhile
+ * stays quick (at 10 GB, 5 to 9 ms a key with 3 ms, 27 to 31 ms with
+ * 25), and the columns a new view needs come over the next frames, drawn
+ * back to back while columns are left (tui.c), coarse to fine: the view
+ * takes as long as with a larger budget (bench/tui_open.sh SAMPLED=1). */
+#define SAMPLE_BUDGET_US 3000
 
 /* Samples the mode shown, being built, after the events the columns of
  * the plot in r draw (tl_drawn_events), with the device's replay, which

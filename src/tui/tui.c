@@ -800,7 +800,7 @@ ui_loop(void)
 		take_bands();
 		/* bands on their way to the screen are drawn soon after they
 		 * come, without a key; columns left to sample, at once (a
-		 * frame samples for 25 ms at most, and a key is read
+		 * frame samples for 3 ms at most, and a key is read
 		 * between frames) */
 		w = in_set || !pane_timeline_building(&app) ? 250 :
 		    app.sample_more ? 0 : 20;
