@@ -167,6 +167,45 @@ an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
 }
 
 int
+an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, int64_t at, uint32_t depth,
+    struct an_top out[AN_CAT_COUNT], struct an_cat_totals *ct)
+{
+	struct u64map m[AN_CAT_COUNT];
+	size_t cap[AN_CAT_COUNT];
+	unsigned c;
+	uint64_t i;
+
+	if (at < -1 || at >= (int64_t)tl->n_events)
+		at = (int64_t)tl->n_events - 1;
+	memset(ct, 0, sizeof *ct);
+	ct->at = at;
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		top_begin(&out[c], tl->device, at, depth);
+		u64map_init(&m[c]);
+		cap[c] = 0;
+	}
+	for (i = 0; i < tl->n_elems; i++) {
+		const struct idx_elem e = idx_tl_elem(tl, i);
+
+		if (!an_elem_alive(&e, at))
+			continue;
+		c = an_category_of(cats, i);
+		ct->bytes[c] += e.size;
+		ct->count[c]++;
+		ct->total_bytes += e.size;
+		ct->total_count++;
+		top_add(&out[c], &m[c], &cap[c], sites, e.size, e.stack,
+		    (e.flags & IDX_ELEM_PRE) != 0);
+	}
+	for (c = 0; c < AN_CAT_COUNT; c++) {
+		u64map_destroy(&m[c]);
+		top_finish(&out[c]);
+	}
+	return 0;
+}
+
+int
 an_top_state(const struct replay_state *st, uint32_t device,
     struct an_sites *sites, uint32_t depth, struct an_top *out)
 {

@@ -61,6 +61,11 @@ int an_top_state(const struct replay_state *st, uint32_t device,
 int an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_categories *cats, unsigned cat, int64_t at,
     uint32_t depth, struct an_top *out);
+/* an_top_category of every category (out[c]), and their totals
+ * (an_categories_at's), in one pass over the elements. */
+int an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
+    const struct an_categories *cats, int64_t at, uint32_t depth,
+    struct an_top out[AN_CAT_COUNT], struct an_cat_totals *ct);
 void an_top_destroy(struct an_top *t);
 
 /* Is element e alive after event at? */

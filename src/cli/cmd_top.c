@@ -74,6 +74,7 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	struct json *j = &r->j;
 	struct cli_an_classes cl;
 	struct an_cat_totals ct;
+	struct an_top tops[AN_CAT_COUNT];
 	unsigned order[AN_CAT_COUNT], n, i;
 	uint32_t k;
 	char a[32], b[32], st[96], where[64];
@@ -81,8 +82,10 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	if (cli_an_classes(r->o, r->snap, dev->tl, &r->rules, &cl,
 		err) != 0)
 		return -1;
-	an_categories_at(dev->tl, &cl.cats, r->o->has_at ? r->o->at : -2,
-	    &ct);
+	/* every category's sites and the totals in one pass over the
+	 * allocations */
+	an_top_categories(dev->tl, r->sites, &cl.cats, r->o->has_at ?
+	    r->o->at : -2, 1, tops, &ct);
 	n = cli_an_rank_categories(ct.bytes, ct.count, order);
 	if (r->o->json) {
 		json_obj_begin(j);
@@ -112,9 +115,8 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 	}
 	for (i = 0; i < n; i++) {
 		unsigned c = order[i];
-		struct an_top t;
+		const struct an_top t = tops[c];
 
-		an_top_category(dev->tl, r->sites, &cl.cats, c, ct.at, 1, &t);
 		if (r->o->json) {
 			json_obj_begin(j);
 			cli_an_category_json(j, c, ct.bytes[c], ct.count[c]);
@@ -148,12 +150,13 @@ top_cat_device(void *ctx, const struct cli_an_dev *dev, struct sv_error *err)
 				       "(--limit 0 for all)\n", "",
 				    (uint64_t)t.n_roots - r->limit);
 		}
-		an_top_destroy(&t);
 	}
 	if (r->o->json) {
 		json_arr_end(j);
 		json_obj_end(j);
 	}
+	for (i = 0; i < AN_CAT_COUNT; i++)
+		an_top_destroy(&tops[i]);
 	cli_an_classes_destroy(&cl);
 	return 0;
 }

@@ -629,6 +629,75 @@ START_TEST(test_whatif_walk)
 }
 END_TEST
 
+/* Every category's tree in one pass (an_top_categories) is the tree of
+ * an_top_category over each, node for node, and the totals are
+ * an_categories_at's, at four events of each fixture. */
+START_TEST(test_top_categories)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	struct idx_timeline tl;
+	struct an_sites t;
+	struct an_categories cats;
+	uint32_t d;
+	int64_t at;
+
+	snprintf(path, sizeof path, "%s/tests/data/gen/%s.pickle", TOP_SRCDIR,
+	    top_fixtures[_i]);
+	ck_assert_msg(snap_load_file(path, NULL, &s, &err) == 0, "%s: %s",
+	    path, err.msg);
+	d = snap_default_device(s);
+	ck_assert_int_eq(idx_timeline_build(s, d, &tl, &err), 0);
+	ck_assert_int_eq(an_sites_init(&t, s, 1, NULL, NULL), 0);
+	ck_assert_int_eq(an_categories_build(s, &tl, NULL, NULL, &cats, &err),
+	    0);
+	for (at = -2; at < (int64_t)tl.n_events;
+	    at += (int64_t)tl.n_events / 3 + 1) {
+		struct an_top all[AN_CAT_COUNT], one;
+		struct an_cat_totals ct, want;
+		unsigned c;
+		uint32_t k;
+
+		an_top_categories(&tl, &t, &cats, at, 2, all, &ct);
+		an_categories_at(&tl, &cats, at, &want);
+		ck_assert_int_eq(ct.at, want.at);
+		ck_assert_uint_eq(ct.total_bytes, want.total_bytes);
+		ck_assert_uint_eq(ct.total_count, want.total_count);
+		for (c = 0; c < AN_CAT_COUNT; c++) {
+			ck_assert_uint_eq(ct.bytes[c], want.bytes[c]);
+			ck_assert_uint_eq(ct.count[c], want.count[c]);
+			an_top_category(&tl, &t, &cats, c, at, 2, &one);
+			ck_assert_uint_eq(all[c].bytes, one.bytes);
+			ck_assert_uint_eq(all[c].count, ct.count[c]);
+			ck_assert_uint_eq(all[c].n_nodes, one.n_nodes);
+			ck_assert_uint_eq(all[c].n_roots, one.n_roots);
+			for (k = 0; k < one.n_nodes; k++) {
+				ck_assert_uint_eq(all[c].nodes[k].site,
+				    one.nodes[k].site);
+				ck_assert_uint_eq(all[c].nodes[k].frame,
+				    one.nodes[k].frame);
+				ck_assert_uint_eq(all[c].nodes[k].bytes,
+				    one.nodes[k].bytes);
+				ck_assert_uint_eq(all[c].kid_off[k + 1],
+				    one.kid_off[k + 1]);
+			}
+			for (k = 0; k < one.kid_off[one.n_nodes]; k++)
+				ck_assert_uint_eq(all[c].kids[k], one.kids[k]);
+			for (k = 0; k < one.n_roots; k++)
+				ck_assert_uint_eq(all[c].roots[k],
+				    one.roots[k]);
+			an_top_destroy(&one);
+			an_top_destroy(&all[c]);
+		}
+	}
+	an_categories_destroy(&cats);
+	an_sites_destroy(&t);
+	idx_timeline_destroy(&tl);
+	snap_free(s);
+}
+END_TEST
+
 START_TEST(test_top_state_matches)
 {
 	char path[1024];
@@ -723,6 +792,8 @@ analysis_suite(void)
 	tcase_add_test(tc, test_top);
 	tcase_add_test(tc, test_leak_elems);
 	tcase_add_loop_test(tc, test_whatif_walk, 0, 3);
+	tcase_add_loop_test(tc, test_top_categories, 0,
+	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
 	tcase_add_loop_test(tc, test_top_state_matches, 0,
 	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
 	suite_add_tcase(s, tc);
