@@ -1022,6 +1022,10 @@ elem_detail(struct app *a, uint64_t k, char *title, size_t tsize,
 	if (!seg && (cats = tables_categories_if_ready(a)) != NULL)
 		snprintf(cat, sizeof cat, "%s - ", an_category_label(
 		    an_category_of(cats, k)));
+	else if (!seg && a->tm.cat_probe != NULL)
+		/* the table being built: its probe classifies as it will */
+		snprintf(cat, sizeof cat, "%s - ", an_category_label(
+		    an_cat_probe_classify(a->tm.cat_probe, &e)));
 	snprintf(info, isize, "%s%s%s%sstream %" PRIu64 "%s", cat,
 	    seg ? "" : "site ", seg ? "" : site, seg ? "" : " - ", e.stream,
 	    e.flags & IDX_ELEM_GHOST ? " - alive before and after the trace"
