@@ -15,8 +15,8 @@
 
 #include "analysis/frame.h"
 #include "analysis/rulefile.h"
-#include "util/escape.h"
 #include "snapshot/snap_stripe.h"
+#include "util/escape.h"
 #include "util/stop.h"
 #include "util/thread.h"
 #include "util/xalloc.h"
@@ -823,7 +823,6 @@ an_categories_begin(const struct snapshot *s, const struct idx_timeline *tl,
 {
 	struct an_cat_work *w;
 	struct ctx *c;
-
 	uint32_t k;
 
 	memset(out, 0, sizeof *out);

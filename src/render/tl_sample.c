@@ -66,8 +66,7 @@ struct tl_samples {
 	size_t n_s, cap_s;
 	struct tl_group_sample *pairs;
 	uint64_t n_pairs, cap_pairs;
-	/* per element of the live sets: its group, GRP_TODO, and the
-	 * stack and size it counts with */
+	/* per element of the live sets: its group, or GRP_TODO */
 	uint32_t *grp;
 	size_t n_grp;
 	/* one sample's sums: per group, and the groups it touched */
