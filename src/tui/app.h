@@ -184,9 +184,15 @@ const struct an_categories *tables_categories(struct app *a);
  * the worker builds it (modeworker.h), unless a key script runs
  * (wait_bands), so that a pane drawn on every frame never waits for it. */
 const struct an_categories *tables_categories_if_ready(struct app *a);
+/* Can blocks be put in categories (tables_block_category): the table is
+ * there, or built (waited for), or the worker builds it and has handed
+ * over its probe (waited for: the first part of the build)? */
+int tables_categories_able(struct app *a);
 /* Category of the block at addr allocated at event alloc_ev (-1: before
  * the trace) alive at the cursor (AN_CAT_OTHER when the timeline has no
- * such allocation), or -1 without categories. */
+ * such allocation), or -1 without categories: from the table, or while
+ * the worker builds it, from its probe, which classifies as the table
+ * will. */
 int tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev);
 /* The call site of event i of trace t (the device's): its stack's,
  * except for a free whose stack holds no Python frame (the autograd

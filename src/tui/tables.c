@@ -42,16 +42,44 @@ tables_categories_if_ready(struct app *a)
 	return tables_categories(a);
 }
 
+/* The probe of the table the worker builds (render/timeline.h), once it
+ * has handed it over (waited for when it is on its way: half a second
+ * at 10 GB, against seconds for the table), or NULL. */
+static struct an_cat_probe *
+building_probe(struct app *a)
+{
+	if (a->cats_ok != 0 || !modeworker_pending(a, TL_STACK_CATEGORY))
+		return NULL;
+	if (a->tm.cat_probe == NULL && modeworker_wait_probe(a))
+		modeworker_take(a);
+	return a->cats_ok == 0 ? a->tm.cat_probe : NULL;
+}
+
+int
+tables_categories_able(struct app *a)
+{
+	return building_probe(a) != NULL || tables_categories(a) != NULL;
+}
+
 int
 tables_block_category(struct app *a, uint64_t addr, int64_t alloc_ev)
 {
-	const struct an_categories *c = tables_categories(a);
+	struct an_cat_probe *p = building_probe(a);
+	const struct an_categories *c = p == NULL ? tables_categories(a) :
+	    NULL;
+	struct idx_elem el;
 	uint64_t e;
 
-	if (c == NULL)
+	if (p == NULL && c == NULL)
 		return -1;
 	e = cursor_block_elem(a, addr, alloc_ev);
-	return e == TL_NO_ELEM ? AN_CAT_OTHER : (int)an_category_of(c, e);
+	if (e == TL_NO_ELEM)
+		return AN_CAT_OTHER;
+	if (c != NULL)
+		return (int)an_category_of(c, e);
+	/* classified as the table will */
+	el = idx_tl_elem(&a->tl, e);
+	return (int)an_cat_probe_classify(p, &el);
 }
 
 struct an_sites *

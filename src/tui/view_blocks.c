@@ -194,7 +194,7 @@ bl_open(struct app *a, void *priv)
 		v->col = COL_SIZE;
 		v->sel_addr = UINT64_MAX;
 	}
-	v->cats = tables_categories(a) != NULL;
+	v->cats = tables_categories_able(a);
 	a->msg[0] = '\0';       /* no categories: the column stays empty */
 	v->ok = 0;
 	refresh(a, v);

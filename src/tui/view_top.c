@@ -247,7 +247,7 @@ tp_action(struct app *a, void *priv, enum action act, const struct rect *r)
 	case ACT_EXPAND_ALL: stree_expand_all(&v->tree); break;
 	case ACT_ROOT: stree_focus(&v->tree); break;
 	case ACT_GROUP:
-		if (!v->tree.grouped && tables_categories(a) == NULL)
+		if (!v->tree.grouped && !tables_categories_able(a))
 			break;
 		v->tree.grouped = !v->tree.grouped;
 		v->ok = 0;      /* collect again, with or without groups */
