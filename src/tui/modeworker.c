@@ -575,6 +575,16 @@ modeworker_wait(struct app *a, int st)
 }
 
 int
+modeworker_makes_probe(struct app *a)
+{
+	struct modeworker *b = a->modeworker;
+
+	/* fixed once the worker has started: no lock */
+	return b != NULL && b->started && b->job_of[TL_STACK_CATEGORY] >= 0 &&
+	    makes_probe(b, &b->jobs[b->job_of[TL_STACK_CATEGORY]]);
+}
+
+int
 modeworker_wait_probe(struct app *a)
 {
 	struct modeworker *b = a->modeworker;

@@ -32,6 +32,9 @@ int modeworker_pending(struct app *a, int st);
 void modeworker_want(struct app *a, int st);
 /* Blocks until the worker has finished mode st (or ended). */
 void modeworker_wait(struct app *a, int st);
+/* Does the worker's category job hand the loop a probe of its table
+ * (the modes are sampled, and it begins the table itself)? */
+int modeworker_makes_probe(struct app *a);
 /* Blocks until the worker has the category table's probe for
  * modeworker_take (1), or will have none: its job ended without one, or
  * makes none (0). The worker builds that mode next. */

@@ -85,7 +85,7 @@ pane_timeline_probe_due(struct app *a)
 {
 	return a->view.stack == TL_STACK_CATEGORY && a->sampling &&
 	    a->view.hl == NULL && a->tm.cat_probe == NULL &&
-	    pane_timeline_building(a);
+	    pane_timeline_building(a) && modeworker_makes_probe(a);
 }
 
 /* Microseconds of sampling one frame may take: a key pressed meanwhile
