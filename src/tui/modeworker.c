@@ -63,6 +63,7 @@ struct job {
 	int own_ok;
 	/* own's probe, once begun, until the loop takes it (under mu) */
 	struct an_cat_probe *probe;
+	int handed;                     /* the loop took it */
 	char why[256];
 	long long end_us;               /* when it ended (sv_mono_us()) */
 	atomic_uint_fast64_t done;      /* items its passes went over
@@ -451,6 +452,7 @@ modeworker_take(struct app *a)
 		    b->jobs[i].state == JOB_RUNNING) {
 			probe = b->jobs[i].probe;
 			b->jobs[i].probe = NULL;
+			b->jobs[i].handed = 1;
 		}
 		if (b->jobs[i].state == JOB_DONE) {
 			b->jobs[i].state = JOB_TAKEN;
@@ -599,8 +601,8 @@ modeworker_wait_probe(struct app *a)
 	pthread_mutex_lock(&b->mu);
 	b->want = TL_STACK_CATEGORY;
 	pthread_cond_broadcast(&b->cv);
-	while (j->probe == NULL && (j->state == JOB_RUNNING ||
-	    (j->state == JOB_TODO && !b->done)))
+	while (j->probe == NULL && !j->handed &&
+	    (j->state == JOB_RUNNING || (j->state == JOB_TODO && !b->done)))
 		pthread_cond_wait(&b->cv, &b->mu);
 	r = j->probe != NULL;
 	pthread_mutex_unlock(&b->mu);

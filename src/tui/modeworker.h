@@ -36,8 +36,9 @@ void modeworker_wait(struct app *a, int st);
  * (the modes are sampled, and it begins the table itself)? */
 int modeworker_makes_probe(struct app *a);
 /* Blocks until the worker has the category table's probe for
- * modeworker_take (1), or will have none: its job ended without one, or
- * makes none (0). The worker builds that mode next. */
+ * modeworker_take (1), or will have none: its job ended without one,
+ * makes none, or the loop took it before (0). The worker builds that
+ * mode next. */
 int modeworker_wait_probe(struct app *a);
 /* Blocks until the worker has finished every mode (or ended), in its
  * own order. */
