@@ -174,13 +174,6 @@ an_cat_rules_destroy(struct an_cat_rules *r)
 #define NO_RULE 0xffu
 #define RULE_TODO 0xfeu
 
-/* The free of a block allocated before the trace: its element k. */
-struct pre_free {
-	uint64_t addr;
-	int64_t ev;
-	uint64_t k;
-};
-
 /* The window lists classify looks events up in, each with its cursor. */
 enum { H_PHASE, H_OPT, H_ZERO_GRAD, H_OPT_RUN, H_BWD_RUN, HINTS };
 
@@ -205,10 +198,6 @@ struct ctx {
 	uint64_t n_bwd_runs, n_opt_runs;
 	int64_t first_bwd;		/* first backward event, -1 */
 	int64_t last_bwd;		/* last backward event, -1 */
-	/* the frees of blocks allocated before the trace, by address
-	 * (an_cat_probe_pre): in a trace that has some (tl->n_pre) */
-	struct pre_free *pre;
-	uint64_t n_pre;
 	int64_t ws_end;			/* allocs <= this in the leading
 					   torch_npu workspace triples */
 	uint64_t *ws;			/* their alloc events */
@@ -433,18 +422,15 @@ event_bwd(struct ctx *c, uint64_t i, unsigned *act, uint32_t *tr)
 	return (*tr & AN_TR_BACKWARD) && !(*tr & (AN_TR_OPTIM | AN_TR_STEP));
 }
 
-/* A part of the pass over the events, [lo, hi): its runs, its first and
- * last backward event, and the frees of blocks allocated before the
- * trace. Parts run on threads of their own: each reads the trace with a
- * stripe cache of its own and the stack traits, all found before. */
+/* A part of the pass over the events, [lo, hi): its runs, and its first
+ * and last backward event. Parts run on threads of their own: each reads
+ * the trace with a stripe cache of its own and the stack traits, all
+ * found before. */
 struct scan {
 	struct ctx *c;
 	uint64_t lo, hi;
 	struct runs bwd, opt;
 	int64_t first_bwd, last_bwd;
-	struct pre_free *pre;
-	uint64_t n_pre;
-	size_t pre_cap;
 	/* the thread that made it: its stop flag and meter (util/stop.h) */
 	const atomic_int *stop;
 	atomic_uint_fast64_t *meter;
@@ -454,15 +440,12 @@ static void
 scan_part(struct scan *p)
 {
 	struct ctx *c = p->c;
-	uint64_t i, el, next_el;
+	uint64_t i;
 	unsigned act;
 	uint32_t tr = 0;
 	int is_opt, is_bwd;
 
 	p->first_bwd = p->last_bwd = -1;
-	/* the elements made by the events before lo */
-	next_el = c->tl->n_pre > 0 ? idx_tl_created(c->tl,
-	    (int64_t)p->lo - 1) : 0;
 	for (i = p->lo; i < p->hi; i++) {
 		if (sv_stop_poll(i - p->lo))
 			break; /* an_categories_build gives up */
@@ -470,19 +453,6 @@ scan_part(struct scan *p)
 		if (act != SNAP_ALLOC && act != SNAP_FREE_REQUESTED &&
 		    act != SNAP_FREE_COMPLETED)
 			continue;
-		if (c->tl->n_pre > 0 &&
-		    (el = idx_tl_ev_elem(c->tl, i)) < c->tl->n_elems) {
-			/* elements are made in event order: a free whose
-			 * element is the next one makes it */
-			if (act == SNAP_FREE_COMPLETED && el >= next_el) {
-				XGROW(p->pre, p->pre_cap, (size_t)p->n_pre + 1);
-				p->pre[p->n_pre].addr = snap_ev_addr(c->t, i);
-				p->pre[p->n_pre].ev = (int64_t)i;
-				p->pre[p->n_pre++].k = el;
-			}
-			if (el >= next_el)
-				next_el = el + 1;
-		}
 		is_opt = (tr & (AN_TR_OPTIM | AN_TR_STEP)) != 0;
 		if (is_opt)
 			run_own(&p->opt, (int64_t)i);
@@ -523,13 +493,6 @@ scan_join(struct scan *a, struct scan *b)
 		a->first_bwd = b->first_bwd;
 	if (b->last_bwd >= 0)
 		a->last_bwd = b->last_bwd;
-	if (b->n_pre > 0) {
-		XGROW(a->pre, a->pre_cap, (size_t)(a->n_pre + b->n_pre));
-		memcpy(a->pre + a->n_pre, b->pre, (size_t)b->n_pre *
-		    sizeof *b->pre);
-		a->n_pre += b->n_pre;
-	}
-	free(b->pre);
 	memset(b, 0, sizeof *b);
 }
 
@@ -629,8 +592,6 @@ scan_events(struct ctx *c, const struct an_steps **steps,
 	c->n_opt_runs = a.opt.n;
 	c->first_bwd = a.first_bwd;
 	c->last_bwd = a.last_bwd;
-	c->pre = a.pre;
-	c->n_pre = a.n_pre;
 	return r;
 }
 
@@ -805,7 +766,6 @@ work_free(struct an_categories *out)
 	free(w->c.bwd_runs);
 	free(w->c.opt_runs);
 	free(w->c.ph_own);
-	free(w->c.pre);
 	free(w->c.ws);
 	free(w->c.st);
 	free(w->c.st_rule);
@@ -958,16 +918,6 @@ dup_array(const void *p, size_t n, size_t size)
 	return d;
 }
 
-static int
-cmp_pre(const void *a, const void *b)
-{
-	const struct pre_free *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->ev < y->ev ? -1 : x->ev > y->ev;
-}
-
 struct an_cat_probe *
 an_cat_probe_new(const struct an_categories *begun)
 {
@@ -1005,9 +955,6 @@ an_cat_probe_new(const struct an_categories *begun)
 	c->last_bwd = w->last_bwd;
 	c->ws = dup_array(w->ws, w->n_ws, sizeof *w->ws);
 	c->n_ws = w->n_ws;
-	c->pre = dup_array(w->pre, w->n_pre, sizeof *w->pre);
-	c->n_pre = w->n_pre;
-	qsort(c->pre, c->n_pre, sizeof *c->pre, cmp_pre);
 	/* caches of its own */
 	an_frame_cache_init(&c->fc, c->s);
 	c->st = xcalloc((size_t)c->s->n_stacks + 1, sizeof *c->st);
@@ -1029,29 +976,6 @@ an_cat_probe_classify(struct an_cat_probe *p, const struct idx_elem *e)
 	    event_traits(c, e->stack));
 }
 
-int
-an_cat_probe_pre(const struct an_cat_probe *p, uint64_t addr, int64_t after,
-    uint64_t *k)
-{
-	const struct ctx *c = &p->c;
-	uint64_t lo = 0, hi = c->n_pre;
-
-	/* the first free at addr after the event */
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (c->pre[mid].addr < addr || (c->pre[mid].addr == addr &&
-		    c->pre[mid].ev <= after))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == c->n_pre || c->pre[lo].addr != addr)
-		return -1;
-	*k = c->pre[lo].k;
-	return 0;
-}
-
 void
 an_cat_probe_free(struct an_cat_probe *p)
 {
@@ -1067,7 +991,6 @@ an_cat_probe_free(struct an_cat_probe *p)
 	free(c->bwd_runs);
 	free(c->opt_runs);
 	free(c->ws);
-	free(c->pre);
 	free(c->st);
 	free(c->st_rule);
 	free(c->fr_rule);

@@ -144,23 +144,17 @@ void an_categories_split(uint64_t min_events, unsigned per_mille);
 
 /* A classifier of single elements, in any order, made from a table
  * begun (an_categories_begin, before _end): copies of what _begin found
- * of the whole trace (phases, runs of backward and optimizer events,
- * the frees of blocks allocated before the trace), with caches of its
- * own, so that another thread can classify elements while the table's
- * own thread goes on (the viewer draws the category bands from samples
- * while they are built, render/tl_sample.h). It reads the snapshot, the
- * timeline and the rules, which must outlive it. NULL when out was not
- * begun. */
+ * of the whole trace (phases, runs of backward and optimizer events),
+ * with caches of its own, so that another thread can classify elements
+ * while the table's own thread goes on (the viewer draws the category
+ * bands from samples while they are built, render/tl_sample.h). It
+ * reads the snapshot, the timeline and the rules, which must outlive
+ * it. NULL when out was not begun. */
 struct an_cat_probe;
 struct an_cat_probe *an_cat_probe_new(const struct an_categories *begun);
 /* The category an_category_classify gives element e. */
 unsigned an_cat_probe_classify(struct an_cat_probe *p,
     const struct idx_elem *e);
-/* The element (*k) of the block allocated before the trace and freed in
- * it at address addr, alive after event after: the first free at addr
- * after it. -1 when there is none. */
-int an_cat_probe_pre(const struct an_cat_probe *p, uint64_t addr,
-    int64_t after, uint64_t *k);
 void an_cat_probe_free(struct an_cat_probe *p);
 
 /* Category of element k (AN_CAT_OTHER past the end). */

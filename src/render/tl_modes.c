@@ -386,13 +386,6 @@ category_sample_group(void *ctx, const struct idx_elem *e, uint64_t k)
 	return an_cat_probe_classify(m->cat_probe, e);
 }
 
-static int
-category_pre_elem(const struct tl_model *m, uint64_t addr, int64_t ev,
-    uint64_t *k)
-{
-	return an_cat_probe_pre(m->cat_probe, addr, ev, k);
-}
-
 /* the categories are an analysis of their own: built after it, alone */
 static const struct tl_grouper group_by_category = {category_setup,
     category_group, category_text, NULL, NULL, 0, NULL, 0};
@@ -1208,11 +1201,10 @@ tl_model_sample(struct tl_model *m, int st, struct replay *r,
 	}
 	how.setup = tl_modes[st].grouper->setup;
 	how.group_of = tl_modes[st].grouper->group_of;
-	how.pre_elem = NULL;
+	how.find_elem = tl_model_find_elem;
 	if (st == TL_STACK_CATEGORY) {
 		how.setup = category_sample_setup;
 		how.group_of = category_sample_group;
-		how.pre_elem = category_pre_elem;
 	}
 	return tl_sample_cover(m, st, &how, r, ev, n, budget_us, moved, why,
 	    size);
@@ -1223,7 +1215,12 @@ tl_model_sample_states(struct tl_model *m, struct replay *r,
     const int64_t *ev, size_t n, long long budget_us, int *moved, char *why,
     size_t size)
 {
-	return tl_sample_states(m, r, ev, n, budget_us, moved, why, size);
+	struct tl_sampler how;
+
+	memset(&how, 0, sizeof how);
+	how.find_elem = tl_model_find_elem;
+	return tl_sample_states(m, &how, r, ev, n, budget_us, moved, why,
+	    size);
 }
 
 /* ---- building a mode away from the model --------------------------------- */

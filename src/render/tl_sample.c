@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/search.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -20,13 +21,7 @@ struct smp {
 	uint64_t off, n;
 };
 
-/* An element alive the whole trace, by its address. */
-struct ghost {
-	uint64_t addr, k;
-};
-
-/* An element of a live set: the timeline's (k), or one made from a block
- * allocated before the trace and freed in it (k UINT64_MAX). */
+/* An element of a live set: element k of the timeline. */
 struct lelem {
 	struct idx_elem e;
 	uint64_t k;
@@ -44,8 +39,6 @@ struct lset {
 struct tl_live {
 	int ok;                  /* 1, or -1: a state disagreed */
 	char why[320];
-	struct ghost *ghost;     /* by address */
-	uint64_t n_ghost;
 	struct lelem *el;
 	size_t n_el, cap_el;
 	struct u64map by_alloc;  /* alloc event -> el */
@@ -131,7 +124,6 @@ tl_sample_live_drop(struct tl_model *m)
 
 	if (l == NULL)
 		return;
-	free(l->ghost);
 	free(l->el);
 	u64map_destroy(&l->by_alloc);
 	u64map_destroy(&l->by_addr);
@@ -141,35 +133,16 @@ tl_sample_live_drop(struct tl_model *m)
 	m->live = NULL;
 }
 
-static int
-cmp_ghost(const void *a, const void *b)
-{
-	const struct ghost *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* m's live sets, made the first time: the elements alive the whole
- * trace by address (the last n_ghost elements). */
+/* m's live sets, made the first time. */
 static struct tl_live *
 live_of(struct tl_model *m)
 {
-	const struct idx_timeline *tl = m->tl;
 	struct tl_live *l = m->live;
-	uint64_t k, n = tl->n_ghost < tl->n_elems ? tl->n_ghost : tl->n_elems;
 
 	if (l != NULL)
 		return l;
 	l = m->live = xcalloc(1, sizeof *l);
 	l->ok = 1;
-	l->ghost = xcalloc(n + 1, sizeof *l->ghost);
-	for (k = tl->n_elems - n; k < tl->n_elems; k++) {
-		struct idx_elem e = idx_tl_elem(tl, k);
-
-		l->ghost[l->n_ghost].addr = e.addr;
-		l->ghost[l->n_ghost++].k = k;
-	}
-	qsort(l->ghost, l->n_ghost, sizeof *l->ghost, cmp_ghost);
 	u64map_init(&l->by_alloc);
 	u64map_init(&l->by_addr);
 	return l;
@@ -188,58 +161,36 @@ set_up(struct tl_model *m, const struct tl_sampler *how,
 	return 0;
 }
 
-/* The element of live block b of segment sg, in l->el (*id): the one
+/* The element of live block b after event ev, in l->el (*id): the one
  * met before with the same alloc event (or, alive before the trace, at
  * the same address), else the element its alloc event starts, else the
- * element at its address among those alive the whole trace, else one
- * made from the block as the index makes it from the free (size, stack,
- * stream, which the backward replay gave the block). -1 when the
- * timeline has no such element. */
+ * one alive before the trace at its address after ev (how->find_elem:
+ * a free without alloc, whose free the category mode needs, or a
+ * ghost). -1 when the timeline has no such element. */
 static int
-elem_of(struct tl_live *l, const struct idx_timeline *tl,
-    const struct replay_segment *sg, const struct replay_block *b,
+elem_of(struct tl_live *l, const struct tl_model *m,
+    const struct tl_sampler *how, const struct replay_block *b, int64_t ev,
     uint64_t *id)
 {
+	const struct idx_timeline *tl = m->tl;
 	struct lelem x;
-	uint64_t lo = 0, hi = l->n_ghost;
 
 	if (u64map_get(b->alloc_ev >= 0 ? &l->by_alloc : &l->by_addr,
 	    b->alloc_ev >= 0 ? (uint64_t)b->alloc_ev : b->addr, id))
 		return 0;
 	if (l->n_el >= UINT32_MAX)
 		return -1; /* ids are 32 bits */
-	memset(&x, 0, sizeof x);
 	if (b->alloc_ev >= 0) {
 		if ((uint64_t)b->alloc_ev >= tl->n_events)
 			return -1;
 		x.k = idx_tl_ev_elem(tl, (uint64_t)b->alloc_ev);
-		if (x.k >= tl->n_elems)
-			return -1;
-		x.e = idx_tl_elem(tl, x.k);
-		if (x.e.alloc_ev != b->alloc_ev)
-			return -1;
-	} else {
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (l->ghost[mid].addr < b->addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < l->n_ghost && l->ghost[lo].addr == b->addr) {
-			x.k = l->ghost[lo].k;
-			x.e = idx_tl_elem(tl, x.k);
-		} else {
-			x.e.addr = b->addr;
-			x.e.size = b->requested_size;
-			x.e.stream = sg->stream;
-			x.e.alloc_ev = x.e.free_ev = IDX_NO_EVENT;
-			x.e.stack = b->stack;
-			x.e.flags = IDX_ELEM_PRE;
-			x.k = UINT64_MAX;
-		}
-	}
+	} else
+		x.k = how->find_elem(m, b->addr, ev);
+	if (x.k >= tl->n_elems)
+		return -1;
+	x.e = idx_tl_elem(tl, x.k);
+	if (x.e.alloc_ev != b->alloc_ev)
+		return -1;
 	XGROW(l->el, l->cap_el, l->n_el + 1);
 	l->el[l->n_el] = x;
 	*id = l->n_el++;
@@ -248,21 +199,26 @@ elem_of(struct tl_live *l, const struct idx_timeline *tl,
 	return 0;
 }
 
+struct ev_bound {
+	const void *a;
+	int64_t ev;
+};
+
+static int
+set_below(const void *ctx, uint64_t i)
+{
+	const struct ev_bound *b = ctx;
+
+	return ((const struct lset *)b->a)[i].ev < b->ev;
+}
+
 /* Where ev is or goes among the live sets (by event). */
 static size_t
 set_at(const struct tl_live *l, int64_t ev)
 {
-	size_t lo = 0, hi = l->n_set;
+	struct ev_bound b = {l->set, ev};
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->set[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (size_t)sv_partition(0, l->n_set, set_below, &b);
 }
 
 /* The live set after event ev, made from the replay's state (which it
@@ -270,9 +226,10 @@ set_at(const struct tl_live *l, int64_t ev)
  * is not the timeline's: a block with no element, or live bytes that
  * are not its total. */
 static const struct lset *
-live_set(struct tl_live *l, const struct idx_timeline *tl, struct replay *r,
-    int64_t ev, int *moved)
+live_set(struct tl_live *l, const struct tl_model *m,
+    const struct tl_sampler *how, struct replay *r, int64_t ev, int *moved)
 {
+	const struct idx_timeline *tl = m->tl;
 	const struct replay_state *rs;
 	struct sv_error err;
 	struct lset x;
@@ -303,7 +260,7 @@ live_set(struct tl_live *l, const struct idx_timeline *tl, struct replay *r,
 			if (b->state != SNAP_BLOCK_ACTIVE_ALLOCATED &&
 			    b->state != SNAP_BLOCK_ACTIVE_PENDING_FREE)
 				continue;
-			if (elem_of(l, tl, sg, b, &id) != 0) {
+			if (elem_of(l, m, how, b, ev, &id) != 0) {
 				snprintf(l->why, sizeof l->why, "the block at "
 				    "0x%" PRIx64 " after event %" PRId64
 				    " is no allocation of the timeline",
@@ -381,16 +338,13 @@ push_sample(struct tl_samples *s, int64_t ev)
 	s->n_s++;
 }
 
-/* Sums the mode's groups in live set x (after event x->ev): each
- * element's group once per mode; an element made from a block
- * allocated before the trace is the timeline's where the mode needs
- * its free (how->pre_elem). */
-static int
+/* Sums the mode's groups in live set x (after event x->ev), each
+ * element's group found once per mode. */
+static void
 take(struct tl_model *m, const struct tl_sampler *how, struct tl_samples *s,
     const struct lset *x)
 {
 	struct tl_live *l = m->live;
-	const struct idx_timeline *tl = m->tl;
 	uint64_t i;
 
 	if (s->n_grp < l->n_el) {
@@ -402,59 +356,30 @@ take(struct tl_model *m, const struct tl_sampler *how, struct tl_samples *s,
 	for (i = 0; i < x->n; i++) {
 		uint32_t id = l->ids[x->off + i];
 		const struct lelem *le = &l->el[id];
-		struct idx_elem e;
-		uint64_t k;
 
-		if (s->grp[id] == GRP_TODO) {
-			e = le->e;
-			k = le->k;
-			if (k == UINT64_MAX && how->pre_elem != NULL) {
-				/* its free: the first at its address after
-				 * the event (the same for every event the
-				 * block is alive after) */
-				if (how->pre_elem(m, e.addr, x->ev, &k) != 0 ||
-				    k >= tl->n_elems)
-					goto bad;
-				e = idx_tl_elem(tl, k);
-				if (!(e.flags & IDX_ELEM_PRE) ||
-				    e.addr != le->e.addr ||
-				    e.free_ev <= x->ev)
-					goto bad;
-			}
-			s->grp[id] = how->group_of(m, &e, k);
-		}
+		if (s->grp[id] == GRP_TODO)
+			s->grp[id] = how->group_of(m, &le->e, le->k);
 		if (s->grp[id] < s->max_groups)
 			acc_add(s, s->grp[id], &le->e, le->k);
 	}
 	push_sample(s, x->ev);
-	return 0;
-bad:
-	snprintf(s->why, sizeof s->why, "the block at 0x%" PRIx64 " after "
-	    "event %" PRId64 " is no allocation of the timeline",
-	    l->el[l->ids[x->off + i]].e.addr, x->ev);
-	for (i = 0; i < s->n_touched; i++) {
-		memset(&s->acc[s->touched[i]], 0, sizeof s->acc[0]);
-		s->mark[s->touched[i]] = 0;
-	}
-	s->n_touched = 0;
-	return -1;
+}
+
+static int
+sample_below(const void *ctx, uint64_t i)
+{
+	const struct ev_bound *b = ctx;
+
+	return ((const struct smp *)b->a)[i].ev < b->ev;
 }
 
 /* Where ev is or goes among the samples (s->s, by event). */
 static size_t
 sample_at(const struct tl_samples *s, int64_t ev)
 {
-	size_t lo = 0, hi = s->n_s;
+	struct ev_bound b = {s->s, ev};
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->s[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (size_t)sv_partition(0, s->n_s, sample_below, &b);
 }
 
 /* m's groups of st from every sample, in event order. */
@@ -498,8 +423,9 @@ time_up(long long t0, long long budget_us, int done)
 }
 
 int
-tl_sample_states(struct tl_model *m, struct replay *r, const int64_t *ev,
-    size_t n, long long budget_us, int *moved, char *why, size_t size)
+tl_sample_states(struct tl_model *m, const struct tl_sampler *how,
+    struct replay *r, const int64_t *ev, size_t n, long long budget_us,
+    int *moved, char *why, size_t size)
 {
 	struct tl_live *l = live_of(m);
 	long long t0 = sv_mono_us();
@@ -516,7 +442,7 @@ tl_sample_states(struct tl_model *m, struct replay *r, const int64_t *ev,
 			continue;
 		if (time_up(t0, budget_us, l->n_set > before))
 			return 1;
-		(void)live_set(l, m->tl, r, ev[i], moved);
+		(void)live_set(l, m, how, r, ev[i], moved);
 	}
 	if (l->ok < 0 || r == NULL) {
 		snprintf(why, size, "%s", r == NULL ? "no replay" : l->why);
@@ -563,15 +489,12 @@ tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
 			left = 1;
 			break;
 		}
-		if ((x = live_set(l, m->tl, r, ev[i], moved)) == NULL) {
+		if ((x = live_set(l, m, how, r, ev[i], moved)) == NULL) {
 			snprintf(s->why, sizeof s->why, "%s", l->why);
 			s->ok = -1;
 			break;
 		}
-		if (take(m, how, s, x) != 0) {
-			s->ok = -1;
-			break;
-		}
+		take(m, how, s, x);
 		/* take appended it: to its place */
 		last = s->s[s->n_s - 1];
 		memmove(s->s + at + 1, s->s + at,

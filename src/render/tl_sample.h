@@ -8,9 +8,9 @@
  * each group after one event a column. Those come from the replay: its
  * state after the event holds every live block; each block's allocation
  * is the timeline element its alloc event starts (a block alive since
- * before the trace: the element at its address among those alive the
- * whole trace, else one made from the block, as the index makes it from
- * the free), grouped by the mode's own group function, so the bands are
+ * before the trace: the element alive before the trace at its address,
+ * a free without alloc or a ghost), grouped by the
+ * mode's own group function, so the bands are
  * the ones the curves give there. Each state's bytes are checked against
  * the timeline's total after the event: a state that disagrees (a
  * damaged or inconsistent file) makes every mode wait for its curves.
@@ -36,17 +36,15 @@
 #include "replay/replay.h"
 
 /* How a mode groups (its grouper's, tl_modes.c): setup readies m for
- * group_of (once, before the first sample) and gives the ids' bound.
- * pre_elem, when set, finds the element (*k) of a block alive after
- * event ev that was allocated before the trace and is freed in it, at
- * address addr (0, else -1): group_of then gets that element, its free
- * event included, instead of one made from the block. */
+ * group_of (once, before the first sample) and gives the ids' bound;
+ * find_elem finds the element alive at an address after an event
+ * (tl_model_find_elem), for the blocks alive since before the trace. */
 struct tl_sampler {
 	int (*setup)(struct tl_model *m, uint32_t *max_groups, char *why,
 	    size_t size);
 	tl_group_fn group_of;
-	int (*pre_elem)(const struct tl_model *m, uint64_t addr, int64_t ev,
-	    uint64_t *k);
+	uint64_t (*find_elem)(const struct tl_model *m, uint64_t addr,
+	    int64_t at);
 };
 
 /* Can mode st of m still be sampled: not built, and not found unable
@@ -67,11 +65,12 @@ int tl_sample_cover(struct tl_model *m, int st, const struct tl_sampler *how,
     int *moved, char *why, size_t size);
 
 /* Reads the replay's states after the n events ev, as tl_sample_cover
- * would (the same returns), into the live sets every mode's samples are
- * summed from: a mode sampled after the same events later needs no
- * seek. */
-int tl_sample_states(struct tl_model *m, struct replay *r, const int64_t *ev,
-    size_t n, long long budget_us, int *moved, char *why, size_t size);
+ * would (the same returns; of how, only find_elem), into the live sets
+ * every mode's samples are summed from: a mode sampled after the same
+ * events later needs no seek. */
+int tl_sample_states(struct tl_model *m, const struct tl_sampler *how,
+    struct replay *r, const int64_t *ev, size_t n, long long budget_us,
+    int *moved, char *why, size_t size);
 
 /* Drops the live sets (once no mode is sampled any more). */
 void tl_sample_live_drop(struct tl_model *m);
