@@ -63,10 +63,11 @@ gen() {
 	fi
 	echo "$dir/$1"
 }
-# run LABEL CMD...: prints wall, cpu, rss; sets W C M (M in KiB)
+# run LABEL CMD...: prints wall, cpu, rss; sets W C M (M in KiB); the
+# command's output is left in $dir/run.out
 run() {
 	label=$1; shift
-	$T -o "$dir/time.out" "$@" > /dev/null 2> "$dir/err.out" || {
+	$T -o "$dir/time.out" "$@" > "$dir/run.out" 2> "$dir/err.out" || {
 		cat "$dir/err.out" >&2; exit 1; }
 	IFS=: read -r W U S M < "$dir/time.out"
 	C=$(echo "$U + $S" | bc)
@@ -101,13 +102,23 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 
 # first_open FILE [OPTION]: builds the index of FILE in a fresh cache;
-# sets BW BC BM and ISIZE
+# sets BW BC BM and ISIZE, and BP BS, the parse's and the sections' wall
+# seconds as the build measured them (snapview index --json)
 first_open() {
 	rm -rf "$dir/cache"
-	run "snapview index ${2:-(first open)}" "$SV" index --quiet \
+	run "snapview index ${2:-(first open)}" "$SV" index --quiet --json \
 	    ${2:-} --cache-dir "$dir/cache" "$1"
 	BW=$W BC=$C BM=$M
+	BP=$(sed -n 's/.*"parse_seconds": \([0-9.e+-]*\).*/\1/p' "$dir/run.out")
+	BS=$(sed -n 's/.*"sections_seconds": \([0-9.e+-]*\).*/\1/p' \
+	    "$dir/run.out")
 	ISIZE=$(stat -c %s "$dir"/cache/*.snapidx)
+}
+# phases: where the first open's wall time went, against the walk (WW)
+phases() {
+	printf '  where it went: the parse %.2f s (%s x the walk), the sections after it %.2f s, the rest %.2f s\n' \
+	    "$BP" "$(ratio "$BP" "$WW")" "$BS" \
+	    "$(echo "$BW - $BP - $BS" | bc -l)"
 }
 # walk FILE: the one-thread opcode walk, the floor; sets WW WC
 walk() {
@@ -158,6 +169,7 @@ one_file() {
 	printf '  first open:  %s x the walk in wall time (target <= 2.0),' \
 	    "$(ratio "$BW" "$WW")"
 	printf ' %s x in CPU time\n' "$(ratio "$BC" "$WC")"
+	phases
 	printf '  one thread:  %s x the walk in wall time (--threads 1);' \
 	    "$(ratio "$OW" "$WW")"
 	printf ' the default %s x faster\n' "$(ratio "$OW" "$BW")"
@@ -210,6 +222,7 @@ scale() {
 		printf '  first open:  %s x the walk in wall time' \
 		    "$(ratio "$BW" "$WW")"
 		printf ' (target <= 2.2 at 10 GB)\n'
+		phases
 		note "$gb" open_per_walk "$(ratio "$BW" "$WW")"
 		note "$gb" build_wall "$BW"
 		note "$gb" build_cpu "$BC"

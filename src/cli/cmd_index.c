@@ -32,6 +32,17 @@ print_size(uint64_t n)
 	fputs(sv_fmt_size(buf, sizeof buf, n), stdout);
 }
 
+/* Where a build's time went (idx.h): the parse, the sections after it,
+ * and the rest of the open. */
+static void
+print_phases(const struct idx_info *info, double dt)
+{
+	double rest = dt - info->parse_s - info->sections_s;
+
+	printf("       parse %.2f s, sections %.2f s, the rest %.2f s\n",
+	    info->parse_s, info->sections_s, rest > 0 ? rest : 0);
+}
+
 int
 cmd_index(const struct cli_opts *o)
 {
@@ -69,6 +80,8 @@ cmd_index(const struct cli_opts *o)
 		json_kv_u64(&j, "source_size", info.source_size);
 		json_kv_bool(&j, "built", info.built);
 		json_kv_double(&j, "seconds", dt);
+		json_kv_double(&j, "parse_seconds", info.parse_s);
+		json_kv_double(&j, "sections_seconds", info.sections_s);
 		json_obj_end(&j);
 		json_end(&j);
 	} else if (info.path == NULL) {
@@ -88,6 +101,8 @@ cmd_index(const struct cli_opts *o)
 		printf("time:  %.2f s (%s)\n", dt,
 		    info.built ? "built" : "up to date");
 	}
+	if (!o->json && info.built)
+		print_phases(&info, dt);
 	idx_close(ix);
 	return 0;
 }

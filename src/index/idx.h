@@ -90,6 +90,14 @@ struct idx_info {
 	uint64_t source_size; /* bytes of the snapshot */
 	int built;            /* built by this open (else reused) */
 	int in_memory;
+	/* Where a build's wall time went, in seconds: the parse (the
+	 * events encoded beside it, on another thread), and the extension
+	 * sections built after it (the replay's passes and the summary,
+	 * beside each other); what is left of an open is the last stripes,
+	 * the snapshot's own sections and the writing. Zeros for what this
+	 * open did not do: both for an index reused as it was, the parse
+	 * for one that was given the sections it lacked. */
+	double parse_s, sections_s;
 };
 
 /* Opens the snapshot at path through its index. opts may be NULL. On

@@ -23,6 +23,7 @@
 
 #include "index/idx_enc.h"
 #include "index/idx_int.h"
+#include "util/clock.h"
 #include "util/tape.h"
 #include "util/thread.h"
 #include "util/xalloc.h"
@@ -539,6 +540,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	size_t map_len;
 	char *abs = NULL;
 	int r = -1, rp, lent;
+	long long t0 = sv_mono_us(), t1;
 
 	memset(&view, 0, sizeof view);
 	memset(&eo, 0, sizeof eo);
@@ -554,6 +556,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	rp = parse(path, o, p, &s, err);
 	pipe_finish(p);
 	free(p);
+	w->parse_s = (double)(sv_mono_us() - t0) / 1e6;
 	if (rp != 0)
 		goto out;
 	if (idx_enc_finish(enc, s, &eo) != 0 || w->err != 0)
@@ -575,7 +578,9 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		src.drop = map != NULL ? &drop : NULL;
 		lent = lend_written(s, base, &wr);
 		view.mut = xcalloc(1, sizeof *view.mut);
+		t1 = sv_mono_us();
 		rp = build_ext_view(&view, s, &src, o, err);
+		w->sections_s = (double)(sv_mono_us() - t1) / 1e6;
 		if (lent)
 			end_lend(s);
 		free(view.mut);
@@ -632,5 +637,7 @@ idx_build_memory(const char *path, const struct idx_opts *o,
 		    "index built in memory does not read back: %s", why);
 	(*out)->in_memory = 1;
 	(*out)->built = 1;
+	(*out)->parse_s = w.parse_s;
+	(*out)->sections_s = w.sections_s;
 	return 0;
 }

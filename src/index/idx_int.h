@@ -161,6 +161,7 @@ struct sv_index {
 	uint64_t source_size;
 	int built;
 	int in_memory;
+	double parse_s, sections_s; /* idx_info's, when built */
 	/* mapped file or memory image (shared with the snapshot's
 	 * backing); mapped read-only */
 	uint8_t *map;
@@ -198,6 +199,7 @@ struct writer {
 	/* progress over the write phase */
 	const struct idx_opts *o;
 	uint64_t src_size, est, cancelled;
+	double parse_s, sections_s; /* set by idx_build_into() */
 };
 
 

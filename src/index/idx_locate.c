@@ -24,6 +24,7 @@
 
 #include "index/idx_cache.h"
 #include "index/idx_int.h"
+#include "util/clock.h"
 #include "util/fdio.h"
 #include "util/mapfile.h"
 #include "util/stop.h"
@@ -401,8 +402,11 @@ build_file(const char *path, const char *target, mode_t mode,
 	if (r == 0) {
 		test_build_pause();
 		r = publish(fd, tmp, target, key, o, out, err);
-		if (r == 0)
+		if (r == 0) {
 			(*out)->built = 1;
+			(*out)->parse_s = w.parse_s;
+			(*out)->sections_s = w.sections_s;
+		}
 	} else {
 		unlink(tmp);
 	}
@@ -421,9 +425,12 @@ extend_file(struct sv_index **ixp, const char *target, mode_t mode,
 	struct writer w;
 	char *tmp = NULL, *abs;
 	int fd, r;
+	long long t0 = sv_mono_us();
+	double sections_s;
 
 	if (idx_build_extensions(ix, ix->snap, o, err) != 0)
 		return -1;
+	sections_s = (double)(sv_mono_us() - t0) / 1e6;
 	fd = create_temp(target, mode, &tmp);
 	if (fd < 0) {
 		idx_warnf(o, "%s: cannot add sections (%s); kept in memory",
@@ -449,6 +456,7 @@ extend_file(struct sv_index **ixp, const char *target, mode_t mode,
 		return 0;
 	}
 	nix->built = 1;
+	nix->sections_s = sections_s;
 	idx_close(ix);
 	*ixp = nix;
 	return 0;

@@ -1393,6 +1393,8 @@ idx_get_info(const struct sv_index *ix, struct idx_info *info)
 	info->source_size = ix->source_size;
 	info->built = ix->built;
 	info->in_memory = ix->in_memory;
+	info->parse_s = ix->parse_s;
+	info->sections_s = ix->sections_s;
 }
 
 int
