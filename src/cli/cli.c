@@ -175,7 +175,9 @@ cli_open(const struct cli_opts *o, const char *path, struct cli_input *in)
 	memset(in, 0, sizeof *in);
 	sv_error_clear(&err);
 	cli_index_opts(o, &io, &pb, path);
+	cli_cancel_begin();
 	r = idx_open(path, &io, &ix, &err);
+	cli_cancel_end(&pb);
 	cli_progress_end(&pb);
 	if (r != 0)
 		return cli_report(path, &err);

@@ -58,7 +58,9 @@ cmd_index(const struct cli_opts *o)
 	cli_index_opts(o, &io, &pb, o->file);
 	/* the command that vouches for an index checks all of it */
 	io.verify = IDX_VERIFY_FULL;
+	cli_cancel_begin();
 	r = idx_open(o->file, &io, &ix, &err);
+	cli_cancel_end(&pb);
 	cli_progress_end(&pb);
 	if (r != 0)
 		return cli_report(o->file, &err);

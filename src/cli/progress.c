@@ -6,11 +6,19 @@
 #include "cli/progress.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/fatal.h"
+#include "util/stop.h"
+
+static const int cancel_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_CANCEL (sizeof cancel_sigs / sizeof cancel_sigs[0])
+static struct sigaction cancel_old[N_CANCEL];
+static atomic_int cancel_flag;
+static volatile sig_atomic_t cancel_sig;
 
 /* The descriptor of a bar on screen, for a fatal signal's line to start
  * on a clean line (util/fatal.h); -1 when none is. */
@@ -53,6 +61,8 @@ cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	char bar[21];
 	int i, fill;
 
+	if (atomic_load(&cancel_flag))
+		return 1;
 	if (p == NULL || p->f == NULL)
 		return 0;
 	t = now();
@@ -94,4 +104,54 @@ cli_progress_end(struct cli_progress *p)
 		fflush(p->f);
 	}
 	p->drawn = 0;
+}
+
+static void
+on_cancel(int sig)
+{
+	if (cancel_sig != 0) { /* the second: at once */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	cancel_sig = sig;
+	atomic_store(&cancel_flag, 1);
+}
+
+void
+cli_cancel_begin(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_cancel;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	cancel_sig = 0;
+	atomic_store(&cancel_flag, 0);
+	for (i = 0; i < N_CANCEL; i++) {
+		sigaction(cancel_sigs[i], &sa, &cancel_old[i]);
+		/* one ignored (nohup, a background job) stays so */
+		if (cancel_old[i].sa_handler == SIG_IGN)
+			sigaction(cancel_sigs[i], &cancel_old[i], NULL);
+	}
+	sv_stop_flag = &cancel_flag;
+}
+
+void
+cli_cancel_end(struct cli_progress *p)
+{
+	size_t i;
+	int sig;
+
+	for (i = 0; i < N_CANCEL; i++)
+		sigaction(cancel_sigs[i], &cancel_old[i], NULL);
+	sv_stop_flag = NULL;
+	sig = cancel_sig;
+	if (sig == 0)
+		return;
+	cli_progress_end(p);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }

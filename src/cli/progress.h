@@ -24,4 +24,14 @@ int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 /* Erases the bar. */
 void cli_progress_end(struct cli_progress *p);
 
+/* Around an open that may build an index: SIGINT, SIGTERM and SIGHUP
+ * (unless ignored) cancel the build instead of killing the process at
+ * once: cli_progress_cb() then says cancel, and the calling thread's
+ * work is asked to stop (util/stop.h), so the build ends within a tenth
+ * of a second or so and removes its temp file. cli_cancel_end() puts the
+ * signals back and, when one came, erases the bar and dies of it, as it
+ * would have (a shell loop stops on it). A second signal kills at once. */
+void cli_cancel_begin(void);
+void cli_cancel_end(struct cli_progress *p);
+
 #endif

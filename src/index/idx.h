@@ -63,13 +63,26 @@ struct idx_section_builder {
  * out-of-bounds read (doc/SECURITY.md). */
 enum idx_verify { IDX_VERIFY_QUICK, IDX_VERIFY_FULL };
 
+#define IDX_PROGRESS_PARSE 600    /* per mille, where the parse ends */
+#define IDX_PROGRESS_SECTIONS 950 /* and the sections */
+/* per_mille of n, on that scale */
+static inline uint64_t
+idx_progress_at(uint64_t n, unsigned per_mille)
+{
+	return (uint64_t)((unsigned __int128)n * per_mille / 1000);
+}
+
 struct idx_opts {
 	const char *cache_dir;  /* NULL: beside the snapshot, else XDG cache */
 	enum idx_verify verify;
 	int no_cache;           /* build in memory, read and write nothing */
 	int force_rebuild;      /* ignore an existing index */
 	/* Progress in source-byte units (done of total); a non-zero return
-	 * cancels the build (SV_ERR_CANCELLED). May be NULL. */
+	 * cancels the build (SV_ERR_CANCELLED). May be NULL. The parse is
+	 * reported as the first 60%, the extension sections after it up to
+	 * 95% (called every tenth of a second while they are built, from
+	 * the calling thread), the writing the rest: about what each part
+	 * takes of a build on big snapshots (bench/index.sh). */
 	int (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	/* One line, no newline, for each thing worth telling (stale index

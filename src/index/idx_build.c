@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "index/idx_int.h"
 #include "util/clock.h"
 #include "util/tape.h"
+#include "util/stop.h"
 #include "util/thread.h"
 #include "util/xalloc.h"
 
@@ -37,12 +39,21 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
 	const struct idx_opts *o = ((struct load_progress *)ctx)->o;
 
-	/* The parse is the first 90% of the work. */
-	return o->progress(o->progress_ctx, done - done / 10, total);
+	return o->progress(o->progress_ctx, idx_progress_at(done,
+	    IDX_PROGRESS_PARSE), total);
 }
 
 /* In memory up to this many bytes of a build_tape builder's section. */
 #define TAPE_MEM (4u << 20)
+
+/* The sections' threads as the calling thread watches them: how many
+ * still run, and the stop flag they poll (util/stop.h). */
+struct ext_watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t running;
+	atomic_int stop;
+};
 
 /* One extension section to build. */
 struct ext_job {
@@ -56,6 +67,8 @@ struct ext_job {
 	int rc;
 	pthread_t th;
 	int threaded;
+	struct ext_watch *watch;
+	atomic_uint_fast64_t meter; /* items its loops went through */
 };
 
 static void *
@@ -82,18 +95,104 @@ ext_job_run(void *arg)
 	return NULL;
 }
 
+/* A section on a thread of its own, under the watch's stop flag and
+ * with a meter of its own. */
+static void *
+ext_job_thread(void *arg)
+{
+	struct ext_job *j = arg;
+	struct ext_watch *w = j->watch;
+
+	sv_stop_flag = &w->stop;
+	sv_stop_meter = &j->meter;
+	ext_job_run(j);
+	pthread_mutex_lock(&w->mu);
+	w->running--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* How far the sections are, 0 to 1000: the furthest meter against two
+ * passes over every event (the replay's, the longest section). */
+static uint64_t
+ext_per_mille(struct ext_job *jobs, size_t n, const struct snapshot *s)
+{
+	uint64_t events = 0, best = 0, m;
+	uint32_t d;
+	size_t i;
+
+	for (d = 0; d < s->n_traces; d++)
+		events += s->traces[d].n;
+	for (i = 0; i < n; i++) {
+		m = atomic_load_explicit(&jobs[i].meter,
+		    memory_order_relaxed);
+		if (events > 0 && m / 2 >= events)
+			m = 1000;
+		else
+			m = events > 0 ? m * 500 / events : 0;
+		if (m > best)
+			best = m;
+	}
+	return best > 999 ? 999 : best;
+}
+
+/* Waits for the sections' threads, telling o->progress how far they are
+ * every tenth of a second (span: where they lie on its scale) and
+ * stopping them when it cancels, or when the calling thread's own work
+ * is asked to stop. Returns 1 when they were stopped. */
+static int
+ext_wait(struct ext_watch *w, struct ext_job *jobs, size_t n,
+    const struct snapshot *s, const struct idx_opts *o,
+    const struct idx_span *span)
+{
+	int stopped = 0;
+
+	pthread_mutex_lock(&w->mu);
+	while (w->running > 0) {
+		struct timespec ts;
+		uint64_t at;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		if (stopped || w->running == 0)
+			continue;
+		pthread_mutex_unlock(&w->mu);
+		at = span->from + (span->to - span->from) *
+		    ext_per_mille(jobs, n, s) / 1000;
+		if (sv_stop_requested() || (o->progress != NULL &&
+		    o->progress(o->progress_ctx, at, span->total) != 0)) {
+			atomic_store(&w->stop, 1);
+			stopped = 1;
+		}
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return stopped;
+}
+
 /* Builds the extension sections opts asks for and ix lacks (or has but
  * cannot read). They read the snapshot and the index and nothing else
  * (a thread's cache entries are its own), so each runs on a thread of
  * its own: the replay's checkpoints beside the summary on a second
- * core. */
+ * core, while this thread tells o->progress how far they are (within
+ * span) and stops them when it cancels (their loops poll util/stop.h:
+ * the replay's passes at once, others where they do). A section whose
+ * thread did not start is built on this thread, unwatched. */
 int
 idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
-    const struct idx_opts *o, struct sv_error *err)
+    const struct idx_opts *o, const struct idx_span *span,
+    struct sv_error *err)
 {
 	struct ext_job *jobs = xcalloc(o->n_sections + 1, sizeof *jobs);
+	struct ext_watch watch;
 	size_t i, n = 0;
-	int r = 0;
+	int r = 0, stopped;
 
 	for (i = 0; i < o->n_sections; i++) {
 		const struct idx_section_builder *sb = &o->sections[i];
@@ -112,16 +211,37 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		jobs[n].s = s;
 		n++;
 	}
-	/* the first on this thread, the others each on its own */
-	for (i = 1; i < n; i++)
-		jobs[i].threaded = sv_thread_start(&jobs[i].th, ext_job_run,
-		    &jobs[i]) == 0;
+	pthread_mutex_init(&watch.mu, NULL);
+	pthread_cond_init(&watch.cv, NULL);
+	atomic_init(&watch.stop, 0);
+	watch.running = 0;
+	for (i = 0; i < n; i++) {
+		jobs[i].watch = &watch;
+		atomic_init(&jobs[i].meter, 0);
+		pthread_mutex_lock(&watch.mu);
+		watch.running++;
+		pthread_mutex_unlock(&watch.mu);
+		jobs[i].threaded = sv_thread_start(&jobs[i].th,
+		    ext_job_thread, &jobs[i]) == 0;
+		if (!jobs[i].threaded) {
+			pthread_mutex_lock(&watch.mu);
+			watch.running--;
+			pthread_mutex_unlock(&watch.mu);
+		}
+	}
 	for (i = 0; i < n; i++)
-		if (i == 0 || !jobs[i].threaded)
+		if (!jobs[i].threaded)
 			ext_job_run(&jobs[i]);
-	for (i = 1; i < n; i++)
+	stopped = ext_wait(&watch, jobs, n, s, o, span);
+	for (i = 0; i < n; i++)
 		if (jobs[i].threaded)
 			pthread_join(jobs[i].th, NULL);
+	pthread_mutex_destroy(&watch.mu);
+	pthread_cond_destroy(&watch.cv);
+	if (stopped) {
+		r = sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
+		    "cancelled");
+	}
 	for (i = 0; i < n; i++) {
 		struct idx_ext *e;
 
@@ -345,16 +465,20 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 static int
 build_ext_view(struct sv_index *view, struct snapshot *s,
     const struct idx_devsrc *src, const struct idx_opts *o,
-    struct sv_error *err)
+    uint64_t src_size, struct sv_error *err)
 {
+	struct idx_span span;
 	char why[128];
 	int r;
 
+	span.from = idx_progress_at(src_size, IDX_PROGRESS_PARSE);
+	span.to = idx_progress_at(src_size, IDX_PROGRESS_SECTIONS);
+	span.total = src_size;
 	view->snap = s;
 	if (idx_bind_devices(view, src, why, sizeof why) != 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
-	r = idx_build_extensions(view, s, o, err);
+	r = idx_build_extensions(view, s, o, &span, err);
 	idx_unbind_devices(view);
 	view->snap = NULL;
 	return r;
@@ -557,6 +681,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	pipe_finish(p);
 	free(p);
 	w->parse_s = (double)(sv_mono_us() - t0) / 1e6;
+	w->at = idx_progress_at(w->src_size, IDX_PROGRESS_PARSE);
 	if (rp != 0)
 		goto out;
 	if (idx_enc_finish(enc, s, &eo) != 0 || w->err != 0)
@@ -579,8 +704,9 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		lent = lend_written(s, base, &wr);
 		view.mut = xcalloc(1, sizeof *view.mut);
 		t1 = sv_mono_us();
-		rp = build_ext_view(&view, s, &src, o, err);
+		rp = build_ext_view(&view, s, &src, o, w->src_size, err);
 		w->sections_s = (double)(sv_mono_us() - t1) / 1e6;
+		w->at = idx_progress_at(w->src_size, IDX_PROGRESS_SECTIONS);
 		if (lent)
 			end_lend(s);
 		free(view.mut);

@@ -198,7 +198,9 @@ struct writer {
 	size_t n_toc, cap_toc;
 	/* progress over the write phase */
 	const struct idx_opts *o;
-	uint64_t src_size, est, cancelled;
+	uint64_t src_size, cancelled;
+	uint64_t at; /* where the writing is on the progress scale: the
+			part before it is done (idx_span) */
 	double parse_s, sections_s; /* set by idx_build_into() */
 };
 
@@ -273,8 +275,14 @@ int idx_build_memory(const char *path, const struct idx_opts *o,
     struct sv_index **out, struct sv_error *err);
 /* Frees a section's tape (and the struct); NULL is a no-op. */
 void idx_free_tape(struct tape *t);
+/* Where a part of a build lies on idx_opts.progress's scale (idx.h):
+ * from .. to of total. */
+struct idx_span {
+	uint64_t from, to, total;
+};
 int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
-    const struct idx_opts *o, struct sv_error *err);
+    const struct idx_opts *o, const struct idx_span *span,
+    struct sv_error *err);
 int idx_missing_extensions(const struct sv_index *ix,
     const struct idx_opts *o);
 

@@ -401,6 +401,15 @@ build_file(const char *path, const char *target, mode_t mode,
 	free(w.toc);
 	if (r == 0) {
 		test_build_pause();
+		/* a cancel that came after the last of the writing's
+		 * progress calls (or during the pause) still leaves no
+		 * index behind */
+		if (sv_stop_requested() || (o->progress != NULL &&
+		    o->progress(o->progress_ctx, key->size, key->size) != 0))
+			r = sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET,
+			    "cancelled");
+	}
+	if (r == 0) {
 		r = publish(fd, tmp, target, key, o, out, err);
 		if (r == 0) {
 			(*out)->built = 1;
@@ -427,8 +436,12 @@ extend_file(struct sv_index **ixp, const char *target, mode_t mode,
 	int fd, r;
 	long long t0 = sv_mono_us();
 	double sections_s;
+	struct idx_span span = {0, 0, 0};
 
-	if (idx_build_extensions(ix, ix->snap, o, err) != 0)
+	/* the sections are all there is to do, but the writing */
+	span.total = ix->source_size;
+	span.to = idx_progress_at(span.total, IDX_PROGRESS_SECTIONS);
+	if (idx_build_extensions(ix, ix->snap, o, &span, err) != 0)
 		return -1;
 	sections_s = (double)(sv_mono_us() - t0) / 1e6;
 	fd = create_temp(target, mode, &tmp);

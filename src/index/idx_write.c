@@ -53,17 +53,9 @@ idx_w_align(struct writer *w)
 static void
 w_progress(struct writer *w)
 {
-	uint64_t part = w->src_size / 10, done;
-
 	if (w->o == NULL || w->o->progress == NULL)
 		return;
-	done = w->est ? (uint64_t)((double)part * (double)w->off /
-			    (double)w->est)
-		      : part;
-	if (done > part)
-		done = part;
-	if (w->o->progress(w->o->progress_ctx, w->src_size - part + done,
-		w->src_size) != 0)
+	if (w->o->progress(w->o->progress_ctx, w->at, w->src_size) != 0)
 		w->cancelled = 1;
 }
 

@@ -61,7 +61,9 @@
  * few chunks ahead of each pass, decoding the index's stripes
  * (replay_evs.c): the opening thread then does little more than apply
  * the events, and the decoding, a fifth of a pass, goes to the other
- * core (bench/README.md has the timings).
+ * core (bench/README.md has the timings). Both passes poll the thread's
+ * stop flag (util/stop.h), so that an index build can be cancelled in
+ * them, and meter the events, so that it can tell how far they are.
  *
  * The state lives in ordered maps by address (rstate.h): a file picks
  * the order of its addresses, and a sorted array with a memmove per
@@ -92,6 +94,7 @@
 
 #include "replay/replay_int.h"
 #include "replay/replay_round.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 #define LOG_MAX (4 * REPLAY_K)
@@ -146,7 +149,7 @@ count_ghosts(struct replay *r)
  * state holds. Checkpoint memory is then linear in the trace whatever
  * the state (at most 4 block encodings per event), and a seek still
  * costs about one decoding of the state. */
-static void
+static int
 build_forward(struct replay *r)
 {
 	uint64_t i, last = 0;
@@ -159,6 +162,10 @@ build_forward(struct replay *r)
 	for (i = 0; i < r->n; i++) {
 		uint64_t gap = r->cur.blk.n / 4;
 
+		if (sv_stop_poll(i)) {
+			evs_close(&es);
+			return -1;
+		}
 		replay_apply_ev(r, &r->cur, i, evs_get(&es, i));
 		if (i + 1 < r->n && i + 1 - last >= (gap > r->ck.k ? gap
 								   : r->ck.k)) {
@@ -169,6 +176,7 @@ build_forward(struct replay *r)
 	evs_close(&es);
 	r->collect = 0;
 	count_ghosts(r);
+	return 0;
 }
 
 /* Forgets everything a build learned except the fixes. */
@@ -214,9 +222,11 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 	for (pass = 0;; pass++) {
 		r->n_fix_new = 0;
 		replay_final_state(r, &r->cur, 1);
-		replay_backward(r, &r->cur);
+		if (replay_backward(r, &r->cur) != 0)
+			goto stopped;
 		count_start(r);
-		build_forward(r);
+		if (build_forward(r) != 0)
+			goto stopped;
 		if (r->n_fix_new == 0 || pass == MAX_PASSES - 1)
 			break;
 		reset_build(r);
@@ -228,6 +238,10 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 	r->log.on = 1;
 	ulog_reset(&r->log, r->cur.at);
 	return r;
+stopped:
+	replay_free(r);
+	sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET, "cancelled");
+	return NULL;
 }
 
 struct replay *

@@ -64,7 +64,9 @@ struct replay_state {
 struct replay;
 
 /* Opens a replay of device d of s (borrowed; must outlive the replay).
- * Builds the start state and checkpoints. NULL with err set on failure. */
+ * Builds the start state and checkpoints. NULL with err set on failure,
+ * SV_ERR_CANCELLED when the thread's work was asked to stop (its passes
+ * poll util/stop.h and meter the events they apply, two a build). */
 struct replay *replay_new(const struct snapshot *s, uint32_t d,
     struct sv_error *err);
 void replay_free(struct replay *r);

@@ -33,6 +33,7 @@
 
 #include "replay/replay_int.h"
 #include "util/sat.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* pad[0] of a block during the backward pass */
@@ -263,7 +264,7 @@ reverse_learned(struct replay *r)
 	}
 }
 
-void
+int
 replay_backward(struct replay *r, struct rstate *st)
 {
 	struct rseg *sg;
@@ -273,9 +274,14 @@ replay_backward(struct replay *r, struct rstate *st)
 
 	evs_open(&es, r->t, r->n, 1);
 	for (i = r->n; i-- > 0;) {
-		const struct rev *e = evs_get(&es, i);
+		const struct rev *e;
 		int rc = 0;
 
+		if (sv_stop_poll(r->n - 1 - i)) {
+			evs_close(&es);
+			return -1;
+		}
+		e = evs_get(&es, i);
 		switch (e->action) {
 		case SNAP_ALLOC:
 			rc = bwd_alloc(r, st, i, e);
@@ -318,4 +324,5 @@ replay_backward(struct replay *r, struct rstate *st)
 		sg->dirty = 1;
 	}
 	st->at = -1;
+	return 0;
 }

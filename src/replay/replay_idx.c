@@ -36,6 +36,8 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 		if (t == NULL || t->n == 0)
 			continue;
 		r = replay_new_for_save(s, d, err);
+		if (r == NULL && err->code == SV_ERR_CANCELLED)
+			return -1;
 		if (r == NULL) {
 			/* an inconsistent device: no checkpoints for it;
 			 * the commands that need them report the error

@@ -186,7 +186,9 @@ const struct fix *replay_fix_find(const struct replay *r, uint64_t addr);
 
 /* replay_bwd.c: undoes the whole trace on st (the final state), leaving
  * the start state; fills learned, attrs and the undo counts of info. */
-void replay_backward(struct replay *r, struct rstate *st);
+/* Returns 0, or -1 when the thread's work was asked to stop (stop.h):
+ * the state is then half undone, and the build is thrown away. */
+int replay_backward(struct replay *r, struct rstate *st);
 
 /* replay.c */
 /* A replay of device d with nothing built (no start state, no

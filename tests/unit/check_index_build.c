@@ -7,6 +7,11 @@
 
 #include "index_fix.h"
 
+#include <stdatomic.h>
+
+#include "index/idx.h"
+#include "util/stop.h"
+
 /* Counts files in dir whose name contains part. */
 static int
 count_files(const char *dir, const char *part)
@@ -43,8 +48,10 @@ static int
 killing_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	(void)ctx;
-	/* past the parse (the first 90%): we are writing */
-	if (done > total - total / 10 && --kill_after <= 0)
+	/* past the parse: we are writing (its end, then past the
+	 * sections) */
+	if (done >= idx_progress_at(total, IDX_PROGRESS_PARSE) &&
+	    --kill_after <= 0)
 		raise(SIGKILL);
 	return 0;
 }
@@ -299,6 +306,112 @@ START_TEST(test_no_cache_and_cache_dir)
 }
 END_TEST
 
+
+/* ---- the sections: progress and cancel ----------------------------------- */
+
+/* A builder that meters half of what the sections' progress counts
+ * (two items an event: the replay's two passes) and then waits, up to
+ * a minute, for the bar to have shown it (seen_half) or for a stop; and
+ * the progress callback that watches. */
+static uint64_t sec_events, sec_from, sec_to;
+
+/* Events of every device in make_snap(model_events). */
+static uint64_t
+all_events(void)
+{
+	struct snapshot *s = make_snap(model_events);
+	uint64_t n = 0;
+	uint32_t d;
+
+	for (d = 0; d < s->n_traces; d++)
+		n += s->traces[d].n;
+	snap_free(s);
+	return n;
+}
+static int seen_half, saw_stop, cancel_in_sections, sec_calls;
+
+static int
+metering_build(const struct snapshot *s, void *arg, uint8_t **data,
+    size_t *len, struct sv_error *err)
+{
+	struct timespec ms = {0, 1000 * 1000};
+	int k;
+
+	(void)s;
+	(void)arg;
+	(void)err;
+	ck_assert_ptr_nonnull(sv_stop_meter);
+	atomic_fetch_add(sv_stop_meter, sec_events);
+	for (k = 0; k < 60000 && !__atomic_load_n(&seen_half,
+	    __ATOMIC_SEQ_CST) && !sv_stop_requested(); k++)
+		nanosleep(&ms, NULL);
+	saw_stop = sv_stop_requested();
+	*data = xmalloc(1);
+	**data = 7;
+	*len = 1;
+	return 0;
+}
+
+static int
+sections_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	sec_from = idx_progress_at(total, IDX_PROGRESS_PARSE);
+	sec_to = idx_progress_at(total, IDX_PROGRESS_SECTIONS);
+	ck_assert_uint_le(done, total);
+	if (done <= sec_from || done >= sec_to)
+		return 0; /* the parse, or the writing */
+	sec_calls++;
+	/* half of the sections' span: no less, and no more before the
+	 * builder has ended */
+	ck_assert_uint_ge(done, sec_from + (sec_to - sec_from) / 2 - 1);
+	__atomic_store_n(&seen_half, 1, __ATOMIC_SEQ_CST);
+	return cancel_in_sections;
+}
+
+START_TEST(test_sections_progress_cancel)
+{
+	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
+	struct idx_section_builder sec = {.name = "metered",
+	    .build = metering_build};
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix = NULL;
+	struct sv_error err;
+	static char big[100000];
+
+	/* big enough for the bar to tell half of the sections apart */
+	memset(big, 'm', sizeof big);
+	write_file(src, big, sizeof big);
+	opts_init(&o, &w, 1);
+	o.sections = &sec;
+	o.n_sections = 1;
+	o.progress = sections_progress;
+	sec_events = all_events();
+	seen_half = saw_stop = sec_calls = 0;
+	cancel_in_sections = _i;
+	sv_error_clear(&err);
+	if (_i == 0) {
+		/* the bar moves with the meter; the build ends */
+		ix = open_ok(src, &o);
+		ck_assert_int_eq(seen_half, 1);
+		ck_assert_int_eq(saw_stop, 0);
+		ck_assert_int_ge(sec_calls, 1);
+		idx_close(ix);
+	} else {
+		/* cancelled while the sections are built: they are asked
+		 * to stop, and nothing is left behind */
+		ck_assert_int_ne(idx_open(src, &o, &ix, &err), 0);
+		ck_assert_int_eq(err.code, SV_ERR_CANCELLED);
+		ck_assert_int_eq(saw_stop, 1);
+		ck_assert(!exists(ipath));
+		ck_assert_int_eq(count_files(tmpdir, IDX_TMP_INFIX), 0);
+	}
+	free(src);
+	free(ipath);
+}
+END_TEST
+
 void
 index_build_tests(TCase *tc)
 {
@@ -307,4 +420,5 @@ index_build_tests(TCase *tc)
 	tcase_add_test(tc, test_readonly_dir_uses_cache);
 	tcase_add_test(tc, test_unwritable_everything_memory);
 	tcase_add_test(tc, test_no_cache_and_cache_dir);
+	tcase_add_loop_test(tc, test_sections_progress_cancel, 0, 2);
 }

@@ -11,6 +11,10 @@
 
 #include "replay_fix.h"
 
+#include <stdatomic.h>
+
+#include "util/stop.h"
+
 /* Asserts block k of the current state. */
 static void
 blk_is(struct replay *r, uint32_t k, uint64_t addr, uint64_t size, int state)
@@ -389,6 +393,51 @@ START_TEST(test_replay_real_files)
 }
 END_TEST
 
+/* The passes poll the thread's stop flag and meter what they apply:
+ * stopped, the build gives up (SV_ERR_CANCELLED) with the first poll;
+ * not, the meter holds both passes' events, as many polls of
+ * SV_STOP_EVERY as each pass made after its first. */
+START_TEST(test_replay_stop_and_meter)
+{
+	char path[1024];
+	struct snapshot *s;
+	struct sv_error err;
+	struct replay *r;
+	atomic_int flag;
+	atomic_uint_fast64_t meter;
+	uint64_t n, per_pass;
+	uint32_t d;
+
+	snprintf(path, sizeof path, "%s/tests/data/real/%s", TOP_SRCDIR,
+	    "cuda_train_one_step.pickle");
+	ck_assert_int_eq(snap_load_file(path, NULL, &s, &err), 0);
+	d = snap_default_device(s);
+	n = snap_trace_of(s, d)->n;
+	ck_assert_uint_gt(n, 2 * SV_STOP_EVERY);
+	atomic_init(&flag, 1);
+	atomic_init(&meter, 0);
+	sv_stop_flag = &flag;
+	sv_stop_meter = &meter;
+	sv_error_clear(&err);
+	ck_assert_ptr_null(replay_new(s, d, &err));
+	ck_assert_int_eq(err.code, SV_ERR_CANCELLED);
+	ck_assert_uint_eq(atomic_load(&meter), 0);
+	atomic_store(&flag, 0);
+	r = replay_new(s, d, &err);
+	sv_stop_flag = NULL;
+	sv_stop_meter = NULL;
+	ck_assert_ptr_nonnull(r);
+	per_pass = (n - 1) / SV_STOP_EVERY * SV_STOP_EVERY;
+	/* two passes a build, which runs again when its forward pass
+	 * corrected a guess of the backward pass */
+	ck_assert_uint_ge(atomic_load(&meter), 2 * per_pass);
+	ck_assert_uint_eq(atomic_load(&meter) % (2 * per_pass), 0);
+	ck_assert_uint_eq(check_issues(r), 0);
+	replay_free(r);
+	snap_free(s);
+}
+END_TEST
+
 static Suite *
 replay_suite(void)
 {
@@ -408,6 +457,7 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_legacy_no_trace);
 	replay_saved_tests(tc);
 	tcase_add_test(tc, test_replay_real_files);
+	tcase_add_test(tc, test_replay_stop_and_meter);
 	suite_add_tcase(s, tc);
 	replay_model_tests(tp);
 	tcase_set_timeout(tp, 120);
