@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,7 @@ ext_wait(struct ext_watch *w, struct ext_job *jobs, size_t n,
 		struct timespec ts;
 		uint64_t at;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 100 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
@@ -191,6 +192,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 {
 	struct ext_job *jobs = xcalloc(o->n_sections + 1, sizeof *jobs);
 	struct ext_watch watch;
+	pthread_condattr_t ca;
 	size_t i, n = 0;
 	int r = 0, stopped;
 
@@ -212,7 +214,11 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		n++;
 	}
 	pthread_mutex_init(&watch.mu, NULL);
-	pthread_cond_init(&watch.cv, NULL);
+	/* the waits' deadlines on the clock a change of the date leaves */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&watch.cv, &ca);
+	pthread_condattr_destroy(&ca);
 	atomic_init(&watch.stop, 0);
 	watch.running = 0;
 	for (i = 0; i < n; i++) {
