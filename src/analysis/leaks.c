@@ -11,6 +11,7 @@
 
 #include "replay/replay_round.h"
 #include "util/search.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 static int
@@ -265,7 +266,7 @@ pass_run(struct pass *p, const struct idx_timeline *tl,
 	struct an_leaks *out = p->out;
 	uint64_t i;
 
-	for (i = 0; i < tl->n_elems; i++) {
+	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, from, to)) {
@@ -409,7 +410,7 @@ an_leak_elems(const struct idx_timeline *tl, struct an_sites *sites,
 		rank[leak_key(&l->sites[k])] = (uint32_t)k;
 	/* one pass over the elements (decoding them is the cost): the
 	 * leaked ones of the listed sites, with their site's rank */
-	for (i = 0; i < tl->n_elems; i++) {
+	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, l->from, l->to))

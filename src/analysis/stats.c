@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/sat.h"
+#include "util/stop.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -153,7 +154,7 @@ an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 			u64map_put(&streams, s->segments[g].stream, 1);
 	if (t != NULL) {
 		c->events = t->n;
-		for (i = 0; i < t->n; i++) {
+		for (i = 0; i < t->n && !sv_stop_poll(i); i++) {
 			unsigned a = snap_ev_action(t, i);
 			int64_t tm;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/stop.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -138,7 +139,7 @@ top_elems(const struct idx_timeline *tl, struct an_sites *sites,
 		at = (int64_t)tl->n_events - 1;
 	top_begin(out, tl->device, at, depth);
 	u64map_init(&m);
-	for (i = 0; i < tl->n_elems; i++) {
+	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if ((cats == NULL || an_category_of(cats, i) == cat) &&
@@ -185,7 +186,7 @@ an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
 		u64map_init(&m[c]);
 		cap[c] = 0;
 	}
-	for (i = 0; i < tl->n_elems; i++) {
+	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
 		const struct idx_elem e = idx_tl_elem(tl, i);
 
 		if (!an_elem_alive(&e, at))

@@ -52,6 +52,11 @@ struct idx_section_builder {
 	 * whole in memory by the build. */
 	int (*build_tape)(const struct snapshot *s, void *arg,
 	    struct tape *out, struct sv_error *err);
+	/* The passes over every event its meter counts (util/stop.h) when
+	 * that tells how far its build is (the replay's two); 0 when it
+	 * does not. The progress of the sections is the furthest of such
+	 * meters. */
+	unsigned progress_passes;
 };
 
 /* How much of an existing index is checked on open. QUICK (the default)

@@ -114,24 +114,26 @@ ext_job_thread(void *arg)
 	return NULL;
 }
 
-/* How far the sections are, 0 to 1000: the furthest meter against two
- * passes over every event (the replay's, the longest section). */
+/* How far the sections are, 0 to 999: the furthest meter of those
+ * that tell (a builder's progress_passes, idx.h) against its passes
+ * over every event. */
 static uint64_t
 ext_per_mille(struct ext_job *jobs, size_t n, const struct snapshot *s)
 {
-	uint64_t events = 0, best = 0, m;
+	uint64_t events = 0, best = 0, m, want;
 	uint32_t d;
 	size_t i;
 
 	for (d = 0; d < s->n_traces; d++)
 		events += s->traces[d].n;
 	for (i = 0; i < n; i++) {
+		if (jobs[i].sb->progress_passes == 0 || events == 0)
+			continue;
+		want = events * jobs[i].sb->progress_passes;
 		m = atomic_load_explicit(&jobs[i].meter,
 		    memory_order_relaxed);
-		if (events > 0 && m / 2 >= events)
-			m = 1000;
-		else
-			m = events > 0 ? m * 500 / events : 0;
+		m = m >= want ? 999 : (uint64_t)((unsigned __int128)m * 1000 /
+		    want);
 		if (m > best)
 			best = m;
 	}

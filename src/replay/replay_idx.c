@@ -61,6 +61,7 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 const struct idx_section_builder replay_idx_section = {
 	.name = SECTION_NAME,
 	.build_tape = build,
+	.progress_passes = 2,
 };
 
 /* The replay.3 bytes of one device, read through the index's reader. */

@@ -309,8 +309,8 @@ END_TEST
 
 /* ---- the sections: progress and cancel ----------------------------------- */
 
-/* A builder that meters half of what the sections' progress counts
- * (two items an event: the replay's two passes) and then waits, up to
+/* A builder that meters half of what it says its progress counts
+ * (two passes over the events) and then waits, up to
  * a minute, for the bar to have shown it (seen_half) or for a stop; and
  * the progress callback that watches. */
 static uint64_t sec_events, sec_from, sec_to;
@@ -352,6 +352,23 @@ metering_build(const struct snapshot *s, void *arg, uint8_t **data,
 	return 0;
 }
 
+/* A section whose meter says nothing of its progress (progress_passes
+ * 0), far past any other's. */
+static int
+noisy_build(const struct snapshot *s, void *arg, uint8_t **data,
+    size_t *len, struct sv_error *err)
+{
+	(void)s;
+	(void)arg;
+	(void)err;
+	ck_assert_ptr_nonnull(sv_stop_meter);
+	atomic_fetch_add(sv_stop_meter, 100 * sec_events);
+	*data = xmalloc(1);
+	**data = 8;
+	*len = 1;
+	return 0;
+}
+
 static int
 sections_progress(void *ctx, uint64_t done, uint64_t total)
 {
@@ -362,9 +379,10 @@ sections_progress(void *ctx, uint64_t done, uint64_t total)
 	if (done <= sec_from || done >= sec_to)
 		return 0; /* the parse, or the writing */
 	sec_calls++;
-	/* half of the sections' span: no less, and no more before the
-	 * builder has ended */
+	/* half of the sections' span: the metering builder's half, not
+	 * the noisy one's meter */
 	ck_assert_uint_ge(done, sec_from + (sec_to - sec_from) / 2 - 1);
+	ck_assert_uint_le(done, sec_from + (sec_to - sec_from) / 2 + 1);
 	__atomic_store_n(&seen_half, 1, __ATOMIC_SEQ_CST);
 	return cancel_in_sections;
 }
@@ -372,8 +390,10 @@ sections_progress(void *ctx, uint64_t done, uint64_t total)
 START_TEST(test_sections_progress_cancel)
 {
 	char *src = tpath("m.pickle"), *ipath = tpath("m.pickle.snapidx");
-	struct idx_section_builder sec = {.name = "metered",
-	    .build = metering_build};
+	struct idx_section_builder sec[2] = {
+	    {.name = "noisy", .build = noisy_build},
+	    {.name = "metered", .build = metering_build,
+		.progress_passes = 2}};
 	struct idx_opts o;
 	struct warns w;
 	struct sv_index *ix = NULL;
@@ -384,8 +404,8 @@ START_TEST(test_sections_progress_cancel)
 	memset(big, 'm', sizeof big);
 	write_file(src, big, sizeof big);
 	opts_init(&o, &w, 1);
-	o.sections = &sec;
-	o.n_sections = 1;
+	o.sections = sec;
+	o.n_sections = 2;
 	o.progress = sections_progress;
 	sec_events = all_events();
 	seen_half = saw_stop = sec_calls = 0;
