@@ -999,6 +999,15 @@ an_cat_probe_free(struct an_cat_probe *p)
 }
 
 void
+an_cat_totals_add(struct an_cat_totals *t, unsigned cat, uint64_t size)
+{
+	t->bytes[cat] += size;
+	t->count[cat]++;
+	t->total_bytes += size;
+	t->total_count++;
+}
+
+void
 an_categories_at(const struct idx_timeline *tl, const struct an_categories *c,
     int64_t at, struct an_cat_totals *out)
 {
@@ -1010,14 +1019,8 @@ an_categories_at(const struct idx_timeline *tl, const struct an_categories *c,
 	out->at = at;
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
-		unsigned cat;
 
-		if (!(e.alloc_ev <= at && (e.free_ev < 0 || e.free_ev > at)))
-			continue;
-		cat = an_category_of(c, k);
-		out->bytes[cat] += e.size;
-		out->count[cat]++;
-		out->total_bytes += e.size;
-		out->total_count++;
+		if (e.alloc_ev <= at && (e.free_ev < 0 || e.free_ev > at))
+			an_cat_totals_add(out, an_category_of(c, k), e.size);
 	}
 }

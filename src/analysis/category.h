@@ -175,5 +175,7 @@ struct an_cat_totals {
 };
 void an_categories_at(const struct idx_timeline *tl,
     const struct an_categories *c, int64_t at, struct an_cat_totals *out);
+/* Counts one allocation of size bytes in category cat into t. */
+void an_cat_totals_add(struct an_cat_totals *t, unsigned cat, uint64_t size);
 
 #endif

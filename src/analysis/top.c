@@ -192,10 +192,7 @@ an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
 		if (!an_elem_alive(&e, at))
 			continue;
 		c = an_category_of(cats, i);
-		ct->bytes[c] += e.size;
-		ct->count[c]++;
-		ct->total_bytes += e.size;
-		ct->total_count++;
+		an_cat_totals_add(ct, c, e.size);
 		top_add(&out[c], &m[c], &cap[c], sites, e.size, e.stack,
 		    (e.flags & IDX_ELEM_PRE) != 0);
 	}
