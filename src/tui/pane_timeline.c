@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "render/fmt.h"
+#include "render/tl_sample.h"
 #include "tui/modeworker.h"
 #include "tui/pane.h"
 #include "util/clock.h"
@@ -43,7 +44,7 @@ pane_timeline_building(struct app *a)
 
 /* ---- sampled bands ------------------------------------------------------- */
 
-/* A count of events from the tests' variable name (a number), else
+/* A number from the tests' variable name, else
  * dflt. */
 static uint64_t
 events_env(const char *name, uint64_t dflt)
@@ -95,6 +96,15 @@ pane_timeline_probe_due(struct app *a)
  * takes as long as with a larger budget (bench/tui_open.sh SAMPLED=1). */
 #define SAMPLE_BUDGET_US 3000
 
+/* The budget; SNAPVIEW_TEST_SAMPLE_BUDGET_US=N sets it (the tests' 1:
+ * one event a frame, as on a machine too slow for more). */
+static long long
+sample_budget_us(void)
+{
+	return (long long)events_env("SNAPVIEW_TEST_SAMPLE_BUDGET_US",
+	    SAMPLE_BUDGET_US);
+}
+
 /* Samples the mode shown, being built, after the events the columns of
  * the plot in r draw (tl_drawn_events), with the device's replay, which
  * goes back to the cursor after: the peak's (the bands are ranked there)
@@ -109,6 +119,7 @@ sample_plot(struct app *a, const struct rect *r)
 {
 	int st = a->view.stack, pw = tl_plot_width(r->w), n, k = 0, i, step;
 	int moved = 0, rc, more = a->sample_more, states = 0;
+	size_t had;
 	char why[320];
 	int64_t *col, *ev;
 	long long t0 = sv_mono_us();
@@ -134,19 +145,21 @@ sample_plot(struct app *a, const struct rect *r)
 				ev[k++] = col[i + 1];
 	if (!more)
 		a->sample_since = t0;
+	had = tl_sample_count(&a->tm, st);
 	if (states)
 		rc = tl_model_sample_states(&a->tm, a->src.replay, ev,
-		    (size_t)k, SAMPLE_BUDGET_US, &moved, why, sizeof why);
+		    (size_t)k, sample_budget_us(), &moved, why, sizeof why);
 	else
 		rc = tl_model_sample(&a->tm, st, a->src.replay, ev, (size_t)k,
-		    SAMPLE_BUDGET_US, &moved, why, sizeof why);
+		    sample_budget_us(), &moved, why, sizeof why);
 	free(col);
 	free(ev);
-	if (moved) {
-		/* the ranking and the state at the cursor are stale */
+	if (moved)
+		cursor_replay_moved(a); /* the state at the cursor is stale */
+	/* the bands are ranked at the peak by the groups sampled, which
+	 * samples summed from the live sets alone (no move) add to too */
+	if (moved || tl_sample_count(&a->tm, st) != had)
 		a->tlf.rank_stack = -1;
-		cursor_replay_moved(a);
-	}
 	a->sample_more = rc == 1;
 	if (states)
 		return -1; /* nothing to draw yet */
