@@ -15,6 +15,7 @@
 #include "analysis/steps.h"
 #include "analysis/top.h"
 #include "index/idx_lod.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 2};
@@ -131,7 +132,7 @@ scan_events(const struct snapshot *s, const struct idx_timeline *tl,
 	if (fast && t != NULL && t->n == n && counts->events == n) {
 		o->ooms = counts->by_action[SNAP_OOM];
 	} else {
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n && !sv_stop_poll(i); i++) {
 			uint64_t tot, res;
 
 			if (t != NULL && i < t->n &&

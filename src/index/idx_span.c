@@ -14,6 +14,7 @@
 
 #include "index/idx_dec_int.h"
 #include "index/idx_int.h"
+#include "util/stop.h"
 #include "util/xalloc.h"
 
 /* snap_get_uv, eight bytes at a time where eight are left: the hot loop
@@ -242,7 +243,9 @@ idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
 		if (runs[k].to > tl->n_events)
 			runs[k].to = tl->n_events;
 	k = 0;
-	while (k < n) {
+	/* a stripe at a time: a stop asked (util/stop.h) leaves the rest
+	 * zeros, for a caller that throws them away */
+	while (k < n && !sv_stop_requested()) {
 		if (runs[k].from >= runs[k].to) {
 			k++;
 			continue;

@@ -161,7 +161,8 @@ struct idx_tl_run {
  * the cache. That pays when a few events of many stripes are wanted:
  * the ragged ends of the timeline's columns (idx_lod_columns). A
  * damaged stripe reads as zeros and marks the index, as through the
- * accessors (idx_span.c says what only a whole read finds). */
+ * accessors (idx_span.c says what only a whole read finds). Work asked
+ * to stop (util/stop.h) leaves the runs not read yet zeros. */
 void idx_tl_extremes(const struct idx_timeline *tl, struct idx_tl_run *runs,
     size_t n);
 
