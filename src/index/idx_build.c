@@ -48,12 +48,21 @@ load_progress_cb(void *ctx, uint64_t done, uint64_t total)
 #define TAPE_MEM (4u << 20)
 
 /* The sections' threads as the calling thread watches them: how many
- * still run, and the stop flag they poll (util/stop.h). */
+ * still run, and the stop flag they poll (util/stop.h); what it reports
+ * to (o's progress, within span) and how far each job is (jobs[0, n),
+ * the snapshot s's events); the stop flag of the calling thread's own
+ * work (caller_stop). */
 struct ext_watch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	size_t running;
 	atomic_int stop;
+	struct ext_job *jobs;
+	size_t n;
+	const struct snapshot *s;
+	const struct idx_opts *o;
+	const struct idx_span *span;
+	const atomic_int *caller_stop;
 };
 
 /* One extension section to build. */
@@ -140,21 +149,61 @@ ext_per_mille(struct ext_job *jobs, size_t n, const struct snapshot *s)
 	return best > 999 ? 999 : best;
 }
 
-/* Waits for the sections' threads, telling o->progress how far they are
- * every tenth of a second (span: where they lie on its scale) and
- * stopping them when it cancels, or when the calling thread's own work
- * is asked to stop. Returns 1 when they were stopped. */
+/* Tells o->progress how far the sections are (span: where they lie on
+ * its scale) and stops them when it cancels, or when the calling
+ * thread's own work is asked to stop. Returns 1 when they are stopped. */
 static int
-ext_wait(struct ext_watch *w, struct ext_job *jobs, size_t n,
-    const struct snapshot *s, const struct idx_opts *o,
-    const struct idx_span *span)
+ext_report(struct ext_watch *w)
+{
+	const struct idx_span *span = w->span;
+	const struct idx_opts *o = w->o;
+	uint64_t at;
+
+	if (atomic_load(&w->stop))
+		return 1;
+	at = span->from + (span->to - span->from) *
+	    ext_per_mille(w->jobs, w->n, w->s) / 1000;
+	if ((w->caller_stop != NULL && atomic_load(w->caller_stop)) ||
+	    (o->progress != NULL &&
+	    o->progress(o->progress_ctx, at, span->total) != 0)) {
+		atomic_store(&w->stop, 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* A section built on the calling thread (its thread did not start),
+ * watched from its own polls (util/stop.h's tick). */
+static void
+ext_tick(void *ctx)
+{
+	(void)ext_report(ctx);
+}
+
+static void
+ext_run_here(struct ext_watch *w, struct ext_job *j)
+{
+	sv_stop_flag = &w->stop;
+	sv_stop_meter = &j->meter;
+	sv_stop_tick_ctx = w;
+	sv_stop_tick = ext_tick;
+	ext_job_run(j);
+	sv_stop_tick = NULL;
+	sv_stop_tick_ctx = NULL;
+	sv_stop_meter = NULL;
+	sv_stop_flag = w->caller_stop;
+}
+
+/* Waits for the sections' threads, reporting every tenth of a second
+ * (ext_report). Returns 1 when they were stopped. */
+static int
+ext_wait(struct ext_watch *w)
 {
 	int stopped = 0;
 
 	pthread_mutex_lock(&w->mu);
 	while (w->running > 0) {
 		struct timespec ts;
-		uint64_t at;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 100 * 1000 * 1000;
@@ -166,17 +215,11 @@ ext_wait(struct ext_watch *w, struct ext_job *jobs, size_t n,
 		if (stopped || w->running == 0)
 			continue;
 		pthread_mutex_unlock(&w->mu);
-		at = span->from + (span->to - span->from) *
-		    ext_per_mille(jobs, n, s) / 1000;
-		if (sv_stop_requested() || (o->progress != NULL &&
-		    o->progress(o->progress_ctx, at, span->total) != 0)) {
-			atomic_store(&w->stop, 1);
-			stopped = 1;
-		}
+		stopped = ext_report(w);
 		pthread_mutex_lock(&w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
-	return stopped;
+	return stopped || atomic_load(&w->stop);
 }
 
 /* Builds the extension sections opts asks for and ix lacks (or has but
@@ -186,7 +229,8 @@ ext_wait(struct ext_watch *w, struct ext_job *jobs, size_t n,
  * core, while this thread tells o->progress how far they are (within
  * span) and stops them when it cancels (their loops poll util/stop.h:
  * the replay's passes at once, others where they do). A section whose
- * thread did not start is built on this thread, unwatched. */
+ * thread did not start (--threads 1) is built on this thread, which
+ * reports and stops it from the section's own polls (ext_run_here). */
 int
 idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, const struct idx_span *span,
@@ -223,6 +267,12 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 	pthread_condattr_destroy(&ca);
 	atomic_init(&watch.stop, 0);
 	watch.running = 0;
+	watch.jobs = jobs;
+	watch.n = n;
+	watch.s = s;
+	watch.o = o;
+	watch.span = span;
+	watch.caller_stop = sv_stop_flag;
 	for (i = 0; i < n; i++) {
 		jobs[i].watch = &watch;
 		atomic_init(&jobs[i].meter, 0);
@@ -238,9 +288,9 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		}
 	}
 	for (i = 0; i < n; i++)
-		if (!jobs[i].threaded)
-			ext_job_run(&jobs[i]);
-	stopped = ext_wait(&watch, jobs, n, s, o, span);
+		if (!jobs[i].threaded && !atomic_load(&watch.stop))
+			ext_run_here(&watch, &jobs[i]);
+	stopped = ext_wait(&watch);
 	for (i = 0; i < n; i++)
 		if (jobs[i].threaded)
 			pthread_join(jobs[i].th, NULL);

@@ -18,6 +18,12 @@
  * first, so that its owner can tell how far the work is (the viewer's
  * "building ... 40%"): a loop over n items adds n - 1 rounded down to
  * a multiple of SV_STOP_EVERY.
+ *
+ * Work with no thread of its own to watch it (--threads 1: it runs on
+ * the thread that would have watched) can be watched from inside: a
+ * thread that points sv_stop_tick at a function gets it called from its
+ * polls, at most every SV_STOP_TICK_US microseconds, with
+ * sv_stop_tick_ctx; it may tell how far the work is and set the flag.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -27,6 +33,14 @@
 
 extern __thread const atomic_int *sv_stop_flag;
 extern __thread atomic_uint_fast64_t *sv_stop_meter;
+extern __thread void (*sv_stop_tick)(void *ctx);
+extern __thread void *sv_stop_tick_ctx;
+
+#define SV_STOP_TICK_US 100000
+
+/* Calls sv_stop_tick when SV_STOP_TICK_US have passed since the last
+ * call (the first poll after it is set: at once). */
+void sv_stop_tick_due(void);
 
 /* Has this thread's work been asked to stop? */
 static inline int
@@ -51,6 +65,8 @@ sv_stop_poll(uint64_t i)
 	if (sv_stop_meter != NULL && i > 0)
 		atomic_fetch_add_explicit(sv_stop_meter, SV_STOP_EVERY,
 		    memory_order_relaxed);
+	if (sv_stop_tick != NULL)
+		sv_stop_tick_due();
 	return sv_stop_requested();
 }
 
