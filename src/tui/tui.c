@@ -327,6 +327,22 @@ draw_too_small(struct cellbuf *cb)
 	cellbuf_puts(cb, 0, y, line, cb->w, UIC_DEFAULT, 0);
 }
 
+/* s on row y from x in at most w cells; text wider than that ends in an
+ * ellipsis, so that a message cut short says so. */
+static void
+status_puts(struct cellbuf *cb, int x, int y, const char *s, int w)
+{
+	const char *dots = app.utf8 ? "\xe2\x80\xa6" : "...";
+	int nd = app.utf8 ? 1 : 3, n;
+
+	if (w <= nd || sv_utf8_cells(s) <= w) {
+		cellbuf_puts(cb, x, y, s, w, UIC_STATUS, 0);
+		return;
+	}
+	n = cellbuf_puts(cb, x, y, s, w - nd, UIC_STATUS, 0);
+	cellbuf_puts(cb, x + n, y, dots, nd, UIC_STATUS, 0);
+}
+
 static void
 draw_status(struct cellbuf *cb, const struct rect *r)
 {
@@ -359,7 +375,7 @@ draw_status(struct cellbuf *cb, const struct rect *r)
 		cellbuf_printf(cb, r->x + r->w - rw - ww, r->y, ww, UIC_ERROR,
 		    CB_A_BOLD, " %s ", w);
 	}
-	cellbuf_puts(cb, r->x, r->y, left, r->w - rw - ww - 1, UIC_STATUS, 0);
+	status_puts(cb, r->x, r->y, left, r->w - rw - ww - 1);
 	if (r->w > rw + 20)
 		cellbuf_puts(cb, r->x + r->w - rw, r->y, right, rw, UIC_STATUS,
 		    CB_A_BOLD);
