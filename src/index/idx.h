@@ -170,6 +170,12 @@ void idx_reader_free(struct idx_reader *r);
 
 void idx_get_info(const struct sv_index *ix, struct idx_info *info);
 
+/* 1 when a section o registers has no entry in ix: an idx_open() with o
+ * would add it (the viewer opens a large snapshot without them, then
+ * adds them behind its first screen). Nothing is read. */
+int idx_missing_extensions(const struct sv_index *ix,
+    const struct idx_opts *o);
+
 /* 1 when a stripe of the index failed its checks while decoding (what was
  * read from it came out as zeros): the file is damaged. idx_close() then
  * removes it when it still holds our magic, so the next open rebuilds. */

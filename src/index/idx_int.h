@@ -283,8 +283,6 @@ struct idx_span {
 int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, const struct idx_span *span,
     struct sv_error *err);
-int idx_missing_extensions(const struct sv_index *ix,
-    const struct idx_opts *o);
 
 /* idx_cache.c */
 /* A temp file of a killed build is removed by a later build into the same

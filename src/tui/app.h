@@ -53,6 +53,7 @@ enum prompt_mode {
 
 struct views;
 struct modeworker;
+struct replay_bg;
 struct simulate;
 
 struct app {
@@ -99,6 +100,9 @@ struct app {
 	int cats_ok;
 	struct modeworker *modeworker;  /* modes built in the background
 					   (modeworker.h) */
+	struct replay_bg *replay_bg;    /* the replay's checkpoints built
+					   behind the first screen
+					   (replay_bg.h) */
 	int stack_dir;                  /* the way m/M went (a mode found
 					   unavailable is passed over) */
 	int auto_stack;                 /* the mode the view goes to once
@@ -226,6 +230,10 @@ int device_set(struct app *a, uint32_t d);
  * leak suspect (a trace of up to 2 million events: one pass), each with
  * the key that explains it. */
 void device_news(struct app *a);
+/* The replay built behind the first screen came (replay_bg_poll said
+ * 2): the state at the cursor from its index, and the check that waited
+ * for it. */
+void device_replay_came(struct app *a);
 /* Frees everything the app owns: the device, then the snapshot and its
  * index. */
 void device_close(struct app *a);
@@ -245,7 +253,9 @@ void search_set_query(struct app *a, const char *q);
 
 /* ---- the replay check (check.c) ---- */
 /* Runs the check of the device once (force: however long its trace):
- * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay. */
+ * 1 done (a->chk), 0 not run (too long to run unasked), -1 no replay
+ * (yet, while it is built behind the screen: then it runs when it
+ * comes). */
 int check_run(struct app *a, int force);
 void check_free(struct app *a);
 /* The status line warning ("! 12 mismatches") or NULL. */

@@ -16,6 +16,7 @@
 
 #include "render/fmt.h"
 #include "tui/app.h"
+#include "tui/replay_bg.h"
 
 #define CHECK_AUTO_MAX 2000000
 
@@ -39,6 +40,8 @@ check_run(struct app *a, int force)
 	if (!force && a->tl.n_events > CHECK_AUTO_MAX)
 		return 0;
 	if (a->src.replay == NULL) {
+		if (replay_bg_pending(a))
+			return -1;      /* not yet: run when it comes */
 		a->chk_done = -1;       /* no replay: the final state only */
 		return -1;
 	}
@@ -92,8 +95,12 @@ check_first(struct app *a)
 	uint64_t i;
 
 	if (check_run(a, 1) < 0) {
-		app_msg(a, "no replay to check: the segment map shows the "
-		    "final state");
+		if (replay_bg_pending(a))
+			app_msg(a, "the replay is being built (%d%%): the "
+			    "check comes with it", replay_bg_percent(a));
+		else
+			app_msg(a, "no replay to check: the segment map "
+			    "shows the final state");
 		return;
 	}
 	if (a->chk.n_issues == 0) {

@@ -17,6 +17,7 @@
 #include "render/fmt.h"
 #include "render/frames.h"
 #include "tui/modeworker.h"
+#include "tui/replay_bg.h"
 #include "tui/simulate.h"
 #include "util/escape.h"
 
@@ -142,7 +143,13 @@ device_set(struct app *a, uint32_t d)
 	a->device = d;
 	tl_model_init(&a->tm, a->snap, &a->tl, TL_DEFAULT_DRAWN);
 	phaseset_open(a);
-	state_open(&a->src, a->ix, a->snap, d, &err);
+	/* the replay from the index the background made (replay_bg.h),
+	 * none while it is being made, else from the index */
+	if (replay_bg_pending(a))
+		state_open_final(&a->src, a->snap, d);
+	else
+		state_open(&a->src, replay_bg_index(a) != NULL ?
+		    replay_bg_index(a) : a->ix, a->snap, d, &err);
 	a->view.ev0 = 0;
 	a->view.ev1 = n_events(a) > 0 ? n_events(a) : 1;
 	a->view.sel_elem = TL_NO_ELEM;
@@ -168,6 +175,25 @@ device_set(struct app *a, uint32_t d)
 }
 
 void
+device_replay_came(struct app *a)
+{
+	struct sv_error err;
+
+	if (replay_bg_index(a) != NULL) {
+		sv_error_clear(&err);
+		state_close(&a->src);
+		state_open(&a->src, replay_bg_index(a), a->snap, a->device,
+		    &err);
+	}
+	/* the check waited for it (or says there is none); the modes
+	 * already building keep going without samples (their worker began
+	 * without a replay) */
+	check_free(a);
+	check_run(a, 0);
+	cursor_replay_moved(a);
+}
+
+void
 device_close(struct app *a)
 {
 	modeworker_stop(a);
@@ -177,6 +203,8 @@ device_close(struct app *a)
 	a->sites_ok = 0;
 	if (a->st != NULL || a->tl.elems != NULL || a->tl.el_stripes != NULL)
 		device_free(a);
+	/* after the state: its replay reads the index the thread made */
+	replay_bg_stop(a);
 	free(a->stack_match);
 	free(a->frame_match);
 	a->stack_match = a->frame_match = NULL;

@@ -13,6 +13,7 @@
 
 #include "render/fmt.h"
 #include "tui/pane.h"
+#include "tui/replay_bg.h"
 #include "tui/simulate.h"
 #include "util/escape.h"
 
@@ -28,7 +29,7 @@ seg_title(struct app *a, const struct rect *r, char *title, size_t size)
 	const struct replay_totals *t = &a->totals;
 	char at[FMT_BUF], res[FMT_BUF], al[FMT_BUF], fi[FMT_BUF], fe[FMT_BUF],
 	    lf[FMT_BUF], segs[48];
-	const char *fin;
+	char fin[48];
 	int form;
 
 	fmt_event(at, sizeof at, a->view.cursor);
@@ -39,7 +40,15 @@ seg_title(struct app *a, const struct rect *r, char *title, size_t size)
 	fmt_size_short(fi, sizeof fi, t->free_internal);
 	fmt_size_short(fe, sizeof fe, t->free_external);
 	fmt_size_short(lf, sizeof lf, t->largest_free);
-	fin = state_exact(&a->src, a->view.cursor) ? "" : " (final)";
+	/* the final state stands in for the cursor's: while the replay is
+	 * built behind the screen, how far it is */
+	if (state_exact(&a->src, a->view.cursor))
+		fin[0] = '\0';
+	else if (replay_bg_pending(a))
+		snprintf(fin, sizeof fin, " (final; replay %d%%)",
+		    replay_bg_percent(a));
+	else
+		snprintf(fin, sizeof fin, " (final)");
 	snprintf(segs, sizeof segs, " - %" PRIu64 " seg%s", t->n_segments,
 	    t->n_segments == 1 ? "" : "s");
 	for (form = 0; form < 5; form++) {

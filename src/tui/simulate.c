@@ -7,6 +7,8 @@
 
 #include "tui/simulate.h"
 
+#include "tui/replay_bg.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +121,12 @@ simulate_run(struct app *a, const char *text)
 	snprintf(x->text, sizeof x->text, "%s", text);
 	x->conf = c;
 	if (a->src.replay == NULL) {
-		app_msg(a, "what if: no replay of this device (the final "
-		    "state only)");
+		if (replay_bg_pending(a))
+			app_msg(a, "what if: the replay is being built (%d%%):"
+			    " try again when it comes", replay_bg_percent(a));
+		else
+			app_msg(a, "what if: no replay of this device (the "
+			    "final state only)");
 		return;
 	}
 	memset(&wo, 0, sizeof wo);

@@ -40,9 +40,8 @@ final_state(struct state_src *src)
 	return &src->fin;
 }
 
-int
-state_open(struct state_src *src, const struct sv_index *ix,
-    const struct snapshot *s, uint32_t d, struct sv_error *err)
+static void
+src_init(struct state_src *src, const struct snapshot *s, uint32_t d)
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 
@@ -50,6 +49,21 @@ state_open(struct state_src *src, const struct sv_index *ix,
 	src->snap = s;
 	src->device = d;
 	src->last = t != NULL ? (int64_t)t->n - 1 : -1;
+}
+
+void
+state_open_final(struct state_src *src, const struct snapshot *s,
+    uint32_t d)
+{
+	src_init(src, s, d);
+	final_state(src);
+}
+
+int
+state_open(struct state_src *src, const struct sv_index *ix,
+    const struct snapshot *s, uint32_t d, struct sv_error *err)
+{
+	src_init(src, s, d);
 	src->replay = ix != NULL ? replay_from_index(ix, d, err)
 				 : replay_new(s, d, err);
 	if (src->replay != NULL)

@@ -31,6 +31,10 @@ struct state_src {
  * either way). */
 int state_open(struct state_src *src, const struct sv_index *ix,
     const struct snapshot *s, uint32_t d, struct sv_error *err);
+/* Opens the state of device d of s with no replay (yet): the final
+ * state until state_close() and a state_open() that has one. */
+void state_open_final(struct state_src *src, const struct snapshot *s,
+    uint32_t d);
 void state_close(struct state_src *src);
 
 /* State after event at (-1 .. last); borrowed until the next call. */

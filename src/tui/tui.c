@@ -42,6 +42,7 @@
 #include "tui/mouse.h"
 #include "tui/pane.h"
 #include "tui/ranks.h"
+#include "tui/replay_bg.h"
 #include "tui/script.h"
 #include "tui/simulate.h"
 #include "tui/view.h"
@@ -814,6 +815,15 @@ ui_loop(void)
 	wtimeout(stdscr, wait);
 	while (!got_signal) {
 		take_bands();
+		/* the replay built behind the screen, once it is done */
+		if ((f = replay_bg_poll(&app, 0)) != 0) {
+			if (f == 2)
+				device_replay_came(&app);
+			ui_draw();
+			if (f == 2 && latency_log != NULL)
+				fprintf(latency_log, "replay-ready %lld\n",
+				    sv_mono_us() - start_us);
+		}
 		/* bands on their way to the screen are drawn soon after they
 		 * come, without a key; columns left to sample, at once (a
 		 * frame samples for 3 ms at most, and a key is read
@@ -946,11 +956,34 @@ load_warn(void *ctx, const char *msg)
 
 /* Opens path (device, or its default when -1) into the app. Returns 0,
  * or the exit status with one line in msg. */
+/* Snapshots from this many bytes open before the index's sections are
+ * built (about a quarter of a second of them, at 256 MiB);
+ * SNAPVIEW_TEST_DEFER_SECTIONS=N sets it (the tests' 0: every file). */
+#define DEFER_SECTIONS_BYTES (256ull << 20)
+
+static int
+defer_sections(const char *path)
+{
+	const char *e = getenv("SNAPVIEW_TEST_DEFER_SECTIONS");
+	unsigned long long min = DEFER_SECTIONS_BYTES, v;
+	struct stat st;
+	char *end;
+
+	if (e != NULL && e[0] != '\0' && e[0] != '-') {
+		v = strtoull(e, &end, 10);
+		if (*end == '\0')
+			min = v;
+	}
+	return stat(path, &st) == 0 && (unsigned long long)st.st_size >= min;
+}
+
 static int
 load_file(const char *path, int64_t device, char *msg, size_t ml)
 {
 	static struct idx_section_builder sections[2];
-	struct idx_opts io;
+	struct idx_opts io, full;
+	struct idx_info info;
+	int later;
 	struct sv_error err;
 	int64_t d;
 	char name[1024]; /* the file name, escaped: it is untrusted text */
@@ -970,6 +1003,14 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		io.sections = sections;
 		io.n_sections = 2;
 	}
+	/* a large snapshot's first screen does not wait for them: they are
+	 * added behind it (replay_bg.h) */
+	later = set == NULL && io.n_sections > 0 && defer_sections(path);
+	full = io;
+	if (later) {
+		io.sections = NULL;
+		io.n_sections = 0;
+	}
 	relayout();
 	wtimeout(stdscr, 0);
 	if (idx_open(path, &io, &app.ix, &err) == 0)
@@ -985,6 +1026,19 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		else
 			snprintf(msg, ml, "snapview: %s: %s", name, err.msg);
 		return sv_errcode_status(err.code);
+	}
+	/* an index on disk that lacks them (one in memory is not built
+	 * again for them: the replay comes from its snapshot) */
+	if (later)
+		idx_get_info(app.ix, &info);
+	if (later && !info.in_memory && idx_missing_extensions(app.ix,
+	    &full)) {
+		full.progress = NULL;
+		replay_bg_start(&app, path, &full);
+		/* a key script's screens do not depend on the machine's
+		 * pace: it has the replay from the first one */
+		if (scripted)
+			replay_bg_poll(&app, 1);
 	}
 	app.n_devices = snap_device_count(app.snap);
 	/* the event options are the one file's (a rank of a set opens on

@@ -48,6 +48,9 @@ struct view_ops {
 	 * flags; may be NULL (the pane is focused, nothing else) */
 	int (*click)(struct app *a, void *priv, int x, int row,
 	    const struct rect *r);
+	/* 1: what it shows needs the replay, and while the replay is built
+	 * behind the screen (replay_bg.h) it waits for it */
+	int needs_replay;
 };
 
 extern const struct view_ops view_leaks_ops;

@@ -196,4 +196,5 @@ const struct view_ops view_frag_ops = {
 	.hint = "j/k row  Enter go to event  ]/[ next/prev row  q close",
 	.write = fr_write,
 	.click = fr_click,
+	.needs_replay = 1,
 };

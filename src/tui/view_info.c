@@ -17,6 +17,7 @@
 
 #include "analysis/stats.h"
 #include "render/fmt.h"
+#include "tui/replay_bg.h"
 #include "tui/view.h"
 #include "util/escape.h"
 #include "util/xalloc.h"
@@ -151,8 +152,13 @@ check(struct app *a, struct info_view *v)
 
 	add(v, "%s", "");
 	if (check_run(a, 1) < 0) {
-		add(v, "Replay: none (the file cannot be replayed): "
-		    "the segment map shows the final state");
+		if (replay_bg_pending(a))
+			add(v, "Replay: being built (%d%%): the segment map "
+			    "shows the final state until it comes",
+			    replay_bg_percent(a));
+		else
+			add(v, "Replay: none (the file cannot be replayed): "
+			    "the segment map shows the final state");
 		return;
 	}
 	ri = replay_info(a->src.replay);

@@ -424,4 +424,5 @@ const struct view_ops view_oom_ops = {
 	.hint = "j/k line  Enter go to the OOM  ]/[ next/prev OOM  q close",
 	.write = oo_write,
 	.click = oo_click,
+	.needs_replay = 1,
 };

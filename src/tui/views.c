@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include "tui/replay_bg.h"
 #include "tui/view.h"
 
 #include <stdlib.h>
@@ -95,6 +96,11 @@ toggle(struct app *a, int k)
 
 	if (v->open == k) {
 		close_view(a);
+		return UI_HANDLED | UI_REDRAW;
+	}
+	if (all[k]->needs_replay && replay_bg_pending(a)) {
+		app_msg(a, "the replay is being built (%d%%): the %s view "
+		    "comes with it", replay_bg_percent(a), all[k]->name);
 		return UI_HANDLED | UI_REDRAW;
 	}
 	/* one view at a time: the focus goes back to where it was before
