@@ -22,6 +22,8 @@ struct replay_bg {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int done;               /* under mu: the thread's work is over */
+	int started;            /* the loop's: replay_bg_run() ran */
+	int threaded;           /* the loop's: on a thread of its own */
 	int taken;              /* the loop's: joined, result taken */
 	int shown;              /* the loop's: the percent last drawn */
 	atomic_int stop;        /* the thread's stop flag (util/stop.h) */
@@ -107,15 +109,21 @@ replay_bg_start(struct app *a, const char *path, const struct idx_opts *o)
 	atomic_init(&b->per_mille, 0);
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
-	if (sv_thread_start(&b->th, bg_run, b) != 0) {
-		pthread_cond_destroy(&b->cv);
-		pthread_mutex_destroy(&b->mu);
-		free(b->path);
-		free(b);
-		return -1;
-	}
 	a->replay_bg = b;
 	return 0;
+}
+
+void
+replay_bg_run(struct app *a)
+{
+	struct replay_bg *b = a->replay_bg;
+
+	if (b == NULL || b->started)
+		return;
+	b->started = 1;
+	b->threaded = sv_thread_start(&b->th, bg_run, b) == 0;
+	if (!b->threaded)
+		bg_run(b); /* no thread to be had: here, the screen waiting */
 }
 
 int
@@ -144,7 +152,7 @@ replay_bg_poll(struct app *a, int wait)
 	struct replay_bg *b = a->replay_bg;
 	int done, pct;
 
-	if (b == NULL || b->taken)
+	if (b == NULL || b->taken || !b->started)
 		return 0;
 	pthread_mutex_lock(&b->mu);
 	while (wait && !b->done)
@@ -159,7 +167,8 @@ replay_bg_poll(struct app *a, int wait)
 		b->shown = pct;
 		return 1;
 	}
-	pthread_join(b->th, NULL);
+	if (b->threaded)
+		pthread_join(b->th, NULL);
 	b->taken = 1;
 	if (b->warn[0] != '\0')
 		app_msg(a, "%s", b->warn);
@@ -188,7 +197,7 @@ replay_bg_stop(struct app *a)
 
 	if (b == NULL)
 		return;
-	if (!b->taken) {
+	if (b->threaded && !b->taken) {
 		atomic_store(&b->stop, 1);
 		pthread_join(b->th, NULL);
 	}

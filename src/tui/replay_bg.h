@@ -19,11 +19,15 @@
 
 struct app;
 
-/* Starts adding the sections o registers to the index of path, on a
- * thread (o is copied; its progress and warn are replaced). Returns 0,
- * or -1 when no thread started (the caller replays as before). */
+/* Readies the adding of the sections o registers to the index of path
+ * (o is copied; its progress and warn are replaced): from now on the
+ * replay is pending. Returns 0. */
 int replay_bg_start(struct app *a, const char *path,
     const struct idx_opts *o);
+
+/* Starts it on a thread of its own (after the first screen: the two do
+ * not share the cores), or, when none can be had, does it here. */
+void replay_bg_run(struct app *a);
 
 /* 1 while the sections are being built and not yet taken. */
 int replay_bg_pending(const struct app *a);

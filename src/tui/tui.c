@@ -49,6 +49,7 @@
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/fatal.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 /* Decoded stripe columns the loop's thread keeps (snap_stripe.h): the
@@ -805,13 +806,17 @@ ui_loop(void)
 	relayout();
 	ui_draw();
 	/* from the start to the first screen, wall and CPU time */
-	if (latency_log != NULL)
+	if (latency_log != NULL) {
 		fprintf(latency_log, "first-screen %lld %lld\n",
 		    sv_mono_us() - start_us,
 		    sv_clock_us(CLOCK_PROCESS_CPUTIME_ID));
-	/* the modes not built while opening, now that the screen is up */
+		fflush(latency_log);
+	}
+	/* the modes not built while opening, and the replay, now that the
+	 * screen is up */
 	if (!in_set)
 		modeworker_start(&app);
+	replay_bg_run(&app);
 	wtimeout(stdscr, wait);
 	while (!got_signal) {
 		take_bands();
@@ -820,9 +825,12 @@ ui_loop(void)
 			if (f == 2)
 				device_replay_came(&app);
 			ui_draw();
-			if (f == 2 && latency_log != NULL)
+			/* flushed: a bench waits for it (tui_first_open.sh) */
+			if (f == 2 && latency_log != NULL) {
 				fprintf(latency_log, "replay-ready %lld\n",
 				    sv_mono_us() - start_us);
+				fflush(latency_log);
+			}
 		}
 		/* bands on their way to the screen are drawn soon after they
 		 * come, without a key; columns left to sample, at once (a
@@ -1005,7 +1013,8 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	}
 	/* a large snapshot's first screen does not wait for them: they are
 	 * added behind it (replay_bg.h) */
-	later = set == NULL && io.n_sections > 0 && defer_sections(path);
+	later = set == NULL && io.n_sections > 0 && sv_thread_max() != 1 &&
+	    defer_sections(path);
 	full = io;
 	if (later) {
 		io.sections = NULL;
@@ -1037,8 +1046,10 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		replay_bg_start(&app, path, &full);
 		/* a key script's screens do not depend on the machine's
 		 * pace: it has the replay from the first one */
-		if (scripted)
+		if (scripted) {
+			replay_bg_run(&app);
 			replay_bg_poll(&app, 1);
+		}
 	}
 	app.n_devices = snap_device_count(app.snap);
 	/* the event options are the one file's (a rank of a set opens on
