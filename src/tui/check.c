@@ -96,8 +96,7 @@ check_first(struct app *a)
 
 	if (check_run(a, 1) < 0) {
 		if (replay_bg_pending(a))
-			app_msg(a, "the replay is being built (%d%%): the "
-			    "check comes with it", replay_bg_percent(a));
+			replay_bg_say(a, "the check");
 		else
 			app_msg(a, "no replay to check: the segment map "
 			    "shows the final state");

@@ -198,10 +198,7 @@ lower_priority(void)
 static void
 test_modes_pause(void)
 {
-	const char *f = getenv("SNAPVIEW_TEST_MODES_PAUSE");
-
-	if (f != NULL && *f != '\0')
-		sv_stop_wait_file(f);
+	sv_stop_wait_env("SNAPVIEW_TEST_MODES_PAUSE");
 }
 
 static void *

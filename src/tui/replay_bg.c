@@ -64,10 +64,7 @@ bg_warn(void *ctx, const char *msg)
 static void
 test_replay_pause(void)
 {
-	const char *f = getenv("SNAPVIEW_TEST_REPLAY_PAUSE");
-
-	if (f != NULL && *f != '\0')
-		sv_stop_wait_file(f);
+	sv_stop_wait_env("SNAPVIEW_TEST_REPLAY_PAUSE");
 }
 
 static void *
@@ -137,6 +134,13 @@ replay_bg_percent(const struct app *a)
 {
 	return a->replay_bg != NULL ?
 	    atomic_load(&a->replay_bg->per_mille) / 10 : 0;
+}
+
+void
+replay_bg_say(struct app *a, const char *what)
+{
+	app_msg(a, "the replay is being built (%d%%): %s comes with it",
+	    replay_bg_percent(a), what);
 }
 
 const struct sv_index *

@@ -36,6 +36,10 @@ int replay_bg_pending(const struct app *a);
  * end of the parse). */
 int replay_bg_percent(const struct app *a);
 
+/* Says on the status line that what (a view, the check) waits for the
+ * replay being built, and how far it is. */
+void replay_bg_say(struct app *a, const char *what);
+
 /* The extended index once taken (the replay of every device reads it),
  * else NULL. */
 const struct sv_index *replay_bg_index(const struct app *a);

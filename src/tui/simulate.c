@@ -122,8 +122,7 @@ simulate_run(struct app *a, const char *text)
 	x->conf = c;
 	if (a->src.replay == NULL) {
 		if (replay_bg_pending(a))
-			app_msg(a, "what if: the replay is being built (%d%%):"
-			    " try again when it comes", replay_bg_percent(a));
+			replay_bg_say(a, "what if");
 		else
 			app_msg(a, "what if: no replay of this device (the "
 			    "final state only)");

@@ -99,8 +99,10 @@ toggle(struct app *a, int k)
 		return UI_HANDLED | UI_REDRAW;
 	}
 	if (all[k]->needs_replay && replay_bg_pending(a)) {
-		app_msg(a, "the replay is being built (%d%%): the %s view "
-		    "comes with it", replay_bg_percent(a), all[k]->name);
+		char what[64];
+
+		snprintf(what, sizeof what, "the %s view", all[k]->name);
+		replay_bg_say(a, what);
 		return UI_HANDLED | UI_REDRAW;
 	}
 	/* one view at a time: the focus goes back to where it was before

@@ -5,6 +5,7 @@
 
 #include "util/stop.h"
 
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,4 +40,13 @@ sv_stop_wait_file(const char *path)
 	for (i = 0; i < 6000 && access(path, F_OK) != 0 &&
 	    !sv_stop_requested(); i++)
 		nanosleep(&ts, NULL);
+}
+
+void
+sv_stop_wait_env(const char *name)
+{
+	const char *f = getenv(name);
+
+	if (f != NULL && *f != '\0')
+		sv_stop_wait_file(f);
 }

@@ -55,6 +55,10 @@ sv_stop_requested(void)
  * stop, whichever comes first. */
 void sv_stop_wait_file(const char *path);
 
+/* sv_stop_wait_file() on the file the environment variable name gives,
+ * when it is set and not empty (a test's hook); else returns at once. */
+void sv_stop_wait_env(const char *name);
+
 /* sv_stop_requested(), checked at one iteration i in SV_STOP_EVERY
  * (and the meter moved on). */
 static inline int
