@@ -71,6 +71,7 @@ static void *
 bg_run(void *arg)
 {
 	struct replay_bg *b = arg;
+	const atomic_int *was = sv_stop_flag;
 	int r = -1;
 
 	sv_stop_flag = &b->stop;
@@ -80,8 +81,10 @@ bg_run(void *arg)
 		r = idx_open(b->path, &b->o, &b->ix, &b->err);
 	if (r != 0)
 		b->ix = NULL;
-	/* this thread's decoded stripes go with it */
+	/* this thread's decoded stripes go with it; run on the loop's
+	 * thread (no thread to be had), its flag is the loop's again */
 	snap_stripe_cache_clear();
+	sv_stop_flag = was;
 	pthread_mutex_lock(&b->mu);
 	b->done = 1;
 	pthread_cond_broadcast(&b->cv);

@@ -962,8 +962,6 @@ load_warn(void *ctx, const char *msg)
 	sv_escape(app.msg, sizeof app.msg, msg, strlen(msg));
 }
 
-/* Opens path (device, or its default when -1) into the app. Returns 0,
- * or the exit status with one line in msg. */
 /* Snapshots from this many bytes open before the index's sections are
  * built (about a quarter of a second of them, at 256 MiB);
  * SNAPVIEW_TEST_DEFER_SECTIONS=N sets it (the tests' 0: every file). */
@@ -985,6 +983,8 @@ defer_sections(const char *path)
 	return stat(path, &st) == 0 && (unsigned long long)st.st_size >= min;
 }
 
+/* Opens path (device, or its default when -1) into the app. Returns 0,
+ * or the exit status with one line in msg. */
 static int
 load_file(const char *path, int64_t device, char *msg, size_t ml)
 {
@@ -1042,7 +1042,6 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 		idx_get_info(app.ix, &info);
 	if (later && !info.in_memory && idx_missing_extensions(app.ix,
 	    &full)) {
-		full.progress = NULL;
 		replay_bg_start(&app, path, &full);
 		/* a key script's screens do not depend on the machine's
 		 * pace: it has the replay from the first one */
