@@ -150,34 +150,26 @@ ext_per_mille(struct ext_job *jobs, size_t n, const struct snapshot *s)
 }
 
 /* Tells o->progress how far the sections are (span: where they lie on
- * its scale) and stops them when it cancels, or when the calling
- * thread's own work is asked to stop. Returns 1 when they are stopped. */
-static int
-ext_report(struct ext_watch *w)
+ * its scale) and sets the watch's stop flag when it cancels, or when the
+ * calling thread's own work is asked to stop; nothing once it is set.
+ * The tick of a section built on the calling thread (its thread did not
+ * start): it is watched from its own polls (util/stop.h). */
+static void
+ext_report(void *ctx)
 {
+	struct ext_watch *w = ctx;
 	const struct idx_span *span = w->span;
 	const struct idx_opts *o = w->o;
 	uint64_t at;
 
 	if (atomic_load(&w->stop))
-		return 1;
+		return;
 	at = span->from + (span->to - span->from) *
 	    ext_per_mille(w->jobs, w->n, w->s) / 1000;
 	if ((w->caller_stop != NULL && atomic_load(w->caller_stop)) ||
 	    (o->progress != NULL &&
-	    o->progress(o->progress_ctx, at, span->total) != 0)) {
+	    o->progress(o->progress_ctx, at, span->total) != 0))
 		atomic_store(&w->stop, 1);
-		return 1;
-	}
-	return 0;
-}
-
-/* A section built on the calling thread (its thread did not start),
- * watched from its own polls (util/stop.h's tick). */
-static void
-ext_tick(void *ctx)
-{
-	(void)ext_report(ctx);
 }
 
 static void
@@ -186,7 +178,7 @@ ext_run_here(struct ext_watch *w, struct ext_job *j)
 	sv_stop_flag = &w->stop;
 	sv_stop_meter = &j->meter;
 	sv_stop_tick_ctx = w;
-	sv_stop_tick = ext_tick;
+	sv_stop_tick = ext_report;
 	ext_job_run(j);
 	sv_stop_tick = NULL;
 	sv_stop_tick_ctx = NULL;
@@ -199,8 +191,6 @@ ext_run_here(struct ext_watch *w, struct ext_job *j)
 static int
 ext_wait(struct ext_watch *w)
 {
-	int stopped = 0;
-
 	pthread_mutex_lock(&w->mu);
 	while (w->running > 0) {
 		struct timespec ts;
@@ -212,14 +202,14 @@ ext_wait(struct ext_watch *w)
 			ts.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-		if (stopped || w->running == 0)
+		if (w->running == 0 || atomic_load(&w->stop))
 			continue;
 		pthread_mutex_unlock(&w->mu);
-		stopped = ext_report(w);
+		ext_report(w);
 		pthread_mutex_lock(&w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
-	return stopped || atomic_load(&w->stop);
+	return atomic_load(&w->stop);
 }
 
 /* Builds the extension sections opts asks for and ix lacks (or has but

@@ -44,8 +44,7 @@ pane_timeline_building(struct app *a)
 
 /* ---- sampled bands ------------------------------------------------------- */
 
-/* A number from the tests' variable name, else
- * dflt. */
+/* A number from the tests' variable name, else dflt. */
 static uint64_t
 events_env(const char *name, uint64_t dflt)
 {

@@ -92,7 +92,7 @@ bg_run(void *arg)
 	return NULL;
 }
 
-int
+void
 replay_bg_start(struct app *a, const char *path, const struct idx_opts *o)
 {
 	struct replay_bg *b = xcalloc(1, sizeof *b);
@@ -110,7 +110,6 @@ replay_bg_start(struct app *a, const char *path, const struct idx_opts *o)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
 	a->replay_bg = b;
-	return 0;
 }
 
 void

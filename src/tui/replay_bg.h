@@ -21,8 +21,8 @@ struct app;
 
 /* Readies the adding of the sections o registers to the index of path
  * (o is copied; its progress and warn are replaced): from now on the
- * replay is pending. Returns 0. */
-int replay_bg_start(struct app *a, const char *path,
+ * replay is pending. */
+void replay_bg_start(struct app *a, const char *path,
     const struct idx_opts *o);
 
 /* Starts it on a thread of its own (after the first screen: the two do

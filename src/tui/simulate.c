@@ -7,8 +7,6 @@
 
 #include "tui/simulate.h"
 
-#include "tui/replay_bg.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include "analysis/whatif.h"
 #include "render/timeline.h"
 #include "replay/simconf.h"
+#include "tui/replay_bg.h"
 #include "util/units.h"
 #include "util/xalloc.h"
 

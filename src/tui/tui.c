@@ -1040,15 +1040,13 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	 * again for them: the replay comes from its snapshot) */
 	if (later)
 		idx_get_info(app.ix, &info);
-	if (later && !info.in_memory && idx_missing_extensions(app.ix,
-	    &full)) {
+	if (later && !info.in_memory && idx_missing_extensions(app.ix, &full))
 		replay_bg_start(&app, path, &full);
-		/* a key script's screens do not depend on the machine's
-		 * pace: it has the replay from the first one */
-		if (scripted) {
-			replay_bg_run(&app);
-			replay_bg_poll(&app, 1);
-		}
+	/* a key script's screens do not depend on the machine's pace: it
+	 * has the replay from the first one */
+	if (scripted && replay_bg_pending(&app)) {
+		replay_bg_run(&app);
+		replay_bg_poll(&app, 1);
 	}
 	app.n_devices = snap_device_count(app.snap);
 	/* the event options are the one file's (a rank of a set opens on

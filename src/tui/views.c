@@ -6,12 +6,12 @@
  */
 #include "config.h"
 
-#include "tui/replay_bg.h"
 #include "tui/view.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "tui/replay_bg.h"
 #include "util/xalloc.h"
 
 static const struct view_ops *const all[] = {&view_leaks_ops,
