@@ -164,6 +164,26 @@ rebalance(struct avl *t, struct avl_node *x)
 	}
 }
 
+/* Puts x, a new leaf under p, in the list: a left child comes just
+ * before its parent, a right child just after it. */
+static void
+list_link(struct avl_node *x, struct avl_node *p)
+{
+	if (p == NULL)
+		x->prev = x->next = NULL;
+	else if (p->l == x) {
+		x->next = p;
+		x->prev = p->prev;
+	} else {
+		x->prev = p;
+		x->next = p->next;
+	}
+	if (x->prev != NULL)
+		x->prev->next = x;
+	if (x->next != NULL)
+		x->next->prev = x;
+}
+
 void *
 avl_insert(struct avl *t, uint64_t key)
 {
@@ -179,6 +199,7 @@ avl_insert(struct avl *t, uint64_t key)
 	x->key = key;
 	x->p = p;
 	*link = x;
+	list_link(x, p);
 	t->n++;
 	rebalance(t, p);
 	return x;
@@ -196,23 +217,13 @@ leftmost(struct avl_node *x)
 void *
 avl_insert_after(struct avl *t, void *el, uint64_t key)
 {
-	struct avl_node *e = el, *p, *x, *s;
+	struct avl_node *e = el, *p, *x;
 
-	if (key <= e->key)
+	if (key <= e->key || (e->next != NULL && key >= e->next->key))
 		return avl_insert(t, key);
-	/* the new node becomes e's right child, or the left child of the
-	 * leftmost node of e's right subtree (e's successor) */
-	if (e->r != NULL) {
-		p = leftmost(e->r);
-		if (key >= p->key)
-			return avl_insert(t, key);
-	} else {
-		p = e;
-		for (s = e; s->p != NULL && s->p->r == s; s = s->p)
-			;
-		if (s->p != NULL && key >= s->p->key)
-			return avl_insert(t, key);
-	}
+	/* the new node becomes e's right child, or the left child of e's
+	 * successor, the leftmost node of e's right subtree */
+	p = e->r != NULL ? e->next : e;
 	x = node_new(t);
 	x->key = key;
 	x->p = p;
@@ -220,6 +231,7 @@ avl_insert_after(struct avl *t, void *el, uint64_t key)
 		p->r = x;
 	else
 		p->l = x;
+	list_link(x, p);
 	t->n++;
 	rebalance(t, p);
 	return x;
@@ -239,6 +251,10 @@ avl_remove(struct avl *t, void *el)
 {
 	struct avl_node *x = el, *from;
 
+	if (x->prev != NULL)
+		x->prev->next = x->next;
+	if (x->next != NULL)
+		x->next->prev = x->prev;
 	if (x->l != NULL && x->r != NULL) {
 		/* swap x with its successor s in the tree's shape */
 		struct avl_node *s = leftmost(x->r), *sp = s->p;
@@ -258,7 +274,7 @@ avl_remove(struct avl *t, void *el)
 	}
 	rebalance(t, from);
 	t->n--;
-	x->l = x->r = NULL;
+	x->l = x->r = x->next = x->prev = NULL;
 	x->p = t->free;
 	x->h = 0;
 	t->free = x;
@@ -299,6 +315,10 @@ avl_load(struct avl *t, size_t n, int (*fill)(void *el, size_t i, void *arg),
 		}
 	}
 	t->root = link_sorted(t->load, 0, n, NULL);
+	for (i = 0; i < n; i++) {
+		t->load[i]->prev = i > 0 ? t->load[i - 1] : NULL;
+		t->load[i]->next = i + 1 < n ? t->load[i + 1] : NULL;
+	}
 	t->n = n;
 	return 0;
 }
@@ -358,23 +378,11 @@ avl_last(const struct avl *t)
 void *
 avl_next(const void *el)
 {
-	const struct avl_node *x = el;
-
-	if (x->r != NULL)
-		return leftmost(x->r);
-	while (x->p != NULL && x->p->r == x)
-		x = x->p;
-	return x->p;
+	return ((const struct avl_node *)el)->next;
 }
 
 void *
 avl_prev(const void *el)
 {
-	const struct avl_node *x = el;
-
-	if (x->l != NULL)
-		return rightmost(x->l);
-	while (x->p != NULL && x->p->l == x)
-		x = x->p;
-	return x->p;
+	return ((const struct avl_node *)el)->prev;
 }

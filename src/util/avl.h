@@ -5,7 +5,9 @@
  * come from a pool owned by the map. Insert, remove, exact / <= / >=
  * lookups are O(log n) whatever the order of the keys (a file chooses
  * them: a sorted array with memmove is quadratic on descending ones);
- * stepping to the next or previous element is O(1) amortised.
+ * stepping to the next or previous element is O(1): the elements are
+ * also a list in key order (a replay steps to a block's neighbours at
+ * almost every event, and walking the tree for them was a tenth of it).
  *
  * An element is a caller struct whose first member is a struct avl_node;
  * the map allocates it (avl_insert) and never moves it, so pointers to
@@ -16,6 +18,7 @@
 
 struct avl_node {
 	struct avl_node *l, *r, *p; /* p: free-list link while unused */
+	struct avl_node *next, *prev; /* in key order */
 	uint64_t key;
 	int32_t h;                  /* height; 1 = leaf */
 	uint32_t pad;

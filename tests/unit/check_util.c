@@ -344,10 +344,15 @@ struct elem {
 	uint64_t val;
 };
 
-/* Checks order, parent links, heights and balance of the subtree at x;
- * returns its height and counts its nodes. */
+/* The node an in-order walk met last (avl_verify()): each node's list
+ * links must name its neighbours in that walk. */
+static const struct avl_node *avl_walk_last;
+
+/* Checks order, parent links, heights, balance and the list links of the
+ * subtree at x (the walk in key order from avl_walk_last); returns its
+ * height and counts its nodes. */
 static int32_t
-avl_verify(const struct avl_node *x, const struct avl_node *parent,
+avl_verify_from(const struct avl_node *x, const struct avl_node *parent,
     size_t *n)
 {
 	int32_t a, b;
@@ -355,17 +360,36 @@ avl_verify(const struct avl_node *x, const struct avl_node *parent,
 	if (x == NULL)
 		return 0;
 	ck_assert_ptr_eq(x->p, parent);
+	a = avl_verify_from(x->l, x, n);
+	ck_assert_ptr_eq(x->prev, avl_walk_last);
+	if (avl_walk_last != NULL)
+		ck_assert_ptr_eq(avl_walk_last->next, x);
+	avl_walk_last = x;
+	b = avl_verify_from(x->r, x, n);
 	if (x->l != NULL)
 		ck_assert_uint_lt(x->l->key, x->key);
 	if (x->r != NULL)
 		ck_assert_uint_gt(x->r->key, x->key);
-	a = avl_verify(x->l, x, n);
-	b = avl_verify(x->r, x, n);
 	ck_assert_int_le(a - b, 1);
 	ck_assert_int_ge(a - b, -1);
 	ck_assert_int_eq(x->h, (a > b ? a : b) + 1);
 	(*n)++;
 	return x->h;
+}
+
+/* The whole tree at root: avl_verify_from(), and the last node's next
+ * link NULL. */
+static int32_t
+avl_verify(const struct avl_node *root, const struct avl_node *parent,
+    size_t *n)
+{
+	int32_t h;
+
+	avl_walk_last = NULL;
+	h = avl_verify_from(root, parent, n);
+	if (avl_walk_last != NULL)
+		ck_assert_ptr_null(avl_walk_last->next);
+	return h;
 }
 
 /* Random inserts and removes against a bitmap of the keys present. */
