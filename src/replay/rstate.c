@@ -248,10 +248,16 @@ rblk_seg(const struct rstate *st, struct rblk *b)
 	return sg;
 }
 
+/* The segment's blocks tile it, so its first starts at its address: the
+ * index has it, but for a segment emptied one block at a time from the
+ * front (segment_free), where the map's search finds the next. */
 struct rblk *
 rblk_first(const struct rstate *st, const struct rseg *sg)
 {
-	struct rblk *b = avl_ge(&st->blk, sg->hdr.addr);
+	struct rblk *b = indexed_at(st, sg->hdr.addr);
+
+	if (b == NULL)
+		b = avl_ge(&st->blk, sg->hdr.addr);
 
 	return b != NULL && b->b.addr - sg->hdr.addr < sg->hdr.size ? b : NULL;
 }
