@@ -120,6 +120,14 @@ phases() {
 	    "$BP" "$(ratio "$BP" "$WW")" "$BS" \
 	    "$(echo "$BW - $BP - $BS" | bc -l)"
 }
+# cpu_floor: the first open's CPU seconds (BC) spread over every core
+# this process may use, against the walk: no split of the same work
+# across the cores can take less wall time than that
+cpu_floor() {
+	ncpu=$(nproc)
+	printf '  CPU floor:   %.2f s of CPU over %s cores = %s x the walk, the least any split of this work could take\n' \
+	    "$BC" "$ncpu" "$(ratio "$BC / $ncpu" "$WW")"
+}
 # walk FILE: the one-thread opcode walk, the floor; sets WW WC
 walk() {
 	"$PARSE" --walk "$1" > "$dir/walk.out" 2>&1 || {
@@ -173,6 +181,7 @@ one_file() {
 	printf '  first open:  %s x the walk in wall time (target <= %s),' \
 	    "$(ratio "$BW" "$WW")" "$tgt"
 	printf ' %s x in CPU time\n' "$(ratio "$BC" "$WC")"
+	cpu_floor
 	phases
 	printf '  one thread:  %s x the walk in wall time (--threads 1);' \
 	    "$(ratio "$OW" "$WW")"
@@ -226,6 +235,7 @@ scale() {
 		printf '  first open:  %s x the walk in wall time' \
 		    "$(ratio "$BW" "$WW")"
 		printf ' (target <= 2.2 at 10 GB)\n'
+		cpu_floor
 		phases
 		note "$gb" open_per_walk "$(ratio "$BW" "$WW")"
 		note "$gb" build_wall "$BW"
