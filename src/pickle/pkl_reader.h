@@ -126,6 +126,19 @@ struct pkl_sink {
 	int (*take_record)(void *ctx, struct pkl_reader *r, uint8_t cls,
 	    const struct pkl_value *items, size_t n, struct sv_error *err);
 	uint32_t record_classes;
+	/*
+	 * A list of class cls read whole inside a record, before it is made:
+	 * its n items. PKL_ID_REPLACE with *id and *id_cls set takes it as
+	 * take() would have (the list is never made: its memo slot holds
+	 * the id, and take() does not see it); PKL_KEEP makes the list and
+	 * hands it to take() as usual; -1 with err set aborts the load. May
+	 * be NULL. Most trace entries bring a list of their own, their
+	 * frames, and making it only to turn it into an id was a tenth of
+	 * a parse.
+	 */
+	int (*take_items)(void *ctx, struct pkl_reader *r, uint8_t cls,
+	    const struct pkl_value *items, size_t n, uint64_t *id,
+	    uint8_t *id_cls, struct sv_error *err);
 };
 
 /* Runs the pickle in buf[0..len) to its STOP, or the JSON document in it

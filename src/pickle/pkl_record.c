@@ -392,6 +392,7 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 {
 	static const struct pkl_value none;
 	struct pkl_value parent;
+	uint32_t taken = 0; /* bit i: list i taken from its items */
 	size_t i;
 	int t;
 
@@ -399,9 +400,29 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 		const struct rec_list *l = &rc->list[i];
 		uint8_t lcls = r->sink->classify(r->ctx, r, cls,
 		    &rc->it[l->item - 1], 0, PKL_LIST);
-		struct pkl_value v = pkl_cont_new(r, PKL_LIST, lcls);
-		struct cont *c = cont_of(r, &v);
+		struct pkl_value v;
+		struct cont *c;
 
+		if (r->sink->take_items != NULL) {
+			uint64_t id = 0;
+			uint8_t id_cls = 0;
+
+			t = r->sink->take_items(r->ctx, r, lcls,
+			    r->rec + l->first, l->n, &id, &id_cls, err);
+			if (t < 0)
+				goto failed;
+			if (t == PKL_ID_REPLACE) {
+				memset(&v, 0, sizeof v);
+				v.kind = PKL_ID;
+				v.cls = id_cls;
+				v.v.id = id;
+				rc->it[l->item] = v;
+				taken |= 1u << i;
+				continue;
+			}
+		}
+		v = pkl_cont_new(r, PKL_LIST, lcls);
+		c = cont_of(r, &v);
 		if (l->n > 0)
 			pkl_cont_push_run(c, r->rec + l->first, l->n);
 		c->count = l->n;
@@ -431,6 +452,8 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 		uint64_t id = 0;
 		uint8_t id_cls = 0;
 
+		if (taken & 1u << i)
+			continue;
 		t = r->sink->take(r->ctx, r, cls, &parent, v - 1, 0, v, &id,
 		    &id_cls, err);
 		if (t < 0)

@@ -501,11 +501,12 @@ take_frame(struct loader *L, const struct pkl_value *d, uint64_t *id)
 	return PKL_ID_REPLACE;
 }
 
+/* A stack from the n items of a frames list: its frame ids. */
 static int
-take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
+take_frame_ids(struct loader *L, const struct pkl_value *it, size_t n,
+    uint64_t *id)
 {
-	size_t n, i, k = 0;
-	const struct pkl_value *it = pkl_items(L->r, list, &n);
+	size_t i, k = 0;
 
 	if (n > L->cap_frame_buf) {
 		L->cap_frame_buf = n;
@@ -517,6 +518,15 @@ take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
 			L->frame_buf[k++] = (uint32_t)it[i].v.id;
 	*id = snap_intern_stack(L->s, L->frame_buf, (uint32_t)k);
 	return PKL_ID_REPLACE;
+}
+
+static int
+take_frames(struct loader *L, const struct pkl_value *list, uint64_t *id)
+{
+	size_t n;
+	const struct pkl_value *it = pkl_items(L->r, list, &n);
+
+	return take_frame_ids(L, it, n, id);
 }
 
 /* A trace entry's pool_id, (int, int) as a segment's segment_pool_id:
@@ -1164,6 +1174,23 @@ take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	}
 }
 
+/* A trace entry's frames, taken from the items the reader holds, as
+ * take() takes the list (pkl_sink); any other list is made. */
+static int
+take_items(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, uint64_t *id, uint8_t *id_cls,
+    struct sv_error *err)
+{
+	struct loader *L = ctx;
+
+	(void)err;
+	if (cls != C_FRAMES)
+		return PKL_KEEP;
+	L->r = r;
+	*id_cls = ID_STACK;
+	return take_frame_ids(L, items, n, id);
+}
+
 /* Trace entries are taken as soon as each is complete (pkl_sink), most
  * of them without the reader building a dict. */
 static int
@@ -1198,9 +1225,9 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
     struct sv_error *err)
 {
 	static const struct pkl_sink sink = {classify, take, progress,
-	    take_record, 1u << C_EVENT};
+	    take_record, 1u << C_EVENT, take_items};
 	static const struct pkl_sink general = {classify, take, progress,
-	    NULL, 0};
+	    NULL, 0, NULL};
 	struct loader *L = xcalloc(1, sizeof *L);
 	struct pkl_reader *r = NULL;
 	int rc;

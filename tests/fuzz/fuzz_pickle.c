@@ -111,11 +111,34 @@ take_record(void *ctx, struct pkl_reader *r, uint8_t cls,
 	return 0;
 }
 
+/* A record's list of a class take() replaces by an id is taken from its
+ * items, half the time, as take() would take it; refused when it has 5
+ * items. */
+static int
+take_items(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, uint64_t *id, uint8_t *id_cls,
+    struct sv_error *err)
+{
+	struct fz *z = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		touch(z, r, &items[i]);
+	if (n == 5)
+		return sv_error_set(err, SV_ERR_FORMAT, SV_NO_OFFSET,
+		    "list refused");
+	if (cls % 3 != 2 || (z->sink & 1))
+		return PKL_KEEP;
+	*id = z->ids++;
+	*id_cls = cls;
+	return PKL_ID_REPLACE;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pkl_sink sink = {classify, take, NULL,
-	    take_record, 1u << 1 | 1u << 4};
+	    take_record, 1u << 1 | 1u << 4, take_items};
 	struct pkl_reader *keep = NULL;
 	struct sv_error err;
 	struct fz z = {0, 0};

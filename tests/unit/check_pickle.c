@@ -161,7 +161,7 @@ rec_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 }
 
 static const struct pkl_sink rec_sink = {rec_classify, rec_take, NULL,
-    NULL, 0};
+    NULL, 0, NULL};
 
 /* Runs bytes; on success returns the root's description. */
 static int
@@ -686,6 +686,7 @@ struct recs {
 	char log[16384];
 	uint64_t count; /* items of the list, from pkl_count() */
 	int n_ids;
+	int n_from_items; /* lists taken from their items (take_items) */
 };
 
 static uint8_t
@@ -765,10 +766,33 @@ recs_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	}
 }
 
+/* A class 3 list taken from its items, with the id take() would give
+ * it; anything else made as usual. */
+static int
+recs_items(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, uint64_t *id, uint8_t *id_cls,
+    struct sv_error *err)
+{
+	struct recs *rc = ctx;
+
+	(void)r;
+	(void)items;
+	(void)n;
+	(void)err;
+	if (cls != 3)
+		return PKL_KEEP;
+	rc->n_from_items++;
+	*id = 100 + (uint64_t)rc->n_ids++;
+	*id_cls = 3;
+	return PKL_ID_REPLACE;
+}
+
 static const struct pkl_sink recs_sink = {recs_classify, recs_take, NULL,
-    recs_record, 1u << 2};
+    recs_record, 1u << 2, NULL};
 static const struct pkl_sink recs_general = {recs_classify, recs_take, NULL,
-    NULL, 0};
+    NULL, 0, NULL};
+static const struct pkl_sink recs_sink_items = {recs_classify, recs_take,
+    NULL, recs_record, 1u << 2, recs_items};
 
 static int
 run_recs(const char *name, const struct pkl_sink *sink, struct recs *rc,
@@ -800,6 +824,8 @@ START_TEST(test_pickle_records_agree)
 	struct recs a, b;
 	struct sv_error err;
 
+	struct recs c;
+
 	ck_assert_msg(run_recs(files[_i], &recs_sink, &a, &err, NULL) == 0,
 	    "%s", err.msg);
 	ck_assert_msg(run_recs(files[_i], &recs_general, &b, &err, NULL) == 0,
@@ -808,6 +834,13 @@ START_TEST(test_pickle_records_agree)
 	ck_assert_uint_eq(a.count, 11);
 	ck_assert_uint_eq(b.count, 11);
 	ck_assert_int_eq(a.n_ids, b.n_ids);
+	/* lists taken from their items: the same records, ids in the same
+	 * order, and a later memo fetch of such a list gives its id */
+	ck_assert_msg(run_recs(files[_i], &recs_sink_items, &c, &err,
+	    NULL) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.log, b.log);
+	ck_assert_int_eq(c.n_ids, b.n_ids);
+	ck_assert_int_gt(c.n_from_items, 0);
 	/* the shapes the list covers, as the general path reads them */
 	ck_assert_ptr_nonnull(strstr(a.log, "{'a':2,'b':'x','fr':#103};"));
 	ck_assert_ptr_nonnull(strstr(a.log, "{'a':3,'fr':#104};"));
