@@ -533,12 +533,12 @@ take_one(struct idx_enc *e, const struct snap_evrec *r)
 }
 
 void
-idx_enc_events(struct idx_enc *e, const struct snap_evrec *r, size_t n)
+idx_enc_events(struct idx_enc *e, const struct idx_enc_slot *s, size_t n)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++)
-		take_one(e, &r[k]);
+		take_one(e, &s[k].r);
 }
 
 /* ---- the end ---------------------------------------------------------- */

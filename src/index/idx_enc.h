@@ -39,8 +39,16 @@ struct idx_enc_out {
  * offset (which must be aligned). */
 struct idx_enc *idx_enc_new(struct writer *w);
 
-/* Takes n events (any devices, file order). */
-void idx_enc_events(struct idx_enc *e, const struct snap_evrec *r, size_t n);
+/* An event in a cache line of its own: the parser hands its events to
+ * the encoder's thread in these (idx_build.c's pipe), written whole
+ * with streaming stores. */
+struct idx_enc_slot {
+	struct snap_evrec r;
+} __attribute__((aligned(64)));
+
+/* Takes the n events of s (any devices, file order). */
+void idx_enc_events(struct idx_enc *e, const struct idx_enc_slot *s,
+    size_t n);
 
 /* After the last event: closes every device, adds the ghosts (active
  * blocks of s's final segments never allocated in the trace) and the

@@ -56,6 +56,20 @@ xcalloc(size_t nmemb, size_t size)
 }
 
 void *
+xaligned_calloc(size_t align, size_t nmemb, size_t size)
+{
+	void *p = NULL;
+	size_t n;
+
+	if (__builtin_mul_overflow(nmemb, size, &n))
+		oom(SIZE_MAX);
+	if (posix_memalign(&p, align, n ? n : 1) != 0)
+		oom(n);
+	memset(p, 0, n);
+	return p;
+}
+
+void *
 xreallocarray(void *p, size_t nmemb, size_t size)
 {
 	size_t n;

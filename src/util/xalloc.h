@@ -10,6 +10,10 @@
 
 void *xmalloc(size_t n) __attribute__((malloc));
 void *xcalloc(size_t nmemb, size_t size) __attribute__((malloc));
+/* Zeroed, at a multiple of align (a power of two, a multiple of the
+ * size of a pointer); free() gives it back. */
+void *xaligned_calloc(size_t align, size_t nmemb, size_t size)
+    __attribute__((malloc));
 void *xreallocarray(void *p, size_t nmemb, size_t size);
 char *xstrdup(const char *s) __attribute__((malloc));
 char *xstrndup(const char *s, size_t n) __attribute__((malloc));
