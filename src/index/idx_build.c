@@ -397,6 +397,8 @@ static void
 pipe_start(struct pipe *p, struct idx_enc *enc)
 {
 	p->enc = enc;
+	/* cleared here, which touches every page before the parse: left to
+	 * the streaming stores' faults, the parse took a tenth longer */
 	p->buf = xaligned_calloc(64, (size_t)N_BATCH * BATCH, sizeof *p->buf);
 	p->prod = p->cons = p->full = 0;
 	p->len[0] = 0;
