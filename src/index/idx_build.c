@@ -463,7 +463,6 @@ pipe_push(void *ctx, const struct snap_evrec *r)
 {
 	struct pipe *p = ctx;
 	unsigned k = p->prod;
-
 	struct idx_enc_slot *d = &p->buf[(size_t)k * BATCH + p->len[k]++];
 
 	if (p->threaded)
