@@ -256,8 +256,9 @@ avl_remove(struct avl *t, void *el)
 	if (x->next != NULL)
 		x->next->prev = x->prev;
 	if (x->l != NULL && x->r != NULL) {
-		/* swap x with its successor s in the tree's shape */
-		struct avl_node *s = leftmost(x->r), *sp = s->p;
+		/* swap x with its successor s (the leftmost node of its
+		 * right subtree) in the tree's shape */
+		struct avl_node *s = x->next, *sp = s->p;
 
 		replace_child(t, s, s->r);
 		from = sp == x ? s : sp;
