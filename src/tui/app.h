@@ -159,6 +159,9 @@ void app_msg(struct app *a, const char *fmt, ...)
  * with (NULL: empty). */
 void app_prompt(struct app *a, enum prompt_mode m, const char *label,
     const char *init);
+/* The number a test sets in the environment variable name (decimal,
+ * no sign), else dflt. */
+uint64_t app_test_number(const char *name, uint64_t dflt);
 
 /* ---- the cursor (cursor.c) ---- */
 /* Moves the cursor to ev (clamped to the events), keeps it visible,

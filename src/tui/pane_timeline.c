@@ -44,20 +44,6 @@ pane_timeline_building(struct app *a)
 
 /* ---- sampled bands ------------------------------------------------------- */
 
-/* A number from the tests' variable name, else dflt. */
-static uint64_t
-events_env(const char *name, uint64_t dflt)
-{
-	const char *e = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (e == NULL || e[0] == '\0')
-		return dflt;
-	v = strtoull(e, &end, 10);
-	return *end == '\0' && e[0] != '-' ? v : dflt;
-}
-
 /* Events from which a mode being built is drawn from samples
  * (render/tl_sample.h) meanwhile: a shorter trace's build takes well
  * under a second. SNAPVIEW_TEST_SAMPLE_EVENTS=N sets it (the tests' 0:
@@ -67,7 +53,7 @@ events_env(const char *name, uint64_t dflt)
 static uint64_t
 sample_events(void)
 {
-	return events_env("SNAPVIEW_TEST_SAMPLE_EVENTS", SAMPLE_EVENTS);
+	return app_test_number("SNAPVIEW_TEST_SAMPLE_EVENTS", SAMPLE_EVENTS);
 }
 
 /* Is mode st, being built, to be drawn from samples meanwhile? Not
@@ -100,7 +86,7 @@ pane_timeline_probe_due(struct app *a)
 static long long
 sample_budget_us(void)
 {
-	return (long long)events_env("SNAPVIEW_TEST_SAMPLE_BUDGET_US",
+	return (long long)app_test_number("SNAPVIEW_TEST_SAMPLE_BUDGET_US",
 	    SAMPLE_BUDGET_US);
 }
 
@@ -475,7 +461,7 @@ auto_building_msg(struct app *a, char *buf, size_t size)
 static uint64_t
 auto_defer_events(void)
 {
-	return events_env("SNAPVIEW_TEST_DEFER_EVENTS", AUTO_DEFER_EVENTS);
+	return app_test_number("SNAPVIEW_TEST_DEFER_EVENTS", AUTO_DEFER_EVENTS);
 }
 
 /* Why the view went to the call-site mode by itself (sampled: while

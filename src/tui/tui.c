@@ -970,17 +970,11 @@ load_warn(void *ctx, const char *msg)
 static int
 defer_sections(const char *path)
 {
-	const char *e = getenv("SNAPVIEW_TEST_DEFER_SECTIONS");
-	unsigned long long min = DEFER_SECTIONS_BYTES, v;
+	uint64_t min = app_test_number("SNAPVIEW_TEST_DEFER_SECTIONS",
+	    DEFER_SECTIONS_BYTES);
 	struct stat st;
-	char *end;
 
-	if (e != NULL && e[0] != '\0' && e[0] != '-') {
-		v = strtoull(e, &end, 10);
-		if (*end == '\0')
-			min = v;
-	}
-	return stat(path, &st) == 0 && (unsigned long long)st.st_size >= min;
+	return stat(path, &st) == 0 && (uint64_t)st.st_size >= min;
 }
 
 /* Opens path (device, or its default when -1) into the app. Returns 0,
