@@ -124,6 +124,27 @@ top_finish(struct an_top *out)
 	sort_ctx = NULL;
 }
 
+/* Elements [*lo, *hi) of tl, none of them alive after event at: those
+ * created by later events (idx_tl_created()), but for the ghosts, alive
+ * from the start, and none when the trace has frees without alloc,
+ * whose elements its frees create, alive until then. A scan of the
+ * elements alive at an early event (the peak of a training run is often
+ * in its first step) then reads the elements created before it. */
+static void
+never_alive(const struct idx_timeline *tl, int64_t at, uint64_t *lo,
+    uint64_t *hi)
+{
+	uint64_t ghosts = tl->n_ghost <= tl->n_elems ? tl->n_ghost : 0;
+
+	*lo = *hi = 0;
+	if (tl->n_pre != 0)
+		return;
+	*hi = tl->n_elems - ghosts;
+	*lo = idx_tl_created(tl, at);
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
 /* The tree of the elements alive after event at; with cats, of those of
  * category cat only. */
 static int
@@ -133,15 +154,21 @@ top_elems(const struct idx_timeline *tl, struct an_sites *sites,
 {
 	struct u64map m;
 	size_t cap = 0;
-	uint64_t i;
+	uint64_t i, lo, hi;
 
 	if (at < -1 || at >= (int64_t)tl->n_events)
 		at = (int64_t)tl->n_events - 1;
 	top_begin(out, tl->device, at, depth);
 	u64map_init(&m);
+	never_alive(tl, at, &lo, &hi);
 	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
-		const struct idx_elem e = idx_tl_elem(tl, i);
+		struct idx_elem e;
 
+		if (i == lo && hi > lo) {
+			i = hi - 1;
+			continue;
+		}
+		e = idx_tl_elem(tl, i);
 		if ((cats == NULL || an_category_of(cats, i) == cat) &&
 		    an_elem_alive(&e, at))
 			top_add(out, &m, &cap, sites, e.size, e.stack,
@@ -175,7 +202,7 @@ an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
 	struct u64map m[AN_CAT_COUNT];
 	size_t cap[AN_CAT_COUNT];
 	unsigned c;
-	uint64_t i;
+	uint64_t i, lo, hi;
 
 	if (at < -1 || at >= (int64_t)tl->n_events)
 		at = (int64_t)tl->n_events - 1;
@@ -186,9 +213,15 @@ an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
 		u64map_init(&m[c]);
 		cap[c] = 0;
 	}
+	never_alive(tl, at, &lo, &hi);
 	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
-		const struct idx_elem e = idx_tl_elem(tl, i);
+		struct idx_elem e;
 
+		if (i == lo && hi > lo) {
+			i = hi - 1;
+			continue;
+		}
+		e = idx_tl_elem(tl, i);
 		if (!an_elem_alive(&e, at))
 			continue;
 		c = an_category_of(cats, i);

@@ -11,6 +11,9 @@
 
 #include "index_fix.h"
 
+#include "analysis/site.h"
+#include "analysis/top.h"
+
 /* ---- round trips --------------------------------------------------------- */
 
 START_TEST(test_roundtrip_model)
@@ -216,7 +219,7 @@ pk_event(FILE *f, const char *action, uint64_t addr, uint64_t size,
  * Device 0 allocates n blocks, then frees them all in the second run,
  * long after their element stripes were written (late frees). */
 static void
-write_interleaved(const char *path, uint64_t n)
+write_interleaved(const char *path, uint64_t n, int pre)
 {
 	FILE *f = fopen(path, "wb");
 	uint64_t i, tm = 1000;
@@ -240,7 +243,8 @@ write_interleaved(const char *path, uint64_t n)
 		pk_event(f, "free_completed", 0x100000 + i * 512,
 		    i % 5 ? 100 + i % 300 : 7, tm++);
 	}
-	pk_event(f, "free_completed", 0x42, 77, tm++); /* never allocated */
+	if (pre) /* never allocated */
+		pk_event(f, "free_completed", 0x42, 77, tm++);
 	pk_bytes(f, "ee", 2);
 	pk_bytes(f, "u.", 2);
 	ck_assert_int_eq(fclose(f), 0);
@@ -257,7 +261,7 @@ START_TEST(test_interleaved_late_frees)
 	const struct idx_timeline *tl;
 	int pass;
 
-	write_interleaved(src, 5 * SNAP_STRIPE_MAX + 100);
+	write_interleaved(src, 5 * SNAP_STRIPE_MAX + 100, 1);
 	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
 	ck_assert_uint_eq(ref->traces[0].n,
 	    2 * (5 * SNAP_STRIPE_MAX + 100) + 1);
@@ -277,6 +281,80 @@ START_TEST(test_interleaved_late_frees)
 }
 END_TEST
 
+/* an_top() on the index's stripes, which skips the elements created
+ * after the event when no free lacks its alloc (idx_tl_created()), against
+ * the sum of every element alive there in the loader's timeline: at
+ * either side of each stripe's edge, with and without a free without
+ * alloc (its element, created by the last event, is alive before it). */
+START_TEST(test_top_skips_later_elements)
+{
+	char *src[2] = {tpath("t0.pickle"), tpath("t1.pickle")};
+	uint64_t n = 3 * SNAP_STRIPE_MAX + 100;
+	struct idx_opts o;
+	struct warns w;
+	struct snapshot *ref;
+	struct sv_error err;
+	int pre;
+
+	opts_init(&o, &w, 0);
+	for (pre = 0; pre < 2; pre++) {
+		struct sv_index *ix;
+		struct idx_timeline heap;
+		const struct idx_timeline *tl;
+		struct an_sites sites;
+		int64_t at, ats[16];
+		size_t na = 0, j;
+
+		write_interleaved(src[pre], n, pre);
+		ck_assert_int_eq(snap_load_file(src[pre], NULL, &ref, &err),
+		    0);
+		ix = open_ok(src[pre], &o);
+		tl = idx_timeline(ix, 0);
+		ck_assert_uint_eq(tl->n_pre, (uint64_t)pre);
+		ck_assert_int_eq(idx_timeline_build(ref, 0, &heap, &err), 0);
+		ck_assert_int_eq(an_sites_init(&sites, ref, 1, NULL, NULL), 0);
+		ats[na++] = -1;
+		ats[na++] = 0;
+		for (at = SNAP_STRIPE_MAX; at < (int64_t)(2 * n);
+		    at += SNAP_STRIPE_MAX) {
+			ats[na++] = at - 1;
+			ats[na++] = at;
+		}
+		ats[na++] = (int64_t)tl->n_events - 1;
+		for (j = 0; j < na; j++) {
+			struct an_top top;
+			uint64_t k, bytes = 0, count = 0;
+
+			for (k = 0; k < heap.n_elems; k++) {
+				struct idx_elem e = idx_tl_elem(&heap, k);
+
+				if (an_elem_alive(&e, ats[j])) {
+					bytes += e.size;
+					count++;
+				}
+			}
+			ck_assert_int_eq(an_top(tl, &sites, ats[j], 1, &top),
+			    0);
+			ck_assert_msg(top.bytes == bytes && top.count == count,
+			    "pre %d at %lld: %llu B in %llu, want %llu in %llu",
+			    pre, (long long)ats[j],
+			    (unsigned long long)top.bytes,
+			    (unsigned long long)top.count,
+			    (unsigned long long)bytes,
+			    (unsigned long long)count);
+			an_top_destroy(&top);
+		}
+		an_sites_destroy(&sites);
+		idx_timeline_destroy(&heap);
+		idx_close(ix);
+		snap_free(ref);
+	}
+	ck_assert_int_eq(w.n, 0);
+	free(src[0]);
+	free(src[1]);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -293,6 +371,7 @@ index_suite(void)
 	index_build_tests(tc);
 	index_ext_tests(tc);
 	tcase_add_test(tc, test_interleaved_late_frees);
+	tcase_add_test(tc, test_top_skips_later_elements);
 	suite_add_tcase(s, tc);
 	return s;
 }
