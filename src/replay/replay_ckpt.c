@@ -144,6 +144,24 @@ put_vb(uint8_t **p, uint64_t *len, size_t *cap, uint64_t v)
 	(*p)[(*len)++] = (uint8_t)v;
 }
 
+/* The longest varint, and the values encode_seg() writes for a segment
+ * and for each of its blocks at most. */
+#define VB_MAX 10
+#define ENC_SEG_FIELDS 10
+#define ENC_BLK_FIELDS 6
+
+/* v as a varint at w; returns the byte after it. */
+static inline uint8_t *
+w_var(uint8_t *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		*w++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*w++ = (uint8_t)v;
+	return w;
+}
+
 static uint64_t
 var_len(uint64_t v)
 {
@@ -154,16 +172,6 @@ var_len(uint64_t v)
 		n++;
 	}
 	return n;
-}
-
-/* Appends to the arena, whose bytes before arena_base are on its tape. */
-static void
-put_var(struct ckpt *c, uint64_t v)
-{
-	uint64_t n = c->arena_len - c->arena_base;
-
-	put_vb(&c->arena, &n, &c->arena_cap, v);
-	c->arena_len = c->arena_base + n;
 }
 
 static void
@@ -190,6 +198,8 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 	const struct replay_segment *h = &sg->hdr;
 	const struct rblk *b;
 	uint64_t nb = 0, off = c->arena_len;
+	uint8_t *w, *w0;
+	size_t used;
 	uint32_t id;
 
 	if (c->tape == NULL && c->n_blobs == c->cap_blobs) {
@@ -202,27 +212,38 @@ encode_seg(struct ckpt *c, const struct rstate *st, const struct rseg *sg)
 	id = (uint32_t)c->n_blobs++;
 	for (b = rblk_first(st, sg); b != NULL; b = rblk_next(sg, b))
 		nb++;
-	put_var(c, h->addr);
-	put_var(c, h->size);
-	put_var(c, h->stream);
-	put_var(c, zz(h->pool_id[0]));
-	put_var(c, zz(h->pool_id[1]));
-	put_var(c, h->stack);
-	put_var(c, (uint64_t)(h->is_large ? 1 : 0) |
+	/* appended to the arena (its bytes before arena_base are on its
+	 * tape): room for the longest encoding, then the values through a
+	 * local pointer (a byte store may alias the arena's fields, so that
+	 * a call per value loaded them all again) */
+	used = (size_t)(c->arena_len - c->arena_base);
+	if (used + VB_MAX * (ENC_SEG_FIELDS + ENC_BLK_FIELDS * nb) >
+	    c->arena_cap)
+		c->arena = xgrow(c->arena, &c->arena_cap, used + VB_MAX *
+		    (ENC_SEG_FIELDS + ENC_BLK_FIELDS * nb), 1);
+	w = w0 = c->arena + used;
+	w = w_var(w, h->addr);
+	w = w_var(w, h->size);
+	w = w_var(w, h->stream);
+	w = w_var(w, zz(h->pool_id[0]));
+	w = w_var(w, zz(h->pool_id[1]));
+	w = w_var(w, h->stack);
+	w = w_var(w, (uint64_t)(h->is_large ? 1 : 0) |
 	    (h->is_expandable ? 2 : 0));
-	put_var(c, zz(h->alloc_ev));
-	put_var(c, zz(h->last_ev));
-	put_var(c, nb);
+	w = w_var(w, zz(h->alloc_ev));
+	w = w_var(w, zz(h->last_ev));
+	w = w_var(w, nb);
 	for (b = rblk_first(st, sg); b != NULL; b = rblk_next(sg, b)) {
-		put_var(c, b->b.size);
-		put_var(c, b->b.state);
+		w = w_var(w, b->b.size);
+		w = w_var(w, b->b.state);
 		if (b->b.state != SNAP_BLOCK_INACTIVE) {
-			put_var(c, b->b.requested_size);
-			put_var(c, b->b.stack);
-			put_var(c, zz(b->b.alloc_ev));
+			w = w_var(w, b->b.requested_size);
+			w = w_var(w, b->b.stack);
+			w = w_var(w, zz(b->b.alloc_ev));
 		}
-		put_var(c, zz(b->b.last_ev));
+		w = w_var(w, zz(b->b.last_ev));
 	}
+	c->arena_len += (uint64_t)(w - w0);
 	if (c->tape != NULL) {
 		uint8_t e[16];
 
