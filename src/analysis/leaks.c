@@ -264,10 +264,22 @@ pass_run(struct pass *p, const struct idx_timeline *tl,
     struct an_sites *sites, int64_t from, int64_t to)
 {
 	struct an_leaks *out = p->out;
-	uint64_t i;
+	uint64_t i, k, n = tl->n_elems, *alive = NULL;
+	int subset = 0;
 
-	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
-		const struct idx_elem e = idx_tl_elem(tl, i);
+	/* up to the last event, the elements that leak or live across the
+	 * window are among those alive at the end, found without decoding
+	 * the rest (most of a training run's) */
+	if (to >= 0 && (uint64_t)to + 1 == tl->n_events &&
+	    idx_tl_alive_at_end(tl, &alive, &n) == 0)
+		subset = 1;
+	else
+		n = tl->n_elems;
+	for (k = 0; k < n && !sv_stop_poll(k); k++) {
+		struct idx_elem e;
+
+		i = subset ? alive[k] : k;
+		e = idx_tl_elem(tl, i);
 
 		if (!leaked(&e, from, to)) {
 			if (e.alloc_ev < from &&
@@ -280,6 +292,7 @@ pass_run(struct pass *p, const struct idx_timeline *tl,
 		pass_add(p, i, pass_slot(p, an_site_of(sites, e.stack), &e),
 		    &e);
 	}
+	free(alive);
 }
 
 /* Each site's verdicts: periodic (it leaks in steady amounts in most

@@ -416,6 +416,76 @@ idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
 	return el_life(bs->owner, k, alloc_ev, free_ev);
 }
 
+/* The alive elements of stripe b (free_ev < 0) appended to *out: its
+ * flags, event and free chunks read, with el_decode()'s checks of them;
+ * -1 when one fails. */
+static int
+alive_in_stripe(const struct idx_dev *v, uint64_t b, uint64_t *tmp,
+    uint64_t *fv, uint64_t **out, uint64_t *n, size_t *cap)
+{
+	const struct snap_stripedir *d = &v->el.dir[b];
+	const uint8_t *fl;
+	uint32_t j, rlen;
+	int64_t a, f;
+
+	/* the flags last: they are read into the scratch slot el_chunk()
+	 * reads the others into */
+	if (el_chunk(v, b, SNAP_ELC_EV, tmp) != 0 ||
+	    el_chunk(v, b, SNAP_ELC_FREE, fv) != 0)
+		return -1;
+	fl = snap_stripe_chunk(&v->el, b, SNAP_ELC_FLAGS, &rlen, 1);
+	if (fl == NULL || rlen != d->n)
+		return -1;
+	for (j = 0; j < d->n; j++) {
+		if (!el_flags_ok(v, d->first + j, fl[j]) ||
+		    el_events(v, d->first + j, fl[j], tmp[j], fv[j], &a,
+		    &f) != 0)
+			return -1;
+		if (f >= 0)
+			continue;
+		XGROW(*out, *cap, *n + 1);
+		(*out)[(*n)++] = d->first + j;
+	}
+	return 0;
+}
+
+int
+idx_tl_alive_at_end(const struct idx_timeline *tl, uint64_t **out,
+    uint64_t *n)
+{
+	const struct snap_stripeset *bs = tl->el_stripes;
+	uint64_t k, b, *tmp, *fv;
+	size_t cap = 0;
+	int r = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (bs == NULL) {
+		for (k = 0; k < tl->n_elems; k++)
+			if (tl->elems[k].free_ev < 0) {
+				XGROW(*out, cap, *n + 1);
+				(*out)[(*n)++] = k;
+			}
+		return 0;
+	}
+	if (bs->decode != el_decode)
+		return -1;
+	tmp = xmalloc(SNAP_STRIPE_MAX * sizeof *tmp);
+	fv = xmalloc(SNAP_STRIPE_MAX * sizeof *fv);
+	for (b = 0; b < bs->n_stripe && r == 0; b++)
+		if (bs->dir[b].n > SNAP_STRIPE_MAX ||
+		    alive_in_stripe(bs->owner, b, tmp, fv, out, n, &cap) != 0)
+			r = -1;
+	free(tmp);
+	free(fv);
+	if (r != 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return r;
+}
+
 /* The element el_life() last read on this thread, and its stripe. A
  * screen asks for the cursor's element twice (its line on the timeline,
  * the detail pane): the second asks the first. A cursor that jumps far

@@ -140,6 +140,15 @@ void idx_tl_elem_life(const struct idx_timeline *tl, uint64_t k,
 int idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
     int64_t *alloc_ev, int64_t *free_ev);
 
+/* The elements alive after the last event (free_ev < 0: never freed,
+ * ghosts among them), in order, into *out (heap; *n of them), found from
+ * three of the seven chunks of each element stripe: a pass over what is
+ * alive at the end then decodes only the stripes that hold some. 0, or
+ * -1 when a chunk does not read (nothing in *out: idx_tl_elem() on
+ * every element then tells which stripe is damaged). */
+int idx_tl_alive_at_end(const struct idx_timeline *tl, uint64_t **out,
+    uint64_t *n);
+
 /* Elements created by events 0..i (an alloc creates one, and so does the
  * free of a block allocated before the trace): element k, not a ghost,
  * was created by an event at or before i iff k < idx_tl_created(tl, i).

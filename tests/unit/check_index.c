@@ -355,6 +355,73 @@ START_TEST(test_top_skips_later_elements)
 }
 END_TEST
 
+/* The elements idx_tl_alive_at_end() finds: the same as those
+ * idx_tl_elem() says are never freed, on the index's stripes and on the
+ * loader's timeline; on files with ghosts, frees without alloc and frees
+ * written after their element's stripe (late). */
+static const char *const alive_files[] = {"gen/leak.pickle",
+    "gen/wrapped.pickle", "gen/npu.pickle", "gen/multi.pickle",
+    "real/npu_leak_expandable.pickle", NULL};
+
+static void
+assert_alive(const struct idx_timeline *tl, const struct idx_timeline *heap,
+    const char *what)
+{
+	uint64_t *a, *h, n_a, n_h, k, j = 0;
+
+	ck_assert_int_eq(idx_tl_alive_at_end(tl, &a, &n_a), 0);
+	ck_assert_int_eq(idx_tl_alive_at_end(heap, &h, &n_h), 0);
+	ck_assert_msg(n_a == n_h, "%s: %llu alive, the loader's %llu", what,
+	    (unsigned long long)n_a, (unsigned long long)n_h);
+	for (k = 0; k < tl->n_elems; k++) {
+		if (idx_tl_elem(tl, k).free_ev >= 0)
+			continue;
+		ck_assert_msg(j < n_a && a[j] == k, "%s: element %llu", what,
+		    (unsigned long long)k);
+		ck_assert_uint_eq(h[j], k);
+		j++;
+	}
+	ck_assert_uint_eq(j, n_a);
+	free(a);
+	free(h);
+}
+
+START_TEST(test_alive_at_end)
+{
+	char *from, *src = tpath("a.pickle");
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct snapshot *ref;
+	struct sv_error err;
+	uint32_t d;
+
+	if (alive_files[_i] != NULL) {
+		xasprintf(&from, "%s/tests/data/%s", TOP_SRCDIR,
+		    alive_files[_i]);
+		copy_file(from, src);
+		free(from);
+	} else {
+		write_interleaved(src, 6 * SNAP_STRIPE_MAX + 100, 1);
+	}
+	ck_assert_int_eq(snap_load_file(src, NULL, &ref, &err), 0);
+	opts_init(&o, &w, 0);
+	ix = open_ok(src, &o);
+	for (d = 0; d < snap_device_count(ref); d++) {
+		struct idx_timeline heap;
+
+		if (idx_timeline(ix, d) == NULL)
+			continue;
+		ck_assert_int_eq(idx_timeline_build(ref, d, &heap, &err), 0);
+		assert_alive(idx_timeline(ix, d), &heap, src);
+		idx_timeline_destroy(&heap);
+	}
+	idx_close(ix);
+	snap_free(ref);
+	free(src);
+}
+END_TEST
+
 static Suite *
 index_suite(void)
 {
@@ -372,6 +439,8 @@ index_suite(void)
 	index_ext_tests(tc);
 	tcase_add_test(tc, test_interleaved_late_frees);
 	tcase_add_test(tc, test_top_skips_later_elements);
+	tcase_add_loop_test(tc, test_alive_at_end, 0,
+	    (int)(sizeof alive_files / sizeof alive_files[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
