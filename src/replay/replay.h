@@ -225,8 +225,9 @@ int replay_checkpoints_save(const struct replay *r, uint8_t **buf,
 struct replay *replay_new_for_save(const struct snapshot *s, uint32_t d,
     struct sv_error *err);
 /* The bytes replay_checkpoints_save() makes: their length, and the bytes
- * themselves appended to out a piece at a time (for any replay). 0, or
- * -1 with *err an errno when a tape failed. */
+ * themselves appended to out a piece at a time (for any replay; out
+ * takes over the tapes of one made by replay_new_for_save(), which can
+ * then only be freed). 0, or -1 with *err an errno when a tape failed. */
 uint64_t replay_checkpoints_len(const struct replay *r);
 struct tape;
 int replay_checkpoints_write(struct replay *r, struct tape *out, int *err);

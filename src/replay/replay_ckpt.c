@@ -782,6 +782,37 @@ ckpt_write_tail(struct ckpt *c,
 	return 0;
 }
 
+int
+ckpt_move_tail(struct ckpt *c, struct tape *out,
+    void (*seen)(void *ctx, const void *p, size_t n), void *ctx, int *err)
+{
+	enum { PIECE = 1 << 20 };
+	uint8_t *buf;
+	size_t tail;
+	int r;
+
+	*err = 0;
+	if (c->tape == NULL || c->src != NULL) {
+		*err = EINVAL;
+		return -1;
+	}
+	/* read once for seen(), from the page cache: not written again */
+	buf = xmalloc(PIECE);
+	r = put_tape(&c->tape[1], buf, PIECE, seen, ctx);
+	if (r == 0)
+		r = put_tape(&c->tape[0], buf, PIECE, seen, ctx);
+	free(buf);
+	*err = c->tape[0].err ? c->tape[0].err : c->tape[1].err;
+	if (r != 0)
+		return -1;
+	tape_take(out, &c->tape[1]);
+	tape_take(out, &c->tape[0]);
+	tail = (size_t)(c->arena_len - c->arena_base);
+	seen(ctx, c->arena, tail);
+	tape_write(out, c->arena, tail);
+	return 0;
+}
+
 /* The next n bytes of b, copied into a heap buffer (one byte more); or,
  * with *own (the heap buffer b's bytes are in), moved to the start of
  * that buffer, which is shrunk to them and taken over (*own NULL; b's

@@ -130,6 +130,13 @@ void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
  * *err). */
 int ckpt_write_tail(struct ckpt *c,
     void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err);
+/* The same bytes moved to the end of out, from c's tapes (those of
+ * ckpt_use_tapes()) by tape_take() rather than copied, the arena's last
+ * piece written; seen() is handed every byte in order as put would have
+ * been (a hash). c's checkpoints are then gone: a replay is freed next.
+ * -1 when a tape failed (its errno in *err). */
+int ckpt_move_tail(struct ckpt *c, struct tape *out,
+    void (*seen)(void *ctx, const void *p, size_t n), void *ctx, int *err);
 int ckpt_load(struct ckpt *c, struct rbuf *b, uint64_t n_events);
 /* The same, from b holding the bytes before the blobs' table only: the
  * table and the arena, rest bytes after b's, are read from src when a

@@ -143,9 +143,17 @@ put_tape(void *ctx, const void *p, size_t n)
 	tape_write(x->t, p, n);
 }
 
+static void
+hash_only(void *ctx, const void *p, size_t n)
+{
+	struct tape_put *x = ctx;
+
+	XXH3_64bits_update(x->h, p, n);
+}
+
 /* The same bytes, one piece at a time, to a tape: with the checkpoints
  * on tapes of their own (replay_new_for_save()), the process never
- * holds them whole. */
+ * holds them whole, and out takes those tapes over. */
 int
 replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
 {
@@ -165,7 +173,10 @@ replay_checkpoints_write(struct replay *r, struct tape *out, int *err)
 	save_head(r, &w);
 	put_tape(&x, w.p, w.len);
 	free(w.p);
-	rc = ckpt_write_tail(&r->ck, put_tape, &x, err);
+	if (r->ck.tape != NULL)
+		rc = ckpt_move_tail(&r->ck, out, hash_only, &x, err);
+	else
+		rc = ckpt_write_tail(&r->ck, put_tape, &x, err);
 	h = XXH3_64bits_digest(x.h);
 	XXH3_freeState(x.h);
 	sv_le64_put(hb, h);

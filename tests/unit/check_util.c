@@ -1048,6 +1048,71 @@ START_TEST(test_tape_roundtrip)
 }
 END_TEST
 
+/* A tape that takes others over reads back their bytes after its own, in
+ * order, at any offset across the parts' edges: parts in memory and in
+ * files (with a tail not yet flushed), a taken tape that had taken one
+ * itself, an empty one, and bytes written after a take. The taken tapes
+ * are left empty and go on being usable. */
+START_TEST(test_tape_take)
+{
+	enum { TOTAL = 5000000 };
+	uint8_t *want = malloc(TOTAL), *got = malloc(TOTAL);
+	struct tape a, b, c, d, e;
+	uint64_t off = 0, k;
+	size_t i;
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	for (i = 0; i < TOTAL; i++)
+		want[i] = (uint8_t)(i * 2654435761u >> 11);
+	tape_init(&a, 1000);    /* a file */
+	tape_init(&b, 0);       /* memory */
+	tape_init(&c, 100);     /* a file, then takes d */
+	tape_init(&d, 0);
+	tape_init(&e, 0);       /* empty */
+	tape_write(&a, want, 1500000);
+	tape_write(&b, want + 1500000, 777);
+	tape_write(&c, want + 1500777, 2000000);
+	tape_write(&d, want + 3500777, 99);
+	tape_take(&c, &d);
+	ck_assert_uint_eq(tape_len(&d), 0);
+	tape_take(&a, &b);
+	tape_take(&a, &e);
+	tape_take(&a, &c);
+	off = 3500876;
+	tape_write(&a, want + off, TOTAL - 1 - off);
+	off = TOTAL - 1;
+	ck_assert_uint_eq(tape_len(&a), off);
+	ck_assert_uint_eq(tape_len(&b), 0);
+	ck_assert_uint_eq(tape_len(&c), 0);
+	ck_assert_int_eq(tape_in_file(&a), 1);
+	ck_assert_int_eq(tape_read(&a, 0, got, (size_t)off), 0);
+	ck_assert_int_eq(memcmp(got, want, (size_t)off), 0);
+	for (k = 0; k + 4096 < off; k += 99991) {
+		memset(got, 0, 4096);
+		ck_assert_int_eq(tape_read(&a, k, got, 4096), 0);
+		ck_assert_int_eq(memcmp(got, want + k, 4096), 0);
+	}
+	/* the edges: 1500000, 1500777, 3500777, 3500876 */
+	ck_assert_int_eq(tape_read(&a, 1499999, got, 2), 0);
+	ck_assert_int_eq(memcmp(got, want + 1499999, 2), 0);
+	ck_assert_int_eq(tape_read(&a, 1500776, got, 2000102), 0);
+	ck_assert_int_eq(memcmp(got, want + 1500776, 2000102), 0);
+	ck_assert_int_ne(tape_read(&a, off - 1, got, 2), 0);
+	/* a taken tape is empty, not spent */
+	tape_write(&b, want, 10);
+	ck_assert_int_eq(tape_read(&b, 0, got, 10), 0);
+	ck_assert_int_eq(memcmp(got, want, 10), 0);
+	tape_free(&a);
+	tape_free(&b);
+	tape_free(&c);
+	tape_free(&d);
+	tape_free(&e);
+	free(want);
+	free(got);
+}
+END_TEST
+
 /* The reader of test_fdio_pipe's pipe: slow, in small reads, with
  * SIGALRM blocked so that the writer is the one interrupted. */
 struct slow_reader {
@@ -1276,6 +1341,7 @@ util_suite(void)
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
 	tcase_add_test(tu, test_tape_roundtrip);
+	tcase_add_test(tu, test_tape_take);
 	tcase_add_test(tu, test_fdio_pipe);
 	tcase_add_test(tu, test_fdio_file);
 	tcase_add_test(tu, test_mapfile_steps);
