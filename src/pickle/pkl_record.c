@@ -573,8 +573,12 @@ out:
  * stack, as the general path would end. Returns 1 so, with *ppos past
  * the SETITEMS; 0, having changed nothing, for anything else (the caller
  * builds the dict as usual); -1 on error.
+ *
+ * It starts on a cache line: its loop is half of a parse, and where the
+ * linker happened to place it (a change in any other file moves it by
+ * multiples of 16 bytes) moved the parse of a 1 GB file by 5%.
  */
-int
+int __attribute__((aligned(64)))
 pkl_read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
     struct sv_error *err)
 {
