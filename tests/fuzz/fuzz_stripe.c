@@ -98,6 +98,32 @@ small_snap(void)
 	return s;
 }
 
+/* The elements idx_tl_alive_at_end() lists from three chunks are those
+ * idx_tl_elem() says were never freed, in order, unless the stripe does
+ * not decode whole (its elements are then zeros). */
+static void
+alive_agrees(const struct idx_timeline *tl)
+{
+	const int *damaged = tl->el_stripes != NULL ?
+	    tl->el_stripes->damaged : NULL;
+	uint64_t *alive, n, i, j = 0;
+
+	if (idx_tl_alive_at_end(tl, &alive, &n) != 0)
+		return;
+	for (i = 0; i < tl->n_elems; i++) {
+		int never = idx_tl_elem(tl, i).free_ev < 0;
+
+		if (damaged != NULL && *damaged)
+			break;
+		if (never != (j < n && alive[j] == i))
+			abort();
+		j += never;
+	}
+	if (!(damaged != NULL && *damaged) && j != n)
+		abort();
+	free(alive);
+}
+
 static void
 walk(const struct sv_index *ix)
 {
@@ -128,6 +154,7 @@ walk(const struct sv_index *ix)
 	for (i = 0; i < tl->n_events; i++)
 		acc += idx_tl_ev_elem(tl, i) + idx_tl_total(tl, (int64_t)i) +
 		    idx_tl_reserved(tl, (int64_t)i);
+	alive_agrees(tl);
 	for (i = 0; i < tl->n_elems; i++) {
 		struct idx_elem e = idx_tl_elem(tl, i);
 

@@ -5,6 +5,7 @@
 
 #include "idx_walk.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -77,6 +78,23 @@ walk_model(XXH3_state_t *h, const struct snapshot *s)
 	}
 }
 
+/* The elements alive at the end, from three chunks of each stripe: in
+ * order and elements of the timeline. */
+static void
+walk_alive(XXH3_state_t *h, const struct idx_timeline *tl)
+{
+	uint64_t *alive, n, j;
+
+	if (idx_tl_alive_at_end(tl, &alive, &n) != 0)
+		return;
+	for (j = 0; j < n; j++)
+		if (alive[j] >= tl->n_elems ||
+		    (j > 0 && alive[j] <= alive[j - 1]))
+			abort();
+	add_u64(h, n);
+	free(alive);
+}
+
 static void
 walk_device(XXH3_state_t *h, const struct sv_index *ix, uint32_t d, int lod)
 {
@@ -106,6 +124,7 @@ walk_device(XXH3_state_t *h, const struct sv_index *ix, uint32_t d, int lod)
 		add_u64(h, e.size + e.addr);
 		add_stack(h, s, e.stack);
 	}
+	walk_alive(h, tl);
 	for (j = 0; j < tl->n_events; j++) {
 		uint64_t k = idx_tl_ev_elem(tl, j);
 
