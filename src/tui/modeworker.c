@@ -25,6 +25,13 @@
  * items they go over (util/stop.h's meter) against tl_prep_work's
  * estimate: modeworker_progress.
  *
+ * On a large snapshot's first open the replay is built behind the first
+ * screen (replay_bg.c) while the worker would build every grouped mode:
+ * on two cores each slowed the other, and the replay, which the segment
+ * pane, the state at the cursor and the modes' samples wait for, came
+ * 1.7 s later at 10 GB. The worker is then held: it builds the modes the
+ * view waits for, and the others once the replay is there.
+ *
  * Stopping (another device, quitting) sets the stop flag the builds poll
  * (util/stop.h) and joins the threads: a pass over the trace gives up
  * within a few thousand events.
@@ -94,6 +101,7 @@ struct modeworker {
 	int n_jobs;
 	int job_of[TL_STACK_COUNT];     /* the job that builds mode st, -1 */
 	int want;                       /* the mode the view waits for, -1 */
+	int hold;                       /* only that mode is built */
 	int done;                       /* the worker has ended */
 	/* the loop's only: modes taken and not yet told (modeworker_arrived) */
 	unsigned arrived;
@@ -110,11 +118,12 @@ makes_probe(const struct modeworker *b, const struct job *j)
 	return b->probe && j->st == TL_STACK_CATEGORY && j->cats == NULL;
 }
 
-/* The next job to run (under mu): the one the view waits for, else the
- * category mode's when it hands the loop a probe (the mode is drawn from
- * samples once it has: the sooner the better), else the segment mode's
- * (no pass over the trace: the segment events the model listed, a few
- * milliseconds), else the first in cycle order. */
+/* The next job to run (under mu): the one the view waits for, else
+ * (none while held) the category mode's when it hands the loop a probe
+ * (the mode is drawn from samples once it has: the sooner the better),
+ * else the segment mode's (no pass over the trace: the segment events
+ * the model listed, a few milliseconds), else the first in cycle
+ * order. */
 static struct job *
 next_job(struct modeworker *b)
 {
@@ -124,6 +133,8 @@ next_job(struct modeworker *b)
 	if (b->want >= 0 && b->job_of[b->want] >= 0 &&
 	    b->jobs[b->job_of[b->want]].state == JOB_TODO)
 		return &b->jobs[b->job_of[b->want]];
+	if (b->hold)
+		return NULL;
 	if (cat >= 0 && b->jobs[cat].state == JOB_TODO &&
 	    makes_probe(b, &b->jobs[cat]))
 		return &b->jobs[cat];
@@ -201,6 +212,18 @@ test_modes_pause(void)
 	sv_stop_wait_env("SNAPVIEW_TEST_MODES_PAUSE");
 }
 
+/* Is a job still to run (under mu)? */
+static int
+any_todo(const struct modeworker *b)
+{
+	int i;
+
+	for (i = 0; i < b->n_jobs; i++)
+		if (b->jobs[i].state == JOB_TODO)
+			return 1;
+	return 0;
+}
+
 static void *
 worker(void *arg)
 {
@@ -210,7 +233,13 @@ worker(void *arg)
 	lower_priority();
 	sv_stop_flag = &b->stop;
 	pthread_mutex_lock(&b->mu);
-	while (!atomic_load(&b->stop) && (j = next_job(b)) != NULL) {
+	while (!atomic_load(&b->stop)) {
+		if ((j = next_job(b)) == NULL) {
+			if (!b->hold || !any_todo(b))
+				break;
+			pthread_cond_wait(&b->cv, &b->mu);
+			continue;
+		}
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&b->mu);
 		if (!makes_probe(b, j))
@@ -284,7 +313,7 @@ modeworker_enabled(void)
 }
 
 void
-modeworker_start(struct app *a)
+modeworker_start(struct app *a, int hold)
 {
 	struct modeworker *b = a->modeworker;
 	int k, st, sampling, round;
@@ -300,6 +329,7 @@ modeworker_start(struct app *a)
 	b->tl = &a->tl;
 	b->rules = a->cat_rules;
 	b->probe = a->sampling;
+	b->hold = hold;
 	/* the mode the first screen goes to when it comes; none when it
 	 * is drawn from samples meanwhile */
 	sampling = a->sampling;
@@ -363,7 +393,10 @@ modeworker_stop(struct app *a)
 	if (b == NULL)
 		return;
 	if (b->started) {
+		pthread_mutex_lock(&b->mu);
 		atomic_store(&b->stop, 1);
+		pthread_cond_broadcast(&b->cv); /* a held thread waits */
+		pthread_mutex_unlock(&b->mu);
 		for (i = 0; i < b->n_th; i++)
 			pthread_join(b->th[i], NULL);
 		pthread_cond_destroy(&b->cv);
@@ -401,6 +434,20 @@ modeworker_want(struct app *a, int st)
 		return;
 	pthread_mutex_lock(&b->mu);
 	b->want = st;
+	pthread_cond_broadcast(&b->cv); /* a held thread waits for it */
+	pthread_mutex_unlock(&b->mu);
+}
+
+void
+modeworker_release(struct app *a)
+{
+	struct modeworker *b = a->modeworker;
+
+	if (b == NULL || !b->started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->hold = 0;
+	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 }
 
@@ -615,6 +662,8 @@ modeworker_wait_all(struct app *a)
 	if (b == NULL || !b->started)
 		return;
 	pthread_mutex_lock(&b->mu);
+	b->hold = 0;
+	pthread_cond_broadcast(&b->cv);
 	for (i = 0; i < b->n_jobs; i++)
 		while (b->jobs[i].state != JOB_DONE &&
 		    b->jobs[i].state != JOB_TAKEN &&

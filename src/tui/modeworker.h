@@ -22,8 +22,12 @@
 /* Will modes be built in the background (not SNAPVIEW_BANDS_SYNC)? */
 int modeworker_enabled(void);
 /* Starts the worker for the app's device (once per device; nothing to
- * do when every mode is built, or with SNAPVIEW_BANDS_SYNC). */
-void modeworker_start(struct app *a);
+ * do when every mode is built, or with SNAPVIEW_BANDS_SYNC). Held
+ * (hold: the replay is being built behind the first screen), it builds
+ * only the modes the view waits for until modeworker_release(). */
+void modeworker_start(struct app *a, int hold);
+/* The replay is there: the held worker builds the other modes too. */
+void modeworker_release(struct app *a);
 /* Stops the worker and frees what it built and nobody took. */
 void modeworker_stop(struct app *a);
 /* Will the worker deliver mode st (queued, running or done)? */
@@ -41,7 +45,7 @@ int modeworker_makes_probe(struct app *a);
  * mode next. */
 int modeworker_wait_probe(struct app *a);
 /* Blocks until the worker has finished every mode (or ended), in its
- * own order. */
+ * own order; a held worker is released. */
 void modeworker_wait_all(struct app *a);
 /* Moves what the worker finished into the model (the loop's thread),
  * and the category table's probe once the worker has begun the table

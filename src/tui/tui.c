@@ -813,17 +813,19 @@ ui_loop(void)
 		fflush(latency_log);
 	}
 	/* the modes not built while opening, and the replay, now that the
-	 * screen is up */
+	 * screen is up: the replay first (modeworker.c) */
 	if (!in_set)
-		modeworker_start(&app);
+		modeworker_start(&app, replay_bg_pending(&app));
 	replay_bg_run(&app);
 	wtimeout(stdscr, wait);
 	while (!got_signal) {
 		take_bands();
 		/* the replay built behind the screen, once it is done */
 		if ((f = replay_bg_poll(&app, 0)) != 0) {
-			if (f == 2)
+			if (f == 2) {
 				device_replay_came(&app);
+				modeworker_release(&app);
+			}
 			ui_draw();
 			/* flushed: a bench waits for it (tui_first_open.sh) */
 			if (f == 2 && latency_log != NULL) {
@@ -857,7 +859,7 @@ ui_loop(void)
 		ui_draw();
 		/* another device (or a rank's full view) is up */
 		if (!in_set)
-			modeworker_start(&app);
+			modeworker_start(&app, replay_bg_pending(&app));
 		/* wall time, then CPU time: on a busy machine the second
 		 * says what the key cost */
 		if (latency_log != NULL)
