@@ -260,6 +260,12 @@ int idx_w_section(struct writer *w, const char *name, const void *data,
     uint64_t n, uint32_t comp);
 int idx_w_snapshot(struct writer *w, const struct snapshot *s);
 int idx_w_extensions(struct writer *w, const struct sv_index *ix);
+/* Does every section of ix's file stay in its TOC when the extensions
+ * ix->ext holds are added (none replaced, none of a name not asked
+ * for)? Only then are they added in place: a rewrite leaves no dead
+ * bytes behind. */
+int idx_extend_keeps_all(const struct sv_index *ix);
+int idx_extend_index(struct writer *w, const struct sv_index *ix);
 int idx_w_finish(struct writer *w, const struct src_key *key,
     const char *src_path, const struct snapshot *s);
 int idx_rewrite_index(struct writer *w, const struct sv_index *ix,

@@ -4,7 +4,9 @@
  * whose index is trusted (ours, the snapshot owner's or root's, and
  * writable by no one else), which existing file may be replaced (only our
  * own), temp files (created with O_EXCL, stale ones of killed builds
- * removed), publishing a built temp file by rename, the cache's
+ * removed), publishing a built temp file by rename, sections added to
+ * an index in place (its prelude written last) or by a rewrite, the
+ * cache's
  * directory mode, use time and size limit (idx_cache.c), and idx_open()'s
  * choice between opening, building and working in memory.
  */
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -424,7 +427,78 @@ build_file(const char *path, const char *target, mode_t mode,
 	return r;
 }
 
-/* Adds missing extension sections to a mapped index by rewriting it. */
+/*
+ * Appends the extension sections ix lacks (built into ix->ext) to the
+ * file it was mapped from, target, instead of rewriting it: at 10 GB of
+ * snapshot the rewrite copied 500 MB of column data to add a few
+ * sections, a second of the viewer's first open. The sections, then a
+ * header listing them beside the sections already there (the old header
+ * left as padding), go after the file's end, and the prelude, written
+ * last, points at the new header: until then the file is the index it
+ * was, so that a reader opening it meanwhile or a process killed on the
+ * way leaves a whole index (a reader that meets a half-written prelude
+ * finds its hash wrong and rebuilds elsewhere, by rename). Readers that
+ * have it mapped read nothing of the prelude again (doc/SECURITY.md).
+ * Only on a file of this user's (as may_replace(): another user's is
+ * never changed, even by root), while holding its lock (flock; a second
+ * process extending it rewrites it instead), and only when it is still
+ * the file mapped (not renamed over), of the size mapped (not extended
+ * since). 0 with
+ * *ixp the file
+ * mapped again; -1 when it cannot (the file is then as it was, cut back
+ * to its size) or when a section would be dropped (a rewrite leaves no
+ * dead bytes), and the caller rewrites it.
+ */
+static int
+extend_in_place(struct sv_index **ixp, const char *target, const char *path,
+    const struct src_key *key, const struct idx_opts *o)
+{
+	struct sv_index *ix = *ixp, *nix = NULL;
+	struct writer w;
+	struct stat st;
+	char *abs, why[256];
+	int fd, r = -1;
+
+	if (!ix->file_known || ix->map == NULL || !idx_extend_keeps_all(ix))
+		return -1;
+	fd = open(target, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 ||
+	    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_dev != ix->file_dev ||
+	    st.st_ino != ix->file_ino || (uint64_t)st.st_size != ix->map_len ||
+	    lseek(fd, st.st_size, SEEK_SET) != st.st_size) {
+		close(fd);
+		return -1;
+	}
+	memset(&w, 0, sizeof w);
+	w.fd = fd;
+	w.off = (uint64_t)st.st_size;
+	abs = realpath(path, NULL);
+	if (idx_extend_index(&w, ix) == 0) {
+		test_build_pause();
+		r = idx_w_finish(&w, key, abs != NULL ? abs : path, ix->snap);
+	}
+	free(abs);
+	free(w.toc);
+	if (r == 0 && idx_map_index(fd, target, NULL, 0, key, 1, o, &nix,
+	    why, sizeof why) == IDX_OK) {
+		nix->path = xstrdup(target);
+		note_file(nix, fd);
+		close(fd);
+		idx_close(ix);
+		*ixp = nix;
+		return 0;
+	}
+	if (r != 0) /* the prelude is the old one: the old index stands */
+		(void)ftruncate(fd, st.st_size);
+	close(fd);
+	return -1;
+}
+
+/* Adds missing extension sections to a mapped index: in place, else by
+ * rewriting it. */
 static int
 extend_file(struct sv_index **ixp, const char *target, mode_t mode,
     const char *path, const struct src_key *key, const struct idx_opts *o,
@@ -444,6 +518,11 @@ extend_file(struct sv_index **ixp, const char *target, mode_t mode,
 	if (idx_build_extensions(ix, ix->snap, o, &span, err) != 0)
 		return -1;
 	sections_s = (double)(sv_mono_us() - t0) / 1e6;
+	if (extend_in_place(ixp, target, path, key, o) == 0) {
+		(*ixp)->built = 1;
+		(*ixp)->sections_s = sections_s;
+		return 0;
+	}
 	fd = create_temp(target, mode, &tmp);
 	if (fd < 0) {
 		idx_warnf(o, "%s: cannot add sections (%s); kept in memory",

@@ -450,10 +450,19 @@ idx_w_finish(struct writer *w, const struct src_key *key, const char *src_path,
 	return 0;
 }
 
+/* A section of the file being extended kept where it is: its TOC entry
+ * as it was (idx_extend_index()). */
+static void
+w_keep(struct writer *w, const struct toc_ent *src)
+{
+	XGROW(w->toc, w->cap_toc, w->n_toc + 1);
+	w->toc[w->n_toc++] = *src;
+}
+
 /* The extension sections of ix: built ones from memory, stored ones not
- * yet read copied as they are. */
-int
-idx_w_extensions(struct writer *w, const struct sv_index *ix)
+ * yet read copied as they are (kept where they are with keep). */
+static int
+w_extensions(struct writer *w, const struct sv_index *ix, int keep)
 {
 	size_t i;
 	char name[IDX_MAX_SECTION_NAME + 8];
@@ -463,7 +472,9 @@ idx_w_extensions(struct writer *w, const struct sv_index *ix)
 
 		snprintf(name, sizeof name, "%s%s", IDX_SEC_EXT_PREFIX,
 		    e->name);
-		if (e->state == 1) {
+		if (keep && e->state >= 0 && e->toc.len > 0) {
+			w_keep(w, &e->toc); /* stored, read or not */
+		} else if (e->state == 1) {
 			struct src src = {e->data, e->tape};
 
 			w_section(w, name, &src, e->len, IDX_COMP_LZ4);
@@ -474,6 +485,12 @@ idx_w_extensions(struct writer *w, const struct sv_index *ix)
 			return -1;
 	}
 	return 0;
+}
+
+int
+idx_w_extensions(struct writer *w, const struct sv_index *ix)
+{
+	return w_extensions(w, ix, 0);
 }
 
 /* Writes the whole-snapshot sections. */
@@ -502,6 +519,43 @@ idx_w_snapshot(struct writer *w, const struct snapshot *s)
 	    IDX_COMP_NONE);
 	return idx_w_section(w, IDX_SEC_SETTINGS, s->settings,
 	    (uint64_t)s->n_settings * sizeof *s->settings, IDX_COMP_LZ4);
+}
+
+/* The extensions ix lacked (built into ix->ext), appended to the file
+ * it was mapped from at w->off (its end, w->fd open there), the sections
+ * it has kept where they are: the TOC then idx_w_finish()'s, whose
+ * prelude, written last, makes them part of the index. */
+int
+idx_extend_keeps_all(const struct sv_index *ix)
+{
+	size_t i, k;
+
+	for (i = 0; i < ix->n_toc; i++) {
+		const struct toc_ent *t = &ix->toc[i];
+
+		if (strncmp(t->name, IDX_SEC_EXT_PREFIX,
+		    strlen(IDX_SEC_EXT_PREFIX)) != 0)
+			continue;
+		for (k = 0; k < ix->n_ext; k++)
+			if (ix->ext[k].state >= 0 && ix->ext[k].toc.len > 0 &&
+			    ix->ext[k].toc.off == t->off)
+				break;
+		if (k == ix->n_ext)
+			return 0;
+	}
+	return 1;
+}
+
+int
+idx_extend_index(struct writer *w, const struct sv_index *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n_toc; i++)
+		if (strncmp(ix->toc[i].name, IDX_SEC_EXT_PREFIX,
+			strlen(IDX_SEC_EXT_PREFIX)) != 0)
+			w_keep(w, &ix->toc[i]);
+	return w_extensions(w, ix, 1);
 }
 
 /* Rewrites a mapped index with its sections plus the extensions it

@@ -44,10 +44,14 @@ START_TEST(test_extension_sections)
 	    {.name = "other", .build = ext_build,
 		.arg = (void *)(uintptr_t)9}};
 	const uint8_t *d;
-	size_t len;
+	size_t len, n0, n1;
 	struct snapshot *ref = make_snap(model_events);
 	uint64_t i;
 	struct idx_info info;
+	struct sv_index *ix0;
+	struct stat st0, st1;
+	uint8_t *before, *after;
+	char *ipath;
 
 	write_file(src, "model", 5);
 	opts_init(&o, &w, 1);
@@ -71,12 +75,26 @@ START_TEST(test_extension_sections)
 		    snap_ev_addr(&ref->traces[0], i) ^ 5);
 	idx_close(ix);
 
-	/* a new section: built from the mapped index, file rewritten */
+	/* a new section: built from the mapped index, added to the file in
+	 * place (the same file, grown; what it held where it was) */
+	idx_get_info(ix0 = open_ok(src, &o), &info);
+	ipath = xstrdup(info.path);
+	idx_close(ix0);
+	ck_assert_int_eq(stat(ipath, &st0), 0);
+	before = read_file(ipath, &n0);
 	o.n_sections = 2;
 	n_loads = 0;
 	ix = open_ok(src, &o);
 	ck_assert_int_eq(n_ext_builds, 1);
 	ck_assert_int_eq(n_loads, 0);
+	ck_assert_int_eq(stat(ipath, &st1), 0);
+	ck_assert(st1.st_ino == st0.st_ino && st1.st_dev == st0.st_dev);
+	ck_assert_int_gt(st1.st_size, st0.st_size);
+	after = read_file(ipath, &n1);
+	ck_assert_int_eq(memcmp(before + IDX_PRELUDE_LEN,
+	    after + IDX_PRELUDE_LEN, n0 - IDX_PRELUDE_LEN), 0);
+	free(before);
+	free(after);
 	ck_assert_int_eq(idx_section(ix, "other", &d, &len), 0);
 	ck_assert_uint_eq(((const uint64_t *)d)[3],
 	    snap_ev_addr(&ref->traces[0], 3) ^ 9);
@@ -91,8 +109,117 @@ START_TEST(test_extension_sections)
 	assert_same_snapshot(idx_snapshot(ix), ref);
 	assert_same_timelines(ix, ref);
 	idx_close(ix);
+
+	/* a section no longer asked for would be dead bytes: the file is
+	 * rewritten without it (another file), not extended */
+	secs[1].name = "third";
+	st0 = st1;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(idx_section(ix, "third", &d, &len), 0);
+	idx_close(ix);
+	ck_assert_int_eq(stat(ipath, &st1), 0);
+	ck_assert(st1.st_ino != st0.st_ino);
+	ck_assert_int_lt(st1.st_size, st0.st_size + 8 * (off_t)model_events);
 	ck_assert_int_eq(w.n, 0);
 	snap_free(ref);
+	free(ipath);
+	free(src);
+}
+END_TEST
+
+/* An extension in place killed after its sections were appended, before
+ * the prelude that makes them part of the index (SNAPVIEW_TEST_BUILD_PAUSE
+ * holds it there): the file is the index it was, reused as it is, and the
+ * next extension adds the section after the dead bytes, in place. */
+START_TEST(test_extension_killed)
+{
+	char *src = tpath("k.pickle"), *go = tpath("go"), *held, *ipath;
+	struct idx_opts o;
+	struct warns w;
+	struct sv_index *ix;
+	struct idx_section_builder secs[2] = {
+	    {.name = "replay.ckpt", .build = ext_build,
+		.arg = (void *)(uintptr_t)5},
+	    {.name = "other", .build = ext_build,
+		.arg = (void *)(uintptr_t)9}};
+	struct snapshot *ref = make_snap(model_events);
+	struct idx_info info;
+	struct stat st0, st1;
+	const uint8_t *d;
+	uint8_t *pre0, *pre1;
+	size_t len, n;
+	pid_t pid;
+	int status, k;
+
+	write_file(src, "model", 5);
+	opts_init(&o, &w, 1);
+	o.sections = secs;
+	o.n_sections = 1;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ipath = xstrdup(info.path);
+	idx_close(ix);
+	ck_assert_int_eq(stat(ipath, &st0), 0);
+	pre0 = read_file(ipath, &n);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sv_error err;
+
+		setenv("SNAPVIEW_TEST_BUILD_PAUSE", go, 1);
+		o.n_sections = 2;
+		ix = NULL;
+		idx_open(src, &o, &ix, &err);
+		_exit(0);
+	}
+	xasprintf(&held, "%s.held.%ld", go, (long)pid);
+	for (k = 0; k < 3000 && !exists(held); k++)
+		usleep(10000);
+	ck_assert_msg(exists(held), "the extension never reached the pause");
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(stat(ipath, &st1), 0);
+	ck_assert(st1.st_ino == st0.st_ino);
+	ck_assert_int_gt(st1.st_size, st0.st_size);
+	/* the index it was: the same prelude (pointing at the old header),
+	 * reused, its section there */
+	pre1 = read_file(ipath, &n);
+	ck_assert_int_eq(memcmp(pre0, pre1, IDX_PRELUDE_LEN), 0);
+	free(pre0);
+	free(pre1);
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(n_ext_builds, 0);
+	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
+	ck_assert_uint_eq(((const uint64_t *)d)[2],
+	    snap_ev_addr(&ref->traces[0], 2) ^ 5);
+	idx_close(ix);
+	/* extended again, in place */
+	o.n_sections = 2;
+	ix = open_ok(src, &o);
+	ck_assert_int_eq(n_ext_builds, 1);
+	ck_assert_int_eq(idx_section(ix, "other", &d, &len), 0);
+	ck_assert_uint_eq(((const uint64_t *)d)[3],
+	    snap_ev_addr(&ref->traces[0], 3) ^ 9);
+	idx_close(ix);
+	ck_assert_int_eq(stat(ipath, &st1), 0);
+	ck_assert(st1.st_ino == st0.st_ino);
+	n_ext_builds = 0;
+	ix = open_ok(src, &o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(n_ext_builds, 0);
+	assert_same_snapshot(idx_snapshot(ix), ref);
+	assert_same_timelines(ix, ref);
+	idx_close(ix);
+	ck_assert_int_eq(w.n, 0);
+	snap_free(ref);
+	free(held);
+	free(ipath);
+	free(go);
 	free(src);
 }
 END_TEST
@@ -1044,6 +1171,7 @@ index_ext_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_extension_pieces_threads);
 	tcase_add_test(tc, test_extension_sections);
+	tcase_add_test(tc, test_extension_killed);
 	tcase_add_test(tc, test_extension_sections_lazy);
 	tcase_add_test(tc, test_peek_section);
 	tcase_add_test(tc, test_device_out_of_range);
