@@ -32,17 +32,42 @@ ext_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 	return 0;
 }
 
+/* The two sections the extension tests register: "replay.ckpt" (the
+ * event addresses ^ 5) and "other" (^ 9). */
+static void
+two_sections(struct idx_section_builder secs[2])
+{
+	memset(secs, 0, 2 * sizeof *secs);
+	secs[0].name = "replay.ckpt";
+	secs[0].build = ext_build;
+	secs[0].arg = (void *)(uintptr_t)5;
+	secs[1].name = "other";
+	secs[1].build = ext_build;
+	secs[1].arg = (void *)(uintptr_t)9;
+}
+
+/* The index of src opened as it is stored: neither built nor extended. */
+static struct sv_index *
+open_as_is(const char *src, const struct idx_opts *o)
+{
+	struct sv_index *ix;
+	struct idx_info info;
+
+	n_ext_builds = 0;
+	ix = open_ok(src, o);
+	idx_get_info(ix, &info);
+	ck_assert_int_eq(info.built, 0);
+	ck_assert_int_eq(n_ext_builds, 0);
+	return ix;
+}
+
 START_TEST(test_extension_sections)
 {
 	char *src = tpath("m.pickle");
 	struct idx_opts o;
 	struct warns w;
 	struct sv_index *ix;
-	struct idx_section_builder secs[2] = {
-	    {.name = "replay.ckpt", .build = ext_build,
-		.arg = (void *)(uintptr_t)5},
-	    {.name = "other", .build = ext_build,
-		.arg = (void *)(uintptr_t)9}};
+	struct idx_section_builder secs[2];
 	const uint8_t *d;
 	size_t len, n0, n1;
 	struct snapshot *ref = make_snap(model_events);
@@ -54,6 +79,7 @@ START_TEST(test_extension_sections)
 	char *ipath;
 
 	write_file(src, "model", 5);
+	two_sections(secs);
 	opts_init(&o, &w, 1);
 	o.sections = secs;
 	o.n_sections = 1;
@@ -99,11 +125,7 @@ START_TEST(test_extension_sections)
 	ck_assert_uint_eq(((const uint64_t *)d)[3],
 	    snap_ev_addr(&ref->traces[0], 3) ^ 9);
 	idx_close(ix);
-	n_ext_builds = 0;
-	ix = open_ok(src, &o);
-	idx_get_info(ix, &info);
-	ck_assert_int_eq(info.built, 0);
-	ck_assert_int_eq(n_ext_builds, 0);
+	ix = open_as_is(src, &o);
 	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
 	ck_assert_int_eq(idx_section(ix, "other", &d, &len), 0);
 	assert_same_snapshot(idx_snapshot(ix), ref);
@@ -137,11 +159,7 @@ START_TEST(test_extension_killed)
 	struct idx_opts o;
 	struct warns w;
 	struct sv_index *ix;
-	struct idx_section_builder secs[2] = {
-	    {.name = "replay.ckpt", .build = ext_build,
-		.arg = (void *)(uintptr_t)5},
-	    {.name = "other", .build = ext_build,
-		.arg = (void *)(uintptr_t)9}};
+	struct idx_section_builder secs[2];
 	struct snapshot *ref = make_snap(model_events);
 	struct idx_info info;
 	struct stat st0, st1;
@@ -152,6 +170,7 @@ START_TEST(test_extension_killed)
 	int status, k;
 
 	write_file(src, "model", 5);
+	two_sections(secs);
 	opts_init(&o, &w, 1);
 	o.sections = secs;
 	o.n_sections = 1;
@@ -188,11 +207,7 @@ START_TEST(test_extension_killed)
 	ck_assert_int_eq(memcmp(pre0, pre1, IDX_PRELUDE_LEN), 0);
 	free(pre0);
 	free(pre1);
-	n_ext_builds = 0;
-	ix = open_ok(src, &o);
-	idx_get_info(ix, &info);
-	ck_assert_int_eq(info.built, 0);
-	ck_assert_int_eq(n_ext_builds, 0);
+	ix = open_as_is(src, &o);
 	ck_assert_int_eq(idx_section(ix, "replay.ckpt", &d, &len), 0);
 	ck_assert_uint_eq(((const uint64_t *)d)[2],
 	    snap_ev_addr(&ref->traces[0], 2) ^ 5);
@@ -207,11 +222,7 @@ START_TEST(test_extension_killed)
 	idx_close(ix);
 	ck_assert_int_eq(stat(ipath, &st1), 0);
 	ck_assert(st1.st_ino == st0.st_ino);
-	n_ext_builds = 0;
-	ix = open_ok(src, &o);
-	idx_get_info(ix, &info);
-	ck_assert_int_eq(info.built, 0);
-	ck_assert_int_eq(n_ext_builds, 0);
+	ix = open_as_is(src, &o);
 	assert_same_snapshot(idx_snapshot(ix), ref);
 	assert_same_timelines(ix, ref);
 	idx_close(ix);
