@@ -208,6 +208,8 @@ struct writer {
 /* idx_map.c */
 void idx_warnf(const struct idx_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Is name an extension section's (IDX_SEC_EXT_PREFIX)? */
+int idx_sec_is_ext(const char *name);
 /* Is ix's map a file's (not an index image in memory)? */
 int idx_map_is_file(const struct sv_index *ix);
 /* ix's extension section called name (registered or built), or NULL. */

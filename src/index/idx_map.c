@@ -453,8 +453,8 @@ used_in_place(const char *name)
 	    strcmp(name, IDX_SEC_LOD) == 0;
 }
 
-static int
-is_ext(const char *name)
+int
+idx_sec_is_ext(const char *name)
 {
 	return strncmp(name, IDX_SEC_EXT_PREFIX,
 	    strlen(IDX_SEC_EXT_PREFIX)) == 0;
@@ -472,7 +472,7 @@ known_section(const char *name)
 	    IDX_SEC_LOD};
 	size_t i;
 
-	if (is_ext(name))
+	if (idx_sec_is_ext(name))
 		return 1;
 	for (i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(name, known[i]) == 0)
@@ -623,7 +623,7 @@ check_sections(const struct sv_index *ix, int fd, int quick, char *why,
 	for (i = 0; i < ix->n_toc; i++) {
 		const struct toc_ent *t = &ix->toc[i];
 
-		if (!used_in_place(t->name) && !is_ext(t->name))
+		if (!used_in_place(t->name) && !idx_sec_is_ext(t->name))
 			continue;
 		if (quick && strcmp(t->name, IDX_SEC_LOD) != 0)
 			continue;

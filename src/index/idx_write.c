@@ -521,10 +521,6 @@ idx_w_snapshot(struct writer *w, const struct snapshot *s)
 	    (uint64_t)s->n_settings * sizeof *s->settings, IDX_COMP_LZ4);
 }
 
-/* The extensions ix lacked (built into ix->ext), appended to the file
- * it was mapped from at w->off (its end, w->fd open there), the sections
- * it has kept where they are: the TOC then idx_w_finish()'s, whose
- * prelude, written last, makes them part of the index. */
 int
 idx_extend_keeps_all(const struct sv_index *ix)
 {
@@ -533,8 +529,7 @@ idx_extend_keeps_all(const struct sv_index *ix)
 	for (i = 0; i < ix->n_toc; i++) {
 		const struct toc_ent *t = &ix->toc[i];
 
-		if (strncmp(t->name, IDX_SEC_EXT_PREFIX,
-		    strlen(IDX_SEC_EXT_PREFIX)) != 0)
+		if (!idx_sec_is_ext(t->name))
 			continue;
 		for (k = 0; k < ix->n_ext; k++)
 			if (ix->ext[k].state >= 0 && ix->ext[k].toc.len > 0 &&
@@ -546,16 +541,33 @@ idx_extend_keeps_all(const struct sv_index *ix)
 	return 1;
 }
 
-int
-idx_extend_index(struct writer *w, const struct sv_index *ix)
+/* ix's sections and the extensions it lacked (built into ix->ext): the
+ * sections of the file copied at w->off, or with keep their TOC entries
+ * kept where they are. */
+static int
+w_sections(struct writer *w, const struct sv_index *ix, int keep)
 {
 	size_t i;
 
-	for (i = 0; i < ix->n_toc; i++)
-		if (strncmp(ix->toc[i].name, IDX_SEC_EXT_PREFIX,
-			strlen(IDX_SEC_EXT_PREFIX)) != 0)
+	for (i = 0; i < ix->n_toc; i++) {
+		if (idx_sec_is_ext(ix->toc[i].name))
+			continue;
+		if (keep)
 			w_keep(w, &ix->toc[i]);
-	return w_extensions(w, ix, 1);
+		else
+			w_copy(w, &ix->toc[i], ix->map);
+	}
+	return w_extensions(w, ix, keep);
+}
+
+/* The extensions ix lacked, appended to the file it was mapped from at
+ * w->off (its end, w->fd open there), the sections it has kept where
+ * they are: the TOC then idx_w_finish()'s, whose prelude, written last,
+ * makes them part of the index. */
+int
+idx_extend_index(struct writer *w, const struct sv_index *ix)
+{
+	return w_sections(w, ix, 1);
 }
 
 /* Rewrites a mapped index with its sections plus the extensions it
@@ -564,18 +576,13 @@ int
 idx_rewrite_index(struct writer *w, const struct sv_index *ix,
     const struct src_key *key, const char *src_path, struct sv_error *err)
 {
-	size_t i;
 	uint8_t pre[IDX_PRELUDE_LEN];
 	int r;
 
 	memset(pre, 0, sizeof pre);
 	memcpy(pre, IDX_MAGIC, IDX_MAGIC_LEN);
 	idx_w_raw(w, pre, sizeof pre);
-	for (i = 0; i < ix->n_toc; i++)
-		if (strncmp(ix->toc[i].name, IDX_SEC_EXT_PREFIX,
-			strlen(IDX_SEC_EXT_PREFIX)) != 0)
-			w_copy(w, &ix->toc[i], ix->map);
-	idx_w_extensions(w, ix);
+	(void)w_sections(w, ix, 0); /* a failure is w->err, finish's */
 	r = idx_w_finish(w, key, src_path, ix->snap);
 	if (r != 0)
 		sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET, "%s",
