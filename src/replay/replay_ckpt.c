@@ -748,26 +748,15 @@ ckpt_write_tail(struct ckpt *c,
 	uint8_t *buf;
 	uint64_t i;
 	size_t k = 0;
-	int r = 0;
 
 	*err = 0;
-	if (c->src != NULL) {
-		/* read where they are, never held: not written back */
+	if (c->src != NULL || c->tape != NULL) {
+		/* read where they are, never held: not written back; on
+		 * tapes: ckpt_move_tail() */
 		*err = EINVAL;
 		return -1;
 	}
 	buf = xmalloc(PIECE);
-	if (c->tape != NULL) {
-		r = put_tape(&c->tape[1], buf, PIECE, put, ctx);
-		if (r == 0)
-			r = put_tape(&c->tape[0], buf, PIECE, put, ctx);
-		if (r == 0)
-			put(ctx, c->arena, (size_t)(c->arena_len -
-			    c->arena_base));
-		*err = c->tape[0].err ? c->tape[0].err : c->tape[1].err;
-		free(buf);
-		return r;
-	}
 	for (i = 0; i < c->n_blobs; i++) {
 		sv_le64_put(buf + k, span_off(c, i));
 		sv_le64_put(buf + k + 8, span_len(c, i));

@@ -73,7 +73,7 @@ void ckpt_init(struct ckpt *c, uint64_t k);
  * as they grow past mem bytes (tape.h; CKPT_TAPE_MEM, tests pass less),
  * so that the checkpoints of a long trace cost the process little
  * memory; c can then only be written out (ckpt_save_head(),
- * ckpt_write_tail()), not restored. */
+ * ckpt_move_tail()), not restored. */
 #define CKPT_TAPE_MEM (4u << 20)
 void ckpt_use_tapes(struct ckpt *c, size_t mem);
 /* Frees everything, the tapes included; c is empty again (keeping k),
@@ -126,8 +126,8 @@ int rbuf_fits(const struct rbuf *b, uint64_t n, uint64_t words);
  * bytes is copied. */
 void ckpt_save_head(const struct ckpt *c, struct wbuf *w);
 /* The rest: the blobs' table and the arena, handed to put a piece at a
- * time (from the tapes, or memory); -1 when a tape failed (its errno in
- * *err). */
+ * time, from memory; -1 (EINVAL in *err) for checkpoints on tapes,
+ * which ckpt_move_tail() writes, or read from a source. */
 int ckpt_write_tail(struct ckpt *c,
     void (*put)(void *ctx, const void *p, size_t n), void *ctx, int *err);
 /* The same bytes moved to the end of out, from c's tapes (those of
