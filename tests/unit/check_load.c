@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pickle/pkl_write.h"
 #include "snapshot/snap_load.h"
 #include "util/xalloc.h"
 
@@ -276,6 +277,219 @@ START_TEST(test_load_paths_agree)
 }
 END_TEST
 
+/*
+ * Trace entries of many shapes, for the loader's plans (snap_load.c):
+ * with share 1 every key is written once and fetched from the memo after,
+ * as Python's pickler does, so that entries of one shape are read by a
+ * plan; with share 0 each entry writes its keys afresh, at offsets no plan
+ * names, so that every entry is read key by key. wrong > 0 makes the size
+ * of entry wrong a string.
+ */
+#define PLAN_EVENTS 400
+enum { KA, KADDR, KSIZE, KSTREAM, KTIME, KFRAMES, KCTX, KMETA, KPOOL, KCAT,
+	KEXTRA, KN };
+static const char *const plan_keys[KN] = {"action", "addr", "size",
+    "stream", "time_us", "frames", "compile_context", "user_metadata",
+    "pool_id", "category", "extra"};
+/* the shapes: keys in the order written; KN ends one, a doubled key is
+ * written twice */
+static const int plan_shapes[][10] = {
+    {KA, KADDR, KSIZE, KSTREAM, KTIME, KFRAMES, KCTX, KMETA, KN},
+    {KA, KADDR, KSIZE, KSTREAM, KN},
+    {KSIZE, KMETA, KA, KADDR, KSTREAM, KTIME, KCTX, KN},
+    {KA, KEXTRA, KADDR, KCAT, KSIZE, KSTREAM, KPOOL, KN},
+    {KA, KADDR, KSIZE, KADDR, KSTREAM, KN},
+    {KA, KADDR, KSIZE, KSTREAM, KCTX, KPOOL, KMETA, KTIME, KN}};
+
+static void
+plan_key(struct pkl_writer *w, int share, uint32_t *memo, int k)
+{
+	if (share && memo[k] != UINT32_MAX) {
+		pkl_w_get(w, memo[k]);
+		return;
+	}
+	pkl_w_str(w, plan_keys[k], strlen(plan_keys[k]));
+	memo[k] = pkl_w_memoize(w);
+}
+
+/* Writes the value of key k in entry i; fresh: an action and texts no
+ * entry before had, wrong: a string for its size. An action's name is
+ * written once and fetched after when share is set (memo[KN + a]). */
+static void
+plan_value(struct pkl_writer *w, int share, uint32_t *memo, int k,
+    unsigned i, int fresh, int wrong)
+{
+	static const char *const actions[] = {"alloc", "free_requested",
+	    "free_completed", "segment_alloc"};
+	char text[32];
+
+	switch (k) {
+	case KA:
+		if (fresh) {
+			snprintf(text, sizeof text, "new_action_%u", i);
+			pkl_w_str(w, text, strlen(text));
+		} else if (share && memo[KN + i % 4] != UINT32_MAX) {
+			pkl_w_get(w, memo[KN + i % 4]);
+		} else {
+			pkl_w_str(w, actions[i % 4], strlen(actions[i % 4]));
+			memo[KN + i % 4] = pkl_w_memoize(w);
+		}
+		break;
+	case KSIZE:
+		if (wrong)
+			pkl_w_str(w, "big", 3);
+		else
+			pkl_w_u64(w, 512u * (i % 7 + 1));
+		break;
+	case KFRAMES:
+		pkl_w_empty_list(w);
+		break;
+	case KCTX: case KMETA: case KEXTRA: case KCAT:
+		snprintf(text, sizeof text, "%s%u", plan_keys[k],
+		    fresh ? 100 + i : i / 3 % 5);
+		pkl_w_str(w, text, strlen(text));
+		break;
+	case KPOOL:
+		pkl_w_i64(w, (int64_t)(i % 3));
+		pkl_w_i64(w, 7);
+		pkl_w_tuple2(w);
+		break;
+	case KTIME:
+		if (i % 11 == 0)
+			pkl_w_none(w);
+		else
+			pkl_w_i64(w, 1000 + i);
+		break;
+	default: /* addresses and streams */
+		pkl_w_u64(w, (uint64_t)k << 32 | (uint64_t)i << 9);
+		break;
+	}
+}
+
+static char *
+plan_pickle(int share, unsigned wrong, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	struct pkl_writer w;
+	uint32_t memo[KN + 4];
+	unsigned i, j;
+
+	memset(memo, 0xff, sizeof memo);
+	pkl_w_init(&w, f);
+	pkl_w_proto(&w);
+	pkl_w_empty_dict(&w);
+	pkl_w_memoize(&w);
+	pkl_w_mark(&w);
+	pkl_w_str(&w, "segments", 8);
+	pkl_w_empty_list(&w);
+	pkl_w_str(&w, "device_traces", 13);
+	pkl_w_empty_list(&w);
+	pkl_w_memoize(&w);
+	pkl_w_mark(&w);
+	pkl_w_empty_list(&w);
+	pkl_w_memoize(&w);
+	pkl_w_mark(&w);
+	for (i = 0; i < PLAN_EVENTS; i++) {
+		/* runs of one shape, and two shapes taking turns */
+		unsigned ns = sizeof plan_shapes / sizeof plan_shapes[0];
+		unsigned k = (i / 8 + (i / 8 % 4 == 3 && i % 2)) % ns;
+		const int *sh = plan_shapes[k];
+		/* new strings where the action comes after the metadata */
+		int fresh = (k == 2 && i % 4 == 0) || i % 97 == 50;
+
+		pkl_w_empty_dict(&w);
+		pkl_w_memoize(&w);
+		pkl_w_mark(&w);
+		for (j = 0; sh[j] != KN; j++) {
+			plan_key(&w, share, memo, sh[j]);
+			plan_value(&w, share, memo, sh[j], i, fresh,
+			    wrong > 0 && i == wrong);
+		}
+		pkl_w_setitems(&w);
+	}
+	pkl_w_appends(&w);
+	pkl_w_appends(&w);
+	pkl_w_setitems(&w);
+	pkl_w_stop(&w);
+	ck_assert_int_eq(ferror(f), 0);
+	fclose(f);
+	return buf;
+}
+
+/* dump_all() and every string in the order the loader numbered them. */
+static char *
+dump_numbered(const struct snapshot *s)
+{
+	char *text = NULL, *all = dump_all(s);
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	uint32_t i;
+
+	fputs(all, f);
+	for (i = 0; i < s->strs.n; i++)
+		fprintf(f, "string %u %s\n", i, snap_str(s, i));
+	fclose(f);
+	free(all);
+	return text;
+}
+
+/* The line of a where it first differs from b. */
+static const char *
+first_difference(const char *a, const char *b)
+{
+	const char *line = a;
+
+	for (; *a != '\0' && *a == *b; a++, b++)
+		if (*a == '\n')
+			line = a + 1;
+	return line;
+}
+
+START_TEST(test_load_plans)
+{
+	/* entries read by a plan give the model of entries read key by
+	 * key, strings numbered alike, on both reading paths; an entry
+	 * with a bad value under a plan is refused as key by key refuses
+	 * it */
+	struct snap_load_opts general = {0};
+	const struct snap_load_opts *opts = _i ? &general : NULL;
+	struct snapshot *s[2];
+	struct sv_error err[2];
+	char *buf[2], *text[2];
+	size_t len[2];
+	int share;
+
+	general.general_path = 1;
+	for (share = 0; share < 2; share++) {
+		buf[share] = plan_pickle(share, 0, &len[share]);
+		ck_assert_msg(snap_load_buffer((const uint8_t *)buf[share],
+		    len[share], opts, &s[share], &err[share]) == 0, "%s",
+		    err[share].msg);
+		text[share] = dump_numbered(s[share]);
+		free(buf[share]);
+	}
+	ck_assert_uint_eq(snap_trace_of(s[1], 0)->n, PLAN_EVENTS);
+	ck_assert_uint_gt(s[1]->n_unknown_actions, 2);
+	ck_assert_uint_gt(s[1]->unknown_keys, 0);
+	ck_assert_msg(strcmp(text[1], text[0]) == 0,
+	    "read by plans, the model differs from %.60s",
+	    first_difference(text[1], text[0]));
+	for (share = 0; share < 2; share++) {
+		snap_free(s[share]);
+		free(text[share]);
+	}
+	for (share = 0; share < 2; share++) {
+		buf[share] = plan_pickle(share, 301, &len[share]);
+		ck_assert_int_eq(snap_load_buffer((const uint8_t *)buf[share],
+		    len[share], opts, &s[share], &err[share]), -1);
+		free(buf[share]);
+	}
+	ck_assert_str_eq(err[1].msg, err[0].msg);
+	ck_assert_ptr_nonnull(strstr(err[1].msg, "'size'"));
+}
+END_TEST
+
 /* Loading must return 0 or -1; a crash fails the test (fork mode). */
 static void
 try_load(const uint8_t *buf, size_t len)
@@ -360,6 +574,7 @@ load_suite(void)
 	tcase_add_loop_test(tc, test_load_real, 0, 3);
 	tcase_add_loop_test(tc, test_load_paths_agree, 0,
 	    sizeof all_files / sizeof all_files[0]);
+	tcase_add_loop_test(tc, test_load_plans, 0, 2);
 	tcase_add_loop_test(tr, test_load_prefixes, 0, ng);
 	tcase_add_test(tr, test_load_prefixes_real);
 	tcase_add_loop_test(tr, test_load_mutations, 0, ng);
