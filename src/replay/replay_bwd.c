@@ -133,10 +133,10 @@ bwd_free_completed(struct replay *r, struct rstate *st, const struct rev *e)
 {
 	uint64_t a = e->addr, req = e->size;
 	uint64_t avail, bs;
-	struct rblk *b = rblk_find(st, a);
+	struct rblk *b = rblk_find(st, a), *x;
 	struct rseg *sg;
 	const struct fix *fx;
-	struct replay_block f, nb;
+	struct replay_block f;
 
 	if (b == NULL || (sg = rblk_seg(st, b)) == NULL)
 		return -1;
@@ -155,24 +155,23 @@ bwd_free_completed(struct replay *r, struct rstate *st, const struct rev *e)
 	bs = replay_split_size(sg, replay_rounded(r, req), avail);
 	if ((fx = replay_fix_find(r, a)) != NULL && fx->size > bs)
 		bs = fx->size < avail ? fx->size : avail;
-	/* both new blocks split b's old range: added next to it */
-	if (bs < avail) {
-		rblk_free_init(&nb, a + bs, avail - bs, -1);
-		rblk_add_after(st, b, &nb);
-	}
-	memset(&nb, 0, sizeof nb);
-	nb.addr = a;
-	nb.size = bs;
-	nb.requested_size = req < bs ? req : bs;
-	nb.stack = e->stack;
-	nb.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
-	nb.alloc_ev = -1;
-	nb.last_ev = -1;
-	nb.pad[0] = GUESSED | UNSURE;
+	/* both new blocks split b's old range: added next to it, filled
+	 * in place */
+	if (bs < avail && (x = rblk_new_after(st, b, a + bs)) != NULL)
+		rblk_free_init(&x->b, a + bs, avail - bs, -1);
 	if (f.addr < a)
-		rblk_add_after(st, b, &nb);
-	else
-		b->b = nb;
+		b = rblk_new_after(st, b, a);
+	if (b != NULL) {
+		memset(&b->b, 0, sizeof b->b);
+		b->b.addr = a;
+		b->b.size = bs;
+		b->b.requested_size = req < bs ? req : bs;
+		b->b.stack = e->stack;
+		b->b.state = SNAP_BLOCK_ACTIVE_ALLOCATED;
+		b->b.alloc_ev = -1;
+		b->b.last_ev = -1;
+		b->b.pad[0] = GUESSED | UNSURE;
+	}
 	return 0;
 }
 

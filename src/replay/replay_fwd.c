@@ -355,6 +355,17 @@ set_allocated(struct replay_block *b, uint64_t i, const struct rev *e)
 	b->last_ev = (int64_t)i;
 }
 
+/* *b made the block [a, a + bs) that alloc event i (e) allocated. */
+static void
+alloc_init(struct replay_block *b, uint64_t a, uint64_t bs, uint64_t i,
+    const struct rev *e)
+{
+	memset(b, 0, sizeof *b);
+	b->addr = a;
+	b->size = bs;
+	set_allocated(b, i, e);
+}
+
 static void
 fwd_alloc(struct replay *r, struct rstate *st, uint64_t i,
     const struct rev *e)
@@ -362,7 +373,7 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i,
 	uint64_t a = e->addr, req = e->size, avail, bs;
 	struct rblk *fb = rblk_find(st, a), *pb, *x;
 	struct rseg *sg;
-	struct replay_block f, nb;
+	struct replay_block f;
 	struct urec *u;
 
 	/* the blocks tile the segments: a block holds a iff a segment does */
@@ -413,22 +424,18 @@ fwd_alloc(struct replay *r, struct rstate *st, uint64_t i,
 		 * segment */
 		ANOM(r, i, a, "alloc: request of %llu bytes > its block of "
 		    "%llu", (unsigned long long)req, (unsigned long long)bs);
-	memset(&nb, 0, sizeof nb);
-	nb.addr = a;
-	nb.size = bs;
-	set_allocated(&nb, i, e);
 	/* the new blocks split fb's old range: each is added next to the
-	 * block before it, with no search */
+	 * block before it, with no search, and filled in place */
 	pb = fb;
 	if (f.addr < a) {
-		if ((x = rblk_add_after(st, fb, &nb)) != NULL)
+		if ((x = rblk_new_after(st, fb, a)) != NULL) {
+			alloc_init(&x->b, a, bs, i, e);
 			pb = x;
+		}
 	} else
-		fb->b = nb;
-	if (bs < avail) {
-		rblk_free_init(&nb, a + bs, avail - bs, (int64_t)i);
-		rblk_add_after(st, pb, &nb);
-	}
+		alloc_init(&fb->b, a, bs, i, e);
+	if (bs < avail && (x = rblk_new_after(st, pb, a + bs)) != NULL)
+		rblk_free_init(&x->b, a + bs, avail - bs, (int64_t)i);
 	touch(sg, i);
 	if (u != NULL) {
 		u->n_seg_post = 1;

@@ -291,17 +291,27 @@ rblk_add(struct rstate *st, const struct replay_block *b)
 }
 
 struct rblk *
-rblk_add_after(struct rstate *st, struct rblk *prev,
-    const struct replay_block *b)
+rblk_new_after(struct rstate *st, struct rblk *prev, uint64_t addr)
 {
-	struct rblk *x = avl_insert_after(&st->blk, prev, b->addr);
+	struct rblk *x = avl_insert_after(&st->blk, prev, addr);
 
 	if (x != NULL) {
-		x->b = *b;
+		x->b.addr = addr;
 		/* inside prev's old range: prev's segment */
 		x->sg = prev->sg;
 		index_add(st, x);
 	}
+	return x;
+}
+
+struct rblk *
+rblk_add_after(struct rstate *st, struct rblk *prev,
+    const struct replay_block *b)
+{
+	struct rblk *x = rblk_new_after(st, prev, b->addr);
+
+	if (x != NULL)
+		x->b = *b;
 	return x;
 }
 

@@ -129,6 +129,13 @@ struct rblk *rblk_add(struct rstate *st, const struct replay_block *b);
  * search of the map. */
 struct rblk *rblk_add_after(struct rstate *st, struct rblk *prev,
     const struct replay_block *b);
+/* A block at addr inside prev's old range, its other fields the
+ * caller's to set, or NULL as above. A split fills the new block in
+ * place: one made on the stack and copied there was read back 16 bytes
+ * at a time from stores of 1 to 8, which the CPU cannot forward (a
+ * sixth of the passes' event functions, perf). */
+struct rblk *rblk_new_after(struct rstate *st, struct rblk *prev,
+    uint64_t addr);
 void rblk_del(struct rstate *st, struct rblk *b);
 /* Moves b's start to addr (between its neighbours) with its end kept. */
 void rblk_move_start(struct rstate *st, struct rblk *b, uint64_t addr);
