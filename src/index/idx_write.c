@@ -105,79 +105,70 @@ piece_compress(struct piece *pc)
 	}
 }
 
-/* A second thread that compresses every other piece (w_pieces): the
- * replay's checkpoints, tens of MB at 1 GB of snapshot, are compressed
- * after everything else of a build, with the other core idle. The bytes
- * are the same either way: each piece is compressed on its own. */
-struct zhelper {
-	pthread_t th;
+/*
+ * The pieces of a section on their way to the file: a ring of RING
+ * pieces, read in order, compressed by whichever thread is free (this
+ * one and a helper, where one starts), written in order. The replay's
+ * checkpoints, tens of MB at 1 GB of snapshot and hundreds at 10, are
+ * compressed after everything else of a build: with the helper
+ * compressing while this thread reads and writes the pieces before and
+ * after, the two cores stay busy (writing into the page cache is a third
+ * of that time on its own). The bytes are the same however the pieces
+ * were shared out: each piece is compressed on its own.
+ */
+#define RING 8
+enum { P_FREE, P_READ, P_BUSY, P_DONE };
+struct zring {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct piece *job;      /* posted, not yet compressed */
-	int busy, quit;
+	struct piece pc[RING];  /* piece i in pc[i % RING] */
+	uint8_t state[RING];
+	uint64_t head, tail;    /* next piece to write, next to read */
+	pthread_t th;
+	int helped, quit;
 };
 
-static void *
-zhelper_run(void *arg)
+/* The first piece read and not yet taken, marked taken, or NULL. Called
+ * with the lock held. */
+static struct piece *
+zring_take(struct zring *z)
 {
-	struct zhelper *h = arg;
+	uint64_t i;
 
-	pthread_mutex_lock(&h->mu);
-	for (;;) {
-		while (h->job == NULL && !h->quit)
-			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->job == NULL)
-			break;
-		pthread_mutex_unlock(&h->mu);
-		piece_compress(h->job);
-		pthread_mutex_lock(&h->mu);
-		h->job = NULL;
-		h->busy = 0;
-		pthread_cond_broadcast(&h->cv);
-	}
-	pthread_mutex_unlock(&h->mu);
+	for (i = z->head; i < z->tail; i++)
+		if (z->state[i % RING] == P_READ) {
+			z->state[i % RING] = P_BUSY;
+			return &z->pc[i % RING];
+		}
 	return NULL;
 }
 
-/* 0 with the helper running, -1 when no thread starts (--threads 1). */
-static int
-zhelper_start(struct zhelper *h)
+/* Compresses piece pc, taken by zring_take(), with the lock released. */
+static void
+zring_compress(struct zring *z, struct piece *pc)
 {
-	memset(h, 0, sizeof *h);
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
-	if (sv_thread_start(&h->th, zhelper_run, h) == 0)
-		return 0;
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
-	return -1;
+	pthread_mutex_unlock(&z->mu);
+	piece_compress(pc);
+	pthread_mutex_lock(&z->mu);
+	z->state[pc - z->pc] = P_DONE;
+	pthread_cond_broadcast(&z->cv);
 }
 
-static void
-zhelper_post(struct zhelper *h, struct piece *pc)
+static void *
+zring_helper(void *arg)
 {
-	pthread_mutex_lock(&h->mu);
-	h->job = pc;
-	h->busy = 1;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-}
+	struct zring *z = arg;
+	struct piece *pc;
 
-static void
-zhelper_wait(struct zhelper *h)
-{
-	pthread_mutex_lock(&h->mu);
-	while (h->busy)
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
-}
-
-static void
-zhelper_stop(struct zhelper *h)
-{
-	sv_thread_stop(h->th, &h->mu, &h->cv, &h->quit);
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
+	pthread_mutex_lock(&z->mu);
+	while (!z->quit) {
+		if ((pc = zring_take(z)) != NULL)
+			zring_compress(z, pc);
+		else
+			pthread_cond_wait(&z->cv, &z->mu);
+	}
+	pthread_mutex_unlock(&z->mu);
+	return NULL;
 }
 
 /* Writes piece pc of section t and hashes it (h). */
@@ -195,55 +186,70 @@ piece_write(struct writer *w, struct toc_ent *t, XXH3_state_t *h,
 }
 
 /* Writes n bytes as LZ4 pieces (IDX_COMP_LZ4P) into the section t being
- * written: two pieces' buffers at a time, so a section of hundreds of MB
- * (replay checkpoints) costs no copy of its size; the second of each two
- * compressed on a helper thread where one starts. */
+ * written, through the ring above: RING pieces' buffers at a time, so a
+ * section of hundreds of MB (replay checkpoints) costs no copy of its
+ * size. */
 static void
 w_pieces(struct writer *w, struct toc_ent *t, const struct src *src,
     uint64_t n)
 {
-	struct piece pc[2];
-	struct zhelper zh;
+	struct zring z;
 	XXH3_state_t *h = XXH3_createState();
-	uint64_t done;
-	int k, np, helped = n > IDX_LZ4_WPIECE && zhelper_start(&zh) == 0;
+	uint64_t np = (n + IDX_LZ4_WPIECE - 1) / IDX_LZ4_WPIECE;
+	struct piece *pc;
+	int k;
 
-	for (k = 0; k < 2; k++) {
-		pc[k].z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_WPIECE) +
+	memset(&z, 0, sizeof z);
+	for (k = 0; k < RING; k++) {
+		z.pc[k].z = xmalloc((size_t)LZ4_compressBound(IDX_LZ4_WPIECE) +
 		    8);
-		pc[k].raw_buf = src->tape != NULL ? xmalloc(IDX_LZ4_WPIECE)
-		    : NULL;
+		z.pc[k].raw_buf = src->tape != NULL ?
+		    xmalloc(IDX_LZ4_WPIECE) : NULL;
 	}
+	pthread_mutex_init(&z.mu, NULL);
+	pthread_cond_init(&z.cv, NULL);
+	z.helped = np > 1 && sv_thread_start(&z.th, zring_helper, &z) == 0;
 	XXH3_64bits_reset(h);
-	for (done = 0; done < n && w->err == 0; ) {
-		/* the next two pieces' bytes, read in order */
-		for (np = 0; np < 2 && done < n; np++) {
-			pc[np].raw = n - done < IDX_LZ4_WPIECE ?
-			    (uint32_t)(n - done) : IDX_LZ4_WPIECE;
-			if (src_at(w, src, done, pc[np].raw, pc[np].raw_buf,
-			    &pc[np].in) != 0)
+	pthread_mutex_lock(&z.mu);
+	while (z.head < np && w->err == 0) {
+		if (z.tail < np && z.tail - z.head < RING) {
+			/* the next piece's bytes, read in order (its slot is
+			 * free: no other thread looks at it) */
+			uint64_t off = z.tail * IDX_LZ4_WPIECE;
+
+			pc = &z.pc[z.tail % RING];
+			pc->raw = n - off < IDX_LZ4_WPIECE ?
+			    (uint32_t)(n - off) : IDX_LZ4_WPIECE;
+			pthread_mutex_unlock(&z.mu);
+			k = src_at(w, src, off, pc->raw, pc->raw_buf, &pc->in);
+			pthread_mutex_lock(&z.mu);
+			if (k != 0)
 				break;
-			done += pc[np].raw;
+			z.state[z.tail++ % RING] = P_READ;
+			pthread_cond_broadcast(&z.cv);
+		} else if (z.state[z.head % RING] == P_DONE) {
+			/* the oldest piece, written while the helper works */
+			pc = &z.pc[z.head % RING];
+			pthread_mutex_unlock(&z.mu);
+			piece_write(w, t, h, pc);
+			pthread_mutex_lock(&z.mu);
+			z.state[z.head++ % RING] = P_FREE;
+		} else if ((pc = zring_take(&z)) != NULL) {
+			zring_compress(&z, pc);
+		} else {
+			pthread_cond_wait(&z.cv, &z.mu);
 		}
-		if (np < 2 && w->err != 0)
-			break;
-		if (np == 2 && helped)
-			zhelper_post(&zh, &pc[1]);
-		piece_compress(&pc[0]);
-		if (np == 2 && helped)
-			zhelper_wait(&zh);
-		else if (np == 2)
-			piece_compress(&pc[1]);
-		for (k = 0; k < np && w->err == 0; k++)
-			piece_write(w, t, h, &pc[k]);
 	}
-	if (helped)
-		zhelper_stop(&zh);
+	pthread_mutex_unlock(&z.mu);
+	if (z.helped) /* it finishes the piece it has */
+		sv_thread_stop(z.th, &z.mu, &z.cv, &z.quit);
+	pthread_cond_destroy(&z.cv);
+	pthread_mutex_destroy(&z.mu);
 	t->hash = XXH3_64bits_digest(h);
 	XXH3_freeState(h);
-	for (k = 0; k < 2; k++) {
-		free(pc[k].raw_buf);
-		free(pc[k].z);
+	for (k = 0; k < RING; k++) {
+		free(z.pc[k].raw_buf);
+		free(z.pc[k].z);
 	}
 }
 
