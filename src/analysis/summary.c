@@ -787,6 +787,7 @@ const struct idx_section_builder an_summary_section = {
 	.name = AN_SUM_SECTION,
 	.build = build,
 	.build_index = build_index,
+	.background = 1,
 };
 
 int

@@ -5,6 +5,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#endif
 
 #include "util/thread.h"
 
@@ -55,4 +58,19 @@ sv_thread_stop(pthread_t th, pthread_mutex_t *mu, pthread_cond_t *cv,
 	pthread_cond_broadcast(cv);
 	pthread_mutex_unlock(mu);
 	pthread_join(th, NULL);
+}
+
+void
+sv_thread_yield_cores(void)
+{
+#ifdef __linux__
+	int was;
+
+	errno = 0;
+	was = getpriority(PRIO_PROCESS, 0);
+	/* 0: the calling thread alone (Linux's nice value is a thread's);
+	 * nothing to undo: the thread ends with its work */
+	if (was != -1 || errno == 0)
+		(void)setpriority(PRIO_PROCESS, 0, was + 5 < 19 ? was + 5 : 19);
+#endif
 }

@@ -17,6 +17,14 @@
  * thread; the caller's own mask is as it was. Returns 0 or an errno. */
 int sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
+/* Lowers the calling thread's priority by 5 nice steps, so that a core
+ * it shares with threads of the default priority goes to them first
+ * while they run, and to it when they wait: work whose result comes
+ * later than theirs anyway (an index's summary beside the replay's
+ * passes). Linux keeps a nice value per thread; where the call would
+ * lower the whole process, nothing is done. */
+void sv_thread_yield_cores(void);
+
 /* Ends a worker that waits on cv under mu for *flag: sets *flag to 1
  * under mu, wakes every waiter, and joins th. mu and cv stay (the
  * caller destroys them). */

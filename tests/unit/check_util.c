@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -972,6 +973,42 @@ START_TEST(test_thread_signals)
 }
 END_TEST
 
+#ifdef __linux__
+struct prio {
+	int before, after;
+};
+
+static void *
+yield_cores(void *arg)
+{
+	struct prio *p = arg;
+
+	p->before = getpriority(PRIO_PROCESS, 0);
+	sv_thread_yield_cores();
+	p->after = getpriority(PRIO_PROCESS, 0);
+	return NULL;
+}
+
+/* A thread that yields the cores runs 5 nice steps lower; the thread
+ * that started it, and one it starts after, keep their priority. */
+START_TEST(test_thread_yield_cores)
+{
+	int mine = getpriority(PRIO_PROCESS, 0);
+	struct prio p, q;
+	pthread_t th;
+
+	ck_assert_int_eq(sv_thread_start(&th, yield_cores, &p), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(p.before, mine);
+	ck_assert_int_eq(p.after, mine + 5 < 19 ? mine + 5 : 19);
+	ck_assert_int_eq(getpriority(PRIO_PROCESS, 0), mine);
+	ck_assert_int_eq(sv_thread_start(&th, yield_cores, &q), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(q.before, mine);
+}
+END_TEST
+#endif
+
 /* A temporary file of len bytes of a pattern (mul), mapped into m and
  * unlinked; returns its bytes (the caller frees them). */
 static uint8_t *
@@ -1340,6 +1377,9 @@ util_suite(void)
 	tcase_add_test(th, test_u64map_flood);
 	tcase_add_test(tu, test_xxh3_same);
 	tcase_add_test(tu, test_thread_signals);
+#ifdef __linux__
+	tcase_add_test(tu, test_thread_yield_cores);
+#endif
 	tcase_add_test(tu, test_tape_roundtrip);
 	tcase_add_test(tu, test_tape_take);
 	tcase_add_test(tu, test_fdio_pipe);
