@@ -58,9 +58,10 @@ struct idx_section_builder {
 	 * meters. */
 	unsigned progress_passes;
 	/* Non-zero: the section's thread yields the cores to the others'
-	 * (sv_thread_yield_cores()): its build is shorter than the
-	 * replay's, which on two cores it slowed by sharing them (the
-	 * summary: the sections after a 1 GB parse 0.62 -> 0.60 s). */
+	 * (5 nice steps, sv_thread_yield_cores()): its build is shorter
+	 * than the replay's, which on two cores it slowed by sharing them
+	 * (the summary: the sections after a 1 GB parse 0.68 -> 0.645 s,
+	 * 12 runs each). */
 	int background;
 };
 

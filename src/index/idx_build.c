@@ -120,7 +120,7 @@ ext_job_thread(void *arg)
 	sv_stop_flag = &w->stop;
 	sv_stop_meter = &j->meter;
 	if (j->sb->background)
-		sv_thread_yield_cores();
+		sv_thread_yield_cores(5);
 	ext_job_run(j);
 	pthread_mutex_lock(&w->mu);
 	w->running--;

@@ -47,10 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#endif
 
 #include "snapshot/snap_stripe.h"
 #include "util/clock.h"
@@ -189,16 +185,6 @@ run_job(struct modeworker *b, struct job *j)
 		j->failed = 1;
 }
 
-/* The worker yields to the loop: the keys pressed while it builds must
- * not wait for a core it holds (Linux: nice is per thread there). */
-static void
-lower_priority(void)
-{
-#ifdef __linux__
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-#endif
-}
-
 /* A test hook (tests/screen/deferred.test, sampled.test): with
  * SNAPVIEW_TEST_MODES_PAUSE=FILE, each job, once it runs, starts
  * building when FILE exists (a minute at most), so that a test sees
@@ -231,7 +217,9 @@ worker(void *arg)
 	struct modeworker *b = arg;
 	struct job *j;
 
-	lower_priority();
+	/* the keys pressed while it builds must not wait for a core it
+	 * holds */
+	sv_thread_yield_cores(10);
 	sv_stop_flag = &b->stop;
 	pthread_mutex_lock(&b->mu);
 	while (!atomic_load(&b->stop)) {
@@ -294,7 +282,7 @@ add_job(struct app *a, struct modeworker *b, int st)
  * of 4 CPUs or more, or where --threads allows 3 or more. On 2 cores the
  * second thread brought the last mode at 10 GB 10% sooner and made the
  * keys pressed meanwhile twice as slow (p50 2.8 -> 5.7 ms), niced as
- * they are (lower_priority). */
+ * they are (sv_thread_yield_cores()). */
 static int
 threads_wanted(int n)
 {

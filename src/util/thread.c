@@ -61,7 +61,7 @@ sv_thread_stop(pthread_t th, pthread_mutex_t *mu, pthread_cond_t *cv,
 }
 
 void
-sv_thread_yield_cores(void)
+sv_thread_yield_cores(int steps)
 {
 #ifdef __linux__
 	int was;
@@ -71,6 +71,9 @@ sv_thread_yield_cores(void)
 	/* 0: the calling thread alone (Linux's nice value is a thread's);
 	 * nothing to undo: the thread ends with its work */
 	if (was != -1 || errno == 0)
-		(void)setpriority(PRIO_PROCESS, 0, was + 5 < 19 ? was + 5 : 19);
+		(void)setpriority(PRIO_PROCESS, 0,
+		    was + steps < 19 ? was + steps : 19);
+#else
+	(void)steps;
 #endif
 }

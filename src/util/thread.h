@@ -17,13 +17,14 @@
  * thread; the caller's own mask is as it was. Returns 0 or an errno. */
 int sv_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
-/* Lowers the calling thread's priority by 5 nice steps, so that a core
- * it shares with threads of the default priority goes to them first
- * while they run, and to it when they wait: work whose result comes
- * later than theirs anyway (an index's summary beside the replay's
- * passes). Linux keeps a nice value per thread; where the call would
- * lower the whole process, nothing is done. */
-void sv_thread_yield_cores(void);
+/* Lowers the calling thread's priority by `steps` nice steps (to 19 at
+ * most), so that a core it shares with threads of the default priority
+ * goes to them first while they run, and to it when they wait: work
+ * whose result comes later than theirs anyway (an index's summary
+ * beside the replay's passes, 5), or that must not delay the viewer's
+ * keys (the modes' worker, 10). Linux keeps a nice value per thread;
+ * where the call would lower the whole process, nothing is done. */
+void sv_thread_yield_cores(int steps);
 
 /* Ends a worker that waits on cv under mu for *flag: sets *flag to 1
  * under mu, wakes every waiter, and joins th. mu and cv stay (the

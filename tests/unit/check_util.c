@@ -984,7 +984,7 @@ yield_cores(void *arg)
 	struct prio *p = arg;
 
 	p->before = getpriority(PRIO_PROCESS, 0);
-	sv_thread_yield_cores();
+	sv_thread_yield_cores(5);
 	p->after = getpriority(PRIO_PROCESS, 0);
 	return NULL;
 }
