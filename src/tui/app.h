@@ -115,7 +115,11 @@ struct app {
 					   the worker builds them
 					   (render/tl_sample.h: a trace of
 					   a million events or more, with
-					   a replay; pane_timeline_open) */
+					   a replay; pane_timeline_open, and
+					   when the replay comes,
+					   pane_timeline_set_sampling) */
+	int sample_later;               /* a trace long enough for that,
+					   with a replay or when it comes */
 	int auto_sampled;               /* the mode the view went to by
 					   itself, drawn from samples, -1 */
 	int sample_more;                /* the last frame left columns
@@ -274,6 +278,10 @@ void check_first(struct app *a);
  * them (a->sampling), else once it has; at once for a
  * shorter one, or when no worker builds modes (SNAPVIEW_BANDS_SYNC). */
 void pane_timeline_open(struct app *a);
+/* Sets a->sampling: on when the device has a replay and a trace long
+ * enough (a->sample_later); when the pane opens, and when a replay
+ * built behind the first screen comes. */
+void pane_timeline_set_sampling(struct app *a);
 /* Timeline actions that work whatever the focus (stacking mode, legend,
  * picking, y zoom and pan, annotations): UI_* flags, 0 when act is not
  * one of them. */

@@ -185,9 +185,11 @@ device_replay_came(struct app *a)
 		state_open(&a->src, replay_bg_index(a), a->snap, a->device,
 		    &err);
 	}
-	/* the check waited for it (or says there is none); the modes
-	 * already building keep going without samples (their worker began
-	 * without a replay) */
+	/* the modes still to build are drawn from samples meanwhile, the
+	 * first screen's mode, held for it, among them (modeworker_start;
+	 * the category mode not: its worker began without a probe) */
+	pane_timeline_set_sampling(a);
+	/* the check waited for it (or says there is none) */
 	check_free(a);
 	check_run(a, 0);
 	cursor_replay_moved(a);

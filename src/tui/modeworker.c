@@ -320,10 +320,12 @@ modeworker_start(struct app *a, int hold)
 	b->probe = a->sampling;
 	b->hold = hold;
 	/* the mode the first screen goes to when it comes; none when it
-	 * is drawn from samples meanwhile */
+	 * is drawn from samples meanwhile, or will be once the replay held
+	 * for comes: built beside the replay's passes, it delayed them by
+	 * a third (3 s at 10 GB, the two vCPUs sharing one core) */
 	sampling = a->sampling;
-	b->want = sampling && tl_model_sample_able(&a->tm, a->auto_stack) ?
-	    -1 : a->auto_stack;
+	b->want = (sampling || (hold && a->sample_later)) &&
+	    tl_model_sample_able(&a->tm, a->auto_stack) ? -1 : a->auto_stack;
 	for (k = 0; k < TL_STACK_COUNT; k++)
 		b->job_of[k] = -1;
 	/* in the order m goes from the mode shown; with samples for those

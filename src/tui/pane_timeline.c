@@ -643,6 +643,12 @@ pane_timeline_poll(struct app *a)
 }
 
 void
+pane_timeline_set_sampling(struct app *a)
+{
+	a->sampling = a->src.replay != NULL && a->sample_later;
+}
+
+void
 pane_timeline_open(struct app *a)
 {
 	const struct rect *r = &a->lay.r[LAY_TIMELINE];
@@ -656,8 +662,8 @@ pane_timeline_open(struct app *a)
 	clear_pick(a);
 	a->auto_sampled = -1;
 	a->auto_stack = -1;
-	a->sampling = a->src.replay != NULL &&
-	    a->tl.n_events >= sample_events();
+	a->sample_later = a->tl.n_events >= sample_events();
+	pane_timeline_set_sampling(a);
 	st = tl_model_auto_stack(&a->tm, r->w, r->h - 1, &share);
 	if (st == TL_STACK_ALLOC)
 		return;
