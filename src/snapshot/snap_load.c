@@ -588,6 +588,19 @@ event_pool(struct loader *L, const struct pkl_value *v)
 	return snap_intern_str(L->s, buf, (size_t)n);
 }
 
+/* The code of the action named by v (a string) that the cache of
+ * actions lacks, cached now (an unknown action's name is interned). */
+static uint16_t
+action_lookup(struct loader *L, const struct pkl_value *v)
+{
+	size_t len;
+	const char *name = pkl_str(L->r, v, &len);
+	uint16_t code = (uint16_t)snap_action_lookup(L->s, name, len);
+
+	scache_put(&L->actions, v->v.off, code);
+	return code;
+}
+
 /* What a trace entry says, read by its keys or by a plan. */
 struct evfields {
 	uint64_t addr, size, stream;
@@ -621,14 +634,7 @@ read_by_keys(struct loader *L, const struct pkl_value *it, size_t n,
 			if (v->kind != PKL_STR)
 				return bad(L, err, "trace entry", "action");
 			code = scache_get(&L->actions, v->v.off, &hit);
-			if (!hit) {
-				size_t len;
-				const char *p = pkl_str(L->r, v, &len);
-
-				code = (uint16_t)snap_action_lookup(s, p, len);
-				scache_put(&L->actions, v->v.off, code);
-			}
-			f->action = code;
+			f->action = hit ? code : action_lookup(L, v);
 			break;
 		}
 		case K_ADDR:
@@ -758,19 +764,11 @@ plan_read(struct loader *L, const struct plan *p, const struct pkl_value *it,
 	if (v->kind != PKL_STR)
 		return 0;
 	code = scache_get(&L->actions, v->v.off, &hit);
-	if (!hit) {
-		/* an unknown action's name is interned: before the texts
-		 * of the entry only when it comes before them */
-		size_t len;
-		const char *name;
-
-		if (!p->action_first)
-			return 0;
-		name = pkl_str(L->r, v, &len);
-		code = (uint16_t)snap_action_lookup(L->s, name, len);
-		scache_put(&L->actions, v->v.off, code);
-	}
-	f->action = code;
+	/* an unknown action's name is interned: before the texts of the
+	 * entry only when it comes before them */
+	if (!hit && !p->action_first)
+		return 0;
+	f->action = hit ? code : action_lookup(L, v);
 	f->addr = f->size = f->stream = 0;
 	if ((p->at[PF_ADDR] >= 0 && as_u64(&it[p->at[PF_ADDR]], &f->addr)) ||
 	    (p->at[PF_SIZE] >= 0 && as_u64(&it[p->at[PF_SIZE]], &f->size)) ||
