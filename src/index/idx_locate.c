@@ -6,9 +6,8 @@
  * own), temp files (created with O_EXCL, stale ones of killed builds
  * removed), publishing a built temp file by rename, sections added to
  * an index in place (its prelude written last) or by a rewrite, the
- * cache's
- * directory mode, use time and size limit (idx_cache.c), and idx_open()'s
- * choice between opening, building and working in memory.
+ * cache's directory mode, use time and size limit (idx_cache.c), and
+ * idx_open()'s choice between opening, building and working in memory.
  */
 #include "config.h"
 
@@ -443,11 +442,10 @@ build_file(const char *path, const char *target, mode_t mode,
  * never changed, even by root), while holding its lock (flock; a second
  * process extending it rewrites it instead), and only when it is still
  * the file mapped (not renamed over), of the size mapped (not extended
- * since). 0 with
- * *ixp the file
- * mapped again; -1 when it cannot (the file is then as it was, cut back
- * to its size) or when a section would be dropped (a rewrite leaves no
- * dead bytes), and the caller rewrites it.
+ * since). 0 with *ixp the file mapped again; -1 when it cannot (the
+ * file is then as it was, cut back to its size) or when a section would
+ * be dropped (a rewrite leaves no dead bytes), and the caller rewrites
+ * it.
  */
 static int
 extend_in_place(struct sv_index **ixp, const char *target, const char *path,

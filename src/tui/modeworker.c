@@ -31,7 +31,9 @@
  * the modes the view waits for, and the others once the replay is there,
  * which the segment pane, the state at the cursor and the modes' samples
  * wait for (it came 1.2 s sooner at 10 GB, 0.3 s at 1 GB; a view that
- * only takes the category table when ready gets it then too).
+ * only takes the category table when ready gets it then too). The mode
+ * the first screen goes to waits too when the replay will let it be
+ * drawn from samples (a->sample_later): the view goes to it then.
  *
  * Stopping (another device, quitting) sets the stop flag the builds poll
  * (util/stop.h) and joins the threads: a pass over the trace gives up
