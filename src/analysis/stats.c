@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/idx.h"
 #include "util/sat.h"
 #include "util/stop.h"
 #include "util/u64map.h"
@@ -138,20 +139,28 @@ an_seg_pools_of_state(const struct replay_state *rs, struct an_seg_totals *t)
 	pools_finish(&acc, t);
 }
 
+/* The streams of device d's final segments into an empty map. */
+static void
+segment_streams(const struct snapshot *s, uint32_t d, struct u64map *streams)
+{
+	uint32_t g, gend;
+
+	u64map_init(streams);
+	snap_device_segments(s, d, &g, &gend);
+	for (; g < gend; g++)
+		if (s->segments[g].device == d)
+			u64map_put(streams, s->segments[g].stream, 1);
+}
+
 void
 an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
 	struct u64map streams;
 	uint64_t i, dummy, last_stream = 0;
-	uint32_t g, gend;
 
 	memset(c, 0, sizeof *c);
-	u64map_init(&streams);
-	snap_device_segments(s, d, &g, &gend);
-	for (; g < gend; g++)
-		if (s->segments[g].device == d)
-			u64map_put(&streams, s->segments[g].stream, 1);
+	segment_streams(s, d, &streams);
 	if (t != NULL) {
 		c->events = t->n;
 		for (i = 0; i < t->n && !sv_stop_poll(i); i++) {
@@ -178,6 +187,34 @@ an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 	}
 	c->streams = streams.n;
 	u64map_destroy(&streams);
+}
+
+void
+an_ev_counts_from(const struct snapshot *s, uint32_t d,
+    const struct idx_ev_tally *tally, struct an_ev_counts *c)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	struct u64map streams;
+	uint32_t k;
+
+	if (tally == NULL || tally->streams_over ||
+	    tally->events != (t != NULL ? t->n : 0)) {
+		an_ev_counts(s, d, c);
+		return;
+	}
+	memset(c, 0, sizeof *c);
+	c->events = tally->events;
+	memcpy(c->by_action, tally->by_action, sizeof c->by_action);
+	segment_streams(s, d, &streams);
+	for (k = 0; k < tally->n_streams; k++)
+		u64map_put(&streams, tally->streams[k], 1);
+	c->streams = streams.n;
+	u64map_destroy(&streams);
+	if (t != NULL && snap_trace_has_time(t) && tally->has_time) {
+		c->has_time = 1;
+		c->time_first = tally->time_first;
+		c->time_last = tally->time_last;
+	}
 }
 
 void

@@ -72,6 +72,14 @@ struct an_ev_counts {
 void an_ev_counts(const struct snapshot *s, uint32_t d,
     struct an_ev_counts *c);
 
+/* The same counts from what an index build's encoder counted of the
+ * device's events (idx_ev_tally()), without the pass; the pass when
+ * tally is NULL or cannot answer (it kept too few streams, or counted
+ * another trace). */
+struct idx_ev_tally;
+void an_ev_counts_from(const struct snapshot *s, uint32_t d,
+    const struct idx_ev_tally *tally, struct an_ev_counts *c);
+
 /* Totals over the final segments of device d. */
 void an_seg_totals(const struct snapshot *s, uint32_t d,
     struct an_seg_totals *t);

@@ -255,7 +255,8 @@ peak_when(const struct snapshot *s, const struct an_steps *st,
 
 int
 an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
-    const struct idx_lod *lod, struct an_sum_dev *o, struct sv_error *err)
+    const struct idx_lod *lod, const struct idx_ev_tally *tally,
+    struct an_sum_dev *o, struct sv_error *err)
 {
 	struct an_sites sites;
 	struct an_steps st;
@@ -267,7 +268,7 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 	o->peak = tl->peak;
 	o->peak_ev = an_peak_ev(tl);
 	o->peak_step = -1;
-	an_ev_counts(s, tl->device, &o->counts);
+	an_ev_counts_from(s, tl->device, tally, &o->counts);
 	scan_events(s, tl, lod, &o->counts, o);
 	if (an_steps_find(s, tl->device, &st, err) != 0)
 		goto out;
@@ -308,8 +309,8 @@ an_summary_build(const struct snapshot *s, struct an_summary *out,
 		}
 		out->dev = xreallocarray(out->dev, out->n_dev + 1,
 		    sizeof *out->dev);
-		r = an_summary_device(s, &tl, NULL, &out->dev[out->n_dev++],
-		    err);
+		r = an_summary_device(s, &tl, NULL, NULL,
+		    &out->dev[out->n_dev++], err);
 		idx_timeline_destroy(&tl);
 		if (r != 0) {
 			an_summary_destroy(out);
@@ -758,7 +759,7 @@ build_index(const struct sv_index *ix, void *arg, uint8_t **data,
 		sum.dev = xreallocarray(sum.dev, sum.n_dev + 1,
 		    sizeof *sum.dev);
 		if (an_summary_device(s, tl, idx_lod(ix, d),
-		    &sum.dev[sum.n_dev++], err) != 0) {
+		    idx_ev_tally(ix, d), &sum.dev[sum.n_dev++], err) != 0) {
 			an_summary_destroy(&sum);
 			return -1;
 		}
@@ -811,7 +812,7 @@ an_summary_from_index(const struct sv_index *ix, struct an_summary *out,
 		out->dev = xreallocarray(out->dev, out->n_dev + 1,
 		    sizeof *out->dev);
 		if (an_summary_device(s, tl, idx_lod(ix, d),
-		    &out->dev[out->n_dev++], err) != 0) {
+		    idx_ev_tally(ix, d), &out->dev[out->n_dev++], err) != 0) {
 			an_summary_destroy(out);
 			return -1;
 		}

@@ -93,12 +93,15 @@ struct an_summary {
 	uint32_t n_dev;
 };
 
-/* Computes the summary of device d from its timeline (tl->device == d)
- * and its pyramid (lod; NULL: none, every event is read). Returns 0, or
- * -1 with err set. */
+/* Computes the summary of device d from its timeline (tl->device == d),
+ * its pyramid (lod; NULL: none, every event is read) and what a build
+ * counted of its events (tally, idx_ev_tally(); NULL: they are counted
+ * here, a pass over them). Returns 0, or -1 with err set. */
 struct idx_lod;
+struct idx_ev_tally;
 int an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
-    const struct idx_lod *lod, struct an_sum_dev *out, struct sv_error *err);
+    const struct idx_lod *lod, const struct idx_ev_tally *tally,
+    struct an_sum_dev *out, struct sv_error *err);
 
 /* Every device with data (snap_device_has_data), timelines built here. */
 int an_summary_build(const struct snapshot *s, struct an_summary *out,

@@ -152,6 +152,29 @@ const struct idx_timeline *idx_timeline(const struct sv_index *ix,
     uint32_t d);
 const struct idx_lod *idx_lod(const struct sv_index *ix, uint32_t d);
 
+/* What a pass over the events of a device counts, as the build's encoder
+ * saw them go by: the events by action (the last: unknown actions), the
+ * distinct streams they name, and their lowest and highest time_us (of
+ * those that have one, in a trace with the column). A section builder
+ * reads it instead of making that pass. */
+#define IDX_TALLY_STREAMS 16
+struct idx_ev_tally {
+	uint32_t device;
+	uint64_t events;
+	uint64_t by_action[SNAP_ACTION_COUNT + 1];
+	int has_time;
+	int64_t time_first, time_last;
+	uint32_t n_streams;      /* in streams[], unless streams_over */
+	int streams_over;        /* more than IDX_TALLY_STREAMS: not kept */
+	uint64_t streams[IDX_TALLY_STREAMS];
+};
+
+/* Device d's tally (borrowed), known only to the sections built right
+ * after the parse that made the index: NULL otherwise (an index mapped
+ * from a file, or given its sections later). */
+const struct idx_ev_tally *idx_ev_tally(const struct sv_index *ix,
+    uint32_t d);
+
 /* Extension section name (borrowed data). Returns 0, or -1 when absent. */
 int idx_section(const struct sv_index *ix, const char *name,
     const uint8_t **data, size_t *len);

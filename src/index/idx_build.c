@@ -557,11 +557,12 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
  * *view, whose devices are unbound again. */
 static int
 build_ext_view(struct sv_index *view, struct snapshot *s,
-    const struct idx_devsrc *src, const struct idx_opts *o,
-    uint64_t src_size, struct sv_error *err)
+    const struct idx_devsrc *src, const struct idx_enc_out *eo,
+    const struct idx_opts *o, uint64_t src_size, struct sv_error *err)
 {
 	struct idx_span span;
 	char why[128];
+	uint32_t i;
 	int r;
 
 	span.from = idx_progress_at(src_size, IDX_PROGRESS_PARSE);
@@ -571,6 +572,12 @@ build_ext_view(struct sv_index *view, struct snapshot *s,
 	if (idx_bind_devices(view, src, why, sizeof why) != 0)
 		return sv_error_set(err, SV_ERR_IO, SV_NO_OFFSET,
 		    "index just written does not read back: %s", why);
+	/* the encoder's records are the devices bound, in their order (its
+	 * records themselves went with it: the tallies are the caller's) */
+	for (i = 0; i < view->n_devs && i < eo->n_recs; i++)
+		if (eo->tally != NULL &&
+		    eo->tally[i].device == view->devs[i].rec.device)
+			view->devs[i].tally = &eo->tally[i];
 	r = idx_build_extensions(view, s, o, &span, err);
 	idx_unbind_devices(view);
 	view->snap = NULL;
@@ -797,7 +804,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 		lent = lend_written(s, base, &wr);
 		view.mut = xcalloc(1, sizeof *view.mut);
 		t1 = sv_mono_us();
-		rp = build_ext_view(&view, s, &src, o, w->src_size, err);
+		rp = build_ext_view(&view, s, &src, &eo, o, w->src_size, err);
 		w->sections_s = (double)(sv_mono_us() - t1) / 1e6;
 		w->at = idx_progress_at(w->src_size, IDX_PROGRESS_SECTIONS);
 		if (lent)
@@ -823,6 +830,7 @@ out:
 	free(abs);
 	view_free(&view);
 	idx_enc_free(enc);
+	free(eo.tally);
 	snap_free(s);
 	return r;
 }

@@ -1,6 +1,8 @@
 /*
  * The streamed encoder (idx_enc.h): event intake, pairing, running sums
- * and the stripe coding of events and elements (layout in doc/FORMAT.md).
+ * and the stripe coding of events and elements (layout in doc/FORMAT.md),
+ * and the tally of each device's events the sections built after the
+ * parse read instead of a pass over them (idx_ev_tally()).
  *
  * Pairing follows idx_timeline.c exactly (it is the reference the tests
  * compare with): an alloc starts an element and maps its address to it,
@@ -85,6 +87,7 @@ struct enc_dev {
 	size_t n_late, cap_late; /* values */
 	/* this device's bases and peak, set by finish */
 	struct idx_devrec rec;
+	struct idx_ev_tally tally; /* of the stripes flushed */
 };
 
 struct idx_enc {
@@ -176,6 +179,49 @@ put_chunk(struct idx_enc *e, struct snap_stripedir *d, unsigned c)
 
 /* ---- event stripes ---------------------------------------------------- */
 
+/* Adds the n events of the stripe being flushed to v's tally: the values
+ * it stores, so that they are what the accessors read back (a stripe
+ * without the time column reads as no time). Runs of one stream are the
+ * rule: the kept ones are searched when the stream changes. */
+static void
+tally_stripe(const struct idx_enc *e, struct enc_dev *v, uint32_t n)
+{
+	struct idx_ev_tally *t = &v->tally;
+	uint64_t last = 0;
+	uint32_t j, k;
+
+	for (j = 0; j < n; j++) {
+		unsigned a = e->action[j];
+
+		t->by_action[a < SNAP_ACTION_COUNT ? a : SNAP_ACTION_COUNT]++;
+		if (t->streams_over || (j > 0 && e->stream[j] == last))
+			continue;
+		last = e->stream[j];
+		for (k = 0; k < t->n_streams && t->streams[k] != last; k++)
+			;
+		if (k < t->n_streams)
+			continue;
+		if (t->n_streams == IDX_TALLY_STREAMS)
+			t->streams_over = 1;
+		else
+			t->streams[t->n_streams++] = last;
+	}
+	t->events += n;
+	if (!(e->bcols & SNAP_TRACE_TIME))
+		return;
+	for (j = 0; j < n; j++) {
+		int64_t tm = (int64_t)e->time[j];
+
+		if (tm == SNAP_NO_TIME)
+			continue;
+		if (!t->has_time || tm < t->time_first)
+			t->time_first = tm;
+		if (!t->has_time || tm > t->time_last)
+			t->time_last = tm;
+		t->has_time = 1;
+	}
+}
+
 static void
 flush_events(struct idx_enc *e)
 {
@@ -185,6 +231,7 @@ flush_events(struct idx_enc *e)
 
 	if (v == NULL || n == 0)
 		return;
+	tally_stripe(e, v, n);
 	memset(&d, 0, sizeof d);
 	d.first = v->n - n;
 	d.n = n;
@@ -708,12 +755,17 @@ idx_enc_finish(struct idx_enc *e, const struct snapshot *s,
 		}
 		free(v->lod0);
 		v->lod0 = NULL;
+		o->tally = xreallocarray(o->tally, (size_t)o->n_recs + 1,
+		    sizeof *o->tally);
+		o->tally[o->n_recs] = v->tally;
+		o->tally[o->n_recs].device = v->device;
 		append((void **)&o->recs, &o->n_recs, rec, 1, sizeof *rec);
 	}
 	o->data_off = e->data_off;
 	o->data_len = e->w->off - e->data_off;
 	o->data_hash = XXH3_64bits_digest(e->hash);
 	*out = *o;
+	o->tally = NULL; /* the caller's */
 	return e->w->err == 0 ? 0 : -1;
 }
 

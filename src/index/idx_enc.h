@@ -21,6 +21,8 @@ struct idx_enc;
 /* What the encoder produced, for the sections after the column data. */
 struct idx_enc_out {
 	struct idx_devrec *recs;
+	struct idx_ev_tally *tally; /* one per record, its device's; the
+				       caller's to free() */
 	uint64_t n_recs;
 	struct snap_stripedir *evdir;
 	uint64_t n_evdir;

@@ -88,6 +88,8 @@ struct idx_dev {
 	 * the exact reserved bytes before the first event */
 	__int128 *xb;
 	__int128 xbase_r;
+	/* what the build's encoder counted (idx_ev_tally()), or NULL */
+	const struct idx_ev_tally *tally;
 };
 
 /* An extension section: located at open, checked and decompressed on

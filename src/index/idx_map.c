@@ -1322,6 +1322,14 @@ idx_lod(const struct sv_index *ix, uint32_t d)
 	return v != NULL ? &v->lod : NULL;
 }
 
+const struct idx_ev_tally *
+idx_ev_tally(const struct sv_index *ix, uint32_t d)
+{
+	const struct idx_dev *v = dev_of(ix, d);
+
+	return v != NULL ? v->tally : NULL;
+}
+
 void
 idx_free_tape(struct tape *t)
 {

@@ -291,9 +291,9 @@ START_TEST(test_summary_pyramid)
 				    lod->n_events == tl->n_events &&
 				    tl->n_events > 0;
 				ck_assert_int_eq(an_summary_device(s, tl, lod,
-				    &a, &err), 0);
+				    NULL, &a, &err), 0);
 				ck_assert_int_eq(an_summary_device(s, tl, NULL,
-				    &b, &err), 0);
+				    NULL, &b, &err), 0);
 				assert_same(&a, &b);
 				ck_assert_int_eq(a.reserved_max_ev,
 				    b.reserved_max_ev);

@@ -10,8 +10,12 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+
 #include "analysis_fix.h"
+#include "analysis/stats.h"
 #include "analysis/whatif.h"
+#include "index/idx.h"
 #include "replay/simconf.h"
 
 START_TEST(test_framework_frames)
@@ -771,6 +775,189 @@ START_TEST(test_top_state_matches)
 }
 END_TEST
 
+/* ---- the counts of a build's encoder ---------------------------------- */
+
+static int
+counts_eq(const struct an_ev_counts *a, const struct an_ev_counts *b)
+{
+	return a->events == b->events && a->streams == b->streams &&
+	    memcmp(a->by_action, b->by_action, sizeof a->by_action) == 0 &&
+	    a->has_time == b->has_time && (!a->has_time ||
+	    (a->time_first == b->time_first && a->time_last == b->time_last));
+}
+
+/* What the sections of one open saw (written on their threads, read
+ * after idx_open() has joined them). */
+static struct {
+	unsigned devices, known, usable, wrong, guard_wrong;
+} tally_seen;
+
+static int
+tally_section(const struct sv_index *ix, void *arg, uint8_t **data,
+    size_t *len, struct sv_error *err)
+{
+	const struct snapshot *s = idx_snapshot(ix);
+	uint32_t d;
+
+	(void)arg;
+	(void)err;
+	for (d = 0; d < snap_device_count(s); d++) {
+		const struct idx_ev_tally *t = idx_ev_tally(ix, d);
+		const struct snap_trace *tr = snap_trace_of(s, d);
+		struct idx_ev_tally bad;
+		struct an_ev_counts pass, from;
+
+		if (idx_timeline(ix, d) == NULL)
+			continue;
+		tally_seen.devices++;
+		tally_seen.known += t != NULL;
+		tally_seen.usable += t != NULL && !t->streams_over &&
+		    t->events == (tr != NULL ? tr->n : 0);
+		an_ev_counts(s, d, &pass);
+		an_ev_counts_from(s, d, t, &from);
+		tally_seen.wrong += !counts_eq(&pass, &from);
+		if (t == NULL)
+			continue;
+		/* a tally that cannot answer is not read: its counts zeroed,
+		 * reading it would give them */
+		bad = *t;
+		memset(bad.by_action, 0, sizeof bad.by_action);
+		bad.events++;
+		an_ev_counts_from(s, d, &bad, &from);
+		tally_seen.guard_wrong += !counts_eq(&pass, &from);
+		bad.events--;
+		bad.streams_over = 1;
+		bad.n_streams = 0;
+		an_ev_counts_from(s, d, &bad, &from);
+		tally_seen.guard_wrong += !counts_eq(&pass, &from);
+	}
+	*data = xmalloc(1);
+	**data = 1;
+	*len = 1;
+	return 0;
+}
+
+/* A snapshot whose device 0 names more streams than a tally keeps, and
+ * whose device 1 has an unknown action and time on some events only. */
+static int
+tally_model(const char *path, const struct snap_load_opts *lo,
+    struct snapshot **out, struct sv_error *err)
+{
+	struct snapshot *s = snap_new();
+	struct snap_trace *t0, *t1;
+	uint64_t k;
+
+	(void)path;
+	(void)lo;
+	(void)err;
+	s->features = SNAP_F_DICT | SNAP_F_DEVICE_TRACES | SNAP_F_TIME_US;
+	s->protocol = 4;
+	t0 = snap_trace_get(s, 0);
+	for (k = 0; k < 2 * (IDX_TALLY_STREAMS + 2); k++)
+		snap_trace_push(s, t0, k % 2 ? SNAP_FREE_COMPLETED : SNAP_ALLOC,
+		    0x1000, 512, k / 2, 0);
+	t1 = snap_trace_get(s, 1);
+	for (k = 0; k < 40; k++) {
+		snap_trace_push(s, t1, k % 2 ? SNAP_FREE_COMPLETED : SNAP_ALLOC,
+		    0x2000, 512, k % 3, 0);
+		if (k % 4 == 1)
+			snap_trace_set_time(t1, t1->n - 1, 5000 - (int64_t)k);
+	}
+	snap_trace_push(s, t1, snap_action_lookup(s, "mystery", 7), 1, 2, 0,
+	    0);
+	*out = s;
+	return 0;
+}
+
+/* Opens path with the sections secs[0, n) (an index in dir), loaded by
+ * load (NULL: the file). */
+static void
+tally_open(const char *path, const char *dir,
+    const struct idx_section_builder *secs, size_t n,
+    int (*load)(const char *, const struct snap_load_opts *,
+	struct snapshot **, struct sv_error *))
+{
+	struct idx_opts o;
+	struct sv_error err;
+	struct sv_index *ix;
+
+	memset(&o, 0, sizeof o);
+	o.load = load;
+	o.cache_dir = dir;
+	o.sections = secs;
+	o.n_sections = n;
+	memset(&tally_seen, 0, sizeof tally_seen);
+	ck_assert_msg(idx_open(path, &o, &ix, &err) == 0, "%s: %s", path,
+	    err.msg);
+	idx_close(ix);
+}
+
+/* The counts the summary takes from what the build's encoder counted
+ * are the pass's, on every fixture (generated and real); the tally is
+ * there for every device the sections built after the parse see, and
+ * not for one given its sections later. */
+START_TEST(test_ev_counts_tally)
+{
+	static const char *const sub[] = {"gen", "real"};
+	const struct idx_section_builder secs[2] = {
+	    {.name = "test.tally", .build_index = tally_section},
+	    {.name = "test.later", .build_index = tally_section}};
+	char path[1024], dir[] = "/tmp/sv-tally-XXXXXX", cmd[1100];
+	unsigned files = 0, k;
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (k = 0; k < 2; k++) {
+		struct dirent *de;
+		DIR *dp;
+
+		snprintf(path, sizeof path, "%s/tests/data/%s", TOP_SRCDIR,
+		    sub[k]);
+		dp = opendir(path);
+		ck_assert_msg(dp != NULL, "%s", path);
+		while ((de = readdir(dp)) != NULL) {
+			size_t l = strlen(de->d_name);
+
+			if (l < 8 || strcmp(de->d_name + l - 7, ".pickle"))
+				continue;
+			snprintf(path, sizeof path, "%s/tests/data/%s/%s",
+			    TOP_SRCDIR, sub[k], de->d_name);
+			tally_open(path, dir, secs, 1, NULL);
+			ck_assert_msg(tally_seen.devices > 0, "%s", path);
+			ck_assert_uint_eq(tally_seen.known,
+			    tally_seen.devices);
+			ck_assert_uint_eq(tally_seen.usable,
+			    tally_seen.devices);
+			ck_assert_msg(tally_seen.wrong == 0, "%s", path);
+			ck_assert_msg(tally_seen.guard_wrong == 0, "%s",
+			    path);
+			/* reopened: only the later section is built */
+			tally_open(path, dir, secs, 2, NULL);
+			ck_assert_msg(tally_seen.devices > 0, "%s", path);
+			ck_assert_uint_eq(tally_seen.known, 0);
+			ck_assert_msg(tally_seen.wrong == 0, "%s", path);
+			files++;
+		}
+		closedir(dp);
+	}
+	ck_assert_uint_ge(files, 20);
+	/* too many streams: the pass; an unknown action, some times */
+	snprintf(path, sizeof path, "%s/model", dir);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("model", fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	tally_open(path, dir, secs, 1, tally_model);
+	ck_assert_uint_eq(tally_seen.devices, 2);
+	ck_assert_uint_eq(tally_seen.known, 2);
+	ck_assert_uint_eq(tally_seen.usable, 1);
+	ck_assert_uint_eq(tally_seen.wrong, 0);
+	ck_assert_uint_eq(tally_seen.guard_wrong, 0);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *
 analysis_suite(void)
 {
@@ -796,6 +983,7 @@ analysis_suite(void)
 	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
 	tcase_add_loop_test(tc, test_top_state_matches, 0,
 	    (int)(sizeof top_fixtures / sizeof top_fixtures[0]));
+	tcase_add_test(tc, test_ev_counts_tally);
 	suite_add_tcase(s, tc);
 	return s;
 }
