@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "index/idx.h"
+#include "snapshot/snap_stripe.h"
 #include "util/sat.h"
 #include "util/stop.h"
 #include "util/u64map.h"
@@ -152,41 +153,115 @@ segment_streams(const struct snapshot *s, uint32_t d, struct u64map *streams)
 			u64map_put(streams, s->segments[g].stream, 1);
 }
 
+/* Where the pass over a trace's events is. */
+struct ev_pass {
+	struct an_ev_counts *c;
+	struct u64map streams;
+	uint64_t last_stream;
+};
+
+/* Events [i, i + n) of the pass from their columns (time: NULL when the
+ * trace has none). Returns -1 when asked to stop (util/stop.h). */
+static int
+count_run(struct ev_pass *p, uint64_t i, uint64_t n, const uint8_t *act,
+    const uint64_t *stream, const int64_t *time)
+{
+	struct an_ev_counts *c = p->c;
+	uint64_t k, dummy;
+
+	for (k = 0; k < n; k++) {
+		unsigned a = act[k];
+
+		if (sv_stop_poll(i + k))
+			return -1;
+		c->by_action[a < SNAP_ACTION_COUNT ? a : SNAP_ACTION_COUNT]++;
+		/* runs of one stream are the rule: look up changes */
+		if ((i + k == 0 || stream[k] != p->last_stream) &&
+		    !u64map_get(&p->streams, stream[k], &dummy))
+			u64map_put(&p->streams, stream[k], 1);
+		p->last_stream = stream[k];
+	}
+	for (k = 0; time != NULL && k < n; k++) {
+		int64_t tm = time[k];
+
+		if (tm == SNAP_NO_TIME)
+			continue;
+		if (!c->has_time || tm < c->time_first)
+			c->time_first = tm;
+		if (!c->has_time || tm > c->time_last)
+			c->time_last = tm;
+		c->has_time = 1;
+	}
+	return 0;
+}
+
+/* The pass over a stripe-coded trace, a stripe's columns at a time (as
+ * the accessors read them: a stripe the directory does not cover for
+ * an event is read through them), not a cache lookup per value. */
+static void
+count_stripes(struct ev_pass *p, const struct snap_trace *t)
+{
+	const struct snap_stripeset *bs = t->stripes;
+	int has_time = snap_trace_has_time(t);
+	uint64_t i, b, first, end;
+
+	for (i = 0; i < t->n; i = end) {
+		const uint8_t *act;
+		const uint64_t *stream;
+		const int64_t *time = NULL;
+		int r;
+
+		b = snap_stripe_find(bs, i);
+		first = bs->dir[b].first;
+		end = first + bs->dir[b].n;
+		if (i < first || i >= end) {
+			uint8_t a = (uint8_t)snap_ev_action(t, i);
+			uint64_t st = snap_ev_stream(t, i);
+			int64_t tm = snap_ev_time(t, i);
+
+			end = i + 1;
+			if (count_run(p, i, 1, &a, &st, has_time ? &tm : NULL))
+				return;
+			continue;
+		}
+		if (end > t->n)
+			end = t->n;
+		act = snap_stripe_pin(bs, SNAP_COL_ACTION, b, 1);
+		stream = snap_stripe_pin(bs, SNAP_COL_STREAM, b, 8);
+		if (has_time)
+			time = snap_stripe_pin(bs, SNAP_COL_TIME, b, 8);
+		r = count_run(p, i, end - i, act + (i - first),
+		    stream + (i - first), time != NULL ? time + (i - first)
+		    : NULL);
+		if (time != NULL)
+			snap_stripe_unpin(time);
+		snap_stripe_unpin(stream);
+		snap_stripe_unpin(act);
+		if (r != 0)
+			return;
+	}
+}
+
 void
 an_ev_counts(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
 {
 	const struct snap_trace *t = snap_trace_of(s, d);
-	struct u64map streams;
-	uint64_t i, dummy, last_stream = 0;
+	struct ev_pass p;
 
 	memset(c, 0, sizeof *c);
-	segment_streams(s, d, &streams);
+	p.c = c;
+	p.last_stream = 0;
+	segment_streams(s, d, &p.streams);
 	if (t != NULL) {
 		c->events = t->n;
-		for (i = 0; i < t->n && !sv_stop_poll(i); i++) {
-			unsigned a = snap_ev_action(t, i);
-			int64_t tm;
-
-			if (a > SNAP_ACTION_COUNT)
-				a = SNAP_ACTION_COUNT;
-			c->by_action[a]++;
-			/* runs of one stream are the rule: look up changes */
-			if ((i == 0 || snap_ev_stream(t, i) != last_stream) &&
-			    !u64map_get(&streams, snap_ev_stream(t, i), &dummy))
-				u64map_put(&streams, snap_ev_stream(t, i), 1);
-			last_stream = snap_ev_stream(t, i);
-			if (!snap_trace_has_time(t) ||
-			    (tm = snap_ev_time(t, i)) == SNAP_NO_TIME)
-				continue;
-			if (!c->has_time || tm < c->time_first)
-				c->time_first = tm;
-			if (!c->has_time || tm > c->time_last)
-				c->time_last = tm;
-			c->has_time = 1;
-		}
+		if (t->stripes != NULL)
+			count_stripes(&p, t);
+		else if (t->n > 0)
+			(void)count_run(&p, 0, t->n, t->action, t->stream,
+			    t->time_us);
 	}
-	c->streams = streams.n;
-	u64map_destroy(&streams);
+	c->streams = p.streams.n;
+	u64map_destroy(&p.streams);
 }
 
 void

@@ -786,6 +786,51 @@ counts_eq(const struct an_ev_counts *a, const struct an_ev_counts *b)
 	    (a->time_first == b->time_first && a->time_last == b->time_last));
 }
 
+/* The counts as an_ev_counts() defines them, event by event through
+ * the accessors. */
+static void
+counts_ref(const struct snapshot *s, uint32_t d, struct an_ev_counts *c)
+{
+	const struct snap_trace *t = snap_trace_of(s, d);
+	uint64_t seen[64], i;
+	uint32_t g, gend, k, n = 0;
+
+	memset(c, 0, sizeof *c);
+	snap_device_segments(s, d, &g, &gend);
+	for (i = 0; i < (uint64_t)gend - g + (t != NULL ? t->n : 0); i++) {
+		uint64_t st;
+
+		if (i < (uint64_t)gend - g) {
+			if (s->segments[g + i].device != d)
+				continue;
+			st = s->segments[g + i].stream;
+		} else {
+			uint64_t e = i - (gend - g);
+			unsigned a = snap_ev_action(t, e);
+			int64_t tm = snap_ev_time(t, e);
+
+			c->by_action[a < SNAP_ACTION_COUNT ? a
+			    : SNAP_ACTION_COUNT]++;
+			st = snap_ev_stream(t, e);
+			if (snap_trace_has_time(t) && tm != SNAP_NO_TIME) {
+				if (!c->has_time || tm < c->time_first)
+					c->time_first = tm;
+				if (!c->has_time || tm > c->time_last)
+					c->time_last = tm;
+				c->has_time = 1;
+			}
+		}
+		for (k = 0; k < n && seen[k] != st; k++)
+			;
+		if (k == n) {
+			ck_assert_uint_lt(n, 64);
+			seen[n++] = st;
+		}
+	}
+	c->events = t != NULL ? t->n : 0;
+	c->streams = n;
+}
+
 /* What the sections of one open saw (written on their threads, read
  * after idx_open() has joined them). */
 static struct {
@@ -814,6 +859,8 @@ tally_section(const struct sv_index *ix, void *arg, uint8_t **data,
 		tally_seen.usable += t != NULL && !t->streams_over &&
 		    t->events == (tr != NULL ? tr->n : 0);
 		an_ev_counts(s, d, &pass);
+		counts_ref(s, d, &from);
+		tally_seen.wrong += !counts_eq(&pass, &from);
 		an_ev_counts_from(s, d, t, &from);
 		tally_seen.wrong += !counts_eq(&pass, &from);
 		if (t == NULL)
@@ -892,10 +939,11 @@ tally_open(const char *path, const char *dir,
 	idx_close(ix);
 }
 
-/* The counts the summary takes from what the build's encoder counted
- * are the pass's, on every fixture (generated and real); the tally is
- * there for every device the sections built after the parse see, and
- * not for one given its sections later. */
+/* The counts the summary takes from what the build's encoder counted,
+ * and those of the pass over the stripes, are what the accessors read,
+ * on every fixture (generated and real); the tally is there for every
+ * device the sections built after the parse see, and not for one given
+ * its sections later. */
 START_TEST(test_ev_counts_tally)
 {
 	static const char *const sub[] = {"gen", "real"};
