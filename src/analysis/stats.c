@@ -181,17 +181,9 @@ count_run(struct ev_pass *p, uint64_t i, uint64_t n, const uint8_t *act,
 			u64map_put(&p->streams, stream[k], 1);
 		p->last_stream = stream[k];
 	}
-	for (k = 0; time != NULL && k < n; k++) {
-		int64_t tm = time[k];
-
-		if (tm == SNAP_NO_TIME)
-			continue;
-		if (!c->has_time || tm < c->time_first)
-			c->time_first = tm;
-		if (!c->has_time || tm > c->time_last)
-			c->time_last = tm;
-		c->has_time = 1;
-	}
+	if (time != NULL)
+		snap_time_widen(time, (size_t)n, &c->has_time, &c->time_first,
+		    &c->time_last);
 	return 0;
 }
 

@@ -207,19 +207,9 @@ tally_stripe(const struct idx_enc *e, struct enc_dev *v, uint32_t n)
 			t->streams[t->n_streams++] = last;
 	}
 	t->events += n;
-	if (!(e->bcols & SNAP_TRACE_TIME))
-		return;
-	for (j = 0; j < n; j++) {
-		int64_t tm = (int64_t)e->time[j];
-
-		if (tm == SNAP_NO_TIME)
-			continue;
-		if (!t->has_time || tm < t->time_first)
-			t->time_first = tm;
-		if (!t->has_time || tm > t->time_last)
-			t->time_last = tm;
-		t->has_time = 1;
-	}
+	if (e->bcols & SNAP_TRACE_TIME)
+		snap_time_widen((const int64_t *)e->time, n, &t->has_time,
+		    &t->time_first, &t->time_last);
 }
 
 static void

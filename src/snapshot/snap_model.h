@@ -162,6 +162,25 @@ struct snap_trace {
 
 #define SNAP_NO_TIME INT64_MIN /* time_us column value when absent */
 
+/* Widens the span [*first, *last] (none yet while *has is 0) to the
+ * times of t[0, n) that are not SNAP_NO_TIME. */
+static inline void
+snap_time_widen(const int64_t *t, size_t n, int *has, int64_t *first,
+    int64_t *last)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		if (t[k] == SNAP_NO_TIME)
+			continue;
+		if (!*has || t[k] < *first)
+			*first = t[k];
+		if (!*has || t[k] > *last)
+			*last = t[k];
+		*has = 1;
+	}
+}
+
 enum snap_stage { SNAP_STAGE_START, SNAP_STAGE_END, SNAP_STAGE_OTHER };
 
 struct snap_annotation {
