@@ -159,7 +159,7 @@ const struct idx_lod *idx_lod(const struct sv_index *ix, uint32_t d);
  * reads it instead of making that pass. */
 #define IDX_TALLY_STREAMS 16
 struct idx_ev_tally {
-	uint32_t device;
+	uint32_t device;         /* whose events */
 	uint64_t events;
 	uint64_t by_action[SNAP_ACTION_COUNT + 1];
 	int has_time;
