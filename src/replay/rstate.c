@@ -304,17 +304,6 @@ rblk_new_after(struct rstate *st, struct rblk *prev, uint64_t addr)
 	return x;
 }
 
-struct rblk *
-rblk_add_after(struct rstate *st, struct rblk *prev,
-    const struct replay_block *b)
-{
-	struct rblk *x = rblk_new_after(st, prev, b->addr);
-
-	if (x != NULL)
-		x->b = *b;
-	return x;
-}
-
 void
 rblk_del(struct rstate *st, struct rblk *b)
 {

@@ -125,15 +125,12 @@ struct rblk *rblk_next(const struct rseg *sg, const struct rblk *b);
 struct rblk *rblk_prev(const struct rseg *sg, const struct rblk *b);
 /* Adds a copy of *b, or returns NULL when a block starts at b->addr. */
 struct rblk *rblk_add(struct rstate *st, const struct replay_block *b);
-/* The same, b starting inside prev's old range (a split of prev): no
- * search of the map. */
-struct rblk *rblk_add_after(struct rstate *st, struct rblk *prev,
-    const struct replay_block *b);
-/* A block at addr inside prev's old range, its other fields the
- * caller's to set, or NULL as above. A split fills the new block in
- * place: one made on the stack and copied there was read back 16 bytes
- * at a time from stores of 1 to 8, which the CPU cannot forward (a
- * sixth of the passes' event functions, perf). */
+/* A block at addr inside prev's old range (a split of prev: no search
+ * of the map), its other fields the caller's to set, or NULL when a
+ * block starts at addr. A split fills the new block in place: one made
+ * on the stack and copied there was read back 16 bytes at a time from
+ * stores of 1 to 8, which the CPU cannot forward (a sixth of the
+ * passes' event functions, perf). */
 struct rblk *rblk_new_after(struct rstate *st, struct rblk *prev,
     uint64_t addr);
 void rblk_del(struct rstate *st, struct rblk *b);
