@@ -338,8 +338,8 @@ extra_of(const struct sv_index *ix, const struct an_rankset_opts *o,
 		struct tape t;
 
 		tape_init(&t, 0);
-		if (b->build_tape(idx_snapshot(ix), b->arg, &t, &err) == 0 &&
-		    t.err == 0) {
+		if (b->build_tape(idx_snapshot(ix), b->arg, NULL, &t,
+		    &err) == 0 && t.err == 0) {
 			/* in memory (no limit): the tape's buffer is it */
 			data = t.buf != NULL ? t.buf : xmalloc(1);
 			*len = (size_t)tape_len(&t);

@@ -50,8 +50,25 @@ struct idx_section_builder {
 	 * empty tape, util/tape.h), which goes to a temporary file once
 	 * past a few MB, so that a section of hundreds of MB is never held
 	 * whole in memory by the build. */
-	int (*build_tape)(const struct snapshot *s, void *arg,
+	int (*build_tape)(const struct snapshot *s, void *arg, void *early,
 	    struct tape *out, struct sv_error *err);
+	/* Optional, with build_tape: a pass of the build made beside the
+	 * parse. When the parse hands its events to an encoder on a thread
+	 * of its own, stream_new(arg) is called before the first event,
+	 * stream(st, first, n, stride) on that thread with every batch of
+	 * events in file order (n records, stride bytes apart), and
+	 * build_tape gets st as early (NULL otherwise: with one thread, or
+	 * when stream_new returned NULL) to take what it can from;
+	 * stream_free(st) comes after. Its result must be the same bytes
+	 * either way: the one-thread build is the test of that. */
+	void *(*stream_new)(void *arg);
+	/* optional: called once on the parsing thread before the first
+	 * event, with the snapshot parsed so far (snap_load_opts'
+	 * events_begin), for the stream to copy what it needs of it */
+	void (*stream_begin)(void *st, const struct snapshot *s);
+	void (*stream)(void *st, const struct snap_evrec *first, size_t n,
+	    size_t stride);
+	void (*stream_free)(void *st);
 	/* The passes over every event its meter counts (util/stop.h) when
 	 * that tells how far its build is (the replay's two); 0 when it
 	 * does not. The progress of the sections is the furthest of such

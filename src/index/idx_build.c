@@ -77,6 +77,7 @@ struct ext_job {
 	uint8_t *data;
 	size_t len;
 	struct tape *tape; /* a build_tape builder's */
+	void *early;       /* what its stream gathered, or NULL */
 	struct sv_error err;
 	int rc;
 	pthread_t th;
@@ -95,7 +96,8 @@ ext_job_run(void *arg)
 	if (sb->build_tape != NULL) {
 		j->tape = xmalloc(sizeof *j->tape);
 		tape_init(j->tape, TAPE_MEM);
-		j->rc = sb->build_tape(j->s, sb->arg, j->tape, &j->err);
+		j->rc = sb->build_tape(j->s, sb->arg, j->early, j->tape,
+		    &j->err);
 		j->len = (size_t)tape_len(j->tape);
 		if (j->rc == 0 && j->tape->err != 0)
 			j->rc = sv_error_set(&j->err, SV_ERR_IO, SV_NO_OFFSET,
@@ -253,6 +255,7 @@ idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
 		jobs[n].sb = sb;
 		jobs[n].ix = ix;
 		jobs[n].s = s;
+		jobs[n].early = ix->early != NULL ? ix->early[i] : NULL;
 		n++;
 	}
 	pthread_mutex_init(&watch.mu, NULL);
@@ -367,7 +370,25 @@ struct pipe {
 	unsigned full;        /* published slots not yet encoded */
 	int done;
 	struct idx_enc *enc;
+	/* the sections' streams (idx_section_builder.stream), on the
+	 * encoder's thread only: early[i] for o->sections[i], or NULL */
+	const struct idx_opts *o;
+	void **early;
 };
+
+/* The batch at slots to the sections' streams, after the encoder. */
+static void
+pipe_stream(struct pipe *p, const struct idx_enc_slot *slots, size_t n)
+{
+	size_t i;
+
+	if (p->early == NULL)
+		return;
+	for (i = 0; i < p->o->n_sections; i++)
+		if (p->early[i] != NULL)
+			p->o->sections[i].stream(p->early[i], &slots->r, n,
+			    sizeof *slots);
+}
 
 static void *
 pipe_run(void *arg)
@@ -387,6 +408,7 @@ pipe_run(void *arg)
 		k = p->cons;
 		pthread_mutex_unlock(&p->mu);
 		idx_enc_events(p->enc, p->buf + (size_t)k * BATCH, p->len[k]);
+		pipe_stream(p, p->buf + (size_t)k * BATCH, p->len[k]);
 		pthread_mutex_lock(&p->mu);
 		p->cons = (p->cons + 1) % N_BATCH;
 		p->full--;
@@ -395,10 +417,47 @@ pipe_run(void *arg)
 	}
 }
 
+/* Before the first event, on the parsing thread: the encoder's thread
+ * has none of them yet. */
 static void
-pipe_start(struct pipe *p, struct idx_enc *enc)
+pipe_events_begin(void *ctx, const struct snapshot *s)
 {
+	struct pipe *p = ctx;
+	size_t i;
+
+	if (p->early == NULL)
+		return;
+	for (i = 0; i < p->o->n_sections; i++)
+		if (p->early[i] != NULL &&
+		    p->o->sections[i].stream_begin != NULL)
+			p->o->sections[i].stream_begin(p->early[i], s);
+}
+
+/* Frees what the sections' streams gathered (*early, o's sections). */
+static void
+early_free(const struct idx_opts *o, void ***early)
+{
+	size_t i;
+
+	if (*early == NULL)
+		return;
+	for (i = 0; i < o->n_sections; i++)
+		if ((*early)[i] != NULL)
+			o->sections[i].stream_free((*early)[i]);
+	free(*early);
+	*early = NULL;
+}
+
+/* Starts the encoder's thread, and the sections' streams when it has
+ * one: with one thread they would be the same work as after the parse,
+ * on the same core. */
+static void
+pipe_start(struct pipe *p, struct idx_enc *enc, const struct idx_opts *o)
+{
+	size_t i;
+
 	p->enc = enc;
+	p->o = o;
 	/* cleared here, which touches every page before the parse: left to
 	 * the streaming stores' faults, the parse took a tenth longer */
 	p->buf = xaligned_calloc(64, (size_t)N_BATCH * BATCH, sizeof *p->buf);
@@ -407,7 +466,20 @@ pipe_start(struct pipe *p, struct idx_enc *enc)
 	p->done = 0;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	for (i = 0; i < o->n_sections; i++)
+		if (o->sections[i].stream_new != NULL &&
+		    o->sections[i].stream != NULL &&
+		    o->sections[i].stream_free != NULL &&
+		    o->sections[i].build_tape != NULL) {
+			if (p->early == NULL)
+				p->early = xcalloc(o->n_sections,
+				    sizeof *p->early);
+			p->early[i] = o->sections[i].stream_new(
+			    o->sections[i].arg);
+		}
 	p->threaded = sv_thread_start(&p->th, pipe_run, p) == 0;
+	if (!p->threaded)
+		early_free(o, &p->early);
 }
 
 /* Hands the filled slot to the encoder and waits for a free one. */
@@ -502,6 +574,7 @@ feed_loaded(struct pipe *p, struct snapshot *s)
 	uint32_t d;
 	uint64_t i;
 
+	pipe_events_begin(p, s);
 	for (d = 0; d < s->n_traces; d++) {
 		struct snap_trace *t = &s->traces[d];
 		int has_time = snap_trace_has_time(t);
@@ -546,6 +619,7 @@ parse(const char *path, const struct idx_opts *o, struct pipe *p,
 		return 0;
 	}
 	lo.event = pipe_push;
+	lo.events_begin = pipe_events_begin;
 	lo.event_ctx = p;
 	return snap_load_file(path, &lo, out, err);
 }
@@ -776,9 +850,10 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	idx_w_raw(w, pre, sizeof pre);
 	idx_w_align(w);
 	enc = idx_enc_new(w);
-	pipe_start(p, enc);
+	pipe_start(p, enc, o);
 	rp = parse(path, o, p, &s, err);
 	pipe_finish(p);
+	view.early = p->early;
 	free(p);
 	w->parse_s = (double)(sv_mono_us() - t0) / 1e6;
 	w->at = idx_progress_at(w->src_size, IDX_PROGRESS_PARSE);
@@ -828,6 +903,7 @@ io:
 		    strerror(w->err ? w->err : EIO));
 out:
 	free(abs);
+	early_free(o, &view.early);
 	view_free(&view);
 	idx_enc_free(enc);
 	free(eo.tally);

@@ -153,6 +153,9 @@ struct sv_index {
 	struct idx_ext *ext;
 	size_t n_ext;
 	struct idx_mut *mut; /* what readers change (they hold it const) */
+	/* while a build makes the sections: what each section's stream
+	 * gathered beside the parse, by its place in the options' list */
+	void **early;
 	char *path;          /* index file, NULL in memory */
 	/* the file it was mapped from (fstat of the descriptor at open):
 	 * idx_close() removes a damaged index only while path names it */

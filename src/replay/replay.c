@@ -55,13 +55,17 @@
  *
  * Building is two passes over the whole trace, on the thread that opens
  * the replay; nothing else is learned from the backward pass until it
- * ends, so they cannot overlap. While they run, the state also finds a
- * block by its exact address in a hash and a block's segment from where
- * it was last found (rstate.h), and a second thread reads the events a
- * few chunks ahead of each pass, decoding the index's stripes
- * (replay_evs.c): the opening thread then does little more than apply
- * the events, and the decoding, a fifth of a pass, goes to the other
- * core (bench/README.md has the timings). Both passes poll the thread's
+ * ends, so they cannot overlap. But when the index's build hands it a
+ * forward pass made beside the parse from an empty start
+ * (replay_early.c), and the backward pass finds an empty start and
+ * learns nothing that pass did not use, that pass is the build's and
+ * only the backward pass runs after the parse. While they run, the
+ * state also finds a block by its exact address in a hash and a block's
+ * segment from where it was last found (rstate.h), and a second thread
+ * reads the events a few chunks ahead of each pass, decoding the index's
+ * stripes (replay_evs.c): the opening thread then does little more than
+ * apply the events, and the decoding, a fifth of a pass, goes to the
+ * other core (bench/README.md has the timings). Both passes poll the thread's
  * stop flag (util/stop.h), so that an index build can be cancelled in
  * them, and meter the events, so that it can tell how far they are.
  *
@@ -203,12 +207,13 @@ reset_build(struct replay *r)
 
 struct replay *
 replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
-    struct sv_error *err)
+    struct replay *early, struct sv_error *err)
 {
 	struct replay *r;
 	int pass;
 
 	if (s == NULL) {
+		replay_free(early);
 		sv_error_set(err, SV_ERR_USAGE, SV_NO_OFFSET, "no snapshot");
 		return NULL;
 	}
@@ -225,6 +230,17 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 		if (replay_backward(r, &r->cur) != 0)
 			goto stopped;
 		count_start(r);
+		if (early != NULL && replay_early_fits(r, early)) {
+			/* the pass this one would make, made beside the
+			 * parse */
+			replay_early_adopt(r, early);
+			replay_free(r);
+			r = early;
+			early = NULL;
+			break;
+		}
+		replay_free(early);
+		early = NULL;
 		if (build_forward(r) != 0)
 			goto stopped;
 		if (r->n_fix_new == 0 || pass == MAX_PASSES - 1)
@@ -239,6 +255,7 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 	ulog_reset(&r->log, r->cur.at);
 	return r;
 stopped:
+	replay_free(early);
 	replay_free(r);
 	sv_error_set(err, SV_ERR_CANCELLED, SV_NO_OFFSET, "cancelled");
 	return NULL;
@@ -247,14 +264,14 @@ stopped:
 struct replay *
 replay_new(const struct snapshot *s, uint32_t d, struct sv_error *err)
 {
-	return replay_build(s, d, 0, err);
+	return replay_build(s, d, 0, NULL, err);
 }
 
 struct replay *
 replay_new_for_save(const struct snapshot *s, uint32_t d,
     struct sv_error *err)
 {
-	return replay_build(s, d, CKPT_TAPE_MEM, err);
+	return replay_build(s, d, CKPT_TAPE_MEM, NULL, err);
 }
 
 void
@@ -272,6 +289,8 @@ replay_free(struct replay *r)
 	free(r->attrs);
 	free(r->workspace);
 	free(r->fwd_issues);
+	free(r->seen);
+	free(r->made);
 	free(r->vseg);
 	free(r->vblk);
 	free(r);

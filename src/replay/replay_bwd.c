@@ -55,19 +55,7 @@ learn_size(struct replay *r, uint64_t ev, uint64_t size)
 static void
 learn_attrs(struct replay *r, uint64_t ev, const struct rseg *sg)
 {
-	struct segattr *a;
-
-	if (r->n_attrs == r->cap_attrs)
-		r->attrs = xgrow(r->attrs, &r->cap_attrs, r->n_attrs + 1,
-		    sizeof *r->attrs);
-	a = &r->attrs[r->n_attrs++];
-	memset(a, 0, sizeof *a);
-	a->ev = ev;
-	a->pool[0] = sg->hdr.pool_id[0];
-	a->pool[1] = sg->hdr.pool_id[1];
-	a->stack = sg->hdr.stack;
-	a->is_large = sg->hdr.is_large;
-	a->is_expandable = sg->hdr.is_expandable;
+	replay_segattr_push(&r->attrs, &r->n_attrs, &r->cap_attrs, ev, sg);
 }
 
 /* The block starting exactly at a and its segment, or NULL. */

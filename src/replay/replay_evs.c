@@ -52,17 +52,30 @@ rev_kind(unsigned action)
 void
 rev_read(const struct snap_trace *t, uint64_t i, struct rev *e)
 {
+	unsigned a = (uint8_t)snap_ev_action(t, i);
+	int k = rev_kind(a);
+
+	/* only the columns the action has a use for are read */
+	rev_make(e, a, snap_ev_addr(t, i), k != REV_BARE ? snap_ev_size(t, i)
+	    : 0, k == REV_SEGMENT ? snap_ev_stream(t, i) : 0,
+	    k == REV_BLOCK ? snap_ev_stack(t, i) : 0);
+}
+
+void
+rev_make(struct rev *e, unsigned action, uint64_t addr, uint64_t size,
+    uint64_t stream, uint32_t stack)
+{
 	memset(e, 0, sizeof *e);
-	e->action = (uint8_t)snap_ev_action(t, i);
-	e->addr = snap_ev_addr(t, i);
-	switch (rev_kind(e->action)) {
+	e->action = (uint8_t)action;
+	e->addr = addr;
+	switch (rev_kind(action)) {
 	case REV_BLOCK:
-		e->size = snap_ev_size(t, i);
-		e->stack = snap_ev_stack(t, i);
+		e->size = size;
+		e->stack = stack;
 		break;
 	case REV_SEGMENT:
-		e->size = snap_ev_size(t, i);
-		e->stream = snap_ev_stream(t, i);
+		e->size = size;
+		e->stream = stream;
 		break;
 	default:
 		break;

@@ -60,7 +60,8 @@ replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail)
 	return rem > MIB ? rs : avail;
 }
 
-/* learned[] and attrs[] ascend by event; each record starts with it. */
+/* learned[] and attrs[] ascend by event; each record starts with it
+ * (and fin[] by address, which it starts with). */
 struct by_ev {
 	const void *base;
 	size_t stride;
@@ -104,8 +105,8 @@ learned_find(struct replay *r, uint64_t ev)
 							  : NULL;
 }
 
-static const struct segattr *
-attr_find(const struct replay *r, uint64_t ev)
+const struct segattr *
+replay_attr_find(const struct replay *r, uint64_t ev)
 {
 	struct by_ev b = {r->attrs, sizeof *r->attrs, ev};
 	uint64_t i = sv_partition(0, r->n_attrs, ev_below, &b);
@@ -113,11 +114,29 @@ attr_find(const struct replay *r, uint64_t ev)
 	return i < r->n_attrs && r->attrs[i].ev == ev ? &r->attrs[i] : NULL;
 }
 
+void
+replay_segattr_push(struct segattr **v, uint64_t *n, size_t *cap,
+    uint64_t ev, const struct rseg *sg)
+{
+	struct segattr *a;
+
+	if (*n == *cap)
+		*v = xgrow(*v, cap, *n + 1, sizeof **v);
+	a = &(*v)[(*n)++];
+	memset(a, 0, sizeof *a);
+	a->ev = ev;
+	a->pool[0] = sg->hdr.pool_id[0];
+	a->pool[1] = sg->hdr.pool_id[1];
+	a->stack = sg->hdr.stack;
+	a->is_large = sg->hdr.is_large;
+	a->is_expandable = sg->hdr.is_expandable;
+}
+
 int
 replay_segment_attr(const struct replay *r, uint64_t ev, int64_t pool[2],
     int *is_large)
 {
-	const struct segattr *a = attr_find(r, ev);
+	const struct segattr *a = replay_attr_find(r, ev);
 
 	if (a == NULL)
 		return 0;
@@ -127,12 +146,36 @@ replay_segment_attr(const struct replay *r, uint64_t ev, int64_t pool[2],
 	return 1;
 }
 
+/* The attributes of the final segment just where sg is, of its size, in
+ * r->fin (an early pass's), or NULL. */
+static const struct segattr *
+fin_find(const struct replay *r, const struct rseg *sg)
+{
+	/* each starts with its address, as a segattr with its event */
+	struct by_ev b = {r->fin, sizeof *r->fin, sg->hdr.addr};
+	uint64_t lo = sv_partition(0, r->n_fin, ev_below, &b);
+
+	return lo < r->n_fin && r->fin[lo].addr == sg->hdr.addr &&
+	    r->fin[lo].size == sg->hdr.size ? &r->fin[lo].a : NULL;
+}
+
+static void
+seen_add(struct replay *r, uint64_t ev, const struct rseg *sg, int final)
+{
+	replay_segattr_push(&r->seen, &r->n_seen, &r->cap_seen, ev, sg);
+	r->seen[r->n_seen - 1].final = (uint8_t)final;
+}
+
 void
-replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
+replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
     uint64_t stream, int expandable)
 {
-	const struct segattr *a = attr_find(r, ev);
+	const struct segattr *a = replay_attr_find(r, ev);
+	int final = 0;
 
+	if (a == NULL && r->n_fin > 0 && !expandable &&
+	    (a = fin_find(r, sg)) != NULL)
+		final = 1;
 	sg->hdr.stream = stream;
 	if (a != NULL) {
 		sg->hdr.pool_id[0] = a->pool[0];
@@ -140,6 +183,8 @@ replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		sg->hdr.stack = a->stack;
 		sg->hdr.is_large = a->is_large;
 		sg->hdr.is_expandable = a->is_expandable;
+		if (r->seen_on)
+			seen_add(r, ev, sg, final);
 		return;
 	}
 	/* the event's own pool_id (2.14), when the trace has one */
@@ -159,6 +204,8 @@ replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
 		sg->hdr.is_large = sg->hdr.size % (20 * MIB) == 0;
 	else
 		sg->hdr.is_large = sg->hdr.size != SMALL_SEG;
+	if (r->seen_on)
+		seen_add(r, ev, sg, 0);
 }
 
 static void

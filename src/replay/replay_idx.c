@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "replay/replay_ckpt.h"
+#include "replay/replay_int.h"
 #include "util/tape.h"
 #include "util/xalloc.h"
 
@@ -20,8 +21,132 @@
  * each replay's own go to temporary files as they are made (at 10 GB of
  * snapshot they are about 500 MB, the largest thing an index build held
  * in memory), and out is one too once past a few MB. */
+/* ---- the forward passes made beside the parse (replay_early.c) ---- */
+
+/* Devices past this many get none: a file's device numbers are its own. */
+#define EARLY_DEVICES 1024
+/* The checkpoints' bytes a pass keeps in memory before its tapes go to
+ * temporary files: less than a build's (CKPT_TAPE_MEM), as the parse's
+ * memory is still held beside it (at 4 MiB the 1 GB python-stack file's
+ * peak RSS grew by 9 MiB). */
+#define EARLY_TAPE_MEM (256u << 10)
+
+/* Each device's pass so far, by device; NULL when it has none or its
+ * pass gave up (gave_up[d]). */
+struct early {
+	struct replay **dev;
+	uint8_t *gave_up;
+	uint32_t n;
+	/* the final segments of each device, as the parse had them before
+	 * the first event (stream_begin), by device */
+	struct finseg **fin;
+	size_t *n_fin;
+	uint32_t n_fin_dev;
+};
+
+static void *
+early_new(void *arg)
+{
+	(void)arg;
+	return xcalloc(1, sizeof(struct early));
+}
+
+/* Before the first event, on the parsing thread: each device's final
+ * segments, copied (the parse goes on filling s). */
+static void
+early_begin(void *st, const struct snapshot *s)
+{
+	struct early *x = st;
+	uint32_t i, n = 0, d;
+
+	for (i = 0; i < s->n_segments; i++)
+		if (s->segments[i].device < EARLY_DEVICES &&
+		    s->segments[i].device + 1 > n)
+			n = s->segments[i].device + 1;
+	x->fin = xcalloc(n ? n : 1, sizeof *x->fin);
+	x->n_fin = xcalloc(n ? n : 1, sizeof *x->n_fin);
+	x->n_fin_dev = n;
+	for (d = 0; d < n; d++)
+		x->fin[d] = replay_early_final(s, d, &x->n_fin[d]);
+}
+
+/* The events of one batch, to their devices' passes. */
+static void
+early_stream(void *st, const struct snap_evrec *first, size_t n,
+    size_t stride)
+{
+	struct early *x = st;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct snap_evrec *v = (const void *)
+		    ((const char *)first + k * stride);
+		uint32_t d = v->device;
+		struct rev e;
+
+		if (d >= EARLY_DEVICES)
+			continue;
+		if (d >= x->n) {
+			x->dev = xreallocarray(x->dev, d + 1, sizeof *x->dev);
+			x->gave_up = xreallocarray(x->gave_up, d + 1, 1);
+			memset(x->dev + x->n, 0, (d + 1 - x->n) *
+			    sizeof *x->dev);
+			memset(x->gave_up + x->n, 0, d + 1 - x->n);
+			x->n = d + 1;
+		}
+		if (x->gave_up[d])
+			continue;
+		if (x->dev[d] == NULL)
+			x->dev[d] = replay_early_new(d, EARLY_TAPE_MEM,
+			    d < x->n_fin_dev ? x->fin[d] : NULL,
+			    d < x->n_fin_dev ? x->n_fin[d] : 0);
+		rev_make(&e, v->action, v->addr, v->size, v->stream, v->stack);
+		/* an event's own pool (2.14) is a string of the snapshot the
+		 * parse is still filling: the build's pass reads it */
+		if (v->pool != 0 || replay_early_event(x->dev[d], &e) != 0) {
+			replay_free(x->dev[d]);
+			x->dev[d] = NULL;
+			x->gave_up[d] = 1;
+		}
+	}
+}
+
+static void
+early_free(void *st)
+{
+	struct early *x = st;
+	uint32_t d;
+
+	for (d = 0; d < x->n; d++)
+		replay_free(x->dev[d]);
+	for (d = 0; d < x->n_fin_dev; d++)
+		free(x->fin[d]);
+	free(x->fin);
+	free(x->n_fin);
+	free(x->dev);
+	free(x->gave_up);
+	free(x);
+}
+
+/* Device d's pass, handed over (NULL when there is none). */
+static struct replay *
+early_take(struct early *x, uint32_t d)
+{
+	struct replay *r;
+
+	if (x == NULL || d >= x->n)
+		return NULL;
+	r = x->dev[d];
+	x->dev[d] = NULL;
+	if (r != NULL)
+		replay_early_settle(r);
+	return r;
+}
+
+/* ---- the section ------------------------------------------------------ */
+
 static int
-build(const struct snapshot *s, void *arg, struct tape *out,
+build(const struct snapshot *s, void *arg, void *early, struct tape *out,
     struct sv_error *err)
 {
 	uint32_t d, n = snap_device_count(s);
@@ -35,7 +160,8 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 
 		if (t == NULL || t->n == 0)
 			continue;
-		r = replay_new_for_save(s, d, err);
+		r = replay_build(s, d, CKPT_TAPE_MEM, early_take(early, d),
+		    err);
 		if (r == NULL && err->code == SV_ERR_CANCELLED)
 			return -1;
 		if (r == NULL) {
@@ -61,6 +187,10 @@ build(const struct snapshot *s, void *arg, struct tape *out,
 const struct idx_section_builder replay_idx_section = {
 	.name = SECTION_NAME,
 	.build_tape = build,
+	.stream_new = early_new,
+	.stream_begin = early_begin,
+	.stream = early_stream,
+	.stream_free = early_free,
 	.progress_passes = 2,
 };
 

@@ -19,6 +19,7 @@
  *   replay_idx.c    the index section holding the saved replays
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,15 @@ struct segattr {
 	int64_t pool[2];
 	uint32_t stack;
 	uint8_t is_large, is_expandable;
+	uint8_t final;  /* in r->seen: taken from r->fin, not guessed */
+};
+/* A segment of the file's final state, with the attributes a backward
+ * pass learns for the event that made it when it lasts to the end: what
+ * a forward pass beside the parse gives the segment it makes there
+ * (replay_early.c). */
+struct finseg {
+	uint64_t addr, size;
+	struct segattr a;
 };
 /* A pre-trace block at addr that the trace proves reached size bytes. */
 struct fix {
@@ -86,6 +96,22 @@ struct replay {
 	size_t tape_mem; /* > 0: checkpoints on tapes, only to be written
 			    out (replay_new_for_save()) */
 
+	/* a forward pass made beside the parse (replay_early.c): a
+	 * checkpoint due before the next event, the event of the last one;
+	 * and, while seen_on, the attributes it gave the segments it made */
+	int early_ckpt;
+	uint64_t early_last;
+	struct segattr *seen;
+	uint64_t n_seen;
+	size_t cap_seen;
+	int seen_on;
+	const struct finseg *fin;       /* borrowed, by address */
+	size_t n_fin;
+	/* once settled: the size of every block alive at its end, by the
+	 * event that allocated it (its final state let go) */
+	struct learned *made;
+	uint64_t n_made;
+
 	/* flat view */
 	struct replay_state view;
 	struct replay_segment *vseg;
@@ -120,6 +146,10 @@ struct rev {
 };
 /* Event i of t, the fields the passes read (the others 0). */
 void rev_read(const struct snap_trace *t, uint64_t i, struct rev *e);
+/* The same from an event's values (those the action has no use for
+ * dropped). */
+void rev_make(struct rev *e, unsigned action, uint64_t addr, uint64_t size,
+    uint64_t stream, uint32_t stack);
 /*
  * The events of one pass over a trace, in its order (down: from the last
  * to the first), read in chunks a few chunks ahead of the pass, on a
@@ -175,9 +205,15 @@ void replay_apply_ev(struct replay *r, struct rstate *st, uint64_t i,
 /* The block size r's rounding rule (replay_round.h) gives req bytes. */
 uint64_t replay_rounded(const struct replay *r, uint64_t req);
 uint64_t replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail);
-/* Attributes of a segment made by event ev: learned, else guessed. */
-void replay_seg_attrs(const struct replay *r, struct rseg *sg, uint64_t ev,
+/* Attributes of a segment made by event ev: learned, else guessed (and
+ * then recorded in r->seen while r->seen_on). */
+void replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
     uint64_t stream, int expandable);
+/* The attributes the backward pass learned for event ev, or NULL. */
+const struct segattr *replay_attr_find(const struct replay *r, uint64_t ev);
+/* Appends sg's attributes as event ev's to *v (*n of *cap). */
+void replay_segattr_push(struct segattr **v, uint64_t *n, size_t *cap,
+    uint64_t ev, const struct rseg *sg);
 int replay_range_add(struct replay *r, struct rstate *st, uint64_t i,
     uint64_t a, uint64_t size, uint64_t stream);
 int replay_range_remove(struct replay *r, struct rstate *st, uint64_t i,
@@ -197,6 +233,36 @@ struct replay *replay_open(const struct snapshot *s, uint32_t d);
 /* replay_new() (tape_mem 0) and replay_new_for_save() (CKPT_TAPE_MEM):
  * with tape_mem > 0 the checkpoints go to tapes past that many bytes. */
 struct replay *replay_build(const struct snapshot *s, uint32_t d,
-    size_t tape_mem, struct sv_error *err);
+    size_t tape_mem, struct replay *early, struct sv_error *err);
+/* replay_early.c: the forward pass of a build made beside the parse, from
+ * an empty start, as the events stream in (replay_idx.c). A build takes
+ * it instead of making its own when its backward pass shows that it is
+ * the same pass (replay_early_fits()); else it is thrown away. */
+/* An early pass of device d (checkpoints on tapes past tape_mem), which
+ * gives a segment_alloc at the address and of the size of one of fin[n]
+ * (the file's final segments of d, by address; borrowed until
+ * replay_early_adopt()) its attributes. */
+struct replay *replay_early_new(uint32_t d, size_t tape_mem,
+    const struct finseg *fin, size_t n);
+/* The final segments of device d in s as fin[] (*n), by address, that
+ * replay_early_new() takes. */
+struct finseg *replay_early_final(const struct snapshot *s, uint32_t d,
+    size_t *n);
+/* Applies the next event; -1 when the pass gives up (it found what an
+ * empty start would not explain: a build would not take it). */
+int replay_early_event(struct replay *x, const struct rev *e);
+/* After x's last event: keeps of its final state only what
+ * replay_early_fits() asks (the sizes of the blocks alive), so that the
+ * build's backward pass does not hold a second state beside its own. */
+void replay_early_settle(struct replay *x);
+/* 1 when r, after its backward pass, would make the forward pass x made:
+ * the same start (empty), the same sizes and segment attributes where r
+ * learned them, the same rounding. */
+int replay_early_fits(const struct replay *r, const struct replay *x);
+/* Moves what r learned backward into x: x is then the build, with its
+ * own forward pass, and r is left to be freed. */
+void replay_early_adopt(struct replay *r, struct replay *x);
+/* The early passes builds took, for the tests that they do. */
+extern atomic_uint_fast64_t replay_early_adopted;
 
 #endif

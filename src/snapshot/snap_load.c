@@ -186,6 +186,7 @@ struct loader {
 	size_t cap_frame_buf;
 	uint64_t root_segments;  /* dict items seen in a list root */
 	int saw_segments, saw_traces, saw_host;
+	int events_begun;        /* opts->events_begin called */
 	int root_kind;
 	int root_taken;
 	uint32_t blocks_claimed; /* blocks before this belong to a list */
@@ -828,6 +829,10 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 		s->features |= SNAP_F_TIME_US;
 	if (L->opts != NULL && L->opts->event != NULL) {
 		struct snap_evrec r;
+
+		if (!L->events_begun && L->opts->events_begin != NULL)
+			L->opts->events_begin(L->opts->event_ctx, s);
+		L->events_begun = 1;
 
 		r.addr = f.addr;
 		r.size = f.size;

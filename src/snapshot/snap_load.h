@@ -38,6 +38,11 @@ struct snap_load_opts {
 	 * (SV_ERR_CANCELLED). May be NULL. */
 	int (*event)(void *ctx, const struct snap_evrec *ev);
 	void *event_ctx;
+	/* With event: called once before its first call, with the
+	 * snapshot as parsed so far, on the same thread (a file whose
+	 * segments come before its traces, as torch writes them, has them
+	 * all by then). May be NULL. */
+	void (*events_begin)(void *ctx, const struct snapshot *s);
 	/* Non-zero: every trace entry goes the reader's general path (a
 	 * dict built, then taken) instead of being read whole when it
 	 * closes. The model is the same either way; tests compare them. */

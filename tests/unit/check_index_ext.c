@@ -936,11 +936,13 @@ big_build(const struct snapshot *s, void *arg, uint8_t **data, size_t *len,
 /* The same bytes appended to a tape in three writes: past 4 MB the
  * tape is a temporary file, which the writer reads a piece at a time. */
 static int
-big_tape(const struct snapshot *s, void *arg, struct tape *out,
+big_tape(const struct snapshot *s, void *arg, void *early, struct tape *out,
     struct sv_error *err)
 {
 	uint8_t *d;
 	size_t n;
+
+	(void)early;
 
 	big_build(s, arg, &d, &n, err);
 	tape_write(out, d, 5);

@@ -5,8 +5,13 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
 #include "replay_fix.h"
 #include "util/tape.h"
+#include "util/thread.h"
 
 /* A saved replay whose last checkpoint is corrupt (hash recomputed, as
  * whoever wrote the index can): it loads (checkpoint 0 is sound), a seek
@@ -219,7 +224,7 @@ START_TEST(test_replay_write_same_bytes)
 		free(buf2);
 	}
 	replay_free(r);
-	rt = replay_build(s, 0, 16, &err);
+	rt = replay_build(s, 0, 16, NULL, &err);
 	ck_assert_ptr_nonnull(rt);
 	ck_assert(tape_in_file(&rt->ck.tape[0]));
 	ck_assert(tape_in_file(&rt->ck.tape[1]));
@@ -684,6 +689,124 @@ START_TEST(test_replay_index_old_section)
 }
 END_TEST
 
+/* Removes dir's two caches (files only) and dir. */
+static void
+rm_tree(const char *dir)
+{
+	static const char *const sub[] = {"one", "two"};
+	char p[1200];
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		struct dirent *e;
+		DIR *dp;
+
+		snprintf(p, sizeof p, "%s/%s", dir, sub[k]);
+		if ((dp = opendir(p)) == NULL)
+			continue;
+		while ((e = readdir(dp)) != NULL) {
+			char f[1500];
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(f, sizeof f, "%s/%s", p, e->d_name);
+			unlink(f);
+		}
+		closedir(dp);
+		rmdir(p);
+	}
+	rmdir(dir);
+}
+
+/* The replay section of src built with the default threads, or on one
+ * (one_thread), into a cache of its own under dir: its bytes in *out
+ * (*len), or 0 when src does not index. */
+static int
+early_section(const char *src, const char *dir, int one_thread,
+    uint8_t **out, size_t *len)
+{
+	char cache[1100];
+	struct idx_opts o;
+	struct sv_index *ix;
+	struct sv_error err;
+	const uint8_t *d;
+	int ok = 0;
+
+	snprintf(cache, sizeof cache, "%s/%s", dir, one_thread ? "one" : "two");
+	mkdir(cache, 0700);
+	memset(&o, 0, sizeof o);
+	o.cache_dir = cache;
+	o.sections = &replay_idx_section;
+	o.n_sections = 1;
+	sv_thread_set_max(one_thread ? 1 : 0);
+	if (idx_open(src, &o, &ix, &err) == 0) {
+		if (idx_section(ix, "replay.3", &d, len) == 0) {
+			*out = xmalloc(*len + 1);
+			memcpy(*out, d, *len);
+			ok = 1;
+		}
+		idx_close(ix);
+	}
+	sv_thread_set_max(0);
+	return ok;
+}
+
+/* The forward pass made beside the parse (replay_early.c) is taken by
+ * the builds of files whose trace starts empty, and the replay section
+ * is then the same bytes as a build on one thread (which never has such
+ * a pass) makes: every snapshot of the test data, built both ways. */
+START_TEST(test_replay_early_same)
+{
+	static const char *dirs[] = {"tests/data", "tests/data/gen",
+	    "tests/data/fixtures", "tests/data/real"};
+	char dir[] = "/tmp/svearly.XXXXXX", path[1200];
+	uint64_t taken = 0, before;
+	size_t k, n_files = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+		char dpath[1100];
+		struct dirent *e;
+		DIR *dp;
+
+		snprintf(dpath, sizeof dpath, "%s/%s", TOP_SRCDIR, dirs[k]);
+		dp = opendir(dpath);
+		ck_assert_ptr_nonnull(dp);
+		while ((e = readdir(dp)) != NULL) {
+			size_t l = strlen(e->d_name), la, lb;
+			uint8_t *a = NULL, *b = NULL;
+			int oka, okb;
+
+			if (l < 8 || strcmp(e->d_name + l - 7, ".pickle") != 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", dpath, e->d_name);
+			before = atomic_load(&replay_early_adopted);
+			oka = early_section(path, dir, 0, &a, &la);
+			taken += atomic_load(&replay_early_adopted) - before;
+			before = atomic_load(&replay_early_adopted);
+			okb = early_section(path, dir, 1, &b, &lb);
+			/* one thread: no pass beside the parse */
+			ck_assert_uint_eq(atomic_load(&replay_early_adopted),
+			    before);
+			ck_assert_int_eq(oka, okb);
+			if (oka) {
+				if (la != lb || memcmp(a, b, la) != 0)
+					ck_abort_msg("%s: the replay section "
+					    "differs on one thread", path);
+				n_files++;
+			}
+			free(a);
+			free(b);
+		}
+		closedir(dp);
+	}
+	rm_tree(dir);
+	ck_assert_uint_ge(n_files, 30);
+	/* the demo, the fixtures that start empty, gensnap's files */
+	ck_assert_uint_ge(taken, 10);
+}
+END_TEST
+
 void
 replay_saved_tests(TCase *tc)
 {
@@ -693,4 +816,5 @@ replay_saved_tests(TCase *tc)
 	tcase_add_test(tc, test_replay_saved_src);
 	tcase_add_test(tc, test_replay_saved_findings_corrupt);
 	tcase_add_test(tc, test_replay_index_old_section);
+	tcase_add_test(tc, test_replay_early_same);
 }

@@ -1,0 +1,256 @@
+/*
+ * The forward pass of a build, made beside the parse (replay_int.h).
+ *
+ * A build's forward pass starts from the state its backward pass finds,
+ * and uses the block sizes and segment attributes that pass learned;
+ * both need the whole trace, so after the parse the two passes ran one
+ * after the other, on one core. But most traces begin with an empty
+ * allocator (recording began before the first allocation), and there a
+ * forward pass from an empty start with the allocator's own rules is the
+ * pass the build would make. So while the parse streams the events to
+ * the index's encoder, that thread also runs such a pass
+ * (replay_idx.c's stream), with the checkpoints the build would take;
+ * after the parse the build runs its backward pass alone and takes this
+ * pass when everything the forward pass reads agrees
+ * (replay_early_fits()):
+ *   - the start: no segment and no block;
+ *   - the rounding rule (this pass uses the CUDA one) and no torch_npu
+ *     workspace segments;
+ *   - every block size learned backward: the size this pass gave the
+ *     block that alloc made, found in its final state (a learned size is
+ *     that of a block alive at the end);
+ *   - every segment's attributes learned backward where this pass made
+ *     that segment: what it guessed instead (r->seen);
+ *   - no anomaly and no fix in this pass (it gives up at the first).
+ * Then every step of the two passes reads the same values, and the
+ * checkpoints, the findings and the counts are the same bytes; the
+ * one-thread build, which never has such a pass, is the test of that
+ * (tests/index/threads.test, on every fixture). A pass that gives up
+ * costs the parse's second core what it did until then.
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/replay_int.h"
+#include "util/xalloc.h"
+
+static int
+fin_cmp(const void *a, const void *b)
+{
+	const struct finseg *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct finseg *
+replay_early_final(const struct snapshot *s, uint32_t d, size_t *n)
+{
+	struct finseg *v = NULL;
+	size_t cap = 0;
+	uint32_t i;
+
+	*n = 0;
+	for (i = 0; i < s->n_segments; i++) {
+		const struct snap_segment *fs = &s->segments[i];
+		struct finseg *f;
+
+		if (fs->device != d)
+			continue;
+		if (*n == cap)
+			v = xgrow(v, &cap, *n + 1, sizeof *v);
+		f = &v[(*n)++];
+		memset(f, 0, sizeof *f);
+		/* as replay_final_state() makes it (a segment it clips or
+		 * leaves out is not found, or is found and then does not
+		 * fit: the build makes its own pass) */
+		f->addr = fs->addr;
+		f->size = fs->total_size;
+		f->a.pool[0] = fs->pool_id[0];
+		f->a.pool[1] = fs->pool_id[1];
+		f->a.stack = fs->stack;
+		f->a.is_large = fs->is_large;
+		f->a.is_expandable = fs->is_expandable;
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof *v, fin_cmp);
+	return v;
+}
+
+struct replay *
+replay_early_new(uint32_t d, size_t tape_mem, const struct finseg *fin,
+    size_t n)
+{
+	struct replay *x = xcalloc(1, sizeof *x);
+
+	x->device = d;
+	x->fin = fin;
+	x->n_fin = n;
+	rstate_init(&x->cur);
+	avl_init(&x->fix, sizeof(struct fix));
+	ckpt_init(&x->ck, REPLAY_K);
+	ulog_init(&x->log);
+	x->info.k = REPLAY_K;
+	x->tape_mem = tape_mem;
+	if (tape_mem > 0)
+		ckpt_use_tapes(&x->ck, tape_mem);
+	rstate_index(&x->cur, 1);
+	x->seen_on = 1;
+	/* as build_forward() begins */
+	x->collect = 1;
+	ckpt_take(&x->ck, &x->cur);
+	return x;
+}
+
+/* build_forward()'s loop, one event at a time: the checkpoint it takes
+ * after event i unless i is the last, taken here when event i + 1
+ * comes. */
+int
+replay_early_event(struct replay *x, const struct rev *e)
+{
+	uint64_t i = x->n, gap;
+
+	if (x->early_ckpt) {
+		ckpt_take(&x->ck, &x->cur);
+		x->early_last = i;
+		x->early_ckpt = 0;
+	}
+	gap = x->cur.blk.n / 4;
+	replay_apply_ev(x, &x->cur, i, e);
+	x->n = i + 1;
+	if (x->n_fwd_issues != 0 || x->n_fix_new != 0)
+		return -1;
+	x->early_ckpt = i + 1 - x->early_last >= (gap > x->ck.k ? gap
+								: x->ck.k);
+	return 0;
+}
+
+static int
+made_cmp(const void *a, const void *b)
+{
+	const struct learned *x = a, *y = b;
+
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+void
+replay_early_settle(struct replay *x)
+{
+	const struct rblk *b;
+	uint64_t n = 0;
+
+	for (b = avl_first(&x->cur.blk); b != NULL; b = avl_next(b))
+		if (b->b.state != SNAP_BLOCK_INACTIVE) {
+			if (b->b.alloc_ev >= 0)
+				n++;
+			else
+				x->info.n_ghost++; /* as count_ghosts() */
+		}
+	x->made = xreallocarray(NULL, n + 1, sizeof *x->made);
+	for (b = avl_first(&x->cur.blk); b != NULL; b = avl_next(b))
+		if (b->b.state != SNAP_BLOCK_INACTIVE && b->b.alloc_ev >= 0) {
+			x->made[x->n_made].ev = (uint64_t)b->b.alloc_ev;
+			x->made[x->n_made++].size = b->b.size;
+		}
+	qsort(x->made, x->n_made, sizeof *x->made, made_cmp);
+	rstate_destroy(&x->cur);
+	rstate_init(&x->cur);
+	x->cur.at = (int64_t)x->n - 1;
+	x->collect = 0;
+}
+
+/* Every size r learned is that of the block its alloc made alive at the
+ * end of x (both ascend by event). */
+static int
+sizes_fit(const struct replay *r, const struct replay *x)
+{
+	uint64_t i, j = 0;
+
+	for (i = 0; i < r->n_learned; i++) {
+		const struct learned *l = &r->learned[i];
+
+		if (l->size == 0)
+			continue;
+		while (j < x->n_made && x->made[j].ev < l->ev)
+			j++;
+		if (j == x->n_made || x->made[j].ev != l->ev ||
+		    x->made[j].size != l->size)
+			return 0;
+	}
+	return 1;
+}
+
+/* Every segment x made has the attributes r learned for its event, if
+ * r learned any; where r learned none, r guesses: so must x have. */
+static int
+attrs_fit(const struct replay *r, const struct replay *x)
+{
+	uint64_t i;
+
+	for (i = 0; i < x->n_seen; i++) {
+		const struct segattr *g = &x->seen[i];
+		const struct segattr *a = replay_attr_find(r, g->ev);
+
+		if (a == NULL && g->final)
+			return 0;
+		if (a != NULL && (a->pool[0] != g->pool[0] ||
+		    a->pool[1] != g->pool[1] || a->stack != g->stack ||
+		    a->is_large != g->is_large ||
+		    a->is_expandable != g->is_expandable)) {
+					return 0; }
+	}
+	return 1;
+}
+
+int
+replay_early_fits(const struct replay *r, const struct replay *x)
+{
+	return x->made != NULL && x->device == r->device && x->n == r->n &&
+	    x->n_fwd_issues == 0 && x->n_fix_new == 0 &&
+	    x->npu_round == r->npu_round && r->n_workspace == 0 &&
+	    r->fix.n == 0 && r->cur.seg.n == 0 && r->cur.blk.n == 0 &&
+	    (r->tape_mem > 0) == (x->tape_mem > 0) && sizes_fit(r, x) &&
+	    attrs_fit(r, x);
+}
+
+atomic_uint_fast64_t replay_early_adopted;
+
+void
+replay_early_adopt(struct replay *r, struct replay *x)
+{
+	struct replay_info in = r->info;
+
+	atomic_fetch_add(&replay_early_adopted, 1);
+
+	x->s = r->s;
+	x->t = r->t;
+	x->src = r->src;
+	memset(&r->src, 0, sizeof r->src);
+	x->learned = r->learned;
+	x->n_learned = r->n_learned;
+	x->cap_learned = r->cap_learned;
+	r->learned = NULL;
+	x->attrs = r->attrs;
+	x->n_attrs = r->n_attrs;
+	x->cap_attrs = r->cap_attrs;
+	r->attrs = NULL;
+	x->workspace = r->workspace;
+	x->n_workspace = r->n_workspace;
+	r->workspace = NULL;
+	/* the counts the forward pass keeps are x's, the others r's */
+	in.n_free_no_alloc = x->info.n_free_no_alloc;
+	in.n_aligned = x->info.n_aligned;
+	in.n_ghost = x->info.n_ghost;
+	x->info = in;
+	free(x->made);
+	x->made = NULL;
+	x->n_made = 0;
+	free(x->seen);
+	x->seen = NULL;
+	x->n_seen = x->cap_seen = 0;
+	x->seen_on = 0;
+	x->fin = NULL;
+	x->n_fin = 0;
+}
