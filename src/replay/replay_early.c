@@ -156,6 +156,9 @@ replay_early_settle(struct replay *x)
 		}
 	qsort(x->made, x->n_made, sizeof *x->made, made_cmp);
 	rstate_destroy(&x->cur);
+	/* it was built on the encoder's thread: its pages go back before
+	 * the backward pass makes its own state on this one */
+	xalloc_release();
 	rstate_init(&x->cur);
 	x->cur.at = (int64_t)x->n - 1;
 	x->collect = 0;

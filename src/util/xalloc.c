@@ -153,6 +153,14 @@ xalloc_hint_huge(void *p, size_t bytes)
 }
 
 void
+xalloc_release(void)
+{
+#if defined(__GLIBC__)
+	(void)malloc_trim(0);
+#endif
+}
+
+void
 xalloc_tune(void)
 {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)

@@ -46,6 +46,15 @@ void xalloc_hint_huge(void *p, size_t bytes);
  */
 void xalloc_tune(void);
 
+/*
+ * Gives the pages of memory freed so far back to the system. glibc keeps
+ * a heap per thread that allocates: what one thread built and another
+ * freed stays in the first one's heap, out of the second's reach, so a
+ * structure handed between threads and freed would count twice towards
+ * the peak (malloc_trim(); nothing elsewhere).
+ */
+void xalloc_release(void);
+
 /* xgrow() on arr, called only when it must grow: the check is inline,
  * for the hot paths that call it once per item (the pickle reader's free
  * lists). cap and need are evaluated twice: no side effects. */
