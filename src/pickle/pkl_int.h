@@ -84,6 +84,18 @@ struct cont {
 	size_t n_cont;   /* items that are containers (references to drop) */
 };
 
+/* A list of a record read whole (pkl_record.c): where its bytes are (a
+ * MARK, memo fetches of ids and strings, an APPENDS), how many opcodes
+ * they are, and what the sink's take_items() made of them. */
+struct rec_seen {
+	uint64_t hash;
+	uint64_t gen;      /* the reader's memo_gen then */
+	size_t off;
+	uint32_t len, ops;
+	uint64_t id;
+	uint8_t cls, id_cls, set;
+};
+
 struct pkl_reader {
 	const uint8_t *buf;
 	size_t len, pos, op_pos;
@@ -131,6 +143,12 @@ struct pkl_reader {
 	uint64_t next_progress;
 	struct pkl_value *rec; /* items of lists of records read whole */
 	size_t cap_rec;
+	/* Lists of records read whole lately, by a hash of their bytes
+	 * (pkl_record.c), NULL until the first; and how many times a memo
+	 * slot changed in place (a store over a set slot, a container
+	 * turned into its id), which makes a list seen before stale. */
+	struct rec_seen *seen;
+	uint64_t memo_gen;
 	struct pkl_jring *jring; /* JSON input: its decoded strings */
 
 	struct pkl_stats st;

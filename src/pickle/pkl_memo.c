@@ -266,8 +266,10 @@ pkl_memo_store(struct pkl_reader *r, uint64_t idx, const struct pkl_value *v,
 	}
 	if ((r->memo[idx] & 7) == M_EMPTY)
 		r->memo_used++;
-	else
+	else {
 		memo_clear(r, idx);
+		r->memo_gen++;
+	}
 	m = memo_encode(r, idx, v);
 	if (m == 0)
 		return pkl_fail(r, err, SV_ERR_LIMIT, "more than %u boxed memo "
@@ -301,6 +303,7 @@ pkl_consume(struct pkl_reader *r, struct cont *c, const struct pkl_value *child,
 		idv.cls = id_cls;
 		idv.v.id = id;
 		box_free(r, r->memo[c->memo]);
+		r->memo_gen++;
 		/* the box just freed is there for an id that needs one */
 		r->memo[c->memo] = t == PKL_DROP ? (uint32_t)M_GONE
 		    : memo_encode(r, c->memo, &idv);

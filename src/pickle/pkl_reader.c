@@ -1130,6 +1130,7 @@ pkl_reader_free(struct pkl_reader *r)
 	pkl_memo_free(r);
 	free(r->work);
 	free(r->rec);
+	free(r->seen);
 	if (r->jring != NULL)
 		for (i = 0; i < PKL_JSON_RING; i++)
 			free(r->jring->buf[i]);

@@ -134,7 +134,10 @@ struct pkl_sink {
 	 * hands it to take() as usual; -1 with err set aborts the load. May
 	 * be NULL. Most trace entries bring a list of their own, their
 	 * frames, and making it only to turn it into an id was a tenth of
-	 * a parse.
+	 * a parse. Its answer must depend on cls and the items alone: a
+	 * list whose bytes repeat those of one it answered PKL_ID_REPLACE
+	 * (while no memo slot changed) gets that answer without a call
+	 * (pkl_record.c).
 	 */
 	int (*take_items)(void *ctx, struct pkl_reader *r, uint8_t cls,
 	    const struct pkl_value *items, size_t n, uint64_t *id,

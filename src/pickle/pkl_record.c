@@ -6,7 +6,9 @@
  * it does not know; a record it takes leaves the None flagged F_TAKEN on
  * the stack that the general path's close_record() leaves, and the memo
  * as that path would. Every opcode and length byte is read once, then
- * checked and used (pkl_int.h).
+ * checked and used (pkl_int.h). A list of the record that repeats the
+ * bytes of one read lately is answered as that one was ("lists seen
+ * before", below).
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "pickle/pkl_ops.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #define REC_ITEMS 64      /* keys and values of a record read whole */
@@ -32,10 +35,20 @@ struct rec_put {
 };
 
 /* A list value of the record: it[item] stands for it until it is made;
- * its items are r->rec[first .. first + n). */
+ * its items are r->rec[first .. first + n). When its bytes repeat a list
+ * seen before (seen: a copy of that entry) its items are not read: it
+ * is what the sink made of that one, or its items are read when needed
+ * (seen_items()). body, blen, bhash, bops: its one batch of memo
+ * fetches, when it began with one that could be remembered; single:
+ * that batch was all of it. */
 struct rec_list {
 	uint32_t item;
 	size_t first, n;
+	struct rec_seen seen;
+	int hit, single;
+	size_t body;
+	uint32_t blen, bops;
+	uint64_t bhash;
 };
 
 struct rec {
@@ -302,6 +315,144 @@ rec_fetch_run(struct pkl_reader *r, struct rec *rc, size_t *q)
 	*q = p;
 }
 
+/* ---- lists seen before ----------------------------------------------------
+ *
+ * Most trace entries bring a list of their frames, the same frames as
+ * an entry before them (a C++ stack is a hundred memo fetches of frame
+ * dicts: reading them one by one and interning them was a third of a
+ * parse). A list that is one batch of memo fetches of ids and strings,
+ * "MARK (BINGET|LONG_BINGET)* APPENDS", with the same bytes as one seen
+ * while no memo slot changed in place, has the same items: the sink's
+ * answer for that one (take_items()) is its answer, and its items are
+ * read only where the list turns out to be more than that batch or of
+ * another class. The bytes are scanned (each opcode and its operand's
+ * length, no memo slot), hashed, and compared with those of the list
+ * remembered under the hash: equal bytes, never the hash alone. */
+
+#define SEEN_N 256          /* lists remembered, by hash */
+#define SEEN_MIN 4          /* fetches: fewer are read as fast as this */
+#define SEEN_MAX_LEN 8192   /* bytes of one */
+
+/* The batch of memo fetches at q (its MARK): its length, and its opcodes
+ * in *ops; 0 when it is not one that can be remembered. */
+static uint32_t
+seen_scan(const uint8_t *buf, size_t len, size_t q, uint32_t *ops)
+{
+	size_t p = q + 1, lim = len - q > SEEN_MAX_LEN ? q + SEEN_MAX_LEN
+						       : len;
+	uint32_t n = 0;
+
+	for (;;) {
+		if (p < lim && buf[p] == PKL_OP_LONG_BINGET && lim - p > 5)
+			p += 5;
+		else if (p < lim && buf[p] == PKL_OP_BINGET && lim - p > 2)
+			p += 2;
+		else
+			break;
+		n++;
+	}
+	if (n < SEEN_MIN || p >= lim || buf[p] != PKL_OP_APPENDS)
+		return 0;
+	*ops = n + 2;
+	return (uint32_t)(p + 1 - q);
+}
+
+/* The entry for l's batch, when it is a list seen before with the same
+ * bytes; NULL otherwise. */
+static const struct rec_seen *
+seen_find(const struct pkl_reader *r, const struct rec_list *l)
+{
+	const struct rec_seen *e;
+
+	if (r->seen == NULL)
+		return NULL;
+	e = &r->seen[l->bhash % SEEN_N];
+	if (!e->set || e->hash != l->bhash || e->len != l->blen ||
+	    e->gen != r->memo_gen || e->off > r->len ||
+	    e->len > r->len - e->off ||
+	    memcmp(r->buf + e->off, r->buf + l->body, l->blen) != 0)
+		return NULL;
+	return e;
+}
+
+/* Remembers what the sink made of list l, one batch of memo fetches. */
+static void
+seen_put(struct pkl_reader *r, const struct rec_list *l, uint8_t cls,
+    uint64_t id, uint8_t id_cls)
+{
+	struct rec_seen *e;
+
+	if (r->seen == NULL)
+		r->seen = xcalloc(SEEN_N, sizeof *r->seen);
+	e = &r->seen[l->bhash % SEEN_N];
+	e->hash = l->bhash;
+	e->gen = r->memo_gen;
+	e->off = l->body;
+	e->len = l->blen;
+	e->ops = l->bops;
+	e->id = id;
+	e->cls = cls;
+	e->id_cls = id_cls;
+	e->set = 1;
+}
+
+/* The items of l, a list seen before whose items were not read, read now
+ * into r->rec from its bytes (which were fetches of ids and strings then,
+ * and the memo has not changed since): 0, or -1 if they are not. */
+static int
+seen_items(struct pkl_reader *r, struct rec *rc, struct rec_list *l)
+{
+	const uint8_t *buf = r->buf;
+	size_t p = l->body + 1, end = l->body + l->blen - 1, idx;
+
+	XGROW(r->rec, r->cap_rec, rc->nli + (l->bops - 2));
+	l->first = rc->nli;
+	while (p < end) {
+		uint8_t op = buf[p];
+
+		/* each byte read once (the file may change under us) */
+		if (op == PKL_OP_BINGET && end - p >= 2) {
+			idx = buf[p + 1];
+			p += 2;
+		} else if (op == PKL_OP_LONG_BINGET && end - p >= 5) {
+			idx = (size_t)le(buf + p + 1, 4);
+			p += 5;
+		} else {
+			return -1;
+		}
+		if (idx >= r->memo_top || rc->nli >= r->cap_rec ||
+		    !slot_id_or_str(r->memo[idx], idx, r->mbase,
+		    &r->rec[rc->nli]))
+			return -1;
+		rc->nli++;
+	}
+	l->n = rc->nli - l->first;
+	l->hit = 0;
+	return l->n == (size_t)(l->bops - 2) ? 0 : -1;
+}
+
+/* Whether an "item [memo store] APPEND" of list l comes at q, read
+ * without keeping anything: after a list seen before, the list's end is
+ * the next key of the record, which is no such thing. */
+static int
+item_appended(struct pkl_reader *r, struct rec *rc, size_t q)
+{
+	uint64_t ops = rc->ops, slot = rc->slot;
+	size_t np = rc->np;
+	struct pkl_value v;
+	int t = 0;
+
+	if (rec_scalar(r, rc, &q, &v) &&
+	    skip_frames(r->buf, r->len, &q, &rc->ops) &&
+	    rec_memo(rc, r->buf, r->len, &q, P_LITEM, 0) >= 0 &&
+	    skip_frames(r->buf, r->len, &q, &rc->ops))
+		t = r->buf[q] == PKL_OP_APPEND;
+	rc->ops = ops;
+	rc->np = np;
+	rc->slot = slot;
+	return t;
+}
+
 /*
  * A list as the value of the record's item rc->n, from just after its
  * EMPTY_LIST: [memo store] then any number of "MARK (item [memo store])*
@@ -322,13 +473,36 @@ rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
 	l = &rc->list[rc->nl];
 	l->item = (uint32_t)rc->n;
 	l->first = rc->nli;
+	l->hit = l->single = 0;
+	l->blen = 0;
 	if (!skip_frames(buf, len, &q, &rc->ops) ||
 	    rec_memo(rc, buf, len, &q, P_LIST, rc->nl) < 0)
 		return 0;
+	if (q < len && buf[q] == PKL_OP_MARK &&
+	    (l->blen = seen_scan(buf, len, q, &l->bops)) > 0) {
+		const struct rec_seen *e;
+
+		l->body = q;
+		l->bhash = sv_xxh3(buf + q, l->blen);
+		l->single = 1;
+		if ((e = seen_find(r, l)) != NULL) {
+			l->seen = *e;
+			l->hit = 1;
+			l->n = 0;
+			rc->ops += l->bops;
+			q += l->blen;
+		}
+	}
 	for (;;) {
 		if (!skip_frames(buf, len, &q, &rc->ops))
 			return 0;
 		if (buf[q] == PKL_OP_MARK) {
+			/* more than the batch seen before: its items first */
+			if (l->hit) {
+				if (seen_items(r, rc, l) != 0)
+					return 0;
+			} else if (l->single && q != l->body)
+				l->single = 0;
 			q++;
 			rc->ops++;
 			from = rc->nli;
@@ -352,6 +526,13 @@ rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
 			continue;
 		}
 		/* "item APPEND", or past the list's end (its next key) */
+		if (l->hit || l->single) {
+			if (!item_appended(r, rc, q))
+				break;
+			if (l->hit && seen_items(r, rc, l) != 0)
+				return 0;
+			l->single = 0;
+		}
 		save = q;
 		np = rc->np;
 		slot = rc->slot;
@@ -375,7 +556,8 @@ rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
 		rc->ops = ops;
 		break;
 	}
-	l->n = rc->nli - l->first;
+	if (!l->hit)
+		l->n = rc->nli - l->first;
 	rc->nl++;
 	*p = q;
 	return 1;
@@ -397,20 +579,30 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 	int t;
 
 	for (i = 0; i < rc->nl; i++) {
-		const struct rec_list *l = &rc->list[i];
+		struct rec_list *l = &rc->list[i];
 		uint8_t lcls = r->sink->classify(r->ctx, r, cls,
 		    &rc->it[l->item - 1], 0, PKL_LIST);
 		struct pkl_value v;
 		struct cont *c;
 
+		if (l->hit && (r->sink->take_items == NULL ||
+		    l->seen.cls != lcls) && seen_items(r, rc, l) != 0) {
+			t = pkl_fail(r, err, SV_ERR_FORMAT,
+			    "a list changed while it was read");
+			goto failed;
+		}
 		if (r->sink->take_items != NULL) {
-			uint64_t id = 0;
-			uint8_t id_cls = 0;
+			uint64_t id = l->hit ? l->seen.id : 0;
+			uint8_t id_cls = l->hit ? l->seen.id_cls : 0;
 
-			t = r->sink->take_items(r->ctx, r, lcls,
-			    r->rec + l->first, l->n, &id, &id_cls, err);
+			/* a list seen before: the sink's answer then */
+			t = l->hit ? PKL_ID_REPLACE : r->sink->take_items(
+			    r->ctx, r, lcls, r->rec + l->first, l->n, &id,
+			    &id_cls, err);
 			if (t < 0)
 				goto failed;
+			if (t == PKL_ID_REPLACE && !l->hit && l->single)
+				seen_put(r, l, lcls, id, id_cls);
 			if (t == PKL_ID_REPLACE) {
 				/* stored field by field: a value built on
 				 * the stack by its fields and copied whole

@@ -687,6 +687,7 @@ struct recs {
 	uint64_t count; /* items of the list, from pkl_count() */
 	int n_ids;
 	int n_from_items; /* lists taken from their items (take_items) */
+	int n_item_calls; /* take_items calls, any class */
 };
 
 static uint8_t
@@ -898,6 +899,145 @@ START_TEST(test_pickle_records_long_list)
 	free(buf);
 }
 END_TEST
+
+/* The id of a class 3 list made of its items alone, as a sink's must be
+ * for the lists seen before to be answered without a call. */
+static uint64_t
+pure_id(struct pkl_reader *r, const struct pkl_value *items, size_t n)
+{
+	char d[1024] = "";
+	uint64_t h = 5381;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		describe(r, &items[i], d, sizeof d);
+		app(d, sizeof d, ",");
+	}
+	for (i = 0; d[i] != '\0'; i++)
+		h = h * 33 + (uint8_t)d[i];
+	return 1000 + h % 1000000;
+}
+
+static int
+pure_items(void *ctx, struct pkl_reader *r, uint8_t cls,
+    const struct pkl_value *items, size_t n, uint64_t *id, uint8_t *id_cls,
+    struct sv_error *err)
+{
+	struct recs *rc = ctx;
+
+	(void)err;
+	rc->n_item_calls++;
+	if (cls != 3)
+		return PKL_KEEP;
+	rc->n_from_items++;
+	*id = pure_id(r, items, n);
+	*id_cls = 3;
+	return PKL_ID_REPLACE;
+}
+
+static int
+pure_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
+    const struct pkl_value *parent, const struct pkl_value *key,
+    uint64_t index, const struct pkl_value *child, uint64_t *id,
+    uint8_t *id_cls, struct sv_error *err)
+{
+	const struct pkl_value *it;
+	size_t n;
+
+	if (parent != NULL && child->cls == 3) {
+		it = pkl_items(r, child, &n);
+		*id = pure_id(r, it, n);
+		*id_cls = 3;
+		return PKL_ID_REPLACE;
+	}
+	return recs_take(ctx, r, parent_cls, parent, key, index, child, id,
+	    id_cls, err);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The records of a log in sorted order (a record the fast path leaves to
+ * the general one is taken when its list closes, later than the others). */
+static void
+sort_log(const char *log, char *out, size_t size)
+{
+	char buf[16384], *rec[64], *save = NULL, *t;
+	size_t n = 0, i;
+
+	snprintf(buf, sizeof buf, "%s", log);
+	for (t = strtok_r(buf, ";", &save); t != NULL && n < 64;
+	    t = strtok_r(NULL, ";", &save))
+		rec[n++] = t;
+	qsort(rec, n, sizeof *rec, cmp_str);
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		app(out, size, rec[i]);
+		app(out, size, ";");
+	}
+}
+
+static const struct pkl_sink pure_sink = {recs_classify, pure_take, NULL,
+    recs_record, 1u << 2, pure_items};
+static const struct pkl_sink pure_general = {recs_classify, pure_take, NULL,
+    NULL, 0, NULL};
+
+START_TEST(test_pickle_records_seen)
+{
+	/* lists of memo fetches whose bytes repeat one seen before: the
+	 * answer given then, the items read where the list is more than
+	 * that or of another class, and nothing kept past a memo slot
+	 * changed in place; the records as the general path reads them */
+#define FR "(h\x04h\x05h\x06h\x07" "e"
+	static const char pk[] =
+	    "\x80\x04]\x94("
+	    /* memo 1-7: {'fr': ['a', 'b', 'c', 'd']}, strings stored */
+	    "}\x94(\x8c\x02" "fr\x94]\x94(\x8c\x01" "a\x94\x8c\x01" "b\x94"
+	    "\x8c\x01" "c\x94\x8c\x01" "d\x94" "eu"
+	    /* the same list of fetches, then again: seen */
+	    "}\x94(h\x02]\x94" FR "u"
+	    "}\x94(h\x02]\x94" FR "u"
+	    /* seen, and a second batch */
+	    "}\x94(h\x02]\x94" FR "(h\x04h\x05" "eu"
+	    /* seen under another key: a list of class 4 */
+	    "}\x94(\x8c\x02" "fx\x94]\x94" FR "u"
+	    /* seen, and an item appended */
+	    "}\x94(h\x02]\x94" FR "h\x07" "au"
+	    /* a record that is not complete where it ends (the string
+	     * after it), which the general path takes; then slot 4 changed
+	     * in place: the same bytes, other items */
+	    "}\x94(\x8c\x01" "gK\x01u"
+	    "\x8c\x01" "zq\x04"
+	    "}\x94(h\x02]\x94" FR "u"
+	    "e.";
+	struct recs a, b;
+	struct sv_error err;
+	char sa[4096], sb[4096];
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1, &pure_sink,
+	    &a, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1,
+	    &pure_general, &b, NULL, &err) == 0, "%s", err.msg);
+	sort_log(a.log, sa, sizeof sa);
+	sort_log(b.log, sb, sizeof sb);
+	ck_assert_str_eq(sa, sb);
+	/* six lists of class 3 and one of class 4, which the sink keeps:
+	 * only the third, the same bytes as the second, is answered without
+	 * a call (the last is the same bytes too, but slot 4 changed) */
+	ck_assert_int_eq(a.n_from_items, 5);
+	ck_assert_int_eq(a.n_item_calls, 6);
+	ck_assert_ptr_nonnull(strstr(a.log, "'fx':['a','b','c','d']"));
+	/* and the last list, read after slot 4 changed, is not the first */
+	ck_assert_int_ne(strncmp(strchr(a.log, '#'), strrchr(a.log, '#'), 8),
+	    0);
+}
+END_TEST
+#undef FR
 
 START_TEST(test_pickle_records_whole)
 {
@@ -1120,6 +1260,7 @@ pickle_suite(void)
 	tcase_add_loop_test(tc, test_pickle_records_long_list, 0, 2);
 	tcase_add_test(tc, test_pickle_records_errors);
 	tcase_add_test(tc, test_pickle_records_operands);
+	tcase_add_test(tc, test_pickle_records_seen);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
 	tcase_add_test(tl, test_pickle_deep);
