@@ -45,23 +45,24 @@ fin_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-struct finseg *
-replay_early_final(const struct snapshot *s, uint32_t d, size_t *n)
+void
+replay_early_final(const struct snapshot *s, uint32_t n_dev,
+    struct finseg **fin, size_t *n)
 {
-	struct finseg *v = NULL;
-	size_t cap = 0;
-	uint32_t i;
+	size_t *cap = xcalloc(n_dev ? n_dev : 1, sizeof *cap);
+	uint32_t i, d;
 
-	*n = 0;
+	memset(fin, 0, n_dev * sizeof *fin);
+	memset(n, 0, n_dev * sizeof *n);
 	for (i = 0; i < s->n_segments; i++) {
 		const struct snap_segment *fs = &s->segments[i];
 		struct finseg *f;
 
-		if (fs->device != d)
+		if ((d = fs->device) >= n_dev)
 			continue;
-		if (*n == cap)
-			v = xgrow(v, &cap, *n + 1, sizeof *v);
-		f = &v[(*n)++];
+		if (n[d] == cap[d])
+			fin[d] = xgrow(fin[d], &cap[d], n[d] + 1, sizeof **fin);
+		f = &fin[d][n[d]++];
 		memset(f, 0, sizeof *f);
 		/* as replay_final_state() makes it (a segment it clips or
 		 * leaves out is not found, or is found and then does not
@@ -74,9 +75,10 @@ replay_early_final(const struct snapshot *s, uint32_t d, size_t *n)
 		f->a.is_large = fs->is_large;
 		f->a.is_expandable = fs->is_expandable;
 	}
-	if (*n > 1)
-		qsort(v, *n, sizeof *v, fin_cmp);
-	return v;
+	for (d = 0; d < n_dev; d++)
+		if (n[d] > 1)
+			qsort(fin[d], n[d], sizeof *fin[d], fin_cmp);
+	free(cap);
 }
 
 struct replay *

@@ -17,14 +17,12 @@
 
 #define SECTION_NAME "replay.3"
 
-/* Every device's checkpoints, appended to out as the replays are built:
- * each replay's own go to temporary files as they are made (at 10 GB of
- * snapshot they are about 500 MB, the largest thing an index build held
- * in memory), and out is one too once past a few MB. */
 /* ---- the forward passes made beside the parse (replay_early.c) ---- */
 
-/* Devices past this many get none: a file's device numbers are its own. */
-#define EARLY_DEVICES 1024
+/* Devices from this number on get none: every device's pass is held at
+ * once, until the parse ends (a node has up to 16 GPUs; the host's
+ * pinned memory, SNAP_HOST_DEVICE, is built after the parse). */
+#define EARLY_DEVICES 64
 /* The checkpoints' bytes a pass keeps in memory before its tapes go to
  * temporary files: less than a build's (CKPT_TAPE_MEM), as the parse's
  * memory is held beside it (at 256 KiB a 1 GB file's peak RSS was 1.1
@@ -57,17 +55,11 @@ static void
 early_begin(void *st, const struct snapshot *s)
 {
 	struct early *x = st;
-	uint32_t i, n = 0, d;
 
-	for (i = 0; i < s->n_segments; i++)
-		if (s->segments[i].device < EARLY_DEVICES &&
-		    s->segments[i].device + 1 > n)
-			n = s->segments[i].device + 1;
-	x->fin = xcalloc(n ? n : 1, sizeof *x->fin);
-	x->n_fin = xcalloc(n ? n : 1, sizeof *x->n_fin);
-	x->n_fin_dev = n;
-	for (d = 0; d < n; d++)
-		x->fin[d] = replay_early_final(s, d, &x->n_fin[d]);
+	x->fin = xcalloc(EARLY_DEVICES, sizeof *x->fin);
+	x->n_fin = xcalloc(EARLY_DEVICES, sizeof *x->n_fin);
+	x->n_fin_dev = EARLY_DEVICES;
+	replay_early_final(s, EARLY_DEVICES, x->fin, x->n_fin);
 }
 
 /* The events of one batch, to their devices' passes. */
@@ -145,6 +137,10 @@ early_take(struct early *x, uint32_t d)
 
 /* ---- the section ------------------------------------------------------ */
 
+/* Every device's checkpoints, appended to out as the replays are built:
+ * each replay's own go to temporary files as they are made (at 10 GB of
+ * snapshot they are about 500 MB, the largest thing an index build held
+ * in memory), and out is one too once past a few MB. */
 static int
 build(const struct snapshot *s, void *arg, void *early, struct tape *out,
     struct sv_error *err)

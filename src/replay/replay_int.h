@@ -244,10 +244,11 @@ struct replay *replay_build(const struct snapshot *s, uint32_t d,
  * replay_early_adopt()) its attributes. */
 struct replay *replay_early_new(uint32_t d, size_t tape_mem,
     const struct finseg *fin, size_t n);
-/* The final segments of device d in s as fin[] (*n), by address, that
- * replay_early_new() takes. */
-struct finseg *replay_early_final(const struct snapshot *s, uint32_t d,
-    size_t *n);
+/* The final segments in s of every device below n_dev, as the fin[d]
+ * (n[d] of them, by address) replay_early_new() takes; one pass over the
+ * segments. */
+void replay_early_final(const struct snapshot *s, uint32_t n_dev,
+    struct finseg **fin, size_t *n);
 /* Applies the next event; -1 when the pass gives up (it found what an
  * empty start would not explain: a build would not take it). */
 int replay_early_event(struct replay *x, const struct rev *e);
