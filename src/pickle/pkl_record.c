@@ -329,7 +329,7 @@ rec_fetch_run(struct pkl_reader *r, struct rec *rc, size_t *q)
  * length, no memo slot), hashed, and compared with those of the list
  * remembered under the hash: equal bytes, never the hash alone. */
 
-#define SEEN_N 256          /* lists remembered, by hash */
+#define SEEN_N 4096         /* lists remembered, by hash */
 #define SEEN_MIN 4          /* fetches: fewer are read as fast as this */
 #define SEEN_MAX_LEN 8192   /* bytes of one */
 
