@@ -21,7 +21,11 @@
  *     that of a block alive at the end);
  *   - every segment's attributes learned backward where this pass made
  *     that segment: what it guessed instead (r->seen);
- *   - no anomaly and no fix in this pass (it gives up at the first).
+ *   - no anomaly and no fix in this pass (it gives up at the first, and
+ *     where it makes a segment that no final segment tells the
+ *     attributes of for an event with a pool of its own, 2.14: the
+ *     build's guess reads that pool from the snapshot's strings, which
+ *     the parse is still filling).
  * Then every step of the two passes reads the same values, and the
  * checkpoints, the findings and the counts are the same bytes; the
  * one-thread build, which never has such a pass, is the test of that
@@ -110,7 +114,7 @@ replay_early_new(uint32_t d, size_t tape_mem, const struct finseg *fin,
  * after event i unless i is the last, taken here when event i + 1
  * comes. */
 int
-replay_early_event(struct replay *x, const struct rev *e)
+replay_early_event(struct replay *x, const struct rev *e, int pool)
 {
 	uint64_t i = x->n, gap;
 
@@ -120,9 +124,11 @@ replay_early_event(struct replay *x, const struct rev *e)
 		x->early_ckpt = 0;
 	}
 	gap = x->cur.blk.n / 4;
+	x->ev_pool = pool;
 	replay_apply_ev(x, &x->cur, i, e);
+	x->ev_pool = 0;
 	x->n = i + 1;
-	if (x->n_fwd_issues != 0 || x->n_fix_new != 0)
+	if (x->n_fwd_issues != 0 || x->n_fix_new != 0 || x->unknown_pool)
 		return -1;
 	x->early_ckpt = i + 1 - x->early_last >= (gap > x->ck.k ? gap
 								: x->ck.k);

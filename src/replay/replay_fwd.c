@@ -206,6 +206,8 @@ replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
 		sg->hdr.is_large = sg->hdr.size != SMALL_SEG;
 	if (r->seen_on)
 		seen_add(r, ev, sg, 0);
+	/* an early pass has not the event's pool the build would read */
+	r->unknown_pool |= r->ev_pool;
 }
 
 static void

@@ -93,9 +93,7 @@ early_stream(void *st, const struct snap_evrec *first, size_t n,
 			    d < x->n_fin_dev ? x->fin[d] : NULL,
 			    d < x->n_fin_dev ? x->n_fin[d] : 0);
 		rev_make(&e, v->action, v->addr, v->size, v->stream, v->stack);
-		/* an event's own pool (2.14) is a string of the snapshot the
-		 * parse is still filling: the build's pass reads it */
-		if (v->pool != 0 || replay_early_event(x->dev[d], &e) != 0) {
+		if (replay_early_event(x->dev[d], &e, v->pool != 0) != 0) {
 			replay_free(x->dev[d]);
 			x->dev[d] = NULL;
 			x->gave_up[d] = 1;

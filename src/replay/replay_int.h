@@ -105,6 +105,10 @@ struct replay {
 	uint64_t n_seen;
 	size_t cap_seen;
 	int seen_on;
+	/* the event being applied names a pool of its own (2.14), which
+	 * such a pass cannot read; unknown_pool: a segment it made had to
+	 * be given one */
+	int ev_pool, unknown_pool;
 	const struct finseg *fin;       /* borrowed, by address */
 	size_t n_fin;
 	/* once settled: the size of every block alive at its end, by the
@@ -249,9 +253,12 @@ struct replay *replay_early_new(uint32_t d, size_t tape_mem,
  * segments. */
 void replay_early_final(const struct snapshot *s, uint32_t n_dev,
     struct finseg **fin, size_t *n);
-/* Applies the next event; -1 when the pass gives up (it found what an
- * empty start would not explain: a build would not take it). */
-int replay_early_event(struct replay *x, const struct rev *e);
+/* Applies the next event (pool: it names a pool of its own, which the
+ * pass cannot read; only a segment it makes without a final segment's
+ * attributes would take it); -1 when the pass gives up (it found what an
+ * empty start would not explain, or a pool it cannot read: a build
+ * would not take it). */
+int replay_early_event(struct replay *x, const struct rev *e, int pool);
 /* After x's last event: keeps of its final state only what
  * replay_early_fits() asks (the sizes of the blocks alive), so that the
  * build's backward pass does not hold a second state beside its own. */
