@@ -514,6 +514,10 @@ rec_list(struct pkl_reader *r, struct rec *rc, size_t *p)
 					return 0;
 				if (buf[q] == PKL_OP_APPENDS)
 					break;
+				/* not all fetches of ids and strings (a boxed
+				 * value, or no room): not one to remember, as
+				 * seen_items() could not read it again */
+				l->single = 0;
 				t = rec_memo(rc, buf, len, &q, P_LITEM,
 				    rc->nli - 1);
 				if (t < 0 || (t > 0 && rc->nli == from))

@@ -1039,6 +1039,40 @@ START_TEST(test_pickle_records_seen)
 END_TEST
 #undef FR
 
+START_TEST(test_pickle_records_seen_boxed)
+{
+	/* a list of fetches of which one is a boxed value (a float) is not
+	 * remembered: the same bytes under another key are read as usual,
+	 * not refused */
+	static const char pk[] =
+	    "\x80\x04]\x94("
+	    /* memo 1-7: {'fr': ['a', 1.5, 'b', 'c']} */
+	    "}\x94(\x8c\x02" "fr\x94]\x94(\x8c\x01" "a\x94"
+	    "G\x3f\xf8\x00\x00\x00\x00\x00\x00\x94"
+	    "\x8c\x01" "b\x94\x8c\x01" "c\x94" "eu"
+	    "}\x94(h\x02]\x94(h\x04h\x05h\x06h\x07" "eu"
+	    "}\x94(\x8c\x02" "fx\x94]\x94(h\x04h\x05h\x06h\x07" "eu"
+	    "}\x94(h\x02]\x94(h\x04h\x05h\x06h\x07" "eu"
+	    "e.";
+	struct recs a, b;
+	struct sv_error err;
+	char sa[4096], sb[4096];
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1, &pure_sink,
+	    &a, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1,
+	    &pure_general, &b, NULL, &err) == 0, "%s", err.msg);
+	sort_log(a.log, sa, sizeof sa);
+	sort_log(b.log, sb, sizeof sb);
+	ck_assert_str_eq(sa, sb);
+	ck_assert_ptr_nonnull(strstr(a.log, "'fx':['a',1.5,'b','c']"));
+	/* every list of class 3 went to the sink */
+	ck_assert_int_eq(a.n_from_items, 3);
+}
+END_TEST
+
 START_TEST(test_pickle_records_whole)
 {
 	/* records of scalars and lists of them are read without a dict */
@@ -1261,6 +1295,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_records_errors);
 	tcase_add_test(tc, test_pickle_records_operands);
 	tcase_add_test(tc, test_pickle_records_seen);
+	tcase_add_test(tc, test_pickle_records_seen_boxed);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
 	tcase_add_test(tl, test_pickle_deep);
