@@ -985,6 +985,27 @@ static const struct pkl_sink pure_sink = {recs_classify, pure_take, NULL,
 static const struct pkl_sink pure_general = {recs_classify, pure_take, NULL,
     NULL, 0, NULL};
 
+/* Reads pk[0..len) with the records read whole and their lists' answers
+ * remembered (into *a), and the general way: the same records (sorted),
+ * both without error. */
+static void
+same_as_general(const char *pk, size_t len, struct recs *a)
+{
+	struct recs b;
+	struct sv_error err;
+	char sa[4096], sb[4096];
+
+	memset(a, 0, sizeof *a);
+	memset(&b, 0, sizeof b);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, len, &pure_sink, a, NULL,
+	    &err) == 0, "%s", err.msg);
+	ck_assert_msg(pkl_run((const uint8_t *)pk, len, &pure_general, &b,
+	    NULL, &err) == 0, "%s", err.msg);
+	sort_log(a->log, sa, sizeof sa);
+	sort_log(b.log, sb, sizeof sb);
+	ck_assert_str_eq(sa, sb);
+}
+
 START_TEST(test_pickle_records_seen)
 {
 	/* lists of memo fetches whose bytes repeat one seen before: the
@@ -1013,19 +1034,9 @@ START_TEST(test_pickle_records_seen)
 	    "\x8c\x01" "zq\x04"
 	    "}\x94(h\x02]\x94" FR "u"
 	    "e.";
-	struct recs a, b;
-	struct sv_error err;
-	char sa[4096], sb[4096];
+	struct recs a;
 
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1, &pure_sink,
-	    &a, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1,
-	    &pure_general, &b, NULL, &err) == 0, "%s", err.msg);
-	sort_log(a.log, sa, sizeof sa);
-	sort_log(b.log, sb, sizeof sb);
-	ck_assert_str_eq(sa, sb);
+	same_as_general(pk, sizeof pk - 1, &a);
 	/* six lists of class 3 and one of class 4, which the sink keeps:
 	 * only the third, the same bytes as the second, is answered without
 	 * a call (the last is the same bytes too, but slot 4 changed) */
@@ -1054,19 +1065,9 @@ START_TEST(test_pickle_records_seen_boxed)
 	    "}\x94(\x8c\x02" "fx\x94]\x94(h\x04h\x05h\x06h\x07" "eu"
 	    "}\x94(h\x02]\x94(h\x04h\x05h\x06h\x07" "eu"
 	    "e.";
-	struct recs a, b;
-	struct sv_error err;
-	char sa[4096], sb[4096];
+	struct recs a;
 
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1, &pure_sink,
-	    &a, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(pkl_run((const uint8_t *)pk, sizeof pk - 1,
-	    &pure_general, &b, NULL, &err) == 0, "%s", err.msg);
-	sort_log(a.log, sa, sizeof sa);
-	sort_log(b.log, sb, sizeof sb);
-	ck_assert_str_eq(sa, sb);
+	same_as_general(pk, sizeof pk - 1, &a);
 	ck_assert_ptr_nonnull(strstr(a.log, "'fx':['a',1.5,'b','c']"));
 	/* every list of class 3 went to the sink */
 	ck_assert_int_eq(a.n_from_items, 3);
