@@ -137,16 +137,6 @@ count_start(struct replay *r)
 		r->info.n_pre_blocks += b->b.state != SNAP_BLOCK_INACTIVE;
 }
 
-static void
-count_ghosts(struct replay *r)
-{
-	const struct rblk *b;
-
-	for (b = avl_first(&r->cur.blk); b != NULL; b = avl_next(b))
-		r->info.n_ghost += b->b.state != SNAP_BLOCK_INACTIVE &&
-		    b->b.alloc_ev < 0;
-}
-
 /* Forward pass over the whole trace: checkpoints and anomalies. A
  * checkpoint costs up to the size of the state, so the interval grows
  * with it: at least K events, and at least a quarter of the blocks the
@@ -179,7 +169,7 @@ build_forward(struct replay *r)
 	}
 	evs_close(&es);
 	r->collect = 0;
-	count_ghosts(r);
+	r->info.n_ghost += rstate_ghosts(&r->cur);
 	return 0;
 }
 

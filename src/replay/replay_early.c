@@ -149,13 +149,9 @@ replay_early_settle(struct replay *x)
 	const struct rblk *b;
 	uint64_t n = 0;
 
+	x->info.n_ghost += rstate_ghosts(&x->cur);
 	for (b = avl_first(&x->cur.blk); b != NULL; b = avl_next(b))
-		if (b->b.state != SNAP_BLOCK_INACTIVE) {
-			if (b->b.alloc_ev >= 0)
-				n++;
-			else
-				x->info.n_ghost++; /* as count_ghosts() */
-		}
+		n += b->b.state != SNAP_BLOCK_INACTIVE && b->b.alloc_ev >= 0;
 	x->made = xreallocarray(NULL, n + 1, sizeof *x->made);
 	for (b = avl_first(&x->cur.blk); b != NULL; b = avl_next(b))
 		if (b->b.state != SNAP_BLOCK_INACTIVE && b->b.alloc_ev >= 0) {

@@ -48,6 +48,17 @@ rstate_destroy(struct rstate *st)
 	st->indexed = st->index_live = 0;
 }
 
+uint64_t
+rstate_ghosts(const struct rstate *st)
+{
+	const struct rblk *b;
+	uint64_t n = 0;
+
+	for (b = avl_first(&st->blk); b != NULL; b = avl_next(b))
+		n += b->b.state != SNAP_BLOCK_INACTIVE && b->b.alloc_ev < 0;
+	return n;
+}
+
 /* The index is kept from rstate_index_min blocks on, until they drop
  * below a quarter of that: refilling it costs rstate_index_min puts, paid
  * for by the inserts in between. */

@@ -89,6 +89,9 @@ void rstate_reindex(struct rstate *st);
 extern size_t rstate_index_min;
 void rstate_clear(struct rstate *st);
 void rstate_destroy(struct rstate *st);
+/* The blocks of st that are active but were allocated before the trace
+ * (alloc_ev < 0): at the end of a forward pass, its ghosts. */
+uint64_t rstate_ghosts(const struct rstate *st);
 
 static inline uint64_t
 rseg_end(const struct rseg *sg)
