@@ -59,7 +59,9 @@
  * forward pass made beside the parse from an empty start
  * (replay_early.c), and the backward pass finds an empty start and
  * learns nothing that pass did not use, that pass is the build's and
- * only the backward pass runs after the parse. While they run, the
+ * only the backward pass runs after the parse; when that pass also ends
+ * in the file's final state and made nothing the backward pass would
+ * learn otherwise, none does (replay_early_whole()). While they run, the
  * state also finds a block by its exact address in a hash and a block's
  * segment from where it was last found (rstate.h), and a second thread
  * reads the events a few chunks ahead of each pass, decoding the index's
@@ -214,6 +216,23 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 	/* the passes look blocks up by their address all the time; seeks
 	 * restore whole states, which would have to refill the index */
 	rstate_index(&r->cur, 1);
+	if (early != NULL) {
+		int whole;
+
+		replay_final_state(r, &r->cur, 1);
+		whole = replay_early_whole(r, early);
+		replay_early_settle(early);
+		if (whole) {
+			/* the pass this one would make, and all that its
+			 * backward pass would learn, made beside the parse */
+			replay_early_learn(r, early);
+			replay_early_adopt(r, early);
+			replay_free(r);
+			r = early;
+			early = NULL;
+			goto built;
+		}
+	}
 	for (pass = 0;; pass++) {
 		r->n_fix_new = 0;
 		replay_final_state(r, &r->cur, 1);
@@ -237,6 +256,7 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 			break;
 		reset_build(r);
 	}
+built:
 	r->info.n_checkpoints = r->ck.n;
 	r->info.checkpoint_bytes = ckpt_bytes(&r->ck) +
 	    r->n_learned * sizeof *r->learned + r->n_attrs * sizeof *r->attrs;

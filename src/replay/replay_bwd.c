@@ -251,6 +251,21 @@ reverse_learned(struct replay *r)
 	}
 }
 
+void
+replay_count_action(struct replay_info *info, unsigned action)
+{
+	switch (action) {
+	case SNAP_ALLOC: case SNAP_FREE_REQUESTED: case SNAP_FREE_COMPLETED:
+	case SNAP_SEGMENT_ALLOC: case SNAP_SEGMENT_FREE:
+	case SNAP_SEGMENT_MAP: case SNAP_SEGMENT_UNMAP: break;
+	case SNAP_OOM: info->n_oom++; break;
+	case SNAP_SNAPSHOT: info->n_snapshot++; break;
+	case SNAP_WORKSPACE_SNAPSHOT:
+	case SNAP_ANNOTATE: break; /* metadata, no allocator change */
+	default: info->n_unknown++; break;
+	}
+}
+
 int
 replay_backward(struct replay *r, struct rstate *st)
 {
@@ -291,11 +306,7 @@ replay_backward(struct replay *r, struct rstate *st)
 		case SNAP_SEGMENT_UNMAP:
 			rc = bwd_segment_unmap(r, st, e);
 			break;
-		case SNAP_OOM: r->info.n_oom++; break;
-		case SNAP_SNAPSHOT: r->info.n_snapshot++; break;
-		case SNAP_WORKSPACE_SNAPSHOT:
-		case SNAP_ANNOTATE: break; /* metadata, no allocator change */
-		default: r->info.n_unknown++; break;
+		default: replay_count_action(&r->info, e->action); break;
 		}
 		if (rc < 0)
 			r->info.n_undo_anomalies++;

@@ -124,6 +124,18 @@ replay_early_event(struct replay *x, const struct rev *e, int pool)
 		x->early_ckpt = 0;
 	}
 	gap = x->cur.blk.n / 4;
+	replay_count_action(&x->info, e->action);
+	if (pool || e->action == SNAP_SEGMENT_MAP ||
+	    e->action == SNAP_SEGMENT_UNMAP)
+		x->needs_backward = 1;
+	else if (e->action == SNAP_SEGMENT_FREE) {
+		/* a backward pass gives the segment it makes back the
+		 * attributes of a guess */
+		const struct rseg *sg = rseg_find(&x->cur, e->addr);
+
+		if (sg != NULL && !replay_seg_guessed(sg))
+			x->needs_backward = 1;
+	}
 	x->ev_pool = pool;
 	replay_apply_ev(x, &x->cur, i, e);
 	x->ev_pool = 0;
@@ -222,7 +234,94 @@ replay_early_fits(const struct replay *r, const struct replay *x)
 	    attrs_fit(r, x);
 }
 
-atomic_uint_fast64_t replay_early_adopted;
+/* The same segments, with the attributes a backward pass learns, and
+ * the same blocks, with the bounds and states it reads. */
+static int
+states_same(const struct rstate *f, const struct rstate *x)
+{
+	const struct rseg *a, *b;
+
+	if (f->seg.n != x->seg.n || f->blk.n != x->blk.n)
+		return 0;
+	for (a = rseg_first(f), b = rseg_first(x); a != NULL && b != NULL;
+	     a = rseg_next(a), b = rseg_next(b)) {
+		const struct rblk *p = rblk_first(f, a), *q = rblk_first(x, b);
+
+		if (a->hdr.addr != b->hdr.addr || a->hdr.size != b->hdr.size ||
+		    a->hdr.pool_id[0] != b->hdr.pool_id[0] ||
+		    a->hdr.pool_id[1] != b->hdr.pool_id[1] ||
+		    a->hdr.stack != b->hdr.stack ||
+		    a->hdr.is_large != b->hdr.is_large ||
+		    a->hdr.is_expandable != b->hdr.is_expandable)
+			return 0;
+		for (; p != NULL && q != NULL;
+		     p = rblk_next(a, p), q = rblk_next(b, q))
+			if (p->b.addr != q->b.addr || p->b.size != q->b.size ||
+			    p->b.state != q->b.state)
+				return 0;
+		if (p != NULL || q != NULL)
+			return 0;
+	}
+	return a == NULL && b == NULL;
+}
+
+/*
+ * Why a whole pass needs no backward pass. x began empty and applied
+ * every event by the allocator's rules with no anomaly, and its final
+ * state is the file's (states_same()). A backward pass from that state
+ * undoes each of x's steps: segments exactly (a segment_free undone
+ * makes a segment of the freed one's size, which x checked), blocks
+ * exactly where they live to the end, and where a free_completed is
+ * undone it guesses the block's size, which may be wrong only until the
+ * alloc of that block, in the trace, is undone and merges it back into
+ * free space (replay.c). So it ends at the empty start, with no event it
+ * cannot undo, and learns:
+ *   - for every alloc whose block lives to the end, that block's size in
+ *     the final state, which is x's (x->made): the blocks it re-created
+ *     are marked guessed and teach nothing;
+ *   - for every segment_alloc, the attributes of the segment it undoes:
+ *     of a segment that lives to the end the final state's, which are
+ *     x's; of one freed in the trace the guess it made undoing the free,
+ *     which x's were (replay_early_event() checks, and leaves pools and
+ *     expandable segments to a backward pass): x->seen either way;
+ *   - the counts of the events whatever the state (x counts them alike).
+ * The tests build every fixture both ways (one thread never has an early
+ * pass) and compare the bytes.
+ */
+int
+replay_early_whole(const struct replay *r, const struct replay *x)
+{
+	return !x->needs_backward && !x->unknown_pool && x->made == NULL &&
+	    x->device == r->device && x->n == r->n &&
+	    x->n_fwd_issues == 0 && x->n_fix_new == 0 &&
+	    x->npu_round == r->npu_round && r->n_workspace == 0 &&
+	    r->fix.n == 0 && (r->tape_mem > 0) == (x->tape_mem > 0) &&
+	    states_same(&r->cur, &x->cur);
+}
+
+void
+replay_early_learn(struct replay *r, struct replay *x)
+{
+	uint64_t i;
+
+	atomic_fetch_add(&replay_early_whole_taken, 1);
+	r->learned = x->made;
+	r->n_learned = r->cap_learned = x->n_made;
+	x->made = NULL;
+	x->n_made = 0;
+	r->attrs = x->seen;
+	r->n_attrs = x->n_seen;
+	r->cap_attrs = x->cap_seen;
+	for (i = 0; i < r->n_attrs; i++)
+		r->attrs[i].final = 0;
+	x->seen = NULL;
+	x->n_seen = x->cap_seen = 0;
+	r->info.n_oom = x->info.n_oom;
+	r->info.n_snapshot = x->info.n_snapshot;
+	r->info.n_unknown = x->info.n_unknown;
+}
+
+atomic_uint_fast64_t replay_early_adopted, replay_early_whole_taken;
 
 void
 replay_early_adopt(struct replay *r, struct replay *x)

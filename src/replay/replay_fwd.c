@@ -166,6 +166,23 @@ seen_add(struct replay *r, uint64_t ev, const struct rseg *sg, int final)
 	r->seen[r->n_seen - 1].final = (uint8_t)final;
 }
 
+/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large request
+ * never gets one (doc/snapshot-format.md §13.4 step 3). Expandable
+ * pages: 2 MiB small, 20 MiB large. */
+static int
+guess_large(uint64_t size, int expandable)
+{
+	return expandable ? size % (20 * MIB) == 0 : size != SMALL_SEG;
+}
+
+int
+replay_seg_guessed(const struct rseg *sg)
+{
+	return sg->hdr.pool_id[0] == 0 && sg->hdr.pool_id[1] == 0 &&
+	    sg->hdr.stack == 0 && !sg->hdr.is_expandable &&
+	    sg->hdr.is_large == guess_large(sg->hdr.size, 0);
+}
+
 void
 replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
     uint64_t stream, int expandable)
@@ -196,14 +213,8 @@ replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
 			sg->hdr.pool_id[1] = pool[1];
 		}
 	}
-	/* Guess: a small-pool segment is 2 MiB (kSmallBuffer); a large
-	 * request never gets one (doc/snapshot-format.md §13.4 step 3).
-	 * Expandable pages: 2 MiB small, 20 MiB large. */
 	sg->hdr.is_expandable = (uint8_t)expandable;
-	if (expandable)
-		sg->hdr.is_large = sg->hdr.size % (20 * MIB) == 0;
-	else
-		sg->hdr.is_large = sg->hdr.size != SMALL_SEG;
+	sg->hdr.is_large = (uint8_t)guess_large(sg->hdr.size, expandable);
 	if (r->seen_on)
 		seen_add(r, ev, sg, 0);
 	/* an early pass has not the event's pool the build would read */

@@ -118,7 +118,8 @@ early_free(void *st)
 	free(x);
 }
 
-/* Device d's pass, handed over (NULL when there is none). */
+/* Device d's pass, handed over (NULL when there is none); the build
+ * settles it (replay_early_settle()). */
 static struct replay *
 early_take(struct early *x, uint32_t d)
 {
@@ -128,8 +129,6 @@ early_take(struct early *x, uint32_t d)
 		return NULL;
 	r = x->dev[d];
 	x->dev[d] = NULL;
-	if (r != NULL)
-		replay_early_settle(r);
 	return r;
 }
 

@@ -109,6 +109,11 @@ struct replay {
 	 * such a pass cannot read; unknown_pool: a segment it made had to
 	 * be given one */
 	int ev_pool, unknown_pool;
+	/* it made what a backward pass from its end would not learn back
+	 * as it made it: expandable segments, an event's own pool, a
+	 * segment freed with attributes no guess gives
+	 * (replay_early_whole()) */
+	int needs_backward;
 	const struct finseg *fin;       /* borrowed, by address */
 	size_t n_fin;
 	/* once settled: the size of every block alive at its end, by the
@@ -213,6 +218,9 @@ uint64_t replay_split_size(const struct rseg *sg, uint64_t rs, uint64_t avail);
  * then recorded in r->seen while r->seen_on). */
 void replay_seg_attrs(struct replay *r, struct rseg *sg, uint64_t ev,
     uint64_t stream, int expandable);
+/* 1 when sg's attributes are those a guess gives a segment of its size
+ * that is not expandable, in no pool named by its event. */
+int replay_seg_guessed(const struct rseg *sg);
 /* The attributes the backward pass learned for event ev, or NULL. */
 const struct segattr *replay_attr_find(const struct replay *r, uint64_t ev);
 /* Appends sg's attributes as event ev's to *v (*n of *cap). */
@@ -229,6 +237,9 @@ const struct fix *replay_fix_find(const struct replay *r, uint64_t addr);
 /* Returns 0, or -1 when the thread's work was asked to stop (stop.h):
  * the state is then half undone, and the build is thrown away. */
 int replay_backward(struct replay *r, struct rstate *st);
+/* The counts of info that an event with action counts whatever the
+ * state (oom, snapshot, unknown), as the backward pass keeps them. */
+void replay_count_action(struct replay_info *info, unsigned action);
 
 /* replay.c */
 /* A replay of device d with nothing built (no start state, no
@@ -270,7 +281,16 @@ int replay_early_fits(const struct replay *r, const struct replay *x);
 /* Moves what r learned backward into x: x is then the build, with its
  * own forward pass, and r is left to be freed. */
 void replay_early_adopt(struct replay *r, struct replay *x);
-/* The early passes builds took, for the tests that they do. */
-extern atomic_uint_fast64_t replay_early_adopted;
+/* 1 when x, not yet settled, ends in the final state r->cur holds
+ * (replay_final_state()) and made nothing a backward pass would learn
+ * otherwise: then that pass would find an empty start and learn what x
+ * made, and replay_early_learn() tells r that without it. */
+int replay_early_whole(const struct replay *r, const struct replay *x);
+/* What r's backward pass would learn, from x (settled), for
+ * replay_early_adopt(). */
+void replay_early_learn(struct replay *r, struct replay *x);
+/* The early passes builds took, and of those the ones taken with no
+ * backward pass, for the tests that they do. */
+extern atomic_uint_fast64_t replay_early_adopted, replay_early_whole_taken;
 
 #endif

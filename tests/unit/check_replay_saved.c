@@ -752,15 +752,16 @@ early_section(const char *src, const char *dir, int one_thread,
 }
 
 /* The forward pass made beside the parse (replay_early.c) is taken by
- * the builds of files whose trace starts empty, and the replay section
- * is then the same bytes as a build on one thread (which never has such
- * a pass) makes: every snapshot of the test data, built both ways. */
+ * the builds of files whose trace starts empty, most of them with no
+ * backward pass, and the replay section is then the same bytes as a
+ * build on one thread (which never has such a pass) makes: every
+ * snapshot of the test data, built both ways. */
 START_TEST(test_replay_early_same)
 {
 	static const char *dirs[] = {"tests/data", "tests/data/gen",
 	    "tests/data/fixtures", "tests/data/real"};
 	char dir[] = "/tmp/svearly.XXXXXX", path[1200];
-	uint64_t taken = 0, before;
+	uint64_t taken = 0, whole = 0, before, before_whole;
 	size_t k, n_files = 0;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -781,8 +782,11 @@ START_TEST(test_replay_early_same)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", dpath, e->d_name);
 			before = atomic_load(&replay_early_adopted);
+			before_whole = atomic_load(&replay_early_whole_taken);
 			oka = early_section(path, dir, 0, &a, &la);
 			taken += atomic_load(&replay_early_adopted) - before;
+			whole += atomic_load(&replay_early_whole_taken) -
+			    before_whole;
 			before = atomic_load(&replay_early_adopted);
 			okb = early_section(path, dir, 1, &b, &lb);
 			/* one thread: no pass beside the parse */
@@ -804,6 +808,138 @@ START_TEST(test_replay_early_same)
 	ck_assert_uint_ge(n_files, 30);
 	/* the demo, the fixtures that start empty, gensnap's files */
 	ck_assert_uint_ge(taken, 10);
+	/* most with no backward pass (replay_early_whole()), and some
+	 * after one (an expandable segment, a pool of an event's own) */
+	ck_assert_uint_ge(whole, 10);
+	ck_assert_uint_gt(taken, whole);
+}
+END_TEST
+
+/* Device 0's checkpoints as replay_build() makes them with an early
+ * pass over s's events (early) or without one; *whole and *taken: 1
+ * when the build took the pass with no backward pass, or at all. */
+static uint8_t *
+built_bytes(const struct snapshot *s, int early, size_t *len, int *whole,
+    int *taken)
+{
+	struct finseg *fin[1];
+	size_t n_fin[1];
+	uint64_t w = atomic_load(&replay_early_whole_taken);
+	uint64_t a = atomic_load(&replay_early_adopted);
+	struct replay *x = NULL, *r;
+	const struct snap_trace *t = snap_trace_of(s, 0);
+	struct sv_error err;
+	uint8_t *buf;
+	uint64_t i;
+
+	replay_early_final(s, 1, fin, n_fin);
+	if (early) {
+		x = replay_early_new(0, 0, fin[0], n_fin[0]);
+		for (i = 0; x != NULL && i < t->n; i++) {
+			struct rev e;
+
+			rev_read(t, i, &e);
+			if (replay_early_event(x, &e, 0) != 0) {
+				replay_free(x);
+				x = NULL;
+			}
+		}
+		ck_assert_ptr_nonnull(x);
+	}
+	r = replay_build(s, 0, 0, x, &err);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(replay_checkpoints_save(r, &buf, len), 0);
+	replay_free(r);
+	free(fin[0]);
+	*whole = atomic_load(&replay_early_whole_taken) != w;
+	*taken = atomic_load(&replay_early_adopted) != a;
+	return buf;
+}
+
+/* s's checkpoints are the same bytes with its events' early pass as
+ * without; it was taken with no backward pass (whole) or not at all. */
+static void
+early_case(struct snapshot *s, int whole, int taken)
+{
+	uint8_t *a, *b;
+	size_t la, lb;
+	int w, t;
+
+	snap_finish(s);
+	a = built_bytes(s, 0, &la, &w, &t);
+	ck_assert(!w && !t);
+	b = built_bytes(s, 1, &lb, &w, &t);
+	ck_assert_int_eq(w, whole);
+	ck_assert_int_eq(t, taken);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(a, b, la), 0);
+	free(a);
+	free(b);
+	snap_free(s);
+}
+
+/* A trace from an empty start that ends in the file's final state is
+ * taken with no backward pass; one that leaves something to a backward
+ * pass (a segment freed with attributes no guess gives it, a state that
+ * is not the file's) is not, and the bytes are the same every way. */
+START_TEST(test_replay_early_whole)
+{
+	const uint64_t big = BASE + 64 * MIB;
+	struct snapshot *s;
+	uint64_t i;
+
+	/* blocks come and go, a 20 MiB segment too */
+	s = snap_new();
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	for (i = 0; i < 2000; i++) {
+		ev(s, SNAP_ALLOC, BASE, 512);
+		ev(s, SNAP_ALLOC, BASE + 512, 1000);
+		ev(s, SNAP_FREE_REQUESTED, BASE + 512, 1000);
+		ev(s, SNAP_FREE_COMPLETED, BASE + 512, 1000);
+		ev(s, SNAP_FREE_COMPLETED, BASE, 512);
+	}
+	ev(s, SNAP_SEGMENT_ALLOC, big, 20 * MIB);
+	ev(s, SNAP_ALLOC, big, 12 * MIB);
+	ev(s, SNAP_FREE_COMPLETED, big, 12 * MIB);
+	ev(s, SNAP_SEGMENT_FREE, big, 20 * MIB);
+	ev(s, SNAP_ALLOC, BASE, 1000);
+	ev(s, SNAP_ALLOC, BASE + 1024, 4096);
+	ev(s, SNAP_FREE_REQUESTED, BASE + 1024, 4096);
+	push_seg(s, BASE, 0, 0, 0, (const struct fb[]){{1024, A, 1000},
+	    {4096, P, 4096}, {2 * MIB - 5120, I, 0}}, 3);
+	early_case(s, 1, 1);
+
+	/* the same address and size made twice, the first freed: the
+	 * final segment's attributes (large) are not what a backward pass
+	 * gives the first (a 2 MiB segment is small) */
+	s = snap_new();
+	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+	ev(s, SNAP_SEGMENT_FREE, big, 2 * MIB);
+	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+	ev(s, SNAP_ALLOC, big, 2 * MIB);
+	push_seg(s, big, 0, 1, 0, (const struct fb[]){{2 * MIB, A,
+	    2 * MIB}}, 1);
+	early_case(s, 0, 0);
+
+	/* the same with a small final segment: a guess either way */
+	s = snap_new();
+	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+	ev(s, SNAP_SEGMENT_FREE, big, 2 * MIB);
+	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+	ev(s, SNAP_ALLOC, big, 2 * MIB);
+	push_seg(s, big, 0, 0, 0, (const struct fb[]){{2 * MIB, A,
+	    2 * MIB}}, 1);
+	early_case(s, 1, 1);
+
+	/* the file's final state has a block the trace freed */
+	s = snap_new();
+	ev(s, SNAP_SEGMENT_ALLOC, BASE, 2 * MIB);
+	ev(s, SNAP_ALLOC, BASE, 512);
+	ev(s, SNAP_ALLOC, BASE + 512, 512);
+	ev(s, SNAP_FREE_COMPLETED, BASE + 512, 512);
+	push_seg(s, BASE, 0, 0, 0, (const struct fb[]){{512, A, 512},
+	    {512, A, 512}, {2 * MIB - 1024, I, 0}}, 3);
+	early_case(s, 0, 0);
 }
 END_TEST
 
@@ -817,4 +953,5 @@ replay_saved_tests(TCase *tc)
 	tcase_add_test(tc, test_replay_saved_findings_corrupt);
 	tcase_add_test(tc, test_replay_index_old_section);
 	tcase_add_test(tc, test_replay_early_same);
+	tcase_add_test(tc, test_replay_early_whole);
 }
