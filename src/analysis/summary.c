@@ -15,7 +15,9 @@
 #include "analysis/steps.h"
 #include "analysis/top.h"
 #include "index/idx_lod.h"
+#include "snapshot/snap_stripe.h"
 #include "util/stop.h"
+#include "util/thread.h"
 #include "util/xalloc.h"
 
 static const uint8_t sum_magic[8] = {'S', 'V', 'S', 'U', 'M', 0, 0, 2};
@@ -188,6 +190,48 @@ top_at_peak(const struct idx_timeline *tl, struct an_sites *sites,
 	an_top_destroy(&top);
 }
 
+/* The samples and extremes (scan_events()) and the largest stack at the
+ * peak, with sites of their own: on a thread of their own beside the
+ * steps and the leak's suspect, or on the caller's after them (where it
+ * did not start). They write fields of o that the others do not. */
+struct top_job {
+	const struct snapshot *s;
+	const struct idx_timeline *tl;
+	const struct idx_lod *lod;
+	struct an_sum_dev *o;
+	const atomic_int *stop;
+	atomic_uint_fast64_t *meter;
+	int rc;
+	struct sv_error err;
+};
+
+static void
+top_run(struct top_job *j)
+{
+	struct an_sites sites;
+
+	sv_error_clear(&j->err);
+	scan_events(j->s, j->tl, j->lod, &j->o->counts, j->o);
+	j->rc = an_sites_init(&sites, j->s, 1, NULL, &j->err);
+	if (j->rc != 0)
+		return;
+	top_at_peak(j->tl, &sites, j->o);
+	an_sites_destroy(&sites);
+}
+
+static void *
+top_thread(void *arg)
+{
+	struct top_job *j = arg;
+
+	sv_stop_flag = j->stop;
+	sv_stop_meter = j->meter;
+	top_run(j);
+	/* this thread's decoded stripes go with it */
+	snap_stripe_cache_clear();
+	return NULL;
+}
+
 static int
 leak_suspect(const struct snapshot *s, const struct idx_timeline *tl,
     struct an_sites *sites, const struct an_steps *st, struct an_sum_dev *o,
@@ -260,7 +304,9 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 {
 	struct an_sites sites;
 	struct an_steps st;
-	int r = -1;
+	struct top_job top;
+	pthread_t th;
+	int r = -1, two;
 
 	memset(o, 0, sizeof *o);
 	o->device = tl->device;
@@ -269,7 +315,16 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 	o->peak_ev = an_peak_ev(tl);
 	o->peak_step = -1;
 	an_ev_counts_from(s, tl->device, tally, &o->counts);
-	scan_events(s, tl, lod, &o->counts, o);
+	/* the samples and the peak's stack beside the steps and the
+	 * leak's suspect: half of a 1 GB file's summary each */
+	memset(&top, 0, sizeof top);
+	top.s = s;
+	top.tl = tl;
+	top.lod = lod;
+	top.o = o;
+	top.stop = sv_stop_flag;
+	top.meter = sv_stop_meter;
+	two = sv_thread_start(&th, top_thread, &top) == 0;
 	if (an_steps_find(s, tl->device, &st, err) != 0)
 		goto out;
 	keep_steps(&st, o);
@@ -278,11 +333,19 @@ an_summary_device(const struct snapshot *s, const struct idx_timeline *tl,
 		an_steps_destroy(&st);
 		goto out;
 	}
-	top_at_peak(tl, &sites, o);
 	r = leak_suspect(s, tl, &sites, &st, o, err);
 	an_sites_destroy(&sites);
 	an_steps_destroy(&st);
 out:
+	if (two)
+		pthread_join(th, NULL);
+	else if (r == 0)
+		top_run(&top);
+	if (r == 0 && top.rc != 0) {
+		if (err != NULL)
+			*err = top.err;
+		r = -1;
+	}
 	if (o->top_site == NULL)
 		o->top_site = xstrdup("");
 	if (o->leak_site == NULL)
