@@ -5,7 +5,8 @@
  *
  * The cache holds at most CACHE_SLOTS entries (one column of one stripe
  * each; a thread may ask for up to CACHE_SLOTS_MAX,
- * snap_stripe_cache_slots()) and CACHE_BYTES bytes per thread, evicting
+ * snap_stripe_cache_slots()) and CACHE_BYTES bytes per thread (or fewer,
+ * snap_stripe_cache_budget()), evicting
  * the least recently used entry that no decoder has pinned. A table of
  * hints, by a hash of (set, column, stripe), remembers the slot each
  * entry was found or loaded in, so that finding a cached entry is one
@@ -58,6 +59,7 @@ struct stripe_cache {
 __thread struct snap_hot snap_hot[SNAP_NCOL];
 static __thread struct stripe_cache *cache;
 static __thread int cache_slots_wanted; /* 0: CACHE_SLOTS */
+static __thread size_t cache_budget; /* 0: CACHE_BYTES */
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static uint64_t next_id = 1;
@@ -135,6 +137,15 @@ snap_stripe_cache_clear(void)
 	cache_free(c);
 }
 
+size_t
+snap_stripe_cache_budget(size_t bytes)
+{
+	size_t old = cache_budget;
+
+	cache_budget = bytes < CACHE_BYTES ? bytes : 0;
+	return old;
+}
+
 void
 snap_stripe_cache_slots(unsigned n)
 {
@@ -178,7 +189,7 @@ ent_drop(struct stripe_cache *c, struct cache_ent *e)
  * claimed (pinned) until ent_load fills it in: the least recently used
  * unpinned slot, whose buffer is reused (a fresh buffer of a few hundred
  * KiB is a fresh mapping, zeroed by the kernel at every decode). Other
- * unpinned buffers are freed while the cache is over CACHE_BYTES. */
+ * unpinned buffers are freed while the cache is over its budget. */
 static struct cache_ent *
 ent_claim(struct stripe_cache *c, size_t bytes)
 {
@@ -206,7 +217,7 @@ ent_claim(struct stripe_cache *c, size_t bytes)
 	}
 	victim->pin = 1;
 	/* keep the total under the budget: free the oldest others */
-	while (c->bytes > CACHE_BYTES) {
+	while (c->bytes > (cache_budget > 0 ? cache_budget : CACHE_BYTES)) {
 		struct cache_ent *old = NULL;
 
 		for (k = 0; k < c->n_slots; k++) {

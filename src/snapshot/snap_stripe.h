@@ -213,6 +213,12 @@ void snap_stripe_cache_clear(void);
  * keeps more. Drops the entries when the number changes, as
  * snap_stripe_cache_clear() does: never while a decoder holds a pin. */
 void snap_stripe_cache_slots(unsigned n);
+/* The bytes this thread's cache keeps decoded, at most (0 or 64 MiB and
+ * more: 64 MiB), from its next decode on; returns the budget before.
+ * For a pass that reads each stripe once beside another that reads
+ * many: the stripes it has read are no use to it, and each thread's
+ * cache is its own. */
+size_t snap_stripe_cache_budget(size_t bytes);
 
 /* ---- encoding ----------------------------------------------------------- */
 

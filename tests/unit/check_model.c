@@ -403,6 +403,28 @@ START_TEST(test_stripe_cache_slots)
 }
 END_TEST
 
+/* A budget of ten stripes' columns keeps the ten read last, and the
+ * values read past it are the right ones; the budget before comes back. */
+START_TEST(test_stripe_cache_budget)
+{
+	struct snap_stripeset bs;
+
+	fake_set(&bs, 100);
+	snap_stripe_cache_clear();
+	ck_assert_uint_eq(snap_stripe_cache_budget(10 * VALS * 8), 0);
+	ck_assert_uint_eq(second_round(&bs, 20), 10);
+	ck_assert_uint_eq(second_round(&bs, 100), 90);
+	/* back to the default: forty stripes stay */
+	ck_assert_uint_eq(snap_stripe_cache_budget(0), 10 * VALS * 8);
+	ck_assert_uint_eq(second_round(&bs, 40), 0);
+	/* as much as the default or more is the default */
+	snap_stripe_cache_budget((size_t)1 << 40);
+	ck_assert_uint_eq(snap_stripe_cache_budget(0), 0);
+	snap_stripe_cache_clear();
+	free((void *)bs.dir);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -420,6 +442,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_many_annotations);
 	tcase_add_test(tc, test_model_ring);
 	tcase_add_test(tc, test_stripe_cache_slots);
+	tcase_add_test(tc, test_stripe_cache_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
