@@ -119,6 +119,20 @@ struct idx_opts {
 	void *warn_ctx;
 	const struct idx_section_builder *sections;
 	size_t n_sections;
+	/* With sections: this open builds none of them, but when it parses,
+	 * their streams run beside the parse (idx_section_builder.stream)
+	 * and what they gathered goes to *streamed_out (else that stays
+	 * NULL), for the open that adds them to the index (streamed): the
+	 * viewer's first screen does not wait for the sections, and their
+	 * build behind it still has the passes made beside the parse. */
+	int sections_later;
+	struct idx_streamed **streamed_out;
+	/* What an earlier open's streams gathered (borrowed): a section of
+	 * the same name that this open adds to an index of the same
+	 * snapshot file (its size, time and hashed ends, as the index's
+	 * staleness rule reads them) takes its part of it; an open that
+	 * parses takes nothing from it. */
+	struct idx_streamed *streamed;
 	/* Loader; NULL means snap_load_file. Tests pass their own to index
 	 * builder-made snapshots. */
 	int (*load)(const char *path, const struct snap_load_opts *lo,
@@ -215,6 +229,10 @@ const uint8_t *idx_reader_span(struct idx_reader *r, uint64_t off,
 void idx_reader_free(struct idx_reader *r);
 
 void idx_get_info(const struct sv_index *ix, struct idx_info *info);
+
+/* Frees what an open's streams gathered for later (idx_opts
+ * .sections_later); NULL is a no-op. */
+void idx_streamed_free(struct idx_streamed *st);
 
 /* 1 when a section o registers has no entry in ix: an idx_open() with o
  * would add it (the viewer opens a large snapshot without them, then

@@ -433,6 +433,66 @@ pipe_events_begin(void *ctx, const struct snapshot *s)
 			p->o->sections[i].stream_begin(p->early[i], s);
 }
 
+/* What the sections' streams gathered (*early, o's sections, taken),
+ * for the open that adds them. */
+static struct idx_streamed *
+streamed_new(const struct idx_opts *o, const struct src_key *key,
+    void ***early)
+{
+	struct idx_streamed *st = xcalloc(1, sizeof *st);
+
+	st->key = *key;
+	st->n = o->n_sections;
+	st->sections = xcalloc(st->n, sizeof *st->sections);
+	memcpy(st->sections, o->sections, st->n * sizeof *st->sections);
+	st->early = *early;
+	*early = NULL;
+	return st;
+}
+
+void
+idx_streamed_free(struct idx_streamed *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->n; i++)
+		if (st->early[i] != NULL)
+			st->sections[i].stream_free(st->early[i]);
+	free(st->early);
+	free(st->sections);
+	free(st);
+}
+
+void
+idx_streamed_lend(struct sv_index *ix, const struct idx_opts *o,
+    const struct src_key *key)
+{
+	const struct idx_streamed *st = o->streamed;
+	size_t i, j;
+
+	if (st == NULL || ix->early != NULL || st->key.size != key->size ||
+	    st->key.mtime_ns != key->mtime_ns || st->key.hash != key->hash)
+		return;
+	ix->early = xcalloc(o->n_sections + 1, sizeof *ix->early);
+	for (i = 0; i < o->n_sections; i++)
+		for (j = 0; j < st->n; j++)
+			if (st->early[j] != NULL &&
+			    strcmp(st->sections[j].name,
+			    o->sections[i].name) == 0 &&
+			    st->sections[j].build_tape ==
+			    o->sections[i].build_tape)
+				ix->early[i] = st->early[j];
+}
+
+void
+idx_streamed_unlend(struct sv_index *ix)
+{
+	free(ix->early);
+	ix->early = NULL;
+}
+
 /* Frees what the sections' streams gathered (*early, o's sections). */
 static void
 early_free(const struct idx_opts *o, void ***early)
@@ -867,7 +927,7 @@ idx_build_into(struct writer *w, const char *path, const struct src_key *key,
 	write_snapshot(w, s, &wr);
 	if (w->err != 0)
 		goto io;
-	if (o->n_sections > 0) {
+	if (o->n_sections > 0 && !o->sections_later) {
 		if (written_src(w, &wr, &src, &base, &map, &map_len) != 0)
 			goto io;
 		/* the pages of the file the sections read go back as they
@@ -903,6 +963,9 @@ io:
 		    strerror(w->err ? w->err : EIO));
 out:
 	free(abs);
+	if (r == 0 && o->sections_later && o->streamed_out != NULL &&
+	    view.early != NULL)
+		*o->streamed_out = streamed_new(o, key, &view.early);
 	early_free(o, &view.early);
 	view_free(&view);
 	idx_enc_free(enc);

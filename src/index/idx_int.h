@@ -296,6 +296,22 @@ struct idx_span {
 int idx_build_extensions(struct sv_index *ix, const struct snapshot *s,
     const struct idx_opts *o, const struct idx_span *span,
     struct sv_error *err);
+/* What a parse's streams gathered for sections built later
+ * (idx_opts.sections_later), with the source's key and the builders
+ * they were made by (copied: their stream_free frees them). */
+struct idx_streamed {
+	struct src_key key;
+	struct idx_section_builder *sections;
+	size_t n;
+	void **early;   /* early[i] for sections[i], or NULL */
+};
+/* Lends ix (an index of the source with key) the parts of o->streamed
+ * that o's sections of the same names take, as ix->early, when the keys
+ * are the same; idx_streamed_unlend() takes them back (the parts the
+ * builds took stay taken). */
+void idx_streamed_lend(struct sv_index *ix, const struct idx_opts *o,
+    const struct src_key *key);
+void idx_streamed_unlend(struct sv_index *ix);
 
 /* idx_cache.c */
 /* A temp file of a killed build is removed by a later build into the same

@@ -513,7 +513,12 @@ extend_file(struct sv_index **ixp, const char *target, mode_t mode,
 	/* the sections are all there is to do, but the writing */
 	span.total = ix->source_size;
 	span.to = idx_progress_at(span.total, IDX_PROGRESS_SECTIONS);
-	if (idx_build_extensions(ix, ix->snap, o, &span, err) != 0)
+	/* with what the streams of the open that parsed it gathered, when
+	 * it is the same file */
+	idx_streamed_lend(ix, o, key);
+	r = idx_build_extensions(ix, ix->snap, o, &span, err);
+	idx_streamed_unlend(ix);
+	if (r != 0)
 		return -1;
 	sections_s = (double)(sv_mono_us() - t0) / 1e6;
 	if (extend_in_place(ixp, target, path, key, o) == 0) {
@@ -801,7 +806,8 @@ idx_open(const char *path, const struct idx_opts *opts,
 		    o, out, &kind, why, sizeof why);
 		if (r == 0) {
 			(*out)->path = xstrdup(c[i].path);
-			if (idx_missing_extensions(*out, o)) {
+			if (!o->sections_later &&
+			    idx_missing_extensions(*out, o)) {
 				r = extend_file(out, c[i].path,
 				    index_mode(&si, c[i].cache), path, &key, o,
 				    err);

@@ -31,6 +31,7 @@ struct replay_bg {
 	/* the thread's until done, then the loop's */
 	char *path;
 	struct idx_opts o;
+	struct idx_streamed *streamed; /* o.streamed, freed once built */
 	struct sv_index *ix;
 	struct sv_error err;
 	char warn[256];
@@ -93,13 +94,18 @@ bg_run(void *arg)
 }
 
 void
-replay_bg_start(struct app *a, const char *path, const struct idx_opts *o)
+replay_bg_start(struct app *a, const char *path, const struct idx_opts *o,
+    struct idx_streamed *streamed)
 {
 	struct replay_bg *b = xcalloc(1, sizeof *b);
 
 	replay_bg_stop(a);
 	b->path = xstrdup(path);
 	b->o = *o;
+	b->o.sections_later = 0;
+	b->o.streamed_out = NULL;
+	b->o.streamed = streamed;
+	b->streamed = streamed;
 	b->o.progress = bg_progress;
 	b->o.progress_ctx = b;
 	b->o.warn = bg_warn;
@@ -176,6 +182,9 @@ replay_bg_poll(struct app *a, int wait)
 	if (b->threaded)
 		pthread_join(b->th, NULL);
 	b->taken = 1;
+	/* the passes made beside the parse: taken, or of no use now */
+	idx_streamed_free(b->streamed);
+	b->streamed = NULL;
 	if (b->warn[0] != '\0')
 		app_msg(a, "%s", b->warn);
 	if (b->ix == NULL && b->err.code != SV_ERR_CANCELLED)
@@ -211,6 +220,7 @@ replay_bg_stop(struct app *a)
 	pthread_mutex_destroy(&b->mu);
 	if (b->ix != NULL)
 		idx_close(b->ix);
+	idx_streamed_free(b->streamed);
 	free(b->path);
 	free(b);
 	a->replay_bg = NULL;

@@ -8,7 +8,11 @@
  * build). The viewer needs the parse's part to draw: load_file opens the
  * index without the sections, and a thread of this file adds them to the
  * index on disk (idx_open() with them, which extends the index just
- * written) while the screen is up. Meanwhile the state pane shows the
+ * written) while the screen is up; the streams of those sections ran
+ * beside the first open's parse all the same (idx_opts.sections_later),
+ * and what they gathered goes to that open (the replay's forward pass
+ * from an empty start, which spares it both of its passes). Meanwhile
+ * the state pane shows the
  * device's final segments and says the replay is coming; when the
  * thread is done, the loop takes the extended index and replays from its
  * checkpoints (replay_bg_poll, device_replay_came). The thread holds no
@@ -20,10 +24,11 @@
 struct app;
 
 /* Readies the adding of the sections o registers to the index of path
- * (o is copied; its progress and warn are replaced): from now on the
- * replay is pending. */
+ * (o is copied; its progress and warn are replaced), with what the
+ * streams of the open that parsed it gathered (streamed, taken; NULL:
+ * none, idx_opts.sections_later): from now on the replay is pending. */
 void replay_bg_start(struct app *a, const char *path,
-    const struct idx_opts *o);
+    const struct idx_opts *o, struct idx_streamed *streamed);
 
 /* Starts it on a thread of its own (after the first screen: the two do
  * not share the cores), or, when none can be had, does it here. */

@@ -987,6 +987,7 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	static struct idx_section_builder sections[2];
 	struct idx_opts io, full;
 	struct idx_info info;
+	struct idx_streamed *streamed = NULL;
 	int later;
 	struct sv_error err;
 	int64_t d;
@@ -1013,8 +1014,9 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	    defer_sections(path);
 	full = io;
 	if (later) {
-		io.sections = NULL;
-		io.n_sections = 0;
+		/* their passes beside the parse are made all the same */
+		io.sections_later = 1;
+		io.streamed_out = &streamed;
 	}
 	relayout();
 	wtimeout(stdscr, 0);
@@ -1037,7 +1039,9 @@ load_file(const char *path, int64_t device, char *msg, size_t ml)
 	if (later)
 		idx_get_info(app.ix, &info);
 	if (later && !info.in_memory && idx_missing_extensions(app.ix, &full))
-		replay_bg_start(&app, path, &full);
+		replay_bg_start(&app, path, &full, streamed);
+	else
+		idx_streamed_free(streamed);
 	/* a key script's screens do not depend on the machine's pace: it
 	 * has the replay from the first one */
 	if (scripted && replay_bg_pending(&app)) {

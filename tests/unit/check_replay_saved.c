@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "replay_fix.h"
 #include "util/tape.h"
@@ -815,6 +816,141 @@ START_TEST(test_replay_early_same)
 }
 END_TEST
 
+/* Copies src to dst, with a modification time of sec seconds. */
+static void
+copy_file(const char *src, const char *dst, time_t sec)
+{
+	struct timespec ts[2] = {{sec, 0}, {sec, 0}};
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	char buf[65536];
+	size_t n;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	ck_assert_int_eq(fflush(out), 0);
+	ck_assert_int_eq(futimens(fileno(out), ts), 0);
+	ck_assert_int_eq(fclose(out), 0);
+}
+
+/* An open of src into the cache under dir/name with the replay section
+ * left for later: what its streams gathered (NULL: none). */
+static struct idx_streamed *
+streamed_of(const char *src, const char *dir, const char *name)
+{
+	char cache[1100];
+	struct idx_streamed *st = NULL;
+	struct idx_opts o;
+	struct sv_index *ix;
+	struct sv_error err;
+	const uint8_t *d;
+	size_t len;
+
+	snprintf(cache, sizeof cache, "%s/%s", dir, name);
+	mkdir(cache, 0700);
+	memset(&o, 0, sizeof o);
+	o.cache_dir = cache;
+	o.sections = &replay_idx_section;
+	o.n_sections = 1;
+	o.sections_later = 1;
+	o.streamed_out = &st;
+	ck_assert_int_eq(idx_open(src, &o, &ix, &err), 0);
+	/* not built, nor asked to be */
+	ck_assert_int_ne(idx_section(ix, "replay.3", &d, &len), 0);
+	ck_assert(idx_missing_extensions(ix, &o));
+	idx_close(ix);
+	return st;
+}
+
+/* The section added to the index under dir/name of src, with st: its
+ * bytes in *len; *taken: early passes the build took. */
+static uint8_t *
+added_with(const char *src, const char *dir, const char *name,
+    struct idx_streamed *st, size_t *len, uint64_t *taken)
+{
+	char cache[1100];
+	uint64_t before = atomic_load(&replay_early_adopted);
+	struct idx_opts o;
+	struct sv_index *ix;
+	struct sv_error err;
+	struct idx_info info;
+	const uint8_t *d;
+	uint8_t *out;
+
+	snprintf(cache, sizeof cache, "%s/%s", dir, name);
+	mkdir(cache, 0700);
+	memset(&o, 0, sizeof o);
+	o.cache_dir = cache;
+	o.sections = &replay_idx_section;
+	o.n_sections = 1;
+	o.streamed = st;
+	ck_assert_int_eq(idx_open(src, &o, &ix, &err), 0);
+	idx_get_info(ix, &info);
+	ck_assert(info.built);
+	ck_assert_int_eq(idx_section(ix, "replay.3", &d, len), 0);
+	out = xmalloc(*len + 1);
+	memcpy(out, d, *len);
+	idx_close(ix);
+	*taken = atomic_load(&replay_early_adopted) - before;
+	return out;
+}
+
+/* The viewer's first open of a large snapshot builds its sections behind
+ * the first screen (idx_opts.sections_later): the passes made beside
+ * that open's parse are taken by the open that adds them, to the same
+ * bytes, and not by one that adds them to another file's index. */
+START_TEST(test_replay_early_later)
+{
+	char dir[] = "/tmp/svlater.XXXXXX", leak[1100], frag[1100];
+	struct idx_streamed *st;
+	uint8_t *a, *b;
+	size_t la, lb;
+	uint64_t taken;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(leak, sizeof leak, "%s/tests/data/gen/leak.pickle",
+	    TOP_SRCDIR);
+	snprintf(frag, sizeof frag, "%s/tests/data/gen/frag.pickle",
+	    TOP_SRCDIR);
+	ck_assert(early_section(leak, dir, 1, &a, &la));
+	st = streamed_of(leak, dir, "later");
+	ck_assert_ptr_nonnull(st);
+	b = added_with(leak, dir, "later", st, &lb, &taken);
+	idx_streamed_free(st);
+	ck_assert_uint_ge(taken, 1);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(a, b, la), 0);
+	free(b);
+	/* another file's: not taken, the same bytes */
+	idx_streamed_free(streamed_of(leak, dir, "other"));
+	st = streamed_of(frag, dir, "frag");
+	ck_assert_ptr_nonnull(st);
+	b = added_with(leak, dir, "other", st, &lb, &taken);
+	idx_streamed_free(st);
+	ck_assert_uint_eq(taken, 0);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(a, b, la), 0);
+	/* a copy of the same bytes, of another time: not taken either
+	 * (the file might have been rewritten in between) */
+	snprintf(frag, sizeof frag, "%s/copy.pickle", dir);
+	copy_file(leak, frag, 1000000000);
+	st = streamed_of(frag, dir, "copy");
+	snprintf(frag, sizeof frag, "%s/copy2.pickle", dir);
+	copy_file(leak, frag, 2000000000);
+	idx_streamed_free(streamed_of(frag, dir, "copy2"));
+	b = added_with(frag, dir, "copy2", st, &lb, &taken);
+	idx_streamed_free(st);
+	ck_assert_uint_eq(taken, 0);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(a, b, la), 0);
+	free(a);
+	free(b);
+	rm_tree(dir);
+}
+END_TEST
+
 /* Device 0's checkpoints as replay_build() makes them with an early
  * pass over s's events (early) or without one; *whole and *taken: 1
  * when the build took the pass with no backward pass, or at all. */
@@ -954,4 +1090,5 @@ replay_saved_tests(TCase *tc)
 	tcase_add_test(tc, test_replay_index_old_section);
 	tcase_add_test(tc, test_replay_early_same);
 	tcase_add_test(tc, test_replay_early_whole);
+	tcase_add_test(tc, test_replay_early_later);
 }
