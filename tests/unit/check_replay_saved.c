@@ -932,6 +932,7 @@ START_TEST(test_replay_early_later)
 	ck_assert_uint_eq(taken, 0);
 	ck_assert_uint_eq(la, lb);
 	ck_assert_int_eq(memcmp(a, b, la), 0);
+	free(b);
 	/* a copy of the same bytes, of another time: not taken either
 	 * (the file might have been rewritten in between) */
 	snprintf(frag, sizeof frag, "%s/copy.pickle", dir);
