@@ -897,6 +897,23 @@ added_with(const char *src, const char *dir, const char *name,
 	return out;
 }
 
+/* added_with(), st then freed: the section must be a[la]; returns the
+ * early passes the build took. */
+static uint64_t
+same_added(const char *src, const char *dir, const char *name,
+    struct idx_streamed *st, const uint8_t *a, size_t la)
+{
+	uint64_t taken;
+	size_t lb;
+	uint8_t *b = added_with(src, dir, name, st, &lb, &taken);
+
+	idx_streamed_free(st);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(a, b, la), 0);
+	free(b);
+	return taken;
+}
+
 /* The viewer's first open of a large snapshot builds its sections behind
  * the first screen (idx_opts.sections_later): the passes made beside
  * that open's parse are taken by the open that adds them, to the same
@@ -905,9 +922,8 @@ START_TEST(test_replay_early_later)
 {
 	char dir[] = "/tmp/svlater.XXXXXX", leak[1100], frag[1100];
 	struct idx_streamed *st;
-	uint8_t *a, *b;
-	size_t la, lb;
-	uint64_t taken;
+	uint8_t *a;
+	size_t la;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(leak, sizeof leak, "%s/tests/data/gen/leak.pickle",
@@ -917,22 +933,12 @@ START_TEST(test_replay_early_later)
 	ck_assert(early_section(leak, dir, 1, &a, &la));
 	st = streamed_of(leak, dir, "later");
 	ck_assert_ptr_nonnull(st);
-	b = added_with(leak, dir, "later", st, &lb, &taken);
-	idx_streamed_free(st);
-	ck_assert_uint_ge(taken, 1);
-	ck_assert_uint_eq(la, lb);
-	ck_assert_int_eq(memcmp(a, b, la), 0);
-	free(b);
+	ck_assert_uint_ge(same_added(leak, dir, "later", st, a, la), 1);
 	/* another file's: not taken, the same bytes */
 	idx_streamed_free(streamed_of(leak, dir, "other"));
 	st = streamed_of(frag, dir, "frag");
 	ck_assert_ptr_nonnull(st);
-	b = added_with(leak, dir, "other", st, &lb, &taken);
-	idx_streamed_free(st);
-	ck_assert_uint_eq(taken, 0);
-	ck_assert_uint_eq(la, lb);
-	ck_assert_int_eq(memcmp(a, b, la), 0);
-	free(b);
+	ck_assert_uint_eq(same_added(leak, dir, "other", st, a, la), 0);
 	/* a copy of the same bytes, of another time: not taken either
 	 * (the file might have been rewritten in between) */
 	snprintf(frag, sizeof frag, "%s/copy.pickle", dir);
@@ -941,13 +947,8 @@ START_TEST(test_replay_early_later)
 	snprintf(frag, sizeof frag, "%s/copy2.pickle", dir);
 	copy_file(leak, frag, 2000000000);
 	idx_streamed_free(streamed_of(frag, dir, "copy2"));
-	b = added_with(frag, dir, "copy2", st, &lb, &taken);
-	idx_streamed_free(st);
-	ck_assert_uint_eq(taken, 0);
-	ck_assert_uint_eq(la, lb);
-	ck_assert_int_eq(memcmp(a, b, la), 0);
+	ck_assert_uint_eq(same_added(frag, dir, "copy2", st, a, la), 0);
 	free(a);
-	free(b);
 	rm_tree(dir);
 }
 END_TEST
@@ -1024,6 +1025,7 @@ START_TEST(test_replay_early_whole)
 	const uint64_t big = BASE + 64 * MIB;
 	struct snapshot *s;
 	uint64_t i;
+	int large;
 
 	/* blocks come and go, a 20 MiB segment too */
 	s = snap_new();
@@ -1048,25 +1050,18 @@ START_TEST(test_replay_early_whole)
 
 	/* the same address and size made twice, the first freed: the
 	 * final segment's attributes (large) are not what a backward pass
-	 * gives the first (a 2 MiB segment is small) */
-	s = snap_new();
-	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
-	ev(s, SNAP_SEGMENT_FREE, big, 2 * MIB);
-	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
-	ev(s, SNAP_ALLOC, big, 2 * MIB);
-	push_seg(s, big, 0, 1, 0, (const struct fb[]){{2 * MIB, A,
-	    2 * MIB}}, 1);
-	early_case(s, 0, 0);
-
-	/* the same with a small final segment: a guess either way */
-	s = snap_new();
-	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
-	ev(s, SNAP_SEGMENT_FREE, big, 2 * MIB);
-	ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
-	ev(s, SNAP_ALLOC, big, 2 * MIB);
-	push_seg(s, big, 0, 0, 0, (const struct fb[]){{2 * MIB, A,
-	    2 * MIB}}, 1);
-	early_case(s, 1, 1);
+	 * gives the first (a 2 MiB segment is small); with a small final
+	 * segment, a guess either way */
+	for (large = 0; large <= 1; large++) {
+		s = snap_new();
+		ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+		ev(s, SNAP_SEGMENT_FREE, big, 2 * MIB);
+		ev(s, SNAP_SEGMENT_ALLOC, big, 2 * MIB);
+		ev(s, SNAP_ALLOC, big, 2 * MIB);
+		push_seg(s, big, 0, large, 0, (const struct fb[]){{2 * MIB,
+		    A, 2 * MIB}}, 1);
+		early_case(s, !large, !large);
+	}
 
 	/* the file's final state has a block the trace freed */
 	s = snap_new();
