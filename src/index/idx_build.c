@@ -433,6 +433,22 @@ pipe_events_begin(void *ctx, const struct snapshot *s)
 			p->o->sections[i].stream_begin(p->early[i], s);
 }
 
+/* Frees what the streams of the n sections sb gathered (*early, by
+ * section; NULL: nothing). */
+static void
+streams_free(const struct idx_section_builder *sb, size_t n, void ***early)
+{
+	size_t i;
+
+	if (*early == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if ((*early)[i] != NULL)
+			sb[i].stream_free((*early)[i]);
+	free(*early);
+	*early = NULL;
+}
+
 /* What the sections' streams gathered (*early, o's sections, taken),
  * for the open that adds them. */
 static struct idx_streamed *
@@ -453,14 +469,9 @@ streamed_new(const struct idx_opts *o, const struct src_key *key,
 void
 idx_streamed_free(struct idx_streamed *st)
 {
-	size_t i;
-
 	if (st == NULL)
 		return;
-	for (i = 0; i < st->n; i++)
-		if (st->early[i] != NULL)
-			st->sections[i].stream_free(st->early[i]);
-	free(st->early);
+	streams_free(st->sections, st->n, &st->early);
 	free(st->sections);
 	free(st);
 }
@@ -493,19 +504,11 @@ idx_streamed_unlend(struct sv_index *ix)
 	ix->early = NULL;
 }
 
-/* Frees what the sections' streams gathered (*early, o's sections). */
+/* Frees what o's sections' streams gathered (*early). */
 static void
 early_free(const struct idx_opts *o, void ***early)
 {
-	size_t i;
-
-	if (*early == NULL)
-		return;
-	for (i = 0; i < o->n_sections; i++)
-		if ((*early)[i] != NULL)
-			o->sections[i].stream_free((*early)[i]);
-	free(*early);
-	*early = NULL;
+	streams_free(o->sections, o->n_sections, early);
 }
 
 /* Starts the encoder's thread, and the sections' streams when it has

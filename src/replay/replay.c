@@ -197,6 +197,16 @@ reset_build(struct replay *r)
 	r->info.n_workspace = keep.n_workspace;
 }
 
+/* x, an early pass, as the build: what r learned moved into it, r
+ * freed. */
+static struct replay *
+take_early(struct replay *r, struct replay *x)
+{
+	replay_early_adopt(r, x);
+	replay_free(r);
+	return x;
+}
+
 struct replay *
 replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
     struct replay *early, struct sv_error *err)
@@ -226,9 +236,7 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 			/* the pass this one would make, and all that its
 			 * backward pass would learn, made beside the parse */
 			replay_early_learn(r, early);
-			replay_early_adopt(r, early);
-			replay_free(r);
-			r = early;
+			r = take_early(r, early);
 			early = NULL;
 			goto built;
 		}
@@ -242,9 +250,7 @@ replay_build(const struct snapshot *s, uint32_t d, size_t tape_mem,
 		if (early != NULL && replay_early_fits(r, early)) {
 			/* the pass this one would make, made beside the
 			 * parse */
-			replay_early_adopt(r, early);
-			replay_free(r);
-			r = early;
+			r = take_early(r, early);
 			early = NULL;
 			break;
 		}

@@ -217,21 +217,29 @@ attrs_fit(const struct replay *r, const struct replay *x)
 		if (a != NULL && (a->pool[0] != g->pool[0] ||
 		    a->pool[1] != g->pool[1] || a->stack != g->stack ||
 		    a->is_large != g->is_large ||
-		    a->is_expandable != g->is_expandable)) {
-					return 0; }
+		    a->is_expandable != g->is_expandable))
+			return 0;
 	}
 	return 1;
+}
+
+/* What both ways of taking x ask: the pass of r's device over all its
+ * events, clean, with r's rounding, no workspace and no fix, its
+ * checkpoints kept as r's are. */
+static int
+same_pass(const struct replay *r, const struct replay *x)
+{
+	return x->device == r->device && x->n == r->n &&
+	    x->n_fwd_issues == 0 && x->n_fix_new == 0 &&
+	    x->npu_round == r->npu_round && r->n_workspace == 0 &&
+	    r->fix.n == 0 && (r->tape_mem > 0) == (x->tape_mem > 0);
 }
 
 int
 replay_early_fits(const struct replay *r, const struct replay *x)
 {
-	return x->made != NULL && x->device == r->device && x->n == r->n &&
-	    x->n_fwd_issues == 0 && x->n_fix_new == 0 &&
-	    x->npu_round == r->npu_round && r->n_workspace == 0 &&
-	    r->fix.n == 0 && r->cur.seg.n == 0 && r->cur.blk.n == 0 &&
-	    (r->tape_mem > 0) == (x->tape_mem > 0) && sizes_fit(r, x) &&
-	    attrs_fit(r, x);
+	return x->made != NULL && same_pass(r, x) && r->cur.seg.n == 0 &&
+	    r->cur.blk.n == 0 && sizes_fit(r, x) && attrs_fit(r, x);
 }
 
 /* The same segments, with the attributes a backward pass learns, and
@@ -292,11 +300,7 @@ int
 replay_early_whole(const struct replay *r, const struct replay *x)
 {
 	return !x->needs_backward && !x->unknown_pool && x->made == NULL &&
-	    x->device == r->device && x->n == r->n &&
-	    x->n_fwd_issues == 0 && x->n_fix_new == 0 &&
-	    x->npu_round == r->npu_round && r->n_workspace == 0 &&
-	    r->fix.n == 0 && (r->tape_mem > 0) == (x->tape_mem > 0) &&
-	    states_same(&r->cur, &x->cur);
+	    same_pass(r, x) && states_same(&r->cur, &x->cur);
 }
 
 void
