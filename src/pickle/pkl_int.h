@@ -96,6 +96,19 @@ struct rec_seen {
 	uint8_t cls, id_cls, set;
 };
 
+/* A memo fetch read as item i of a record (pkl_record.c, "fetches
+ * remembered by place"): its opcode and operand (word, under mask, with
+ * REC_TMPL_TAG set so that a zeroed entry matches nothing), their
+ * length k, the value, and the reader's memo_gen then. */
+#define REC_TMPL 32
+#define REC_TMPL_TAG (1ull << 63)
+struct rec_tmpl {
+	uint64_t word, mask;
+	struct pkl_value v;
+	uint64_t gen;
+	size_t k;
+};
+
 struct pkl_reader {
 	const uint8_t *buf;
 	size_t len, pos, op_pos;
@@ -149,6 +162,7 @@ struct pkl_reader {
 	 * turned into its id), which makes a list seen before stale. */
 	struct rec_seen *seen;
 	uint64_t memo_gen;
+	struct rec_tmpl tmpl[REC_TMPL];
 	struct pkl_jring *jring; /* JSON input: its decoded strings */
 
 	struct pkl_stats st;

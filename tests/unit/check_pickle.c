@@ -1050,6 +1050,34 @@ START_TEST(test_pickle_records_seen)
 END_TEST
 #undef FR
 
+START_TEST(test_pickle_records_fetch_place)
+{
+	/* a record's memo fetch with the bytes of the one read in its place
+	 * in the record before is that one's value, until a memo slot
+	 * changes in place: then it is read again */
+	static const char pk[] =
+	    "\x80\x04]\x94("
+	    /* memo 1-2: {'k': 1} */
+	    "}\x94(\x8c\x01" "k\x94K\x01u"
+	    /* the key fetched, then fetched by the same bytes */
+	    "}\x94(h\x02K\x02u"
+	    "}\x94(h\x02K\x03u"
+	    /* slot 2 changed in place: the same bytes, another key */
+	    "\x8c\x01" "zq\x02"
+	    "}\x94(h\x02K\x04u"
+	    /* (the fast loop wants 9 bytes after an item's start) */
+	    "}\x94(h\x02K\x05u"
+	    "e.";
+	struct recs a;
+
+	same_as_general(pk, sizeof pk - 1, &a);
+	ck_assert_ptr_nonnull(strstr(a.log, "{'k':3}"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'z':5}"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'z':4}"));
+	ck_assert_ptr_null(strstr(a.log, "'k':4"));
+}
+END_TEST
+
 START_TEST(test_pickle_records_seen_boxed)
 {
 	/* a list of fetches of which one is a boxed value (a float) is not
@@ -1296,6 +1324,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_pickle_records_errors);
 	tcase_add_test(tc, test_pickle_records_operands);
 	tcase_add_test(tc, test_pickle_records_seen);
+	tcase_add_test(tc, test_pickle_records_fetch_place);
 	tcase_add_test(tc, test_pickle_records_seen_boxed);
 	tcase_add_test(tl, test_pickle_refused);
 	tcase_add_test(tl, test_pickle_malformed);
