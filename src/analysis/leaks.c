@@ -257,42 +257,66 @@ pass_add(struct pass *p, uint64_t i, uint32_t k, const struct idx_elem *e)
 	out->rounded += bs;
 }
 
+/* pass_run()'s window and its place in the elements. */
+struct pass_walk {
+	struct pass *p;
+	struct an_sites *sites;
+	int64_t from, to;
+	uint64_t seen;
+};
+
+/* Element i into its site's slot when it leaked in the window, or into
+ * the count of those alive across its start. */
+static void
+pass_elem(struct pass_walk *w, uint64_t i, const struct idx_elem *e)
+{
+	struct an_leaks *out = w->p->out;
+
+	if (!leaked(e, w->from, w->to)) {
+		if (e->alloc_ev < w->from &&
+		    (e->free_ev < 0 || e->free_ev > w->to)) {
+			out->alive_before++;
+			out->alive_before_bytes += e->size;
+		}
+		return;
+	}
+	pass_add(w->p, i, pass_slot(w->p, an_site_of(w->sites, e->stack), e),
+	    e);
+}
+
+static int
+pass_alive(void *arg, uint64_t i, const struct idx_elem *e)
+{
+	struct pass_walk *w = arg;
+
+	if (sv_stop_poll(w->seen++))
+		return 1;
+	pass_elem(w, i, e);
+	return 0;
+}
+
 /* Every element leaked in [from, to] into its site's slot; those alive
  * across the window's start counted apart. */
 static void
 pass_run(struct pass *p, const struct idx_timeline *tl,
     struct an_sites *sites, int64_t from, int64_t to)
 {
-	struct an_leaks *out = p->out;
-	uint64_t i, k, n = tl->n_elems, *alive = NULL;
-	int subset = 0;
+	struct pass_walk w = {p, sites, from, to, 0};
+	uint64_t i;
 
 	/* up to the last event, the elements that leak or live across the
-	 * window are among those alive at the end, found without decoding
+	 * window are among those alive at the end, read without decoding
 	 * the rest (most of a training run's) */
-	if (to >= 0 && (uint64_t)to + 1 == tl->n_events &&
-	    idx_tl_alive_at_end(tl, &alive, &n) == 0)
-		subset = 1;
-	else
-		n = tl->n_elems;
-	for (k = 0; k < n && !sv_stop_poll(k); k++) {
-		struct idx_elem e;
-
-		i = subset ? alive[k] : k;
-		e = idx_tl_elem(tl, i);
-
-		if (!leaked(&e, from, to)) {
-			if (e.alloc_ev < from &&
-			    (e.free_ev < 0 || e.free_ev > to)) {
-				out->alive_before++;
-				out->alive_before_bytes += e.size;
-			}
-			continue;
-		}
-		pass_add(p, i, pass_slot(p, an_site_of(sites, e.stack), &e),
-		    &e);
+	if (to >= 0 && (uint64_t)to + 1 == tl->n_events) {
+		(void)idx_tl_alive_each(tl, INT64_MAX, 0, tl->n_elems,
+		    p->rs != NULL, pass_alive, &w);
+		return;
 	}
-	free(alive);
+	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
+		struct idx_elem e = idx_tl_elem(tl, i);
+
+		pass_elem(&w, i, &e);
+	}
 }
 
 /* Each site's verdicts: periodic (it leaks in steady amounts in most

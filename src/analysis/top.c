@@ -145,6 +145,47 @@ never_alive(const struct idx_timeline *tl, int64_t at, uint64_t *lo,
 		*lo = *hi;
 }
 
+/* top_elems()'s tree and what it takes into it. */
+struct top_walk {
+	struct an_top *out;
+	struct u64map m;
+	size_t cap;
+	struct an_sites *sites;
+	const struct an_categories *cats;
+	unsigned cat;
+	uint64_t seen;
+};
+
+static int
+top_alive(void *arg, uint64_t i, const struct idx_elem *e)
+{
+	struct top_walk *w = arg;
+
+	if (sv_stop_poll(w->seen++))
+		return 1;
+	if (w->cats == NULL || an_category_of(w->cats, i) == w->cat)
+		top_add(w->out, &w->m, &w->cap, w->sites, e->size, e->stack,
+		    (e->flags & IDX_ELEM_PRE) != 0);
+	return 0;
+}
+
+/* fn for each element alive after event at, those never alive then
+ * (never_alive()) not read. */
+static void
+alive_each(const struct idx_timeline *tl, int64_t at, idx_elem_fn fn,
+    void *arg)
+{
+	uint64_t lo, hi;
+
+	never_alive(tl, at, &lo, &hi);
+	if (hi <= lo) {
+		(void)idx_tl_alive_each(tl, at, 0, tl->n_elems, 0, fn, arg);
+		return;
+	}
+	if (idx_tl_alive_each(tl, at, 0, lo, 0, fn, arg) == 0)
+		(void)idx_tl_alive_each(tl, at, hi, tl->n_elems, 0, fn, arg);
+}
+
 /* The tree of the elements alive after event at; with cats, of those of
  * category cat only. */
 static int
@@ -152,29 +193,19 @@ top_elems(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_categories *cats, unsigned cat, int64_t at,
     uint32_t depth, struct an_top *out)
 {
-	struct u64map m;
-	size_t cap = 0;
-	uint64_t i, lo, hi;
+	struct top_walk w;
 
 	if (at < -1 || at >= (int64_t)tl->n_events)
 		at = (int64_t)tl->n_events - 1;
 	top_begin(out, tl->device, at, depth);
-	u64map_init(&m);
-	never_alive(tl, at, &lo, &hi);
-	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
-		struct idx_elem e;
-
-		if (i == lo && hi > lo) {
-			i = hi - 1;
-			continue;
-		}
-		e = idx_tl_elem(tl, i);
-		if ((cats == NULL || an_category_of(cats, i) == cat) &&
-		    an_elem_alive(&e, at))
-			top_add(out, &m, &cap, sites, e.size, e.stack,
-			    (e.flags & IDX_ELEM_PRE) != 0);
-	}
-	u64map_destroy(&m);
+	memset(&w, 0, sizeof w);
+	w.out = out;
+	w.sites = sites;
+	w.cats = cats;
+	w.cat = cat;
+	u64map_init(&w.m);
+	alive_each(tl, at, top_alive, &w);
+	u64map_destroy(&w.m);
 	top_finish(out);
 	return 0;
 }
@@ -194,43 +225,56 @@ an_top_category(const struct idx_timeline *tl, struct an_sites *sites,
 	return top_elems(tl, sites, cats, cat, at, depth, out);
 }
 
+/* an_top_categories()'s trees and totals. */
+struct cats_walk {
+	struct an_top *out;
+	struct u64map m[AN_CAT_COUNT];
+	size_t cap[AN_CAT_COUNT];
+	struct an_sites *sites;
+	const struct an_categories *cats;
+	struct an_cat_totals *ct;
+	uint64_t seen;
+};
+
+static int
+cats_alive(void *arg, uint64_t i, const struct idx_elem *e)
+{
+	struct cats_walk *w = arg;
+	unsigned c;
+
+	if (sv_stop_poll(w->seen++))
+		return 1;
+	c = an_category_of(w->cats, i);
+	an_cat_totals_add(w->ct, c, e->size);
+	top_add(&w->out[c], &w->m[c], &w->cap[c], w->sites, e->size,
+	    e->stack, (e->flags & IDX_ELEM_PRE) != 0);
+	return 0;
+}
+
 int
 an_top_categories(const struct idx_timeline *tl, struct an_sites *sites,
     const struct an_categories *cats, int64_t at, uint32_t depth,
     struct an_top out[AN_CAT_COUNT], struct an_cat_totals *ct)
 {
-	struct u64map m[AN_CAT_COUNT];
-	size_t cap[AN_CAT_COUNT];
+	struct cats_walk w;
 	unsigned c;
-	uint64_t i, lo, hi;
 
 	if (at < -1 || at >= (int64_t)tl->n_events)
 		at = (int64_t)tl->n_events - 1;
 	memset(ct, 0, sizeof *ct);
 	ct->at = at;
+	memset(&w, 0, sizeof w);
+	w.out = out;
+	w.sites = sites;
+	w.cats = cats;
+	w.ct = ct;
 	for (c = 0; c < AN_CAT_COUNT; c++) {
 		top_begin(&out[c], tl->device, at, depth);
-		u64map_init(&m[c]);
-		cap[c] = 0;
+		u64map_init(&w.m[c]);
 	}
-	never_alive(tl, at, &lo, &hi);
-	for (i = 0; i < tl->n_elems && !sv_stop_poll(i); i++) {
-		struct idx_elem e;
-
-		if (i == lo && hi > lo) {
-			i = hi - 1;
-			continue;
-		}
-		e = idx_tl_elem(tl, i);
-		if (!an_elem_alive(&e, at))
-			continue;
-		c = an_category_of(cats, i);
-		an_cat_totals_add(ct, c, e.size);
-		top_add(&out[c], &m[c], &cap[c], sites, e.size, e.stack,
-		    (e.flags & IDX_ELEM_PRE) != 0);
-	}
+	alive_each(tl, at, cats_alive, &w);
 	for (c = 0; c < AN_CAT_COUNT; c++) {
-		u64map_destroy(&m[c]);
+		u64map_destroy(&w.m[c]);
 		top_finish(&out[c]);
 	}
 	return 0;

@@ -416,73 +416,153 @@ idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
 	return el_life(bs->owner, k, alloc_ev, free_ev);
 }
 
-/* The alive elements of stripe b (free_ev < 0) appended to *out: its
- * flags, event and free chunks read, with el_decode()'s checks of them;
- * -1 when one fails. */
-static int
-alive_in_stripe(const struct idx_dev *v, uint64_t b, uint64_t *tmp,
-    uint64_t *fv, uint64_t **out, uint64_t *n, size_t *cap)
+static inline int
+alive_after(int64_t alloc_ev, int64_t free_ev, int64_t at)
+{
+	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
+}
+
+/* Scratch of idx_tl_alive_each(): a stripe's values of one chunk, its
+ * free values, and the offsets in it of the elements alive. */
+struct alive_scratch {
+	uint64_t tmp[SNAP_STRIPE_MAX], fv[SNAP_STRIPE_MAX];
+	int64_t a[SNAP_STRIPE_MAX], f[SNAP_STRIPE_MAX];
+	uint32_t sel[SNAP_STRIPE_MAX];
+	struct idx_elem e[SNAP_STRIPE_MAX];
+};
+
+/* The elements of stripe b alive after event at (el_decode()'s checks of
+ * each chunk read): their offsets in the stripe in x->sel, with their
+ * events, and the fields the caller wants in x->e; the count, or -1 when
+ * a chunk does not read. Nothing past the flags, event and free chunks
+ * is read for a stripe with none alive. */
+static int64_t
+alive_in_stripe(const struct idx_dev *v, uint64_t b, int64_t at,
+    int want_place, struct alive_scratch *x)
 {
 	const struct snap_stripedir *d = &v->el.dir[b];
 	const uint8_t *fl;
-	uint32_t j, rlen;
-	int64_t a, f;
+	uint32_t j, m = 0, rlen;
 
 	/* the flags last: they are read into the scratch slot el_chunk()
 	 * reads the others into */
-	if (el_chunk(v, b, SNAP_ELC_EV, tmp) != 0 ||
-	    el_chunk(v, b, SNAP_ELC_FREE, fv) != 0)
+	if (el_chunk(v, b, SNAP_ELC_EV, x->tmp) != 0 ||
+	    el_chunk(v, b, SNAP_ELC_FREE, x->fv) != 0)
 		return -1;
 	fl = snap_stripe_chunk(&v->el, b, SNAP_ELC_FLAGS, &rlen, 1);
 	if (fl == NULL || rlen != d->n)
 		return -1;
 	for (j = 0; j < d->n; j++) {
 		if (!el_flags_ok(v, d->first + j, fl[j]) ||
-		    el_events(v, d->first + j, fl[j], tmp[j], fv[j], &a,
-		    &f) != 0)
+		    el_events(v, d->first + j, fl[j], x->tmp[j], x->fv[j],
+		    &x->a[m], &x->f[m]) != 0)
 			return -1;
-		if (f >= 0)
+		if (!alive_after(x->a[m], x->f[m], at))
 			continue;
-		XGROW(*out, *cap, *n + 1);
-		(*out)[(*n)++] = d->first + j;
+		x->e[m].flags = fl[j];
+		x->sel[m++] = j;
 	}
-	return 0;
+	if (m == 0)
+		return 0;
+	if (el_chunk(v, b, SNAP_ELC_SIZE, x->tmp) != 0)
+		return -1;
+	for (j = 0; j < m; j++)
+		x->e[j].size = x->tmp[x->sel[j]];
+	if (el_chunk(v, b, SNAP_ELC_STACK, x->tmp) != 0)
+		return -1;
+	for (j = 0; j < d->n; j++)
+		if (x->tmp[j] >= v->el.lim.n_stacks)
+			return -1;
+	for (j = 0; j < m; j++) {
+		x->e[j].stack = (uint32_t)x->tmp[x->sel[j]];
+		x->e[j].alloc_ev = x->a[j];
+		x->e[j].free_ev = x->f[j];
+		x->e[j].addr = x->e[j].stream = 0;
+	}
+	if (!want_place)
+		return m;
+	if (el_chunk(v, b, SNAP_ELC_ADDR, x->tmp) != 0)
+		return -1;
+	for (j = 0; j < m; j++)
+		x->e[j].addr = x->tmp[x->sel[j]];
+	if (el_chunk(v, b, SNAP_ELC_STREAM, x->tmp) != 0)
+		return -1;
+	for (j = 0; j < m; j++)
+		x->e[j].stream = x->tmp[x->sel[j]];
+	return m;
+}
+
+/* The first element stripe holding element k (or past them all). */
+static uint64_t
+stripe_of(const struct snap_stripeset *bs, uint64_t k)
+{
+	uint64_t lo = 0, hi = bs->n_stripe, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (bs->dir[mid].first + bs->dir[mid].n <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* idx_tl_alive_each() element by element, each as idx_tl_elem() has it */
+static int
+alive_each_whole(const struct idx_timeline *tl, int64_t at, uint64_t k0,
+    uint64_t k1, int want_place, idx_elem_fn fn, void *arg)
+{
+	struct idx_elem e;
+	uint64_t k;
+	int r = 0;
+
+	for (k = k0; k < k1 && r == 0; k++) {
+		e = idx_tl_elem(tl, k);
+		if (!alive_after(e.alloc_ev, e.free_ev, at))
+			continue;
+		if (!want_place)
+			e.addr = e.stream = 0;
+		r = fn(arg, k, &e);
+	}
+	return r;
 }
 
 int
-idx_tl_alive_at_end(const struct idx_timeline *tl, uint64_t **out,
-    uint64_t *n)
+idx_tl_alive_each(const struct idx_timeline *tl, int64_t at, uint64_t k0,
+    uint64_t k1, int want_place, idx_elem_fn fn, void *arg)
 {
 	const struct snap_stripeset *bs = tl->el_stripes;
-	uint64_t k, b, *tmp, *fv;
-	size_t cap = 0;
+	struct alive_scratch *x;
+	uint64_t k, b;
+	int64_t m, j;
 	int r = 0;
 
-	*out = NULL;
-	*n = 0;
-	if (bs == NULL) {
-		for (k = 0; k < tl->n_elems; k++)
-			if (tl->elems[k].free_ev < 0) {
-				XGROW(*out, cap, *n + 1);
-				(*out)[(*n)++] = k;
-			}
-		return 0;
+	if (k1 > tl->n_elems)
+		k1 = tl->n_elems;
+	if (bs == NULL || bs->decode != el_decode)
+		return alive_each_whole(tl, at, k0, k1, want_place, fn, arg);
+	x = xmalloc(sizeof *x);
+	for (b = stripe_of(bs, k0); b < bs->n_stripe && r == 0 &&
+	    bs->dir[b].first < k1; b++) {
+		const struct snap_stripedir *d = &bs->dir[b];
+
+		m = d->n <= SNAP_STRIPE_MAX ?
+		    alive_in_stripe(bs->owner, b, at, want_place, x) : -1;
+		if (m < 0) {
+			/* as idx_tl_elem() has the stripe: zeros */
+			r = alive_each_whole(tl, at, d->first > k0 ? d->first
+			    : k0, d->first + d->n < k1 ? d->first + d->n : k1,
+			    want_place, fn, arg);
+			continue;
+		}
+		for (j = 0; j < m && r == 0; j++) {
+			k = d->first + x->sel[j];
+			if (k >= k0 && k < k1)
+				r = fn(arg, k, &x->e[j]);
+		}
 	}
-	if (bs->decode != el_decode)
-		return -1;
-	tmp = xmalloc(SNAP_STRIPE_MAX * sizeof *tmp);
-	fv = xmalloc(SNAP_STRIPE_MAX * sizeof *fv);
-	for (b = 0; b < bs->n_stripe && r == 0; b++)
-		if (bs->dir[b].n > SNAP_STRIPE_MAX ||
-		    alive_in_stripe(bs->owner, b, tmp, fv, out, n, &cap) != 0)
-			r = -1;
-	free(tmp);
-	free(fv);
-	if (r != 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
+	free(x);
 	return r;
 }
 

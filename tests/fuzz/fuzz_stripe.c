@@ -98,30 +98,59 @@ small_snap(void)
 	return s;
 }
 
-/* The elements idx_tl_alive_at_end() lists from three chunks are those
- * idx_tl_elem() says were never freed, in order, unless the stripe does
- * not decode whole (its elements are then zeros). */
-static void
-alive_agrees(const struct idx_timeline *tl)
+/* The elements idx_tl_alive_each() gives, from the chunks it reads, are
+ * those idx_tl_elem() says are alive, in order, with its fields, unless
+ * a stripe does not decode whole (idx_tl_elem() then has zeros). */
+struct agree {
+	const struct idx_timeline *tl;
+	const int *damaged;
+	int64_t at;
+	uint64_t next;
+};
+
+static int
+alive_at(const struct idx_elem *e, int64_t at)
 {
-	const int *damaged = tl->el_stripes != NULL ?
-	    tl->el_stripes->damaged : NULL;
-	uint64_t *alive, n, i, j = 0;
+	return e->alloc_ev <= at && (e->free_ev < 0 || e->free_ev > at);
+}
 
-	if (idx_tl_alive_at_end(tl, &alive, &n) != 0)
-		return;
-	for (i = 0; i < tl->n_elems; i++) {
-		int never = idx_tl_elem(tl, i).free_ev < 0;
+/* 1 when a stripe turned out damaged (nothing more to compare) */
+static int
+agree_upto(struct agree *g, uint64_t k, const struct idx_elem *e)
+{
+	struct idx_elem w;
+	uint64_t j;
 
-		if (damaged != NULL && *damaged)
-			break;
-		if (never != (j < n && alive[j] == i))
+	for (j = g->next; j < k || (e != NULL && j == k); j++) {
+		w = idx_tl_elem(g->tl, j);
+		if (g->damaged != NULL && *g->damaged)
+			return 1;
+		if (j < k && alive_at(&w, g->at))
 			abort();
-		j += never;
+		if (j == k && (!alive_at(&w, g->at) ||
+		    w.alloc_ev != e->alloc_ev || w.free_ev != e->free_ev ||
+		    w.size != e->size || w.stack != e->stack ||
+		    w.flags != e->flags))
+			abort();
 	}
-	if (!(damaged != NULL && *damaged) && j != n)
-		abort();
-	free(alive);
+	g->next = j;
+	return 0;
+}
+
+static int
+agree_one(void *arg, uint64_t k, const struct idx_elem *e)
+{
+	return agree_upto(arg, k, e);
+}
+
+static void
+alive_agrees(const struct idx_timeline *tl, int64_t at)
+{
+	struct agree g = {tl, NULL, at, 0};
+
+	g.damaged = tl->el_stripes != NULL ? tl->el_stripes->damaged : NULL;
+	if (idx_tl_alive_each(tl, at, 0, tl->n_elems, 0, agree_one, &g) == 0)
+		(void)agree_upto(&g, tl->n_elems, NULL);
 }
 
 static void
@@ -154,7 +183,8 @@ walk(const struct sv_index *ix)
 	for (i = 0; i < tl->n_events; i++)
 		acc += idx_tl_ev_elem(tl, i) + idx_tl_total(tl, (int64_t)i) +
 		    idx_tl_reserved(tl, (int64_t)i);
-	alive_agrees(tl);
+	alive_agrees(tl, INT64_MAX);
+	alive_agrees(tl, (int64_t)tl->n_events / 2);
 	for (i = 0; i < tl->n_elems; i++) {
 		struct idx_elem e = idx_tl_elem(tl, i);
 

@@ -78,21 +78,39 @@ walk_model(XXH3_state_t *h, const struct snapshot *s)
 	}
 }
 
-/* The elements alive at the end, from three chunks of each stripe: in
- * order and elements of the timeline. */
+/* The elements alive at the end and at the middle event, from the chunks
+ * of each stripe that tell: in order, elements of the timeline. */
+struct alive_walk {
+	const struct idx_timeline *tl;
+	uint64_t n, last;
+};
+
+static int
+alive_one(void *arg, uint64_t k, const struct idx_elem *e)
+{
+	struct alive_walk *w = arg;
+
+	if (k >= w->tl->n_elems || (w->n > 0 && k <= w->last))
+		abort();
+	(void)e;
+	w->last = k;
+	w->n++;
+	return 0;
+}
+
 static void
 walk_alive(XXH3_state_t *h, const struct idx_timeline *tl)
 {
-	uint64_t *alive, n, j;
+	int64_t at[] = {INT64_MAX, (int64_t)tl->n_events / 2};
+	size_t i;
 
-	if (idx_tl_alive_at_end(tl, &alive, &n) != 0)
-		return;
-	for (j = 0; j < n; j++)
-		if (alive[j] >= tl->n_elems ||
-		    (j > 0 && alive[j] <= alive[j - 1]))
-			abort();
-	add_u64(h, n);
-	free(alive);
+	for (i = 0; i < sizeof at / sizeof at[0]; i++) {
+		struct alive_walk w = {tl, 0, 0};
+
+		(void)idx_tl_alive_each(tl, at[i], 0, tl->n_elems, 0,
+		    alive_one, &w);
+		add_u64(h, w.n);
+	}
 }
 
 static void

@@ -355,35 +355,93 @@ START_TEST(test_top_skips_later_elements)
 }
 END_TEST
 
-/* The elements idx_tl_alive_at_end() finds: the same as those
- * idx_tl_elem() says are never freed, on the index's stripes and on the
- * loader's timeline; on files with ghosts, frees without alloc and frees
- * written after their element's stripe (late). */
+/* The elements idx_tl_alive_each() gives: those idx_tl_elem() says are
+ * alive, in order, with its fields (the place's with want_place), on the
+ * index's stripes and on the loader's timeline, at the end and at events
+ * through the trace, over all elements and over a range; on files with
+ * ghosts, frees without alloc and frees written after their element's
+ * stripe (late). */
 static const char *const alive_files[] = {"gen/leak.pickle",
     "gen/wrapped.pickle", "gen/npu.pickle", "gen/multi.pickle",
     "real/npu_leak_expandable.pickle", NULL};
+
+struct alive_seen {
+	const struct idx_timeline *tl;
+	int64_t at;
+	int place;
+	uint64_t next, n; /* the element after the last given; how many */
+};
+
+static int
+alive_check(void *arg, uint64_t k, const struct idx_elem *e)
+{
+	struct alive_seen *a = arg;
+	struct idx_elem want;
+	uint64_t j;
+
+	/* none alive skipped since the last */
+	for (j = a->next; j < k; j++) {
+		want = idx_tl_elem(a->tl, j);
+		ck_assert_msg(!(want.alloc_ev <= a->at && (want.free_ev < 0 ||
+		    want.free_ev > a->at)), "element %llu alive at %lld, not "
+		    "given", (unsigned long long)j, (long long)a->at);
+	}
+	want = idx_tl_elem(a->tl, k);
+	ck_assert(want.alloc_ev <= a->at &&
+	    (want.free_ev < 0 || want.free_ev > a->at));
+	ck_assert_int_eq(e->alloc_ev, want.alloc_ev);
+	ck_assert_int_eq(e->free_ev, want.free_ev);
+	ck_assert_uint_eq(e->size, want.size);
+	ck_assert_uint_eq(e->stack, want.stack);
+	ck_assert_uint_eq(e->flags, want.flags);
+	ck_assert_uint_eq(e->addr, (a->place ? want.addr : 0));
+	ck_assert_uint_eq(e->stream, (a->place ? want.stream : 0));
+	a->next = k + 1;
+	a->n++;
+	return 0;
+}
+
+/* Checks idx_tl_alive_each() over [k0, k1) at at; the number given. */
+static uint64_t
+alive_range(const struct idx_timeline *tl, int64_t at, uint64_t k0,
+    uint64_t k1, int place)
+{
+	struct alive_seen a = {tl, at, place, k0, 0};
+	struct idx_elem e;
+	uint64_t j;
+
+	ck_assert_int_eq(idx_tl_alive_each(tl, at, k0, k1, place,
+	    alive_check, &a), 0);
+	for (j = a.next; j < k1 && j < tl->n_elems; j++) {
+		e = idx_tl_elem(tl, j);
+		ck_assert(!(e.alloc_ev <= at && (e.free_ev < 0 ||
+		    e.free_ev > at)));
+	}
+	return a.n;
+}
 
 static void
 assert_alive(const struct idx_timeline *tl, const struct idx_timeline *heap,
     const char *what)
 {
-	uint64_t *a, *h, n_a, n_h, k, j = 0;
+	int64_t n = (int64_t)tl->n_events, at[] = {INT64_MAX, -1, 0, n / 3,
+	    n / 2, n - 1};
+	uint64_t third = tl->n_elems / 3, all = 0;
+	size_t i;
 
-	ck_assert_int_eq(idx_tl_alive_at_end(tl, &a, &n_a), 0);
-	ck_assert_int_eq(idx_tl_alive_at_end(heap, &h, &n_h), 0);
-	ck_assert_msg(n_a == n_h, "%s: %llu alive, the loader's %llu", what,
-	    (unsigned long long)n_a, (unsigned long long)n_h);
-	for (k = 0; k < tl->n_elems; k++) {
-		if (idx_tl_elem(tl, k).free_ev >= 0)
-			continue;
-		ck_assert_msg(j < n_a && a[j] == k, "%s: element %llu", what,
-		    (unsigned long long)k);
-		ck_assert_uint_eq(h[j], k);
-		j++;
+	ck_assert_uint_eq(tl->n_elems, heap->n_elems);
+	for (i = 0; i < sizeof at / sizeof at[0]; i++) {
+		uint64_t a = alive_range(tl, at[i], 0, tl->n_elems, i % 2);
+
+		ck_assert_msg(a == alive_range(heap, at[i], 0, heap->n_elems,
+		    1), "%s: %llu alive at %lld, not the loader's", what,
+		    (unsigned long long)a, (long long)at[i]);
+		ck_assert_uint_eq(alive_range(tl, at[i], third, 2 * third, 1),
+		    alive_range(heap, at[i], third, 2 * third, 0));
+		all += a;
 	}
-	ck_assert_uint_eq(j, n_a);
-	free(a);
-	free(h);
+	/* something is alive somewhere in each of these files */
+	ck_assert_uint_gt(all, 0);
 }
 
 START_TEST(test_alive_at_end)
