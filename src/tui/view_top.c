@@ -75,12 +75,27 @@ freed_later(struct app *a, const struct replay_block *k)
 /* The live blocks at the cursor, by stack (requested bytes, as the
  * Active Memory Timeline and `snapview top` count them); the blocks
  * allocated before the trace and freed in it apart (analysis/top.h). */
+/* collect()'s view and groups, for the elements alive at the cursor */
+struct top_walk {
+	struct top_view *v;
+	const struct an_categories *cats;
+};
+
+static int
+add_alive(void *arg, uint64_t i, const struct idx_elem *e)
+{
+	struct top_walk *w = arg;
+
+	add(w->v, e->stack, w->cats != NULL ? an_category_of(w->cats, i) : 0,
+	    (e->flags & IDX_ELEM_PRE) != 0, e->size);
+	return 0;
+}
+
 static void
 collect(struct app *a, struct top_view *v)
 {
 	const struct replay_state *st = a->st;
-	const struct an_categories *cats;
-	uint64_t i;
+	struct top_walk w;
 	uint32_t b;
 
 	v->n = 0;
@@ -100,14 +115,10 @@ collect(struct app *a, struct top_view *v)
 		return;
 	}
 	/* no replay: the timeline's elements alive at the cursor */
-	cats = v->tree.grouped ? tables_categories(a) : NULL;
-	for (i = 0; i < a->tl.n_elems; i++) {
-		struct idx_elem e = idx_tl_elem(&a->tl, i);
-
-		if (an_elem_alive(&e, a->view.cursor))
-			add(v, e.stack, cats != NULL ? an_category_of(cats, i) :
-			    0, (e.flags & IDX_ELEM_PRE) != 0, e.size);
-	}
+	w.v = v;
+	w.cats = v->tree.grouped ? tables_categories(a) : NULL;
+	(void)idx_tl_alive_each(&a->tl, a->view.cursor, 0, a->tl.n_elems, 0,
+	    add_alive, &w);
 }
 
 static void
