@@ -422,27 +422,33 @@ alive_after(int64_t alloc_ev, int64_t free_ev, int64_t at)
 	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
 }
 
-/* Scratch of idx_tl_alive_each(): a stripe's values of one chunk, its
- * free values, and the offsets in it of the elements alive. */
+/* Scratch of idx_tl_alive_each(), for one stripe: the values of a chunk
+ * (the events, then the sizes), the frees (then the stacks), and of the
+ * elements alive their offsets in the stripe, events and flags; place:
+ * the addresses and streams, with want_place. */
 struct alive_scratch {
 	uint64_t tmp[SNAP_STRIPE_MAX], fv[SNAP_STRIPE_MAX];
 	int64_t a[SNAP_STRIPE_MAX], f[SNAP_STRIPE_MAX];
 	uint32_t sel[SNAP_STRIPE_MAX];
-	struct idx_elem e[SNAP_STRIPE_MAX];
+	uint8_t fl[SNAP_STRIPE_MAX];
+	uint64_t *addr, *stream;
 };
 
-/* The elements of stripe b alive after event at (el_decode()'s checks of
- * each chunk read): their offsets in the stripe in x->sel, with their
- * events, and the fields the caller wants in x->e; the count, or -1 when
- * a chunk does not read. Nothing past the flags, event and free chunks
- * is read for a stripe with none alive. */
-static int64_t
+/* fn for the elements of stripe b in [k0, k1) alive after event at, read
+ * with el_decode()'s checks of each chunk read, *stop set to fn's
+ * nonzero: 0, or -1 when a chunk does not read (fn not called then).
+ * Nothing past the flags, event and free chunks is read for a stripe
+ * with none alive. */
+static int
 alive_in_stripe(const struct idx_dev *v, uint64_t b, int64_t at,
-    int want_place, struct alive_scratch *x)
+    uint64_t k0, uint64_t k1, struct alive_scratch *x, idx_elem_fn fn,
+    void *arg, int *stop)
 {
 	const struct snap_stripedir *d = &v->el.dir[b];
 	const uint8_t *fl;
+	struct idx_elem e;
 	uint32_t j, m = 0, rlen;
+	uint64_t k;
 
 	/* the flags last: they are read into the scratch slot el_chunk()
 	 * reads the others into */
@@ -457,39 +463,37 @@ alive_in_stripe(const struct idx_dev *v, uint64_t b, int64_t at,
 		    el_events(v, d->first + j, fl[j], x->tmp[j], x->fv[j],
 		    &x->a[m], &x->f[m]) != 0)
 			return -1;
-		if (!alive_after(x->a[m], x->f[m], at))
+		k = d->first + j;
+		if (k < k0 || k >= k1 || !alive_after(x->a[m], x->f[m], at))
 			continue;
-		x->e[m].flags = fl[j];
+		x->fl[m] = fl[j];
 		x->sel[m++] = j;
 	}
 	if (m == 0)
 		return 0;
-	if (el_chunk(v, b, SNAP_ELC_SIZE, x->tmp) != 0)
-		return -1;
-	for (j = 0; j < m; j++)
-		x->e[j].size = x->tmp[x->sel[j]];
-	if (el_chunk(v, b, SNAP_ELC_STACK, x->tmp) != 0)
+	if (el_chunk(v, b, SNAP_ELC_SIZE, x->tmp) != 0 ||
+	    el_chunk(v, b, SNAP_ELC_STACK, x->fv) != 0)
 		return -1;
 	for (j = 0; j < d->n; j++)
-		if (x->tmp[j] >= v->el.lim.n_stacks)
+		if (x->fv[j] >= v->el.lim.n_stacks)
 			return -1;
-	for (j = 0; j < m; j++) {
-		x->e[j].stack = (uint32_t)x->tmp[x->sel[j]];
-		x->e[j].alloc_ev = x->a[j];
-		x->e[j].free_ev = x->f[j];
-		x->e[j].addr = x->e[j].stream = 0;
+	if (x->addr != NULL &&
+	    (el_chunk(v, b, SNAP_ELC_ADDR, x->addr) != 0 ||
+	    el_chunk(v, b, SNAP_ELC_STREAM, x->stream) != 0))
+		return -1;
+	for (j = 0; j < m && *stop == 0; j++) {
+		uint32_t i = x->sel[j];
+
+		e.size = x->tmp[i];
+		e.stack = (uint32_t)x->fv[i];
+		e.alloc_ev = x->a[j];
+		e.free_ev = x->f[j];
+		e.flags = x->fl[j];
+		e.addr = x->addr != NULL ? x->addr[i] : 0;
+		e.stream = x->addr != NULL ? x->stream[i] : 0;
+		*stop = fn(arg, d->first + i, &e);
 	}
-	if (!want_place)
-		return m;
-	if (el_chunk(v, b, SNAP_ELC_ADDR, x->tmp) != 0)
-		return -1;
-	for (j = 0; j < m; j++)
-		x->e[j].addr = x->tmp[x->sel[j]];
-	if (el_chunk(v, b, SNAP_ELC_STREAM, x->tmp) != 0)
-		return -1;
-	for (j = 0; j < m; j++)
-		x->e[j].stream = x->tmp[x->sel[j]];
-	return m;
+	return 0;
 }
 
 /* The first element stripe holding element k (or past them all). */
@@ -534,8 +538,7 @@ idx_tl_alive_each(const struct idx_timeline *tl, int64_t at, uint64_t k0,
 {
 	const struct snap_stripeset *bs = tl->el_stripes;
 	struct alive_scratch *x;
-	uint64_t k, b;
-	int64_t m, j;
+	uint64_t b;
 	int r = 0;
 
 	if (k1 > tl->n_elems)
@@ -543,25 +546,24 @@ idx_tl_alive_each(const struct idx_timeline *tl, int64_t at, uint64_t k0,
 	if (bs == NULL || bs->decode != el_decode)
 		return alive_each_whole(tl, at, k0, k1, want_place, fn, arg);
 	x = xmalloc(sizeof *x);
+	x->addr = x->stream = NULL;
+	if (want_place) {
+		x->addr = xmalloc(SNAP_STRIPE_MAX * sizeof *x->addr);
+		x->stream = xmalloc(SNAP_STRIPE_MAX * sizeof *x->stream);
+	}
 	for (b = stripe_of(bs, k0); b < bs->n_stripe && r == 0 &&
 	    bs->dir[b].first < k1; b++) {
 		const struct snap_stripedir *d = &bs->dir[b];
 
-		m = d->n <= SNAP_STRIPE_MAX ?
-		    alive_in_stripe(bs->owner, b, at, want_place, x) : -1;
-		if (m < 0) {
-			/* as idx_tl_elem() has the stripe: zeros */
+		/* a stripe that does not read: as idx_tl_elem() has it */
+		if (d->n > SNAP_STRIPE_MAX || alive_in_stripe(bs->owner, b,
+		    at, k0, k1, x, fn, arg, &r) != 0)
 			r = alive_each_whole(tl, at, d->first > k0 ? d->first
 			    : k0, d->first + d->n < k1 ? d->first + d->n : k1,
 			    want_place, fn, arg);
-			continue;
-		}
-		for (j = 0; j < m && r == 0; j++) {
-			k = d->first + x->sel[j];
-			if (k >= k0 && k < k1)
-				r = fn(arg, k, &x->e[j]);
-		}
 	}
+	free(x->addr);
+	free(x->stream);
 	free(x);
 	return r;
 }
