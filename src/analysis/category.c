@@ -1020,7 +1020,7 @@ an_categories_at(const struct idx_timeline *tl, const struct an_categories *c,
 	for (k = 0; k < tl->n_elems; k++) {
 		struct idx_elem e = idx_tl_elem(tl, k);
 
-		if (e.alloc_ev <= at && (e.free_ev < 0 || e.free_ev > at))
+		if (idx_alive_after(e.alloc_ev, e.free_ev, at))
 			an_cat_totals_add(out, an_category_of(c, k), e.size);
 	}
 }

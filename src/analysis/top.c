@@ -15,7 +15,7 @@
 int
 an_elem_alive(const struct idx_elem *e, int64_t at)
 {
-	return e->alloc_ev <= at && (e->free_ev < 0 || e->free_ev > at);
+	return idx_alive_after(e->alloc_ev, e->free_ev, at);
 }
 
 static const struct an_top *sort_ctx;

@@ -416,12 +416,6 @@ idx_tl_elem_life_read(const struct idx_timeline *tl, uint64_t k,
 	return el_life(bs->owner, k, alloc_ev, free_ev);
 }
 
-static inline int
-alive_after(int64_t alloc_ev, int64_t free_ev, int64_t at)
-{
-	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
-}
-
 /* Scratch of idx_tl_alive_each(), for one stripe: the values of a chunk
  * (the events, then the sizes), the frees (then the stacks), and of the
  * elements alive their offsets in the stripe, events and flags; place:
@@ -464,7 +458,8 @@ alive_in_stripe(const struct idx_dev *v, uint64_t b, int64_t at,
 		    &x->a[m], &x->f[m]) != 0)
 			return -1;
 		k = d->first + j;
-		if (k < k0 || k >= k1 || !alive_after(x->a[m], x->f[m], at))
+		if (k < k0 || k >= k1 ||
+		    !idx_alive_after(x->a[m], x->f[m], at))
 			continue;
 		x->fl[m] = fl[j];
 		x->sel[m++] = j;
@@ -523,7 +518,7 @@ alive_each_whole(const struct idx_timeline *tl, int64_t at, uint64_t k0,
 
 	for (k = k0; k < k1 && r == 0; k++) {
 		e = idx_tl_elem(tl, k);
-		if (!alive_after(e.alloc_ev, e.free_ev, at))
+		if (!idx_alive_after(e.alloc_ev, e.free_ev, at))
 			continue;
 		if (!want_place)
 			e.addr = e.stream = 0;

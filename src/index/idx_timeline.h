@@ -115,6 +115,15 @@ idx_tl_ev_elem(const struct idx_timeline *tl, uint64_t i)
 	return tl->ev_elem != NULL ? tl->ev_elem[i] : UINT64_MAX;
 }
 
+/* Whether an element created by event alloc_ev (-1: before the trace)
+ * and freed by event free_ev (-1: never) is alive after event at (-1:
+ * before the first): the one test of it. */
+static inline int
+idx_alive_after(int64_t alloc_ev, int64_t free_ev, int64_t at)
+{
+	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
+}
+
 /* Element k, by value. */
 static inline struct idx_elem
 idx_tl_elem(const struct idx_timeline *tl, uint64_t k)

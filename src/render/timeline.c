@@ -852,7 +852,7 @@ tl_stack_total(const struct tl_model *m, int st, int64_t ev)
 int
 tl_live_at(int64_t alloc_ev, int64_t free_ev, int64_t at)
 {
-	return alloc_ev <= at && (free_ev < 0 || free_ev > at);
+	return idx_alive_after(alloc_ev, free_ev, at);
 }
 
 /* The first element (lowest id) with address addr alive after event at,

@@ -75,7 +75,7 @@ alive_by_category(struct app *a, struct leaks_view *v,
 	memset(byc, 0, sizeof byc);
 	for (k = 0; k < a->tl.n_elems; k++) {
 		e = idx_tl_elem(&a->tl, k);
-		if (!(e.alloc_ev <= at && (e.free_ev < 0 || e.free_ev > at)))
+		if (!idx_alive_after(e.alloc_ev, e.free_ev, at))
 			continue;
 		c = an_category_of(cats, k);
 		if (byc[c].count == cap[c]) {
