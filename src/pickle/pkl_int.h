@@ -163,6 +163,11 @@ struct pkl_reader {
 	struct rec_seen *seen;
 	uint64_t memo_gen;
 	struct rec_tmpl tmpl[REC_TMPL];
+	/* Shapes of records read whole lately (pkl_record.c), NULL until
+	 * the first: the one that matched last, the next to replace, and
+	 * records read since a shape last matched. */
+	struct rec_shape *shapes;
+	unsigned shape_at, shape_next, shape_misses;
 	struct pkl_jring *jring; /* JSON input: its decoded strings */
 
 	struct pkl_stats st;
@@ -342,11 +347,11 @@ binfloat(const uint8_t *p)
 	return f;
 }
 
-/* pkl_decode_long() for 1 to 8 bytes with 8 readable at p (addresses and
- * times: LONG1 of 6 or 7 bytes in every trace event): one load, the
- * sign extended from the top byte. */
-static inline void
-long_le8(const uint8_t *p, unsigned n, struct pkl_value *v)
+/* The value of a LONG1 of n bytes, 1 to 8, with 8 readable at p (addresses
+ * and times: 6 or 7 bytes in every trace event): one load, the sign
+ * extended from the top byte. */
+static inline uint64_t
+long_le(const uint8_t *p, unsigned n)
 {
 	uint64_t u;
 
@@ -365,9 +370,16 @@ long_le8(const uint8_t *p, unsigned n, struct pkl_value *v)
 		u &= ~0ull >> sh;
 		u = (u ^ top) - top; /* two's complement of n bytes */
 	}
+	return u;
+}
+
+/* pkl_decode_long() for 1 to 8 bytes with 8 readable at p. */
+static inline void
+long_le8(const uint8_t *p, unsigned n, struct pkl_value *v)
+{
 	memset(v, 0, sizeof *v);
 	v->kind = PKL_INT;
-	v->v.u = u;
+	v->v.u = long_le(p, n);
 }
 
 #endif

@@ -1131,6 +1131,7 @@ pkl_reader_free(struct pkl_reader *r)
 	free(r->work);
 	free(r->rec);
 	free(r->seen);
+	free(r->shapes);
 	if (r->jring != NULL)
 		for (i = 0; i < PKL_JSON_RING; i++)
 			free(r->jring->buf[i]);

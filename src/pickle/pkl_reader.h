@@ -180,6 +180,8 @@ struct pkl_stats {
 	uint64_t memo_boxes;   /* memo boxes ever allocated (reused ones
 				* not counted again) */
 	uint64_t memo_spilled; /* 1 when the memo moved to its file */
+	uint64_t records_shaped; /* records read by the shape of one
+				  * before them (pkl_record.c) */
 };
 void pkl_get_stats(const struct pkl_reader *r, struct pkl_stats *st);
 

@@ -8,7 +8,8 @@
  * as that path would. Every opcode and length byte is read once, then
  * checked and used (pkl_int.h). A list of the record that repeats the
  * bytes of one read lately is answered as that one was ("lists seen
- * before", below).
+ * before", below), and a record written as one read lately is read by
+ * that one's shape ("records of a shape seen before").
  */
 #include "config.h"
 
@@ -55,7 +56,7 @@ struct rec {
 	uint64_t ops;  /* opcodes read (apart from slot: the two are
 			* counted in one instruction otherwise, and a
 			* 16-byte load of two 8-byte stores stalls) */
-	struct pkl_value it[REC_ITEMS];
+	struct pkl_value *it; /* it_own, or a shape's items */
 	size_t n;
 	struct rec_put put[REC_PUTS];
 	size_t np;
@@ -63,6 +64,7 @@ struct rec {
 	size_t nl;
 	size_t nli;    /* items in r->rec */
 	uint64_t slot; /* the next fresh memo slot */
+	struct pkl_value it_own[REC_ITEMS];
 };
 
 /* Steps *p over FRAME opcodes (counted in *ops); 0 if the bytes end. */
@@ -792,6 +794,386 @@ out:
 	*q = p;
 }
 
+/* ---- records of a shape seen before --------------------------------------
+ *
+ * A trace's entries are written alike: the same opcodes, the keys as the
+ * same memo fetches, values of the same widths; only the values' operands
+ * differ. A record read whole leaves its shape: its bytes, a mask of those
+ * that must be the same (opcodes, length bytes, the keys' fetches), and
+ * where each value's operand is. A record whose bytes under the mask are
+ * the shape's, while no memo slot has changed in place, has the shape's
+ * keys, and its values are read from their operands alone: a compare of
+ * 8 bytes at a time and a value per variable item, where the general loop
+ * decodes every opcode and takes a branch on what it finds (an entry's
+ * action, the width of its size, a key fetched by the same bytes or not:
+ * data the processor cannot predict, which cost more than the reading).
+ * A record whose last value is a list (a stack's frames) has the shape
+ * of the bytes up to the list's EMPTY_LIST, and its list is read as the
+ * general loop reads one. Any record that differs (a FRAME inside it, a
+ * wider value, a fetch of a slot that is no id or string, a value after
+ * its list) is read by the general loop, and may leave its shape in turn.
+ * The bytes under the mask are compared, never assumed; an operand's
+ * bytes are read once, by the value made of them.
+ */
+
+#define SHAPES 8          /* shapes remembered */
+#define SHAPE_MAX 256     /* bytes of a record with a shape */
+#define SHAPE_ITEMS 48    /* its keys and values */
+#define SHAPE_TRIES 64    /* records missed before shapes are made rarely */
+
+/* How a value of a shape is read from its operand. */
+enum { S_FETCH1, S_FETCH4, S_INT1, S_INT2, S_INT4, S_LONG1, S_STR, S_FLOAT };
+
+struct rec_shape {
+	uint64_t word[SHAPE_MAX / 8], mask[SHAPE_MAX / 8];
+	uint64_t gen;  /* memo_gen when made: its keys' fetches hold */
+	uint64_t ops;  /* opcodes but its SETITEMS */
+	uint32_t len;  /* bytes from after the EMPTY_DICT to past SETITEMS */
+	uint32_t nw;   /* words of them, 0: no shape */
+	uint32_t n, nv, np;
+	int list;      /* its last value a list: its last byte EMPTY_LIST */
+	struct {
+		uint16_t at; /* the operand's offset */
+		uint8_t i, how, w;
+	} var[SHAPE_ITEMS];
+	struct rec_put put[SHAPE_ITEMS + 1]; /* slots from the first fresh */
+	struct pkl_value it[SHAPE_ITEMS];    /* the keys; values as read */
+};
+
+/* Sets bytes [from, to) of s's mask, offsets from the record's p. */
+static void
+shape_mask(struct rec_shape *s, size_t p, size_t from, size_t to)
+{
+	for (from -= p, to -= p; from < to; from++)
+		s->mask[from / 8] |= 0xffull << (from % 8 * 8);
+}
+
+/* A variable value i of s at operand offset at. */
+static void
+shape_var(struct rec_shape *s, size_t i, uint8_t how, size_t at, size_t w)
+{
+	s->var[s->nv].i = (uint8_t)i;
+	s->var[s->nv].how = how;
+	s->var[s->nv].at = (uint16_t)at;
+	s->var[s->nv++].w = (uint8_t)w;
+}
+
+/*
+ * The shape of the record at p (just after its EMPTY_DICT) to its
+ * SETITEMS at set, read whole by the general loop and not committed yet
+ * (its memo stores not done): "[MEMOIZE] MARK (item [MEMOIZE])* SETITEMS"
+ * with items memo fetches, ints, strings, floats, None and bools. Its
+ * bytes are read again here, each once, so a shape made of bytes that
+ * changed since is a wrong guess that later records will not match, not
+ * a wrong record. 0, or -1 for a record without a shape.
+ */
+static int
+shape_make(struct pkl_reader *r, struct rec_shape *s, size_t p, size_t set,
+    int list)
+{
+	const uint8_t *buf = r->buf;
+	size_t q = p, n = 0, end, k, at, fixed, w;
+	uint64_t idx;
+	uint8_t op;
+
+	/* set is past the shape of a record that ends with a list */
+	if (set < p || r->len - p < SHAPE_MAX + 8)
+		return -1;
+	end = set - p < SHAPE_MAX ? set + 1 : p + SHAPE_MAX;
+	memset(s, 0, offsetof(struct rec_shape, var));
+	s->np = s->nv = 0;
+	s->list = 0;
+	if (buf[q] == PKL_OP_MEMOIZE) {
+		s->put[s->np].what = P_DICT;
+		s->put[s->np++].i = 0;
+		q++;
+		s->ops++;
+	}
+	if (buf[q] != PKL_OP_MARK)
+		return -1;
+	q++;
+	s->ops++;
+	shape_mask(s, p, p, q);
+	for (;;) {
+		if (q >= end)
+			return -1;
+		op = buf[q];
+		at = q + 1 - p;
+		if (op == PKL_OP_SETITEMS) {
+			if (q != set)
+				return -1;
+			shape_mask(s, p, q, q + 1);
+			q++;
+			break;
+		}
+		if (op == PKL_OP_MEMOIZE) {
+			if (n == 0)
+				return -1;
+			s->put[s->np].what = P_ITEM;
+			s->put[s->np++].i = (uint32_t)(n - 1);
+			shape_mask(s, p, q, q + 1);
+			q++;
+			s->ops++;
+			continue;
+		}
+		if (n == SHAPE_ITEMS)
+			return -1;
+		k = 0;     /* operand bytes */
+		fixed = 1; /* bytes that must be the same: the opcode */
+		memset(&s->it[n], 0, sizeof s->it[n]);
+		switch (op) {
+		case PKL_OP_BINGET:
+		case PKL_OP_LONG_BINGET:
+			k = op == PKL_OP_BINGET ? 1 : 4;
+			if (end - q <= k)
+				return -1;
+			if (n & 1) {
+				shape_var(s, n, k == 1 ? S_FETCH1 : S_FETCH4,
+				    at, 0);
+				break;
+			}
+			/* a key: the same slot, the same value */
+			idx = le(buf + q + 1, k);
+			if (idx >= r->memo_top ||
+			    !slot_id_or_str(r->memo[idx], idx, r->mbase,
+			    &s->it[n]))
+				return -1;
+			fixed += k;
+			break;
+		case PKL_OP_BININT1:
+			k = 1;
+			shape_var(s, n, S_INT1, at, k);
+			break;
+		case PKL_OP_BININT2:
+			k = 2;
+			shape_var(s, n, S_INT2, at, k);
+			break;
+		case PKL_OP_BININT:
+			k = 4;
+			shape_var(s, n, S_INT4, at, k);
+			break;
+		case PKL_OP_BINFLOAT:
+			k = 8;
+			shape_var(s, n, S_FLOAT, at, k);
+			break;
+		case PKL_OP_LONG1:
+		case PKL_OP_SHORT_BINUNICODE:
+			if (end - q <= 1)
+				return -1;
+			w = buf[q + 1];
+			if (op == PKL_OP_LONG1 && (w < 1 || w > 8))
+				return -1;
+			shape_var(s, n, op == PKL_OP_LONG1 ? S_LONG1 : S_STR,
+			    at + 1, w);
+			k = 1 + w;
+			fixed = 2; /* and the length */
+			break;
+		case PKL_OP_EMPTY_LIST:
+			if (!list || !(n & 1))
+				return -1;
+			/* the shape ends with it: its items are read as
+			 * they come */
+			shape_mask(s, p, q, q + 1);
+			s->ops++;
+			n++;
+			end = q + 1;
+			q = end;
+			s->list = 1;
+			goto done;
+		case PKL_OP_NONE:
+			s->it[n].kind = PKL_NONE;
+			break;
+		case PKL_OP_NEWTRUE:
+		case PKL_OP_NEWFALSE:
+			s->it[n].kind = PKL_BOOL;
+			s->it[n].v.u = op == PKL_OP_NEWTRUE;
+			break;
+		default:
+			return -1;
+		}
+		if (end - q <= k)
+			return -1;
+		shape_mask(s, p, q, q + fixed);
+		q += 1 + k;
+		s->ops++;
+		n++;
+	}
+done:
+	if (n == 0 || (n & 1) || q != end)
+		return -1;
+	s->len = (uint32_t)(end - p);
+	s->nw = (s->len + 7) / 8;
+	s->n = (uint32_t)n;
+	s->gen = r->memo_gen;
+	for (k = 0; k < s->nw; k++)
+		s->word[k] = le(buf + p + 8 * k, 8) & s->mask[k];
+	return 0;
+}
+
+/* Remembers the shape of the record at p to its SETITEMS at set, read by
+ * the general loop, in place of the oldest; records that keep missing
+ * every shape make one only now and then. */
+static void
+shape_learn(struct pkl_reader *r, size_t p, size_t set, int list)
+{
+	struct rec_shape *s;
+
+	if (r->shapes == NULL)
+		r->shapes = xcalloc(SHAPES + 1, sizeof *r->shapes);
+	if (r->shape_misses++ >= SHAPE_TRIES &&
+	    r->shape_misses % SHAPE_TRIES != 0)
+		return;
+	/* made in the spare, kept only when it is one */
+	s = &r->shapes[SHAPES];
+	if (shape_make(r, s, p, set, list) != 0)
+		return;
+	r->shapes[r->shape_next] = *s;
+	r->shape_at = r->shape_next;
+	r->shape_next = (r->shape_next + 1) % SHAPES;
+}
+
+/* A value made of its fields (stores the fields' widths: see
+ * rec_item_run() on a copy of a whole value). */
+static inline __attribute__((always_inline)) void
+shape_value(struct pkl_value *v, uint8_t kind, uint32_t len, uint64_t u)
+{
+	v->kind = kind;
+	v->cls = 0;
+	v->flags = 0;
+	v->len = len;
+	v->v.u = u;
+}
+
+/* The record at p (just after its EMPTY_DICT) read by a shape remembered:
+ * 1 with its items, memo stores and opcodes in *rc and *end past its
+ * SETITEMS; 0, with nothing of *rc changed, when it has none of them. */
+static inline __attribute__((always_inline)) int
+shape_read(struct pkl_reader *r, struct rec *rc, size_t p, size_t *end)
+{
+	const uint8_t *buf = r->buf;
+	struct rec_shape *s;
+	uint64_t d, idx;
+	unsigned j, at;
+	uint32_t i;
+
+	for (j = 0; j < SHAPES; j++) {
+		at = (r->shape_at + j) % SHAPES;
+		s = &r->shapes[at];
+		/* the first and the last words first: where a record
+		 * of another shape shows it */
+		if (s->nw == 0 || s->gen != r->memo_gen ||
+		    r->len - p < (size_t)s->nw * 8 + 8 ||
+		    ((le(buf + p, 8) ^ s->word[0]) & s->mask[0]) != 0 ||
+		    ((le(buf + p + 8 * (s->nw - 1), 8) ^ s->word[s->nw - 1]) &
+		    s->mask[s->nw - 1]) != 0)
+			continue;
+		d = 0;
+		for (i = 1; i + 1 < s->nw; i++)
+			d |= (le(buf + p + 8 * i, 8) ^ s->word[i]) &
+			    s->mask[i];
+		if (d != 0)
+			continue;
+		for (i = 0; i < s->nv; i++) {
+			const uint8_t *o = buf + p + s->var[i].at;
+			struct pkl_value *v = &s->it[s->var[i].i];
+
+			switch (s->var[i].how) {
+			case S_FETCH1:
+			case S_FETCH4:
+				idx = s->var[i].how == S_FETCH1 ? o[0]
+								: le(o, 4);
+				if (idx >= r->memo_top ||
+				    !slot_id_or_str(r->memo[idx], idx,
+				    r->mbase, v))
+					return 0;
+				break;
+			case S_INT1:
+				shape_value(v, PKL_INT, 0, o[0]);
+				break;
+			case S_INT2:
+				shape_value(v, PKL_INT, 0, le(o, 2));
+				break;
+			case S_INT4:
+				shape_value(v, PKL_INT, 0, (uint64_t)(int64_t)
+				    (int32_t)(uint32_t)le(o, 4));
+				break;
+			case S_LONG1:
+				shape_value(v, PKL_INT, 0, long_le(o,
+				    s->var[i].w));
+				break;
+			case S_STR:
+				shape_value(v, PKL_STR, s->var[i].w,
+				    (uint64_t)(o - buf));
+				break;
+			default:
+				v->kind = PKL_FLOAT;
+				v->cls = 0;
+				v->flags = 0;
+				v->len = 0;
+				v->v.f = binfloat(o);
+				break;
+			}
+		}
+		rc->it = s->it;
+		rc->n = s->n - (uint32_t)s->list;
+		for (i = 0; i < s->np; i++) {
+			rc->put[i].slot = rc->slot++;
+			rc->put[i].i = s->put[i].i;
+			rc->put[i].what = s->put[i].what;
+		}
+		rc->np = s->np;
+		rc->ops += s->ops;
+		r->shape_at = at;
+		*end = p + s->len;
+		return 1;
+	}
+	return 0;
+}
+
+/* An empty record being read whole by r. */
+static inline __attribute__((always_inline)) void
+rec_init(struct rec *rc, const struct pkl_reader *r)
+{
+	rc->n = rc->np = rc->nl = rc->nli = 0;
+	rc->slot = r->memo_used;
+	rc->ops = 0;
+	rc->it = rc->it_own;
+}
+
+/* The record at *ppos read by a shape remembered, as pkl_read_record()
+ * would read it: 1 with it taken, -1 on error, or 0 when no shape is its,
+ * with *rc to be made empty again. A shape that ends with a list reads
+ * the list as the general loop does (rec_list()), then the record's end. */
+static inline __attribute__((always_inline)) int
+rec_shaped(struct pkl_reader *r, struct rec *rc, uint8_t cls, size_t *ppos,
+    uint64_t *pops, struct sv_error *err)
+{
+	size_t set;
+
+	if (!shape_read(r, rc, *ppos, &set))
+		return 0;
+	if (r->shapes[r->shape_at].list) {
+		memset(&rc->it[rc->n], 0, sizeof rc->it[rc->n]);
+		rc->it[rc->n].kind = PKL_LIST; /* made by rec_commit() */
+		if (!rec_list(r, rc, &set) ||
+		    !skip_frames(r->buf, r->len, &set, &rc->ops) ||
+		    r->buf[set] != PKL_OP_SETITEMS)
+			return 0;
+		rc->n++;
+		set++;
+	}
+	if (!pkl_record_done(r, set))
+		return 0;
+	if (rec_commit(r, rc, cls, set - 1, err) != 0)
+		return -1;
+	r->shape_misses = 0;
+	r->st.records_shaped++;
+	set_taken(&r->stack[r->sp++]);
+	*ppos = set;
+	*pops += rc->ops + 1;
+	return 1;
+}
+
 /*
  * The fast path for a record (pkl_sink.take_record), from just after its
  * EMPTY_DICT: reads the dict whole if it has the shape a pickler writes
@@ -826,9 +1208,12 @@ pkl_read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
 	    r->memo_used >= UINT32_MAX - REC_PUTS - 1 ||
 	    r->stack_cap - r->sp < REC_ITEMS + 2)
 		return 0;
-	rc.n = rc.np = rc.nl = rc.nli = 0;
-	rc.slot = r->memo_used;
-	rc.ops = 0;
+	if (r->shapes != NULL) {
+		rec_init(&rc, r);
+		if ((t = rec_shaped(r, &rc, cls, ppos, pops, err)) != 0)
+			return t;
+	}
+	rec_init(&rc, r);
 	if (!skip_frames(buf, len, &p, &rc.ops))
 		return 0;
 	if ((t = rec_memo(&rc, buf, len, &p, P_DICT, 0)) < 0 ||
@@ -878,6 +1263,8 @@ pkl_read_record(struct pkl_reader *r, uint8_t cls, size_t *ppos, uint64_t *pops,
 	}
 	if (rc.n == 0 || (rc.n & 1) || !pkl_record_done(r, p + 1))
 		return 0;
+	if (rc.nl == 0 || (rc.nl == 1 && rc.list[0].item == rc.n - 1))
+		shape_learn(r, *ppos, p, rc.nl == 1);
 	if (rec_commit(r, &rc, cls, p, err) != 0)
 		return -1;
 	set_taken(&r->stack[r->sp++]);
