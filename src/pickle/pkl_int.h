@@ -168,6 +168,9 @@ struct pkl_reader {
 	 * records read since a shape last matched. */
 	struct rec_shape *shapes;
 	unsigned shape_at, shape_next, shape_misses;
+	/* shapes made so far; while a record read by a shape with its keys
+	 * in it is taken, that shape's number (pkl_record_shape()) */
+	uint64_t shapes_made, shape_taking;
 	struct pkl_jring *jring; /* JSON input: its decoded strings */
 
 	struct pkl_stats st;

@@ -1183,6 +1183,12 @@ pkl_protocol(const struct pkl_reader *r)
 }
 
 uint64_t
+pkl_record_shape(const struct pkl_reader *r)
+{
+	return r->shape_taking;
+}
+
+uint64_t
 pkl_offset(const struct pkl_reader *r)
 {
 	return r->op_pos;

@@ -171,6 +171,12 @@ int pkl_protocol(const struct pkl_reader *r);
 /* Offset of the opcode being executed (for error messages). */
 uint64_t pkl_offset(const struct pkl_reader *r);
 
+/* In take_record(): the shape the record was read by (pkl_record.c),
+ * with its keys in it, or 0 when it was read otherwise. Two records
+ * taken with the same non-zero shape have the same keys in the same
+ * order, so what the sink made of one's keys holds for the other's. */
+uint64_t pkl_record_shape(const struct pkl_reader *r);
+
 /* Statistics of a finished run. */
 struct pkl_stats {
 	uint64_t opcodes;

@@ -832,6 +832,8 @@ struct rec_shape {
 	uint32_t nw;   /* words of them, 0: no shape */
 	uint32_t n, nv, np;
 	int list;      /* its last value a list: its last byte EMPTY_LIST */
+	int keys;      /* its keys are in it (fetches), not read each time */
+	uint64_t id;   /* its number among the reader's shapes, from 1 */
 	struct {
 		uint16_t at; /* the operand's offset */
 		uint8_t i, how, w;
@@ -852,6 +854,8 @@ shape_mask(struct rec_shape *s, size_t p, size_t from, size_t to)
 static void
 shape_var(struct rec_shape *s, size_t i, uint8_t how, size_t at, size_t w)
 {
+	if (!(i & 1))
+		s->keys = 0;
 	s->var[s->nv].i = (uint8_t)i;
 	s->var[s->nv].how = how;
 	s->var[s->nv].at = (uint16_t)at;
@@ -883,6 +887,7 @@ shape_make(struct pkl_reader *r, struct rec_shape *s, size_t p, size_t set,
 	memset(s, 0, offsetof(struct rec_shape, var));
 	s->np = s->nv = 0;
 	s->list = 0;
+	s->keys = 1;
 	if (buf[q] == PKL_OP_MEMOIZE) {
 		s->put[s->np].what = P_DICT;
 		s->put[s->np++].i = 0;
@@ -1027,6 +1032,7 @@ shape_learn(struct pkl_reader *r, size_t p, size_t set, int list)
 	s = &r->shapes[SHAPES];
 	if (shape_make(r, s, p, set, list) != 0)
 		return;
+	s->id = ++r->shapes_made;
 	r->shapes[r->shape_next] = *s;
 	r->shape_at = r->shape_next;
 	r->shape_next = (r->shape_next + 1) % SHAPES;
@@ -1148,7 +1154,9 @@ static inline __attribute__((always_inline)) int
 rec_shaped(struct pkl_reader *r, struct rec *rc, uint8_t cls, size_t *ppos,
     uint64_t *pops, struct sv_error *err)
 {
+	const struct rec_shape *s;
 	size_t set;
+	int t;
 
 	if (!shape_read(r, rc, *ppos, &set))
 		return 0;
@@ -1164,7 +1172,11 @@ rec_shaped(struct pkl_reader *r, struct rec *rc, uint8_t cls, size_t *ppos,
 	}
 	if (!pkl_record_done(r, set))
 		return 0;
-	if (rec_commit(r, rc, cls, set - 1, err) != 0)
+	s = &r->shapes[r->shape_at];
+	r->shape_taking = s->keys ? s->id : 0;
+	t = rec_commit(r, rc, cls, set - 1, err);
+	r->shape_taking = 0;
+	if (t != 0)
 		return -1;
 	r->shape_misses = 0;
 	r->st.records_shaped++;

@@ -153,6 +153,7 @@ struct plan {
 	uint8_t interned[3];     /* PF_CTX.. present, in the entry's order */
 	uint8_t n_interned;
 	uint8_t action_first;    /* no text interned before the action */
+	uint64_t shape;          /* pkl_record_shape() of keys it matched */
 	uint64_t off[PLAN_MAX];  /* the keys' offsets */
 };
 
@@ -743,13 +744,13 @@ plan_make(struct loader *L, struct plan *p, const struct pkl_value *it,
 }
 
 /* Reads an entry by plan p into *f, as read_by_keys() would, when its
- * keys are the plan's strings in the plan's order and nothing in it
- * is out of the plan's reach (a bad value, a new action after a text);
- * returns 1, or 0 with nothing done that read_by_keys() would not redo
- * alike. */
+ * keys are the plan's strings in the plan's order (or it was read by the
+ * reader's shape of an entry whose were: shape) and nothing in it is out
+ * of the plan's reach (a bad value, a new action after a text); returns
+ * 1, or 0 with nothing done that read_by_keys() would not redo alike. */
 static int
-plan_read(struct loader *L, const struct plan *p, const struct pkl_value *it,
-    size_t n, struct evfields *f)
+plan_read(struct loader *L, struct plan *p, const struct pkl_value *it,
+    size_t n, uint64_t shape, struct evfields *f)
 {
 	const struct pkl_value *v;
 	size_t i;
@@ -758,7 +759,7 @@ plan_read(struct loader *L, const struct plan *p, const struct pkl_value *it,
 
 	if (p->n == 0 || p->n != n)
 		return 0;
-	for (i = 0; i < n; i++)
+	for (i = 0; (shape == 0 || shape != p->shape) && i < n; i++)
 		if (it[2 * i].kind != PKL_STR || it[2 * i].v.off != p->off[i])
 			return 0;
 	v = &it[p->at[PF_ACTION]];
@@ -795,6 +796,7 @@ plan_read(struct loader *L, const struct plan *p, const struct pkl_value *it,
 	}
 	L->s->features |= p->features;
 	L->s->unknown_keys += p->n_unknown;
+	p->shape = shape;
 	return 1;
 }
 
@@ -806,10 +808,10 @@ take_event(struct loader *L, const struct pkl_value *it, size_t n,
 	struct snapshot *s = L->s;
 	struct snap_trace *t = snap_trace_get(s, L->cur_device);
 	struct evfields f;
-	uint64_t ev;
+	uint64_t ev, shape = pkl_record_shape(L->r);
 
-	if (!plan_read(L, &L->plan[0], it, n, &f) &&
-	    !plan_read(L, &L->plan[1], it, n, &f)) {
+	if (!plan_read(L, &L->plan[0], it, n, shape, &f) &&
+	    !plan_read(L, &L->plan[1], it, n, shape, &f)) {
 		if (read_by_keys(L, it, n, &f, err) != 0)
 			return -1;
 		L->plan_next ^= 1;

@@ -23,8 +23,15 @@
  * (class 2); a list under a record's key "fr" is class 3, a dict in it
  * (a frame) class 5, both replaced by ids; anything else is kept
  * (class 4). Every record, however it comes, is logged. */
+#define RECS_SHAPES 32
+
 struct recs {
 	char log[16384];
+	/* the keys of the records taken under each shape of the reader
+	 * (pkl_record_shape()), which must be the same under one */
+	uint64_t shape[RECS_SHAPES];
+	char shape_keys[RECS_SHAPES][128];
+	int n_shapes, n_by_shape;
 	uint64_t count; /* items of the list, from pkl_count() */
 	int n_ids;
 	int n_from_items; /* lists taken from their items (take_items) */
@@ -52,6 +59,32 @@ recs_classify(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 	return parent_cls == 3 ? 5 : 4;
 }
 
+/* A record taken under a shape has the keys of every record taken under
+ * it (pkl_record_shape()). */
+static void
+shape_keys(struct recs *rc, struct pkl_reader *r,
+    const struct pkl_value *items, size_t n)
+{
+	uint64_t id = pkl_record_shape(r);
+	char keys[128] = "";
+	int k;
+	size_t i;
+
+	if (id == 0)
+		return;
+	rc->n_by_shape++;
+	for (i = 0; i < n; i++)
+		describe(r, &items[2 * i], keys, sizeof keys);
+	for (k = 0; k < rc->n_shapes; k++)
+		if (rc->shape[k] == id) {
+			ck_assert_str_eq(keys, rc->shape_keys[k]);
+			return;
+		}
+	ck_assert_int_lt(rc->n_shapes, RECS_SHAPES);
+	rc->shape[rc->n_shapes] = id;
+	strcpy(rc->shape_keys[rc->n_shapes++], keys);
+}
+
 static int
 recs_record(void *ctx, struct pkl_reader *r, uint8_t cls,
     const struct pkl_value *items, size_t n, struct sv_error *err)
@@ -60,6 +93,7 @@ recs_record(void *ctx, struct pkl_reader *r, uint8_t cls,
 	size_t i, len;
 
 	ck_assert_uint_eq(cls, 2);
+	shape_keys(rc, r, items, n);
 	app(rc->log, sizeof rc->log, "{");
 	for (i = 0; i < n; i++) {
 		const char *k = pkl_str(r, &items[2 * i], &len);
@@ -634,12 +668,19 @@ START_TEST(test_pickle_records_shapes)
 	ck_assert_ptr_nonnull(strstr(a.log, "'a':22}"));
 	ck_assert_ptr_nonnull(strstr(a.log, "'z':24}"));
 	ck_assert_ptr_null(strstr(a.log, "'a':24}"));
+	memset(&a, 0, sizeof a);
 	ck_assert_msg(pkl_run(p->pb.b, p->pb.n, &pure_sink, &a, &keep, &err) ==
 	    0, "%s", err.msg);
 	pkl_get_stats(keep, &st);
 	pkl_reader_free(keep);
-	/* records after the first of their shape (13 of 26 now) */
+	/* records after the first of their shape (13 of 26 now), all but
+	 * the first block's with their keys in their shape; the keys under
+	 * one shape are the same (shape_keys()) */
 	ck_assert_uint_ge(st.records_shaped, 10);
+	ck_assert_int_ge(a.n_by_shape, 8);
+	ck_assert_int_le(a.n_by_shape, (int)st.records_shaped);
+	/* 'z', read under a shape made after the key's slot changed */
+	ck_assert_int_ge(a.n_shapes, 3);
 	free(p->pb.b);
 }
 END_TEST
