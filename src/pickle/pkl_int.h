@@ -290,6 +290,37 @@ set_taken(struct pkl_value *v)
 	v->flags = F_TAKEN;
 }
 
+/* The slot of a string of len bytes at off, stored where *base is its
+ * page's string base, as pkl_memo_store() makes it: 0 when it does not fit
+ * one. Sets the base on the page's first string. */
+static inline uint32_t
+memo_str_slot(uint64_t *base, uint64_t off, uint32_t len)
+{
+	if (len > STR_LEN_MAX)
+		return 0;
+	if (*base == 0 && off < UINT64_MAX)
+		*base = off + 1;
+	if (off + 1 >= *base && off + 1 - *base <= STR_DELTA_MAX)
+		return M_STR | len << 3 | (uint32_t)(off + 1 - *base) << 11;
+	return 0;
+}
+
+/* Slot value m (not M_EMPTY) stored in slot idx when it is the next fresh
+ * one and there is room, as pkl_memo_store() would: 1; 0, with nothing
+ * done, for pkl_memo_store() to do it. */
+static inline int
+memo_put_fresh(struct pkl_reader *r, uint64_t idx, uint32_t m)
+{
+	if (idx != r->memo_top || idx >= r->memo_cap || idx >= UINT32_MAX)
+		return 0;
+	r->memo[idx] = m;
+	r->memo_top = idx + 1;
+	r->memo_used++;
+	if (idx + 1 > r->st.memo_slots)
+		r->st.memo_slots = idx + 1;
+	return 1;
+}
+
 /* Slot m of slot idx into *v when it is an id or a short string (the memo
  * fetches of a real file, nearly all): 1, or 0 for any other slot. mbase
  * is the reader's, passed for the hot loops that keep it in a register. */

@@ -64,19 +64,15 @@ box_free(struct pkl_reader *r, uint32_t m)
 static uint32_t
 memo_encode(struct pkl_reader *r, uint64_t idx, const struct pkl_value *v)
 {
-	uint64_t *base = &r->mbase[idx >> MEMO_PAGE_BITS];
+	uint32_t m;
 	int64_t b;
 
 	switch (v->kind) {
 	case PKL_STR:
-		if (v->len > STR_LEN_MAX)
-			break;
-		if (*base == 0 && v->v.off < UINT64_MAX)
-			*base = v->v.off + 1;
-		if (v->v.off + 1 >= *base &&
-		    v->v.off + 1 - *base <= STR_DELTA_MAX)
-			return M_STR | v->len << 3 |
-			       (uint32_t)(v->v.off + 1 - *base) << 11;
+		m = memo_str_slot(&r->mbase[idx >> MEMO_PAGE_BITS], v->v.off,
+		    v->len);
+		if (m != 0)
+			return m;
 		break;
 	case PKL_ID:
 		if (v->cls < 32 && v->v.id < (1u << 24))

@@ -640,7 +640,17 @@ rec_commit(struct pkl_reader *r, struct rec *rc, uint8_t cls,
 		    u->what == P_ITEM ? &rc->it[u->i] :
 		    u->what == P_LIST ? &rc->it[rc->list[u->i].item] :
 		    &r->rec[u->i];
+		uint32_t m = 0;
 
+		/* the record's own slot and a short string, in place: each
+		 * entry of a trace has them */
+		if (u->what == P_DICT)
+			m = M_GONE;
+		else if (v->kind == PKL_STR && u->slot < r->memo_cap)
+			m = memo_str_slot(&r->mbase[u->slot >> MEMO_PAGE_BITS],
+			    v->v.off, v->len);
+		if (m != 0 && memo_put_fresh(r, u->slot, m))
+			continue;
 		if (pkl_memo_store(r, u->slot, v, err) != 0)
 			return -1;
 		if (u->what == P_DICT)
