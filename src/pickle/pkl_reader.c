@@ -201,10 +201,42 @@ classify_new(struct pkl_reader *r, uint8_t kind)
 		return r->sink->classify(r->ctx, r, pc->cls, &r->stack[t - 1],
 		    0, kind);
 	}
-	if (pc->kind == PKL_LIST || pc->kind == PKL_SET)
-		return r->sink->classify(r->ctx, r, pc->cls, NULL,
+	if (pc->kind == PKL_LIST || pc->kind == PKL_SET) {
+		cls = r->sink->classify(r->ctx, r, pc->cls, NULL,
 		    pc->count + (t - lo), kind);
+		if (kind == PKL_DICT && pc->cls < 32 &&
+		    (r->sink->index_free >> pc->cls & 1)) {
+			r->dict_parent = pc->cls;
+			r->dict_cls = cls;
+			r->dict_cls_set = 1;
+		}
+		return cls;
+	}
 	return 0;
+}
+
+/* classify_new(r, PKL_DICT) for a dict whose parent is the list below the
+ * top mark, one of the sink's index_free: the answer classify_new() had
+ * for a dict in a list of that class, without the call; else the call.
+ * The parent is that list when the stack from the mark holds nothing
+ * that classify_new() would offer first: no container on top (an
+ * unfilled list there would take the dict), and no unfilled dict below
+ * it (whose value the dict would be). */
+static inline __attribute__((always_inline)) uint8_t
+dict_class(struct pkl_reader *r)
+{
+	size_t t = r->sp, lo;
+	const struct cont *pc;
+
+	if (r->dict_cls_set && r->n_marks > 0 &&
+	    (lo = top_mark(r)) > 0 && t >= lo &&
+	    (t == lo || !is_cont(&r->stack[t - 1])) &&
+	    (t < lo + 2 || !unfilled(r, &r->stack[t - 2], PKL_DICT)) &&
+	    (pc = cont_of(r, &r->stack[lo - 1])) != NULL &&
+	    (pc->kind == PKL_LIST || pc->kind == PKL_SET) &&
+	    pc->cls == r->dict_parent)
+		return r->dict_cls;
+	return classify_new(r, PKL_DICT);
 }
 
 static int
@@ -924,7 +956,7 @@ op_empty_dict(struct pkl_reader *r, size_t *ppos, uint64_t *pops,
 
 	/* may call the sink: keep r->pos current */
 	r->pos = *ppos;
-	cls = classify_new(r, PKL_DICT);
+	cls = dict_class(r);
 	if (is_record_class(r, cls)) {
 		t = pkl_read_record(r, cls, ppos, pops, err);
 		if (t != 0)

@@ -142,6 +142,14 @@ struct pkl_sink {
 	int (*take_items)(void *ctx, struct pkl_reader *r, uint8_t cls,
 	    const struct pkl_value *items, size_t n, uint64_t *id,
 	    uint8_t *id_cls, struct sv_error *err);
+	/*
+	 * Bit c (c < 32) set: classify() of a dict in a list of class c,
+	 * with its key NULL, gives the same class at any index and does
+	 * nothing else that a call with the same arguments before did not
+	 * do. A dict after the first in such a list (a trace's entries)
+	 * then gets that answer without a call.
+	 */
+	uint32_t index_free;
 };
 
 /* Runs the pickle in buf[0..len) to its STOP, or the JSON document in it

@@ -1416,9 +1416,10 @@ load(const uint8_t *buf, size_t len, struct mapfile *map,
     struct sv_error *err)
 {
 	static const struct pkl_sink sink = {classify, take, progress,
-	    take_record, 1u << C_EVENT, take_items};
+	    take_record, 1u << C_EVENT, take_items, 1u << C_TRACE |
+	    1u << C_SEGMENTS | 1u << C_BLOCKS | 1u << C_FRAMES};
 	static const struct pkl_sink general = {classify, take, progress,
-	    NULL, 0, NULL};
+	    NULL, 0, NULL, 0};
 	struct loader *L = xcalloc(1, sizeof *L);
 	struct pkl_reader *r = NULL;
 	int rc;

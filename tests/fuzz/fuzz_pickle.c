@@ -138,7 +138,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pkl_sink sink = {classify, take, NULL,
-	    take_record, 1u << 1 | 1u << 4, take_items};
+	    take_record, 1u << 1 | 1u << 4, take_items, 0};
 	struct pkl_reader *keep = NULL;
 	struct sv_error err;
 	struct fz z = {0, 0};

@@ -156,7 +156,7 @@ static void
 child(const struct bb *b, enum target t, int fd)
 {
 	static const struct pkl_sink sink = {keep_classify, keep_take, NULL,
-	    NULL, 0, NULL};
+	    NULL, 0, NULL, 0};
 	struct rusage ru0, ru1;
 	struct result res;
 	struct sv_error err;

@@ -93,7 +93,7 @@ rec_take(void *ctx, struct pkl_reader *r, uint8_t parent_cls,
 }
 
 static const struct pkl_sink rec_sink = {rec_classify, rec_take, NULL,
-    NULL, 0, NULL};
+    NULL, 0, NULL, 0};
 
 /* Runs bytes; on success returns the root's description. */
 static int

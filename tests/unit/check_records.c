@@ -163,12 +163,14 @@ recs_items(void *ctx, struct pkl_reader *r, uint8_t cls,
 	return PKL_ID_REPLACE;
 }
 
+/* (a dict in a list of class 1 is of class 2 at any index: the fast
+ * sinks say so, the general ones do not) */
 static const struct pkl_sink recs_sink = {recs_classify, recs_take, NULL,
-    recs_record, 1u << 2, NULL};
+    recs_record, 1u << 2, NULL, 1u << 1};
 static const struct pkl_sink recs_general = {recs_classify, recs_take, NULL,
-    NULL, 0, NULL};
+    NULL, 0, NULL, 0};
 static const struct pkl_sink recs_sink_items = {recs_classify, recs_take,
-    NULL, recs_record, 1u << 2, recs_items};
+    NULL, recs_record, 1u << 2, recs_items, 1u << 1};
 
 static int
 run_recs(const char *name, const struct pkl_sink *sink, struct recs *rc,
@@ -356,9 +358,9 @@ sort_log(const char *log, char *out, size_t size)
 }
 
 static const struct pkl_sink pure_sink = {recs_classify, pure_take, NULL,
-    recs_record, 1u << 2, pure_items};
+    recs_record, 1u << 2, pure_items, 1u << 1};
 static const struct pkl_sink pure_general = {recs_classify, pure_take, NULL,
-    NULL, 0, NULL};
+    NULL, 0, NULL, 0};
 
 /* Reads pk[0..len) with the records read whole and their lists' answers
  * remembered (into *a), and the general way: the same records (sorted),
@@ -690,6 +692,36 @@ START_TEST(test_pickle_records_shapes)
 }
 END_TEST
 
+START_TEST(test_pickle_records_dict_class)
+{
+	/* a dict after another in a list whose dicts the sink classes alike
+	 * wherever they are (index_free) gets that class without a call,
+	 * but not where the list below the mark is not its parent: an
+	 * unfilled list on top of the stack, an unfilled dict below a key */
+	static const char pk[] =
+	    "\x80\x04]\x94("
+	    "}\x94(\x8c\x01" "a\x94K\x01u"
+	    "}\x94(h\x02K\x02u"
+	    /* a list, then a dict that goes into it (APPEND) */
+	    "]\x94}\x94(h\x02K\x03ua"
+	    /* a dict whose value under 'b' is a dict */
+	    "}\x94\x8c\x01" "b\x94}\x94(h\x02K\x04us"
+	    "}\x94(h\x02K\x05u"
+	    /* a list of dicts under a mark of its own */
+	    "]\x94(}\x94(h\x02K\x06u}\x94(h\x02K\x07ue"
+	    "}\x94(h\x02K\x08u"
+	    "e.";
+	struct recs a;
+
+	same_as_general(pk, sizeof pk - 1, &a);
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':2}"));
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':8}"));
+	/* taken as records: the dicts of the outer list alone */
+	ck_assert_ptr_null(strstr(a.log, "{'a':3}"));
+	ck_assert_ptr_null(strstr(a.log, "{'a':6}"));
+}
+END_TEST
+
 START_TEST(test_pickle_records_seen_boxed)
 {
 	/* a list of fetches of which one is a boxed value (a float) is not
@@ -926,5 +958,6 @@ pkl_records_tests(TCase *tc)
 	tcase_add_test(tc, test_pickle_records_seen);
 	tcase_add_test(tc, test_pickle_records_fetch_place);
 	tcase_add_test(tc, test_pickle_records_shapes);
+	tcase_add_test(tc, test_pickle_records_dict_class);
 	tcase_add_test(tc, test_pickle_records_seen_boxed);
 }
