@@ -53,6 +53,7 @@ mapfile_open(struct mapfile *m, const char *path, struct sv_error *err)
 	void *p;
 
 	memset(m, 0, sizeof *m);
+	atomic_init(&m->given_back, 0);
 	if ((fd = mapfile_open_regular(path, &st, err)) < 0)
 		return -1;
 	m->len = (size_t)st.st_size;
@@ -97,6 +98,8 @@ mapfile_release(struct mapfile *m, size_t upto, size_t keep, size_t step)
 		return;
 	map_release_below(m->data, &m->released,
 	    (upto - keep) & ~((size_t)pg - 1), step);
+	atomic_store_explicit(&m->given_back, m->released,
+	    memory_order_relaxed);
 }
 
 void
@@ -153,6 +156,9 @@ mapfile_follow_start(struct mapfile *m, size_t keep, size_t step,
 	m->follow_keep = keep;
 	m->follow_step = step;
 	m->follow_ahead = ahead;
+	atomic_store_explicit(&m->given_back, m->released,
+	    memory_order_relaxed);
+	m->reader_back = m->released;
 	m->follow = follow_start(follow_calls, m, ahead / 4);
 	follow_tell(m->follow, 0, 0); /* the first pages, as the reader goes */
 }
@@ -160,8 +166,22 @@ mapfile_follow_start(struct mapfile *m, size_t keep, size_t step,
 void
 mapfile_follow(struct mapfile *m, size_t pos)
 {
-	if (m->follow != NULL)
-		follow_tell(m->follow, pos, 0);
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t done;
+
+	if (m->follow == NULL)
+		return;
+	follow_tell(m->follow, pos, 0);
+	/* the follower late: the reader gives the pages back (mapfile.h) */
+	done = atomic_load_explicit(&m->given_back, memory_order_relaxed);
+	if (done < m->reader_back)
+		done = m->reader_back;
+	if (pg > 0 && pos > done && pos - done > m->follow_keep +
+	    m->follow_step + m->follow_step / 2) {
+		map_release_below(m->data, &done,
+		    (pos - m->follow_keep) & ~((size_t)pg - 1), 0);
+		m->reader_back = done;
+	}
 }
 
 void

@@ -6,6 +6,7 @@
  * keeps a small resident set (the pages come back from the page cache if
  * touched again).
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,8 @@ struct mapfile {
 	uint64_t mtime_ns;
 	uint64_t dev, ino;
 	size_t released;     /* bytes [0, released) were given back */
+	atomic_size_t given_back; /* released, for the reader to read */
+	size_t reader_back;  /* what the reader gave back itself */
 	size_t populated;    /* mapfile_populate() went up to here */
 	int no_populate;     /* the kernel cannot map ahead */
 	struct follower *follow; /* mapfile_follow_start()'s, and its */
@@ -76,7 +79,11 @@ void mapfile_populate(struct mapfile *m, size_t upto, size_t ahead);
  * The reader then pays for neither system call nor for the page faults
  * they stand for: a mutex and a wakeup every ahead / 4 bytes. A follower
  * that falls behind costs the reader only the faults it would take
- * without one, and the pages read are the file's either way.
+ * without one, and the pages read are the file's either way; one that
+ * falls behind by half a step more than its own steps allow (its core
+ * taken by the process's other threads), and so lets the pages mapped
+ * grow past the window, leaves the pages below pos - keep to the reader,
+ * who gives them back itself (m->reader_back).
  * m->released and m->populated are the follower's until it is joined;
  * mapfile_follow_stop() makes the last position's calls first.
  */

@@ -1335,6 +1335,38 @@ START_TEST(test_mapfile_follow)
 }
 END_TEST
 
+/* However late the follower's thread runs, the pages below a position
+ * past keep and a step and a half are given back when mapfile_follow()
+ * returns: by the follower, or by the reader. */
+START_TEST(test_mapfile_follow_late)
+{
+	const size_t mb = 1u << 20, len = 40 * mb, keep = 2 * mb;
+	const size_t step = 4 * mb, pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct mapfile m;
+	uint8_t *buf = map_pattern(&m, len, 17);
+	size_t i, done, bad = 0, late = 0;
+
+	mapfile_follow_start(&m, keep, step, 4 * mb);
+	for (i = 0; i < len; i += 4096) {
+		bad += m.data[i] != buf[i];
+		mapfile_follow(&m, i);
+		done = atomic_load(&m.given_back);
+		if (done < m.reader_back)
+			done = m.reader_back;
+		late += i > keep + step + step / 2 + pg &&
+		    done < i - keep - step - step / 2 - pg;
+	}
+	ck_assert_uint_eq(late, 0);
+	mapfile_follow_stop(&m);
+	ck_assert_uint_ge(m.released, len - keep - step - pg);
+	for (i = 0; i < len; i++)
+		bad += m.data[i] != buf[i];
+	ck_assert_uint_eq(bad, 0);
+	mapfile_close(&m);
+	free(buf);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -1386,6 +1418,7 @@ util_suite(void)
 	tcase_add_test(tu, test_fdio_file);
 	tcase_add_test(tu, test_mapfile_steps);
 	tcase_add_test(tu, test_mapfile_follow);
+	tcase_add_test(tu, test_mapfile_follow_late);
 	suite_add_tcase(s, th);
 	return s;
 }
