@@ -922,7 +922,9 @@ shape_make(struct pkl_reader *r, struct rec_shape *s, size_t p, size_t set,
 			break;
 		}
 		if (op == PKL_OP_MEMOIZE) {
-			if (n == 0)
+			/* an item stored in more slots than a shape holds:
+			 * none (the general loop takes up to REC_PUTS) */
+			if (n == 0 || s->np == SHAPE_ITEMS + 1)
 				return -1;
 			s->put[s->np].what = P_ITEM;
 			s->put[s->np++].i = (uint32_t)(n - 1);

@@ -692,6 +692,34 @@ START_TEST(test_pickle_records_shapes)
 }
 END_TEST
 
+START_TEST(test_pickle_records_shape_puts)
+{
+	/* a record whose item is stored in more memo slots than a shape
+	 * holds (a fuzzer's find): no shape, and the records after it read
+	 * as the general path reads them */
+	static const char pad[300] = {0};
+	struct pb p = {0};
+	struct recs a;
+	int i, j;
+
+	PB_LIT(&p, "\x80\x04]\x94(");
+	for (i = 0; i < 6; i++) {
+		PB_LIT(&p, "}\x94(\x8c\x01" "a");
+		for (j = 0; j < 60; j++)
+			pb_byte(&p, 0x94);
+		pb_byte(&p, 'K');
+		pb_byte(&p, (uint8_t)i);
+		PB_LIT(&p, "u");
+	}
+	PB_LIT(&p, "\x8c\xff");
+	pb_bytes(&p, pad, 255);
+	PB_LIT(&p, "e.");
+	same_as_general((const char *)p.b, p.n, &a);
+	ck_assert_ptr_nonnull(strstr(a.log, "{'a':5}"));
+	free(p.b);
+}
+END_TEST
+
 START_TEST(test_pickle_records_dict_class)
 {
 	/* a dict after another in a list whose dicts the sink classes alike
@@ -959,5 +987,6 @@ pkl_records_tests(TCase *tc)
 	tcase_add_test(tc, test_pickle_records_fetch_place);
 	tcase_add_test(tc, test_pickle_records_shapes);
 	tcase_add_test(tc, test_pickle_records_dict_class);
+	tcase_add_test(tc, test_pickle_records_shape_puts);
 	tcase_add_test(tc, test_pickle_records_seen_boxed);
 }
