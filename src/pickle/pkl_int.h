@@ -163,12 +163,12 @@ struct pkl_reader {
 	struct rec_seen *seen;
 	uint64_t memo_gen;
 	struct rec_tmpl tmpl[REC_TMPL];
-	/* Shapes of records read whole lately (pkl_record.c), NULL until
-	 * the first: the one that matched last, the next to replace, and
-	 * records read since a shape last matched. */
 	/* classify() of a dict in a list of class dict_parent, when that
 	 * class is one of the sink's index_free (dict_cls_set) */
 	uint8_t dict_parent, dict_cls, dict_cls_set;
+	/* Shapes of records read whole lately (pkl_record.c), NULL until
+	 * the first: the one that matched last, the next to replace, and
+	 * records read since a shape last matched. */
 	struct rec_shape *shapes;
 	unsigned shape_at, shape_next, shape_misses;
 	/* shapes made so far; while a record read by a shape with its keys

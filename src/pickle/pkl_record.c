@@ -895,8 +895,6 @@ shape_make(struct pkl_reader *r, struct rec_shape *s, size_t p, size_t set,
 		return -1;
 	end = set - p < SHAPE_MAX ? set + 1 : p + SHAPE_MAX;
 	memset(s, 0, offsetof(struct rec_shape, var));
-	s->np = s->nv = 0;
-	s->list = 0;
 	s->keys = 1;
 	if (buf[q] == PKL_OP_MEMOIZE) {
 		s->put[s->np].what = P_DICT;
@@ -1124,10 +1122,7 @@ shape_read(struct pkl_reader *r, struct rec *rc, size_t p, size_t *end)
 				    (uint64_t)(o - buf));
 				break;
 			default:
-				v->kind = PKL_FLOAT;
-				v->cls = 0;
-				v->flags = 0;
-				v->len = 0;
+				shape_value(v, PKL_FLOAT, 0, 0);
 				v->v.f = binfloat(o);
 				break;
 			}
@@ -1172,7 +1167,8 @@ rec_shaped(struct pkl_reader *r, struct rec *rc, uint8_t cls, size_t *ppos,
 
 	if (!shape_read(r, rc, *ppos, &set))
 		return 0;
-	if (r->shapes[r->shape_at].list) {
+	s = &r->shapes[r->shape_at];
+	if (s->list) {
 		memset(&rc->it[rc->n], 0, sizeof rc->it[rc->n]);
 		rc->it[rc->n].kind = PKL_LIST; /* made by rec_commit() */
 		if (!rec_list(r, rc, &set) ||
@@ -1184,7 +1180,6 @@ rec_shaped(struct pkl_reader *r, struct rec *rc, uint8_t cls, size_t *ppos,
 	}
 	if (!pkl_record_done(r, set))
 		return 0;
-	s = &r->shapes[r->shape_at];
 	r->shape_taking = s->keys ? s->id : 0;
 	t = rec_commit(r, rc, cls, set - 1, err);
 	r->shape_taking = 0;
